@@ -681,10 +681,10 @@ aesgen_armv8_ce_gcm_none_init:
 	ext	v2.16b, v0.16b, v0.16b, #8
 	eor	v2.16b, v2.16b, v0.16b
 	str	q2, [x0, #496]
-	pmull	v2.1q, v0.1d, v0.1d
-	pmull2	v3.1q, v0.2d, v0.2d
 	ext	v4.16b, v0.16b, v0.16b, #8
 	eor	v4.16b, v4.16b, v0.16b
+	pmull	v2.1q, v0.1d, v0.1d
+	pmull2	v3.1q, v0.2d, v0.2d
 	pmull	v4.1q, v4.1d, v1.1d
 	eor	v4.16b, v4.16b, v2.16b
 	eor	v4.16b, v4.16b, v3.16b
@@ -707,43 +707,37 @@ aesgen_armv8_ce_gcm_none_init:
 	ext	v3.16b, v2.16b, v2.16b, #8
 	eor	v3.16b, v3.16b, v2.16b
 	str	q3, [x0, #480]
-	pmull	v3.1q, v2.1d, v0.1d
-	pmull2	v4.1q, v2.2d, v0.2d
-	ext	v5.16b, v2.16b, v2.16b, #8
-	eor	v5.16b, v5.16b, v2.16b
-	pmull	v5.1q, v5.1d, v1.1d
-	mov	v2.16b, v3.16b
-	mov	v3.16b, v4.16b
-	mov	v4.16b, v5.16b
+	ext	v4.16b, v2.16b, v2.16b, #8
 	eor	v4.16b, v4.16b, v2.16b
+	pmull	v3.1q, v2.1d, v0.1d
+	pmull2	v2.1q, v2.2d, v0.2d
+	pmull	v4.1q, v4.1d, v1.1d
 	eor	v4.16b, v4.16b, v3.16b
+	eor	v4.16b, v4.16b, v2.16b
 	movi	v5.2d, #0x0000000000000000
 	ext	v6.16b, v5.16b, v4.16b, #8
-	eor	v2.16b, v2.16b, v6.16b
-	ext	v6.16b, v4.16b, v5.16b, #8
 	eor	v3.16b, v3.16b, v6.16b
+	ext	v6.16b, v4.16b, v5.16b, #8
+	eor	v2.16b, v2.16b, v6.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_none_init_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_none_init_ghash_poly
 	ldr	q4, [x1]
-	pmull	v5.1q, v2.1d, v4.1d
-	ext	v2.16b, v2.16b, v2.16b, #8
-	eor	v2.16b, v2.16b, v5.16b
-	pmull	v4.1q, v2.1d, v4.1d
-	ext	v2.16b, v2.16b, v2.16b, #8
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	str	q2, [x0, #336]
-	ext	v3.16b, v2.16b, v2.16b, #8
+	pmull	v5.1q, v3.1d, v4.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v5.16b
+	pmull	v4.1q, v3.1d, v4.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
 	eor	v3.16b, v3.16b, v2.16b
-	str	q3, [x0, #464]
-	pmull	v3.1q, v2.1d, v0.1d
-	pmull2	v4.1q, v2.2d, v0.2d
-	ext	v5.16b, v2.16b, v2.16b, #8
-	eor	v5.16b, v5.16b, v2.16b
-	pmull	v5.1q, v5.1d, v1.1d
-	mov	v2.16b, v3.16b
-	mov	v3.16b, v4.16b
-	mov	v4.16b, v5.16b
+	str	q3, [x0, #336]
+	ext	v2.16b, v3.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	str	q2, [x0, #464]
+	ext	v4.16b, v3.16b, v3.16b, #8
+	eor	v4.16b, v4.16b, v3.16b
+	pmull	v2.1q, v3.1d, v0.1d
+	pmull2	v3.1q, v3.2d, v0.2d
+	pmull	v4.1q, v4.1d, v1.1d
 	eor	v4.16b, v4.16b, v2.16b
 	eor	v4.16b, v4.16b, v3.16b
 	movi	v5.2d, #0x0000000000000000
@@ -765,43 +759,37 @@ aesgen_armv8_ce_gcm_none_init:
 	ext	v3.16b, v2.16b, v2.16b, #8
 	eor	v3.16b, v3.16b, v2.16b
 	str	q3, [x0, #448]
-	pmull	v3.1q, v2.1d, v0.1d
-	pmull2	v4.1q, v2.2d, v0.2d
-	ext	v5.16b, v2.16b, v2.16b, #8
-	eor	v5.16b, v5.16b, v2.16b
-	pmull	v5.1q, v5.1d, v1.1d
-	mov	v2.16b, v3.16b
-	mov	v3.16b, v4.16b
-	mov	v4.16b, v5.16b
+	ext	v4.16b, v2.16b, v2.16b, #8
 	eor	v4.16b, v4.16b, v2.16b
+	pmull	v3.1q, v2.1d, v0.1d
+	pmull2	v2.1q, v2.2d, v0.2d
+	pmull	v4.1q, v4.1d, v1.1d
 	eor	v4.16b, v4.16b, v3.16b
+	eor	v4.16b, v4.16b, v2.16b
 	movi	v5.2d, #0x0000000000000000
 	ext	v6.16b, v5.16b, v4.16b, #8
-	eor	v2.16b, v2.16b, v6.16b
-	ext	v6.16b, v4.16b, v5.16b, #8
 	eor	v3.16b, v3.16b, v6.16b
+	ext	v6.16b, v4.16b, v5.16b, #8
+	eor	v2.16b, v2.16b, v6.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_none_init_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_none_init_ghash_poly
 	ldr	q4, [x1]
-	pmull	v5.1q, v2.1d, v4.1d
-	ext	v2.16b, v2.16b, v2.16b, #8
-	eor	v2.16b, v2.16b, v5.16b
-	pmull	v4.1q, v2.1d, v4.1d
-	ext	v2.16b, v2.16b, v2.16b, #8
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	str	q2, [x0, #304]
-	ext	v3.16b, v2.16b, v2.16b, #8
+	pmull	v5.1q, v3.1d, v4.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v5.16b
+	pmull	v4.1q, v3.1d, v4.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
 	eor	v3.16b, v3.16b, v2.16b
-	str	q3, [x0, #432]
-	pmull	v3.1q, v2.1d, v0.1d
-	pmull2	v4.1q, v2.2d, v0.2d
-	ext	v5.16b, v2.16b, v2.16b, #8
-	eor	v5.16b, v5.16b, v2.16b
-	pmull	v5.1q, v5.1d, v1.1d
-	mov	v2.16b, v3.16b
-	mov	v3.16b, v4.16b
-	mov	v4.16b, v5.16b
+	str	q3, [x0, #304]
+	ext	v2.16b, v3.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	str	q2, [x0, #432]
+	ext	v4.16b, v3.16b, v3.16b, #8
+	eor	v4.16b, v4.16b, v3.16b
+	pmull	v2.1q, v3.1d, v0.1d
+	pmull2	v3.1q, v3.2d, v0.2d
+	pmull	v4.1q, v4.1d, v1.1d
 	eor	v4.16b, v4.16b, v2.16b
 	eor	v4.16b, v4.16b, v3.16b
 	movi	v5.2d, #0x0000000000000000
@@ -823,63 +811,58 @@ aesgen_armv8_ce_gcm_none_init:
 	ext	v3.16b, v2.16b, v2.16b, #8
 	eor	v3.16b, v3.16b, v2.16b
 	str	q3, [x0, #416]
-	pmull	v3.1q, v2.1d, v0.1d
-	pmull2	v4.1q, v2.2d, v0.2d
-	ext	v5.16b, v2.16b, v2.16b, #8
-	eor	v5.16b, v5.16b, v2.16b
-	pmull	v5.1q, v5.1d, v1.1d
-	mov	v2.16b, v3.16b
-	mov	v3.16b, v4.16b
-	mov	v4.16b, v5.16b
+	ext	v4.16b, v2.16b, v2.16b, #8
 	eor	v4.16b, v4.16b, v2.16b
+	pmull	v3.1q, v2.1d, v0.1d
+	pmull2	v2.1q, v2.2d, v0.2d
+	pmull	v4.1q, v4.1d, v1.1d
 	eor	v4.16b, v4.16b, v3.16b
+	eor	v4.16b, v4.16b, v2.16b
 	movi	v5.2d, #0x0000000000000000
 	ext	v6.16b, v5.16b, v4.16b, #8
-	eor	v2.16b, v2.16b, v6.16b
-	ext	v6.16b, v4.16b, v5.16b, #8
 	eor	v3.16b, v3.16b, v6.16b
+	ext	v6.16b, v4.16b, v5.16b, #8
+	eor	v2.16b, v2.16b, v6.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_none_init_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_none_init_ghash_poly
 	ldr	q4, [x1]
-	pmull	v5.1q, v2.1d, v4.1d
-	ext	v2.16b, v2.16b, v2.16b, #8
-	eor	v2.16b, v2.16b, v5.16b
-	pmull	v4.1q, v2.1d, v4.1d
-	ext	v2.16b, v2.16b, v2.16b, #8
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	str	q2, [x0, #272]
-	ext	v3.16b, v2.16b, v2.16b, #8
+	pmull	v5.1q, v3.1d, v4.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v5.16b
+	pmull	v4.1q, v3.1d, v4.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
 	eor	v3.16b, v3.16b, v2.16b
-	str	q3, [x0, #400]
-	pmull	v3.1q, v2.1d, v0.1d
-	pmull2	v4.1q, v2.2d, v0.2d
-	ext	v0.16b, v2.16b, v2.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	pmull	v2.1q, v0.1d, v1.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
+	str	q3, [x0, #272]
+	ext	v2.16b, v3.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	str	q2, [x0, #400]
+	ext	v4.16b, v3.16b, v3.16b, #8
+	eor	v4.16b, v4.16b, v3.16b
+	pmull	v2.1q, v3.1d, v0.1d
+	pmull2	v0.1q, v3.2d, v0.2d
+	pmull	v1.1q, v4.1d, v1.1d
+	eor	v1.16b, v1.16b, v2.16b
+	eor	v1.16b, v1.16b, v0.16b
 	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	ext	v4.16b, v3.16b, v1.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v1.16b, v3.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_none_init_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_none_init_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
+	ldr	q1, [x1]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v0.16b
+	str	q2, [x0, #256]
+	ext	v0.16b, v2.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
-	str	q0, [x0, #256]
-	ext	v1.16b, v0.16b, v0.16b, #8
-	eor	v1.16b, v1.16b, v0.16b
-	str	q1, [x0, #384]
+	str	q0, [x0, #384]
 	mov	w0, #0
 	eor	v0.16b, v0.16b, v0.16b
 	eor	v1.16b, v1.16b, v1.16b
@@ -1032,30 +1015,29 @@ aesgen_armv8_ce_gcm_none_seal:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
 	ldr	q2, [x19, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x9, .Laesgen_armv8_ce_gcm_none_seal_ghash_poly
 	add	x9, x9, :lo12:.Laesgen_armv8_ce_gcm_none_seal_ghash_poly
-	ldr	q2, [x9]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x9]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	mov	v0.16b, v3.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x19, #560]
 .Laesgen_armv8_ce_gcm_none_seal_whole:
@@ -1068,121 +1050,119 @@ aesgen_armv8_ce_gcm_none_seal:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #256]
 	ldr	q2, [x19, #384]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	ldr	q3, [x1, #16]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	ldr	q2, [x1, #16]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #272]
 	ldr	q5, [x19, #400]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #32]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #32]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #288]
 	ldr	q5, [x19, #416]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #48]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #48]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #304]
 	ldr	q5, [x19, #432]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #64]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #64]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #320]
 	ldr	q5, [x19, #448]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #80]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #80]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #336]
 	ldr	q5, [x19, #464]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #96]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #96]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #352]
 	ldr	q5, [x19, #480]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #112]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #112]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #368]
 	ldr	q5, [x19, #496]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x9, .Laesgen_armv8_ce_gcm_none_seal_ghash_poly
 	add	x9, x9, :lo12:.Laesgen_armv8_ce_gcm_none_seal_ghash_poly
-	ldr	q2, [x9]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x9]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v0.16b, v3.16b, v0.16b
 	add	x1, x1, #128
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_none_seal_hash8
@@ -1196,30 +1176,28 @@ aesgen_armv8_ce_gcm_none_seal:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
 	ldr	q2, [x19, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x9, .Laesgen_armv8_ce_gcm_none_seal_ghash_poly
 	add	x9, x9, :lo12:.Laesgen_armv8_ce_gcm_none_seal_ghash_poly
-	ldr	q2, [x9]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x9]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v0.16b, v3.16b, v0.16b
 	add	x1, x1, #16
 	sub	x2, x2, #16
 	b	.Laesgen_armv8_ce_gcm_none_seal_hash1
@@ -1262,30 +1240,29 @@ aesgen_armv8_ce_gcm_none_seal:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
 	ldr	q2, [x19, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_none_seal_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_none_seal_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x1]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	mov	v0.16b, v3.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x19, #560]
 .Laesgen_armv8_ce_gcm_none_seal_flushed:
@@ -1293,30 +1270,29 @@ aesgen_armv8_ce_gcm_none_seal:
 	eor	v0.16b, v0.16b, v1.16b
 	ldr	q1, [x19, #368]
 	ldr	q2, [x19, #496]
-	pmull	v3.1q, v0.1d, v1.1d
-	pmull2	v1.1q, v0.2d, v1.2d
 	ext	v4.16b, v0.16b, v0.16b, #8
 	eor	v4.16b, v4.16b, v0.16b
-	pmull	v2.1q, v4.1d, v2.1d
-	mov	v0.16b, v3.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull	v3.1q, v0.1d, v1.1d
+	pmull2	v0.1q, v0.2d, v1.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_none_seal_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_none_seal_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
-	rev64	v0.16b, v0.16b
+	ldr	q1, [x1]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	rev64	v0.16b, v3.16b
 	ext	v0.16b, v0.16b, v0.16b, #8
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x19, #544]
@@ -1486,30 +1462,29 @@ aesgen_armv8_ce_gcm_none_seal:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
 	ldr	q2, [x19, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_none_seal_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_none_seal_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x1]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	mov	v0.16b, v3.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x19, #560]
 .Laesgen_armv8_ce_gcm_none_seal_whole_2:
@@ -1522,121 +1497,119 @@ aesgen_armv8_ce_gcm_none_seal:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #256]
 	ldr	q2, [x19, #384]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	ldr	q3, [x3, #16]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	ldr	q2, [x3, #16]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #272]
 	ldr	q5, [x19, #400]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #32]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x3, #32]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #288]
 	ldr	q5, [x19, #416]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #48]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x3, #48]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #304]
 	ldr	q5, [x19, #432]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #64]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x3, #64]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #320]
 	ldr	q5, [x19, #448]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #80]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x3, #80]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #336]
 	ldr	q5, [x19, #464]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #96]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x3, #96]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #352]
 	ldr	q5, [x19, #480]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #112]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x3, #112]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #368]
 	ldr	q5, [x19, #496]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_none_seal_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_none_seal_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x1]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v0.16b, v3.16b, v0.16b
 	add	x3, x3, #128
 	sub	x0, x0, #128
 	b	.Laesgen_armv8_ce_gcm_none_seal_hash8_2
@@ -1650,30 +1623,28 @@ aesgen_armv8_ce_gcm_none_seal:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
 	ldr	q2, [x19, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_none_seal_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_none_seal_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x1]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v0.16b, v3.16b, v0.16b
 	add	x3, x3, #16
 	sub	x0, x0, #16
 	b	.Laesgen_armv8_ce_gcm_none_seal_hash1_2
@@ -1727,30 +1698,29 @@ aesgen_armv8_ce_gcm_none_seal:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
 	ldr	q2, [x19, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x2, .Laesgen_armv8_ce_gcm_none_seal_ghash_poly
 	add	x2, x2, :lo12:.Laesgen_armv8_ce_gcm_none_seal_ghash_poly
-	ldr	q2, [x2]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x2]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	mov	v0.16b, v3.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x19, #560]
 .Laesgen_armv8_ce_gcm_none_seal_flushed_2:
@@ -1768,30 +1738,29 @@ aesgen_armv8_ce_gcm_none_seal:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
 	ldr	q2, [x19, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x2, .Laesgen_armv8_ce_gcm_none_seal_ghash_poly
 	add	x2, x2, :lo12:.Laesgen_armv8_ce_gcm_none_seal_ghash_poly
-	ldr	q2, [x2]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x2]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	mov	v0.16b, v3.16b
 .Laesgen_armv8_ce_gcm_none_seal_flushed_3:
 	ldr	x2, [x19, #608]
 	ldr	x3, [x19, #616]
@@ -1802,30 +1771,29 @@ aesgen_armv8_ce_gcm_none_seal:
 	eor	v0.16b, v0.16b, v1.16b
 	ldr	q1, [x19, #368]
 	ldr	q2, [x19, #496]
-	pmull	v3.1q, v0.1d, v1.1d
-	pmull2	v1.1q, v0.2d, v1.2d
 	ext	v4.16b, v0.16b, v0.16b, #8
 	eor	v4.16b, v4.16b, v0.16b
-	pmull	v2.1q, v4.1d, v2.1d
-	mov	v0.16b, v3.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull	v3.1q, v0.1d, v1.1d
+	pmull2	v0.1q, v0.2d, v1.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x2, .Laesgen_armv8_ce_gcm_none_seal_ghash_poly
 	add	x2, x2, :lo12:.Laesgen_armv8_ce_gcm_none_seal_ghash_poly
-	ldr	q2, [x2]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
-	rev64	v0.16b, v0.16b
+	ldr	q1, [x2]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	rev64	v0.16b, v3.16b
 	ext	v0.16b, v0.16b, v0.16b, #8
 	ldr	q1, [x19, #512]
 	eor	v0.16b, v0.16b, v1.16b
@@ -2028,30 +1996,29 @@ aesgen_armv8_ce_gcm_none_open:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
 	ldr	q2, [x19, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x9, .Laesgen_armv8_ce_gcm_none_open_ghash_poly
 	add	x9, x9, :lo12:.Laesgen_armv8_ce_gcm_none_open_ghash_poly
-	ldr	q2, [x9]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x9]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	mov	v0.16b, v3.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x19, #560]
 .Laesgen_armv8_ce_gcm_none_open_whole:
@@ -2064,121 +2031,119 @@ aesgen_armv8_ce_gcm_none_open:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #256]
 	ldr	q2, [x19, #384]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	ldr	q3, [x1, #16]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	ldr	q2, [x1, #16]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #272]
 	ldr	q5, [x19, #400]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #32]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #32]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #288]
 	ldr	q5, [x19, #416]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #48]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #48]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #304]
 	ldr	q5, [x19, #432]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #64]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #64]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #320]
 	ldr	q5, [x19, #448]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #80]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #80]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #336]
 	ldr	q5, [x19, #464]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #96]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #96]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #352]
 	ldr	q5, [x19, #480]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #112]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #112]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #368]
 	ldr	q5, [x19, #496]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x9, .Laesgen_armv8_ce_gcm_none_open_ghash_poly
 	add	x9, x9, :lo12:.Laesgen_armv8_ce_gcm_none_open_ghash_poly
-	ldr	q2, [x9]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x9]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v0.16b, v3.16b, v0.16b
 	add	x1, x1, #128
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_none_open_hash8
@@ -2192,30 +2157,28 @@ aesgen_armv8_ce_gcm_none_open:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
 	ldr	q2, [x19, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x9, .Laesgen_armv8_ce_gcm_none_open_ghash_poly
 	add	x9, x9, :lo12:.Laesgen_armv8_ce_gcm_none_open_ghash_poly
-	ldr	q2, [x9]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x9]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v0.16b, v3.16b, v0.16b
 	add	x1, x1, #16
 	sub	x2, x2, #16
 	b	.Laesgen_armv8_ce_gcm_none_open_hash1
@@ -2258,30 +2221,29 @@ aesgen_armv8_ce_gcm_none_open:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
 	ldr	q2, [x19, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_none_open_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_none_open_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x1]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	mov	v0.16b, v3.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x19, #560]
 .Laesgen_armv8_ce_gcm_none_open_flushed:
@@ -2289,30 +2251,29 @@ aesgen_armv8_ce_gcm_none_open:
 	eor	v0.16b, v0.16b, v1.16b
 	ldr	q1, [x19, #368]
 	ldr	q2, [x19, #496]
-	pmull	v3.1q, v0.1d, v1.1d
-	pmull2	v1.1q, v0.2d, v1.2d
 	ext	v4.16b, v0.16b, v0.16b, #8
 	eor	v4.16b, v4.16b, v0.16b
-	pmull	v2.1q, v4.1d, v2.1d
-	mov	v0.16b, v3.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull	v3.1q, v0.1d, v1.1d
+	pmull2	v0.1q, v0.2d, v1.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_none_open_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_none_open_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
-	rev64	v0.16b, v0.16b
+	ldr	q1, [x1]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	rev64	v0.16b, v3.16b
 	ext	v0.16b, v0.16b, v0.16b, #8
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x19, #544]
@@ -2482,30 +2443,29 @@ aesgen_armv8_ce_gcm_none_open:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
 	ldr	q2, [x19, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_none_open_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_none_open_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x1]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	mov	v0.16b, v3.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x19, #560]
 .Laesgen_armv8_ce_gcm_none_open_whole_2:
@@ -2518,121 +2478,119 @@ aesgen_armv8_ce_gcm_none_open:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #256]
 	ldr	q2, [x19, #384]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	ldr	q3, [x3, #16]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	ldr	q2, [x3, #16]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #272]
 	ldr	q5, [x19, #400]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #32]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x3, #32]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #288]
 	ldr	q5, [x19, #416]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #48]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x3, #48]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #304]
 	ldr	q5, [x19, #432]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #64]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x3, #64]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #320]
 	ldr	q5, [x19, #448]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #80]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x3, #80]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #336]
 	ldr	q5, [x19, #464]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #96]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x3, #96]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #352]
 	ldr	q5, [x19, #480]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #112]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x3, #112]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #368]
 	ldr	q5, [x19, #496]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_none_open_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_none_open_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x1]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v0.16b, v3.16b, v0.16b
 	add	x3, x3, #128
 	sub	x0, x0, #128
 	b	.Laesgen_armv8_ce_gcm_none_open_hash8_2
@@ -2646,30 +2604,28 @@ aesgen_armv8_ce_gcm_none_open:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
 	ldr	q2, [x19, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_none_open_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_none_open_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x1]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v0.16b, v3.16b, v0.16b
 	add	x3, x3, #16
 	sub	x0, x0, #16
 	b	.Laesgen_armv8_ce_gcm_none_open_hash1_2
@@ -2723,30 +2679,29 @@ aesgen_armv8_ce_gcm_none_open:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
 	ldr	q2, [x19, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x2, .Laesgen_armv8_ce_gcm_none_open_ghash_poly
 	add	x2, x2, :lo12:.Laesgen_armv8_ce_gcm_none_open_ghash_poly
-	ldr	q2, [x2]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x2]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	mov	v0.16b, v3.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x19, #560]
 .Laesgen_armv8_ce_gcm_none_open_flushed_2:
@@ -2764,30 +2719,29 @@ aesgen_armv8_ce_gcm_none_open:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
 	ldr	q2, [x19, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x2, .Laesgen_armv8_ce_gcm_none_open_ghash_poly
 	add	x2, x2, :lo12:.Laesgen_armv8_ce_gcm_none_open_ghash_poly
-	ldr	q2, [x2]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x2]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	mov	v0.16b, v3.16b
 .Laesgen_armv8_ce_gcm_none_open_flushed_3:
 	ldr	x2, [x19, #608]
 	ldr	x3, [x19, #616]
@@ -2798,30 +2752,29 @@ aesgen_armv8_ce_gcm_none_open:
 	eor	v0.16b, v0.16b, v1.16b
 	ldr	q1, [x19, #368]
 	ldr	q2, [x19, #496]
-	pmull	v3.1q, v0.1d, v1.1d
-	pmull2	v1.1q, v0.2d, v1.2d
 	ext	v4.16b, v0.16b, v0.16b, #8
 	eor	v4.16b, v4.16b, v0.16b
-	pmull	v2.1q, v4.1d, v2.1d
-	mov	v0.16b, v3.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull	v3.1q, v0.1d, v1.1d
+	pmull2	v0.1q, v0.2d, v1.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x2, .Laesgen_armv8_ce_gcm_none_open_ghash_poly
 	add	x2, x2, :lo12:.Laesgen_armv8_ce_gcm_none_open_ghash_poly
-	ldr	q2, [x2]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
-	rev64	v0.16b, v0.16b
+	ldr	q1, [x2]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	rev64	v0.16b, v3.16b
 	ext	v0.16b, v0.16b, v0.16b, #8
 	ldr	q1, [x19, #512]
 	eor	v0.16b, v0.16b, v1.16b
@@ -3061,30 +3014,29 @@ aesgen_armv8_ce_gcm_none_start:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
 	ldr	q2, [x0, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_none_start_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_start_ghash_poly
-	ldr	q2, [x4]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x4]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	mov	v0.16b, v3.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x0, #560]
 .Laesgen_armv8_ce_gcm_none_start_whole:
@@ -3097,121 +3049,119 @@ aesgen_armv8_ce_gcm_none_start:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #256]
 	ldr	q2, [x0, #384]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	ldr	q3, [x1, #16]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	ldr	q2, [x1, #16]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x0, #272]
 	ldr	q5, [x0, #400]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #32]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #32]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x0, #288]
 	ldr	q5, [x0, #416]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #48]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #48]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x0, #304]
 	ldr	q5, [x0, #432]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #64]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #64]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x0, #320]
 	ldr	q5, [x0, #448]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #80]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #80]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x0, #336]
 	ldr	q5, [x0, #464]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #96]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #96]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x0, #352]
 	ldr	q5, [x0, #480]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #112]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #112]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x0, #368]
 	ldr	q5, [x0, #496]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_none_start_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_start_ghash_poly
-	ldr	q2, [x4]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x4]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v0.16b, v3.16b, v0.16b
 	add	x1, x1, #128
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_none_start_hash8
@@ -3225,30 +3175,28 @@ aesgen_armv8_ce_gcm_none_start:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
 	ldr	q2, [x0, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_none_start_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_start_ghash_poly
-	ldr	q2, [x4]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x4]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v0.16b, v3.16b, v0.16b
 	add	x1, x1, #16
 	sub	x2, x2, #16
 	b	.Laesgen_armv8_ce_gcm_none_start_hash1
@@ -3291,30 +3239,29 @@ aesgen_armv8_ce_gcm_none_start:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
 	ldr	q2, [x0, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_none_start_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_none_start_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x1]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	mov	v0.16b, v3.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x0, #560]
 .Laesgen_armv8_ce_gcm_none_start_flushed:
@@ -3322,30 +3269,29 @@ aesgen_armv8_ce_gcm_none_start:
 	eor	v0.16b, v0.16b, v1.16b
 	ldr	q1, [x0, #368]
 	ldr	q2, [x0, #496]
-	pmull	v3.1q, v0.1d, v1.1d
-	pmull2	v1.1q, v0.2d, v1.2d
 	ext	v4.16b, v0.16b, v0.16b, #8
 	eor	v4.16b, v4.16b, v0.16b
-	pmull	v2.1q, v4.1d, v2.1d
-	mov	v0.16b, v3.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull	v3.1q, v0.1d, v1.1d
+	pmull2	v0.1q, v0.2d, v1.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_none_start_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_none_start_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
-	rev64	v0.16b, v0.16b
+	ldr	q1, [x1]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	rev64	v0.16b, v3.16b
 	ext	v0.16b, v0.16b, v0.16b, #8
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x0, #544]
@@ -3580,30 +3526,29 @@ aesgen_armv8_ce_gcm_none_aad:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
 	ldr	q2, [x0, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x3, .Laesgen_armv8_ce_gcm_none_aad_ghash_poly
 	add	x3, x3, :lo12:.Laesgen_armv8_ce_gcm_none_aad_ghash_poly
-	ldr	q2, [x3]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x3]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	mov	v0.16b, v3.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x0, #560]
 .Laesgen_armv8_ce_gcm_none_aad_whole:
@@ -3616,121 +3561,119 @@ aesgen_armv8_ce_gcm_none_aad:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #256]
 	ldr	q2, [x0, #384]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	ldr	q3, [x1, #16]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	ldr	q2, [x1, #16]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x0, #272]
 	ldr	q5, [x0, #400]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #32]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #32]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x0, #288]
 	ldr	q5, [x0, #416]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #48]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #48]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x0, #304]
 	ldr	q5, [x0, #432]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #64]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #64]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x0, #320]
 	ldr	q5, [x0, #448]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #80]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #80]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x0, #336]
 	ldr	q5, [x0, #464]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #96]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #96]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x0, #352]
 	ldr	q5, [x0, #480]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #112]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #112]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x0, #368]
 	ldr	q5, [x0, #496]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x3, .Laesgen_armv8_ce_gcm_none_aad_ghash_poly
 	add	x3, x3, :lo12:.Laesgen_armv8_ce_gcm_none_aad_ghash_poly
-	ldr	q2, [x3]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x3]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v0.16b, v3.16b, v0.16b
 	add	x1, x1, #128
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_none_aad_hash8
@@ -3744,30 +3687,28 @@ aesgen_armv8_ce_gcm_none_aad:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
 	ldr	q2, [x0, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x3, .Laesgen_armv8_ce_gcm_none_aad_ghash_poly
 	add	x3, x3, :lo12:.Laesgen_armv8_ce_gcm_none_aad_ghash_poly
-	ldr	q2, [x3]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x3]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v0.16b, v3.16b, v0.16b
 	add	x1, x1, #16
 	sub	x2, x2, #16
 	b	.Laesgen_armv8_ce_gcm_none_aad_hash1
@@ -3925,30 +3866,29 @@ aesgen_armv8_ce_gcm_none_finish_seal:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
 	ldr	q2, [x0, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x3, .Laesgen_armv8_ce_gcm_none_finish_seal_ghash_poly
 	add	x3, x3, :lo12:.Laesgen_armv8_ce_gcm_none_finish_seal_ghash_poly
-	ldr	q2, [x3]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x3]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	mov	v0.16b, v3.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x0, #560]
 .Laesgen_armv8_ce_gcm_none_finish_seal_flushed:
@@ -3966,30 +3906,29 @@ aesgen_armv8_ce_gcm_none_finish_seal:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
 	ldr	q2, [x0, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x3, .Laesgen_armv8_ce_gcm_none_finish_seal_ghash_poly
 	add	x3, x3, :lo12:.Laesgen_armv8_ce_gcm_none_finish_seal_ghash_poly
-	ldr	q2, [x3]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x3]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	mov	v0.16b, v3.16b
 .Laesgen_armv8_ce_gcm_none_finish_seal_flushed_2:
 	ldr	x3, [x0, #608]
 	ldr	x4, [x0, #616]
@@ -4000,30 +3939,29 @@ aesgen_armv8_ce_gcm_none_finish_seal:
 	eor	v0.16b, v0.16b, v1.16b
 	ldr	q1, [x0, #368]
 	ldr	q2, [x0, #496]
-	pmull	v3.1q, v0.1d, v1.1d
-	pmull2	v1.1q, v0.2d, v1.2d
 	ext	v4.16b, v0.16b, v0.16b, #8
 	eor	v4.16b, v4.16b, v0.16b
-	pmull	v2.1q, v4.1d, v2.1d
-	mov	v0.16b, v3.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull	v3.1q, v0.1d, v1.1d
+	pmull2	v0.1q, v0.2d, v1.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x3, .Laesgen_armv8_ce_gcm_none_finish_seal_ghash_poly
 	add	x3, x3, :lo12:.Laesgen_armv8_ce_gcm_none_finish_seal_ghash_poly
-	ldr	q2, [x3]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
-	rev64	v0.16b, v0.16b
+	ldr	q1, [x3]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	rev64	v0.16b, v3.16b
 	ext	v0.16b, v0.16b, v0.16b, #8
 	ldr	q1, [x0, #512]
 	eor	v0.16b, v0.16b, v1.16b
@@ -4115,30 +4053,29 @@ aesgen_armv8_ce_gcm_none_finish_open:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
 	ldr	q2, [x0, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x3, .Laesgen_armv8_ce_gcm_none_finish_open_ghash_poly
 	add	x3, x3, :lo12:.Laesgen_armv8_ce_gcm_none_finish_open_ghash_poly
-	ldr	q2, [x3]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x3]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	mov	v0.16b, v3.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x0, #560]
 .Laesgen_armv8_ce_gcm_none_finish_open_flushed:
@@ -4156,30 +4093,29 @@ aesgen_armv8_ce_gcm_none_finish_open:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
 	ldr	q2, [x0, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x3, .Laesgen_armv8_ce_gcm_none_finish_open_ghash_poly
 	add	x3, x3, :lo12:.Laesgen_armv8_ce_gcm_none_finish_open_ghash_poly
-	ldr	q2, [x3]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x3]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	mov	v0.16b, v3.16b
 .Laesgen_armv8_ce_gcm_none_finish_open_flushed_2:
 	ldr	x3, [x0, #608]
 	ldr	x4, [x0, #616]
@@ -4190,30 +4126,29 @@ aesgen_armv8_ce_gcm_none_finish_open:
 	eor	v0.16b, v0.16b, v1.16b
 	ldr	q1, [x0, #368]
 	ldr	q2, [x0, #496]
-	pmull	v3.1q, v0.1d, v1.1d
-	pmull2	v1.1q, v0.2d, v1.2d
 	ext	v4.16b, v0.16b, v0.16b, #8
 	eor	v4.16b, v4.16b, v0.16b
-	pmull	v2.1q, v4.1d, v2.1d
-	mov	v0.16b, v3.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull	v3.1q, v0.1d, v1.1d
+	pmull2	v0.1q, v0.2d, v1.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x3, .Laesgen_armv8_ce_gcm_none_finish_open_ghash_poly
 	add	x3, x3, :lo12:.Laesgen_armv8_ce_gcm_none_finish_open_ghash_poly
-	ldr	q2, [x3]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
-	rev64	v0.16b, v0.16b
+	ldr	q1, [x3]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	rev64	v0.16b, v3.16b
 	ext	v0.16b, v0.16b, v0.16b, #8
 	ldr	q1, [x0, #512]
 	eor	v0.16b, v0.16b, v1.16b
@@ -4339,30 +4274,29 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
 	ldr	q2, [x0, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
-	ldr	q2, [x4]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x4]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	mov	v0.16b, v3.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x0, #560]
 .Laesgen_armv8_ce_gcm_none_encrypt_data_flushed:
@@ -4446,30 +4380,29 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
 	ldr	q2, [x0, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
-	ldr	q2, [x4]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x4]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	mov	v0.16b, v3.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x0, #560]
 .Laesgen_armv8_ce_gcm_none_encrypt_data_bulk:
@@ -4766,121 +4699,119 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	eor	v26.16b, v26.16b, v0.16b
 	ldr	q0, [x0, #256]
 	ldr	q27, [x0, #384]
+	ext	v29.16b, v26.16b, v26.16b, #8
+	eor	v29.16b, v29.16b, v26.16b
 	pmull	v28.1q, v26.1d, v0.1d
-	pmull2	v29.1q, v26.2d, v0.2d
-	ext	v0.16b, v26.16b, v26.16b, #8
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v27.1q, v0.1d, v27.1d
-	mov	v0.16b, v28.16b
-	mov	v26.16b, v29.16b
-	ldr	q28, [x4, #16]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
+	pmull2	v0.1q, v26.2d, v0.2d
+	pmull	v26.1q, v29.1d, v27.1d
+	ldr	q27, [x4, #16]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
 	ldr	q29, [x0, #272]
 	ldr	q30, [x0, #400]
-	pmull	v31.1q, v28.1d, v29.1d
-	pmull2	v29.1q, v28.2d, v29.2d
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v28.1q, v8.1d, v30.1d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v26.16b, v26.16b, v29.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #32]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v31.16b, v27.16b, v27.16b, #8
+	eor	v31.16b, v31.16b, v27.16b
+	pmull	v8.1q, v27.1d, v29.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v27.1q, v27.2d, v29.2d
+	eor	v0.16b, v0.16b, v27.16b
+	pmull	v27.1q, v31.1d, v30.1d
+	eor	v26.16b, v26.16b, v27.16b
+	ldr	q27, [x4, #32]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
 	ldr	q29, [x0, #288]
 	ldr	q30, [x0, #416]
-	pmull	v31.1q, v28.1d, v29.1d
-	pmull2	v29.1q, v28.2d, v29.2d
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v28.1q, v8.1d, v30.1d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v26.16b, v26.16b, v29.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #48]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v31.16b, v27.16b, v27.16b, #8
+	eor	v31.16b, v31.16b, v27.16b
+	pmull	v8.1q, v27.1d, v29.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v27.1q, v27.2d, v29.2d
+	eor	v0.16b, v0.16b, v27.16b
+	pmull	v27.1q, v31.1d, v30.1d
+	eor	v26.16b, v26.16b, v27.16b
+	ldr	q27, [x4, #48]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
 	ldr	q29, [x0, #304]
 	ldr	q30, [x0, #432]
-	pmull	v31.1q, v28.1d, v29.1d
-	pmull2	v29.1q, v28.2d, v29.2d
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v28.1q, v8.1d, v30.1d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v26.16b, v26.16b, v29.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #64]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v31.16b, v27.16b, v27.16b, #8
+	eor	v31.16b, v31.16b, v27.16b
+	pmull	v8.1q, v27.1d, v29.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v27.1q, v27.2d, v29.2d
+	eor	v0.16b, v0.16b, v27.16b
+	pmull	v27.1q, v31.1d, v30.1d
+	eor	v26.16b, v26.16b, v27.16b
+	ldr	q27, [x4, #64]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
 	ldr	q29, [x0, #320]
 	ldr	q30, [x0, #448]
-	pmull	v31.1q, v28.1d, v29.1d
-	pmull2	v29.1q, v28.2d, v29.2d
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v28.1q, v8.1d, v30.1d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v26.16b, v26.16b, v29.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #80]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v31.16b, v27.16b, v27.16b, #8
+	eor	v31.16b, v31.16b, v27.16b
+	pmull	v8.1q, v27.1d, v29.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v27.1q, v27.2d, v29.2d
+	eor	v0.16b, v0.16b, v27.16b
+	pmull	v27.1q, v31.1d, v30.1d
+	eor	v26.16b, v26.16b, v27.16b
+	ldr	q27, [x4, #80]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
 	ldr	q29, [x0, #336]
 	ldr	q30, [x0, #464]
-	pmull	v31.1q, v28.1d, v29.1d
-	pmull2	v29.1q, v28.2d, v29.2d
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v28.1q, v8.1d, v30.1d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v26.16b, v26.16b, v29.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #96]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v31.16b, v27.16b, v27.16b, #8
+	eor	v31.16b, v31.16b, v27.16b
+	pmull	v8.1q, v27.1d, v29.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v27.1q, v27.2d, v29.2d
+	eor	v0.16b, v0.16b, v27.16b
+	pmull	v27.1q, v31.1d, v30.1d
+	eor	v26.16b, v26.16b, v27.16b
+	ldr	q27, [x4, #96]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
 	ldr	q29, [x0, #352]
 	ldr	q30, [x0, #480]
-	pmull	v31.1q, v28.1d, v29.1d
-	pmull2	v29.1q, v28.2d, v29.2d
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v28.1q, v8.1d, v30.1d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v26.16b, v26.16b, v29.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #112]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v31.16b, v27.16b, v27.16b, #8
+	eor	v31.16b, v31.16b, v27.16b
+	pmull	v8.1q, v27.1d, v29.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v27.1q, v27.2d, v29.2d
+	eor	v0.16b, v0.16b, v27.16b
+	pmull	v27.1q, v31.1d, v30.1d
+	eor	v26.16b, v26.16b, v27.16b
+	ldr	q27, [x4, #112]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
 	ldr	q29, [x0, #368]
 	ldr	q30, [x0, #496]
-	pmull	v31.1q, v28.1d, v29.1d
-	pmull2	v29.1q, v28.2d, v29.2d
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v28.1q, v8.1d, v30.1d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v26.16b, v26.16b, v29.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v27.16b, v27.16b, v0.16b
-	eor	v27.16b, v27.16b, v26.16b
-	movi	v28.2d, #0x0000000000000000
-	ext	v29.16b, v28.16b, v27.16b, #8
+	ext	v31.16b, v27.16b, v27.16b, #8
+	eor	v31.16b, v31.16b, v27.16b
+	pmull	v8.1q, v27.1d, v29.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v27.1q, v27.2d, v29.2d
+	eor	v0.16b, v0.16b, v27.16b
+	pmull	v27.1q, v31.1d, v30.1d
+	eor	v26.16b, v26.16b, v27.16b
+	eor	v26.16b, v26.16b, v28.16b
+	eor	v26.16b, v26.16b, v0.16b
+	movi	v27.2d, #0x0000000000000000
+	ext	v29.16b, v27.16b, v26.16b, #8
+	eor	v28.16b, v28.16b, v29.16b
+	ext	v29.16b, v26.16b, v27.16b, #8
 	eor	v0.16b, v0.16b, v29.16b
-	ext	v29.16b, v27.16b, v28.16b, #8
-	eor	v26.16b, v26.16b, v29.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
-	ldr	q27, [x4]
-	pmull	v28.1q, v0.1d, v27.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v27.1q, v0.1d, v27.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v27.16b
-	eor	v0.16b, v0.16b, v26.16b
+	ldr	q26, [x4]
+	pmull	v27.1q, v28.1d, v26.1d
+	ext	v28.16b, v28.16b, v28.16b, #8
+	eor	v28.16b, v28.16b, v27.16b
+	pmull	v26.1q, v28.1d, v26.1d
+	ext	v28.16b, v28.16b, v28.16b, #8
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v0.16b, v28.16b, v0.16b
 	rev32	v26.16b, v24.16b
 	add	v24.4s, v24.4s, v25.4s
 	rev32	v27.16b, v24.16b
@@ -5147,121 +5078,119 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	eor	v26.16b, v26.16b, v0.16b
 	ldr	q0, [x0, #256]
 	ldr	q27, [x0, #384]
+	ext	v29.16b, v26.16b, v26.16b, #8
+	eor	v29.16b, v29.16b, v26.16b
 	pmull	v28.1q, v26.1d, v0.1d
-	pmull2	v29.1q, v26.2d, v0.2d
-	ext	v0.16b, v26.16b, v26.16b, #8
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v27.1q, v0.1d, v27.1d
-	mov	v0.16b, v28.16b
-	mov	v26.16b, v29.16b
-	ldr	q28, [x4, #16]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
+	pmull2	v0.1q, v26.2d, v0.2d
+	pmull	v26.1q, v29.1d, v27.1d
+	ldr	q27, [x4, #16]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
 	ldr	q29, [x0, #272]
 	ldr	q30, [x0, #400]
-	pmull	v31.1q, v28.1d, v29.1d
-	pmull2	v29.1q, v28.2d, v29.2d
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v28.1q, v8.1d, v30.1d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v26.16b, v26.16b, v29.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #32]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v31.16b, v27.16b, v27.16b, #8
+	eor	v31.16b, v31.16b, v27.16b
+	pmull	v8.1q, v27.1d, v29.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v27.1q, v27.2d, v29.2d
+	eor	v0.16b, v0.16b, v27.16b
+	pmull	v27.1q, v31.1d, v30.1d
+	eor	v26.16b, v26.16b, v27.16b
+	ldr	q27, [x4, #32]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
 	ldr	q29, [x0, #288]
 	ldr	q30, [x0, #416]
-	pmull	v31.1q, v28.1d, v29.1d
-	pmull2	v29.1q, v28.2d, v29.2d
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v28.1q, v8.1d, v30.1d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v26.16b, v26.16b, v29.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #48]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v31.16b, v27.16b, v27.16b, #8
+	eor	v31.16b, v31.16b, v27.16b
+	pmull	v8.1q, v27.1d, v29.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v27.1q, v27.2d, v29.2d
+	eor	v0.16b, v0.16b, v27.16b
+	pmull	v27.1q, v31.1d, v30.1d
+	eor	v26.16b, v26.16b, v27.16b
+	ldr	q27, [x4, #48]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
 	ldr	q29, [x0, #304]
 	ldr	q30, [x0, #432]
-	pmull	v31.1q, v28.1d, v29.1d
-	pmull2	v29.1q, v28.2d, v29.2d
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v28.1q, v8.1d, v30.1d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v26.16b, v26.16b, v29.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #64]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v31.16b, v27.16b, v27.16b, #8
+	eor	v31.16b, v31.16b, v27.16b
+	pmull	v8.1q, v27.1d, v29.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v27.1q, v27.2d, v29.2d
+	eor	v0.16b, v0.16b, v27.16b
+	pmull	v27.1q, v31.1d, v30.1d
+	eor	v26.16b, v26.16b, v27.16b
+	ldr	q27, [x4, #64]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
 	ldr	q29, [x0, #320]
 	ldr	q30, [x0, #448]
-	pmull	v31.1q, v28.1d, v29.1d
-	pmull2	v29.1q, v28.2d, v29.2d
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v28.1q, v8.1d, v30.1d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v26.16b, v26.16b, v29.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #80]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v31.16b, v27.16b, v27.16b, #8
+	eor	v31.16b, v31.16b, v27.16b
+	pmull	v8.1q, v27.1d, v29.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v27.1q, v27.2d, v29.2d
+	eor	v0.16b, v0.16b, v27.16b
+	pmull	v27.1q, v31.1d, v30.1d
+	eor	v26.16b, v26.16b, v27.16b
+	ldr	q27, [x4, #80]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
 	ldr	q29, [x0, #336]
 	ldr	q30, [x0, #464]
-	pmull	v31.1q, v28.1d, v29.1d
-	pmull2	v29.1q, v28.2d, v29.2d
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v28.1q, v8.1d, v30.1d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v26.16b, v26.16b, v29.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #96]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v31.16b, v27.16b, v27.16b, #8
+	eor	v31.16b, v31.16b, v27.16b
+	pmull	v8.1q, v27.1d, v29.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v27.1q, v27.2d, v29.2d
+	eor	v0.16b, v0.16b, v27.16b
+	pmull	v27.1q, v31.1d, v30.1d
+	eor	v26.16b, v26.16b, v27.16b
+	ldr	q27, [x4, #96]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
 	ldr	q29, [x0, #352]
 	ldr	q30, [x0, #480]
-	pmull	v31.1q, v28.1d, v29.1d
-	pmull2	v29.1q, v28.2d, v29.2d
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v28.1q, v8.1d, v30.1d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v26.16b, v26.16b, v29.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #112]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v31.16b, v27.16b, v27.16b, #8
+	eor	v31.16b, v31.16b, v27.16b
+	pmull	v8.1q, v27.1d, v29.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v27.1q, v27.2d, v29.2d
+	eor	v0.16b, v0.16b, v27.16b
+	pmull	v27.1q, v31.1d, v30.1d
+	eor	v26.16b, v26.16b, v27.16b
+	ldr	q27, [x4, #112]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
 	ldr	q29, [x0, #368]
 	ldr	q30, [x0, #496]
-	pmull	v31.1q, v28.1d, v29.1d
-	pmull2	v29.1q, v28.2d, v29.2d
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v28.1q, v8.1d, v30.1d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v26.16b, v26.16b, v29.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v27.16b, v27.16b, v0.16b
-	eor	v27.16b, v27.16b, v26.16b
-	movi	v28.2d, #0x0000000000000000
-	ext	v29.16b, v28.16b, v27.16b, #8
+	ext	v31.16b, v27.16b, v27.16b, #8
+	eor	v31.16b, v31.16b, v27.16b
+	pmull	v8.1q, v27.1d, v29.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v27.1q, v27.2d, v29.2d
+	eor	v0.16b, v0.16b, v27.16b
+	pmull	v27.1q, v31.1d, v30.1d
+	eor	v26.16b, v26.16b, v27.16b
+	eor	v26.16b, v26.16b, v28.16b
+	eor	v26.16b, v26.16b, v0.16b
+	movi	v27.2d, #0x0000000000000000
+	ext	v29.16b, v27.16b, v26.16b, #8
+	eor	v28.16b, v28.16b, v29.16b
+	ext	v29.16b, v26.16b, v27.16b, #8
 	eor	v0.16b, v0.16b, v29.16b
-	ext	v29.16b, v27.16b, v28.16b, #8
-	eor	v26.16b, v26.16b, v29.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
-	ldr	q27, [x4]
-	pmull	v28.1q, v0.1d, v27.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v27.1q, v0.1d, v27.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v27.16b
-	eor	v0.16b, v0.16b, v26.16b
+	ldr	q26, [x4]
+	pmull	v27.1q, v28.1d, v26.1d
+	ext	v28.16b, v28.16b, v28.16b, #8
+	eor	v28.16b, v28.16b, v27.16b
+	pmull	v26.1q, v28.1d, v26.1d
+	ext	v28.16b, v28.16b, v28.16b, #8
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v0.16b, v28.16b, v0.16b
 .Laesgen_armv8_ce_gcm_none_encrypt_data_small256:
 .Laesgen_armv8_ce_gcm_none_encrypt_data_single256:
 	cmp	x2, #16
@@ -5306,30 +5235,28 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	eor	v26.16b, v26.16b, v0.16b
 	ldr	q0, [x0, #368]
 	ldr	q27, [x0, #496]
+	ext	v29.16b, v26.16b, v26.16b, #8
+	eor	v29.16b, v29.16b, v26.16b
 	pmull	v28.1q, v26.1d, v0.1d
-	pmull2	v29.1q, v26.2d, v0.2d
-	ext	v0.16b, v26.16b, v26.16b, #8
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v27.1q, v0.1d, v27.1d
-	mov	v0.16b, v28.16b
-	mov	v26.16b, v29.16b
-	eor	v27.16b, v27.16b, v0.16b
-	eor	v27.16b, v27.16b, v26.16b
-	movi	v28.2d, #0x0000000000000000
-	ext	v29.16b, v28.16b, v27.16b, #8
+	pmull2	v0.1q, v26.2d, v0.2d
+	pmull	v26.1q, v29.1d, v27.1d
+	eor	v26.16b, v26.16b, v28.16b
+	eor	v26.16b, v26.16b, v0.16b
+	movi	v27.2d, #0x0000000000000000
+	ext	v29.16b, v27.16b, v26.16b, #8
+	eor	v28.16b, v28.16b, v29.16b
+	ext	v29.16b, v26.16b, v27.16b, #8
 	eor	v0.16b, v0.16b, v29.16b
-	ext	v29.16b, v27.16b, v28.16b, #8
-	eor	v26.16b, v26.16b, v29.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
-	ldr	q27, [x4]
-	pmull	v28.1q, v0.1d, v27.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v27.1q, v0.1d, v27.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v27.16b
-	eor	v0.16b, v0.16b, v26.16b
+	ldr	q26, [x4]
+	pmull	v27.1q, v28.1d, v26.1d
+	ext	v28.16b, v28.16b, v28.16b, #8
+	eor	v28.16b, v28.16b, v27.16b
+	pmull	v26.1q, v28.1d, v26.1d
+	ext	v28.16b, v28.16b, v28.16b, #8
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v0.16b, v28.16b, v0.16b
 	sub	x2, x2, #16
 	b	.Laesgen_armv8_ce_gcm_none_encrypt_data_single256
 .Laesgen_armv8_ce_gcm_none_encrypt_data_tail256:
@@ -5643,192 +5570,191 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	eor	v27.16b, v27.16b, v0.16b
 	add	v20.4s, v20.4s, v21.4s
 	ldr	q0, [x0, #256]
-	ldr	q28, [x0, #384]
 	rev32	v25.16b, v20.16b
-	pmull	v29.1q, v27.1d, v0.1d
+	ldr	q28, [x0, #384]
+	ext	v29.16b, v27.16b, v27.16b, #8
 	add	v20.4s, v20.4s, v21.4s
-	pmull2	v30.1q, v27.2d, v0.2d
+	eor	v29.16b, v29.16b, v27.16b
 	rev32	v26.16b, v20.16b
-	ext	v0.16b, v27.16b, v27.16b, #8
+	pmull	v30.1q, v27.1d, v0.1d
 	add	v20.4s, v20.4s, v21.4s
-	eor	v0.16b, v0.16b, v27.16b
+	pmull2	v0.1q, v27.2d, v0.2d
 	rev32	v27.16b, v20.16b
-	pmull	v31.1q, v0.1d, v28.1d
-	mov	v0.16b, v29.16b
-	add	v20.4s, v20.4s, v21.4s
-	rev32	v28.16b, v20.16b
+	pmull	v31.1q, v29.1d, v28.1d
 	add	v20.4s, v20.4s, v21.4s
 	ldr	q8, [x4, #16]
-	rev32	v29.16b, v20.16b
+	rev32	v28.16b, v20.16b
 	rev64	v8.16b, v8.16b
-	add	v20.4s, v20.4s, v21.4s
 	ext	v8.16b, v8.16b, v8.16b, #8
+	add	v20.4s, v20.4s, v21.4s
 	ldr	q9, [x0, #272]
+	rev32	v29.16b, v20.16b
+	ldr	q10, [x0, #400]
+	add	v20.4s, v20.4s, v21.4s
+	ext	v11.16b, v8.16b, v8.16b, #8
 	aese	v22.16b, v1.16b
 	aesmc	v22.16b, v22.16b
-	ldr	q10, [x0, #400]
+	eor	v11.16b, v11.16b, v8.16b
 	aese	v23.16b, v1.16b
 	aesmc	v23.16b, v23.16b
-	pmull	v11.1q, v8.1d, v9.1d
+	pmull	v12.1q, v8.1d, v9.1d
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
-	pmull2	v9.1q, v8.2d, v9.2d
+	eor	v30.16b, v30.16b, v12.16b
 	aese	v25.16b, v1.16b
 	aesmc	v25.16b, v25.16b
-	ext	v12.16b, v8.16b, v8.16b, #8
+	pmull2	v8.1q, v8.2d, v9.2d
+	eor	v0.16b, v0.16b, v8.16b
 	aese	v26.16b, v1.16b
 	aesmc	v26.16b, v26.16b
-	eor	v12.16b, v12.16b, v8.16b
-	pmull	v8.1q, v12.1d, v10.1d
+	pmull	v8.1q, v11.1d, v10.1d
 	aese	v27.16b, v1.16b
 	aesmc	v27.16b, v27.16b
-	eor	v0.16b, v0.16b, v11.16b
+	eor	v31.16b, v31.16b, v8.16b
 	aese	v28.16b, v1.16b
 	aesmc	v28.16b, v28.16b
-	eor	v30.16b, v30.16b, v9.16b
+	ldr	q8, [x4, #32]
 	aese	v29.16b, v1.16b
 	aesmc	v29.16b, v29.16b
-	eor	v31.16b, v31.16b, v8.16b
+	rev64	v8.16b, v8.16b
 	aese	v22.16b, v2.16b
 	aesmc	v22.16b, v22.16b
-	ldr	q8, [x4, #32]
+	ext	v8.16b, v8.16b, v8.16b, #8
 	aese	v23.16b, v2.16b
 	aesmc	v23.16b, v23.16b
-	rev64	v8.16b, v8.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
+	ldr	q9, [x0, #288]
+	ldr	q10, [x0, #416]
 	aese	v24.16b, v2.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q9, [x0, #288]
+	ext	v11.16b, v8.16b, v8.16b, #8
 	aese	v25.16b, v2.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q10, [x0, #416]
+	eor	v11.16b, v11.16b, v8.16b
 	aese	v26.16b, v2.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v11.1q, v8.1d, v9.1d
+	pmull	v12.1q, v8.1d, v9.1d
 	aese	v27.16b, v2.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v9.1q, v8.2d, v9.2d
+	eor	v30.16b, v30.16b, v12.16b
 	aese	v28.16b, v2.16b
 	aesmc	v28.16b, v28.16b
-	ext	v12.16b, v8.16b, v8.16b, #8
+	pmull2	v8.1q, v8.2d, v9.2d
 	aese	v29.16b, v2.16b
 	aesmc	v29.16b, v29.16b
-	eor	v12.16b, v12.16b, v8.16b
-	pmull	v8.1q, v12.1d, v10.1d
+	eor	v0.16b, v0.16b, v8.16b
 	aese	v22.16b, v3.16b
 	aesmc	v22.16b, v22.16b
-	eor	v0.16b, v0.16b, v11.16b
+	pmull	v8.1q, v11.1d, v10.1d
+	eor	v31.16b, v31.16b, v8.16b
 	aese	v23.16b, v3.16b
 	aesmc	v23.16b, v23.16b
-	eor	v30.16b, v30.16b, v9.16b
+	ldr	q8, [x4, #48]
 	aese	v24.16b, v3.16b
 	aesmc	v24.16b, v24.16b
-	eor	v31.16b, v31.16b, v8.16b
+	rev64	v8.16b, v8.16b
 	aese	v25.16b, v3.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q8, [x4, #48]
+	ext	v8.16b, v8.16b, v8.16b, #8
 	aese	v26.16b, v3.16b
 	aesmc	v26.16b, v26.16b
-	rev64	v8.16b, v8.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
+	ldr	q9, [x0, #304]
 	aese	v27.16b, v3.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q9, [x0, #304]
+	ldr	q10, [x0, #432]
 	aese	v28.16b, v3.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q10, [x0, #432]
+	ext	v11.16b, v8.16b, v8.16b, #8
+	eor	v11.16b, v11.16b, v8.16b
 	aese	v29.16b, v3.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v11.1q, v8.1d, v9.1d
+	pmull	v12.1q, v8.1d, v9.1d
 	aese	v22.16b, v4.16b
 	aesmc	v22.16b, v22.16b
-	pmull2	v9.1q, v8.2d, v9.2d
+	eor	v30.16b, v30.16b, v12.16b
 	aese	v23.16b, v4.16b
 	aesmc	v23.16b, v23.16b
-	ext	v12.16b, v8.16b, v8.16b, #8
-	eor	v12.16b, v12.16b, v8.16b
+	pmull2	v8.1q, v8.2d, v9.2d
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v8.1q, v12.1d, v10.1d
+	eor	v0.16b, v0.16b, v8.16b
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
-	eor	v0.16b, v0.16b, v11.16b
+	pmull	v8.1q, v11.1d, v10.1d
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
-	eor	v30.16b, v30.16b, v9.16b
+	eor	v31.16b, v31.16b, v8.16b
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
-	eor	v31.16b, v31.16b, v8.16b
-	aese	v28.16b, v4.16b
-	aesmc	v28.16b, v28.16b
 	ldr	q8, [x4, #64]
 	rev64	v8.16b, v8.16b
+	aese	v28.16b, v4.16b
+	aesmc	v28.16b, v28.16b
+	ext	v8.16b, v8.16b, v8.16b, #8
 	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
+	ldr	q9, [x0, #320]
 	aese	v22.16b, v5.16b
 	aesmc	v22.16b, v22.16b
-	ldr	q9, [x0, #320]
+	ldr	q10, [x0, #448]
 	aese	v23.16b, v5.16b
 	aesmc	v23.16b, v23.16b
-	ldr	q10, [x0, #448]
+	ext	v11.16b, v8.16b, v8.16b, #8
 	aese	v24.16b, v5.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v11.1q, v8.1d, v9.1d
+	eor	v11.16b, v11.16b, v8.16b
 	aese	v25.16b, v5.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v9.1q, v8.2d, v9.2d
-	ext	v12.16b, v8.16b, v8.16b, #8
+	pmull	v12.1q, v8.1d, v9.1d
+	eor	v30.16b, v30.16b, v12.16b
 	aese	v26.16b, v5.16b
 	aesmc	v26.16b, v26.16b
-	eor	v12.16b, v12.16b, v8.16b
+	pmull2	v8.1q, v8.2d, v9.2d
 	aese	v27.16b, v5.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v8.1q, v12.1d, v10.1d
+	eor	v0.16b, v0.16b, v8.16b
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
-	eor	v0.16b, v0.16b, v11.16b
+	pmull	v8.1q, v11.1d, v10.1d
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
-	eor	v30.16b, v30.16b, v9.16b
+	eor	v31.16b, v31.16b, v8.16b
 	aese	v22.16b, v6.16b
 	aesmc	v22.16b, v22.16b
-	eor	v31.16b, v31.16b, v8.16b
+	ldr	q8, [x4, #80]
 	aese	v23.16b, v6.16b
 	aesmc	v23.16b, v23.16b
-	ldr	q8, [x4, #80]
 	rev64	v8.16b, v8.16b
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
 	ext	v8.16b, v8.16b, v8.16b, #8
+	ldr	q9, [x0, #336]
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q9, [x0, #336]
+	ldr	q10, [x0, #464]
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q10, [x0, #464]
+	ext	v11.16b, v8.16b, v8.16b, #8
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v11.1q, v8.1d, v9.1d
+	eor	v11.16b, v11.16b, v8.16b
 	aese	v28.16b, v6.16b
 	aesmc	v28.16b, v28.16b
-	pmull2	v9.1q, v8.2d, v9.2d
-	ext	v12.16b, v8.16b, v8.16b, #8
+	pmull	v12.1q, v8.1d, v9.1d
 	aese	v29.16b, v6.16b
 	aesmc	v29.16b, v29.16b
-	eor	v12.16b, v12.16b, v8.16b
+	eor	v30.16b, v30.16b, v12.16b
 	aese	v22.16b, v7.16b
 	aesmc	v22.16b, v22.16b
-	pmull	v8.1q, v12.1d, v10.1d
+	pmull2	v8.1q, v8.2d, v9.2d
+	eor	v0.16b, v0.16b, v8.16b
 	aese	v23.16b, v7.16b
 	aesmc	v23.16b, v23.16b
-	eor	v0.16b, v0.16b, v11.16b
+	pmull	v8.1q, v11.1d, v10.1d
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
-	eor	v30.16b, v30.16b, v9.16b
+	eor	v31.16b, v31.16b, v8.16b
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
-	eor	v31.16b, v31.16b, v8.16b
 	ldr	q8, [x4, #96]
 	aese	v26.16b, v7.16b
 	aesmc	v26.16b, v26.16b
@@ -5842,25 +5768,25 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	aese	v29.16b, v7.16b
 	aesmc	v29.16b, v29.16b
 	ldr	q10, [x0, #480]
+	ext	v11.16b, v8.16b, v8.16b, #8
 	aese	v22.16b, v16.16b
 	aesmc	v22.16b, v22.16b
-	pmull	v11.1q, v8.1d, v9.1d
-	pmull2	v9.1q, v8.2d, v9.2d
+	eor	v11.16b, v11.16b, v8.16b
 	aese	v23.16b, v16.16b
 	aesmc	v23.16b, v23.16b
-	ext	v12.16b, v8.16b, v8.16b, #8
+	pmull	v12.1q, v8.1d, v9.1d
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
-	eor	v12.16b, v12.16b, v8.16b
+	eor	v30.16b, v30.16b, v12.16b
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v8.1q, v12.1d, v10.1d
+	pmull2	v8.1q, v8.2d, v9.2d
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
-	eor	v0.16b, v0.16b, v11.16b
+	eor	v0.16b, v0.16b, v8.16b
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
-	eor	v30.16b, v30.16b, v9.16b
+	pmull	v8.1q, v11.1d, v10.1d
 	eor	v31.16b, v31.16b, v8.16b
 	aese	v28.16b, v16.16b
 	aesmc	v28.16b, v28.16b
@@ -5879,55 +5805,55 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	ldr	q10, [x0, #496]
 	aese	v25.16b, v17.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v11.1q, v8.1d, v9.1d
-	pmull2	v9.1q, v8.2d, v9.2d
+	ext	v11.16b, v8.16b, v8.16b, #8
 	aese	v26.16b, v17.16b
 	aesmc	v26.16b, v26.16b
-	ext	v12.16b, v8.16b, v8.16b, #8
+	eor	v11.16b, v11.16b, v8.16b
+	pmull	v12.1q, v8.1d, v9.1d
 	aese	v27.16b, v17.16b
 	aesmc	v27.16b, v27.16b
-	eor	v12.16b, v12.16b, v8.16b
+	eor	v30.16b, v30.16b, v12.16b
 	aese	v28.16b, v17.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v8.1q, v12.1d, v10.1d
+	pmull2	v8.1q, v8.2d, v9.2d
 	aese	v29.16b, v17.16b
 	aesmc	v29.16b, v29.16b
-	eor	v0.16b, v0.16b, v11.16b
+	eor	v0.16b, v0.16b, v8.16b
 	aese	v22.16b, v18.16b
-	eor	v30.16b, v30.16b, v9.16b
-	eor	v31.16b, v31.16b, v8.16b
+	pmull	v8.1q, v11.1d, v10.1d
 	aese	v23.16b, v18.16b
-	eor	v31.16b, v31.16b, v0.16b
+	eor	v31.16b, v31.16b, v8.16b
 	aese	v24.16b, v18.16b
 	eor	v31.16b, v31.16b, v30.16b
+	eor	v31.16b, v31.16b, v0.16b
 	aese	v25.16b, v18.16b
 	movi	v8.2d, #0x0000000000000000
 	aese	v26.16b, v18.16b
 	ext	v9.16b, v8.16b, v31.16b, #8
 	aese	v27.16b, v18.16b
-	eor	v0.16b, v0.16b, v9.16b
-	ext	v9.16b, v31.16b, v8.16b, #8
-	aese	v28.16b, v18.16b
 	eor	v30.16b, v30.16b, v9.16b
+	aese	v28.16b, v18.16b
+	ext	v9.16b, v31.16b, v8.16b, #8
 	aese	v29.16b, v18.16b
-	adrp	x4, .Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
+	eor	v0.16b, v0.16b, v9.16b
 	eor	v22.16b, v22.16b, v19.16b
-	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
+	adrp	x4, .Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
 	eor	v23.16b, v23.16b, v19.16b
+	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
 	ldr	q31, [x4]
 	eor	v24.16b, v24.16b, v19.16b
-	pmull	v8.1q, v0.1d, v31.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
+	pmull	v8.1q, v30.1d, v31.1d
 	eor	v25.16b, v25.16b, v19.16b
-	eor	v0.16b, v0.16b, v8.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
 	eor	v26.16b, v26.16b, v19.16b
-	pmull	v31.1q, v0.1d, v31.1d
+	eor	v30.16b, v30.16b, v8.16b
 	eor	v27.16b, v27.16b, v19.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	pmull	v31.1q, v30.1d, v31.1d
 	eor	v28.16b, v28.16b, v19.16b
-	eor	v0.16b, v0.16b, v31.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
 	eor	v29.16b, v29.16b, v19.16b
-	eor	v0.16b, v0.16b, v30.16b
+	eor	v30.16b, v30.16b, v31.16b
+	eor	v0.16b, v30.16b, v0.16b
 	ldp	q30, q31, [x1], #32
 	eor	v22.16b, v22.16b, v30.16b
 	eor	v23.16b, v23.16b, v31.16b
@@ -5954,121 +5880,119 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	eor	v22.16b, v22.16b, v0.16b
 	ldr	q0, [x0, #256]
 	ldr	q23, [x0, #384]
+	ext	v25.16b, v22.16b, v22.16b, #8
+	eor	v25.16b, v25.16b, v22.16b
 	pmull	v24.1q, v22.1d, v0.1d
-	pmull2	v25.1q, v22.2d, v0.2d
-	ext	v0.16b, v22.16b, v22.16b, #8
-	eor	v0.16b, v0.16b, v22.16b
-	pmull	v23.1q, v0.1d, v23.1d
-	mov	v0.16b, v24.16b
-	mov	v22.16b, v25.16b
-	ldr	q24, [x4, #16]
-	rev64	v24.16b, v24.16b
-	ext	v24.16b, v24.16b, v24.16b, #8
+	pmull2	v0.1q, v22.2d, v0.2d
+	pmull	v22.1q, v25.1d, v23.1d
+	ldr	q23, [x4, #16]
+	rev64	v23.16b, v23.16b
+	ext	v23.16b, v23.16b, v23.16b, #8
 	ldr	q25, [x0, #272]
 	ldr	q26, [x0, #400]
-	pmull	v27.1q, v24.1d, v25.1d
-	pmull2	v25.1q, v24.2d, v25.2d
-	ext	v28.16b, v24.16b, v24.16b, #8
-	eor	v28.16b, v28.16b, v24.16b
-	pmull	v24.1q, v28.1d, v26.1d
-	eor	v0.16b, v0.16b, v27.16b
-	eor	v22.16b, v22.16b, v25.16b
-	eor	v23.16b, v23.16b, v24.16b
-	ldr	q24, [x4, #32]
-	rev64	v24.16b, v24.16b
-	ext	v24.16b, v24.16b, v24.16b, #8
+	ext	v27.16b, v23.16b, v23.16b, #8
+	eor	v27.16b, v27.16b, v23.16b
+	pmull	v28.1q, v23.1d, v25.1d
+	eor	v24.16b, v24.16b, v28.16b
+	pmull2	v23.1q, v23.2d, v25.2d
+	eor	v0.16b, v0.16b, v23.16b
+	pmull	v23.1q, v27.1d, v26.1d
+	eor	v22.16b, v22.16b, v23.16b
+	ldr	q23, [x4, #32]
+	rev64	v23.16b, v23.16b
+	ext	v23.16b, v23.16b, v23.16b, #8
 	ldr	q25, [x0, #288]
 	ldr	q26, [x0, #416]
-	pmull	v27.1q, v24.1d, v25.1d
-	pmull2	v25.1q, v24.2d, v25.2d
-	ext	v28.16b, v24.16b, v24.16b, #8
-	eor	v28.16b, v28.16b, v24.16b
-	pmull	v24.1q, v28.1d, v26.1d
-	eor	v0.16b, v0.16b, v27.16b
-	eor	v22.16b, v22.16b, v25.16b
-	eor	v23.16b, v23.16b, v24.16b
-	ldr	q24, [x4, #48]
-	rev64	v24.16b, v24.16b
-	ext	v24.16b, v24.16b, v24.16b, #8
+	ext	v27.16b, v23.16b, v23.16b, #8
+	eor	v27.16b, v27.16b, v23.16b
+	pmull	v28.1q, v23.1d, v25.1d
+	eor	v24.16b, v24.16b, v28.16b
+	pmull2	v23.1q, v23.2d, v25.2d
+	eor	v0.16b, v0.16b, v23.16b
+	pmull	v23.1q, v27.1d, v26.1d
+	eor	v22.16b, v22.16b, v23.16b
+	ldr	q23, [x4, #48]
+	rev64	v23.16b, v23.16b
+	ext	v23.16b, v23.16b, v23.16b, #8
 	ldr	q25, [x0, #304]
 	ldr	q26, [x0, #432]
-	pmull	v27.1q, v24.1d, v25.1d
-	pmull2	v25.1q, v24.2d, v25.2d
-	ext	v28.16b, v24.16b, v24.16b, #8
-	eor	v28.16b, v28.16b, v24.16b
-	pmull	v24.1q, v28.1d, v26.1d
-	eor	v0.16b, v0.16b, v27.16b
-	eor	v22.16b, v22.16b, v25.16b
-	eor	v23.16b, v23.16b, v24.16b
-	ldr	q24, [x4, #64]
-	rev64	v24.16b, v24.16b
-	ext	v24.16b, v24.16b, v24.16b, #8
+	ext	v27.16b, v23.16b, v23.16b, #8
+	eor	v27.16b, v27.16b, v23.16b
+	pmull	v28.1q, v23.1d, v25.1d
+	eor	v24.16b, v24.16b, v28.16b
+	pmull2	v23.1q, v23.2d, v25.2d
+	eor	v0.16b, v0.16b, v23.16b
+	pmull	v23.1q, v27.1d, v26.1d
+	eor	v22.16b, v22.16b, v23.16b
+	ldr	q23, [x4, #64]
+	rev64	v23.16b, v23.16b
+	ext	v23.16b, v23.16b, v23.16b, #8
 	ldr	q25, [x0, #320]
 	ldr	q26, [x0, #448]
-	pmull	v27.1q, v24.1d, v25.1d
-	pmull2	v25.1q, v24.2d, v25.2d
-	ext	v28.16b, v24.16b, v24.16b, #8
-	eor	v28.16b, v28.16b, v24.16b
-	pmull	v24.1q, v28.1d, v26.1d
-	eor	v0.16b, v0.16b, v27.16b
-	eor	v22.16b, v22.16b, v25.16b
-	eor	v23.16b, v23.16b, v24.16b
-	ldr	q24, [x4, #80]
-	rev64	v24.16b, v24.16b
-	ext	v24.16b, v24.16b, v24.16b, #8
+	ext	v27.16b, v23.16b, v23.16b, #8
+	eor	v27.16b, v27.16b, v23.16b
+	pmull	v28.1q, v23.1d, v25.1d
+	eor	v24.16b, v24.16b, v28.16b
+	pmull2	v23.1q, v23.2d, v25.2d
+	eor	v0.16b, v0.16b, v23.16b
+	pmull	v23.1q, v27.1d, v26.1d
+	eor	v22.16b, v22.16b, v23.16b
+	ldr	q23, [x4, #80]
+	rev64	v23.16b, v23.16b
+	ext	v23.16b, v23.16b, v23.16b, #8
 	ldr	q25, [x0, #336]
 	ldr	q26, [x0, #464]
-	pmull	v27.1q, v24.1d, v25.1d
-	pmull2	v25.1q, v24.2d, v25.2d
-	ext	v28.16b, v24.16b, v24.16b, #8
-	eor	v28.16b, v28.16b, v24.16b
-	pmull	v24.1q, v28.1d, v26.1d
-	eor	v0.16b, v0.16b, v27.16b
-	eor	v22.16b, v22.16b, v25.16b
-	eor	v23.16b, v23.16b, v24.16b
-	ldr	q24, [x4, #96]
-	rev64	v24.16b, v24.16b
-	ext	v24.16b, v24.16b, v24.16b, #8
+	ext	v27.16b, v23.16b, v23.16b, #8
+	eor	v27.16b, v27.16b, v23.16b
+	pmull	v28.1q, v23.1d, v25.1d
+	eor	v24.16b, v24.16b, v28.16b
+	pmull2	v23.1q, v23.2d, v25.2d
+	eor	v0.16b, v0.16b, v23.16b
+	pmull	v23.1q, v27.1d, v26.1d
+	eor	v22.16b, v22.16b, v23.16b
+	ldr	q23, [x4, #96]
+	rev64	v23.16b, v23.16b
+	ext	v23.16b, v23.16b, v23.16b, #8
 	ldr	q25, [x0, #352]
 	ldr	q26, [x0, #480]
-	pmull	v27.1q, v24.1d, v25.1d
-	pmull2	v25.1q, v24.2d, v25.2d
-	ext	v28.16b, v24.16b, v24.16b, #8
-	eor	v28.16b, v28.16b, v24.16b
-	pmull	v24.1q, v28.1d, v26.1d
-	eor	v0.16b, v0.16b, v27.16b
-	eor	v22.16b, v22.16b, v25.16b
-	eor	v23.16b, v23.16b, v24.16b
-	ldr	q24, [x4, #112]
-	rev64	v24.16b, v24.16b
-	ext	v24.16b, v24.16b, v24.16b, #8
+	ext	v27.16b, v23.16b, v23.16b, #8
+	eor	v27.16b, v27.16b, v23.16b
+	pmull	v28.1q, v23.1d, v25.1d
+	eor	v24.16b, v24.16b, v28.16b
+	pmull2	v23.1q, v23.2d, v25.2d
+	eor	v0.16b, v0.16b, v23.16b
+	pmull	v23.1q, v27.1d, v26.1d
+	eor	v22.16b, v22.16b, v23.16b
+	ldr	q23, [x4, #112]
+	rev64	v23.16b, v23.16b
+	ext	v23.16b, v23.16b, v23.16b, #8
 	ldr	q25, [x0, #368]
 	ldr	q26, [x0, #496]
-	pmull	v27.1q, v24.1d, v25.1d
-	pmull2	v25.1q, v24.2d, v25.2d
-	ext	v28.16b, v24.16b, v24.16b, #8
-	eor	v28.16b, v28.16b, v24.16b
-	pmull	v24.1q, v28.1d, v26.1d
-	eor	v0.16b, v0.16b, v27.16b
-	eor	v22.16b, v22.16b, v25.16b
-	eor	v23.16b, v23.16b, v24.16b
-	eor	v23.16b, v23.16b, v0.16b
-	eor	v23.16b, v23.16b, v22.16b
-	movi	v24.2d, #0x0000000000000000
-	ext	v25.16b, v24.16b, v23.16b, #8
+	ext	v27.16b, v23.16b, v23.16b, #8
+	eor	v27.16b, v27.16b, v23.16b
+	pmull	v28.1q, v23.1d, v25.1d
+	eor	v24.16b, v24.16b, v28.16b
+	pmull2	v23.1q, v23.2d, v25.2d
+	eor	v0.16b, v0.16b, v23.16b
+	pmull	v23.1q, v27.1d, v26.1d
+	eor	v22.16b, v22.16b, v23.16b
+	eor	v22.16b, v22.16b, v24.16b
+	eor	v22.16b, v22.16b, v0.16b
+	movi	v23.2d, #0x0000000000000000
+	ext	v25.16b, v23.16b, v22.16b, #8
+	eor	v24.16b, v24.16b, v25.16b
+	ext	v25.16b, v22.16b, v23.16b, #8
 	eor	v0.16b, v0.16b, v25.16b
-	ext	v25.16b, v23.16b, v24.16b, #8
-	eor	v22.16b, v22.16b, v25.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
-	ldr	q23, [x4]
-	pmull	v24.1q, v0.1d, v23.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v24.16b
-	pmull	v23.1q, v0.1d, v23.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v23.16b
-	eor	v0.16b, v0.16b, v22.16b
+	ldr	q22, [x4]
+	pmull	v23.1q, v24.1d, v22.1d
+	ext	v24.16b, v24.16b, v24.16b, #8
+	eor	v24.16b, v24.16b, v23.16b
+	pmull	v22.1q, v24.1d, v22.1d
+	ext	v24.16b, v24.16b, v24.16b, #8
+	eor	v24.16b, v24.16b, v22.16b
+	eor	v0.16b, v24.16b, v0.16b
 .Laesgen_armv8_ce_gcm_none_encrypt_data_small128:
 .Laesgen_armv8_ce_gcm_none_encrypt_data_single128:
 	cmp	x2, #16
@@ -6105,30 +6029,28 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	eor	v22.16b, v22.16b, v0.16b
 	ldr	q0, [x0, #368]
 	ldr	q23, [x0, #496]
+	ext	v25.16b, v22.16b, v22.16b, #8
+	eor	v25.16b, v25.16b, v22.16b
 	pmull	v24.1q, v22.1d, v0.1d
-	pmull2	v25.1q, v22.2d, v0.2d
-	ext	v0.16b, v22.16b, v22.16b, #8
-	eor	v0.16b, v0.16b, v22.16b
-	pmull	v23.1q, v0.1d, v23.1d
-	mov	v0.16b, v24.16b
-	mov	v22.16b, v25.16b
-	eor	v23.16b, v23.16b, v0.16b
-	eor	v23.16b, v23.16b, v22.16b
-	movi	v24.2d, #0x0000000000000000
-	ext	v25.16b, v24.16b, v23.16b, #8
+	pmull2	v0.1q, v22.2d, v0.2d
+	pmull	v22.1q, v25.1d, v23.1d
+	eor	v22.16b, v22.16b, v24.16b
+	eor	v22.16b, v22.16b, v0.16b
+	movi	v23.2d, #0x0000000000000000
+	ext	v25.16b, v23.16b, v22.16b, #8
+	eor	v24.16b, v24.16b, v25.16b
+	ext	v25.16b, v22.16b, v23.16b, #8
 	eor	v0.16b, v0.16b, v25.16b
-	ext	v25.16b, v23.16b, v24.16b, #8
-	eor	v22.16b, v22.16b, v25.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
-	ldr	q23, [x4]
-	pmull	v24.1q, v0.1d, v23.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v24.16b
-	pmull	v23.1q, v0.1d, v23.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v23.16b
-	eor	v0.16b, v0.16b, v22.16b
+	ldr	q22, [x4]
+	pmull	v23.1q, v24.1d, v22.1d
+	ext	v24.16b, v24.16b, v24.16b, #8
+	eor	v24.16b, v24.16b, v23.16b
+	pmull	v22.1q, v24.1d, v22.1d
+	ext	v24.16b, v24.16b, v24.16b, #8
+	eor	v24.16b, v24.16b, v22.16b
+	eor	v0.16b, v24.16b, v0.16b
 	sub	x2, x2, #16
 	b	.Laesgen_armv8_ce_gcm_none_encrypt_data_single128
 .Laesgen_armv8_ce_gcm_none_encrypt_data_tail128:
@@ -6470,247 +6392,244 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	rev32	v27.16b, v22.16b
 	ldr	q31, [x0, #384]
 	add	v22.4s, v22.4s, v23.4s
-	pmull	v8.1q, v30.1d, v0.1d
+	ext	v9.16b, v30.16b, v30.16b, #8
 	rev32	v28.16b, v22.16b
-	pmull2	v9.1q, v30.2d, v0.2d
+	eor	v9.16b, v9.16b, v30.16b
 	add	v22.4s, v22.4s, v23.4s
-	ext	v0.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v30.1d, v0.1d
 	rev32	v29.16b, v22.16b
-	eor	v0.16b, v0.16b, v30.16b
+	pmull2	v0.1q, v30.2d, v0.2d
 	add	v22.4s, v22.4s, v23.4s
-	pmull	v10.1q, v0.1d, v31.1d
+	pmull	v9.1q, v9.1d, v31.1d
 	rev32	v30.16b, v22.16b
-	mov	v0.16b, v8.16b
-	add	v22.4s, v22.4s, v23.4s
-	mov	v8.16b, v9.16b
-	rev32	v31.16b, v22.16b
-	mov	v9.16b, v10.16b
-	add	v22.4s, v22.4s, v23.4s
 	ldr	q10, [x4, #16]
+	add	v22.4s, v22.4s, v23.4s
+	rev64	v10.16b, v10.16b
+	rev32	v31.16b, v22.16b
+	ext	v10.16b, v10.16b, v10.16b, #8
+	add	v22.4s, v22.4s, v23.4s
+	ldr	q11, [x0, #272]
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
-	rev64	v10.16b, v10.16b
+	ldr	q12, [x0, #400]
 	aese	v25.16b, v1.16b
 	aesmc	v25.16b, v25.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	ext	v13.16b, v10.16b, v10.16b, #8
 	aese	v26.16b, v1.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q11, [x0, #272]
+	eor	v13.16b, v13.16b, v10.16b
 	aese	v27.16b, v1.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q12, [x0, #400]
+	pmull	v14.1q, v10.1d, v11.1d
 	aese	v28.16b, v1.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v13.1q, v10.1d, v11.1d
+	eor	v8.16b, v8.16b, v14.16b
 	aese	v29.16b, v1.16b
 	aesmc	v29.16b, v29.16b
-	pmull2	v11.1q, v10.2d, v11.2d
+	pmull2	v10.1q, v10.2d, v11.2d
 	aese	v30.16b, v1.16b
 	aesmc	v30.16b, v30.16b
-	ext	v14.16b, v10.16b, v10.16b, #8
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v31.16b, v1.16b
 	aesmc	v31.16b, v31.16b
-	eor	v14.16b, v14.16b, v10.16b
+	pmull	v10.1q, v13.1d, v12.1d
 	aese	v24.16b, v2.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v10.1q, v14.1d, v12.1d
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v25.16b, v2.16b
 	aesmc	v25.16b, v25.16b
-	eor	v0.16b, v0.16b, v13.16b
+	ldr	q10, [x4, #32]
 	aese	v26.16b, v2.16b
 	aesmc	v26.16b, v26.16b
-	eor	v8.16b, v8.16b, v11.16b
+	rev64	v10.16b, v10.16b
 	aese	v27.16b, v2.16b
 	aesmc	v27.16b, v27.16b
-	eor	v9.16b, v9.16b, v10.16b
+	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v28.16b, v2.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q10, [x4, #32]
+	ldr	q11, [x0, #288]
 	aese	v29.16b, v2.16b
 	aesmc	v29.16b, v29.16b
-	rev64	v10.16b, v10.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	ldr	q12, [x0, #416]
 	aese	v30.16b, v2.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q11, [x0, #288]
+	ext	v13.16b, v10.16b, v10.16b, #8
 	aese	v31.16b, v2.16b
 	aesmc	v31.16b, v31.16b
-	ldr	q12, [x0, #416]
+	eor	v13.16b, v13.16b, v10.16b
 	aese	v24.16b, v3.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v13.1q, v10.1d, v11.1d
+	pmull	v14.1q, v10.1d, v11.1d
 	aese	v25.16b, v3.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v11.1q, v10.2d, v11.2d
+	eor	v8.16b, v8.16b, v14.16b
 	aese	v26.16b, v3.16b
 	aesmc	v26.16b, v26.16b
-	ext	v14.16b, v10.16b, v10.16b, #8
+	pmull2	v10.1q, v10.2d, v11.2d
 	aese	v27.16b, v3.16b
 	aesmc	v27.16b, v27.16b
-	eor	v14.16b, v14.16b, v10.16b
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v28.16b, v3.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v10.1q, v14.1d, v12.1d
+	pmull	v10.1q, v13.1d, v12.1d
 	aese	v29.16b, v3.16b
 	aesmc	v29.16b, v29.16b
-	eor	v0.16b, v0.16b, v13.16b
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v30.16b, v3.16b
 	aesmc	v30.16b, v30.16b
-	eor	v8.16b, v8.16b, v11.16b
+	ldr	q10, [x4, #48]
 	aese	v31.16b, v3.16b
 	aesmc	v31.16b, v31.16b
-	eor	v9.16b, v9.16b, v10.16b
+	rev64	v10.16b, v10.16b
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q10, [x4, #48]
+	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
-	rev64	v10.16b, v10.16b
+	ldr	q11, [x0, #304]
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	ldr	q12, [x0, #432]
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q11, [x0, #304]
+	ext	v13.16b, v10.16b, v10.16b, #8
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q12, [x0, #432]
+	eor	v13.16b, v13.16b, v10.16b
 	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v13.1q, v10.1d, v11.1d
+	pmull	v14.1q, v10.1d, v11.1d
 	aese	v30.16b, v4.16b
 	aesmc	v30.16b, v30.16b
-	pmull2	v11.1q, v10.2d, v11.2d
+	eor	v8.16b, v8.16b, v14.16b
 	aese	v31.16b, v4.16b
 	aesmc	v31.16b, v31.16b
-	ext	v14.16b, v10.16b, v10.16b, #8
+	pmull2	v10.1q, v10.2d, v11.2d
 	aese	v24.16b, v5.16b
 	aesmc	v24.16b, v24.16b
-	eor	v14.16b, v14.16b, v10.16b
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v25.16b, v5.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v10.1q, v14.1d, v12.1d
+	pmull	v10.1q, v13.1d, v12.1d
 	aese	v26.16b, v5.16b
 	aesmc	v26.16b, v26.16b
-	eor	v0.16b, v0.16b, v13.16b
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v27.16b, v5.16b
 	aesmc	v27.16b, v27.16b
-	eor	v8.16b, v8.16b, v11.16b
+	ldr	q10, [x4, #64]
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
-	eor	v9.16b, v9.16b, v10.16b
+	rev64	v10.16b, v10.16b
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q10, [x4, #64]
+	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v30.16b, v5.16b
 	aesmc	v30.16b, v30.16b
-	rev64	v10.16b, v10.16b
+	ldr	q11, [x0, #320]
 	aese	v31.16b, v5.16b
 	aesmc	v31.16b, v31.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	ldr	q12, [x0, #448]
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q11, [x0, #320]
+	ext	v13.16b, v10.16b, v10.16b, #8
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q12, [x0, #448]
+	eor	v13.16b, v13.16b, v10.16b
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v13.1q, v10.1d, v11.1d
+	pmull	v14.1q, v10.1d, v11.1d
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v11.1q, v10.2d, v11.2d
-	ext	v14.16b, v10.16b, v10.16b, #8
+	eor	v8.16b, v8.16b, v14.16b
 	aese	v28.16b, v6.16b
 	aesmc	v28.16b, v28.16b
-	eor	v14.16b, v14.16b, v10.16b
+	pmull2	v10.1q, v10.2d, v11.2d
 	aese	v29.16b, v6.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v10.1q, v14.1d, v12.1d
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v30.16b, v6.16b
 	aesmc	v30.16b, v30.16b
-	eor	v0.16b, v0.16b, v13.16b
+	pmull	v10.1q, v13.1d, v12.1d
 	aese	v31.16b, v6.16b
 	aesmc	v31.16b, v31.16b
-	eor	v8.16b, v8.16b, v11.16b
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
-	eor	v9.16b, v9.16b, v10.16b
+	ldr	q10, [x4, #80]
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q10, [x4, #80]
+	rev64	v10.16b, v10.16b
 	aese	v26.16b, v7.16b
 	aesmc	v26.16b, v26.16b
-	rev64	v10.16b, v10.16b
+	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v27.16b, v7.16b
 	aesmc	v27.16b, v27.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	ldr	q11, [x0, #336]
 	aese	v28.16b, v7.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q11, [x0, #336]
+	ldr	q12, [x0, #464]
 	aese	v29.16b, v7.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q12, [x0, #464]
+	ext	v13.16b, v10.16b, v10.16b, #8
 	aese	v30.16b, v7.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v13.1q, v10.1d, v11.1d
+	eor	v13.16b, v13.16b, v10.16b
 	aese	v31.16b, v7.16b
 	aesmc	v31.16b, v31.16b
-	pmull2	v11.1q, v10.2d, v11.2d
+	pmull	v14.1q, v10.1d, v11.1d
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
-	ext	v14.16b, v10.16b, v10.16b, #8
+	eor	v8.16b, v8.16b, v14.16b
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
-	eor	v14.16b, v14.16b, v10.16b
+	pmull2	v10.1q, v10.2d, v11.2d
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v10.1q, v14.1d, v12.1d
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
-	eor	v0.16b, v0.16b, v13.16b
+	pmull	v10.1q, v13.1d, v12.1d
 	aese	v28.16b, v16.16b
 	aesmc	v28.16b, v28.16b
-	eor	v8.16b, v8.16b, v11.16b
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v29.16b, v16.16b
 	aesmc	v29.16b, v29.16b
-	eor	v9.16b, v9.16b, v10.16b
+	ldr	q10, [x4, #96]
 	aese	v30.16b, v16.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q10, [x4, #96]
+	rev64	v10.16b, v10.16b
 	aese	v31.16b, v16.16b
 	aesmc	v31.16b, v31.16b
-	rev64	v10.16b, v10.16b
+	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v24.16b, v17.16b
 	aesmc	v24.16b, v24.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	ldr	q11, [x0, #352]
 	aese	v25.16b, v17.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q11, [x0, #352]
+	ldr	q12, [x0, #480]
 	aese	v26.16b, v17.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q12, [x0, #480]
+	ext	v13.16b, v10.16b, v10.16b, #8
 	aese	v27.16b, v17.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v13.1q, v10.1d, v11.1d
+	eor	v13.16b, v13.16b, v10.16b
 	aese	v28.16b, v17.16b
 	aesmc	v28.16b, v28.16b
-	pmull2	v11.1q, v10.2d, v11.2d
+	pmull	v14.1q, v10.1d, v11.1d
 	aese	v29.16b, v17.16b
 	aesmc	v29.16b, v29.16b
-	ext	v14.16b, v10.16b, v10.16b, #8
+	eor	v8.16b, v8.16b, v14.16b
 	aese	v30.16b, v17.16b
 	aesmc	v30.16b, v30.16b
-	eor	v14.16b, v14.16b, v10.16b
+	pmull2	v10.1q, v10.2d, v11.2d
 	aese	v31.16b, v17.16b
 	aesmc	v31.16b, v31.16b
-	pmull	v10.1q, v14.1d, v12.1d
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v24.16b, v18.16b
 	aesmc	v24.16b, v24.16b
-	eor	v0.16b, v0.16b, v13.16b
+	pmull	v10.1q, v13.1d, v12.1d
 	aese	v25.16b, v18.16b
 	aesmc	v25.16b, v25.16b
-	eor	v8.16b, v8.16b, v11.16b
 	eor	v9.16b, v9.16b, v10.16b
 	aese	v26.16b, v18.16b
 	aesmc	v26.16b, v26.16b
@@ -6729,43 +6648,43 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	ldr	q12, [x0, #496]
 	aese	v31.16b, v18.16b
 	aesmc	v31.16b, v31.16b
-	pmull	v13.1q, v10.1d, v11.1d
+	ext	v13.16b, v10.16b, v10.16b, #8
 	aese	v24.16b, v19.16b
 	aesmc	v24.16b, v24.16b
-	pmull2	v11.1q, v10.2d, v11.2d
+	eor	v13.16b, v13.16b, v10.16b
 	aese	v25.16b, v19.16b
 	aesmc	v25.16b, v25.16b
-	ext	v14.16b, v10.16b, v10.16b, #8
+	pmull	v14.1q, v10.1d, v11.1d
 	aese	v26.16b, v19.16b
 	aesmc	v26.16b, v26.16b
-	eor	v14.16b, v14.16b, v10.16b
+	eor	v8.16b, v8.16b, v14.16b
 	aese	v27.16b, v19.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v10.1q, v14.1d, v12.1d
+	pmull2	v10.1q, v10.2d, v11.2d
 	aese	v28.16b, v19.16b
 	aesmc	v28.16b, v28.16b
-	eor	v0.16b, v0.16b, v13.16b
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v29.16b, v19.16b
 	aesmc	v29.16b, v29.16b
-	eor	v8.16b, v8.16b, v11.16b
+	pmull	v10.1q, v13.1d, v12.1d
 	aese	v30.16b, v19.16b
 	aesmc	v30.16b, v30.16b
 	eor	v9.16b, v9.16b, v10.16b
 	aese	v31.16b, v19.16b
 	aesmc	v31.16b, v31.16b
-	eor	v9.16b, v9.16b, v0.16b
-	aese	v24.16b, v20.16b
 	eor	v9.16b, v9.16b, v8.16b
+	aese	v24.16b, v20.16b
+	eor	v9.16b, v9.16b, v0.16b
 	aese	v25.16b, v20.16b
 	movi	v10.2d, #0x0000000000000000
 	aese	v26.16b, v20.16b
 	ext	v11.16b, v10.16b, v9.16b, #8
 	aese	v27.16b, v20.16b
-	eor	v0.16b, v0.16b, v11.16b
+	eor	v8.16b, v8.16b, v11.16b
 	aese	v28.16b, v20.16b
 	ext	v11.16b, v9.16b, v10.16b, #8
 	aese	v29.16b, v20.16b
-	eor	v8.16b, v8.16b, v11.16b
+	eor	v0.16b, v0.16b, v11.16b
 	aese	v30.16b, v20.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
 	aese	v31.16b, v20.16b
@@ -6773,19 +6692,19 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	eor	v24.16b, v24.16b, v21.16b
 	ldr	q9, [x4]
 	eor	v25.16b, v25.16b, v21.16b
-	pmull	v10.1q, v0.1d, v9.1d
+	pmull	v10.1q, v8.1d, v9.1d
 	eor	v26.16b, v26.16b, v21.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	ext	v8.16b, v8.16b, v8.16b, #8
 	eor	v27.16b, v27.16b, v21.16b
-	eor	v0.16b, v0.16b, v10.16b
+	eor	v8.16b, v8.16b, v10.16b
 	eor	v28.16b, v28.16b, v21.16b
-	pmull	v9.1q, v0.1d, v9.1d
+	pmull	v9.1q, v8.1d, v9.1d
 	eor	v29.16b, v29.16b, v21.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	ext	v8.16b, v8.16b, v8.16b, #8
 	eor	v30.16b, v30.16b, v21.16b
-	eor	v0.16b, v0.16b, v9.16b
+	eor	v8.16b, v8.16b, v9.16b
 	eor	v31.16b, v31.16b, v21.16b
-	eor	v0.16b, v0.16b, v8.16b
+	eor	v0.16b, v8.16b, v0.16b
 	ldp	q8, q9, [x1], #32
 	eor	v24.16b, v24.16b, v8.16b
 	eor	v25.16b, v25.16b, v9.16b
@@ -6812,121 +6731,119 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	eor	v24.16b, v24.16b, v0.16b
 	ldr	q0, [x0, #256]
 	ldr	q25, [x0, #384]
+	ext	v27.16b, v24.16b, v24.16b, #8
+	eor	v27.16b, v27.16b, v24.16b
 	pmull	v26.1q, v24.1d, v0.1d
-	pmull2	v27.1q, v24.2d, v0.2d
-	ext	v0.16b, v24.16b, v24.16b, #8
-	eor	v0.16b, v0.16b, v24.16b
-	pmull	v25.1q, v0.1d, v25.1d
-	mov	v0.16b, v26.16b
-	mov	v24.16b, v27.16b
-	ldr	q26, [x4, #16]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
+	pmull2	v0.1q, v24.2d, v0.2d
+	pmull	v24.1q, v27.1d, v25.1d
+	ldr	q25, [x4, #16]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
 	ldr	q27, [x0, #272]
 	ldr	q28, [x0, #400]
-	pmull	v29.1q, v26.1d, v27.1d
-	pmull2	v27.1q, v26.2d, v27.2d
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v26.1q, v30.1d, v28.1d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v24.16b, v24.16b, v27.16b
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x4, #32]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
+	ext	v29.16b, v25.16b, v25.16b, #8
+	eor	v29.16b, v29.16b, v25.16b
+	pmull	v30.1q, v25.1d, v27.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v25.1q, v25.2d, v27.2d
+	eor	v0.16b, v0.16b, v25.16b
+	pmull	v25.1q, v29.1d, v28.1d
+	eor	v24.16b, v24.16b, v25.16b
+	ldr	q25, [x4, #32]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
 	ldr	q27, [x0, #288]
 	ldr	q28, [x0, #416]
-	pmull	v29.1q, v26.1d, v27.1d
-	pmull2	v27.1q, v26.2d, v27.2d
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v26.1q, v30.1d, v28.1d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v24.16b, v24.16b, v27.16b
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x4, #48]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
+	ext	v29.16b, v25.16b, v25.16b, #8
+	eor	v29.16b, v29.16b, v25.16b
+	pmull	v30.1q, v25.1d, v27.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v25.1q, v25.2d, v27.2d
+	eor	v0.16b, v0.16b, v25.16b
+	pmull	v25.1q, v29.1d, v28.1d
+	eor	v24.16b, v24.16b, v25.16b
+	ldr	q25, [x4, #48]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
 	ldr	q27, [x0, #304]
 	ldr	q28, [x0, #432]
-	pmull	v29.1q, v26.1d, v27.1d
-	pmull2	v27.1q, v26.2d, v27.2d
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v26.1q, v30.1d, v28.1d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v24.16b, v24.16b, v27.16b
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x4, #64]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
+	ext	v29.16b, v25.16b, v25.16b, #8
+	eor	v29.16b, v29.16b, v25.16b
+	pmull	v30.1q, v25.1d, v27.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v25.1q, v25.2d, v27.2d
+	eor	v0.16b, v0.16b, v25.16b
+	pmull	v25.1q, v29.1d, v28.1d
+	eor	v24.16b, v24.16b, v25.16b
+	ldr	q25, [x4, #64]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
 	ldr	q27, [x0, #320]
 	ldr	q28, [x0, #448]
-	pmull	v29.1q, v26.1d, v27.1d
-	pmull2	v27.1q, v26.2d, v27.2d
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v26.1q, v30.1d, v28.1d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v24.16b, v24.16b, v27.16b
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x4, #80]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
+	ext	v29.16b, v25.16b, v25.16b, #8
+	eor	v29.16b, v29.16b, v25.16b
+	pmull	v30.1q, v25.1d, v27.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v25.1q, v25.2d, v27.2d
+	eor	v0.16b, v0.16b, v25.16b
+	pmull	v25.1q, v29.1d, v28.1d
+	eor	v24.16b, v24.16b, v25.16b
+	ldr	q25, [x4, #80]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
 	ldr	q27, [x0, #336]
 	ldr	q28, [x0, #464]
-	pmull	v29.1q, v26.1d, v27.1d
-	pmull2	v27.1q, v26.2d, v27.2d
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v26.1q, v30.1d, v28.1d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v24.16b, v24.16b, v27.16b
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x4, #96]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
+	ext	v29.16b, v25.16b, v25.16b, #8
+	eor	v29.16b, v29.16b, v25.16b
+	pmull	v30.1q, v25.1d, v27.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v25.1q, v25.2d, v27.2d
+	eor	v0.16b, v0.16b, v25.16b
+	pmull	v25.1q, v29.1d, v28.1d
+	eor	v24.16b, v24.16b, v25.16b
+	ldr	q25, [x4, #96]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
 	ldr	q27, [x0, #352]
 	ldr	q28, [x0, #480]
-	pmull	v29.1q, v26.1d, v27.1d
-	pmull2	v27.1q, v26.2d, v27.2d
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v26.1q, v30.1d, v28.1d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v24.16b, v24.16b, v27.16b
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x4, #112]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
+	ext	v29.16b, v25.16b, v25.16b, #8
+	eor	v29.16b, v29.16b, v25.16b
+	pmull	v30.1q, v25.1d, v27.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v25.1q, v25.2d, v27.2d
+	eor	v0.16b, v0.16b, v25.16b
+	pmull	v25.1q, v29.1d, v28.1d
+	eor	v24.16b, v24.16b, v25.16b
+	ldr	q25, [x4, #112]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
 	ldr	q27, [x0, #368]
 	ldr	q28, [x0, #496]
-	pmull	v29.1q, v26.1d, v27.1d
-	pmull2	v27.1q, v26.2d, v27.2d
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v26.1q, v30.1d, v28.1d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v24.16b, v24.16b, v27.16b
-	eor	v25.16b, v25.16b, v26.16b
-	eor	v25.16b, v25.16b, v0.16b
-	eor	v25.16b, v25.16b, v24.16b
-	movi	v26.2d, #0x0000000000000000
-	ext	v27.16b, v26.16b, v25.16b, #8
+	ext	v29.16b, v25.16b, v25.16b, #8
+	eor	v29.16b, v29.16b, v25.16b
+	pmull	v30.1q, v25.1d, v27.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v25.1q, v25.2d, v27.2d
+	eor	v0.16b, v0.16b, v25.16b
+	pmull	v25.1q, v29.1d, v28.1d
+	eor	v24.16b, v24.16b, v25.16b
+	eor	v24.16b, v24.16b, v26.16b
+	eor	v24.16b, v24.16b, v0.16b
+	movi	v25.2d, #0x0000000000000000
+	ext	v27.16b, v25.16b, v24.16b, #8
+	eor	v26.16b, v26.16b, v27.16b
+	ext	v27.16b, v24.16b, v25.16b, #8
 	eor	v0.16b, v0.16b, v27.16b
-	ext	v27.16b, v25.16b, v26.16b, #8
-	eor	v24.16b, v24.16b, v27.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
-	ldr	q25, [x4]
-	pmull	v26.1q, v0.1d, v25.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v25.1q, v0.1d, v25.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v25.16b
-	eor	v0.16b, v0.16b, v24.16b
+	ldr	q24, [x4]
+	pmull	v25.1q, v26.1d, v24.1d
+	ext	v26.16b, v26.16b, v26.16b, #8
+	eor	v26.16b, v26.16b, v25.16b
+	pmull	v24.1q, v26.1d, v24.1d
+	ext	v26.16b, v26.16b, v26.16b, #8
+	eor	v26.16b, v26.16b, v24.16b
+	eor	v0.16b, v26.16b, v0.16b
 .Laesgen_armv8_ce_gcm_none_encrypt_data_small192:
 .Laesgen_armv8_ce_gcm_none_encrypt_data_single192:
 	cmp	x2, #16
@@ -6967,30 +6884,28 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	eor	v24.16b, v24.16b, v0.16b
 	ldr	q0, [x0, #368]
 	ldr	q25, [x0, #496]
+	ext	v27.16b, v24.16b, v24.16b, #8
+	eor	v27.16b, v27.16b, v24.16b
 	pmull	v26.1q, v24.1d, v0.1d
-	pmull2	v27.1q, v24.2d, v0.2d
-	ext	v0.16b, v24.16b, v24.16b, #8
-	eor	v0.16b, v0.16b, v24.16b
-	pmull	v25.1q, v0.1d, v25.1d
-	mov	v0.16b, v26.16b
-	mov	v24.16b, v27.16b
-	eor	v25.16b, v25.16b, v0.16b
-	eor	v25.16b, v25.16b, v24.16b
-	movi	v26.2d, #0x0000000000000000
-	ext	v27.16b, v26.16b, v25.16b, #8
+	pmull2	v0.1q, v24.2d, v0.2d
+	pmull	v24.1q, v27.1d, v25.1d
+	eor	v24.16b, v24.16b, v26.16b
+	eor	v24.16b, v24.16b, v0.16b
+	movi	v25.2d, #0x0000000000000000
+	ext	v27.16b, v25.16b, v24.16b, #8
+	eor	v26.16b, v26.16b, v27.16b
+	ext	v27.16b, v24.16b, v25.16b, #8
 	eor	v0.16b, v0.16b, v27.16b
-	ext	v27.16b, v25.16b, v26.16b, #8
-	eor	v24.16b, v24.16b, v27.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
-	ldr	q25, [x4]
-	pmull	v26.1q, v0.1d, v25.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v25.1q, v0.1d, v25.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v25.16b
-	eor	v0.16b, v0.16b, v24.16b
+	ldr	q24, [x4]
+	pmull	v25.1q, v26.1d, v24.1d
+	ext	v26.16b, v26.16b, v26.16b, #8
+	eor	v26.16b, v26.16b, v25.16b
+	pmull	v24.1q, v26.1d, v24.1d
+	ext	v26.16b, v26.16b, v26.16b, #8
+	eor	v26.16b, v26.16b, v24.16b
+	eor	v0.16b, v26.16b, v0.16b
 	sub	x2, x2, #16
 	b	.Laesgen_armv8_ce_gcm_none_encrypt_data_single192
 .Laesgen_armv8_ce_gcm_none_encrypt_data_tail192:
@@ -7147,30 +7062,29 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
 	ldr	q2, [x0, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
-	ldr	q2, [x4]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x4]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	mov	v0.16b, v3.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x0, #560]
 .Laesgen_armv8_ce_gcm_none_decrypt_data_flushed:
@@ -7254,30 +7168,29 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
 	ldr	q2, [x0, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
-	ldr	q2, [x4]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x4]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	mov	v0.16b, v3.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x0, #560]
 .Laesgen_armv8_ce_gcm_none_decrypt_data_bulk:
@@ -7311,121 +7224,119 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	eor	v26.16b, v26.16b, v0.16b
 	ldr	q0, [x0, #256]
 	ldr	q27, [x0, #384]
+	ext	v29.16b, v26.16b, v26.16b, #8
+	eor	v29.16b, v29.16b, v26.16b
 	pmull	v28.1q, v26.1d, v0.1d
-	pmull2	v29.1q, v26.2d, v0.2d
-	ext	v0.16b, v26.16b, v26.16b, #8
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v27.1q, v0.1d, v27.1d
-	mov	v0.16b, v28.16b
-	mov	v26.16b, v29.16b
-	ldr	q28, [x1, #16]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
+	pmull2	v0.1q, v26.2d, v0.2d
+	pmull	v26.1q, v29.1d, v27.1d
+	ldr	q27, [x1, #16]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
 	ldr	q29, [x0, #272]
 	ldr	q30, [x0, #400]
-	pmull	v31.1q, v28.1d, v29.1d
-	pmull2	v29.1q, v28.2d, v29.2d
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v28.1q, v8.1d, v30.1d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v26.16b, v26.16b, v29.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x1, #32]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v31.16b, v27.16b, v27.16b, #8
+	eor	v31.16b, v31.16b, v27.16b
+	pmull	v8.1q, v27.1d, v29.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v27.1q, v27.2d, v29.2d
+	eor	v0.16b, v0.16b, v27.16b
+	pmull	v27.1q, v31.1d, v30.1d
+	eor	v26.16b, v26.16b, v27.16b
+	ldr	q27, [x1, #32]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
 	ldr	q29, [x0, #288]
 	ldr	q30, [x0, #416]
-	pmull	v31.1q, v28.1d, v29.1d
-	pmull2	v29.1q, v28.2d, v29.2d
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v28.1q, v8.1d, v30.1d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v26.16b, v26.16b, v29.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x1, #48]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v31.16b, v27.16b, v27.16b, #8
+	eor	v31.16b, v31.16b, v27.16b
+	pmull	v8.1q, v27.1d, v29.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v27.1q, v27.2d, v29.2d
+	eor	v0.16b, v0.16b, v27.16b
+	pmull	v27.1q, v31.1d, v30.1d
+	eor	v26.16b, v26.16b, v27.16b
+	ldr	q27, [x1, #48]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
 	ldr	q29, [x0, #304]
 	ldr	q30, [x0, #432]
-	pmull	v31.1q, v28.1d, v29.1d
-	pmull2	v29.1q, v28.2d, v29.2d
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v28.1q, v8.1d, v30.1d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v26.16b, v26.16b, v29.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x1, #64]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v31.16b, v27.16b, v27.16b, #8
+	eor	v31.16b, v31.16b, v27.16b
+	pmull	v8.1q, v27.1d, v29.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v27.1q, v27.2d, v29.2d
+	eor	v0.16b, v0.16b, v27.16b
+	pmull	v27.1q, v31.1d, v30.1d
+	eor	v26.16b, v26.16b, v27.16b
+	ldr	q27, [x1, #64]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
 	ldr	q29, [x0, #320]
 	ldr	q30, [x0, #448]
-	pmull	v31.1q, v28.1d, v29.1d
-	pmull2	v29.1q, v28.2d, v29.2d
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v28.1q, v8.1d, v30.1d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v26.16b, v26.16b, v29.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x1, #80]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v31.16b, v27.16b, v27.16b, #8
+	eor	v31.16b, v31.16b, v27.16b
+	pmull	v8.1q, v27.1d, v29.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v27.1q, v27.2d, v29.2d
+	eor	v0.16b, v0.16b, v27.16b
+	pmull	v27.1q, v31.1d, v30.1d
+	eor	v26.16b, v26.16b, v27.16b
+	ldr	q27, [x1, #80]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
 	ldr	q29, [x0, #336]
 	ldr	q30, [x0, #464]
-	pmull	v31.1q, v28.1d, v29.1d
-	pmull2	v29.1q, v28.2d, v29.2d
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v28.1q, v8.1d, v30.1d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v26.16b, v26.16b, v29.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x1, #96]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v31.16b, v27.16b, v27.16b, #8
+	eor	v31.16b, v31.16b, v27.16b
+	pmull	v8.1q, v27.1d, v29.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v27.1q, v27.2d, v29.2d
+	eor	v0.16b, v0.16b, v27.16b
+	pmull	v27.1q, v31.1d, v30.1d
+	eor	v26.16b, v26.16b, v27.16b
+	ldr	q27, [x1, #96]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
 	ldr	q29, [x0, #352]
 	ldr	q30, [x0, #480]
-	pmull	v31.1q, v28.1d, v29.1d
-	pmull2	v29.1q, v28.2d, v29.2d
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v28.1q, v8.1d, v30.1d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v26.16b, v26.16b, v29.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x1, #112]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v31.16b, v27.16b, v27.16b, #8
+	eor	v31.16b, v31.16b, v27.16b
+	pmull	v8.1q, v27.1d, v29.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v27.1q, v27.2d, v29.2d
+	eor	v0.16b, v0.16b, v27.16b
+	pmull	v27.1q, v31.1d, v30.1d
+	eor	v26.16b, v26.16b, v27.16b
+	ldr	q27, [x1, #112]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
 	ldr	q29, [x0, #368]
 	ldr	q30, [x0, #496]
-	pmull	v31.1q, v28.1d, v29.1d
-	pmull2	v29.1q, v28.2d, v29.2d
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v28.1q, v8.1d, v30.1d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v26.16b, v26.16b, v29.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v27.16b, v27.16b, v0.16b
-	eor	v27.16b, v27.16b, v26.16b
-	movi	v28.2d, #0x0000000000000000
-	ext	v29.16b, v28.16b, v27.16b, #8
+	ext	v31.16b, v27.16b, v27.16b, #8
+	eor	v31.16b, v31.16b, v27.16b
+	pmull	v8.1q, v27.1d, v29.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v27.1q, v27.2d, v29.2d
+	eor	v0.16b, v0.16b, v27.16b
+	pmull	v27.1q, v31.1d, v30.1d
+	eor	v26.16b, v26.16b, v27.16b
+	eor	v26.16b, v26.16b, v28.16b
+	eor	v26.16b, v26.16b, v0.16b
+	movi	v27.2d, #0x0000000000000000
+	ext	v29.16b, v27.16b, v26.16b, #8
+	eor	v28.16b, v28.16b, v29.16b
+	ext	v29.16b, v26.16b, v27.16b, #8
 	eor	v0.16b, v0.16b, v29.16b
-	ext	v29.16b, v27.16b, v28.16b, #8
-	eor	v26.16b, v26.16b, v29.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
-	ldr	q27, [x4]
-	pmull	v28.1q, v0.1d, v27.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v27.1q, v0.1d, v27.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v27.16b
-	eor	v0.16b, v0.16b, v26.16b
+	ldr	q26, [x4]
+	pmull	v27.1q, v28.1d, v26.1d
+	ext	v28.16b, v28.16b, v28.16b, #8
+	eor	v28.16b, v28.16b, v27.16b
+	pmull	v26.1q, v28.1d, v26.1d
+	ext	v28.16b, v28.16b, v28.16b, #8
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v0.16b, v28.16b, v0.16b
 	rev32	v26.16b, v24.16b
 	add	v24.4s, v24.4s, v25.4s
 	rev32	v27.16b, v24.16b
@@ -7694,30 +7605,28 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	eor	v26.16b, v26.16b, v0.16b
 	ldr	q0, [x0, #368]
 	ldr	q27, [x0, #496]
+	ext	v29.16b, v26.16b, v26.16b, #8
+	eor	v29.16b, v29.16b, v26.16b
 	pmull	v28.1q, v26.1d, v0.1d
-	pmull2	v29.1q, v26.2d, v0.2d
-	ext	v0.16b, v26.16b, v26.16b, #8
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v27.1q, v0.1d, v27.1d
-	mov	v0.16b, v28.16b
-	mov	v26.16b, v29.16b
-	eor	v27.16b, v27.16b, v0.16b
-	eor	v27.16b, v27.16b, v26.16b
-	movi	v28.2d, #0x0000000000000000
-	ext	v29.16b, v28.16b, v27.16b, #8
+	pmull2	v0.1q, v26.2d, v0.2d
+	pmull	v26.1q, v29.1d, v27.1d
+	eor	v26.16b, v26.16b, v28.16b
+	eor	v26.16b, v26.16b, v0.16b
+	movi	v27.2d, #0x0000000000000000
+	ext	v29.16b, v27.16b, v26.16b, #8
+	eor	v28.16b, v28.16b, v29.16b
+	ext	v29.16b, v26.16b, v27.16b, #8
 	eor	v0.16b, v0.16b, v29.16b
-	ext	v29.16b, v27.16b, v28.16b, #8
-	eor	v26.16b, v26.16b, v29.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
-	ldr	q27, [x4]
-	pmull	v28.1q, v0.1d, v27.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v27.1q, v0.1d, v27.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v27.16b
-	eor	v0.16b, v0.16b, v26.16b
+	ldr	q26, [x4]
+	pmull	v27.1q, v28.1d, v26.1d
+	ext	v28.16b, v28.16b, v28.16b, #8
+	eor	v28.16b, v28.16b, v27.16b
+	pmull	v26.1q, v28.1d, v26.1d
+	ext	v28.16b, v28.16b, v28.16b, #8
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v0.16b, v28.16b, v0.16b
 	rev32	v26.16b, v24.16b
 	add	v24.4s, v24.4s, v25.4s
 	aese	v26.16b, v1.16b
@@ -7866,186 +7775,185 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	ldr	q0, [x0, #256]
 	add	v20.4s, v20.4s, v21.4s
 	ldr	q28, [x0, #384]
-	pmull	v29.1q, v27.1d, v0.1d
 	rev32	v25.16b, v20.16b
-	pmull2	v30.1q, v27.2d, v0.2d
+	ext	v29.16b, v27.16b, v27.16b, #8
+	eor	v29.16b, v29.16b, v27.16b
 	add	v20.4s, v20.4s, v21.4s
-	ext	v0.16b, v27.16b, v27.16b, #8
+	pmull	v30.1q, v27.1d, v0.1d
 	rev32	v26.16b, v20.16b
-	eor	v0.16b, v0.16b, v27.16b
+	pmull2	v0.1q, v27.2d, v0.2d
 	add	v20.4s, v20.4s, v21.4s
-	pmull	v31.1q, v0.1d, v28.1d
+	pmull	v31.1q, v29.1d, v28.1d
 	rev32	v27.16b, v20.16b
-	mov	v0.16b, v29.16b
-	add	v20.4s, v20.4s, v21.4s
-	rev32	v28.16b, v20.16b
 	ldr	q8, [x1, #16]
 	add	v20.4s, v20.4s, v21.4s
 	rev64	v8.16b, v8.16b
-	rev32	v29.16b, v20.16b
+	rev32	v28.16b, v20.16b
 	ext	v8.16b, v8.16b, v8.16b, #8
 	add	v20.4s, v20.4s, v21.4s
 	ldr	q9, [x0, #272]
+	ldr	q10, [x0, #400]
+	rev32	v29.16b, v20.16b
+	ext	v11.16b, v8.16b, v8.16b, #8
+	add	v20.4s, v20.4s, v21.4s
+	eor	v11.16b, v11.16b, v8.16b
 	aese	v22.16b, v1.16b
 	aesmc	v22.16b, v22.16b
-	ldr	q10, [x0, #400]
-	pmull	v11.1q, v8.1d, v9.1d
+	pmull	v12.1q, v8.1d, v9.1d
 	aese	v23.16b, v1.16b
 	aesmc	v23.16b, v23.16b
-	pmull2	v9.1q, v8.2d, v9.2d
+	eor	v30.16b, v30.16b, v12.16b
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
-	ext	v12.16b, v8.16b, v8.16b, #8
+	pmull2	v8.1q, v8.2d, v9.2d
 	aese	v25.16b, v1.16b
 	aesmc	v25.16b, v25.16b
-	eor	v12.16b, v12.16b, v8.16b
+	eor	v0.16b, v0.16b, v8.16b
 	aese	v26.16b, v1.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v8.1q, v12.1d, v10.1d
+	pmull	v8.1q, v11.1d, v10.1d
+	eor	v31.16b, v31.16b, v8.16b
 	aese	v27.16b, v1.16b
 	aesmc	v27.16b, v27.16b
-	eor	v0.16b, v0.16b, v11.16b
-	eor	v30.16b, v30.16b, v9.16b
+	ldr	q8, [x1, #32]
 	aese	v28.16b, v1.16b
 	aesmc	v28.16b, v28.16b
-	eor	v31.16b, v31.16b, v8.16b
+	rev64	v8.16b, v8.16b
 	aese	v29.16b, v1.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q8, [x1, #32]
+	ext	v8.16b, v8.16b, v8.16b, #8
 	aese	v22.16b, v2.16b
 	aesmc	v22.16b, v22.16b
-	rev64	v8.16b, v8.16b
+	ldr	q9, [x0, #288]
 	aese	v23.16b, v2.16b
 	aesmc	v23.16b, v23.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
+	ldr	q10, [x0, #416]
 	aese	v24.16b, v2.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q9, [x0, #288]
+	ext	v11.16b, v8.16b, v8.16b, #8
 	aese	v25.16b, v2.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q10, [x0, #416]
-	pmull	v11.1q, v8.1d, v9.1d
+	eor	v11.16b, v11.16b, v8.16b
+	pmull	v12.1q, v8.1d, v9.1d
 	aese	v26.16b, v2.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v9.1q, v8.2d, v9.2d
+	eor	v30.16b, v30.16b, v12.16b
 	aese	v27.16b, v2.16b
 	aesmc	v27.16b, v27.16b
-	ext	v12.16b, v8.16b, v8.16b, #8
+	pmull2	v8.1q, v8.2d, v9.2d
 	aese	v28.16b, v2.16b
 	aesmc	v28.16b, v28.16b
-	eor	v12.16b, v12.16b, v8.16b
+	eor	v0.16b, v0.16b, v8.16b
 	aese	v29.16b, v2.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v8.1q, v12.1d, v10.1d
+	pmull	v8.1q, v11.1d, v10.1d
 	aese	v22.16b, v3.16b
 	aesmc	v22.16b, v22.16b
-	eor	v0.16b, v0.16b, v11.16b
-	eor	v30.16b, v30.16b, v9.16b
+	eor	v31.16b, v31.16b, v8.16b
 	aese	v23.16b, v3.16b
 	aesmc	v23.16b, v23.16b
-	eor	v31.16b, v31.16b, v8.16b
+	ldr	q8, [x1, #48]
 	aese	v24.16b, v3.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q8, [x1, #48]
+	rev64	v8.16b, v8.16b
+	ext	v8.16b, v8.16b, v8.16b, #8
 	aese	v25.16b, v3.16b
 	aesmc	v25.16b, v25.16b
-	rev64	v8.16b, v8.16b
+	ldr	q9, [x0, #304]
 	aese	v26.16b, v3.16b
 	aesmc	v26.16b, v26.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
+	ldr	q10, [x0, #432]
 	aese	v27.16b, v3.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q9, [x0, #304]
+	ext	v11.16b, v8.16b, v8.16b, #8
 	aese	v28.16b, v3.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q10, [x0, #432]
-	pmull	v11.1q, v8.1d, v9.1d
+	eor	v11.16b, v11.16b, v8.16b
 	aese	v29.16b, v3.16b
 	aesmc	v29.16b, v29.16b
-	pmull2	v9.1q, v8.2d, v9.2d
+	pmull	v12.1q, v8.1d, v9.1d
 	aese	v22.16b, v4.16b
 	aesmc	v22.16b, v22.16b
-	ext	v12.16b, v8.16b, v8.16b, #8
+	eor	v30.16b, v30.16b, v12.16b
 	aese	v23.16b, v4.16b
 	aesmc	v23.16b, v23.16b
-	eor	v12.16b, v12.16b, v8.16b
+	pmull2	v8.1q, v8.2d, v9.2d
+	eor	v0.16b, v0.16b, v8.16b
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v8.1q, v12.1d, v10.1d
+	pmull	v8.1q, v11.1d, v10.1d
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
-	eor	v0.16b, v0.16b, v11.16b
-	eor	v30.16b, v30.16b, v9.16b
+	eor	v31.16b, v31.16b, v8.16b
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
-	eor	v31.16b, v31.16b, v8.16b
+	ldr	q8, [x1, #64]
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q8, [x1, #64]
+	rev64	v8.16b, v8.16b
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
-	rev64	v8.16b, v8.16b
+	ext	v8.16b, v8.16b, v8.16b, #8
 	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
+	ldr	q9, [x0, #320]
 	aese	v22.16b, v5.16b
 	aesmc	v22.16b, v22.16b
-	ldr	q9, [x0, #320]
+	ldr	q10, [x0, #448]
+	ext	v11.16b, v8.16b, v8.16b, #8
 	aese	v23.16b, v5.16b
 	aesmc	v23.16b, v23.16b
-	ldr	q10, [x0, #448]
-	pmull	v11.1q, v8.1d, v9.1d
+	eor	v11.16b, v11.16b, v8.16b
 	aese	v24.16b, v5.16b
 	aesmc	v24.16b, v24.16b
-	pmull2	v9.1q, v8.2d, v9.2d
+	pmull	v12.1q, v8.1d, v9.1d
 	aese	v25.16b, v5.16b
 	aesmc	v25.16b, v25.16b
-	ext	v12.16b, v8.16b, v8.16b, #8
+	eor	v30.16b, v30.16b, v12.16b
 	aese	v26.16b, v5.16b
 	aesmc	v26.16b, v26.16b
-	eor	v12.16b, v12.16b, v8.16b
+	pmull2	v8.1q, v8.2d, v9.2d
 	aese	v27.16b, v5.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v8.1q, v12.1d, v10.1d
+	eor	v0.16b, v0.16b, v8.16b
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
-	eor	v0.16b, v0.16b, v11.16b
-	eor	v30.16b, v30.16b, v9.16b
+	pmull	v8.1q, v11.1d, v10.1d
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
 	eor	v31.16b, v31.16b, v8.16b
+	ldr	q8, [x1, #80]
 	aese	v22.16b, v6.16b
 	aesmc	v22.16b, v22.16b
-	ldr	q8, [x1, #80]
+	rev64	v8.16b, v8.16b
 	aese	v23.16b, v6.16b
 	aesmc	v23.16b, v23.16b
-	rev64	v8.16b, v8.16b
+	ext	v8.16b, v8.16b, v8.16b, #8
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
+	ldr	q9, [x0, #336]
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q9, [x0, #336]
+	ldr	q10, [x0, #464]
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q10, [x0, #464]
-	pmull	v11.1q, v8.1d, v9.1d
+	ext	v11.16b, v8.16b, v8.16b, #8
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v9.1q, v8.2d, v9.2d
+	eor	v11.16b, v11.16b, v8.16b
 	aese	v28.16b, v6.16b
 	aesmc	v28.16b, v28.16b
-	ext	v12.16b, v8.16b, v8.16b, #8
+	pmull	v12.1q, v8.1d, v9.1d
+	eor	v30.16b, v30.16b, v12.16b
 	aese	v29.16b, v6.16b
 	aesmc	v29.16b, v29.16b
-	eor	v12.16b, v12.16b, v8.16b
+	pmull2	v8.1q, v8.2d, v9.2d
 	aese	v22.16b, v7.16b
 	aesmc	v22.16b, v22.16b
-	pmull	v8.1q, v12.1d, v10.1d
+	eor	v0.16b, v0.16b, v8.16b
 	aese	v23.16b, v7.16b
 	aesmc	v23.16b, v23.16b
-	eor	v0.16b, v0.16b, v11.16b
-	eor	v30.16b, v30.16b, v9.16b
+	pmull	v8.1q, v11.1d, v10.1d
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
 	eor	v31.16b, v31.16b, v8.16b
@@ -8058,29 +7966,29 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	aese	v27.16b, v7.16b
 	aesmc	v27.16b, v27.16b
 	ext	v8.16b, v8.16b, v8.16b, #8
+	ldr	q9, [x0, #352]
 	aese	v28.16b, v7.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q9, [x0, #352]
+	ldr	q10, [x0, #480]
 	aese	v29.16b, v7.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q10, [x0, #480]
-	pmull	v11.1q, v8.1d, v9.1d
+	ext	v11.16b, v8.16b, v8.16b, #8
 	aese	v22.16b, v16.16b
 	aesmc	v22.16b, v22.16b
-	pmull2	v9.1q, v8.2d, v9.2d
+	eor	v11.16b, v11.16b, v8.16b
 	aese	v23.16b, v16.16b
 	aesmc	v23.16b, v23.16b
-	ext	v12.16b, v8.16b, v8.16b, #8
+	pmull	v12.1q, v8.1d, v9.1d
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
-	eor	v12.16b, v12.16b, v8.16b
+	eor	v30.16b, v30.16b, v12.16b
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v8.1q, v12.1d, v10.1d
+	pmull2	v8.1q, v8.2d, v9.2d
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
-	eor	v0.16b, v0.16b, v11.16b
-	eor	v30.16b, v30.16b, v9.16b
+	eor	v0.16b, v0.16b, v8.16b
+	pmull	v8.1q, v11.1d, v10.1d
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
 	eor	v31.16b, v31.16b, v8.16b
@@ -8099,57 +8007,57 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	aese	v24.16b, v17.16b
 	aesmc	v24.16b, v24.16b
 	ldr	q10, [x0, #496]
-	pmull	v11.1q, v8.1d, v9.1d
 	aese	v25.16b, v17.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v9.1q, v8.2d, v9.2d
+	ext	v11.16b, v8.16b, v8.16b, #8
+	eor	v11.16b, v11.16b, v8.16b
 	aese	v26.16b, v17.16b
 	aesmc	v26.16b, v26.16b
-	ext	v12.16b, v8.16b, v8.16b, #8
+	pmull	v12.1q, v8.1d, v9.1d
 	aese	v27.16b, v17.16b
 	aesmc	v27.16b, v27.16b
-	eor	v12.16b, v12.16b, v8.16b
+	eor	v30.16b, v30.16b, v12.16b
 	aese	v28.16b, v17.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v8.1q, v12.1d, v10.1d
+	pmull2	v8.1q, v8.2d, v9.2d
 	aese	v29.16b, v17.16b
 	aesmc	v29.16b, v29.16b
-	eor	v0.16b, v0.16b, v11.16b
-	eor	v30.16b, v30.16b, v9.16b
+	eor	v0.16b, v0.16b, v8.16b
 	aese	v22.16b, v18.16b
-	eor	v31.16b, v31.16b, v8.16b
+	pmull	v8.1q, v11.1d, v10.1d
 	aese	v23.16b, v18.16b
-	eor	v31.16b, v31.16b, v0.16b
+	eor	v31.16b, v31.16b, v8.16b
 	aese	v24.16b, v18.16b
 	eor	v31.16b, v31.16b, v30.16b
+	eor	v31.16b, v31.16b, v0.16b
 	aese	v25.16b, v18.16b
 	movi	v8.2d, #0x0000000000000000
 	aese	v26.16b, v18.16b
 	ext	v9.16b, v8.16b, v31.16b, #8
 	aese	v27.16b, v18.16b
-	eor	v0.16b, v0.16b, v9.16b
-	ext	v9.16b, v31.16b, v8.16b, #8
-	aese	v28.16b, v18.16b
 	eor	v30.16b, v30.16b, v9.16b
+	aese	v28.16b, v18.16b
+	ext	v9.16b, v31.16b, v8.16b, #8
 	aese	v29.16b, v18.16b
-	adrp	x4, .Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
+	eor	v0.16b, v0.16b, v9.16b
 	eor	v22.16b, v22.16b, v19.16b
-	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
+	adrp	x4, .Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
 	eor	v23.16b, v23.16b, v19.16b
+	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
 	ldr	q31, [x4]
 	eor	v24.16b, v24.16b, v19.16b
-	pmull	v8.1q, v0.1d, v31.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
+	pmull	v8.1q, v30.1d, v31.1d
 	eor	v25.16b, v25.16b, v19.16b
-	eor	v0.16b, v0.16b, v8.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
 	eor	v26.16b, v26.16b, v19.16b
-	pmull	v31.1q, v0.1d, v31.1d
+	eor	v30.16b, v30.16b, v8.16b
 	eor	v27.16b, v27.16b, v19.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	pmull	v31.1q, v30.1d, v31.1d
 	eor	v28.16b, v28.16b, v19.16b
-	eor	v0.16b, v0.16b, v31.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
 	eor	v29.16b, v29.16b, v19.16b
-	eor	v0.16b, v0.16b, v30.16b
+	eor	v30.16b, v30.16b, v31.16b
+	eor	v0.16b, v30.16b, v0.16b
 	ldp	q30, q31, [x1], #32
 	eor	v22.16b, v22.16b, v30.16b
 	eor	v23.16b, v23.16b, v31.16b
@@ -8178,30 +8086,28 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	eor	v22.16b, v22.16b, v0.16b
 	ldr	q0, [x0, #368]
 	ldr	q23, [x0, #496]
+	ext	v25.16b, v22.16b, v22.16b, #8
+	eor	v25.16b, v25.16b, v22.16b
 	pmull	v24.1q, v22.1d, v0.1d
-	pmull2	v25.1q, v22.2d, v0.2d
-	ext	v0.16b, v22.16b, v22.16b, #8
-	eor	v0.16b, v0.16b, v22.16b
-	pmull	v23.1q, v0.1d, v23.1d
-	mov	v0.16b, v24.16b
-	mov	v22.16b, v25.16b
-	eor	v23.16b, v23.16b, v0.16b
-	eor	v23.16b, v23.16b, v22.16b
-	movi	v24.2d, #0x0000000000000000
-	ext	v25.16b, v24.16b, v23.16b, #8
+	pmull2	v0.1q, v22.2d, v0.2d
+	pmull	v22.1q, v25.1d, v23.1d
+	eor	v22.16b, v22.16b, v24.16b
+	eor	v22.16b, v22.16b, v0.16b
+	movi	v23.2d, #0x0000000000000000
+	ext	v25.16b, v23.16b, v22.16b, #8
+	eor	v24.16b, v24.16b, v25.16b
+	ext	v25.16b, v22.16b, v23.16b, #8
 	eor	v0.16b, v0.16b, v25.16b
-	ext	v25.16b, v23.16b, v24.16b, #8
-	eor	v22.16b, v22.16b, v25.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
-	ldr	q23, [x4]
-	pmull	v24.1q, v0.1d, v23.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v24.16b
-	pmull	v23.1q, v0.1d, v23.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v23.16b
-	eor	v0.16b, v0.16b, v22.16b
+	ldr	q22, [x4]
+	pmull	v23.1q, v24.1d, v22.1d
+	ext	v24.16b, v24.16b, v24.16b, #8
+	eor	v24.16b, v24.16b, v23.16b
+	pmull	v22.1q, v24.1d, v22.1d
+	ext	v24.16b, v24.16b, v24.16b, #8
+	eor	v24.16b, v24.16b, v22.16b
+	eor	v0.16b, v24.16b, v0.16b
 	rev32	v22.16b, v20.16b
 	add	v20.4s, v20.4s, v21.4s
 	aese	v22.16b, v1.16b
@@ -8324,228 +8230,227 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_none_decrypt_data_small192
 	rev32	v24.16b, v22.16b
-	ldr	q29, [x1]
 	add	v22.4s, v22.4s, v23.4s
-	rev64	v29.16b, v29.16b
+	ldr	q30, [x1]
 	rev32	v25.16b, v22.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	rev64	v30.16b, v30.16b
 	add	v22.4s, v22.4s, v23.4s
-	eor	v29.16b, v29.16b, v0.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
 	rev32	v26.16b, v22.16b
+	eor	v30.16b, v30.16b, v0.16b
+	add	v22.4s, v22.4s, v23.4s
 	ldr	q0, [x0, #256]
-	add	v22.4s, v22.4s, v23.4s
-	ldr	q30, [x0, #384]
 	rev32	v27.16b, v22.16b
-	pmull	v31.1q, v29.1d, v0.1d
+	ldr	q31, [x0, #384]
 	add	v22.4s, v22.4s, v23.4s
-	pmull2	v8.1q, v29.2d, v0.2d
+	ext	v9.16b, v30.16b, v30.16b, #8
 	rev32	v28.16b, v22.16b
-	ext	v0.16b, v29.16b, v29.16b, #8
+	eor	v9.16b, v9.16b, v30.16b
 	add	v22.4s, v22.4s, v23.4s
-	eor	v0.16b, v0.16b, v29.16b
+	pmull	v8.1q, v30.1d, v0.1d
 	rev32	v29.16b, v22.16b
-	pmull	v9.1q, v0.1d, v30.1d
+	pmull2	v0.1q, v30.2d, v0.2d
 	add	v22.4s, v22.4s, v23.4s
-	mov	v0.16b, v31.16b
+	pmull	v9.1q, v9.1d, v31.1d
 	rev32	v30.16b, v22.16b
-	add	v22.4s, v22.4s, v23.4s
-	rev32	v31.16b, v22.16b
 	ldr	q10, [x1, #16]
 	add	v22.4s, v22.4s, v23.4s
 	rev64	v10.16b, v10.16b
+	rev32	v31.16b, v22.16b
+	ext	v10.16b, v10.16b, v10.16b, #8
+	add	v22.4s, v22.4s, v23.4s
+	ldr	q11, [x0, #272]
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	ldr	q12, [x0, #400]
 	aese	v25.16b, v1.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q11, [x0, #272]
+	ext	v13.16b, v10.16b, v10.16b, #8
 	aese	v26.16b, v1.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q12, [x0, #400]
+	eor	v13.16b, v13.16b, v10.16b
 	aese	v27.16b, v1.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v13.1q, v10.1d, v11.1d
+	pmull	v14.1q, v10.1d, v11.1d
 	aese	v28.16b, v1.16b
 	aesmc	v28.16b, v28.16b
-	pmull2	v11.1q, v10.2d, v11.2d
+	eor	v8.16b, v8.16b, v14.16b
 	aese	v29.16b, v1.16b
 	aesmc	v29.16b, v29.16b
-	ext	v14.16b, v10.16b, v10.16b, #8
+	pmull2	v10.1q, v10.2d, v11.2d
 	aese	v30.16b, v1.16b
 	aesmc	v30.16b, v30.16b
-	eor	v14.16b, v14.16b, v10.16b
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v31.16b, v1.16b
 	aesmc	v31.16b, v31.16b
-	pmull	v10.1q, v14.1d, v12.1d
+	pmull	v10.1q, v13.1d, v12.1d
 	aese	v24.16b, v2.16b
 	aesmc	v24.16b, v24.16b
-	eor	v0.16b, v0.16b, v13.16b
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v25.16b, v2.16b
 	aesmc	v25.16b, v25.16b
-	eor	v8.16b, v8.16b, v11.16b
+	ldr	q10, [x1, #32]
 	aese	v26.16b, v2.16b
 	aesmc	v26.16b, v26.16b
-	eor	v9.16b, v9.16b, v10.16b
+	rev64	v10.16b, v10.16b
 	aese	v27.16b, v2.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q10, [x1, #32]
+	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v28.16b, v2.16b
 	aesmc	v28.16b, v28.16b
-	rev64	v10.16b, v10.16b
+	ldr	q11, [x0, #288]
 	aese	v29.16b, v2.16b
 	aesmc	v29.16b, v29.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	ldr	q12, [x0, #416]
 	aese	v30.16b, v2.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q11, [x0, #288]
+	ext	v13.16b, v10.16b, v10.16b, #8
 	aese	v31.16b, v2.16b
 	aesmc	v31.16b, v31.16b
-	ldr	q12, [x0, #416]
+	eor	v13.16b, v13.16b, v10.16b
 	aese	v24.16b, v3.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v13.1q, v10.1d, v11.1d
+	pmull	v14.1q, v10.1d, v11.1d
 	aese	v25.16b, v3.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v11.1q, v10.2d, v11.2d
+	eor	v8.16b, v8.16b, v14.16b
 	aese	v26.16b, v3.16b
 	aesmc	v26.16b, v26.16b
-	ext	v14.16b, v10.16b, v10.16b, #8
+	pmull2	v10.1q, v10.2d, v11.2d
 	aese	v27.16b, v3.16b
 	aesmc	v27.16b, v27.16b
-	eor	v14.16b, v14.16b, v10.16b
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v28.16b, v3.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v10.1q, v14.1d, v12.1d
+	pmull	v10.1q, v13.1d, v12.1d
 	aese	v29.16b, v3.16b
 	aesmc	v29.16b, v29.16b
-	eor	v0.16b, v0.16b, v13.16b
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v30.16b, v3.16b
 	aesmc	v30.16b, v30.16b
-	eor	v8.16b, v8.16b, v11.16b
+	ldr	q10, [x1, #48]
 	aese	v31.16b, v3.16b
 	aesmc	v31.16b, v31.16b
-	eor	v9.16b, v9.16b, v10.16b
-	ldr	q10, [x1, #48]
+	rev64	v10.16b, v10.16b
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
-	rev64	v10.16b, v10.16b
+	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	ldr	q11, [x0, #304]
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q11, [x0, #304]
+	ldr	q12, [x0, #432]
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q12, [x0, #432]
+	ext	v13.16b, v10.16b, v10.16b, #8
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v13.1q, v10.1d, v11.1d
+	eor	v13.16b, v13.16b, v10.16b
 	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
-	pmull2	v11.1q, v10.2d, v11.2d
+	pmull	v14.1q, v10.1d, v11.1d
 	aese	v30.16b, v4.16b
 	aesmc	v30.16b, v30.16b
-	ext	v14.16b, v10.16b, v10.16b, #8
+	eor	v8.16b, v8.16b, v14.16b
 	aese	v31.16b, v4.16b
 	aesmc	v31.16b, v31.16b
-	eor	v14.16b, v14.16b, v10.16b
+	pmull2	v10.1q, v10.2d, v11.2d
 	aese	v24.16b, v5.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v10.1q, v14.1d, v12.1d
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v25.16b, v5.16b
 	aesmc	v25.16b, v25.16b
-	eor	v0.16b, v0.16b, v13.16b
+	pmull	v10.1q, v13.1d, v12.1d
 	aese	v26.16b, v5.16b
 	aesmc	v26.16b, v26.16b
-	eor	v8.16b, v8.16b, v11.16b
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v27.16b, v5.16b
 	aesmc	v27.16b, v27.16b
-	eor	v9.16b, v9.16b, v10.16b
+	ldr	q10, [x1, #64]
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q10, [x1, #64]
+	rev64	v10.16b, v10.16b
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
-	rev64	v10.16b, v10.16b
+	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v30.16b, v5.16b
 	aesmc	v30.16b, v30.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	ldr	q11, [x0, #320]
 	aese	v31.16b, v5.16b
 	aesmc	v31.16b, v31.16b
-	ldr	q11, [x0, #320]
+	ldr	q12, [x0, #448]
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q12, [x0, #448]
+	ext	v13.16b, v10.16b, v10.16b, #8
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v13.1q, v10.1d, v11.1d
+	eor	v13.16b, v13.16b, v10.16b
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v11.1q, v10.2d, v11.2d
+	pmull	v14.1q, v10.1d, v11.1d
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
-	ext	v14.16b, v10.16b, v10.16b, #8
+	eor	v8.16b, v8.16b, v14.16b
 	aese	v28.16b, v6.16b
 	aesmc	v28.16b, v28.16b
-	eor	v14.16b, v14.16b, v10.16b
+	pmull2	v10.1q, v10.2d, v11.2d
 	aese	v29.16b, v6.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v10.1q, v14.1d, v12.1d
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v30.16b, v6.16b
 	aesmc	v30.16b, v30.16b
-	eor	v0.16b, v0.16b, v13.16b
+	pmull	v10.1q, v13.1d, v12.1d
 	aese	v31.16b, v6.16b
 	aesmc	v31.16b, v31.16b
-	eor	v8.16b, v8.16b, v11.16b
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
-	eor	v9.16b, v9.16b, v10.16b
+	ldr	q10, [x1, #80]
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q10, [x1, #80]
+	rev64	v10.16b, v10.16b
 	aese	v26.16b, v7.16b
 	aesmc	v26.16b, v26.16b
-	rev64	v10.16b, v10.16b
+	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v27.16b, v7.16b
 	aesmc	v27.16b, v27.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	ldr	q11, [x0, #336]
 	aese	v28.16b, v7.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q11, [x0, #336]
+	ldr	q12, [x0, #464]
 	aese	v29.16b, v7.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q12, [x0, #464]
+	ext	v13.16b, v10.16b, v10.16b, #8
 	aese	v30.16b, v7.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v13.1q, v10.1d, v11.1d
+	eor	v13.16b, v13.16b, v10.16b
 	aese	v31.16b, v7.16b
 	aesmc	v31.16b, v31.16b
-	pmull2	v11.1q, v10.2d, v11.2d
+	pmull	v14.1q, v10.1d, v11.1d
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
-	ext	v14.16b, v10.16b, v10.16b, #8
+	eor	v8.16b, v8.16b, v14.16b
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
-	eor	v14.16b, v14.16b, v10.16b
+	pmull2	v10.1q, v10.2d, v11.2d
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v10.1q, v14.1d, v12.1d
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
-	eor	v0.16b, v0.16b, v13.16b
+	pmull	v10.1q, v13.1d, v12.1d
 	aese	v28.16b, v16.16b
 	aesmc	v28.16b, v28.16b
-	eor	v8.16b, v8.16b, v11.16b
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v29.16b, v16.16b
 	aesmc	v29.16b, v29.16b
-	eor	v9.16b, v9.16b, v10.16b
+	ldr	q10, [x1, #96]
 	aese	v30.16b, v16.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q10, [x1, #96]
+	rev64	v10.16b, v10.16b
 	aese	v31.16b, v16.16b
 	aesmc	v31.16b, v31.16b
-	rev64	v10.16b, v10.16b
 	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v24.16b, v17.16b
 	aesmc	v24.16b, v24.16b
@@ -8555,25 +8460,25 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	ldr	q12, [x0, #480]
 	aese	v26.16b, v17.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v13.1q, v10.1d, v11.1d
+	ext	v13.16b, v10.16b, v10.16b, #8
 	aese	v27.16b, v17.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v11.1q, v10.2d, v11.2d
+	eor	v13.16b, v13.16b, v10.16b
 	aese	v28.16b, v17.16b
 	aesmc	v28.16b, v28.16b
-	ext	v14.16b, v10.16b, v10.16b, #8
+	pmull	v14.1q, v10.1d, v11.1d
 	aese	v29.16b, v17.16b
 	aesmc	v29.16b, v29.16b
-	eor	v14.16b, v14.16b, v10.16b
+	eor	v8.16b, v8.16b, v14.16b
 	aese	v30.16b, v17.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v10.1q, v14.1d, v12.1d
+	pmull2	v10.1q, v10.2d, v11.2d
 	aese	v31.16b, v17.16b
 	aesmc	v31.16b, v31.16b
-	eor	v0.16b, v0.16b, v13.16b
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v24.16b, v18.16b
 	aesmc	v24.16b, v24.16b
-	eor	v8.16b, v8.16b, v11.16b
+	pmull	v10.1q, v13.1d, v12.1d
 	aese	v25.16b, v18.16b
 	aesmc	v25.16b, v25.16b
 	eor	v9.16b, v9.16b, v10.16b
@@ -8594,43 +8499,43 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	ldr	q12, [x0, #496]
 	aese	v31.16b, v18.16b
 	aesmc	v31.16b, v31.16b
-	pmull	v13.1q, v10.1d, v11.1d
+	ext	v13.16b, v10.16b, v10.16b, #8
 	aese	v24.16b, v19.16b
 	aesmc	v24.16b, v24.16b
-	pmull2	v11.1q, v10.2d, v11.2d
+	eor	v13.16b, v13.16b, v10.16b
 	aese	v25.16b, v19.16b
 	aesmc	v25.16b, v25.16b
-	ext	v14.16b, v10.16b, v10.16b, #8
+	pmull	v14.1q, v10.1d, v11.1d
 	aese	v26.16b, v19.16b
 	aesmc	v26.16b, v26.16b
-	eor	v14.16b, v14.16b, v10.16b
+	eor	v8.16b, v8.16b, v14.16b
 	aese	v27.16b, v19.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v10.1q, v14.1d, v12.1d
+	pmull2	v10.1q, v10.2d, v11.2d
 	aese	v28.16b, v19.16b
 	aesmc	v28.16b, v28.16b
-	eor	v0.16b, v0.16b, v13.16b
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v29.16b, v19.16b
 	aesmc	v29.16b, v29.16b
-	eor	v8.16b, v8.16b, v11.16b
+	pmull	v10.1q, v13.1d, v12.1d
 	aese	v30.16b, v19.16b
 	aesmc	v30.16b, v30.16b
 	eor	v9.16b, v9.16b, v10.16b
 	aese	v31.16b, v19.16b
 	aesmc	v31.16b, v31.16b
-	eor	v9.16b, v9.16b, v0.16b
-	aese	v24.16b, v20.16b
 	eor	v9.16b, v9.16b, v8.16b
+	aese	v24.16b, v20.16b
+	eor	v9.16b, v9.16b, v0.16b
 	aese	v25.16b, v20.16b
 	movi	v10.2d, #0x0000000000000000
 	aese	v26.16b, v20.16b
 	ext	v11.16b, v10.16b, v9.16b, #8
 	aese	v27.16b, v20.16b
-	eor	v0.16b, v0.16b, v11.16b
+	eor	v8.16b, v8.16b, v11.16b
 	aese	v28.16b, v20.16b
 	ext	v11.16b, v9.16b, v10.16b, #8
 	aese	v29.16b, v20.16b
-	eor	v8.16b, v8.16b, v11.16b
+	eor	v0.16b, v0.16b, v11.16b
 	aese	v30.16b, v20.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
 	aese	v31.16b, v20.16b
@@ -8638,19 +8543,19 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	eor	v24.16b, v24.16b, v21.16b
 	ldr	q9, [x4]
 	eor	v25.16b, v25.16b, v21.16b
-	pmull	v10.1q, v0.1d, v9.1d
+	pmull	v10.1q, v8.1d, v9.1d
 	eor	v26.16b, v26.16b, v21.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	ext	v8.16b, v8.16b, v8.16b, #8
 	eor	v27.16b, v27.16b, v21.16b
-	eor	v0.16b, v0.16b, v10.16b
+	eor	v8.16b, v8.16b, v10.16b
 	eor	v28.16b, v28.16b, v21.16b
-	pmull	v9.1q, v0.1d, v9.1d
+	pmull	v9.1q, v8.1d, v9.1d
 	eor	v29.16b, v29.16b, v21.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	ext	v8.16b, v8.16b, v8.16b, #8
 	eor	v30.16b, v30.16b, v21.16b
-	eor	v0.16b, v0.16b, v9.16b
+	eor	v8.16b, v8.16b, v9.16b
 	eor	v31.16b, v31.16b, v21.16b
-	eor	v0.16b, v0.16b, v8.16b
+	eor	v0.16b, v8.16b, v0.16b
 	ldp	q8, q9, [x1], #32
 	eor	v24.16b, v24.16b, v8.16b
 	eor	v25.16b, v25.16b, v9.16b
@@ -8679,30 +8584,28 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	eor	v24.16b, v24.16b, v0.16b
 	ldr	q0, [x0, #368]
 	ldr	q25, [x0, #496]
+	ext	v27.16b, v24.16b, v24.16b, #8
+	eor	v27.16b, v27.16b, v24.16b
 	pmull	v26.1q, v24.1d, v0.1d
-	pmull2	v27.1q, v24.2d, v0.2d
-	ext	v0.16b, v24.16b, v24.16b, #8
-	eor	v0.16b, v0.16b, v24.16b
-	pmull	v25.1q, v0.1d, v25.1d
-	mov	v0.16b, v26.16b
-	mov	v24.16b, v27.16b
-	eor	v25.16b, v25.16b, v0.16b
-	eor	v25.16b, v25.16b, v24.16b
-	movi	v26.2d, #0x0000000000000000
-	ext	v27.16b, v26.16b, v25.16b, #8
+	pmull2	v0.1q, v24.2d, v0.2d
+	pmull	v24.1q, v27.1d, v25.1d
+	eor	v24.16b, v24.16b, v26.16b
+	eor	v24.16b, v24.16b, v0.16b
+	movi	v25.2d, #0x0000000000000000
+	ext	v27.16b, v25.16b, v24.16b, #8
+	eor	v26.16b, v26.16b, v27.16b
+	ext	v27.16b, v24.16b, v25.16b, #8
 	eor	v0.16b, v0.16b, v27.16b
-	ext	v27.16b, v25.16b, v26.16b, #8
-	eor	v24.16b, v24.16b, v27.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
-	ldr	q25, [x4]
-	pmull	v26.1q, v0.1d, v25.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v25.1q, v0.1d, v25.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v25.16b
-	eor	v0.16b, v0.16b, v24.16b
+	ldr	q24, [x4]
+	pmull	v25.1q, v26.1d, v24.1d
+	ext	v26.16b, v26.16b, v26.16b, #8
+	eor	v26.16b, v26.16b, v25.16b
+	pmull	v24.1q, v26.1d, v24.1d
+	ext	v26.16b, v26.16b, v26.16b, #8
+	eor	v26.16b, v26.16b, v24.16b
+	eor	v0.16b, v26.16b, v0.16b
 	rev32	v24.16b, v22.16b
 	add	v22.4s, v22.4s, v23.4s
 	aese	v24.16b, v1.16b

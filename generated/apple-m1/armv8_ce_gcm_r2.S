@@ -683,10 +683,10 @@ aesgen_armv8_ce_gcm_r2_init:
 	ext	v2.16b, v0.16b, v0.16b, #8
 	eor	v2.16b, v2.16b, v0.16b
 	str	q2, [x0, #496]
-	pmull	v2.1q, v0.1d, v0.1d
-	pmull2	v3.1q, v0.2d, v0.2d
 	ext	v4.16b, v0.16b, v0.16b, #8
 	eor	v4.16b, v4.16b, v0.16b
+	pmull	v2.1q, v0.1d, v0.1d
+	pmull2	v3.1q, v0.2d, v0.2d
 	pmull	v4.1q, v4.1d, v1.1d
 	eor	v4.16b, v4.16b, v2.16b
 	eor	v4.16b, v4.16b, v3.16b
@@ -709,43 +709,37 @@ aesgen_armv8_ce_gcm_r2_init:
 	ext	v3.16b, v2.16b, v2.16b, #8
 	eor	v3.16b, v3.16b, v2.16b
 	str	q3, [x0, #480]
-	pmull	v3.1q, v2.1d, v0.1d
-	pmull2	v4.1q, v2.2d, v0.2d
-	ext	v5.16b, v2.16b, v2.16b, #8
-	eor	v5.16b, v5.16b, v2.16b
-	pmull	v5.1q, v5.1d, v1.1d
-	mov	v2.16b, v3.16b
-	mov	v3.16b, v4.16b
-	mov	v4.16b, v5.16b
+	ext	v4.16b, v2.16b, v2.16b, #8
 	eor	v4.16b, v4.16b, v2.16b
+	pmull	v3.1q, v2.1d, v0.1d
+	pmull2	v2.1q, v2.2d, v0.2d
+	pmull	v4.1q, v4.1d, v1.1d
 	eor	v4.16b, v4.16b, v3.16b
+	eor	v4.16b, v4.16b, v2.16b
 	movi	v5.2d, #0x0000000000000000
 	ext	v6.16b, v5.16b, v4.16b, #8
-	eor	v2.16b, v2.16b, v6.16b
-	ext	v6.16b, v4.16b, v5.16b, #8
 	eor	v3.16b, v3.16b, v6.16b
+	ext	v6.16b, v4.16b, v5.16b, #8
+	eor	v2.16b, v2.16b, v6.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_r2_init_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_r2_init_ghash_poly
 	ldr	q4, [x1]
-	pmull	v5.1q, v2.1d, v4.1d
-	ext	v2.16b, v2.16b, v2.16b, #8
-	eor	v2.16b, v2.16b, v5.16b
-	pmull	v4.1q, v2.1d, v4.1d
-	ext	v2.16b, v2.16b, v2.16b, #8
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	str	q2, [x0, #336]
-	ext	v3.16b, v2.16b, v2.16b, #8
+	pmull	v5.1q, v3.1d, v4.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v5.16b
+	pmull	v4.1q, v3.1d, v4.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
 	eor	v3.16b, v3.16b, v2.16b
-	str	q3, [x0, #464]
-	pmull	v3.1q, v2.1d, v0.1d
-	pmull2	v4.1q, v2.2d, v0.2d
-	ext	v5.16b, v2.16b, v2.16b, #8
-	eor	v5.16b, v5.16b, v2.16b
-	pmull	v5.1q, v5.1d, v1.1d
-	mov	v2.16b, v3.16b
-	mov	v3.16b, v4.16b
-	mov	v4.16b, v5.16b
+	str	q3, [x0, #336]
+	ext	v2.16b, v3.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	str	q2, [x0, #464]
+	ext	v4.16b, v3.16b, v3.16b, #8
+	eor	v4.16b, v4.16b, v3.16b
+	pmull	v2.1q, v3.1d, v0.1d
+	pmull2	v3.1q, v3.2d, v0.2d
+	pmull	v4.1q, v4.1d, v1.1d
 	eor	v4.16b, v4.16b, v2.16b
 	eor	v4.16b, v4.16b, v3.16b
 	movi	v5.2d, #0x0000000000000000
@@ -767,43 +761,37 @@ aesgen_armv8_ce_gcm_r2_init:
 	ext	v3.16b, v2.16b, v2.16b, #8
 	eor	v3.16b, v3.16b, v2.16b
 	str	q3, [x0, #448]
-	pmull	v3.1q, v2.1d, v0.1d
-	pmull2	v4.1q, v2.2d, v0.2d
-	ext	v5.16b, v2.16b, v2.16b, #8
-	eor	v5.16b, v5.16b, v2.16b
-	pmull	v5.1q, v5.1d, v1.1d
-	mov	v2.16b, v3.16b
-	mov	v3.16b, v4.16b
-	mov	v4.16b, v5.16b
+	ext	v4.16b, v2.16b, v2.16b, #8
 	eor	v4.16b, v4.16b, v2.16b
+	pmull	v3.1q, v2.1d, v0.1d
+	pmull2	v2.1q, v2.2d, v0.2d
+	pmull	v4.1q, v4.1d, v1.1d
 	eor	v4.16b, v4.16b, v3.16b
+	eor	v4.16b, v4.16b, v2.16b
 	movi	v5.2d, #0x0000000000000000
 	ext	v6.16b, v5.16b, v4.16b, #8
-	eor	v2.16b, v2.16b, v6.16b
-	ext	v6.16b, v4.16b, v5.16b, #8
 	eor	v3.16b, v3.16b, v6.16b
+	ext	v6.16b, v4.16b, v5.16b, #8
+	eor	v2.16b, v2.16b, v6.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_r2_init_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_r2_init_ghash_poly
 	ldr	q4, [x1]
-	pmull	v5.1q, v2.1d, v4.1d
-	ext	v2.16b, v2.16b, v2.16b, #8
-	eor	v2.16b, v2.16b, v5.16b
-	pmull	v4.1q, v2.1d, v4.1d
-	ext	v2.16b, v2.16b, v2.16b, #8
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	str	q2, [x0, #304]
-	ext	v3.16b, v2.16b, v2.16b, #8
+	pmull	v5.1q, v3.1d, v4.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v5.16b
+	pmull	v4.1q, v3.1d, v4.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
 	eor	v3.16b, v3.16b, v2.16b
-	str	q3, [x0, #432]
-	pmull	v3.1q, v2.1d, v0.1d
-	pmull2	v4.1q, v2.2d, v0.2d
-	ext	v5.16b, v2.16b, v2.16b, #8
-	eor	v5.16b, v5.16b, v2.16b
-	pmull	v5.1q, v5.1d, v1.1d
-	mov	v2.16b, v3.16b
-	mov	v3.16b, v4.16b
-	mov	v4.16b, v5.16b
+	str	q3, [x0, #304]
+	ext	v2.16b, v3.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	str	q2, [x0, #432]
+	ext	v4.16b, v3.16b, v3.16b, #8
+	eor	v4.16b, v4.16b, v3.16b
+	pmull	v2.1q, v3.1d, v0.1d
+	pmull2	v3.1q, v3.2d, v0.2d
+	pmull	v4.1q, v4.1d, v1.1d
 	eor	v4.16b, v4.16b, v2.16b
 	eor	v4.16b, v4.16b, v3.16b
 	movi	v5.2d, #0x0000000000000000
@@ -825,63 +813,58 @@ aesgen_armv8_ce_gcm_r2_init:
 	ext	v3.16b, v2.16b, v2.16b, #8
 	eor	v3.16b, v3.16b, v2.16b
 	str	q3, [x0, #416]
-	pmull	v3.1q, v2.1d, v0.1d
-	pmull2	v4.1q, v2.2d, v0.2d
-	ext	v5.16b, v2.16b, v2.16b, #8
-	eor	v5.16b, v5.16b, v2.16b
-	pmull	v5.1q, v5.1d, v1.1d
-	mov	v2.16b, v3.16b
-	mov	v3.16b, v4.16b
-	mov	v4.16b, v5.16b
+	ext	v4.16b, v2.16b, v2.16b, #8
 	eor	v4.16b, v4.16b, v2.16b
+	pmull	v3.1q, v2.1d, v0.1d
+	pmull2	v2.1q, v2.2d, v0.2d
+	pmull	v4.1q, v4.1d, v1.1d
 	eor	v4.16b, v4.16b, v3.16b
+	eor	v4.16b, v4.16b, v2.16b
 	movi	v5.2d, #0x0000000000000000
 	ext	v6.16b, v5.16b, v4.16b, #8
-	eor	v2.16b, v2.16b, v6.16b
-	ext	v6.16b, v4.16b, v5.16b, #8
 	eor	v3.16b, v3.16b, v6.16b
+	ext	v6.16b, v4.16b, v5.16b, #8
+	eor	v2.16b, v2.16b, v6.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_r2_init_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_r2_init_ghash_poly
 	ldr	q4, [x1]
-	pmull	v5.1q, v2.1d, v4.1d
-	ext	v2.16b, v2.16b, v2.16b, #8
-	eor	v2.16b, v2.16b, v5.16b
-	pmull	v4.1q, v2.1d, v4.1d
-	ext	v2.16b, v2.16b, v2.16b, #8
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	str	q2, [x0, #272]
-	ext	v3.16b, v2.16b, v2.16b, #8
+	pmull	v5.1q, v3.1d, v4.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v5.16b
+	pmull	v4.1q, v3.1d, v4.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
 	eor	v3.16b, v3.16b, v2.16b
-	str	q3, [x0, #400]
-	pmull	v3.1q, v2.1d, v0.1d
-	pmull2	v4.1q, v2.2d, v0.2d
-	ext	v0.16b, v2.16b, v2.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	pmull	v2.1q, v0.1d, v1.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
+	str	q3, [x0, #272]
+	ext	v2.16b, v3.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	str	q2, [x0, #400]
+	ext	v4.16b, v3.16b, v3.16b, #8
+	eor	v4.16b, v4.16b, v3.16b
+	pmull	v2.1q, v3.1d, v0.1d
+	pmull2	v0.1q, v3.2d, v0.2d
+	pmull	v1.1q, v4.1d, v1.1d
+	eor	v1.16b, v1.16b, v2.16b
+	eor	v1.16b, v1.16b, v0.16b
 	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	ext	v4.16b, v3.16b, v1.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v1.16b, v3.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_r2_init_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_r2_init_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
+	ldr	q1, [x1]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v0.16b
+	str	q2, [x0, #256]
+	ext	v0.16b, v2.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
-	str	q0, [x0, #256]
-	ext	v1.16b, v0.16b, v0.16b, #8
-	eor	v1.16b, v1.16b, v0.16b
-	str	q1, [x0, #384]
+	str	q0, [x0, #384]
 	mov	w0, #0
 	eor	v0.16b, v0.16b, v0.16b
 	eor	v1.16b, v1.16b, v1.16b
@@ -1034,30 +1017,29 @@ aesgen_armv8_ce_gcm_r2_seal:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
 	ldr	q2, [x19, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x9, .Laesgen_armv8_ce_gcm_r2_seal_ghash_poly
 	add	x9, x9, :lo12:.Laesgen_armv8_ce_gcm_r2_seal_ghash_poly
-	ldr	q2, [x9]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x9]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	mov	v0.16b, v3.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x19, #560]
 .Laesgen_armv8_ce_gcm_r2_seal_whole:
@@ -1070,121 +1052,119 @@ aesgen_armv8_ce_gcm_r2_seal:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #256]
 	ldr	q2, [x19, #384]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	ldr	q3, [x1, #16]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	ldr	q2, [x1, #16]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #272]
 	ldr	q5, [x19, #400]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #32]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #32]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #288]
 	ldr	q5, [x19, #416]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #48]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #48]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #304]
 	ldr	q5, [x19, #432]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #64]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #64]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #320]
 	ldr	q5, [x19, #448]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #80]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #80]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #336]
 	ldr	q5, [x19, #464]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #96]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #96]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #352]
 	ldr	q5, [x19, #480]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #112]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #112]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #368]
 	ldr	q5, [x19, #496]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x9, .Laesgen_armv8_ce_gcm_r2_seal_ghash_poly
 	add	x9, x9, :lo12:.Laesgen_armv8_ce_gcm_r2_seal_ghash_poly
-	ldr	q2, [x9]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x9]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v0.16b, v3.16b, v0.16b
 	add	x1, x1, #128
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_seal_hash8
@@ -1198,30 +1178,28 @@ aesgen_armv8_ce_gcm_r2_seal:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
 	ldr	q2, [x19, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x9, .Laesgen_armv8_ce_gcm_r2_seal_ghash_poly
 	add	x9, x9, :lo12:.Laesgen_armv8_ce_gcm_r2_seal_ghash_poly
-	ldr	q2, [x9]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x9]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v0.16b, v3.16b, v0.16b
 	add	x1, x1, #16
 	sub	x2, x2, #16
 	b	.Laesgen_armv8_ce_gcm_r2_seal_hash1
@@ -1264,30 +1242,29 @@ aesgen_armv8_ce_gcm_r2_seal:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
 	ldr	q2, [x19, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_r2_seal_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_r2_seal_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x1]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	mov	v0.16b, v3.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x19, #560]
 .Laesgen_armv8_ce_gcm_r2_seal_flushed:
@@ -1295,30 +1272,29 @@ aesgen_armv8_ce_gcm_r2_seal:
 	eor	v0.16b, v0.16b, v1.16b
 	ldr	q1, [x19, #368]
 	ldr	q2, [x19, #496]
-	pmull	v3.1q, v0.1d, v1.1d
-	pmull2	v1.1q, v0.2d, v1.2d
 	ext	v4.16b, v0.16b, v0.16b, #8
 	eor	v4.16b, v4.16b, v0.16b
-	pmull	v2.1q, v4.1d, v2.1d
-	mov	v0.16b, v3.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull	v3.1q, v0.1d, v1.1d
+	pmull2	v0.1q, v0.2d, v1.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_r2_seal_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_r2_seal_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
-	rev64	v0.16b, v0.16b
+	ldr	q1, [x1]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	rev64	v0.16b, v3.16b
 	ext	v0.16b, v0.16b, v0.16b, #8
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x19, #544]
@@ -1552,30 +1528,29 @@ aesgen_armv8_ce_gcm_r2_seal:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
 	ldr	q2, [x19, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_r2_seal_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_r2_seal_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x1]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	mov	v0.16b, v3.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x19, #560]
 .Laesgen_armv8_ce_gcm_r2_seal_whole_2:
@@ -1588,121 +1563,119 @@ aesgen_armv8_ce_gcm_r2_seal:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #256]
 	ldr	q2, [x19, #384]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	ldr	q3, [x3, #16]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	ldr	q2, [x3, #16]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #272]
 	ldr	q5, [x19, #400]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #32]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x3, #32]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #288]
 	ldr	q5, [x19, #416]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #48]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x3, #48]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #304]
 	ldr	q5, [x19, #432]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #64]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x3, #64]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #320]
 	ldr	q5, [x19, #448]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #80]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x3, #80]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #336]
 	ldr	q5, [x19, #464]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #96]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x3, #96]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #352]
 	ldr	q5, [x19, #480]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #112]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x3, #112]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #368]
 	ldr	q5, [x19, #496]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_r2_seal_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_r2_seal_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x1]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v0.16b, v3.16b, v0.16b
 	add	x3, x3, #128
 	sub	x0, x0, #128
 	b	.Laesgen_armv8_ce_gcm_r2_seal_hash8_2
@@ -1716,30 +1689,28 @@ aesgen_armv8_ce_gcm_r2_seal:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
 	ldr	q2, [x19, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_r2_seal_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_r2_seal_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x1]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v0.16b, v3.16b, v0.16b
 	add	x3, x3, #16
 	sub	x0, x0, #16
 	b	.Laesgen_armv8_ce_gcm_r2_seal_hash1_2
@@ -1793,30 +1764,29 @@ aesgen_armv8_ce_gcm_r2_seal:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
 	ldr	q2, [x19, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x2, .Laesgen_armv8_ce_gcm_r2_seal_ghash_poly
 	add	x2, x2, :lo12:.Laesgen_armv8_ce_gcm_r2_seal_ghash_poly
-	ldr	q2, [x2]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x2]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	mov	v0.16b, v3.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x19, #560]
 .Laesgen_armv8_ce_gcm_r2_seal_flushed_2:
@@ -1834,30 +1804,29 @@ aesgen_armv8_ce_gcm_r2_seal:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
 	ldr	q2, [x19, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x2, .Laesgen_armv8_ce_gcm_r2_seal_ghash_poly
 	add	x2, x2, :lo12:.Laesgen_armv8_ce_gcm_r2_seal_ghash_poly
-	ldr	q2, [x2]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x2]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	mov	v0.16b, v3.16b
 .Laesgen_armv8_ce_gcm_r2_seal_flushed_3:
 	ldr	x2, [x19, #608]
 	ldr	x3, [x19, #616]
@@ -1868,30 +1837,29 @@ aesgen_armv8_ce_gcm_r2_seal:
 	eor	v0.16b, v0.16b, v1.16b
 	ldr	q1, [x19, #368]
 	ldr	q2, [x19, #496]
-	pmull	v3.1q, v0.1d, v1.1d
-	pmull2	v1.1q, v0.2d, v1.2d
 	ext	v4.16b, v0.16b, v0.16b, #8
 	eor	v4.16b, v4.16b, v0.16b
-	pmull	v2.1q, v4.1d, v2.1d
-	mov	v0.16b, v3.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull	v3.1q, v0.1d, v1.1d
+	pmull2	v0.1q, v0.2d, v1.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x2, .Laesgen_armv8_ce_gcm_r2_seal_ghash_poly
 	add	x2, x2, :lo12:.Laesgen_armv8_ce_gcm_r2_seal_ghash_poly
-	ldr	q2, [x2]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
-	rev64	v0.16b, v0.16b
+	ldr	q1, [x2]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	rev64	v0.16b, v3.16b
 	ext	v0.16b, v0.16b, v0.16b, #8
 	ldr	q1, [x19, #512]
 	eor	v0.16b, v0.16b, v1.16b
@@ -2096,30 +2064,29 @@ aesgen_armv8_ce_gcm_r2_open:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
 	ldr	q2, [x19, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x9, .Laesgen_armv8_ce_gcm_r2_open_ghash_poly
 	add	x9, x9, :lo12:.Laesgen_armv8_ce_gcm_r2_open_ghash_poly
-	ldr	q2, [x9]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x9]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	mov	v0.16b, v3.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x19, #560]
 .Laesgen_armv8_ce_gcm_r2_open_whole:
@@ -2132,121 +2099,119 @@ aesgen_armv8_ce_gcm_r2_open:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #256]
 	ldr	q2, [x19, #384]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	ldr	q3, [x1, #16]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	ldr	q2, [x1, #16]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #272]
 	ldr	q5, [x19, #400]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #32]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #32]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #288]
 	ldr	q5, [x19, #416]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #48]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #48]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #304]
 	ldr	q5, [x19, #432]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #64]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #64]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #320]
 	ldr	q5, [x19, #448]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #80]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #80]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #336]
 	ldr	q5, [x19, #464]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #96]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #96]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #352]
 	ldr	q5, [x19, #480]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #112]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #112]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #368]
 	ldr	q5, [x19, #496]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x9, .Laesgen_armv8_ce_gcm_r2_open_ghash_poly
 	add	x9, x9, :lo12:.Laesgen_armv8_ce_gcm_r2_open_ghash_poly
-	ldr	q2, [x9]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x9]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v0.16b, v3.16b, v0.16b
 	add	x1, x1, #128
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_open_hash8
@@ -2260,30 +2225,28 @@ aesgen_armv8_ce_gcm_r2_open:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
 	ldr	q2, [x19, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x9, .Laesgen_armv8_ce_gcm_r2_open_ghash_poly
 	add	x9, x9, :lo12:.Laesgen_armv8_ce_gcm_r2_open_ghash_poly
-	ldr	q2, [x9]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x9]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v0.16b, v3.16b, v0.16b
 	add	x1, x1, #16
 	sub	x2, x2, #16
 	b	.Laesgen_armv8_ce_gcm_r2_open_hash1
@@ -2326,30 +2289,29 @@ aesgen_armv8_ce_gcm_r2_open:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
 	ldr	q2, [x19, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_r2_open_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_r2_open_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x1]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	mov	v0.16b, v3.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x19, #560]
 .Laesgen_armv8_ce_gcm_r2_open_flushed:
@@ -2357,30 +2319,29 @@ aesgen_armv8_ce_gcm_r2_open:
 	eor	v0.16b, v0.16b, v1.16b
 	ldr	q1, [x19, #368]
 	ldr	q2, [x19, #496]
-	pmull	v3.1q, v0.1d, v1.1d
-	pmull2	v1.1q, v0.2d, v1.2d
 	ext	v4.16b, v0.16b, v0.16b, #8
 	eor	v4.16b, v4.16b, v0.16b
-	pmull	v2.1q, v4.1d, v2.1d
-	mov	v0.16b, v3.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull	v3.1q, v0.1d, v1.1d
+	pmull2	v0.1q, v0.2d, v1.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_r2_open_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_r2_open_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
-	rev64	v0.16b, v0.16b
+	ldr	q1, [x1]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	rev64	v0.16b, v3.16b
 	ext	v0.16b, v0.16b, v0.16b, #8
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x19, #544]
@@ -2614,30 +2575,29 @@ aesgen_armv8_ce_gcm_r2_open:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
 	ldr	q2, [x19, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_r2_open_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_r2_open_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x1]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	mov	v0.16b, v3.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x19, #560]
 .Laesgen_armv8_ce_gcm_r2_open_whole_2:
@@ -2650,121 +2610,119 @@ aesgen_armv8_ce_gcm_r2_open:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #256]
 	ldr	q2, [x19, #384]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	ldr	q3, [x3, #16]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	ldr	q2, [x3, #16]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #272]
 	ldr	q5, [x19, #400]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #32]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x3, #32]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #288]
 	ldr	q5, [x19, #416]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #48]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x3, #48]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #304]
 	ldr	q5, [x19, #432]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #64]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x3, #64]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #320]
 	ldr	q5, [x19, #448]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #80]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x3, #80]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #336]
 	ldr	q5, [x19, #464]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #96]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x3, #96]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #352]
 	ldr	q5, [x19, #480]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #112]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x3, #112]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x19, #368]
 	ldr	q5, [x19, #496]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_r2_open_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_r2_open_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x1]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v0.16b, v3.16b, v0.16b
 	add	x3, x3, #128
 	sub	x0, x0, #128
 	b	.Laesgen_armv8_ce_gcm_r2_open_hash8_2
@@ -2778,30 +2736,28 @@ aesgen_armv8_ce_gcm_r2_open:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
 	ldr	q2, [x19, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_r2_open_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_r2_open_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x1]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v0.16b, v3.16b, v0.16b
 	add	x3, x3, #16
 	sub	x0, x0, #16
 	b	.Laesgen_armv8_ce_gcm_r2_open_hash1_2
@@ -2855,30 +2811,29 @@ aesgen_armv8_ce_gcm_r2_open:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
 	ldr	q2, [x19, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x2, .Laesgen_armv8_ce_gcm_r2_open_ghash_poly
 	add	x2, x2, :lo12:.Laesgen_armv8_ce_gcm_r2_open_ghash_poly
-	ldr	q2, [x2]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x2]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	mov	v0.16b, v3.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x19, #560]
 .Laesgen_armv8_ce_gcm_r2_open_flushed_2:
@@ -2896,30 +2851,29 @@ aesgen_armv8_ce_gcm_r2_open:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
 	ldr	q2, [x19, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x2, .Laesgen_armv8_ce_gcm_r2_open_ghash_poly
 	add	x2, x2, :lo12:.Laesgen_armv8_ce_gcm_r2_open_ghash_poly
-	ldr	q2, [x2]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x2]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	mov	v0.16b, v3.16b
 .Laesgen_armv8_ce_gcm_r2_open_flushed_3:
 	ldr	x2, [x19, #608]
 	ldr	x3, [x19, #616]
@@ -2930,30 +2884,29 @@ aesgen_armv8_ce_gcm_r2_open:
 	eor	v0.16b, v0.16b, v1.16b
 	ldr	q1, [x19, #368]
 	ldr	q2, [x19, #496]
-	pmull	v3.1q, v0.1d, v1.1d
-	pmull2	v1.1q, v0.2d, v1.2d
 	ext	v4.16b, v0.16b, v0.16b, #8
 	eor	v4.16b, v4.16b, v0.16b
-	pmull	v2.1q, v4.1d, v2.1d
-	mov	v0.16b, v3.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull	v3.1q, v0.1d, v1.1d
+	pmull2	v0.1q, v0.2d, v1.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x2, .Laesgen_armv8_ce_gcm_r2_open_ghash_poly
 	add	x2, x2, :lo12:.Laesgen_armv8_ce_gcm_r2_open_ghash_poly
-	ldr	q2, [x2]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
-	rev64	v0.16b, v0.16b
+	ldr	q1, [x2]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	rev64	v0.16b, v3.16b
 	ext	v0.16b, v0.16b, v0.16b, #8
 	ldr	q1, [x19, #512]
 	eor	v0.16b, v0.16b, v1.16b
@@ -3196,30 +3149,29 @@ aesgen_armv8_ce_gcm_r2_start:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
 	ldr	q2, [x0, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r2_start_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_start_ghash_poly
-	ldr	q2, [x4]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x4]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	mov	v0.16b, v3.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x0, #560]
 .Laesgen_armv8_ce_gcm_r2_start_whole:
@@ -3232,121 +3184,119 @@ aesgen_armv8_ce_gcm_r2_start:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #256]
 	ldr	q2, [x0, #384]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	ldr	q3, [x1, #16]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	ldr	q2, [x1, #16]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x0, #272]
 	ldr	q5, [x0, #400]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #32]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #32]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x0, #288]
 	ldr	q5, [x0, #416]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #48]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #48]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x0, #304]
 	ldr	q5, [x0, #432]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #64]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #64]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x0, #320]
 	ldr	q5, [x0, #448]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #80]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #80]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x0, #336]
 	ldr	q5, [x0, #464]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #96]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #96]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x0, #352]
 	ldr	q5, [x0, #480]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #112]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #112]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x0, #368]
 	ldr	q5, [x0, #496]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r2_start_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_start_ghash_poly
-	ldr	q2, [x4]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x4]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v0.16b, v3.16b, v0.16b
 	add	x1, x1, #128
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_start_hash8
@@ -3360,30 +3310,28 @@ aesgen_armv8_ce_gcm_r2_start:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
 	ldr	q2, [x0, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r2_start_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_start_ghash_poly
-	ldr	q2, [x4]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x4]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v0.16b, v3.16b, v0.16b
 	add	x1, x1, #16
 	sub	x2, x2, #16
 	b	.Laesgen_armv8_ce_gcm_r2_start_hash1
@@ -3426,30 +3374,29 @@ aesgen_armv8_ce_gcm_r2_start:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
 	ldr	q2, [x0, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_r2_start_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_r2_start_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x1]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	mov	v0.16b, v3.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x0, #560]
 .Laesgen_armv8_ce_gcm_r2_start_flushed:
@@ -3457,30 +3404,29 @@ aesgen_armv8_ce_gcm_r2_start:
 	eor	v0.16b, v0.16b, v1.16b
 	ldr	q1, [x0, #368]
 	ldr	q2, [x0, #496]
-	pmull	v3.1q, v0.1d, v1.1d
-	pmull2	v1.1q, v0.2d, v1.2d
 	ext	v4.16b, v0.16b, v0.16b, #8
 	eor	v4.16b, v4.16b, v0.16b
-	pmull	v2.1q, v4.1d, v2.1d
-	mov	v0.16b, v3.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull	v3.1q, v0.1d, v1.1d
+	pmull2	v0.1q, v0.2d, v1.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_r2_start_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_r2_start_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
-	rev64	v0.16b, v0.16b
+	ldr	q1, [x1]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	rev64	v0.16b, v3.16b
 	ext	v0.16b, v0.16b, v0.16b, #8
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x0, #544]
@@ -3781,30 +3727,29 @@ aesgen_armv8_ce_gcm_r2_aad:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
 	ldr	q2, [x0, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x3, .Laesgen_armv8_ce_gcm_r2_aad_ghash_poly
 	add	x3, x3, :lo12:.Laesgen_armv8_ce_gcm_r2_aad_ghash_poly
-	ldr	q2, [x3]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x3]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	mov	v0.16b, v3.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x0, #560]
 .Laesgen_armv8_ce_gcm_r2_aad_whole:
@@ -3817,121 +3762,119 @@ aesgen_armv8_ce_gcm_r2_aad:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #256]
 	ldr	q2, [x0, #384]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	ldr	q3, [x1, #16]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	ldr	q2, [x1, #16]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x0, #272]
 	ldr	q5, [x0, #400]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #32]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #32]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x0, #288]
 	ldr	q5, [x0, #416]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #48]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #48]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x0, #304]
 	ldr	q5, [x0, #432]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #64]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #64]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x0, #320]
 	ldr	q5, [x0, #448]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #80]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #80]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x0, #336]
 	ldr	q5, [x0, #464]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #96]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #96]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x0, #352]
 	ldr	q5, [x0, #480]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #112]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	ldr	q2, [x1, #112]
+	rev64	v2.16b, v2.16b
+	ext	v2.16b, v2.16b, v2.16b, #8
 	ldr	q4, [x0, #368]
 	ldr	q5, [x0, #496]
-	pmull	v6.1q, v3.1d, v4.1d
-	pmull2	v4.1q, v3.2d, v4.2d
-	ext	v7.16b, v3.16b, v3.16b, #8
-	eor	v7.16b, v7.16b, v3.16b
-	pmull	v3.1q, v7.1d, v5.1d
-	eor	v0.16b, v0.16b, v6.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v3.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	ext	v6.16b, v2.16b, v2.16b, #8
+	eor	v6.16b, v6.16b, v2.16b
+	pmull	v7.1q, v2.1d, v4.1d
+	eor	v3.16b, v3.16b, v7.16b
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v0.16b, v0.16b, v2.16b
+	pmull	v2.1q, v6.1d, v5.1d
+	eor	v1.16b, v1.16b, v2.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x3, .Laesgen_armv8_ce_gcm_r2_aad_ghash_poly
 	add	x3, x3, :lo12:.Laesgen_armv8_ce_gcm_r2_aad_ghash_poly
-	ldr	q2, [x3]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x3]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v0.16b, v3.16b, v0.16b
 	add	x1, x1, #128
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_aad_hash8
@@ -3945,30 +3888,28 @@ aesgen_armv8_ce_gcm_r2_aad:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
 	ldr	q2, [x0, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x3, .Laesgen_armv8_ce_gcm_r2_aad_ghash_poly
 	add	x3, x3, :lo12:.Laesgen_armv8_ce_gcm_r2_aad_ghash_poly
-	ldr	q2, [x3]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x3]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v0.16b, v3.16b, v0.16b
 	add	x1, x1, #16
 	sub	x2, x2, #16
 	b	.Laesgen_armv8_ce_gcm_r2_aad_hash1
@@ -4126,30 +4067,29 @@ aesgen_armv8_ce_gcm_r2_finish_seal:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
 	ldr	q2, [x0, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x3, .Laesgen_armv8_ce_gcm_r2_finish_seal_ghash_poly
 	add	x3, x3, :lo12:.Laesgen_armv8_ce_gcm_r2_finish_seal_ghash_poly
-	ldr	q2, [x3]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x3]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	mov	v0.16b, v3.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x0, #560]
 .Laesgen_armv8_ce_gcm_r2_finish_seal_flushed:
@@ -4167,30 +4107,29 @@ aesgen_armv8_ce_gcm_r2_finish_seal:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
 	ldr	q2, [x0, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x3, .Laesgen_armv8_ce_gcm_r2_finish_seal_ghash_poly
 	add	x3, x3, :lo12:.Laesgen_armv8_ce_gcm_r2_finish_seal_ghash_poly
-	ldr	q2, [x3]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x3]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	mov	v0.16b, v3.16b
 .Laesgen_armv8_ce_gcm_r2_finish_seal_flushed_2:
 	ldr	x3, [x0, #608]
 	ldr	x4, [x0, #616]
@@ -4201,30 +4140,29 @@ aesgen_armv8_ce_gcm_r2_finish_seal:
 	eor	v0.16b, v0.16b, v1.16b
 	ldr	q1, [x0, #368]
 	ldr	q2, [x0, #496]
-	pmull	v3.1q, v0.1d, v1.1d
-	pmull2	v1.1q, v0.2d, v1.2d
 	ext	v4.16b, v0.16b, v0.16b, #8
 	eor	v4.16b, v4.16b, v0.16b
-	pmull	v2.1q, v4.1d, v2.1d
-	mov	v0.16b, v3.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull	v3.1q, v0.1d, v1.1d
+	pmull2	v0.1q, v0.2d, v1.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x3, .Laesgen_armv8_ce_gcm_r2_finish_seal_ghash_poly
 	add	x3, x3, :lo12:.Laesgen_armv8_ce_gcm_r2_finish_seal_ghash_poly
-	ldr	q2, [x3]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
-	rev64	v0.16b, v0.16b
+	ldr	q1, [x3]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	rev64	v0.16b, v3.16b
 	ext	v0.16b, v0.16b, v0.16b, #8
 	ldr	q1, [x0, #512]
 	eor	v0.16b, v0.16b, v1.16b
@@ -4316,30 +4254,29 @@ aesgen_armv8_ce_gcm_r2_finish_open:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
 	ldr	q2, [x0, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x3, .Laesgen_armv8_ce_gcm_r2_finish_open_ghash_poly
 	add	x3, x3, :lo12:.Laesgen_armv8_ce_gcm_r2_finish_open_ghash_poly
-	ldr	q2, [x3]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x3]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	mov	v0.16b, v3.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x0, #560]
 .Laesgen_armv8_ce_gcm_r2_finish_open_flushed:
@@ -4357,30 +4294,29 @@ aesgen_armv8_ce_gcm_r2_finish_open:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
 	ldr	q2, [x0, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x3, .Laesgen_armv8_ce_gcm_r2_finish_open_ghash_poly
 	add	x3, x3, :lo12:.Laesgen_armv8_ce_gcm_r2_finish_open_ghash_poly
-	ldr	q2, [x3]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x3]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	mov	v0.16b, v3.16b
 .Laesgen_armv8_ce_gcm_r2_finish_open_flushed_2:
 	ldr	x3, [x0, #608]
 	ldr	x4, [x0, #616]
@@ -4391,30 +4327,29 @@ aesgen_armv8_ce_gcm_r2_finish_open:
 	eor	v0.16b, v0.16b, v1.16b
 	ldr	q1, [x0, #368]
 	ldr	q2, [x0, #496]
-	pmull	v3.1q, v0.1d, v1.1d
-	pmull2	v1.1q, v0.2d, v1.2d
 	ext	v4.16b, v0.16b, v0.16b, #8
 	eor	v4.16b, v4.16b, v0.16b
-	pmull	v2.1q, v4.1d, v2.1d
-	mov	v0.16b, v3.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull	v3.1q, v0.1d, v1.1d
+	pmull2	v0.1q, v0.2d, v1.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x3, .Laesgen_armv8_ce_gcm_r2_finish_open_ghash_poly
 	add	x3, x3, :lo12:.Laesgen_armv8_ce_gcm_r2_finish_open_ghash_poly
-	ldr	q2, [x3]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
-	rev64	v0.16b, v0.16b
+	ldr	q1, [x3]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	rev64	v0.16b, v3.16b
 	ext	v0.16b, v0.16b, v0.16b, #8
 	ldr	q1, [x0, #512]
 	eor	v0.16b, v0.16b, v1.16b
@@ -4540,30 +4475,29 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
 	ldr	q2, [x0, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	ldr	q2, [x4]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x4]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	mov	v0.16b, v3.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x0, #560]
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_flushed:
@@ -4647,30 +4581,29 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
 	ldr	q2, [x0, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	ldr	q2, [x4]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x4]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	mov	v0.16b, v3.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x0, #560]
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_bulk:
@@ -5557,121 +5490,119 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	eor	v27.16b, v27.16b, v0.16b
 	ldr	q0, [x0, #256]
 	ldr	q28, [x0, #384]
+	ext	v30.16b, v27.16b, v27.16b, #8
+	eor	v30.16b, v30.16b, v27.16b
 	pmull	v29.1q, v27.1d, v0.1d
-	pmull2	v30.1q, v27.2d, v0.2d
-	ext	v0.16b, v27.16b, v27.16b, #8
-	eor	v0.16b, v0.16b, v27.16b
-	pmull	v28.1q, v0.1d, v28.1d
-	mov	v0.16b, v29.16b
-	mov	v27.16b, v30.16b
-	ldr	q29, [x4, #16]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	pmull2	v0.1q, v27.2d, v0.2d
+	pmull	v27.1q, v30.1d, v28.1d
+	ldr	q28, [x4, #16]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #272]
 	ldr	q31, [x0, #400]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x4, #32]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x4, #32]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #288]
 	ldr	q31, [x0, #416]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x4, #48]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x4, #48]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #304]
 	ldr	q31, [x0, #432]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x4, #64]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x4, #64]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #320]
 	ldr	q31, [x0, #448]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x4, #80]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x4, #80]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #336]
 	ldr	q31, [x0, #464]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x4, #96]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x4, #96]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #352]
 	ldr	q31, [x0, #480]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x4, #112]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x4, #112]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #368]
 	ldr	q31, [x0, #496]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	eor	v28.16b, v28.16b, v0.16b
-	eor	v28.16b, v28.16b, v27.16b
-	movi	v29.2d, #0x0000000000000000
-	ext	v30.16b, v29.16b, v28.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v27.16b, v27.16b, v0.16b
+	movi	v28.2d, #0x0000000000000000
+	ext	v30.16b, v28.16b, v27.16b, #8
+	eor	v29.16b, v29.16b, v30.16b
+	ext	v30.16b, v27.16b, v28.16b, #8
 	eor	v0.16b, v0.16b, v30.16b
-	ext	v30.16b, v28.16b, v29.16b, #8
-	eor	v27.16b, v27.16b, v30.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	ldr	q28, [x4]
-	pmull	v29.1q, v0.1d, v28.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v29.16b
-	pmull	v28.1q, v0.1d, v28.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v28.16b
-	eor	v0.16b, v0.16b, v27.16b
+	ldr	q27, [x4]
+	pmull	v28.1q, v29.1d, v27.1d
+	ext	v29.16b, v29.16b, v29.16b, #8
+	eor	v29.16b, v29.16b, v28.16b
+	pmull	v27.1q, v29.1d, v27.1d
+	ext	v29.16b, v29.16b, v29.16b, #8
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v0.16b, v29.16b, v0.16b
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #704
 	ldr	q27, [x0, #688]
@@ -5927,121 +5858,119 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	eor	v27.16b, v27.16b, v0.16b
 	ldr	q0, [x0, #256]
 	ldr	q28, [x0, #384]
+	ext	v30.16b, v27.16b, v27.16b, #8
+	eor	v30.16b, v30.16b, v27.16b
 	pmull	v29.1q, v27.1d, v0.1d
-	pmull2	v30.1q, v27.2d, v0.2d
-	ext	v0.16b, v27.16b, v27.16b, #8
-	eor	v0.16b, v0.16b, v27.16b
-	pmull	v28.1q, v0.1d, v28.1d
-	mov	v0.16b, v29.16b
-	mov	v27.16b, v30.16b
-	ldr	q29, [x4, #16]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	pmull2	v0.1q, v27.2d, v0.2d
+	pmull	v27.1q, v30.1d, v28.1d
+	ldr	q28, [x4, #16]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #272]
 	ldr	q31, [x0, #400]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x4, #32]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x4, #32]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #288]
 	ldr	q31, [x0, #416]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x4, #48]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x4, #48]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #304]
 	ldr	q31, [x0, #432]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x4, #64]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x4, #64]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #320]
 	ldr	q31, [x0, #448]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x4, #80]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x4, #80]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #336]
 	ldr	q31, [x0, #464]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x4, #96]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x4, #96]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #352]
 	ldr	q31, [x0, #480]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x4, #112]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x4, #112]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #368]
 	ldr	q31, [x0, #496]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	eor	v28.16b, v28.16b, v0.16b
-	eor	v28.16b, v28.16b, v27.16b
-	movi	v29.2d, #0x0000000000000000
-	ext	v30.16b, v29.16b, v28.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v27.16b, v27.16b, v0.16b
+	movi	v28.2d, #0x0000000000000000
+	ext	v30.16b, v28.16b, v27.16b, #8
+	eor	v29.16b, v29.16b, v30.16b
+	ext	v30.16b, v27.16b, v28.16b, #8
 	eor	v0.16b, v0.16b, v30.16b
-	ext	v30.16b, v28.16b, v29.16b, #8
-	eor	v27.16b, v27.16b, v30.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	ldr	q28, [x4]
-	pmull	v29.1q, v0.1d, v28.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v29.16b
-	pmull	v28.1q, v0.1d, v28.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v28.16b
-	eor	v0.16b, v0.16b, v27.16b
+	ldr	q27, [x4]
+	pmull	v28.1q, v29.1d, v27.1d
+	ext	v29.16b, v29.16b, v29.16b, #8
+	eor	v29.16b, v29.16b, v28.16b
+	pmull	v27.1q, v29.1d, v27.1d
+	ext	v29.16b, v29.16b, v29.16b, #8
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v0.16b, v29.16b, v0.16b
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #704
 	ldr	q27, [x0, #688]
@@ -6350,121 +6279,119 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	eor	v27.16b, v27.16b, v0.16b
 	ldr	q0, [x0, #256]
 	ldr	q28, [x0, #384]
+	ext	v30.16b, v27.16b, v27.16b, #8
+	eor	v30.16b, v30.16b, v27.16b
 	pmull	v29.1q, v27.1d, v0.1d
-	pmull2	v30.1q, v27.2d, v0.2d
-	ext	v0.16b, v27.16b, v27.16b, #8
-	eor	v0.16b, v0.16b, v27.16b
-	pmull	v28.1q, v0.1d, v28.1d
-	mov	v0.16b, v29.16b
-	mov	v27.16b, v30.16b
-	ldr	q29, [x4, #16]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	pmull2	v0.1q, v27.2d, v0.2d
+	pmull	v27.1q, v30.1d, v28.1d
+	ldr	q28, [x4, #16]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #272]
 	ldr	q31, [x0, #400]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x4, #32]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x4, #32]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #288]
 	ldr	q31, [x0, #416]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x4, #48]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x4, #48]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #304]
 	ldr	q31, [x0, #432]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x4, #64]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x4, #64]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #320]
 	ldr	q31, [x0, #448]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x4, #80]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x4, #80]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #336]
 	ldr	q31, [x0, #464]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x4, #96]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x4, #96]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #352]
 	ldr	q31, [x0, #480]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x4, #112]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x4, #112]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #368]
 	ldr	q31, [x0, #496]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	eor	v28.16b, v28.16b, v0.16b
-	eor	v28.16b, v28.16b, v27.16b
-	movi	v29.2d, #0x0000000000000000
-	ext	v30.16b, v29.16b, v28.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v27.16b, v27.16b, v0.16b
+	movi	v28.2d, #0x0000000000000000
+	ext	v30.16b, v28.16b, v27.16b, #8
+	eor	v29.16b, v29.16b, v30.16b
+	ext	v30.16b, v27.16b, v28.16b, #8
 	eor	v0.16b, v0.16b, v30.16b
-	ext	v30.16b, v28.16b, v29.16b, #8
-	eor	v27.16b, v27.16b, v30.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	ldr	q28, [x4]
-	pmull	v29.1q, v0.1d, v28.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v29.16b
-	pmull	v28.1q, v0.1d, v28.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v28.16b
-	eor	v0.16b, v0.16b, v27.16b
+	ldr	q27, [x4]
+	pmull	v28.1q, v29.1d, v27.1d
+	ext	v29.16b, v29.16b, v29.16b, #8
+	eor	v29.16b, v29.16b, v28.16b
+	pmull	v27.1q, v29.1d, v27.1d
+	ext	v29.16b, v29.16b, v29.16b, #8
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v0.16b, v29.16b, v0.16b
 	rev32	v27.16b, v24.16b
 	add	v24.4s, v24.4s, v25.4s
 	rev32	v28.16b, v24.16b
@@ -6741,121 +6668,119 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	eor	v27.16b, v27.16b, v0.16b
 	ldr	q0, [x0, #256]
 	ldr	q28, [x0, #384]
+	ext	v30.16b, v27.16b, v27.16b, #8
+	eor	v30.16b, v30.16b, v27.16b
 	pmull	v29.1q, v27.1d, v0.1d
-	pmull2	v30.1q, v27.2d, v0.2d
-	ext	v0.16b, v27.16b, v27.16b, #8
-	eor	v0.16b, v0.16b, v27.16b
-	pmull	v28.1q, v0.1d, v28.1d
-	mov	v0.16b, v29.16b
-	mov	v27.16b, v30.16b
-	ldr	q29, [x6, #16]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	pmull2	v0.1q, v27.2d, v0.2d
+	pmull	v27.1q, v30.1d, v28.1d
+	ldr	q28, [x6, #16]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #272]
 	ldr	q31, [x0, #400]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x6, #32]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x6, #32]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #288]
 	ldr	q31, [x0, #416]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x6, #48]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x6, #48]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #304]
 	ldr	q31, [x0, #432]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x6, #64]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x6, #64]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #320]
 	ldr	q31, [x0, #448]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x6, #80]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x6, #80]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #336]
 	ldr	q31, [x0, #464]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x6, #96]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x6, #96]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #352]
 	ldr	q31, [x0, #480]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x6, #112]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x6, #112]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #368]
 	ldr	q31, [x0, #496]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	eor	v28.16b, v28.16b, v0.16b
-	eor	v28.16b, v28.16b, v27.16b
-	movi	v29.2d, #0x0000000000000000
-	ext	v30.16b, v29.16b, v28.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v27.16b, v27.16b, v0.16b
+	movi	v28.2d, #0x0000000000000000
+	ext	v30.16b, v28.16b, v27.16b, #8
+	eor	v29.16b, v29.16b, v30.16b
+	ext	v30.16b, v27.16b, v28.16b, #8
 	eor	v0.16b, v0.16b, v30.16b
-	ext	v30.16b, v28.16b, v29.16b, #8
-	eor	v27.16b, v27.16b, v30.16b
 	adrp	x6, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
 	add	x6, x6, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	ldr	q28, [x6]
-	pmull	v29.1q, v0.1d, v28.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v29.16b
-	pmull	v28.1q, v0.1d, v28.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v28.16b
-	eor	v0.16b, v0.16b, v27.16b
+	ldr	q27, [x6]
+	pmull	v28.1q, v29.1d, v27.1d
+	ext	v29.16b, v29.16b, v29.16b, #8
+	eor	v29.16b, v29.16b, v28.16b
+	pmull	v27.1q, v29.1d, v27.1d
+	ext	v29.16b, v29.16b, v29.16b, #8
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v0.16b, v29.16b, v0.16b
 	rev32	v27.16b, v24.16b
 	add	v24.4s, v24.4s, v25.4s
 	rev32	v28.16b, v24.16b
@@ -7143,121 +7068,119 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	eor	v26.16b, v26.16b, v0.16b
 	ldr	q0, [x0, #256]
 	ldr	q27, [x0, #384]
+	ext	v29.16b, v26.16b, v26.16b, #8
+	eor	v29.16b, v29.16b, v26.16b
 	pmull	v28.1q, v26.1d, v0.1d
-	pmull2	v29.1q, v26.2d, v0.2d
-	ext	v0.16b, v26.16b, v26.16b, #8
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v27.1q, v0.1d, v27.1d
-	mov	v0.16b, v28.16b
-	mov	v26.16b, v29.16b
-	ldr	q28, [x4, #16]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
+	pmull2	v0.1q, v26.2d, v0.2d
+	pmull	v26.1q, v29.1d, v27.1d
+	ldr	q27, [x4, #16]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
 	ldr	q29, [x0, #272]
 	ldr	q30, [x0, #400]
-	pmull	v31.1q, v28.1d, v29.1d
-	pmull2	v29.1q, v28.2d, v29.2d
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v28.1q, v8.1d, v30.1d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v26.16b, v26.16b, v29.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #32]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v31.16b, v27.16b, v27.16b, #8
+	eor	v31.16b, v31.16b, v27.16b
+	pmull	v8.1q, v27.1d, v29.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v27.1q, v27.2d, v29.2d
+	eor	v0.16b, v0.16b, v27.16b
+	pmull	v27.1q, v31.1d, v30.1d
+	eor	v26.16b, v26.16b, v27.16b
+	ldr	q27, [x4, #32]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
 	ldr	q29, [x0, #288]
 	ldr	q30, [x0, #416]
-	pmull	v31.1q, v28.1d, v29.1d
-	pmull2	v29.1q, v28.2d, v29.2d
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v28.1q, v8.1d, v30.1d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v26.16b, v26.16b, v29.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #48]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v31.16b, v27.16b, v27.16b, #8
+	eor	v31.16b, v31.16b, v27.16b
+	pmull	v8.1q, v27.1d, v29.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v27.1q, v27.2d, v29.2d
+	eor	v0.16b, v0.16b, v27.16b
+	pmull	v27.1q, v31.1d, v30.1d
+	eor	v26.16b, v26.16b, v27.16b
+	ldr	q27, [x4, #48]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
 	ldr	q29, [x0, #304]
 	ldr	q30, [x0, #432]
-	pmull	v31.1q, v28.1d, v29.1d
-	pmull2	v29.1q, v28.2d, v29.2d
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v28.1q, v8.1d, v30.1d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v26.16b, v26.16b, v29.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #64]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v31.16b, v27.16b, v27.16b, #8
+	eor	v31.16b, v31.16b, v27.16b
+	pmull	v8.1q, v27.1d, v29.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v27.1q, v27.2d, v29.2d
+	eor	v0.16b, v0.16b, v27.16b
+	pmull	v27.1q, v31.1d, v30.1d
+	eor	v26.16b, v26.16b, v27.16b
+	ldr	q27, [x4, #64]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
 	ldr	q29, [x0, #320]
 	ldr	q30, [x0, #448]
-	pmull	v31.1q, v28.1d, v29.1d
-	pmull2	v29.1q, v28.2d, v29.2d
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v28.1q, v8.1d, v30.1d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v26.16b, v26.16b, v29.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #80]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v31.16b, v27.16b, v27.16b, #8
+	eor	v31.16b, v31.16b, v27.16b
+	pmull	v8.1q, v27.1d, v29.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v27.1q, v27.2d, v29.2d
+	eor	v0.16b, v0.16b, v27.16b
+	pmull	v27.1q, v31.1d, v30.1d
+	eor	v26.16b, v26.16b, v27.16b
+	ldr	q27, [x4, #80]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
 	ldr	q29, [x0, #336]
 	ldr	q30, [x0, #464]
-	pmull	v31.1q, v28.1d, v29.1d
-	pmull2	v29.1q, v28.2d, v29.2d
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v28.1q, v8.1d, v30.1d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v26.16b, v26.16b, v29.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #96]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v31.16b, v27.16b, v27.16b, #8
+	eor	v31.16b, v31.16b, v27.16b
+	pmull	v8.1q, v27.1d, v29.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v27.1q, v27.2d, v29.2d
+	eor	v0.16b, v0.16b, v27.16b
+	pmull	v27.1q, v31.1d, v30.1d
+	eor	v26.16b, v26.16b, v27.16b
+	ldr	q27, [x4, #96]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
 	ldr	q29, [x0, #352]
 	ldr	q30, [x0, #480]
-	pmull	v31.1q, v28.1d, v29.1d
-	pmull2	v29.1q, v28.2d, v29.2d
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v28.1q, v8.1d, v30.1d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v26.16b, v26.16b, v29.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #112]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v31.16b, v27.16b, v27.16b, #8
+	eor	v31.16b, v31.16b, v27.16b
+	pmull	v8.1q, v27.1d, v29.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v27.1q, v27.2d, v29.2d
+	eor	v0.16b, v0.16b, v27.16b
+	pmull	v27.1q, v31.1d, v30.1d
+	eor	v26.16b, v26.16b, v27.16b
+	ldr	q27, [x4, #112]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
 	ldr	q29, [x0, #368]
 	ldr	q30, [x0, #496]
-	pmull	v31.1q, v28.1d, v29.1d
-	pmull2	v29.1q, v28.2d, v29.2d
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v28.1q, v8.1d, v30.1d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v26.16b, v26.16b, v29.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v27.16b, v27.16b, v0.16b
-	eor	v27.16b, v27.16b, v26.16b
-	movi	v28.2d, #0x0000000000000000
-	ext	v29.16b, v28.16b, v27.16b, #8
+	ext	v31.16b, v27.16b, v27.16b, #8
+	eor	v31.16b, v31.16b, v27.16b
+	pmull	v8.1q, v27.1d, v29.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v27.1q, v27.2d, v29.2d
+	eor	v0.16b, v0.16b, v27.16b
+	pmull	v27.1q, v31.1d, v30.1d
+	eor	v26.16b, v26.16b, v27.16b
+	eor	v26.16b, v26.16b, v28.16b
+	eor	v26.16b, v26.16b, v0.16b
+	movi	v27.2d, #0x0000000000000000
+	ext	v29.16b, v27.16b, v26.16b, #8
+	eor	v28.16b, v28.16b, v29.16b
+	ext	v29.16b, v26.16b, v27.16b, #8
 	eor	v0.16b, v0.16b, v29.16b
-	ext	v29.16b, v27.16b, v28.16b, #8
-	eor	v26.16b, v26.16b, v29.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	ldr	q27, [x4]
-	pmull	v28.1q, v0.1d, v27.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v27.1q, v0.1d, v27.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v27.16b
-	eor	v0.16b, v0.16b, v26.16b
+	ldr	q26, [x4]
+	pmull	v27.1q, v28.1d, v26.1d
+	ext	v28.16b, v28.16b, v28.16b, #8
+	eor	v28.16b, v28.16b, v27.16b
+	pmull	v26.1q, v28.1d, v26.1d
+	ext	v28.16b, v28.16b, v28.16b, #8
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v0.16b, v28.16b, v0.16b
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_small256:
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_single256:
 	cmp	x2, #16
@@ -7302,30 +7225,28 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	eor	v26.16b, v26.16b, v0.16b
 	ldr	q0, [x0, #368]
 	ldr	q27, [x0, #496]
+	ext	v29.16b, v26.16b, v26.16b, #8
+	eor	v29.16b, v29.16b, v26.16b
 	pmull	v28.1q, v26.1d, v0.1d
-	pmull2	v29.1q, v26.2d, v0.2d
-	ext	v0.16b, v26.16b, v26.16b, #8
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v27.1q, v0.1d, v27.1d
-	mov	v0.16b, v28.16b
-	mov	v26.16b, v29.16b
-	eor	v27.16b, v27.16b, v0.16b
-	eor	v27.16b, v27.16b, v26.16b
-	movi	v28.2d, #0x0000000000000000
-	ext	v29.16b, v28.16b, v27.16b, #8
+	pmull2	v0.1q, v26.2d, v0.2d
+	pmull	v26.1q, v29.1d, v27.1d
+	eor	v26.16b, v26.16b, v28.16b
+	eor	v26.16b, v26.16b, v0.16b
+	movi	v27.2d, #0x0000000000000000
+	ext	v29.16b, v27.16b, v26.16b, #8
+	eor	v28.16b, v28.16b, v29.16b
+	ext	v29.16b, v26.16b, v27.16b, #8
 	eor	v0.16b, v0.16b, v29.16b
-	ext	v29.16b, v27.16b, v28.16b, #8
-	eor	v26.16b, v26.16b, v29.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	ldr	q27, [x4]
-	pmull	v28.1q, v0.1d, v27.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v27.1q, v0.1d, v27.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v27.16b
-	eor	v0.16b, v0.16b, v26.16b
+	ldr	q26, [x4]
+	pmull	v27.1q, v28.1d, v26.1d
+	ext	v28.16b, v28.16b, v28.16b, #8
+	eor	v28.16b, v28.16b, v27.16b
+	pmull	v26.1q, v28.1d, v26.1d
+	ext	v28.16b, v28.16b, v28.16b, #8
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v0.16b, v28.16b, v0.16b
 	sub	x2, x2, #16
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_single256
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_tail256:
@@ -8100,203 +8021,201 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	eor	v8.16b, v8.16b, v0.16b
 	ldp	q26, q27, [x4, #32]
 	ldr	q0, [x0, #256]
-	ldr	q9, [x0, #384]
 	ldp	q28, q29, [x4, #64]
-	pmull	v10.1q, v8.1d, v0.1d
+	ldr	q9, [x0, #384]
+	ext	v11.16b, v8.16b, v8.16b, #8
 	ldp	q30, q31, [x4, #96]
-	pmull2	v11.1q, v8.2d, v0.2d
+	eor	v11.16b, v11.16b, v8.16b
 	eor	v24.16b, v24.16b, v23.16b
-	ext	v0.16b, v8.16b, v8.16b, #8
-	eor	v0.16b, v0.16b, v8.16b
+	pmull	v10.1q, v8.1d, v0.1d
 	eor	v25.16b, v25.16b, v23.16b
-	pmull	v9.1q, v0.1d, v9.1d
+	pmull2	v0.1q, v8.2d, v0.2d
+	pmull	v8.1q, v11.1d, v9.1d
 	eor	v26.16b, v26.16b, v23.16b
-	mov	v0.16b, v10.16b
-	mov	v8.16b, v11.16b
+	ldr	q9, [x5, #16]
 	eor	v27.16b, v27.16b, v23.16b
+	rev64	v9.16b, v9.16b
+	ext	v9.16b, v9.16b, v9.16b, #8
 	eor	v28.16b, v28.16b, v23.16b
-	ldr	q10, [x5, #16]
-	eor	v29.16b, v29.16b, v23.16b
-	rev64	v10.16b, v10.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
-	eor	v30.16b, v30.16b, v23.16b
 	ldr	q11, [x0, #272]
+	eor	v29.16b, v29.16b, v23.16b
+	ldr	q12, [x0, #400]
+	eor	v30.16b, v30.16b, v23.16b
+	ext	v13.16b, v9.16b, v9.16b, #8
+	eor	v13.16b, v13.16b, v9.16b
 	eor	v31.16b, v31.16b, v23.16b
-	ldr	q23, [x0, #400]
-	pmull	v12.1q, v10.1d, v11.1d
+	pmull	v23.1q, v9.1d, v11.1d
 	add	v20.4s, v20.4s, v22.4s
-	pmull2	v11.1q, v10.2d, v11.2d
+	eor	v10.16b, v10.16b, v23.16b
 	aese	v24.16b, v3.16b
 	aesmc	v24.16b, v24.16b
-	ext	v13.16b, v10.16b, v10.16b, #8
+	pmull2	v23.1q, v9.2d, v11.2d
+	eor	v0.16b, v0.16b, v23.16b
 	aese	v25.16b, v3.16b
 	aesmc	v25.16b, v25.16b
-	eor	v13.16b, v13.16b, v10.16b
-	pmull	v23.1q, v13.1d, v23.1d
+	pmull	v23.1q, v13.1d, v12.1d
 	aese	v26.16b, v3.16b
 	aesmc	v26.16b, v26.16b
-	eor	v0.16b, v0.16b, v12.16b
+	eor	v8.16b, v8.16b, v23.16b
 	aese	v27.16b, v3.16b
 	aesmc	v27.16b, v27.16b
-	eor	v8.16b, v8.16b, v11.16b
-	eor	v9.16b, v9.16b, v23.16b
+	ldr	q23, [x5, #32]
+	rev64	v23.16b, v23.16b
 	aese	v28.16b, v3.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q23, [x5, #32]
+	ext	v23.16b, v23.16b, v23.16b, #8
 	aese	v29.16b, v3.16b
 	aesmc	v29.16b, v29.16b
-	rev64	v23.16b, v23.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
+	ldr	q9, [x0, #288]
+	ldr	q11, [x0, #416]
 	aese	v30.16b, v3.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q10, [x0, #288]
+	ext	v12.16b, v23.16b, v23.16b, #8
 	aese	v31.16b, v3.16b
 	aesmc	v31.16b, v31.16b
-	ldr	q11, [x0, #416]
+	eor	v12.16b, v12.16b, v23.16b
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v12.1q, v23.1d, v10.1d
-	pmull2	v10.1q, v23.2d, v10.2d
+	pmull	v13.1q, v23.1d, v9.1d
+	eor	v10.16b, v10.16b, v13.16b
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
-	ext	v13.16b, v23.16b, v23.16b, #8
+	pmull2	v23.1q, v23.2d, v9.2d
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
-	eor	v13.16b, v13.16b, v23.16b
-	pmull	v23.1q, v13.1d, v11.1d
+	eor	v0.16b, v0.16b, v23.16b
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
-	eor	v0.16b, v0.16b, v12.16b
+	pmull	v23.1q, v12.1d, v11.1d
+	eor	v8.16b, v8.16b, v23.16b
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
-	eor	v8.16b, v8.16b, v10.16b
+	ldr	q23, [x5, #48]
 	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
-	eor	v9.16b, v9.16b, v23.16b
-	ldr	q23, [x5, #48]
+	rev64	v23.16b, v23.16b
 	aese	v30.16b, v4.16b
 	aesmc	v30.16b, v30.16b
-	rev64	v23.16b, v23.16b
+	ext	v23.16b, v23.16b, v23.16b, #8
+	ldr	q9, [x0, #304]
 	aese	v31.16b, v4.16b
 	aesmc	v31.16b, v31.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
-	ldr	q10, [x0, #304]
+	ldr	q11, [x0, #432]
 	aese	v24.16b, v5.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q11, [x0, #432]
+	ext	v12.16b, v23.16b, v23.16b, #8
+	eor	v12.16b, v12.16b, v23.16b
 	aese	v25.16b, v5.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v12.1q, v23.1d, v10.1d
+	pmull	v13.1q, v23.1d, v9.1d
 	aese	v26.16b, v5.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v10.1q, v23.2d, v10.2d
-	ext	v13.16b, v23.16b, v23.16b, #8
+	eor	v10.16b, v10.16b, v13.16b
 	aese	v27.16b, v5.16b
 	aesmc	v27.16b, v27.16b
-	eor	v13.16b, v13.16b, v23.16b
+	pmull2	v23.1q, v23.2d, v9.2d
+	eor	v0.16b, v0.16b, v23.16b
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v23.1q, v13.1d, v11.1d
-	eor	v0.16b, v0.16b, v12.16b
+	pmull	v23.1q, v12.1d, v11.1d
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
-	eor	v8.16b, v8.16b, v10.16b
+	eor	v8.16b, v8.16b, v23.16b
 	aese	v30.16b, v5.16b
 	aesmc	v30.16b, v30.16b
-	eor	v9.16b, v9.16b, v23.16b
-	aese	v31.16b, v5.16b
-	aesmc	v31.16b, v31.16b
 	ldr	q23, [x5, #64]
 	rev64	v23.16b, v23.16b
+	aese	v31.16b, v5.16b
+	aesmc	v31.16b, v31.16b
+	ext	v23.16b, v23.16b, v23.16b, #8
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
+	ldr	q9, [x0, #320]
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q10, [x0, #320]
 	ldr	q11, [x0, #448]
+	ext	v12.16b, v23.16b, v23.16b, #8
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v12.1q, v23.1d, v10.1d
+	eor	v12.16b, v12.16b, v23.16b
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v10.1q, v23.2d, v10.2d
-	ext	v13.16b, v23.16b, v23.16b, #8
+	pmull	v13.1q, v23.1d, v9.1d
+	eor	v10.16b, v10.16b, v13.16b
 	aese	v28.16b, v6.16b
 	aesmc	v28.16b, v28.16b
-	eor	v13.16b, v13.16b, v23.16b
+	pmull2	v23.1q, v23.2d, v9.2d
 	aese	v29.16b, v6.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v23.1q, v13.1d, v11.1d
+	eor	v0.16b, v0.16b, v23.16b
 	aese	v30.16b, v6.16b
 	aesmc	v30.16b, v30.16b
-	eor	v0.16b, v0.16b, v12.16b
-	eor	v8.16b, v8.16b, v10.16b
+	pmull	v23.1q, v12.1d, v11.1d
+	eor	v8.16b, v8.16b, v23.16b
 	aese	v31.16b, v6.16b
 	aesmc	v31.16b, v31.16b
-	eor	v9.16b, v9.16b, v23.16b
+	ldr	q23, [x5, #80]
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q23, [x5, #80]
 	rev64	v23.16b, v23.16b
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
 	ext	v23.16b, v23.16b, v23.16b, #8
+	ldr	q9, [x0, #336]
 	aese	v26.16b, v7.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q10, [x0, #336]
+	ldr	q11, [x0, #464]
 	aese	v27.16b, v7.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q11, [x0, #464]
-	pmull	v12.1q, v23.1d, v10.1d
+	ext	v12.16b, v23.16b, v23.16b, #8
 	aese	v28.16b, v7.16b
 	aesmc	v28.16b, v28.16b
-	pmull2	v10.1q, v23.2d, v10.2d
+	eor	v12.16b, v12.16b, v23.16b
+	pmull	v13.1q, v23.1d, v9.1d
 	aese	v29.16b, v7.16b
 	aesmc	v29.16b, v29.16b
-	ext	v13.16b, v23.16b, v23.16b, #8
-	eor	v13.16b, v13.16b, v23.16b
+	eor	v10.16b, v10.16b, v13.16b
 	aese	v30.16b, v7.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v23.1q, v13.1d, v11.1d
+	pmull2	v23.1q, v23.2d, v9.2d
+	eor	v0.16b, v0.16b, v23.16b
 	aese	v31.16b, v7.16b
 	aesmc	v31.16b, v31.16b
-	eor	v0.16b, v0.16b, v12.16b
+	pmull	v23.1q, v12.1d, v11.1d
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
-	eor	v8.16b, v8.16b, v10.16b
-	eor	v9.16b, v9.16b, v23.16b
+	eor	v8.16b, v8.16b, v23.16b
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
 	ldr	q23, [x5, #96]
+	rev64	v23.16b, v23.16b
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
-	rev64	v23.16b, v23.16b
 	ext	v23.16b, v23.16b, v23.16b, #8
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q10, [x0, #352]
+	ldr	q9, [x0, #352]
 	aese	v28.16b, v16.16b
 	aesmc	v28.16b, v28.16b
 	ldr	q11, [x0, #480]
+	ext	v12.16b, v23.16b, v23.16b, #8
 	aese	v29.16b, v16.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v12.1q, v23.1d, v10.1d
-	pmull2	v10.1q, v23.2d, v10.2d
+	eor	v12.16b, v12.16b, v23.16b
 	aese	v30.16b, v16.16b
 	aesmc	v30.16b, v30.16b
-	ext	v13.16b, v23.16b, v23.16b, #8
+	pmull	v13.1q, v23.1d, v9.1d
 	aese	v31.16b, v16.16b
 	aesmc	v31.16b, v31.16b
-	eor	v13.16b, v13.16b, v23.16b
-	pmull	v23.1q, v13.1d, v11.1d
+	eor	v10.16b, v10.16b, v13.16b
+	pmull2	v23.1q, v23.2d, v9.2d
 	aese	v24.16b, v17.16b
 	aesmc	v24.16b, v24.16b
-	eor	v0.16b, v0.16b, v12.16b
+	eor	v0.16b, v0.16b, v23.16b
 	aese	v25.16b, v17.16b
 	aesmc	v25.16b, v25.16b
-	eor	v8.16b, v8.16b, v10.16b
-	eor	v9.16b, v9.16b, v23.16b
+	pmull	v23.1q, v12.1d, v11.1d
+	eor	v8.16b, v8.16b, v23.16b
 	aese	v26.16b, v17.16b
 	aesmc	v26.16b, v26.16b
 	ldr	q23, [x5, #112]
@@ -8306,55 +8225,55 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	aese	v28.16b, v17.16b
 	aesmc	v28.16b, v28.16b
 	ext	v23.16b, v23.16b, v23.16b, #8
-	ldr	q10, [x0, #368]
+	ldr	q9, [x0, #368]
 	aese	v29.16b, v17.16b
 	aesmc	v29.16b, v29.16b
 	ldr	q11, [x0, #496]
 	aese	v30.16b, v17.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v12.1q, v23.1d, v10.1d
-	pmull2	v10.1q, v23.2d, v10.2d
+	ext	v12.16b, v23.16b, v23.16b, #8
 	aese	v31.16b, v17.16b
 	aesmc	v31.16b, v31.16b
-	ext	v13.16b, v23.16b, v23.16b, #8
+	eor	v12.16b, v12.16b, v23.16b
+	pmull	v13.1q, v23.1d, v9.1d
 	aese	v24.16b, v18.16b
-	eor	v13.16b, v13.16b, v23.16b
+	eor	v10.16b, v10.16b, v13.16b
 	aese	v25.16b, v18.16b
-	pmull	v23.1q, v13.1d, v11.1d
-	eor	v0.16b, v0.16b, v12.16b
+	pmull2	v23.1q, v23.2d, v9.2d
 	aese	v26.16b, v18.16b
-	eor	v8.16b, v8.16b, v10.16b
+	eor	v0.16b, v0.16b, v23.16b
+	pmull	v23.1q, v12.1d, v11.1d
 	aese	v27.16b, v18.16b
-	eor	v9.16b, v9.16b, v23.16b
-	eor	v9.16b, v9.16b, v0.16b
+	eor	v8.16b, v8.16b, v23.16b
 	aese	v28.16b, v18.16b
-	eor	v9.16b, v9.16b, v8.16b
+	eor	v8.16b, v8.16b, v10.16b
+	eor	v8.16b, v8.16b, v0.16b
 	aese	v29.16b, v18.16b
 	movi	v23.2d, #0x0000000000000000
 	aese	v30.16b, v18.16b
-	ext	v10.16b, v23.16b, v9.16b, #8
-	eor	v0.16b, v0.16b, v10.16b
+	ext	v9.16b, v23.16b, v8.16b, #8
 	aese	v31.16b, v18.16b
-	ext	v10.16b, v9.16b, v23.16b, #8
+	eor	v10.16b, v10.16b, v9.16b
+	ext	v9.16b, v8.16b, v23.16b, #8
 	eor	v24.16b, v24.16b, v19.16b
-	eor	v8.16b, v8.16b, v10.16b
-	adrp	x4, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
+	eor	v0.16b, v0.16b, v9.16b
 	eor	v25.16b, v25.16b, v19.16b
-	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
+	adrp	x4, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
 	eor	v26.16b, v26.16b, v19.16b
+	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
 	ldr	q23, [x4]
 	eor	v27.16b, v27.16b, v19.16b
-	pmull	v9.1q, v0.1d, v23.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
+	pmull	v8.1q, v10.1d, v23.1d
 	eor	v28.16b, v28.16b, v19.16b
-	eor	v0.16b, v0.16b, v9.16b
+	ext	v10.16b, v10.16b, v10.16b, #8
 	eor	v29.16b, v29.16b, v19.16b
-	pmull	v23.1q, v0.1d, v23.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
+	eor	v10.16b, v10.16b, v8.16b
+	pmull	v23.1q, v10.1d, v23.1d
 	eor	v30.16b, v30.16b, v19.16b
-	eor	v0.16b, v0.16b, v23.16b
+	ext	v10.16b, v10.16b, v10.16b, #8
 	eor	v31.16b, v31.16b, v19.16b
-	eor	v0.16b, v0.16b, v8.16b
+	eor	v10.16b, v10.16b, v23.16b
+	eor	v0.16b, v10.16b, v0.16b
 	ldp	q23, q8, [x1], #32
 	eor	v24.16b, v24.16b, v23.16b
 	eor	v25.16b, v25.16b, v8.16b
@@ -8396,216 +8315,216 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	sub	x4, x4, #1
 	str	x4, [x0, #672]
 	add	x4, x0, x5, lsl #4
-	sub	x6, x3, #128
 	add	x4, x4, #704
-	ldr	q28, [x6]
+	sub	x6, x3, #128
 	ldr	q23, [x0, #688]
-	rev64	v28.16b, v28.16b
+	ldr	q29, [x6]
 	rev32	v24.16b, v20.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
+	rev64	v29.16b, v29.16b
 	add	v20.4s, v20.4s, v21.4s
-	eor	v28.16b, v28.16b, v0.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
 	rev32	v25.16b, v20.16b
+	eor	v29.16b, v29.16b, v0.16b
+	add	v20.4s, v20.4s, v21.4s
 	ldr	q0, [x0, #256]
-	add	v20.4s, v20.4s, v21.4s
-	ldr	q29, [x0, #384]
 	rev32	v26.16b, v20.16b
-	pmull	v8.1q, v28.1d, v0.1d
+	ldr	q30, [x0, #384]
 	add	v20.4s, v20.4s, v21.4s
-	pmull2	v9.1q, v28.2d, v0.2d
+	ext	v31.16b, v29.16b, v29.16b, #8
 	rev32	v27.16b, v20.16b
-	ext	v0.16b, v28.16b, v28.16b, #8
+	eor	v31.16b, v31.16b, v29.16b
 	add	v20.4s, v20.4s, v21.4s
-	eor	v0.16b, v0.16b, v28.16b
+	pmull	v8.1q, v29.1d, v0.1d
 	rev32	v28.16b, v20.16b
-	pmull	v10.1q, v0.1d, v29.1d
+	pmull2	v9.1q, v29.2d, v0.2d
 	add	v20.4s, v20.4s, v21.4s
+	pmull	v10.1q, v31.1d, v30.1d
 	rev32	v29.16b, v20.16b
-	add	v20.4s, v20.4s, v21.4s
-	rev32	v30.16b, v20.16b
 	ldr	q0, [x6, #16]
 	add	v20.4s, v20.4s, v21.4s
 	rev64	v0.16b, v0.16b
-	rev32	v31.16b, v20.16b
+	rev32	v30.16b, v20.16b
 	ext	v0.16b, v0.16b, v0.16b, #8
 	add	v20.4s, v20.4s, v21.4s
 	ldr	q11, [x0, #272]
+	rev32	v31.16b, v20.16b
+	ldr	q12, [x0, #400]
+	add	v20.4s, v20.4s, v21.4s
+	ext	v13.16b, v0.16b, v0.16b, #8
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q12, [x0, #400]
+	eor	v13.16b, v13.16b, v0.16b
 	aese	v25.16b, v1.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v13.1q, v0.1d, v11.1d
+	pmull	v14.1q, v0.1d, v11.1d
 	aese	v26.16b, v1.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v11.1q, v0.2d, v11.2d
+	eor	v8.16b, v8.16b, v14.16b
 	aese	v27.16b, v1.16b
 	aesmc	v27.16b, v27.16b
-	ext	v14.16b, v0.16b, v0.16b, #8
+	pmull2	v0.1q, v0.2d, v11.2d
 	aese	v28.16b, v1.16b
 	aesmc	v28.16b, v28.16b
-	eor	v14.16b, v14.16b, v0.16b
+	eor	v9.16b, v9.16b, v0.16b
 	aese	v29.16b, v1.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v0.1q, v14.1d, v12.1d
+	pmull	v0.1q, v13.1d, v12.1d
 	aese	v30.16b, v1.16b
 	aesmc	v30.16b, v30.16b
-	eor	v8.16b, v8.16b, v13.16b
+	eor	v10.16b, v10.16b, v0.16b
 	aese	v31.16b, v1.16b
 	aesmc	v31.16b, v31.16b
-	eor	v9.16b, v9.16b, v11.16b
+	ldr	q11, [x6, #32]
 	aese	v24.16b, v2.16b
 	aesmc	v24.16b, v24.16b
-	eor	v10.16b, v10.16b, v0.16b
+	rev64	v11.16b, v11.16b
 	aese	v25.16b, v2.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q11, [x6, #32]
+	ext	v11.16b, v11.16b, v11.16b, #8
 	aese	v26.16b, v2.16b
 	aesmc	v26.16b, v26.16b
-	rev64	v11.16b, v11.16b
+	ldr	q12, [x0, #288]
 	aese	v27.16b, v2.16b
 	aesmc	v27.16b, v27.16b
-	ext	v11.16b, v11.16b, v11.16b, #8
+	ldr	q13, [x0, #416]
 	aese	v28.16b, v2.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q0, [x0, #288]
+	ext	v14.16b, v11.16b, v11.16b, #8
 	aese	v29.16b, v2.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q12, [x0, #416]
+	eor	v14.16b, v14.16b, v11.16b
 	aese	v30.16b, v2.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v13.1q, v11.1d, v0.1d
+	pmull	v0.1q, v11.1d, v12.1d
 	aese	v31.16b, v2.16b
 	aesmc	v31.16b, v31.16b
-	pmull2	v14.1q, v11.2d, v0.2d
+	eor	v8.16b, v8.16b, v0.16b
 	eor	v0.16b, v24.16b, v23.16b
-	ext	v15.16b, v11.16b, v11.16b, #8
+	pmull2	v11.1q, v11.2d, v12.2d
 	str	q0, [x4]
-	eor	v15.16b, v15.16b, v11.16b
+	eor	v9.16b, v9.16b, v11.16b
 	eor	v0.16b, v25.16b, v23.16b
-	pmull	v11.1q, v15.1d, v12.1d
+	pmull	v11.1q, v14.1d, v13.1d
 	str	q0, [x4, #16]
-	eor	v8.16b, v8.16b, v13.16b
-	eor	v0.16b, v26.16b, v23.16b
-	eor	v9.16b, v9.16b, v14.16b
-	str	q0, [x4, #32]
 	eor	v10.16b, v10.16b, v11.16b
-	eor	v0.16b, v27.16b, v23.16b
+	eor	v0.16b, v26.16b, v23.16b
 	ldr	q11, [x6, #48]
-	str	q0, [x4, #48]
+	str	q0, [x4, #32]
 	rev64	v11.16b, v11.16b
-	eor	v0.16b, v28.16b, v23.16b
+	eor	v0.16b, v27.16b, v23.16b
+	str	q0, [x4, #48]
 	ext	v11.16b, v11.16b, v11.16b, #8
-	str	q0, [x4, #64]
+	eor	v0.16b, v28.16b, v23.16b
 	ldr	q12, [x0, #304]
-	eor	v0.16b, v29.16b, v23.16b
+	str	q0, [x4, #64]
 	ldr	q13, [x0, #432]
+	eor	v0.16b, v29.16b, v23.16b
+	ext	v14.16b, v11.16b, v11.16b, #8
 	str	q0, [x4, #80]
-	pmull	v14.1q, v11.1d, v12.1d
+	eor	v14.16b, v14.16b, v11.16b
 	eor	v0.16b, v30.16b, v23.16b
-	pmull2	v12.1q, v11.2d, v12.2d
+	pmull	v15.1q, v11.1d, v12.1d
 	str	q0, [x4, #96]
-	ext	v15.16b, v11.16b, v11.16b, #8
+	eor	v8.16b, v8.16b, v15.16b
 	eor	v0.16b, v31.16b, v23.16b
-	eor	v15.16b, v15.16b, v11.16b
+	pmull2	v23.1q, v11.2d, v12.2d
 	str	q0, [x4, #112]
-	pmull	v0.1q, v15.1d, v13.1d
+	eor	v9.16b, v9.16b, v23.16b
 	aese	v24.16b, v3.16b
 	aesmc	v24.16b, v24.16b
-	eor	v8.16b, v8.16b, v14.16b
+	pmull	v0.1q, v14.1d, v13.1d
 	aese	v25.16b, v3.16b
 	aesmc	v25.16b, v25.16b
-	eor	v9.16b, v9.16b, v12.16b
+	eor	v10.16b, v10.16b, v0.16b
 	aese	v26.16b, v3.16b
 	aesmc	v26.16b, v26.16b
-	eor	v10.16b, v10.16b, v0.16b
+	ldr	q0, [x6, #64]
 	aese	v27.16b, v3.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q0, [x6, #64]
+	rev64	v0.16b, v0.16b
 	aese	v28.16b, v3.16b
 	aesmc	v28.16b, v28.16b
-	rev64	v0.16b, v0.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v29.16b, v3.16b
 	aesmc	v29.16b, v29.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	ldr	q23, [x0, #320]
 	aese	v30.16b, v3.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q23, [x0, #320]
+	ldr	q11, [x0, #448]
 	aese	v31.16b, v3.16b
 	aesmc	v31.16b, v31.16b
-	ldr	q11, [x0, #448]
+	ext	v12.16b, v0.16b, v0.16b, #8
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v12.1q, v0.1d, v23.1d
+	eor	v12.16b, v12.16b, v0.16b
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v23.1q, v0.2d, v23.2d
+	pmull	v13.1q, v0.1d, v23.1d
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
-	ext	v13.16b, v0.16b, v0.16b, #8
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
-	eor	v13.16b, v13.16b, v0.16b
+	pmull2	v0.1q, v0.2d, v23.2d
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v0.1q, v13.1d, v11.1d
+	eor	v9.16b, v9.16b, v0.16b
 	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
-	eor	v8.16b, v8.16b, v12.16b
+	pmull	v0.1q, v12.1d, v11.1d
 	aese	v30.16b, v4.16b
 	aesmc	v30.16b, v30.16b
-	eor	v9.16b, v9.16b, v23.16b
+	eor	v10.16b, v10.16b, v0.16b
 	aese	v31.16b, v4.16b
 	aesmc	v31.16b, v31.16b
-	eor	v10.16b, v10.16b, v0.16b
+	ldr	q0, [x6, #80]
 	aese	v24.16b, v5.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q0, [x6, #80]
+	rev64	v0.16b, v0.16b
 	aese	v25.16b, v5.16b
 	aesmc	v25.16b, v25.16b
-	rev64	v0.16b, v0.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v26.16b, v5.16b
 	aesmc	v26.16b, v26.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	ldr	q23, [x0, #336]
 	aese	v27.16b, v5.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q23, [x0, #336]
+	ldr	q11, [x0, #464]
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q11, [x0, #464]
+	ext	v12.16b, v0.16b, v0.16b, #8
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v12.1q, v0.1d, v23.1d
+	eor	v12.16b, v12.16b, v0.16b
 	aese	v30.16b, v5.16b
 	aesmc	v30.16b, v30.16b
-	pmull2	v23.1q, v0.2d, v23.2d
+	pmull	v13.1q, v0.1d, v23.1d
 	aese	v31.16b, v5.16b
 	aesmc	v31.16b, v31.16b
-	ext	v13.16b, v0.16b, v0.16b, #8
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
-	eor	v13.16b, v13.16b, v0.16b
+	pmull2	v0.1q, v0.2d, v23.2d
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v0.1q, v13.1d, v11.1d
+	eor	v9.16b, v9.16b, v0.16b
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
-	eor	v8.16b, v8.16b, v12.16b
+	pmull	v0.1q, v12.1d, v11.1d
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
-	eor	v9.16b, v9.16b, v23.16b
+	eor	v10.16b, v10.16b, v0.16b
 	aese	v28.16b, v6.16b
 	aesmc	v28.16b, v28.16b
-	eor	v10.16b, v10.16b, v0.16b
+	ldr	q0, [x6, #96]
 	aese	v29.16b, v6.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q0, [x6, #96]
+	rev64	v0.16b, v0.16b
 	aese	v30.16b, v6.16b
 	aesmc	v30.16b, v30.16b
-	rev64	v0.16b, v0.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v31.16b, v6.16b
 	aesmc	v31.16b, v31.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
 	ldr	q23, [x0, #352]
@@ -8614,25 +8533,25 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	ldr	q11, [x0, #480]
 	aese	v26.16b, v7.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v12.1q, v0.1d, v23.1d
+	ext	v12.16b, v0.16b, v0.16b, #8
 	aese	v27.16b, v7.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v23.1q, v0.2d, v23.2d
+	eor	v12.16b, v12.16b, v0.16b
 	aese	v28.16b, v7.16b
 	aesmc	v28.16b, v28.16b
-	ext	v13.16b, v0.16b, v0.16b, #8
+	pmull	v13.1q, v0.1d, v23.1d
 	aese	v29.16b, v7.16b
 	aesmc	v29.16b, v29.16b
-	eor	v13.16b, v13.16b, v0.16b
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v30.16b, v7.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v0.1q, v13.1d, v11.1d
+	pmull2	v0.1q, v0.2d, v23.2d
 	aese	v31.16b, v7.16b
 	aesmc	v31.16b, v31.16b
-	eor	v8.16b, v8.16b, v12.16b
+	eor	v9.16b, v9.16b, v0.16b
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
-	eor	v9.16b, v9.16b, v23.16b
+	pmull	v0.1q, v12.1d, v11.1d
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
 	eor	v10.16b, v10.16b, v0.16b
@@ -8653,25 +8572,25 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	ldr	q11, [x0, #496]
 	aese	v31.16b, v16.16b
 	aesmc	v31.16b, v31.16b
-	pmull	v12.1q, v0.1d, v23.1d
+	ext	v12.16b, v0.16b, v0.16b, #8
 	aese	v24.16b, v17.16b
 	aesmc	v24.16b, v24.16b
-	pmull2	v23.1q, v0.2d, v23.2d
+	eor	v12.16b, v12.16b, v0.16b
 	aese	v25.16b, v17.16b
 	aesmc	v25.16b, v25.16b
-	ext	v13.16b, v0.16b, v0.16b, #8
+	pmull	v13.1q, v0.1d, v23.1d
 	aese	v26.16b, v17.16b
 	aesmc	v26.16b, v26.16b
-	eor	v13.16b, v13.16b, v0.16b
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v27.16b, v17.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v0.1q, v13.1d, v11.1d
+	pmull2	v0.1q, v0.2d, v23.2d
 	aese	v28.16b, v17.16b
 	aesmc	v28.16b, v28.16b
-	eor	v8.16b, v8.16b, v12.16b
+	eor	v9.16b, v9.16b, v0.16b
 	aese	v29.16b, v17.16b
 	aesmc	v29.16b, v29.16b
-	eor	v9.16b, v9.16b, v23.16b
+	pmull	v0.1q, v12.1d, v11.1d
 	aese	v30.16b, v17.16b
 	aesmc	v30.16b, v30.16b
 	eor	v10.16b, v10.16b, v0.16b
@@ -8709,8 +8628,7 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	eor	v30.16b, v30.16b, v19.16b
 	eor	v8.16b, v8.16b, v0.16b
 	eor	v31.16b, v31.16b, v19.16b
-	eor	v8.16b, v8.16b, v9.16b
-	mov	v0.16b, v8.16b
+	eor	v0.16b, v8.16b, v9.16b
 	ldr	x4, [x0, #656]
 	sub	x4, x5, x4
 	and	x4, x4, #255
@@ -8765,192 +8683,191 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	eor	v28.16b, v28.16b, v0.16b
 	add	v20.4s, v20.4s, v21.4s
 	ldr	q0, [x0, #256]
-	ldr	q29, [x0, #384]
 	rev32	v26.16b, v20.16b
-	pmull	v30.1q, v28.1d, v0.1d
+	ldr	q29, [x0, #384]
+	ext	v30.16b, v28.16b, v28.16b, #8
 	add	v20.4s, v20.4s, v21.4s
-	pmull2	v31.1q, v28.2d, v0.2d
+	eor	v30.16b, v30.16b, v28.16b
 	rev32	v27.16b, v20.16b
-	ext	v0.16b, v28.16b, v28.16b, #8
+	pmull	v31.1q, v28.1d, v0.1d
 	add	v20.4s, v20.4s, v21.4s
-	eor	v0.16b, v0.16b, v28.16b
+	pmull2	v0.1q, v28.2d, v0.2d
 	rev32	v28.16b, v20.16b
-	pmull	v8.1q, v0.1d, v29.1d
-	mov	v0.16b, v30.16b
-	add	v20.4s, v20.4s, v21.4s
-	rev32	v29.16b, v20.16b
+	pmull	v8.1q, v30.1d, v29.1d
 	add	v20.4s, v20.4s, v21.4s
 	ldr	q9, [x4, #16]
-	rev32	v30.16b, v20.16b
+	rev32	v29.16b, v20.16b
 	rev64	v9.16b, v9.16b
-	add	v20.4s, v20.4s, v21.4s
 	ext	v9.16b, v9.16b, v9.16b, #8
+	add	v20.4s, v20.4s, v21.4s
 	ldr	q10, [x0, #272]
+	rev32	v30.16b, v20.16b
+	ldr	q11, [x0, #400]
+	add	v20.4s, v20.4s, v21.4s
+	ext	v12.16b, v9.16b, v9.16b, #8
 	aese	v23.16b, v1.16b
 	aesmc	v23.16b, v23.16b
-	ldr	q11, [x0, #400]
+	eor	v12.16b, v12.16b, v9.16b
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v12.1q, v9.1d, v10.1d
+	pmull	v13.1q, v9.1d, v10.1d
 	aese	v25.16b, v1.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v10.1q, v9.2d, v10.2d
+	eor	v31.16b, v31.16b, v13.16b
 	aese	v26.16b, v1.16b
 	aesmc	v26.16b, v26.16b
-	ext	v13.16b, v9.16b, v9.16b, #8
+	pmull2	v9.1q, v9.2d, v10.2d
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v27.16b, v1.16b
 	aesmc	v27.16b, v27.16b
-	eor	v13.16b, v13.16b, v9.16b
-	pmull	v9.1q, v13.1d, v11.1d
+	pmull	v9.1q, v12.1d, v11.1d
 	aese	v28.16b, v1.16b
 	aesmc	v28.16b, v28.16b
-	eor	v0.16b, v0.16b, v12.16b
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v29.16b, v1.16b
 	aesmc	v29.16b, v29.16b
-	eor	v31.16b, v31.16b, v10.16b
+	ldr	q9, [x4, #32]
 	aese	v30.16b, v1.16b
 	aesmc	v30.16b, v30.16b
-	eor	v8.16b, v8.16b, v9.16b
+	rev64	v9.16b, v9.16b
 	aese	v23.16b, v2.16b
 	aesmc	v23.16b, v23.16b
-	ldr	q9, [x4, #32]
+	ext	v9.16b, v9.16b, v9.16b, #8
 	aese	v24.16b, v2.16b
 	aesmc	v24.16b, v24.16b
-	rev64	v9.16b, v9.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	ldr	q10, [x0, #288]
+	ldr	q11, [x0, #416]
 	aese	v25.16b, v2.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q10, [x0, #288]
+	ext	v12.16b, v9.16b, v9.16b, #8
 	aese	v26.16b, v2.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q11, [x0, #416]
+	eor	v12.16b, v12.16b, v9.16b
 	aese	v27.16b, v2.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v12.1q, v9.1d, v10.1d
+	pmull	v13.1q, v9.1d, v10.1d
 	aese	v28.16b, v2.16b
 	aesmc	v28.16b, v28.16b
-	pmull2	v10.1q, v9.2d, v10.2d
+	eor	v31.16b, v31.16b, v13.16b
 	aese	v29.16b, v2.16b
 	aesmc	v29.16b, v29.16b
-	ext	v13.16b, v9.16b, v9.16b, #8
+	pmull2	v9.1q, v9.2d, v10.2d
 	aese	v30.16b, v2.16b
 	aesmc	v30.16b, v30.16b
-	eor	v13.16b, v13.16b, v9.16b
-	pmull	v9.1q, v13.1d, v11.1d
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v23.16b, v3.16b
 	aesmc	v23.16b, v23.16b
-	eor	v0.16b, v0.16b, v12.16b
+	pmull	v9.1q, v12.1d, v11.1d
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v24.16b, v3.16b
 	aesmc	v24.16b, v24.16b
-	eor	v31.16b, v31.16b, v10.16b
+	ldr	q9, [x4, #48]
 	aese	v25.16b, v3.16b
 	aesmc	v25.16b, v25.16b
-	eor	v8.16b, v8.16b, v9.16b
+	rev64	v9.16b, v9.16b
 	aese	v26.16b, v3.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q9, [x4, #48]
+	ext	v9.16b, v9.16b, v9.16b, #8
 	aese	v27.16b, v3.16b
 	aesmc	v27.16b, v27.16b
-	rev64	v9.16b, v9.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	ldr	q10, [x0, #304]
 	aese	v28.16b, v3.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q10, [x0, #304]
+	ldr	q11, [x0, #432]
 	aese	v29.16b, v3.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q11, [x0, #432]
+	ext	v12.16b, v9.16b, v9.16b, #8
+	eor	v12.16b, v12.16b, v9.16b
 	aese	v30.16b, v3.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v12.1q, v9.1d, v10.1d
+	pmull	v13.1q, v9.1d, v10.1d
 	aese	v23.16b, v4.16b
 	aesmc	v23.16b, v23.16b
-	pmull2	v10.1q, v9.2d, v10.2d
+	eor	v31.16b, v31.16b, v13.16b
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
-	ext	v13.16b, v9.16b, v9.16b, #8
-	eor	v13.16b, v13.16b, v9.16b
+	pmull2	v9.1q, v9.2d, v10.2d
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v9.1q, v13.1d, v11.1d
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
-	eor	v0.16b, v0.16b, v12.16b
+	pmull	v9.1q, v12.1d, v11.1d
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
-	eor	v31.16b, v31.16b, v10.16b
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
-	eor	v8.16b, v8.16b, v9.16b
-	aese	v29.16b, v4.16b
-	aesmc	v29.16b, v29.16b
 	ldr	q9, [x4, #64]
 	rev64	v9.16b, v9.16b
+	aese	v29.16b, v4.16b
+	aesmc	v29.16b, v29.16b
+	ext	v9.16b, v9.16b, v9.16b, #8
 	aese	v30.16b, v4.16b
 	aesmc	v30.16b, v30.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	ldr	q10, [x0, #320]
 	aese	v23.16b, v5.16b
 	aesmc	v23.16b, v23.16b
-	ldr	q10, [x0, #320]
+	ldr	q11, [x0, #448]
 	aese	v24.16b, v5.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q11, [x0, #448]
+	ext	v12.16b, v9.16b, v9.16b, #8
 	aese	v25.16b, v5.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v12.1q, v9.1d, v10.1d
+	eor	v12.16b, v12.16b, v9.16b
 	aese	v26.16b, v5.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v10.1q, v9.2d, v10.2d
-	ext	v13.16b, v9.16b, v9.16b, #8
+	pmull	v13.1q, v9.1d, v10.1d
+	eor	v31.16b, v31.16b, v13.16b
 	aese	v27.16b, v5.16b
 	aesmc	v27.16b, v27.16b
-	eor	v13.16b, v13.16b, v9.16b
+	pmull2	v9.1q, v9.2d, v10.2d
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v9.1q, v13.1d, v11.1d
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
-	eor	v0.16b, v0.16b, v12.16b
+	pmull	v9.1q, v12.1d, v11.1d
 	aese	v30.16b, v5.16b
 	aesmc	v30.16b, v30.16b
-	eor	v31.16b, v31.16b, v10.16b
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v23.16b, v6.16b
 	aesmc	v23.16b, v23.16b
-	eor	v8.16b, v8.16b, v9.16b
+	ldr	q9, [x4, #80]
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q9, [x4, #80]
 	rev64	v9.16b, v9.16b
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
 	ext	v9.16b, v9.16b, v9.16b, #8
+	ldr	q10, [x0, #336]
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q10, [x0, #336]
+	ldr	q11, [x0, #464]
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q11, [x0, #464]
+	ext	v12.16b, v9.16b, v9.16b, #8
 	aese	v28.16b, v6.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v12.1q, v9.1d, v10.1d
+	eor	v12.16b, v12.16b, v9.16b
 	aese	v29.16b, v6.16b
 	aesmc	v29.16b, v29.16b
-	pmull2	v10.1q, v9.2d, v10.2d
-	ext	v13.16b, v9.16b, v9.16b, #8
+	pmull	v13.1q, v9.1d, v10.1d
 	aese	v30.16b, v6.16b
 	aesmc	v30.16b, v30.16b
-	eor	v13.16b, v13.16b, v9.16b
+	eor	v31.16b, v31.16b, v13.16b
 	aese	v23.16b, v7.16b
 	aesmc	v23.16b, v23.16b
-	pmull	v9.1q, v13.1d, v11.1d
+	pmull2	v9.1q, v9.2d, v10.2d
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
-	eor	v0.16b, v0.16b, v12.16b
+	pmull	v9.1q, v12.1d, v11.1d
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
-	eor	v31.16b, v31.16b, v10.16b
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v26.16b, v7.16b
 	aesmc	v26.16b, v26.16b
-	eor	v8.16b, v8.16b, v9.16b
 	ldr	q9, [x4, #96]
 	aese	v27.16b, v7.16b
 	aesmc	v27.16b, v27.16b
@@ -8964,25 +8881,25 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	aese	v30.16b, v7.16b
 	aesmc	v30.16b, v30.16b
 	ldr	q11, [x0, #480]
+	ext	v12.16b, v9.16b, v9.16b, #8
 	aese	v23.16b, v16.16b
 	aesmc	v23.16b, v23.16b
-	pmull	v12.1q, v9.1d, v10.1d
-	pmull2	v10.1q, v9.2d, v10.2d
+	eor	v12.16b, v12.16b, v9.16b
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
-	ext	v13.16b, v9.16b, v9.16b, #8
+	pmull	v13.1q, v9.1d, v10.1d
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
-	eor	v13.16b, v13.16b, v9.16b
+	eor	v31.16b, v31.16b, v13.16b
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v9.1q, v13.1d, v11.1d
+	pmull2	v9.1q, v9.2d, v10.2d
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
-	eor	v0.16b, v0.16b, v12.16b
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v28.16b, v16.16b
 	aesmc	v28.16b, v28.16b
-	eor	v31.16b, v31.16b, v10.16b
+	pmull	v9.1q, v12.1d, v11.1d
 	eor	v8.16b, v8.16b, v9.16b
 	aese	v29.16b, v16.16b
 	aesmc	v29.16b, v29.16b
@@ -9001,55 +8918,55 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	ldr	q11, [x0, #496]
 	aese	v26.16b, v17.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v12.1q, v9.1d, v10.1d
-	pmull2	v10.1q, v9.2d, v10.2d
+	ext	v12.16b, v9.16b, v9.16b, #8
 	aese	v27.16b, v17.16b
 	aesmc	v27.16b, v27.16b
-	ext	v13.16b, v9.16b, v9.16b, #8
+	eor	v12.16b, v12.16b, v9.16b
+	pmull	v13.1q, v9.1d, v10.1d
 	aese	v28.16b, v17.16b
 	aesmc	v28.16b, v28.16b
-	eor	v13.16b, v13.16b, v9.16b
+	eor	v31.16b, v31.16b, v13.16b
 	aese	v29.16b, v17.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v9.1q, v13.1d, v11.1d
+	pmull2	v9.1q, v9.2d, v10.2d
 	aese	v30.16b, v17.16b
 	aesmc	v30.16b, v30.16b
-	eor	v0.16b, v0.16b, v12.16b
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v23.16b, v18.16b
-	eor	v31.16b, v31.16b, v10.16b
-	eor	v8.16b, v8.16b, v9.16b
+	pmull	v9.1q, v12.1d, v11.1d
 	aese	v24.16b, v18.16b
-	eor	v8.16b, v8.16b, v0.16b
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v25.16b, v18.16b
 	eor	v8.16b, v8.16b, v31.16b
+	eor	v8.16b, v8.16b, v0.16b
 	aese	v26.16b, v18.16b
 	movi	v9.2d, #0x0000000000000000
 	aese	v27.16b, v18.16b
 	ext	v10.16b, v9.16b, v8.16b, #8
 	aese	v28.16b, v18.16b
-	eor	v0.16b, v0.16b, v10.16b
-	ext	v10.16b, v8.16b, v9.16b, #8
-	aese	v29.16b, v18.16b
 	eor	v31.16b, v31.16b, v10.16b
+	aese	v29.16b, v18.16b
+	ext	v10.16b, v8.16b, v9.16b, #8
 	aese	v30.16b, v18.16b
-	adrp	x4, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
+	eor	v0.16b, v0.16b, v10.16b
 	eor	v23.16b, v23.16b, v19.16b
-	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
+	adrp	x4, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
 	eor	v24.16b, v24.16b, v19.16b
+	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
 	ldr	q8, [x4]
 	eor	v25.16b, v25.16b, v19.16b
-	pmull	v9.1q, v0.1d, v8.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
+	pmull	v9.1q, v31.1d, v8.1d
 	eor	v26.16b, v26.16b, v19.16b
-	eor	v0.16b, v0.16b, v9.16b
+	ext	v31.16b, v31.16b, v31.16b, #8
 	eor	v27.16b, v27.16b, v19.16b
-	pmull	v8.1q, v0.1d, v8.1d
+	eor	v31.16b, v31.16b, v9.16b
 	eor	v28.16b, v28.16b, v19.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	pmull	v8.1q, v31.1d, v8.1d
 	eor	v29.16b, v29.16b, v19.16b
-	eor	v0.16b, v0.16b, v8.16b
+	ext	v31.16b, v31.16b, v31.16b, #8
 	eor	v30.16b, v30.16b, v19.16b
-	eor	v0.16b, v0.16b, v31.16b
+	eor	v31.16b, v31.16b, v8.16b
+	eor	v0.16b, v31.16b, v0.16b
 	ldp	q31, q8, [x1], #32
 	eor	v23.16b, v23.16b, v31.16b
 	eor	v24.16b, v24.16b, v8.16b
@@ -9091,192 +9008,191 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	eor	v28.16b, v28.16b, v0.16b
 	add	v20.4s, v20.4s, v21.4s
 	ldr	q0, [x0, #256]
-	ldr	q29, [x0, #384]
 	rev32	v26.16b, v20.16b
-	pmull	v30.1q, v28.1d, v0.1d
+	ldr	q29, [x0, #384]
+	ext	v30.16b, v28.16b, v28.16b, #8
 	add	v20.4s, v20.4s, v21.4s
-	pmull2	v31.1q, v28.2d, v0.2d
+	eor	v30.16b, v30.16b, v28.16b
 	rev32	v27.16b, v20.16b
-	ext	v0.16b, v28.16b, v28.16b, #8
+	pmull	v31.1q, v28.1d, v0.1d
 	add	v20.4s, v20.4s, v21.4s
-	eor	v0.16b, v0.16b, v28.16b
+	pmull2	v0.1q, v28.2d, v0.2d
 	rev32	v28.16b, v20.16b
-	pmull	v8.1q, v0.1d, v29.1d
-	mov	v0.16b, v30.16b
-	add	v20.4s, v20.4s, v21.4s
-	rev32	v29.16b, v20.16b
+	pmull	v8.1q, v30.1d, v29.1d
 	add	v20.4s, v20.4s, v21.4s
 	ldr	q9, [x6, #16]
-	rev32	v30.16b, v20.16b
+	rev32	v29.16b, v20.16b
 	rev64	v9.16b, v9.16b
-	add	v20.4s, v20.4s, v21.4s
 	ext	v9.16b, v9.16b, v9.16b, #8
+	add	v20.4s, v20.4s, v21.4s
 	ldr	q10, [x0, #272]
+	rev32	v30.16b, v20.16b
+	ldr	q11, [x0, #400]
+	add	v20.4s, v20.4s, v21.4s
+	ext	v12.16b, v9.16b, v9.16b, #8
 	aese	v23.16b, v1.16b
 	aesmc	v23.16b, v23.16b
-	ldr	q11, [x0, #400]
+	eor	v12.16b, v12.16b, v9.16b
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v12.1q, v9.1d, v10.1d
+	pmull	v13.1q, v9.1d, v10.1d
 	aese	v25.16b, v1.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v10.1q, v9.2d, v10.2d
+	eor	v31.16b, v31.16b, v13.16b
 	aese	v26.16b, v1.16b
 	aesmc	v26.16b, v26.16b
-	ext	v13.16b, v9.16b, v9.16b, #8
+	pmull2	v9.1q, v9.2d, v10.2d
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v27.16b, v1.16b
 	aesmc	v27.16b, v27.16b
-	eor	v13.16b, v13.16b, v9.16b
-	pmull	v9.1q, v13.1d, v11.1d
+	pmull	v9.1q, v12.1d, v11.1d
 	aese	v28.16b, v1.16b
 	aesmc	v28.16b, v28.16b
-	eor	v0.16b, v0.16b, v12.16b
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v29.16b, v1.16b
 	aesmc	v29.16b, v29.16b
-	eor	v31.16b, v31.16b, v10.16b
+	ldr	q9, [x6, #32]
 	aese	v30.16b, v1.16b
 	aesmc	v30.16b, v30.16b
-	eor	v8.16b, v8.16b, v9.16b
+	rev64	v9.16b, v9.16b
 	aese	v23.16b, v2.16b
 	aesmc	v23.16b, v23.16b
-	ldr	q9, [x6, #32]
+	ext	v9.16b, v9.16b, v9.16b, #8
 	aese	v24.16b, v2.16b
 	aesmc	v24.16b, v24.16b
-	rev64	v9.16b, v9.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	ldr	q10, [x0, #288]
+	ldr	q11, [x0, #416]
 	aese	v25.16b, v2.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q10, [x0, #288]
+	ext	v12.16b, v9.16b, v9.16b, #8
 	aese	v26.16b, v2.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q11, [x0, #416]
+	eor	v12.16b, v12.16b, v9.16b
 	aese	v27.16b, v2.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v12.1q, v9.1d, v10.1d
+	pmull	v13.1q, v9.1d, v10.1d
 	aese	v28.16b, v2.16b
 	aesmc	v28.16b, v28.16b
-	pmull2	v10.1q, v9.2d, v10.2d
+	eor	v31.16b, v31.16b, v13.16b
 	aese	v29.16b, v2.16b
 	aesmc	v29.16b, v29.16b
-	ext	v13.16b, v9.16b, v9.16b, #8
+	pmull2	v9.1q, v9.2d, v10.2d
 	aese	v30.16b, v2.16b
 	aesmc	v30.16b, v30.16b
-	eor	v13.16b, v13.16b, v9.16b
-	pmull	v9.1q, v13.1d, v11.1d
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v23.16b, v3.16b
 	aesmc	v23.16b, v23.16b
-	eor	v0.16b, v0.16b, v12.16b
+	pmull	v9.1q, v12.1d, v11.1d
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v24.16b, v3.16b
 	aesmc	v24.16b, v24.16b
-	eor	v31.16b, v31.16b, v10.16b
+	ldr	q9, [x6, #48]
 	aese	v25.16b, v3.16b
 	aesmc	v25.16b, v25.16b
-	eor	v8.16b, v8.16b, v9.16b
+	rev64	v9.16b, v9.16b
 	aese	v26.16b, v3.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q9, [x6, #48]
+	ext	v9.16b, v9.16b, v9.16b, #8
 	aese	v27.16b, v3.16b
 	aesmc	v27.16b, v27.16b
-	rev64	v9.16b, v9.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	ldr	q10, [x0, #304]
 	aese	v28.16b, v3.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q10, [x0, #304]
+	ldr	q11, [x0, #432]
 	aese	v29.16b, v3.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q11, [x0, #432]
+	ext	v12.16b, v9.16b, v9.16b, #8
+	eor	v12.16b, v12.16b, v9.16b
 	aese	v30.16b, v3.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v12.1q, v9.1d, v10.1d
+	pmull	v13.1q, v9.1d, v10.1d
 	aese	v23.16b, v4.16b
 	aesmc	v23.16b, v23.16b
-	pmull2	v10.1q, v9.2d, v10.2d
+	eor	v31.16b, v31.16b, v13.16b
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
-	ext	v13.16b, v9.16b, v9.16b, #8
-	eor	v13.16b, v13.16b, v9.16b
+	pmull2	v9.1q, v9.2d, v10.2d
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v9.1q, v13.1d, v11.1d
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
-	eor	v0.16b, v0.16b, v12.16b
+	pmull	v9.1q, v12.1d, v11.1d
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
-	eor	v31.16b, v31.16b, v10.16b
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
-	eor	v8.16b, v8.16b, v9.16b
-	aese	v29.16b, v4.16b
-	aesmc	v29.16b, v29.16b
 	ldr	q9, [x6, #64]
 	rev64	v9.16b, v9.16b
+	aese	v29.16b, v4.16b
+	aesmc	v29.16b, v29.16b
+	ext	v9.16b, v9.16b, v9.16b, #8
 	aese	v30.16b, v4.16b
 	aesmc	v30.16b, v30.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	ldr	q10, [x0, #320]
 	aese	v23.16b, v5.16b
 	aesmc	v23.16b, v23.16b
-	ldr	q10, [x0, #320]
+	ldr	q11, [x0, #448]
 	aese	v24.16b, v5.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q11, [x0, #448]
+	ext	v12.16b, v9.16b, v9.16b, #8
 	aese	v25.16b, v5.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v12.1q, v9.1d, v10.1d
+	eor	v12.16b, v12.16b, v9.16b
 	aese	v26.16b, v5.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v10.1q, v9.2d, v10.2d
-	ext	v13.16b, v9.16b, v9.16b, #8
+	pmull	v13.1q, v9.1d, v10.1d
+	eor	v31.16b, v31.16b, v13.16b
 	aese	v27.16b, v5.16b
 	aesmc	v27.16b, v27.16b
-	eor	v13.16b, v13.16b, v9.16b
+	pmull2	v9.1q, v9.2d, v10.2d
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v9.1q, v13.1d, v11.1d
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
-	eor	v0.16b, v0.16b, v12.16b
+	pmull	v9.1q, v12.1d, v11.1d
 	aese	v30.16b, v5.16b
 	aesmc	v30.16b, v30.16b
-	eor	v31.16b, v31.16b, v10.16b
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v23.16b, v6.16b
 	aesmc	v23.16b, v23.16b
-	eor	v8.16b, v8.16b, v9.16b
+	ldr	q9, [x6, #80]
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q9, [x6, #80]
 	rev64	v9.16b, v9.16b
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
 	ext	v9.16b, v9.16b, v9.16b, #8
+	ldr	q10, [x0, #336]
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q10, [x0, #336]
+	ldr	q11, [x0, #464]
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q11, [x0, #464]
+	ext	v12.16b, v9.16b, v9.16b, #8
 	aese	v28.16b, v6.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v12.1q, v9.1d, v10.1d
+	eor	v12.16b, v12.16b, v9.16b
 	aese	v29.16b, v6.16b
 	aesmc	v29.16b, v29.16b
-	pmull2	v10.1q, v9.2d, v10.2d
-	ext	v13.16b, v9.16b, v9.16b, #8
+	pmull	v13.1q, v9.1d, v10.1d
 	aese	v30.16b, v6.16b
 	aesmc	v30.16b, v30.16b
-	eor	v13.16b, v13.16b, v9.16b
+	eor	v31.16b, v31.16b, v13.16b
 	aese	v23.16b, v7.16b
 	aesmc	v23.16b, v23.16b
-	pmull	v9.1q, v13.1d, v11.1d
+	pmull2	v9.1q, v9.2d, v10.2d
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
-	eor	v0.16b, v0.16b, v12.16b
+	pmull	v9.1q, v12.1d, v11.1d
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
-	eor	v31.16b, v31.16b, v10.16b
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v26.16b, v7.16b
 	aesmc	v26.16b, v26.16b
-	eor	v8.16b, v8.16b, v9.16b
 	ldr	q9, [x6, #96]
 	aese	v27.16b, v7.16b
 	aesmc	v27.16b, v27.16b
@@ -9290,25 +9206,25 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	aese	v30.16b, v7.16b
 	aesmc	v30.16b, v30.16b
 	ldr	q11, [x0, #480]
+	ext	v12.16b, v9.16b, v9.16b, #8
 	aese	v23.16b, v16.16b
 	aesmc	v23.16b, v23.16b
-	pmull	v12.1q, v9.1d, v10.1d
-	pmull2	v10.1q, v9.2d, v10.2d
+	eor	v12.16b, v12.16b, v9.16b
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
-	ext	v13.16b, v9.16b, v9.16b, #8
+	pmull	v13.1q, v9.1d, v10.1d
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
-	eor	v13.16b, v13.16b, v9.16b
+	eor	v31.16b, v31.16b, v13.16b
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v9.1q, v13.1d, v11.1d
+	pmull2	v9.1q, v9.2d, v10.2d
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
-	eor	v0.16b, v0.16b, v12.16b
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v28.16b, v16.16b
 	aesmc	v28.16b, v28.16b
-	eor	v31.16b, v31.16b, v10.16b
+	pmull	v9.1q, v12.1d, v11.1d
 	eor	v8.16b, v8.16b, v9.16b
 	aese	v29.16b, v16.16b
 	aesmc	v29.16b, v29.16b
@@ -9327,55 +9243,55 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	ldr	q11, [x0, #496]
 	aese	v26.16b, v17.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v12.1q, v9.1d, v10.1d
-	pmull2	v10.1q, v9.2d, v10.2d
+	ext	v12.16b, v9.16b, v9.16b, #8
 	aese	v27.16b, v17.16b
 	aesmc	v27.16b, v27.16b
-	ext	v13.16b, v9.16b, v9.16b, #8
+	eor	v12.16b, v12.16b, v9.16b
+	pmull	v13.1q, v9.1d, v10.1d
 	aese	v28.16b, v17.16b
 	aesmc	v28.16b, v28.16b
-	eor	v13.16b, v13.16b, v9.16b
+	eor	v31.16b, v31.16b, v13.16b
 	aese	v29.16b, v17.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v9.1q, v13.1d, v11.1d
+	pmull2	v9.1q, v9.2d, v10.2d
 	aese	v30.16b, v17.16b
 	aesmc	v30.16b, v30.16b
-	eor	v0.16b, v0.16b, v12.16b
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v23.16b, v18.16b
-	eor	v31.16b, v31.16b, v10.16b
-	eor	v8.16b, v8.16b, v9.16b
+	pmull	v9.1q, v12.1d, v11.1d
 	aese	v24.16b, v18.16b
-	eor	v8.16b, v8.16b, v0.16b
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v25.16b, v18.16b
 	eor	v8.16b, v8.16b, v31.16b
+	eor	v8.16b, v8.16b, v0.16b
 	aese	v26.16b, v18.16b
 	movi	v9.2d, #0x0000000000000000
 	aese	v27.16b, v18.16b
 	ext	v10.16b, v9.16b, v8.16b, #8
 	aese	v28.16b, v18.16b
-	eor	v0.16b, v0.16b, v10.16b
-	ext	v10.16b, v8.16b, v9.16b, #8
-	aese	v29.16b, v18.16b
 	eor	v31.16b, v31.16b, v10.16b
+	aese	v29.16b, v18.16b
+	ext	v10.16b, v8.16b, v9.16b, #8
 	aese	v30.16b, v18.16b
-	adrp	x6, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
+	eor	v0.16b, v0.16b, v10.16b
 	eor	v23.16b, v23.16b, v19.16b
-	add	x6, x6, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
+	adrp	x6, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
 	eor	v24.16b, v24.16b, v19.16b
+	add	x6, x6, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
 	ldr	q8, [x6]
 	eor	v25.16b, v25.16b, v19.16b
-	pmull	v9.1q, v0.1d, v8.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
+	pmull	v9.1q, v31.1d, v8.1d
 	eor	v26.16b, v26.16b, v19.16b
-	eor	v0.16b, v0.16b, v9.16b
+	ext	v31.16b, v31.16b, v31.16b, #8
 	eor	v27.16b, v27.16b, v19.16b
-	pmull	v8.1q, v0.1d, v8.1d
+	eor	v31.16b, v31.16b, v9.16b
 	eor	v28.16b, v28.16b, v19.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	pmull	v8.1q, v31.1d, v8.1d
 	eor	v29.16b, v29.16b, v19.16b
-	eor	v0.16b, v0.16b, v8.16b
+	ext	v31.16b, v31.16b, v31.16b, #8
 	eor	v30.16b, v30.16b, v19.16b
-	eor	v0.16b, v0.16b, v31.16b
+	eor	v31.16b, v31.16b, v8.16b
+	eor	v0.16b, v31.16b, v0.16b
 	ldp	q31, q8, [x1], #32
 	eor	v23.16b, v23.16b, v31.16b
 	eor	v24.16b, v24.16b, v8.16b
@@ -9423,121 +9339,119 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	eor	v22.16b, v22.16b, v0.16b
 	ldr	q0, [x0, #256]
 	ldr	q23, [x0, #384]
+	ext	v25.16b, v22.16b, v22.16b, #8
+	eor	v25.16b, v25.16b, v22.16b
 	pmull	v24.1q, v22.1d, v0.1d
-	pmull2	v25.1q, v22.2d, v0.2d
-	ext	v0.16b, v22.16b, v22.16b, #8
-	eor	v0.16b, v0.16b, v22.16b
-	pmull	v23.1q, v0.1d, v23.1d
-	mov	v0.16b, v24.16b
-	mov	v22.16b, v25.16b
-	ldr	q24, [x4, #16]
-	rev64	v24.16b, v24.16b
-	ext	v24.16b, v24.16b, v24.16b, #8
+	pmull2	v0.1q, v22.2d, v0.2d
+	pmull	v22.1q, v25.1d, v23.1d
+	ldr	q23, [x4, #16]
+	rev64	v23.16b, v23.16b
+	ext	v23.16b, v23.16b, v23.16b, #8
 	ldr	q25, [x0, #272]
 	ldr	q26, [x0, #400]
-	pmull	v27.1q, v24.1d, v25.1d
-	pmull2	v25.1q, v24.2d, v25.2d
-	ext	v28.16b, v24.16b, v24.16b, #8
-	eor	v28.16b, v28.16b, v24.16b
-	pmull	v24.1q, v28.1d, v26.1d
-	eor	v0.16b, v0.16b, v27.16b
-	eor	v22.16b, v22.16b, v25.16b
-	eor	v23.16b, v23.16b, v24.16b
-	ldr	q24, [x4, #32]
-	rev64	v24.16b, v24.16b
-	ext	v24.16b, v24.16b, v24.16b, #8
+	ext	v27.16b, v23.16b, v23.16b, #8
+	eor	v27.16b, v27.16b, v23.16b
+	pmull	v28.1q, v23.1d, v25.1d
+	eor	v24.16b, v24.16b, v28.16b
+	pmull2	v23.1q, v23.2d, v25.2d
+	eor	v0.16b, v0.16b, v23.16b
+	pmull	v23.1q, v27.1d, v26.1d
+	eor	v22.16b, v22.16b, v23.16b
+	ldr	q23, [x4, #32]
+	rev64	v23.16b, v23.16b
+	ext	v23.16b, v23.16b, v23.16b, #8
 	ldr	q25, [x0, #288]
 	ldr	q26, [x0, #416]
-	pmull	v27.1q, v24.1d, v25.1d
-	pmull2	v25.1q, v24.2d, v25.2d
-	ext	v28.16b, v24.16b, v24.16b, #8
-	eor	v28.16b, v28.16b, v24.16b
-	pmull	v24.1q, v28.1d, v26.1d
-	eor	v0.16b, v0.16b, v27.16b
-	eor	v22.16b, v22.16b, v25.16b
-	eor	v23.16b, v23.16b, v24.16b
-	ldr	q24, [x4, #48]
-	rev64	v24.16b, v24.16b
-	ext	v24.16b, v24.16b, v24.16b, #8
+	ext	v27.16b, v23.16b, v23.16b, #8
+	eor	v27.16b, v27.16b, v23.16b
+	pmull	v28.1q, v23.1d, v25.1d
+	eor	v24.16b, v24.16b, v28.16b
+	pmull2	v23.1q, v23.2d, v25.2d
+	eor	v0.16b, v0.16b, v23.16b
+	pmull	v23.1q, v27.1d, v26.1d
+	eor	v22.16b, v22.16b, v23.16b
+	ldr	q23, [x4, #48]
+	rev64	v23.16b, v23.16b
+	ext	v23.16b, v23.16b, v23.16b, #8
 	ldr	q25, [x0, #304]
 	ldr	q26, [x0, #432]
-	pmull	v27.1q, v24.1d, v25.1d
-	pmull2	v25.1q, v24.2d, v25.2d
-	ext	v28.16b, v24.16b, v24.16b, #8
-	eor	v28.16b, v28.16b, v24.16b
-	pmull	v24.1q, v28.1d, v26.1d
-	eor	v0.16b, v0.16b, v27.16b
-	eor	v22.16b, v22.16b, v25.16b
-	eor	v23.16b, v23.16b, v24.16b
-	ldr	q24, [x4, #64]
-	rev64	v24.16b, v24.16b
-	ext	v24.16b, v24.16b, v24.16b, #8
+	ext	v27.16b, v23.16b, v23.16b, #8
+	eor	v27.16b, v27.16b, v23.16b
+	pmull	v28.1q, v23.1d, v25.1d
+	eor	v24.16b, v24.16b, v28.16b
+	pmull2	v23.1q, v23.2d, v25.2d
+	eor	v0.16b, v0.16b, v23.16b
+	pmull	v23.1q, v27.1d, v26.1d
+	eor	v22.16b, v22.16b, v23.16b
+	ldr	q23, [x4, #64]
+	rev64	v23.16b, v23.16b
+	ext	v23.16b, v23.16b, v23.16b, #8
 	ldr	q25, [x0, #320]
 	ldr	q26, [x0, #448]
-	pmull	v27.1q, v24.1d, v25.1d
-	pmull2	v25.1q, v24.2d, v25.2d
-	ext	v28.16b, v24.16b, v24.16b, #8
-	eor	v28.16b, v28.16b, v24.16b
-	pmull	v24.1q, v28.1d, v26.1d
-	eor	v0.16b, v0.16b, v27.16b
-	eor	v22.16b, v22.16b, v25.16b
-	eor	v23.16b, v23.16b, v24.16b
-	ldr	q24, [x4, #80]
-	rev64	v24.16b, v24.16b
-	ext	v24.16b, v24.16b, v24.16b, #8
+	ext	v27.16b, v23.16b, v23.16b, #8
+	eor	v27.16b, v27.16b, v23.16b
+	pmull	v28.1q, v23.1d, v25.1d
+	eor	v24.16b, v24.16b, v28.16b
+	pmull2	v23.1q, v23.2d, v25.2d
+	eor	v0.16b, v0.16b, v23.16b
+	pmull	v23.1q, v27.1d, v26.1d
+	eor	v22.16b, v22.16b, v23.16b
+	ldr	q23, [x4, #80]
+	rev64	v23.16b, v23.16b
+	ext	v23.16b, v23.16b, v23.16b, #8
 	ldr	q25, [x0, #336]
 	ldr	q26, [x0, #464]
-	pmull	v27.1q, v24.1d, v25.1d
-	pmull2	v25.1q, v24.2d, v25.2d
-	ext	v28.16b, v24.16b, v24.16b, #8
-	eor	v28.16b, v28.16b, v24.16b
-	pmull	v24.1q, v28.1d, v26.1d
-	eor	v0.16b, v0.16b, v27.16b
-	eor	v22.16b, v22.16b, v25.16b
-	eor	v23.16b, v23.16b, v24.16b
-	ldr	q24, [x4, #96]
-	rev64	v24.16b, v24.16b
-	ext	v24.16b, v24.16b, v24.16b, #8
+	ext	v27.16b, v23.16b, v23.16b, #8
+	eor	v27.16b, v27.16b, v23.16b
+	pmull	v28.1q, v23.1d, v25.1d
+	eor	v24.16b, v24.16b, v28.16b
+	pmull2	v23.1q, v23.2d, v25.2d
+	eor	v0.16b, v0.16b, v23.16b
+	pmull	v23.1q, v27.1d, v26.1d
+	eor	v22.16b, v22.16b, v23.16b
+	ldr	q23, [x4, #96]
+	rev64	v23.16b, v23.16b
+	ext	v23.16b, v23.16b, v23.16b, #8
 	ldr	q25, [x0, #352]
 	ldr	q26, [x0, #480]
-	pmull	v27.1q, v24.1d, v25.1d
-	pmull2	v25.1q, v24.2d, v25.2d
-	ext	v28.16b, v24.16b, v24.16b, #8
-	eor	v28.16b, v28.16b, v24.16b
-	pmull	v24.1q, v28.1d, v26.1d
-	eor	v0.16b, v0.16b, v27.16b
-	eor	v22.16b, v22.16b, v25.16b
-	eor	v23.16b, v23.16b, v24.16b
-	ldr	q24, [x4, #112]
-	rev64	v24.16b, v24.16b
-	ext	v24.16b, v24.16b, v24.16b, #8
+	ext	v27.16b, v23.16b, v23.16b, #8
+	eor	v27.16b, v27.16b, v23.16b
+	pmull	v28.1q, v23.1d, v25.1d
+	eor	v24.16b, v24.16b, v28.16b
+	pmull2	v23.1q, v23.2d, v25.2d
+	eor	v0.16b, v0.16b, v23.16b
+	pmull	v23.1q, v27.1d, v26.1d
+	eor	v22.16b, v22.16b, v23.16b
+	ldr	q23, [x4, #112]
+	rev64	v23.16b, v23.16b
+	ext	v23.16b, v23.16b, v23.16b, #8
 	ldr	q25, [x0, #368]
 	ldr	q26, [x0, #496]
-	pmull	v27.1q, v24.1d, v25.1d
-	pmull2	v25.1q, v24.2d, v25.2d
-	ext	v28.16b, v24.16b, v24.16b, #8
-	eor	v28.16b, v28.16b, v24.16b
-	pmull	v24.1q, v28.1d, v26.1d
-	eor	v0.16b, v0.16b, v27.16b
-	eor	v22.16b, v22.16b, v25.16b
-	eor	v23.16b, v23.16b, v24.16b
-	eor	v23.16b, v23.16b, v0.16b
-	eor	v23.16b, v23.16b, v22.16b
-	movi	v24.2d, #0x0000000000000000
-	ext	v25.16b, v24.16b, v23.16b, #8
+	ext	v27.16b, v23.16b, v23.16b, #8
+	eor	v27.16b, v27.16b, v23.16b
+	pmull	v28.1q, v23.1d, v25.1d
+	eor	v24.16b, v24.16b, v28.16b
+	pmull2	v23.1q, v23.2d, v25.2d
+	eor	v0.16b, v0.16b, v23.16b
+	pmull	v23.1q, v27.1d, v26.1d
+	eor	v22.16b, v22.16b, v23.16b
+	eor	v22.16b, v22.16b, v24.16b
+	eor	v22.16b, v22.16b, v0.16b
+	movi	v23.2d, #0x0000000000000000
+	ext	v25.16b, v23.16b, v22.16b, #8
+	eor	v24.16b, v24.16b, v25.16b
+	ext	v25.16b, v22.16b, v23.16b, #8
 	eor	v0.16b, v0.16b, v25.16b
-	ext	v25.16b, v23.16b, v24.16b, #8
-	eor	v22.16b, v22.16b, v25.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	ldr	q23, [x4]
-	pmull	v24.1q, v0.1d, v23.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v24.16b
-	pmull	v23.1q, v0.1d, v23.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v23.16b
-	eor	v0.16b, v0.16b, v22.16b
+	ldr	q22, [x4]
+	pmull	v23.1q, v24.1d, v22.1d
+	ext	v24.16b, v24.16b, v24.16b, #8
+	eor	v24.16b, v24.16b, v23.16b
+	pmull	v22.1q, v24.1d, v22.1d
+	ext	v24.16b, v24.16b, v24.16b, #8
+	eor	v24.16b, v24.16b, v22.16b
+	eor	v0.16b, v24.16b, v0.16b
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_small128:
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_single128:
 	cmp	x2, #16
@@ -9574,30 +9488,28 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	eor	v22.16b, v22.16b, v0.16b
 	ldr	q0, [x0, #368]
 	ldr	q23, [x0, #496]
+	ext	v25.16b, v22.16b, v22.16b, #8
+	eor	v25.16b, v25.16b, v22.16b
 	pmull	v24.1q, v22.1d, v0.1d
-	pmull2	v25.1q, v22.2d, v0.2d
-	ext	v0.16b, v22.16b, v22.16b, #8
-	eor	v0.16b, v0.16b, v22.16b
-	pmull	v23.1q, v0.1d, v23.1d
-	mov	v0.16b, v24.16b
-	mov	v22.16b, v25.16b
-	eor	v23.16b, v23.16b, v0.16b
-	eor	v23.16b, v23.16b, v22.16b
-	movi	v24.2d, #0x0000000000000000
-	ext	v25.16b, v24.16b, v23.16b, #8
+	pmull2	v0.1q, v22.2d, v0.2d
+	pmull	v22.1q, v25.1d, v23.1d
+	eor	v22.16b, v22.16b, v24.16b
+	eor	v22.16b, v22.16b, v0.16b
+	movi	v23.2d, #0x0000000000000000
+	ext	v25.16b, v23.16b, v22.16b, #8
+	eor	v24.16b, v24.16b, v25.16b
+	ext	v25.16b, v22.16b, v23.16b, #8
 	eor	v0.16b, v0.16b, v25.16b
-	ext	v25.16b, v23.16b, v24.16b, #8
-	eor	v22.16b, v22.16b, v25.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	ldr	q23, [x4]
-	pmull	v24.1q, v0.1d, v23.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v24.16b
-	pmull	v23.1q, v0.1d, v23.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v23.16b
-	eor	v0.16b, v0.16b, v22.16b
+	ldr	q22, [x4]
+	pmull	v23.1q, v24.1d, v22.1d
+	ext	v24.16b, v24.16b, v24.16b, #8
+	eor	v24.16b, v24.16b, v23.16b
+	pmull	v22.1q, v24.1d, v22.1d
+	ext	v24.16b, v24.16b, v24.16b, #8
+	eor	v24.16b, v24.16b, v22.16b
+	eor	v0.16b, v24.16b, v0.16b
 	sub	x2, x2, #16
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_single128
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_tail128:
@@ -10457,121 +10369,119 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	eor	v25.16b, v25.16b, v0.16b
 	ldr	q0, [x0, #256]
 	ldr	q26, [x0, #384]
+	ext	v28.16b, v25.16b, v25.16b, #8
+	eor	v28.16b, v28.16b, v25.16b
 	pmull	v27.1q, v25.1d, v0.1d
-	pmull2	v28.1q, v25.2d, v0.2d
-	ext	v0.16b, v25.16b, v25.16b, #8
-	eor	v0.16b, v0.16b, v25.16b
-	pmull	v26.1q, v0.1d, v26.1d
-	mov	v0.16b, v27.16b
-	mov	v25.16b, v28.16b
-	ldr	q27, [x4, #16]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	pmull2	v0.1q, v25.2d, v0.2d
+	pmull	v25.1q, v28.1d, v26.1d
+	ldr	q26, [x4, #16]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #272]
 	ldr	q29, [x0, #400]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x4, #32]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x4, #32]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #288]
 	ldr	q29, [x0, #416]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x4, #48]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x4, #48]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #304]
 	ldr	q29, [x0, #432]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x4, #64]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x4, #64]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #320]
 	ldr	q29, [x0, #448]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x4, #80]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x4, #80]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #336]
 	ldr	q29, [x0, #464]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x4, #96]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x4, #96]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #352]
 	ldr	q29, [x0, #480]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x4, #112]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x4, #112]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #368]
 	ldr	q29, [x0, #496]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	eor	v26.16b, v26.16b, v0.16b
-	eor	v26.16b, v26.16b, v25.16b
-	movi	v27.2d, #0x0000000000000000
-	ext	v28.16b, v27.16b, v26.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	eor	v25.16b, v25.16b, v27.16b
+	eor	v25.16b, v25.16b, v0.16b
+	movi	v26.2d, #0x0000000000000000
+	ext	v28.16b, v26.16b, v25.16b, #8
+	eor	v27.16b, v27.16b, v28.16b
+	ext	v28.16b, v25.16b, v26.16b, #8
 	eor	v0.16b, v0.16b, v28.16b
-	ext	v28.16b, v26.16b, v27.16b, #8
-	eor	v25.16b, v25.16b, v28.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	ldr	q26, [x4]
-	pmull	v27.1q, v0.1d, v26.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v27.16b
-	pmull	v26.1q, v0.1d, v26.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v26.16b
-	eor	v0.16b, v0.16b, v25.16b
+	ldr	q25, [x4]
+	pmull	v26.1q, v27.1d, v25.1d
+	ext	v27.16b, v27.16b, v27.16b, #8
+	eor	v27.16b, v27.16b, v26.16b
+	pmull	v25.1q, v27.1d, v25.1d
+	ext	v27.16b, v27.16b, v27.16b, #8
+	eor	v27.16b, v27.16b, v25.16b
+	eor	v0.16b, v27.16b, v0.16b
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #704
 	ldr	q25, [x0, #688]
@@ -10795,121 +10705,119 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	eor	v25.16b, v25.16b, v0.16b
 	ldr	q0, [x0, #256]
 	ldr	q26, [x0, #384]
+	ext	v28.16b, v25.16b, v25.16b, #8
+	eor	v28.16b, v28.16b, v25.16b
 	pmull	v27.1q, v25.1d, v0.1d
-	pmull2	v28.1q, v25.2d, v0.2d
-	ext	v0.16b, v25.16b, v25.16b, #8
-	eor	v0.16b, v0.16b, v25.16b
-	pmull	v26.1q, v0.1d, v26.1d
-	mov	v0.16b, v27.16b
-	mov	v25.16b, v28.16b
-	ldr	q27, [x4, #16]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	pmull2	v0.1q, v25.2d, v0.2d
+	pmull	v25.1q, v28.1d, v26.1d
+	ldr	q26, [x4, #16]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #272]
 	ldr	q29, [x0, #400]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x4, #32]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x4, #32]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #288]
 	ldr	q29, [x0, #416]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x4, #48]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x4, #48]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #304]
 	ldr	q29, [x0, #432]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x4, #64]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x4, #64]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #320]
 	ldr	q29, [x0, #448]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x4, #80]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x4, #80]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #336]
 	ldr	q29, [x0, #464]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x4, #96]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x4, #96]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #352]
 	ldr	q29, [x0, #480]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x4, #112]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x4, #112]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #368]
 	ldr	q29, [x0, #496]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	eor	v26.16b, v26.16b, v0.16b
-	eor	v26.16b, v26.16b, v25.16b
-	movi	v27.2d, #0x0000000000000000
-	ext	v28.16b, v27.16b, v26.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	eor	v25.16b, v25.16b, v27.16b
+	eor	v25.16b, v25.16b, v0.16b
+	movi	v26.2d, #0x0000000000000000
+	ext	v28.16b, v26.16b, v25.16b, #8
+	eor	v27.16b, v27.16b, v28.16b
+	ext	v28.16b, v25.16b, v26.16b, #8
 	eor	v0.16b, v0.16b, v28.16b
-	ext	v28.16b, v26.16b, v27.16b, #8
-	eor	v25.16b, v25.16b, v28.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	ldr	q26, [x4]
-	pmull	v27.1q, v0.1d, v26.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v27.16b
-	pmull	v26.1q, v0.1d, v26.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v26.16b
-	eor	v0.16b, v0.16b, v25.16b
+	ldr	q25, [x4]
+	pmull	v26.1q, v27.1d, v25.1d
+	ext	v27.16b, v27.16b, v27.16b, #8
+	eor	v27.16b, v27.16b, v26.16b
+	pmull	v25.1q, v27.1d, v25.1d
+	ext	v27.16b, v27.16b, v27.16b, #8
+	eor	v27.16b, v27.16b, v25.16b
+	eor	v0.16b, v27.16b, v0.16b
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #704
 	ldr	q25, [x0, #688]
@@ -11186,121 +11094,119 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	eor	v25.16b, v25.16b, v0.16b
 	ldr	q0, [x0, #256]
 	ldr	q26, [x0, #384]
+	ext	v28.16b, v25.16b, v25.16b, #8
+	eor	v28.16b, v28.16b, v25.16b
 	pmull	v27.1q, v25.1d, v0.1d
-	pmull2	v28.1q, v25.2d, v0.2d
-	ext	v0.16b, v25.16b, v25.16b, #8
-	eor	v0.16b, v0.16b, v25.16b
-	pmull	v26.1q, v0.1d, v26.1d
-	mov	v0.16b, v27.16b
-	mov	v25.16b, v28.16b
-	ldr	q27, [x4, #16]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	pmull2	v0.1q, v25.2d, v0.2d
+	pmull	v25.1q, v28.1d, v26.1d
+	ldr	q26, [x4, #16]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #272]
 	ldr	q29, [x0, #400]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x4, #32]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x4, #32]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #288]
 	ldr	q29, [x0, #416]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x4, #48]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x4, #48]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #304]
 	ldr	q29, [x0, #432]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x4, #64]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x4, #64]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #320]
 	ldr	q29, [x0, #448]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x4, #80]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x4, #80]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #336]
 	ldr	q29, [x0, #464]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x4, #96]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x4, #96]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #352]
 	ldr	q29, [x0, #480]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x4, #112]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x4, #112]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #368]
 	ldr	q29, [x0, #496]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	eor	v26.16b, v26.16b, v0.16b
-	eor	v26.16b, v26.16b, v25.16b
-	movi	v27.2d, #0x0000000000000000
-	ext	v28.16b, v27.16b, v26.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	eor	v25.16b, v25.16b, v27.16b
+	eor	v25.16b, v25.16b, v0.16b
+	movi	v26.2d, #0x0000000000000000
+	ext	v28.16b, v26.16b, v25.16b, #8
+	eor	v27.16b, v27.16b, v28.16b
+	ext	v28.16b, v25.16b, v26.16b, #8
 	eor	v0.16b, v0.16b, v28.16b
-	ext	v28.16b, v26.16b, v27.16b, #8
-	eor	v25.16b, v25.16b, v28.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	ldr	q26, [x4]
-	pmull	v27.1q, v0.1d, v26.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v27.16b
-	pmull	v26.1q, v0.1d, v26.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v26.16b
-	eor	v0.16b, v0.16b, v25.16b
+	ldr	q25, [x4]
+	pmull	v26.1q, v27.1d, v25.1d
+	ext	v27.16b, v27.16b, v27.16b, #8
+	eor	v27.16b, v27.16b, v26.16b
+	pmull	v25.1q, v27.1d, v25.1d
+	ext	v27.16b, v27.16b, v27.16b, #8
+	eor	v27.16b, v27.16b, v25.16b
+	eor	v0.16b, v27.16b, v0.16b
 	rev32	v25.16b, v22.16b
 	add	v22.4s, v22.4s, v23.4s
 	rev32	v26.16b, v22.16b
@@ -11545,121 +11451,119 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	eor	v25.16b, v25.16b, v0.16b
 	ldr	q0, [x0, #256]
 	ldr	q26, [x0, #384]
+	ext	v28.16b, v25.16b, v25.16b, #8
+	eor	v28.16b, v28.16b, v25.16b
 	pmull	v27.1q, v25.1d, v0.1d
-	pmull2	v28.1q, v25.2d, v0.2d
-	ext	v0.16b, v25.16b, v25.16b, #8
-	eor	v0.16b, v0.16b, v25.16b
-	pmull	v26.1q, v0.1d, v26.1d
-	mov	v0.16b, v27.16b
-	mov	v25.16b, v28.16b
-	ldr	q27, [x6, #16]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	pmull2	v0.1q, v25.2d, v0.2d
+	pmull	v25.1q, v28.1d, v26.1d
+	ldr	q26, [x6, #16]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #272]
 	ldr	q29, [x0, #400]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x6, #32]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x6, #32]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #288]
 	ldr	q29, [x0, #416]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x6, #48]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x6, #48]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #304]
 	ldr	q29, [x0, #432]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x6, #64]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x6, #64]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #320]
 	ldr	q29, [x0, #448]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x6, #80]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x6, #80]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #336]
 	ldr	q29, [x0, #464]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x6, #96]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x6, #96]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #352]
 	ldr	q29, [x0, #480]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x6, #112]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x6, #112]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #368]
 	ldr	q29, [x0, #496]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	eor	v26.16b, v26.16b, v0.16b
-	eor	v26.16b, v26.16b, v25.16b
-	movi	v27.2d, #0x0000000000000000
-	ext	v28.16b, v27.16b, v26.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	eor	v25.16b, v25.16b, v27.16b
+	eor	v25.16b, v25.16b, v0.16b
+	movi	v26.2d, #0x0000000000000000
+	ext	v28.16b, v26.16b, v25.16b, #8
+	eor	v27.16b, v27.16b, v28.16b
+	ext	v28.16b, v25.16b, v26.16b, #8
 	eor	v0.16b, v0.16b, v28.16b
-	ext	v28.16b, v26.16b, v27.16b, #8
-	eor	v25.16b, v25.16b, v28.16b
 	adrp	x6, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
 	add	x6, x6, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	ldr	q26, [x6]
-	pmull	v27.1q, v0.1d, v26.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v27.16b
-	pmull	v26.1q, v0.1d, v26.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v26.16b
-	eor	v0.16b, v0.16b, v25.16b
+	ldr	q25, [x6]
+	pmull	v26.1q, v27.1d, v25.1d
+	ext	v27.16b, v27.16b, v27.16b, #8
+	eor	v27.16b, v27.16b, v26.16b
+	pmull	v25.1q, v27.1d, v25.1d
+	ext	v27.16b, v27.16b, v27.16b, #8
+	eor	v27.16b, v27.16b, v25.16b
+	eor	v0.16b, v27.16b, v0.16b
 	rev32	v25.16b, v22.16b
 	add	v22.4s, v22.4s, v23.4s
 	rev32	v26.16b, v22.16b
@@ -11915,121 +11819,119 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	eor	v24.16b, v24.16b, v0.16b
 	ldr	q0, [x0, #256]
 	ldr	q25, [x0, #384]
+	ext	v27.16b, v24.16b, v24.16b, #8
+	eor	v27.16b, v27.16b, v24.16b
 	pmull	v26.1q, v24.1d, v0.1d
-	pmull2	v27.1q, v24.2d, v0.2d
-	ext	v0.16b, v24.16b, v24.16b, #8
-	eor	v0.16b, v0.16b, v24.16b
-	pmull	v25.1q, v0.1d, v25.1d
-	mov	v0.16b, v26.16b
-	mov	v24.16b, v27.16b
-	ldr	q26, [x4, #16]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
+	pmull2	v0.1q, v24.2d, v0.2d
+	pmull	v24.1q, v27.1d, v25.1d
+	ldr	q25, [x4, #16]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
 	ldr	q27, [x0, #272]
 	ldr	q28, [x0, #400]
-	pmull	v29.1q, v26.1d, v27.1d
-	pmull2	v27.1q, v26.2d, v27.2d
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v26.1q, v30.1d, v28.1d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v24.16b, v24.16b, v27.16b
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x4, #32]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
+	ext	v29.16b, v25.16b, v25.16b, #8
+	eor	v29.16b, v29.16b, v25.16b
+	pmull	v30.1q, v25.1d, v27.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v25.1q, v25.2d, v27.2d
+	eor	v0.16b, v0.16b, v25.16b
+	pmull	v25.1q, v29.1d, v28.1d
+	eor	v24.16b, v24.16b, v25.16b
+	ldr	q25, [x4, #32]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
 	ldr	q27, [x0, #288]
 	ldr	q28, [x0, #416]
-	pmull	v29.1q, v26.1d, v27.1d
-	pmull2	v27.1q, v26.2d, v27.2d
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v26.1q, v30.1d, v28.1d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v24.16b, v24.16b, v27.16b
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x4, #48]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
+	ext	v29.16b, v25.16b, v25.16b, #8
+	eor	v29.16b, v29.16b, v25.16b
+	pmull	v30.1q, v25.1d, v27.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v25.1q, v25.2d, v27.2d
+	eor	v0.16b, v0.16b, v25.16b
+	pmull	v25.1q, v29.1d, v28.1d
+	eor	v24.16b, v24.16b, v25.16b
+	ldr	q25, [x4, #48]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
 	ldr	q27, [x0, #304]
 	ldr	q28, [x0, #432]
-	pmull	v29.1q, v26.1d, v27.1d
-	pmull2	v27.1q, v26.2d, v27.2d
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v26.1q, v30.1d, v28.1d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v24.16b, v24.16b, v27.16b
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x4, #64]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
+	ext	v29.16b, v25.16b, v25.16b, #8
+	eor	v29.16b, v29.16b, v25.16b
+	pmull	v30.1q, v25.1d, v27.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v25.1q, v25.2d, v27.2d
+	eor	v0.16b, v0.16b, v25.16b
+	pmull	v25.1q, v29.1d, v28.1d
+	eor	v24.16b, v24.16b, v25.16b
+	ldr	q25, [x4, #64]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
 	ldr	q27, [x0, #320]
 	ldr	q28, [x0, #448]
-	pmull	v29.1q, v26.1d, v27.1d
-	pmull2	v27.1q, v26.2d, v27.2d
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v26.1q, v30.1d, v28.1d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v24.16b, v24.16b, v27.16b
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x4, #80]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
+	ext	v29.16b, v25.16b, v25.16b, #8
+	eor	v29.16b, v29.16b, v25.16b
+	pmull	v30.1q, v25.1d, v27.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v25.1q, v25.2d, v27.2d
+	eor	v0.16b, v0.16b, v25.16b
+	pmull	v25.1q, v29.1d, v28.1d
+	eor	v24.16b, v24.16b, v25.16b
+	ldr	q25, [x4, #80]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
 	ldr	q27, [x0, #336]
 	ldr	q28, [x0, #464]
-	pmull	v29.1q, v26.1d, v27.1d
-	pmull2	v27.1q, v26.2d, v27.2d
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v26.1q, v30.1d, v28.1d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v24.16b, v24.16b, v27.16b
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x4, #96]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
+	ext	v29.16b, v25.16b, v25.16b, #8
+	eor	v29.16b, v29.16b, v25.16b
+	pmull	v30.1q, v25.1d, v27.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v25.1q, v25.2d, v27.2d
+	eor	v0.16b, v0.16b, v25.16b
+	pmull	v25.1q, v29.1d, v28.1d
+	eor	v24.16b, v24.16b, v25.16b
+	ldr	q25, [x4, #96]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
 	ldr	q27, [x0, #352]
 	ldr	q28, [x0, #480]
-	pmull	v29.1q, v26.1d, v27.1d
-	pmull2	v27.1q, v26.2d, v27.2d
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v26.1q, v30.1d, v28.1d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v24.16b, v24.16b, v27.16b
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x4, #112]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
+	ext	v29.16b, v25.16b, v25.16b, #8
+	eor	v29.16b, v29.16b, v25.16b
+	pmull	v30.1q, v25.1d, v27.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v25.1q, v25.2d, v27.2d
+	eor	v0.16b, v0.16b, v25.16b
+	pmull	v25.1q, v29.1d, v28.1d
+	eor	v24.16b, v24.16b, v25.16b
+	ldr	q25, [x4, #112]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
 	ldr	q27, [x0, #368]
 	ldr	q28, [x0, #496]
-	pmull	v29.1q, v26.1d, v27.1d
-	pmull2	v27.1q, v26.2d, v27.2d
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v26.1q, v30.1d, v28.1d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v24.16b, v24.16b, v27.16b
-	eor	v25.16b, v25.16b, v26.16b
-	eor	v25.16b, v25.16b, v0.16b
-	eor	v25.16b, v25.16b, v24.16b
-	movi	v26.2d, #0x0000000000000000
-	ext	v27.16b, v26.16b, v25.16b, #8
+	ext	v29.16b, v25.16b, v25.16b, #8
+	eor	v29.16b, v29.16b, v25.16b
+	pmull	v30.1q, v25.1d, v27.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v25.1q, v25.2d, v27.2d
+	eor	v0.16b, v0.16b, v25.16b
+	pmull	v25.1q, v29.1d, v28.1d
+	eor	v24.16b, v24.16b, v25.16b
+	eor	v24.16b, v24.16b, v26.16b
+	eor	v24.16b, v24.16b, v0.16b
+	movi	v25.2d, #0x0000000000000000
+	ext	v27.16b, v25.16b, v24.16b, #8
+	eor	v26.16b, v26.16b, v27.16b
+	ext	v27.16b, v24.16b, v25.16b, #8
 	eor	v0.16b, v0.16b, v27.16b
-	ext	v27.16b, v25.16b, v26.16b, #8
-	eor	v24.16b, v24.16b, v27.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	ldr	q25, [x4]
-	pmull	v26.1q, v0.1d, v25.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v25.1q, v0.1d, v25.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v25.16b
-	eor	v0.16b, v0.16b, v24.16b
+	ldr	q24, [x4]
+	pmull	v25.1q, v26.1d, v24.1d
+	ext	v26.16b, v26.16b, v26.16b, #8
+	eor	v26.16b, v26.16b, v25.16b
+	pmull	v24.1q, v26.1d, v24.1d
+	ext	v26.16b, v26.16b, v26.16b, #8
+	eor	v26.16b, v26.16b, v24.16b
+	eor	v0.16b, v26.16b, v0.16b
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_small192:
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_single192:
 	cmp	x2, #16
@@ -12070,30 +11972,28 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	eor	v24.16b, v24.16b, v0.16b
 	ldr	q0, [x0, #368]
 	ldr	q25, [x0, #496]
+	ext	v27.16b, v24.16b, v24.16b, #8
+	eor	v27.16b, v27.16b, v24.16b
 	pmull	v26.1q, v24.1d, v0.1d
-	pmull2	v27.1q, v24.2d, v0.2d
-	ext	v0.16b, v24.16b, v24.16b, #8
-	eor	v0.16b, v0.16b, v24.16b
-	pmull	v25.1q, v0.1d, v25.1d
-	mov	v0.16b, v26.16b
-	mov	v24.16b, v27.16b
-	eor	v25.16b, v25.16b, v0.16b
-	eor	v25.16b, v25.16b, v24.16b
-	movi	v26.2d, #0x0000000000000000
-	ext	v27.16b, v26.16b, v25.16b, #8
+	pmull2	v0.1q, v24.2d, v0.2d
+	pmull	v24.1q, v27.1d, v25.1d
+	eor	v24.16b, v24.16b, v26.16b
+	eor	v24.16b, v24.16b, v0.16b
+	movi	v25.2d, #0x0000000000000000
+	ext	v27.16b, v25.16b, v24.16b, #8
+	eor	v26.16b, v26.16b, v27.16b
+	ext	v27.16b, v24.16b, v25.16b, #8
 	eor	v0.16b, v0.16b, v27.16b
-	ext	v27.16b, v25.16b, v26.16b, #8
-	eor	v24.16b, v24.16b, v27.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	ldr	q25, [x4]
-	pmull	v26.1q, v0.1d, v25.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v25.1q, v0.1d, v25.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v25.16b
-	eor	v0.16b, v0.16b, v24.16b
+	ldr	q24, [x4]
+	pmull	v25.1q, v26.1d, v24.1d
+	ext	v26.16b, v26.16b, v26.16b, #8
+	eor	v26.16b, v26.16b, v25.16b
+	pmull	v24.1q, v26.1d, v24.1d
+	ext	v26.16b, v26.16b, v26.16b, #8
+	eor	v26.16b, v26.16b, v24.16b
+	eor	v0.16b, v26.16b, v0.16b
 	sub	x2, x2, #16
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_single192
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_tail192:
@@ -12251,30 +12151,29 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
 	ldr	q2, [x0, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	ldr	q2, [x4]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x4]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	mov	v0.16b, v3.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x0, #560]
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_flushed:
@@ -12358,30 +12257,29 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
 	ldr	q2, [x0, #496]
+	ext	v4.16b, v1.16b, v1.16b, #8
+	eor	v4.16b, v4.16b, v1.16b
 	pmull	v3.1q, v1.1d, v0.1d
-	pmull2	v4.1q, v1.2d, v0.2d
-	ext	v0.16b, v1.16b, v1.16b, #8
-	eor	v0.16b, v0.16b, v1.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	mov	v0.16b, v3.16b
-	mov	v1.16b, v4.16b
-	eor	v2.16b, v2.16b, v0.16b
-	eor	v2.16b, v2.16b, v1.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v1.1q, v4.1d, v2.1d
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v0.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v4.16b
+	ext	v4.16b, v1.16b, v2.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	ldr	q2, [x4]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x4]
+	pmull	v2.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v2.16b
+	pmull	v1.1q, v3.1d, v1.1d
+	ext	v3.16b, v3.16b, v3.16b, #8
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v0.16b
+	mov	v0.16b, v3.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x0, #560]
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_bulk:
@@ -12430,121 +12328,119 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	eor	v27.16b, v27.16b, v0.16b
 	ldr	q0, [x0, #256]
 	ldr	q28, [x0, #384]
+	ext	v30.16b, v27.16b, v27.16b, #8
+	eor	v30.16b, v30.16b, v27.16b
 	pmull	v29.1q, v27.1d, v0.1d
-	pmull2	v30.1q, v27.2d, v0.2d
-	ext	v0.16b, v27.16b, v27.16b, #8
-	eor	v0.16b, v0.16b, v27.16b
-	pmull	v28.1q, v0.1d, v28.1d
-	mov	v0.16b, v29.16b
-	mov	v27.16b, v30.16b
-	ldr	q29, [x1, #16]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	pmull2	v0.1q, v27.2d, v0.2d
+	pmull	v27.1q, v30.1d, v28.1d
+	ldr	q28, [x1, #16]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #272]
 	ldr	q31, [x0, #400]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #32]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x1, #32]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #288]
 	ldr	q31, [x0, #416]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #48]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x1, #48]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #304]
 	ldr	q31, [x0, #432]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #64]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x1, #64]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #320]
 	ldr	q31, [x0, #448]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #80]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x1, #80]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #336]
 	ldr	q31, [x0, #464]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #96]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x1, #96]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #352]
 	ldr	q31, [x0, #480]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #112]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x1, #112]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #368]
 	ldr	q31, [x0, #496]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	eor	v28.16b, v28.16b, v0.16b
-	eor	v28.16b, v28.16b, v27.16b
-	movi	v29.2d, #0x0000000000000000
-	ext	v30.16b, v29.16b, v28.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v27.16b, v27.16b, v0.16b
+	movi	v28.2d, #0x0000000000000000
+	ext	v30.16b, v28.16b, v27.16b, #8
+	eor	v29.16b, v29.16b, v30.16b
+	ext	v30.16b, v27.16b, v28.16b, #8
 	eor	v0.16b, v0.16b, v30.16b
-	ext	v30.16b, v28.16b, v29.16b, #8
-	eor	v27.16b, v27.16b, v30.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	ldr	q28, [x4]
-	pmull	v29.1q, v0.1d, v28.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v29.16b
-	pmull	v28.1q, v0.1d, v28.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v28.16b
-	eor	v0.16b, v0.16b, v27.16b
+	ldr	q27, [x4]
+	pmull	v28.1q, v29.1d, v27.1d
+	ext	v29.16b, v29.16b, v29.16b, #8
+	eor	v29.16b, v29.16b, v28.16b
+	pmull	v27.1q, v29.1d, v27.1d
+	ext	v29.16b, v29.16b, v29.16b, #8
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v0.16b, v29.16b, v0.16b
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #704
 	ldr	q27, [x0, #688]
@@ -12799,121 +12695,119 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	eor	v27.16b, v27.16b, v0.16b
 	ldr	q0, [x0, #256]
 	ldr	q28, [x0, #384]
+	ext	v30.16b, v27.16b, v27.16b, #8
+	eor	v30.16b, v30.16b, v27.16b
 	pmull	v29.1q, v27.1d, v0.1d
-	pmull2	v30.1q, v27.2d, v0.2d
-	ext	v0.16b, v27.16b, v27.16b, #8
-	eor	v0.16b, v0.16b, v27.16b
-	pmull	v28.1q, v0.1d, v28.1d
-	mov	v0.16b, v29.16b
-	mov	v27.16b, v30.16b
-	ldr	q29, [x1, #16]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	pmull2	v0.1q, v27.2d, v0.2d
+	pmull	v27.1q, v30.1d, v28.1d
+	ldr	q28, [x1, #16]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #272]
 	ldr	q31, [x0, #400]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #32]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x1, #32]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #288]
 	ldr	q31, [x0, #416]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #48]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x1, #48]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #304]
 	ldr	q31, [x0, #432]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #64]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x1, #64]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #320]
 	ldr	q31, [x0, #448]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #80]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x1, #80]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #336]
 	ldr	q31, [x0, #464]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #96]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x1, #96]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #352]
 	ldr	q31, [x0, #480]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #112]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x1, #112]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #368]
 	ldr	q31, [x0, #496]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	eor	v28.16b, v28.16b, v0.16b
-	eor	v28.16b, v28.16b, v27.16b
-	movi	v29.2d, #0x0000000000000000
-	ext	v30.16b, v29.16b, v28.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v27.16b, v27.16b, v0.16b
+	movi	v28.2d, #0x0000000000000000
+	ext	v30.16b, v28.16b, v27.16b, #8
+	eor	v29.16b, v29.16b, v30.16b
+	ext	v30.16b, v27.16b, v28.16b, #8
 	eor	v0.16b, v0.16b, v30.16b
-	ext	v30.16b, v28.16b, v29.16b, #8
-	eor	v27.16b, v27.16b, v30.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	ldr	q28, [x4]
-	pmull	v29.1q, v0.1d, v28.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v29.16b
-	pmull	v28.1q, v0.1d, v28.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v28.16b
-	eor	v0.16b, v0.16b, v27.16b
+	ldr	q27, [x4]
+	pmull	v28.1q, v29.1d, v27.1d
+	ext	v29.16b, v29.16b, v29.16b, #8
+	eor	v29.16b, v29.16b, v28.16b
+	pmull	v27.1q, v29.1d, v27.1d
+	ext	v29.16b, v29.16b, v29.16b, #8
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v0.16b, v29.16b, v0.16b
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #704
 	ldr	q27, [x0, #688]
@@ -13221,121 +13115,119 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	eor	v27.16b, v27.16b, v0.16b
 	ldr	q0, [x0, #256]
 	ldr	q28, [x0, #384]
+	ext	v30.16b, v27.16b, v27.16b, #8
+	eor	v30.16b, v30.16b, v27.16b
 	pmull	v29.1q, v27.1d, v0.1d
-	pmull2	v30.1q, v27.2d, v0.2d
-	ext	v0.16b, v27.16b, v27.16b, #8
-	eor	v0.16b, v0.16b, v27.16b
-	pmull	v28.1q, v0.1d, v28.1d
-	mov	v0.16b, v29.16b
-	mov	v27.16b, v30.16b
-	ldr	q29, [x1, #16]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	pmull2	v0.1q, v27.2d, v0.2d
+	pmull	v27.1q, v30.1d, v28.1d
+	ldr	q28, [x1, #16]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #272]
 	ldr	q31, [x0, #400]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #32]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x1, #32]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #288]
 	ldr	q31, [x0, #416]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #48]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x1, #48]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #304]
 	ldr	q31, [x0, #432]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #64]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x1, #64]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #320]
 	ldr	q31, [x0, #448]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #80]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x1, #80]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #336]
 	ldr	q31, [x0, #464]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #96]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x1, #96]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #352]
 	ldr	q31, [x0, #480]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #112]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x1, #112]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #368]
 	ldr	q31, [x0, #496]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	eor	v28.16b, v28.16b, v0.16b
-	eor	v28.16b, v28.16b, v27.16b
-	movi	v29.2d, #0x0000000000000000
-	ext	v30.16b, v29.16b, v28.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v27.16b, v27.16b, v0.16b
+	movi	v28.2d, #0x0000000000000000
+	ext	v30.16b, v28.16b, v27.16b, #8
+	eor	v29.16b, v29.16b, v30.16b
+	ext	v30.16b, v27.16b, v28.16b, #8
 	eor	v0.16b, v0.16b, v30.16b
-	ext	v30.16b, v28.16b, v29.16b, #8
-	eor	v27.16b, v27.16b, v30.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	ldr	q28, [x4]
-	pmull	v29.1q, v0.1d, v28.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v29.16b
-	pmull	v28.1q, v0.1d, v28.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v28.16b
-	eor	v0.16b, v0.16b, v27.16b
+	ldr	q27, [x4]
+	pmull	v28.1q, v29.1d, v27.1d
+	ext	v29.16b, v29.16b, v29.16b, #8
+	eor	v29.16b, v29.16b, v28.16b
+	pmull	v27.1q, v29.1d, v27.1d
+	ext	v29.16b, v29.16b, v29.16b, #8
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v0.16b, v29.16b, v0.16b
 	rev32	v27.16b, v24.16b
 	add	v24.4s, v24.4s, v25.4s
 	rev32	v28.16b, v24.16b
@@ -13611,121 +13503,119 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	eor	v27.16b, v27.16b, v0.16b
 	ldr	q0, [x0, #256]
 	ldr	q28, [x0, #384]
+	ext	v30.16b, v27.16b, v27.16b, #8
+	eor	v30.16b, v30.16b, v27.16b
 	pmull	v29.1q, v27.1d, v0.1d
-	pmull2	v30.1q, v27.2d, v0.2d
-	ext	v0.16b, v27.16b, v27.16b, #8
-	eor	v0.16b, v0.16b, v27.16b
-	pmull	v28.1q, v0.1d, v28.1d
-	mov	v0.16b, v29.16b
-	mov	v27.16b, v30.16b
-	ldr	q29, [x1, #16]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	pmull2	v0.1q, v27.2d, v0.2d
+	pmull	v27.1q, v30.1d, v28.1d
+	ldr	q28, [x1, #16]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #272]
 	ldr	q31, [x0, #400]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #32]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x1, #32]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #288]
 	ldr	q31, [x0, #416]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #48]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x1, #48]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #304]
 	ldr	q31, [x0, #432]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #64]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x1, #64]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #320]
 	ldr	q31, [x0, #448]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #80]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x1, #80]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #336]
 	ldr	q31, [x0, #464]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #96]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x1, #96]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #352]
 	ldr	q31, [x0, #480]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #112]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x1, #112]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	ldr	q30, [x0, #368]
 	ldr	q31, [x0, #496]
-	pmull	v8.1q, v29.1d, v30.1d
-	pmull2	v30.1q, v29.2d, v30.2d
-	ext	v9.16b, v29.16b, v29.16b, #8
-	eor	v9.16b, v9.16b, v29.16b
-	pmull	v29.1q, v9.1d, v31.1d
-	eor	v0.16b, v0.16b, v8.16b
-	eor	v27.16b, v27.16b, v30.16b
-	eor	v28.16b, v28.16b, v29.16b
-	eor	v28.16b, v28.16b, v0.16b
-	eor	v28.16b, v28.16b, v27.16b
-	movi	v29.2d, #0x0000000000000000
-	ext	v30.16b, v29.16b, v28.16b, #8
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v27.16b, v27.16b, v0.16b
+	movi	v28.2d, #0x0000000000000000
+	ext	v30.16b, v28.16b, v27.16b, #8
+	eor	v29.16b, v29.16b, v30.16b
+	ext	v30.16b, v27.16b, v28.16b, #8
 	eor	v0.16b, v0.16b, v30.16b
-	ext	v30.16b, v28.16b, v29.16b, #8
-	eor	v27.16b, v27.16b, v30.16b
 	adrp	x6, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
 	add	x6, x6, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	ldr	q28, [x6]
-	pmull	v29.1q, v0.1d, v28.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v29.16b
-	pmull	v28.1q, v0.1d, v28.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v28.16b
-	eor	v0.16b, v0.16b, v27.16b
+	ldr	q27, [x6]
+	pmull	v28.1q, v29.1d, v27.1d
+	ext	v29.16b, v29.16b, v29.16b, #8
+	eor	v29.16b, v29.16b, v28.16b
+	pmull	v27.1q, v29.1d, v27.1d
+	ext	v29.16b, v29.16b, v29.16b, #8
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v0.16b, v29.16b, v0.16b
 	rev32	v27.16b, v24.16b
 	add	v24.4s, v24.4s, v25.4s
 	rev32	v28.16b, v24.16b
@@ -14015,30 +13905,28 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	eor	v26.16b, v26.16b, v0.16b
 	ldr	q0, [x0, #368]
 	ldr	q27, [x0, #496]
+	ext	v29.16b, v26.16b, v26.16b, #8
+	eor	v29.16b, v29.16b, v26.16b
 	pmull	v28.1q, v26.1d, v0.1d
-	pmull2	v29.1q, v26.2d, v0.2d
-	ext	v0.16b, v26.16b, v26.16b, #8
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v27.1q, v0.1d, v27.1d
-	mov	v0.16b, v28.16b
-	mov	v26.16b, v29.16b
-	eor	v27.16b, v27.16b, v0.16b
-	eor	v27.16b, v27.16b, v26.16b
-	movi	v28.2d, #0x0000000000000000
-	ext	v29.16b, v28.16b, v27.16b, #8
+	pmull2	v0.1q, v26.2d, v0.2d
+	pmull	v26.1q, v29.1d, v27.1d
+	eor	v26.16b, v26.16b, v28.16b
+	eor	v26.16b, v26.16b, v0.16b
+	movi	v27.2d, #0x0000000000000000
+	ext	v29.16b, v27.16b, v26.16b, #8
+	eor	v28.16b, v28.16b, v29.16b
+	ext	v29.16b, v26.16b, v27.16b, #8
 	eor	v0.16b, v0.16b, v29.16b
-	ext	v29.16b, v27.16b, v28.16b, #8
-	eor	v26.16b, v26.16b, v29.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	ldr	q27, [x4]
-	pmull	v28.1q, v0.1d, v27.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v27.1q, v0.1d, v27.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v27.16b
-	eor	v0.16b, v0.16b, v26.16b
+	ldr	q26, [x4]
+	pmull	v27.1q, v28.1d, v26.1d
+	ext	v28.16b, v28.16b, v28.16b, #8
+	eor	v28.16b, v28.16b, v27.16b
+	pmull	v26.1q, v28.1d, v26.1d
+	ext	v28.16b, v28.16b, v28.16b, #8
+	eor	v28.16b, v28.16b, v26.16b
+	eor	v0.16b, v28.16b, v0.16b
 	rev32	v26.16b, v24.16b
 	add	v24.4s, v24.4s, v25.4s
 	aese	v26.16b, v1.16b
@@ -14202,259 +14090,257 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	ldp	q26, q27, [x4, #32]
 	ldr	q9, [x0, #384]
 	ldp	q28, q29, [x4, #64]
-	pmull	v10.1q, v8.1d, v0.1d
-	pmull2	v11.1q, v8.2d, v0.2d
+	ext	v11.16b, v8.16b, v8.16b, #8
+	eor	v11.16b, v11.16b, v8.16b
 	ldp	q30, q31, [x4, #96]
-	ext	v0.16b, v8.16b, v8.16b, #8
+	pmull	v10.1q, v8.1d, v0.1d
 	eor	v24.16b, v24.16b, v23.16b
-	eor	v0.16b, v0.16b, v8.16b
-	pmull	v9.1q, v0.1d, v9.1d
+	pmull2	v0.1q, v8.2d, v0.2d
 	eor	v25.16b, v25.16b, v23.16b
-	mov	v0.16b, v10.16b
+	pmull	v8.1q, v11.1d, v9.1d
+	ldr	q9, [x1, #16]
 	eor	v26.16b, v26.16b, v23.16b
-	mov	v8.16b, v11.16b
+	rev64	v9.16b, v9.16b
 	eor	v27.16b, v27.16b, v23.16b
-	ldr	q10, [x1, #16]
+	ext	v9.16b, v9.16b, v9.16b, #8
 	eor	v28.16b, v28.16b, v23.16b
-	rev64	v10.16b, v10.16b
-	eor	v29.16b, v29.16b, v23.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
 	ldr	q11, [x0, #272]
-	eor	v30.16b, v30.16b, v23.16b
 	ldr	q12, [x0, #400]
+	eor	v29.16b, v29.16b, v23.16b
+	ext	v13.16b, v9.16b, v9.16b, #8
+	eor	v30.16b, v30.16b, v23.16b
+	eor	v13.16b, v13.16b, v9.16b
 	eor	v31.16b, v31.16b, v23.16b
-	pmull	v23.1q, v10.1d, v11.1d
+	pmull	v23.1q, v9.1d, v11.1d
+	eor	v10.16b, v10.16b, v23.16b
 	add	v20.4s, v20.4s, v22.4s
-	pmull2	v11.1q, v10.2d, v11.2d
-	ext	v13.16b, v10.16b, v10.16b, #8
+	pmull2	v23.1q, v9.2d, v11.2d
 	aese	v24.16b, v3.16b
 	aesmc	v24.16b, v24.16b
-	eor	v13.16b, v13.16b, v10.16b
+	eor	v0.16b, v0.16b, v23.16b
 	aese	v25.16b, v3.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v10.1q, v13.1d, v12.1d
-	eor	v0.16b, v0.16b, v23.16b
+	pmull	v23.1q, v13.1d, v12.1d
+	eor	v8.16b, v8.16b, v23.16b
 	aese	v26.16b, v3.16b
 	aesmc	v26.16b, v26.16b
-	eor	v8.16b, v8.16b, v11.16b
+	ldr	q23, [x1, #32]
 	aese	v27.16b, v3.16b
 	aesmc	v27.16b, v27.16b
-	eor	v9.16b, v9.16b, v10.16b
+	rev64	v23.16b, v23.16b
+	ext	v23.16b, v23.16b, v23.16b, #8
 	aese	v28.16b, v3.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q23, [x1, #32]
-	rev64	v23.16b, v23.16b
+	ldr	q9, [x0, #288]
 	aese	v29.16b, v3.16b
 	aesmc	v29.16b, v29.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
+	ldr	q11, [x0, #416]
 	aese	v30.16b, v3.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q10, [x0, #288]
-	ldr	q11, [x0, #416]
+	ext	v12.16b, v23.16b, v23.16b, #8
+	eor	v12.16b, v12.16b, v23.16b
 	aese	v31.16b, v3.16b
 	aesmc	v31.16b, v31.16b
-	pmull	v12.1q, v23.1d, v10.1d
+	pmull	v13.1q, v23.1d, v9.1d
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
-	pmull2	v10.1q, v23.2d, v10.2d
+	eor	v10.16b, v10.16b, v13.16b
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
-	ext	v13.16b, v23.16b, v23.16b, #8
-	eor	v13.16b, v13.16b, v23.16b
+	pmull2	v23.1q, v23.2d, v9.2d
+	eor	v0.16b, v0.16b, v23.16b
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v23.1q, v13.1d, v11.1d
+	pmull	v23.1q, v12.1d, v11.1d
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
-	eor	v0.16b, v0.16b, v12.16b
-	eor	v8.16b, v8.16b, v10.16b
+	eor	v8.16b, v8.16b, v23.16b
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
-	eor	v9.16b, v9.16b, v23.16b
+	ldr	q23, [x1, #48]
+	rev64	v23.16b, v23.16b
 	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q23, [x1, #48]
+	ext	v23.16b, v23.16b, v23.16b, #8
 	aese	v30.16b, v4.16b
 	aesmc	v30.16b, v30.16b
-	rev64	v23.16b, v23.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
+	ldr	q9, [x0, #304]
 	aese	v31.16b, v4.16b
 	aesmc	v31.16b, v31.16b
-	ldr	q10, [x0, #304]
+	ldr	q11, [x0, #432]
+	ext	v12.16b, v23.16b, v23.16b, #8
 	aese	v24.16b, v5.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q11, [x0, #432]
-	pmull	v12.1q, v23.1d, v10.1d
+	eor	v12.16b, v12.16b, v23.16b
 	aese	v25.16b, v5.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v10.1q, v23.2d, v10.2d
+	pmull	v13.1q, v23.1d, v9.1d
 	aese	v26.16b, v5.16b
 	aesmc	v26.16b, v26.16b
-	ext	v13.16b, v23.16b, v23.16b, #8
+	eor	v10.16b, v10.16b, v13.16b
+	pmull2	v23.1q, v23.2d, v9.2d
 	aese	v27.16b, v5.16b
 	aesmc	v27.16b, v27.16b
-	eor	v13.16b, v13.16b, v23.16b
-	pmull	v23.1q, v13.1d, v11.1d
+	eor	v0.16b, v0.16b, v23.16b
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
-	eor	v0.16b, v0.16b, v12.16b
+	pmull	v23.1q, v12.1d, v11.1d
+	eor	v8.16b, v8.16b, v23.16b
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
-	eor	v8.16b, v8.16b, v10.16b
-	eor	v9.16b, v9.16b, v23.16b
+	ldr	q23, [x1, #64]
 	aese	v30.16b, v5.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q23, [x1, #64]
+	rev64	v23.16b, v23.16b
 	aese	v31.16b, v5.16b
 	aesmc	v31.16b, v31.16b
-	rev64	v23.16b, v23.16b
+	ext	v23.16b, v23.16b, v23.16b, #8
+	ldr	q9, [x0, #320]
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
-	ldr	q10, [x0, #320]
+	ldr	q11, [x0, #448]
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q11, [x0, #448]
+	ext	v12.16b, v23.16b, v23.16b, #8
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v12.1q, v23.1d, v10.1d
-	pmull2	v10.1q, v23.2d, v10.2d
+	eor	v12.16b, v12.16b, v23.16b
+	pmull	v13.1q, v23.1d, v9.1d
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
-	ext	v13.16b, v23.16b, v23.16b, #8
+	eor	v10.16b, v10.16b, v13.16b
 	aese	v28.16b, v6.16b
 	aesmc	v28.16b, v28.16b
-	eor	v13.16b, v13.16b, v23.16b
+	pmull2	v23.1q, v23.2d, v9.2d
 	aese	v29.16b, v6.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v23.1q, v13.1d, v11.1d
-	eor	v0.16b, v0.16b, v12.16b
+	eor	v0.16b, v0.16b, v23.16b
+	pmull	v23.1q, v12.1d, v11.1d
 	aese	v30.16b, v6.16b
 	aesmc	v30.16b, v30.16b
-	eor	v8.16b, v8.16b, v10.16b
+	eor	v8.16b, v8.16b, v23.16b
 	aese	v31.16b, v6.16b
 	aesmc	v31.16b, v31.16b
-	eor	v9.16b, v9.16b, v23.16b
 	ldr	q23, [x1, #80]
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
 	rev64	v23.16b, v23.16b
+	ext	v23.16b, v23.16b, v23.16b, #8
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
+	ldr	q9, [x0, #336]
 	aese	v26.16b, v7.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q10, [x0, #336]
 	ldr	q11, [x0, #464]
 	aese	v27.16b, v7.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v12.1q, v23.1d, v10.1d
+	ext	v12.16b, v23.16b, v23.16b, #8
+	eor	v12.16b, v12.16b, v23.16b
 	aese	v28.16b, v7.16b
 	aesmc	v28.16b, v28.16b
-	pmull2	v10.1q, v23.2d, v10.2d
-	ext	v13.16b, v23.16b, v23.16b, #8
+	pmull	v13.1q, v23.1d, v9.1d
 	aese	v29.16b, v7.16b
 	aesmc	v29.16b, v29.16b
-	eor	v13.16b, v13.16b, v23.16b
+	eor	v10.16b, v10.16b, v13.16b
+	pmull2	v23.1q, v23.2d, v9.2d
 	aese	v30.16b, v7.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v23.1q, v13.1d, v11.1d
+	eor	v0.16b, v0.16b, v23.16b
 	aese	v31.16b, v7.16b
 	aesmc	v31.16b, v31.16b
-	eor	v0.16b, v0.16b, v12.16b
-	eor	v8.16b, v8.16b, v10.16b
+	pmull	v23.1q, v12.1d, v11.1d
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
-	eor	v9.16b, v9.16b, v23.16b
+	eor	v8.16b, v8.16b, v23.16b
+	ldr	q23, [x1, #96]
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q23, [x1, #96]
 	rev64	v23.16b, v23.16b
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
 	ext	v23.16b, v23.16b, v23.16b, #8
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q10, [x0, #352]
+	ldr	q9, [x0, #352]
+	ldr	q11, [x0, #480]
 	aese	v28.16b, v16.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q11, [x0, #480]
-	pmull	v12.1q, v23.1d, v10.1d
+	ext	v12.16b, v23.16b, v23.16b, #8
 	aese	v29.16b, v16.16b
 	aesmc	v29.16b, v29.16b
-	pmull2	v10.1q, v23.2d, v10.2d
+	eor	v12.16b, v12.16b, v23.16b
 	aese	v30.16b, v16.16b
 	aesmc	v30.16b, v30.16b
-	ext	v13.16b, v23.16b, v23.16b, #8
-	eor	v13.16b, v13.16b, v23.16b
+	pmull	v13.1q, v23.1d, v9.1d
+	eor	v10.16b, v10.16b, v13.16b
 	aese	v31.16b, v16.16b
 	aesmc	v31.16b, v31.16b
-	pmull	v23.1q, v13.1d, v11.1d
+	pmull2	v23.1q, v23.2d, v9.2d
 	aese	v24.16b, v17.16b
 	aesmc	v24.16b, v24.16b
-	eor	v0.16b, v0.16b, v12.16b
+	eor	v0.16b, v0.16b, v23.16b
 	aese	v25.16b, v17.16b
 	aesmc	v25.16b, v25.16b
-	eor	v8.16b, v8.16b, v10.16b
-	eor	v9.16b, v9.16b, v23.16b
+	pmull	v23.1q, v12.1d, v11.1d
+	eor	v8.16b, v8.16b, v23.16b
 	aese	v26.16b, v17.16b
 	aesmc	v26.16b, v26.16b
 	ldr	q23, [x1, #112]
 	aese	v27.16b, v17.16b
 	aesmc	v27.16b, v27.16b
 	rev64	v23.16b, v23.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
 	aese	v28.16b, v17.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q10, [x0, #368]
+	ext	v23.16b, v23.16b, v23.16b, #8
+	ldr	q9, [x0, #368]
 	aese	v29.16b, v17.16b
 	aesmc	v29.16b, v29.16b
 	ldr	q11, [x0, #496]
 	aese	v30.16b, v17.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v12.1q, v23.1d, v10.1d
-	pmull2	v10.1q, v23.2d, v10.2d
+	ext	v12.16b, v23.16b, v23.16b, #8
+	eor	v12.16b, v12.16b, v23.16b
 	aese	v31.16b, v17.16b
 	aesmc	v31.16b, v31.16b
-	ext	v13.16b, v23.16b, v23.16b, #8
+	pmull	v13.1q, v23.1d, v9.1d
 	aese	v24.16b, v18.16b
-	eor	v13.16b, v13.16b, v23.16b
-	pmull	v23.1q, v13.1d, v11.1d
+	eor	v10.16b, v10.16b, v13.16b
 	aese	v25.16b, v18.16b
-	eor	v0.16b, v0.16b, v12.16b
+	pmull2	v23.1q, v23.2d, v9.2d
+	eor	v0.16b, v0.16b, v23.16b
 	aese	v26.16b, v18.16b
-	eor	v8.16b, v8.16b, v10.16b
+	pmull	v23.1q, v12.1d, v11.1d
 	aese	v27.16b, v18.16b
-	eor	v9.16b, v9.16b, v23.16b
-	eor	v9.16b, v9.16b, v0.16b
+	eor	v8.16b, v8.16b, v23.16b
 	aese	v28.16b, v18.16b
-	eor	v9.16b, v9.16b, v8.16b
+	eor	v8.16b, v8.16b, v10.16b
+	eor	v8.16b, v8.16b, v0.16b
 	aese	v29.16b, v18.16b
 	movi	v23.2d, #0x0000000000000000
-	ext	v10.16b, v23.16b, v9.16b, #8
 	aese	v30.16b, v18.16b
-	eor	v0.16b, v0.16b, v10.16b
+	ext	v9.16b, v23.16b, v8.16b, #8
 	aese	v31.16b, v18.16b
-	ext	v10.16b, v9.16b, v23.16b, #8
+	eor	v10.16b, v10.16b, v9.16b
+	ext	v9.16b, v8.16b, v23.16b, #8
 	eor	v24.16b, v24.16b, v19.16b
-	eor	v8.16b, v8.16b, v10.16b
-	adrp	x4, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	eor	v25.16b, v25.16b, v19.16b
-	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	eor	v26.16b, v26.16b, v19.16b
-	ldr	q23, [x4]
-	pmull	v9.1q, v0.1d, v23.1d
-	eor	v27.16b, v27.16b, v19.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v28.16b, v28.16b, v19.16b
 	eor	v0.16b, v0.16b, v9.16b
+	eor	v25.16b, v25.16b, v19.16b
+	adrp	x4, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
+	eor	v26.16b, v26.16b, v19.16b
+	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
+	ldr	q23, [x4]
+	eor	v27.16b, v27.16b, v19.16b
+	pmull	v8.1q, v10.1d, v23.1d
+	eor	v28.16b, v28.16b, v19.16b
+	ext	v10.16b, v10.16b, v10.16b, #8
 	eor	v29.16b, v29.16b, v19.16b
-	pmull	v23.1q, v0.1d, v23.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
+	eor	v10.16b, v10.16b, v8.16b
+	pmull	v23.1q, v10.1d, v23.1d
 	eor	v30.16b, v30.16b, v19.16b
-	eor	v0.16b, v0.16b, v23.16b
+	ext	v10.16b, v10.16b, v10.16b, #8
 	eor	v31.16b, v31.16b, v19.16b
-	eor	v0.16b, v0.16b, v8.16b
+	eor	v10.16b, v10.16b, v23.16b
+	eor	v0.16b, v10.16b, v0.16b
 	ldp	q23, q8, [x1], #32
 	eor	v24.16b, v24.16b, v23.16b
 	eor	v25.16b, v25.16b, v8.16b
@@ -14496,162 +14382,162 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	sub	x4, x4, #1
 	str	x4, [x0, #672]
 	add	x4, x0, x5, lsl #4
-	ldr	q28, [x1]
 	add	x4, x4, #704
-	rev64	v28.16b, v28.16b
+	ldr	q28, [x1]
 	ldr	q23, [x0, #688]
-	ext	v28.16b, v28.16b, v28.16b, #8
+	rev64	v28.16b, v28.16b
 	rev32	v24.16b, v20.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	add	v20.4s, v20.4s, v21.4s
 	eor	v28.16b, v28.16b, v0.16b
-	add	v20.4s, v20.4s, v21.4s
-	ldr	q0, [x0, #256]
 	rev32	v25.16b, v20.16b
+	ldr	q0, [x0, #256]
+	add	v20.4s, v20.4s, v21.4s
 	ldr	q29, [x0, #384]
-	add	v20.4s, v20.4s, v21.4s
-	pmull	v8.1q, v28.1d, v0.1d
 	rev32	v26.16b, v20.16b
-	pmull2	v9.1q, v28.2d, v0.2d
+	ext	v30.16b, v28.16b, v28.16b, #8
 	add	v20.4s, v20.4s, v21.4s
-	ext	v0.16b, v28.16b, v28.16b, #8
+	eor	v30.16b, v30.16b, v28.16b
 	rev32	v27.16b, v20.16b
-	eor	v0.16b, v0.16b, v28.16b
+	pmull	v8.1q, v28.1d, v0.1d
 	add	v20.4s, v20.4s, v21.4s
-	pmull	v10.1q, v0.1d, v29.1d
+	pmull2	v9.1q, v28.2d, v0.2d
 	rev32	v28.16b, v20.16b
-	add	v20.4s, v20.4s, v21.4s
-	rev32	v29.16b, v20.16b
+	pmull	v10.1q, v30.1d, v29.1d
 	add	v20.4s, v20.4s, v21.4s
 	ldr	q0, [x1, #16]
-	rev32	v30.16b, v20.16b
+	rev32	v29.16b, v20.16b
 	rev64	v0.16b, v0.16b
 	add	v20.4s, v20.4s, v21.4s
 	ext	v0.16b, v0.16b, v0.16b, #8
-	rev32	v31.16b, v20.16b
+	rev32	v30.16b, v20.16b
 	ldr	q11, [x0, #272]
 	add	v20.4s, v20.4s, v21.4s
 	ldr	q12, [x0, #400]
+	rev32	v31.16b, v20.16b
+	ext	v13.16b, v0.16b, v0.16b, #8
+	add	v20.4s, v20.4s, v21.4s
+	eor	v13.16b, v13.16b, v0.16b
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v13.1q, v0.1d, v11.1d
+	pmull	v14.1q, v0.1d, v11.1d
 	aese	v25.16b, v1.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v11.1q, v0.2d, v11.2d
+	eor	v8.16b, v8.16b, v14.16b
 	aese	v26.16b, v1.16b
 	aesmc	v26.16b, v26.16b
-	ext	v14.16b, v0.16b, v0.16b, #8
+	pmull2	v0.1q, v0.2d, v11.2d
 	aese	v27.16b, v1.16b
 	aesmc	v27.16b, v27.16b
-	eor	v14.16b, v14.16b, v0.16b
+	eor	v9.16b, v9.16b, v0.16b
 	aese	v28.16b, v1.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v0.1q, v14.1d, v12.1d
+	pmull	v0.1q, v13.1d, v12.1d
 	aese	v29.16b, v1.16b
 	aesmc	v29.16b, v29.16b
-	eor	v8.16b, v8.16b, v13.16b
+	eor	v10.16b, v10.16b, v0.16b
 	aese	v30.16b, v1.16b
 	aesmc	v30.16b, v30.16b
-	eor	v9.16b, v9.16b, v11.16b
+	ldr	q11, [x1, #32]
 	aese	v31.16b, v1.16b
 	aesmc	v31.16b, v31.16b
-	eor	v10.16b, v10.16b, v0.16b
+	rev64	v11.16b, v11.16b
 	aese	v24.16b, v2.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q11, [x1, #32]
+	ext	v11.16b, v11.16b, v11.16b, #8
 	aese	v25.16b, v2.16b
 	aesmc	v25.16b, v25.16b
-	rev64	v11.16b, v11.16b
+	ldr	q12, [x0, #288]
 	aese	v26.16b, v2.16b
 	aesmc	v26.16b, v26.16b
-	ext	v11.16b, v11.16b, v11.16b, #8
+	ldr	q13, [x0, #416]
 	aese	v27.16b, v2.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q0, [x0, #288]
 	aese	v28.16b, v2.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q12, [x0, #416]
+	ext	v14.16b, v11.16b, v11.16b, #8
 	aese	v29.16b, v2.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v13.1q, v11.1d, v0.1d
+	eor	v14.16b, v14.16b, v11.16b
 	aese	v30.16b, v2.16b
 	aesmc	v30.16b, v30.16b
-	pmull2	v14.1q, v11.2d, v0.2d
+	pmull	v0.1q, v11.1d, v12.1d
 	aese	v31.16b, v2.16b
 	aesmc	v31.16b, v31.16b
-	ext	v15.16b, v11.16b, v11.16b, #8
+	eor	v8.16b, v8.16b, v0.16b
 	eor	v0.16b, v24.16b, v23.16b
-	eor	v15.16b, v15.16b, v11.16b
+	pmull2	v11.1q, v11.2d, v12.2d
 	str	q0, [x4]
-	pmull	v11.1q, v15.1d, v12.1d
+	eor	v9.16b, v9.16b, v11.16b
 	eor	v0.16b, v25.16b, v23.16b
-	eor	v8.16b, v8.16b, v13.16b
+	pmull	v11.1q, v14.1d, v13.1d
 	str	q0, [x4, #16]
-	eor	v9.16b, v9.16b, v14.16b
-	eor	v0.16b, v26.16b, v23.16b
 	eor	v10.16b, v10.16b, v11.16b
-	str	q0, [x4, #32]
+	eor	v0.16b, v26.16b, v23.16b
 	ldr	q11, [x1, #48]
-	eor	v0.16b, v27.16b, v23.16b
+	str	q0, [x4, #32]
 	rev64	v11.16b, v11.16b
-	str	q0, [x4, #48]
+	eor	v0.16b, v27.16b, v23.16b
 	ext	v11.16b, v11.16b, v11.16b, #8
-	eor	v0.16b, v28.16b, v23.16b
+	str	q0, [x4, #48]
 	ldr	q12, [x0, #304]
-	str	q0, [x4, #64]
+	eor	v0.16b, v28.16b, v23.16b
 	ldr	q13, [x0, #432]
+	str	q0, [x4, #64]
+	ext	v14.16b, v11.16b, v11.16b, #8
 	eor	v0.16b, v29.16b, v23.16b
-	pmull	v14.1q, v11.1d, v12.1d
+	eor	v14.16b, v14.16b, v11.16b
 	str	q0, [x4, #80]
-	pmull2	v12.1q, v11.2d, v12.2d
+	pmull	v15.1q, v11.1d, v12.1d
 	eor	v0.16b, v30.16b, v23.16b
-	ext	v15.16b, v11.16b, v11.16b, #8
+	eor	v8.16b, v8.16b, v15.16b
 	str	q0, [x4, #96]
-	eor	v15.16b, v15.16b, v11.16b
+	pmull2	v11.1q, v11.2d, v12.2d
 	eor	v0.16b, v31.16b, v23.16b
-	pmull	v23.1q, v15.1d, v13.1d
+	eor	v9.16b, v9.16b, v11.16b
 	str	q0, [x4, #112]
-	eor	v8.16b, v8.16b, v14.16b
+	pmull	v0.1q, v14.1d, v13.1d
 	aese	v24.16b, v3.16b
 	aesmc	v24.16b, v24.16b
-	eor	v9.16b, v9.16b, v12.16b
+	eor	v10.16b, v10.16b, v0.16b
 	aese	v25.16b, v3.16b
 	aesmc	v25.16b, v25.16b
-	eor	v10.16b, v10.16b, v23.16b
+	ldr	q0, [x1, #64]
 	aese	v26.16b, v3.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q0, [x1, #64]
+	rev64	v0.16b, v0.16b
 	aese	v27.16b, v3.16b
 	aesmc	v27.16b, v27.16b
-	rev64	v0.16b, v0.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v28.16b, v3.16b
 	aesmc	v28.16b, v28.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	ldr	q23, [x0, #320]
 	aese	v29.16b, v3.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q23, [x0, #320]
+	ldr	q11, [x0, #448]
 	aese	v30.16b, v3.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q11, [x0, #448]
+	ext	v12.16b, v0.16b, v0.16b, #8
 	aese	v31.16b, v3.16b
 	aesmc	v31.16b, v31.16b
-	pmull	v12.1q, v0.1d, v23.1d
+	eor	v12.16b, v12.16b, v0.16b
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
-	pmull2	v23.1q, v0.2d, v23.2d
+	pmull	v13.1q, v0.1d, v23.1d
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
-	ext	v13.16b, v0.16b, v0.16b, #8
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
-	eor	v13.16b, v13.16b, v0.16b
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v0.1q, v13.1d, v11.1d
+	pmull2	v0.1q, v0.2d, v23.2d
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
-	eor	v8.16b, v8.16b, v12.16b
+	eor	v9.16b, v9.16b, v0.16b
 	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
-	eor	v9.16b, v9.16b, v23.16b
+	pmull	v0.1q, v12.1d, v11.1d
 	aese	v30.16b, v4.16b
 	aesmc	v30.16b, v30.16b
 	eor	v10.16b, v10.16b, v0.16b
@@ -14672,25 +14558,25 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	ldr	q11, [x0, #464]
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v12.1q, v0.1d, v23.1d
+	ext	v12.16b, v0.16b, v0.16b, #8
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
-	pmull2	v23.1q, v0.2d, v23.2d
+	eor	v12.16b, v12.16b, v0.16b
 	aese	v30.16b, v5.16b
 	aesmc	v30.16b, v30.16b
-	ext	v13.16b, v0.16b, v0.16b, #8
+	pmull	v13.1q, v0.1d, v23.1d
 	aese	v31.16b, v5.16b
 	aesmc	v31.16b, v31.16b
-	eor	v13.16b, v13.16b, v0.16b
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v0.1q, v13.1d, v11.1d
+	pmull2	v0.1q, v0.2d, v23.2d
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
-	eor	v8.16b, v8.16b, v12.16b
+	eor	v9.16b, v9.16b, v0.16b
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
-	eor	v9.16b, v9.16b, v23.16b
+	pmull	v0.1q, v12.1d, v11.1d
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
 	eor	v10.16b, v10.16b, v0.16b
@@ -14711,105 +14597,104 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	ldr	q11, [x0, #480]
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v12.1q, v0.1d, v23.1d
+	ext	v12.16b, v0.16b, v0.16b, #8
 	aese	v26.16b, v7.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v23.1q, v0.2d, v23.2d
+	eor	v12.16b, v12.16b, v0.16b
 	aese	v27.16b, v7.16b
 	aesmc	v27.16b, v27.16b
-	ext	v13.16b, v0.16b, v0.16b, #8
+	pmull	v13.1q, v0.1d, v23.1d
 	aese	v28.16b, v7.16b
 	aesmc	v28.16b, v28.16b
-	eor	v13.16b, v13.16b, v0.16b
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v29.16b, v7.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v0.1q, v13.1d, v11.1d
+	pmull2	v0.1q, v0.2d, v23.2d
 	aese	v30.16b, v7.16b
 	aesmc	v30.16b, v30.16b
-	eor	v8.16b, v8.16b, v12.16b
+	eor	v9.16b, v9.16b, v0.16b
 	aese	v31.16b, v7.16b
 	aesmc	v31.16b, v31.16b
-	eor	v9.16b, v9.16b, v23.16b
+	pmull	v0.1q, v12.1d, v11.1d
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
 	eor	v10.16b, v10.16b, v0.16b
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q0, [x1, #112]
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
-	rev64	v0.16b, v0.16b
+	ldr	q0, [x1, #112]
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	rev64	v0.16b, v0.16b
 	aese	v28.16b, v16.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q23, [x0, #368]
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v29.16b, v16.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q11, [x0, #496]
+	ldr	q23, [x0, #368]
 	aese	v30.16b, v16.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v12.1q, v0.1d, v23.1d
+	ldr	q11, [x0, #496]
 	aese	v31.16b, v16.16b
 	aesmc	v31.16b, v31.16b
-	pmull2	v23.1q, v0.2d, v23.2d
+	ext	v12.16b, v0.16b, v0.16b, #8
 	aese	v24.16b, v17.16b
 	aesmc	v24.16b, v24.16b
-	ext	v13.16b, v0.16b, v0.16b, #8
+	eor	v12.16b, v12.16b, v0.16b
 	aese	v25.16b, v17.16b
 	aesmc	v25.16b, v25.16b
-	eor	v13.16b, v13.16b, v0.16b
+	pmull	v13.1q, v0.1d, v23.1d
 	aese	v26.16b, v17.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v0.1q, v13.1d, v11.1d
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v27.16b, v17.16b
 	aesmc	v27.16b, v27.16b
-	eor	v8.16b, v8.16b, v12.16b
+	pmull2	v0.1q, v0.2d, v23.2d
 	aese	v28.16b, v17.16b
 	aesmc	v28.16b, v28.16b
-	eor	v9.16b, v9.16b, v23.16b
+	eor	v9.16b, v9.16b, v0.16b
 	aese	v29.16b, v17.16b
 	aesmc	v29.16b, v29.16b
-	eor	v10.16b, v10.16b, v0.16b
+	pmull	v0.1q, v12.1d, v11.1d
 	aese	v30.16b, v17.16b
 	aesmc	v30.16b, v30.16b
-	eor	v10.16b, v10.16b, v8.16b
+	eor	v10.16b, v10.16b, v0.16b
 	aese	v31.16b, v17.16b
 	aesmc	v31.16b, v31.16b
-	eor	v10.16b, v10.16b, v9.16b
+	eor	v10.16b, v10.16b, v8.16b
 	aese	v24.16b, v18.16b
-	movi	v0.2d, #0x0000000000000000
+	eor	v10.16b, v10.16b, v9.16b
 	aese	v25.16b, v18.16b
-	ext	v23.16b, v0.16b, v10.16b, #8
+	movi	v0.2d, #0x0000000000000000
 	aese	v26.16b, v18.16b
-	eor	v8.16b, v8.16b, v23.16b
+	ext	v23.16b, v0.16b, v10.16b, #8
 	aese	v27.16b, v18.16b
-	ext	v23.16b, v10.16b, v0.16b, #8
-	aese	v28.16b, v18.16b
-	eor	v9.16b, v9.16b, v23.16b
-	aese	v29.16b, v18.16b
-	adrp	x4, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	aese	v30.16b, v18.16b
-	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	aese	v31.16b, v18.16b
-	ldr	q0, [x4]
-	eor	v24.16b, v24.16b, v19.16b
-	pmull	v23.1q, v8.1d, v0.1d
-	eor	v25.16b, v25.16b, v19.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
-	eor	v26.16b, v26.16b, v19.16b
 	eor	v8.16b, v8.16b, v23.16b
-	eor	v27.16b, v27.16b, v19.16b
-	pmull	v0.1q, v8.1d, v0.1d
-	eor	v28.16b, v28.16b, v19.16b
+	aese	v28.16b, v18.16b
+	ext	v23.16b, v10.16b, v0.16b, #8
+	aese	v29.16b, v18.16b
+	eor	v9.16b, v9.16b, v23.16b
+	aese	v30.16b, v18.16b
+	adrp	x4, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
+	aese	v31.16b, v18.16b
+	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
+	eor	v24.16b, v24.16b, v19.16b
+	ldr	q0, [x4]
+	eor	v25.16b, v25.16b, v19.16b
+	pmull	v23.1q, v8.1d, v0.1d
+	eor	v26.16b, v26.16b, v19.16b
 	ext	v8.16b, v8.16b, v8.16b, #8
+	eor	v27.16b, v27.16b, v19.16b
+	eor	v8.16b, v8.16b, v23.16b
+	eor	v28.16b, v28.16b, v19.16b
+	pmull	v0.1q, v8.1d, v0.1d
 	eor	v29.16b, v29.16b, v19.16b
-	eor	v8.16b, v8.16b, v0.16b
+	ext	v8.16b, v8.16b, v8.16b, #8
 	eor	v30.16b, v30.16b, v19.16b
-	eor	v8.16b, v8.16b, v9.16b
+	eor	v8.16b, v8.16b, v0.16b
 	eor	v31.16b, v31.16b, v19.16b
-	mov	v0.16b, v8.16b
+	eor	v0.16b, v8.16b, v9.16b
 	ldr	x4, [x0, #656]
 	sub	x4, x5, x4
 	and	x4, x4, #255
@@ -14864,186 +14749,185 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	ldr	q0, [x0, #256]
 	add	v20.4s, v20.4s, v21.4s
 	ldr	q29, [x0, #384]
-	pmull	v30.1q, v28.1d, v0.1d
 	rev32	v26.16b, v20.16b
-	pmull2	v31.1q, v28.2d, v0.2d
+	ext	v30.16b, v28.16b, v28.16b, #8
+	eor	v30.16b, v30.16b, v28.16b
 	add	v20.4s, v20.4s, v21.4s
-	ext	v0.16b, v28.16b, v28.16b, #8
+	pmull	v31.1q, v28.1d, v0.1d
 	rev32	v27.16b, v20.16b
-	eor	v0.16b, v0.16b, v28.16b
+	pmull2	v0.1q, v28.2d, v0.2d
 	add	v20.4s, v20.4s, v21.4s
-	pmull	v8.1q, v0.1d, v29.1d
+	pmull	v8.1q, v30.1d, v29.1d
 	rev32	v28.16b, v20.16b
-	mov	v0.16b, v30.16b
-	add	v20.4s, v20.4s, v21.4s
-	rev32	v29.16b, v20.16b
 	ldr	q9, [x1, #16]
 	add	v20.4s, v20.4s, v21.4s
 	rev64	v9.16b, v9.16b
-	rev32	v30.16b, v20.16b
+	rev32	v29.16b, v20.16b
 	ext	v9.16b, v9.16b, v9.16b, #8
 	add	v20.4s, v20.4s, v21.4s
 	ldr	q10, [x0, #272]
+	ldr	q11, [x0, #400]
+	rev32	v30.16b, v20.16b
+	ext	v12.16b, v9.16b, v9.16b, #8
+	add	v20.4s, v20.4s, v21.4s
+	eor	v12.16b, v12.16b, v9.16b
 	aese	v23.16b, v1.16b
 	aesmc	v23.16b, v23.16b
-	ldr	q11, [x0, #400]
-	pmull	v12.1q, v9.1d, v10.1d
+	pmull	v13.1q, v9.1d, v10.1d
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
-	pmull2	v10.1q, v9.2d, v10.2d
+	eor	v31.16b, v31.16b, v13.16b
 	aese	v25.16b, v1.16b
 	aesmc	v25.16b, v25.16b
-	ext	v13.16b, v9.16b, v9.16b, #8
+	pmull2	v9.1q, v9.2d, v10.2d
 	aese	v26.16b, v1.16b
 	aesmc	v26.16b, v26.16b
-	eor	v13.16b, v13.16b, v9.16b
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v27.16b, v1.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v9.1q, v13.1d, v11.1d
+	pmull	v9.1q, v12.1d, v11.1d
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v28.16b, v1.16b
 	aesmc	v28.16b, v28.16b
-	eor	v0.16b, v0.16b, v12.16b
-	eor	v31.16b, v31.16b, v10.16b
+	ldr	q9, [x1, #32]
 	aese	v29.16b, v1.16b
 	aesmc	v29.16b, v29.16b
-	eor	v8.16b, v8.16b, v9.16b
+	rev64	v9.16b, v9.16b
 	aese	v30.16b, v1.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q9, [x1, #32]
+	ext	v9.16b, v9.16b, v9.16b, #8
 	aese	v23.16b, v2.16b
 	aesmc	v23.16b, v23.16b
-	rev64	v9.16b, v9.16b
+	ldr	q10, [x0, #288]
 	aese	v24.16b, v2.16b
 	aesmc	v24.16b, v24.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	ldr	q11, [x0, #416]
 	aese	v25.16b, v2.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q10, [x0, #288]
+	ext	v12.16b, v9.16b, v9.16b, #8
 	aese	v26.16b, v2.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q11, [x0, #416]
-	pmull	v12.1q, v9.1d, v10.1d
+	eor	v12.16b, v12.16b, v9.16b
+	pmull	v13.1q, v9.1d, v10.1d
 	aese	v27.16b, v2.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v10.1q, v9.2d, v10.2d
+	eor	v31.16b, v31.16b, v13.16b
 	aese	v28.16b, v2.16b
 	aesmc	v28.16b, v28.16b
-	ext	v13.16b, v9.16b, v9.16b, #8
+	pmull2	v9.1q, v9.2d, v10.2d
 	aese	v29.16b, v2.16b
 	aesmc	v29.16b, v29.16b
-	eor	v13.16b, v13.16b, v9.16b
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v30.16b, v2.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v9.1q, v13.1d, v11.1d
+	pmull	v9.1q, v12.1d, v11.1d
 	aese	v23.16b, v3.16b
 	aesmc	v23.16b, v23.16b
-	eor	v0.16b, v0.16b, v12.16b
-	eor	v31.16b, v31.16b, v10.16b
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v24.16b, v3.16b
 	aesmc	v24.16b, v24.16b
-	eor	v8.16b, v8.16b, v9.16b
+	ldr	q9, [x1, #48]
 	aese	v25.16b, v3.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q9, [x1, #48]
+	rev64	v9.16b, v9.16b
+	ext	v9.16b, v9.16b, v9.16b, #8
 	aese	v26.16b, v3.16b
 	aesmc	v26.16b, v26.16b
-	rev64	v9.16b, v9.16b
+	ldr	q10, [x0, #304]
 	aese	v27.16b, v3.16b
 	aesmc	v27.16b, v27.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	ldr	q11, [x0, #432]
 	aese	v28.16b, v3.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q10, [x0, #304]
+	ext	v12.16b, v9.16b, v9.16b, #8
 	aese	v29.16b, v3.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q11, [x0, #432]
-	pmull	v12.1q, v9.1d, v10.1d
+	eor	v12.16b, v12.16b, v9.16b
 	aese	v30.16b, v3.16b
 	aesmc	v30.16b, v30.16b
-	pmull2	v10.1q, v9.2d, v10.2d
+	pmull	v13.1q, v9.1d, v10.1d
 	aese	v23.16b, v4.16b
 	aesmc	v23.16b, v23.16b
-	ext	v13.16b, v9.16b, v9.16b, #8
+	eor	v31.16b, v31.16b, v13.16b
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
-	eor	v13.16b, v13.16b, v9.16b
+	pmull2	v9.1q, v9.2d, v10.2d
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v9.1q, v13.1d, v11.1d
+	pmull	v9.1q, v12.1d, v11.1d
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
-	eor	v0.16b, v0.16b, v12.16b
-	eor	v31.16b, v31.16b, v10.16b
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
-	eor	v8.16b, v8.16b, v9.16b
+	ldr	q9, [x1, #64]
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q9, [x1, #64]
+	rev64	v9.16b, v9.16b
 	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
-	rev64	v9.16b, v9.16b
+	ext	v9.16b, v9.16b, v9.16b, #8
 	aese	v30.16b, v4.16b
 	aesmc	v30.16b, v30.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	ldr	q10, [x0, #320]
 	aese	v23.16b, v5.16b
 	aesmc	v23.16b, v23.16b
-	ldr	q10, [x0, #320]
+	ldr	q11, [x0, #448]
+	ext	v12.16b, v9.16b, v9.16b, #8
 	aese	v24.16b, v5.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q11, [x0, #448]
-	pmull	v12.1q, v9.1d, v10.1d
+	eor	v12.16b, v12.16b, v9.16b
 	aese	v25.16b, v5.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v10.1q, v9.2d, v10.2d
+	pmull	v13.1q, v9.1d, v10.1d
 	aese	v26.16b, v5.16b
 	aesmc	v26.16b, v26.16b
-	ext	v13.16b, v9.16b, v9.16b, #8
+	eor	v31.16b, v31.16b, v13.16b
 	aese	v27.16b, v5.16b
 	aesmc	v27.16b, v27.16b
-	eor	v13.16b, v13.16b, v9.16b
+	pmull2	v9.1q, v9.2d, v10.2d
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v9.1q, v13.1d, v11.1d
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
-	eor	v0.16b, v0.16b, v12.16b
-	eor	v31.16b, v31.16b, v10.16b
+	pmull	v9.1q, v12.1d, v11.1d
 	aese	v30.16b, v5.16b
 	aesmc	v30.16b, v30.16b
 	eor	v8.16b, v8.16b, v9.16b
+	ldr	q9, [x1, #80]
 	aese	v23.16b, v6.16b
 	aesmc	v23.16b, v23.16b
-	ldr	q9, [x1, #80]
+	rev64	v9.16b, v9.16b
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
-	rev64	v9.16b, v9.16b
+	ext	v9.16b, v9.16b, v9.16b, #8
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	ldr	q10, [x0, #336]
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q10, [x0, #336]
+	ldr	q11, [x0, #464]
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q11, [x0, #464]
-	pmull	v12.1q, v9.1d, v10.1d
+	ext	v12.16b, v9.16b, v9.16b, #8
 	aese	v28.16b, v6.16b
 	aesmc	v28.16b, v28.16b
-	pmull2	v10.1q, v9.2d, v10.2d
+	eor	v12.16b, v12.16b, v9.16b
 	aese	v29.16b, v6.16b
 	aesmc	v29.16b, v29.16b
-	ext	v13.16b, v9.16b, v9.16b, #8
+	pmull	v13.1q, v9.1d, v10.1d
+	eor	v31.16b, v31.16b, v13.16b
 	aese	v30.16b, v6.16b
 	aesmc	v30.16b, v30.16b
-	eor	v13.16b, v13.16b, v9.16b
+	pmull2	v9.1q, v9.2d, v10.2d
 	aese	v23.16b, v7.16b
 	aesmc	v23.16b, v23.16b
-	pmull	v9.1q, v13.1d, v11.1d
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
-	eor	v0.16b, v0.16b, v12.16b
-	eor	v31.16b, v31.16b, v10.16b
+	pmull	v9.1q, v12.1d, v11.1d
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
 	eor	v8.16b, v8.16b, v9.16b
@@ -15056,29 +14940,29 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	aese	v28.16b, v7.16b
 	aesmc	v28.16b, v28.16b
 	ext	v9.16b, v9.16b, v9.16b, #8
+	ldr	q10, [x0, #352]
 	aese	v29.16b, v7.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q10, [x0, #352]
+	ldr	q11, [x0, #480]
 	aese	v30.16b, v7.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q11, [x0, #480]
-	pmull	v12.1q, v9.1d, v10.1d
+	ext	v12.16b, v9.16b, v9.16b, #8
 	aese	v23.16b, v16.16b
 	aesmc	v23.16b, v23.16b
-	pmull2	v10.1q, v9.2d, v10.2d
+	eor	v12.16b, v12.16b, v9.16b
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
-	ext	v13.16b, v9.16b, v9.16b, #8
+	pmull	v13.1q, v9.1d, v10.1d
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
-	eor	v13.16b, v13.16b, v9.16b
+	eor	v31.16b, v31.16b, v13.16b
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v9.1q, v13.1d, v11.1d
+	pmull2	v9.1q, v9.2d, v10.2d
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
-	eor	v0.16b, v0.16b, v12.16b
-	eor	v31.16b, v31.16b, v10.16b
+	eor	v0.16b, v0.16b, v9.16b
+	pmull	v9.1q, v12.1d, v11.1d
 	aese	v28.16b, v16.16b
 	aesmc	v28.16b, v28.16b
 	eor	v8.16b, v8.16b, v9.16b
@@ -15097,57 +14981,57 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	aese	v25.16b, v17.16b
 	aesmc	v25.16b, v25.16b
 	ldr	q11, [x0, #496]
-	pmull	v12.1q, v9.1d, v10.1d
 	aese	v26.16b, v17.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v10.1q, v9.2d, v10.2d
+	ext	v12.16b, v9.16b, v9.16b, #8
+	eor	v12.16b, v12.16b, v9.16b
 	aese	v27.16b, v17.16b
 	aesmc	v27.16b, v27.16b
-	ext	v13.16b, v9.16b, v9.16b, #8
+	pmull	v13.1q, v9.1d, v10.1d
 	aese	v28.16b, v17.16b
 	aesmc	v28.16b, v28.16b
-	eor	v13.16b, v13.16b, v9.16b
+	eor	v31.16b, v31.16b, v13.16b
 	aese	v29.16b, v17.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v9.1q, v13.1d, v11.1d
+	pmull2	v9.1q, v9.2d, v10.2d
 	aese	v30.16b, v17.16b
 	aesmc	v30.16b, v30.16b
-	eor	v0.16b, v0.16b, v12.16b
-	eor	v31.16b, v31.16b, v10.16b
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v23.16b, v18.16b
-	eor	v8.16b, v8.16b, v9.16b
+	pmull	v9.1q, v12.1d, v11.1d
 	aese	v24.16b, v18.16b
-	eor	v8.16b, v8.16b, v0.16b
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v25.16b, v18.16b
 	eor	v8.16b, v8.16b, v31.16b
+	eor	v8.16b, v8.16b, v0.16b
 	aese	v26.16b, v18.16b
 	movi	v9.2d, #0x0000000000000000
 	aese	v27.16b, v18.16b
 	ext	v10.16b, v9.16b, v8.16b, #8
 	aese	v28.16b, v18.16b
-	eor	v0.16b, v0.16b, v10.16b
-	ext	v10.16b, v8.16b, v9.16b, #8
-	aese	v29.16b, v18.16b
 	eor	v31.16b, v31.16b, v10.16b
+	aese	v29.16b, v18.16b
+	ext	v10.16b, v8.16b, v9.16b, #8
 	aese	v30.16b, v18.16b
-	adrp	x4, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
+	eor	v0.16b, v0.16b, v10.16b
 	eor	v23.16b, v23.16b, v19.16b
-	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
+	adrp	x4, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
 	eor	v24.16b, v24.16b, v19.16b
+	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
 	ldr	q8, [x4]
 	eor	v25.16b, v25.16b, v19.16b
-	pmull	v9.1q, v0.1d, v8.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
+	pmull	v9.1q, v31.1d, v8.1d
 	eor	v26.16b, v26.16b, v19.16b
-	eor	v0.16b, v0.16b, v9.16b
+	ext	v31.16b, v31.16b, v31.16b, #8
 	eor	v27.16b, v27.16b, v19.16b
-	pmull	v8.1q, v0.1d, v8.1d
+	eor	v31.16b, v31.16b, v9.16b
 	eor	v28.16b, v28.16b, v19.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	pmull	v8.1q, v31.1d, v8.1d
 	eor	v29.16b, v29.16b, v19.16b
-	eor	v0.16b, v0.16b, v8.16b
+	ext	v31.16b, v31.16b, v31.16b, #8
 	eor	v30.16b, v30.16b, v19.16b
-	eor	v0.16b, v0.16b, v31.16b
+	eor	v31.16b, v31.16b, v8.16b
+	eor	v0.16b, v31.16b, v0.16b
 	ldp	q31, q8, [x1], #32
 	eor	v23.16b, v23.16b, v31.16b
 	eor	v24.16b, v24.16b, v8.16b
@@ -15189,186 +15073,185 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	ldr	q0, [x0, #256]
 	add	v20.4s, v20.4s, v21.4s
 	ldr	q29, [x0, #384]
-	pmull	v30.1q, v28.1d, v0.1d
 	rev32	v26.16b, v20.16b
-	pmull2	v31.1q, v28.2d, v0.2d
+	ext	v30.16b, v28.16b, v28.16b, #8
+	eor	v30.16b, v30.16b, v28.16b
 	add	v20.4s, v20.4s, v21.4s
-	ext	v0.16b, v28.16b, v28.16b, #8
+	pmull	v31.1q, v28.1d, v0.1d
 	rev32	v27.16b, v20.16b
-	eor	v0.16b, v0.16b, v28.16b
+	pmull2	v0.1q, v28.2d, v0.2d
 	add	v20.4s, v20.4s, v21.4s
-	pmull	v8.1q, v0.1d, v29.1d
+	pmull	v8.1q, v30.1d, v29.1d
 	rev32	v28.16b, v20.16b
-	mov	v0.16b, v30.16b
-	add	v20.4s, v20.4s, v21.4s
-	rev32	v29.16b, v20.16b
 	ldr	q9, [x1, #16]
 	add	v20.4s, v20.4s, v21.4s
 	rev64	v9.16b, v9.16b
-	rev32	v30.16b, v20.16b
+	rev32	v29.16b, v20.16b
 	ext	v9.16b, v9.16b, v9.16b, #8
 	add	v20.4s, v20.4s, v21.4s
 	ldr	q10, [x0, #272]
+	ldr	q11, [x0, #400]
+	rev32	v30.16b, v20.16b
+	ext	v12.16b, v9.16b, v9.16b, #8
+	add	v20.4s, v20.4s, v21.4s
+	eor	v12.16b, v12.16b, v9.16b
 	aese	v23.16b, v1.16b
 	aesmc	v23.16b, v23.16b
-	ldr	q11, [x0, #400]
-	pmull	v12.1q, v9.1d, v10.1d
+	pmull	v13.1q, v9.1d, v10.1d
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
-	pmull2	v10.1q, v9.2d, v10.2d
+	eor	v31.16b, v31.16b, v13.16b
 	aese	v25.16b, v1.16b
 	aesmc	v25.16b, v25.16b
-	ext	v13.16b, v9.16b, v9.16b, #8
+	pmull2	v9.1q, v9.2d, v10.2d
 	aese	v26.16b, v1.16b
 	aesmc	v26.16b, v26.16b
-	eor	v13.16b, v13.16b, v9.16b
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v27.16b, v1.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v9.1q, v13.1d, v11.1d
+	pmull	v9.1q, v12.1d, v11.1d
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v28.16b, v1.16b
 	aesmc	v28.16b, v28.16b
-	eor	v0.16b, v0.16b, v12.16b
-	eor	v31.16b, v31.16b, v10.16b
+	ldr	q9, [x1, #32]
 	aese	v29.16b, v1.16b
 	aesmc	v29.16b, v29.16b
-	eor	v8.16b, v8.16b, v9.16b
+	rev64	v9.16b, v9.16b
 	aese	v30.16b, v1.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q9, [x1, #32]
+	ext	v9.16b, v9.16b, v9.16b, #8
 	aese	v23.16b, v2.16b
 	aesmc	v23.16b, v23.16b
-	rev64	v9.16b, v9.16b
+	ldr	q10, [x0, #288]
 	aese	v24.16b, v2.16b
 	aesmc	v24.16b, v24.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	ldr	q11, [x0, #416]
 	aese	v25.16b, v2.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q10, [x0, #288]
+	ext	v12.16b, v9.16b, v9.16b, #8
 	aese	v26.16b, v2.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q11, [x0, #416]
-	pmull	v12.1q, v9.1d, v10.1d
+	eor	v12.16b, v12.16b, v9.16b
+	pmull	v13.1q, v9.1d, v10.1d
 	aese	v27.16b, v2.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v10.1q, v9.2d, v10.2d
+	eor	v31.16b, v31.16b, v13.16b
 	aese	v28.16b, v2.16b
 	aesmc	v28.16b, v28.16b
-	ext	v13.16b, v9.16b, v9.16b, #8
+	pmull2	v9.1q, v9.2d, v10.2d
 	aese	v29.16b, v2.16b
 	aesmc	v29.16b, v29.16b
-	eor	v13.16b, v13.16b, v9.16b
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v30.16b, v2.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v9.1q, v13.1d, v11.1d
+	pmull	v9.1q, v12.1d, v11.1d
 	aese	v23.16b, v3.16b
 	aesmc	v23.16b, v23.16b
-	eor	v0.16b, v0.16b, v12.16b
-	eor	v31.16b, v31.16b, v10.16b
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v24.16b, v3.16b
 	aesmc	v24.16b, v24.16b
-	eor	v8.16b, v8.16b, v9.16b
+	ldr	q9, [x1, #48]
 	aese	v25.16b, v3.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q9, [x1, #48]
+	rev64	v9.16b, v9.16b
+	ext	v9.16b, v9.16b, v9.16b, #8
 	aese	v26.16b, v3.16b
 	aesmc	v26.16b, v26.16b
-	rev64	v9.16b, v9.16b
+	ldr	q10, [x0, #304]
 	aese	v27.16b, v3.16b
 	aesmc	v27.16b, v27.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	ldr	q11, [x0, #432]
 	aese	v28.16b, v3.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q10, [x0, #304]
+	ext	v12.16b, v9.16b, v9.16b, #8
 	aese	v29.16b, v3.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q11, [x0, #432]
-	pmull	v12.1q, v9.1d, v10.1d
+	eor	v12.16b, v12.16b, v9.16b
 	aese	v30.16b, v3.16b
 	aesmc	v30.16b, v30.16b
-	pmull2	v10.1q, v9.2d, v10.2d
+	pmull	v13.1q, v9.1d, v10.1d
 	aese	v23.16b, v4.16b
 	aesmc	v23.16b, v23.16b
-	ext	v13.16b, v9.16b, v9.16b, #8
+	eor	v31.16b, v31.16b, v13.16b
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
-	eor	v13.16b, v13.16b, v9.16b
+	pmull2	v9.1q, v9.2d, v10.2d
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v9.1q, v13.1d, v11.1d
+	pmull	v9.1q, v12.1d, v11.1d
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
-	eor	v0.16b, v0.16b, v12.16b
-	eor	v31.16b, v31.16b, v10.16b
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
-	eor	v8.16b, v8.16b, v9.16b
+	ldr	q9, [x1, #64]
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q9, [x1, #64]
+	rev64	v9.16b, v9.16b
 	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
-	rev64	v9.16b, v9.16b
+	ext	v9.16b, v9.16b, v9.16b, #8
 	aese	v30.16b, v4.16b
 	aesmc	v30.16b, v30.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	ldr	q10, [x0, #320]
 	aese	v23.16b, v5.16b
 	aesmc	v23.16b, v23.16b
-	ldr	q10, [x0, #320]
+	ldr	q11, [x0, #448]
+	ext	v12.16b, v9.16b, v9.16b, #8
 	aese	v24.16b, v5.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q11, [x0, #448]
-	pmull	v12.1q, v9.1d, v10.1d
+	eor	v12.16b, v12.16b, v9.16b
 	aese	v25.16b, v5.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v10.1q, v9.2d, v10.2d
+	pmull	v13.1q, v9.1d, v10.1d
 	aese	v26.16b, v5.16b
 	aesmc	v26.16b, v26.16b
-	ext	v13.16b, v9.16b, v9.16b, #8
+	eor	v31.16b, v31.16b, v13.16b
 	aese	v27.16b, v5.16b
 	aesmc	v27.16b, v27.16b
-	eor	v13.16b, v13.16b, v9.16b
+	pmull2	v9.1q, v9.2d, v10.2d
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v9.1q, v13.1d, v11.1d
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
-	eor	v0.16b, v0.16b, v12.16b
-	eor	v31.16b, v31.16b, v10.16b
+	pmull	v9.1q, v12.1d, v11.1d
 	aese	v30.16b, v5.16b
 	aesmc	v30.16b, v30.16b
 	eor	v8.16b, v8.16b, v9.16b
+	ldr	q9, [x1, #80]
 	aese	v23.16b, v6.16b
 	aesmc	v23.16b, v23.16b
-	ldr	q9, [x1, #80]
+	rev64	v9.16b, v9.16b
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
-	rev64	v9.16b, v9.16b
+	ext	v9.16b, v9.16b, v9.16b, #8
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	ldr	q10, [x0, #336]
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q10, [x0, #336]
+	ldr	q11, [x0, #464]
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q11, [x0, #464]
-	pmull	v12.1q, v9.1d, v10.1d
+	ext	v12.16b, v9.16b, v9.16b, #8
 	aese	v28.16b, v6.16b
 	aesmc	v28.16b, v28.16b
-	pmull2	v10.1q, v9.2d, v10.2d
+	eor	v12.16b, v12.16b, v9.16b
 	aese	v29.16b, v6.16b
 	aesmc	v29.16b, v29.16b
-	ext	v13.16b, v9.16b, v9.16b, #8
+	pmull	v13.1q, v9.1d, v10.1d
+	eor	v31.16b, v31.16b, v13.16b
 	aese	v30.16b, v6.16b
 	aesmc	v30.16b, v30.16b
-	eor	v13.16b, v13.16b, v9.16b
+	pmull2	v9.1q, v9.2d, v10.2d
 	aese	v23.16b, v7.16b
 	aesmc	v23.16b, v23.16b
-	pmull	v9.1q, v13.1d, v11.1d
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
-	eor	v0.16b, v0.16b, v12.16b
-	eor	v31.16b, v31.16b, v10.16b
+	pmull	v9.1q, v12.1d, v11.1d
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
 	eor	v8.16b, v8.16b, v9.16b
@@ -15381,29 +15264,29 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	aese	v28.16b, v7.16b
 	aesmc	v28.16b, v28.16b
 	ext	v9.16b, v9.16b, v9.16b, #8
+	ldr	q10, [x0, #352]
 	aese	v29.16b, v7.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q10, [x0, #352]
+	ldr	q11, [x0, #480]
 	aese	v30.16b, v7.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q11, [x0, #480]
-	pmull	v12.1q, v9.1d, v10.1d
+	ext	v12.16b, v9.16b, v9.16b, #8
 	aese	v23.16b, v16.16b
 	aesmc	v23.16b, v23.16b
-	pmull2	v10.1q, v9.2d, v10.2d
+	eor	v12.16b, v12.16b, v9.16b
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
-	ext	v13.16b, v9.16b, v9.16b, #8
+	pmull	v13.1q, v9.1d, v10.1d
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
-	eor	v13.16b, v13.16b, v9.16b
+	eor	v31.16b, v31.16b, v13.16b
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v9.1q, v13.1d, v11.1d
+	pmull2	v9.1q, v9.2d, v10.2d
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
-	eor	v0.16b, v0.16b, v12.16b
-	eor	v31.16b, v31.16b, v10.16b
+	eor	v0.16b, v0.16b, v9.16b
+	pmull	v9.1q, v12.1d, v11.1d
 	aese	v28.16b, v16.16b
 	aesmc	v28.16b, v28.16b
 	eor	v8.16b, v8.16b, v9.16b
@@ -15422,57 +15305,57 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	aese	v25.16b, v17.16b
 	aesmc	v25.16b, v25.16b
 	ldr	q11, [x0, #496]
-	pmull	v12.1q, v9.1d, v10.1d
 	aese	v26.16b, v17.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v10.1q, v9.2d, v10.2d
+	ext	v12.16b, v9.16b, v9.16b, #8
+	eor	v12.16b, v12.16b, v9.16b
 	aese	v27.16b, v17.16b
 	aesmc	v27.16b, v27.16b
-	ext	v13.16b, v9.16b, v9.16b, #8
+	pmull	v13.1q, v9.1d, v10.1d
 	aese	v28.16b, v17.16b
 	aesmc	v28.16b, v28.16b
-	eor	v13.16b, v13.16b, v9.16b
+	eor	v31.16b, v31.16b, v13.16b
 	aese	v29.16b, v17.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v9.1q, v13.1d, v11.1d
+	pmull2	v9.1q, v9.2d, v10.2d
 	aese	v30.16b, v17.16b
 	aesmc	v30.16b, v30.16b
-	eor	v0.16b, v0.16b, v12.16b
-	eor	v31.16b, v31.16b, v10.16b
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v23.16b, v18.16b
-	eor	v8.16b, v8.16b, v9.16b
+	pmull	v9.1q, v12.1d, v11.1d
 	aese	v24.16b, v18.16b
-	eor	v8.16b, v8.16b, v0.16b
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v25.16b, v18.16b
 	eor	v8.16b, v8.16b, v31.16b
+	eor	v8.16b, v8.16b, v0.16b
 	aese	v26.16b, v18.16b
 	movi	v9.2d, #0x0000000000000000
 	aese	v27.16b, v18.16b
 	ext	v10.16b, v9.16b, v8.16b, #8
 	aese	v28.16b, v18.16b
-	eor	v0.16b, v0.16b, v10.16b
-	ext	v10.16b, v8.16b, v9.16b, #8
-	aese	v29.16b, v18.16b
 	eor	v31.16b, v31.16b, v10.16b
+	aese	v29.16b, v18.16b
+	ext	v10.16b, v8.16b, v9.16b, #8
 	aese	v30.16b, v18.16b
-	adrp	x6, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
+	eor	v0.16b, v0.16b, v10.16b
 	eor	v23.16b, v23.16b, v19.16b
-	add	x6, x6, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
+	adrp	x6, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
 	eor	v24.16b, v24.16b, v19.16b
+	add	x6, x6, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
 	ldr	q8, [x6]
 	eor	v25.16b, v25.16b, v19.16b
-	pmull	v9.1q, v0.1d, v8.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
+	pmull	v9.1q, v31.1d, v8.1d
 	eor	v26.16b, v26.16b, v19.16b
-	eor	v0.16b, v0.16b, v9.16b
+	ext	v31.16b, v31.16b, v31.16b, #8
 	eor	v27.16b, v27.16b, v19.16b
-	pmull	v8.1q, v0.1d, v8.1d
+	eor	v31.16b, v31.16b, v9.16b
 	eor	v28.16b, v28.16b, v19.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	pmull	v8.1q, v31.1d, v8.1d
 	eor	v29.16b, v29.16b, v19.16b
-	eor	v0.16b, v0.16b, v8.16b
+	ext	v31.16b, v31.16b, v31.16b, #8
 	eor	v30.16b, v30.16b, v19.16b
-	eor	v0.16b, v0.16b, v31.16b
+	eor	v31.16b, v31.16b, v8.16b
+	eor	v0.16b, v31.16b, v0.16b
 	ldp	q31, q8, [x1], #32
 	eor	v23.16b, v23.16b, v31.16b
 	eor	v24.16b, v24.16b, v8.16b
@@ -15522,30 +15405,28 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	eor	v22.16b, v22.16b, v0.16b
 	ldr	q0, [x0, #368]
 	ldr	q23, [x0, #496]
+	ext	v25.16b, v22.16b, v22.16b, #8
+	eor	v25.16b, v25.16b, v22.16b
 	pmull	v24.1q, v22.1d, v0.1d
-	pmull2	v25.1q, v22.2d, v0.2d
-	ext	v0.16b, v22.16b, v22.16b, #8
-	eor	v0.16b, v0.16b, v22.16b
-	pmull	v23.1q, v0.1d, v23.1d
-	mov	v0.16b, v24.16b
-	mov	v22.16b, v25.16b
-	eor	v23.16b, v23.16b, v0.16b
-	eor	v23.16b, v23.16b, v22.16b
-	movi	v24.2d, #0x0000000000000000
-	ext	v25.16b, v24.16b, v23.16b, #8
+	pmull2	v0.1q, v22.2d, v0.2d
+	pmull	v22.1q, v25.1d, v23.1d
+	eor	v22.16b, v22.16b, v24.16b
+	eor	v22.16b, v22.16b, v0.16b
+	movi	v23.2d, #0x0000000000000000
+	ext	v25.16b, v23.16b, v22.16b, #8
+	eor	v24.16b, v24.16b, v25.16b
+	ext	v25.16b, v22.16b, v23.16b, #8
 	eor	v0.16b, v0.16b, v25.16b
-	ext	v25.16b, v23.16b, v24.16b, #8
-	eor	v22.16b, v22.16b, v25.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	ldr	q23, [x4]
-	pmull	v24.1q, v0.1d, v23.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v24.16b
-	pmull	v23.1q, v0.1d, v23.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v23.16b
-	eor	v0.16b, v0.16b, v22.16b
+	ldr	q22, [x4]
+	pmull	v23.1q, v24.1d, v22.1d
+	ext	v24.16b, v24.16b, v24.16b, #8
+	eor	v24.16b, v24.16b, v23.16b
+	pmull	v22.1q, v24.1d, v22.1d
+	ext	v24.16b, v24.16b, v24.16b, #8
+	eor	v24.16b, v24.16b, v22.16b
+	eor	v0.16b, v24.16b, v0.16b
 	rev32	v22.16b, v20.16b
 	add	v20.4s, v20.4s, v21.4s
 	aese	v22.16b, v1.16b
@@ -15688,121 +15569,119 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	eor	v25.16b, v25.16b, v0.16b
 	ldr	q0, [x0, #256]
 	ldr	q26, [x0, #384]
+	ext	v28.16b, v25.16b, v25.16b, #8
+	eor	v28.16b, v28.16b, v25.16b
 	pmull	v27.1q, v25.1d, v0.1d
-	pmull2	v28.1q, v25.2d, v0.2d
-	ext	v0.16b, v25.16b, v25.16b, #8
-	eor	v0.16b, v0.16b, v25.16b
-	pmull	v26.1q, v0.1d, v26.1d
-	mov	v0.16b, v27.16b
-	mov	v25.16b, v28.16b
-	ldr	q27, [x1, #16]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	pmull2	v0.1q, v25.2d, v0.2d
+	pmull	v25.1q, v28.1d, v26.1d
+	ldr	q26, [x1, #16]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #272]
 	ldr	q29, [x0, #400]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #32]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x1, #32]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #288]
 	ldr	q29, [x0, #416]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #48]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x1, #48]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #304]
 	ldr	q29, [x0, #432]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #64]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x1, #64]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #320]
 	ldr	q29, [x0, #448]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #80]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x1, #80]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #336]
 	ldr	q29, [x0, #464]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #96]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x1, #96]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #352]
 	ldr	q29, [x0, #480]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #112]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x1, #112]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #368]
 	ldr	q29, [x0, #496]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	eor	v26.16b, v26.16b, v0.16b
-	eor	v26.16b, v26.16b, v25.16b
-	movi	v27.2d, #0x0000000000000000
-	ext	v28.16b, v27.16b, v26.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	eor	v25.16b, v25.16b, v27.16b
+	eor	v25.16b, v25.16b, v0.16b
+	movi	v26.2d, #0x0000000000000000
+	ext	v28.16b, v26.16b, v25.16b, #8
+	eor	v27.16b, v27.16b, v28.16b
+	ext	v28.16b, v25.16b, v26.16b, #8
 	eor	v0.16b, v0.16b, v28.16b
-	ext	v28.16b, v26.16b, v27.16b, #8
-	eor	v25.16b, v25.16b, v28.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	ldr	q26, [x4]
-	pmull	v27.1q, v0.1d, v26.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v27.16b
-	pmull	v26.1q, v0.1d, v26.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v26.16b
-	eor	v0.16b, v0.16b, v25.16b
+	ldr	q25, [x4]
+	pmull	v26.1q, v27.1d, v25.1d
+	ext	v27.16b, v27.16b, v27.16b, #8
+	eor	v27.16b, v27.16b, v26.16b
+	pmull	v25.1q, v27.1d, v25.1d
+	ext	v27.16b, v27.16b, v27.16b, #8
+	eor	v27.16b, v27.16b, v25.16b
+	eor	v0.16b, v27.16b, v0.16b
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #704
 	ldr	q25, [x0, #688]
@@ -16025,121 +15904,119 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	eor	v25.16b, v25.16b, v0.16b
 	ldr	q0, [x0, #256]
 	ldr	q26, [x0, #384]
+	ext	v28.16b, v25.16b, v25.16b, #8
+	eor	v28.16b, v28.16b, v25.16b
 	pmull	v27.1q, v25.1d, v0.1d
-	pmull2	v28.1q, v25.2d, v0.2d
-	ext	v0.16b, v25.16b, v25.16b, #8
-	eor	v0.16b, v0.16b, v25.16b
-	pmull	v26.1q, v0.1d, v26.1d
-	mov	v0.16b, v27.16b
-	mov	v25.16b, v28.16b
-	ldr	q27, [x1, #16]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	pmull2	v0.1q, v25.2d, v0.2d
+	pmull	v25.1q, v28.1d, v26.1d
+	ldr	q26, [x1, #16]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #272]
 	ldr	q29, [x0, #400]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #32]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x1, #32]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #288]
 	ldr	q29, [x0, #416]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #48]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x1, #48]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #304]
 	ldr	q29, [x0, #432]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #64]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x1, #64]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #320]
 	ldr	q29, [x0, #448]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #80]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x1, #80]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #336]
 	ldr	q29, [x0, #464]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #96]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x1, #96]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #352]
 	ldr	q29, [x0, #480]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #112]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x1, #112]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #368]
 	ldr	q29, [x0, #496]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	eor	v26.16b, v26.16b, v0.16b
-	eor	v26.16b, v26.16b, v25.16b
-	movi	v27.2d, #0x0000000000000000
-	ext	v28.16b, v27.16b, v26.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	eor	v25.16b, v25.16b, v27.16b
+	eor	v25.16b, v25.16b, v0.16b
+	movi	v26.2d, #0x0000000000000000
+	ext	v28.16b, v26.16b, v25.16b, #8
+	eor	v27.16b, v27.16b, v28.16b
+	ext	v28.16b, v25.16b, v26.16b, #8
 	eor	v0.16b, v0.16b, v28.16b
-	ext	v28.16b, v26.16b, v27.16b, #8
-	eor	v25.16b, v25.16b, v28.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	ldr	q26, [x4]
-	pmull	v27.1q, v0.1d, v26.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v27.16b
-	pmull	v26.1q, v0.1d, v26.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v26.16b
-	eor	v0.16b, v0.16b, v25.16b
+	ldr	q25, [x4]
+	pmull	v26.1q, v27.1d, v25.1d
+	ext	v27.16b, v27.16b, v27.16b, #8
+	eor	v27.16b, v27.16b, v26.16b
+	pmull	v25.1q, v27.1d, v25.1d
+	ext	v27.16b, v27.16b, v27.16b, #8
+	eor	v27.16b, v27.16b, v25.16b
+	eor	v0.16b, v27.16b, v0.16b
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #704
 	ldr	q25, [x0, #688]
@@ -16415,121 +16292,119 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	eor	v25.16b, v25.16b, v0.16b
 	ldr	q0, [x0, #256]
 	ldr	q26, [x0, #384]
+	ext	v28.16b, v25.16b, v25.16b, #8
+	eor	v28.16b, v28.16b, v25.16b
 	pmull	v27.1q, v25.1d, v0.1d
-	pmull2	v28.1q, v25.2d, v0.2d
-	ext	v0.16b, v25.16b, v25.16b, #8
-	eor	v0.16b, v0.16b, v25.16b
-	pmull	v26.1q, v0.1d, v26.1d
-	mov	v0.16b, v27.16b
-	mov	v25.16b, v28.16b
-	ldr	q27, [x1, #16]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	pmull2	v0.1q, v25.2d, v0.2d
+	pmull	v25.1q, v28.1d, v26.1d
+	ldr	q26, [x1, #16]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #272]
 	ldr	q29, [x0, #400]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #32]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x1, #32]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #288]
 	ldr	q29, [x0, #416]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #48]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x1, #48]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #304]
 	ldr	q29, [x0, #432]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #64]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x1, #64]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #320]
 	ldr	q29, [x0, #448]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #80]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x1, #80]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #336]
 	ldr	q29, [x0, #464]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #96]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x1, #96]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #352]
 	ldr	q29, [x0, #480]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #112]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x1, #112]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #368]
 	ldr	q29, [x0, #496]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	eor	v26.16b, v26.16b, v0.16b
-	eor	v26.16b, v26.16b, v25.16b
-	movi	v27.2d, #0x0000000000000000
-	ext	v28.16b, v27.16b, v26.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	eor	v25.16b, v25.16b, v27.16b
+	eor	v25.16b, v25.16b, v0.16b
+	movi	v26.2d, #0x0000000000000000
+	ext	v28.16b, v26.16b, v25.16b, #8
+	eor	v27.16b, v27.16b, v28.16b
+	ext	v28.16b, v25.16b, v26.16b, #8
 	eor	v0.16b, v0.16b, v28.16b
-	ext	v28.16b, v26.16b, v27.16b, #8
-	eor	v25.16b, v25.16b, v28.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	ldr	q26, [x4]
-	pmull	v27.1q, v0.1d, v26.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v27.16b
-	pmull	v26.1q, v0.1d, v26.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v26.16b
-	eor	v0.16b, v0.16b, v25.16b
+	ldr	q25, [x4]
+	pmull	v26.1q, v27.1d, v25.1d
+	ext	v27.16b, v27.16b, v27.16b, #8
+	eor	v27.16b, v27.16b, v26.16b
+	pmull	v25.1q, v27.1d, v25.1d
+	ext	v27.16b, v27.16b, v27.16b, #8
+	eor	v27.16b, v27.16b, v25.16b
+	eor	v0.16b, v27.16b, v0.16b
 	rev32	v25.16b, v22.16b
 	add	v22.4s, v22.4s, v23.4s
 	rev32	v26.16b, v22.16b
@@ -16773,121 +16648,119 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	eor	v25.16b, v25.16b, v0.16b
 	ldr	q0, [x0, #256]
 	ldr	q26, [x0, #384]
+	ext	v28.16b, v25.16b, v25.16b, #8
+	eor	v28.16b, v28.16b, v25.16b
 	pmull	v27.1q, v25.1d, v0.1d
-	pmull2	v28.1q, v25.2d, v0.2d
-	ext	v0.16b, v25.16b, v25.16b, #8
-	eor	v0.16b, v0.16b, v25.16b
-	pmull	v26.1q, v0.1d, v26.1d
-	mov	v0.16b, v27.16b
-	mov	v25.16b, v28.16b
-	ldr	q27, [x1, #16]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	pmull2	v0.1q, v25.2d, v0.2d
+	pmull	v25.1q, v28.1d, v26.1d
+	ldr	q26, [x1, #16]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #272]
 	ldr	q29, [x0, #400]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #32]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x1, #32]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #288]
 	ldr	q29, [x0, #416]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #48]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x1, #48]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #304]
 	ldr	q29, [x0, #432]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #64]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x1, #64]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #320]
 	ldr	q29, [x0, #448]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #80]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x1, #80]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #336]
 	ldr	q29, [x0, #464]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #96]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x1, #96]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #352]
 	ldr	q29, [x0, #480]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #112]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x1, #112]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q28, [x0, #368]
 	ldr	q29, [x0, #496]
-	pmull	v30.1q, v27.1d, v28.1d
-	pmull2	v28.1q, v27.2d, v28.2d
-	ext	v31.16b, v27.16b, v27.16b, #8
-	eor	v31.16b, v31.16b, v27.16b
-	pmull	v27.1q, v31.1d, v29.1d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v25.16b, v25.16b, v28.16b
-	eor	v26.16b, v26.16b, v27.16b
-	eor	v26.16b, v26.16b, v0.16b
-	eor	v26.16b, v26.16b, v25.16b
-	movi	v27.2d, #0x0000000000000000
-	ext	v28.16b, v27.16b, v26.16b, #8
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	eor	v25.16b, v25.16b, v27.16b
+	eor	v25.16b, v25.16b, v0.16b
+	movi	v26.2d, #0x0000000000000000
+	ext	v28.16b, v26.16b, v25.16b, #8
+	eor	v27.16b, v27.16b, v28.16b
+	ext	v28.16b, v25.16b, v26.16b, #8
 	eor	v0.16b, v0.16b, v28.16b
-	ext	v28.16b, v26.16b, v27.16b, #8
-	eor	v25.16b, v25.16b, v28.16b
 	adrp	x6, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
 	add	x6, x6, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	ldr	q26, [x6]
-	pmull	v27.1q, v0.1d, v26.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v27.16b
-	pmull	v26.1q, v0.1d, v26.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v26.16b
-	eor	v0.16b, v0.16b, v25.16b
+	ldr	q25, [x6]
+	pmull	v26.1q, v27.1d, v25.1d
+	ext	v27.16b, v27.16b, v27.16b, #8
+	eor	v27.16b, v27.16b, v26.16b
+	pmull	v25.1q, v27.1d, v25.1d
+	ext	v27.16b, v27.16b, v27.16b, #8
+	eor	v27.16b, v27.16b, v25.16b
+	eor	v0.16b, v27.16b, v0.16b
 	rev32	v25.16b, v22.16b
 	add	v22.4s, v22.4s, v23.4s
 	rev32	v26.16b, v22.16b
@@ -17145,30 +17018,28 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	eor	v24.16b, v24.16b, v0.16b
 	ldr	q0, [x0, #368]
 	ldr	q25, [x0, #496]
+	ext	v27.16b, v24.16b, v24.16b, #8
+	eor	v27.16b, v27.16b, v24.16b
 	pmull	v26.1q, v24.1d, v0.1d
-	pmull2	v27.1q, v24.2d, v0.2d
-	ext	v0.16b, v24.16b, v24.16b, #8
-	eor	v0.16b, v0.16b, v24.16b
-	pmull	v25.1q, v0.1d, v25.1d
-	mov	v0.16b, v26.16b
-	mov	v24.16b, v27.16b
-	eor	v25.16b, v25.16b, v0.16b
-	eor	v25.16b, v25.16b, v24.16b
-	movi	v26.2d, #0x0000000000000000
-	ext	v27.16b, v26.16b, v25.16b, #8
+	pmull2	v0.1q, v24.2d, v0.2d
+	pmull	v24.1q, v27.1d, v25.1d
+	eor	v24.16b, v24.16b, v26.16b
+	eor	v24.16b, v24.16b, v0.16b
+	movi	v25.2d, #0x0000000000000000
+	ext	v27.16b, v25.16b, v24.16b, #8
+	eor	v26.16b, v26.16b, v27.16b
+	ext	v27.16b, v24.16b, v25.16b, #8
 	eor	v0.16b, v0.16b, v27.16b
-	ext	v27.16b, v25.16b, v26.16b, #8
-	eor	v24.16b, v24.16b, v27.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	ldr	q25, [x4]
-	pmull	v26.1q, v0.1d, v25.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v25.1q, v0.1d, v25.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v25.16b
-	eor	v0.16b, v0.16b, v24.16b
+	ldr	q24, [x4]
+	pmull	v25.1q, v26.1d, v24.1d
+	ext	v26.16b, v26.16b, v26.16b, #8
+	eor	v26.16b, v26.16b, v25.16b
+	pmull	v24.1q, v26.1d, v24.1d
+	ext	v26.16b, v26.16b, v26.16b, #8
+	eor	v26.16b, v26.16b, v24.16b
+	eor	v0.16b, v26.16b, v0.16b
 	rev32	v24.16b, v22.16b
 	add	v22.4s, v22.4s, v23.4s
 	aese	v24.16b, v1.16b

@@ -676,13 +676,12 @@ aesgen_armv8_ce_gcm_none_init:
 	and	v1.16b, v1.16b, v2.16b
 	eor	v0.16b, v0.16b, v1.16b
 	str	q0, [x0, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v1.1q, v0.1d, v0.1d
 	pmull2	v2.1q, v0.2d, v0.2d
-	ext	v3.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v0.1d, v3.1d
-	pmull2	v5.1q, v0.2d, v3.2d
-	mov	v3.16b, v4.16b
-	eor	v3.16b, v3.16b, v5.16b
+	pmull	v3.1q, v0.1d, v4.1d
+	pmull2	v4.1q, v0.2d, v4.2d
+	eor	v3.16b, v3.16b, v4.16b
 	movi	v4.2d, #0x0000000000000000
 	ext	v5.16b, v4.16b, v3.16b, #8
 	eor	v1.16b, v1.16b, v5.16b
@@ -699,156 +698,138 @@ aesgen_armv8_ce_gcm_none_init:
 	eor	v1.16b, v1.16b, v3.16b
 	eor	v1.16b, v1.16b, v2.16b
 	str	q1, [x0, #352]
+	ext	v5.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
 	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v4.16b, v0.16b, v0.16b, #8
-	pmull	v5.1q, v1.1d, v4.1d
-	pmull2	v4.1q, v1.2d, v4.2d
-	mov	v1.16b, v2.16b
-	mov	v2.16b, v3.16b
-	mov	v3.16b, v5.16b
-	eor	v3.16b, v3.16b, v4.16b
-	movi	v4.2d, #0x0000000000000000
-	ext	v5.16b, v4.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v5.16b
-	ext	v5.16b, v3.16b, v4.16b, #8
+	pmull	v4.1q, v1.1d, v5.1d
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v4.16b, v4.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v5.16b, v1.16b, v4.16b, #8
 	eor	v2.16b, v2.16b, v5.16b
+	ext	v5.16b, v4.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v5.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_none_init_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_none_init_ghash_poly
-	ldr	q3, [x1]
-	pmull	v4.1q, v1.1d, v3.1d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
-	pmull	v3.1q, v1.1d, v3.1d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v1.16b, v1.16b, v2.16b
-	str	q1, [x0, #336]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v4.16b, v0.16b, v0.16b, #8
-	pmull	v5.1q, v1.1d, v4.1d
-	pmull2	v4.1q, v1.2d, v4.2d
-	mov	v1.16b, v2.16b
-	mov	v2.16b, v3.16b
-	mov	v3.16b, v5.16b
-	eor	v3.16b, v3.16b, v4.16b
-	movi	v4.2d, #0x0000000000000000
-	ext	v5.16b, v4.16b, v3.16b, #8
+	ldr	q1, [x1]
+	pmull	v4.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v3.16b
+	str	q2, [x0, #336]
+	ext	v5.16b, v0.16b, v0.16b, #8
+	pmull	v1.1q, v2.1d, v0.1d
+	pmull2	v3.1q, v2.2d, v0.2d
+	pmull	v4.1q, v2.1d, v5.1d
+	pmull2	v2.1q, v2.2d, v5.2d
+	eor	v4.16b, v4.16b, v2.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v5.16b, v2.16b, v4.16b, #8
 	eor	v1.16b, v1.16b, v5.16b
-	ext	v5.16b, v3.16b, v4.16b, #8
-	eor	v2.16b, v2.16b, v5.16b
-	adrp	x1, .Laesgen_armv8_ce_gcm_none_init_ghash_poly
-	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_none_init_ghash_poly
-	ldr	q3, [x1]
-	pmull	v4.1q, v1.1d, v3.1d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
-	pmull	v3.1q, v1.1d, v3.1d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v1.16b, v1.16b, v2.16b
-	str	q1, [x0, #320]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v4.16b, v0.16b, v0.16b, #8
-	pmull	v5.1q, v1.1d, v4.1d
-	pmull2	v4.1q, v1.2d, v4.2d
-	mov	v1.16b, v2.16b
-	mov	v2.16b, v3.16b
-	mov	v3.16b, v5.16b
-	eor	v3.16b, v3.16b, v4.16b
-	movi	v4.2d, #0x0000000000000000
-	ext	v5.16b, v4.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v5.16b
-	ext	v5.16b, v3.16b, v4.16b, #8
-	eor	v2.16b, v2.16b, v5.16b
-	adrp	x1, .Laesgen_armv8_ce_gcm_none_init_ghash_poly
-	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_none_init_ghash_poly
-	ldr	q3, [x1]
-	pmull	v4.1q, v1.1d, v3.1d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
-	pmull	v3.1q, v1.1d, v3.1d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v1.16b, v1.16b, v2.16b
-	str	q1, [x0, #304]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v4.16b, v0.16b, v0.16b, #8
-	pmull	v5.1q, v1.1d, v4.1d
-	pmull2	v4.1q, v1.2d, v4.2d
-	mov	v1.16b, v2.16b
-	mov	v2.16b, v3.16b
-	mov	v3.16b, v5.16b
-	eor	v3.16b, v3.16b, v4.16b
-	movi	v4.2d, #0x0000000000000000
-	ext	v5.16b, v4.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v5.16b
-	ext	v5.16b, v3.16b, v4.16b, #8
-	eor	v2.16b, v2.16b, v5.16b
-	adrp	x1, .Laesgen_armv8_ce_gcm_none_init_ghash_poly
-	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_none_init_ghash_poly
-	ldr	q3, [x1]
-	pmull	v4.1q, v1.1d, v3.1d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
-	pmull	v3.1q, v1.1d, v3.1d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v1.16b, v1.16b, v2.16b
-	str	q1, [x0, #288]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v4.16b, v0.16b, v0.16b, #8
-	pmull	v5.1q, v1.1d, v4.1d
-	pmull2	v4.1q, v1.2d, v4.2d
-	mov	v1.16b, v2.16b
-	mov	v2.16b, v3.16b
-	mov	v3.16b, v5.16b
-	eor	v3.16b, v3.16b, v4.16b
-	movi	v4.2d, #0x0000000000000000
-	ext	v5.16b, v4.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v5.16b
-	ext	v5.16b, v3.16b, v4.16b, #8
-	eor	v2.16b, v2.16b, v5.16b
-	adrp	x1, .Laesgen_armv8_ce_gcm_none_init_ghash_poly
-	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_none_init_ghash_poly
-	ldr	q3, [x1]
-	pmull	v4.1q, v1.1d, v3.1d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
-	pmull	v3.1q, v1.1d, v3.1d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v1.16b, v1.16b, v2.16b
-	str	q1, [x0, #272]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
-	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
+	ext	v5.16b, v4.16b, v2.16b, #8
+	eor	v3.16b, v3.16b, v5.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_none_init_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_none_init_ghash_poly
 	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
-	str	q0, [x0, #256]
+	pmull	v4.1q, v1.1d, v2.1d
+	ext	v1.16b, v1.16b, v1.16b, #8
+	eor	v1.16b, v1.16b, v4.16b
+	pmull	v2.1q, v1.1d, v2.1d
+	ext	v1.16b, v1.16b, v1.16b, #8
+	eor	v1.16b, v1.16b, v2.16b
+	eor	v1.16b, v1.16b, v3.16b
+	str	q1, [x0, #320]
+	ext	v5.16b, v0.16b, v0.16b, #8
+	pmull	v2.1q, v1.1d, v0.1d
+	pmull2	v3.1q, v1.2d, v0.2d
+	pmull	v4.1q, v1.1d, v5.1d
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v4.16b, v4.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v5.16b, v1.16b, v4.16b, #8
+	eor	v2.16b, v2.16b, v5.16b
+	ext	v5.16b, v4.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v5.16b
+	adrp	x1, .Laesgen_armv8_ce_gcm_none_init_ghash_poly
+	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_none_init_ghash_poly
+	ldr	q1, [x1]
+	pmull	v4.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v3.16b
+	str	q2, [x0, #304]
+	ext	v5.16b, v0.16b, v0.16b, #8
+	pmull	v1.1q, v2.1d, v0.1d
+	pmull2	v3.1q, v2.2d, v0.2d
+	pmull	v4.1q, v2.1d, v5.1d
+	pmull2	v2.1q, v2.2d, v5.2d
+	eor	v4.16b, v4.16b, v2.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v5.16b, v2.16b, v4.16b, #8
+	eor	v1.16b, v1.16b, v5.16b
+	ext	v5.16b, v4.16b, v2.16b, #8
+	eor	v3.16b, v3.16b, v5.16b
+	adrp	x1, .Laesgen_armv8_ce_gcm_none_init_ghash_poly
+	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_none_init_ghash_poly
+	ldr	q2, [x1]
+	pmull	v4.1q, v1.1d, v2.1d
+	ext	v1.16b, v1.16b, v1.16b, #8
+	eor	v1.16b, v1.16b, v4.16b
+	pmull	v2.1q, v1.1d, v2.1d
+	ext	v1.16b, v1.16b, v1.16b, #8
+	eor	v1.16b, v1.16b, v2.16b
+	eor	v1.16b, v1.16b, v3.16b
+	str	q1, [x0, #288]
+	ext	v5.16b, v0.16b, v0.16b, #8
+	pmull	v2.1q, v1.1d, v0.1d
+	pmull2	v3.1q, v1.2d, v0.2d
+	pmull	v4.1q, v1.1d, v5.1d
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v4.16b, v4.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v5.16b, v1.16b, v4.16b, #8
+	eor	v2.16b, v2.16b, v5.16b
+	ext	v5.16b, v4.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v5.16b
+	adrp	x1, .Laesgen_armv8_ce_gcm_none_init_ghash_poly
+	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_none_init_ghash_poly
+	ldr	q1, [x1]
+	pmull	v4.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v3.16b
+	str	q2, [x0, #272]
+	ext	v4.16b, v0.16b, v0.16b, #8
+	pmull	v1.1q, v2.1d, v0.1d
+	pmull2	v0.1q, v2.2d, v0.2d
+	pmull	v3.1q, v2.1d, v4.1d
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v3.16b, v3.16b, v2.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v3.16b, #8
+	eor	v1.16b, v1.16b, v4.16b
+	ext	v4.16b, v3.16b, v2.16b, #8
+	eor	v0.16b, v0.16b, v4.16b
+	adrp	x1, .Laesgen_armv8_ce_gcm_none_init_ghash_poly
+	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_none_init_ghash_poly
+	ldr	q2, [x1]
+	pmull	v3.1q, v1.1d, v2.1d
+	ext	v1.16b, v1.16b, v1.16b, #8
+	eor	v1.16b, v1.16b, v3.16b
+	pmull	v2.1q, v1.1d, v2.1d
+	ext	v1.16b, v1.16b, v1.16b, #8
+	eor	v1.16b, v1.16b, v2.16b
+	eor	v1.16b, v1.16b, v0.16b
+	str	q1, [x0, #256]
 	mov	w0, #0
 	eor	v0.16b, v0.16b, v0.16b
 	eor	v1.16b, v1.16b, v1.16b
@@ -1000,30 +981,28 @@ aesgen_armv8_ce_gcm_none_seal:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x9, .Laesgen_armv8_ce_gcm_none_seal_ghash_poly
 	add	x9, x9, :lo12:.Laesgen_armv8_ce_gcm_none_seal_ghash_poly
-	ldr	q2, [x9]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x9]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v0.16b
+	mov	v0.16b, v2.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x19, #432]
 .Laesgen_armv8_ce_gcm_none_seal_whole:
@@ -1035,121 +1014,118 @@ aesgen_armv8_ce_gcm_none_seal:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #256]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	ldr	q3, [x1, #16]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #16]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
 	ldr	q4, [x19, #272]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #32]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #288]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #48]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #304]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #64]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #320]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #80]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #336]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #96]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #352]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #112]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #368]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #32]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #288]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #48]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #304]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #64]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #320]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #80]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #336]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #96]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #352]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #112]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #368]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
+	eor	v0.16b, v0.16b, v4.16b
 	adrp	x9, .Laesgen_armv8_ce_gcm_none_seal_ghash_poly
 	add	x9, x9, :lo12:.Laesgen_armv8_ce_gcm_none_seal_ghash_poly
-	ldr	q2, [x9]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x9]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v0.16b, v2.16b, v0.16b
 	add	x1, x1, #128
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_none_seal_hash8
@@ -1162,30 +1138,27 @@ aesgen_armv8_ce_gcm_none_seal:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x9, .Laesgen_armv8_ce_gcm_none_seal_ghash_poly
 	add	x9, x9, :lo12:.Laesgen_armv8_ce_gcm_none_seal_ghash_poly
-	ldr	q2, [x9]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x9]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v0.16b, v2.16b, v0.16b
 	add	x1, x1, #16
 	sub	x2, x2, #16
 	b	.Laesgen_armv8_ce_gcm_none_seal_hash1
@@ -1227,61 +1200,56 @@ aesgen_armv8_ce_gcm_none_seal:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_none_seal_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_none_seal_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x1]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v0.16b
+	mov	v0.16b, v2.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x19, #432]
 .Laesgen_armv8_ce_gcm_none_seal_flushed:
 	fmov	d1, x8
 	eor	v0.16b, v0.16b, v1.16b
 	ldr	q1, [x19, #368]
+	ext	v4.16b, v1.16b, v1.16b, #8
 	pmull	v2.1q, v0.1d, v1.1d
-	pmull2	v3.1q, v0.2d, v1.2d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	pmull	v4.1q, v0.1d, v1.1d
-	pmull2	v5.1q, v0.2d, v1.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
-	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
+	pmull2	v1.1q, v0.2d, v1.2d
+	pmull	v3.1q, v0.1d, v4.1d
+	pmull2	v0.1q, v0.2d, v4.2d
+	eor	v3.16b, v3.16b, v0.16b
+	movi	v0.2d, #0x0000000000000000
+	ext	v4.16b, v0.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v0.16b, #8
 	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_none_seal_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_none_seal_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
-	rev64	v0.16b, v0.16b
+	ldr	q0, [x1]
+	pmull	v3.1q, v2.1d, v0.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v0.1q, v2.1d, v0.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
+	rev64	v0.16b, v2.16b
 	ext	v0.16b, v0.16b, v0.16b, #8
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x19, #416]
@@ -1450,30 +1418,28 @@ aesgen_armv8_ce_gcm_none_seal:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_none_seal_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_none_seal_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x1]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v0.16b
+	mov	v0.16b, v2.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x19, #432]
 .Laesgen_armv8_ce_gcm_none_seal_whole_2:
@@ -1485,121 +1451,118 @@ aesgen_armv8_ce_gcm_none_seal:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #256]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	ldr	q3, [x3, #16]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x3, #16]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
 	ldr	q4, [x19, #272]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #32]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #288]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #48]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #304]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #64]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #320]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #80]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #336]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #96]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #352]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #112]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #368]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x3, #32]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #288]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x3, #48]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #304]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x3, #64]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #320]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x3, #80]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #336]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x3, #96]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #352]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x3, #112]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #368]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
+	eor	v0.16b, v0.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_none_seal_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_none_seal_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x1]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v0.16b, v2.16b, v0.16b
 	add	x3, x3, #128
 	sub	x0, x0, #128
 	b	.Laesgen_armv8_ce_gcm_none_seal_hash8_2
@@ -1612,30 +1575,27 @@ aesgen_armv8_ce_gcm_none_seal:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_none_seal_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_none_seal_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x1]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v0.16b, v2.16b, v0.16b
 	add	x3, x3, #16
 	sub	x0, x0, #16
 	b	.Laesgen_armv8_ce_gcm_none_seal_hash1_2
@@ -1688,30 +1648,28 @@ aesgen_armv8_ce_gcm_none_seal:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x2, .Laesgen_armv8_ce_gcm_none_seal_ghash_poly
 	add	x2, x2, :lo12:.Laesgen_armv8_ce_gcm_none_seal_ghash_poly
-	ldr	q2, [x2]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x2]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v0.16b
+	mov	v0.16b, v2.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x19, #432]
 .Laesgen_armv8_ce_gcm_none_seal_flushed_2:
@@ -1728,30 +1686,28 @@ aesgen_armv8_ce_gcm_none_seal:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x2, .Laesgen_armv8_ce_gcm_none_seal_ghash_poly
 	add	x2, x2, :lo12:.Laesgen_armv8_ce_gcm_none_seal_ghash_poly
-	ldr	q2, [x2]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x2]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v0.16b
+	mov	v0.16b, v2.16b
 .Laesgen_armv8_ce_gcm_none_seal_flushed_3:
 	ldr	x2, [x19, #480]
 	ldr	x3, [x19, #488]
@@ -1761,31 +1717,28 @@ aesgen_armv8_ce_gcm_none_seal:
 	mov	v1.d[1], x2
 	eor	v0.16b, v0.16b, v1.16b
 	ldr	q1, [x19, #368]
+	ext	v4.16b, v1.16b, v1.16b, #8
 	pmull	v2.1q, v0.1d, v1.1d
-	pmull2	v3.1q, v0.2d, v1.2d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	pmull	v4.1q, v0.1d, v1.1d
-	pmull2	v5.1q, v0.2d, v1.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
-	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
+	pmull2	v1.1q, v0.2d, v1.2d
+	pmull	v3.1q, v0.1d, v4.1d
+	pmull2	v0.1q, v0.2d, v4.2d
+	eor	v3.16b, v3.16b, v0.16b
+	movi	v0.2d, #0x0000000000000000
+	ext	v4.16b, v0.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v0.16b, #8
 	eor	v1.16b, v1.16b, v4.16b
 	adrp	x2, .Laesgen_armv8_ce_gcm_none_seal_ghash_poly
 	add	x2, x2, :lo12:.Laesgen_armv8_ce_gcm_none_seal_ghash_poly
-	ldr	q2, [x2]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
-	rev64	v0.16b, v0.16b
+	ldr	q0, [x2]
+	pmull	v3.1q, v2.1d, v0.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v0.1q, v2.1d, v0.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
+	rev64	v0.16b, v2.16b
 	ext	v0.16b, v0.16b, v0.16b, #8
 	ldr	q1, [x19, #384]
 	eor	v0.16b, v0.16b, v1.16b
@@ -1987,30 +1940,28 @@ aesgen_armv8_ce_gcm_none_open:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x9, .Laesgen_armv8_ce_gcm_none_open_ghash_poly
 	add	x9, x9, :lo12:.Laesgen_armv8_ce_gcm_none_open_ghash_poly
-	ldr	q2, [x9]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x9]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v0.16b
+	mov	v0.16b, v2.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x19, #432]
 .Laesgen_armv8_ce_gcm_none_open_whole:
@@ -2022,121 +1973,118 @@ aesgen_armv8_ce_gcm_none_open:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #256]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	ldr	q3, [x1, #16]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #16]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
 	ldr	q4, [x19, #272]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #32]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #288]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #48]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #304]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #64]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #320]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #80]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #336]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #96]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #352]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #112]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #368]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #32]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #288]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #48]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #304]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #64]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #320]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #80]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #336]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #96]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #352]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #112]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #368]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
+	eor	v0.16b, v0.16b, v4.16b
 	adrp	x9, .Laesgen_armv8_ce_gcm_none_open_ghash_poly
 	add	x9, x9, :lo12:.Laesgen_armv8_ce_gcm_none_open_ghash_poly
-	ldr	q2, [x9]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x9]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v0.16b, v2.16b, v0.16b
 	add	x1, x1, #128
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_none_open_hash8
@@ -2149,30 +2097,27 @@ aesgen_armv8_ce_gcm_none_open:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x9, .Laesgen_armv8_ce_gcm_none_open_ghash_poly
 	add	x9, x9, :lo12:.Laesgen_armv8_ce_gcm_none_open_ghash_poly
-	ldr	q2, [x9]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x9]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v0.16b, v2.16b, v0.16b
 	add	x1, x1, #16
 	sub	x2, x2, #16
 	b	.Laesgen_armv8_ce_gcm_none_open_hash1
@@ -2214,61 +2159,56 @@ aesgen_armv8_ce_gcm_none_open:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_none_open_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_none_open_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x1]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v0.16b
+	mov	v0.16b, v2.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x19, #432]
 .Laesgen_armv8_ce_gcm_none_open_flushed:
 	fmov	d1, x8
 	eor	v0.16b, v0.16b, v1.16b
 	ldr	q1, [x19, #368]
+	ext	v4.16b, v1.16b, v1.16b, #8
 	pmull	v2.1q, v0.1d, v1.1d
-	pmull2	v3.1q, v0.2d, v1.2d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	pmull	v4.1q, v0.1d, v1.1d
-	pmull2	v5.1q, v0.2d, v1.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
-	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
+	pmull2	v1.1q, v0.2d, v1.2d
+	pmull	v3.1q, v0.1d, v4.1d
+	pmull2	v0.1q, v0.2d, v4.2d
+	eor	v3.16b, v3.16b, v0.16b
+	movi	v0.2d, #0x0000000000000000
+	ext	v4.16b, v0.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v0.16b, #8
 	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_none_open_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_none_open_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
-	rev64	v0.16b, v0.16b
+	ldr	q0, [x1]
+	pmull	v3.1q, v2.1d, v0.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v0.1q, v2.1d, v0.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
+	rev64	v0.16b, v2.16b
 	ext	v0.16b, v0.16b, v0.16b, #8
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x19, #416]
@@ -2437,30 +2377,28 @@ aesgen_armv8_ce_gcm_none_open:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_none_open_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_none_open_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x1]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v0.16b
+	mov	v0.16b, v2.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x19, #432]
 .Laesgen_armv8_ce_gcm_none_open_whole_2:
@@ -2472,121 +2410,118 @@ aesgen_armv8_ce_gcm_none_open:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #256]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	ldr	q3, [x3, #16]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x3, #16]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
 	ldr	q4, [x19, #272]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #32]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #288]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #48]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #304]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #64]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #320]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #80]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #336]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #96]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #352]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #112]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #368]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x3, #32]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #288]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x3, #48]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #304]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x3, #64]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #320]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x3, #80]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #336]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x3, #96]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #352]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x3, #112]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #368]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
+	eor	v0.16b, v0.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_none_open_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_none_open_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x1]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v0.16b, v2.16b, v0.16b
 	add	x3, x3, #128
 	sub	x0, x0, #128
 	b	.Laesgen_armv8_ce_gcm_none_open_hash8_2
@@ -2599,30 +2534,27 @@ aesgen_armv8_ce_gcm_none_open:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_none_open_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_none_open_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x1]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v0.16b, v2.16b, v0.16b
 	add	x3, x3, #16
 	sub	x0, x0, #16
 	b	.Laesgen_armv8_ce_gcm_none_open_hash1_2
@@ -2675,30 +2607,28 @@ aesgen_armv8_ce_gcm_none_open:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x2, .Laesgen_armv8_ce_gcm_none_open_ghash_poly
 	add	x2, x2, :lo12:.Laesgen_armv8_ce_gcm_none_open_ghash_poly
-	ldr	q2, [x2]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x2]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v0.16b
+	mov	v0.16b, v2.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x19, #432]
 .Laesgen_armv8_ce_gcm_none_open_flushed_2:
@@ -2715,30 +2645,28 @@ aesgen_armv8_ce_gcm_none_open:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x2, .Laesgen_armv8_ce_gcm_none_open_ghash_poly
 	add	x2, x2, :lo12:.Laesgen_armv8_ce_gcm_none_open_ghash_poly
-	ldr	q2, [x2]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x2]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v0.16b
+	mov	v0.16b, v2.16b
 .Laesgen_armv8_ce_gcm_none_open_flushed_3:
 	ldr	x2, [x19, #480]
 	ldr	x3, [x19, #488]
@@ -2748,31 +2676,28 @@ aesgen_armv8_ce_gcm_none_open:
 	mov	v1.d[1], x2
 	eor	v0.16b, v0.16b, v1.16b
 	ldr	q1, [x19, #368]
+	ext	v4.16b, v1.16b, v1.16b, #8
 	pmull	v2.1q, v0.1d, v1.1d
-	pmull2	v3.1q, v0.2d, v1.2d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	pmull	v4.1q, v0.1d, v1.1d
-	pmull2	v5.1q, v0.2d, v1.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
-	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
+	pmull2	v1.1q, v0.2d, v1.2d
+	pmull	v3.1q, v0.1d, v4.1d
+	pmull2	v0.1q, v0.2d, v4.2d
+	eor	v3.16b, v3.16b, v0.16b
+	movi	v0.2d, #0x0000000000000000
+	ext	v4.16b, v0.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v0.16b, #8
 	eor	v1.16b, v1.16b, v4.16b
 	adrp	x2, .Laesgen_armv8_ce_gcm_none_open_ghash_poly
 	add	x2, x2, :lo12:.Laesgen_armv8_ce_gcm_none_open_ghash_poly
-	ldr	q2, [x2]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
-	rev64	v0.16b, v0.16b
+	ldr	q0, [x2]
+	pmull	v3.1q, v2.1d, v0.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v0.1q, v2.1d, v0.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
+	rev64	v0.16b, v2.16b
 	ext	v0.16b, v0.16b, v0.16b, #8
 	ldr	q1, [x19, #384]
 	eor	v0.16b, v0.16b, v1.16b
@@ -3011,30 +2936,28 @@ aesgen_armv8_ce_gcm_none_start:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_none_start_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_start_ghash_poly
-	ldr	q2, [x4]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x4]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v0.16b
+	mov	v0.16b, v2.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x0, #432]
 .Laesgen_armv8_ce_gcm_none_start_whole:
@@ -3046,121 +2969,118 @@ aesgen_armv8_ce_gcm_none_start:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #256]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	ldr	q3, [x1, #16]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #16]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
 	ldr	q4, [x0, #272]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #32]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x0, #288]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #48]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x0, #304]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #64]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x0, #320]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #80]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x0, #336]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #96]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x0, #352]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #112]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x0, #368]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #32]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x0, #288]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #48]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x0, #304]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #64]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x0, #320]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #80]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x0, #336]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #96]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x0, #352]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #112]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x0, #368]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
+	eor	v0.16b, v0.16b, v4.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_none_start_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_start_ghash_poly
-	ldr	q2, [x4]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x4]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v0.16b, v2.16b, v0.16b
 	add	x1, x1, #128
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_none_start_hash8
@@ -3173,30 +3093,27 @@ aesgen_armv8_ce_gcm_none_start:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_none_start_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_start_ghash_poly
-	ldr	q2, [x4]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x4]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v0.16b, v2.16b, v0.16b
 	add	x1, x1, #16
 	sub	x2, x2, #16
 	b	.Laesgen_armv8_ce_gcm_none_start_hash1
@@ -3238,61 +3155,56 @@ aesgen_armv8_ce_gcm_none_start:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_none_start_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_none_start_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x1]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v0.16b
+	mov	v0.16b, v2.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x0, #432]
 .Laesgen_armv8_ce_gcm_none_start_flushed:
 	fmov	d1, x3
 	eor	v0.16b, v0.16b, v1.16b
 	ldr	q1, [x0, #368]
+	ext	v4.16b, v1.16b, v1.16b, #8
 	pmull	v2.1q, v0.1d, v1.1d
-	pmull2	v3.1q, v0.2d, v1.2d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	pmull	v4.1q, v0.1d, v1.1d
-	pmull2	v5.1q, v0.2d, v1.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
-	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
+	pmull2	v1.1q, v0.2d, v1.2d
+	pmull	v3.1q, v0.1d, v4.1d
+	pmull2	v0.1q, v0.2d, v4.2d
+	eor	v3.16b, v3.16b, v0.16b
+	movi	v0.2d, #0x0000000000000000
+	ext	v4.16b, v0.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v0.16b, #8
 	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_none_start_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_none_start_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
-	rev64	v0.16b, v0.16b
+	ldr	q0, [x1]
+	pmull	v3.1q, v2.1d, v0.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v0.1q, v2.1d, v0.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
+	rev64	v0.16b, v2.16b
 	ext	v0.16b, v0.16b, v0.16b, #8
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x0, #416]
@@ -3526,30 +3438,28 @@ aesgen_armv8_ce_gcm_none_aad:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x3, .Laesgen_armv8_ce_gcm_none_aad_ghash_poly
 	add	x3, x3, :lo12:.Laesgen_armv8_ce_gcm_none_aad_ghash_poly
-	ldr	q2, [x3]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x3]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v0.16b
+	mov	v0.16b, v2.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x0, #432]
 .Laesgen_armv8_ce_gcm_none_aad_whole:
@@ -3561,121 +3471,118 @@ aesgen_armv8_ce_gcm_none_aad:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #256]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	ldr	q3, [x1, #16]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #16]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
 	ldr	q4, [x0, #272]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #32]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x0, #288]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #48]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x0, #304]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #64]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x0, #320]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #80]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x0, #336]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #96]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x0, #352]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #112]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x0, #368]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #32]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x0, #288]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #48]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x0, #304]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #64]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x0, #320]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #80]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x0, #336]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #96]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x0, #352]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #112]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x0, #368]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
+	eor	v0.16b, v0.16b, v4.16b
 	adrp	x3, .Laesgen_armv8_ce_gcm_none_aad_ghash_poly
 	add	x3, x3, :lo12:.Laesgen_armv8_ce_gcm_none_aad_ghash_poly
-	ldr	q2, [x3]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x3]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v0.16b, v2.16b, v0.16b
 	add	x1, x1, #128
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_none_aad_hash8
@@ -3688,30 +3595,27 @@ aesgen_armv8_ce_gcm_none_aad:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x3, .Laesgen_armv8_ce_gcm_none_aad_ghash_poly
 	add	x3, x3, :lo12:.Laesgen_armv8_ce_gcm_none_aad_ghash_poly
-	ldr	q2, [x3]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x3]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v0.16b, v2.16b, v0.16b
 	add	x1, x1, #16
 	sub	x2, x2, #16
 	b	.Laesgen_armv8_ce_gcm_none_aad_hash1
@@ -3752,7 +3656,6 @@ aesgen_armv8_ce_gcm_none_aad:
 	eor	v4.16b, v4.16b, v4.16b
 	eor	v5.16b, v5.16b, v5.16b
 	eor	v6.16b, v6.16b, v6.16b
-	eor	v7.16b, v7.16b, v7.16b
 	ret
 .Laesgen_armv8_ce_gcm_none_aad_refuse:
 	movn	w0, #0
@@ -3763,7 +3666,6 @@ aesgen_armv8_ce_gcm_none_aad:
 	eor	v4.16b, v4.16b, v4.16b
 	eor	v5.16b, v5.16b, v5.16b
 	eor	v6.16b, v6.16b, v6.16b
-	eor	v7.16b, v7.16b, v7.16b
 	ret
 	.size	aesgen_armv8_ce_gcm_none_aad, .-aesgen_armv8_ce_gcm_none_aad
 	.section	.rodata
@@ -3868,30 +3770,28 @@ aesgen_armv8_ce_gcm_none_finish_seal:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x3, .Laesgen_armv8_ce_gcm_none_finish_seal_ghash_poly
 	add	x3, x3, :lo12:.Laesgen_armv8_ce_gcm_none_finish_seal_ghash_poly
-	ldr	q2, [x3]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x3]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v0.16b
+	mov	v0.16b, v2.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x0, #432]
 .Laesgen_armv8_ce_gcm_none_finish_seal_flushed:
@@ -3908,30 +3808,28 @@ aesgen_armv8_ce_gcm_none_finish_seal:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x3, .Laesgen_armv8_ce_gcm_none_finish_seal_ghash_poly
 	add	x3, x3, :lo12:.Laesgen_armv8_ce_gcm_none_finish_seal_ghash_poly
-	ldr	q2, [x3]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x3]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v0.16b
+	mov	v0.16b, v2.16b
 .Laesgen_armv8_ce_gcm_none_finish_seal_flushed_2:
 	ldr	x3, [x0, #480]
 	ldr	x4, [x0, #488]
@@ -3941,31 +3839,28 @@ aesgen_armv8_ce_gcm_none_finish_seal:
 	mov	v1.d[1], x3
 	eor	v0.16b, v0.16b, v1.16b
 	ldr	q1, [x0, #368]
+	ext	v4.16b, v1.16b, v1.16b, #8
 	pmull	v2.1q, v0.1d, v1.1d
-	pmull2	v3.1q, v0.2d, v1.2d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	pmull	v4.1q, v0.1d, v1.1d
-	pmull2	v5.1q, v0.2d, v1.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
-	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
+	pmull2	v1.1q, v0.2d, v1.2d
+	pmull	v3.1q, v0.1d, v4.1d
+	pmull2	v0.1q, v0.2d, v4.2d
+	eor	v3.16b, v3.16b, v0.16b
+	movi	v0.2d, #0x0000000000000000
+	ext	v4.16b, v0.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v0.16b, #8
 	eor	v1.16b, v1.16b, v4.16b
 	adrp	x3, .Laesgen_armv8_ce_gcm_none_finish_seal_ghash_poly
 	add	x3, x3, :lo12:.Laesgen_armv8_ce_gcm_none_finish_seal_ghash_poly
-	ldr	q2, [x3]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
-	rev64	v0.16b, v0.16b
+	ldr	q0, [x3]
+	pmull	v3.1q, v2.1d, v0.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v0.1q, v2.1d, v0.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
+	rev64	v0.16b, v2.16b
 	ext	v0.16b, v0.16b, v0.16b, #8
 	ldr	q1, [x0, #384]
 	eor	v0.16b, v0.16b, v1.16b
@@ -4015,7 +3910,6 @@ aesgen_armv8_ce_gcm_none_finish_seal:
 	eor	v2.16b, v2.16b, v2.16b
 	eor	v3.16b, v3.16b, v3.16b
 	eor	v4.16b, v4.16b, v4.16b
-	eor	v5.16b, v5.16b, v5.16b
 	ret
 .Laesgen_armv8_ce_gcm_none_finish_seal_refuse:
 	movn	w0, #0
@@ -4024,7 +3918,6 @@ aesgen_armv8_ce_gcm_none_finish_seal:
 	eor	v2.16b, v2.16b, v2.16b
 	eor	v3.16b, v3.16b, v3.16b
 	eor	v4.16b, v4.16b, v4.16b
-	eor	v5.16b, v5.16b, v5.16b
 	ret
 	.size	aesgen_armv8_ce_gcm_none_finish_seal, .-aesgen_armv8_ce_gcm_none_finish_seal
 	.section	.rodata
@@ -4058,30 +3951,28 @@ aesgen_armv8_ce_gcm_none_finish_open:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x3, .Laesgen_armv8_ce_gcm_none_finish_open_ghash_poly
 	add	x3, x3, :lo12:.Laesgen_armv8_ce_gcm_none_finish_open_ghash_poly
-	ldr	q2, [x3]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x3]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v0.16b
+	mov	v0.16b, v2.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x0, #432]
 .Laesgen_armv8_ce_gcm_none_finish_open_flushed:
@@ -4098,30 +3989,28 @@ aesgen_armv8_ce_gcm_none_finish_open:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x3, .Laesgen_armv8_ce_gcm_none_finish_open_ghash_poly
 	add	x3, x3, :lo12:.Laesgen_armv8_ce_gcm_none_finish_open_ghash_poly
-	ldr	q2, [x3]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x3]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v0.16b
+	mov	v0.16b, v2.16b
 .Laesgen_armv8_ce_gcm_none_finish_open_flushed_2:
 	ldr	x3, [x0, #480]
 	ldr	x4, [x0, #488]
@@ -4131,31 +4020,28 @@ aesgen_armv8_ce_gcm_none_finish_open:
 	mov	v1.d[1], x3
 	eor	v0.16b, v0.16b, v1.16b
 	ldr	q1, [x0, #368]
+	ext	v4.16b, v1.16b, v1.16b, #8
 	pmull	v2.1q, v0.1d, v1.1d
-	pmull2	v3.1q, v0.2d, v1.2d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	pmull	v4.1q, v0.1d, v1.1d
-	pmull2	v5.1q, v0.2d, v1.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
-	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
+	pmull2	v1.1q, v0.2d, v1.2d
+	pmull	v3.1q, v0.1d, v4.1d
+	pmull2	v0.1q, v0.2d, v4.2d
+	eor	v3.16b, v3.16b, v0.16b
+	movi	v0.2d, #0x0000000000000000
+	ext	v4.16b, v0.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v0.16b, #8
 	eor	v1.16b, v1.16b, v4.16b
 	adrp	x3, .Laesgen_armv8_ce_gcm_none_finish_open_ghash_poly
 	add	x3, x3, :lo12:.Laesgen_armv8_ce_gcm_none_finish_open_ghash_poly
-	ldr	q2, [x3]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
-	rev64	v0.16b, v0.16b
+	ldr	q0, [x3]
+	pmull	v3.1q, v2.1d, v0.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v0.1q, v2.1d, v0.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
+	rev64	v0.16b, v2.16b
 	ext	v0.16b, v0.16b, v0.16b, #8
 	ldr	q1, [x0, #384]
 	eor	v0.16b, v0.16b, v1.16b
@@ -4216,7 +4102,6 @@ aesgen_armv8_ce_gcm_none_finish_open:
 	eor	v2.16b, v2.16b, v2.16b
 	eor	v3.16b, v3.16b, v3.16b
 	eor	v4.16b, v4.16b, v4.16b
-	eor	v5.16b, v5.16b, v5.16b
 	ret
 .Laesgen_armv8_ce_gcm_none_finish_open_refuse:
 	movn	w0, #0
@@ -4225,7 +4110,6 @@ aesgen_armv8_ce_gcm_none_finish_open:
 	eor	v2.16b, v2.16b, v2.16b
 	eor	v3.16b, v3.16b, v3.16b
 	eor	v4.16b, v4.16b, v4.16b
-	eor	v5.16b, v5.16b, v5.16b
 	ret
 	.size	aesgen_armv8_ce_gcm_none_finish_open, .-aesgen_armv8_ce_gcm_none_finish_open
 	.section	.rodata
@@ -4265,11 +4149,10 @@ aesgen_armv8_ce_gcm_none_wipe:
 	.p2align	5
 aesgen_armv8_ce_gcm_none_encrypt_data:
 	hint	#34                                       // bti c
-	sub	sp, sp, #64
+	sub	sp, sp, #48
 	stp	d8, d9, [sp]
 	stp	d10, d11, [sp, #16]
 	stp	d12, d13, [sp, #32]
-	str	d14, [sp, #48]
 	ldr	x4, [x0, #496]
 	cmp	x4, #0
 	b.ne	.Laesgen_armv8_ce_gcm_none_encrypt_data_in_data
@@ -4282,30 +4165,28 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
-	ldr	q2, [x4]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x4]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v0.16b
+	mov	v0.16b, v2.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x0, #432]
 .Laesgen_armv8_ce_gcm_none_encrypt_data_flushed:
@@ -4388,30 +4269,28 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
-	ldr	q2, [x4]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x4]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v0.16b
+	mov	v0.16b, v2.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x0, #432]
 .Laesgen_armv8_ce_gcm_none_encrypt_data_bulk:
@@ -4707,121 +4586,118 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	ext	v26.16b, v26.16b, v26.16b, #8
 	eor	v26.16b, v26.16b, v0.16b
 	ldr	q0, [x0, #256]
+	ext	v29.16b, v0.16b, v0.16b, #8
 	pmull	v27.1q, v26.1d, v0.1d
-	pmull2	v28.1q, v26.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v29.1q, v26.1d, v0.1d
-	pmull2	v30.1q, v26.2d, v0.2d
-	mov	v0.16b, v27.16b
-	mov	v26.16b, v28.16b
-	mov	v27.16b, v29.16b
-	eor	v27.16b, v27.16b, v30.16b
-	ldr	q28, [x4, #16]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
+	pmull2	v0.1q, v26.2d, v0.2d
+	pmull	v28.1q, v26.1d, v29.1d
+	pmull2	v26.1q, v26.2d, v29.2d
+	eor	v28.16b, v28.16b, v26.16b
+	ldr	q26, [x4, #16]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q29, [x0, #272]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #32]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q29, [x0, #288]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #48]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q29, [x0, #304]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #64]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q29, [x0, #320]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #80]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q29, [x0, #336]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #96]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q29, [x0, #352]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #112]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q29, [x0, #368]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v27.16b, v27.16b, v28.16b
-	movi	v28.2d, #0x0000000000000000
-	ext	v29.16b, v28.16b, v27.16b, #8
+	ext	v30.16b, v29.16b, v29.16b, #8
+	pmull	v31.1q, v26.1d, v29.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v29.1q, v26.2d, v29.2d
 	eor	v0.16b, v0.16b, v29.16b
-	ext	v29.16b, v27.16b, v28.16b, #8
-	eor	v26.16b, v26.16b, v29.16b
+	pmull	v29.1q, v26.1d, v30.1d
+	eor	v28.16b, v28.16b, v29.16b
+	pmull2	v26.1q, v26.2d, v30.2d
+	eor	v28.16b, v28.16b, v26.16b
+	ldr	q26, [x4, #32]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
+	ldr	q29, [x0, #288]
+	ext	v30.16b, v29.16b, v29.16b, #8
+	pmull	v31.1q, v26.1d, v29.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v29.1q, v26.2d, v29.2d
+	eor	v0.16b, v0.16b, v29.16b
+	pmull	v29.1q, v26.1d, v30.1d
+	eor	v28.16b, v28.16b, v29.16b
+	pmull2	v26.1q, v26.2d, v30.2d
+	eor	v28.16b, v28.16b, v26.16b
+	ldr	q26, [x4, #48]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
+	ldr	q29, [x0, #304]
+	ext	v30.16b, v29.16b, v29.16b, #8
+	pmull	v31.1q, v26.1d, v29.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v29.1q, v26.2d, v29.2d
+	eor	v0.16b, v0.16b, v29.16b
+	pmull	v29.1q, v26.1d, v30.1d
+	eor	v28.16b, v28.16b, v29.16b
+	pmull2	v26.1q, v26.2d, v30.2d
+	eor	v28.16b, v28.16b, v26.16b
+	ldr	q26, [x4, #64]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
+	ldr	q29, [x0, #320]
+	ext	v30.16b, v29.16b, v29.16b, #8
+	pmull	v31.1q, v26.1d, v29.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v29.1q, v26.2d, v29.2d
+	eor	v0.16b, v0.16b, v29.16b
+	pmull	v29.1q, v26.1d, v30.1d
+	eor	v28.16b, v28.16b, v29.16b
+	pmull2	v26.1q, v26.2d, v30.2d
+	eor	v28.16b, v28.16b, v26.16b
+	ldr	q26, [x4, #80]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
+	ldr	q29, [x0, #336]
+	ext	v30.16b, v29.16b, v29.16b, #8
+	pmull	v31.1q, v26.1d, v29.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v29.1q, v26.2d, v29.2d
+	eor	v0.16b, v0.16b, v29.16b
+	pmull	v29.1q, v26.1d, v30.1d
+	eor	v28.16b, v28.16b, v29.16b
+	pmull2	v26.1q, v26.2d, v30.2d
+	eor	v28.16b, v28.16b, v26.16b
+	ldr	q26, [x4, #96]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
+	ldr	q29, [x0, #352]
+	ext	v30.16b, v29.16b, v29.16b, #8
+	pmull	v31.1q, v26.1d, v29.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v29.1q, v26.2d, v29.2d
+	eor	v0.16b, v0.16b, v29.16b
+	pmull	v29.1q, v26.1d, v30.1d
+	eor	v28.16b, v28.16b, v29.16b
+	pmull2	v26.1q, v26.2d, v30.2d
+	eor	v28.16b, v28.16b, v26.16b
+	ldr	q26, [x4, #112]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
+	ldr	q29, [x0, #368]
+	ext	v30.16b, v29.16b, v29.16b, #8
+	pmull	v31.1q, v26.1d, v29.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v29.1q, v26.2d, v29.2d
+	eor	v0.16b, v0.16b, v29.16b
+	pmull	v29.1q, v26.1d, v30.1d
+	eor	v28.16b, v28.16b, v29.16b
+	pmull2	v26.1q, v26.2d, v30.2d
+	eor	v28.16b, v28.16b, v26.16b
+	movi	v26.2d, #0x0000000000000000
+	ext	v29.16b, v26.16b, v28.16b, #8
+	eor	v27.16b, v27.16b, v29.16b
+	ext	v29.16b, v28.16b, v26.16b, #8
+	eor	v0.16b, v0.16b, v29.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
-	ldr	q27, [x4]
-	pmull	v28.1q, v0.1d, v27.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v27.1q, v0.1d, v27.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v27.16b
-	eor	v0.16b, v0.16b, v26.16b
+	ldr	q26, [x4]
+	pmull	v28.1q, v27.1d, v26.1d
+	ext	v27.16b, v27.16b, v27.16b, #8
+	eor	v27.16b, v27.16b, v28.16b
+	pmull	v26.1q, v27.1d, v26.1d
+	ext	v27.16b, v27.16b, v27.16b, #8
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v0.16b, v27.16b, v0.16b
 	rev32	v26.16b, v24.16b
 	add	v24.4s, v24.4s, v25.4s
 	rev32	v27.16b, v24.16b
@@ -5087,121 +4963,118 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	ext	v26.16b, v26.16b, v26.16b, #8
 	eor	v26.16b, v26.16b, v0.16b
 	ldr	q0, [x0, #256]
+	ext	v29.16b, v0.16b, v0.16b, #8
 	pmull	v27.1q, v26.1d, v0.1d
-	pmull2	v28.1q, v26.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v29.1q, v26.1d, v0.1d
-	pmull2	v30.1q, v26.2d, v0.2d
-	mov	v0.16b, v27.16b
-	mov	v26.16b, v28.16b
-	mov	v27.16b, v29.16b
-	eor	v27.16b, v27.16b, v30.16b
-	ldr	q28, [x4, #16]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
+	pmull2	v0.1q, v26.2d, v0.2d
+	pmull	v28.1q, v26.1d, v29.1d
+	pmull2	v26.1q, v26.2d, v29.2d
+	eor	v28.16b, v28.16b, v26.16b
+	ldr	q26, [x4, #16]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q29, [x0, #272]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #32]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q29, [x0, #288]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #48]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q29, [x0, #304]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #64]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q29, [x0, #320]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #80]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q29, [x0, #336]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #96]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q29, [x0, #352]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #112]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q29, [x0, #368]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v27.16b, v27.16b, v28.16b
-	movi	v28.2d, #0x0000000000000000
-	ext	v29.16b, v28.16b, v27.16b, #8
+	ext	v30.16b, v29.16b, v29.16b, #8
+	pmull	v31.1q, v26.1d, v29.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v29.1q, v26.2d, v29.2d
 	eor	v0.16b, v0.16b, v29.16b
-	ext	v29.16b, v27.16b, v28.16b, #8
-	eor	v26.16b, v26.16b, v29.16b
+	pmull	v29.1q, v26.1d, v30.1d
+	eor	v28.16b, v28.16b, v29.16b
+	pmull2	v26.1q, v26.2d, v30.2d
+	eor	v28.16b, v28.16b, v26.16b
+	ldr	q26, [x4, #32]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
+	ldr	q29, [x0, #288]
+	ext	v30.16b, v29.16b, v29.16b, #8
+	pmull	v31.1q, v26.1d, v29.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v29.1q, v26.2d, v29.2d
+	eor	v0.16b, v0.16b, v29.16b
+	pmull	v29.1q, v26.1d, v30.1d
+	eor	v28.16b, v28.16b, v29.16b
+	pmull2	v26.1q, v26.2d, v30.2d
+	eor	v28.16b, v28.16b, v26.16b
+	ldr	q26, [x4, #48]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
+	ldr	q29, [x0, #304]
+	ext	v30.16b, v29.16b, v29.16b, #8
+	pmull	v31.1q, v26.1d, v29.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v29.1q, v26.2d, v29.2d
+	eor	v0.16b, v0.16b, v29.16b
+	pmull	v29.1q, v26.1d, v30.1d
+	eor	v28.16b, v28.16b, v29.16b
+	pmull2	v26.1q, v26.2d, v30.2d
+	eor	v28.16b, v28.16b, v26.16b
+	ldr	q26, [x4, #64]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
+	ldr	q29, [x0, #320]
+	ext	v30.16b, v29.16b, v29.16b, #8
+	pmull	v31.1q, v26.1d, v29.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v29.1q, v26.2d, v29.2d
+	eor	v0.16b, v0.16b, v29.16b
+	pmull	v29.1q, v26.1d, v30.1d
+	eor	v28.16b, v28.16b, v29.16b
+	pmull2	v26.1q, v26.2d, v30.2d
+	eor	v28.16b, v28.16b, v26.16b
+	ldr	q26, [x4, #80]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
+	ldr	q29, [x0, #336]
+	ext	v30.16b, v29.16b, v29.16b, #8
+	pmull	v31.1q, v26.1d, v29.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v29.1q, v26.2d, v29.2d
+	eor	v0.16b, v0.16b, v29.16b
+	pmull	v29.1q, v26.1d, v30.1d
+	eor	v28.16b, v28.16b, v29.16b
+	pmull2	v26.1q, v26.2d, v30.2d
+	eor	v28.16b, v28.16b, v26.16b
+	ldr	q26, [x4, #96]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
+	ldr	q29, [x0, #352]
+	ext	v30.16b, v29.16b, v29.16b, #8
+	pmull	v31.1q, v26.1d, v29.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v29.1q, v26.2d, v29.2d
+	eor	v0.16b, v0.16b, v29.16b
+	pmull	v29.1q, v26.1d, v30.1d
+	eor	v28.16b, v28.16b, v29.16b
+	pmull2	v26.1q, v26.2d, v30.2d
+	eor	v28.16b, v28.16b, v26.16b
+	ldr	q26, [x4, #112]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
+	ldr	q29, [x0, #368]
+	ext	v30.16b, v29.16b, v29.16b, #8
+	pmull	v31.1q, v26.1d, v29.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v29.1q, v26.2d, v29.2d
+	eor	v0.16b, v0.16b, v29.16b
+	pmull	v29.1q, v26.1d, v30.1d
+	eor	v28.16b, v28.16b, v29.16b
+	pmull2	v26.1q, v26.2d, v30.2d
+	eor	v28.16b, v28.16b, v26.16b
+	movi	v26.2d, #0x0000000000000000
+	ext	v29.16b, v26.16b, v28.16b, #8
+	eor	v27.16b, v27.16b, v29.16b
+	ext	v29.16b, v28.16b, v26.16b, #8
+	eor	v0.16b, v0.16b, v29.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
-	ldr	q27, [x4]
-	pmull	v28.1q, v0.1d, v27.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v27.1q, v0.1d, v27.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v27.16b
-	eor	v0.16b, v0.16b, v26.16b
+	ldr	q26, [x4]
+	pmull	v28.1q, v27.1d, v26.1d
+	ext	v27.16b, v27.16b, v27.16b, #8
+	eor	v27.16b, v27.16b, v28.16b
+	pmull	v26.1q, v27.1d, v26.1d
+	ext	v27.16b, v27.16b, v27.16b, #8
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v0.16b, v27.16b, v0.16b
 .Laesgen_armv8_ce_gcm_none_encrypt_data_small256:
 .Laesgen_armv8_ce_gcm_none_encrypt_data_single256:
 	cmp	x2, #16
@@ -5245,30 +5118,27 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	ext	v26.16b, v26.16b, v26.16b, #8
 	eor	v26.16b, v26.16b, v0.16b
 	ldr	q0, [x0, #368]
+	ext	v29.16b, v0.16b, v0.16b, #8
 	pmull	v27.1q, v26.1d, v0.1d
-	pmull2	v28.1q, v26.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v29.1q, v26.1d, v0.1d
-	pmull2	v30.1q, v26.2d, v0.2d
-	mov	v0.16b, v27.16b
-	mov	v26.16b, v28.16b
-	mov	v27.16b, v29.16b
-	eor	v27.16b, v27.16b, v30.16b
-	movi	v28.2d, #0x0000000000000000
-	ext	v29.16b, v28.16b, v27.16b, #8
+	pmull2	v0.1q, v26.2d, v0.2d
+	pmull	v28.1q, v26.1d, v29.1d
+	pmull2	v26.1q, v26.2d, v29.2d
+	eor	v28.16b, v28.16b, v26.16b
+	movi	v26.2d, #0x0000000000000000
+	ext	v29.16b, v26.16b, v28.16b, #8
+	eor	v27.16b, v27.16b, v29.16b
+	ext	v29.16b, v28.16b, v26.16b, #8
 	eor	v0.16b, v0.16b, v29.16b
-	ext	v29.16b, v27.16b, v28.16b, #8
-	eor	v26.16b, v26.16b, v29.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
-	ldr	q27, [x4]
-	pmull	v28.1q, v0.1d, v27.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v27.1q, v0.1d, v27.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v27.16b
-	eor	v0.16b, v0.16b, v26.16b
+	ldr	q26, [x4]
+	pmull	v28.1q, v27.1d, v26.1d
+	ext	v27.16b, v27.16b, v27.16b, #8
+	eor	v27.16b, v27.16b, v28.16b
+	pmull	v26.1q, v27.1d, v26.1d
+	ext	v27.16b, v27.16b, v27.16b, #8
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v0.16b, v27.16b, v0.16b
 	sub	x2, x2, #16
 	b	.Laesgen_armv8_ce_gcm_none_encrypt_data_single256
 .Laesgen_armv8_ce_gcm_none_encrypt_data_tail256:
@@ -5582,159 +5452,158 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	eor	v27.16b, v27.16b, v0.16b
 	add	v20.4s, v20.4s, v21.4s
 	ldr	q0, [x0, #256]
-	pmull	v28.1q, v27.1d, v0.1d
 	rev32	v25.16b, v20.16b
-	pmull2	v30.1q, v27.2d, v0.2d
+	ext	v28.16b, v0.16b, v0.16b, #8
 	add	v20.4s, v20.4s, v21.4s
-	ext	v0.16b, v0.16b, v0.16b, #8
+	pmull	v30.1q, v27.1d, v0.1d
+	pmull2	v0.1q, v27.2d, v0.2d
 	rev32	v26.16b, v20.16b
-	pmull	v31.1q, v27.1d, v0.1d
+	pmull	v31.1q, v27.1d, v28.1d
 	add	v20.4s, v20.4s, v21.4s
-	pmull2	v29.1q, v27.2d, v0.2d
+	pmull2	v28.1q, v27.2d, v28.2d
 	rev32	v27.16b, v20.16b
-	mov	v0.16b, v28.16b
-	add	v20.4s, v20.4s, v21.4s
-	rev32	v28.16b, v20.16b
-	eor	v31.16b, v31.16b, v29.16b
+	eor	v31.16b, v31.16b, v28.16b
 	add	v20.4s, v20.4s, v21.4s
 	ldr	q8, [x4, #16]
-	rev32	v29.16b, v20.16b
+	rev32	v28.16b, v20.16b
 	rev64	v8.16b, v8.16b
 	add	v20.4s, v20.4s, v21.4s
 	ext	v8.16b, v8.16b, v8.16b, #8
+	rev32	v29.16b, v20.16b
+	ldr	q9, [x0, #272]
+	ext	v10.16b, v9.16b, v9.16b, #8
+	add	v20.4s, v20.4s, v21.4s
+	pmull	v11.1q, v8.1d, v9.1d
 	aese	v22.16b, v1.16b
 	aesmc	v22.16b, v22.16b
-	ldr	q9, [x0, #272]
+	eor	v30.16b, v30.16b, v11.16b
 	aese	v23.16b, v1.16b
 	aesmc	v23.16b, v23.16b
-	pmull	v10.1q, v8.1d, v9.1d
-	pmull2	v11.1q, v8.2d, v9.2d
+	pmull2	v9.1q, v8.2d, v9.2d
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v25.16b, v1.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v12.1q, v8.1d, v9.1d
+	pmull	v9.1q, v8.1d, v10.1d
 	aese	v26.16b, v1.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v8.1q, v8.2d, v9.2d
+	eor	v31.16b, v31.16b, v9.16b
 	aese	v27.16b, v1.16b
 	aesmc	v27.16b, v27.16b
-	eor	v0.16b, v0.16b, v10.16b
+	pmull2	v8.1q, v8.2d, v10.2d
 	aese	v28.16b, v1.16b
 	aesmc	v28.16b, v28.16b
-	eor	v30.16b, v30.16b, v11.16b
+	eor	v31.16b, v31.16b, v8.16b
+	ldr	q8, [x4, #32]
 	aese	v29.16b, v1.16b
 	aesmc	v29.16b, v29.16b
-	eor	v31.16b, v31.16b, v12.16b
-	eor	v31.16b, v31.16b, v8.16b
+	rev64	v8.16b, v8.16b
 	aese	v22.16b, v2.16b
 	aesmc	v22.16b, v22.16b
-	ldr	q8, [x4, #32]
+	ext	v8.16b, v8.16b, v8.16b, #8
 	aese	v23.16b, v2.16b
 	aesmc	v23.16b, v23.16b
-	rev64	v8.16b, v8.16b
+	ldr	q9, [x0, #288]
 	aese	v24.16b, v2.16b
 	aesmc	v24.16b, v24.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
+	ext	v10.16b, v9.16b, v9.16b, #8
 	aese	v25.16b, v2.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q9, [x0, #288]
+	pmull	v11.1q, v8.1d, v9.1d
 	aese	v26.16b, v2.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v10.1q, v8.1d, v9.1d
-	pmull2	v11.1q, v8.2d, v9.2d
+	eor	v30.16b, v30.16b, v11.16b
 	aese	v27.16b, v2.16b
 	aesmc	v27.16b, v27.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	pmull2	v9.1q, v8.2d, v9.2d
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v28.16b, v2.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v12.1q, v8.1d, v9.1d
+	pmull	v9.1q, v8.1d, v10.1d
 	aese	v29.16b, v2.16b
 	aesmc	v29.16b, v29.16b
-	pmull2	v8.1q, v8.2d, v9.2d
+	eor	v31.16b, v31.16b, v9.16b
 	aese	v22.16b, v3.16b
 	aesmc	v22.16b, v22.16b
-	eor	v0.16b, v0.16b, v10.16b
+	pmull2	v8.1q, v8.2d, v10.2d
 	aese	v23.16b, v3.16b
 	aesmc	v23.16b, v23.16b
-	eor	v30.16b, v30.16b, v11.16b
+	eor	v31.16b, v31.16b, v8.16b
 	aese	v24.16b, v3.16b
 	aesmc	v24.16b, v24.16b
-	eor	v31.16b, v31.16b, v12.16b
-	eor	v31.16b, v31.16b, v8.16b
+	ldr	q8, [x4, #48]
 	aese	v25.16b, v3.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q8, [x4, #48]
+	rev64	v8.16b, v8.16b
 	aese	v26.16b, v3.16b
 	aesmc	v26.16b, v26.16b
-	rev64	v8.16b, v8.16b
+	ext	v8.16b, v8.16b, v8.16b, #8
 	aese	v27.16b, v3.16b
 	aesmc	v27.16b, v27.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
+	ldr	q9, [x0, #304]
+	ext	v10.16b, v9.16b, v9.16b, #8
 	aese	v28.16b, v3.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q9, [x0, #304]
+	pmull	v11.1q, v8.1d, v9.1d
 	aese	v29.16b, v3.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v10.1q, v8.1d, v9.1d
+	eor	v30.16b, v30.16b, v11.16b
 	aese	v22.16b, v4.16b
 	aesmc	v22.16b, v22.16b
-	pmull2	v11.1q, v8.2d, v9.2d
-	ext	v9.16b, v9.16b, v9.16b, #8
+	pmull2	v9.1q, v8.2d, v9.2d
 	aese	v23.16b, v4.16b
 	aesmc	v23.16b, v23.16b
-	pmull	v12.1q, v8.1d, v9.1d
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
-	pmull2	v8.1q, v8.2d, v9.2d
+	pmull	v9.1q, v8.1d, v10.1d
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
-	eor	v0.16b, v0.16b, v10.16b
+	eor	v31.16b, v31.16b, v9.16b
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
-	eor	v30.16b, v30.16b, v11.16b
+	pmull2	v8.1q, v8.2d, v10.2d
+	eor	v31.16b, v31.16b, v8.16b
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
-	eor	v31.16b, v31.16b, v12.16b
+	ldr	q8, [x4, #64]
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
-	eor	v31.16b, v31.16b, v8.16b
-	ldr	q8, [x4, #64]
+	rev64	v8.16b, v8.16b
 	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
-	rev64	v8.16b, v8.16b
+	ext	v8.16b, v8.16b, v8.16b, #8
 	aese	v22.16b, v5.16b
 	aesmc	v22.16b, v22.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
+	ldr	q9, [x0, #320]
 	aese	v23.16b, v5.16b
 	aesmc	v23.16b, v23.16b
-	ldr	q9, [x0, #320]
+	ext	v10.16b, v9.16b, v9.16b, #8
 	aese	v24.16b, v5.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v10.1q, v8.1d, v9.1d
+	pmull	v11.1q, v8.1d, v9.1d
 	aese	v25.16b, v5.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v11.1q, v8.2d, v9.2d
-	ext	v9.16b, v9.16b, v9.16b, #8
+	eor	v30.16b, v30.16b, v11.16b
+	pmull2	v9.1q, v8.2d, v9.2d
 	aese	v26.16b, v5.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v12.1q, v8.1d, v9.1d
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v27.16b, v5.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v8.1q, v8.2d, v9.2d
+	pmull	v9.1q, v8.1d, v10.1d
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
-	eor	v0.16b, v0.16b, v10.16b
+	eor	v31.16b, v31.16b, v9.16b
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
-	eor	v30.16b, v30.16b, v11.16b
+	pmull2	v8.1q, v8.2d, v10.2d
 	aese	v22.16b, v6.16b
 	aesmc	v22.16b, v22.16b
-	eor	v31.16b, v31.16b, v12.16b
+	eor	v31.16b, v31.16b, v8.16b
 	aese	v23.16b, v6.16b
 	aesmc	v23.16b, v23.16b
-	eor	v31.16b, v31.16b, v8.16b
 	ldr	q8, [x4, #80]
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
@@ -5742,37 +5611,37 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
 	ext	v8.16b, v8.16b, v8.16b, #8
+	ldr	q9, [x0, #336]
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q9, [x0, #336]
+	ext	v10.16b, v9.16b, v9.16b, #8
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v10.1q, v8.1d, v9.1d
+	pmull	v11.1q, v8.1d, v9.1d
 	aese	v28.16b, v6.16b
 	aesmc	v28.16b, v28.16b
-	pmull2	v11.1q, v8.2d, v9.2d
+	eor	v30.16b, v30.16b, v11.16b
 	aese	v29.16b, v6.16b
 	aesmc	v29.16b, v29.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
-	pmull	v12.1q, v8.1d, v9.1d
+	pmull2	v9.1q, v8.2d, v9.2d
 	aese	v22.16b, v7.16b
 	aesmc	v22.16b, v22.16b
-	pmull2	v8.1q, v8.2d, v9.2d
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v23.16b, v7.16b
 	aesmc	v23.16b, v23.16b
-	eor	v0.16b, v0.16b, v10.16b
+	pmull	v9.1q, v8.1d, v10.1d
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
-	eor	v30.16b, v30.16b, v11.16b
+	eor	v31.16b, v31.16b, v9.16b
+	pmull2	v8.1q, v8.2d, v10.2d
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
-	eor	v31.16b, v31.16b, v12.16b
+	eor	v31.16b, v31.16b, v8.16b
 	aese	v26.16b, v7.16b
 	aesmc	v26.16b, v26.16b
-	eor	v31.16b, v31.16b, v8.16b
+	ldr	q8, [x4, #96]
 	aese	v27.16b, v7.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q8, [x4, #96]
 	rev64	v8.16b, v8.16b
 	aese	v28.16b, v7.16b
 	aesmc	v28.16b, v28.16b
@@ -5782,89 +5651,89 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	ldr	q9, [x0, #352]
 	aese	v22.16b, v16.16b
 	aesmc	v22.16b, v22.16b
-	pmull	v10.1q, v8.1d, v9.1d
+	ext	v10.16b, v9.16b, v9.16b, #8
 	aese	v23.16b, v16.16b
 	aesmc	v23.16b, v23.16b
-	pmull2	v11.1q, v8.2d, v9.2d
+	pmull	v11.1q, v8.1d, v9.1d
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	eor	v30.16b, v30.16b, v11.16b
+	pmull2	v9.1q, v8.2d, v9.2d
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v12.1q, v8.1d, v9.1d
-	pmull2	v8.1q, v8.2d, v9.2d
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
-	eor	v0.16b, v0.16b, v10.16b
+	pmull	v9.1q, v8.1d, v10.1d
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
-	eor	v30.16b, v30.16b, v11.16b
+	eor	v31.16b, v31.16b, v9.16b
 	aese	v28.16b, v16.16b
 	aesmc	v28.16b, v28.16b
-	eor	v31.16b, v31.16b, v12.16b
+	pmull2	v8.1q, v8.2d, v10.2d
 	aese	v29.16b, v16.16b
 	aesmc	v29.16b, v29.16b
 	eor	v31.16b, v31.16b, v8.16b
 	aese	v22.16b, v17.16b
 	aesmc	v22.16b, v22.16b
 	ldr	q8, [x4, #112]
-	rev64	v8.16b, v8.16b
 	aese	v23.16b, v17.16b
 	aesmc	v23.16b, v23.16b
+	rev64	v8.16b, v8.16b
 	ext	v8.16b, v8.16b, v8.16b, #8
 	aese	v24.16b, v17.16b
 	aesmc	v24.16b, v24.16b
 	ldr	q9, [x0, #368]
 	aese	v25.16b, v17.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v10.1q, v8.1d, v9.1d
+	ext	v10.16b, v9.16b, v9.16b, #8
 	aese	v26.16b, v17.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v11.1q, v8.2d, v9.2d
+	pmull	v11.1q, v8.1d, v9.1d
 	aese	v27.16b, v17.16b
 	aesmc	v27.16b, v27.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	eor	v30.16b, v30.16b, v11.16b
 	aese	v28.16b, v17.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v12.1q, v8.1d, v9.1d
-	pmull2	v8.1q, v8.2d, v9.2d
+	pmull2	v9.1q, v8.2d, v9.2d
 	aese	v29.16b, v17.16b
 	aesmc	v29.16b, v29.16b
-	eor	v0.16b, v0.16b, v10.16b
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v22.16b, v18.16b
-	eor	v30.16b, v30.16b, v11.16b
+	pmull	v9.1q, v8.1d, v10.1d
 	aese	v23.16b, v18.16b
-	eor	v31.16b, v31.16b, v12.16b
+	eor	v31.16b, v31.16b, v9.16b
+	pmull2	v8.1q, v8.2d, v10.2d
 	aese	v24.16b, v18.16b
 	eor	v31.16b, v31.16b, v8.16b
 	aese	v25.16b, v18.16b
 	movi	v8.2d, #0x0000000000000000
 	aese	v26.16b, v18.16b
 	ext	v9.16b, v8.16b, v31.16b, #8
-	eor	v0.16b, v0.16b, v9.16b
 	aese	v27.16b, v18.16b
-	ext	v9.16b, v31.16b, v8.16b, #8
-	aese	v28.16b, v18.16b
 	eor	v30.16b, v30.16b, v9.16b
+	aese	v28.16b, v18.16b
+	ext	v9.16b, v31.16b, v8.16b, #8
 	aese	v29.16b, v18.16b
-	adrp	x4, .Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
+	eor	v0.16b, v0.16b, v9.16b
 	eor	v22.16b, v22.16b, v19.16b
+	adrp	x4, .Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
 	eor	v23.16b, v23.16b, v19.16b
 	ldr	q31, [x4]
 	eor	v24.16b, v24.16b, v19.16b
-	pmull	v8.1q, v0.1d, v31.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
+	pmull	v8.1q, v30.1d, v31.1d
 	eor	v25.16b, v25.16b, v19.16b
-	eor	v0.16b, v0.16b, v8.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
 	eor	v26.16b, v26.16b, v19.16b
-	pmull	v31.1q, v0.1d, v31.1d
+	eor	v30.16b, v30.16b, v8.16b
 	eor	v27.16b, v27.16b, v19.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	pmull	v31.1q, v30.1d, v31.1d
 	eor	v28.16b, v28.16b, v19.16b
-	eor	v0.16b, v0.16b, v31.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
 	eor	v29.16b, v29.16b, v19.16b
-	eor	v0.16b, v0.16b, v30.16b
+	eor	v30.16b, v30.16b, v31.16b
+	eor	v0.16b, v30.16b, v0.16b
 	ldp	q30, q31, [x1], #32
 	eor	v22.16b, v22.16b, v30.16b
 	eor	v23.16b, v23.16b, v31.16b
@@ -5890,121 +5759,118 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	ext	v22.16b, v22.16b, v22.16b, #8
 	eor	v22.16b, v22.16b, v0.16b
 	ldr	q0, [x0, #256]
+	ext	v25.16b, v0.16b, v0.16b, #8
 	pmull	v23.1q, v22.1d, v0.1d
-	pmull2	v24.1q, v22.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v25.1q, v22.1d, v0.1d
-	pmull2	v26.1q, v22.2d, v0.2d
-	mov	v0.16b, v23.16b
-	mov	v22.16b, v24.16b
-	mov	v23.16b, v25.16b
-	eor	v23.16b, v23.16b, v26.16b
-	ldr	q24, [x4, #16]
-	rev64	v24.16b, v24.16b
-	ext	v24.16b, v24.16b, v24.16b, #8
+	pmull2	v0.1q, v22.2d, v0.2d
+	pmull	v24.1q, v22.1d, v25.1d
+	pmull2	v22.1q, v22.2d, v25.2d
+	eor	v24.16b, v24.16b, v22.16b
+	ldr	q22, [x4, #16]
+	rev64	v22.16b, v22.16b
+	ext	v22.16b, v22.16b, v22.16b, #8
 	ldr	q25, [x0, #272]
-	pmull	v26.1q, v24.1d, v25.1d
-	pmull2	v27.1q, v24.2d, v25.2d
-	ext	v25.16b, v25.16b, v25.16b, #8
-	pmull	v28.1q, v24.1d, v25.1d
-	pmull2	v24.1q, v24.2d, v25.2d
-	eor	v0.16b, v0.16b, v26.16b
-	eor	v22.16b, v22.16b, v27.16b
-	eor	v23.16b, v23.16b, v28.16b
-	eor	v23.16b, v23.16b, v24.16b
-	ldr	q24, [x4, #32]
-	rev64	v24.16b, v24.16b
-	ext	v24.16b, v24.16b, v24.16b, #8
-	ldr	q25, [x0, #288]
-	pmull	v26.1q, v24.1d, v25.1d
-	pmull2	v27.1q, v24.2d, v25.2d
-	ext	v25.16b, v25.16b, v25.16b, #8
-	pmull	v28.1q, v24.1d, v25.1d
-	pmull2	v24.1q, v24.2d, v25.2d
-	eor	v0.16b, v0.16b, v26.16b
-	eor	v22.16b, v22.16b, v27.16b
-	eor	v23.16b, v23.16b, v28.16b
-	eor	v23.16b, v23.16b, v24.16b
-	ldr	q24, [x4, #48]
-	rev64	v24.16b, v24.16b
-	ext	v24.16b, v24.16b, v24.16b, #8
-	ldr	q25, [x0, #304]
-	pmull	v26.1q, v24.1d, v25.1d
-	pmull2	v27.1q, v24.2d, v25.2d
-	ext	v25.16b, v25.16b, v25.16b, #8
-	pmull	v28.1q, v24.1d, v25.1d
-	pmull2	v24.1q, v24.2d, v25.2d
-	eor	v0.16b, v0.16b, v26.16b
-	eor	v22.16b, v22.16b, v27.16b
-	eor	v23.16b, v23.16b, v28.16b
-	eor	v23.16b, v23.16b, v24.16b
-	ldr	q24, [x4, #64]
-	rev64	v24.16b, v24.16b
-	ext	v24.16b, v24.16b, v24.16b, #8
-	ldr	q25, [x0, #320]
-	pmull	v26.1q, v24.1d, v25.1d
-	pmull2	v27.1q, v24.2d, v25.2d
-	ext	v25.16b, v25.16b, v25.16b, #8
-	pmull	v28.1q, v24.1d, v25.1d
-	pmull2	v24.1q, v24.2d, v25.2d
-	eor	v0.16b, v0.16b, v26.16b
-	eor	v22.16b, v22.16b, v27.16b
-	eor	v23.16b, v23.16b, v28.16b
-	eor	v23.16b, v23.16b, v24.16b
-	ldr	q24, [x4, #80]
-	rev64	v24.16b, v24.16b
-	ext	v24.16b, v24.16b, v24.16b, #8
-	ldr	q25, [x0, #336]
-	pmull	v26.1q, v24.1d, v25.1d
-	pmull2	v27.1q, v24.2d, v25.2d
-	ext	v25.16b, v25.16b, v25.16b, #8
-	pmull	v28.1q, v24.1d, v25.1d
-	pmull2	v24.1q, v24.2d, v25.2d
-	eor	v0.16b, v0.16b, v26.16b
-	eor	v22.16b, v22.16b, v27.16b
-	eor	v23.16b, v23.16b, v28.16b
-	eor	v23.16b, v23.16b, v24.16b
-	ldr	q24, [x4, #96]
-	rev64	v24.16b, v24.16b
-	ext	v24.16b, v24.16b, v24.16b, #8
-	ldr	q25, [x0, #352]
-	pmull	v26.1q, v24.1d, v25.1d
-	pmull2	v27.1q, v24.2d, v25.2d
-	ext	v25.16b, v25.16b, v25.16b, #8
-	pmull	v28.1q, v24.1d, v25.1d
-	pmull2	v24.1q, v24.2d, v25.2d
-	eor	v0.16b, v0.16b, v26.16b
-	eor	v22.16b, v22.16b, v27.16b
-	eor	v23.16b, v23.16b, v28.16b
-	eor	v23.16b, v23.16b, v24.16b
-	ldr	q24, [x4, #112]
-	rev64	v24.16b, v24.16b
-	ext	v24.16b, v24.16b, v24.16b, #8
-	ldr	q25, [x0, #368]
-	pmull	v26.1q, v24.1d, v25.1d
-	pmull2	v27.1q, v24.2d, v25.2d
-	ext	v25.16b, v25.16b, v25.16b, #8
-	pmull	v28.1q, v24.1d, v25.1d
-	pmull2	v24.1q, v24.2d, v25.2d
-	eor	v0.16b, v0.16b, v26.16b
-	eor	v22.16b, v22.16b, v27.16b
-	eor	v23.16b, v23.16b, v28.16b
-	eor	v23.16b, v23.16b, v24.16b
-	movi	v24.2d, #0x0000000000000000
-	ext	v25.16b, v24.16b, v23.16b, #8
+	ext	v26.16b, v25.16b, v25.16b, #8
+	pmull	v27.1q, v22.1d, v25.1d
+	eor	v23.16b, v23.16b, v27.16b
+	pmull2	v25.1q, v22.2d, v25.2d
 	eor	v0.16b, v0.16b, v25.16b
-	ext	v25.16b, v23.16b, v24.16b, #8
-	eor	v22.16b, v22.16b, v25.16b
+	pmull	v25.1q, v22.1d, v26.1d
+	eor	v24.16b, v24.16b, v25.16b
+	pmull2	v22.1q, v22.2d, v26.2d
+	eor	v24.16b, v24.16b, v22.16b
+	ldr	q22, [x4, #32]
+	rev64	v22.16b, v22.16b
+	ext	v22.16b, v22.16b, v22.16b, #8
+	ldr	q25, [x0, #288]
+	ext	v26.16b, v25.16b, v25.16b, #8
+	pmull	v27.1q, v22.1d, v25.1d
+	eor	v23.16b, v23.16b, v27.16b
+	pmull2	v25.1q, v22.2d, v25.2d
+	eor	v0.16b, v0.16b, v25.16b
+	pmull	v25.1q, v22.1d, v26.1d
+	eor	v24.16b, v24.16b, v25.16b
+	pmull2	v22.1q, v22.2d, v26.2d
+	eor	v24.16b, v24.16b, v22.16b
+	ldr	q22, [x4, #48]
+	rev64	v22.16b, v22.16b
+	ext	v22.16b, v22.16b, v22.16b, #8
+	ldr	q25, [x0, #304]
+	ext	v26.16b, v25.16b, v25.16b, #8
+	pmull	v27.1q, v22.1d, v25.1d
+	eor	v23.16b, v23.16b, v27.16b
+	pmull2	v25.1q, v22.2d, v25.2d
+	eor	v0.16b, v0.16b, v25.16b
+	pmull	v25.1q, v22.1d, v26.1d
+	eor	v24.16b, v24.16b, v25.16b
+	pmull2	v22.1q, v22.2d, v26.2d
+	eor	v24.16b, v24.16b, v22.16b
+	ldr	q22, [x4, #64]
+	rev64	v22.16b, v22.16b
+	ext	v22.16b, v22.16b, v22.16b, #8
+	ldr	q25, [x0, #320]
+	ext	v26.16b, v25.16b, v25.16b, #8
+	pmull	v27.1q, v22.1d, v25.1d
+	eor	v23.16b, v23.16b, v27.16b
+	pmull2	v25.1q, v22.2d, v25.2d
+	eor	v0.16b, v0.16b, v25.16b
+	pmull	v25.1q, v22.1d, v26.1d
+	eor	v24.16b, v24.16b, v25.16b
+	pmull2	v22.1q, v22.2d, v26.2d
+	eor	v24.16b, v24.16b, v22.16b
+	ldr	q22, [x4, #80]
+	rev64	v22.16b, v22.16b
+	ext	v22.16b, v22.16b, v22.16b, #8
+	ldr	q25, [x0, #336]
+	ext	v26.16b, v25.16b, v25.16b, #8
+	pmull	v27.1q, v22.1d, v25.1d
+	eor	v23.16b, v23.16b, v27.16b
+	pmull2	v25.1q, v22.2d, v25.2d
+	eor	v0.16b, v0.16b, v25.16b
+	pmull	v25.1q, v22.1d, v26.1d
+	eor	v24.16b, v24.16b, v25.16b
+	pmull2	v22.1q, v22.2d, v26.2d
+	eor	v24.16b, v24.16b, v22.16b
+	ldr	q22, [x4, #96]
+	rev64	v22.16b, v22.16b
+	ext	v22.16b, v22.16b, v22.16b, #8
+	ldr	q25, [x0, #352]
+	ext	v26.16b, v25.16b, v25.16b, #8
+	pmull	v27.1q, v22.1d, v25.1d
+	eor	v23.16b, v23.16b, v27.16b
+	pmull2	v25.1q, v22.2d, v25.2d
+	eor	v0.16b, v0.16b, v25.16b
+	pmull	v25.1q, v22.1d, v26.1d
+	eor	v24.16b, v24.16b, v25.16b
+	pmull2	v22.1q, v22.2d, v26.2d
+	eor	v24.16b, v24.16b, v22.16b
+	ldr	q22, [x4, #112]
+	rev64	v22.16b, v22.16b
+	ext	v22.16b, v22.16b, v22.16b, #8
+	ldr	q25, [x0, #368]
+	ext	v26.16b, v25.16b, v25.16b, #8
+	pmull	v27.1q, v22.1d, v25.1d
+	eor	v23.16b, v23.16b, v27.16b
+	pmull2	v25.1q, v22.2d, v25.2d
+	eor	v0.16b, v0.16b, v25.16b
+	pmull	v25.1q, v22.1d, v26.1d
+	eor	v24.16b, v24.16b, v25.16b
+	pmull2	v22.1q, v22.2d, v26.2d
+	eor	v24.16b, v24.16b, v22.16b
+	movi	v22.2d, #0x0000000000000000
+	ext	v25.16b, v22.16b, v24.16b, #8
+	eor	v23.16b, v23.16b, v25.16b
+	ext	v25.16b, v24.16b, v22.16b, #8
+	eor	v0.16b, v0.16b, v25.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
-	ldr	q23, [x4]
-	pmull	v24.1q, v0.1d, v23.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v24.16b
-	pmull	v23.1q, v0.1d, v23.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v23.16b
-	eor	v0.16b, v0.16b, v22.16b
+	ldr	q22, [x4]
+	pmull	v24.1q, v23.1d, v22.1d
+	ext	v23.16b, v23.16b, v23.16b, #8
+	eor	v23.16b, v23.16b, v24.16b
+	pmull	v22.1q, v23.1d, v22.1d
+	ext	v23.16b, v23.16b, v23.16b, #8
+	eor	v23.16b, v23.16b, v22.16b
+	eor	v0.16b, v23.16b, v0.16b
 .Laesgen_armv8_ce_gcm_none_encrypt_data_small128:
 .Laesgen_armv8_ce_gcm_none_encrypt_data_single128:
 	cmp	x2, #16
@@ -6040,30 +5906,27 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	ext	v22.16b, v22.16b, v22.16b, #8
 	eor	v22.16b, v22.16b, v0.16b
 	ldr	q0, [x0, #368]
+	ext	v25.16b, v0.16b, v0.16b, #8
 	pmull	v23.1q, v22.1d, v0.1d
-	pmull2	v24.1q, v22.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v25.1q, v22.1d, v0.1d
-	pmull2	v26.1q, v22.2d, v0.2d
-	mov	v0.16b, v23.16b
-	mov	v22.16b, v24.16b
-	mov	v23.16b, v25.16b
-	eor	v23.16b, v23.16b, v26.16b
-	movi	v24.2d, #0x0000000000000000
-	ext	v25.16b, v24.16b, v23.16b, #8
+	pmull2	v0.1q, v22.2d, v0.2d
+	pmull	v24.1q, v22.1d, v25.1d
+	pmull2	v22.1q, v22.2d, v25.2d
+	eor	v24.16b, v24.16b, v22.16b
+	movi	v22.2d, #0x0000000000000000
+	ext	v25.16b, v22.16b, v24.16b, #8
+	eor	v23.16b, v23.16b, v25.16b
+	ext	v25.16b, v24.16b, v22.16b, #8
 	eor	v0.16b, v0.16b, v25.16b
-	ext	v25.16b, v23.16b, v24.16b, #8
-	eor	v22.16b, v22.16b, v25.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
-	ldr	q23, [x4]
-	pmull	v24.1q, v0.1d, v23.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v24.16b
-	pmull	v23.1q, v0.1d, v23.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v23.16b
-	eor	v0.16b, v0.16b, v22.16b
+	ldr	q22, [x4]
+	pmull	v24.1q, v23.1d, v22.1d
+	ext	v23.16b, v23.16b, v23.16b, #8
+	eor	v23.16b, v23.16b, v24.16b
+	pmull	v22.1q, v23.1d, v22.1d
+	ext	v23.16b, v23.16b, v23.16b, #8
+	eor	v23.16b, v23.16b, v22.16b
+	eor	v0.16b, v23.16b, v0.16b
 	sub	x2, x2, #16
 	b	.Laesgen_armv8_ce_gcm_none_encrypt_data_single128
 .Laesgen_armv8_ce_gcm_none_encrypt_data_tail128:
@@ -6391,183 +6254,182 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_none_encrypt_data_drain192
 	rev32	v24.16b, v22.16b
+	add	v22.4s, v22.4s, v23.4s
 	sub	x4, x3, #128
-	add	v22.4s, v22.4s, v23.4s
-	ldr	q30, [x4]
 	rev32	v25.16b, v22.16b
+	ldr	q30, [x4]
+	add	v22.4s, v22.4s, v23.4s
 	rev64	v30.16b, v30.16b
-	add	v22.4s, v22.4s, v23.4s
-	ext	v30.16b, v30.16b, v30.16b, #8
 	rev32	v26.16b, v22.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	add	v22.4s, v22.4s, v23.4s
 	eor	v30.16b, v30.16b, v0.16b
-	add	v22.4s, v22.4s, v23.4s
-	ldr	q0, [x0, #256]
 	rev32	v27.16b, v22.16b
-	pmull	v31.1q, v30.1d, v0.1d
+	ldr	q0, [x0, #256]
 	add	v22.4s, v22.4s, v23.4s
-	pmull2	v8.1q, v30.2d, v0.2d
+	ext	v31.16b, v0.16b, v0.16b, #8
 	rev32	v28.16b, v22.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	pmull	v8.1q, v30.1d, v0.1d
 	add	v22.4s, v22.4s, v23.4s
-	pmull	v9.1q, v30.1d, v0.1d
+	pmull2	v0.1q, v30.2d, v0.2d
 	rev32	v29.16b, v22.16b
-	pmull2	v10.1q, v30.2d, v0.2d
+	pmull	v9.1q, v30.1d, v31.1d
 	add	v22.4s, v22.4s, v23.4s
-	mov	v0.16b, v31.16b
+	pmull2	v31.1q, v30.2d, v31.2d
 	rev32	v30.16b, v22.16b
-	add	v22.4s, v22.4s, v23.4s
-	rev32	v31.16b, v22.16b
-	eor	v9.16b, v9.16b, v10.16b
+	eor	v9.16b, v9.16b, v31.16b
 	add	v22.4s, v22.4s, v23.4s
 	ldr	q10, [x4, #16]
+	rev32	v31.16b, v22.16b
+	rev64	v10.16b, v10.16b
+	add	v22.4s, v22.4s, v23.4s
+	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
-	rev64	v10.16b, v10.16b
+	ldr	q11, [x0, #272]
 	aese	v25.16b, v1.16b
 	aesmc	v25.16b, v25.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	ext	v12.16b, v11.16b, v11.16b, #8
 	aese	v26.16b, v1.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q11, [x0, #272]
+	pmull	v13.1q, v10.1d, v11.1d
 	aese	v27.16b, v1.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v12.1q, v10.1d, v11.1d
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v28.16b, v1.16b
 	aesmc	v28.16b, v28.16b
-	pmull2	v13.1q, v10.2d, v11.2d
+	pmull2	v11.1q, v10.2d, v11.2d
 	aese	v29.16b, v1.16b
 	aesmc	v29.16b, v29.16b
-	ext	v11.16b, v11.16b, v11.16b, #8
+	eor	v0.16b, v0.16b, v11.16b
 	aese	v30.16b, v1.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v14.1q, v10.1d, v11.1d
+	pmull	v11.1q, v10.1d, v12.1d
 	aese	v31.16b, v1.16b
 	aesmc	v31.16b, v31.16b
-	pmull2	v10.1q, v10.2d, v11.2d
+	eor	v9.16b, v9.16b, v11.16b
 	aese	v24.16b, v2.16b
 	aesmc	v24.16b, v24.16b
-	eor	v0.16b, v0.16b, v12.16b
+	pmull2	v10.1q, v10.2d, v12.2d
 	aese	v25.16b, v2.16b
 	aesmc	v25.16b, v25.16b
-	eor	v8.16b, v8.16b, v13.16b
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v26.16b, v2.16b
 	aesmc	v26.16b, v26.16b
-	eor	v9.16b, v9.16b, v14.16b
+	ldr	q10, [x4, #32]
 	aese	v27.16b, v2.16b
 	aesmc	v27.16b, v27.16b
-	eor	v9.16b, v9.16b, v10.16b
+	rev64	v10.16b, v10.16b
 	aese	v28.16b, v2.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q10, [x4, #32]
+	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v29.16b, v2.16b
 	aesmc	v29.16b, v29.16b
-	rev64	v10.16b, v10.16b
+	ldr	q11, [x0, #288]
 	aese	v30.16b, v2.16b
 	aesmc	v30.16b, v30.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	ext	v12.16b, v11.16b, v11.16b, #8
 	aese	v31.16b, v2.16b
 	aesmc	v31.16b, v31.16b
-	ldr	q11, [x0, #288]
+	pmull	v13.1q, v10.1d, v11.1d
 	aese	v24.16b, v3.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v12.1q, v10.1d, v11.1d
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v25.16b, v3.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v13.1q, v10.2d, v11.2d
+	pmull2	v11.1q, v10.2d, v11.2d
 	aese	v26.16b, v3.16b
 	aesmc	v26.16b, v26.16b
-	ext	v11.16b, v11.16b, v11.16b, #8
+	eor	v0.16b, v0.16b, v11.16b
 	aese	v27.16b, v3.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v14.1q, v10.1d, v11.1d
+	pmull	v11.1q, v10.1d, v12.1d
 	aese	v28.16b, v3.16b
 	aesmc	v28.16b, v28.16b
-	pmull2	v10.1q, v10.2d, v11.2d
+	eor	v9.16b, v9.16b, v11.16b
 	aese	v29.16b, v3.16b
 	aesmc	v29.16b, v29.16b
-	eor	v0.16b, v0.16b, v12.16b
+	pmull2	v10.1q, v10.2d, v12.2d
 	aese	v30.16b, v3.16b
 	aesmc	v30.16b, v30.16b
-	eor	v8.16b, v8.16b, v13.16b
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v31.16b, v3.16b
 	aesmc	v31.16b, v31.16b
-	eor	v9.16b, v9.16b, v14.16b
+	ldr	q10, [x4, #48]
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
-	eor	v9.16b, v9.16b, v10.16b
+	rev64	v10.16b, v10.16b
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q10, [x4, #48]
+	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
-	rev64	v10.16b, v10.16b
+	ldr	q11, [x0, #304]
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	ext	v12.16b, v11.16b, v11.16b, #8
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q11, [x0, #304]
+	pmull	v13.1q, v10.1d, v11.1d
 	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v12.1q, v10.1d, v11.1d
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v30.16b, v4.16b
 	aesmc	v30.16b, v30.16b
-	pmull2	v13.1q, v10.2d, v11.2d
+	pmull2	v11.1q, v10.2d, v11.2d
 	aese	v31.16b, v4.16b
 	aesmc	v31.16b, v31.16b
-	ext	v11.16b, v11.16b, v11.16b, #8
+	eor	v0.16b, v0.16b, v11.16b
 	aese	v24.16b, v5.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v14.1q, v10.1d, v11.1d
+	pmull	v11.1q, v10.1d, v12.1d
 	aese	v25.16b, v5.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v10.1q, v10.2d, v11.2d
+	eor	v9.16b, v9.16b, v11.16b
 	aese	v26.16b, v5.16b
 	aesmc	v26.16b, v26.16b
-	eor	v0.16b, v0.16b, v12.16b
+	pmull2	v10.1q, v10.2d, v12.2d
 	aese	v27.16b, v5.16b
 	aesmc	v27.16b, v27.16b
-	eor	v8.16b, v8.16b, v13.16b
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
-	eor	v9.16b, v9.16b, v14.16b
+	ldr	q10, [x4, #64]
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
-	eor	v9.16b, v9.16b, v10.16b
+	rev64	v10.16b, v10.16b
 	aese	v30.16b, v5.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q10, [x4, #64]
+	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v31.16b, v5.16b
 	aesmc	v31.16b, v31.16b
-	rev64	v10.16b, v10.16b
+	ldr	q11, [x0, #320]
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	ext	v12.16b, v11.16b, v11.16b, #8
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q11, [x0, #320]
+	pmull	v13.1q, v10.1d, v11.1d
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v12.1q, v10.1d, v11.1d
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v13.1q, v10.2d, v11.2d
-	ext	v11.16b, v11.16b, v11.16b, #8
+	pmull2	v11.1q, v10.2d, v11.2d
 	aese	v28.16b, v6.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v14.1q, v10.1d, v11.1d
 	aese	v29.16b, v6.16b
 	aesmc	v29.16b, v29.16b
-	pmull2	v10.1q, v10.2d, v11.2d
+	eor	v0.16b, v0.16b, v11.16b
 	aese	v30.16b, v6.16b
 	aesmc	v30.16b, v30.16b
-	eor	v0.16b, v0.16b, v12.16b
+	pmull	v11.1q, v10.1d, v12.1d
 	aese	v31.16b, v6.16b
 	aesmc	v31.16b, v31.16b
-	eor	v8.16b, v8.16b, v13.16b
+	eor	v9.16b, v9.16b, v11.16b
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
-	eor	v9.16b, v9.16b, v14.16b
+	pmull2	v10.1q, v10.2d, v12.2d
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
 	eor	v9.16b, v9.16b, v10.16b
@@ -6585,28 +6447,28 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	ldr	q11, [x0, #336]
 	aese	v30.16b, v7.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v12.1q, v10.1d, v11.1d
+	ext	v12.16b, v11.16b, v11.16b, #8
 	aese	v31.16b, v7.16b
 	aesmc	v31.16b, v31.16b
-	pmull2	v13.1q, v10.2d, v11.2d
+	pmull	v13.1q, v10.1d, v11.1d
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
-	ext	v11.16b, v11.16b, v11.16b, #8
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v14.1q, v10.1d, v11.1d
+	pmull2	v11.1q, v10.2d, v11.2d
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v10.1q, v10.2d, v11.2d
+	eor	v0.16b, v0.16b, v11.16b
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
-	eor	v0.16b, v0.16b, v12.16b
+	pmull	v11.1q, v10.1d, v12.1d
 	aese	v28.16b, v16.16b
 	aesmc	v28.16b, v28.16b
-	eor	v8.16b, v8.16b, v13.16b
+	eor	v9.16b, v9.16b, v11.16b
 	aese	v29.16b, v16.16b
 	aesmc	v29.16b, v29.16b
-	eor	v9.16b, v9.16b, v14.16b
+	pmull2	v10.1q, v10.2d, v12.2d
 	aese	v30.16b, v16.16b
 	aesmc	v30.16b, v30.16b
 	eor	v9.16b, v9.16b, v10.16b
@@ -6624,28 +6486,28 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	ldr	q11, [x0, #352]
 	aese	v27.16b, v17.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v12.1q, v10.1d, v11.1d
+	ext	v12.16b, v11.16b, v11.16b, #8
 	aese	v28.16b, v17.16b
 	aesmc	v28.16b, v28.16b
-	pmull2	v13.1q, v10.2d, v11.2d
+	pmull	v13.1q, v10.1d, v11.1d
 	aese	v29.16b, v17.16b
 	aesmc	v29.16b, v29.16b
-	ext	v11.16b, v11.16b, v11.16b, #8
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v30.16b, v17.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v14.1q, v10.1d, v11.1d
+	pmull2	v11.1q, v10.2d, v11.2d
 	aese	v31.16b, v17.16b
 	aesmc	v31.16b, v31.16b
-	pmull2	v10.1q, v10.2d, v11.2d
+	eor	v0.16b, v0.16b, v11.16b
 	aese	v24.16b, v18.16b
 	aesmc	v24.16b, v24.16b
-	eor	v0.16b, v0.16b, v12.16b
+	pmull	v11.1q, v10.1d, v12.1d
 	aese	v25.16b, v18.16b
 	aesmc	v25.16b, v25.16b
-	eor	v8.16b, v8.16b, v13.16b
+	eor	v9.16b, v9.16b, v11.16b
 	aese	v26.16b, v18.16b
 	aesmc	v26.16b, v26.16b
-	eor	v9.16b, v9.16b, v14.16b
+	pmull2	v10.1q, v10.2d, v12.2d
 	aese	v27.16b, v18.16b
 	aesmc	v27.16b, v27.16b
 	eor	v9.16b, v9.16b, v10.16b
@@ -6663,28 +6525,28 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	ldr	q11, [x0, #368]
 	aese	v24.16b, v19.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v12.1q, v10.1d, v11.1d
+	ext	v12.16b, v11.16b, v11.16b, #8
 	aese	v25.16b, v19.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v13.1q, v10.2d, v11.2d
+	pmull	v13.1q, v10.1d, v11.1d
 	aese	v26.16b, v19.16b
 	aesmc	v26.16b, v26.16b
-	ext	v11.16b, v11.16b, v11.16b, #8
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v27.16b, v19.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v14.1q, v10.1d, v11.1d
+	pmull2	v11.1q, v10.2d, v11.2d
 	aese	v28.16b, v19.16b
 	aesmc	v28.16b, v28.16b
-	pmull2	v10.1q, v10.2d, v11.2d
+	eor	v0.16b, v0.16b, v11.16b
 	aese	v29.16b, v19.16b
 	aesmc	v29.16b, v29.16b
-	eor	v0.16b, v0.16b, v12.16b
+	pmull	v11.1q, v10.1d, v12.1d
 	aese	v30.16b, v19.16b
 	aesmc	v30.16b, v30.16b
-	eor	v8.16b, v8.16b, v13.16b
+	eor	v9.16b, v9.16b, v11.16b
 	aese	v31.16b, v19.16b
 	aesmc	v31.16b, v31.16b
-	eor	v9.16b, v9.16b, v14.16b
+	pmull2	v10.1q, v10.2d, v12.2d
 	aese	v24.16b, v20.16b
 	eor	v9.16b, v9.16b, v10.16b
 	aese	v25.16b, v20.16b
@@ -6692,11 +6554,11 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	aese	v26.16b, v20.16b
 	ext	v11.16b, v10.16b, v9.16b, #8
 	aese	v27.16b, v20.16b
-	eor	v0.16b, v0.16b, v11.16b
+	eor	v8.16b, v8.16b, v11.16b
 	aese	v28.16b, v20.16b
 	ext	v11.16b, v9.16b, v10.16b, #8
 	aese	v29.16b, v20.16b
-	eor	v8.16b, v8.16b, v11.16b
+	eor	v0.16b, v0.16b, v11.16b
 	aese	v30.16b, v20.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
 	aese	v31.16b, v20.16b
@@ -6704,19 +6566,19 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	eor	v24.16b, v24.16b, v21.16b
 	ldr	q9, [x4]
 	eor	v25.16b, v25.16b, v21.16b
-	pmull	v10.1q, v0.1d, v9.1d
+	pmull	v10.1q, v8.1d, v9.1d
 	eor	v26.16b, v26.16b, v21.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	ext	v8.16b, v8.16b, v8.16b, #8
 	eor	v27.16b, v27.16b, v21.16b
-	eor	v0.16b, v0.16b, v10.16b
+	eor	v8.16b, v8.16b, v10.16b
 	eor	v28.16b, v28.16b, v21.16b
-	pmull	v9.1q, v0.1d, v9.1d
+	pmull	v9.1q, v8.1d, v9.1d
 	eor	v29.16b, v29.16b, v21.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	ext	v8.16b, v8.16b, v8.16b, #8
 	eor	v30.16b, v30.16b, v21.16b
-	eor	v0.16b, v0.16b, v9.16b
+	eor	v8.16b, v8.16b, v9.16b
 	eor	v31.16b, v31.16b, v21.16b
-	eor	v0.16b, v0.16b, v8.16b
+	eor	v0.16b, v8.16b, v0.16b
 	ldp	q8, q9, [x1], #32
 	eor	v24.16b, v24.16b, v8.16b
 	eor	v25.16b, v25.16b, v9.16b
@@ -6742,121 +6604,118 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	ext	v24.16b, v24.16b, v24.16b, #8
 	eor	v24.16b, v24.16b, v0.16b
 	ldr	q0, [x0, #256]
+	ext	v27.16b, v0.16b, v0.16b, #8
 	pmull	v25.1q, v24.1d, v0.1d
-	pmull2	v26.1q, v24.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v27.1q, v24.1d, v0.1d
-	pmull2	v28.1q, v24.2d, v0.2d
-	mov	v0.16b, v25.16b
-	mov	v24.16b, v26.16b
-	mov	v25.16b, v27.16b
-	eor	v25.16b, v25.16b, v28.16b
-	ldr	q26, [x4, #16]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
+	pmull2	v0.1q, v24.2d, v0.2d
+	pmull	v26.1q, v24.1d, v27.1d
+	pmull2	v24.1q, v24.2d, v27.2d
+	eor	v26.16b, v26.16b, v24.16b
+	ldr	q24, [x4, #16]
+	rev64	v24.16b, v24.16b
+	ext	v24.16b, v24.16b, v24.16b, #8
 	ldr	q27, [x0, #272]
-	pmull	v28.1q, v26.1d, v27.1d
-	pmull2	v29.1q, v26.2d, v27.2d
-	ext	v27.16b, v27.16b, v27.16b, #8
-	pmull	v30.1q, v26.1d, v27.1d
-	pmull2	v26.1q, v26.2d, v27.2d
-	eor	v0.16b, v0.16b, v28.16b
-	eor	v24.16b, v24.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x4, #32]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q27, [x0, #288]
-	pmull	v28.1q, v26.1d, v27.1d
-	pmull2	v29.1q, v26.2d, v27.2d
-	ext	v27.16b, v27.16b, v27.16b, #8
-	pmull	v30.1q, v26.1d, v27.1d
-	pmull2	v26.1q, v26.2d, v27.2d
-	eor	v0.16b, v0.16b, v28.16b
-	eor	v24.16b, v24.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x4, #48]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q27, [x0, #304]
-	pmull	v28.1q, v26.1d, v27.1d
-	pmull2	v29.1q, v26.2d, v27.2d
-	ext	v27.16b, v27.16b, v27.16b, #8
-	pmull	v30.1q, v26.1d, v27.1d
-	pmull2	v26.1q, v26.2d, v27.2d
-	eor	v0.16b, v0.16b, v28.16b
-	eor	v24.16b, v24.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x4, #64]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q27, [x0, #320]
-	pmull	v28.1q, v26.1d, v27.1d
-	pmull2	v29.1q, v26.2d, v27.2d
-	ext	v27.16b, v27.16b, v27.16b, #8
-	pmull	v30.1q, v26.1d, v27.1d
-	pmull2	v26.1q, v26.2d, v27.2d
-	eor	v0.16b, v0.16b, v28.16b
-	eor	v24.16b, v24.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x4, #80]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q27, [x0, #336]
-	pmull	v28.1q, v26.1d, v27.1d
-	pmull2	v29.1q, v26.2d, v27.2d
-	ext	v27.16b, v27.16b, v27.16b, #8
-	pmull	v30.1q, v26.1d, v27.1d
-	pmull2	v26.1q, v26.2d, v27.2d
-	eor	v0.16b, v0.16b, v28.16b
-	eor	v24.16b, v24.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x4, #96]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q27, [x0, #352]
-	pmull	v28.1q, v26.1d, v27.1d
-	pmull2	v29.1q, v26.2d, v27.2d
-	ext	v27.16b, v27.16b, v27.16b, #8
-	pmull	v30.1q, v26.1d, v27.1d
-	pmull2	v26.1q, v26.2d, v27.2d
-	eor	v0.16b, v0.16b, v28.16b
-	eor	v24.16b, v24.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x4, #112]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q27, [x0, #368]
-	pmull	v28.1q, v26.1d, v27.1d
-	pmull2	v29.1q, v26.2d, v27.2d
-	ext	v27.16b, v27.16b, v27.16b, #8
-	pmull	v30.1q, v26.1d, v27.1d
-	pmull2	v26.1q, v26.2d, v27.2d
-	eor	v0.16b, v0.16b, v28.16b
-	eor	v24.16b, v24.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v25.16b, v25.16b, v26.16b
-	movi	v26.2d, #0x0000000000000000
-	ext	v27.16b, v26.16b, v25.16b, #8
+	ext	v28.16b, v27.16b, v27.16b, #8
+	pmull	v29.1q, v24.1d, v27.1d
+	eor	v25.16b, v25.16b, v29.16b
+	pmull2	v27.1q, v24.2d, v27.2d
 	eor	v0.16b, v0.16b, v27.16b
-	ext	v27.16b, v25.16b, v26.16b, #8
-	eor	v24.16b, v24.16b, v27.16b
+	pmull	v27.1q, v24.1d, v28.1d
+	eor	v26.16b, v26.16b, v27.16b
+	pmull2	v24.1q, v24.2d, v28.2d
+	eor	v26.16b, v26.16b, v24.16b
+	ldr	q24, [x4, #32]
+	rev64	v24.16b, v24.16b
+	ext	v24.16b, v24.16b, v24.16b, #8
+	ldr	q27, [x0, #288]
+	ext	v28.16b, v27.16b, v27.16b, #8
+	pmull	v29.1q, v24.1d, v27.1d
+	eor	v25.16b, v25.16b, v29.16b
+	pmull2	v27.1q, v24.2d, v27.2d
+	eor	v0.16b, v0.16b, v27.16b
+	pmull	v27.1q, v24.1d, v28.1d
+	eor	v26.16b, v26.16b, v27.16b
+	pmull2	v24.1q, v24.2d, v28.2d
+	eor	v26.16b, v26.16b, v24.16b
+	ldr	q24, [x4, #48]
+	rev64	v24.16b, v24.16b
+	ext	v24.16b, v24.16b, v24.16b, #8
+	ldr	q27, [x0, #304]
+	ext	v28.16b, v27.16b, v27.16b, #8
+	pmull	v29.1q, v24.1d, v27.1d
+	eor	v25.16b, v25.16b, v29.16b
+	pmull2	v27.1q, v24.2d, v27.2d
+	eor	v0.16b, v0.16b, v27.16b
+	pmull	v27.1q, v24.1d, v28.1d
+	eor	v26.16b, v26.16b, v27.16b
+	pmull2	v24.1q, v24.2d, v28.2d
+	eor	v26.16b, v26.16b, v24.16b
+	ldr	q24, [x4, #64]
+	rev64	v24.16b, v24.16b
+	ext	v24.16b, v24.16b, v24.16b, #8
+	ldr	q27, [x0, #320]
+	ext	v28.16b, v27.16b, v27.16b, #8
+	pmull	v29.1q, v24.1d, v27.1d
+	eor	v25.16b, v25.16b, v29.16b
+	pmull2	v27.1q, v24.2d, v27.2d
+	eor	v0.16b, v0.16b, v27.16b
+	pmull	v27.1q, v24.1d, v28.1d
+	eor	v26.16b, v26.16b, v27.16b
+	pmull2	v24.1q, v24.2d, v28.2d
+	eor	v26.16b, v26.16b, v24.16b
+	ldr	q24, [x4, #80]
+	rev64	v24.16b, v24.16b
+	ext	v24.16b, v24.16b, v24.16b, #8
+	ldr	q27, [x0, #336]
+	ext	v28.16b, v27.16b, v27.16b, #8
+	pmull	v29.1q, v24.1d, v27.1d
+	eor	v25.16b, v25.16b, v29.16b
+	pmull2	v27.1q, v24.2d, v27.2d
+	eor	v0.16b, v0.16b, v27.16b
+	pmull	v27.1q, v24.1d, v28.1d
+	eor	v26.16b, v26.16b, v27.16b
+	pmull2	v24.1q, v24.2d, v28.2d
+	eor	v26.16b, v26.16b, v24.16b
+	ldr	q24, [x4, #96]
+	rev64	v24.16b, v24.16b
+	ext	v24.16b, v24.16b, v24.16b, #8
+	ldr	q27, [x0, #352]
+	ext	v28.16b, v27.16b, v27.16b, #8
+	pmull	v29.1q, v24.1d, v27.1d
+	eor	v25.16b, v25.16b, v29.16b
+	pmull2	v27.1q, v24.2d, v27.2d
+	eor	v0.16b, v0.16b, v27.16b
+	pmull	v27.1q, v24.1d, v28.1d
+	eor	v26.16b, v26.16b, v27.16b
+	pmull2	v24.1q, v24.2d, v28.2d
+	eor	v26.16b, v26.16b, v24.16b
+	ldr	q24, [x4, #112]
+	rev64	v24.16b, v24.16b
+	ext	v24.16b, v24.16b, v24.16b, #8
+	ldr	q27, [x0, #368]
+	ext	v28.16b, v27.16b, v27.16b, #8
+	pmull	v29.1q, v24.1d, v27.1d
+	eor	v25.16b, v25.16b, v29.16b
+	pmull2	v27.1q, v24.2d, v27.2d
+	eor	v0.16b, v0.16b, v27.16b
+	pmull	v27.1q, v24.1d, v28.1d
+	eor	v26.16b, v26.16b, v27.16b
+	pmull2	v24.1q, v24.2d, v28.2d
+	eor	v26.16b, v26.16b, v24.16b
+	movi	v24.2d, #0x0000000000000000
+	ext	v27.16b, v24.16b, v26.16b, #8
+	eor	v25.16b, v25.16b, v27.16b
+	ext	v27.16b, v26.16b, v24.16b, #8
+	eor	v0.16b, v0.16b, v27.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
-	ldr	q25, [x4]
-	pmull	v26.1q, v0.1d, v25.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v25.1q, v0.1d, v25.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v25.16b
-	eor	v0.16b, v0.16b, v24.16b
+	ldr	q24, [x4]
+	pmull	v26.1q, v25.1d, v24.1d
+	ext	v25.16b, v25.16b, v25.16b, #8
+	eor	v25.16b, v25.16b, v26.16b
+	pmull	v24.1q, v25.1d, v24.1d
+	ext	v25.16b, v25.16b, v25.16b, #8
+	eor	v25.16b, v25.16b, v24.16b
+	eor	v0.16b, v25.16b, v0.16b
 .Laesgen_armv8_ce_gcm_none_encrypt_data_small192:
 .Laesgen_armv8_ce_gcm_none_encrypt_data_single192:
 	cmp	x2, #16
@@ -6896,30 +6755,27 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	ext	v24.16b, v24.16b, v24.16b, #8
 	eor	v24.16b, v24.16b, v0.16b
 	ldr	q0, [x0, #368]
+	ext	v27.16b, v0.16b, v0.16b, #8
 	pmull	v25.1q, v24.1d, v0.1d
-	pmull2	v26.1q, v24.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v27.1q, v24.1d, v0.1d
-	pmull2	v28.1q, v24.2d, v0.2d
-	mov	v0.16b, v25.16b
-	mov	v24.16b, v26.16b
-	mov	v25.16b, v27.16b
-	eor	v25.16b, v25.16b, v28.16b
-	movi	v26.2d, #0x0000000000000000
-	ext	v27.16b, v26.16b, v25.16b, #8
+	pmull2	v0.1q, v24.2d, v0.2d
+	pmull	v26.1q, v24.1d, v27.1d
+	pmull2	v24.1q, v24.2d, v27.2d
+	eor	v26.16b, v26.16b, v24.16b
+	movi	v24.2d, #0x0000000000000000
+	ext	v27.16b, v24.16b, v26.16b, #8
+	eor	v25.16b, v25.16b, v27.16b
+	ext	v27.16b, v26.16b, v24.16b, #8
 	eor	v0.16b, v0.16b, v27.16b
-	ext	v27.16b, v25.16b, v26.16b, #8
-	eor	v24.16b, v24.16b, v27.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
-	ldr	q25, [x4]
-	pmull	v26.1q, v0.1d, v25.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v25.1q, v0.1d, v25.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v25.16b
-	eor	v0.16b, v0.16b, v24.16b
+	ldr	q24, [x4]
+	pmull	v26.1q, v25.1d, v24.1d
+	ext	v25.16b, v25.16b, v25.16b, #8
+	eor	v25.16b, v25.16b, v26.16b
+	pmull	v24.1q, v25.1d, v24.1d
+	ext	v25.16b, v25.16b, v25.16b, #8
+	eor	v25.16b, v25.16b, v24.16b
+	eor	v0.16b, v25.16b, v0.16b
 	sub	x2, x2, #16
 	b	.Laesgen_armv8_ce_gcm_none_encrypt_data_single192
 .Laesgen_armv8_ce_gcm_none_encrypt_data_tail192:
@@ -7018,7 +6874,6 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	eor	v11.16b, v11.16b, v11.16b
 	eor	v12.16b, v12.16b, v12.16b
 	eor	v13.16b, v13.16b, v13.16b
-	eor	v14.16b, v14.16b, v14.16b
 	eor	v16.16b, v16.16b, v16.16b
 	eor	v17.16b, v17.16b, v17.16b
 	eor	v18.16b, v18.16b, v18.16b
@@ -7038,8 +6893,7 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	ldp	d8, d9, [sp]
 	ldp	d10, d11, [sp, #16]
 	ldp	d12, d13, [sp, #32]
-	ldr	d14, [sp, #48]
-	add	sp, sp, #64
+	add	sp, sp, #48
 	ret
 	.size	aesgen_armv8_ce_gcm_none_encrypt_data, .-aesgen_armv8_ce_gcm_none_encrypt_data
 	.section	.rodata
@@ -7058,11 +6912,10 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	.p2align	5
 aesgen_armv8_ce_gcm_none_decrypt_data:
 	hint	#34                                       // bti c
-	sub	sp, sp, #64
+	sub	sp, sp, #48
 	stp	d8, d9, [sp]
 	stp	d10, d11, [sp, #16]
 	stp	d12, d13, [sp, #32]
-	str	d14, [sp, #48]
 	ldr	x4, [x0, #496]
 	cmp	x4, #0
 	b.ne	.Laesgen_armv8_ce_gcm_none_decrypt_data_in_data
@@ -7075,30 +6928,28 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
-	ldr	q2, [x4]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x4]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v0.16b
+	mov	v0.16b, v2.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x0, #432]
 .Laesgen_armv8_ce_gcm_none_decrypt_data_flushed:
@@ -7181,30 +7032,28 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
-	ldr	q2, [x4]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x4]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v0.16b
+	mov	v0.16b, v2.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x0, #432]
 .Laesgen_armv8_ce_gcm_none_decrypt_data_bulk:
@@ -7237,121 +7086,118 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	ext	v26.16b, v26.16b, v26.16b, #8
 	eor	v26.16b, v26.16b, v0.16b
 	ldr	q0, [x0, #256]
+	ext	v29.16b, v0.16b, v0.16b, #8
 	pmull	v27.1q, v26.1d, v0.1d
-	pmull2	v28.1q, v26.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v29.1q, v26.1d, v0.1d
-	pmull2	v30.1q, v26.2d, v0.2d
-	mov	v0.16b, v27.16b
-	mov	v26.16b, v28.16b
-	mov	v27.16b, v29.16b
-	eor	v27.16b, v27.16b, v30.16b
-	ldr	q28, [x1, #16]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
+	pmull2	v0.1q, v26.2d, v0.2d
+	pmull	v28.1q, v26.1d, v29.1d
+	pmull2	v26.1q, v26.2d, v29.2d
+	eor	v28.16b, v28.16b, v26.16b
+	ldr	q26, [x1, #16]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q29, [x0, #272]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x1, #32]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q29, [x0, #288]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x1, #48]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q29, [x0, #304]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x1, #64]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q29, [x0, #320]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x1, #80]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q29, [x0, #336]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x1, #96]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q29, [x0, #352]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x1, #112]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q29, [x0, #368]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v27.16b, v27.16b, v28.16b
-	movi	v28.2d, #0x0000000000000000
-	ext	v29.16b, v28.16b, v27.16b, #8
+	ext	v30.16b, v29.16b, v29.16b, #8
+	pmull	v31.1q, v26.1d, v29.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v29.1q, v26.2d, v29.2d
 	eor	v0.16b, v0.16b, v29.16b
-	ext	v29.16b, v27.16b, v28.16b, #8
-	eor	v26.16b, v26.16b, v29.16b
+	pmull	v29.1q, v26.1d, v30.1d
+	eor	v28.16b, v28.16b, v29.16b
+	pmull2	v26.1q, v26.2d, v30.2d
+	eor	v28.16b, v28.16b, v26.16b
+	ldr	q26, [x1, #32]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
+	ldr	q29, [x0, #288]
+	ext	v30.16b, v29.16b, v29.16b, #8
+	pmull	v31.1q, v26.1d, v29.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v29.1q, v26.2d, v29.2d
+	eor	v0.16b, v0.16b, v29.16b
+	pmull	v29.1q, v26.1d, v30.1d
+	eor	v28.16b, v28.16b, v29.16b
+	pmull2	v26.1q, v26.2d, v30.2d
+	eor	v28.16b, v28.16b, v26.16b
+	ldr	q26, [x1, #48]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
+	ldr	q29, [x0, #304]
+	ext	v30.16b, v29.16b, v29.16b, #8
+	pmull	v31.1q, v26.1d, v29.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v29.1q, v26.2d, v29.2d
+	eor	v0.16b, v0.16b, v29.16b
+	pmull	v29.1q, v26.1d, v30.1d
+	eor	v28.16b, v28.16b, v29.16b
+	pmull2	v26.1q, v26.2d, v30.2d
+	eor	v28.16b, v28.16b, v26.16b
+	ldr	q26, [x1, #64]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
+	ldr	q29, [x0, #320]
+	ext	v30.16b, v29.16b, v29.16b, #8
+	pmull	v31.1q, v26.1d, v29.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v29.1q, v26.2d, v29.2d
+	eor	v0.16b, v0.16b, v29.16b
+	pmull	v29.1q, v26.1d, v30.1d
+	eor	v28.16b, v28.16b, v29.16b
+	pmull2	v26.1q, v26.2d, v30.2d
+	eor	v28.16b, v28.16b, v26.16b
+	ldr	q26, [x1, #80]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
+	ldr	q29, [x0, #336]
+	ext	v30.16b, v29.16b, v29.16b, #8
+	pmull	v31.1q, v26.1d, v29.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v29.1q, v26.2d, v29.2d
+	eor	v0.16b, v0.16b, v29.16b
+	pmull	v29.1q, v26.1d, v30.1d
+	eor	v28.16b, v28.16b, v29.16b
+	pmull2	v26.1q, v26.2d, v30.2d
+	eor	v28.16b, v28.16b, v26.16b
+	ldr	q26, [x1, #96]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
+	ldr	q29, [x0, #352]
+	ext	v30.16b, v29.16b, v29.16b, #8
+	pmull	v31.1q, v26.1d, v29.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v29.1q, v26.2d, v29.2d
+	eor	v0.16b, v0.16b, v29.16b
+	pmull	v29.1q, v26.1d, v30.1d
+	eor	v28.16b, v28.16b, v29.16b
+	pmull2	v26.1q, v26.2d, v30.2d
+	eor	v28.16b, v28.16b, v26.16b
+	ldr	q26, [x1, #112]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
+	ldr	q29, [x0, #368]
+	ext	v30.16b, v29.16b, v29.16b, #8
+	pmull	v31.1q, v26.1d, v29.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v29.1q, v26.2d, v29.2d
+	eor	v0.16b, v0.16b, v29.16b
+	pmull	v29.1q, v26.1d, v30.1d
+	eor	v28.16b, v28.16b, v29.16b
+	pmull2	v26.1q, v26.2d, v30.2d
+	eor	v28.16b, v28.16b, v26.16b
+	movi	v26.2d, #0x0000000000000000
+	ext	v29.16b, v26.16b, v28.16b, #8
+	eor	v27.16b, v27.16b, v29.16b
+	ext	v29.16b, v28.16b, v26.16b, #8
+	eor	v0.16b, v0.16b, v29.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
-	ldr	q27, [x4]
-	pmull	v28.1q, v0.1d, v27.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v27.1q, v0.1d, v27.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v27.16b
-	eor	v0.16b, v0.16b, v26.16b
+	ldr	q26, [x4]
+	pmull	v28.1q, v27.1d, v26.1d
+	ext	v27.16b, v27.16b, v27.16b, #8
+	eor	v27.16b, v27.16b, v28.16b
+	pmull	v26.1q, v27.1d, v26.1d
+	ext	v27.16b, v27.16b, v27.16b, #8
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v0.16b, v27.16b, v0.16b
 	rev32	v26.16b, v24.16b
 	add	v24.4s, v24.4s, v25.4s
 	rev32	v27.16b, v24.16b
@@ -7619,30 +7465,27 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	ext	v26.16b, v26.16b, v26.16b, #8
 	eor	v26.16b, v26.16b, v0.16b
 	ldr	q0, [x0, #368]
+	ext	v29.16b, v0.16b, v0.16b, #8
 	pmull	v27.1q, v26.1d, v0.1d
-	pmull2	v28.1q, v26.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v29.1q, v26.1d, v0.1d
-	pmull2	v30.1q, v26.2d, v0.2d
-	mov	v0.16b, v27.16b
-	mov	v26.16b, v28.16b
-	mov	v27.16b, v29.16b
-	eor	v27.16b, v27.16b, v30.16b
-	movi	v28.2d, #0x0000000000000000
-	ext	v29.16b, v28.16b, v27.16b, #8
+	pmull2	v0.1q, v26.2d, v0.2d
+	pmull	v28.1q, v26.1d, v29.1d
+	pmull2	v26.1q, v26.2d, v29.2d
+	eor	v28.16b, v28.16b, v26.16b
+	movi	v26.2d, #0x0000000000000000
+	ext	v29.16b, v26.16b, v28.16b, #8
+	eor	v27.16b, v27.16b, v29.16b
+	ext	v29.16b, v28.16b, v26.16b, #8
 	eor	v0.16b, v0.16b, v29.16b
-	ext	v29.16b, v27.16b, v28.16b, #8
-	eor	v26.16b, v26.16b, v29.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
-	ldr	q27, [x4]
-	pmull	v28.1q, v0.1d, v27.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v27.1q, v0.1d, v27.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v27.16b
-	eor	v0.16b, v0.16b, v26.16b
+	ldr	q26, [x4]
+	pmull	v28.1q, v27.1d, v26.1d
+	ext	v27.16b, v27.16b, v27.16b, #8
+	eor	v27.16b, v27.16b, v28.16b
+	pmull	v26.1q, v27.1d, v26.1d
+	ext	v27.16b, v27.16b, v27.16b, #8
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v0.16b, v27.16b, v0.16b
 	rev32	v26.16b, v24.16b
 	add	v24.4s, v24.4s, v25.4s
 	aese	v26.16b, v1.16b
@@ -7790,191 +7633,190 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	rev32	v24.16b, v20.16b
 	ldr	q0, [x0, #256]
 	add	v20.4s, v20.4s, v21.4s
-	pmull	v28.1q, v27.1d, v0.1d
+	ext	v28.16b, v0.16b, v0.16b, #8
 	rev32	v25.16b, v20.16b
-	pmull2	v30.1q, v27.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
+	pmull	v30.1q, v27.1d, v0.1d
 	add	v20.4s, v20.4s, v21.4s
-	pmull	v31.1q, v27.1d, v0.1d
+	pmull2	v0.1q, v27.2d, v0.2d
+	pmull	v31.1q, v27.1d, v28.1d
 	rev32	v26.16b, v20.16b
-	pmull2	v29.1q, v27.2d, v0.2d
+	pmull2	v27.1q, v27.2d, v28.2d
 	add	v20.4s, v20.4s, v21.4s
-	mov	v0.16b, v28.16b
+	eor	v31.16b, v31.16b, v27.16b
 	rev32	v27.16b, v20.16b
-	add	v20.4s, v20.4s, v21.4s
-	rev32	v28.16b, v20.16b
-	eor	v31.16b, v31.16b, v29.16b
 	ldr	q8, [x1, #16]
 	add	v20.4s, v20.4s, v21.4s
 	rev64	v8.16b, v8.16b
-	rev32	v29.16b, v20.16b
+	rev32	v28.16b, v20.16b
 	ext	v8.16b, v8.16b, v8.16b, #8
 	add	v20.4s, v20.4s, v21.4s
 	ldr	q9, [x0, #272]
+	rev32	v29.16b, v20.16b
+	ext	v10.16b, v9.16b, v9.16b, #8
+	add	v20.4s, v20.4s, v21.4s
+	pmull	v11.1q, v8.1d, v9.1d
+	eor	v30.16b, v30.16b, v11.16b
 	aese	v22.16b, v1.16b
 	aesmc	v22.16b, v22.16b
-	pmull	v10.1q, v8.1d, v9.1d
+	pmull2	v9.1q, v8.2d, v9.2d
 	aese	v23.16b, v1.16b
 	aesmc	v23.16b, v23.16b
-	pmull2	v11.1q, v8.2d, v9.2d
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
-	pmull	v12.1q, v8.1d, v9.1d
+	pmull	v9.1q, v8.1d, v10.1d
 	aese	v25.16b, v1.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v8.1q, v8.2d, v9.2d
+	eor	v31.16b, v31.16b, v9.16b
 	aese	v26.16b, v1.16b
 	aesmc	v26.16b, v26.16b
-	eor	v0.16b, v0.16b, v10.16b
+	pmull2	v8.1q, v8.2d, v10.2d
 	aese	v27.16b, v1.16b
 	aesmc	v27.16b, v27.16b
-	eor	v30.16b, v30.16b, v11.16b
+	eor	v31.16b, v31.16b, v8.16b
 	aese	v28.16b, v1.16b
 	aesmc	v28.16b, v28.16b
-	eor	v31.16b, v31.16b, v12.16b
+	ldr	q8, [x1, #32]
 	aese	v29.16b, v1.16b
 	aesmc	v29.16b, v29.16b
-	eor	v31.16b, v31.16b, v8.16b
+	rev64	v8.16b, v8.16b
+	ext	v8.16b, v8.16b, v8.16b, #8
 	aese	v22.16b, v2.16b
 	aesmc	v22.16b, v22.16b
-	ldr	q8, [x1, #32]
-	rev64	v8.16b, v8.16b
+	ldr	q9, [x0, #288]
 	aese	v23.16b, v2.16b
 	aesmc	v23.16b, v23.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
+	ext	v10.16b, v9.16b, v9.16b, #8
 	aese	v24.16b, v2.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q9, [x0, #288]
+	pmull	v11.1q, v8.1d, v9.1d
 	aese	v25.16b, v2.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v10.1q, v8.1d, v9.1d
+	eor	v30.16b, v30.16b, v11.16b
 	aese	v26.16b, v2.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v11.1q, v8.2d, v9.2d
+	pmull2	v9.1q, v8.2d, v9.2d
 	aese	v27.16b, v2.16b
 	aesmc	v27.16b, v27.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v28.16b, v2.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v12.1q, v8.1d, v9.1d
-	pmull2	v8.1q, v8.2d, v9.2d
+	pmull	v9.1q, v8.1d, v10.1d
 	aese	v29.16b, v2.16b
 	aesmc	v29.16b, v29.16b
-	eor	v0.16b, v0.16b, v10.16b
+	eor	v31.16b, v31.16b, v9.16b
+	pmull2	v8.1q, v8.2d, v10.2d
 	aese	v22.16b, v3.16b
 	aesmc	v22.16b, v22.16b
-	eor	v30.16b, v30.16b, v11.16b
+	eor	v31.16b, v31.16b, v8.16b
 	aese	v23.16b, v3.16b
 	aesmc	v23.16b, v23.16b
-	eor	v31.16b, v31.16b, v12.16b
+	ldr	q8, [x1, #48]
 	aese	v24.16b, v3.16b
 	aesmc	v24.16b, v24.16b
-	eor	v31.16b, v31.16b, v8.16b
+	rev64	v8.16b, v8.16b
 	aese	v25.16b, v3.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q8, [x1, #48]
+	ext	v8.16b, v8.16b, v8.16b, #8
 	aese	v26.16b, v3.16b
 	aesmc	v26.16b, v26.16b
-	rev64	v8.16b, v8.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
+	ldr	q9, [x0, #304]
 	aese	v27.16b, v3.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q9, [x0, #304]
+	ext	v10.16b, v9.16b, v9.16b, #8
 	aese	v28.16b, v3.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v10.1q, v8.1d, v9.1d
+	pmull	v11.1q, v8.1d, v9.1d
 	aese	v29.16b, v3.16b
 	aesmc	v29.16b, v29.16b
-	pmull2	v11.1q, v8.2d, v9.2d
+	eor	v30.16b, v30.16b, v11.16b
+	pmull2	v9.1q, v8.2d, v9.2d
 	aese	v22.16b, v4.16b
 	aesmc	v22.16b, v22.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v23.16b, v4.16b
 	aesmc	v23.16b, v23.16b
-	pmull	v12.1q, v8.1d, v9.1d
+	pmull	v9.1q, v8.1d, v10.1d
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
-	pmull2	v8.1q, v8.2d, v9.2d
-	eor	v0.16b, v0.16b, v10.16b
+	eor	v31.16b, v31.16b, v9.16b
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
-	eor	v30.16b, v30.16b, v11.16b
+	pmull2	v8.1q, v8.2d, v10.2d
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
-	eor	v31.16b, v31.16b, v12.16b
+	eor	v31.16b, v31.16b, v8.16b
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
-	eor	v31.16b, v31.16b, v8.16b
+	ldr	q8, [x1, #64]
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q8, [x1, #64]
+	rev64	v8.16b, v8.16b
 	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
-	rev64	v8.16b, v8.16b
-	aese	v22.16b, v5.16b
-	aesmc	v22.16b, v22.16b
 	ext	v8.16b, v8.16b, v8.16b, #8
 	ldr	q9, [x0, #320]
+	aese	v22.16b, v5.16b
+	aesmc	v22.16b, v22.16b
+	ext	v10.16b, v9.16b, v9.16b, #8
 	aese	v23.16b, v5.16b
 	aesmc	v23.16b, v23.16b
-	pmull	v10.1q, v8.1d, v9.1d
+	pmull	v11.1q, v8.1d, v9.1d
 	aese	v24.16b, v5.16b
 	aesmc	v24.16b, v24.16b
-	pmull2	v11.1q, v8.2d, v9.2d
+	eor	v30.16b, v30.16b, v11.16b
 	aese	v25.16b, v5.16b
 	aesmc	v25.16b, v25.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	pmull2	v9.1q, v8.2d, v9.2d
 	aese	v26.16b, v5.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v12.1q, v8.1d, v9.1d
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v27.16b, v5.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v8.1q, v8.2d, v9.2d
+	pmull	v9.1q, v8.1d, v10.1d
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
-	eor	v0.16b, v0.16b, v10.16b
+	eor	v31.16b, v31.16b, v9.16b
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
-	eor	v30.16b, v30.16b, v11.16b
-	eor	v31.16b, v31.16b, v12.16b
+	pmull2	v8.1q, v8.2d, v10.2d
+	eor	v31.16b, v31.16b, v8.16b
 	aese	v22.16b, v6.16b
 	aesmc	v22.16b, v22.16b
-	eor	v31.16b, v31.16b, v8.16b
+	ldr	q8, [x1, #80]
 	aese	v23.16b, v6.16b
 	aesmc	v23.16b, v23.16b
-	ldr	q8, [x1, #80]
+	rev64	v8.16b, v8.16b
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
-	rev64	v8.16b, v8.16b
+	ext	v8.16b, v8.16b, v8.16b, #8
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
+	ldr	q9, [x0, #336]
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q9, [x0, #336]
+	ext	v10.16b, v9.16b, v9.16b, #8
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v10.1q, v8.1d, v9.1d
-	pmull2	v11.1q, v8.2d, v9.2d
+	pmull	v11.1q, v8.1d, v9.1d
 	aese	v28.16b, v6.16b
 	aesmc	v28.16b, v28.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	eor	v30.16b, v30.16b, v11.16b
 	aese	v29.16b, v6.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v12.1q, v8.1d, v9.1d
+	pmull2	v9.1q, v8.2d, v9.2d
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v22.16b, v7.16b
 	aesmc	v22.16b, v22.16b
-	pmull2	v8.1q, v8.2d, v9.2d
+	pmull	v9.1q, v8.1d, v10.1d
 	aese	v23.16b, v7.16b
 	aesmc	v23.16b, v23.16b
-	eor	v0.16b, v0.16b, v10.16b
+	eor	v31.16b, v31.16b, v9.16b
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
-	eor	v30.16b, v30.16b, v11.16b
+	pmull2	v8.1q, v8.2d, v10.2d
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
-	eor	v31.16b, v31.16b, v12.16b
 	eor	v31.16b, v31.16b, v8.16b
 	aese	v26.16b, v7.16b
 	aesmc	v26.16b, v26.16b
@@ -7988,28 +7830,28 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	aese	v29.16b, v7.16b
 	aesmc	v29.16b, v29.16b
 	ldr	q9, [x0, #352]
+	ext	v10.16b, v9.16b, v9.16b, #8
 	aese	v22.16b, v16.16b
 	aesmc	v22.16b, v22.16b
-	pmull	v10.1q, v8.1d, v9.1d
+	pmull	v11.1q, v8.1d, v9.1d
 	aese	v23.16b, v16.16b
 	aesmc	v23.16b, v23.16b
-	pmull2	v11.1q, v8.2d, v9.2d
-	ext	v9.16b, v9.16b, v9.16b, #8
+	eor	v30.16b, v30.16b, v11.16b
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v12.1q, v8.1d, v9.1d
+	pmull2	v9.1q, v8.2d, v9.2d
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v8.1q, v8.2d, v9.2d
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
-	eor	v0.16b, v0.16b, v10.16b
+	pmull	v9.1q, v8.1d, v10.1d
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
-	eor	v30.16b, v30.16b, v11.16b
+	eor	v31.16b, v31.16b, v9.16b
 	aese	v28.16b, v16.16b
 	aesmc	v28.16b, v28.16b
-	eor	v31.16b, v31.16b, v12.16b
+	pmull2	v8.1q, v8.2d, v10.2d
 	aese	v29.16b, v16.16b
 	aesmc	v29.16b, v29.16b
 	eor	v31.16b, v31.16b, v8.16b
@@ -8025,54 +7867,54 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	ldr	q9, [x0, #368]
 	aese	v25.16b, v17.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v10.1q, v8.1d, v9.1d
+	ext	v10.16b, v9.16b, v9.16b, #8
 	aese	v26.16b, v17.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v11.1q, v8.2d, v9.2d
+	pmull	v11.1q, v8.1d, v9.1d
 	aese	v27.16b, v17.16b
 	aesmc	v27.16b, v27.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
-	pmull	v12.1q, v8.1d, v9.1d
+	eor	v30.16b, v30.16b, v11.16b
 	aese	v28.16b, v17.16b
 	aesmc	v28.16b, v28.16b
-	pmull2	v8.1q, v8.2d, v9.2d
+	pmull2	v9.1q, v8.2d, v9.2d
 	aese	v29.16b, v17.16b
 	aesmc	v29.16b, v29.16b
-	eor	v0.16b, v0.16b, v10.16b
+	eor	v0.16b, v0.16b, v9.16b
+	pmull	v9.1q, v8.1d, v10.1d
 	aese	v22.16b, v18.16b
-	eor	v30.16b, v30.16b, v11.16b
+	eor	v31.16b, v31.16b, v9.16b
 	aese	v23.16b, v18.16b
-	eor	v31.16b, v31.16b, v12.16b
+	pmull2	v8.1q, v8.2d, v10.2d
 	aese	v24.16b, v18.16b
 	eor	v31.16b, v31.16b, v8.16b
 	aese	v25.16b, v18.16b
 	movi	v8.2d, #0x0000000000000000
-	ext	v9.16b, v8.16b, v31.16b, #8
 	aese	v26.16b, v18.16b
-	eor	v0.16b, v0.16b, v9.16b
+	ext	v9.16b, v8.16b, v31.16b, #8
 	aese	v27.16b, v18.16b
-	ext	v9.16b, v31.16b, v8.16b, #8
-	aese	v28.16b, v18.16b
 	eor	v30.16b, v30.16b, v9.16b
+	aese	v28.16b, v18.16b
+	ext	v9.16b, v31.16b, v8.16b, #8
 	aese	v29.16b, v18.16b
+	eor	v0.16b, v0.16b, v9.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
 	eor	v22.16b, v22.16b, v19.16b
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
 	eor	v23.16b, v23.16b, v19.16b
 	ldr	q31, [x4]
-	pmull	v8.1q, v0.1d, v31.1d
 	eor	v24.16b, v24.16b, v19.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	pmull	v8.1q, v30.1d, v31.1d
 	eor	v25.16b, v25.16b, v19.16b
-	eor	v0.16b, v0.16b, v8.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
 	eor	v26.16b, v26.16b, v19.16b
-	pmull	v31.1q, v0.1d, v31.1d
+	eor	v30.16b, v30.16b, v8.16b
 	eor	v27.16b, v27.16b, v19.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	pmull	v31.1q, v30.1d, v31.1d
 	eor	v28.16b, v28.16b, v19.16b
-	eor	v0.16b, v0.16b, v31.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
 	eor	v29.16b, v29.16b, v19.16b
-	eor	v0.16b, v0.16b, v30.16b
+	eor	v30.16b, v30.16b, v31.16b
+	eor	v0.16b, v30.16b, v0.16b
 	ldp	q30, q31, [x1], #32
 	eor	v22.16b, v22.16b, v30.16b
 	eor	v23.16b, v23.16b, v31.16b
@@ -8100,30 +7942,27 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	ext	v22.16b, v22.16b, v22.16b, #8
 	eor	v22.16b, v22.16b, v0.16b
 	ldr	q0, [x0, #368]
+	ext	v25.16b, v0.16b, v0.16b, #8
 	pmull	v23.1q, v22.1d, v0.1d
-	pmull2	v24.1q, v22.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v25.1q, v22.1d, v0.1d
-	pmull2	v26.1q, v22.2d, v0.2d
-	mov	v0.16b, v23.16b
-	mov	v22.16b, v24.16b
-	mov	v23.16b, v25.16b
-	eor	v23.16b, v23.16b, v26.16b
-	movi	v24.2d, #0x0000000000000000
-	ext	v25.16b, v24.16b, v23.16b, #8
+	pmull2	v0.1q, v22.2d, v0.2d
+	pmull	v24.1q, v22.1d, v25.1d
+	pmull2	v22.1q, v22.2d, v25.2d
+	eor	v24.16b, v24.16b, v22.16b
+	movi	v22.2d, #0x0000000000000000
+	ext	v25.16b, v22.16b, v24.16b, #8
+	eor	v23.16b, v23.16b, v25.16b
+	ext	v25.16b, v24.16b, v22.16b, #8
 	eor	v0.16b, v0.16b, v25.16b
-	ext	v25.16b, v23.16b, v24.16b, #8
-	eor	v22.16b, v22.16b, v25.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
-	ldr	q23, [x4]
-	pmull	v24.1q, v0.1d, v23.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v24.16b
-	pmull	v23.1q, v0.1d, v23.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v23.16b
-	eor	v0.16b, v0.16b, v22.16b
+	ldr	q22, [x4]
+	pmull	v24.1q, v23.1d, v22.1d
+	ext	v23.16b, v23.16b, v23.16b, #8
+	eor	v23.16b, v23.16b, v24.16b
+	pmull	v22.1q, v23.1d, v22.1d
+	ext	v23.16b, v23.16b, v23.16b, #8
+	eor	v23.16b, v23.16b, v22.16b
+	eor	v0.16b, v23.16b, v0.16b
 	rev32	v22.16b, v20.16b
 	add	v20.4s, v20.4s, v21.4s
 	aese	v22.16b, v1.16b
@@ -8246,230 +8085,229 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_none_decrypt_data_small192
 	rev32	v24.16b, v22.16b
-	ldr	q29, [x1]
 	add	v22.4s, v22.4s, v23.4s
-	rev64	v29.16b, v29.16b
+	ldr	q30, [x1]
 	rev32	v25.16b, v22.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	rev64	v30.16b, v30.16b
 	add	v22.4s, v22.4s, v23.4s
-	eor	v29.16b, v29.16b, v0.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
 	rev32	v26.16b, v22.16b
+	eor	v30.16b, v30.16b, v0.16b
+	add	v22.4s, v22.4s, v23.4s
 	ldr	q0, [x0, #256]
-	add	v22.4s, v22.4s, v23.4s
-	pmull	v30.1q, v29.1d, v0.1d
 	rev32	v27.16b, v22.16b
-	pmull2	v8.1q, v29.2d, v0.2d
+	ext	v31.16b, v0.16b, v0.16b, #8
 	add	v22.4s, v22.4s, v23.4s
-	ext	v0.16b, v0.16b, v0.16b, #8
+	pmull	v8.1q, v30.1d, v0.1d
 	rev32	v28.16b, v22.16b
-	pmull	v9.1q, v29.1d, v0.1d
+	pmull2	v0.1q, v30.2d, v0.2d
 	add	v22.4s, v22.4s, v23.4s
-	pmull2	v31.1q, v29.2d, v0.2d
+	pmull	v9.1q, v30.1d, v31.1d
 	rev32	v29.16b, v22.16b
-	mov	v0.16b, v30.16b
+	pmull2	v30.1q, v30.2d, v31.2d
 	add	v22.4s, v22.4s, v23.4s
+	eor	v9.16b, v9.16b, v30.16b
 	rev32	v30.16b, v22.16b
-	add	v22.4s, v22.4s, v23.4s
-	eor	v9.16b, v9.16b, v31.16b
-	rev32	v31.16b, v22.16b
 	ldr	q10, [x1, #16]
 	add	v22.4s, v22.4s, v23.4s
 	rev64	v10.16b, v10.16b
+	rev32	v31.16b, v22.16b
+	ext	v10.16b, v10.16b, v10.16b, #8
+	add	v22.4s, v22.4s, v23.4s
+	ldr	q11, [x0, #272]
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	ext	v12.16b, v11.16b, v11.16b, #8
 	aese	v25.16b, v1.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q11, [x0, #272]
+	pmull	v13.1q, v10.1d, v11.1d
 	aese	v26.16b, v1.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v12.1q, v10.1d, v11.1d
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v27.16b, v1.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v13.1q, v10.2d, v11.2d
+	pmull2	v11.1q, v10.2d, v11.2d
 	aese	v28.16b, v1.16b
 	aesmc	v28.16b, v28.16b
-	ext	v11.16b, v11.16b, v11.16b, #8
+	eor	v0.16b, v0.16b, v11.16b
 	aese	v29.16b, v1.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v14.1q, v10.1d, v11.1d
+	pmull	v11.1q, v10.1d, v12.1d
 	aese	v30.16b, v1.16b
 	aesmc	v30.16b, v30.16b
-	pmull2	v10.1q, v10.2d, v11.2d
+	eor	v9.16b, v9.16b, v11.16b
 	aese	v31.16b, v1.16b
 	aesmc	v31.16b, v31.16b
-	eor	v0.16b, v0.16b, v12.16b
+	pmull2	v10.1q, v10.2d, v12.2d
 	aese	v24.16b, v2.16b
 	aesmc	v24.16b, v24.16b
-	eor	v8.16b, v8.16b, v13.16b
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v25.16b, v2.16b
 	aesmc	v25.16b, v25.16b
-	eor	v9.16b, v9.16b, v14.16b
+	ldr	q10, [x1, #32]
 	aese	v26.16b, v2.16b
 	aesmc	v26.16b, v26.16b
-	eor	v9.16b, v9.16b, v10.16b
+	rev64	v10.16b, v10.16b
 	aese	v27.16b, v2.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q10, [x1, #32]
+	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v28.16b, v2.16b
 	aesmc	v28.16b, v28.16b
-	rev64	v10.16b, v10.16b
+	ldr	q11, [x0, #288]
 	aese	v29.16b, v2.16b
 	aesmc	v29.16b, v29.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	ext	v12.16b, v11.16b, v11.16b, #8
 	aese	v30.16b, v2.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q11, [x0, #288]
+	pmull	v13.1q, v10.1d, v11.1d
 	aese	v31.16b, v2.16b
 	aesmc	v31.16b, v31.16b
-	pmull	v12.1q, v10.1d, v11.1d
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v24.16b, v3.16b
 	aesmc	v24.16b, v24.16b
-	pmull2	v13.1q, v10.2d, v11.2d
+	pmull2	v11.1q, v10.2d, v11.2d
 	aese	v25.16b, v3.16b
 	aesmc	v25.16b, v25.16b
-	ext	v11.16b, v11.16b, v11.16b, #8
+	eor	v0.16b, v0.16b, v11.16b
 	aese	v26.16b, v3.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v14.1q, v10.1d, v11.1d
+	pmull	v11.1q, v10.1d, v12.1d
 	aese	v27.16b, v3.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v10.1q, v10.2d, v11.2d
+	eor	v9.16b, v9.16b, v11.16b
 	aese	v28.16b, v3.16b
 	aesmc	v28.16b, v28.16b
-	eor	v0.16b, v0.16b, v12.16b
+	pmull2	v10.1q, v10.2d, v12.2d
 	aese	v29.16b, v3.16b
 	aesmc	v29.16b, v29.16b
-	eor	v8.16b, v8.16b, v13.16b
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v30.16b, v3.16b
 	aesmc	v30.16b, v30.16b
-	eor	v9.16b, v9.16b, v14.16b
+	ldr	q10, [x1, #48]
 	aese	v31.16b, v3.16b
 	aesmc	v31.16b, v31.16b
-	eor	v9.16b, v9.16b, v10.16b
+	rev64	v10.16b, v10.16b
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q10, [x1, #48]
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
-	rev64	v10.16b, v10.16b
+	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	ldr	q11, [x0, #304]
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q11, [x0, #304]
+	ext	v12.16b, v11.16b, v11.16b, #8
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v12.1q, v10.1d, v11.1d
+	pmull	v13.1q, v10.1d, v11.1d
 	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
-	pmull2	v13.1q, v10.2d, v11.2d
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v30.16b, v4.16b
 	aesmc	v30.16b, v30.16b
-	ext	v11.16b, v11.16b, v11.16b, #8
+	pmull2	v11.1q, v10.2d, v11.2d
 	aese	v31.16b, v4.16b
 	aesmc	v31.16b, v31.16b
-	pmull	v14.1q, v10.1d, v11.1d
+	eor	v0.16b, v0.16b, v11.16b
 	aese	v24.16b, v5.16b
 	aesmc	v24.16b, v24.16b
-	pmull2	v10.1q, v10.2d, v11.2d
+	pmull	v11.1q, v10.1d, v12.1d
 	aese	v25.16b, v5.16b
 	aesmc	v25.16b, v25.16b
-	eor	v0.16b, v0.16b, v12.16b
+	eor	v9.16b, v9.16b, v11.16b
 	aese	v26.16b, v5.16b
 	aesmc	v26.16b, v26.16b
-	eor	v8.16b, v8.16b, v13.16b
+	pmull2	v10.1q, v10.2d, v12.2d
 	aese	v27.16b, v5.16b
 	aesmc	v27.16b, v27.16b
-	eor	v9.16b, v9.16b, v14.16b
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
-	eor	v9.16b, v9.16b, v10.16b
+	ldr	q10, [x1, #64]
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q10, [x1, #64]
+	rev64	v10.16b, v10.16b
 	aese	v30.16b, v5.16b
 	aesmc	v30.16b, v30.16b
-	rev64	v10.16b, v10.16b
+	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v31.16b, v5.16b
 	aesmc	v31.16b, v31.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	ldr	q11, [x0, #320]
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q11, [x0, #320]
+	ext	v12.16b, v11.16b, v11.16b, #8
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v12.1q, v10.1d, v11.1d
+	pmull	v13.1q, v10.1d, v11.1d
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v13.1q, v10.2d, v11.2d
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
-	ext	v11.16b, v11.16b, v11.16b, #8
+	pmull2	v11.1q, v10.2d, v11.2d
 	aese	v28.16b, v6.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v14.1q, v10.1d, v11.1d
+	eor	v0.16b, v0.16b, v11.16b
 	aese	v29.16b, v6.16b
 	aesmc	v29.16b, v29.16b
-	pmull2	v10.1q, v10.2d, v11.2d
+	pmull	v11.1q, v10.1d, v12.1d
 	aese	v30.16b, v6.16b
 	aesmc	v30.16b, v30.16b
-	eor	v0.16b, v0.16b, v12.16b
+	eor	v9.16b, v9.16b, v11.16b
 	aese	v31.16b, v6.16b
 	aesmc	v31.16b, v31.16b
-	eor	v8.16b, v8.16b, v13.16b
+	pmull2	v10.1q, v10.2d, v12.2d
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
-	eor	v9.16b, v9.16b, v14.16b
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
-	eor	v9.16b, v9.16b, v10.16b
+	ldr	q10, [x1, #80]
 	aese	v26.16b, v7.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q10, [x1, #80]
+	rev64	v10.16b, v10.16b
 	aese	v27.16b, v7.16b
 	aesmc	v27.16b, v27.16b
-	rev64	v10.16b, v10.16b
+	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v28.16b, v7.16b
 	aesmc	v28.16b, v28.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	ldr	q11, [x0, #336]
 	aese	v29.16b, v7.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q11, [x0, #336]
+	ext	v12.16b, v11.16b, v11.16b, #8
 	aese	v30.16b, v7.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v12.1q, v10.1d, v11.1d
+	pmull	v13.1q, v10.1d, v11.1d
 	aese	v31.16b, v7.16b
 	aesmc	v31.16b, v31.16b
-	pmull2	v13.1q, v10.2d, v11.2d
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
-	ext	v11.16b, v11.16b, v11.16b, #8
+	pmull2	v11.1q, v10.2d, v11.2d
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v14.1q, v10.1d, v11.1d
+	eor	v0.16b, v0.16b, v11.16b
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v10.1q, v10.2d, v11.2d
+	pmull	v11.1q, v10.1d, v12.1d
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
-	eor	v0.16b, v0.16b, v12.16b
+	eor	v9.16b, v9.16b, v11.16b
 	aese	v28.16b, v16.16b
 	aesmc	v28.16b, v28.16b
-	eor	v8.16b, v8.16b, v13.16b
+	pmull2	v10.1q, v10.2d, v12.2d
 	aese	v29.16b, v16.16b
 	aesmc	v29.16b, v29.16b
-	eor	v9.16b, v9.16b, v14.16b
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v30.16b, v16.16b
 	aesmc	v30.16b, v30.16b
-	eor	v9.16b, v9.16b, v10.16b
+	ldr	q10, [x1, #96]
 	aese	v31.16b, v16.16b
 	aesmc	v31.16b, v31.16b
-	ldr	q10, [x1, #96]
+	rev64	v10.16b, v10.16b
 	aese	v24.16b, v17.16b
 	aesmc	v24.16b, v24.16b
-	rev64	v10.16b, v10.16b
 	aese	v25.16b, v17.16b
 	aesmc	v25.16b, v25.16b
 	ext	v10.16b, v10.16b, v10.16b, #8
@@ -8478,28 +8316,28 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	ldr	q11, [x0, #352]
 	aese	v27.16b, v17.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v12.1q, v10.1d, v11.1d
+	ext	v12.16b, v11.16b, v11.16b, #8
 	aese	v28.16b, v17.16b
 	aesmc	v28.16b, v28.16b
-	pmull2	v13.1q, v10.2d, v11.2d
+	pmull	v13.1q, v10.1d, v11.1d
 	aese	v29.16b, v17.16b
 	aesmc	v29.16b, v29.16b
-	ext	v11.16b, v11.16b, v11.16b, #8
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v30.16b, v17.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v14.1q, v10.1d, v11.1d
+	pmull2	v11.1q, v10.2d, v11.2d
 	aese	v31.16b, v17.16b
 	aesmc	v31.16b, v31.16b
-	pmull2	v10.1q, v10.2d, v11.2d
+	eor	v0.16b, v0.16b, v11.16b
 	aese	v24.16b, v18.16b
 	aesmc	v24.16b, v24.16b
-	eor	v0.16b, v0.16b, v12.16b
+	pmull	v11.1q, v10.1d, v12.1d
 	aese	v25.16b, v18.16b
 	aesmc	v25.16b, v25.16b
-	eor	v8.16b, v8.16b, v13.16b
+	eor	v9.16b, v9.16b, v11.16b
 	aese	v26.16b, v18.16b
 	aesmc	v26.16b, v26.16b
-	eor	v9.16b, v9.16b, v14.16b
+	pmull2	v10.1q, v10.2d, v12.2d
 	aese	v27.16b, v18.16b
 	aesmc	v27.16b, v27.16b
 	eor	v9.16b, v9.16b, v10.16b
@@ -8517,28 +8355,28 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	ldr	q11, [x0, #368]
 	aese	v24.16b, v19.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v12.1q, v10.1d, v11.1d
+	ext	v12.16b, v11.16b, v11.16b, #8
 	aese	v25.16b, v19.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v13.1q, v10.2d, v11.2d
+	pmull	v13.1q, v10.1d, v11.1d
 	aese	v26.16b, v19.16b
 	aesmc	v26.16b, v26.16b
-	ext	v11.16b, v11.16b, v11.16b, #8
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v27.16b, v19.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v14.1q, v10.1d, v11.1d
+	pmull2	v11.1q, v10.2d, v11.2d
 	aese	v28.16b, v19.16b
 	aesmc	v28.16b, v28.16b
-	pmull2	v10.1q, v10.2d, v11.2d
+	eor	v0.16b, v0.16b, v11.16b
 	aese	v29.16b, v19.16b
 	aesmc	v29.16b, v29.16b
-	eor	v0.16b, v0.16b, v12.16b
+	pmull	v11.1q, v10.1d, v12.1d
 	aese	v30.16b, v19.16b
 	aesmc	v30.16b, v30.16b
-	eor	v8.16b, v8.16b, v13.16b
+	eor	v9.16b, v9.16b, v11.16b
 	aese	v31.16b, v19.16b
 	aesmc	v31.16b, v31.16b
-	eor	v9.16b, v9.16b, v14.16b
+	pmull2	v10.1q, v10.2d, v12.2d
 	aese	v24.16b, v20.16b
 	eor	v9.16b, v9.16b, v10.16b
 	aese	v25.16b, v20.16b
@@ -8546,11 +8384,11 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	aese	v26.16b, v20.16b
 	ext	v11.16b, v10.16b, v9.16b, #8
 	aese	v27.16b, v20.16b
-	eor	v0.16b, v0.16b, v11.16b
+	eor	v8.16b, v8.16b, v11.16b
 	aese	v28.16b, v20.16b
 	ext	v11.16b, v9.16b, v10.16b, #8
 	aese	v29.16b, v20.16b
-	eor	v8.16b, v8.16b, v11.16b
+	eor	v0.16b, v0.16b, v11.16b
 	aese	v30.16b, v20.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
 	aese	v31.16b, v20.16b
@@ -8558,19 +8396,19 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	eor	v24.16b, v24.16b, v21.16b
 	ldr	q9, [x4]
 	eor	v25.16b, v25.16b, v21.16b
-	pmull	v10.1q, v0.1d, v9.1d
+	pmull	v10.1q, v8.1d, v9.1d
 	eor	v26.16b, v26.16b, v21.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	ext	v8.16b, v8.16b, v8.16b, #8
 	eor	v27.16b, v27.16b, v21.16b
-	eor	v0.16b, v0.16b, v10.16b
+	eor	v8.16b, v8.16b, v10.16b
 	eor	v28.16b, v28.16b, v21.16b
-	pmull	v9.1q, v0.1d, v9.1d
+	pmull	v9.1q, v8.1d, v9.1d
 	eor	v29.16b, v29.16b, v21.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	ext	v8.16b, v8.16b, v8.16b, #8
 	eor	v30.16b, v30.16b, v21.16b
-	eor	v0.16b, v0.16b, v9.16b
+	eor	v8.16b, v8.16b, v9.16b
 	eor	v31.16b, v31.16b, v21.16b
-	eor	v0.16b, v0.16b, v8.16b
+	eor	v0.16b, v8.16b, v0.16b
 	ldp	q8, q9, [x1], #32
 	eor	v24.16b, v24.16b, v8.16b
 	eor	v25.16b, v25.16b, v9.16b
@@ -8598,30 +8436,27 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	ext	v24.16b, v24.16b, v24.16b, #8
 	eor	v24.16b, v24.16b, v0.16b
 	ldr	q0, [x0, #368]
+	ext	v27.16b, v0.16b, v0.16b, #8
 	pmull	v25.1q, v24.1d, v0.1d
-	pmull2	v26.1q, v24.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v27.1q, v24.1d, v0.1d
-	pmull2	v28.1q, v24.2d, v0.2d
-	mov	v0.16b, v25.16b
-	mov	v24.16b, v26.16b
-	mov	v25.16b, v27.16b
-	eor	v25.16b, v25.16b, v28.16b
-	movi	v26.2d, #0x0000000000000000
-	ext	v27.16b, v26.16b, v25.16b, #8
+	pmull2	v0.1q, v24.2d, v0.2d
+	pmull	v26.1q, v24.1d, v27.1d
+	pmull2	v24.1q, v24.2d, v27.2d
+	eor	v26.16b, v26.16b, v24.16b
+	movi	v24.2d, #0x0000000000000000
+	ext	v27.16b, v24.16b, v26.16b, #8
+	eor	v25.16b, v25.16b, v27.16b
+	ext	v27.16b, v26.16b, v24.16b, #8
 	eor	v0.16b, v0.16b, v27.16b
-	ext	v27.16b, v25.16b, v26.16b, #8
-	eor	v24.16b, v24.16b, v27.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
-	ldr	q25, [x4]
-	pmull	v26.1q, v0.1d, v25.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v25.1q, v0.1d, v25.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v25.16b
-	eor	v0.16b, v0.16b, v24.16b
+	ldr	q24, [x4]
+	pmull	v26.1q, v25.1d, v24.1d
+	ext	v25.16b, v25.16b, v25.16b, #8
+	eor	v25.16b, v25.16b, v26.16b
+	pmull	v24.1q, v25.1d, v24.1d
+	ext	v25.16b, v25.16b, v25.16b, #8
+	eor	v25.16b, v25.16b, v24.16b
+	eor	v0.16b, v25.16b, v0.16b
 	rev32	v24.16b, v22.16b
 	add	v22.4s, v22.4s, v23.4s
 	aese	v24.16b, v1.16b
@@ -8749,7 +8584,6 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	eor	v11.16b, v11.16b, v11.16b
 	eor	v12.16b, v12.16b, v12.16b
 	eor	v13.16b, v13.16b, v13.16b
-	eor	v14.16b, v14.16b, v14.16b
 	eor	v16.16b, v16.16b, v16.16b
 	eor	v17.16b, v17.16b, v17.16b
 	eor	v18.16b, v18.16b, v18.16b
@@ -8769,8 +8603,7 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	ldp	d8, d9, [sp]
 	ldp	d10, d11, [sp, #16]
 	ldp	d12, d13, [sp, #32]
-	ldr	d14, [sp, #48]
-	add	sp, sp, #64
+	add	sp, sp, #48
 	ret
 	.size	aesgen_armv8_ce_gcm_none_decrypt_data, .-aesgen_armv8_ce_gcm_none_decrypt_data
 	.section	.rodata

@@ -678,13 +678,12 @@ aesgen_armv8_ce_gcm_r1_init:
 	and	v1.16b, v1.16b, v2.16b
 	eor	v0.16b, v0.16b, v1.16b
 	str	q0, [x0, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v1.1q, v0.1d, v0.1d
 	pmull2	v2.1q, v0.2d, v0.2d
-	ext	v3.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v0.1d, v3.1d
-	pmull2	v5.1q, v0.2d, v3.2d
-	mov	v3.16b, v4.16b
-	eor	v3.16b, v3.16b, v5.16b
+	pmull	v3.1q, v0.1d, v4.1d
+	pmull2	v4.1q, v0.2d, v4.2d
+	eor	v3.16b, v3.16b, v4.16b
 	movi	v4.2d, #0x0000000000000000
 	ext	v5.16b, v4.16b, v3.16b, #8
 	eor	v1.16b, v1.16b, v5.16b
@@ -701,156 +700,138 @@ aesgen_armv8_ce_gcm_r1_init:
 	eor	v1.16b, v1.16b, v3.16b
 	eor	v1.16b, v1.16b, v2.16b
 	str	q1, [x0, #352]
+	ext	v5.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
 	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v4.16b, v0.16b, v0.16b, #8
-	pmull	v5.1q, v1.1d, v4.1d
-	pmull2	v4.1q, v1.2d, v4.2d
-	mov	v1.16b, v2.16b
-	mov	v2.16b, v3.16b
-	mov	v3.16b, v5.16b
-	eor	v3.16b, v3.16b, v4.16b
-	movi	v4.2d, #0x0000000000000000
-	ext	v5.16b, v4.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v5.16b
-	ext	v5.16b, v3.16b, v4.16b, #8
+	pmull	v4.1q, v1.1d, v5.1d
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v4.16b, v4.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v5.16b, v1.16b, v4.16b, #8
 	eor	v2.16b, v2.16b, v5.16b
+	ext	v5.16b, v4.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v5.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_r1_init_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_r1_init_ghash_poly
-	ldr	q3, [x1]
-	pmull	v4.1q, v1.1d, v3.1d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
-	pmull	v3.1q, v1.1d, v3.1d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v1.16b, v1.16b, v2.16b
-	str	q1, [x0, #336]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v4.16b, v0.16b, v0.16b, #8
-	pmull	v5.1q, v1.1d, v4.1d
-	pmull2	v4.1q, v1.2d, v4.2d
-	mov	v1.16b, v2.16b
-	mov	v2.16b, v3.16b
-	mov	v3.16b, v5.16b
-	eor	v3.16b, v3.16b, v4.16b
-	movi	v4.2d, #0x0000000000000000
-	ext	v5.16b, v4.16b, v3.16b, #8
+	ldr	q1, [x1]
+	pmull	v4.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v3.16b
+	str	q2, [x0, #336]
+	ext	v5.16b, v0.16b, v0.16b, #8
+	pmull	v1.1q, v2.1d, v0.1d
+	pmull2	v3.1q, v2.2d, v0.2d
+	pmull	v4.1q, v2.1d, v5.1d
+	pmull2	v2.1q, v2.2d, v5.2d
+	eor	v4.16b, v4.16b, v2.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v5.16b, v2.16b, v4.16b, #8
 	eor	v1.16b, v1.16b, v5.16b
-	ext	v5.16b, v3.16b, v4.16b, #8
-	eor	v2.16b, v2.16b, v5.16b
-	adrp	x1, .Laesgen_armv8_ce_gcm_r1_init_ghash_poly
-	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_r1_init_ghash_poly
-	ldr	q3, [x1]
-	pmull	v4.1q, v1.1d, v3.1d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
-	pmull	v3.1q, v1.1d, v3.1d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v1.16b, v1.16b, v2.16b
-	str	q1, [x0, #320]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v4.16b, v0.16b, v0.16b, #8
-	pmull	v5.1q, v1.1d, v4.1d
-	pmull2	v4.1q, v1.2d, v4.2d
-	mov	v1.16b, v2.16b
-	mov	v2.16b, v3.16b
-	mov	v3.16b, v5.16b
-	eor	v3.16b, v3.16b, v4.16b
-	movi	v4.2d, #0x0000000000000000
-	ext	v5.16b, v4.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v5.16b
-	ext	v5.16b, v3.16b, v4.16b, #8
-	eor	v2.16b, v2.16b, v5.16b
-	adrp	x1, .Laesgen_armv8_ce_gcm_r1_init_ghash_poly
-	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_r1_init_ghash_poly
-	ldr	q3, [x1]
-	pmull	v4.1q, v1.1d, v3.1d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
-	pmull	v3.1q, v1.1d, v3.1d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v1.16b, v1.16b, v2.16b
-	str	q1, [x0, #304]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v4.16b, v0.16b, v0.16b, #8
-	pmull	v5.1q, v1.1d, v4.1d
-	pmull2	v4.1q, v1.2d, v4.2d
-	mov	v1.16b, v2.16b
-	mov	v2.16b, v3.16b
-	mov	v3.16b, v5.16b
-	eor	v3.16b, v3.16b, v4.16b
-	movi	v4.2d, #0x0000000000000000
-	ext	v5.16b, v4.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v5.16b
-	ext	v5.16b, v3.16b, v4.16b, #8
-	eor	v2.16b, v2.16b, v5.16b
-	adrp	x1, .Laesgen_armv8_ce_gcm_r1_init_ghash_poly
-	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_r1_init_ghash_poly
-	ldr	q3, [x1]
-	pmull	v4.1q, v1.1d, v3.1d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
-	pmull	v3.1q, v1.1d, v3.1d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v1.16b, v1.16b, v2.16b
-	str	q1, [x0, #288]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v4.16b, v0.16b, v0.16b, #8
-	pmull	v5.1q, v1.1d, v4.1d
-	pmull2	v4.1q, v1.2d, v4.2d
-	mov	v1.16b, v2.16b
-	mov	v2.16b, v3.16b
-	mov	v3.16b, v5.16b
-	eor	v3.16b, v3.16b, v4.16b
-	movi	v4.2d, #0x0000000000000000
-	ext	v5.16b, v4.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v5.16b
-	ext	v5.16b, v3.16b, v4.16b, #8
-	eor	v2.16b, v2.16b, v5.16b
-	adrp	x1, .Laesgen_armv8_ce_gcm_r1_init_ghash_poly
-	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_r1_init_ghash_poly
-	ldr	q3, [x1]
-	pmull	v4.1q, v1.1d, v3.1d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
-	pmull	v3.1q, v1.1d, v3.1d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v1.16b, v1.16b, v2.16b
-	str	q1, [x0, #272]
-	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
-	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
+	ext	v5.16b, v4.16b, v2.16b, #8
+	eor	v3.16b, v3.16b, v5.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_r1_init_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_r1_init_ghash_poly
 	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
-	str	q0, [x0, #256]
+	pmull	v4.1q, v1.1d, v2.1d
+	ext	v1.16b, v1.16b, v1.16b, #8
+	eor	v1.16b, v1.16b, v4.16b
+	pmull	v2.1q, v1.1d, v2.1d
+	ext	v1.16b, v1.16b, v1.16b, #8
+	eor	v1.16b, v1.16b, v2.16b
+	eor	v1.16b, v1.16b, v3.16b
+	str	q1, [x0, #320]
+	ext	v5.16b, v0.16b, v0.16b, #8
+	pmull	v2.1q, v1.1d, v0.1d
+	pmull2	v3.1q, v1.2d, v0.2d
+	pmull	v4.1q, v1.1d, v5.1d
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v4.16b, v4.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v5.16b, v1.16b, v4.16b, #8
+	eor	v2.16b, v2.16b, v5.16b
+	ext	v5.16b, v4.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v5.16b
+	adrp	x1, .Laesgen_armv8_ce_gcm_r1_init_ghash_poly
+	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_r1_init_ghash_poly
+	ldr	q1, [x1]
+	pmull	v4.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v3.16b
+	str	q2, [x0, #304]
+	ext	v5.16b, v0.16b, v0.16b, #8
+	pmull	v1.1q, v2.1d, v0.1d
+	pmull2	v3.1q, v2.2d, v0.2d
+	pmull	v4.1q, v2.1d, v5.1d
+	pmull2	v2.1q, v2.2d, v5.2d
+	eor	v4.16b, v4.16b, v2.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v5.16b, v2.16b, v4.16b, #8
+	eor	v1.16b, v1.16b, v5.16b
+	ext	v5.16b, v4.16b, v2.16b, #8
+	eor	v3.16b, v3.16b, v5.16b
+	adrp	x1, .Laesgen_armv8_ce_gcm_r1_init_ghash_poly
+	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_r1_init_ghash_poly
+	ldr	q2, [x1]
+	pmull	v4.1q, v1.1d, v2.1d
+	ext	v1.16b, v1.16b, v1.16b, #8
+	eor	v1.16b, v1.16b, v4.16b
+	pmull	v2.1q, v1.1d, v2.1d
+	ext	v1.16b, v1.16b, v1.16b, #8
+	eor	v1.16b, v1.16b, v2.16b
+	eor	v1.16b, v1.16b, v3.16b
+	str	q1, [x0, #288]
+	ext	v5.16b, v0.16b, v0.16b, #8
+	pmull	v2.1q, v1.1d, v0.1d
+	pmull2	v3.1q, v1.2d, v0.2d
+	pmull	v4.1q, v1.1d, v5.1d
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v4.16b, v4.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v5.16b, v1.16b, v4.16b, #8
+	eor	v2.16b, v2.16b, v5.16b
+	ext	v5.16b, v4.16b, v1.16b, #8
+	eor	v3.16b, v3.16b, v5.16b
+	adrp	x1, .Laesgen_armv8_ce_gcm_r1_init_ghash_poly
+	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_r1_init_ghash_poly
+	ldr	q1, [x1]
+	pmull	v4.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v3.16b
+	str	q2, [x0, #272]
+	ext	v4.16b, v0.16b, v0.16b, #8
+	pmull	v1.1q, v2.1d, v0.1d
+	pmull2	v0.1q, v2.2d, v0.2d
+	pmull	v3.1q, v2.1d, v4.1d
+	pmull2	v2.1q, v2.2d, v4.2d
+	eor	v3.16b, v3.16b, v2.16b
+	movi	v2.2d, #0x0000000000000000
+	ext	v4.16b, v2.16b, v3.16b, #8
+	eor	v1.16b, v1.16b, v4.16b
+	ext	v4.16b, v3.16b, v2.16b, #8
+	eor	v0.16b, v0.16b, v4.16b
+	adrp	x1, .Laesgen_armv8_ce_gcm_r1_init_ghash_poly
+	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_r1_init_ghash_poly
+	ldr	q2, [x1]
+	pmull	v3.1q, v1.1d, v2.1d
+	ext	v1.16b, v1.16b, v1.16b, #8
+	eor	v1.16b, v1.16b, v3.16b
+	pmull	v2.1q, v1.1d, v2.1d
+	ext	v1.16b, v1.16b, v1.16b, #8
+	eor	v1.16b, v1.16b, v2.16b
+	eor	v1.16b, v1.16b, v0.16b
+	str	q1, [x0, #256]
 	mov	w0, #0
 	eor	v0.16b, v0.16b, v0.16b
 	eor	v1.16b, v1.16b, v1.16b
@@ -1002,30 +983,28 @@ aesgen_armv8_ce_gcm_r1_seal:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x9, .Laesgen_armv8_ce_gcm_r1_seal_ghash_poly
 	add	x9, x9, :lo12:.Laesgen_armv8_ce_gcm_r1_seal_ghash_poly
-	ldr	q2, [x9]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x9]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v0.16b
+	mov	v0.16b, v2.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x19, #432]
 .Laesgen_armv8_ce_gcm_r1_seal_whole:
@@ -1037,121 +1016,118 @@ aesgen_armv8_ce_gcm_r1_seal:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #256]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	ldr	q3, [x1, #16]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #16]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
 	ldr	q4, [x19, #272]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #32]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #288]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #48]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #304]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #64]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #320]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #80]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #336]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #96]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #352]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #112]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #368]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #32]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #288]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #48]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #304]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #64]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #320]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #80]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #336]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #96]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #352]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #112]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #368]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
+	eor	v0.16b, v0.16b, v4.16b
 	adrp	x9, .Laesgen_armv8_ce_gcm_r1_seal_ghash_poly
 	add	x9, x9, :lo12:.Laesgen_armv8_ce_gcm_r1_seal_ghash_poly
-	ldr	q2, [x9]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x9]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v0.16b, v2.16b, v0.16b
 	add	x1, x1, #128
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r1_seal_hash8
@@ -1164,30 +1140,27 @@ aesgen_armv8_ce_gcm_r1_seal:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x9, .Laesgen_armv8_ce_gcm_r1_seal_ghash_poly
 	add	x9, x9, :lo12:.Laesgen_armv8_ce_gcm_r1_seal_ghash_poly
-	ldr	q2, [x9]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x9]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v0.16b, v2.16b, v0.16b
 	add	x1, x1, #16
 	sub	x2, x2, #16
 	b	.Laesgen_armv8_ce_gcm_r1_seal_hash1
@@ -1229,61 +1202,56 @@ aesgen_armv8_ce_gcm_r1_seal:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_r1_seal_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_r1_seal_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x1]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v0.16b
+	mov	v0.16b, v2.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x19, #432]
 .Laesgen_armv8_ce_gcm_r1_seal_flushed:
 	fmov	d1, x8
 	eor	v0.16b, v0.16b, v1.16b
 	ldr	q1, [x19, #368]
+	ext	v4.16b, v1.16b, v1.16b, #8
 	pmull	v2.1q, v0.1d, v1.1d
-	pmull2	v3.1q, v0.2d, v1.2d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	pmull	v4.1q, v0.1d, v1.1d
-	pmull2	v5.1q, v0.2d, v1.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
-	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
+	pmull2	v1.1q, v0.2d, v1.2d
+	pmull	v3.1q, v0.1d, v4.1d
+	pmull2	v0.1q, v0.2d, v4.2d
+	eor	v3.16b, v3.16b, v0.16b
+	movi	v0.2d, #0x0000000000000000
+	ext	v4.16b, v0.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v0.16b, #8
 	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_r1_seal_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_r1_seal_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
-	rev64	v0.16b, v0.16b
+	ldr	q0, [x1]
+	pmull	v3.1q, v2.1d, v0.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v0.1q, v2.1d, v0.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
+	rev64	v0.16b, v2.16b
 	ext	v0.16b, v0.16b, v0.16b, #8
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x19, #416]
@@ -1510,30 +1478,28 @@ aesgen_armv8_ce_gcm_r1_seal:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_r1_seal_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_r1_seal_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x1]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v0.16b
+	mov	v0.16b, v2.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x19, #432]
 .Laesgen_armv8_ce_gcm_r1_seal_whole_2:
@@ -1545,121 +1511,118 @@ aesgen_armv8_ce_gcm_r1_seal:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #256]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	ldr	q3, [x3, #16]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x3, #16]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
 	ldr	q4, [x19, #272]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #32]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #288]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #48]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #304]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #64]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #320]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #80]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #336]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #96]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #352]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #112]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #368]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x3, #32]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #288]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x3, #48]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #304]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x3, #64]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #320]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x3, #80]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #336]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x3, #96]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #352]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x3, #112]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #368]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
+	eor	v0.16b, v0.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_r1_seal_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_r1_seal_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x1]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v0.16b, v2.16b, v0.16b
 	add	x3, x3, #128
 	sub	x0, x0, #128
 	b	.Laesgen_armv8_ce_gcm_r1_seal_hash8_2
@@ -1672,30 +1635,27 @@ aesgen_armv8_ce_gcm_r1_seal:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_r1_seal_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_r1_seal_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x1]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v0.16b, v2.16b, v0.16b
 	add	x3, x3, #16
 	sub	x0, x0, #16
 	b	.Laesgen_armv8_ce_gcm_r1_seal_hash1_2
@@ -1748,30 +1708,28 @@ aesgen_armv8_ce_gcm_r1_seal:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x2, .Laesgen_armv8_ce_gcm_r1_seal_ghash_poly
 	add	x2, x2, :lo12:.Laesgen_armv8_ce_gcm_r1_seal_ghash_poly
-	ldr	q2, [x2]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x2]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v0.16b
+	mov	v0.16b, v2.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x19, #432]
 .Laesgen_armv8_ce_gcm_r1_seal_flushed_2:
@@ -1788,30 +1746,28 @@ aesgen_armv8_ce_gcm_r1_seal:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x2, .Laesgen_armv8_ce_gcm_r1_seal_ghash_poly
 	add	x2, x2, :lo12:.Laesgen_armv8_ce_gcm_r1_seal_ghash_poly
-	ldr	q2, [x2]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x2]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v0.16b
+	mov	v0.16b, v2.16b
 .Laesgen_armv8_ce_gcm_r1_seal_flushed_3:
 	ldr	x2, [x19, #480]
 	ldr	x3, [x19, #488]
@@ -1821,31 +1777,28 @@ aesgen_armv8_ce_gcm_r1_seal:
 	mov	v1.d[1], x2
 	eor	v0.16b, v0.16b, v1.16b
 	ldr	q1, [x19, #368]
+	ext	v4.16b, v1.16b, v1.16b, #8
 	pmull	v2.1q, v0.1d, v1.1d
-	pmull2	v3.1q, v0.2d, v1.2d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	pmull	v4.1q, v0.1d, v1.1d
-	pmull2	v5.1q, v0.2d, v1.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
-	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
+	pmull2	v1.1q, v0.2d, v1.2d
+	pmull	v3.1q, v0.1d, v4.1d
+	pmull2	v0.1q, v0.2d, v4.2d
+	eor	v3.16b, v3.16b, v0.16b
+	movi	v0.2d, #0x0000000000000000
+	ext	v4.16b, v0.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v0.16b, #8
 	eor	v1.16b, v1.16b, v4.16b
 	adrp	x2, .Laesgen_armv8_ce_gcm_r1_seal_ghash_poly
 	add	x2, x2, :lo12:.Laesgen_armv8_ce_gcm_r1_seal_ghash_poly
-	ldr	q2, [x2]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
-	rev64	v0.16b, v0.16b
+	ldr	q0, [x2]
+	pmull	v3.1q, v2.1d, v0.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v0.1q, v2.1d, v0.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
+	rev64	v0.16b, v2.16b
 	ext	v0.16b, v0.16b, v0.16b, #8
 	ldr	q1, [x19, #384]
 	eor	v0.16b, v0.16b, v1.16b
@@ -2049,30 +2002,28 @@ aesgen_armv8_ce_gcm_r1_open:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x9, .Laesgen_armv8_ce_gcm_r1_open_ghash_poly
 	add	x9, x9, :lo12:.Laesgen_armv8_ce_gcm_r1_open_ghash_poly
-	ldr	q2, [x9]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x9]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v0.16b
+	mov	v0.16b, v2.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x19, #432]
 .Laesgen_armv8_ce_gcm_r1_open_whole:
@@ -2084,121 +2035,118 @@ aesgen_armv8_ce_gcm_r1_open:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #256]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	ldr	q3, [x1, #16]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #16]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
 	ldr	q4, [x19, #272]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #32]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #288]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #48]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #304]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #64]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #320]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #80]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #336]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #96]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #352]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #112]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #368]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #32]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #288]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #48]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #304]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #64]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #320]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #80]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #336]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #96]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #352]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #112]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #368]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
+	eor	v0.16b, v0.16b, v4.16b
 	adrp	x9, .Laesgen_armv8_ce_gcm_r1_open_ghash_poly
 	add	x9, x9, :lo12:.Laesgen_armv8_ce_gcm_r1_open_ghash_poly
-	ldr	q2, [x9]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x9]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v0.16b, v2.16b, v0.16b
 	add	x1, x1, #128
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r1_open_hash8
@@ -2211,30 +2159,27 @@ aesgen_armv8_ce_gcm_r1_open:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x9, .Laesgen_armv8_ce_gcm_r1_open_ghash_poly
 	add	x9, x9, :lo12:.Laesgen_armv8_ce_gcm_r1_open_ghash_poly
-	ldr	q2, [x9]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x9]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v0.16b, v2.16b, v0.16b
 	add	x1, x1, #16
 	sub	x2, x2, #16
 	b	.Laesgen_armv8_ce_gcm_r1_open_hash1
@@ -2276,61 +2221,56 @@ aesgen_armv8_ce_gcm_r1_open:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_r1_open_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_r1_open_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x1]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v0.16b
+	mov	v0.16b, v2.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x19, #432]
 .Laesgen_armv8_ce_gcm_r1_open_flushed:
 	fmov	d1, x8
 	eor	v0.16b, v0.16b, v1.16b
 	ldr	q1, [x19, #368]
+	ext	v4.16b, v1.16b, v1.16b, #8
 	pmull	v2.1q, v0.1d, v1.1d
-	pmull2	v3.1q, v0.2d, v1.2d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	pmull	v4.1q, v0.1d, v1.1d
-	pmull2	v5.1q, v0.2d, v1.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
-	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
+	pmull2	v1.1q, v0.2d, v1.2d
+	pmull	v3.1q, v0.1d, v4.1d
+	pmull2	v0.1q, v0.2d, v4.2d
+	eor	v3.16b, v3.16b, v0.16b
+	movi	v0.2d, #0x0000000000000000
+	ext	v4.16b, v0.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v0.16b, #8
 	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_r1_open_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_r1_open_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
-	rev64	v0.16b, v0.16b
+	ldr	q0, [x1]
+	pmull	v3.1q, v2.1d, v0.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v0.1q, v2.1d, v0.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
+	rev64	v0.16b, v2.16b
 	ext	v0.16b, v0.16b, v0.16b, #8
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x19, #416]
@@ -2557,30 +2497,28 @@ aesgen_armv8_ce_gcm_r1_open:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_r1_open_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_r1_open_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x1]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v0.16b
+	mov	v0.16b, v2.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x19, #432]
 .Laesgen_armv8_ce_gcm_r1_open_whole_2:
@@ -2592,121 +2530,118 @@ aesgen_armv8_ce_gcm_r1_open:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #256]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	ldr	q3, [x3, #16]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x3, #16]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
 	ldr	q4, [x19, #272]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #32]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #288]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #48]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #304]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #64]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #320]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #80]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #336]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #96]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #352]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x3, #112]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x19, #368]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x3, #32]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #288]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x3, #48]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #304]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x3, #64]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #320]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x3, #80]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #336]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x3, #96]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #352]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x3, #112]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x19, #368]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
+	eor	v0.16b, v0.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_r1_open_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_r1_open_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x1]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v0.16b, v2.16b, v0.16b
 	add	x3, x3, #128
 	sub	x0, x0, #128
 	b	.Laesgen_armv8_ce_gcm_r1_open_hash8_2
@@ -2719,30 +2654,27 @@ aesgen_armv8_ce_gcm_r1_open:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_r1_open_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_r1_open_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x1]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v0.16b, v2.16b, v0.16b
 	add	x3, x3, #16
 	sub	x0, x0, #16
 	b	.Laesgen_armv8_ce_gcm_r1_open_hash1_2
@@ -2795,30 +2727,28 @@ aesgen_armv8_ce_gcm_r1_open:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x2, .Laesgen_armv8_ce_gcm_r1_open_ghash_poly
 	add	x2, x2, :lo12:.Laesgen_armv8_ce_gcm_r1_open_ghash_poly
-	ldr	q2, [x2]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x2]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v0.16b
+	mov	v0.16b, v2.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x19, #432]
 .Laesgen_armv8_ce_gcm_r1_open_flushed_2:
@@ -2835,30 +2765,28 @@ aesgen_armv8_ce_gcm_r1_open:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x19, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x2, .Laesgen_armv8_ce_gcm_r1_open_ghash_poly
 	add	x2, x2, :lo12:.Laesgen_armv8_ce_gcm_r1_open_ghash_poly
-	ldr	q2, [x2]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x2]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v0.16b
+	mov	v0.16b, v2.16b
 .Laesgen_armv8_ce_gcm_r1_open_flushed_3:
 	ldr	x2, [x19, #480]
 	ldr	x3, [x19, #488]
@@ -2868,31 +2796,28 @@ aesgen_armv8_ce_gcm_r1_open:
 	mov	v1.d[1], x2
 	eor	v0.16b, v0.16b, v1.16b
 	ldr	q1, [x19, #368]
+	ext	v4.16b, v1.16b, v1.16b, #8
 	pmull	v2.1q, v0.1d, v1.1d
-	pmull2	v3.1q, v0.2d, v1.2d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	pmull	v4.1q, v0.1d, v1.1d
-	pmull2	v5.1q, v0.2d, v1.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
-	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
+	pmull2	v1.1q, v0.2d, v1.2d
+	pmull	v3.1q, v0.1d, v4.1d
+	pmull2	v0.1q, v0.2d, v4.2d
+	eor	v3.16b, v3.16b, v0.16b
+	movi	v0.2d, #0x0000000000000000
+	ext	v4.16b, v0.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v0.16b, #8
 	eor	v1.16b, v1.16b, v4.16b
 	adrp	x2, .Laesgen_armv8_ce_gcm_r1_open_ghash_poly
 	add	x2, x2, :lo12:.Laesgen_armv8_ce_gcm_r1_open_ghash_poly
-	ldr	q2, [x2]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
-	rev64	v0.16b, v0.16b
+	ldr	q0, [x2]
+	pmull	v3.1q, v2.1d, v0.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v0.1q, v2.1d, v0.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
+	rev64	v0.16b, v2.16b
 	ext	v0.16b, v0.16b, v0.16b, #8
 	ldr	q1, [x19, #384]
 	eor	v0.16b, v0.16b, v1.16b
@@ -3134,30 +3059,28 @@ aesgen_armv8_ce_gcm_r1_start:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r1_start_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r1_start_ghash_poly
-	ldr	q2, [x4]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x4]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v0.16b
+	mov	v0.16b, v2.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x0, #432]
 .Laesgen_armv8_ce_gcm_r1_start_whole:
@@ -3169,121 +3092,118 @@ aesgen_armv8_ce_gcm_r1_start:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #256]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	ldr	q3, [x1, #16]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #16]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
 	ldr	q4, [x0, #272]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #32]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x0, #288]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #48]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x0, #304]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #64]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x0, #320]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #80]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x0, #336]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #96]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x0, #352]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #112]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x0, #368]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #32]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x0, #288]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #48]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x0, #304]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #64]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x0, #320]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #80]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x0, #336]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #96]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x0, #352]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #112]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x0, #368]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
+	eor	v0.16b, v0.16b, v4.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r1_start_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r1_start_ghash_poly
-	ldr	q2, [x4]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x4]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v0.16b, v2.16b, v0.16b
 	add	x1, x1, #128
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r1_start_hash8
@@ -3296,30 +3216,27 @@ aesgen_armv8_ce_gcm_r1_start:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r1_start_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r1_start_ghash_poly
-	ldr	q2, [x4]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x4]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v0.16b, v2.16b, v0.16b
 	add	x1, x1, #16
 	sub	x2, x2, #16
 	b	.Laesgen_armv8_ce_gcm_r1_start_hash1
@@ -3361,61 +3278,56 @@ aesgen_armv8_ce_gcm_r1_start:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_r1_start_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_r1_start_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x1]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v0.16b
+	mov	v0.16b, v2.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x0, #432]
 .Laesgen_armv8_ce_gcm_r1_start_flushed:
 	fmov	d1, x3
 	eor	v0.16b, v0.16b, v1.16b
 	ldr	q1, [x0, #368]
+	ext	v4.16b, v1.16b, v1.16b, #8
 	pmull	v2.1q, v0.1d, v1.1d
-	pmull2	v3.1q, v0.2d, v1.2d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	pmull	v4.1q, v0.1d, v1.1d
-	pmull2	v5.1q, v0.2d, v1.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
-	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
+	pmull2	v1.1q, v0.2d, v1.2d
+	pmull	v3.1q, v0.1d, v4.1d
+	pmull2	v0.1q, v0.2d, v4.2d
+	eor	v3.16b, v3.16b, v0.16b
+	movi	v0.2d, #0x0000000000000000
+	ext	v4.16b, v0.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v0.16b, #8
 	eor	v1.16b, v1.16b, v4.16b
 	adrp	x1, .Laesgen_armv8_ce_gcm_r1_start_ghash_poly
 	add	x1, x1, :lo12:.Laesgen_armv8_ce_gcm_r1_start_ghash_poly
-	ldr	q2, [x1]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
-	rev64	v0.16b, v0.16b
+	ldr	q0, [x1]
+	pmull	v3.1q, v2.1d, v0.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v0.1q, v2.1d, v0.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
+	rev64	v0.16b, v2.16b
 	ext	v0.16b, v0.16b, v0.16b, #8
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x0, #416]
@@ -3709,30 +3621,28 @@ aesgen_armv8_ce_gcm_r1_aad:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x3, .Laesgen_armv8_ce_gcm_r1_aad_ghash_poly
 	add	x3, x3, :lo12:.Laesgen_armv8_ce_gcm_r1_aad_ghash_poly
-	ldr	q2, [x3]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x3]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v0.16b
+	mov	v0.16b, v2.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x0, #432]
 .Laesgen_armv8_ce_gcm_r1_aad_whole:
@@ -3744,121 +3654,118 @@ aesgen_armv8_ce_gcm_r1_aad:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #256]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	ldr	q3, [x1, #16]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #16]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
 	ldr	q4, [x0, #272]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #32]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x0, #288]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #48]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x0, #304]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #64]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x0, #320]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #80]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x0, #336]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #96]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x0, #352]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	ldr	q3, [x1, #112]
-	rev64	v3.16b, v3.16b
-	ext	v3.16b, v3.16b, v3.16b, #8
-	ldr	q4, [x0, #368]
-	pmull	v5.1q, v3.1d, v4.1d
-	pmull2	v6.1q, v3.2d, v4.2d
-	ext	v4.16b, v4.16b, v4.16b, #8
-	pmull	v7.1q, v3.1d, v4.1d
-	pmull2	v3.1q, v3.2d, v4.2d
-	eor	v0.16b, v0.16b, v5.16b
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v2.16b, v2.16b, v3.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #32]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x0, #288]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #48]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x0, #304]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #64]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x0, #320]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #80]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x0, #336]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #96]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x0, #352]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	ldr	q1, [x1, #112]
+	rev64	v1.16b, v1.16b
+	ext	v1.16b, v1.16b, v1.16b, #8
+	ldr	q4, [x0, #368]
+	ext	v5.16b, v4.16b, v4.16b, #8
+	pmull	v6.1q, v1.1d, v4.1d
+	eor	v2.16b, v2.16b, v6.16b
+	pmull2	v4.1q, v1.2d, v4.2d
+	eor	v0.16b, v0.16b, v4.16b
+	pmull	v4.1q, v1.1d, v5.1d
+	eor	v3.16b, v3.16b, v4.16b
+	pmull2	v1.1q, v1.2d, v5.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
+	eor	v0.16b, v0.16b, v4.16b
 	adrp	x3, .Laesgen_armv8_ce_gcm_r1_aad_ghash_poly
 	add	x3, x3, :lo12:.Laesgen_armv8_ce_gcm_r1_aad_ghash_poly
-	ldr	q2, [x3]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x3]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v0.16b, v2.16b, v0.16b
 	add	x1, x1, #128
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r1_aad_hash8
@@ -3871,30 +3778,27 @@ aesgen_armv8_ce_gcm_r1_aad:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x3, .Laesgen_armv8_ce_gcm_r1_aad_ghash_poly
 	add	x3, x3, :lo12:.Laesgen_armv8_ce_gcm_r1_aad_ghash_poly
-	ldr	q2, [x3]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x3]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v0.16b, v2.16b, v0.16b
 	add	x1, x1, #16
 	sub	x2, x2, #16
 	b	.Laesgen_armv8_ce_gcm_r1_aad_hash1
@@ -3935,7 +3839,6 @@ aesgen_armv8_ce_gcm_r1_aad:
 	eor	v4.16b, v4.16b, v4.16b
 	eor	v5.16b, v5.16b, v5.16b
 	eor	v6.16b, v6.16b, v6.16b
-	eor	v7.16b, v7.16b, v7.16b
 	ret
 .Laesgen_armv8_ce_gcm_r1_aad_refuse:
 	movn	w0, #0
@@ -3946,7 +3849,6 @@ aesgen_armv8_ce_gcm_r1_aad:
 	eor	v4.16b, v4.16b, v4.16b
 	eor	v5.16b, v5.16b, v5.16b
 	eor	v6.16b, v6.16b, v6.16b
-	eor	v7.16b, v7.16b, v7.16b
 	ret
 	.size	aesgen_armv8_ce_gcm_r1_aad, .-aesgen_armv8_ce_gcm_r1_aad
 	.section	.rodata
@@ -4051,30 +3953,28 @@ aesgen_armv8_ce_gcm_r1_finish_seal:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x3, .Laesgen_armv8_ce_gcm_r1_finish_seal_ghash_poly
 	add	x3, x3, :lo12:.Laesgen_armv8_ce_gcm_r1_finish_seal_ghash_poly
-	ldr	q2, [x3]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x3]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v0.16b
+	mov	v0.16b, v2.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x0, #432]
 .Laesgen_armv8_ce_gcm_r1_finish_seal_flushed:
@@ -4091,30 +3991,28 @@ aesgen_armv8_ce_gcm_r1_finish_seal:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x3, .Laesgen_armv8_ce_gcm_r1_finish_seal_ghash_poly
 	add	x3, x3, :lo12:.Laesgen_armv8_ce_gcm_r1_finish_seal_ghash_poly
-	ldr	q2, [x3]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x3]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v0.16b
+	mov	v0.16b, v2.16b
 .Laesgen_armv8_ce_gcm_r1_finish_seal_flushed_2:
 	ldr	x3, [x0, #480]
 	ldr	x4, [x0, #488]
@@ -4124,31 +4022,28 @@ aesgen_armv8_ce_gcm_r1_finish_seal:
 	mov	v1.d[1], x3
 	eor	v0.16b, v0.16b, v1.16b
 	ldr	q1, [x0, #368]
+	ext	v4.16b, v1.16b, v1.16b, #8
 	pmull	v2.1q, v0.1d, v1.1d
-	pmull2	v3.1q, v0.2d, v1.2d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	pmull	v4.1q, v0.1d, v1.1d
-	pmull2	v5.1q, v0.2d, v1.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
-	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
+	pmull2	v1.1q, v0.2d, v1.2d
+	pmull	v3.1q, v0.1d, v4.1d
+	pmull2	v0.1q, v0.2d, v4.2d
+	eor	v3.16b, v3.16b, v0.16b
+	movi	v0.2d, #0x0000000000000000
+	ext	v4.16b, v0.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v0.16b, #8
 	eor	v1.16b, v1.16b, v4.16b
 	adrp	x3, .Laesgen_armv8_ce_gcm_r1_finish_seal_ghash_poly
 	add	x3, x3, :lo12:.Laesgen_armv8_ce_gcm_r1_finish_seal_ghash_poly
-	ldr	q2, [x3]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
-	rev64	v0.16b, v0.16b
+	ldr	q0, [x3]
+	pmull	v3.1q, v2.1d, v0.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v0.1q, v2.1d, v0.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
+	rev64	v0.16b, v2.16b
 	ext	v0.16b, v0.16b, v0.16b, #8
 	ldr	q1, [x0, #384]
 	eor	v0.16b, v0.16b, v1.16b
@@ -4198,7 +4093,6 @@ aesgen_armv8_ce_gcm_r1_finish_seal:
 	eor	v2.16b, v2.16b, v2.16b
 	eor	v3.16b, v3.16b, v3.16b
 	eor	v4.16b, v4.16b, v4.16b
-	eor	v5.16b, v5.16b, v5.16b
 	ret
 .Laesgen_armv8_ce_gcm_r1_finish_seal_refuse:
 	movn	w0, #0
@@ -4207,7 +4101,6 @@ aesgen_armv8_ce_gcm_r1_finish_seal:
 	eor	v2.16b, v2.16b, v2.16b
 	eor	v3.16b, v3.16b, v3.16b
 	eor	v4.16b, v4.16b, v4.16b
-	eor	v5.16b, v5.16b, v5.16b
 	ret
 	.size	aesgen_armv8_ce_gcm_r1_finish_seal, .-aesgen_armv8_ce_gcm_r1_finish_seal
 	.section	.rodata
@@ -4241,30 +4134,28 @@ aesgen_armv8_ce_gcm_r1_finish_open:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x3, .Laesgen_armv8_ce_gcm_r1_finish_open_ghash_poly
 	add	x3, x3, :lo12:.Laesgen_armv8_ce_gcm_r1_finish_open_ghash_poly
-	ldr	q2, [x3]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x3]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v0.16b
+	mov	v0.16b, v2.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x0, #432]
 .Laesgen_armv8_ce_gcm_r1_finish_open_flushed:
@@ -4281,30 +4172,28 @@ aesgen_armv8_ce_gcm_r1_finish_open:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x3, .Laesgen_armv8_ce_gcm_r1_finish_open_ghash_poly
 	add	x3, x3, :lo12:.Laesgen_armv8_ce_gcm_r1_finish_open_ghash_poly
-	ldr	q2, [x3]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x3]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v0.16b
+	mov	v0.16b, v2.16b
 .Laesgen_armv8_ce_gcm_r1_finish_open_flushed_2:
 	ldr	x3, [x0, #480]
 	ldr	x4, [x0, #488]
@@ -4314,31 +4203,28 @@ aesgen_armv8_ce_gcm_r1_finish_open:
 	mov	v1.d[1], x3
 	eor	v0.16b, v0.16b, v1.16b
 	ldr	q1, [x0, #368]
+	ext	v4.16b, v1.16b, v1.16b, #8
 	pmull	v2.1q, v0.1d, v1.1d
-	pmull2	v3.1q, v0.2d, v1.2d
-	ext	v1.16b, v1.16b, v1.16b, #8
-	pmull	v4.1q, v0.1d, v1.1d
-	pmull2	v5.1q, v0.2d, v1.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
-	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
+	pmull2	v1.1q, v0.2d, v1.2d
+	pmull	v3.1q, v0.1d, v4.1d
+	pmull2	v0.1q, v0.2d, v4.2d
+	eor	v3.16b, v3.16b, v0.16b
+	movi	v0.2d, #0x0000000000000000
+	ext	v4.16b, v0.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v0.16b, #8
 	eor	v1.16b, v1.16b, v4.16b
 	adrp	x3, .Laesgen_armv8_ce_gcm_r1_finish_open_ghash_poly
 	add	x3, x3, :lo12:.Laesgen_armv8_ce_gcm_r1_finish_open_ghash_poly
-	ldr	q2, [x3]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
-	rev64	v0.16b, v0.16b
+	ldr	q0, [x3]
+	pmull	v3.1q, v2.1d, v0.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v0.1q, v2.1d, v0.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v0.16b
+	eor	v2.16b, v2.16b, v1.16b
+	rev64	v0.16b, v2.16b
 	ext	v0.16b, v0.16b, v0.16b, #8
 	ldr	q1, [x0, #384]
 	eor	v0.16b, v0.16b, v1.16b
@@ -4399,7 +4285,6 @@ aesgen_armv8_ce_gcm_r1_finish_open:
 	eor	v2.16b, v2.16b, v2.16b
 	eor	v3.16b, v3.16b, v3.16b
 	eor	v4.16b, v4.16b, v4.16b
-	eor	v5.16b, v5.16b, v5.16b
 	ret
 .Laesgen_armv8_ce_gcm_r1_finish_open_refuse:
 	movn	w0, #0
@@ -4408,7 +4293,6 @@ aesgen_armv8_ce_gcm_r1_finish_open:
 	eor	v2.16b, v2.16b, v2.16b
 	eor	v3.16b, v3.16b, v3.16b
 	eor	v4.16b, v4.16b, v4.16b
-	eor	v5.16b, v5.16b, v5.16b
 	ret
 	.size	aesgen_armv8_ce_gcm_r1_finish_open, .-aesgen_armv8_ce_gcm_r1_finish_open
 	.section	.rodata
@@ -4452,7 +4336,7 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	stp	d8, d9, [sp]
 	stp	d10, d11, [sp, #16]
 	stp	d12, d13, [sp, #32]
-	stp	d14, d15, [sp, #48]
+	str	d14, [sp, #48]
 	ldr	x4, [x0, #496]
 	cmp	x4, #0
 	b.ne	.Laesgen_armv8_ce_gcm_r1_encrypt_data_in_data
@@ -4465,30 +4349,28 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r1_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r1_encrypt_data_ghash_poly
-	ldr	q2, [x4]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x4]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v0.16b
+	mov	v0.16b, v2.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x0, #432]
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_flushed:
@@ -4571,30 +4453,28 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r1_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r1_encrypt_data_ghash_poly
-	ldr	q2, [x4]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x4]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v0.16b
+	mov	v0.16b, v2.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x0, #432]
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_bulk:
@@ -5494,121 +5374,118 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	ext	v27.16b, v27.16b, v27.16b, #8
 	eor	v27.16b, v27.16b, v0.16b
 	ldr	q0, [x0, #256]
+	ext	v30.16b, v0.16b, v0.16b, #8
 	pmull	v28.1q, v27.1d, v0.1d
-	pmull2	v29.1q, v27.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v30.1q, v27.1d, v0.1d
-	pmull2	v31.1q, v27.2d, v0.2d
-	mov	v0.16b, v28.16b
-	mov	v27.16b, v29.16b
-	mov	v28.16b, v30.16b
-	eor	v28.16b, v28.16b, v31.16b
-	ldr	q29, [x4, #16]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	pmull2	v0.1q, v27.2d, v0.2d
+	pmull	v29.1q, v27.1d, v30.1d
+	pmull2	v27.1q, v27.2d, v30.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x4, #16]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
 	ldr	q30, [x0, #272]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x4, #32]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #288]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x4, #48]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #304]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x4, #64]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #320]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x4, #80]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #336]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x4, #96]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #352]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x4, #112]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #368]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	movi	v29.2d, #0x0000000000000000
-	ext	v30.16b, v29.16b, v28.16b, #8
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
 	eor	v0.16b, v0.16b, v30.16b
-	ext	v30.16b, v28.16b, v29.16b, #8
-	eor	v27.16b, v27.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x4, #32]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #288]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x4, #48]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #304]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x4, #64]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #320]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x4, #80]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #336]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x4, #96]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #352]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x4, #112]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #368]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	movi	v27.2d, #0x0000000000000000
+	ext	v30.16b, v27.16b, v29.16b, #8
+	eor	v28.16b, v28.16b, v30.16b
+	ext	v30.16b, v29.16b, v27.16b, #8
+	eor	v0.16b, v0.16b, v30.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r1_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r1_encrypt_data_ghash_poly
-	ldr	q28, [x4]
-	pmull	v29.1q, v0.1d, v28.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v29.16b
-	pmull	v28.1q, v0.1d, v28.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v28.16b
-	eor	v0.16b, v0.16b, v27.16b
+	ldr	q27, [x4]
+	pmull	v29.1q, v28.1d, v27.1d
+	ext	v28.16b, v28.16b, v28.16b, #8
+	eor	v28.16b, v28.16b, v29.16b
+	pmull	v27.1q, v28.1d, v27.1d
+	ext	v28.16b, v28.16b, v28.16b, #8
+	eor	v28.16b, v28.16b, v27.16b
+	eor	v0.16b, v28.16b, v0.16b
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #576
 	ldr	q27, [x0, #560]
@@ -5879,121 +5756,118 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	ext	v27.16b, v27.16b, v27.16b, #8
 	eor	v27.16b, v27.16b, v0.16b
 	ldr	q0, [x0, #256]
+	ext	v30.16b, v0.16b, v0.16b, #8
 	pmull	v28.1q, v27.1d, v0.1d
-	pmull2	v29.1q, v27.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v30.1q, v27.1d, v0.1d
-	pmull2	v31.1q, v27.2d, v0.2d
-	mov	v0.16b, v28.16b
-	mov	v27.16b, v29.16b
-	mov	v28.16b, v30.16b
-	eor	v28.16b, v28.16b, v31.16b
-	ldr	q29, [x4, #16]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	pmull2	v0.1q, v27.2d, v0.2d
+	pmull	v29.1q, v27.1d, v30.1d
+	pmull2	v27.1q, v27.2d, v30.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x4, #16]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
 	ldr	q30, [x0, #272]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x4, #32]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #288]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x4, #48]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #304]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x4, #64]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #320]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x4, #80]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #336]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x4, #96]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #352]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x4, #112]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #368]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	movi	v29.2d, #0x0000000000000000
-	ext	v30.16b, v29.16b, v28.16b, #8
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
 	eor	v0.16b, v0.16b, v30.16b
-	ext	v30.16b, v28.16b, v29.16b, #8
-	eor	v27.16b, v27.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x4, #32]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #288]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x4, #48]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #304]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x4, #64]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #320]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x4, #80]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #336]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x4, #96]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #352]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x4, #112]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #368]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	movi	v27.2d, #0x0000000000000000
+	ext	v30.16b, v27.16b, v29.16b, #8
+	eor	v28.16b, v28.16b, v30.16b
+	ext	v30.16b, v29.16b, v27.16b, #8
+	eor	v0.16b, v0.16b, v30.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r1_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r1_encrypt_data_ghash_poly
-	ldr	q28, [x4]
-	pmull	v29.1q, v0.1d, v28.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v29.16b
-	pmull	v28.1q, v0.1d, v28.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v28.16b
-	eor	v0.16b, v0.16b, v27.16b
+	ldr	q27, [x4]
+	pmull	v29.1q, v28.1d, v27.1d
+	ext	v28.16b, v28.16b, v28.16b, #8
+	eor	v28.16b, v28.16b, v29.16b
+	pmull	v27.1q, v28.1d, v27.1d
+	ext	v28.16b, v28.16b, v28.16b, #8
+	eor	v28.16b, v28.16b, v27.16b
+	eor	v0.16b, v28.16b, v0.16b
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #576
 	ldr	q27, [x0, #560]
@@ -6301,121 +6175,118 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	ext	v27.16b, v27.16b, v27.16b, #8
 	eor	v27.16b, v27.16b, v0.16b
 	ldr	q0, [x0, #256]
+	ext	v30.16b, v0.16b, v0.16b, #8
 	pmull	v28.1q, v27.1d, v0.1d
-	pmull2	v29.1q, v27.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v30.1q, v27.1d, v0.1d
-	pmull2	v31.1q, v27.2d, v0.2d
-	mov	v0.16b, v28.16b
-	mov	v27.16b, v29.16b
-	mov	v28.16b, v30.16b
-	eor	v28.16b, v28.16b, v31.16b
-	ldr	q29, [x4, #16]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	pmull2	v0.1q, v27.2d, v0.2d
+	pmull	v29.1q, v27.1d, v30.1d
+	pmull2	v27.1q, v27.2d, v30.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x4, #16]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
 	ldr	q30, [x0, #272]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x4, #32]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #288]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x4, #48]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #304]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x4, #64]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #320]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x4, #80]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #336]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x4, #96]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #352]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x4, #112]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #368]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	movi	v29.2d, #0x0000000000000000
-	ext	v30.16b, v29.16b, v28.16b, #8
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
 	eor	v0.16b, v0.16b, v30.16b
-	ext	v30.16b, v28.16b, v29.16b, #8
-	eor	v27.16b, v27.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x4, #32]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #288]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x4, #48]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #304]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x4, #64]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #320]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x4, #80]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #336]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x4, #96]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #352]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x4, #112]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #368]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	movi	v27.2d, #0x0000000000000000
+	ext	v30.16b, v27.16b, v29.16b, #8
+	eor	v28.16b, v28.16b, v30.16b
+	ext	v30.16b, v29.16b, v27.16b, #8
+	eor	v0.16b, v0.16b, v30.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r1_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r1_encrypt_data_ghash_poly
-	ldr	q28, [x4]
-	pmull	v29.1q, v0.1d, v28.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v29.16b
-	pmull	v28.1q, v0.1d, v28.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v28.16b
-	eor	v0.16b, v0.16b, v27.16b
+	ldr	q27, [x4]
+	pmull	v29.1q, v28.1d, v27.1d
+	ext	v28.16b, v28.16b, v28.16b, #8
+	eor	v28.16b, v28.16b, v29.16b
+	pmull	v27.1q, v28.1d, v27.1d
+	ext	v28.16b, v28.16b, v28.16b, #8
+	eor	v28.16b, v28.16b, v27.16b
+	eor	v0.16b, v28.16b, v0.16b
 	rev32	v27.16b, v24.16b
 	add	v24.4s, v24.4s, v25.4s
 	rev32	v28.16b, v24.16b
@@ -6691,121 +6562,118 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	ext	v27.16b, v27.16b, v27.16b, #8
 	eor	v27.16b, v27.16b, v0.16b
 	ldr	q0, [x0, #256]
+	ext	v30.16b, v0.16b, v0.16b, #8
 	pmull	v28.1q, v27.1d, v0.1d
-	pmull2	v29.1q, v27.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v30.1q, v27.1d, v0.1d
-	pmull2	v31.1q, v27.2d, v0.2d
-	mov	v0.16b, v28.16b
-	mov	v27.16b, v29.16b
-	mov	v28.16b, v30.16b
-	eor	v28.16b, v28.16b, v31.16b
-	ldr	q29, [x6, #16]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	pmull2	v0.1q, v27.2d, v0.2d
+	pmull	v29.1q, v27.1d, v30.1d
+	pmull2	v27.1q, v27.2d, v30.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x6, #16]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
 	ldr	q30, [x0, #272]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x6, #32]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #288]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x6, #48]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #304]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x6, #64]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #320]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x6, #80]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #336]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x6, #96]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #352]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x6, #112]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #368]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	movi	v29.2d, #0x0000000000000000
-	ext	v30.16b, v29.16b, v28.16b, #8
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
 	eor	v0.16b, v0.16b, v30.16b
-	ext	v30.16b, v28.16b, v29.16b, #8
-	eor	v27.16b, v27.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x6, #32]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #288]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x6, #48]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #304]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x6, #64]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #320]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x6, #80]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #336]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x6, #96]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #352]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x6, #112]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #368]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	movi	v27.2d, #0x0000000000000000
+	ext	v30.16b, v27.16b, v29.16b, #8
+	eor	v28.16b, v28.16b, v30.16b
+	ext	v30.16b, v29.16b, v27.16b, #8
+	eor	v0.16b, v0.16b, v30.16b
 	adrp	x6, .Laesgen_armv8_ce_gcm_r1_encrypt_data_ghash_poly
 	add	x6, x6, :lo12:.Laesgen_armv8_ce_gcm_r1_encrypt_data_ghash_poly
-	ldr	q28, [x6]
-	pmull	v29.1q, v0.1d, v28.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v29.16b
-	pmull	v28.1q, v0.1d, v28.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v28.16b
-	eor	v0.16b, v0.16b, v27.16b
+	ldr	q27, [x6]
+	pmull	v29.1q, v28.1d, v27.1d
+	ext	v28.16b, v28.16b, v28.16b, #8
+	eor	v28.16b, v28.16b, v29.16b
+	pmull	v27.1q, v28.1d, v27.1d
+	ext	v28.16b, v28.16b, v28.16b, #8
+	eor	v28.16b, v28.16b, v27.16b
+	eor	v0.16b, v28.16b, v0.16b
 	rev32	v27.16b, v24.16b
 	add	v24.4s, v24.4s, v25.4s
 	rev32	v28.16b, v24.16b
@@ -7090,121 +6958,118 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	ext	v26.16b, v26.16b, v26.16b, #8
 	eor	v26.16b, v26.16b, v0.16b
 	ldr	q0, [x0, #256]
+	ext	v29.16b, v0.16b, v0.16b, #8
 	pmull	v27.1q, v26.1d, v0.1d
-	pmull2	v28.1q, v26.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v29.1q, v26.1d, v0.1d
-	pmull2	v30.1q, v26.2d, v0.2d
-	mov	v0.16b, v27.16b
-	mov	v26.16b, v28.16b
-	mov	v27.16b, v29.16b
-	eor	v27.16b, v27.16b, v30.16b
-	ldr	q28, [x4, #16]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
+	pmull2	v0.1q, v26.2d, v0.2d
+	pmull	v28.1q, v26.1d, v29.1d
+	pmull2	v26.1q, v26.2d, v29.2d
+	eor	v28.16b, v28.16b, v26.16b
+	ldr	q26, [x4, #16]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
 	ldr	q29, [x0, #272]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #32]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q29, [x0, #288]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #48]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q29, [x0, #304]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #64]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q29, [x0, #320]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #80]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q29, [x0, #336]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #96]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q29, [x0, #352]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #112]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q29, [x0, #368]
-	pmull	v30.1q, v28.1d, v29.1d
-	pmull2	v31.1q, v28.2d, v29.2d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	pmull	v8.1q, v28.1d, v29.1d
-	pmull2	v28.1q, v28.2d, v29.2d
-	eor	v0.16b, v0.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v27.16b, v27.16b, v28.16b
-	movi	v28.2d, #0x0000000000000000
-	ext	v29.16b, v28.16b, v27.16b, #8
+	ext	v30.16b, v29.16b, v29.16b, #8
+	pmull	v31.1q, v26.1d, v29.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v29.1q, v26.2d, v29.2d
 	eor	v0.16b, v0.16b, v29.16b
-	ext	v29.16b, v27.16b, v28.16b, #8
-	eor	v26.16b, v26.16b, v29.16b
+	pmull	v29.1q, v26.1d, v30.1d
+	eor	v28.16b, v28.16b, v29.16b
+	pmull2	v26.1q, v26.2d, v30.2d
+	eor	v28.16b, v28.16b, v26.16b
+	ldr	q26, [x4, #32]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
+	ldr	q29, [x0, #288]
+	ext	v30.16b, v29.16b, v29.16b, #8
+	pmull	v31.1q, v26.1d, v29.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v29.1q, v26.2d, v29.2d
+	eor	v0.16b, v0.16b, v29.16b
+	pmull	v29.1q, v26.1d, v30.1d
+	eor	v28.16b, v28.16b, v29.16b
+	pmull2	v26.1q, v26.2d, v30.2d
+	eor	v28.16b, v28.16b, v26.16b
+	ldr	q26, [x4, #48]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
+	ldr	q29, [x0, #304]
+	ext	v30.16b, v29.16b, v29.16b, #8
+	pmull	v31.1q, v26.1d, v29.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v29.1q, v26.2d, v29.2d
+	eor	v0.16b, v0.16b, v29.16b
+	pmull	v29.1q, v26.1d, v30.1d
+	eor	v28.16b, v28.16b, v29.16b
+	pmull2	v26.1q, v26.2d, v30.2d
+	eor	v28.16b, v28.16b, v26.16b
+	ldr	q26, [x4, #64]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
+	ldr	q29, [x0, #320]
+	ext	v30.16b, v29.16b, v29.16b, #8
+	pmull	v31.1q, v26.1d, v29.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v29.1q, v26.2d, v29.2d
+	eor	v0.16b, v0.16b, v29.16b
+	pmull	v29.1q, v26.1d, v30.1d
+	eor	v28.16b, v28.16b, v29.16b
+	pmull2	v26.1q, v26.2d, v30.2d
+	eor	v28.16b, v28.16b, v26.16b
+	ldr	q26, [x4, #80]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
+	ldr	q29, [x0, #336]
+	ext	v30.16b, v29.16b, v29.16b, #8
+	pmull	v31.1q, v26.1d, v29.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v29.1q, v26.2d, v29.2d
+	eor	v0.16b, v0.16b, v29.16b
+	pmull	v29.1q, v26.1d, v30.1d
+	eor	v28.16b, v28.16b, v29.16b
+	pmull2	v26.1q, v26.2d, v30.2d
+	eor	v28.16b, v28.16b, v26.16b
+	ldr	q26, [x4, #96]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
+	ldr	q29, [x0, #352]
+	ext	v30.16b, v29.16b, v29.16b, #8
+	pmull	v31.1q, v26.1d, v29.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v29.1q, v26.2d, v29.2d
+	eor	v0.16b, v0.16b, v29.16b
+	pmull	v29.1q, v26.1d, v30.1d
+	eor	v28.16b, v28.16b, v29.16b
+	pmull2	v26.1q, v26.2d, v30.2d
+	eor	v28.16b, v28.16b, v26.16b
+	ldr	q26, [x4, #112]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
+	ldr	q29, [x0, #368]
+	ext	v30.16b, v29.16b, v29.16b, #8
+	pmull	v31.1q, v26.1d, v29.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v29.1q, v26.2d, v29.2d
+	eor	v0.16b, v0.16b, v29.16b
+	pmull	v29.1q, v26.1d, v30.1d
+	eor	v28.16b, v28.16b, v29.16b
+	pmull2	v26.1q, v26.2d, v30.2d
+	eor	v28.16b, v28.16b, v26.16b
+	movi	v26.2d, #0x0000000000000000
+	ext	v29.16b, v26.16b, v28.16b, #8
+	eor	v27.16b, v27.16b, v29.16b
+	ext	v29.16b, v28.16b, v26.16b, #8
+	eor	v0.16b, v0.16b, v29.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r1_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r1_encrypt_data_ghash_poly
-	ldr	q27, [x4]
-	pmull	v28.1q, v0.1d, v27.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v27.1q, v0.1d, v27.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v27.16b
-	eor	v0.16b, v0.16b, v26.16b
+	ldr	q26, [x4]
+	pmull	v28.1q, v27.1d, v26.1d
+	ext	v27.16b, v27.16b, v27.16b, #8
+	eor	v27.16b, v27.16b, v28.16b
+	pmull	v26.1q, v27.1d, v26.1d
+	ext	v27.16b, v27.16b, v27.16b, #8
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v0.16b, v27.16b, v0.16b
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_small256:
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_single256:
 	cmp	x2, #16
@@ -7248,30 +7113,27 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	ext	v26.16b, v26.16b, v26.16b, #8
 	eor	v26.16b, v26.16b, v0.16b
 	ldr	q0, [x0, #368]
+	ext	v29.16b, v0.16b, v0.16b, #8
 	pmull	v27.1q, v26.1d, v0.1d
-	pmull2	v28.1q, v26.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v29.1q, v26.1d, v0.1d
-	pmull2	v30.1q, v26.2d, v0.2d
-	mov	v0.16b, v27.16b
-	mov	v26.16b, v28.16b
-	mov	v27.16b, v29.16b
-	eor	v27.16b, v27.16b, v30.16b
-	movi	v28.2d, #0x0000000000000000
-	ext	v29.16b, v28.16b, v27.16b, #8
+	pmull2	v0.1q, v26.2d, v0.2d
+	pmull	v28.1q, v26.1d, v29.1d
+	pmull2	v26.1q, v26.2d, v29.2d
+	eor	v28.16b, v28.16b, v26.16b
+	movi	v26.2d, #0x0000000000000000
+	ext	v29.16b, v26.16b, v28.16b, #8
+	eor	v27.16b, v27.16b, v29.16b
+	ext	v29.16b, v28.16b, v26.16b, #8
 	eor	v0.16b, v0.16b, v29.16b
-	ext	v29.16b, v27.16b, v28.16b, #8
-	eor	v26.16b, v26.16b, v29.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r1_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r1_encrypt_data_ghash_poly
-	ldr	q27, [x4]
-	pmull	v28.1q, v0.1d, v27.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v27.1q, v0.1d, v27.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v27.16b
-	eor	v0.16b, v0.16b, v26.16b
+	ldr	q26, [x4]
+	pmull	v28.1q, v27.1d, v26.1d
+	ext	v27.16b, v27.16b, v27.16b, #8
+	eor	v27.16b, v27.16b, v28.16b
+	pmull	v26.1q, v27.1d, v26.1d
+	ext	v27.16b, v27.16b, v27.16b, #8
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v0.16b, v27.16b, v0.16b
 	sub	x2, x2, #16
 	b	.Laesgen_armv8_ce_gcm_r1_encrypt_data_single256
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_tail256:
@@ -8057,188 +7919,185 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	rev64	v8.16b, v8.16b
 	ldp	q24, q25, [x4]
 	ext	v8.16b, v8.16b, v8.16b, #8
-	eor	v8.16b, v8.16b, v0.16b
 	ldp	q26, q27, [x4, #32]
+	eor	v8.16b, v8.16b, v0.16b
 	ldr	q0, [x0, #256]
 	ldp	q28, q29, [x4, #64]
-	pmull	v9.1q, v8.1d, v0.1d
+	ext	v11.16b, v0.16b, v0.16b, #8
 	ldp	q30, q31, [x4, #96]
-	pmull2	v10.1q, v8.2d, v0.2d
+	pmull	v9.1q, v8.1d, v0.1d
 	eor	v24.16b, v24.16b, v23.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v11.1q, v8.1d, v0.1d
+	pmull2	v0.1q, v8.2d, v0.2d
 	eor	v25.16b, v25.16b, v23.16b
-	pmull2	v12.1q, v8.2d, v0.2d
+	pmull	v10.1q, v8.1d, v11.1d
+	pmull2	v8.1q, v8.2d, v11.2d
 	eor	v26.16b, v26.16b, v23.16b
-	mov	v0.16b, v9.16b
+	eor	v10.16b, v10.16b, v8.16b
 	eor	v27.16b, v27.16b, v23.16b
-	mov	v8.16b, v10.16b
+	ldr	q8, [x5, #16]
 	eor	v28.16b, v28.16b, v23.16b
-	mov	v9.16b, v11.16b
-	eor	v9.16b, v9.16b, v12.16b
+	rev64	v8.16b, v8.16b
 	eor	v29.16b, v29.16b, v23.16b
-	ldr	q10, [x5, #16]
+	ext	v8.16b, v8.16b, v8.16b, #8
 	eor	v30.16b, v30.16b, v23.16b
-	rev64	v10.16b, v10.16b
+	ldr	q11, [x0, #272]
+	ext	v12.16b, v11.16b, v11.16b, #8
 	eor	v31.16b, v31.16b, v23.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
-	ldr	q23, [x0, #272]
+	pmull	v23.1q, v8.1d, v11.1d
 	add	v20.4s, v20.4s, v22.4s
-	pmull	v11.1q, v10.1d, v23.1d
+	eor	v9.16b, v9.16b, v23.16b
 	aese	v24.16b, v2.16b
 	aesmc	v24.16b, v24.16b
-	pmull2	v12.1q, v10.2d, v23.2d
+	pmull2	v23.1q, v8.2d, v11.2d
 	aese	v25.16b, v2.16b
 	aesmc	v25.16b, v25.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
+	eor	v0.16b, v0.16b, v23.16b
+	pmull	v23.1q, v8.1d, v12.1d
 	aese	v26.16b, v2.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v13.1q, v10.1d, v23.1d
-	pmull2	v23.1q, v10.2d, v23.2d
+	eor	v10.16b, v10.16b, v23.16b
 	aese	v27.16b, v2.16b
 	aesmc	v27.16b, v27.16b
-	eor	v0.16b, v0.16b, v11.16b
+	pmull2	v23.1q, v8.2d, v12.2d
 	aese	v28.16b, v2.16b
 	aesmc	v28.16b, v28.16b
-	eor	v8.16b, v8.16b, v12.16b
+	eor	v10.16b, v10.16b, v23.16b
 	aese	v29.16b, v2.16b
 	aesmc	v29.16b, v29.16b
-	eor	v9.16b, v9.16b, v13.16b
+	ldr	q23, [x5, #32]
+	rev64	v23.16b, v23.16b
 	aese	v30.16b, v2.16b
 	aesmc	v30.16b, v30.16b
-	eor	v9.16b, v9.16b, v23.16b
-	ldr	q23, [x5, #32]
+	ext	v23.16b, v23.16b, v23.16b, #8
 	aese	v31.16b, v2.16b
 	aesmc	v31.16b, v31.16b
-	rev64	v23.16b, v23.16b
+	ldr	q8, [x0, #288]
 	aese	v24.16b, v3.16b
 	aesmc	v24.16b, v24.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
+	ext	v11.16b, v8.16b, v8.16b, #8
 	aese	v25.16b, v3.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q10, [x0, #288]
-	pmull	v11.1q, v23.1d, v10.1d
+	pmull	v12.1q, v23.1d, v8.1d
 	aese	v26.16b, v3.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v12.1q, v23.2d, v10.2d
+	eor	v9.16b, v9.16b, v12.16b
+	pmull2	v8.1q, v23.2d, v8.2d
 	aese	v27.16b, v3.16b
 	aesmc	v27.16b, v27.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	eor	v0.16b, v0.16b, v8.16b
 	aese	v28.16b, v3.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v13.1q, v23.1d, v10.1d
+	pmull	v8.1q, v23.1d, v11.1d
 	aese	v29.16b, v3.16b
 	aesmc	v29.16b, v29.16b
-	pmull2	v23.1q, v23.2d, v10.2d
-	eor	v0.16b, v0.16b, v11.16b
+	eor	v10.16b, v10.16b, v8.16b
 	aese	v30.16b, v3.16b
 	aesmc	v30.16b, v30.16b
-	eor	v8.16b, v8.16b, v12.16b
+	pmull2	v23.1q, v23.2d, v11.2d
+	eor	v10.16b, v10.16b, v23.16b
 	aese	v31.16b, v3.16b
 	aesmc	v31.16b, v31.16b
-	eor	v9.16b, v9.16b, v13.16b
+	ldr	q23, [x5, #48]
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
-	eor	v9.16b, v9.16b, v23.16b
+	rev64	v23.16b, v23.16b
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q23, [x5, #48]
-	rev64	v23.16b, v23.16b
+	ext	v23.16b, v23.16b, v23.16b, #8
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
+	ldr	q8, [x0, #304]
+	ext	v11.16b, v8.16b, v8.16b, #8
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q10, [x0, #304]
+	pmull	v12.1q, v23.1d, v8.1d
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v11.1q, v23.1d, v10.1d
-	pmull2	v12.1q, v23.2d, v10.2d
+	eor	v9.16b, v9.16b, v12.16b
 	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	pmull2	v8.1q, v23.2d, v8.2d
 	aese	v30.16b, v4.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v13.1q, v23.1d, v10.1d
+	eor	v0.16b, v0.16b, v8.16b
 	aese	v31.16b, v4.16b
 	aesmc	v31.16b, v31.16b
-	pmull2	v23.1q, v23.2d, v10.2d
+	pmull	v8.1q, v23.1d, v11.1d
+	eor	v10.16b, v10.16b, v8.16b
 	aese	v24.16b, v5.16b
 	aesmc	v24.16b, v24.16b
-	eor	v0.16b, v0.16b, v11.16b
-	eor	v8.16b, v8.16b, v12.16b
+	pmull2	v23.1q, v23.2d, v11.2d
 	aese	v25.16b, v5.16b
 	aesmc	v25.16b, v25.16b
-	eor	v9.16b, v9.16b, v13.16b
+	eor	v10.16b, v10.16b, v23.16b
 	aese	v26.16b, v5.16b
 	aesmc	v26.16b, v26.16b
-	eor	v9.16b, v9.16b, v23.16b
+	ldr	q23, [x5, #64]
 	aese	v27.16b, v5.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q23, [x5, #64]
+	rev64	v23.16b, v23.16b
+	ext	v23.16b, v23.16b, v23.16b, #8
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
-	rev64	v23.16b, v23.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
+	ldr	q8, [x0, #320]
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q10, [x0, #320]
+	ext	v11.16b, v8.16b, v8.16b, #8
 	aese	v30.16b, v5.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v11.1q, v23.1d, v10.1d
+	pmull	v12.1q, v23.1d, v8.1d
 	aese	v31.16b, v5.16b
 	aesmc	v31.16b, v31.16b
-	pmull2	v12.1q, v23.2d, v10.2d
-	ext	v10.16b, v10.16b, v10.16b, #8
+	eor	v9.16b, v9.16b, v12.16b
+	pmull2	v8.1q, v23.2d, v8.2d
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v13.1q, v23.1d, v10.1d
+	eor	v0.16b, v0.16b, v8.16b
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v23.1q, v23.2d, v10.2d
+	pmull	v8.1q, v23.1d, v11.1d
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
-	eor	v0.16b, v0.16b, v11.16b
+	eor	v10.16b, v10.16b, v8.16b
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
-	eor	v8.16b, v8.16b, v12.16b
-	eor	v9.16b, v9.16b, v13.16b
+	pmull2	v23.1q, v23.2d, v11.2d
 	aese	v28.16b, v6.16b
 	aesmc	v28.16b, v28.16b
-	eor	v9.16b, v9.16b, v23.16b
+	eor	v10.16b, v10.16b, v23.16b
+	ldr	q23, [x5, #80]
 	aese	v29.16b, v6.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q23, [x5, #80]
+	rev64	v23.16b, v23.16b
 	aese	v30.16b, v6.16b
 	aesmc	v30.16b, v30.16b
-	rev64	v23.16b, v23.16b
+	ext	v23.16b, v23.16b, v23.16b, #8
 	aese	v31.16b, v6.16b
 	aesmc	v31.16b, v31.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
-	ldr	q10, [x0, #336]
+	ldr	q8, [x0, #336]
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v11.1q, v23.1d, v10.1d
+	ext	v11.16b, v8.16b, v8.16b, #8
+	pmull	v12.1q, v23.1d, v8.1d
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v12.1q, v23.2d, v10.2d
+	eor	v9.16b, v9.16b, v12.16b
 	aese	v26.16b, v7.16b
 	aesmc	v26.16b, v26.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	pmull2	v8.1q, v23.2d, v8.2d
 	aese	v27.16b, v7.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v13.1q, v23.1d, v10.1d
-	pmull2	v23.1q, v23.2d, v10.2d
+	eor	v0.16b, v0.16b, v8.16b
 	aese	v28.16b, v7.16b
 	aesmc	v28.16b, v28.16b
-	eor	v0.16b, v0.16b, v11.16b
+	pmull	v8.1q, v23.1d, v11.1d
 	aese	v29.16b, v7.16b
 	aesmc	v29.16b, v29.16b
-	eor	v8.16b, v8.16b, v12.16b
+	eor	v10.16b, v10.16b, v8.16b
+	pmull2	v23.1q, v23.2d, v11.2d
 	aese	v30.16b, v7.16b
 	aesmc	v30.16b, v30.16b
-	eor	v9.16b, v9.16b, v13.16b
-	eor	v9.16b, v9.16b, v23.16b
+	eor	v10.16b, v10.16b, v23.16b
 	aese	v31.16b, v7.16b
 	aesmc	v31.16b, v31.16b
 	ldr	q23, [x5, #96]
@@ -8248,88 +8107,88 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
 	ext	v23.16b, v23.16b, v23.16b, #8
+	ldr	q8, [x0, #352]
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q10, [x0, #352]
-	pmull	v11.1q, v23.1d, v10.1d
+	ext	v11.16b, v8.16b, v8.16b, #8
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v12.1q, v23.2d, v10.2d
+	pmull	v12.1q, v23.1d, v8.1d
 	aese	v28.16b, v16.16b
 	aesmc	v28.16b, v28.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	eor	v9.16b, v9.16b, v12.16b
 	aese	v29.16b, v16.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v13.1q, v23.1d, v10.1d
+	pmull2	v8.1q, v23.2d, v8.2d
+	eor	v0.16b, v0.16b, v8.16b
 	aese	v30.16b, v16.16b
 	aesmc	v30.16b, v30.16b
-	pmull2	v23.1q, v23.2d, v10.2d
-	eor	v0.16b, v0.16b, v11.16b
+	pmull	v8.1q, v23.1d, v11.1d
 	aese	v31.16b, v16.16b
 	aesmc	v31.16b, v31.16b
-	eor	v8.16b, v8.16b, v12.16b
+	eor	v10.16b, v10.16b, v8.16b
 	aese	v24.16b, v17.16b
 	aesmc	v24.16b, v24.16b
-	eor	v9.16b, v9.16b, v13.16b
+	pmull2	v23.1q, v23.2d, v11.2d
 	aese	v25.16b, v17.16b
 	aesmc	v25.16b, v25.16b
-	eor	v9.16b, v9.16b, v23.16b
-	ldr	q23, [x5, #112]
+	eor	v10.16b, v10.16b, v23.16b
 	aese	v26.16b, v17.16b
 	aesmc	v26.16b, v26.16b
+	ldr	q23, [x5, #112]
 	rev64	v23.16b, v23.16b
 	aese	v27.16b, v17.16b
 	aesmc	v27.16b, v27.16b
 	ext	v23.16b, v23.16b, v23.16b, #8
 	aese	v28.16b, v17.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q10, [x0, #368]
+	ldr	q8, [x0, #368]
 	aese	v29.16b, v17.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v11.1q, v23.1d, v10.1d
-	pmull2	v12.1q, v23.2d, v10.2d
+	ext	v11.16b, v8.16b, v8.16b, #8
 	aese	v30.16b, v17.16b
 	aesmc	v30.16b, v30.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	pmull	v12.1q, v23.1d, v8.1d
+	eor	v9.16b, v9.16b, v12.16b
 	aese	v31.16b, v17.16b
 	aesmc	v31.16b, v31.16b
-	pmull	v13.1q, v23.1d, v10.1d
+	pmull2	v8.1q, v23.2d, v8.2d
 	aese	v24.16b, v18.16b
-	pmull2	v23.1q, v23.2d, v10.2d
+	eor	v0.16b, v0.16b, v8.16b
 	aese	v25.16b, v18.16b
-	eor	v0.16b, v0.16b, v11.16b
-	eor	v8.16b, v8.16b, v12.16b
+	pmull	v8.1q, v23.1d, v11.1d
 	aese	v26.16b, v18.16b
-	eor	v9.16b, v9.16b, v13.16b
+	eor	v10.16b, v10.16b, v8.16b
+	pmull2	v23.1q, v23.2d, v11.2d
 	aese	v27.16b, v18.16b
-	eor	v9.16b, v9.16b, v23.16b
+	eor	v10.16b, v10.16b, v23.16b
 	aese	v28.16b, v18.16b
 	movi	v23.2d, #0x0000000000000000
-	ext	v10.16b, v23.16b, v9.16b, #8
 	aese	v29.16b, v18.16b
-	eor	v0.16b, v0.16b, v10.16b
+	ext	v8.16b, v23.16b, v10.16b, #8
 	aese	v30.16b, v18.16b
-	ext	v10.16b, v9.16b, v23.16b, #8
+	eor	v9.16b, v9.16b, v8.16b
 	aese	v31.16b, v18.16b
-	eor	v8.16b, v8.16b, v10.16b
+	ext	v8.16b, v10.16b, v23.16b, #8
+	eor	v0.16b, v0.16b, v8.16b
 	eor	v24.16b, v24.16b, v19.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r1_encrypt_data_ghash_poly
-	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r1_encrypt_data_ghash_poly
 	eor	v25.16b, v25.16b, v19.16b
-	ldr	q23, [x4]
+	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r1_encrypt_data_ghash_poly
 	eor	v26.16b, v26.16b, v19.16b
-	pmull	v9.1q, v0.1d, v23.1d
+	ldr	q23, [x4]
 	eor	v27.16b, v27.16b, v19.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	pmull	v8.1q, v9.1d, v23.1d
+	ext	v9.16b, v9.16b, v9.16b, #8
 	eor	v28.16b, v28.16b, v19.16b
-	eor	v0.16b, v0.16b, v9.16b
-	pmull	v23.1q, v0.1d, v23.1d
+	eor	v9.16b, v9.16b, v8.16b
 	eor	v29.16b, v29.16b, v19.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	pmull	v23.1q, v9.1d, v23.1d
 	eor	v30.16b, v30.16b, v19.16b
-	eor	v0.16b, v0.16b, v23.16b
+	ext	v9.16b, v9.16b, v9.16b, #8
 	eor	v31.16b, v31.16b, v19.16b
-	eor	v0.16b, v0.16b, v8.16b
+	eor	v9.16b, v9.16b, v23.16b
+	eor	v0.16b, v9.16b, v0.16b
 	ldp	q23, q8, [x1], #32
 	eor	v24.16b, v24.16b, v23.16b
 	eor	v25.16b, v25.16b, v8.16b
@@ -8384,193 +8243,193 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	add	v20.4s, v20.4s, v21.4s
 	ldr	q0, [x0, #256]
 	rev32	v26.16b, v20.16b
+	ext	v30.16b, v0.16b, v0.16b, #8
+	add	v20.4s, v20.4s, v21.4s
 	pmull	v8.1q, v29.1d, v0.1d
-	add	v20.4s, v20.4s, v21.4s
-	pmull2	v9.1q, v29.2d, v0.2d
 	rev32	v27.16b, v20.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	pmull2	v9.1q, v29.2d, v0.2d
 	add	v20.4s, v20.4s, v21.4s
-	pmull	v10.1q, v29.1d, v0.1d
+	pmull	v10.1q, v29.1d, v30.1d
 	rev32	v28.16b, v20.16b
-	pmull2	v0.1q, v29.2d, v0.2d
+	pmull2	v0.1q, v29.2d, v30.2d
 	add	v20.4s, v20.4s, v21.4s
-	rev32	v29.16b, v20.16b
-	add	v20.4s, v20.4s, v21.4s
-	rev32	v30.16b, v20.16b
 	eor	v10.16b, v10.16b, v0.16b
-	add	v20.4s, v20.4s, v21.4s
+	rev32	v29.16b, v20.16b
 	ldr	q0, [x6, #16]
-	rev32	v31.16b, v20.16b
-	rev64	v0.16b, v0.16b
 	add	v20.4s, v20.4s, v21.4s
+	rev64	v0.16b, v0.16b
+	rev32	v30.16b, v20.16b
 	ext	v0.16b, v0.16b, v0.16b, #8
+	add	v20.4s, v20.4s, v21.4s
+	ldr	q11, [x0, #272]
+	rev32	v31.16b, v20.16b
+	ext	v12.16b, v11.16b, v11.16b, #8
+	add	v20.4s, v20.4s, v21.4s
+	pmull	v13.1q, v0.1d, v11.1d
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q11, [x0, #272]
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v25.16b, v1.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v12.1q, v0.1d, v11.1d
+	pmull2	v11.1q, v0.2d, v11.2d
 	aese	v26.16b, v1.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v13.1q, v0.2d, v11.2d
+	eor	v9.16b, v9.16b, v11.16b
 	aese	v27.16b, v1.16b
 	aesmc	v27.16b, v27.16b
-	ext	v11.16b, v11.16b, v11.16b, #8
+	pmull	v11.1q, v0.1d, v12.1d
 	aese	v28.16b, v1.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v14.1q, v0.1d, v11.1d
+	eor	v10.16b, v10.16b, v11.16b
 	aese	v29.16b, v1.16b
 	aesmc	v29.16b, v29.16b
-	pmull2	v11.1q, v0.2d, v11.2d
 	aese	v30.16b, v1.16b
 	aesmc	v30.16b, v30.16b
-	eor	v8.16b, v8.16b, v12.16b
+	pmull2	v0.1q, v0.2d, v12.2d
 	aese	v31.16b, v1.16b
 	aesmc	v31.16b, v31.16b
-	eor	v9.16b, v9.16b, v13.16b
+	eor	v10.16b, v10.16b, v0.16b
 	eor	v0.16b, v24.16b, v23.16b
-	eor	v10.16b, v10.16b, v14.16b
-	str	q0, [x4]
-	eor	v10.16b, v10.16b, v11.16b
-	eor	v0.16b, v25.16b, v23.16b
 	ldr	q11, [x6, #32]
-	str	q0, [x4, #16]
+	str	q0, [x4]
 	rev64	v11.16b, v11.16b
-	eor	v0.16b, v26.16b, v23.16b
+	eor	v0.16b, v25.16b, v23.16b
 	ext	v11.16b, v11.16b, v11.16b, #8
-	str	q0, [x4, #32]
+	str	q0, [x4, #16]
 	ldr	q12, [x0, #288]
+	eor	v0.16b, v26.16b, v23.16b
+	ext	v13.16b, v12.16b, v12.16b, #8
+	str	q0, [x4, #32]
+	pmull	v14.1q, v11.1d, v12.1d
 	eor	v0.16b, v27.16b, v23.16b
-	pmull	v13.1q, v11.1d, v12.1d
+	eor	v8.16b, v8.16b, v14.16b
 	str	q0, [x4, #48]
-	pmull2	v14.1q, v11.2d, v12.2d
+	pmull2	v12.1q, v11.2d, v12.2d
 	eor	v0.16b, v28.16b, v23.16b
-	ext	v12.16b, v12.16b, v12.16b, #8
+	eor	v9.16b, v9.16b, v12.16b
 	str	q0, [x4, #64]
-	pmull	v15.1q, v11.1d, v12.1d
+	pmull	v12.1q, v11.1d, v13.1d
 	eor	v0.16b, v29.16b, v23.16b
-	pmull2	v11.1q, v11.2d, v12.2d
+	eor	v10.16b, v10.16b, v12.16b
 	str	q0, [x4, #80]
-	eor	v8.16b, v8.16b, v13.16b
+	pmull2	v11.1q, v11.2d, v13.2d
 	eor	v0.16b, v30.16b, v23.16b
-	eor	v9.16b, v9.16b, v14.16b
-	str	q0, [x4, #96]
-	eor	v10.16b, v10.16b, v15.16b
-	eor	v0.16b, v31.16b, v23.16b
 	eor	v10.16b, v10.16b, v11.16b
+	str	q0, [x4, #96]
+	ldr	q11, [x6, #48]
+	eor	v0.16b, v31.16b, v23.16b
+	rev64	v11.16b, v11.16b
 	str	q0, [x4, #112]
-	ldr	q0, [x6, #48]
+	ext	v11.16b, v11.16b, v11.16b, #8
 	aese	v24.16b, v2.16b
 	aesmc	v24.16b, v24.16b
-	rev64	v0.16b, v0.16b
+	ldr	q0, [x0, #304]
 	aese	v25.16b, v2.16b
 	aesmc	v25.16b, v25.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	ext	v23.16b, v0.16b, v0.16b, #8
 	aese	v26.16b, v2.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q23, [x0, #304]
+	pmull	v12.1q, v11.1d, v0.1d
 	aese	v27.16b, v2.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v11.1q, v0.1d, v23.1d
+	eor	v8.16b, v8.16b, v12.16b
 	aese	v28.16b, v2.16b
 	aesmc	v28.16b, v28.16b
-	pmull2	v12.1q, v0.2d, v23.2d
+	pmull2	v0.1q, v11.2d, v0.2d
 	aese	v29.16b, v2.16b
 	aesmc	v29.16b, v29.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
+	eor	v9.16b, v9.16b, v0.16b
 	aese	v30.16b, v2.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v13.1q, v0.1d, v23.1d
 	aese	v31.16b, v2.16b
 	aesmc	v31.16b, v31.16b
-	pmull2	v0.1q, v0.2d, v23.2d
+	pmull	v0.1q, v11.1d, v23.1d
 	aese	v24.16b, v3.16b
 	aesmc	v24.16b, v24.16b
-	eor	v8.16b, v8.16b, v11.16b
+	eor	v10.16b, v10.16b, v0.16b
 	aese	v25.16b, v3.16b
 	aesmc	v25.16b, v25.16b
-	eor	v9.16b, v9.16b, v12.16b
+	pmull2	v0.1q, v11.2d, v23.2d
 	aese	v26.16b, v3.16b
 	aesmc	v26.16b, v26.16b
-	eor	v10.16b, v10.16b, v13.16b
+	eor	v10.16b, v10.16b, v0.16b
 	aese	v27.16b, v3.16b
 	aesmc	v27.16b, v27.16b
-	eor	v10.16b, v10.16b, v0.16b
+	ldr	q0, [x6, #64]
 	aese	v28.16b, v3.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q0, [x6, #64]
+	rev64	v0.16b, v0.16b
 	aese	v29.16b, v3.16b
 	aesmc	v29.16b, v29.16b
-	rev64	v0.16b, v0.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v30.16b, v3.16b
 	aesmc	v30.16b, v30.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	ldr	q23, [x0, #320]
 	aese	v31.16b, v3.16b
 	aesmc	v31.16b, v31.16b
-	ldr	q23, [x0, #320]
+	ext	v11.16b, v23.16b, v23.16b, #8
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v11.1q, v0.1d, v23.1d
+	pmull	v12.1q, v0.1d, v23.1d
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v12.1q, v0.2d, v23.2d
+	eor	v8.16b, v8.16b, v12.16b
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
+	pmull2	v23.1q, v0.2d, v23.2d
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v13.1q, v0.1d, v23.1d
+	eor	v9.16b, v9.16b, v23.16b
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
-	pmull2	v0.1q, v0.2d, v23.2d
+	pmull	v23.1q, v0.1d, v11.1d
 	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
-	eor	v8.16b, v8.16b, v11.16b
+	eor	v10.16b, v10.16b, v23.16b
 	aese	v30.16b, v4.16b
 	aesmc	v30.16b, v30.16b
-	eor	v9.16b, v9.16b, v12.16b
+	pmull2	v0.1q, v0.2d, v11.2d
 	aese	v31.16b, v4.16b
 	aesmc	v31.16b, v31.16b
-	eor	v10.16b, v10.16b, v13.16b
+	eor	v10.16b, v10.16b, v0.16b
 	aese	v24.16b, v5.16b
 	aesmc	v24.16b, v24.16b
-	eor	v10.16b, v10.16b, v0.16b
+	ldr	q0, [x6, #80]
 	aese	v25.16b, v5.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q0, [x6, #80]
+	rev64	v0.16b, v0.16b
 	aese	v26.16b, v5.16b
 	aesmc	v26.16b, v26.16b
-	rev64	v0.16b, v0.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v27.16b, v5.16b
 	aesmc	v27.16b, v27.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	ldr	q23, [x0, #336]
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q23, [x0, #336]
+	ext	v11.16b, v23.16b, v23.16b, #8
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v11.1q, v0.1d, v23.1d
+	pmull	v12.1q, v0.1d, v23.1d
 	aese	v30.16b, v5.16b
 	aesmc	v30.16b, v30.16b
-	pmull2	v12.1q, v0.2d, v23.2d
 	aese	v31.16b, v5.16b
 	aesmc	v31.16b, v31.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
+	eor	v8.16b, v8.16b, v12.16b
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v13.1q, v0.1d, v23.1d
+	pmull2	v23.1q, v0.2d, v23.2d
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v0.1q, v0.2d, v23.2d
+	eor	v9.16b, v9.16b, v23.16b
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
-	eor	v8.16b, v8.16b, v11.16b
+	pmull	v23.1q, v0.1d, v11.1d
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
-	eor	v9.16b, v9.16b, v12.16b
+	eor	v10.16b, v10.16b, v23.16b
 	aese	v28.16b, v6.16b
 	aesmc	v28.16b, v28.16b
-	eor	v10.16b, v10.16b, v13.16b
+	pmull2	v0.1q, v0.2d, v11.2d
 	aese	v29.16b, v6.16b
 	aesmc	v29.16b, v29.16b
 	eor	v10.16b, v10.16b, v0.16b
@@ -8588,28 +8447,28 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	ldr	q23, [x0, #352]
 	aese	v26.16b, v7.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v11.1q, v0.1d, v23.1d
+	ext	v11.16b, v23.16b, v23.16b, #8
 	aese	v27.16b, v7.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v12.1q, v0.2d, v23.2d
+	pmull	v12.1q, v0.1d, v23.1d
 	aese	v28.16b, v7.16b
 	aesmc	v28.16b, v28.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
+	eor	v8.16b, v8.16b, v12.16b
 	aese	v29.16b, v7.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v13.1q, v0.1d, v23.1d
+	pmull2	v23.1q, v0.2d, v23.2d
 	aese	v30.16b, v7.16b
 	aesmc	v30.16b, v30.16b
-	pmull2	v0.1q, v0.2d, v23.2d
+	eor	v9.16b, v9.16b, v23.16b
 	aese	v31.16b, v7.16b
 	aesmc	v31.16b, v31.16b
-	eor	v8.16b, v8.16b, v11.16b
+	pmull	v23.1q, v0.1d, v11.1d
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
-	eor	v9.16b, v9.16b, v12.16b
+	eor	v10.16b, v10.16b, v23.16b
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
-	eor	v10.16b, v10.16b, v13.16b
+	pmull2	v0.1q, v0.2d, v11.2d
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
 	eor	v10.16b, v10.16b, v0.16b
@@ -8627,63 +8486,62 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	ldr	q23, [x0, #368]
 	aese	v31.16b, v16.16b
 	aesmc	v31.16b, v31.16b
-	pmull	v11.1q, v0.1d, v23.1d
 	aese	v24.16b, v17.16b
 	aesmc	v24.16b, v24.16b
-	pmull2	v12.1q, v0.2d, v23.2d
+	ext	v11.16b, v23.16b, v23.16b, #8
 	aese	v25.16b, v17.16b
 	aesmc	v25.16b, v25.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
+	pmull	v12.1q, v0.1d, v23.1d
 	aese	v26.16b, v17.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v13.1q, v0.1d, v23.1d
+	eor	v8.16b, v8.16b, v12.16b
 	aese	v27.16b, v17.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v0.1q, v0.2d, v23.2d
+	pmull2	v23.1q, v0.2d, v23.2d
 	aese	v28.16b, v17.16b
 	aesmc	v28.16b, v28.16b
-	eor	v8.16b, v8.16b, v11.16b
+	eor	v9.16b, v9.16b, v23.16b
 	aese	v29.16b, v17.16b
 	aesmc	v29.16b, v29.16b
-	eor	v9.16b, v9.16b, v12.16b
+	pmull	v23.1q, v0.1d, v11.1d
 	aese	v30.16b, v17.16b
 	aesmc	v30.16b, v30.16b
-	eor	v10.16b, v10.16b, v13.16b
+	eor	v10.16b, v10.16b, v23.16b
 	aese	v31.16b, v17.16b
 	aesmc	v31.16b, v31.16b
-	eor	v10.16b, v10.16b, v0.16b
+	pmull2	v0.1q, v0.2d, v11.2d
 	aese	v24.16b, v18.16b
-	movi	v0.2d, #0x0000000000000000
+	eor	v10.16b, v10.16b, v0.16b
 	aese	v25.16b, v18.16b
-	ext	v23.16b, v0.16b, v10.16b, #8
+	movi	v0.2d, #0x0000000000000000
 	aese	v26.16b, v18.16b
-	eor	v8.16b, v8.16b, v23.16b
+	ext	v23.16b, v0.16b, v10.16b, #8
 	aese	v27.16b, v18.16b
-	ext	v23.16b, v10.16b, v0.16b, #8
-	aese	v28.16b, v18.16b
-	eor	v9.16b, v9.16b, v23.16b
-	aese	v29.16b, v18.16b
-	adrp	x4, .Laesgen_armv8_ce_gcm_r1_encrypt_data_ghash_poly
-	aese	v30.16b, v18.16b
-	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r1_encrypt_data_ghash_poly
-	aese	v31.16b, v18.16b
-	ldr	q0, [x4]
-	eor	v24.16b, v24.16b, v19.16b
-	pmull	v23.1q, v8.1d, v0.1d
-	eor	v25.16b, v25.16b, v19.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
-	eor	v26.16b, v26.16b, v19.16b
 	eor	v8.16b, v8.16b, v23.16b
-	eor	v27.16b, v27.16b, v19.16b
-	pmull	v0.1q, v8.1d, v0.1d
-	eor	v28.16b, v28.16b, v19.16b
+	aese	v28.16b, v18.16b
+	ext	v23.16b, v10.16b, v0.16b, #8
+	aese	v29.16b, v18.16b
+	eor	v9.16b, v9.16b, v23.16b
+	aese	v30.16b, v18.16b
+	adrp	x4, .Laesgen_armv8_ce_gcm_r1_encrypt_data_ghash_poly
+	aese	v31.16b, v18.16b
+	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r1_encrypt_data_ghash_poly
+	eor	v24.16b, v24.16b, v19.16b
+	ldr	q0, [x4]
+	eor	v25.16b, v25.16b, v19.16b
+	pmull	v23.1q, v8.1d, v0.1d
+	eor	v26.16b, v26.16b, v19.16b
 	ext	v8.16b, v8.16b, v8.16b, #8
+	eor	v27.16b, v27.16b, v19.16b
+	eor	v8.16b, v8.16b, v23.16b
+	eor	v28.16b, v28.16b, v19.16b
+	pmull	v0.1q, v8.1d, v0.1d
 	eor	v29.16b, v29.16b, v19.16b
-	eor	v8.16b, v8.16b, v0.16b
+	ext	v8.16b, v8.16b, v8.16b, #8
 	eor	v30.16b, v30.16b, v19.16b
-	eor	v8.16b, v8.16b, v9.16b
+	eor	v8.16b, v8.16b, v0.16b
 	eor	v31.16b, v31.16b, v19.16b
-	mov	v0.16b, v8.16b
+	eor	v0.16b, v8.16b, v9.16b
 	ldr	x4, [x0, #528]
 	sub	x4, x5, x4
 	and	x4, x4, #255
@@ -8738,159 +8596,158 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	eor	v28.16b, v28.16b, v0.16b
 	add	v20.4s, v20.4s, v21.4s
 	ldr	q0, [x0, #256]
-	pmull	v29.1q, v28.1d, v0.1d
 	rev32	v26.16b, v20.16b
-	pmull2	v31.1q, v28.2d, v0.2d
+	ext	v29.16b, v0.16b, v0.16b, #8
 	add	v20.4s, v20.4s, v21.4s
-	ext	v0.16b, v0.16b, v0.16b, #8
+	pmull	v31.1q, v28.1d, v0.1d
+	pmull2	v0.1q, v28.2d, v0.2d
 	rev32	v27.16b, v20.16b
-	pmull	v8.1q, v28.1d, v0.1d
+	pmull	v8.1q, v28.1d, v29.1d
 	add	v20.4s, v20.4s, v21.4s
-	pmull2	v30.1q, v28.2d, v0.2d
+	pmull2	v29.1q, v28.2d, v29.2d
 	rev32	v28.16b, v20.16b
-	mov	v0.16b, v29.16b
-	add	v20.4s, v20.4s, v21.4s
-	rev32	v29.16b, v20.16b
-	eor	v8.16b, v8.16b, v30.16b
+	eor	v8.16b, v8.16b, v29.16b
 	add	v20.4s, v20.4s, v21.4s
 	ldr	q9, [x4, #16]
-	rev32	v30.16b, v20.16b
+	rev32	v29.16b, v20.16b
 	rev64	v9.16b, v9.16b
 	add	v20.4s, v20.4s, v21.4s
 	ext	v9.16b, v9.16b, v9.16b, #8
+	rev32	v30.16b, v20.16b
+	ldr	q10, [x0, #272]
+	ext	v11.16b, v10.16b, v10.16b, #8
+	add	v20.4s, v20.4s, v21.4s
+	pmull	v12.1q, v9.1d, v10.1d
 	aese	v23.16b, v1.16b
 	aesmc	v23.16b, v23.16b
-	ldr	q10, [x0, #272]
+	eor	v31.16b, v31.16b, v12.16b
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v11.1q, v9.1d, v10.1d
-	pmull2	v12.1q, v9.2d, v10.2d
+	pmull2	v10.1q, v9.2d, v10.2d
 	aese	v25.16b, v1.16b
 	aesmc	v25.16b, v25.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v26.16b, v1.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v13.1q, v9.1d, v10.1d
+	pmull	v10.1q, v9.1d, v11.1d
 	aese	v27.16b, v1.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v9.1q, v9.2d, v10.2d
+	eor	v8.16b, v8.16b, v10.16b
 	aese	v28.16b, v1.16b
 	aesmc	v28.16b, v28.16b
-	eor	v0.16b, v0.16b, v11.16b
+	pmull2	v9.1q, v9.2d, v11.2d
 	aese	v29.16b, v1.16b
 	aesmc	v29.16b, v29.16b
-	eor	v31.16b, v31.16b, v12.16b
+	eor	v8.16b, v8.16b, v9.16b
+	ldr	q9, [x4, #32]
 	aese	v30.16b, v1.16b
 	aesmc	v30.16b, v30.16b
-	eor	v8.16b, v8.16b, v13.16b
-	eor	v8.16b, v8.16b, v9.16b
+	rev64	v9.16b, v9.16b
 	aese	v23.16b, v2.16b
 	aesmc	v23.16b, v23.16b
-	ldr	q9, [x4, #32]
+	ext	v9.16b, v9.16b, v9.16b, #8
 	aese	v24.16b, v2.16b
 	aesmc	v24.16b, v24.16b
-	rev64	v9.16b, v9.16b
+	ldr	q10, [x0, #288]
 	aese	v25.16b, v2.16b
 	aesmc	v25.16b, v25.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	ext	v11.16b, v10.16b, v10.16b, #8
 	aese	v26.16b, v2.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q10, [x0, #288]
+	pmull	v12.1q, v9.1d, v10.1d
 	aese	v27.16b, v2.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v11.1q, v9.1d, v10.1d
-	pmull2	v12.1q, v9.2d, v10.2d
+	eor	v31.16b, v31.16b, v12.16b
 	aese	v28.16b, v2.16b
 	aesmc	v28.16b, v28.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	pmull2	v10.1q, v9.2d, v10.2d
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v29.16b, v2.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v13.1q, v9.1d, v10.1d
+	pmull	v10.1q, v9.1d, v11.1d
 	aese	v30.16b, v2.16b
 	aesmc	v30.16b, v30.16b
-	pmull2	v9.1q, v9.2d, v10.2d
+	eor	v8.16b, v8.16b, v10.16b
 	aese	v23.16b, v3.16b
 	aesmc	v23.16b, v23.16b
-	eor	v0.16b, v0.16b, v11.16b
+	pmull2	v9.1q, v9.2d, v11.2d
 	aese	v24.16b, v3.16b
 	aesmc	v24.16b, v24.16b
-	eor	v31.16b, v31.16b, v12.16b
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v25.16b, v3.16b
 	aesmc	v25.16b, v25.16b
-	eor	v8.16b, v8.16b, v13.16b
-	eor	v8.16b, v8.16b, v9.16b
+	ldr	q9, [x4, #48]
 	aese	v26.16b, v3.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q9, [x4, #48]
+	rev64	v9.16b, v9.16b
 	aese	v27.16b, v3.16b
 	aesmc	v27.16b, v27.16b
-	rev64	v9.16b, v9.16b
+	ext	v9.16b, v9.16b, v9.16b, #8
 	aese	v28.16b, v3.16b
 	aesmc	v28.16b, v28.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	ldr	q10, [x0, #304]
+	ext	v11.16b, v10.16b, v10.16b, #8
 	aese	v29.16b, v3.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q10, [x0, #304]
+	pmull	v12.1q, v9.1d, v10.1d
 	aese	v30.16b, v3.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v11.1q, v9.1d, v10.1d
+	eor	v31.16b, v31.16b, v12.16b
 	aese	v23.16b, v4.16b
 	aesmc	v23.16b, v23.16b
-	pmull2	v12.1q, v9.2d, v10.2d
-	ext	v10.16b, v10.16b, v10.16b, #8
+	pmull2	v10.1q, v9.2d, v10.2d
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v13.1q, v9.1d, v10.1d
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v9.1q, v9.2d, v10.2d
+	pmull	v10.1q, v9.1d, v11.1d
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
-	eor	v0.16b, v0.16b, v11.16b
+	eor	v8.16b, v8.16b, v10.16b
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
-	eor	v31.16b, v31.16b, v12.16b
+	pmull2	v9.1q, v9.2d, v11.2d
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
-	eor	v8.16b, v8.16b, v13.16b
+	ldr	q9, [x4, #64]
 	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
-	eor	v8.16b, v8.16b, v9.16b
-	ldr	q9, [x4, #64]
+	rev64	v9.16b, v9.16b
 	aese	v30.16b, v4.16b
 	aesmc	v30.16b, v30.16b
-	rev64	v9.16b, v9.16b
+	ext	v9.16b, v9.16b, v9.16b, #8
 	aese	v23.16b, v5.16b
 	aesmc	v23.16b, v23.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	ldr	q10, [x0, #320]
 	aese	v24.16b, v5.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q10, [x0, #320]
+	ext	v11.16b, v10.16b, v10.16b, #8
 	aese	v25.16b, v5.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v11.1q, v9.1d, v10.1d
+	pmull	v12.1q, v9.1d, v10.1d
 	aese	v26.16b, v5.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v12.1q, v9.2d, v10.2d
-	ext	v10.16b, v10.16b, v10.16b, #8
+	eor	v31.16b, v31.16b, v12.16b
+	pmull2	v10.1q, v9.2d, v10.2d
 	aese	v27.16b, v5.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v13.1q, v9.1d, v10.1d
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
-	pmull2	v9.1q, v9.2d, v10.2d
+	pmull	v10.1q, v9.1d, v11.1d
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
-	eor	v0.16b, v0.16b, v11.16b
+	eor	v8.16b, v8.16b, v10.16b
 	aese	v30.16b, v5.16b
 	aesmc	v30.16b, v30.16b
-	eor	v31.16b, v31.16b, v12.16b
+	pmull2	v9.1q, v9.2d, v11.2d
 	aese	v23.16b, v6.16b
 	aesmc	v23.16b, v23.16b
-	eor	v8.16b, v8.16b, v13.16b
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
-	eor	v8.16b, v8.16b, v9.16b
 	ldr	q9, [x4, #80]
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
@@ -8898,37 +8755,37 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
 	ext	v9.16b, v9.16b, v9.16b, #8
+	ldr	q10, [x0, #336]
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q10, [x0, #336]
+	ext	v11.16b, v10.16b, v10.16b, #8
 	aese	v28.16b, v6.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v11.1q, v9.1d, v10.1d
+	pmull	v12.1q, v9.1d, v10.1d
 	aese	v29.16b, v6.16b
 	aesmc	v29.16b, v29.16b
-	pmull2	v12.1q, v9.2d, v10.2d
+	eor	v31.16b, v31.16b, v12.16b
 	aese	v30.16b, v6.16b
 	aesmc	v30.16b, v30.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
-	pmull	v13.1q, v9.1d, v10.1d
+	pmull2	v10.1q, v9.2d, v10.2d
 	aese	v23.16b, v7.16b
 	aesmc	v23.16b, v23.16b
-	pmull2	v9.1q, v9.2d, v10.2d
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
-	eor	v0.16b, v0.16b, v11.16b
+	pmull	v10.1q, v9.1d, v11.1d
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
-	eor	v31.16b, v31.16b, v12.16b
+	eor	v8.16b, v8.16b, v10.16b
+	pmull2	v9.1q, v9.2d, v11.2d
 	aese	v26.16b, v7.16b
 	aesmc	v26.16b, v26.16b
-	eor	v8.16b, v8.16b, v13.16b
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v27.16b, v7.16b
 	aesmc	v27.16b, v27.16b
-	eor	v8.16b, v8.16b, v9.16b
+	ldr	q9, [x4, #96]
 	aese	v28.16b, v7.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q9, [x4, #96]
 	rev64	v9.16b, v9.16b
 	aese	v29.16b, v7.16b
 	aesmc	v29.16b, v29.16b
@@ -8938,89 +8795,89 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	ldr	q10, [x0, #352]
 	aese	v23.16b, v16.16b
 	aesmc	v23.16b, v23.16b
-	pmull	v11.1q, v9.1d, v10.1d
+	ext	v11.16b, v10.16b, v10.16b, #8
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
-	pmull2	v12.1q, v9.2d, v10.2d
+	pmull	v12.1q, v9.1d, v10.1d
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	eor	v31.16b, v31.16b, v12.16b
+	pmull2	v10.1q, v9.2d, v10.2d
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v13.1q, v9.1d, v10.1d
-	pmull2	v9.1q, v9.2d, v10.2d
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
-	eor	v0.16b, v0.16b, v11.16b
+	pmull	v10.1q, v9.1d, v11.1d
 	aese	v28.16b, v16.16b
 	aesmc	v28.16b, v28.16b
-	eor	v31.16b, v31.16b, v12.16b
+	eor	v8.16b, v8.16b, v10.16b
 	aese	v29.16b, v16.16b
 	aesmc	v29.16b, v29.16b
-	eor	v8.16b, v8.16b, v13.16b
+	pmull2	v9.1q, v9.2d, v11.2d
 	aese	v30.16b, v16.16b
 	aesmc	v30.16b, v30.16b
 	eor	v8.16b, v8.16b, v9.16b
 	aese	v23.16b, v17.16b
 	aesmc	v23.16b, v23.16b
 	ldr	q9, [x4, #112]
-	rev64	v9.16b, v9.16b
 	aese	v24.16b, v17.16b
 	aesmc	v24.16b, v24.16b
+	rev64	v9.16b, v9.16b
 	ext	v9.16b, v9.16b, v9.16b, #8
 	aese	v25.16b, v17.16b
 	aesmc	v25.16b, v25.16b
 	ldr	q10, [x0, #368]
 	aese	v26.16b, v17.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v11.1q, v9.1d, v10.1d
+	ext	v11.16b, v10.16b, v10.16b, #8
 	aese	v27.16b, v17.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v12.1q, v9.2d, v10.2d
+	pmull	v12.1q, v9.1d, v10.1d
 	aese	v28.16b, v17.16b
 	aesmc	v28.16b, v28.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	eor	v31.16b, v31.16b, v12.16b
 	aese	v29.16b, v17.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v13.1q, v9.1d, v10.1d
-	pmull2	v9.1q, v9.2d, v10.2d
+	pmull2	v10.1q, v9.2d, v10.2d
 	aese	v30.16b, v17.16b
 	aesmc	v30.16b, v30.16b
-	eor	v0.16b, v0.16b, v11.16b
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v23.16b, v18.16b
-	eor	v31.16b, v31.16b, v12.16b
+	pmull	v10.1q, v9.1d, v11.1d
 	aese	v24.16b, v18.16b
-	eor	v8.16b, v8.16b, v13.16b
+	eor	v8.16b, v8.16b, v10.16b
+	pmull2	v9.1q, v9.2d, v11.2d
 	aese	v25.16b, v18.16b
 	eor	v8.16b, v8.16b, v9.16b
 	aese	v26.16b, v18.16b
 	movi	v9.2d, #0x0000000000000000
 	aese	v27.16b, v18.16b
 	ext	v10.16b, v9.16b, v8.16b, #8
-	eor	v0.16b, v0.16b, v10.16b
 	aese	v28.16b, v18.16b
-	ext	v10.16b, v8.16b, v9.16b, #8
-	aese	v29.16b, v18.16b
 	eor	v31.16b, v31.16b, v10.16b
+	aese	v29.16b, v18.16b
+	ext	v10.16b, v8.16b, v9.16b, #8
 	aese	v30.16b, v18.16b
-	adrp	x4, .Laesgen_armv8_ce_gcm_r1_encrypt_data_ghash_poly
+	eor	v0.16b, v0.16b, v10.16b
 	eor	v23.16b, v23.16b, v19.16b
+	adrp	x4, .Laesgen_armv8_ce_gcm_r1_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r1_encrypt_data_ghash_poly
 	eor	v24.16b, v24.16b, v19.16b
 	ldr	q8, [x4]
 	eor	v25.16b, v25.16b, v19.16b
-	pmull	v9.1q, v0.1d, v8.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
+	pmull	v9.1q, v31.1d, v8.1d
 	eor	v26.16b, v26.16b, v19.16b
-	eor	v0.16b, v0.16b, v9.16b
+	ext	v31.16b, v31.16b, v31.16b, #8
 	eor	v27.16b, v27.16b, v19.16b
-	pmull	v8.1q, v0.1d, v8.1d
+	eor	v31.16b, v31.16b, v9.16b
 	eor	v28.16b, v28.16b, v19.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	pmull	v8.1q, v31.1d, v8.1d
 	eor	v29.16b, v29.16b, v19.16b
-	eor	v0.16b, v0.16b, v8.16b
+	ext	v31.16b, v31.16b, v31.16b, #8
 	eor	v30.16b, v30.16b, v19.16b
-	eor	v0.16b, v0.16b, v31.16b
+	eor	v31.16b, v31.16b, v8.16b
+	eor	v0.16b, v31.16b, v0.16b
 	ldp	q31, q8, [x1], #32
 	eor	v23.16b, v23.16b, v31.16b
 	eor	v24.16b, v24.16b, v8.16b
@@ -9062,159 +8919,158 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	eor	v28.16b, v28.16b, v0.16b
 	add	v20.4s, v20.4s, v21.4s
 	ldr	q0, [x0, #256]
-	pmull	v29.1q, v28.1d, v0.1d
 	rev32	v26.16b, v20.16b
-	pmull2	v31.1q, v28.2d, v0.2d
+	ext	v29.16b, v0.16b, v0.16b, #8
 	add	v20.4s, v20.4s, v21.4s
-	ext	v0.16b, v0.16b, v0.16b, #8
+	pmull	v31.1q, v28.1d, v0.1d
+	pmull2	v0.1q, v28.2d, v0.2d
 	rev32	v27.16b, v20.16b
-	pmull	v8.1q, v28.1d, v0.1d
+	pmull	v8.1q, v28.1d, v29.1d
 	add	v20.4s, v20.4s, v21.4s
-	pmull2	v30.1q, v28.2d, v0.2d
+	pmull2	v29.1q, v28.2d, v29.2d
 	rev32	v28.16b, v20.16b
-	mov	v0.16b, v29.16b
-	add	v20.4s, v20.4s, v21.4s
-	rev32	v29.16b, v20.16b
-	eor	v8.16b, v8.16b, v30.16b
+	eor	v8.16b, v8.16b, v29.16b
 	add	v20.4s, v20.4s, v21.4s
 	ldr	q9, [x6, #16]
-	rev32	v30.16b, v20.16b
+	rev32	v29.16b, v20.16b
 	rev64	v9.16b, v9.16b
 	add	v20.4s, v20.4s, v21.4s
 	ext	v9.16b, v9.16b, v9.16b, #8
+	rev32	v30.16b, v20.16b
+	ldr	q10, [x0, #272]
+	ext	v11.16b, v10.16b, v10.16b, #8
+	add	v20.4s, v20.4s, v21.4s
+	pmull	v12.1q, v9.1d, v10.1d
 	aese	v23.16b, v1.16b
 	aesmc	v23.16b, v23.16b
-	ldr	q10, [x0, #272]
+	eor	v31.16b, v31.16b, v12.16b
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v11.1q, v9.1d, v10.1d
-	pmull2	v12.1q, v9.2d, v10.2d
+	pmull2	v10.1q, v9.2d, v10.2d
 	aese	v25.16b, v1.16b
 	aesmc	v25.16b, v25.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v26.16b, v1.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v13.1q, v9.1d, v10.1d
+	pmull	v10.1q, v9.1d, v11.1d
 	aese	v27.16b, v1.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v9.1q, v9.2d, v10.2d
+	eor	v8.16b, v8.16b, v10.16b
 	aese	v28.16b, v1.16b
 	aesmc	v28.16b, v28.16b
-	eor	v0.16b, v0.16b, v11.16b
+	pmull2	v9.1q, v9.2d, v11.2d
 	aese	v29.16b, v1.16b
 	aesmc	v29.16b, v29.16b
-	eor	v31.16b, v31.16b, v12.16b
+	eor	v8.16b, v8.16b, v9.16b
+	ldr	q9, [x6, #32]
 	aese	v30.16b, v1.16b
 	aesmc	v30.16b, v30.16b
-	eor	v8.16b, v8.16b, v13.16b
-	eor	v8.16b, v8.16b, v9.16b
+	rev64	v9.16b, v9.16b
 	aese	v23.16b, v2.16b
 	aesmc	v23.16b, v23.16b
-	ldr	q9, [x6, #32]
+	ext	v9.16b, v9.16b, v9.16b, #8
 	aese	v24.16b, v2.16b
 	aesmc	v24.16b, v24.16b
-	rev64	v9.16b, v9.16b
+	ldr	q10, [x0, #288]
 	aese	v25.16b, v2.16b
 	aesmc	v25.16b, v25.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	ext	v11.16b, v10.16b, v10.16b, #8
 	aese	v26.16b, v2.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q10, [x0, #288]
+	pmull	v12.1q, v9.1d, v10.1d
 	aese	v27.16b, v2.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v11.1q, v9.1d, v10.1d
-	pmull2	v12.1q, v9.2d, v10.2d
+	eor	v31.16b, v31.16b, v12.16b
 	aese	v28.16b, v2.16b
 	aesmc	v28.16b, v28.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	pmull2	v10.1q, v9.2d, v10.2d
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v29.16b, v2.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v13.1q, v9.1d, v10.1d
+	pmull	v10.1q, v9.1d, v11.1d
 	aese	v30.16b, v2.16b
 	aesmc	v30.16b, v30.16b
-	pmull2	v9.1q, v9.2d, v10.2d
+	eor	v8.16b, v8.16b, v10.16b
 	aese	v23.16b, v3.16b
 	aesmc	v23.16b, v23.16b
-	eor	v0.16b, v0.16b, v11.16b
+	pmull2	v9.1q, v9.2d, v11.2d
 	aese	v24.16b, v3.16b
 	aesmc	v24.16b, v24.16b
-	eor	v31.16b, v31.16b, v12.16b
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v25.16b, v3.16b
 	aesmc	v25.16b, v25.16b
-	eor	v8.16b, v8.16b, v13.16b
-	eor	v8.16b, v8.16b, v9.16b
+	ldr	q9, [x6, #48]
 	aese	v26.16b, v3.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q9, [x6, #48]
+	rev64	v9.16b, v9.16b
 	aese	v27.16b, v3.16b
 	aesmc	v27.16b, v27.16b
-	rev64	v9.16b, v9.16b
+	ext	v9.16b, v9.16b, v9.16b, #8
 	aese	v28.16b, v3.16b
 	aesmc	v28.16b, v28.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	ldr	q10, [x0, #304]
+	ext	v11.16b, v10.16b, v10.16b, #8
 	aese	v29.16b, v3.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q10, [x0, #304]
+	pmull	v12.1q, v9.1d, v10.1d
 	aese	v30.16b, v3.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v11.1q, v9.1d, v10.1d
+	eor	v31.16b, v31.16b, v12.16b
 	aese	v23.16b, v4.16b
 	aesmc	v23.16b, v23.16b
-	pmull2	v12.1q, v9.2d, v10.2d
-	ext	v10.16b, v10.16b, v10.16b, #8
+	pmull2	v10.1q, v9.2d, v10.2d
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v13.1q, v9.1d, v10.1d
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v9.1q, v9.2d, v10.2d
+	pmull	v10.1q, v9.1d, v11.1d
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
-	eor	v0.16b, v0.16b, v11.16b
+	eor	v8.16b, v8.16b, v10.16b
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
-	eor	v31.16b, v31.16b, v12.16b
+	pmull2	v9.1q, v9.2d, v11.2d
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
-	eor	v8.16b, v8.16b, v13.16b
+	ldr	q9, [x6, #64]
 	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
-	eor	v8.16b, v8.16b, v9.16b
-	ldr	q9, [x6, #64]
+	rev64	v9.16b, v9.16b
 	aese	v30.16b, v4.16b
 	aesmc	v30.16b, v30.16b
-	rev64	v9.16b, v9.16b
+	ext	v9.16b, v9.16b, v9.16b, #8
 	aese	v23.16b, v5.16b
 	aesmc	v23.16b, v23.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	ldr	q10, [x0, #320]
 	aese	v24.16b, v5.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q10, [x0, #320]
+	ext	v11.16b, v10.16b, v10.16b, #8
 	aese	v25.16b, v5.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v11.1q, v9.1d, v10.1d
+	pmull	v12.1q, v9.1d, v10.1d
 	aese	v26.16b, v5.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v12.1q, v9.2d, v10.2d
-	ext	v10.16b, v10.16b, v10.16b, #8
+	eor	v31.16b, v31.16b, v12.16b
+	pmull2	v10.1q, v9.2d, v10.2d
 	aese	v27.16b, v5.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v13.1q, v9.1d, v10.1d
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
-	pmull2	v9.1q, v9.2d, v10.2d
+	pmull	v10.1q, v9.1d, v11.1d
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
-	eor	v0.16b, v0.16b, v11.16b
+	eor	v8.16b, v8.16b, v10.16b
 	aese	v30.16b, v5.16b
 	aesmc	v30.16b, v30.16b
-	eor	v31.16b, v31.16b, v12.16b
+	pmull2	v9.1q, v9.2d, v11.2d
 	aese	v23.16b, v6.16b
 	aesmc	v23.16b, v23.16b
-	eor	v8.16b, v8.16b, v13.16b
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
-	eor	v8.16b, v8.16b, v9.16b
 	ldr	q9, [x6, #80]
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
@@ -9222,37 +9078,37 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
 	ext	v9.16b, v9.16b, v9.16b, #8
+	ldr	q10, [x0, #336]
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q10, [x0, #336]
+	ext	v11.16b, v10.16b, v10.16b, #8
 	aese	v28.16b, v6.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v11.1q, v9.1d, v10.1d
+	pmull	v12.1q, v9.1d, v10.1d
 	aese	v29.16b, v6.16b
 	aesmc	v29.16b, v29.16b
-	pmull2	v12.1q, v9.2d, v10.2d
+	eor	v31.16b, v31.16b, v12.16b
 	aese	v30.16b, v6.16b
 	aesmc	v30.16b, v30.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
-	pmull	v13.1q, v9.1d, v10.1d
+	pmull2	v10.1q, v9.2d, v10.2d
 	aese	v23.16b, v7.16b
 	aesmc	v23.16b, v23.16b
-	pmull2	v9.1q, v9.2d, v10.2d
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
-	eor	v0.16b, v0.16b, v11.16b
+	pmull	v10.1q, v9.1d, v11.1d
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
-	eor	v31.16b, v31.16b, v12.16b
+	eor	v8.16b, v8.16b, v10.16b
+	pmull2	v9.1q, v9.2d, v11.2d
 	aese	v26.16b, v7.16b
 	aesmc	v26.16b, v26.16b
-	eor	v8.16b, v8.16b, v13.16b
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v27.16b, v7.16b
 	aesmc	v27.16b, v27.16b
-	eor	v8.16b, v8.16b, v9.16b
+	ldr	q9, [x6, #96]
 	aese	v28.16b, v7.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q9, [x6, #96]
 	rev64	v9.16b, v9.16b
 	aese	v29.16b, v7.16b
 	aesmc	v29.16b, v29.16b
@@ -9262,89 +9118,89 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	ldr	q10, [x0, #352]
 	aese	v23.16b, v16.16b
 	aesmc	v23.16b, v23.16b
-	pmull	v11.1q, v9.1d, v10.1d
+	ext	v11.16b, v10.16b, v10.16b, #8
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
-	pmull2	v12.1q, v9.2d, v10.2d
+	pmull	v12.1q, v9.1d, v10.1d
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	eor	v31.16b, v31.16b, v12.16b
+	pmull2	v10.1q, v9.2d, v10.2d
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v13.1q, v9.1d, v10.1d
-	pmull2	v9.1q, v9.2d, v10.2d
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
-	eor	v0.16b, v0.16b, v11.16b
+	pmull	v10.1q, v9.1d, v11.1d
 	aese	v28.16b, v16.16b
 	aesmc	v28.16b, v28.16b
-	eor	v31.16b, v31.16b, v12.16b
+	eor	v8.16b, v8.16b, v10.16b
 	aese	v29.16b, v16.16b
 	aesmc	v29.16b, v29.16b
-	eor	v8.16b, v8.16b, v13.16b
+	pmull2	v9.1q, v9.2d, v11.2d
 	aese	v30.16b, v16.16b
 	aesmc	v30.16b, v30.16b
 	eor	v8.16b, v8.16b, v9.16b
 	aese	v23.16b, v17.16b
 	aesmc	v23.16b, v23.16b
 	ldr	q9, [x6, #112]
-	rev64	v9.16b, v9.16b
 	aese	v24.16b, v17.16b
 	aesmc	v24.16b, v24.16b
+	rev64	v9.16b, v9.16b
 	ext	v9.16b, v9.16b, v9.16b, #8
 	aese	v25.16b, v17.16b
 	aesmc	v25.16b, v25.16b
 	ldr	q10, [x0, #368]
 	aese	v26.16b, v17.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v11.1q, v9.1d, v10.1d
+	ext	v11.16b, v10.16b, v10.16b, #8
 	aese	v27.16b, v17.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v12.1q, v9.2d, v10.2d
+	pmull	v12.1q, v9.1d, v10.1d
 	aese	v28.16b, v17.16b
 	aesmc	v28.16b, v28.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	eor	v31.16b, v31.16b, v12.16b
 	aese	v29.16b, v17.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v13.1q, v9.1d, v10.1d
-	pmull2	v9.1q, v9.2d, v10.2d
+	pmull2	v10.1q, v9.2d, v10.2d
 	aese	v30.16b, v17.16b
 	aesmc	v30.16b, v30.16b
-	eor	v0.16b, v0.16b, v11.16b
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v23.16b, v18.16b
-	eor	v31.16b, v31.16b, v12.16b
+	pmull	v10.1q, v9.1d, v11.1d
 	aese	v24.16b, v18.16b
-	eor	v8.16b, v8.16b, v13.16b
+	eor	v8.16b, v8.16b, v10.16b
+	pmull2	v9.1q, v9.2d, v11.2d
 	aese	v25.16b, v18.16b
 	eor	v8.16b, v8.16b, v9.16b
 	aese	v26.16b, v18.16b
 	movi	v9.2d, #0x0000000000000000
 	aese	v27.16b, v18.16b
 	ext	v10.16b, v9.16b, v8.16b, #8
-	eor	v0.16b, v0.16b, v10.16b
 	aese	v28.16b, v18.16b
-	ext	v10.16b, v8.16b, v9.16b, #8
-	aese	v29.16b, v18.16b
 	eor	v31.16b, v31.16b, v10.16b
+	aese	v29.16b, v18.16b
+	ext	v10.16b, v8.16b, v9.16b, #8
 	aese	v30.16b, v18.16b
-	adrp	x6, .Laesgen_armv8_ce_gcm_r1_encrypt_data_ghash_poly
+	eor	v0.16b, v0.16b, v10.16b
 	eor	v23.16b, v23.16b, v19.16b
+	adrp	x6, .Laesgen_armv8_ce_gcm_r1_encrypt_data_ghash_poly
 	add	x6, x6, :lo12:.Laesgen_armv8_ce_gcm_r1_encrypt_data_ghash_poly
 	eor	v24.16b, v24.16b, v19.16b
 	ldr	q8, [x6]
 	eor	v25.16b, v25.16b, v19.16b
-	pmull	v9.1q, v0.1d, v8.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
+	pmull	v9.1q, v31.1d, v8.1d
 	eor	v26.16b, v26.16b, v19.16b
-	eor	v0.16b, v0.16b, v9.16b
+	ext	v31.16b, v31.16b, v31.16b, #8
 	eor	v27.16b, v27.16b, v19.16b
-	pmull	v8.1q, v0.1d, v8.1d
+	eor	v31.16b, v31.16b, v9.16b
 	eor	v28.16b, v28.16b, v19.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	pmull	v8.1q, v31.1d, v8.1d
 	eor	v29.16b, v29.16b, v19.16b
-	eor	v0.16b, v0.16b, v8.16b
+	ext	v31.16b, v31.16b, v31.16b, #8
 	eor	v30.16b, v30.16b, v19.16b
-	eor	v0.16b, v0.16b, v31.16b
+	eor	v31.16b, v31.16b, v8.16b
+	eor	v0.16b, v31.16b, v0.16b
 	ldp	q31, q8, [x1], #32
 	eor	v23.16b, v23.16b, v31.16b
 	eor	v24.16b, v24.16b, v8.16b
@@ -9389,121 +9245,118 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	ext	v22.16b, v22.16b, v22.16b, #8
 	eor	v22.16b, v22.16b, v0.16b
 	ldr	q0, [x0, #256]
+	ext	v25.16b, v0.16b, v0.16b, #8
 	pmull	v23.1q, v22.1d, v0.1d
-	pmull2	v24.1q, v22.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v25.1q, v22.1d, v0.1d
-	pmull2	v26.1q, v22.2d, v0.2d
-	mov	v0.16b, v23.16b
-	mov	v22.16b, v24.16b
-	mov	v23.16b, v25.16b
-	eor	v23.16b, v23.16b, v26.16b
-	ldr	q24, [x4, #16]
-	rev64	v24.16b, v24.16b
-	ext	v24.16b, v24.16b, v24.16b, #8
+	pmull2	v0.1q, v22.2d, v0.2d
+	pmull	v24.1q, v22.1d, v25.1d
+	pmull2	v22.1q, v22.2d, v25.2d
+	eor	v24.16b, v24.16b, v22.16b
+	ldr	q22, [x4, #16]
+	rev64	v22.16b, v22.16b
+	ext	v22.16b, v22.16b, v22.16b, #8
 	ldr	q25, [x0, #272]
-	pmull	v26.1q, v24.1d, v25.1d
-	pmull2	v27.1q, v24.2d, v25.2d
-	ext	v25.16b, v25.16b, v25.16b, #8
-	pmull	v28.1q, v24.1d, v25.1d
-	pmull2	v24.1q, v24.2d, v25.2d
-	eor	v0.16b, v0.16b, v26.16b
-	eor	v22.16b, v22.16b, v27.16b
-	eor	v23.16b, v23.16b, v28.16b
-	eor	v23.16b, v23.16b, v24.16b
-	ldr	q24, [x4, #32]
-	rev64	v24.16b, v24.16b
-	ext	v24.16b, v24.16b, v24.16b, #8
-	ldr	q25, [x0, #288]
-	pmull	v26.1q, v24.1d, v25.1d
-	pmull2	v27.1q, v24.2d, v25.2d
-	ext	v25.16b, v25.16b, v25.16b, #8
-	pmull	v28.1q, v24.1d, v25.1d
-	pmull2	v24.1q, v24.2d, v25.2d
-	eor	v0.16b, v0.16b, v26.16b
-	eor	v22.16b, v22.16b, v27.16b
-	eor	v23.16b, v23.16b, v28.16b
-	eor	v23.16b, v23.16b, v24.16b
-	ldr	q24, [x4, #48]
-	rev64	v24.16b, v24.16b
-	ext	v24.16b, v24.16b, v24.16b, #8
-	ldr	q25, [x0, #304]
-	pmull	v26.1q, v24.1d, v25.1d
-	pmull2	v27.1q, v24.2d, v25.2d
-	ext	v25.16b, v25.16b, v25.16b, #8
-	pmull	v28.1q, v24.1d, v25.1d
-	pmull2	v24.1q, v24.2d, v25.2d
-	eor	v0.16b, v0.16b, v26.16b
-	eor	v22.16b, v22.16b, v27.16b
-	eor	v23.16b, v23.16b, v28.16b
-	eor	v23.16b, v23.16b, v24.16b
-	ldr	q24, [x4, #64]
-	rev64	v24.16b, v24.16b
-	ext	v24.16b, v24.16b, v24.16b, #8
-	ldr	q25, [x0, #320]
-	pmull	v26.1q, v24.1d, v25.1d
-	pmull2	v27.1q, v24.2d, v25.2d
-	ext	v25.16b, v25.16b, v25.16b, #8
-	pmull	v28.1q, v24.1d, v25.1d
-	pmull2	v24.1q, v24.2d, v25.2d
-	eor	v0.16b, v0.16b, v26.16b
-	eor	v22.16b, v22.16b, v27.16b
-	eor	v23.16b, v23.16b, v28.16b
-	eor	v23.16b, v23.16b, v24.16b
-	ldr	q24, [x4, #80]
-	rev64	v24.16b, v24.16b
-	ext	v24.16b, v24.16b, v24.16b, #8
-	ldr	q25, [x0, #336]
-	pmull	v26.1q, v24.1d, v25.1d
-	pmull2	v27.1q, v24.2d, v25.2d
-	ext	v25.16b, v25.16b, v25.16b, #8
-	pmull	v28.1q, v24.1d, v25.1d
-	pmull2	v24.1q, v24.2d, v25.2d
-	eor	v0.16b, v0.16b, v26.16b
-	eor	v22.16b, v22.16b, v27.16b
-	eor	v23.16b, v23.16b, v28.16b
-	eor	v23.16b, v23.16b, v24.16b
-	ldr	q24, [x4, #96]
-	rev64	v24.16b, v24.16b
-	ext	v24.16b, v24.16b, v24.16b, #8
-	ldr	q25, [x0, #352]
-	pmull	v26.1q, v24.1d, v25.1d
-	pmull2	v27.1q, v24.2d, v25.2d
-	ext	v25.16b, v25.16b, v25.16b, #8
-	pmull	v28.1q, v24.1d, v25.1d
-	pmull2	v24.1q, v24.2d, v25.2d
-	eor	v0.16b, v0.16b, v26.16b
-	eor	v22.16b, v22.16b, v27.16b
-	eor	v23.16b, v23.16b, v28.16b
-	eor	v23.16b, v23.16b, v24.16b
-	ldr	q24, [x4, #112]
-	rev64	v24.16b, v24.16b
-	ext	v24.16b, v24.16b, v24.16b, #8
-	ldr	q25, [x0, #368]
-	pmull	v26.1q, v24.1d, v25.1d
-	pmull2	v27.1q, v24.2d, v25.2d
-	ext	v25.16b, v25.16b, v25.16b, #8
-	pmull	v28.1q, v24.1d, v25.1d
-	pmull2	v24.1q, v24.2d, v25.2d
-	eor	v0.16b, v0.16b, v26.16b
-	eor	v22.16b, v22.16b, v27.16b
-	eor	v23.16b, v23.16b, v28.16b
-	eor	v23.16b, v23.16b, v24.16b
-	movi	v24.2d, #0x0000000000000000
-	ext	v25.16b, v24.16b, v23.16b, #8
+	ext	v26.16b, v25.16b, v25.16b, #8
+	pmull	v27.1q, v22.1d, v25.1d
+	eor	v23.16b, v23.16b, v27.16b
+	pmull2	v25.1q, v22.2d, v25.2d
 	eor	v0.16b, v0.16b, v25.16b
-	ext	v25.16b, v23.16b, v24.16b, #8
-	eor	v22.16b, v22.16b, v25.16b
+	pmull	v25.1q, v22.1d, v26.1d
+	eor	v24.16b, v24.16b, v25.16b
+	pmull2	v22.1q, v22.2d, v26.2d
+	eor	v24.16b, v24.16b, v22.16b
+	ldr	q22, [x4, #32]
+	rev64	v22.16b, v22.16b
+	ext	v22.16b, v22.16b, v22.16b, #8
+	ldr	q25, [x0, #288]
+	ext	v26.16b, v25.16b, v25.16b, #8
+	pmull	v27.1q, v22.1d, v25.1d
+	eor	v23.16b, v23.16b, v27.16b
+	pmull2	v25.1q, v22.2d, v25.2d
+	eor	v0.16b, v0.16b, v25.16b
+	pmull	v25.1q, v22.1d, v26.1d
+	eor	v24.16b, v24.16b, v25.16b
+	pmull2	v22.1q, v22.2d, v26.2d
+	eor	v24.16b, v24.16b, v22.16b
+	ldr	q22, [x4, #48]
+	rev64	v22.16b, v22.16b
+	ext	v22.16b, v22.16b, v22.16b, #8
+	ldr	q25, [x0, #304]
+	ext	v26.16b, v25.16b, v25.16b, #8
+	pmull	v27.1q, v22.1d, v25.1d
+	eor	v23.16b, v23.16b, v27.16b
+	pmull2	v25.1q, v22.2d, v25.2d
+	eor	v0.16b, v0.16b, v25.16b
+	pmull	v25.1q, v22.1d, v26.1d
+	eor	v24.16b, v24.16b, v25.16b
+	pmull2	v22.1q, v22.2d, v26.2d
+	eor	v24.16b, v24.16b, v22.16b
+	ldr	q22, [x4, #64]
+	rev64	v22.16b, v22.16b
+	ext	v22.16b, v22.16b, v22.16b, #8
+	ldr	q25, [x0, #320]
+	ext	v26.16b, v25.16b, v25.16b, #8
+	pmull	v27.1q, v22.1d, v25.1d
+	eor	v23.16b, v23.16b, v27.16b
+	pmull2	v25.1q, v22.2d, v25.2d
+	eor	v0.16b, v0.16b, v25.16b
+	pmull	v25.1q, v22.1d, v26.1d
+	eor	v24.16b, v24.16b, v25.16b
+	pmull2	v22.1q, v22.2d, v26.2d
+	eor	v24.16b, v24.16b, v22.16b
+	ldr	q22, [x4, #80]
+	rev64	v22.16b, v22.16b
+	ext	v22.16b, v22.16b, v22.16b, #8
+	ldr	q25, [x0, #336]
+	ext	v26.16b, v25.16b, v25.16b, #8
+	pmull	v27.1q, v22.1d, v25.1d
+	eor	v23.16b, v23.16b, v27.16b
+	pmull2	v25.1q, v22.2d, v25.2d
+	eor	v0.16b, v0.16b, v25.16b
+	pmull	v25.1q, v22.1d, v26.1d
+	eor	v24.16b, v24.16b, v25.16b
+	pmull2	v22.1q, v22.2d, v26.2d
+	eor	v24.16b, v24.16b, v22.16b
+	ldr	q22, [x4, #96]
+	rev64	v22.16b, v22.16b
+	ext	v22.16b, v22.16b, v22.16b, #8
+	ldr	q25, [x0, #352]
+	ext	v26.16b, v25.16b, v25.16b, #8
+	pmull	v27.1q, v22.1d, v25.1d
+	eor	v23.16b, v23.16b, v27.16b
+	pmull2	v25.1q, v22.2d, v25.2d
+	eor	v0.16b, v0.16b, v25.16b
+	pmull	v25.1q, v22.1d, v26.1d
+	eor	v24.16b, v24.16b, v25.16b
+	pmull2	v22.1q, v22.2d, v26.2d
+	eor	v24.16b, v24.16b, v22.16b
+	ldr	q22, [x4, #112]
+	rev64	v22.16b, v22.16b
+	ext	v22.16b, v22.16b, v22.16b, #8
+	ldr	q25, [x0, #368]
+	ext	v26.16b, v25.16b, v25.16b, #8
+	pmull	v27.1q, v22.1d, v25.1d
+	eor	v23.16b, v23.16b, v27.16b
+	pmull2	v25.1q, v22.2d, v25.2d
+	eor	v0.16b, v0.16b, v25.16b
+	pmull	v25.1q, v22.1d, v26.1d
+	eor	v24.16b, v24.16b, v25.16b
+	pmull2	v22.1q, v22.2d, v26.2d
+	eor	v24.16b, v24.16b, v22.16b
+	movi	v22.2d, #0x0000000000000000
+	ext	v25.16b, v22.16b, v24.16b, #8
+	eor	v23.16b, v23.16b, v25.16b
+	ext	v25.16b, v24.16b, v22.16b, #8
+	eor	v0.16b, v0.16b, v25.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r1_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r1_encrypt_data_ghash_poly
-	ldr	q23, [x4]
-	pmull	v24.1q, v0.1d, v23.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v24.16b
-	pmull	v23.1q, v0.1d, v23.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v23.16b
-	eor	v0.16b, v0.16b, v22.16b
+	ldr	q22, [x4]
+	pmull	v24.1q, v23.1d, v22.1d
+	ext	v23.16b, v23.16b, v23.16b, #8
+	eor	v23.16b, v23.16b, v24.16b
+	pmull	v22.1q, v23.1d, v22.1d
+	ext	v23.16b, v23.16b, v23.16b, #8
+	eor	v23.16b, v23.16b, v22.16b
+	eor	v0.16b, v23.16b, v0.16b
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_small128:
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_single128:
 	cmp	x2, #16
@@ -9539,30 +9392,27 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	ext	v22.16b, v22.16b, v22.16b, #8
 	eor	v22.16b, v22.16b, v0.16b
 	ldr	q0, [x0, #368]
+	ext	v25.16b, v0.16b, v0.16b, #8
 	pmull	v23.1q, v22.1d, v0.1d
-	pmull2	v24.1q, v22.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v25.1q, v22.1d, v0.1d
-	pmull2	v26.1q, v22.2d, v0.2d
-	mov	v0.16b, v23.16b
-	mov	v22.16b, v24.16b
-	mov	v23.16b, v25.16b
-	eor	v23.16b, v23.16b, v26.16b
-	movi	v24.2d, #0x0000000000000000
-	ext	v25.16b, v24.16b, v23.16b, #8
+	pmull2	v0.1q, v22.2d, v0.2d
+	pmull	v24.1q, v22.1d, v25.1d
+	pmull2	v22.1q, v22.2d, v25.2d
+	eor	v24.16b, v24.16b, v22.16b
+	movi	v22.2d, #0x0000000000000000
+	ext	v25.16b, v22.16b, v24.16b, #8
+	eor	v23.16b, v23.16b, v25.16b
+	ext	v25.16b, v24.16b, v22.16b, #8
 	eor	v0.16b, v0.16b, v25.16b
-	ext	v25.16b, v23.16b, v24.16b, #8
-	eor	v22.16b, v22.16b, v25.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r1_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r1_encrypt_data_ghash_poly
-	ldr	q23, [x4]
-	pmull	v24.1q, v0.1d, v23.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v24.16b
-	pmull	v23.1q, v0.1d, v23.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v23.16b
-	eor	v0.16b, v0.16b, v22.16b
+	ldr	q22, [x4]
+	pmull	v24.1q, v23.1d, v22.1d
+	ext	v23.16b, v23.16b, v23.16b, #8
+	eor	v23.16b, v23.16b, v24.16b
+	pmull	v22.1q, v23.1d, v22.1d
+	ext	v23.16b, v23.16b, v23.16b, #8
+	eor	v23.16b, v23.16b, v22.16b
+	eor	v0.16b, v23.16b, v0.16b
 	sub	x2, x2, #16
 	b	.Laesgen_armv8_ce_gcm_r1_encrypt_data_single128
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_tail128:
@@ -10435,121 +10285,118 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	ext	v25.16b, v25.16b, v25.16b, #8
 	eor	v25.16b, v25.16b, v0.16b
 	ldr	q0, [x0, #256]
+	ext	v28.16b, v0.16b, v0.16b, #8
 	pmull	v26.1q, v25.1d, v0.1d
-	pmull2	v27.1q, v25.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v28.1q, v25.1d, v0.1d
-	pmull2	v29.1q, v25.2d, v0.2d
-	mov	v0.16b, v26.16b
-	mov	v25.16b, v27.16b
-	mov	v26.16b, v28.16b
-	eor	v26.16b, v26.16b, v29.16b
-	ldr	q27, [x4, #16]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	pmull2	v0.1q, v25.2d, v0.2d
+	pmull	v27.1q, v25.1d, v28.1d
+	pmull2	v25.1q, v25.2d, v28.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x4, #16]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
 	ldr	q28, [x0, #272]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x4, #32]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #288]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x4, #48]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #304]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x4, #64]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #320]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x4, #80]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #336]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x4, #96]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #352]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x4, #112]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #368]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	movi	v27.2d, #0x0000000000000000
-	ext	v28.16b, v27.16b, v26.16b, #8
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
 	eor	v0.16b, v0.16b, v28.16b
-	ext	v28.16b, v26.16b, v27.16b, #8
-	eor	v25.16b, v25.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x4, #32]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #288]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x4, #48]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #304]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x4, #64]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #320]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x4, #80]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #336]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x4, #96]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #352]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x4, #112]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #368]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	movi	v25.2d, #0x0000000000000000
+	ext	v28.16b, v25.16b, v27.16b, #8
+	eor	v26.16b, v26.16b, v28.16b
+	ext	v28.16b, v27.16b, v25.16b, #8
+	eor	v0.16b, v0.16b, v28.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r1_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r1_encrypt_data_ghash_poly
-	ldr	q26, [x4]
-	pmull	v27.1q, v0.1d, v26.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v27.16b
-	pmull	v26.1q, v0.1d, v26.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v26.16b
-	eor	v0.16b, v0.16b, v25.16b
+	ldr	q25, [x4]
+	pmull	v27.1q, v26.1d, v25.1d
+	ext	v26.16b, v26.16b, v26.16b, #8
+	eor	v26.16b, v26.16b, v27.16b
+	pmull	v25.1q, v26.1d, v25.1d
+	ext	v26.16b, v26.16b, v26.16b, #8
+	eor	v26.16b, v26.16b, v25.16b
+	eor	v0.16b, v26.16b, v0.16b
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #576
 	ldr	q25, [x0, #560]
@@ -10788,121 +10635,118 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	ext	v25.16b, v25.16b, v25.16b, #8
 	eor	v25.16b, v25.16b, v0.16b
 	ldr	q0, [x0, #256]
+	ext	v28.16b, v0.16b, v0.16b, #8
 	pmull	v26.1q, v25.1d, v0.1d
-	pmull2	v27.1q, v25.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v28.1q, v25.1d, v0.1d
-	pmull2	v29.1q, v25.2d, v0.2d
-	mov	v0.16b, v26.16b
-	mov	v25.16b, v27.16b
-	mov	v26.16b, v28.16b
-	eor	v26.16b, v26.16b, v29.16b
-	ldr	q27, [x4, #16]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	pmull2	v0.1q, v25.2d, v0.2d
+	pmull	v27.1q, v25.1d, v28.1d
+	pmull2	v25.1q, v25.2d, v28.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x4, #16]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
 	ldr	q28, [x0, #272]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x4, #32]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #288]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x4, #48]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #304]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x4, #64]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #320]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x4, #80]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #336]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x4, #96]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #352]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x4, #112]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #368]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	movi	v27.2d, #0x0000000000000000
-	ext	v28.16b, v27.16b, v26.16b, #8
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
 	eor	v0.16b, v0.16b, v28.16b
-	ext	v28.16b, v26.16b, v27.16b, #8
-	eor	v25.16b, v25.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x4, #32]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #288]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x4, #48]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #304]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x4, #64]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #320]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x4, #80]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #336]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x4, #96]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #352]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x4, #112]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #368]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	movi	v25.2d, #0x0000000000000000
+	ext	v28.16b, v25.16b, v27.16b, #8
+	eor	v26.16b, v26.16b, v28.16b
+	ext	v28.16b, v27.16b, v25.16b, #8
+	eor	v0.16b, v0.16b, v28.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r1_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r1_encrypt_data_ghash_poly
-	ldr	q26, [x4]
-	pmull	v27.1q, v0.1d, v26.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v27.16b
-	pmull	v26.1q, v0.1d, v26.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v26.16b
-	eor	v0.16b, v0.16b, v25.16b
+	ldr	q25, [x4]
+	pmull	v27.1q, v26.1d, v25.1d
+	ext	v26.16b, v26.16b, v26.16b, #8
+	eor	v26.16b, v26.16b, v27.16b
+	pmull	v25.1q, v26.1d, v25.1d
+	ext	v26.16b, v26.16b, v26.16b, #8
+	eor	v26.16b, v26.16b, v25.16b
+	eor	v0.16b, v26.16b, v0.16b
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #576
 	ldr	q25, [x0, #560]
@@ -11178,121 +11022,118 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	ext	v25.16b, v25.16b, v25.16b, #8
 	eor	v25.16b, v25.16b, v0.16b
 	ldr	q0, [x0, #256]
+	ext	v28.16b, v0.16b, v0.16b, #8
 	pmull	v26.1q, v25.1d, v0.1d
-	pmull2	v27.1q, v25.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v28.1q, v25.1d, v0.1d
-	pmull2	v29.1q, v25.2d, v0.2d
-	mov	v0.16b, v26.16b
-	mov	v25.16b, v27.16b
-	mov	v26.16b, v28.16b
-	eor	v26.16b, v26.16b, v29.16b
-	ldr	q27, [x4, #16]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	pmull2	v0.1q, v25.2d, v0.2d
+	pmull	v27.1q, v25.1d, v28.1d
+	pmull2	v25.1q, v25.2d, v28.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x4, #16]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
 	ldr	q28, [x0, #272]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x4, #32]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #288]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x4, #48]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #304]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x4, #64]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #320]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x4, #80]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #336]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x4, #96]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #352]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x4, #112]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #368]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	movi	v27.2d, #0x0000000000000000
-	ext	v28.16b, v27.16b, v26.16b, #8
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
 	eor	v0.16b, v0.16b, v28.16b
-	ext	v28.16b, v26.16b, v27.16b, #8
-	eor	v25.16b, v25.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x4, #32]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #288]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x4, #48]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #304]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x4, #64]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #320]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x4, #80]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #336]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x4, #96]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #352]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x4, #112]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #368]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	movi	v25.2d, #0x0000000000000000
+	ext	v28.16b, v25.16b, v27.16b, #8
+	eor	v26.16b, v26.16b, v28.16b
+	ext	v28.16b, v27.16b, v25.16b, #8
+	eor	v0.16b, v0.16b, v28.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r1_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r1_encrypt_data_ghash_poly
-	ldr	q26, [x4]
-	pmull	v27.1q, v0.1d, v26.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v27.16b
-	pmull	v26.1q, v0.1d, v26.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v26.16b
-	eor	v0.16b, v0.16b, v25.16b
+	ldr	q25, [x4]
+	pmull	v27.1q, v26.1d, v25.1d
+	ext	v26.16b, v26.16b, v26.16b, #8
+	eor	v26.16b, v26.16b, v27.16b
+	pmull	v25.1q, v26.1d, v25.1d
+	ext	v26.16b, v26.16b, v26.16b, #8
+	eor	v26.16b, v26.16b, v25.16b
+	eor	v0.16b, v26.16b, v0.16b
 	rev32	v25.16b, v22.16b
 	add	v22.4s, v22.4s, v23.4s
 	rev32	v26.16b, v22.16b
@@ -11536,121 +11377,118 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	ext	v25.16b, v25.16b, v25.16b, #8
 	eor	v25.16b, v25.16b, v0.16b
 	ldr	q0, [x0, #256]
+	ext	v28.16b, v0.16b, v0.16b, #8
 	pmull	v26.1q, v25.1d, v0.1d
-	pmull2	v27.1q, v25.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v28.1q, v25.1d, v0.1d
-	pmull2	v29.1q, v25.2d, v0.2d
-	mov	v0.16b, v26.16b
-	mov	v25.16b, v27.16b
-	mov	v26.16b, v28.16b
-	eor	v26.16b, v26.16b, v29.16b
-	ldr	q27, [x6, #16]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	pmull2	v0.1q, v25.2d, v0.2d
+	pmull	v27.1q, v25.1d, v28.1d
+	pmull2	v25.1q, v25.2d, v28.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x6, #16]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
 	ldr	q28, [x0, #272]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x6, #32]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #288]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x6, #48]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #304]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x6, #64]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #320]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x6, #80]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #336]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x6, #96]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #352]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x6, #112]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #368]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	movi	v27.2d, #0x0000000000000000
-	ext	v28.16b, v27.16b, v26.16b, #8
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
 	eor	v0.16b, v0.16b, v28.16b
-	ext	v28.16b, v26.16b, v27.16b, #8
-	eor	v25.16b, v25.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x6, #32]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #288]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x6, #48]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #304]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x6, #64]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #320]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x6, #80]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #336]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x6, #96]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #352]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x6, #112]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #368]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	movi	v25.2d, #0x0000000000000000
+	ext	v28.16b, v25.16b, v27.16b, #8
+	eor	v26.16b, v26.16b, v28.16b
+	ext	v28.16b, v27.16b, v25.16b, #8
+	eor	v0.16b, v0.16b, v28.16b
 	adrp	x6, .Laesgen_armv8_ce_gcm_r1_encrypt_data_ghash_poly
 	add	x6, x6, :lo12:.Laesgen_armv8_ce_gcm_r1_encrypt_data_ghash_poly
-	ldr	q26, [x6]
-	pmull	v27.1q, v0.1d, v26.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v27.16b
-	pmull	v26.1q, v0.1d, v26.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v26.16b
-	eor	v0.16b, v0.16b, v25.16b
+	ldr	q25, [x6]
+	pmull	v27.1q, v26.1d, v25.1d
+	ext	v26.16b, v26.16b, v26.16b, #8
+	eor	v26.16b, v26.16b, v27.16b
+	pmull	v25.1q, v26.1d, v25.1d
+	ext	v26.16b, v26.16b, v26.16b, #8
+	eor	v26.16b, v26.16b, v25.16b
+	eor	v0.16b, v26.16b, v0.16b
 	rev32	v25.16b, v22.16b
 	add	v22.4s, v22.4s, v23.4s
 	rev32	v26.16b, v22.16b
@@ -11903,121 +11741,118 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	ext	v24.16b, v24.16b, v24.16b, #8
 	eor	v24.16b, v24.16b, v0.16b
 	ldr	q0, [x0, #256]
+	ext	v27.16b, v0.16b, v0.16b, #8
 	pmull	v25.1q, v24.1d, v0.1d
-	pmull2	v26.1q, v24.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v27.1q, v24.1d, v0.1d
-	pmull2	v28.1q, v24.2d, v0.2d
-	mov	v0.16b, v25.16b
-	mov	v24.16b, v26.16b
-	mov	v25.16b, v27.16b
-	eor	v25.16b, v25.16b, v28.16b
-	ldr	q26, [x4, #16]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
+	pmull2	v0.1q, v24.2d, v0.2d
+	pmull	v26.1q, v24.1d, v27.1d
+	pmull2	v24.1q, v24.2d, v27.2d
+	eor	v26.16b, v26.16b, v24.16b
+	ldr	q24, [x4, #16]
+	rev64	v24.16b, v24.16b
+	ext	v24.16b, v24.16b, v24.16b, #8
 	ldr	q27, [x0, #272]
-	pmull	v28.1q, v26.1d, v27.1d
-	pmull2	v29.1q, v26.2d, v27.2d
-	ext	v27.16b, v27.16b, v27.16b, #8
-	pmull	v30.1q, v26.1d, v27.1d
-	pmull2	v26.1q, v26.2d, v27.2d
-	eor	v0.16b, v0.16b, v28.16b
-	eor	v24.16b, v24.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x4, #32]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q27, [x0, #288]
-	pmull	v28.1q, v26.1d, v27.1d
-	pmull2	v29.1q, v26.2d, v27.2d
-	ext	v27.16b, v27.16b, v27.16b, #8
-	pmull	v30.1q, v26.1d, v27.1d
-	pmull2	v26.1q, v26.2d, v27.2d
-	eor	v0.16b, v0.16b, v28.16b
-	eor	v24.16b, v24.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x4, #48]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q27, [x0, #304]
-	pmull	v28.1q, v26.1d, v27.1d
-	pmull2	v29.1q, v26.2d, v27.2d
-	ext	v27.16b, v27.16b, v27.16b, #8
-	pmull	v30.1q, v26.1d, v27.1d
-	pmull2	v26.1q, v26.2d, v27.2d
-	eor	v0.16b, v0.16b, v28.16b
-	eor	v24.16b, v24.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x4, #64]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q27, [x0, #320]
-	pmull	v28.1q, v26.1d, v27.1d
-	pmull2	v29.1q, v26.2d, v27.2d
-	ext	v27.16b, v27.16b, v27.16b, #8
-	pmull	v30.1q, v26.1d, v27.1d
-	pmull2	v26.1q, v26.2d, v27.2d
-	eor	v0.16b, v0.16b, v28.16b
-	eor	v24.16b, v24.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x4, #80]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q27, [x0, #336]
-	pmull	v28.1q, v26.1d, v27.1d
-	pmull2	v29.1q, v26.2d, v27.2d
-	ext	v27.16b, v27.16b, v27.16b, #8
-	pmull	v30.1q, v26.1d, v27.1d
-	pmull2	v26.1q, v26.2d, v27.2d
-	eor	v0.16b, v0.16b, v28.16b
-	eor	v24.16b, v24.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x4, #96]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q27, [x0, #352]
-	pmull	v28.1q, v26.1d, v27.1d
-	pmull2	v29.1q, v26.2d, v27.2d
-	ext	v27.16b, v27.16b, v27.16b, #8
-	pmull	v30.1q, v26.1d, v27.1d
-	pmull2	v26.1q, v26.2d, v27.2d
-	eor	v0.16b, v0.16b, v28.16b
-	eor	v24.16b, v24.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x4, #112]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q27, [x0, #368]
-	pmull	v28.1q, v26.1d, v27.1d
-	pmull2	v29.1q, v26.2d, v27.2d
-	ext	v27.16b, v27.16b, v27.16b, #8
-	pmull	v30.1q, v26.1d, v27.1d
-	pmull2	v26.1q, v26.2d, v27.2d
-	eor	v0.16b, v0.16b, v28.16b
-	eor	v24.16b, v24.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v25.16b, v25.16b, v26.16b
-	movi	v26.2d, #0x0000000000000000
-	ext	v27.16b, v26.16b, v25.16b, #8
+	ext	v28.16b, v27.16b, v27.16b, #8
+	pmull	v29.1q, v24.1d, v27.1d
+	eor	v25.16b, v25.16b, v29.16b
+	pmull2	v27.1q, v24.2d, v27.2d
 	eor	v0.16b, v0.16b, v27.16b
-	ext	v27.16b, v25.16b, v26.16b, #8
-	eor	v24.16b, v24.16b, v27.16b
+	pmull	v27.1q, v24.1d, v28.1d
+	eor	v26.16b, v26.16b, v27.16b
+	pmull2	v24.1q, v24.2d, v28.2d
+	eor	v26.16b, v26.16b, v24.16b
+	ldr	q24, [x4, #32]
+	rev64	v24.16b, v24.16b
+	ext	v24.16b, v24.16b, v24.16b, #8
+	ldr	q27, [x0, #288]
+	ext	v28.16b, v27.16b, v27.16b, #8
+	pmull	v29.1q, v24.1d, v27.1d
+	eor	v25.16b, v25.16b, v29.16b
+	pmull2	v27.1q, v24.2d, v27.2d
+	eor	v0.16b, v0.16b, v27.16b
+	pmull	v27.1q, v24.1d, v28.1d
+	eor	v26.16b, v26.16b, v27.16b
+	pmull2	v24.1q, v24.2d, v28.2d
+	eor	v26.16b, v26.16b, v24.16b
+	ldr	q24, [x4, #48]
+	rev64	v24.16b, v24.16b
+	ext	v24.16b, v24.16b, v24.16b, #8
+	ldr	q27, [x0, #304]
+	ext	v28.16b, v27.16b, v27.16b, #8
+	pmull	v29.1q, v24.1d, v27.1d
+	eor	v25.16b, v25.16b, v29.16b
+	pmull2	v27.1q, v24.2d, v27.2d
+	eor	v0.16b, v0.16b, v27.16b
+	pmull	v27.1q, v24.1d, v28.1d
+	eor	v26.16b, v26.16b, v27.16b
+	pmull2	v24.1q, v24.2d, v28.2d
+	eor	v26.16b, v26.16b, v24.16b
+	ldr	q24, [x4, #64]
+	rev64	v24.16b, v24.16b
+	ext	v24.16b, v24.16b, v24.16b, #8
+	ldr	q27, [x0, #320]
+	ext	v28.16b, v27.16b, v27.16b, #8
+	pmull	v29.1q, v24.1d, v27.1d
+	eor	v25.16b, v25.16b, v29.16b
+	pmull2	v27.1q, v24.2d, v27.2d
+	eor	v0.16b, v0.16b, v27.16b
+	pmull	v27.1q, v24.1d, v28.1d
+	eor	v26.16b, v26.16b, v27.16b
+	pmull2	v24.1q, v24.2d, v28.2d
+	eor	v26.16b, v26.16b, v24.16b
+	ldr	q24, [x4, #80]
+	rev64	v24.16b, v24.16b
+	ext	v24.16b, v24.16b, v24.16b, #8
+	ldr	q27, [x0, #336]
+	ext	v28.16b, v27.16b, v27.16b, #8
+	pmull	v29.1q, v24.1d, v27.1d
+	eor	v25.16b, v25.16b, v29.16b
+	pmull2	v27.1q, v24.2d, v27.2d
+	eor	v0.16b, v0.16b, v27.16b
+	pmull	v27.1q, v24.1d, v28.1d
+	eor	v26.16b, v26.16b, v27.16b
+	pmull2	v24.1q, v24.2d, v28.2d
+	eor	v26.16b, v26.16b, v24.16b
+	ldr	q24, [x4, #96]
+	rev64	v24.16b, v24.16b
+	ext	v24.16b, v24.16b, v24.16b, #8
+	ldr	q27, [x0, #352]
+	ext	v28.16b, v27.16b, v27.16b, #8
+	pmull	v29.1q, v24.1d, v27.1d
+	eor	v25.16b, v25.16b, v29.16b
+	pmull2	v27.1q, v24.2d, v27.2d
+	eor	v0.16b, v0.16b, v27.16b
+	pmull	v27.1q, v24.1d, v28.1d
+	eor	v26.16b, v26.16b, v27.16b
+	pmull2	v24.1q, v24.2d, v28.2d
+	eor	v26.16b, v26.16b, v24.16b
+	ldr	q24, [x4, #112]
+	rev64	v24.16b, v24.16b
+	ext	v24.16b, v24.16b, v24.16b, #8
+	ldr	q27, [x0, #368]
+	ext	v28.16b, v27.16b, v27.16b, #8
+	pmull	v29.1q, v24.1d, v27.1d
+	eor	v25.16b, v25.16b, v29.16b
+	pmull2	v27.1q, v24.2d, v27.2d
+	eor	v0.16b, v0.16b, v27.16b
+	pmull	v27.1q, v24.1d, v28.1d
+	eor	v26.16b, v26.16b, v27.16b
+	pmull2	v24.1q, v24.2d, v28.2d
+	eor	v26.16b, v26.16b, v24.16b
+	movi	v24.2d, #0x0000000000000000
+	ext	v27.16b, v24.16b, v26.16b, #8
+	eor	v25.16b, v25.16b, v27.16b
+	ext	v27.16b, v26.16b, v24.16b, #8
+	eor	v0.16b, v0.16b, v27.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r1_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r1_encrypt_data_ghash_poly
-	ldr	q25, [x4]
-	pmull	v26.1q, v0.1d, v25.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v25.1q, v0.1d, v25.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v25.16b
-	eor	v0.16b, v0.16b, v24.16b
+	ldr	q24, [x4]
+	pmull	v26.1q, v25.1d, v24.1d
+	ext	v25.16b, v25.16b, v25.16b, #8
+	eor	v25.16b, v25.16b, v26.16b
+	pmull	v24.1q, v25.1d, v24.1d
+	ext	v25.16b, v25.16b, v25.16b, #8
+	eor	v25.16b, v25.16b, v24.16b
+	eor	v0.16b, v25.16b, v0.16b
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_small192:
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_single192:
 	cmp	x2, #16
@@ -12057,30 +11892,27 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	ext	v24.16b, v24.16b, v24.16b, #8
 	eor	v24.16b, v24.16b, v0.16b
 	ldr	q0, [x0, #368]
+	ext	v27.16b, v0.16b, v0.16b, #8
 	pmull	v25.1q, v24.1d, v0.1d
-	pmull2	v26.1q, v24.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v27.1q, v24.1d, v0.1d
-	pmull2	v28.1q, v24.2d, v0.2d
-	mov	v0.16b, v25.16b
-	mov	v24.16b, v26.16b
-	mov	v25.16b, v27.16b
-	eor	v25.16b, v25.16b, v28.16b
-	movi	v26.2d, #0x0000000000000000
-	ext	v27.16b, v26.16b, v25.16b, #8
+	pmull2	v0.1q, v24.2d, v0.2d
+	pmull	v26.1q, v24.1d, v27.1d
+	pmull2	v24.1q, v24.2d, v27.2d
+	eor	v26.16b, v26.16b, v24.16b
+	movi	v24.2d, #0x0000000000000000
+	ext	v27.16b, v24.16b, v26.16b, #8
+	eor	v25.16b, v25.16b, v27.16b
+	ext	v27.16b, v26.16b, v24.16b, #8
 	eor	v0.16b, v0.16b, v27.16b
-	ext	v27.16b, v25.16b, v26.16b, #8
-	eor	v24.16b, v24.16b, v27.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r1_encrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r1_encrypt_data_ghash_poly
-	ldr	q25, [x4]
-	pmull	v26.1q, v0.1d, v25.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v25.1q, v0.1d, v25.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v25.16b
-	eor	v0.16b, v0.16b, v24.16b
+	ldr	q24, [x4]
+	pmull	v26.1q, v25.1d, v24.1d
+	ext	v25.16b, v25.16b, v25.16b, #8
+	eor	v25.16b, v25.16b, v26.16b
+	pmull	v24.1q, v25.1d, v24.1d
+	ext	v25.16b, v25.16b, v25.16b, #8
+	eor	v25.16b, v25.16b, v24.16b
+	eor	v0.16b, v25.16b, v0.16b
 	sub	x2, x2, #16
 	b	.Laesgen_armv8_ce_gcm_r1_encrypt_data_single192
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_tail192:
@@ -12180,7 +12012,6 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	eor	v12.16b, v12.16b, v12.16b
 	eor	v13.16b, v13.16b, v13.16b
 	eor	v14.16b, v14.16b, v14.16b
-	eor	v15.16b, v15.16b, v15.16b
 	eor	v16.16b, v16.16b, v16.16b
 	eor	v17.16b, v17.16b, v17.16b
 	eor	v18.16b, v18.16b, v18.16b
@@ -12200,7 +12031,7 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	ldp	d8, d9, [sp]
 	ldp	d10, d11, [sp, #16]
 	ldp	d12, d13, [sp, #32]
-	ldp	d14, d15, [sp, #48]
+	ldr	d14, [sp, #48]
 	add	sp, sp, #64
 	ret
 	.size	aesgen_armv8_ce_gcm_r1_encrypt_data, .-aesgen_armv8_ce_gcm_r1_encrypt_data
@@ -12224,7 +12055,7 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 	stp	d8, d9, [sp]
 	stp	d10, d11, [sp, #16]
 	stp	d12, d13, [sp, #32]
-	stp	d14, d15, [sp, #48]
+	str	d14, [sp, #48]
 	ldr	x4, [x0, #496]
 	cmp	x4, #0
 	b.ne	.Laesgen_armv8_ce_gcm_r1_decrypt_data_in_data
@@ -12237,30 +12068,28 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r1_decrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r1_decrypt_data_ghash_poly
-	ldr	q2, [x4]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x4]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v0.16b
+	mov	v0.16b, v2.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x0, #432]
 .Laesgen_armv8_ce_gcm_r1_decrypt_data_flushed:
@@ -12343,30 +12172,28 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 	ext	v1.16b, v1.16b, v1.16b, #8
 	eor	v1.16b, v1.16b, v0.16b
 	ldr	q0, [x0, #368]
+	ext	v4.16b, v0.16b, v0.16b, #8
 	pmull	v2.1q, v1.1d, v0.1d
-	pmull2	v3.1q, v1.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v4.1q, v1.1d, v0.1d
-	pmull2	v5.1q, v1.2d, v0.2d
-	mov	v0.16b, v2.16b
-	mov	v1.16b, v3.16b
-	mov	v2.16b, v4.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v3.2d, #0x0000000000000000
-	ext	v4.16b, v3.16b, v2.16b, #8
+	pmull2	v0.1q, v1.2d, v0.2d
+	pmull	v3.1q, v1.1d, v4.1d
+	pmull2	v1.1q, v1.2d, v4.2d
+	eor	v3.16b, v3.16b, v1.16b
+	movi	v1.2d, #0x0000000000000000
+	ext	v4.16b, v1.16b, v3.16b, #8
+	eor	v2.16b, v2.16b, v4.16b
+	ext	v4.16b, v3.16b, v1.16b, #8
 	eor	v0.16b, v0.16b, v4.16b
-	ext	v4.16b, v2.16b, v3.16b, #8
-	eor	v1.16b, v1.16b, v4.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r1_decrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r1_decrypt_data_ghash_poly
-	ldr	q2, [x4]
-	pmull	v3.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v3.16b
-	pmull	v2.1q, v0.1d, v2.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v2.16b
-	eor	v0.16b, v0.16b, v1.16b
+	ldr	q1, [x4]
+	pmull	v3.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v3.16b
+	pmull	v1.1q, v2.1d, v1.1d
+	ext	v2.16b, v2.16b, v2.16b, #8
+	eor	v2.16b, v2.16b, v1.16b
+	eor	v2.16b, v2.16b, v0.16b
+	mov	v0.16b, v2.16b
 	movi	v1.2d, #0x0000000000000000
 	str	q1, [x0, #432]
 .Laesgen_armv8_ce_gcm_r1_decrypt_data_bulk:
@@ -12414,121 +12241,118 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 	ext	v27.16b, v27.16b, v27.16b, #8
 	eor	v27.16b, v27.16b, v0.16b
 	ldr	q0, [x0, #256]
+	ext	v30.16b, v0.16b, v0.16b, #8
 	pmull	v28.1q, v27.1d, v0.1d
-	pmull2	v29.1q, v27.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v30.1q, v27.1d, v0.1d
-	pmull2	v31.1q, v27.2d, v0.2d
-	mov	v0.16b, v28.16b
-	mov	v27.16b, v29.16b
-	mov	v28.16b, v30.16b
-	eor	v28.16b, v28.16b, v31.16b
-	ldr	q29, [x1, #16]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	pmull2	v0.1q, v27.2d, v0.2d
+	pmull	v29.1q, v27.1d, v30.1d
+	pmull2	v27.1q, v27.2d, v30.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x1, #16]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
 	ldr	q30, [x0, #272]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #32]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #288]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #48]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #304]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #64]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #320]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #80]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #336]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #96]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #352]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #112]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #368]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	movi	v29.2d, #0x0000000000000000
-	ext	v30.16b, v29.16b, v28.16b, #8
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
 	eor	v0.16b, v0.16b, v30.16b
-	ext	v30.16b, v28.16b, v29.16b, #8
-	eor	v27.16b, v27.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x1, #32]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #288]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x1, #48]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #304]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x1, #64]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #320]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x1, #80]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #336]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x1, #96]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #352]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x1, #112]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #368]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	movi	v27.2d, #0x0000000000000000
+	ext	v30.16b, v27.16b, v29.16b, #8
+	eor	v28.16b, v28.16b, v30.16b
+	ext	v30.16b, v29.16b, v27.16b, #8
+	eor	v0.16b, v0.16b, v30.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r1_decrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r1_decrypt_data_ghash_poly
-	ldr	q28, [x4]
-	pmull	v29.1q, v0.1d, v28.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v29.16b
-	pmull	v28.1q, v0.1d, v28.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v28.16b
-	eor	v0.16b, v0.16b, v27.16b
+	ldr	q27, [x4]
+	pmull	v29.1q, v28.1d, v27.1d
+	ext	v28.16b, v28.16b, v28.16b, #8
+	eor	v28.16b, v28.16b, v29.16b
+	pmull	v27.1q, v28.1d, v27.1d
+	ext	v28.16b, v28.16b, v28.16b, #8
+	eor	v28.16b, v28.16b, v27.16b
+	eor	v0.16b, v28.16b, v0.16b
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #576
 	ldr	q27, [x0, #560]
@@ -12798,121 +12622,118 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 	ext	v27.16b, v27.16b, v27.16b, #8
 	eor	v27.16b, v27.16b, v0.16b
 	ldr	q0, [x0, #256]
+	ext	v30.16b, v0.16b, v0.16b, #8
 	pmull	v28.1q, v27.1d, v0.1d
-	pmull2	v29.1q, v27.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v30.1q, v27.1d, v0.1d
-	pmull2	v31.1q, v27.2d, v0.2d
-	mov	v0.16b, v28.16b
-	mov	v27.16b, v29.16b
-	mov	v28.16b, v30.16b
-	eor	v28.16b, v28.16b, v31.16b
-	ldr	q29, [x1, #16]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	pmull2	v0.1q, v27.2d, v0.2d
+	pmull	v29.1q, v27.1d, v30.1d
+	pmull2	v27.1q, v27.2d, v30.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x1, #16]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
 	ldr	q30, [x0, #272]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #32]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #288]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #48]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #304]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #64]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #320]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #80]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #336]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #96]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #352]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #112]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #368]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	movi	v29.2d, #0x0000000000000000
-	ext	v30.16b, v29.16b, v28.16b, #8
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
 	eor	v0.16b, v0.16b, v30.16b
-	ext	v30.16b, v28.16b, v29.16b, #8
-	eor	v27.16b, v27.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x1, #32]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #288]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x1, #48]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #304]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x1, #64]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #320]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x1, #80]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #336]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x1, #96]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #352]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x1, #112]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #368]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	movi	v27.2d, #0x0000000000000000
+	ext	v30.16b, v27.16b, v29.16b, #8
+	eor	v28.16b, v28.16b, v30.16b
+	ext	v30.16b, v29.16b, v27.16b, #8
+	eor	v0.16b, v0.16b, v30.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r1_decrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r1_decrypt_data_ghash_poly
-	ldr	q28, [x4]
-	pmull	v29.1q, v0.1d, v28.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v29.16b
-	pmull	v28.1q, v0.1d, v28.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v28.16b
-	eor	v0.16b, v0.16b, v27.16b
+	ldr	q27, [x4]
+	pmull	v29.1q, v28.1d, v27.1d
+	ext	v28.16b, v28.16b, v28.16b, #8
+	eor	v28.16b, v28.16b, v29.16b
+	pmull	v27.1q, v28.1d, v27.1d
+	ext	v28.16b, v28.16b, v28.16b, #8
+	eor	v28.16b, v28.16b, v27.16b
+	eor	v0.16b, v28.16b, v0.16b
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #576
 	ldr	q27, [x0, #560]
@@ -13219,121 +13040,118 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 	ext	v27.16b, v27.16b, v27.16b, #8
 	eor	v27.16b, v27.16b, v0.16b
 	ldr	q0, [x0, #256]
+	ext	v30.16b, v0.16b, v0.16b, #8
 	pmull	v28.1q, v27.1d, v0.1d
-	pmull2	v29.1q, v27.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v30.1q, v27.1d, v0.1d
-	pmull2	v31.1q, v27.2d, v0.2d
-	mov	v0.16b, v28.16b
-	mov	v27.16b, v29.16b
-	mov	v28.16b, v30.16b
-	eor	v28.16b, v28.16b, v31.16b
-	ldr	q29, [x1, #16]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	pmull2	v0.1q, v27.2d, v0.2d
+	pmull	v29.1q, v27.1d, v30.1d
+	pmull2	v27.1q, v27.2d, v30.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x1, #16]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
 	ldr	q30, [x0, #272]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #32]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #288]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #48]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #304]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #64]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #320]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #80]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #336]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #96]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #352]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #112]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #368]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	movi	v29.2d, #0x0000000000000000
-	ext	v30.16b, v29.16b, v28.16b, #8
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
 	eor	v0.16b, v0.16b, v30.16b
-	ext	v30.16b, v28.16b, v29.16b, #8
-	eor	v27.16b, v27.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x1, #32]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #288]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x1, #48]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #304]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x1, #64]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #320]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x1, #80]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #336]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x1, #96]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #352]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x1, #112]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #368]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	movi	v27.2d, #0x0000000000000000
+	ext	v30.16b, v27.16b, v29.16b, #8
+	eor	v28.16b, v28.16b, v30.16b
+	ext	v30.16b, v29.16b, v27.16b, #8
+	eor	v0.16b, v0.16b, v30.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r1_decrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r1_decrypt_data_ghash_poly
-	ldr	q28, [x4]
-	pmull	v29.1q, v0.1d, v28.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v29.16b
-	pmull	v28.1q, v0.1d, v28.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v28.16b
-	eor	v0.16b, v0.16b, v27.16b
+	ldr	q27, [x4]
+	pmull	v29.1q, v28.1d, v27.1d
+	ext	v28.16b, v28.16b, v28.16b, #8
+	eor	v28.16b, v28.16b, v29.16b
+	pmull	v27.1q, v28.1d, v27.1d
+	ext	v28.16b, v28.16b, v28.16b, #8
+	eor	v28.16b, v28.16b, v27.16b
+	eor	v0.16b, v28.16b, v0.16b
 	rev32	v27.16b, v24.16b
 	add	v24.4s, v24.4s, v25.4s
 	rev32	v28.16b, v24.16b
@@ -13608,121 +13426,118 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 	ext	v27.16b, v27.16b, v27.16b, #8
 	eor	v27.16b, v27.16b, v0.16b
 	ldr	q0, [x0, #256]
+	ext	v30.16b, v0.16b, v0.16b, #8
 	pmull	v28.1q, v27.1d, v0.1d
-	pmull2	v29.1q, v27.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v30.1q, v27.1d, v0.1d
-	pmull2	v31.1q, v27.2d, v0.2d
-	mov	v0.16b, v28.16b
-	mov	v27.16b, v29.16b
-	mov	v28.16b, v30.16b
-	eor	v28.16b, v28.16b, v31.16b
-	ldr	q29, [x1, #16]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
+	pmull2	v0.1q, v27.2d, v0.2d
+	pmull	v29.1q, v27.1d, v30.1d
+	pmull2	v27.1q, v27.2d, v30.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x1, #16]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
 	ldr	q30, [x0, #272]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #32]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #288]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #48]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #304]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #64]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #320]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #80]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #336]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #96]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #352]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	ldr	q29, [x1, #112]
-	rev64	v29.16b, v29.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ldr	q30, [x0, #368]
-	pmull	v31.1q, v29.1d, v30.1d
-	pmull2	v8.1q, v29.2d, v30.2d
-	ext	v30.16b, v30.16b, v30.16b, #8
-	pmull	v9.1q, v29.1d, v30.1d
-	pmull2	v29.1q, v29.2d, v30.2d
-	eor	v0.16b, v0.16b, v31.16b
-	eor	v27.16b, v27.16b, v8.16b
-	eor	v28.16b, v28.16b, v9.16b
-	eor	v28.16b, v28.16b, v29.16b
-	movi	v29.2d, #0x0000000000000000
-	ext	v30.16b, v29.16b, v28.16b, #8
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
 	eor	v0.16b, v0.16b, v30.16b
-	ext	v30.16b, v28.16b, v29.16b, #8
-	eor	v27.16b, v27.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x1, #32]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #288]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x1, #48]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #304]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x1, #64]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #320]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x1, #80]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #336]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x1, #96]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #352]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x1, #112]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #368]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	movi	v27.2d, #0x0000000000000000
+	ext	v30.16b, v27.16b, v29.16b, #8
+	eor	v28.16b, v28.16b, v30.16b
+	ext	v30.16b, v29.16b, v27.16b, #8
+	eor	v0.16b, v0.16b, v30.16b
 	adrp	x6, .Laesgen_armv8_ce_gcm_r1_decrypt_data_ghash_poly
 	add	x6, x6, :lo12:.Laesgen_armv8_ce_gcm_r1_decrypt_data_ghash_poly
-	ldr	q28, [x6]
-	pmull	v29.1q, v0.1d, v28.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v29.16b
-	pmull	v28.1q, v0.1d, v28.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v28.16b
-	eor	v0.16b, v0.16b, v27.16b
+	ldr	q27, [x6]
+	pmull	v29.1q, v28.1d, v27.1d
+	ext	v28.16b, v28.16b, v28.16b, #8
+	eor	v28.16b, v28.16b, v29.16b
+	pmull	v27.1q, v28.1d, v27.1d
+	ext	v28.16b, v28.16b, v28.16b, #8
+	eor	v28.16b, v28.16b, v27.16b
+	eor	v0.16b, v28.16b, v0.16b
 	rev32	v27.16b, v24.16b
 	add	v24.4s, v24.4s, v25.4s
 	rev32	v28.16b, v24.16b
@@ -14009,30 +13824,27 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 	ext	v26.16b, v26.16b, v26.16b, #8
 	eor	v26.16b, v26.16b, v0.16b
 	ldr	q0, [x0, #368]
+	ext	v29.16b, v0.16b, v0.16b, #8
 	pmull	v27.1q, v26.1d, v0.1d
-	pmull2	v28.1q, v26.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v29.1q, v26.1d, v0.1d
-	pmull2	v30.1q, v26.2d, v0.2d
-	mov	v0.16b, v27.16b
-	mov	v26.16b, v28.16b
-	mov	v27.16b, v29.16b
-	eor	v27.16b, v27.16b, v30.16b
-	movi	v28.2d, #0x0000000000000000
-	ext	v29.16b, v28.16b, v27.16b, #8
+	pmull2	v0.1q, v26.2d, v0.2d
+	pmull	v28.1q, v26.1d, v29.1d
+	pmull2	v26.1q, v26.2d, v29.2d
+	eor	v28.16b, v28.16b, v26.16b
+	movi	v26.2d, #0x0000000000000000
+	ext	v29.16b, v26.16b, v28.16b, #8
+	eor	v27.16b, v27.16b, v29.16b
+	ext	v29.16b, v28.16b, v26.16b, #8
 	eor	v0.16b, v0.16b, v29.16b
-	ext	v29.16b, v27.16b, v28.16b, #8
-	eor	v26.16b, v26.16b, v29.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r1_decrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r1_decrypt_data_ghash_poly
-	ldr	q27, [x4]
-	pmull	v28.1q, v0.1d, v27.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v27.1q, v0.1d, v27.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v27.16b
-	eor	v0.16b, v0.16b, v26.16b
+	ldr	q26, [x4]
+	pmull	v28.1q, v27.1d, v26.1d
+	ext	v27.16b, v27.16b, v27.16b, #8
+	eor	v27.16b, v27.16b, v28.16b
+	pmull	v26.1q, v27.1d, v26.1d
+	ext	v27.16b, v27.16b, v27.16b, #8
+	eor	v27.16b, v27.16b, v26.16b
+	eor	v0.16b, v27.16b, v0.16b
 	rev32	v26.16b, v24.16b
 	add	v24.4s, v24.4s, v25.4s
 	aese	v26.16b, v1.16b
@@ -14192,222 +14004,219 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 	ext	v8.16b, v8.16b, v8.16b, #8
 	ldp	q24, q25, [x4]
 	eor	v8.16b, v8.16b, v0.16b
-	ldr	q0, [x0, #256]
 	ldp	q26, q27, [x4, #32]
-	pmull	v9.1q, v8.1d, v0.1d
+	ldr	q0, [x0, #256]
+	ext	v11.16b, v0.16b, v0.16b, #8
 	ldp	q28, q29, [x4, #64]
-	pmull2	v10.1q, v8.2d, v0.2d
+	pmull	v9.1q, v8.1d, v0.1d
 	ldp	q30, q31, [x4, #96]
-	ext	v0.16b, v0.16b, v0.16b, #8
+	pmull2	v0.1q, v8.2d, v0.2d
 	eor	v24.16b, v24.16b, v23.16b
-	pmull	v11.1q, v8.1d, v0.1d
-	pmull2	v12.1q, v8.2d, v0.2d
+	pmull	v10.1q, v8.1d, v11.1d
 	eor	v25.16b, v25.16b, v23.16b
-	mov	v0.16b, v9.16b
+	pmull2	v8.1q, v8.2d, v11.2d
 	eor	v26.16b, v26.16b, v23.16b
-	mov	v8.16b, v10.16b
+	eor	v10.16b, v10.16b, v8.16b
+	ldr	q8, [x1, #16]
 	eor	v27.16b, v27.16b, v23.16b
-	mov	v9.16b, v11.16b
+	rev64	v8.16b, v8.16b
 	eor	v28.16b, v28.16b, v23.16b
-	eor	v9.16b, v9.16b, v12.16b
-	ldr	q10, [x1, #16]
+	ext	v8.16b, v8.16b, v8.16b, #8
 	eor	v29.16b, v29.16b, v23.16b
-	rev64	v10.16b, v10.16b
+	ldr	q11, [x0, #272]
 	eor	v30.16b, v30.16b, v23.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	ext	v12.16b, v11.16b, v11.16b, #8
+	pmull	v13.1q, v8.1d, v11.1d
 	eor	v31.16b, v31.16b, v23.16b
-	ldr	q23, [x0, #272]
+	eor	v9.16b, v9.16b, v13.16b
 	add	v20.4s, v20.4s, v22.4s
-	pmull	v11.1q, v10.1d, v23.1d
-	pmull2	v12.1q, v10.2d, v23.2d
+	pmull2	v23.1q, v8.2d, v11.2d
 	aese	v24.16b, v2.16b
 	aesmc	v24.16b, v24.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
+	eor	v0.16b, v0.16b, v23.16b
 	aese	v25.16b, v2.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v13.1q, v10.1d, v23.1d
+	pmull	v23.1q, v8.1d, v12.1d
 	aese	v26.16b, v2.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v23.1q, v10.2d, v23.2d
+	eor	v10.16b, v10.16b, v23.16b
+	pmull2	v23.1q, v8.2d, v12.2d
 	aese	v27.16b, v2.16b
 	aesmc	v27.16b, v27.16b
-	eor	v0.16b, v0.16b, v11.16b
-	eor	v8.16b, v8.16b, v12.16b
+	eor	v10.16b, v10.16b, v23.16b
 	aese	v28.16b, v2.16b
 	aesmc	v28.16b, v28.16b
-	eor	v9.16b, v9.16b, v13.16b
+	ldr	q23, [x1, #32]
 	aese	v29.16b, v2.16b
 	aesmc	v29.16b, v29.16b
-	eor	v9.16b, v9.16b, v23.16b
+	rev64	v23.16b, v23.16b
 	aese	v30.16b, v2.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q23, [x1, #32]
+	ext	v23.16b, v23.16b, v23.16b, #8
+	ldr	q8, [x0, #288]
 	aese	v31.16b, v2.16b
 	aesmc	v31.16b, v31.16b
-	rev64	v23.16b, v23.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
+	ext	v11.16b, v8.16b, v8.16b, #8
 	aese	v24.16b, v3.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q10, [x0, #288]
+	pmull	v12.1q, v23.1d, v8.1d
 	aese	v25.16b, v3.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v11.1q, v23.1d, v10.1d
+	eor	v9.16b, v9.16b, v12.16b
 	aese	v26.16b, v3.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v12.1q, v23.2d, v10.2d
-	ext	v10.16b, v10.16b, v10.16b, #8
+	pmull2	v8.1q, v23.2d, v8.2d
 	aese	v27.16b, v3.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v13.1q, v23.1d, v10.1d
+	eor	v0.16b, v0.16b, v8.16b
+	pmull	v8.1q, v23.1d, v11.1d
 	aese	v28.16b, v3.16b
 	aesmc	v28.16b, v28.16b
-	pmull2	v23.1q, v23.2d, v10.2d
+	eor	v10.16b, v10.16b, v8.16b
 	aese	v29.16b, v3.16b
 	aesmc	v29.16b, v29.16b
-	eor	v0.16b, v0.16b, v11.16b
+	pmull2	v23.1q, v23.2d, v11.2d
 	aese	v30.16b, v3.16b
 	aesmc	v30.16b, v30.16b
-	eor	v8.16b, v8.16b, v12.16b
-	eor	v9.16b, v9.16b, v13.16b
+	eor	v10.16b, v10.16b, v23.16b
 	aese	v31.16b, v3.16b
 	aesmc	v31.16b, v31.16b
-	eor	v9.16b, v9.16b, v23.16b
+	ldr	q23, [x1, #48]
+	rev64	v23.16b, v23.16b
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q23, [x1, #48]
+	ext	v23.16b, v23.16b, v23.16b, #8
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
-	rev64	v23.16b, v23.16b
+	ldr	q8, [x0, #304]
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
-	ldr	q10, [x0, #304]
+	ext	v11.16b, v8.16b, v8.16b, #8
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v11.1q, v23.1d, v10.1d
+	pmull	v12.1q, v23.1d, v8.1d
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
-	pmull2	v12.1q, v23.2d, v10.2d
+	eor	v9.16b, v9.16b, v12.16b
+	pmull2	v8.1q, v23.2d, v8.2d
 	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	eor	v0.16b, v0.16b, v8.16b
 	aese	v30.16b, v4.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v13.1q, v23.1d, v10.1d
-	pmull2	v23.1q, v23.2d, v10.2d
+	pmull	v8.1q, v23.1d, v11.1d
 	aese	v31.16b, v4.16b
 	aesmc	v31.16b, v31.16b
-	eor	v0.16b, v0.16b, v11.16b
+	eor	v10.16b, v10.16b, v8.16b
 	aese	v24.16b, v5.16b
 	aesmc	v24.16b, v24.16b
-	eor	v8.16b, v8.16b, v12.16b
+	pmull2	v23.1q, v23.2d, v11.2d
 	aese	v25.16b, v5.16b
 	aesmc	v25.16b, v25.16b
-	eor	v9.16b, v9.16b, v13.16b
+	eor	v10.16b, v10.16b, v23.16b
+	ldr	q23, [x1, #64]
 	aese	v26.16b, v5.16b
 	aesmc	v26.16b, v26.16b
-	eor	v9.16b, v9.16b, v23.16b
-	ldr	q23, [x1, #64]
+	rev64	v23.16b, v23.16b
 	aese	v27.16b, v5.16b
 	aesmc	v27.16b, v27.16b
-	rev64	v23.16b, v23.16b
+	ext	v23.16b, v23.16b, v23.16b, #8
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
+	ldr	q8, [x0, #320]
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q10, [x0, #320]
+	ext	v11.16b, v8.16b, v8.16b, #8
+	pmull	v12.1q, v23.1d, v8.1d
 	aese	v30.16b, v5.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v11.1q, v23.1d, v10.1d
-	pmull2	v12.1q, v23.2d, v10.2d
+	eor	v9.16b, v9.16b, v12.16b
 	aese	v31.16b, v5.16b
 	aesmc	v31.16b, v31.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	pmull2	v8.1q, v23.2d, v8.2d
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v13.1q, v23.1d, v10.1d
+	eor	v0.16b, v0.16b, v8.16b
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v23.1q, v23.2d, v10.2d
-	eor	v0.16b, v0.16b, v11.16b
+	pmull	v8.1q, v23.1d, v11.1d
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
-	eor	v8.16b, v8.16b, v12.16b
+	eor	v10.16b, v10.16b, v8.16b
+	pmull2	v23.1q, v23.2d, v11.2d
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
-	eor	v9.16b, v9.16b, v13.16b
+	eor	v10.16b, v10.16b, v23.16b
 	aese	v28.16b, v6.16b
 	aesmc	v28.16b, v28.16b
-	eor	v9.16b, v9.16b, v23.16b
+	ldr	q23, [x1, #80]
 	aese	v29.16b, v6.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q23, [x1, #80]
 	rev64	v23.16b, v23.16b
 	aese	v30.16b, v6.16b
 	aesmc	v30.16b, v30.16b
 	ext	v23.16b, v23.16b, v23.16b, #8
+	ldr	q8, [x0, #336]
 	aese	v31.16b, v6.16b
 	aesmc	v31.16b, v31.16b
-	ldr	q10, [x0, #336]
+	ext	v11.16b, v8.16b, v8.16b, #8
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v11.1q, v23.1d, v10.1d
+	pmull	v12.1q, v23.1d, v8.1d
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v12.1q, v23.2d, v10.2d
-	ext	v10.16b, v10.16b, v10.16b, #8
+	eor	v9.16b, v9.16b, v12.16b
 	aese	v26.16b, v7.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v13.1q, v23.1d, v10.1d
+	pmull2	v8.1q, v23.2d, v8.2d
 	aese	v27.16b, v7.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v23.1q, v23.2d, v10.2d
+	eor	v0.16b, v0.16b, v8.16b
+	pmull	v8.1q, v23.1d, v11.1d
 	aese	v28.16b, v7.16b
 	aesmc	v28.16b, v28.16b
-	eor	v0.16b, v0.16b, v11.16b
+	eor	v10.16b, v10.16b, v8.16b
 	aese	v29.16b, v7.16b
 	aesmc	v29.16b, v29.16b
-	eor	v8.16b, v8.16b, v12.16b
-	eor	v9.16b, v9.16b, v13.16b
+	pmull2	v23.1q, v23.2d, v11.2d
 	aese	v30.16b, v7.16b
 	aesmc	v30.16b, v30.16b
-	eor	v9.16b, v9.16b, v23.16b
+	eor	v10.16b, v10.16b, v23.16b
 	aese	v31.16b, v7.16b
 	aesmc	v31.16b, v31.16b
 	ldr	q23, [x1, #96]
+	rev64	v23.16b, v23.16b
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
-	rev64	v23.16b, v23.16b
+	ext	v23.16b, v23.16b, v23.16b, #8
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
-	ldr	q10, [x0, #352]
+	ldr	q8, [x0, #352]
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v11.1q, v23.1d, v10.1d
+	ext	v11.16b, v8.16b, v8.16b, #8
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v12.1q, v23.2d, v10.2d
+	pmull	v12.1q, v23.1d, v8.1d
 	aese	v28.16b, v16.16b
 	aesmc	v28.16b, v28.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	eor	v9.16b, v9.16b, v12.16b
+	pmull2	v8.1q, v23.2d, v8.2d
 	aese	v29.16b, v16.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v13.1q, v23.1d, v10.1d
-	pmull2	v23.1q, v23.2d, v10.2d
+	eor	v0.16b, v0.16b, v8.16b
 	aese	v30.16b, v16.16b
 	aesmc	v30.16b, v30.16b
-	eor	v0.16b, v0.16b, v11.16b
+	pmull	v8.1q, v23.1d, v11.1d
 	aese	v31.16b, v16.16b
 	aesmc	v31.16b, v31.16b
-	eor	v8.16b, v8.16b, v12.16b
+	eor	v10.16b, v10.16b, v8.16b
 	aese	v24.16b, v17.16b
 	aesmc	v24.16b, v24.16b
-	eor	v9.16b, v9.16b, v13.16b
-	eor	v9.16b, v9.16b, v23.16b
+	pmull2	v23.1q, v23.2d, v11.2d
 	aese	v25.16b, v17.16b
 	aesmc	v25.16b, v25.16b
+	eor	v10.16b, v10.16b, v23.16b
 	ldr	q23, [x1, #112]
 	aese	v26.16b, v17.16b
 	aesmc	v26.16b, v26.16b
@@ -14417,53 +14226,53 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 	ext	v23.16b, v23.16b, v23.16b, #8
 	aese	v28.16b, v17.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q10, [x0, #368]
-	pmull	v11.1q, v23.1d, v10.1d
+	ldr	q8, [x0, #368]
 	aese	v29.16b, v17.16b
 	aesmc	v29.16b, v29.16b
-	pmull2	v12.1q, v23.2d, v10.2d
+	ext	v11.16b, v8.16b, v8.16b, #8
+	pmull	v12.1q, v23.1d, v8.1d
 	aese	v30.16b, v17.16b
 	aesmc	v30.16b, v30.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	eor	v9.16b, v9.16b, v12.16b
 	aese	v31.16b, v17.16b
 	aesmc	v31.16b, v31.16b
-	pmull	v13.1q, v23.1d, v10.1d
+	pmull2	v8.1q, v23.2d, v8.2d
 	aese	v24.16b, v18.16b
-	pmull2	v23.1q, v23.2d, v10.2d
-	eor	v0.16b, v0.16b, v11.16b
+	eor	v0.16b, v0.16b, v8.16b
 	aese	v25.16b, v18.16b
-	eor	v8.16b, v8.16b, v12.16b
+	pmull	v8.1q, v23.1d, v11.1d
 	aese	v26.16b, v18.16b
-	eor	v9.16b, v9.16b, v13.16b
+	eor	v10.16b, v10.16b, v8.16b
+	pmull2	v23.1q, v23.2d, v11.2d
 	aese	v27.16b, v18.16b
-	eor	v9.16b, v9.16b, v23.16b
+	eor	v10.16b, v10.16b, v23.16b
 	aese	v28.16b, v18.16b
 	movi	v23.2d, #0x0000000000000000
-	ext	v10.16b, v23.16b, v9.16b, #8
 	aese	v29.16b, v18.16b
-	eor	v0.16b, v0.16b, v10.16b
+	ext	v8.16b, v23.16b, v10.16b, #8
 	aese	v30.16b, v18.16b
-	ext	v10.16b, v9.16b, v23.16b, #8
+	eor	v9.16b, v9.16b, v8.16b
+	ext	v8.16b, v10.16b, v23.16b, #8
 	aese	v31.16b, v18.16b
-	eor	v8.16b, v8.16b, v10.16b
+	eor	v0.16b, v0.16b, v8.16b
 	eor	v24.16b, v24.16b, v19.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r1_decrypt_data_ghash_poly
-	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r1_decrypt_data_ghash_poly
 	eor	v25.16b, v25.16b, v19.16b
-	ldr	q23, [x4]
+	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r1_decrypt_data_ghash_poly
 	eor	v26.16b, v26.16b, v19.16b
-	pmull	v9.1q, v0.1d, v23.1d
+	ldr	q23, [x4]
 	eor	v27.16b, v27.16b, v19.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	pmull	v8.1q, v9.1d, v23.1d
+	ext	v9.16b, v9.16b, v9.16b, #8
 	eor	v28.16b, v28.16b, v19.16b
-	eor	v0.16b, v0.16b, v9.16b
-	pmull	v23.1q, v0.1d, v23.1d
+	eor	v9.16b, v9.16b, v8.16b
 	eor	v29.16b, v29.16b, v19.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	pmull	v23.1q, v9.1d, v23.1d
 	eor	v30.16b, v30.16b, v19.16b
-	eor	v0.16b, v0.16b, v23.16b
+	ext	v9.16b, v9.16b, v9.16b, #8
 	eor	v31.16b, v31.16b, v19.16b
-	eor	v0.16b, v0.16b, v8.16b
+	eor	v9.16b, v9.16b, v23.16b
+	eor	v0.16b, v9.16b, v0.16b
 	ldp	q23, q8, [x1], #32
 	eor	v24.16b, v24.16b, v23.16b
 	eor	v25.16b, v25.16b, v8.16b
@@ -14516,203 +14325,203 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 	rev32	v25.16b, v20.16b
 	ldr	q0, [x0, #256]
 	add	v20.4s, v20.4s, v21.4s
-	pmull	v8.1q, v28.1d, v0.1d
+	ext	v29.16b, v0.16b, v0.16b, #8
 	rev32	v26.16b, v20.16b
+	pmull	v8.1q, v28.1d, v0.1d
+	add	v20.4s, v20.4s, v21.4s
 	pmull2	v9.1q, v28.2d, v0.2d
-	add	v20.4s, v20.4s, v21.4s
-	ext	v0.16b, v0.16b, v0.16b, #8
 	rev32	v27.16b, v20.16b
-	pmull	v10.1q, v28.1d, v0.1d
+	pmull	v10.1q, v28.1d, v29.1d
 	add	v20.4s, v20.4s, v21.4s
-	pmull2	v0.1q, v28.2d, v0.2d
+	pmull2	v0.1q, v28.2d, v29.2d
 	rev32	v28.16b, v20.16b
-	add	v20.4s, v20.4s, v21.4s
-	rev32	v29.16b, v20.16b
-	add	v20.4s, v20.4s, v21.4s
 	eor	v10.16b, v10.16b, v0.16b
-	rev32	v30.16b, v20.16b
+	add	v20.4s, v20.4s, v21.4s
 	ldr	q0, [x1, #16]
-	add	v20.4s, v20.4s, v21.4s
+	rev32	v29.16b, v20.16b
 	rev64	v0.16b, v0.16b
-	rev32	v31.16b, v20.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
 	add	v20.4s, v20.4s, v21.4s
+	ext	v0.16b, v0.16b, v0.16b, #8
+	rev32	v30.16b, v20.16b
 	ldr	q11, [x0, #272]
+	add	v20.4s, v20.4s, v21.4s
+	ext	v12.16b, v11.16b, v11.16b, #8
+	rev32	v31.16b, v20.16b
+	pmull	v13.1q, v0.1d, v11.1d
+	add	v20.4s, v20.4s, v21.4s
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v12.1q, v0.1d, v11.1d
+	pmull2	v11.1q, v0.2d, v11.2d
 	aese	v25.16b, v1.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v13.1q, v0.2d, v11.2d
 	aese	v26.16b, v1.16b
 	aesmc	v26.16b, v26.16b
-	ext	v11.16b, v11.16b, v11.16b, #8
+	eor	v9.16b, v9.16b, v11.16b
 	aese	v27.16b, v1.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v14.1q, v0.1d, v11.1d
+	pmull	v11.1q, v0.1d, v12.1d
 	aese	v28.16b, v1.16b
 	aesmc	v28.16b, v28.16b
-	pmull2	v11.1q, v0.2d, v11.2d
+	eor	v10.16b, v10.16b, v11.16b
 	aese	v29.16b, v1.16b
 	aesmc	v29.16b, v29.16b
-	eor	v8.16b, v8.16b, v12.16b
+	pmull2	v0.1q, v0.2d, v12.2d
 	aese	v30.16b, v1.16b
 	aesmc	v30.16b, v30.16b
-	eor	v9.16b, v9.16b, v13.16b
+	eor	v10.16b, v10.16b, v0.16b
 	aese	v31.16b, v1.16b
 	aesmc	v31.16b, v31.16b
-	eor	v10.16b, v10.16b, v14.16b
-	eor	v0.16b, v24.16b, v23.16b
-	eor	v10.16b, v10.16b, v11.16b
-	str	q0, [x4]
 	ldr	q11, [x1, #32]
-	eor	v0.16b, v25.16b, v23.16b
+	eor	v0.16b, v24.16b, v23.16b
 	rev64	v11.16b, v11.16b
-	str	q0, [x4, #16]
+	str	q0, [x4]
 	ext	v11.16b, v11.16b, v11.16b, #8
-	eor	v0.16b, v26.16b, v23.16b
+	eor	v0.16b, v25.16b, v23.16b
 	ldr	q12, [x0, #288]
+	str	q0, [x4, #16]
+	ext	v13.16b, v12.16b, v12.16b, #8
+	eor	v0.16b, v26.16b, v23.16b
+	pmull	v14.1q, v11.1d, v12.1d
 	str	q0, [x4, #32]
-	pmull	v13.1q, v11.1d, v12.1d
+	eor	v8.16b, v8.16b, v14.16b
 	eor	v0.16b, v27.16b, v23.16b
-	pmull2	v14.1q, v11.2d, v12.2d
+	pmull2	v12.1q, v11.2d, v12.2d
 	str	q0, [x4, #48]
-	ext	v12.16b, v12.16b, v12.16b, #8
+	eor	v9.16b, v9.16b, v12.16b
 	eor	v0.16b, v28.16b, v23.16b
-	pmull	v15.1q, v11.1d, v12.1d
+	pmull	v12.1q, v11.1d, v13.1d
 	str	q0, [x4, #64]
-	pmull2	v11.1q, v11.2d, v12.2d
+	eor	v10.16b, v10.16b, v12.16b
 	eor	v0.16b, v29.16b, v23.16b
-	eor	v8.16b, v8.16b, v13.16b
+	pmull2	v11.1q, v11.2d, v13.2d
 	str	q0, [x4, #80]
-	eor	v9.16b, v9.16b, v14.16b
-	eor	v0.16b, v30.16b, v23.16b
-	eor	v10.16b, v10.16b, v15.16b
-	str	q0, [x4, #96]
 	eor	v10.16b, v10.16b, v11.16b
+	eor	v0.16b, v30.16b, v23.16b
+	ldr	q11, [x1, #48]
+	str	q0, [x4, #96]
+	rev64	v11.16b, v11.16b
 	eor	v0.16b, v31.16b, v23.16b
-	ldr	q23, [x1, #48]
 	str	q0, [x4, #112]
-	rev64	v23.16b, v23.16b
+	ext	v11.16b, v11.16b, v11.16b, #8
 	aese	v24.16b, v2.16b
 	aesmc	v24.16b, v24.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
+	ldr	q0, [x0, #304]
 	aese	v25.16b, v2.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q0, [x0, #304]
+	ext	v23.16b, v0.16b, v0.16b, #8
 	aese	v26.16b, v2.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v11.1q, v23.1d, v0.1d
+	pmull	v12.1q, v11.1d, v0.1d
 	aese	v27.16b, v2.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v12.1q, v23.2d, v0.2d
+	eor	v8.16b, v8.16b, v12.16b
 	aese	v28.16b, v2.16b
 	aesmc	v28.16b, v28.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	pmull2	v0.1q, v11.2d, v0.2d
 	aese	v29.16b, v2.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v13.1q, v23.1d, v0.1d
+	eor	v9.16b, v9.16b, v0.16b
 	aese	v30.16b, v2.16b
 	aesmc	v30.16b, v30.16b
-	pmull2	v0.1q, v23.2d, v0.2d
+	pmull	v0.1q, v11.1d, v23.1d
 	aese	v31.16b, v2.16b
 	aesmc	v31.16b, v31.16b
-	eor	v8.16b, v8.16b, v11.16b
+	eor	v10.16b, v10.16b, v0.16b
 	aese	v24.16b, v3.16b
 	aesmc	v24.16b, v24.16b
-	eor	v9.16b, v9.16b, v12.16b
+	pmull2	v0.1q, v11.2d, v23.2d
 	aese	v25.16b, v3.16b
 	aesmc	v25.16b, v25.16b
-	eor	v10.16b, v10.16b, v13.16b
+	eor	v10.16b, v10.16b, v0.16b
 	aese	v26.16b, v3.16b
 	aesmc	v26.16b, v26.16b
-	eor	v10.16b, v10.16b, v0.16b
+	ldr	q0, [x1, #64]
 	aese	v27.16b, v3.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q0, [x1, #64]
+	rev64	v0.16b, v0.16b
 	aese	v28.16b, v3.16b
 	aesmc	v28.16b, v28.16b
-	rev64	v0.16b, v0.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v29.16b, v3.16b
 	aesmc	v29.16b, v29.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	ldr	q23, [x0, #320]
 	aese	v30.16b, v3.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q23, [x0, #320]
+	ext	v11.16b, v23.16b, v23.16b, #8
 	aese	v31.16b, v3.16b
 	aesmc	v31.16b, v31.16b
-	pmull	v11.1q, v0.1d, v23.1d
+	pmull	v12.1q, v0.1d, v23.1d
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
-	pmull2	v12.1q, v0.2d, v23.2d
+	eor	v8.16b, v8.16b, v12.16b
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
+	pmull2	v23.1q, v0.2d, v23.2d
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v13.1q, v0.1d, v23.1d
+	eor	v9.16b, v9.16b, v23.16b
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
-	pmull2	v0.1q, v0.2d, v23.2d
+	pmull	v23.1q, v0.1d, v11.1d
 	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
-	eor	v8.16b, v8.16b, v11.16b
+	eor	v10.16b, v10.16b, v23.16b
 	aese	v30.16b, v4.16b
 	aesmc	v30.16b, v30.16b
-	eor	v9.16b, v9.16b, v12.16b
+	pmull2	v0.1q, v0.2d, v11.2d
 	aese	v31.16b, v4.16b
 	aesmc	v31.16b, v31.16b
-	eor	v10.16b, v10.16b, v13.16b
+	eor	v10.16b, v10.16b, v0.16b
 	aese	v24.16b, v5.16b
 	aesmc	v24.16b, v24.16b
-	eor	v10.16b, v10.16b, v0.16b
+	ldr	q0, [x1, #80]
 	aese	v25.16b, v5.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q0, [x1, #80]
+	rev64	v0.16b, v0.16b
 	aese	v26.16b, v5.16b
 	aesmc	v26.16b, v26.16b
-	rev64	v0.16b, v0.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v27.16b, v5.16b
 	aesmc	v27.16b, v27.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	ldr	q23, [x0, #336]
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q23, [x0, #336]
+	ext	v11.16b, v23.16b, v23.16b, #8
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v11.1q, v0.1d, v23.1d
+	pmull	v12.1q, v0.1d, v23.1d
 	aese	v30.16b, v5.16b
 	aesmc	v30.16b, v30.16b
-	pmull2	v12.1q, v0.2d, v23.2d
+	eor	v8.16b, v8.16b, v12.16b
 	aese	v31.16b, v5.16b
 	aesmc	v31.16b, v31.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
+	pmull2	v23.1q, v0.2d, v23.2d
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v13.1q, v0.1d, v23.1d
+	eor	v9.16b, v9.16b, v23.16b
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v0.1q, v0.2d, v23.2d
+	pmull	v23.1q, v0.1d, v11.1d
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
-	eor	v8.16b, v8.16b, v11.16b
+	eor	v10.16b, v10.16b, v23.16b
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
-	eor	v9.16b, v9.16b, v12.16b
+	pmull2	v0.1q, v0.2d, v11.2d
 	aese	v28.16b, v6.16b
 	aesmc	v28.16b, v28.16b
-	eor	v10.16b, v10.16b, v13.16b
+	eor	v10.16b, v10.16b, v0.16b
 	aese	v29.16b, v6.16b
 	aesmc	v29.16b, v29.16b
-	eor	v10.16b, v10.16b, v0.16b
+	ldr	q0, [x1, #96]
 	aese	v30.16b, v6.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q0, [x1, #96]
+	rev64	v0.16b, v0.16b
 	aese	v31.16b, v6.16b
 	aesmc	v31.16b, v31.16b
-	rev64	v0.16b, v0.16b
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
 	ext	v0.16b, v0.16b, v0.16b, #8
@@ -14721,28 +14530,28 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 	ldr	q23, [x0, #352]
 	aese	v26.16b, v7.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v11.1q, v0.1d, v23.1d
+	ext	v11.16b, v23.16b, v23.16b, #8
 	aese	v27.16b, v7.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v12.1q, v0.2d, v23.2d
+	pmull	v12.1q, v0.1d, v23.1d
 	aese	v28.16b, v7.16b
 	aesmc	v28.16b, v28.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
+	eor	v8.16b, v8.16b, v12.16b
 	aese	v29.16b, v7.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v13.1q, v0.1d, v23.1d
+	pmull2	v23.1q, v0.2d, v23.2d
 	aese	v30.16b, v7.16b
 	aesmc	v30.16b, v30.16b
-	pmull2	v0.1q, v0.2d, v23.2d
+	eor	v9.16b, v9.16b, v23.16b
 	aese	v31.16b, v7.16b
 	aesmc	v31.16b, v31.16b
-	eor	v8.16b, v8.16b, v11.16b
+	pmull	v23.1q, v0.1d, v11.1d
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
-	eor	v9.16b, v9.16b, v12.16b
+	eor	v10.16b, v10.16b, v23.16b
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
-	eor	v10.16b, v10.16b, v13.16b
+	pmull2	v0.1q, v0.2d, v11.2d
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
 	eor	v10.16b, v10.16b, v0.16b
@@ -14760,63 +14569,62 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 	ldr	q23, [x0, #368]
 	aese	v31.16b, v16.16b
 	aesmc	v31.16b, v31.16b
-	pmull	v11.1q, v0.1d, v23.1d
+	ext	v11.16b, v23.16b, v23.16b, #8
 	aese	v24.16b, v17.16b
 	aesmc	v24.16b, v24.16b
-	pmull2	v12.1q, v0.2d, v23.2d
+	pmull	v12.1q, v0.1d, v23.1d
 	aese	v25.16b, v17.16b
 	aesmc	v25.16b, v25.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
+	eor	v8.16b, v8.16b, v12.16b
 	aese	v26.16b, v17.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v13.1q, v0.1d, v23.1d
+	pmull2	v23.1q, v0.2d, v23.2d
 	aese	v27.16b, v17.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v0.1q, v0.2d, v23.2d
 	aese	v28.16b, v17.16b
 	aesmc	v28.16b, v28.16b
-	eor	v8.16b, v8.16b, v11.16b
+	eor	v9.16b, v9.16b, v23.16b
 	aese	v29.16b, v17.16b
 	aesmc	v29.16b, v29.16b
-	eor	v9.16b, v9.16b, v12.16b
+	pmull	v23.1q, v0.1d, v11.1d
 	aese	v30.16b, v17.16b
 	aesmc	v30.16b, v30.16b
-	eor	v10.16b, v10.16b, v13.16b
+	eor	v10.16b, v10.16b, v23.16b
 	aese	v31.16b, v17.16b
 	aesmc	v31.16b, v31.16b
-	eor	v10.16b, v10.16b, v0.16b
+	pmull2	v0.1q, v0.2d, v11.2d
 	aese	v24.16b, v18.16b
-	movi	v0.2d, #0x0000000000000000
+	eor	v10.16b, v10.16b, v0.16b
 	aese	v25.16b, v18.16b
-	ext	v23.16b, v0.16b, v10.16b, #8
+	movi	v0.2d, #0x0000000000000000
 	aese	v26.16b, v18.16b
-	eor	v8.16b, v8.16b, v23.16b
+	ext	v23.16b, v0.16b, v10.16b, #8
 	aese	v27.16b, v18.16b
-	ext	v23.16b, v10.16b, v0.16b, #8
-	aese	v28.16b, v18.16b
-	eor	v9.16b, v9.16b, v23.16b
-	aese	v29.16b, v18.16b
-	adrp	x4, .Laesgen_armv8_ce_gcm_r1_decrypt_data_ghash_poly
-	aese	v30.16b, v18.16b
-	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r1_decrypt_data_ghash_poly
-	aese	v31.16b, v18.16b
-	ldr	q0, [x4]
-	eor	v24.16b, v24.16b, v19.16b
-	pmull	v23.1q, v8.1d, v0.1d
-	eor	v25.16b, v25.16b, v19.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
-	eor	v26.16b, v26.16b, v19.16b
 	eor	v8.16b, v8.16b, v23.16b
-	eor	v27.16b, v27.16b, v19.16b
-	pmull	v0.1q, v8.1d, v0.1d
-	eor	v28.16b, v28.16b, v19.16b
+	aese	v28.16b, v18.16b
+	ext	v23.16b, v10.16b, v0.16b, #8
+	aese	v29.16b, v18.16b
+	eor	v9.16b, v9.16b, v23.16b
+	aese	v30.16b, v18.16b
+	adrp	x4, .Laesgen_armv8_ce_gcm_r1_decrypt_data_ghash_poly
+	aese	v31.16b, v18.16b
+	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r1_decrypt_data_ghash_poly
+	eor	v24.16b, v24.16b, v19.16b
+	ldr	q0, [x4]
+	eor	v25.16b, v25.16b, v19.16b
+	pmull	v23.1q, v8.1d, v0.1d
+	eor	v26.16b, v26.16b, v19.16b
 	ext	v8.16b, v8.16b, v8.16b, #8
+	eor	v27.16b, v27.16b, v19.16b
+	eor	v8.16b, v8.16b, v23.16b
+	eor	v28.16b, v28.16b, v19.16b
+	pmull	v0.1q, v8.1d, v0.1d
 	eor	v29.16b, v29.16b, v19.16b
-	eor	v8.16b, v8.16b, v0.16b
+	ext	v8.16b, v8.16b, v8.16b, #8
 	eor	v30.16b, v30.16b, v19.16b
-	eor	v8.16b, v8.16b, v9.16b
+	eor	v8.16b, v8.16b, v0.16b
 	eor	v31.16b, v31.16b, v19.16b
-	mov	v0.16b, v8.16b
+	eor	v0.16b, v8.16b, v9.16b
 	ldr	x4, [x0, #528]
 	sub	x4, x5, x4
 	and	x4, x4, #255
@@ -14870,191 +14678,190 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 	rev32	v25.16b, v20.16b
 	ldr	q0, [x0, #256]
 	add	v20.4s, v20.4s, v21.4s
-	pmull	v29.1q, v28.1d, v0.1d
+	ext	v29.16b, v0.16b, v0.16b, #8
 	rev32	v26.16b, v20.16b
-	pmull2	v31.1q, v28.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
+	pmull	v31.1q, v28.1d, v0.1d
 	add	v20.4s, v20.4s, v21.4s
-	pmull	v8.1q, v28.1d, v0.1d
+	pmull2	v0.1q, v28.2d, v0.2d
+	pmull	v8.1q, v28.1d, v29.1d
 	rev32	v27.16b, v20.16b
-	pmull2	v30.1q, v28.2d, v0.2d
+	pmull2	v28.1q, v28.2d, v29.2d
 	add	v20.4s, v20.4s, v21.4s
-	mov	v0.16b, v29.16b
+	eor	v8.16b, v8.16b, v28.16b
 	rev32	v28.16b, v20.16b
-	add	v20.4s, v20.4s, v21.4s
-	rev32	v29.16b, v20.16b
-	eor	v8.16b, v8.16b, v30.16b
 	ldr	q9, [x1, #16]
 	add	v20.4s, v20.4s, v21.4s
 	rev64	v9.16b, v9.16b
-	rev32	v30.16b, v20.16b
+	rev32	v29.16b, v20.16b
 	ext	v9.16b, v9.16b, v9.16b, #8
 	add	v20.4s, v20.4s, v21.4s
 	ldr	q10, [x0, #272]
+	rev32	v30.16b, v20.16b
+	ext	v11.16b, v10.16b, v10.16b, #8
+	add	v20.4s, v20.4s, v21.4s
+	pmull	v12.1q, v9.1d, v10.1d
+	eor	v31.16b, v31.16b, v12.16b
 	aese	v23.16b, v1.16b
 	aesmc	v23.16b, v23.16b
-	pmull	v11.1q, v9.1d, v10.1d
+	pmull2	v10.1q, v9.2d, v10.2d
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
-	pmull2	v12.1q, v9.2d, v10.2d
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v25.16b, v1.16b
 	aesmc	v25.16b, v25.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
-	pmull	v13.1q, v9.1d, v10.1d
+	pmull	v10.1q, v9.1d, v11.1d
 	aese	v26.16b, v1.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v9.1q, v9.2d, v10.2d
+	eor	v8.16b, v8.16b, v10.16b
 	aese	v27.16b, v1.16b
 	aesmc	v27.16b, v27.16b
-	eor	v0.16b, v0.16b, v11.16b
+	pmull2	v9.1q, v9.2d, v11.2d
 	aese	v28.16b, v1.16b
 	aesmc	v28.16b, v28.16b
-	eor	v31.16b, v31.16b, v12.16b
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v29.16b, v1.16b
 	aesmc	v29.16b, v29.16b
-	eor	v8.16b, v8.16b, v13.16b
+	ldr	q9, [x1, #32]
 	aese	v30.16b, v1.16b
 	aesmc	v30.16b, v30.16b
-	eor	v8.16b, v8.16b, v9.16b
+	rev64	v9.16b, v9.16b
+	ext	v9.16b, v9.16b, v9.16b, #8
 	aese	v23.16b, v2.16b
 	aesmc	v23.16b, v23.16b
-	ldr	q9, [x1, #32]
-	rev64	v9.16b, v9.16b
+	ldr	q10, [x0, #288]
 	aese	v24.16b, v2.16b
 	aesmc	v24.16b, v24.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	ext	v11.16b, v10.16b, v10.16b, #8
 	aese	v25.16b, v2.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q10, [x0, #288]
+	pmull	v12.1q, v9.1d, v10.1d
 	aese	v26.16b, v2.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v11.1q, v9.1d, v10.1d
+	eor	v31.16b, v31.16b, v12.16b
 	aese	v27.16b, v2.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v12.1q, v9.2d, v10.2d
+	pmull2	v10.1q, v9.2d, v10.2d
 	aese	v28.16b, v2.16b
 	aesmc	v28.16b, v28.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v29.16b, v2.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v13.1q, v9.1d, v10.1d
-	pmull2	v9.1q, v9.2d, v10.2d
+	pmull	v10.1q, v9.1d, v11.1d
 	aese	v30.16b, v2.16b
 	aesmc	v30.16b, v30.16b
-	eor	v0.16b, v0.16b, v11.16b
+	eor	v8.16b, v8.16b, v10.16b
+	pmull2	v9.1q, v9.2d, v11.2d
 	aese	v23.16b, v3.16b
 	aesmc	v23.16b, v23.16b
-	eor	v31.16b, v31.16b, v12.16b
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v24.16b, v3.16b
 	aesmc	v24.16b, v24.16b
-	eor	v8.16b, v8.16b, v13.16b
+	ldr	q9, [x1, #48]
 	aese	v25.16b, v3.16b
 	aesmc	v25.16b, v25.16b
-	eor	v8.16b, v8.16b, v9.16b
+	rev64	v9.16b, v9.16b
 	aese	v26.16b, v3.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q9, [x1, #48]
+	ext	v9.16b, v9.16b, v9.16b, #8
 	aese	v27.16b, v3.16b
 	aesmc	v27.16b, v27.16b
-	rev64	v9.16b, v9.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	ldr	q10, [x0, #304]
 	aese	v28.16b, v3.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q10, [x0, #304]
+	ext	v11.16b, v10.16b, v10.16b, #8
 	aese	v29.16b, v3.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v11.1q, v9.1d, v10.1d
+	pmull	v12.1q, v9.1d, v10.1d
 	aese	v30.16b, v3.16b
 	aesmc	v30.16b, v30.16b
-	pmull2	v12.1q, v9.2d, v10.2d
+	eor	v31.16b, v31.16b, v12.16b
+	pmull2	v10.1q, v9.2d, v10.2d
 	aese	v23.16b, v4.16b
 	aesmc	v23.16b, v23.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v13.1q, v9.1d, v10.1d
+	pmull	v10.1q, v9.1d, v11.1d
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v9.1q, v9.2d, v10.2d
-	eor	v0.16b, v0.16b, v11.16b
+	eor	v8.16b, v8.16b, v10.16b
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
-	eor	v31.16b, v31.16b, v12.16b
+	pmull2	v9.1q, v9.2d, v11.2d
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
-	eor	v8.16b, v8.16b, v13.16b
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
-	eor	v8.16b, v8.16b, v9.16b
+	ldr	q9, [x1, #64]
 	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q9, [x1, #64]
+	rev64	v9.16b, v9.16b
 	aese	v30.16b, v4.16b
 	aesmc	v30.16b, v30.16b
-	rev64	v9.16b, v9.16b
-	aese	v23.16b, v5.16b
-	aesmc	v23.16b, v23.16b
 	ext	v9.16b, v9.16b, v9.16b, #8
 	ldr	q10, [x0, #320]
+	aese	v23.16b, v5.16b
+	aesmc	v23.16b, v23.16b
+	ext	v11.16b, v10.16b, v10.16b, #8
 	aese	v24.16b, v5.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v11.1q, v9.1d, v10.1d
+	pmull	v12.1q, v9.1d, v10.1d
 	aese	v25.16b, v5.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v12.1q, v9.2d, v10.2d
+	eor	v31.16b, v31.16b, v12.16b
 	aese	v26.16b, v5.16b
 	aesmc	v26.16b, v26.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	pmull2	v10.1q, v9.2d, v10.2d
 	aese	v27.16b, v5.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v13.1q, v9.1d, v10.1d
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
-	pmull2	v9.1q, v9.2d, v10.2d
+	pmull	v10.1q, v9.1d, v11.1d
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
-	eor	v0.16b, v0.16b, v11.16b
+	eor	v8.16b, v8.16b, v10.16b
 	aese	v30.16b, v5.16b
 	aesmc	v30.16b, v30.16b
-	eor	v31.16b, v31.16b, v12.16b
-	eor	v8.16b, v8.16b, v13.16b
+	pmull2	v9.1q, v9.2d, v11.2d
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v23.16b, v6.16b
 	aesmc	v23.16b, v23.16b
-	eor	v8.16b, v8.16b, v9.16b
+	ldr	q9, [x1, #80]
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q9, [x1, #80]
+	rev64	v9.16b, v9.16b
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
-	rev64	v9.16b, v9.16b
+	ext	v9.16b, v9.16b, v9.16b, #8
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	ldr	q10, [x0, #336]
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q10, [x0, #336]
+	ext	v11.16b, v10.16b, v10.16b, #8
 	aese	v28.16b, v6.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v11.1q, v9.1d, v10.1d
-	pmull2	v12.1q, v9.2d, v10.2d
+	pmull	v12.1q, v9.1d, v10.1d
 	aese	v29.16b, v6.16b
 	aesmc	v29.16b, v29.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	eor	v31.16b, v31.16b, v12.16b
 	aese	v30.16b, v6.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v13.1q, v9.1d, v10.1d
+	pmull2	v10.1q, v9.2d, v10.2d
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v23.16b, v7.16b
 	aesmc	v23.16b, v23.16b
-	pmull2	v9.1q, v9.2d, v10.2d
+	pmull	v10.1q, v9.1d, v11.1d
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
-	eor	v0.16b, v0.16b, v11.16b
+	eor	v8.16b, v8.16b, v10.16b
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
-	eor	v31.16b, v31.16b, v12.16b
+	pmull2	v9.1q, v9.2d, v11.2d
 	aese	v26.16b, v7.16b
 	aesmc	v26.16b, v26.16b
-	eor	v8.16b, v8.16b, v13.16b
 	eor	v8.16b, v8.16b, v9.16b
 	aese	v27.16b, v7.16b
 	aesmc	v27.16b, v27.16b
@@ -15068,28 +14875,28 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 	aese	v30.16b, v7.16b
 	aesmc	v30.16b, v30.16b
 	ldr	q10, [x0, #352]
+	ext	v11.16b, v10.16b, v10.16b, #8
 	aese	v23.16b, v16.16b
 	aesmc	v23.16b, v23.16b
-	pmull	v11.1q, v9.1d, v10.1d
+	pmull	v12.1q, v9.1d, v10.1d
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
-	pmull2	v12.1q, v9.2d, v10.2d
-	ext	v10.16b, v10.16b, v10.16b, #8
+	eor	v31.16b, v31.16b, v12.16b
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v13.1q, v9.1d, v10.1d
+	pmull2	v10.1q, v9.2d, v10.2d
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v9.1q, v9.2d, v10.2d
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
-	eor	v0.16b, v0.16b, v11.16b
+	pmull	v10.1q, v9.1d, v11.1d
 	aese	v28.16b, v16.16b
 	aesmc	v28.16b, v28.16b
-	eor	v31.16b, v31.16b, v12.16b
+	eor	v8.16b, v8.16b, v10.16b
 	aese	v29.16b, v16.16b
 	aesmc	v29.16b, v29.16b
-	eor	v8.16b, v8.16b, v13.16b
+	pmull2	v9.1q, v9.2d, v11.2d
 	aese	v30.16b, v16.16b
 	aesmc	v30.16b, v30.16b
 	eor	v8.16b, v8.16b, v9.16b
@@ -15105,54 +14912,54 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 	ldr	q10, [x0, #368]
 	aese	v26.16b, v17.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v11.1q, v9.1d, v10.1d
+	ext	v11.16b, v10.16b, v10.16b, #8
 	aese	v27.16b, v17.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v12.1q, v9.2d, v10.2d
+	pmull	v12.1q, v9.1d, v10.1d
 	aese	v28.16b, v17.16b
 	aesmc	v28.16b, v28.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
-	pmull	v13.1q, v9.1d, v10.1d
+	eor	v31.16b, v31.16b, v12.16b
 	aese	v29.16b, v17.16b
 	aesmc	v29.16b, v29.16b
-	pmull2	v9.1q, v9.2d, v10.2d
+	pmull2	v10.1q, v9.2d, v10.2d
 	aese	v30.16b, v17.16b
 	aesmc	v30.16b, v30.16b
-	eor	v0.16b, v0.16b, v11.16b
+	eor	v0.16b, v0.16b, v10.16b
+	pmull	v10.1q, v9.1d, v11.1d
 	aese	v23.16b, v18.16b
-	eor	v31.16b, v31.16b, v12.16b
+	eor	v8.16b, v8.16b, v10.16b
 	aese	v24.16b, v18.16b
-	eor	v8.16b, v8.16b, v13.16b
+	pmull2	v9.1q, v9.2d, v11.2d
 	aese	v25.16b, v18.16b
 	eor	v8.16b, v8.16b, v9.16b
 	aese	v26.16b, v18.16b
 	movi	v9.2d, #0x0000000000000000
-	ext	v10.16b, v9.16b, v8.16b, #8
 	aese	v27.16b, v18.16b
-	eor	v0.16b, v0.16b, v10.16b
+	ext	v10.16b, v9.16b, v8.16b, #8
 	aese	v28.16b, v18.16b
-	ext	v10.16b, v8.16b, v9.16b, #8
-	aese	v29.16b, v18.16b
 	eor	v31.16b, v31.16b, v10.16b
+	aese	v29.16b, v18.16b
+	ext	v10.16b, v8.16b, v9.16b, #8
 	aese	v30.16b, v18.16b
+	eor	v0.16b, v0.16b, v10.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r1_decrypt_data_ghash_poly
 	eor	v23.16b, v23.16b, v19.16b
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r1_decrypt_data_ghash_poly
 	eor	v24.16b, v24.16b, v19.16b
 	ldr	q8, [x4]
-	pmull	v9.1q, v0.1d, v8.1d
 	eor	v25.16b, v25.16b, v19.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	pmull	v9.1q, v31.1d, v8.1d
 	eor	v26.16b, v26.16b, v19.16b
-	eor	v0.16b, v0.16b, v9.16b
+	ext	v31.16b, v31.16b, v31.16b, #8
 	eor	v27.16b, v27.16b, v19.16b
-	pmull	v8.1q, v0.1d, v8.1d
+	eor	v31.16b, v31.16b, v9.16b
 	eor	v28.16b, v28.16b, v19.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	pmull	v8.1q, v31.1d, v8.1d
 	eor	v29.16b, v29.16b, v19.16b
-	eor	v0.16b, v0.16b, v8.16b
+	ext	v31.16b, v31.16b, v31.16b, #8
 	eor	v30.16b, v30.16b, v19.16b
-	eor	v0.16b, v0.16b, v31.16b
+	eor	v31.16b, v31.16b, v8.16b
+	eor	v0.16b, v31.16b, v0.16b
 	ldp	q31, q8, [x1], #32
 	eor	v23.16b, v23.16b, v31.16b
 	eor	v24.16b, v24.16b, v8.16b
@@ -15193,191 +15000,190 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 	rev32	v25.16b, v20.16b
 	ldr	q0, [x0, #256]
 	add	v20.4s, v20.4s, v21.4s
-	pmull	v29.1q, v28.1d, v0.1d
+	ext	v29.16b, v0.16b, v0.16b, #8
 	rev32	v26.16b, v20.16b
-	pmull2	v31.1q, v28.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
+	pmull	v31.1q, v28.1d, v0.1d
 	add	v20.4s, v20.4s, v21.4s
-	pmull	v8.1q, v28.1d, v0.1d
+	pmull2	v0.1q, v28.2d, v0.2d
+	pmull	v8.1q, v28.1d, v29.1d
 	rev32	v27.16b, v20.16b
-	pmull2	v30.1q, v28.2d, v0.2d
+	pmull2	v28.1q, v28.2d, v29.2d
 	add	v20.4s, v20.4s, v21.4s
-	mov	v0.16b, v29.16b
+	eor	v8.16b, v8.16b, v28.16b
 	rev32	v28.16b, v20.16b
-	add	v20.4s, v20.4s, v21.4s
-	rev32	v29.16b, v20.16b
-	eor	v8.16b, v8.16b, v30.16b
 	ldr	q9, [x1, #16]
 	add	v20.4s, v20.4s, v21.4s
 	rev64	v9.16b, v9.16b
-	rev32	v30.16b, v20.16b
+	rev32	v29.16b, v20.16b
 	ext	v9.16b, v9.16b, v9.16b, #8
 	add	v20.4s, v20.4s, v21.4s
 	ldr	q10, [x0, #272]
+	rev32	v30.16b, v20.16b
+	ext	v11.16b, v10.16b, v10.16b, #8
+	add	v20.4s, v20.4s, v21.4s
+	pmull	v12.1q, v9.1d, v10.1d
+	eor	v31.16b, v31.16b, v12.16b
 	aese	v23.16b, v1.16b
 	aesmc	v23.16b, v23.16b
-	pmull	v11.1q, v9.1d, v10.1d
+	pmull2	v10.1q, v9.2d, v10.2d
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
-	pmull2	v12.1q, v9.2d, v10.2d
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v25.16b, v1.16b
 	aesmc	v25.16b, v25.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
-	pmull	v13.1q, v9.1d, v10.1d
+	pmull	v10.1q, v9.1d, v11.1d
 	aese	v26.16b, v1.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v9.1q, v9.2d, v10.2d
+	eor	v8.16b, v8.16b, v10.16b
 	aese	v27.16b, v1.16b
 	aesmc	v27.16b, v27.16b
-	eor	v0.16b, v0.16b, v11.16b
+	pmull2	v9.1q, v9.2d, v11.2d
 	aese	v28.16b, v1.16b
 	aesmc	v28.16b, v28.16b
-	eor	v31.16b, v31.16b, v12.16b
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v29.16b, v1.16b
 	aesmc	v29.16b, v29.16b
-	eor	v8.16b, v8.16b, v13.16b
+	ldr	q9, [x1, #32]
 	aese	v30.16b, v1.16b
 	aesmc	v30.16b, v30.16b
-	eor	v8.16b, v8.16b, v9.16b
+	rev64	v9.16b, v9.16b
+	ext	v9.16b, v9.16b, v9.16b, #8
 	aese	v23.16b, v2.16b
 	aesmc	v23.16b, v23.16b
-	ldr	q9, [x1, #32]
-	rev64	v9.16b, v9.16b
+	ldr	q10, [x0, #288]
 	aese	v24.16b, v2.16b
 	aesmc	v24.16b, v24.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	ext	v11.16b, v10.16b, v10.16b, #8
 	aese	v25.16b, v2.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q10, [x0, #288]
+	pmull	v12.1q, v9.1d, v10.1d
 	aese	v26.16b, v2.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v11.1q, v9.1d, v10.1d
+	eor	v31.16b, v31.16b, v12.16b
 	aese	v27.16b, v2.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v12.1q, v9.2d, v10.2d
+	pmull2	v10.1q, v9.2d, v10.2d
 	aese	v28.16b, v2.16b
 	aesmc	v28.16b, v28.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v29.16b, v2.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v13.1q, v9.1d, v10.1d
-	pmull2	v9.1q, v9.2d, v10.2d
+	pmull	v10.1q, v9.1d, v11.1d
 	aese	v30.16b, v2.16b
 	aesmc	v30.16b, v30.16b
-	eor	v0.16b, v0.16b, v11.16b
+	eor	v8.16b, v8.16b, v10.16b
+	pmull2	v9.1q, v9.2d, v11.2d
 	aese	v23.16b, v3.16b
 	aesmc	v23.16b, v23.16b
-	eor	v31.16b, v31.16b, v12.16b
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v24.16b, v3.16b
 	aesmc	v24.16b, v24.16b
-	eor	v8.16b, v8.16b, v13.16b
+	ldr	q9, [x1, #48]
 	aese	v25.16b, v3.16b
 	aesmc	v25.16b, v25.16b
-	eor	v8.16b, v8.16b, v9.16b
+	rev64	v9.16b, v9.16b
 	aese	v26.16b, v3.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q9, [x1, #48]
+	ext	v9.16b, v9.16b, v9.16b, #8
 	aese	v27.16b, v3.16b
 	aesmc	v27.16b, v27.16b
-	rev64	v9.16b, v9.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	ldr	q10, [x0, #304]
 	aese	v28.16b, v3.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q10, [x0, #304]
+	ext	v11.16b, v10.16b, v10.16b, #8
 	aese	v29.16b, v3.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v11.1q, v9.1d, v10.1d
+	pmull	v12.1q, v9.1d, v10.1d
 	aese	v30.16b, v3.16b
 	aesmc	v30.16b, v30.16b
-	pmull2	v12.1q, v9.2d, v10.2d
+	eor	v31.16b, v31.16b, v12.16b
+	pmull2	v10.1q, v9.2d, v10.2d
 	aese	v23.16b, v4.16b
 	aesmc	v23.16b, v23.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v13.1q, v9.1d, v10.1d
+	pmull	v10.1q, v9.1d, v11.1d
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v9.1q, v9.2d, v10.2d
-	eor	v0.16b, v0.16b, v11.16b
+	eor	v8.16b, v8.16b, v10.16b
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
-	eor	v31.16b, v31.16b, v12.16b
+	pmull2	v9.1q, v9.2d, v11.2d
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
-	eor	v8.16b, v8.16b, v13.16b
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
-	eor	v8.16b, v8.16b, v9.16b
+	ldr	q9, [x1, #64]
 	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q9, [x1, #64]
+	rev64	v9.16b, v9.16b
 	aese	v30.16b, v4.16b
 	aesmc	v30.16b, v30.16b
-	rev64	v9.16b, v9.16b
-	aese	v23.16b, v5.16b
-	aesmc	v23.16b, v23.16b
 	ext	v9.16b, v9.16b, v9.16b, #8
 	ldr	q10, [x0, #320]
+	aese	v23.16b, v5.16b
+	aesmc	v23.16b, v23.16b
+	ext	v11.16b, v10.16b, v10.16b, #8
 	aese	v24.16b, v5.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v11.1q, v9.1d, v10.1d
+	pmull	v12.1q, v9.1d, v10.1d
 	aese	v25.16b, v5.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v12.1q, v9.2d, v10.2d
+	eor	v31.16b, v31.16b, v12.16b
 	aese	v26.16b, v5.16b
 	aesmc	v26.16b, v26.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	pmull2	v10.1q, v9.2d, v10.2d
 	aese	v27.16b, v5.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v13.1q, v9.1d, v10.1d
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
-	pmull2	v9.1q, v9.2d, v10.2d
+	pmull	v10.1q, v9.1d, v11.1d
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
-	eor	v0.16b, v0.16b, v11.16b
+	eor	v8.16b, v8.16b, v10.16b
 	aese	v30.16b, v5.16b
 	aesmc	v30.16b, v30.16b
-	eor	v31.16b, v31.16b, v12.16b
-	eor	v8.16b, v8.16b, v13.16b
+	pmull2	v9.1q, v9.2d, v11.2d
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v23.16b, v6.16b
 	aesmc	v23.16b, v23.16b
-	eor	v8.16b, v8.16b, v9.16b
+	ldr	q9, [x1, #80]
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q9, [x1, #80]
+	rev64	v9.16b, v9.16b
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
-	rev64	v9.16b, v9.16b
+	ext	v9.16b, v9.16b, v9.16b, #8
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	ldr	q10, [x0, #336]
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q10, [x0, #336]
+	ext	v11.16b, v10.16b, v10.16b, #8
 	aese	v28.16b, v6.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v11.1q, v9.1d, v10.1d
-	pmull2	v12.1q, v9.2d, v10.2d
+	pmull	v12.1q, v9.1d, v10.1d
 	aese	v29.16b, v6.16b
 	aesmc	v29.16b, v29.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	eor	v31.16b, v31.16b, v12.16b
 	aese	v30.16b, v6.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v13.1q, v9.1d, v10.1d
+	pmull2	v10.1q, v9.2d, v10.2d
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v23.16b, v7.16b
 	aesmc	v23.16b, v23.16b
-	pmull2	v9.1q, v9.2d, v10.2d
+	pmull	v10.1q, v9.1d, v11.1d
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
-	eor	v0.16b, v0.16b, v11.16b
+	eor	v8.16b, v8.16b, v10.16b
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
-	eor	v31.16b, v31.16b, v12.16b
+	pmull2	v9.1q, v9.2d, v11.2d
 	aese	v26.16b, v7.16b
 	aesmc	v26.16b, v26.16b
-	eor	v8.16b, v8.16b, v13.16b
 	eor	v8.16b, v8.16b, v9.16b
 	aese	v27.16b, v7.16b
 	aesmc	v27.16b, v27.16b
@@ -15391,28 +15197,28 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 	aese	v30.16b, v7.16b
 	aesmc	v30.16b, v30.16b
 	ldr	q10, [x0, #352]
+	ext	v11.16b, v10.16b, v10.16b, #8
 	aese	v23.16b, v16.16b
 	aesmc	v23.16b, v23.16b
-	pmull	v11.1q, v9.1d, v10.1d
+	pmull	v12.1q, v9.1d, v10.1d
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
-	pmull2	v12.1q, v9.2d, v10.2d
-	ext	v10.16b, v10.16b, v10.16b, #8
+	eor	v31.16b, v31.16b, v12.16b
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v13.1q, v9.1d, v10.1d
+	pmull2	v10.1q, v9.2d, v10.2d
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v9.1q, v9.2d, v10.2d
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
-	eor	v0.16b, v0.16b, v11.16b
+	pmull	v10.1q, v9.1d, v11.1d
 	aese	v28.16b, v16.16b
 	aesmc	v28.16b, v28.16b
-	eor	v31.16b, v31.16b, v12.16b
+	eor	v8.16b, v8.16b, v10.16b
 	aese	v29.16b, v16.16b
 	aesmc	v29.16b, v29.16b
-	eor	v8.16b, v8.16b, v13.16b
+	pmull2	v9.1q, v9.2d, v11.2d
 	aese	v30.16b, v16.16b
 	aesmc	v30.16b, v30.16b
 	eor	v8.16b, v8.16b, v9.16b
@@ -15428,54 +15234,54 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 	ldr	q10, [x0, #368]
 	aese	v26.16b, v17.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v11.1q, v9.1d, v10.1d
+	ext	v11.16b, v10.16b, v10.16b, #8
 	aese	v27.16b, v17.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v12.1q, v9.2d, v10.2d
+	pmull	v12.1q, v9.1d, v10.1d
 	aese	v28.16b, v17.16b
 	aesmc	v28.16b, v28.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
-	pmull	v13.1q, v9.1d, v10.1d
+	eor	v31.16b, v31.16b, v12.16b
 	aese	v29.16b, v17.16b
 	aesmc	v29.16b, v29.16b
-	pmull2	v9.1q, v9.2d, v10.2d
+	pmull2	v10.1q, v9.2d, v10.2d
 	aese	v30.16b, v17.16b
 	aesmc	v30.16b, v30.16b
-	eor	v0.16b, v0.16b, v11.16b
+	eor	v0.16b, v0.16b, v10.16b
+	pmull	v10.1q, v9.1d, v11.1d
 	aese	v23.16b, v18.16b
-	eor	v31.16b, v31.16b, v12.16b
+	eor	v8.16b, v8.16b, v10.16b
 	aese	v24.16b, v18.16b
-	eor	v8.16b, v8.16b, v13.16b
+	pmull2	v9.1q, v9.2d, v11.2d
 	aese	v25.16b, v18.16b
 	eor	v8.16b, v8.16b, v9.16b
 	aese	v26.16b, v18.16b
 	movi	v9.2d, #0x0000000000000000
-	ext	v10.16b, v9.16b, v8.16b, #8
 	aese	v27.16b, v18.16b
-	eor	v0.16b, v0.16b, v10.16b
+	ext	v10.16b, v9.16b, v8.16b, #8
 	aese	v28.16b, v18.16b
-	ext	v10.16b, v8.16b, v9.16b, #8
-	aese	v29.16b, v18.16b
 	eor	v31.16b, v31.16b, v10.16b
+	aese	v29.16b, v18.16b
+	ext	v10.16b, v8.16b, v9.16b, #8
 	aese	v30.16b, v18.16b
+	eor	v0.16b, v0.16b, v10.16b
 	adrp	x6, .Laesgen_armv8_ce_gcm_r1_decrypt_data_ghash_poly
 	eor	v23.16b, v23.16b, v19.16b
 	add	x6, x6, :lo12:.Laesgen_armv8_ce_gcm_r1_decrypt_data_ghash_poly
 	eor	v24.16b, v24.16b, v19.16b
 	ldr	q8, [x6]
-	pmull	v9.1q, v0.1d, v8.1d
 	eor	v25.16b, v25.16b, v19.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	pmull	v9.1q, v31.1d, v8.1d
 	eor	v26.16b, v26.16b, v19.16b
-	eor	v0.16b, v0.16b, v9.16b
+	ext	v31.16b, v31.16b, v31.16b, #8
 	eor	v27.16b, v27.16b, v19.16b
-	pmull	v8.1q, v0.1d, v8.1d
+	eor	v31.16b, v31.16b, v9.16b
 	eor	v28.16b, v28.16b, v19.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	pmull	v8.1q, v31.1d, v8.1d
 	eor	v29.16b, v29.16b, v19.16b
-	eor	v0.16b, v0.16b, v8.16b
+	ext	v31.16b, v31.16b, v31.16b, #8
 	eor	v30.16b, v30.16b, v19.16b
-	eor	v0.16b, v0.16b, v31.16b
+	eor	v31.16b, v31.16b, v8.16b
+	eor	v0.16b, v31.16b, v0.16b
 	ldp	q31, q8, [x1], #32
 	eor	v23.16b, v23.16b, v31.16b
 	eor	v24.16b, v24.16b, v8.16b
@@ -15522,30 +15328,27 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 	ext	v22.16b, v22.16b, v22.16b, #8
 	eor	v22.16b, v22.16b, v0.16b
 	ldr	q0, [x0, #368]
+	ext	v25.16b, v0.16b, v0.16b, #8
 	pmull	v23.1q, v22.1d, v0.1d
-	pmull2	v24.1q, v22.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v25.1q, v22.1d, v0.1d
-	pmull2	v26.1q, v22.2d, v0.2d
-	mov	v0.16b, v23.16b
-	mov	v22.16b, v24.16b
-	mov	v23.16b, v25.16b
-	eor	v23.16b, v23.16b, v26.16b
-	movi	v24.2d, #0x0000000000000000
-	ext	v25.16b, v24.16b, v23.16b, #8
+	pmull2	v0.1q, v22.2d, v0.2d
+	pmull	v24.1q, v22.1d, v25.1d
+	pmull2	v22.1q, v22.2d, v25.2d
+	eor	v24.16b, v24.16b, v22.16b
+	movi	v22.2d, #0x0000000000000000
+	ext	v25.16b, v22.16b, v24.16b, #8
+	eor	v23.16b, v23.16b, v25.16b
+	ext	v25.16b, v24.16b, v22.16b, #8
 	eor	v0.16b, v0.16b, v25.16b
-	ext	v25.16b, v23.16b, v24.16b, #8
-	eor	v22.16b, v22.16b, v25.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r1_decrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r1_decrypt_data_ghash_poly
-	ldr	q23, [x4]
-	pmull	v24.1q, v0.1d, v23.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v24.16b
-	pmull	v23.1q, v0.1d, v23.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v23.16b
-	eor	v0.16b, v0.16b, v22.16b
+	ldr	q22, [x4]
+	pmull	v24.1q, v23.1d, v22.1d
+	ext	v23.16b, v23.16b, v23.16b, #8
+	eor	v23.16b, v23.16b, v24.16b
+	pmull	v22.1q, v23.1d, v22.1d
+	ext	v23.16b, v23.16b, v23.16b, #8
+	eor	v23.16b, v23.16b, v22.16b
+	eor	v0.16b, v23.16b, v0.16b
 	rev32	v22.16b, v20.16b
 	add	v20.4s, v20.4s, v21.4s
 	aese	v22.16b, v1.16b
@@ -15687,121 +15490,118 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 	ext	v25.16b, v25.16b, v25.16b, #8
 	eor	v25.16b, v25.16b, v0.16b
 	ldr	q0, [x0, #256]
+	ext	v28.16b, v0.16b, v0.16b, #8
 	pmull	v26.1q, v25.1d, v0.1d
-	pmull2	v27.1q, v25.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v28.1q, v25.1d, v0.1d
-	pmull2	v29.1q, v25.2d, v0.2d
-	mov	v0.16b, v26.16b
-	mov	v25.16b, v27.16b
-	mov	v26.16b, v28.16b
-	eor	v26.16b, v26.16b, v29.16b
-	ldr	q27, [x1, #16]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	pmull2	v0.1q, v25.2d, v0.2d
+	pmull	v27.1q, v25.1d, v28.1d
+	pmull2	v25.1q, v25.2d, v28.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x1, #16]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
 	ldr	q28, [x0, #272]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #32]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #288]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #48]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #304]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #64]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #320]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #80]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #336]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #96]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #352]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #112]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #368]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	movi	v27.2d, #0x0000000000000000
-	ext	v28.16b, v27.16b, v26.16b, #8
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
 	eor	v0.16b, v0.16b, v28.16b
-	ext	v28.16b, v26.16b, v27.16b, #8
-	eor	v25.16b, v25.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x1, #32]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #288]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x1, #48]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #304]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x1, #64]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #320]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x1, #80]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #336]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x1, #96]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #352]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x1, #112]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #368]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	movi	v25.2d, #0x0000000000000000
+	ext	v28.16b, v25.16b, v27.16b, #8
+	eor	v26.16b, v26.16b, v28.16b
+	ext	v28.16b, v27.16b, v25.16b, #8
+	eor	v0.16b, v0.16b, v28.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r1_decrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r1_decrypt_data_ghash_poly
-	ldr	q26, [x4]
-	pmull	v27.1q, v0.1d, v26.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v27.16b
-	pmull	v26.1q, v0.1d, v26.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v26.16b
-	eor	v0.16b, v0.16b, v25.16b
+	ldr	q25, [x4]
+	pmull	v27.1q, v26.1d, v25.1d
+	ext	v26.16b, v26.16b, v26.16b, #8
+	eor	v26.16b, v26.16b, v27.16b
+	pmull	v25.1q, v26.1d, v25.1d
+	ext	v26.16b, v26.16b, v26.16b, #8
+	eor	v26.16b, v26.16b, v25.16b
+	eor	v0.16b, v26.16b, v0.16b
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #576
 	ldr	q25, [x0, #560]
@@ -16039,121 +15839,118 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 	ext	v25.16b, v25.16b, v25.16b, #8
 	eor	v25.16b, v25.16b, v0.16b
 	ldr	q0, [x0, #256]
+	ext	v28.16b, v0.16b, v0.16b, #8
 	pmull	v26.1q, v25.1d, v0.1d
-	pmull2	v27.1q, v25.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v28.1q, v25.1d, v0.1d
-	pmull2	v29.1q, v25.2d, v0.2d
-	mov	v0.16b, v26.16b
-	mov	v25.16b, v27.16b
-	mov	v26.16b, v28.16b
-	eor	v26.16b, v26.16b, v29.16b
-	ldr	q27, [x1, #16]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	pmull2	v0.1q, v25.2d, v0.2d
+	pmull	v27.1q, v25.1d, v28.1d
+	pmull2	v25.1q, v25.2d, v28.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x1, #16]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
 	ldr	q28, [x0, #272]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #32]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #288]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #48]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #304]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #64]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #320]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #80]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #336]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #96]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #352]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #112]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #368]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	movi	v27.2d, #0x0000000000000000
-	ext	v28.16b, v27.16b, v26.16b, #8
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
 	eor	v0.16b, v0.16b, v28.16b
-	ext	v28.16b, v26.16b, v27.16b, #8
-	eor	v25.16b, v25.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x1, #32]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #288]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x1, #48]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #304]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x1, #64]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #320]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x1, #80]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #336]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x1, #96]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #352]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x1, #112]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #368]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	movi	v25.2d, #0x0000000000000000
+	ext	v28.16b, v25.16b, v27.16b, #8
+	eor	v26.16b, v26.16b, v28.16b
+	ext	v28.16b, v27.16b, v25.16b, #8
+	eor	v0.16b, v0.16b, v28.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r1_decrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r1_decrypt_data_ghash_poly
-	ldr	q26, [x4]
-	pmull	v27.1q, v0.1d, v26.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v27.16b
-	pmull	v26.1q, v0.1d, v26.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v26.16b
-	eor	v0.16b, v0.16b, v25.16b
+	ldr	q25, [x4]
+	pmull	v27.1q, v26.1d, v25.1d
+	ext	v26.16b, v26.16b, v26.16b, #8
+	eor	v26.16b, v26.16b, v27.16b
+	pmull	v25.1q, v26.1d, v25.1d
+	ext	v26.16b, v26.16b, v26.16b, #8
+	eor	v26.16b, v26.16b, v25.16b
+	eor	v0.16b, v26.16b, v0.16b
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #576
 	ldr	q25, [x0, #560]
@@ -16428,121 +16225,118 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 	ext	v25.16b, v25.16b, v25.16b, #8
 	eor	v25.16b, v25.16b, v0.16b
 	ldr	q0, [x0, #256]
+	ext	v28.16b, v0.16b, v0.16b, #8
 	pmull	v26.1q, v25.1d, v0.1d
-	pmull2	v27.1q, v25.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v28.1q, v25.1d, v0.1d
-	pmull2	v29.1q, v25.2d, v0.2d
-	mov	v0.16b, v26.16b
-	mov	v25.16b, v27.16b
-	mov	v26.16b, v28.16b
-	eor	v26.16b, v26.16b, v29.16b
-	ldr	q27, [x1, #16]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	pmull2	v0.1q, v25.2d, v0.2d
+	pmull	v27.1q, v25.1d, v28.1d
+	pmull2	v25.1q, v25.2d, v28.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x1, #16]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
 	ldr	q28, [x0, #272]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #32]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #288]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #48]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #304]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #64]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #320]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #80]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #336]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #96]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #352]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #112]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #368]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	movi	v27.2d, #0x0000000000000000
-	ext	v28.16b, v27.16b, v26.16b, #8
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
 	eor	v0.16b, v0.16b, v28.16b
-	ext	v28.16b, v26.16b, v27.16b, #8
-	eor	v25.16b, v25.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x1, #32]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #288]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x1, #48]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #304]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x1, #64]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #320]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x1, #80]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #336]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x1, #96]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #352]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x1, #112]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #368]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	movi	v25.2d, #0x0000000000000000
+	ext	v28.16b, v25.16b, v27.16b, #8
+	eor	v26.16b, v26.16b, v28.16b
+	ext	v28.16b, v27.16b, v25.16b, #8
+	eor	v0.16b, v0.16b, v28.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r1_decrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r1_decrypt_data_ghash_poly
-	ldr	q26, [x4]
-	pmull	v27.1q, v0.1d, v26.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v27.16b
-	pmull	v26.1q, v0.1d, v26.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v26.16b
-	eor	v0.16b, v0.16b, v25.16b
+	ldr	q25, [x4]
+	pmull	v27.1q, v26.1d, v25.1d
+	ext	v26.16b, v26.16b, v26.16b, #8
+	eor	v26.16b, v26.16b, v27.16b
+	pmull	v25.1q, v26.1d, v25.1d
+	ext	v26.16b, v26.16b, v26.16b, #8
+	eor	v26.16b, v26.16b, v25.16b
+	eor	v0.16b, v26.16b, v0.16b
 	rev32	v25.16b, v22.16b
 	add	v22.4s, v22.4s, v23.4s
 	rev32	v26.16b, v22.16b
@@ -16785,121 +16579,118 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 	ext	v25.16b, v25.16b, v25.16b, #8
 	eor	v25.16b, v25.16b, v0.16b
 	ldr	q0, [x0, #256]
+	ext	v28.16b, v0.16b, v0.16b, #8
 	pmull	v26.1q, v25.1d, v0.1d
-	pmull2	v27.1q, v25.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v28.1q, v25.1d, v0.1d
-	pmull2	v29.1q, v25.2d, v0.2d
-	mov	v0.16b, v26.16b
-	mov	v25.16b, v27.16b
-	mov	v26.16b, v28.16b
-	eor	v26.16b, v26.16b, v29.16b
-	ldr	q27, [x1, #16]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	pmull2	v0.1q, v25.2d, v0.2d
+	pmull	v27.1q, v25.1d, v28.1d
+	pmull2	v25.1q, v25.2d, v28.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x1, #16]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
 	ldr	q28, [x0, #272]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #32]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #288]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #48]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #304]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #64]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #320]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #80]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #336]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #96]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #352]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	ldr	q27, [x1, #112]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q28, [x0, #368]
-	pmull	v29.1q, v27.1d, v28.1d
-	pmull2	v30.1q, v27.2d, v28.2d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	pmull	v31.1q, v27.1d, v28.1d
-	pmull2	v27.1q, v27.2d, v28.2d
-	eor	v0.16b, v0.16b, v29.16b
-	eor	v25.16b, v25.16b, v30.16b
-	eor	v26.16b, v26.16b, v31.16b
-	eor	v26.16b, v26.16b, v27.16b
-	movi	v27.2d, #0x0000000000000000
-	ext	v28.16b, v27.16b, v26.16b, #8
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
 	eor	v0.16b, v0.16b, v28.16b
-	ext	v28.16b, v26.16b, v27.16b, #8
-	eor	v25.16b, v25.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x1, #32]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #288]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x1, #48]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #304]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x1, #64]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #320]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x1, #80]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #336]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x1, #96]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #352]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x1, #112]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #368]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	movi	v25.2d, #0x0000000000000000
+	ext	v28.16b, v25.16b, v27.16b, #8
+	eor	v26.16b, v26.16b, v28.16b
+	ext	v28.16b, v27.16b, v25.16b, #8
+	eor	v0.16b, v0.16b, v28.16b
 	adrp	x6, .Laesgen_armv8_ce_gcm_r1_decrypt_data_ghash_poly
 	add	x6, x6, :lo12:.Laesgen_armv8_ce_gcm_r1_decrypt_data_ghash_poly
-	ldr	q26, [x6]
-	pmull	v27.1q, v0.1d, v26.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v27.16b
-	pmull	v26.1q, v0.1d, v26.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v26.16b
-	eor	v0.16b, v0.16b, v25.16b
+	ldr	q25, [x6]
+	pmull	v27.1q, v26.1d, v25.1d
+	ext	v26.16b, v26.16b, v26.16b, #8
+	eor	v26.16b, v26.16b, v27.16b
+	pmull	v25.1q, v26.1d, v25.1d
+	ext	v26.16b, v26.16b, v26.16b, #8
+	eor	v26.16b, v26.16b, v25.16b
+	eor	v0.16b, v26.16b, v0.16b
 	rev32	v25.16b, v22.16b
 	add	v22.4s, v22.4s, v23.4s
 	rev32	v26.16b, v22.16b
@@ -17154,30 +16945,27 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 	ext	v24.16b, v24.16b, v24.16b, #8
 	eor	v24.16b, v24.16b, v0.16b
 	ldr	q0, [x0, #368]
+	ext	v27.16b, v0.16b, v0.16b, #8
 	pmull	v25.1q, v24.1d, v0.1d
-	pmull2	v26.1q, v24.2d, v0.2d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	pmull	v27.1q, v24.1d, v0.1d
-	pmull2	v28.1q, v24.2d, v0.2d
-	mov	v0.16b, v25.16b
-	mov	v24.16b, v26.16b
-	mov	v25.16b, v27.16b
-	eor	v25.16b, v25.16b, v28.16b
-	movi	v26.2d, #0x0000000000000000
-	ext	v27.16b, v26.16b, v25.16b, #8
+	pmull2	v0.1q, v24.2d, v0.2d
+	pmull	v26.1q, v24.1d, v27.1d
+	pmull2	v24.1q, v24.2d, v27.2d
+	eor	v26.16b, v26.16b, v24.16b
+	movi	v24.2d, #0x0000000000000000
+	ext	v27.16b, v24.16b, v26.16b, #8
+	eor	v25.16b, v25.16b, v27.16b
+	ext	v27.16b, v26.16b, v24.16b, #8
 	eor	v0.16b, v0.16b, v27.16b
-	ext	v27.16b, v25.16b, v26.16b, #8
-	eor	v24.16b, v24.16b, v27.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r1_decrypt_data_ghash_poly
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r1_decrypt_data_ghash_poly
-	ldr	q25, [x4]
-	pmull	v26.1q, v0.1d, v25.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v25.1q, v0.1d, v25.1d
-	ext	v0.16b, v0.16b, v0.16b, #8
-	eor	v0.16b, v0.16b, v25.16b
-	eor	v0.16b, v0.16b, v24.16b
+	ldr	q24, [x4]
+	pmull	v26.1q, v25.1d, v24.1d
+	ext	v25.16b, v25.16b, v25.16b, #8
+	eor	v25.16b, v25.16b, v26.16b
+	pmull	v24.1q, v25.1d, v24.1d
+	ext	v25.16b, v25.16b, v25.16b, #8
+	eor	v25.16b, v25.16b, v24.16b
+	eor	v0.16b, v25.16b, v0.16b
 	rev32	v24.16b, v22.16b
 	add	v22.4s, v22.4s, v23.4s
 	aese	v24.16b, v1.16b
@@ -17306,7 +17094,6 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 	eor	v12.16b, v12.16b, v12.16b
 	eor	v13.16b, v13.16b, v13.16b
 	eor	v14.16b, v14.16b, v14.16b
-	eor	v15.16b, v15.16b, v15.16b
 	eor	v16.16b, v16.16b, v16.16b
 	eor	v17.16b, v17.16b, v17.16b
 	eor	v18.16b, v18.16b, v18.16b
@@ -17326,7 +17113,7 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 	ldp	d8, d9, [sp]
 	ldp	d10, d11, [sp, #16]
 	ldp	d12, d13, [sp, #32]
-	ldp	d14, d15, [sp, #48]
+	ldr	d14, [sp, #48]
 	add	sp, sp, #64
 	ret
 	.size	aesgen_armv8_ce_gcm_r1_decrypt_data, .-aesgen_armv8_ce_gcm_r1_decrypt_data

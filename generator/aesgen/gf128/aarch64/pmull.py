@@ -77,47 +77,45 @@ class PmullHash:
         self.a.eor(k.b16, k.b16, h.b16)
         return k
 
-    def _products(self, x: Reg, h: Reg, hk: Reg | None) -> list[tuple[int, Reg]]:
-        """The carry-less products of x * h as (part, register), part 0/1/2 = low/high/
-        middle: schoolbook's four, or with hk Karatsuba's three."""
-        b, a = self.b, self.a
-        out = []
-        lo, hi = b.vec(128), b.vec(128)
-        a.pmull(lo.q1, x.d1, h.d1)
-        a.pmull2(hi.q1, x.d2, h.d2)
-        out += [(0, lo), (1, hi)]
+    def _forms(self, x: Reg, h: Reg, hk: Reg | None) -> list[tuple[int, object]]:
+        """The carry-less products of x * h as (part, emit(dst)), part 0/1/2 = low/high/
+        middle: schoolbook's four, or with hk Karatsuba's three (the operands they share,
+        h with its halves swapped or x's halves XORed, are made here, once)."""
+        a = self.a
+        out = [(0, lambda d: a.pmull(d.q1, x.d1, h.d1)),
+               (1, lambda d: a.pmull2(d.q1, x.d2, h.d2))]
         if hk is None:
-            hs = b.vec(128)
+            hs = self.b.vec(128)
             a.ext(hs.b16, h.b16, h.b16, Imm(8))
-            m1, m2 = b.vec(128), b.vec(128)
-            a.pmull(m1.q1, x.d1, hs.d1)           # x.lo * h.hi
-            a.pmull2(m2.q1, x.d2, hs.d2)          # x.hi * h.lo
-            out += [(2, m1), (2, m2)]
+            out += [(2, lambda d: a.pmull(d.q1, x.d1, hs.d1)),      # x.lo * h.hi
+                    (2, lambda d: a.pmull2(d.q1, x.d2, hs.d2))]     # x.hi * h.lo
         else:
             xs = self.karatsuba_key(x)
-            m = b.vec(128)
-            a.pmull(m.q1, xs.d1, hk.d1)
-            out.append((2, m))
+            out.append((2, lambda d: a.pmull(d.q1, xs.d1, hk.d1)))
         return out
 
     def multiply(self, x: Reg, h: Reg, acc: Products | None,
                  hk: Reg | None = None) -> Products:
-        """acc += x * h, unreduced (schoolbook, or Karatsuba with hk). x and h are kept."""
+        """acc += x * h, unreduced (schoolbook, or Karatsuba with hk). x and h are kept; a
+        new sum takes the first product of each part directly."""
         b, a = self.b, self.a
         fresh = acc is None
         if fresh:
             acc = Products(b.vec(128), b.vec(128), b.vec(128), karatsuba=hk is not None)
         parts, started = (acc.lo, acc.hi, acc.mi), set()
-        for k, t in self._products(x, h, hk):
+        for k, emit in self._forms(x, h, hk):
             if fresh and k not in started:
-                a.mov(parts[k].b16, t.b16)
+                emit(parts[k])
                 started.add(k)
-            else:
-                a.eor(parts[k].b16, parts[k].b16, t.b16)
+                continue
+            t = b.vec(128)
+            emit(t)
+            a.eor(parts[k].b16, parts[k].b16, t.b16)
         return acc
 
-    def reduce(self, p: Products) -> Reg:
-        """dot-reduce a sum of products to 128 bits (two folds by the polynomial)."""
+    def reduce(self, p: Products, dst: Reg | None = None) -> Reg:
+        """dot-reduce a sum of products to 128 bits (two folds by the polynomial), into
+        ``dst`` when given (no copy after)."""
         b, a = self.b, self.a
         if p.karatsuba:                            # the middle term lacks lo ^ hi
             a.eor(p.mi.b16, p.mi.b16, p.lo.b16)
@@ -134,8 +132,9 @@ class PmullHash:
             a.pmull(f.q1, lo.d1, poly.d1)          # lo's low half times 0xC2 << 56
             a.ext(lo.b16, lo.b16, lo.b16, Imm(8))  # swap the halves
             a.eor(lo.b16, lo.b16, f.b16)
-        a.eor(lo.b16, lo.b16, p.hi.b16)
-        return lo
+        out = lo if dst is None else dst
+        a.eor(out.b16, lo.b16, p.hi.b16)
+        return out
 
     def dot(self, x: Reg, h: Reg, hk: Reg | None = None) -> Reg:
         """x * h reduced: one block's multiply."""

@@ -180,7 +180,7 @@ class Body(GcmFrame):
                 h, hk = self._power_regs(n - j)
                 acc = self.hash.multiply(y, h, acc, hk)
         with b.phase("reduction"):
-            a.mov(x.b16, self.hash.reduce(acc).b16)
+            self.hash.reduce(acc, dst=x)
 
     def hash_pending(self, x: Reg, *, clear: bool) -> None:
         """X = (X ^ PENDING) H; PENDING = 0 when clear."""
