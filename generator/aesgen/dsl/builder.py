@@ -160,11 +160,16 @@ class KernelBuilder:
         """Append two independent straight-line streams as one: ``other`` spread evenly
         through ``main``, each keeping its own order (e.g. the GHASH of one batch through
         the AES rounds of the next, so the two units work side by side). The streams must
-        share no register they write and no memory one writes and the other reads."""
+        share no register they write and no memory one writes and the other reads. An
+        item of ``main`` may be a list: instructions kept together (nothing of ``other``
+        between them, e.g. an AESE and the AESMC the core fuses with it)."""
         n, m = len(main), len(other)
         taken = 0
         for i, item in enumerate(main):
-            self.function.body.append(item)
+            if isinstance(item, list):
+                self.function.body.extend(item)
+            else:
+                self.function.body.append(item)
             due = (i + 1) * m // n if n else m
             while taken < due:
                 self.function.body.append(other[taken])

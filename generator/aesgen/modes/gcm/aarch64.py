@@ -430,7 +430,7 @@ class Body(GcmFrame):
                 blocks.append(blk)
         return blocks
 
-    def _xor_store(self, blocks: list[Reg], inp: Reg, out: Reg) -> None:
+    def xor_store(self, blocks: list[Reg], inp: Reg, out: Reg) -> None:
         a, b = self.a, self.b
         with b.phase("load_store"):
             for i in range(0, len(blocks), 2):
@@ -459,8 +459,6 @@ class Body(GcmFrame):
         with self.b.capture() as second:
             out2 = hashing()
         self.b.emit_stitched(_fused_pairs(first), second)
-        self.b.function.body[:] = [item for unit in self.b.function.body
-                                   for item in (unit if isinstance(unit, list) else [unit])]
         return out1, out2
 
     # --- what skeleton.GcmFrame.batch_loop asks ----------------------------------------
@@ -478,9 +476,6 @@ class Body(GcmFrame):
 
     def plain_batches(self, body, cr: Reg, region: str) -> None:
         body("full", None)
-
-    def xor_store(self, blocks: list[Reg], inp: Reg, out: Reg) -> None:
-        self._xor_store(blocks, inp, out)
 
     def advance(self, inp: Reg, out: Reg, length: Reg, n_blocks: int) -> None:
         """xor_store moved the pointers already (post-indexed): the length alone."""
@@ -532,7 +527,7 @@ class Body(GcmFrame):
                 self.hash_blocks(x, inp, 1)
             blocks = self._counters(cr, one, 1)
             self.aes(blocks, bits, keys)
-            self._xor_store(blocks, inp, out)
+            self.xor_store(blocks, inp, out)
             if not decrypt:
                 self.hash_blocks(x, previous_one(self, out), 1)
             with b.phase("loop"):
