@@ -421,12 +421,14 @@ def test_generate_mode_gcm_only_and_bad_mode(aesgen_exe, tmp_path) -> None:
                         "-o", str(tmp_path / "bad")], capture_output=True, text=True)
     assert r.returncode == 2 and "bad mode 'xts'" in r.stderr
     assert not (tmp_path / "bad").exists()
-    # the AArch64 methods have no GCM skeleton yet
+    # AArch64 without the Crypto Extension: GCM on both NEON methods, hashed by PMULL.8b
     r = subprocess.run([str(aesgen_exe), "generate", "--cpu", "no-crypto", "--mode", "gcm",
-                        "-o", str(tmp_path / "none")],
+                        "--face", "none", "--keys", "128", "-o", str(tmp_path / "neon")],
                        capture_output=True, text=True)
-    assert r.returncode == 2 and "no kernel for mode(s) gcm" in r.stderr
-    assert not (tmp_path / "none").exists()
+    assert r.returncode == 0, r.stderr
+    aeads = json.loads((tmp_path / "neon" / "manifest.json").read_text())["aeads"]
+    assert [(a["name"], a["hash"]) for a in aeads] == [("neon-tbl-gcm-none", "pmull8"),
+                                                      ("neon-bitsliced-gcm-none", "pmull8")]
 
 
 # --- FACE on the GCM counter ----------------------------------------------------------------

@@ -4430,6 +4430,7 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 .Laesgen_armv8_ce_gcm_none_encrypt_data_first256:
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_none_encrypt_data_first_done256
+.Laesgen_armv8_ce_gcm_none_encrypt_data_dispatch_first_256:
 	rev32	v26.16b, v24.16b
 	add	v24.4s, v24.4s, v25.4s
 	rev32	v27.16b, v24.16b
@@ -4812,6 +4813,7 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	ext	v28.16b, v28.16b, v28.16b, #8
 	eor	v28.16b, v28.16b, v26.16b
 	eor	v0.16b, v28.16b, v0.16b
+.Laesgen_armv8_ce_gcm_none_encrypt_data_dispatch_steady_256:
 	rev32	v26.16b, v24.16b
 	add	v24.4s, v24.4s, v25.4s
 	rev32	v27.16b, v24.16b
@@ -7337,6 +7339,7 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	ext	v28.16b, v28.16b, v28.16b, #8
 	eor	v28.16b, v28.16b, v26.16b
 	eor	v0.16b, v28.16b, v0.16b
+.Laesgen_armv8_ce_gcm_none_decrypt_data_dispatch_steady_256:
 	rev32	v26.16b, v24.16b
 	add	v24.4s, v24.4s, v25.4s
 	rev32	v27.16b, v24.16b

@@ -4634,6 +4634,7 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_first256:
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_r2_encrypt_data_first_done256
+.Laesgen_armv8_ce_gcm_r2_encrypt_data_dispatch_first_256:
 	umov	w4, v24.s[3]
 	and	x5, x4, #255
 	cmp	x5, #248
@@ -4653,30 +4654,23 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	ldp	q30, q31, [x4, #32]
 	ldp	q8, q9, [x4, #64]
 	ldp	q10, q11, [x4, #96]
-	eor	v28.16b, v28.16b, v27.16b
-	eor	v29.16b, v29.16b, v27.16b
-	eor	v30.16b, v30.16b, v27.16b
-	eor	v31.16b, v31.16b, v27.16b
-	eor	v8.16b, v8.16b, v27.16b
-	eor	v9.16b, v9.16b, v27.16b
-	eor	v10.16b, v10.16b, v27.16b
-	eor	v11.16b, v11.16b, v27.16b
 	add	v24.4s, v24.4s, v26.4s
-	aese	v28.16b, v3.16b
+	eor	v27.16b, v3.16b, v27.16b
+	aese	v28.16b, v27.16b
 	aesmc	v28.16b, v28.16b
-	aese	v29.16b, v3.16b
+	aese	v29.16b, v27.16b
 	aesmc	v29.16b, v29.16b
-	aese	v30.16b, v3.16b
+	aese	v30.16b, v27.16b
 	aesmc	v30.16b, v30.16b
-	aese	v31.16b, v3.16b
+	aese	v31.16b, v27.16b
 	aesmc	v31.16b, v31.16b
-	aese	v8.16b, v3.16b
+	aese	v8.16b, v27.16b
 	aesmc	v8.16b, v8.16b
-	aese	v9.16b, v3.16b
+	aese	v9.16b, v27.16b
 	aesmc	v9.16b, v9.16b
-	aese	v10.16b, v3.16b
+	aese	v10.16b, v27.16b
 	aesmc	v10.16b, v10.16b
-	aese	v11.16b, v3.16b
+	aese	v11.16b, v27.16b
 	aesmc	v11.16b, v11.16b
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
@@ -4896,7 +4890,6 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	str	x4, [x0, #672]
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #704
-	ldr	q27, [x0, #688]
 	rev32	v28.16b, v24.16b
 	add	v24.4s, v24.4s, v25.4s
 	rev32	v29.16b, v24.16b
@@ -4945,6 +4938,7 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	aesmc	v10.16b, v10.16b
 	aese	v11.16b, v2.16b
 	aesmc	v11.16b, v11.16b
+	ldr	q27, [x0, #688]
 	eor	v12.16b, v28.16b, v27.16b
 	str	q12, [x4]
 	eor	v12.16b, v29.16b, v27.16b
@@ -5466,23 +5460,11 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	str	q27, [x0, #688]
 	lsr	x4, x4, #8
 	str	x4, [x0, #632]
-	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_first256
+	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_dispatch_first_256
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_first_done256:
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_top256:
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_r2_encrypt_data_drain256
-	umov	w4, v24.s[3]
-	and	x5, x4, #255
-	cmp	x5, #248
-	b.hi	.Laesgen_armv8_ce_gcm_r2_encrypt_data_full_steady_256
-	lsr	x4, x4, #8
-	ldr	x6, [x0, #632]
-	cmp	x4, x6
-	b.ne	.Laesgen_armv8_ce_gcm_r2_encrypt_data_refresh_steady_256
-	ldr	x4, [x0, #664]
-	cmp	x4, #256
-	b.ne	.Laesgen_armv8_ce_gcm_r2_encrypt_data_check_steady_256
-.Laesgen_armv8_ce_gcm_r2_encrypt_data_fast_steady_256:
 	sub	x4, x3, #128
 	ldr	q27, [x4]
 	rev64	v27.16b, v27.16b
@@ -5603,6 +5585,19 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	ext	v29.16b, v29.16b, v29.16b, #8
 	eor	v29.16b, v29.16b, v27.16b
 	eor	v0.16b, v29.16b, v0.16b
+.Laesgen_armv8_ce_gcm_r2_encrypt_data_dispatch_steady_256:
+	umov	w4, v24.s[3]
+	and	x5, x4, #255
+	cmp	x5, #248
+	b.hi	.Laesgen_armv8_ce_gcm_r2_encrypt_data_full_steady_256
+	lsr	x4, x4, #8
+	ldr	x6, [x0, #632]
+	cmp	x4, x6
+	b.ne	.Laesgen_armv8_ce_gcm_r2_encrypt_data_refresh_steady_256
+	ldr	x4, [x0, #664]
+	cmp	x4, #256
+	b.ne	.Laesgen_armv8_ce_gcm_r2_encrypt_data_check_steady_256
+.Laesgen_armv8_ce_gcm_r2_encrypt_data_fast_steady_256:
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #704
 	ldr	q27, [x0, #688]
@@ -5610,30 +5605,23 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	ldp	q30, q31, [x4, #32]
 	ldp	q8, q9, [x4, #64]
 	ldp	q10, q11, [x4, #96]
-	eor	v28.16b, v28.16b, v27.16b
-	eor	v29.16b, v29.16b, v27.16b
-	eor	v30.16b, v30.16b, v27.16b
-	eor	v31.16b, v31.16b, v27.16b
-	eor	v8.16b, v8.16b, v27.16b
-	eor	v9.16b, v9.16b, v27.16b
-	eor	v10.16b, v10.16b, v27.16b
-	eor	v11.16b, v11.16b, v27.16b
 	add	v24.4s, v24.4s, v26.4s
-	aese	v28.16b, v3.16b
+	eor	v27.16b, v3.16b, v27.16b
+	aese	v28.16b, v27.16b
 	aesmc	v28.16b, v28.16b
-	aese	v29.16b, v3.16b
+	aese	v29.16b, v27.16b
 	aesmc	v29.16b, v29.16b
-	aese	v30.16b, v3.16b
+	aese	v30.16b, v27.16b
 	aesmc	v30.16b, v30.16b
-	aese	v31.16b, v3.16b
+	aese	v31.16b, v27.16b
 	aesmc	v31.16b, v31.16b
-	aese	v8.16b, v3.16b
+	aese	v8.16b, v27.16b
 	aesmc	v8.16b, v8.16b
-	aese	v9.16b, v3.16b
+	aese	v9.16b, v27.16b
 	aesmc	v9.16b, v9.16b
-	aese	v10.16b, v3.16b
+	aese	v10.16b, v27.16b
 	aesmc	v10.16b, v10.16b
-	aese	v11.16b, v3.16b
+	aese	v11.16b, v27.16b
 	aesmc	v11.16b, v11.16b
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
@@ -5851,129 +5839,8 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	cbz	x4, .Laesgen_armv8_ce_gcm_r2_encrypt_data_spent_steady_256
 	sub	x4, x4, #1
 	str	x4, [x0, #672]
-	sub	x4, x3, #128
-	ldr	q27, [x4]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	eor	v27.16b, v27.16b, v0.16b
-	ldr	q0, [x0, #256]
-	ldr	q28, [x0, #384]
-	ext	v30.16b, v27.16b, v27.16b, #8
-	eor	v30.16b, v30.16b, v27.16b
-	pmull	v29.1q, v27.1d, v0.1d
-	pmull2	v0.1q, v27.2d, v0.2d
-	pmull	v27.1q, v30.1d, v28.1d
-	ldr	q28, [x4, #16]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q30, [x0, #272]
-	ldr	q31, [x0, #400]
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v9.1q, v28.1d, v30.1d
-	eor	v29.16b, v29.16b, v9.16b
-	pmull2	v28.1q, v28.2d, v30.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v8.1d, v31.1d
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #32]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q30, [x0, #288]
-	ldr	q31, [x0, #416]
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v9.1q, v28.1d, v30.1d
-	eor	v29.16b, v29.16b, v9.16b
-	pmull2	v28.1q, v28.2d, v30.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v8.1d, v31.1d
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #48]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q30, [x0, #304]
-	ldr	q31, [x0, #432]
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v9.1q, v28.1d, v30.1d
-	eor	v29.16b, v29.16b, v9.16b
-	pmull2	v28.1q, v28.2d, v30.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v8.1d, v31.1d
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #64]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q30, [x0, #320]
-	ldr	q31, [x0, #448]
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v9.1q, v28.1d, v30.1d
-	eor	v29.16b, v29.16b, v9.16b
-	pmull2	v28.1q, v28.2d, v30.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v8.1d, v31.1d
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #80]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q30, [x0, #336]
-	ldr	q31, [x0, #464]
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v9.1q, v28.1d, v30.1d
-	eor	v29.16b, v29.16b, v9.16b
-	pmull2	v28.1q, v28.2d, v30.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v8.1d, v31.1d
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #96]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q30, [x0, #352]
-	ldr	q31, [x0, #480]
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v9.1q, v28.1d, v30.1d
-	eor	v29.16b, v29.16b, v9.16b
-	pmull2	v28.1q, v28.2d, v30.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v8.1d, v31.1d
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #112]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q30, [x0, #368]
-	ldr	q31, [x0, #496]
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v9.1q, v28.1d, v30.1d
-	eor	v29.16b, v29.16b, v9.16b
-	pmull2	v28.1q, v28.2d, v30.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v8.1d, v31.1d
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v27.16b, v27.16b, v29.16b
-	eor	v27.16b, v27.16b, v0.16b
-	movi	v28.2d, #0x0000000000000000
-	ext	v30.16b, v28.16b, v27.16b, #8
-	eor	v29.16b, v29.16b, v30.16b
-	ext	v30.16b, v27.16b, v28.16b, #8
-	eor	v0.16b, v0.16b, v30.16b
-	adrp	x4, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	ldr	q27, [x4]
-	pmull	v28.1q, v29.1d, v27.1d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	eor	v29.16b, v29.16b, v28.16b
-	pmull	v27.1q, v29.1d, v27.1d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	eor	v29.16b, v29.16b, v27.16b
-	eor	v0.16b, v29.16b, v0.16b
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #704
-	ldr	q27, [x0, #688]
 	rev32	v28.16b, v24.16b
 	add	v24.4s, v24.4s, v25.4s
 	rev32	v29.16b, v24.16b
@@ -6022,6 +5889,7 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	aesmc	v10.16b, v10.16b
 	aese	v11.16b, v2.16b
 	aesmc	v11.16b, v11.16b
+	ldr	q27, [x0, #688]
 	eor	v12.16b, v28.16b, v27.16b
 	str	q12, [x4]
 	eor	v12.16b, v29.16b, v27.16b
@@ -6272,126 +6140,6 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_top256
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_full_steady_256:
-	sub	x4, x3, #128
-	ldr	q27, [x4]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	eor	v27.16b, v27.16b, v0.16b
-	ldr	q0, [x0, #256]
-	ldr	q28, [x0, #384]
-	ext	v30.16b, v27.16b, v27.16b, #8
-	eor	v30.16b, v30.16b, v27.16b
-	pmull	v29.1q, v27.1d, v0.1d
-	pmull2	v0.1q, v27.2d, v0.2d
-	pmull	v27.1q, v30.1d, v28.1d
-	ldr	q28, [x4, #16]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q30, [x0, #272]
-	ldr	q31, [x0, #400]
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v9.1q, v28.1d, v30.1d
-	eor	v29.16b, v29.16b, v9.16b
-	pmull2	v28.1q, v28.2d, v30.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v8.1d, v31.1d
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #32]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q30, [x0, #288]
-	ldr	q31, [x0, #416]
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v9.1q, v28.1d, v30.1d
-	eor	v29.16b, v29.16b, v9.16b
-	pmull2	v28.1q, v28.2d, v30.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v8.1d, v31.1d
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #48]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q30, [x0, #304]
-	ldr	q31, [x0, #432]
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v9.1q, v28.1d, v30.1d
-	eor	v29.16b, v29.16b, v9.16b
-	pmull2	v28.1q, v28.2d, v30.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v8.1d, v31.1d
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #64]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q30, [x0, #320]
-	ldr	q31, [x0, #448]
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v9.1q, v28.1d, v30.1d
-	eor	v29.16b, v29.16b, v9.16b
-	pmull2	v28.1q, v28.2d, v30.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v8.1d, v31.1d
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #80]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q30, [x0, #336]
-	ldr	q31, [x0, #464]
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v9.1q, v28.1d, v30.1d
-	eor	v29.16b, v29.16b, v9.16b
-	pmull2	v28.1q, v28.2d, v30.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v8.1d, v31.1d
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #96]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q30, [x0, #352]
-	ldr	q31, [x0, #480]
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v9.1q, v28.1d, v30.1d
-	eor	v29.16b, v29.16b, v9.16b
-	pmull2	v28.1q, v28.2d, v30.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v8.1d, v31.1d
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x4, #112]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q30, [x0, #368]
-	ldr	q31, [x0, #496]
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v9.1q, v28.1d, v30.1d
-	eor	v29.16b, v29.16b, v9.16b
-	pmull2	v28.1q, v28.2d, v30.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v8.1d, v31.1d
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v27.16b, v27.16b, v29.16b
-	eor	v27.16b, v27.16b, v0.16b
-	movi	v28.2d, #0x0000000000000000
-	ext	v30.16b, v28.16b, v27.16b, #8
-	eor	v29.16b, v29.16b, v30.16b
-	ext	v30.16b, v27.16b, v28.16b, #8
-	eor	v0.16b, v0.16b, v30.16b
-	adrp	x4, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	ldr	q27, [x4]
-	pmull	v28.1q, v29.1d, v27.1d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	eor	v29.16b, v29.16b, v28.16b
-	pmull	v27.1q, v29.1d, v27.1d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	eor	v29.16b, v29.16b, v27.16b
-	eor	v0.16b, v29.16b, v0.16b
 	rev32	v27.16b, v24.16b
 	add	v24.4s, v24.4s, v25.4s
 	rev32	v28.16b, v24.16b
@@ -6661,126 +6409,6 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_keep_4:
 	sub	x4, x4, #8
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_again_steady_256:
-	sub	x6, x3, #128
-	ldr	q27, [x6]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	eor	v27.16b, v27.16b, v0.16b
-	ldr	q0, [x0, #256]
-	ldr	q28, [x0, #384]
-	ext	v30.16b, v27.16b, v27.16b, #8
-	eor	v30.16b, v30.16b, v27.16b
-	pmull	v29.1q, v27.1d, v0.1d
-	pmull2	v0.1q, v27.2d, v0.2d
-	pmull	v27.1q, v30.1d, v28.1d
-	ldr	q28, [x6, #16]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q30, [x0, #272]
-	ldr	q31, [x0, #400]
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v9.1q, v28.1d, v30.1d
-	eor	v29.16b, v29.16b, v9.16b
-	pmull2	v28.1q, v28.2d, v30.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v8.1d, v31.1d
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x6, #32]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q30, [x0, #288]
-	ldr	q31, [x0, #416]
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v9.1q, v28.1d, v30.1d
-	eor	v29.16b, v29.16b, v9.16b
-	pmull2	v28.1q, v28.2d, v30.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v8.1d, v31.1d
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x6, #48]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q30, [x0, #304]
-	ldr	q31, [x0, #432]
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v9.1q, v28.1d, v30.1d
-	eor	v29.16b, v29.16b, v9.16b
-	pmull2	v28.1q, v28.2d, v30.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v8.1d, v31.1d
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x6, #64]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q30, [x0, #320]
-	ldr	q31, [x0, #448]
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v9.1q, v28.1d, v30.1d
-	eor	v29.16b, v29.16b, v9.16b
-	pmull2	v28.1q, v28.2d, v30.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v8.1d, v31.1d
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x6, #80]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q30, [x0, #336]
-	ldr	q31, [x0, #464]
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v9.1q, v28.1d, v30.1d
-	eor	v29.16b, v29.16b, v9.16b
-	pmull2	v28.1q, v28.2d, v30.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v8.1d, v31.1d
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x6, #96]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q30, [x0, #352]
-	ldr	q31, [x0, #480]
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v9.1q, v28.1d, v30.1d
-	eor	v29.16b, v29.16b, v9.16b
-	pmull2	v28.1q, v28.2d, v30.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v8.1d, v31.1d
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x6, #112]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q30, [x0, #368]
-	ldr	q31, [x0, #496]
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v9.1q, v28.1d, v30.1d
-	eor	v29.16b, v29.16b, v9.16b
-	pmull2	v28.1q, v28.2d, v30.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v8.1d, v31.1d
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v27.16b, v27.16b, v29.16b
-	eor	v27.16b, v27.16b, v0.16b
-	movi	v28.2d, #0x0000000000000000
-	ext	v30.16b, v28.16b, v27.16b, #8
-	eor	v29.16b, v29.16b, v30.16b
-	ext	v30.16b, v27.16b, v28.16b, #8
-	eor	v0.16b, v0.16b, v30.16b
-	adrp	x6, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	add	x6, x6, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	ldr	q27, [x6]
-	pmull	v28.1q, v29.1d, v27.1d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	eor	v29.16b, v29.16b, v28.16b
-	pmull	v27.1q, v29.1d, v27.1d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	eor	v29.16b, v29.16b, v27.16b
-	eor	v0.16b, v29.16b, v0.16b
 	rev32	v27.16b, v24.16b
 	add	v24.4s, v24.4s, v25.4s
 	rev32	v28.16b, v24.16b
@@ -7045,6 +6673,126 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	b.hi	.Laesgen_armv8_ce_gcm_r2_encrypt_data_top256
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_r2_encrypt_data_top256
+	sub	x6, x3, #128
+	ldr	q27, [x6]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	eor	v27.16b, v27.16b, v0.16b
+	ldr	q0, [x0, #256]
+	ldr	q28, [x0, #384]
+	ext	v30.16b, v27.16b, v27.16b, #8
+	eor	v30.16b, v30.16b, v27.16b
+	pmull	v29.1q, v27.1d, v0.1d
+	pmull2	v0.1q, v27.2d, v0.2d
+	pmull	v27.1q, v30.1d, v28.1d
+	ldr	q28, [x6, #16]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ldr	q30, [x0, #272]
+	ldr	q31, [x0, #400]
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x6, #32]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ldr	q30, [x0, #288]
+	ldr	q31, [x0, #416]
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x6, #48]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ldr	q30, [x0, #304]
+	ldr	q31, [x0, #432]
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x6, #64]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ldr	q30, [x0, #320]
+	ldr	q31, [x0, #448]
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x6, #80]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ldr	q30, [x0, #336]
+	ldr	q31, [x0, #464]
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x6, #96]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ldr	q30, [x0, #352]
+	ldr	q31, [x0, #480]
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x6, #112]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ldr	q30, [x0, #368]
+	ldr	q31, [x0, #496]
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v27.16b, v27.16b, v0.16b
+	movi	v28.2d, #0x0000000000000000
+	ext	v30.16b, v28.16b, v27.16b, #8
+	eor	v29.16b, v29.16b, v30.16b
+	ext	v30.16b, v27.16b, v28.16b, #8
+	eor	v0.16b, v0.16b, v30.16b
+	adrp	x6, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
+	add	x6, x6, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
+	ldr	q27, [x6]
+	pmull	v28.1q, v29.1d, v27.1d
+	ext	v29.16b, v29.16b, v29.16b, #8
+	eor	v29.16b, v29.16b, v28.16b
+	pmull	v27.1q, v29.1d, v27.1d
+	ext	v29.16b, v29.16b, v29.16b, #8
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v0.16b, v29.16b, v0.16b
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_again_steady_256
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_refresh_steady_256:
 	umov	w4, v24.s[3]
@@ -7059,7 +6807,7 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	str	q27, [x0, #688]
 	lsr	x4, x4, #8
 	str	x4, [x0, #632]
-	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_top256
+	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_dispatch_steady_256
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_drain256:
 	sub	x4, x3, #128
 	ldr	q26, [x4]
@@ -7372,30 +7120,23 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	ldp	q26, q27, [x4, #32]
 	ldp	q28, q29, [x4, #64]
 	ldp	q30, q31, [x4, #96]
-	eor	v24.16b, v24.16b, v23.16b
-	eor	v25.16b, v25.16b, v23.16b
-	eor	v26.16b, v26.16b, v23.16b
-	eor	v27.16b, v27.16b, v23.16b
-	eor	v28.16b, v28.16b, v23.16b
-	eor	v29.16b, v29.16b, v23.16b
-	eor	v30.16b, v30.16b, v23.16b
-	eor	v31.16b, v31.16b, v23.16b
 	add	v20.4s, v20.4s, v22.4s
-	aese	v24.16b, v3.16b
+	eor	v23.16b, v3.16b, v23.16b
+	aese	v24.16b, v23.16b
 	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v3.16b
+	aese	v25.16b, v23.16b
 	aesmc	v25.16b, v25.16b
-	aese	v26.16b, v3.16b
+	aese	v26.16b, v23.16b
 	aesmc	v26.16b, v26.16b
-	aese	v27.16b, v3.16b
+	aese	v27.16b, v23.16b
 	aesmc	v27.16b, v27.16b
-	aese	v28.16b, v3.16b
+	aese	v28.16b, v23.16b
 	aesmc	v28.16b, v28.16b
-	aese	v29.16b, v3.16b
+	aese	v29.16b, v23.16b
 	aesmc	v29.16b, v29.16b
-	aese	v30.16b, v3.16b
+	aese	v30.16b, v23.16b
 	aesmc	v30.16b, v30.16b
-	aese	v31.16b, v3.16b
+	aese	v31.16b, v23.16b
 	aesmc	v31.16b, v31.16b
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
@@ -7551,7 +7292,6 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	str	x4, [x0, #672]
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #704
-	ldr	q23, [x0, #688]
 	rev32	v24.16b, v20.16b
 	add	v20.4s, v20.4s, v21.4s
 	rev32	v25.16b, v20.16b
@@ -7600,6 +7340,7 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	aesmc	v30.16b, v30.16b
 	aese	v31.16b, v2.16b
 	aesmc	v31.16b, v31.16b
+	ldr	q23, [x0, #688]
 	eor	v8.16b, v24.16b, v23.16b
 	str	q8, [x4]
 	eor	v8.16b, v25.16b, v23.16b
@@ -8021,259 +7762,252 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	eor	v8.16b, v8.16b, v0.16b
 	ldp	q26, q27, [x4, #32]
 	ldr	q0, [x0, #256]
-	ldp	q28, q29, [x4, #64]
 	ldr	q9, [x0, #384]
+	ldp	q28, q29, [x4, #64]
 	ext	v11.16b, v8.16b, v8.16b, #8
 	ldp	q30, q31, [x4, #96]
 	eor	v11.16b, v11.16b, v8.16b
-	eor	v24.16b, v24.16b, v23.16b
 	pmull	v10.1q, v8.1d, v0.1d
-	eor	v25.16b, v25.16b, v23.16b
-	pmull2	v0.1q, v8.2d, v0.2d
-	pmull	v8.1q, v11.1d, v9.1d
-	eor	v26.16b, v26.16b, v23.16b
+	add	v20.4s, v20.4s, v22.4s
+	pmull2	v8.1q, v8.2d, v0.2d
+	eor	v0.16b, v3.16b, v23.16b
+	pmull	v23.1q, v11.1d, v9.1d
 	ldr	q9, [x5, #16]
-	eor	v27.16b, v27.16b, v23.16b
+	aese	v24.16b, v0.16b
+	aesmc	v24.16b, v24.16b
 	rev64	v9.16b, v9.16b
+	aese	v25.16b, v0.16b
+	aesmc	v25.16b, v25.16b
 	ext	v9.16b, v9.16b, v9.16b, #8
-	eor	v28.16b, v28.16b, v23.16b
 	ldr	q11, [x0, #272]
-	eor	v29.16b, v29.16b, v23.16b
+	aese	v26.16b, v0.16b
+	aesmc	v26.16b, v26.16b
 	ldr	q12, [x0, #400]
-	eor	v30.16b, v30.16b, v23.16b
+	aese	v27.16b, v0.16b
+	aesmc	v27.16b, v27.16b
 	ext	v13.16b, v9.16b, v9.16b, #8
 	eor	v13.16b, v13.16b, v9.16b
-	eor	v31.16b, v31.16b, v23.16b
-	pmull	v23.1q, v9.1d, v11.1d
-	add	v20.4s, v20.4s, v22.4s
-	eor	v10.16b, v10.16b, v23.16b
-	aese	v24.16b, v3.16b
-	aesmc	v24.16b, v24.16b
-	pmull2	v23.1q, v9.2d, v11.2d
-	eor	v0.16b, v0.16b, v23.16b
-	aese	v25.16b, v3.16b
-	aesmc	v25.16b, v25.16b
-	pmull	v23.1q, v13.1d, v12.1d
-	aese	v26.16b, v3.16b
-	aesmc	v26.16b, v26.16b
-	eor	v8.16b, v8.16b, v23.16b
-	aese	v27.16b, v3.16b
-	aesmc	v27.16b, v27.16b
-	ldr	q23, [x5, #32]
-	rev64	v23.16b, v23.16b
-	aese	v28.16b, v3.16b
+	aese	v28.16b, v0.16b
 	aesmc	v28.16b, v28.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
-	aese	v29.16b, v3.16b
+	pmull	v14.1q, v9.1d, v11.1d
+	aese	v29.16b, v0.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q9, [x0, #288]
-	ldr	q11, [x0, #416]
-	aese	v30.16b, v3.16b
+	eor	v10.16b, v10.16b, v14.16b
+	pmull2	v9.1q, v9.2d, v11.2d
+	aese	v30.16b, v0.16b
 	aesmc	v30.16b, v30.16b
-	ext	v12.16b, v23.16b, v23.16b, #8
-	aese	v31.16b, v3.16b
+	eor	v8.16b, v8.16b, v9.16b
+	aese	v31.16b, v0.16b
 	aesmc	v31.16b, v31.16b
-	eor	v12.16b, v12.16b, v23.16b
+	pmull	v0.1q, v13.1d, v12.1d
+	eor	v23.16b, v23.16b, v0.16b
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v13.1q, v23.1d, v9.1d
-	eor	v10.16b, v10.16b, v13.16b
+	ldr	q0, [x5, #32]
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v23.1q, v23.2d, v9.2d
+	rev64	v0.16b, v0.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
-	eor	v0.16b, v0.16b, v23.16b
+	ldr	q9, [x0, #288]
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v23.1q, v12.1d, v11.1d
-	eor	v8.16b, v8.16b, v23.16b
+	ldr	q11, [x0, #416]
+	ext	v12.16b, v0.16b, v0.16b, #8
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q23, [x5, #48]
+	eor	v12.16b, v12.16b, v0.16b
 	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
-	rev64	v23.16b, v23.16b
+	pmull	v13.1q, v0.1d, v9.1d
+	eor	v10.16b, v10.16b, v13.16b
 	aese	v30.16b, v4.16b
 	aesmc	v30.16b, v30.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
-	ldr	q9, [x0, #304]
+	pmull2	v0.1q, v0.2d, v9.2d
 	aese	v31.16b, v4.16b
 	aesmc	v31.16b, v31.16b
-	ldr	q11, [x0, #432]
+	eor	v8.16b, v8.16b, v0.16b
+	pmull	v0.1q, v12.1d, v11.1d
 	aese	v24.16b, v5.16b
 	aesmc	v24.16b, v24.16b
-	ext	v12.16b, v23.16b, v23.16b, #8
-	eor	v12.16b, v12.16b, v23.16b
+	eor	v23.16b, v23.16b, v0.16b
 	aese	v25.16b, v5.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v13.1q, v23.1d, v9.1d
+	ldr	q0, [x5, #48]
+	rev64	v0.16b, v0.16b
 	aese	v26.16b, v5.16b
 	aesmc	v26.16b, v26.16b
-	eor	v10.16b, v10.16b, v13.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v27.16b, v5.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v23.1q, v23.2d, v9.2d
-	eor	v0.16b, v0.16b, v23.16b
+	ldr	q9, [x0, #304]
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v23.1q, v12.1d, v11.1d
+	ldr	q11, [x0, #432]
+	ext	v12.16b, v0.16b, v0.16b, #8
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
-	eor	v8.16b, v8.16b, v23.16b
+	eor	v12.16b, v12.16b, v0.16b
 	aese	v30.16b, v5.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q23, [x5, #64]
-	rev64	v23.16b, v23.16b
+	pmull	v13.1q, v0.1d, v9.1d
+	eor	v10.16b, v10.16b, v13.16b
 	aese	v31.16b, v5.16b
 	aesmc	v31.16b, v31.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
+	pmull2	v0.1q, v0.2d, v9.2d
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q9, [x0, #320]
+	eor	v8.16b, v8.16b, v0.16b
+	pmull	v0.1q, v12.1d, v11.1d
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q11, [x0, #448]
-	ext	v12.16b, v23.16b, v23.16b, #8
+	eor	v23.16b, v23.16b, v0.16b
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
-	eor	v12.16b, v12.16b, v23.16b
+	ldr	q0, [x5, #64]
+	rev64	v0.16b, v0.16b
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v13.1q, v23.1d, v9.1d
-	eor	v10.16b, v10.16b, v13.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v28.16b, v6.16b
 	aesmc	v28.16b, v28.16b
-	pmull2	v23.1q, v23.2d, v9.2d
+	ldr	q9, [x0, #320]
+	ldr	q11, [x0, #448]
 	aese	v29.16b, v6.16b
 	aesmc	v29.16b, v29.16b
-	eor	v0.16b, v0.16b, v23.16b
+	ext	v12.16b, v0.16b, v0.16b, #8
 	aese	v30.16b, v6.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v23.1q, v12.1d, v11.1d
-	eor	v8.16b, v8.16b, v23.16b
+	eor	v12.16b, v12.16b, v0.16b
+	pmull	v13.1q, v0.1d, v9.1d
 	aese	v31.16b, v6.16b
 	aesmc	v31.16b, v31.16b
-	ldr	q23, [x5, #80]
+	eor	v10.16b, v10.16b, v13.16b
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
-	rev64	v23.16b, v23.16b
+	pmull2	v0.1q, v0.2d, v9.2d
+	eor	v8.16b, v8.16b, v0.16b
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
-	ldr	q9, [x0, #336]
+	pmull	v0.1q, v12.1d, v11.1d
 	aese	v26.16b, v7.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q11, [x0, #464]
+	eor	v23.16b, v23.16b, v0.16b
+	ldr	q0, [x5, #80]
 	aese	v27.16b, v7.16b
 	aesmc	v27.16b, v27.16b
-	ext	v12.16b, v23.16b, v23.16b, #8
+	rev64	v0.16b, v0.16b
 	aese	v28.16b, v7.16b
 	aesmc	v28.16b, v28.16b
-	eor	v12.16b, v12.16b, v23.16b
-	pmull	v13.1q, v23.1d, v9.1d
+	ext	v0.16b, v0.16b, v0.16b, #8
+	ldr	q9, [x0, #336]
 	aese	v29.16b, v7.16b
 	aesmc	v29.16b, v29.16b
-	eor	v10.16b, v10.16b, v13.16b
+	ldr	q11, [x0, #464]
 	aese	v30.16b, v7.16b
 	aesmc	v30.16b, v30.16b
-	pmull2	v23.1q, v23.2d, v9.2d
-	eor	v0.16b, v0.16b, v23.16b
+	ext	v12.16b, v0.16b, v0.16b, #8
+	eor	v12.16b, v12.16b, v0.16b
 	aese	v31.16b, v7.16b
 	aesmc	v31.16b, v31.16b
-	pmull	v23.1q, v12.1d, v11.1d
+	pmull	v13.1q, v0.1d, v9.1d
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
-	eor	v8.16b, v8.16b, v23.16b
+	eor	v10.16b, v10.16b, v13.16b
+	pmull2	v0.1q, v0.2d, v9.2d
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q23, [x5, #96]
-	rev64	v23.16b, v23.16b
+	eor	v8.16b, v8.16b, v0.16b
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
+	pmull	v0.1q, v12.1d, v11.1d
+	eor	v23.16b, v23.16b, v0.16b
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q9, [x0, #352]
+	ldr	q0, [x5, #96]
 	aese	v28.16b, v16.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q11, [x0, #480]
-	ext	v12.16b, v23.16b, v23.16b, #8
+	rev64	v0.16b, v0.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v29.16b, v16.16b
 	aesmc	v29.16b, v29.16b
-	eor	v12.16b, v12.16b, v23.16b
+	ldr	q9, [x0, #352]
 	aese	v30.16b, v16.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v13.1q, v23.1d, v9.1d
+	ldr	q11, [x0, #480]
 	aese	v31.16b, v16.16b
 	aesmc	v31.16b, v31.16b
-	eor	v10.16b, v10.16b, v13.16b
-	pmull2	v23.1q, v23.2d, v9.2d
+	ext	v12.16b, v0.16b, v0.16b, #8
+	eor	v12.16b, v12.16b, v0.16b
 	aese	v24.16b, v17.16b
 	aesmc	v24.16b, v24.16b
-	eor	v0.16b, v0.16b, v23.16b
+	pmull	v13.1q, v0.1d, v9.1d
 	aese	v25.16b, v17.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v23.1q, v12.1d, v11.1d
-	eor	v8.16b, v8.16b, v23.16b
+	eor	v10.16b, v10.16b, v13.16b
+	pmull2	v0.1q, v0.2d, v9.2d
 	aese	v26.16b, v17.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q23, [x5, #112]
+	eor	v8.16b, v8.16b, v0.16b
 	aese	v27.16b, v17.16b
 	aesmc	v27.16b, v27.16b
-	rev64	v23.16b, v23.16b
+	pmull	v0.1q, v12.1d, v11.1d
+	eor	v23.16b, v23.16b, v0.16b
 	aese	v28.16b, v17.16b
 	aesmc	v28.16b, v28.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
-	ldr	q9, [x0, #368]
+	ldr	q0, [x5, #112]
 	aese	v29.16b, v17.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q11, [x0, #496]
+	rev64	v0.16b, v0.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v30.16b, v17.16b
 	aesmc	v30.16b, v30.16b
-	ext	v12.16b, v23.16b, v23.16b, #8
+	ldr	q9, [x0, #368]
 	aese	v31.16b, v17.16b
 	aesmc	v31.16b, v31.16b
-	eor	v12.16b, v12.16b, v23.16b
-	pmull	v13.1q, v23.1d, v9.1d
+	ldr	q11, [x0, #496]
+	ext	v12.16b, v0.16b, v0.16b, #8
 	aese	v24.16b, v18.16b
-	eor	v10.16b, v10.16b, v13.16b
+	eor	v12.16b, v12.16b, v0.16b
 	aese	v25.16b, v18.16b
-	pmull2	v23.1q, v23.2d, v9.2d
+	pmull	v13.1q, v0.1d, v9.1d
+	eor	v10.16b, v10.16b, v13.16b
 	aese	v26.16b, v18.16b
-	eor	v0.16b, v0.16b, v23.16b
-	pmull	v23.1q, v12.1d, v11.1d
+	pmull2	v0.1q, v0.2d, v9.2d
 	aese	v27.16b, v18.16b
-	eor	v8.16b, v8.16b, v23.16b
-	aese	v28.16b, v18.16b
-	eor	v8.16b, v8.16b, v10.16b
 	eor	v8.16b, v8.16b, v0.16b
+	pmull	v0.1q, v12.1d, v11.1d
+	aese	v28.16b, v18.16b
+	eor	v23.16b, v23.16b, v0.16b
 	aese	v29.16b, v18.16b
-	movi	v23.2d, #0x0000000000000000
+	eor	v23.16b, v23.16b, v10.16b
+	eor	v23.16b, v23.16b, v8.16b
 	aese	v30.16b, v18.16b
-	ext	v9.16b, v23.16b, v8.16b, #8
+	movi	v0.2d, #0x0000000000000000
 	aese	v31.16b, v18.16b
+	ext	v9.16b, v0.16b, v23.16b, #8
 	eor	v10.16b, v10.16b, v9.16b
-	ext	v9.16b, v8.16b, v23.16b, #8
 	eor	v24.16b, v24.16b, v19.16b
-	eor	v0.16b, v0.16b, v9.16b
+	ext	v9.16b, v23.16b, v0.16b, #8
 	eor	v25.16b, v25.16b, v19.16b
+	eor	v8.16b, v8.16b, v9.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
 	eor	v26.16b, v26.16b, v19.16b
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	ldr	q23, [x4]
 	eor	v27.16b, v27.16b, v19.16b
-	pmull	v8.1q, v10.1d, v23.1d
+	ldr	q0, [x4]
+	pmull	v23.1q, v10.1d, v0.1d
 	eor	v28.16b, v28.16b, v19.16b
 	ext	v10.16b, v10.16b, v10.16b, #8
 	eor	v29.16b, v29.16b, v19.16b
-	eor	v10.16b, v10.16b, v8.16b
-	pmull	v23.1q, v10.1d, v23.1d
+	eor	v10.16b, v10.16b, v23.16b
+	pmull	v0.1q, v10.1d, v0.1d
 	eor	v30.16b, v30.16b, v19.16b
 	ext	v10.16b, v10.16b, v10.16b, #8
 	eor	v31.16b, v31.16b, v19.16b
-	eor	v10.16b, v10.16b, v23.16b
-	eor	v0.16b, v10.16b, v0.16b
+	eor	v10.16b, v10.16b, v0.16b
+	eor	v0.16b, v10.16b, v8.16b
 	ldp	q23, q8, [x1], #32
 	eor	v24.16b, v24.16b, v23.16b
 	eor	v25.16b, v25.16b, v8.16b
@@ -8317,63 +8051,64 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #704
 	sub	x6, x3, #128
-	ldr	q23, [x0, #688]
-	ldr	q29, [x6]
+	rev32	v23.16b, v20.16b
+	ldr	q28, [x6]
+	add	v20.4s, v20.4s, v21.4s
+	rev64	v28.16b, v28.16b
 	rev32	v24.16b, v20.16b
-	rev64	v29.16b, v29.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	add	v20.4s, v20.4s, v21.4s
-	ext	v29.16b, v29.16b, v29.16b, #8
+	eor	v28.16b, v28.16b, v0.16b
 	rev32	v25.16b, v20.16b
-	eor	v29.16b, v29.16b, v0.16b
-	add	v20.4s, v20.4s, v21.4s
 	ldr	q0, [x0, #256]
+	add	v20.4s, v20.4s, v21.4s
+	ldr	q29, [x0, #384]
 	rev32	v26.16b, v20.16b
-	ldr	q30, [x0, #384]
+	ext	v30.16b, v28.16b, v28.16b, #8
 	add	v20.4s, v20.4s, v21.4s
-	ext	v31.16b, v29.16b, v29.16b, #8
+	eor	v30.16b, v30.16b, v28.16b
 	rev32	v27.16b, v20.16b
-	eor	v31.16b, v31.16b, v29.16b
+	pmull	v8.1q, v28.1d, v0.1d
 	add	v20.4s, v20.4s, v21.4s
-	pmull	v8.1q, v29.1d, v0.1d
+	pmull2	v9.1q, v28.2d, v0.2d
 	rev32	v28.16b, v20.16b
-	pmull2	v9.1q, v29.2d, v0.2d
+	pmull	v10.1q, v30.1d, v29.1d
 	add	v20.4s, v20.4s, v21.4s
-	pmull	v10.1q, v31.1d, v30.1d
-	rev32	v29.16b, v20.16b
 	ldr	q0, [x6, #16]
-	add	v20.4s, v20.4s, v21.4s
+	rev32	v29.16b, v20.16b
 	rev64	v0.16b, v0.16b
-	rev32	v30.16b, v20.16b
+	add	v20.4s, v20.4s, v21.4s
 	ext	v0.16b, v0.16b, v0.16b, #8
+	rev32	v30.16b, v20.16b
+	ldr	q31, [x0, #272]
 	add	v20.4s, v20.4s, v21.4s
-	ldr	q11, [x0, #272]
-	rev32	v31.16b, v20.16b
-	ldr	q12, [x0, #400]
-	add	v20.4s, v20.4s, v21.4s
-	ext	v13.16b, v0.16b, v0.16b, #8
+	ldr	q11, [x0, #400]
+	aese	v23.16b, v1.16b
+	aesmc	v23.16b, v23.16b
+	ext	v12.16b, v0.16b, v0.16b, #8
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
-	eor	v13.16b, v13.16b, v0.16b
+	eor	v12.16b, v12.16b, v0.16b
 	aese	v25.16b, v1.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v14.1q, v0.1d, v11.1d
+	pmull	v13.1q, v0.1d, v31.1d
 	aese	v26.16b, v1.16b
 	aesmc	v26.16b, v26.16b
-	eor	v8.16b, v8.16b, v14.16b
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v27.16b, v1.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v0.1q, v0.2d, v11.2d
+	pmull2	v0.1q, v0.2d, v31.2d
 	aese	v28.16b, v1.16b
 	aesmc	v28.16b, v28.16b
 	eor	v9.16b, v9.16b, v0.16b
 	aese	v29.16b, v1.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v0.1q, v13.1d, v12.1d
+	pmull	v0.1q, v12.1d, v11.1d
 	aese	v30.16b, v1.16b
 	aesmc	v30.16b, v30.16b
 	eor	v10.16b, v10.16b, v0.16b
-	aese	v31.16b, v1.16b
-	aesmc	v31.16b, v31.16b
+	aese	v23.16b, v2.16b
+	aesmc	v23.16b, v23.16b
 	ldr	q11, [x6, #32]
 	aese	v24.16b, v2.16b
 	aesmc	v24.16b, v24.16b
@@ -8395,239 +8130,238 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	eor	v14.16b, v14.16b, v11.16b
 	aese	v30.16b, v2.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v0.1q, v11.1d, v12.1d
-	aese	v31.16b, v2.16b
-	aesmc	v31.16b, v31.16b
-	eor	v8.16b, v8.16b, v0.16b
-	eor	v0.16b, v24.16b, v23.16b
+	pmull	v31.1q, v11.1d, v12.1d
+	ldr	q0, [x0, #688]
+	eor	v8.16b, v8.16b, v31.16b
+	eor	v31.16b, v23.16b, v0.16b
 	pmull2	v11.1q, v11.2d, v12.2d
-	str	q0, [x4]
+	str	q31, [x4]
 	eor	v9.16b, v9.16b, v11.16b
-	eor	v0.16b, v25.16b, v23.16b
+	eor	v31.16b, v24.16b, v0.16b
 	pmull	v11.1q, v14.1d, v13.1d
-	str	q0, [x4, #16]
+	str	q31, [x4, #16]
 	eor	v10.16b, v10.16b, v11.16b
-	eor	v0.16b, v26.16b, v23.16b
+	eor	v31.16b, v25.16b, v0.16b
 	ldr	q11, [x6, #48]
-	str	q0, [x4, #32]
+	str	q31, [x4, #32]
 	rev64	v11.16b, v11.16b
-	eor	v0.16b, v27.16b, v23.16b
-	str	q0, [x4, #48]
+	eor	v31.16b, v26.16b, v0.16b
+	str	q31, [x4, #48]
 	ext	v11.16b, v11.16b, v11.16b, #8
-	eor	v0.16b, v28.16b, v23.16b
+	eor	v31.16b, v27.16b, v0.16b
 	ldr	q12, [x0, #304]
-	str	q0, [x4, #64]
+	str	q31, [x4, #64]
 	ldr	q13, [x0, #432]
-	eor	v0.16b, v29.16b, v23.16b
+	eor	v31.16b, v28.16b, v0.16b
 	ext	v14.16b, v11.16b, v11.16b, #8
-	str	q0, [x4, #80]
+	str	q31, [x4, #80]
 	eor	v14.16b, v14.16b, v11.16b
-	eor	v0.16b, v30.16b, v23.16b
+	eor	v31.16b, v29.16b, v0.16b
 	pmull	v15.1q, v11.1d, v12.1d
-	str	q0, [x4, #96]
+	str	q31, [x4, #96]
 	eor	v8.16b, v8.16b, v15.16b
-	eor	v0.16b, v31.16b, v23.16b
-	pmull2	v23.1q, v11.2d, v12.2d
-	str	q0, [x4, #112]
-	eor	v9.16b, v9.16b, v23.16b
+	eor	v31.16b, v30.16b, v0.16b
+	pmull2	v0.1q, v11.2d, v12.2d
+	str	q31, [x4, #112]
+	eor	v9.16b, v9.16b, v0.16b
+	aese	v23.16b, v3.16b
+	aesmc	v23.16b, v23.16b
+	pmull	v0.1q, v14.1d, v13.1d
 	aese	v24.16b, v3.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v0.1q, v14.1d, v13.1d
+	eor	v10.16b, v10.16b, v0.16b
 	aese	v25.16b, v3.16b
 	aesmc	v25.16b, v25.16b
-	eor	v10.16b, v10.16b, v0.16b
+	ldr	q0, [x6, #64]
 	aese	v26.16b, v3.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q0, [x6, #64]
+	rev64	v0.16b, v0.16b
 	aese	v27.16b, v3.16b
 	aesmc	v27.16b, v27.16b
-	rev64	v0.16b, v0.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v28.16b, v3.16b
 	aesmc	v28.16b, v28.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	ldr	q31, [x0, #320]
 	aese	v29.16b, v3.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q23, [x0, #320]
+	ldr	q11, [x0, #448]
 	aese	v30.16b, v3.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q11, [x0, #448]
-	aese	v31.16b, v3.16b
-	aesmc	v31.16b, v31.16b
 	ext	v12.16b, v0.16b, v0.16b, #8
+	aese	v23.16b, v4.16b
+	aesmc	v23.16b, v23.16b
+	eor	v12.16b, v12.16b, v0.16b
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
-	eor	v12.16b, v12.16b, v0.16b
+	pmull	v13.1q, v0.1d, v31.1d
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v13.1q, v0.1d, v23.1d
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
-	eor	v8.16b, v8.16b, v13.16b
+	pmull2	v0.1q, v0.2d, v31.2d
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v0.1q, v0.2d, v23.2d
+	eor	v9.16b, v9.16b, v0.16b
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
-	eor	v9.16b, v9.16b, v0.16b
+	pmull	v0.1q, v12.1d, v11.1d
 	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v0.1q, v12.1d, v11.1d
+	eor	v10.16b, v10.16b, v0.16b
 	aese	v30.16b, v4.16b
 	aesmc	v30.16b, v30.16b
-	eor	v10.16b, v10.16b, v0.16b
-	aese	v31.16b, v4.16b
-	aesmc	v31.16b, v31.16b
 	ldr	q0, [x6, #80]
+	aese	v23.16b, v5.16b
+	aesmc	v23.16b, v23.16b
+	rev64	v0.16b, v0.16b
 	aese	v24.16b, v5.16b
 	aesmc	v24.16b, v24.16b
-	rev64	v0.16b, v0.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v25.16b, v5.16b
 	aesmc	v25.16b, v25.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	ldr	q31, [x0, #336]
 	aese	v26.16b, v5.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q23, [x0, #336]
+	ldr	q11, [x0, #464]
 	aese	v27.16b, v5.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q11, [x0, #464]
+	ext	v12.16b, v0.16b, v0.16b, #8
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
-	ext	v12.16b, v0.16b, v0.16b, #8
+	eor	v12.16b, v12.16b, v0.16b
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
-	eor	v12.16b, v12.16b, v0.16b
+	pmull	v13.1q, v0.1d, v31.1d
 	aese	v30.16b, v5.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v13.1q, v0.1d, v23.1d
-	aese	v31.16b, v5.16b
-	aesmc	v31.16b, v31.16b
 	eor	v8.16b, v8.16b, v13.16b
+	aese	v23.16b, v6.16b
+	aesmc	v23.16b, v23.16b
+	pmull2	v0.1q, v0.2d, v31.2d
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
-	pmull2	v0.1q, v0.2d, v23.2d
+	eor	v9.16b, v9.16b, v0.16b
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
-	eor	v9.16b, v9.16b, v0.16b
+	pmull	v0.1q, v12.1d, v11.1d
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v0.1q, v12.1d, v11.1d
+	eor	v10.16b, v10.16b, v0.16b
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
-	eor	v10.16b, v10.16b, v0.16b
+	ldr	q0, [x6, #96]
 	aese	v28.16b, v6.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q0, [x6, #96]
+	rev64	v0.16b, v0.16b
 	aese	v29.16b, v6.16b
 	aesmc	v29.16b, v29.16b
-	rev64	v0.16b, v0.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v30.16b, v6.16b
 	aesmc	v30.16b, v30.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
-	aese	v31.16b, v6.16b
-	aesmc	v31.16b, v31.16b
+	aese	v23.16b, v7.16b
+	aesmc	v23.16b, v23.16b
+	ldr	q31, [x0, #352]
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q23, [x0, #352]
+	ldr	q11, [x0, #480]
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q11, [x0, #480]
+	ext	v12.16b, v0.16b, v0.16b, #8
 	aese	v26.16b, v7.16b
 	aesmc	v26.16b, v26.16b
-	ext	v12.16b, v0.16b, v0.16b, #8
+	eor	v12.16b, v12.16b, v0.16b
 	aese	v27.16b, v7.16b
 	aesmc	v27.16b, v27.16b
-	eor	v12.16b, v12.16b, v0.16b
+	pmull	v13.1q, v0.1d, v31.1d
 	aese	v28.16b, v7.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v13.1q, v0.1d, v23.1d
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v29.16b, v7.16b
 	aesmc	v29.16b, v29.16b
-	eor	v8.16b, v8.16b, v13.16b
+	pmull2	v0.1q, v0.2d, v31.2d
 	aese	v30.16b, v7.16b
 	aesmc	v30.16b, v30.16b
-	pmull2	v0.1q, v0.2d, v23.2d
-	aese	v31.16b, v7.16b
-	aesmc	v31.16b, v31.16b
 	eor	v9.16b, v9.16b, v0.16b
+	aese	v23.16b, v16.16b
+	aesmc	v23.16b, v23.16b
+	pmull	v0.1q, v12.1d, v11.1d
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v0.1q, v12.1d, v11.1d
+	eor	v10.16b, v10.16b, v0.16b
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
-	eor	v10.16b, v10.16b, v0.16b
+	ldr	q0, [x6, #112]
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q0, [x6, #112]
+	rev64	v0.16b, v0.16b
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
-	rev64	v0.16b, v0.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v28.16b, v16.16b
 	aesmc	v28.16b, v28.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	ldr	q31, [x0, #368]
 	aese	v29.16b, v16.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q23, [x0, #368]
+	ldr	q11, [x0, #496]
 	aese	v30.16b, v16.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q11, [x0, #496]
-	aese	v31.16b, v16.16b
-	aesmc	v31.16b, v31.16b
 	ext	v12.16b, v0.16b, v0.16b, #8
+	aese	v23.16b, v17.16b
+	aesmc	v23.16b, v23.16b
+	eor	v12.16b, v12.16b, v0.16b
 	aese	v24.16b, v17.16b
 	aesmc	v24.16b, v24.16b
-	eor	v12.16b, v12.16b, v0.16b
+	pmull	v13.1q, v0.1d, v31.1d
 	aese	v25.16b, v17.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v13.1q, v0.1d, v23.1d
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v26.16b, v17.16b
 	aesmc	v26.16b, v26.16b
-	eor	v8.16b, v8.16b, v13.16b
+	pmull2	v0.1q, v0.2d, v31.2d
 	aese	v27.16b, v17.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v0.1q, v0.2d, v23.2d
+	eor	v9.16b, v9.16b, v0.16b
 	aese	v28.16b, v17.16b
 	aesmc	v28.16b, v28.16b
-	eor	v9.16b, v9.16b, v0.16b
+	pmull	v0.1q, v12.1d, v11.1d
 	aese	v29.16b, v17.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v0.1q, v12.1d, v11.1d
+	eor	v10.16b, v10.16b, v0.16b
 	aese	v30.16b, v17.16b
 	aesmc	v30.16b, v30.16b
-	eor	v10.16b, v10.16b, v0.16b
-	aese	v31.16b, v17.16b
-	aesmc	v31.16b, v31.16b
 	eor	v10.16b, v10.16b, v8.16b
-	aese	v24.16b, v18.16b
+	aese	v23.16b, v18.16b
 	eor	v10.16b, v10.16b, v9.16b
-	aese	v25.16b, v18.16b
+	aese	v24.16b, v18.16b
 	movi	v0.2d, #0x0000000000000000
+	aese	v25.16b, v18.16b
+	ext	v31.16b, v0.16b, v10.16b, #8
 	aese	v26.16b, v18.16b
-	ext	v23.16b, v0.16b, v10.16b, #8
+	eor	v8.16b, v8.16b, v31.16b
 	aese	v27.16b, v18.16b
-	eor	v8.16b, v8.16b, v23.16b
+	ext	v31.16b, v10.16b, v0.16b, #8
 	aese	v28.16b, v18.16b
-	ext	v23.16b, v10.16b, v0.16b, #8
+	eor	v9.16b, v9.16b, v31.16b
 	aese	v29.16b, v18.16b
-	eor	v9.16b, v9.16b, v23.16b
-	aese	v30.16b, v18.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	aese	v31.16b, v18.16b
+	aese	v30.16b, v18.16b
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	eor	v24.16b, v24.16b, v19.16b
+	eor	v23.16b, v23.16b, v19.16b
 	ldr	q0, [x4]
+	eor	v24.16b, v24.16b, v19.16b
+	pmull	v31.1q, v8.1d, v0.1d
 	eor	v25.16b, v25.16b, v19.16b
-	pmull	v23.1q, v8.1d, v0.1d
+	ext	v8.16b, v8.16b, v8.16b, #8
 	eor	v26.16b, v26.16b, v19.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
+	eor	v8.16b, v8.16b, v31.16b
 	eor	v27.16b, v27.16b, v19.16b
-	eor	v8.16b, v8.16b, v23.16b
-	eor	v28.16b, v28.16b, v19.16b
 	pmull	v0.1q, v8.1d, v0.1d
-	eor	v29.16b, v29.16b, v19.16b
+	eor	v28.16b, v28.16b, v19.16b
 	ext	v8.16b, v8.16b, v8.16b, #8
-	eor	v30.16b, v30.16b, v19.16b
+	eor	v29.16b, v29.16b, v19.16b
 	eor	v8.16b, v8.16b, v0.16b
-	eor	v31.16b, v31.16b, v19.16b
+	eor	v30.16b, v30.16b, v19.16b
 	eor	v0.16b, v8.16b, v9.16b
 	ldr	x4, [x0, #656]
 	sub	x4, x5, x4
@@ -8652,22 +8386,22 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	mov	x4, #8
 	str	x4, [x0, #664]
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_run_done_4:
-	ldp	q23, q8, [x1], #32
-	eor	v24.16b, v24.16b, v23.16b
-	eor	v25.16b, v25.16b, v8.16b
-	stp	q24, q25, [x3], #32
+	ldp	q31, q8, [x1], #32
+	eor	v23.16b, v23.16b, v31.16b
+	eor	v24.16b, v24.16b, v8.16b
+	stp	q23, q24, [x3], #32
 	ldp	q23, q24, [x1], #32
-	eor	v26.16b, v26.16b, v23.16b
-	eor	v27.16b, v27.16b, v24.16b
-	stp	q26, q27, [x3], #32
+	eor	v25.16b, v25.16b, v23.16b
+	eor	v26.16b, v26.16b, v24.16b
+	stp	q25, q26, [x3], #32
 	ldp	q23, q24, [x1], #32
-	eor	v28.16b, v28.16b, v23.16b
-	eor	v29.16b, v29.16b, v24.16b
-	stp	q28, q29, [x3], #32
+	eor	v27.16b, v27.16b, v23.16b
+	eor	v28.16b, v28.16b, v24.16b
+	stp	q27, q28, [x3], #32
 	ldp	q23, q24, [x1], #32
-	eor	v30.16b, v30.16b, v23.16b
-	eor	v31.16b, v31.16b, v24.16b
-	stp	q30, q31, [x3], #32
+	eor	v29.16b, v29.16b, v23.16b
+	eor	v30.16b, v30.16b, v24.16b
+	stp	q29, q30, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_top128
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_full_steady_128:
@@ -9609,6 +9343,7 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_first192:
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_r2_encrypt_data_first_done192
+.Laesgen_armv8_ce_gcm_r2_encrypt_data_dispatch_first_192:
 	umov	w4, v22.s[3]
 	and	x5, x4, #255
 	cmp	x5, #248
@@ -9628,30 +9363,23 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	ldp	q28, q29, [x4, #32]
 	ldp	q30, q31, [x4, #64]
 	ldp	q8, q9, [x4, #96]
-	eor	v26.16b, v26.16b, v25.16b
-	eor	v27.16b, v27.16b, v25.16b
-	eor	v28.16b, v28.16b, v25.16b
-	eor	v29.16b, v29.16b, v25.16b
-	eor	v30.16b, v30.16b, v25.16b
-	eor	v31.16b, v31.16b, v25.16b
-	eor	v8.16b, v8.16b, v25.16b
-	eor	v9.16b, v9.16b, v25.16b
 	add	v22.4s, v22.4s, v24.4s
-	aese	v26.16b, v3.16b
+	eor	v25.16b, v3.16b, v25.16b
+	aese	v26.16b, v25.16b
 	aesmc	v26.16b, v26.16b
-	aese	v27.16b, v3.16b
+	aese	v27.16b, v25.16b
 	aesmc	v27.16b, v27.16b
-	aese	v28.16b, v3.16b
+	aese	v28.16b, v25.16b
 	aesmc	v28.16b, v28.16b
-	aese	v29.16b, v3.16b
+	aese	v29.16b, v25.16b
 	aesmc	v29.16b, v29.16b
-	aese	v30.16b, v3.16b
+	aese	v30.16b, v25.16b
 	aesmc	v30.16b, v30.16b
-	aese	v31.16b, v3.16b
+	aese	v31.16b, v25.16b
 	aesmc	v31.16b, v31.16b
-	aese	v8.16b, v3.16b
+	aese	v8.16b, v25.16b
 	aesmc	v8.16b, v8.16b
-	aese	v9.16b, v3.16b
+	aese	v9.16b, v25.16b
 	aesmc	v9.16b, v9.16b
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
@@ -9839,7 +9567,6 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	str	x4, [x0, #672]
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #704
-	ldr	q25, [x0, #688]
 	rev32	v26.16b, v22.16b
 	add	v22.4s, v22.4s, v23.4s
 	rev32	v27.16b, v22.16b
@@ -9888,6 +9615,7 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	aesmc	v8.16b, v8.16b
 	aese	v9.16b, v2.16b
 	aesmc	v9.16b, v9.16b
+	ldr	q25, [x0, #688]
 	eor	v10.16b, v26.16b, v25.16b
 	str	q10, [x4]
 	eor	v10.16b, v27.16b, v25.16b
@@ -10345,23 +10073,11 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	str	q25, [x0, #688]
 	lsr	x4, x4, #8
 	str	x4, [x0, #632]
-	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_first192
+	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_dispatch_first_192
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_first_done192:
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_top192:
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_r2_encrypt_data_drain192
-	umov	w4, v22.s[3]
-	and	x5, x4, #255
-	cmp	x5, #248
-	b.hi	.Laesgen_armv8_ce_gcm_r2_encrypt_data_full_steady_192
-	lsr	x4, x4, #8
-	ldr	x6, [x0, #632]
-	cmp	x4, x6
-	b.ne	.Laesgen_armv8_ce_gcm_r2_encrypt_data_refresh_steady_192
-	ldr	x4, [x0, #664]
-	cmp	x4, #256
-	b.ne	.Laesgen_armv8_ce_gcm_r2_encrypt_data_check_steady_192
-.Laesgen_armv8_ce_gcm_r2_encrypt_data_fast_steady_192:
 	sub	x4, x3, #128
 	ldr	q25, [x4]
 	rev64	v25.16b, v25.16b
@@ -10482,6 +10198,19 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	ext	v27.16b, v27.16b, v27.16b, #8
 	eor	v27.16b, v27.16b, v25.16b
 	eor	v0.16b, v27.16b, v0.16b
+.Laesgen_armv8_ce_gcm_r2_encrypt_data_dispatch_steady_192:
+	umov	w4, v22.s[3]
+	and	x5, x4, #255
+	cmp	x5, #248
+	b.hi	.Laesgen_armv8_ce_gcm_r2_encrypt_data_full_steady_192
+	lsr	x4, x4, #8
+	ldr	x6, [x0, #632]
+	cmp	x4, x6
+	b.ne	.Laesgen_armv8_ce_gcm_r2_encrypt_data_refresh_steady_192
+	ldr	x4, [x0, #664]
+	cmp	x4, #256
+	b.ne	.Laesgen_armv8_ce_gcm_r2_encrypt_data_check_steady_192
+.Laesgen_armv8_ce_gcm_r2_encrypt_data_fast_steady_192:
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #704
 	ldr	q25, [x0, #688]
@@ -10489,30 +10218,23 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	ldp	q28, q29, [x4, #32]
 	ldp	q30, q31, [x4, #64]
 	ldp	q8, q9, [x4, #96]
-	eor	v26.16b, v26.16b, v25.16b
-	eor	v27.16b, v27.16b, v25.16b
-	eor	v28.16b, v28.16b, v25.16b
-	eor	v29.16b, v29.16b, v25.16b
-	eor	v30.16b, v30.16b, v25.16b
-	eor	v31.16b, v31.16b, v25.16b
-	eor	v8.16b, v8.16b, v25.16b
-	eor	v9.16b, v9.16b, v25.16b
 	add	v22.4s, v22.4s, v24.4s
-	aese	v26.16b, v3.16b
+	eor	v25.16b, v3.16b, v25.16b
+	aese	v26.16b, v25.16b
 	aesmc	v26.16b, v26.16b
-	aese	v27.16b, v3.16b
+	aese	v27.16b, v25.16b
 	aesmc	v27.16b, v27.16b
-	aese	v28.16b, v3.16b
+	aese	v28.16b, v25.16b
 	aesmc	v28.16b, v28.16b
-	aese	v29.16b, v3.16b
+	aese	v29.16b, v25.16b
 	aesmc	v29.16b, v29.16b
-	aese	v30.16b, v3.16b
+	aese	v30.16b, v25.16b
 	aesmc	v30.16b, v30.16b
-	aese	v31.16b, v3.16b
+	aese	v31.16b, v25.16b
 	aesmc	v31.16b, v31.16b
-	aese	v8.16b, v3.16b
+	aese	v8.16b, v25.16b
 	aesmc	v8.16b, v8.16b
-	aese	v9.16b, v3.16b
+	aese	v9.16b, v25.16b
 	aesmc	v9.16b, v9.16b
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
@@ -10698,129 +10420,8 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	cbz	x4, .Laesgen_armv8_ce_gcm_r2_encrypt_data_spent_steady_192
 	sub	x4, x4, #1
 	str	x4, [x0, #672]
-	sub	x4, x3, #128
-	ldr	q25, [x4]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	eor	v25.16b, v25.16b, v0.16b
-	ldr	q0, [x0, #256]
-	ldr	q26, [x0, #384]
-	ext	v28.16b, v25.16b, v25.16b, #8
-	eor	v28.16b, v28.16b, v25.16b
-	pmull	v27.1q, v25.1d, v0.1d
-	pmull2	v0.1q, v25.2d, v0.2d
-	pmull	v25.1q, v28.1d, v26.1d
-	ldr	q26, [x4, #16]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q28, [x0, #272]
-	ldr	q29, [x0, #400]
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v31.1q, v26.1d, v28.1d
-	eor	v27.16b, v27.16b, v31.16b
-	pmull2	v26.1q, v26.2d, v28.2d
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v26.1q, v30.1d, v29.1d
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x4, #32]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q28, [x0, #288]
-	ldr	q29, [x0, #416]
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v31.1q, v26.1d, v28.1d
-	eor	v27.16b, v27.16b, v31.16b
-	pmull2	v26.1q, v26.2d, v28.2d
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v26.1q, v30.1d, v29.1d
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x4, #48]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q28, [x0, #304]
-	ldr	q29, [x0, #432]
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v31.1q, v26.1d, v28.1d
-	eor	v27.16b, v27.16b, v31.16b
-	pmull2	v26.1q, v26.2d, v28.2d
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v26.1q, v30.1d, v29.1d
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x4, #64]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q28, [x0, #320]
-	ldr	q29, [x0, #448]
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v31.1q, v26.1d, v28.1d
-	eor	v27.16b, v27.16b, v31.16b
-	pmull2	v26.1q, v26.2d, v28.2d
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v26.1q, v30.1d, v29.1d
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x4, #80]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q28, [x0, #336]
-	ldr	q29, [x0, #464]
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v31.1q, v26.1d, v28.1d
-	eor	v27.16b, v27.16b, v31.16b
-	pmull2	v26.1q, v26.2d, v28.2d
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v26.1q, v30.1d, v29.1d
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x4, #96]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q28, [x0, #352]
-	ldr	q29, [x0, #480]
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v31.1q, v26.1d, v28.1d
-	eor	v27.16b, v27.16b, v31.16b
-	pmull2	v26.1q, v26.2d, v28.2d
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v26.1q, v30.1d, v29.1d
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x4, #112]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q28, [x0, #368]
-	ldr	q29, [x0, #496]
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v31.1q, v26.1d, v28.1d
-	eor	v27.16b, v27.16b, v31.16b
-	pmull2	v26.1q, v26.2d, v28.2d
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v26.1q, v30.1d, v29.1d
-	eor	v25.16b, v25.16b, v26.16b
-	eor	v25.16b, v25.16b, v27.16b
-	eor	v25.16b, v25.16b, v0.16b
-	movi	v26.2d, #0x0000000000000000
-	ext	v28.16b, v26.16b, v25.16b, #8
-	eor	v27.16b, v27.16b, v28.16b
-	ext	v28.16b, v25.16b, v26.16b, #8
-	eor	v0.16b, v0.16b, v28.16b
-	adrp	x4, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	ldr	q25, [x4]
-	pmull	v26.1q, v27.1d, v25.1d
-	ext	v27.16b, v27.16b, v27.16b, #8
-	eor	v27.16b, v27.16b, v26.16b
-	pmull	v25.1q, v27.1d, v25.1d
-	ext	v27.16b, v27.16b, v27.16b, #8
-	eor	v27.16b, v27.16b, v25.16b
-	eor	v0.16b, v27.16b, v0.16b
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #704
-	ldr	q25, [x0, #688]
 	rev32	v26.16b, v22.16b
 	add	v22.4s, v22.4s, v23.4s
 	rev32	v27.16b, v22.16b
@@ -10869,6 +10470,7 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	aesmc	v8.16b, v8.16b
 	aese	v9.16b, v2.16b
 	aesmc	v9.16b, v9.16b
+	ldr	q25, [x0, #688]
 	eor	v10.16b, v26.16b, v25.16b
 	str	q10, [x4]
 	eor	v10.16b, v27.16b, v25.16b
@@ -11087,126 +10689,6 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_top192
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_full_steady_192:
-	sub	x4, x3, #128
-	ldr	q25, [x4]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	eor	v25.16b, v25.16b, v0.16b
-	ldr	q0, [x0, #256]
-	ldr	q26, [x0, #384]
-	ext	v28.16b, v25.16b, v25.16b, #8
-	eor	v28.16b, v28.16b, v25.16b
-	pmull	v27.1q, v25.1d, v0.1d
-	pmull2	v0.1q, v25.2d, v0.2d
-	pmull	v25.1q, v28.1d, v26.1d
-	ldr	q26, [x4, #16]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q28, [x0, #272]
-	ldr	q29, [x0, #400]
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v31.1q, v26.1d, v28.1d
-	eor	v27.16b, v27.16b, v31.16b
-	pmull2	v26.1q, v26.2d, v28.2d
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v26.1q, v30.1d, v29.1d
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x4, #32]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q28, [x0, #288]
-	ldr	q29, [x0, #416]
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v31.1q, v26.1d, v28.1d
-	eor	v27.16b, v27.16b, v31.16b
-	pmull2	v26.1q, v26.2d, v28.2d
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v26.1q, v30.1d, v29.1d
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x4, #48]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q28, [x0, #304]
-	ldr	q29, [x0, #432]
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v31.1q, v26.1d, v28.1d
-	eor	v27.16b, v27.16b, v31.16b
-	pmull2	v26.1q, v26.2d, v28.2d
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v26.1q, v30.1d, v29.1d
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x4, #64]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q28, [x0, #320]
-	ldr	q29, [x0, #448]
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v31.1q, v26.1d, v28.1d
-	eor	v27.16b, v27.16b, v31.16b
-	pmull2	v26.1q, v26.2d, v28.2d
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v26.1q, v30.1d, v29.1d
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x4, #80]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q28, [x0, #336]
-	ldr	q29, [x0, #464]
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v31.1q, v26.1d, v28.1d
-	eor	v27.16b, v27.16b, v31.16b
-	pmull2	v26.1q, v26.2d, v28.2d
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v26.1q, v30.1d, v29.1d
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x4, #96]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q28, [x0, #352]
-	ldr	q29, [x0, #480]
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v31.1q, v26.1d, v28.1d
-	eor	v27.16b, v27.16b, v31.16b
-	pmull2	v26.1q, v26.2d, v28.2d
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v26.1q, v30.1d, v29.1d
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x4, #112]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q28, [x0, #368]
-	ldr	q29, [x0, #496]
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v31.1q, v26.1d, v28.1d
-	eor	v27.16b, v27.16b, v31.16b
-	pmull2	v26.1q, v26.2d, v28.2d
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v26.1q, v30.1d, v29.1d
-	eor	v25.16b, v25.16b, v26.16b
-	eor	v25.16b, v25.16b, v27.16b
-	eor	v25.16b, v25.16b, v0.16b
-	movi	v26.2d, #0x0000000000000000
-	ext	v28.16b, v26.16b, v25.16b, #8
-	eor	v27.16b, v27.16b, v28.16b
-	ext	v28.16b, v25.16b, v26.16b, #8
-	eor	v0.16b, v0.16b, v28.16b
-	adrp	x4, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	ldr	q25, [x4]
-	pmull	v26.1q, v27.1d, v25.1d
-	ext	v27.16b, v27.16b, v27.16b, #8
-	eor	v27.16b, v27.16b, v26.16b
-	pmull	v25.1q, v27.1d, v25.1d
-	ext	v27.16b, v27.16b, v27.16b, #8
-	eor	v27.16b, v27.16b, v25.16b
-	eor	v0.16b, v27.16b, v0.16b
 	rev32	v25.16b, v22.16b
 	add	v22.4s, v22.4s, v23.4s
 	rev32	v26.16b, v22.16b
@@ -11444,126 +10926,6 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_keep_10:
 	sub	x4, x4, #8
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_again_steady_192:
-	sub	x6, x3, #128
-	ldr	q25, [x6]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	eor	v25.16b, v25.16b, v0.16b
-	ldr	q0, [x0, #256]
-	ldr	q26, [x0, #384]
-	ext	v28.16b, v25.16b, v25.16b, #8
-	eor	v28.16b, v28.16b, v25.16b
-	pmull	v27.1q, v25.1d, v0.1d
-	pmull2	v0.1q, v25.2d, v0.2d
-	pmull	v25.1q, v28.1d, v26.1d
-	ldr	q26, [x6, #16]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q28, [x0, #272]
-	ldr	q29, [x0, #400]
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v31.1q, v26.1d, v28.1d
-	eor	v27.16b, v27.16b, v31.16b
-	pmull2	v26.1q, v26.2d, v28.2d
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v26.1q, v30.1d, v29.1d
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x6, #32]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q28, [x0, #288]
-	ldr	q29, [x0, #416]
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v31.1q, v26.1d, v28.1d
-	eor	v27.16b, v27.16b, v31.16b
-	pmull2	v26.1q, v26.2d, v28.2d
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v26.1q, v30.1d, v29.1d
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x6, #48]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q28, [x0, #304]
-	ldr	q29, [x0, #432]
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v31.1q, v26.1d, v28.1d
-	eor	v27.16b, v27.16b, v31.16b
-	pmull2	v26.1q, v26.2d, v28.2d
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v26.1q, v30.1d, v29.1d
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x6, #64]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q28, [x0, #320]
-	ldr	q29, [x0, #448]
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v31.1q, v26.1d, v28.1d
-	eor	v27.16b, v27.16b, v31.16b
-	pmull2	v26.1q, v26.2d, v28.2d
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v26.1q, v30.1d, v29.1d
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x6, #80]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q28, [x0, #336]
-	ldr	q29, [x0, #464]
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v31.1q, v26.1d, v28.1d
-	eor	v27.16b, v27.16b, v31.16b
-	pmull2	v26.1q, v26.2d, v28.2d
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v26.1q, v30.1d, v29.1d
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x6, #96]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q28, [x0, #352]
-	ldr	q29, [x0, #480]
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v31.1q, v26.1d, v28.1d
-	eor	v27.16b, v27.16b, v31.16b
-	pmull2	v26.1q, v26.2d, v28.2d
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v26.1q, v30.1d, v29.1d
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x6, #112]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q28, [x0, #368]
-	ldr	q29, [x0, #496]
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v31.1q, v26.1d, v28.1d
-	eor	v27.16b, v27.16b, v31.16b
-	pmull2	v26.1q, v26.2d, v28.2d
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v26.1q, v30.1d, v29.1d
-	eor	v25.16b, v25.16b, v26.16b
-	eor	v25.16b, v25.16b, v27.16b
-	eor	v25.16b, v25.16b, v0.16b
-	movi	v26.2d, #0x0000000000000000
-	ext	v28.16b, v26.16b, v25.16b, #8
-	eor	v27.16b, v27.16b, v28.16b
-	ext	v28.16b, v25.16b, v26.16b, #8
-	eor	v0.16b, v0.16b, v28.16b
-	adrp	x6, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	add	x6, x6, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	ldr	q25, [x6]
-	pmull	v26.1q, v27.1d, v25.1d
-	ext	v27.16b, v27.16b, v27.16b, #8
-	eor	v27.16b, v27.16b, v26.16b
-	pmull	v25.1q, v27.1d, v25.1d
-	ext	v27.16b, v27.16b, v27.16b, #8
-	eor	v27.16b, v27.16b, v25.16b
-	eor	v0.16b, v27.16b, v0.16b
 	rev32	v25.16b, v22.16b
 	add	v22.4s, v22.4s, v23.4s
 	rev32	v26.16b, v22.16b
@@ -11796,6 +11158,126 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	b.hi	.Laesgen_armv8_ce_gcm_r2_encrypt_data_top192
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_r2_encrypt_data_top192
+	sub	x6, x3, #128
+	ldr	q25, [x6]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	eor	v25.16b, v25.16b, v0.16b
+	ldr	q0, [x0, #256]
+	ldr	q26, [x0, #384]
+	ext	v28.16b, v25.16b, v25.16b, #8
+	eor	v28.16b, v28.16b, v25.16b
+	pmull	v27.1q, v25.1d, v0.1d
+	pmull2	v0.1q, v25.2d, v0.2d
+	pmull	v25.1q, v28.1d, v26.1d
+	ldr	q26, [x6, #16]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
+	ldr	q28, [x0, #272]
+	ldr	q29, [x0, #400]
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x6, #32]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
+	ldr	q28, [x0, #288]
+	ldr	q29, [x0, #416]
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x6, #48]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
+	ldr	q28, [x0, #304]
+	ldr	q29, [x0, #432]
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x6, #64]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
+	ldr	q28, [x0, #320]
+	ldr	q29, [x0, #448]
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x6, #80]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
+	ldr	q28, [x0, #336]
+	ldr	q29, [x0, #464]
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x6, #96]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
+	ldr	q28, [x0, #352]
+	ldr	q29, [x0, #480]
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x6, #112]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
+	ldr	q28, [x0, #368]
+	ldr	q29, [x0, #496]
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	eor	v25.16b, v25.16b, v27.16b
+	eor	v25.16b, v25.16b, v0.16b
+	movi	v26.2d, #0x0000000000000000
+	ext	v28.16b, v26.16b, v25.16b, #8
+	eor	v27.16b, v27.16b, v28.16b
+	ext	v28.16b, v25.16b, v26.16b, #8
+	eor	v0.16b, v0.16b, v28.16b
+	adrp	x6, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
+	add	x6, x6, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
+	ldr	q25, [x6]
+	pmull	v26.1q, v27.1d, v25.1d
+	ext	v27.16b, v27.16b, v27.16b, #8
+	eor	v27.16b, v27.16b, v26.16b
+	pmull	v25.1q, v27.1d, v25.1d
+	ext	v27.16b, v27.16b, v27.16b, #8
+	eor	v27.16b, v27.16b, v25.16b
+	eor	v0.16b, v27.16b, v0.16b
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_again_steady_192
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_refresh_steady_192:
 	umov	w4, v22.s[3]
@@ -11810,7 +11292,7 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	str	q25, [x0, #688]
 	lsr	x4, x4, #8
 	str	x4, [x0, #632]
-	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_top192
+	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_dispatch_steady_192
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_drain192:
 	sub	x4, x3, #128
 	ldr	q24, [x4]
@@ -12310,18 +11792,6 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_top256:
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_r2_decrypt_data_small256
-	umov	w4, v24.s[3]
-	and	x5, x4, #255
-	cmp	x5, #248
-	b.hi	.Laesgen_armv8_ce_gcm_r2_decrypt_data_full_steady_256
-	lsr	x4, x4, #8
-	ldr	x6, [x0, #632]
-	cmp	x4, x6
-	b.ne	.Laesgen_armv8_ce_gcm_r2_decrypt_data_refresh_steady_256
-	ldr	x4, [x0, #664]
-	cmp	x4, #256
-	b.ne	.Laesgen_armv8_ce_gcm_r2_decrypt_data_check_steady_256
-.Laesgen_armv8_ce_gcm_r2_decrypt_data_fast_steady_256:
 	ldr	q27, [x1]
 	rev64	v27.16b, v27.16b
 	ext	v27.16b, v27.16b, v27.16b, #8
@@ -12441,6 +11911,19 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	ext	v29.16b, v29.16b, v29.16b, #8
 	eor	v29.16b, v29.16b, v27.16b
 	eor	v0.16b, v29.16b, v0.16b
+.Laesgen_armv8_ce_gcm_r2_decrypt_data_dispatch_steady_256:
+	umov	w4, v24.s[3]
+	and	x5, x4, #255
+	cmp	x5, #248
+	b.hi	.Laesgen_armv8_ce_gcm_r2_decrypt_data_full_steady_256
+	lsr	x4, x4, #8
+	ldr	x6, [x0, #632]
+	cmp	x4, x6
+	b.ne	.Laesgen_armv8_ce_gcm_r2_decrypt_data_refresh_steady_256
+	ldr	x4, [x0, #664]
+	cmp	x4, #256
+	b.ne	.Laesgen_armv8_ce_gcm_r2_decrypt_data_check_steady_256
+.Laesgen_armv8_ce_gcm_r2_decrypt_data_fast_steady_256:
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #704
 	ldr	q27, [x0, #688]
@@ -12448,30 +11931,23 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	ldp	q30, q31, [x4, #32]
 	ldp	q8, q9, [x4, #64]
 	ldp	q10, q11, [x4, #96]
-	eor	v28.16b, v28.16b, v27.16b
-	eor	v29.16b, v29.16b, v27.16b
-	eor	v30.16b, v30.16b, v27.16b
-	eor	v31.16b, v31.16b, v27.16b
-	eor	v8.16b, v8.16b, v27.16b
-	eor	v9.16b, v9.16b, v27.16b
-	eor	v10.16b, v10.16b, v27.16b
-	eor	v11.16b, v11.16b, v27.16b
 	add	v24.4s, v24.4s, v26.4s
-	aese	v28.16b, v3.16b
+	eor	v27.16b, v3.16b, v27.16b
+	aese	v28.16b, v27.16b
 	aesmc	v28.16b, v28.16b
-	aese	v29.16b, v3.16b
+	aese	v29.16b, v27.16b
 	aesmc	v29.16b, v29.16b
-	aese	v30.16b, v3.16b
+	aese	v30.16b, v27.16b
 	aesmc	v30.16b, v30.16b
-	aese	v31.16b, v3.16b
+	aese	v31.16b, v27.16b
 	aesmc	v31.16b, v31.16b
-	aese	v8.16b, v3.16b
+	aese	v8.16b, v27.16b
 	aesmc	v8.16b, v8.16b
-	aese	v9.16b, v3.16b
+	aese	v9.16b, v27.16b
 	aesmc	v9.16b, v9.16b
-	aese	v10.16b, v3.16b
+	aese	v10.16b, v27.16b
 	aesmc	v10.16b, v10.16b
-	aese	v11.16b, v3.16b
+	aese	v11.16b, v27.16b
 	aesmc	v11.16b, v11.16b
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
@@ -12689,128 +12165,8 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	cbz	x4, .Laesgen_armv8_ce_gcm_r2_decrypt_data_spent_steady_256
 	sub	x4, x4, #1
 	str	x4, [x0, #672]
-	ldr	q27, [x1]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	eor	v27.16b, v27.16b, v0.16b
-	ldr	q0, [x0, #256]
-	ldr	q28, [x0, #384]
-	ext	v30.16b, v27.16b, v27.16b, #8
-	eor	v30.16b, v30.16b, v27.16b
-	pmull	v29.1q, v27.1d, v0.1d
-	pmull2	v0.1q, v27.2d, v0.2d
-	pmull	v27.1q, v30.1d, v28.1d
-	ldr	q28, [x1, #16]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q30, [x0, #272]
-	ldr	q31, [x0, #400]
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v9.1q, v28.1d, v30.1d
-	eor	v29.16b, v29.16b, v9.16b
-	pmull2	v28.1q, v28.2d, v30.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v8.1d, v31.1d
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x1, #32]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q30, [x0, #288]
-	ldr	q31, [x0, #416]
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v9.1q, v28.1d, v30.1d
-	eor	v29.16b, v29.16b, v9.16b
-	pmull2	v28.1q, v28.2d, v30.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v8.1d, v31.1d
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x1, #48]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q30, [x0, #304]
-	ldr	q31, [x0, #432]
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v9.1q, v28.1d, v30.1d
-	eor	v29.16b, v29.16b, v9.16b
-	pmull2	v28.1q, v28.2d, v30.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v8.1d, v31.1d
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x1, #64]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q30, [x0, #320]
-	ldr	q31, [x0, #448]
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v9.1q, v28.1d, v30.1d
-	eor	v29.16b, v29.16b, v9.16b
-	pmull2	v28.1q, v28.2d, v30.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v8.1d, v31.1d
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x1, #80]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q30, [x0, #336]
-	ldr	q31, [x0, #464]
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v9.1q, v28.1d, v30.1d
-	eor	v29.16b, v29.16b, v9.16b
-	pmull2	v28.1q, v28.2d, v30.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v8.1d, v31.1d
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x1, #96]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q30, [x0, #352]
-	ldr	q31, [x0, #480]
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v9.1q, v28.1d, v30.1d
-	eor	v29.16b, v29.16b, v9.16b
-	pmull2	v28.1q, v28.2d, v30.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v8.1d, v31.1d
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x1, #112]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q30, [x0, #368]
-	ldr	q31, [x0, #496]
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v9.1q, v28.1d, v30.1d
-	eor	v29.16b, v29.16b, v9.16b
-	pmull2	v28.1q, v28.2d, v30.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v8.1d, v31.1d
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v27.16b, v27.16b, v29.16b
-	eor	v27.16b, v27.16b, v0.16b
-	movi	v28.2d, #0x0000000000000000
-	ext	v30.16b, v28.16b, v27.16b, #8
-	eor	v29.16b, v29.16b, v30.16b
-	ext	v30.16b, v27.16b, v28.16b, #8
-	eor	v0.16b, v0.16b, v30.16b
-	adrp	x4, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	ldr	q27, [x4]
-	pmull	v28.1q, v29.1d, v27.1d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	eor	v29.16b, v29.16b, v28.16b
-	pmull	v27.1q, v29.1d, v27.1d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	eor	v29.16b, v29.16b, v27.16b
-	eor	v0.16b, v29.16b, v0.16b
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #704
-	ldr	q27, [x0, #688]
 	rev32	v28.16b, v24.16b
 	add	v24.4s, v24.4s, v25.4s
 	rev32	v29.16b, v24.16b
@@ -12859,6 +12215,7 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	aesmc	v10.16b, v10.16b
 	aese	v11.16b, v2.16b
 	aesmc	v11.16b, v11.16b
+	ldr	q27, [x0, #688]
 	eor	v12.16b, v28.16b, v27.16b
 	str	q12, [x4]
 	eor	v12.16b, v29.16b, v27.16b
@@ -13109,125 +12466,6 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_decrypt_data_top256
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_full_steady_256:
-	ldr	q27, [x1]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	eor	v27.16b, v27.16b, v0.16b
-	ldr	q0, [x0, #256]
-	ldr	q28, [x0, #384]
-	ext	v30.16b, v27.16b, v27.16b, #8
-	eor	v30.16b, v30.16b, v27.16b
-	pmull	v29.1q, v27.1d, v0.1d
-	pmull2	v0.1q, v27.2d, v0.2d
-	pmull	v27.1q, v30.1d, v28.1d
-	ldr	q28, [x1, #16]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q30, [x0, #272]
-	ldr	q31, [x0, #400]
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v9.1q, v28.1d, v30.1d
-	eor	v29.16b, v29.16b, v9.16b
-	pmull2	v28.1q, v28.2d, v30.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v8.1d, v31.1d
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x1, #32]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q30, [x0, #288]
-	ldr	q31, [x0, #416]
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v9.1q, v28.1d, v30.1d
-	eor	v29.16b, v29.16b, v9.16b
-	pmull2	v28.1q, v28.2d, v30.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v8.1d, v31.1d
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x1, #48]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q30, [x0, #304]
-	ldr	q31, [x0, #432]
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v9.1q, v28.1d, v30.1d
-	eor	v29.16b, v29.16b, v9.16b
-	pmull2	v28.1q, v28.2d, v30.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v8.1d, v31.1d
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x1, #64]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q30, [x0, #320]
-	ldr	q31, [x0, #448]
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v9.1q, v28.1d, v30.1d
-	eor	v29.16b, v29.16b, v9.16b
-	pmull2	v28.1q, v28.2d, v30.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v8.1d, v31.1d
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x1, #80]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q30, [x0, #336]
-	ldr	q31, [x0, #464]
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v9.1q, v28.1d, v30.1d
-	eor	v29.16b, v29.16b, v9.16b
-	pmull2	v28.1q, v28.2d, v30.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v8.1d, v31.1d
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x1, #96]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q30, [x0, #352]
-	ldr	q31, [x0, #480]
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v9.1q, v28.1d, v30.1d
-	eor	v29.16b, v29.16b, v9.16b
-	pmull2	v28.1q, v28.2d, v30.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v8.1d, v31.1d
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x1, #112]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q30, [x0, #368]
-	ldr	q31, [x0, #496]
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v9.1q, v28.1d, v30.1d
-	eor	v29.16b, v29.16b, v9.16b
-	pmull2	v28.1q, v28.2d, v30.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v8.1d, v31.1d
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v27.16b, v27.16b, v29.16b
-	eor	v27.16b, v27.16b, v0.16b
-	movi	v28.2d, #0x0000000000000000
-	ext	v30.16b, v28.16b, v27.16b, #8
-	eor	v29.16b, v29.16b, v30.16b
-	ext	v30.16b, v27.16b, v28.16b, #8
-	eor	v0.16b, v0.16b, v30.16b
-	adrp	x4, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	ldr	q27, [x4]
-	pmull	v28.1q, v29.1d, v27.1d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	eor	v29.16b, v29.16b, v28.16b
-	pmull	v27.1q, v29.1d, v27.1d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	eor	v29.16b, v29.16b, v27.16b
-	eor	v0.16b, v29.16b, v0.16b
 	rev32	v27.16b, v24.16b
 	add	v24.4s, v24.4s, v25.4s
 	rev32	v28.16b, v24.16b
@@ -13497,125 +12735,6 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_keep_3:
 	sub	x4, x4, #8
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_again_steady_256:
-	ldr	q27, [x1]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	eor	v27.16b, v27.16b, v0.16b
-	ldr	q0, [x0, #256]
-	ldr	q28, [x0, #384]
-	ext	v30.16b, v27.16b, v27.16b, #8
-	eor	v30.16b, v30.16b, v27.16b
-	pmull	v29.1q, v27.1d, v0.1d
-	pmull2	v0.1q, v27.2d, v0.2d
-	pmull	v27.1q, v30.1d, v28.1d
-	ldr	q28, [x1, #16]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q30, [x0, #272]
-	ldr	q31, [x0, #400]
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v9.1q, v28.1d, v30.1d
-	eor	v29.16b, v29.16b, v9.16b
-	pmull2	v28.1q, v28.2d, v30.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v8.1d, v31.1d
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x1, #32]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q30, [x0, #288]
-	ldr	q31, [x0, #416]
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v9.1q, v28.1d, v30.1d
-	eor	v29.16b, v29.16b, v9.16b
-	pmull2	v28.1q, v28.2d, v30.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v8.1d, v31.1d
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x1, #48]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q30, [x0, #304]
-	ldr	q31, [x0, #432]
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v9.1q, v28.1d, v30.1d
-	eor	v29.16b, v29.16b, v9.16b
-	pmull2	v28.1q, v28.2d, v30.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v8.1d, v31.1d
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x1, #64]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q30, [x0, #320]
-	ldr	q31, [x0, #448]
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v9.1q, v28.1d, v30.1d
-	eor	v29.16b, v29.16b, v9.16b
-	pmull2	v28.1q, v28.2d, v30.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v8.1d, v31.1d
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x1, #80]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q30, [x0, #336]
-	ldr	q31, [x0, #464]
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v9.1q, v28.1d, v30.1d
-	eor	v29.16b, v29.16b, v9.16b
-	pmull2	v28.1q, v28.2d, v30.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v8.1d, v31.1d
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x1, #96]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q30, [x0, #352]
-	ldr	q31, [x0, #480]
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v9.1q, v28.1d, v30.1d
-	eor	v29.16b, v29.16b, v9.16b
-	pmull2	v28.1q, v28.2d, v30.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v8.1d, v31.1d
-	eor	v27.16b, v27.16b, v28.16b
-	ldr	q28, [x1, #112]
-	rev64	v28.16b, v28.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
-	ldr	q30, [x0, #368]
-	ldr	q31, [x0, #496]
-	ext	v8.16b, v28.16b, v28.16b, #8
-	eor	v8.16b, v8.16b, v28.16b
-	pmull	v9.1q, v28.1d, v30.1d
-	eor	v29.16b, v29.16b, v9.16b
-	pmull2	v28.1q, v28.2d, v30.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v8.1d, v31.1d
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v27.16b, v27.16b, v29.16b
-	eor	v27.16b, v27.16b, v0.16b
-	movi	v28.2d, #0x0000000000000000
-	ext	v30.16b, v28.16b, v27.16b, #8
-	eor	v29.16b, v29.16b, v30.16b
-	ext	v30.16b, v27.16b, v28.16b, #8
-	eor	v0.16b, v0.16b, v30.16b
-	adrp	x6, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	add	x6, x6, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	ldr	q27, [x6]
-	pmull	v28.1q, v29.1d, v27.1d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	eor	v29.16b, v29.16b, v28.16b
-	pmull	v27.1q, v29.1d, v27.1d
-	ext	v29.16b, v29.16b, v29.16b, #8
-	eor	v29.16b, v29.16b, v27.16b
-	eor	v0.16b, v29.16b, v0.16b
 	rev32	v27.16b, v24.16b
 	add	v24.4s, v24.4s, v25.4s
 	rev32	v28.16b, v24.16b
@@ -13880,6 +12999,125 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	b.hi	.Laesgen_armv8_ce_gcm_r2_decrypt_data_top256
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_r2_decrypt_data_top256
+	ldr	q27, [x1]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	eor	v27.16b, v27.16b, v0.16b
+	ldr	q0, [x0, #256]
+	ldr	q28, [x0, #384]
+	ext	v30.16b, v27.16b, v27.16b, #8
+	eor	v30.16b, v30.16b, v27.16b
+	pmull	v29.1q, v27.1d, v0.1d
+	pmull2	v0.1q, v27.2d, v0.2d
+	pmull	v27.1q, v30.1d, v28.1d
+	ldr	q28, [x1, #16]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ldr	q30, [x0, #272]
+	ldr	q31, [x0, #400]
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x1, #32]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ldr	q30, [x0, #288]
+	ldr	q31, [x0, #416]
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x1, #48]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ldr	q30, [x0, #304]
+	ldr	q31, [x0, #432]
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x1, #64]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ldr	q30, [x0, #320]
+	ldr	q31, [x0, #448]
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x1, #80]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ldr	q30, [x0, #336]
+	ldr	q31, [x0, #464]
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x1, #96]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ldr	q30, [x0, #352]
+	ldr	q31, [x0, #480]
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	ldr	q28, [x1, #112]
+	rev64	v28.16b, v28.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
+	ldr	q30, [x0, #368]
+	ldr	q31, [x0, #496]
+	ext	v8.16b, v28.16b, v28.16b, #8
+	eor	v8.16b, v8.16b, v28.16b
+	pmull	v9.1q, v28.1d, v30.1d
+	eor	v29.16b, v29.16b, v9.16b
+	pmull2	v28.1q, v28.2d, v30.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v8.1d, v31.1d
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v27.16b, v27.16b, v29.16b
+	eor	v27.16b, v27.16b, v0.16b
+	movi	v28.2d, #0x0000000000000000
+	ext	v30.16b, v28.16b, v27.16b, #8
+	eor	v29.16b, v29.16b, v30.16b
+	ext	v30.16b, v27.16b, v28.16b, #8
+	eor	v0.16b, v0.16b, v30.16b
+	adrp	x6, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
+	add	x6, x6, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
+	ldr	q27, [x6]
+	pmull	v28.1q, v29.1d, v27.1d
+	ext	v29.16b, v29.16b, v29.16b, #8
+	eor	v29.16b, v29.16b, v28.16b
+	pmull	v27.1q, v29.1d, v27.1d
+	ext	v29.16b, v29.16b, v29.16b, #8
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v0.16b, v29.16b, v0.16b
 	b	.Laesgen_armv8_ce_gcm_r2_decrypt_data_again_steady_256
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_refresh_steady_256:
 	umov	w4, v24.s[3]
@@ -13894,7 +13132,7 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	str	q27, [x0, #688]
 	lsr	x4, x4, #8
 	str	x4, [x0, #632]
-	b	.Laesgen_armv8_ce_gcm_r2_decrypt_data_top256
+	b	.Laesgen_armv8_ce_gcm_r2_decrypt_data_dispatch_steady_256
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_small256:
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_single256:
 	cmp	x2, #16
@@ -14089,258 +13327,251 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	ldr	q0, [x0, #256]
 	ldp	q26, q27, [x4, #32]
 	ldr	q9, [x0, #384]
-	ldp	q28, q29, [x4, #64]
 	ext	v11.16b, v8.16b, v8.16b, #8
+	ldp	q28, q29, [x4, #64]
 	eor	v11.16b, v11.16b, v8.16b
 	ldp	q30, q31, [x4, #96]
 	pmull	v10.1q, v8.1d, v0.1d
-	eor	v24.16b, v24.16b, v23.16b
-	pmull2	v0.1q, v8.2d, v0.2d
-	eor	v25.16b, v25.16b, v23.16b
-	pmull	v8.1q, v11.1d, v9.1d
-	ldr	q9, [x1, #16]
-	eor	v26.16b, v26.16b, v23.16b
-	rev64	v9.16b, v9.16b
-	eor	v27.16b, v27.16b, v23.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
-	eor	v28.16b, v28.16b, v23.16b
+	pmull2	v8.1q, v8.2d, v0.2d
+	add	v20.4s, v20.4s, v22.4s
+	pmull	v9.1q, v11.1d, v9.1d
+	eor	v0.16b, v3.16b, v23.16b
+	ldr	q23, [x1, #16]
+	rev64	v23.16b, v23.16b
+	aese	v24.16b, v0.16b
+	aesmc	v24.16b, v24.16b
+	ext	v23.16b, v23.16b, v23.16b, #8
+	aese	v25.16b, v0.16b
+	aesmc	v25.16b, v25.16b
 	ldr	q11, [x0, #272]
 	ldr	q12, [x0, #400]
-	eor	v29.16b, v29.16b, v23.16b
-	ext	v13.16b, v9.16b, v9.16b, #8
-	eor	v30.16b, v30.16b, v23.16b
-	eor	v13.16b, v13.16b, v9.16b
-	eor	v31.16b, v31.16b, v23.16b
-	pmull	v23.1q, v9.1d, v11.1d
-	eor	v10.16b, v10.16b, v23.16b
-	add	v20.4s, v20.4s, v22.4s
-	pmull2	v23.1q, v9.2d, v11.2d
-	aese	v24.16b, v3.16b
-	aesmc	v24.16b, v24.16b
-	eor	v0.16b, v0.16b, v23.16b
-	aese	v25.16b, v3.16b
-	aesmc	v25.16b, v25.16b
-	pmull	v23.1q, v13.1d, v12.1d
-	eor	v8.16b, v8.16b, v23.16b
-	aese	v26.16b, v3.16b
+	aese	v26.16b, v0.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q23, [x1, #32]
-	aese	v27.16b, v3.16b
+	ext	v13.16b, v23.16b, v23.16b, #8
+	aese	v27.16b, v0.16b
 	aesmc	v27.16b, v27.16b
-	rev64	v23.16b, v23.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
-	aese	v28.16b, v3.16b
+	eor	v13.16b, v13.16b, v23.16b
+	pmull	v14.1q, v23.1d, v11.1d
+	aese	v28.16b, v0.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q9, [x0, #288]
-	aese	v29.16b, v3.16b
+	eor	v10.16b, v10.16b, v14.16b
+	aese	v29.16b, v0.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q11, [x0, #416]
-	aese	v30.16b, v3.16b
+	pmull2	v23.1q, v23.2d, v11.2d
+	eor	v8.16b, v8.16b, v23.16b
+	aese	v30.16b, v0.16b
 	aesmc	v30.16b, v30.16b
-	ext	v12.16b, v23.16b, v23.16b, #8
-	eor	v12.16b, v12.16b, v23.16b
-	aese	v31.16b, v3.16b
+	pmull	v23.1q, v13.1d, v12.1d
+	aese	v31.16b, v0.16b
 	aesmc	v31.16b, v31.16b
-	pmull	v13.1q, v23.1d, v9.1d
+	eor	v9.16b, v9.16b, v23.16b
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
-	eor	v10.16b, v10.16b, v13.16b
+	ldr	q0, [x1, #32]
+	rev64	v0.16b, v0.16b
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v23.1q, v23.2d, v9.2d
-	eor	v0.16b, v0.16b, v23.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v23.1q, v12.1d, v11.1d
+	ldr	q23, [x0, #288]
+	ldr	q11, [x0, #416]
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
-	eor	v8.16b, v8.16b, v23.16b
+	ext	v12.16b, v0.16b, v0.16b, #8
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q23, [x1, #48]
-	rev64	v23.16b, v23.16b
+	eor	v12.16b, v12.16b, v0.16b
+	pmull	v13.1q, v0.1d, v23.1d
 	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
+	eor	v10.16b, v10.16b, v13.16b
 	aese	v30.16b, v4.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q9, [x0, #304]
+	pmull2	v0.1q, v0.2d, v23.2d
+	eor	v8.16b, v8.16b, v0.16b
 	aese	v31.16b, v4.16b
 	aesmc	v31.16b, v31.16b
-	ldr	q11, [x0, #432]
-	ext	v12.16b, v23.16b, v23.16b, #8
+	pmull	v0.1q, v12.1d, v11.1d
 	aese	v24.16b, v5.16b
 	aesmc	v24.16b, v24.16b
-	eor	v12.16b, v12.16b, v23.16b
+	eor	v9.16b, v9.16b, v0.16b
+	ldr	q0, [x1, #48]
 	aese	v25.16b, v5.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v13.1q, v23.1d, v9.1d
+	rev64	v0.16b, v0.16b
 	aese	v26.16b, v5.16b
 	aesmc	v26.16b, v26.16b
-	eor	v10.16b, v10.16b, v13.16b
-	pmull2	v23.1q, v23.2d, v9.2d
+	ext	v0.16b, v0.16b, v0.16b, #8
+	ldr	q23, [x0, #304]
 	aese	v27.16b, v5.16b
 	aesmc	v27.16b, v27.16b
-	eor	v0.16b, v0.16b, v23.16b
+	ldr	q11, [x0, #432]
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v23.1q, v12.1d, v11.1d
-	eor	v8.16b, v8.16b, v23.16b
+	ext	v12.16b, v0.16b, v0.16b, #8
+	eor	v12.16b, v12.16b, v0.16b
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q23, [x1, #64]
+	pmull	v13.1q, v0.1d, v23.1d
 	aese	v30.16b, v5.16b
 	aesmc	v30.16b, v30.16b
-	rev64	v23.16b, v23.16b
+	eor	v10.16b, v10.16b, v13.16b
+	pmull2	v0.1q, v0.2d, v23.2d
 	aese	v31.16b, v5.16b
 	aesmc	v31.16b, v31.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
-	ldr	q9, [x0, #320]
+	eor	v8.16b, v8.16b, v0.16b
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q11, [x0, #448]
+	pmull	v0.1q, v12.1d, v11.1d
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
-	ext	v12.16b, v23.16b, v23.16b, #8
+	eor	v9.16b, v9.16b, v0.16b
+	ldr	q0, [x1, #64]
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
-	eor	v12.16b, v12.16b, v23.16b
-	pmull	v13.1q, v23.1d, v9.1d
+	rev64	v0.16b, v0.16b
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
-	eor	v10.16b, v10.16b, v13.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
+	ldr	q23, [x0, #320]
 	aese	v28.16b, v6.16b
 	aesmc	v28.16b, v28.16b
-	pmull2	v23.1q, v23.2d, v9.2d
+	ldr	q11, [x0, #448]
 	aese	v29.16b, v6.16b
 	aesmc	v29.16b, v29.16b
-	eor	v0.16b, v0.16b, v23.16b
-	pmull	v23.1q, v12.1d, v11.1d
+	ext	v12.16b, v0.16b, v0.16b, #8
+	eor	v12.16b, v12.16b, v0.16b
 	aese	v30.16b, v6.16b
 	aesmc	v30.16b, v30.16b
-	eor	v8.16b, v8.16b, v23.16b
+	pmull	v13.1q, v0.1d, v23.1d
 	aese	v31.16b, v6.16b
 	aesmc	v31.16b, v31.16b
-	ldr	q23, [x1, #80]
+	eor	v10.16b, v10.16b, v13.16b
+	pmull2	v0.1q, v0.2d, v23.2d
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
-	rev64	v23.16b, v23.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
+	eor	v8.16b, v8.16b, v0.16b
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q9, [x0, #336]
+	pmull	v0.1q, v12.1d, v11.1d
+	eor	v9.16b, v9.16b, v0.16b
 	aese	v26.16b, v7.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q11, [x0, #464]
+	ldr	q0, [x1, #80]
 	aese	v27.16b, v7.16b
 	aesmc	v27.16b, v27.16b
-	ext	v12.16b, v23.16b, v23.16b, #8
-	eor	v12.16b, v12.16b, v23.16b
+	rev64	v0.16b, v0.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v28.16b, v7.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v13.1q, v23.1d, v9.1d
+	ldr	q23, [x0, #336]
 	aese	v29.16b, v7.16b
 	aesmc	v29.16b, v29.16b
-	eor	v10.16b, v10.16b, v13.16b
-	pmull2	v23.1q, v23.2d, v9.2d
+	ldr	q11, [x0, #464]
+	ext	v12.16b, v0.16b, v0.16b, #8
 	aese	v30.16b, v7.16b
 	aesmc	v30.16b, v30.16b
-	eor	v0.16b, v0.16b, v23.16b
+	eor	v12.16b, v12.16b, v0.16b
 	aese	v31.16b, v7.16b
 	aesmc	v31.16b, v31.16b
-	pmull	v23.1q, v12.1d, v11.1d
+	pmull	v13.1q, v0.1d, v23.1d
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
-	eor	v8.16b, v8.16b, v23.16b
-	ldr	q23, [x1, #96]
+	eor	v10.16b, v10.16b, v13.16b
+	pmull2	v0.1q, v0.2d, v23.2d
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
-	rev64	v23.16b, v23.16b
+	eor	v8.16b, v8.16b, v0.16b
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
+	pmull	v0.1q, v12.1d, v11.1d
+	eor	v9.16b, v9.16b, v0.16b
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q9, [x0, #352]
-	ldr	q11, [x0, #480]
+	ldr	q0, [x1, #96]
 	aese	v28.16b, v16.16b
 	aesmc	v28.16b, v28.16b
-	ext	v12.16b, v23.16b, v23.16b, #8
+	rev64	v0.16b, v0.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v29.16b, v16.16b
 	aesmc	v29.16b, v29.16b
-	eor	v12.16b, v12.16b, v23.16b
+	ldr	q23, [x0, #352]
 	aese	v30.16b, v16.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v13.1q, v23.1d, v9.1d
-	eor	v10.16b, v10.16b, v13.16b
+	ldr	q11, [x0, #480]
+	ext	v12.16b, v0.16b, v0.16b, #8
 	aese	v31.16b, v16.16b
 	aesmc	v31.16b, v31.16b
-	pmull2	v23.1q, v23.2d, v9.2d
+	eor	v12.16b, v12.16b, v0.16b
 	aese	v24.16b, v17.16b
 	aesmc	v24.16b, v24.16b
-	eor	v0.16b, v0.16b, v23.16b
+	pmull	v13.1q, v0.1d, v23.1d
+	eor	v10.16b, v10.16b, v13.16b
 	aese	v25.16b, v17.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v23.1q, v12.1d, v11.1d
-	eor	v8.16b, v8.16b, v23.16b
+	pmull2	v0.1q, v0.2d, v23.2d
 	aese	v26.16b, v17.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q23, [x1, #112]
+	eor	v8.16b, v8.16b, v0.16b
+	pmull	v0.1q, v12.1d, v11.1d
 	aese	v27.16b, v17.16b
 	aesmc	v27.16b, v27.16b
-	rev64	v23.16b, v23.16b
+	eor	v9.16b, v9.16b, v0.16b
 	aese	v28.16b, v17.16b
 	aesmc	v28.16b, v28.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
-	ldr	q9, [x0, #368]
+	ldr	q0, [x1, #112]
+	rev64	v0.16b, v0.16b
 	aese	v29.16b, v17.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q11, [x0, #496]
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v30.16b, v17.16b
 	aesmc	v30.16b, v30.16b
-	ext	v12.16b, v23.16b, v23.16b, #8
-	eor	v12.16b, v12.16b, v23.16b
+	ldr	q23, [x0, #368]
+	ldr	q11, [x0, #496]
 	aese	v31.16b, v17.16b
 	aesmc	v31.16b, v31.16b
-	pmull	v13.1q, v23.1d, v9.1d
+	ext	v12.16b, v0.16b, v0.16b, #8
 	aese	v24.16b, v18.16b
-	eor	v10.16b, v10.16b, v13.16b
+	eor	v12.16b, v12.16b, v0.16b
 	aese	v25.16b, v18.16b
-	pmull2	v23.1q, v23.2d, v9.2d
-	eor	v0.16b, v0.16b, v23.16b
+	pmull	v13.1q, v0.1d, v23.1d
+	eor	v10.16b, v10.16b, v13.16b
 	aese	v26.16b, v18.16b
-	pmull	v23.1q, v12.1d, v11.1d
+	pmull2	v0.1q, v0.2d, v23.2d
 	aese	v27.16b, v18.16b
-	eor	v8.16b, v8.16b, v23.16b
-	aese	v28.16b, v18.16b
-	eor	v8.16b, v8.16b, v10.16b
 	eor	v8.16b, v8.16b, v0.16b
+	pmull	v0.1q, v12.1d, v11.1d
+	aese	v28.16b, v18.16b
+	eor	v9.16b, v9.16b, v0.16b
 	aese	v29.16b, v18.16b
-	movi	v23.2d, #0x0000000000000000
+	eor	v9.16b, v9.16b, v10.16b
+	eor	v9.16b, v9.16b, v8.16b
 	aese	v30.16b, v18.16b
-	ext	v9.16b, v23.16b, v8.16b, #8
+	movi	v0.2d, #0x0000000000000000
 	aese	v31.16b, v18.16b
-	eor	v10.16b, v10.16b, v9.16b
-	ext	v9.16b, v8.16b, v23.16b, #8
+	ext	v23.16b, v0.16b, v9.16b, #8
+	eor	v10.16b, v10.16b, v23.16b
 	eor	v24.16b, v24.16b, v19.16b
-	eor	v0.16b, v0.16b, v9.16b
+	ext	v23.16b, v9.16b, v0.16b, #8
 	eor	v25.16b, v25.16b, v19.16b
+	eor	v8.16b, v8.16b, v23.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
 	eor	v26.16b, v26.16b, v19.16b
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	ldr	q23, [x4]
 	eor	v27.16b, v27.16b, v19.16b
-	pmull	v8.1q, v10.1d, v23.1d
+	ldr	q0, [x4]
+	pmull	v23.1q, v10.1d, v0.1d
 	eor	v28.16b, v28.16b, v19.16b
 	ext	v10.16b, v10.16b, v10.16b, #8
 	eor	v29.16b, v29.16b, v19.16b
-	eor	v10.16b, v10.16b, v8.16b
-	pmull	v23.1q, v10.1d, v23.1d
+	eor	v10.16b, v10.16b, v23.16b
+	pmull	v0.1q, v10.1d, v0.1d
 	eor	v30.16b, v30.16b, v19.16b
 	ext	v10.16b, v10.16b, v10.16b, #8
 	eor	v31.16b, v31.16b, v19.16b
-	eor	v10.16b, v10.16b, v23.16b
-	eor	v0.16b, v10.16b, v0.16b
+	eor	v10.16b, v10.16b, v0.16b
+	eor	v0.16b, v10.16b, v8.16b
 	ldp	q23, q8, [x1], #32
 	eor	v24.16b, v24.16b, v23.16b
 	eor	v25.16b, v25.16b, v8.16b
@@ -14384,63 +13615,64 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #704
 	ldr	q28, [x1]
-	ldr	q23, [x0, #688]
+	rev32	v23.16b, v20.16b
 	rev64	v28.16b, v28.16b
-	rev32	v24.16b, v20.16b
+	add	v20.4s, v20.4s, v21.4s
 	ext	v28.16b, v28.16b, v28.16b, #8
-	add	v20.4s, v20.4s, v21.4s
+	rev32	v24.16b, v20.16b
 	eor	v28.16b, v28.16b, v0.16b
-	rev32	v25.16b, v20.16b
+	add	v20.4s, v20.4s, v21.4s
 	ldr	q0, [x0, #256]
-	add	v20.4s, v20.4s, v21.4s
+	rev32	v25.16b, v20.16b
 	ldr	q29, [x0, #384]
-	rev32	v26.16b, v20.16b
+	add	v20.4s, v20.4s, v21.4s
 	ext	v30.16b, v28.16b, v28.16b, #8
-	add	v20.4s, v20.4s, v21.4s
+	rev32	v26.16b, v20.16b
 	eor	v30.16b, v30.16b, v28.16b
-	rev32	v27.16b, v20.16b
+	add	v20.4s, v20.4s, v21.4s
 	pmull	v8.1q, v28.1d, v0.1d
-	add	v20.4s, v20.4s, v21.4s
+	rev32	v27.16b, v20.16b
 	pmull2	v9.1q, v28.2d, v0.2d
-	rev32	v28.16b, v20.16b
+	add	v20.4s, v20.4s, v21.4s
 	pmull	v10.1q, v30.1d, v29.1d
-	add	v20.4s, v20.4s, v21.4s
+	rev32	v28.16b, v20.16b
 	ldr	q0, [x1, #16]
-	rev32	v29.16b, v20.16b
+	add	v20.4s, v20.4s, v21.4s
 	rev64	v0.16b, v0.16b
-	add	v20.4s, v20.4s, v21.4s
+	rev32	v29.16b, v20.16b
 	ext	v0.16b, v0.16b, v0.16b, #8
+	add	v20.4s, v20.4s, v21.4s
+	ldr	q31, [x0, #272]
 	rev32	v30.16b, v20.16b
-	ldr	q11, [x0, #272]
+	ldr	q11, [x0, #400]
 	add	v20.4s, v20.4s, v21.4s
-	ldr	q12, [x0, #400]
-	rev32	v31.16b, v20.16b
-	ext	v13.16b, v0.16b, v0.16b, #8
-	add	v20.4s, v20.4s, v21.4s
-	eor	v13.16b, v13.16b, v0.16b
+	ext	v12.16b, v0.16b, v0.16b, #8
+	aese	v23.16b, v1.16b
+	aesmc	v23.16b, v23.16b
+	eor	v12.16b, v12.16b, v0.16b
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v14.1q, v0.1d, v11.1d
+	pmull	v13.1q, v0.1d, v31.1d
 	aese	v25.16b, v1.16b
 	aesmc	v25.16b, v25.16b
-	eor	v8.16b, v8.16b, v14.16b
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v26.16b, v1.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v0.1q, v0.2d, v11.2d
+	pmull2	v0.1q, v0.2d, v31.2d
 	aese	v27.16b, v1.16b
 	aesmc	v27.16b, v27.16b
 	eor	v9.16b, v9.16b, v0.16b
 	aese	v28.16b, v1.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v0.1q, v13.1d, v12.1d
+	pmull	v0.1q, v12.1d, v11.1d
 	aese	v29.16b, v1.16b
 	aesmc	v29.16b, v29.16b
 	eor	v10.16b, v10.16b, v0.16b
 	aese	v30.16b, v1.16b
 	aesmc	v30.16b, v30.16b
 	ldr	q11, [x1, #32]
-	aese	v31.16b, v1.16b
-	aesmc	v31.16b, v31.16b
+	aese	v23.16b, v2.16b
+	aesmc	v23.16b, v23.16b
 	rev64	v11.16b, v11.16b
 	aese	v24.16b, v2.16b
 	aesmc	v24.16b, v24.16b
@@ -14461,239 +13693,238 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	eor	v14.16b, v14.16b, v11.16b
 	aese	v30.16b, v2.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v0.1q, v11.1d, v12.1d
-	aese	v31.16b, v2.16b
-	aesmc	v31.16b, v31.16b
-	eor	v8.16b, v8.16b, v0.16b
-	eor	v0.16b, v24.16b, v23.16b
+	pmull	v31.1q, v11.1d, v12.1d
+	ldr	q0, [x0, #688]
+	eor	v8.16b, v8.16b, v31.16b
+	eor	v31.16b, v23.16b, v0.16b
 	pmull2	v11.1q, v11.2d, v12.2d
-	str	q0, [x4]
+	str	q31, [x4]
 	eor	v9.16b, v9.16b, v11.16b
-	eor	v0.16b, v25.16b, v23.16b
+	eor	v31.16b, v24.16b, v0.16b
 	pmull	v11.1q, v14.1d, v13.1d
-	str	q0, [x4, #16]
+	str	q31, [x4, #16]
 	eor	v10.16b, v10.16b, v11.16b
-	eor	v0.16b, v26.16b, v23.16b
+	eor	v31.16b, v25.16b, v0.16b
 	ldr	q11, [x1, #48]
-	str	q0, [x4, #32]
+	str	q31, [x4, #32]
 	rev64	v11.16b, v11.16b
-	eor	v0.16b, v27.16b, v23.16b
+	eor	v31.16b, v26.16b, v0.16b
 	ext	v11.16b, v11.16b, v11.16b, #8
-	str	q0, [x4, #48]
+	str	q31, [x4, #48]
 	ldr	q12, [x0, #304]
-	eor	v0.16b, v28.16b, v23.16b
+	eor	v31.16b, v27.16b, v0.16b
 	ldr	q13, [x0, #432]
-	str	q0, [x4, #64]
+	str	q31, [x4, #64]
 	ext	v14.16b, v11.16b, v11.16b, #8
-	eor	v0.16b, v29.16b, v23.16b
+	eor	v31.16b, v28.16b, v0.16b
 	eor	v14.16b, v14.16b, v11.16b
-	str	q0, [x4, #80]
+	str	q31, [x4, #80]
 	pmull	v15.1q, v11.1d, v12.1d
-	eor	v0.16b, v30.16b, v23.16b
+	eor	v31.16b, v29.16b, v0.16b
 	eor	v8.16b, v8.16b, v15.16b
-	str	q0, [x4, #96]
+	str	q31, [x4, #96]
 	pmull2	v11.1q, v11.2d, v12.2d
-	eor	v0.16b, v31.16b, v23.16b
+	eor	v31.16b, v30.16b, v0.16b
 	eor	v9.16b, v9.16b, v11.16b
-	str	q0, [x4, #112]
+	str	q31, [x4, #112]
 	pmull	v0.1q, v14.1d, v13.1d
+	aese	v23.16b, v3.16b
+	aesmc	v23.16b, v23.16b
+	eor	v10.16b, v10.16b, v0.16b
 	aese	v24.16b, v3.16b
 	aesmc	v24.16b, v24.16b
-	eor	v10.16b, v10.16b, v0.16b
+	ldr	q0, [x1, #64]
 	aese	v25.16b, v3.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q0, [x1, #64]
+	rev64	v0.16b, v0.16b
 	aese	v26.16b, v3.16b
 	aesmc	v26.16b, v26.16b
-	rev64	v0.16b, v0.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v27.16b, v3.16b
 	aesmc	v27.16b, v27.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	ldr	q31, [x0, #320]
 	aese	v28.16b, v3.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q23, [x0, #320]
+	ldr	q11, [x0, #448]
 	aese	v29.16b, v3.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q11, [x0, #448]
+	ext	v12.16b, v0.16b, v0.16b, #8
 	aese	v30.16b, v3.16b
 	aesmc	v30.16b, v30.16b
-	ext	v12.16b, v0.16b, v0.16b, #8
-	aese	v31.16b, v3.16b
-	aesmc	v31.16b, v31.16b
 	eor	v12.16b, v12.16b, v0.16b
+	aese	v23.16b, v4.16b
+	aesmc	v23.16b, v23.16b
+	pmull	v13.1q, v0.1d, v31.1d
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v13.1q, v0.1d, v23.1d
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
-	eor	v8.16b, v8.16b, v13.16b
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
+	pmull2	v0.1q, v0.2d, v31.2d
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v0.1q, v0.2d, v23.2d
+	eor	v9.16b, v9.16b, v0.16b
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
-	eor	v9.16b, v9.16b, v0.16b
+	pmull	v0.1q, v12.1d, v11.1d
 	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v0.1q, v12.1d, v11.1d
+	eor	v10.16b, v10.16b, v0.16b
 	aese	v30.16b, v4.16b
 	aesmc	v30.16b, v30.16b
-	eor	v10.16b, v10.16b, v0.16b
-	aese	v31.16b, v4.16b
-	aesmc	v31.16b, v31.16b
 	ldr	q0, [x1, #80]
+	aese	v23.16b, v5.16b
+	aesmc	v23.16b, v23.16b
+	rev64	v0.16b, v0.16b
 	aese	v24.16b, v5.16b
 	aesmc	v24.16b, v24.16b
-	rev64	v0.16b, v0.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v25.16b, v5.16b
 	aesmc	v25.16b, v25.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	ldr	q31, [x0, #336]
 	aese	v26.16b, v5.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q23, [x0, #336]
+	ldr	q11, [x0, #464]
 	aese	v27.16b, v5.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q11, [x0, #464]
+	ext	v12.16b, v0.16b, v0.16b, #8
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
-	ext	v12.16b, v0.16b, v0.16b, #8
+	eor	v12.16b, v12.16b, v0.16b
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
-	eor	v12.16b, v12.16b, v0.16b
+	pmull	v13.1q, v0.1d, v31.1d
 	aese	v30.16b, v5.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v13.1q, v0.1d, v23.1d
-	aese	v31.16b, v5.16b
-	aesmc	v31.16b, v31.16b
 	eor	v8.16b, v8.16b, v13.16b
+	aese	v23.16b, v6.16b
+	aesmc	v23.16b, v23.16b
+	pmull2	v0.1q, v0.2d, v31.2d
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
-	pmull2	v0.1q, v0.2d, v23.2d
+	eor	v9.16b, v9.16b, v0.16b
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
-	eor	v9.16b, v9.16b, v0.16b
+	pmull	v0.1q, v12.1d, v11.1d
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v0.1q, v12.1d, v11.1d
+	eor	v10.16b, v10.16b, v0.16b
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
-	eor	v10.16b, v10.16b, v0.16b
+	ldr	q0, [x1, #96]
 	aese	v28.16b, v6.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q0, [x1, #96]
+	rev64	v0.16b, v0.16b
 	aese	v29.16b, v6.16b
 	aesmc	v29.16b, v29.16b
-	rev64	v0.16b, v0.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v30.16b, v6.16b
 	aesmc	v30.16b, v30.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
-	aese	v31.16b, v6.16b
-	aesmc	v31.16b, v31.16b
-	ldr	q23, [x0, #352]
+	ldr	q31, [x0, #352]
+	aese	v23.16b, v7.16b
+	aesmc	v23.16b, v23.16b
+	ldr	q11, [x0, #480]
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q11, [x0, #480]
+	ext	v12.16b, v0.16b, v0.16b, #8
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
-	ext	v12.16b, v0.16b, v0.16b, #8
+	eor	v12.16b, v12.16b, v0.16b
 	aese	v26.16b, v7.16b
 	aesmc	v26.16b, v26.16b
-	eor	v12.16b, v12.16b, v0.16b
+	pmull	v13.1q, v0.1d, v31.1d
 	aese	v27.16b, v7.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v13.1q, v0.1d, v23.1d
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v28.16b, v7.16b
 	aesmc	v28.16b, v28.16b
-	eor	v8.16b, v8.16b, v13.16b
+	pmull2	v0.1q, v0.2d, v31.2d
 	aese	v29.16b, v7.16b
 	aesmc	v29.16b, v29.16b
-	pmull2	v0.1q, v0.2d, v23.2d
+	eor	v9.16b, v9.16b, v0.16b
 	aese	v30.16b, v7.16b
 	aesmc	v30.16b, v30.16b
-	eor	v9.16b, v9.16b, v0.16b
-	aese	v31.16b, v7.16b
-	aesmc	v31.16b, v31.16b
 	pmull	v0.1q, v12.1d, v11.1d
+	aese	v23.16b, v16.16b
+	aesmc	v23.16b, v23.16b
+	eor	v10.16b, v10.16b, v0.16b
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
-	eor	v10.16b, v10.16b, v0.16b
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
+	ldr	q0, [x1, #112]
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q0, [x1, #112]
+	rev64	v0.16b, v0.16b
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
-	rev64	v0.16b, v0.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v28.16b, v16.16b
 	aesmc	v28.16b, v28.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	ldr	q31, [x0, #368]
 	aese	v29.16b, v16.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q23, [x0, #368]
+	ldr	q11, [x0, #496]
 	aese	v30.16b, v16.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q11, [x0, #496]
-	aese	v31.16b, v16.16b
-	aesmc	v31.16b, v31.16b
 	ext	v12.16b, v0.16b, v0.16b, #8
+	aese	v23.16b, v17.16b
+	aesmc	v23.16b, v23.16b
+	eor	v12.16b, v12.16b, v0.16b
 	aese	v24.16b, v17.16b
 	aesmc	v24.16b, v24.16b
-	eor	v12.16b, v12.16b, v0.16b
+	pmull	v13.1q, v0.1d, v31.1d
 	aese	v25.16b, v17.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v13.1q, v0.1d, v23.1d
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v26.16b, v17.16b
 	aesmc	v26.16b, v26.16b
-	eor	v8.16b, v8.16b, v13.16b
+	pmull2	v0.1q, v0.2d, v31.2d
 	aese	v27.16b, v17.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v0.1q, v0.2d, v23.2d
+	eor	v9.16b, v9.16b, v0.16b
 	aese	v28.16b, v17.16b
 	aesmc	v28.16b, v28.16b
-	eor	v9.16b, v9.16b, v0.16b
+	pmull	v0.1q, v12.1d, v11.1d
 	aese	v29.16b, v17.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v0.1q, v12.1d, v11.1d
+	eor	v10.16b, v10.16b, v0.16b
 	aese	v30.16b, v17.16b
 	aesmc	v30.16b, v30.16b
-	eor	v10.16b, v10.16b, v0.16b
-	aese	v31.16b, v17.16b
-	aesmc	v31.16b, v31.16b
 	eor	v10.16b, v10.16b, v8.16b
-	aese	v24.16b, v18.16b
+	aese	v23.16b, v18.16b
 	eor	v10.16b, v10.16b, v9.16b
-	aese	v25.16b, v18.16b
+	aese	v24.16b, v18.16b
 	movi	v0.2d, #0x0000000000000000
+	aese	v25.16b, v18.16b
+	ext	v31.16b, v0.16b, v10.16b, #8
 	aese	v26.16b, v18.16b
-	ext	v23.16b, v0.16b, v10.16b, #8
+	eor	v8.16b, v8.16b, v31.16b
 	aese	v27.16b, v18.16b
-	eor	v8.16b, v8.16b, v23.16b
+	ext	v31.16b, v10.16b, v0.16b, #8
 	aese	v28.16b, v18.16b
-	ext	v23.16b, v10.16b, v0.16b, #8
+	eor	v9.16b, v9.16b, v31.16b
 	aese	v29.16b, v18.16b
-	eor	v9.16b, v9.16b, v23.16b
-	aese	v30.16b, v18.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	aese	v31.16b, v18.16b
+	aese	v30.16b, v18.16b
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	eor	v24.16b, v24.16b, v19.16b
+	eor	v23.16b, v23.16b, v19.16b
 	ldr	q0, [x4]
+	eor	v24.16b, v24.16b, v19.16b
+	pmull	v31.1q, v8.1d, v0.1d
 	eor	v25.16b, v25.16b, v19.16b
-	pmull	v23.1q, v8.1d, v0.1d
+	ext	v8.16b, v8.16b, v8.16b, #8
 	eor	v26.16b, v26.16b, v19.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
+	eor	v8.16b, v8.16b, v31.16b
 	eor	v27.16b, v27.16b, v19.16b
-	eor	v8.16b, v8.16b, v23.16b
-	eor	v28.16b, v28.16b, v19.16b
 	pmull	v0.1q, v8.1d, v0.1d
-	eor	v29.16b, v29.16b, v19.16b
+	eor	v28.16b, v28.16b, v19.16b
 	ext	v8.16b, v8.16b, v8.16b, #8
-	eor	v30.16b, v30.16b, v19.16b
+	eor	v29.16b, v29.16b, v19.16b
 	eor	v8.16b, v8.16b, v0.16b
-	eor	v31.16b, v31.16b, v19.16b
+	eor	v30.16b, v30.16b, v19.16b
 	eor	v0.16b, v8.16b, v9.16b
 	ldr	x4, [x0, #656]
 	sub	x4, x5, x4
@@ -14718,22 +13949,22 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	mov	x4, #8
 	str	x4, [x0, #664]
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_run_done_2:
-	ldp	q23, q8, [x1], #32
-	eor	v24.16b, v24.16b, v23.16b
-	eor	v25.16b, v25.16b, v8.16b
-	stp	q24, q25, [x3], #32
+	ldp	q31, q8, [x1], #32
+	eor	v23.16b, v23.16b, v31.16b
+	eor	v24.16b, v24.16b, v8.16b
+	stp	q23, q24, [x3], #32
 	ldp	q23, q24, [x1], #32
-	eor	v26.16b, v26.16b, v23.16b
-	eor	v27.16b, v27.16b, v24.16b
-	stp	q26, q27, [x3], #32
+	eor	v25.16b, v25.16b, v23.16b
+	eor	v26.16b, v26.16b, v24.16b
+	stp	q25, q26, [x3], #32
 	ldp	q23, q24, [x1], #32
-	eor	v28.16b, v28.16b, v23.16b
-	eor	v29.16b, v29.16b, v24.16b
-	stp	q28, q29, [x3], #32
+	eor	v27.16b, v27.16b, v23.16b
+	eor	v28.16b, v28.16b, v24.16b
+	stp	q27, q28, [x3], #32
 	ldp	q23, q24, [x1], #32
-	eor	v30.16b, v30.16b, v23.16b
-	eor	v31.16b, v31.16b, v24.16b
-	stp	q30, q31, [x3], #32
+	eor	v29.16b, v29.16b, v23.16b
+	eor	v30.16b, v30.16b, v24.16b
+	stp	q29, q30, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_decrypt_data_top128
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_full_steady_128:
@@ -15551,18 +14782,6 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_top192:
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_r2_decrypt_data_small192
-	umov	w4, v22.s[3]
-	and	x5, x4, #255
-	cmp	x5, #248
-	b.hi	.Laesgen_armv8_ce_gcm_r2_decrypt_data_full_steady_192
-	lsr	x4, x4, #8
-	ldr	x6, [x0, #632]
-	cmp	x4, x6
-	b.ne	.Laesgen_armv8_ce_gcm_r2_decrypt_data_refresh_steady_192
-	ldr	x4, [x0, #664]
-	cmp	x4, #256
-	b.ne	.Laesgen_armv8_ce_gcm_r2_decrypt_data_check_steady_192
-.Laesgen_armv8_ce_gcm_r2_decrypt_data_fast_steady_192:
 	ldr	q25, [x1]
 	rev64	v25.16b, v25.16b
 	ext	v25.16b, v25.16b, v25.16b, #8
@@ -15682,6 +14901,19 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	ext	v27.16b, v27.16b, v27.16b, #8
 	eor	v27.16b, v27.16b, v25.16b
 	eor	v0.16b, v27.16b, v0.16b
+.Laesgen_armv8_ce_gcm_r2_decrypt_data_dispatch_steady_192:
+	umov	w4, v22.s[3]
+	and	x5, x4, #255
+	cmp	x5, #248
+	b.hi	.Laesgen_armv8_ce_gcm_r2_decrypt_data_full_steady_192
+	lsr	x4, x4, #8
+	ldr	x6, [x0, #632]
+	cmp	x4, x6
+	b.ne	.Laesgen_armv8_ce_gcm_r2_decrypt_data_refresh_steady_192
+	ldr	x4, [x0, #664]
+	cmp	x4, #256
+	b.ne	.Laesgen_armv8_ce_gcm_r2_decrypt_data_check_steady_192
+.Laesgen_armv8_ce_gcm_r2_decrypt_data_fast_steady_192:
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #704
 	ldr	q25, [x0, #688]
@@ -15689,30 +14921,23 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	ldp	q28, q29, [x4, #32]
 	ldp	q30, q31, [x4, #64]
 	ldp	q8, q9, [x4, #96]
-	eor	v26.16b, v26.16b, v25.16b
-	eor	v27.16b, v27.16b, v25.16b
-	eor	v28.16b, v28.16b, v25.16b
-	eor	v29.16b, v29.16b, v25.16b
-	eor	v30.16b, v30.16b, v25.16b
-	eor	v31.16b, v31.16b, v25.16b
-	eor	v8.16b, v8.16b, v25.16b
-	eor	v9.16b, v9.16b, v25.16b
 	add	v22.4s, v22.4s, v24.4s
-	aese	v26.16b, v3.16b
+	eor	v25.16b, v3.16b, v25.16b
+	aese	v26.16b, v25.16b
 	aesmc	v26.16b, v26.16b
-	aese	v27.16b, v3.16b
+	aese	v27.16b, v25.16b
 	aesmc	v27.16b, v27.16b
-	aese	v28.16b, v3.16b
+	aese	v28.16b, v25.16b
 	aesmc	v28.16b, v28.16b
-	aese	v29.16b, v3.16b
+	aese	v29.16b, v25.16b
 	aesmc	v29.16b, v29.16b
-	aese	v30.16b, v3.16b
+	aese	v30.16b, v25.16b
 	aesmc	v30.16b, v30.16b
-	aese	v31.16b, v3.16b
+	aese	v31.16b, v25.16b
 	aesmc	v31.16b, v31.16b
-	aese	v8.16b, v3.16b
+	aese	v8.16b, v25.16b
 	aesmc	v8.16b, v8.16b
-	aese	v9.16b, v3.16b
+	aese	v9.16b, v25.16b
 	aesmc	v9.16b, v9.16b
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
@@ -15898,128 +15123,8 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	cbz	x4, .Laesgen_armv8_ce_gcm_r2_decrypt_data_spent_steady_192
 	sub	x4, x4, #1
 	str	x4, [x0, #672]
-	ldr	q25, [x1]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	eor	v25.16b, v25.16b, v0.16b
-	ldr	q0, [x0, #256]
-	ldr	q26, [x0, #384]
-	ext	v28.16b, v25.16b, v25.16b, #8
-	eor	v28.16b, v28.16b, v25.16b
-	pmull	v27.1q, v25.1d, v0.1d
-	pmull2	v0.1q, v25.2d, v0.2d
-	pmull	v25.1q, v28.1d, v26.1d
-	ldr	q26, [x1, #16]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q28, [x0, #272]
-	ldr	q29, [x0, #400]
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v31.1q, v26.1d, v28.1d
-	eor	v27.16b, v27.16b, v31.16b
-	pmull2	v26.1q, v26.2d, v28.2d
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v26.1q, v30.1d, v29.1d
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x1, #32]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q28, [x0, #288]
-	ldr	q29, [x0, #416]
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v31.1q, v26.1d, v28.1d
-	eor	v27.16b, v27.16b, v31.16b
-	pmull2	v26.1q, v26.2d, v28.2d
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v26.1q, v30.1d, v29.1d
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x1, #48]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q28, [x0, #304]
-	ldr	q29, [x0, #432]
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v31.1q, v26.1d, v28.1d
-	eor	v27.16b, v27.16b, v31.16b
-	pmull2	v26.1q, v26.2d, v28.2d
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v26.1q, v30.1d, v29.1d
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x1, #64]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q28, [x0, #320]
-	ldr	q29, [x0, #448]
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v31.1q, v26.1d, v28.1d
-	eor	v27.16b, v27.16b, v31.16b
-	pmull2	v26.1q, v26.2d, v28.2d
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v26.1q, v30.1d, v29.1d
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x1, #80]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q28, [x0, #336]
-	ldr	q29, [x0, #464]
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v31.1q, v26.1d, v28.1d
-	eor	v27.16b, v27.16b, v31.16b
-	pmull2	v26.1q, v26.2d, v28.2d
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v26.1q, v30.1d, v29.1d
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x1, #96]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q28, [x0, #352]
-	ldr	q29, [x0, #480]
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v31.1q, v26.1d, v28.1d
-	eor	v27.16b, v27.16b, v31.16b
-	pmull2	v26.1q, v26.2d, v28.2d
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v26.1q, v30.1d, v29.1d
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x1, #112]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q28, [x0, #368]
-	ldr	q29, [x0, #496]
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v31.1q, v26.1d, v28.1d
-	eor	v27.16b, v27.16b, v31.16b
-	pmull2	v26.1q, v26.2d, v28.2d
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v26.1q, v30.1d, v29.1d
-	eor	v25.16b, v25.16b, v26.16b
-	eor	v25.16b, v25.16b, v27.16b
-	eor	v25.16b, v25.16b, v0.16b
-	movi	v26.2d, #0x0000000000000000
-	ext	v28.16b, v26.16b, v25.16b, #8
-	eor	v27.16b, v27.16b, v28.16b
-	ext	v28.16b, v25.16b, v26.16b, #8
-	eor	v0.16b, v0.16b, v28.16b
-	adrp	x4, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	ldr	q25, [x4]
-	pmull	v26.1q, v27.1d, v25.1d
-	ext	v27.16b, v27.16b, v27.16b, #8
-	eor	v27.16b, v27.16b, v26.16b
-	pmull	v25.1q, v27.1d, v25.1d
-	ext	v27.16b, v27.16b, v27.16b, #8
-	eor	v27.16b, v27.16b, v25.16b
-	eor	v0.16b, v27.16b, v0.16b
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #704
-	ldr	q25, [x0, #688]
 	rev32	v26.16b, v22.16b
 	add	v22.4s, v22.4s, v23.4s
 	rev32	v27.16b, v22.16b
@@ -16068,6 +15173,7 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	aesmc	v8.16b, v8.16b
 	aese	v9.16b, v2.16b
 	aesmc	v9.16b, v9.16b
+	ldr	q25, [x0, #688]
 	eor	v10.16b, v26.16b, v25.16b
 	str	q10, [x4]
 	eor	v10.16b, v27.16b, v25.16b
@@ -16286,125 +15392,6 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_decrypt_data_top192
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_full_steady_192:
-	ldr	q25, [x1]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	eor	v25.16b, v25.16b, v0.16b
-	ldr	q0, [x0, #256]
-	ldr	q26, [x0, #384]
-	ext	v28.16b, v25.16b, v25.16b, #8
-	eor	v28.16b, v28.16b, v25.16b
-	pmull	v27.1q, v25.1d, v0.1d
-	pmull2	v0.1q, v25.2d, v0.2d
-	pmull	v25.1q, v28.1d, v26.1d
-	ldr	q26, [x1, #16]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q28, [x0, #272]
-	ldr	q29, [x0, #400]
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v31.1q, v26.1d, v28.1d
-	eor	v27.16b, v27.16b, v31.16b
-	pmull2	v26.1q, v26.2d, v28.2d
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v26.1q, v30.1d, v29.1d
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x1, #32]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q28, [x0, #288]
-	ldr	q29, [x0, #416]
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v31.1q, v26.1d, v28.1d
-	eor	v27.16b, v27.16b, v31.16b
-	pmull2	v26.1q, v26.2d, v28.2d
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v26.1q, v30.1d, v29.1d
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x1, #48]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q28, [x0, #304]
-	ldr	q29, [x0, #432]
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v31.1q, v26.1d, v28.1d
-	eor	v27.16b, v27.16b, v31.16b
-	pmull2	v26.1q, v26.2d, v28.2d
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v26.1q, v30.1d, v29.1d
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x1, #64]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q28, [x0, #320]
-	ldr	q29, [x0, #448]
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v31.1q, v26.1d, v28.1d
-	eor	v27.16b, v27.16b, v31.16b
-	pmull2	v26.1q, v26.2d, v28.2d
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v26.1q, v30.1d, v29.1d
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x1, #80]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q28, [x0, #336]
-	ldr	q29, [x0, #464]
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v31.1q, v26.1d, v28.1d
-	eor	v27.16b, v27.16b, v31.16b
-	pmull2	v26.1q, v26.2d, v28.2d
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v26.1q, v30.1d, v29.1d
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x1, #96]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q28, [x0, #352]
-	ldr	q29, [x0, #480]
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v31.1q, v26.1d, v28.1d
-	eor	v27.16b, v27.16b, v31.16b
-	pmull2	v26.1q, v26.2d, v28.2d
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v26.1q, v30.1d, v29.1d
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x1, #112]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q28, [x0, #368]
-	ldr	q29, [x0, #496]
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v31.1q, v26.1d, v28.1d
-	eor	v27.16b, v27.16b, v31.16b
-	pmull2	v26.1q, v26.2d, v28.2d
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v26.1q, v30.1d, v29.1d
-	eor	v25.16b, v25.16b, v26.16b
-	eor	v25.16b, v25.16b, v27.16b
-	eor	v25.16b, v25.16b, v0.16b
-	movi	v26.2d, #0x0000000000000000
-	ext	v28.16b, v26.16b, v25.16b, #8
-	eor	v27.16b, v27.16b, v28.16b
-	ext	v28.16b, v25.16b, v26.16b, #8
-	eor	v0.16b, v0.16b, v28.16b
-	adrp	x4, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	ldr	q25, [x4]
-	pmull	v26.1q, v27.1d, v25.1d
-	ext	v27.16b, v27.16b, v27.16b, #8
-	eor	v27.16b, v27.16b, v26.16b
-	pmull	v25.1q, v27.1d, v25.1d
-	ext	v27.16b, v27.16b, v27.16b, #8
-	eor	v27.16b, v27.16b, v25.16b
-	eor	v0.16b, v27.16b, v0.16b
 	rev32	v25.16b, v22.16b
 	add	v22.4s, v22.4s, v23.4s
 	rev32	v26.16b, v22.16b
@@ -16642,125 +15629,6 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_keep_7:
 	sub	x4, x4, #8
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_again_steady_192:
-	ldr	q25, [x1]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	eor	v25.16b, v25.16b, v0.16b
-	ldr	q0, [x0, #256]
-	ldr	q26, [x0, #384]
-	ext	v28.16b, v25.16b, v25.16b, #8
-	eor	v28.16b, v28.16b, v25.16b
-	pmull	v27.1q, v25.1d, v0.1d
-	pmull2	v0.1q, v25.2d, v0.2d
-	pmull	v25.1q, v28.1d, v26.1d
-	ldr	q26, [x1, #16]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q28, [x0, #272]
-	ldr	q29, [x0, #400]
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v31.1q, v26.1d, v28.1d
-	eor	v27.16b, v27.16b, v31.16b
-	pmull2	v26.1q, v26.2d, v28.2d
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v26.1q, v30.1d, v29.1d
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x1, #32]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q28, [x0, #288]
-	ldr	q29, [x0, #416]
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v31.1q, v26.1d, v28.1d
-	eor	v27.16b, v27.16b, v31.16b
-	pmull2	v26.1q, v26.2d, v28.2d
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v26.1q, v30.1d, v29.1d
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x1, #48]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q28, [x0, #304]
-	ldr	q29, [x0, #432]
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v31.1q, v26.1d, v28.1d
-	eor	v27.16b, v27.16b, v31.16b
-	pmull2	v26.1q, v26.2d, v28.2d
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v26.1q, v30.1d, v29.1d
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x1, #64]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q28, [x0, #320]
-	ldr	q29, [x0, #448]
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v31.1q, v26.1d, v28.1d
-	eor	v27.16b, v27.16b, v31.16b
-	pmull2	v26.1q, v26.2d, v28.2d
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v26.1q, v30.1d, v29.1d
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x1, #80]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q28, [x0, #336]
-	ldr	q29, [x0, #464]
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v31.1q, v26.1d, v28.1d
-	eor	v27.16b, v27.16b, v31.16b
-	pmull2	v26.1q, v26.2d, v28.2d
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v26.1q, v30.1d, v29.1d
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x1, #96]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q28, [x0, #352]
-	ldr	q29, [x0, #480]
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v31.1q, v26.1d, v28.1d
-	eor	v27.16b, v27.16b, v31.16b
-	pmull2	v26.1q, v26.2d, v28.2d
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v26.1q, v30.1d, v29.1d
-	eor	v25.16b, v25.16b, v26.16b
-	ldr	q26, [x1, #112]
-	rev64	v26.16b, v26.16b
-	ext	v26.16b, v26.16b, v26.16b, #8
-	ldr	q28, [x0, #368]
-	ldr	q29, [x0, #496]
-	ext	v30.16b, v26.16b, v26.16b, #8
-	eor	v30.16b, v30.16b, v26.16b
-	pmull	v31.1q, v26.1d, v28.1d
-	eor	v27.16b, v27.16b, v31.16b
-	pmull2	v26.1q, v26.2d, v28.2d
-	eor	v0.16b, v0.16b, v26.16b
-	pmull	v26.1q, v30.1d, v29.1d
-	eor	v25.16b, v25.16b, v26.16b
-	eor	v25.16b, v25.16b, v27.16b
-	eor	v25.16b, v25.16b, v0.16b
-	movi	v26.2d, #0x0000000000000000
-	ext	v28.16b, v26.16b, v25.16b, #8
-	eor	v27.16b, v27.16b, v28.16b
-	ext	v28.16b, v25.16b, v26.16b, #8
-	eor	v0.16b, v0.16b, v28.16b
-	adrp	x6, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	add	x6, x6, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	ldr	q25, [x6]
-	pmull	v26.1q, v27.1d, v25.1d
-	ext	v27.16b, v27.16b, v27.16b, #8
-	eor	v27.16b, v27.16b, v26.16b
-	pmull	v25.1q, v27.1d, v25.1d
-	ext	v27.16b, v27.16b, v27.16b, #8
-	eor	v27.16b, v27.16b, v25.16b
-	eor	v0.16b, v27.16b, v0.16b
 	rev32	v25.16b, v22.16b
 	add	v22.4s, v22.4s, v23.4s
 	rev32	v26.16b, v22.16b
@@ -16993,6 +15861,125 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	b.hi	.Laesgen_armv8_ce_gcm_r2_decrypt_data_top192
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_r2_decrypt_data_top192
+	ldr	q25, [x1]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	eor	v25.16b, v25.16b, v0.16b
+	ldr	q0, [x0, #256]
+	ldr	q26, [x0, #384]
+	ext	v28.16b, v25.16b, v25.16b, #8
+	eor	v28.16b, v28.16b, v25.16b
+	pmull	v27.1q, v25.1d, v0.1d
+	pmull2	v0.1q, v25.2d, v0.2d
+	pmull	v25.1q, v28.1d, v26.1d
+	ldr	q26, [x1, #16]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
+	ldr	q28, [x0, #272]
+	ldr	q29, [x0, #400]
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x1, #32]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
+	ldr	q28, [x0, #288]
+	ldr	q29, [x0, #416]
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x1, #48]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
+	ldr	q28, [x0, #304]
+	ldr	q29, [x0, #432]
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x1, #64]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
+	ldr	q28, [x0, #320]
+	ldr	q29, [x0, #448]
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x1, #80]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
+	ldr	q28, [x0, #336]
+	ldr	q29, [x0, #464]
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x1, #96]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
+	ldr	q28, [x0, #352]
+	ldr	q29, [x0, #480]
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	ldr	q26, [x1, #112]
+	rev64	v26.16b, v26.16b
+	ext	v26.16b, v26.16b, v26.16b, #8
+	ldr	q28, [x0, #368]
+	ldr	q29, [x0, #496]
+	ext	v30.16b, v26.16b, v26.16b, #8
+	eor	v30.16b, v30.16b, v26.16b
+	pmull	v31.1q, v26.1d, v28.1d
+	eor	v27.16b, v27.16b, v31.16b
+	pmull2	v26.1q, v26.2d, v28.2d
+	eor	v0.16b, v0.16b, v26.16b
+	pmull	v26.1q, v30.1d, v29.1d
+	eor	v25.16b, v25.16b, v26.16b
+	eor	v25.16b, v25.16b, v27.16b
+	eor	v25.16b, v25.16b, v0.16b
+	movi	v26.2d, #0x0000000000000000
+	ext	v28.16b, v26.16b, v25.16b, #8
+	eor	v27.16b, v27.16b, v28.16b
+	ext	v28.16b, v25.16b, v26.16b, #8
+	eor	v0.16b, v0.16b, v28.16b
+	adrp	x6, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
+	add	x6, x6, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
+	ldr	q25, [x6]
+	pmull	v26.1q, v27.1d, v25.1d
+	ext	v27.16b, v27.16b, v27.16b, #8
+	eor	v27.16b, v27.16b, v26.16b
+	pmull	v25.1q, v27.1d, v25.1d
+	ext	v27.16b, v27.16b, v27.16b, #8
+	eor	v27.16b, v27.16b, v25.16b
+	eor	v0.16b, v27.16b, v0.16b
 	b	.Laesgen_armv8_ce_gcm_r2_decrypt_data_again_steady_192
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_refresh_steady_192:
 	umov	w4, v22.s[3]
@@ -17007,7 +15994,7 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	str	q25, [x0, #688]
 	lsr	x4, x4, #8
 	str	x4, [x0, #632]
-	b	.Laesgen_armv8_ce_gcm_r2_decrypt_data_top192
+	b	.Laesgen_armv8_ce_gcm_r2_decrypt_data_dispatch_steady_192
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_small192:
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_single192:
 	cmp	x2, #16

@@ -218,6 +218,96 @@ int  aesgen_armv8_ce_gcm_r2_finish_seal(void *ctx, uint8_t *tag, size_t tag_len)
 int  aesgen_armv8_ce_gcm_r2_finish_open(void *ctx, const uint8_t *tag, size_t tag_len);
 void aesgen_armv8_ce_gcm_r2_wipe(void *ctx);
 
+/* neon-tbl-gcm-none (AES-GCM (NIST SP 800-38D)): requires ASIMD; ctx 2880 bytes */
+#define AESGEN_NEON_TBL_GCM_NONE_CTX_SIZE 2880
+int  aesgen_neon_tbl_gcm_none_init(void *ctx, const uint8_t *key, size_t key_len);
+int  aesgen_neon_tbl_gcm_none_seal(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
+                       const uint8_t *in, size_t len, uint8_t *out, uint8_t *tag, size_t tag_len);
+int  aesgen_neon_tbl_gcm_none_open(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
+                       const uint8_t *in, size_t len, uint8_t *out, const uint8_t *tag, size_t tag_len);
+int  aesgen_neon_tbl_gcm_none_start(void *ctx, const uint8_t *nonce, size_t nonce_len);
+int  aesgen_neon_tbl_gcm_none_aad(void *ctx, const uint8_t *aad, size_t len);
+int  aesgen_neon_tbl_gcm_none_encrypt(void *ctx, const uint8_t *in, size_t len, uint8_t *out);
+int  aesgen_neon_tbl_gcm_none_decrypt(void *ctx, const uint8_t *in, size_t len, uint8_t *out);
+int  aesgen_neon_tbl_gcm_none_finish_seal(void *ctx, uint8_t *tag, size_t tag_len);
+int  aesgen_neon_tbl_gcm_none_finish_open(void *ctx, const uint8_t *tag, size_t tag_len);
+void aesgen_neon_tbl_gcm_none_wipe(void *ctx);
+
+/* neon-tbl-gcm-r1 (AES-GCM (NIST SP 800-38D)): requires ASIMD; ctx 7040 bytes */
+#define AESGEN_NEON_TBL_GCM_R1_CTX_SIZE 7040
+int  aesgen_neon_tbl_gcm_r1_init(void *ctx, const uint8_t *key, size_t key_len);
+int  aesgen_neon_tbl_gcm_r1_seal(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
+                       const uint8_t *in, size_t len, uint8_t *out, uint8_t *tag, size_t tag_len);
+int  aesgen_neon_tbl_gcm_r1_open(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
+                       const uint8_t *in, size_t len, uint8_t *out, const uint8_t *tag, size_t tag_len);
+int  aesgen_neon_tbl_gcm_r1_start(void *ctx, const uint8_t *nonce, size_t nonce_len);
+int  aesgen_neon_tbl_gcm_r1_aad(void *ctx, const uint8_t *aad, size_t len);
+int  aesgen_neon_tbl_gcm_r1_encrypt(void *ctx, const uint8_t *in, size_t len, uint8_t *out);
+int  aesgen_neon_tbl_gcm_r1_decrypt(void *ctx, const uint8_t *in, size_t len, uint8_t *out);
+int  aesgen_neon_tbl_gcm_r1_finish_seal(void *ctx, uint8_t *tag, size_t tag_len);
+int  aesgen_neon_tbl_gcm_r1_finish_open(void *ctx, const uint8_t *tag, size_t tag_len);
+void aesgen_neon_tbl_gcm_r1_wipe(void *ctx);
+
+/* neon-tbl-gcm-r2 (AES-GCM (NIST SP 800-38D)): requires ASIMD; ctx 7040 bytes */
+#define AESGEN_NEON_TBL_GCM_R2_CTX_SIZE 7040
+int  aesgen_neon_tbl_gcm_r2_init(void *ctx, const uint8_t *key, size_t key_len);
+int  aesgen_neon_tbl_gcm_r2_seal(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
+                       const uint8_t *in, size_t len, uint8_t *out, uint8_t *tag, size_t tag_len);
+int  aesgen_neon_tbl_gcm_r2_open(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
+                       const uint8_t *in, size_t len, uint8_t *out, const uint8_t *tag, size_t tag_len);
+int  aesgen_neon_tbl_gcm_r2_start(void *ctx, const uint8_t *nonce, size_t nonce_len);
+int  aesgen_neon_tbl_gcm_r2_aad(void *ctx, const uint8_t *aad, size_t len);
+int  aesgen_neon_tbl_gcm_r2_encrypt(void *ctx, const uint8_t *in, size_t len, uint8_t *out);
+int  aesgen_neon_tbl_gcm_r2_decrypt(void *ctx, const uint8_t *in, size_t len, uint8_t *out);
+int  aesgen_neon_tbl_gcm_r2_finish_seal(void *ctx, uint8_t *tag, size_t tag_len);
+int  aesgen_neon_tbl_gcm_r2_finish_open(void *ctx, const uint8_t *tag, size_t tag_len);
+void aesgen_neon_tbl_gcm_r2_wipe(void *ctx);
+
+/* neon-bitsliced-gcm-none (AES-GCM (NIST SP 800-38D)): requires ASIMD; ctx 3840 bytes */
+#define AESGEN_NEON_BITSLICED_GCM_NONE_CTX_SIZE 3840
+int  aesgen_neon_bitsliced_gcm_none_init(void *ctx, const uint8_t *key, size_t key_len);
+int  aesgen_neon_bitsliced_gcm_none_seal(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
+                       const uint8_t *in, size_t len, uint8_t *out, uint8_t *tag, size_t tag_len);
+int  aesgen_neon_bitsliced_gcm_none_open(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
+                       const uint8_t *in, size_t len, uint8_t *out, const uint8_t *tag, size_t tag_len);
+int  aesgen_neon_bitsliced_gcm_none_start(void *ctx, const uint8_t *nonce, size_t nonce_len);
+int  aesgen_neon_bitsliced_gcm_none_aad(void *ctx, const uint8_t *aad, size_t len);
+int  aesgen_neon_bitsliced_gcm_none_encrypt(void *ctx, const uint8_t *in, size_t len, uint8_t *out);
+int  aesgen_neon_bitsliced_gcm_none_decrypt(void *ctx, const uint8_t *in, size_t len, uint8_t *out);
+int  aesgen_neon_bitsliced_gcm_none_finish_seal(void *ctx, uint8_t *tag, size_t tag_len);
+int  aesgen_neon_bitsliced_gcm_none_finish_open(void *ctx, const uint8_t *tag, size_t tag_len);
+void aesgen_neon_bitsliced_gcm_none_wipe(void *ctx);
+
+/* neon-bitsliced-gcm-r1 (AES-GCM (NIST SP 800-38D)): requires ASIMD; ctx 8000 bytes */
+#define AESGEN_NEON_BITSLICED_GCM_R1_CTX_SIZE 8000
+int  aesgen_neon_bitsliced_gcm_r1_init(void *ctx, const uint8_t *key, size_t key_len);
+int  aesgen_neon_bitsliced_gcm_r1_seal(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
+                       const uint8_t *in, size_t len, uint8_t *out, uint8_t *tag, size_t tag_len);
+int  aesgen_neon_bitsliced_gcm_r1_open(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
+                       const uint8_t *in, size_t len, uint8_t *out, const uint8_t *tag, size_t tag_len);
+int  aesgen_neon_bitsliced_gcm_r1_start(void *ctx, const uint8_t *nonce, size_t nonce_len);
+int  aesgen_neon_bitsliced_gcm_r1_aad(void *ctx, const uint8_t *aad, size_t len);
+int  aesgen_neon_bitsliced_gcm_r1_encrypt(void *ctx, const uint8_t *in, size_t len, uint8_t *out);
+int  aesgen_neon_bitsliced_gcm_r1_decrypt(void *ctx, const uint8_t *in, size_t len, uint8_t *out);
+int  aesgen_neon_bitsliced_gcm_r1_finish_seal(void *ctx, uint8_t *tag, size_t tag_len);
+int  aesgen_neon_bitsliced_gcm_r1_finish_open(void *ctx, const uint8_t *tag, size_t tag_len);
+void aesgen_neon_bitsliced_gcm_r1_wipe(void *ctx);
+
+/* neon-bitsliced-gcm-r2 (AES-GCM (NIST SP 800-38D)): requires ASIMD; ctx 8000 bytes */
+#define AESGEN_NEON_BITSLICED_GCM_R2_CTX_SIZE 8000
+int  aesgen_neon_bitsliced_gcm_r2_init(void *ctx, const uint8_t *key, size_t key_len);
+int  aesgen_neon_bitsliced_gcm_r2_seal(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
+                       const uint8_t *in, size_t len, uint8_t *out, uint8_t *tag, size_t tag_len);
+int  aesgen_neon_bitsliced_gcm_r2_open(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
+                       const uint8_t *in, size_t len, uint8_t *out, const uint8_t *tag, size_t tag_len);
+int  aesgen_neon_bitsliced_gcm_r2_start(void *ctx, const uint8_t *nonce, size_t nonce_len);
+int  aesgen_neon_bitsliced_gcm_r2_aad(void *ctx, const uint8_t *aad, size_t len);
+int  aesgen_neon_bitsliced_gcm_r2_encrypt(void *ctx, const uint8_t *in, size_t len, uint8_t *out);
+int  aesgen_neon_bitsliced_gcm_r2_decrypt(void *ctx, const uint8_t *in, size_t len, uint8_t *out);
+int  aesgen_neon_bitsliced_gcm_r2_finish_seal(void *ctx, uint8_t *tag, size_t tag_len);
+int  aesgen_neon_bitsliced_gcm_r2_finish_open(void *ctx, const uint8_t *tag, size_t tag_len);
+void aesgen_neon_bitsliced_gcm_r2_wipe(void *ctx);
+
 #ifdef __cplusplus
 }
 #endif

@@ -163,11 +163,47 @@ const aesgen_aead aesgen_aeads[] = {
      aesgen_armv8_ce_gcm_r2_init, aesgen_armv8_ce_gcm_r2_seal, aesgen_armv8_ce_gcm_r2_open, aesgen_armv8_ce_gcm_r2_start, aesgen_armv8_ce_gcm_r2_aad,
      aesgen_armv8_ce_gcm_r2_encrypt, aesgen_armv8_ce_gcm_r2_decrypt, aesgen_armv8_ce_gcm_r2_finish_seal, aesgen_armv8_ce_gcm_r2_finish_open,
      aesgen_armv8_ce_gcm_r2_wipe},
+    {"neon-tbl-gcm-none", "gcm", "neon-tbl", "none", 1,
+     AESGEN_CPU_ASIMD, 2880,
+     1, SIZE_MAX, 4, 16,
+     aesgen_neon_tbl_gcm_none_init, aesgen_neon_tbl_gcm_none_seal, aesgen_neon_tbl_gcm_none_open, aesgen_neon_tbl_gcm_none_start, aesgen_neon_tbl_gcm_none_aad,
+     aesgen_neon_tbl_gcm_none_encrypt, aesgen_neon_tbl_gcm_none_decrypt, aesgen_neon_tbl_gcm_none_finish_seal, aesgen_neon_tbl_gcm_none_finish_open,
+     aesgen_neon_tbl_gcm_none_wipe},
+    {"neon-tbl-gcm-r1", "gcm", "neon-tbl", "r1", 1,
+     AESGEN_CPU_ASIMD, 7040,
+     1, SIZE_MAX, 4, 16,
+     aesgen_neon_tbl_gcm_r1_init, aesgen_neon_tbl_gcm_r1_seal, aesgen_neon_tbl_gcm_r1_open, aesgen_neon_tbl_gcm_r1_start, aesgen_neon_tbl_gcm_r1_aad,
+     aesgen_neon_tbl_gcm_r1_encrypt, aesgen_neon_tbl_gcm_r1_decrypt, aesgen_neon_tbl_gcm_r1_finish_seal, aesgen_neon_tbl_gcm_r1_finish_open,
+     aesgen_neon_tbl_gcm_r1_wipe},
+    {"neon-tbl-gcm-r2", "gcm", "neon-tbl", "r2", 1,
+     AESGEN_CPU_ASIMD, 7040,
+     1, SIZE_MAX, 4, 16,
+     aesgen_neon_tbl_gcm_r2_init, aesgen_neon_tbl_gcm_r2_seal, aesgen_neon_tbl_gcm_r2_open, aesgen_neon_tbl_gcm_r2_start, aesgen_neon_tbl_gcm_r2_aad,
+     aesgen_neon_tbl_gcm_r2_encrypt, aesgen_neon_tbl_gcm_r2_decrypt, aesgen_neon_tbl_gcm_r2_finish_seal, aesgen_neon_tbl_gcm_r2_finish_open,
+     aesgen_neon_tbl_gcm_r2_wipe},
+    {"neon-bitsliced-gcm-none", "gcm", "neon-bitsliced", "none", 1,
+     AESGEN_CPU_ASIMD, 3840,
+     1, SIZE_MAX, 4, 16,
+     aesgen_neon_bitsliced_gcm_none_init, aesgen_neon_bitsliced_gcm_none_seal, aesgen_neon_bitsliced_gcm_none_open, aesgen_neon_bitsliced_gcm_none_start, aesgen_neon_bitsliced_gcm_none_aad,
+     aesgen_neon_bitsliced_gcm_none_encrypt, aesgen_neon_bitsliced_gcm_none_decrypt, aesgen_neon_bitsliced_gcm_none_finish_seal, aesgen_neon_bitsliced_gcm_none_finish_open,
+     aesgen_neon_bitsliced_gcm_none_wipe},
+    {"neon-bitsliced-gcm-r1", "gcm", "neon-bitsliced", "r1", 1,
+     AESGEN_CPU_ASIMD, 8000,
+     1, SIZE_MAX, 4, 16,
+     aesgen_neon_bitsliced_gcm_r1_init, aesgen_neon_bitsliced_gcm_r1_seal, aesgen_neon_bitsliced_gcm_r1_open, aesgen_neon_bitsliced_gcm_r1_start, aesgen_neon_bitsliced_gcm_r1_aad,
+     aesgen_neon_bitsliced_gcm_r1_encrypt, aesgen_neon_bitsliced_gcm_r1_decrypt, aesgen_neon_bitsliced_gcm_r1_finish_seal, aesgen_neon_bitsliced_gcm_r1_finish_open,
+     aesgen_neon_bitsliced_gcm_r1_wipe},
+    {"neon-bitsliced-gcm-r2", "gcm", "neon-bitsliced", "r2", 1,
+     AESGEN_CPU_ASIMD, 8000,
+     1, SIZE_MAX, 4, 16,
+     aesgen_neon_bitsliced_gcm_r2_init, aesgen_neon_bitsliced_gcm_r2_seal, aesgen_neon_bitsliced_gcm_r2_open, aesgen_neon_bitsliced_gcm_r2_start, aesgen_neon_bitsliced_gcm_r2_aad,
+     aesgen_neon_bitsliced_gcm_r2_encrypt, aesgen_neon_bitsliced_gcm_r2_decrypt, aesgen_neon_bitsliced_gcm_r2_finish_seal, aesgen_neon_bitsliced_gcm_r2_finish_open,
+     aesgen_neon_bitsliced_gcm_r2_wipe},
 };
 const size_t aesgen_aead_count = sizeof(aesgen_aeads) / sizeof(aesgen_aeads[0]);
-static const unsigned char aesgen_aead_is_zmm[] = { 0, 0, 0 };
+static const unsigned char aesgen_aead_is_zmm[] = { 0, 0, 0, 0, 0, 0, 0, 0, 0 };
 /* fastest first: the order of the CTR kernel of the same method and FACE level */
-static const unsigned char aesgen_aead_priority[] = { 2, 1, 0 };
+static const unsigned char aesgen_aead_priority[] = { 2, 1, 0, 5, 4, 3, 8, 7, 6 };
 
 const aesgen_aead *aesgen_best_aead(const char *mode)
 {

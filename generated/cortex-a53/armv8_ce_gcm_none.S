@@ -4318,6 +4318,7 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 .Laesgen_armv8_ce_gcm_none_encrypt_data_first256:
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_none_encrypt_data_first_done256
+.Laesgen_armv8_ce_gcm_none_encrypt_data_dispatch_first_256:
 	rev32	v26.16b, v24.16b
 	add	v24.4s, v24.4s, v25.4s
 	rev32	v27.16b, v24.16b
@@ -4698,6 +4699,7 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	ext	v27.16b, v27.16b, v27.16b, #8
 	eor	v27.16b, v27.16b, v26.16b
 	eor	v0.16b, v27.16b, v0.16b
+.Laesgen_armv8_ce_gcm_none_encrypt_data_dispatch_steady_256:
 	rev32	v26.16b, v24.16b
 	add	v24.4s, v24.4s, v25.4s
 	rev32	v27.16b, v24.16b
@@ -7198,6 +7200,7 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	ext	v27.16b, v27.16b, v27.16b, #8
 	eor	v27.16b, v27.16b, v26.16b
 	eor	v0.16b, v27.16b, v0.16b
+.Laesgen_armv8_ce_gcm_none_decrypt_data_dispatch_steady_256:
 	rev32	v26.16b, v24.16b
 	add	v24.4s, v24.4s, v25.4s
 	rev32	v27.16b, v24.16b

@@ -4523,6 +4523,7 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_first256:
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_r2_encrypt_data_first_done256
+.Laesgen_armv8_ce_gcm_r2_encrypt_data_dispatch_first_256:
 	umov	w4, v24.s[3]
 	and	x5, x4, #255
 	cmp	x5, #248
@@ -4542,30 +4543,23 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	ldp	q30, q31, [x4, #32]
 	ldp	q8, q9, [x4, #64]
 	ldp	q10, q11, [x4, #96]
-	eor	v28.16b, v28.16b, v27.16b
-	eor	v29.16b, v29.16b, v27.16b
-	eor	v30.16b, v30.16b, v27.16b
-	eor	v31.16b, v31.16b, v27.16b
-	eor	v8.16b, v8.16b, v27.16b
-	eor	v9.16b, v9.16b, v27.16b
-	eor	v10.16b, v10.16b, v27.16b
-	eor	v11.16b, v11.16b, v27.16b
 	add	v24.4s, v24.4s, v26.4s
-	aese	v28.16b, v3.16b
+	eor	v27.16b, v3.16b, v27.16b
+	aese	v28.16b, v27.16b
 	aesmc	v28.16b, v28.16b
-	aese	v29.16b, v3.16b
+	aese	v29.16b, v27.16b
 	aesmc	v29.16b, v29.16b
-	aese	v30.16b, v3.16b
+	aese	v30.16b, v27.16b
 	aesmc	v30.16b, v30.16b
-	aese	v31.16b, v3.16b
+	aese	v31.16b, v27.16b
 	aesmc	v31.16b, v31.16b
-	aese	v8.16b, v3.16b
+	aese	v8.16b, v27.16b
 	aesmc	v8.16b, v8.16b
-	aese	v9.16b, v3.16b
+	aese	v9.16b, v27.16b
 	aesmc	v9.16b, v9.16b
-	aese	v10.16b, v3.16b
+	aese	v10.16b, v27.16b
 	aesmc	v10.16b, v10.16b
-	aese	v11.16b, v3.16b
+	aese	v11.16b, v27.16b
 	aesmc	v11.16b, v11.16b
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
@@ -4785,7 +4779,6 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	str	x4, [x0, #544]
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #576
-	ldr	q27, [x0, #560]
 	rev32	v28.16b, v24.16b
 	add	v24.4s, v24.4s, v25.4s
 	rev32	v29.16b, v24.16b
@@ -4834,6 +4827,7 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	aesmc	v10.16b, v10.16b
 	aese	v11.16b, v2.16b
 	aesmc	v11.16b, v11.16b
+	ldr	q27, [x0, #560]
 	eor	v12.16b, v28.16b, v27.16b
 	str	q12, [x4]
 	eor	v12.16b, v29.16b, v27.16b
@@ -5355,23 +5349,11 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	str	q27, [x0, #560]
 	lsr	x4, x4, #8
 	str	x4, [x0, #504]
-	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_first256
+	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_dispatch_first_256
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_first_done256:
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_top256:
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_r2_encrypt_data_drain256
-	umov	w4, v24.s[3]
-	and	x5, x4, #255
-	cmp	x5, #248
-	b.hi	.Laesgen_armv8_ce_gcm_r2_encrypt_data_full_steady_256
-	lsr	x4, x4, #8
-	ldr	x6, [x0, #504]
-	cmp	x4, x6
-	b.ne	.Laesgen_armv8_ce_gcm_r2_encrypt_data_refresh_steady_256
-	ldr	x4, [x0, #536]
-	cmp	x4, #256
-	b.ne	.Laesgen_armv8_ce_gcm_r2_encrypt_data_check_steady_256
-.Laesgen_armv8_ce_gcm_r2_encrypt_data_fast_steady_256:
 	sub	x4, x3, #128
 	ldr	q27, [x4]
 	rev64	v27.16b, v27.16b
@@ -5490,6 +5472,19 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	ext	v28.16b, v28.16b, v28.16b, #8
 	eor	v28.16b, v28.16b, v27.16b
 	eor	v0.16b, v28.16b, v0.16b
+.Laesgen_armv8_ce_gcm_r2_encrypt_data_dispatch_steady_256:
+	umov	w4, v24.s[3]
+	and	x5, x4, #255
+	cmp	x5, #248
+	b.hi	.Laesgen_armv8_ce_gcm_r2_encrypt_data_full_steady_256
+	lsr	x4, x4, #8
+	ldr	x6, [x0, #504]
+	cmp	x4, x6
+	b.ne	.Laesgen_armv8_ce_gcm_r2_encrypt_data_refresh_steady_256
+	ldr	x4, [x0, #536]
+	cmp	x4, #256
+	b.ne	.Laesgen_armv8_ce_gcm_r2_encrypt_data_check_steady_256
+.Laesgen_armv8_ce_gcm_r2_encrypt_data_fast_steady_256:
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #576
 	ldr	q27, [x0, #560]
@@ -5497,30 +5492,23 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	ldp	q30, q31, [x4, #32]
 	ldp	q8, q9, [x4, #64]
 	ldp	q10, q11, [x4, #96]
-	eor	v28.16b, v28.16b, v27.16b
-	eor	v29.16b, v29.16b, v27.16b
-	eor	v30.16b, v30.16b, v27.16b
-	eor	v31.16b, v31.16b, v27.16b
-	eor	v8.16b, v8.16b, v27.16b
-	eor	v9.16b, v9.16b, v27.16b
-	eor	v10.16b, v10.16b, v27.16b
-	eor	v11.16b, v11.16b, v27.16b
 	add	v24.4s, v24.4s, v26.4s
-	aese	v28.16b, v3.16b
+	eor	v27.16b, v3.16b, v27.16b
+	aese	v28.16b, v27.16b
 	aesmc	v28.16b, v28.16b
-	aese	v29.16b, v3.16b
+	aese	v29.16b, v27.16b
 	aesmc	v29.16b, v29.16b
-	aese	v30.16b, v3.16b
+	aese	v30.16b, v27.16b
 	aesmc	v30.16b, v30.16b
-	aese	v31.16b, v3.16b
+	aese	v31.16b, v27.16b
 	aesmc	v31.16b, v31.16b
-	aese	v8.16b, v3.16b
+	aese	v8.16b, v27.16b
 	aesmc	v8.16b, v8.16b
-	aese	v9.16b, v3.16b
+	aese	v9.16b, v27.16b
 	aesmc	v9.16b, v9.16b
-	aese	v10.16b, v3.16b
+	aese	v10.16b, v27.16b
 	aesmc	v10.16b, v10.16b
-	aese	v11.16b, v3.16b
+	aese	v11.16b, v27.16b
 	aesmc	v11.16b, v11.16b
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
@@ -5738,127 +5726,8 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	cbz	x4, .Laesgen_armv8_ce_gcm_r2_encrypt_data_spent_steady_256
 	sub	x4, x4, #1
 	str	x4, [x0, #544]
-	sub	x4, x3, #128
-	ldr	q27, [x4]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	eor	v27.16b, v27.16b, v0.16b
-	ldr	q0, [x0, #256]
-	ext	v30.16b, v0.16b, v0.16b, #8
-	pmull	v28.1q, v27.1d, v0.1d
-	pmull2	v0.1q, v27.2d, v0.2d
-	pmull	v29.1q, v27.1d, v30.1d
-	pmull2	v27.1q, v27.2d, v30.2d
-	eor	v29.16b, v29.16b, v27.16b
-	ldr	q27, [x4, #16]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q30, [x0, #272]
-	ext	v31.16b, v30.16b, v30.16b, #8
-	pmull	v8.1q, v27.1d, v30.1d
-	eor	v28.16b, v28.16b, v8.16b
-	pmull2	v30.1q, v27.2d, v30.2d
-	eor	v0.16b, v0.16b, v30.16b
-	pmull	v30.1q, v27.1d, v31.1d
-	eor	v29.16b, v29.16b, v30.16b
-	pmull2	v27.1q, v27.2d, v31.2d
-	eor	v29.16b, v29.16b, v27.16b
-	ldr	q27, [x4, #32]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q30, [x0, #288]
-	ext	v31.16b, v30.16b, v30.16b, #8
-	pmull	v8.1q, v27.1d, v30.1d
-	eor	v28.16b, v28.16b, v8.16b
-	pmull2	v30.1q, v27.2d, v30.2d
-	eor	v0.16b, v0.16b, v30.16b
-	pmull	v30.1q, v27.1d, v31.1d
-	eor	v29.16b, v29.16b, v30.16b
-	pmull2	v27.1q, v27.2d, v31.2d
-	eor	v29.16b, v29.16b, v27.16b
-	ldr	q27, [x4, #48]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q30, [x0, #304]
-	ext	v31.16b, v30.16b, v30.16b, #8
-	pmull	v8.1q, v27.1d, v30.1d
-	eor	v28.16b, v28.16b, v8.16b
-	pmull2	v30.1q, v27.2d, v30.2d
-	eor	v0.16b, v0.16b, v30.16b
-	pmull	v30.1q, v27.1d, v31.1d
-	eor	v29.16b, v29.16b, v30.16b
-	pmull2	v27.1q, v27.2d, v31.2d
-	eor	v29.16b, v29.16b, v27.16b
-	ldr	q27, [x4, #64]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q30, [x0, #320]
-	ext	v31.16b, v30.16b, v30.16b, #8
-	pmull	v8.1q, v27.1d, v30.1d
-	eor	v28.16b, v28.16b, v8.16b
-	pmull2	v30.1q, v27.2d, v30.2d
-	eor	v0.16b, v0.16b, v30.16b
-	pmull	v30.1q, v27.1d, v31.1d
-	eor	v29.16b, v29.16b, v30.16b
-	pmull2	v27.1q, v27.2d, v31.2d
-	eor	v29.16b, v29.16b, v27.16b
-	ldr	q27, [x4, #80]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q30, [x0, #336]
-	ext	v31.16b, v30.16b, v30.16b, #8
-	pmull	v8.1q, v27.1d, v30.1d
-	eor	v28.16b, v28.16b, v8.16b
-	pmull2	v30.1q, v27.2d, v30.2d
-	eor	v0.16b, v0.16b, v30.16b
-	pmull	v30.1q, v27.1d, v31.1d
-	eor	v29.16b, v29.16b, v30.16b
-	pmull2	v27.1q, v27.2d, v31.2d
-	eor	v29.16b, v29.16b, v27.16b
-	ldr	q27, [x4, #96]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q30, [x0, #352]
-	ext	v31.16b, v30.16b, v30.16b, #8
-	pmull	v8.1q, v27.1d, v30.1d
-	eor	v28.16b, v28.16b, v8.16b
-	pmull2	v30.1q, v27.2d, v30.2d
-	eor	v0.16b, v0.16b, v30.16b
-	pmull	v30.1q, v27.1d, v31.1d
-	eor	v29.16b, v29.16b, v30.16b
-	pmull2	v27.1q, v27.2d, v31.2d
-	eor	v29.16b, v29.16b, v27.16b
-	ldr	q27, [x4, #112]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q30, [x0, #368]
-	ext	v31.16b, v30.16b, v30.16b, #8
-	pmull	v8.1q, v27.1d, v30.1d
-	eor	v28.16b, v28.16b, v8.16b
-	pmull2	v30.1q, v27.2d, v30.2d
-	eor	v0.16b, v0.16b, v30.16b
-	pmull	v30.1q, v27.1d, v31.1d
-	eor	v29.16b, v29.16b, v30.16b
-	pmull2	v27.1q, v27.2d, v31.2d
-	eor	v29.16b, v29.16b, v27.16b
-	movi	v27.2d, #0x0000000000000000
-	ext	v30.16b, v27.16b, v29.16b, #8
-	eor	v28.16b, v28.16b, v30.16b
-	ext	v30.16b, v29.16b, v27.16b, #8
-	eor	v0.16b, v0.16b, v30.16b
-	adrp	x4, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	ldr	q27, [x4]
-	pmull	v29.1q, v28.1d, v27.1d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	eor	v28.16b, v28.16b, v29.16b
-	pmull	v27.1q, v28.1d, v27.1d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	eor	v28.16b, v28.16b, v27.16b
-	eor	v0.16b, v28.16b, v0.16b
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #576
-	ldr	q27, [x0, #560]
 	rev32	v28.16b, v24.16b
 	add	v24.4s, v24.4s, v25.4s
 	rev32	v29.16b, v24.16b
@@ -5907,6 +5776,7 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	aesmc	v10.16b, v10.16b
 	aese	v11.16b, v2.16b
 	aesmc	v11.16b, v11.16b
+	ldr	q27, [x0, #560]
 	eor	v12.16b, v28.16b, v27.16b
 	str	q12, [x4]
 	eor	v12.16b, v29.16b, v27.16b
@@ -6157,124 +6027,6 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_top256
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_full_steady_256:
-	sub	x4, x3, #128
-	ldr	q27, [x4]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	eor	v27.16b, v27.16b, v0.16b
-	ldr	q0, [x0, #256]
-	ext	v30.16b, v0.16b, v0.16b, #8
-	pmull	v28.1q, v27.1d, v0.1d
-	pmull2	v0.1q, v27.2d, v0.2d
-	pmull	v29.1q, v27.1d, v30.1d
-	pmull2	v27.1q, v27.2d, v30.2d
-	eor	v29.16b, v29.16b, v27.16b
-	ldr	q27, [x4, #16]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q30, [x0, #272]
-	ext	v31.16b, v30.16b, v30.16b, #8
-	pmull	v8.1q, v27.1d, v30.1d
-	eor	v28.16b, v28.16b, v8.16b
-	pmull2	v30.1q, v27.2d, v30.2d
-	eor	v0.16b, v0.16b, v30.16b
-	pmull	v30.1q, v27.1d, v31.1d
-	eor	v29.16b, v29.16b, v30.16b
-	pmull2	v27.1q, v27.2d, v31.2d
-	eor	v29.16b, v29.16b, v27.16b
-	ldr	q27, [x4, #32]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q30, [x0, #288]
-	ext	v31.16b, v30.16b, v30.16b, #8
-	pmull	v8.1q, v27.1d, v30.1d
-	eor	v28.16b, v28.16b, v8.16b
-	pmull2	v30.1q, v27.2d, v30.2d
-	eor	v0.16b, v0.16b, v30.16b
-	pmull	v30.1q, v27.1d, v31.1d
-	eor	v29.16b, v29.16b, v30.16b
-	pmull2	v27.1q, v27.2d, v31.2d
-	eor	v29.16b, v29.16b, v27.16b
-	ldr	q27, [x4, #48]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q30, [x0, #304]
-	ext	v31.16b, v30.16b, v30.16b, #8
-	pmull	v8.1q, v27.1d, v30.1d
-	eor	v28.16b, v28.16b, v8.16b
-	pmull2	v30.1q, v27.2d, v30.2d
-	eor	v0.16b, v0.16b, v30.16b
-	pmull	v30.1q, v27.1d, v31.1d
-	eor	v29.16b, v29.16b, v30.16b
-	pmull2	v27.1q, v27.2d, v31.2d
-	eor	v29.16b, v29.16b, v27.16b
-	ldr	q27, [x4, #64]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q30, [x0, #320]
-	ext	v31.16b, v30.16b, v30.16b, #8
-	pmull	v8.1q, v27.1d, v30.1d
-	eor	v28.16b, v28.16b, v8.16b
-	pmull2	v30.1q, v27.2d, v30.2d
-	eor	v0.16b, v0.16b, v30.16b
-	pmull	v30.1q, v27.1d, v31.1d
-	eor	v29.16b, v29.16b, v30.16b
-	pmull2	v27.1q, v27.2d, v31.2d
-	eor	v29.16b, v29.16b, v27.16b
-	ldr	q27, [x4, #80]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q30, [x0, #336]
-	ext	v31.16b, v30.16b, v30.16b, #8
-	pmull	v8.1q, v27.1d, v30.1d
-	eor	v28.16b, v28.16b, v8.16b
-	pmull2	v30.1q, v27.2d, v30.2d
-	eor	v0.16b, v0.16b, v30.16b
-	pmull	v30.1q, v27.1d, v31.1d
-	eor	v29.16b, v29.16b, v30.16b
-	pmull2	v27.1q, v27.2d, v31.2d
-	eor	v29.16b, v29.16b, v27.16b
-	ldr	q27, [x4, #96]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q30, [x0, #352]
-	ext	v31.16b, v30.16b, v30.16b, #8
-	pmull	v8.1q, v27.1d, v30.1d
-	eor	v28.16b, v28.16b, v8.16b
-	pmull2	v30.1q, v27.2d, v30.2d
-	eor	v0.16b, v0.16b, v30.16b
-	pmull	v30.1q, v27.1d, v31.1d
-	eor	v29.16b, v29.16b, v30.16b
-	pmull2	v27.1q, v27.2d, v31.2d
-	eor	v29.16b, v29.16b, v27.16b
-	ldr	q27, [x4, #112]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q30, [x0, #368]
-	ext	v31.16b, v30.16b, v30.16b, #8
-	pmull	v8.1q, v27.1d, v30.1d
-	eor	v28.16b, v28.16b, v8.16b
-	pmull2	v30.1q, v27.2d, v30.2d
-	eor	v0.16b, v0.16b, v30.16b
-	pmull	v30.1q, v27.1d, v31.1d
-	eor	v29.16b, v29.16b, v30.16b
-	pmull2	v27.1q, v27.2d, v31.2d
-	eor	v29.16b, v29.16b, v27.16b
-	movi	v27.2d, #0x0000000000000000
-	ext	v30.16b, v27.16b, v29.16b, #8
-	eor	v28.16b, v28.16b, v30.16b
-	ext	v30.16b, v29.16b, v27.16b, #8
-	eor	v0.16b, v0.16b, v30.16b
-	adrp	x4, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	ldr	q27, [x4]
-	pmull	v29.1q, v28.1d, v27.1d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	eor	v28.16b, v28.16b, v29.16b
-	pmull	v27.1q, v28.1d, v27.1d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	eor	v28.16b, v28.16b, v27.16b
-	eor	v0.16b, v28.16b, v0.16b
 	rev32	v27.16b, v24.16b
 	add	v24.4s, v24.4s, v25.4s
 	rev32	v28.16b, v24.16b
@@ -6544,124 +6296,6 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_keep_4:
 	sub	x4, x4, #8
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_again_steady_256:
-	sub	x6, x3, #128
-	ldr	q27, [x6]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	eor	v27.16b, v27.16b, v0.16b
-	ldr	q0, [x0, #256]
-	ext	v30.16b, v0.16b, v0.16b, #8
-	pmull	v28.1q, v27.1d, v0.1d
-	pmull2	v0.1q, v27.2d, v0.2d
-	pmull	v29.1q, v27.1d, v30.1d
-	pmull2	v27.1q, v27.2d, v30.2d
-	eor	v29.16b, v29.16b, v27.16b
-	ldr	q27, [x6, #16]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q30, [x0, #272]
-	ext	v31.16b, v30.16b, v30.16b, #8
-	pmull	v8.1q, v27.1d, v30.1d
-	eor	v28.16b, v28.16b, v8.16b
-	pmull2	v30.1q, v27.2d, v30.2d
-	eor	v0.16b, v0.16b, v30.16b
-	pmull	v30.1q, v27.1d, v31.1d
-	eor	v29.16b, v29.16b, v30.16b
-	pmull2	v27.1q, v27.2d, v31.2d
-	eor	v29.16b, v29.16b, v27.16b
-	ldr	q27, [x6, #32]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q30, [x0, #288]
-	ext	v31.16b, v30.16b, v30.16b, #8
-	pmull	v8.1q, v27.1d, v30.1d
-	eor	v28.16b, v28.16b, v8.16b
-	pmull2	v30.1q, v27.2d, v30.2d
-	eor	v0.16b, v0.16b, v30.16b
-	pmull	v30.1q, v27.1d, v31.1d
-	eor	v29.16b, v29.16b, v30.16b
-	pmull2	v27.1q, v27.2d, v31.2d
-	eor	v29.16b, v29.16b, v27.16b
-	ldr	q27, [x6, #48]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q30, [x0, #304]
-	ext	v31.16b, v30.16b, v30.16b, #8
-	pmull	v8.1q, v27.1d, v30.1d
-	eor	v28.16b, v28.16b, v8.16b
-	pmull2	v30.1q, v27.2d, v30.2d
-	eor	v0.16b, v0.16b, v30.16b
-	pmull	v30.1q, v27.1d, v31.1d
-	eor	v29.16b, v29.16b, v30.16b
-	pmull2	v27.1q, v27.2d, v31.2d
-	eor	v29.16b, v29.16b, v27.16b
-	ldr	q27, [x6, #64]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q30, [x0, #320]
-	ext	v31.16b, v30.16b, v30.16b, #8
-	pmull	v8.1q, v27.1d, v30.1d
-	eor	v28.16b, v28.16b, v8.16b
-	pmull2	v30.1q, v27.2d, v30.2d
-	eor	v0.16b, v0.16b, v30.16b
-	pmull	v30.1q, v27.1d, v31.1d
-	eor	v29.16b, v29.16b, v30.16b
-	pmull2	v27.1q, v27.2d, v31.2d
-	eor	v29.16b, v29.16b, v27.16b
-	ldr	q27, [x6, #80]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q30, [x0, #336]
-	ext	v31.16b, v30.16b, v30.16b, #8
-	pmull	v8.1q, v27.1d, v30.1d
-	eor	v28.16b, v28.16b, v8.16b
-	pmull2	v30.1q, v27.2d, v30.2d
-	eor	v0.16b, v0.16b, v30.16b
-	pmull	v30.1q, v27.1d, v31.1d
-	eor	v29.16b, v29.16b, v30.16b
-	pmull2	v27.1q, v27.2d, v31.2d
-	eor	v29.16b, v29.16b, v27.16b
-	ldr	q27, [x6, #96]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q30, [x0, #352]
-	ext	v31.16b, v30.16b, v30.16b, #8
-	pmull	v8.1q, v27.1d, v30.1d
-	eor	v28.16b, v28.16b, v8.16b
-	pmull2	v30.1q, v27.2d, v30.2d
-	eor	v0.16b, v0.16b, v30.16b
-	pmull	v30.1q, v27.1d, v31.1d
-	eor	v29.16b, v29.16b, v30.16b
-	pmull2	v27.1q, v27.2d, v31.2d
-	eor	v29.16b, v29.16b, v27.16b
-	ldr	q27, [x6, #112]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q30, [x0, #368]
-	ext	v31.16b, v30.16b, v30.16b, #8
-	pmull	v8.1q, v27.1d, v30.1d
-	eor	v28.16b, v28.16b, v8.16b
-	pmull2	v30.1q, v27.2d, v30.2d
-	eor	v0.16b, v0.16b, v30.16b
-	pmull	v30.1q, v27.1d, v31.1d
-	eor	v29.16b, v29.16b, v30.16b
-	pmull2	v27.1q, v27.2d, v31.2d
-	eor	v29.16b, v29.16b, v27.16b
-	movi	v27.2d, #0x0000000000000000
-	ext	v30.16b, v27.16b, v29.16b, #8
-	eor	v28.16b, v28.16b, v30.16b
-	ext	v30.16b, v29.16b, v27.16b, #8
-	eor	v0.16b, v0.16b, v30.16b
-	adrp	x6, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	add	x6, x6, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	ldr	q27, [x6]
-	pmull	v29.1q, v28.1d, v27.1d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	eor	v28.16b, v28.16b, v29.16b
-	pmull	v27.1q, v28.1d, v27.1d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	eor	v28.16b, v28.16b, v27.16b
-	eor	v0.16b, v28.16b, v0.16b
 	rev32	v27.16b, v24.16b
 	add	v24.4s, v24.4s, v25.4s
 	rev32	v28.16b, v24.16b
@@ -6926,6 +6560,124 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	b.hi	.Laesgen_armv8_ce_gcm_r2_encrypt_data_top256
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_r2_encrypt_data_top256
+	sub	x6, x3, #128
+	ldr	q27, [x6]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	eor	v27.16b, v27.16b, v0.16b
+	ldr	q0, [x0, #256]
+	ext	v30.16b, v0.16b, v0.16b, #8
+	pmull	v28.1q, v27.1d, v0.1d
+	pmull2	v0.1q, v27.2d, v0.2d
+	pmull	v29.1q, v27.1d, v30.1d
+	pmull2	v27.1q, v27.2d, v30.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x6, #16]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #272]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x6, #32]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #288]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x6, #48]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #304]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x6, #64]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #320]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x6, #80]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #336]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x6, #96]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #352]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x6, #112]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #368]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	movi	v27.2d, #0x0000000000000000
+	ext	v30.16b, v27.16b, v29.16b, #8
+	eor	v28.16b, v28.16b, v30.16b
+	ext	v30.16b, v29.16b, v27.16b, #8
+	eor	v0.16b, v0.16b, v30.16b
+	adrp	x6, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
+	add	x6, x6, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
+	ldr	q27, [x6]
+	pmull	v29.1q, v28.1d, v27.1d
+	ext	v28.16b, v28.16b, v28.16b, #8
+	eor	v28.16b, v28.16b, v29.16b
+	pmull	v27.1q, v28.1d, v27.1d
+	ext	v28.16b, v28.16b, v28.16b, #8
+	eor	v28.16b, v28.16b, v27.16b
+	eor	v0.16b, v28.16b, v0.16b
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_again_steady_256
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_refresh_steady_256:
 	umov	w4, v24.s[3]
@@ -6940,7 +6692,7 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	str	q27, [x0, #560]
 	lsr	x4, x4, #8
 	str	x4, [x0, #504]
-	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_top256
+	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_dispatch_steady_256
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_drain256:
 	sub	x4, x3, #128
 	ldr	q26, [x4]
@@ -7249,30 +7001,23 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	ldp	q26, q27, [x4, #32]
 	ldp	q28, q29, [x4, #64]
 	ldp	q30, q31, [x4, #96]
-	eor	v24.16b, v24.16b, v23.16b
-	eor	v25.16b, v25.16b, v23.16b
-	eor	v26.16b, v26.16b, v23.16b
-	eor	v27.16b, v27.16b, v23.16b
-	eor	v28.16b, v28.16b, v23.16b
-	eor	v29.16b, v29.16b, v23.16b
-	eor	v30.16b, v30.16b, v23.16b
-	eor	v31.16b, v31.16b, v23.16b
 	add	v20.4s, v20.4s, v22.4s
-	aese	v24.16b, v3.16b
+	eor	v23.16b, v3.16b, v23.16b
+	aese	v24.16b, v23.16b
 	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v3.16b
+	aese	v25.16b, v23.16b
 	aesmc	v25.16b, v25.16b
-	aese	v26.16b, v3.16b
+	aese	v26.16b, v23.16b
 	aesmc	v26.16b, v26.16b
-	aese	v27.16b, v3.16b
+	aese	v27.16b, v23.16b
 	aesmc	v27.16b, v27.16b
-	aese	v28.16b, v3.16b
+	aese	v28.16b, v23.16b
 	aesmc	v28.16b, v28.16b
-	aese	v29.16b, v3.16b
+	aese	v29.16b, v23.16b
 	aesmc	v29.16b, v29.16b
-	aese	v30.16b, v3.16b
+	aese	v30.16b, v23.16b
 	aesmc	v30.16b, v30.16b
-	aese	v31.16b, v3.16b
+	aese	v31.16b, v23.16b
 	aesmc	v31.16b, v31.16b
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
@@ -7428,7 +7173,6 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	str	x4, [x0, #544]
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #576
-	ldr	q23, [x0, #560]
 	rev32	v24.16b, v20.16b
 	add	v20.4s, v20.4s, v21.4s
 	rev32	v25.16b, v20.16b
@@ -7477,6 +7221,7 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	aesmc	v30.16b, v30.16b
 	aese	v31.16b, v2.16b
 	aesmc	v31.16b, v31.16b
+	ldr	q23, [x0, #560]
 	eor	v8.16b, v24.16b, v23.16b
 	str	q8, [x4]
 	eor	v8.16b, v25.16b, v23.16b
@@ -7898,257 +7643,250 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	eor	v8.16b, v8.16b, v0.16b
 	ldp	q26, q27, [x4, #32]
 	ldr	q0, [x0, #256]
+	ext	v12.16b, v0.16b, v0.16b, #8
 	ldp	q28, q29, [x4, #64]
-	ext	v11.16b, v0.16b, v0.16b, #8
 	pmull	v9.1q, v8.1d, v0.1d
 	ldp	q30, q31, [x4, #96]
-	pmull2	v0.1q, v8.2d, v0.2d
-	eor	v24.16b, v24.16b, v23.16b
-	pmull	v10.1q, v8.1d, v11.1d
-	eor	v25.16b, v25.16b, v23.16b
-	pmull2	v8.1q, v8.2d, v11.2d
-	eor	v10.16b, v10.16b, v8.16b
-	eor	v26.16b, v26.16b, v23.16b
-	ldr	q8, [x5, #16]
-	eor	v27.16b, v27.16b, v23.16b
-	rev64	v8.16b, v8.16b
-	eor	v28.16b, v28.16b, v23.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
-	ldr	q11, [x0, #272]
-	eor	v29.16b, v29.16b, v23.16b
-	ext	v12.16b, v11.16b, v11.16b, #8
-	eor	v30.16b, v30.16b, v23.16b
-	pmull	v13.1q, v8.1d, v11.1d
-	eor	v31.16b, v31.16b, v23.16b
-	eor	v9.16b, v9.16b, v13.16b
-	pmull2	v23.1q, v8.2d, v11.2d
+	pmull2	v10.1q, v8.2d, v0.2d
+	pmull	v11.1q, v8.1d, v12.1d
 	add	v20.4s, v20.4s, v22.4s
-	eor	v0.16b, v0.16b, v23.16b
-	aese	v24.16b, v3.16b
+	pmull2	v8.1q, v8.2d, v12.2d
+	eor	v0.16b, v3.16b, v23.16b
+	eor	v11.16b, v11.16b, v8.16b
+	ldr	q23, [x5, #16]
+	aese	v24.16b, v0.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v23.1q, v8.1d, v12.1d
-	aese	v25.16b, v3.16b
-	aesmc	v25.16b, v25.16b
-	eor	v10.16b, v10.16b, v23.16b
-	pmull2	v23.1q, v8.2d, v12.2d
-	aese	v26.16b, v3.16b
-	aesmc	v26.16b, v26.16b
-	eor	v10.16b, v10.16b, v23.16b
-	aese	v27.16b, v3.16b
-	aesmc	v27.16b, v27.16b
-	ldr	q23, [x5, #32]
-	aese	v28.16b, v3.16b
-	aesmc	v28.16b, v28.16b
 	rev64	v23.16b, v23.16b
+	aese	v25.16b, v0.16b
+	aesmc	v25.16b, v25.16b
 	ext	v23.16b, v23.16b, v23.16b, #8
-	aese	v29.16b, v3.16b
+	ldr	q8, [x0, #272]
+	aese	v26.16b, v0.16b
+	aesmc	v26.16b, v26.16b
+	ext	v12.16b, v8.16b, v8.16b, #8
+	aese	v27.16b, v0.16b
+	aesmc	v27.16b, v27.16b
+	pmull	v13.1q, v23.1d, v8.1d
+	aese	v28.16b, v0.16b
+	aesmc	v28.16b, v28.16b
+	eor	v9.16b, v9.16b, v13.16b
+	pmull2	v8.1q, v23.2d, v8.2d
+	aese	v29.16b, v0.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q8, [x0, #288]
-	aese	v30.16b, v3.16b
+	eor	v10.16b, v10.16b, v8.16b
+	aese	v30.16b, v0.16b
 	aesmc	v30.16b, v30.16b
-	ext	v11.16b, v8.16b, v8.16b, #8
-	aese	v31.16b, v3.16b
+	pmull	v8.1q, v23.1d, v12.1d
+	eor	v11.16b, v11.16b, v8.16b
+	aese	v31.16b, v0.16b
 	aesmc	v31.16b, v31.16b
-	pmull	v12.1q, v23.1d, v8.1d
-	eor	v9.16b, v9.16b, v12.16b
+	pmull2	v0.1q, v23.2d, v12.2d
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
-	pmull2	v8.1q, v23.2d, v8.2d
+	eor	v11.16b, v11.16b, v0.16b
+	ldr	q0, [x5, #32]
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
-	eor	v0.16b, v0.16b, v8.16b
+	rev64	v0.16b, v0.16b
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v8.1q, v23.1d, v11.1d
-	eor	v10.16b, v10.16b, v8.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
+	ldr	q23, [x0, #288]
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v23.1q, v23.2d, v11.2d
+	ext	v8.16b, v23.16b, v23.16b, #8
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
-	eor	v10.16b, v10.16b, v23.16b
+	pmull	v12.1q, v0.1d, v23.1d
+	eor	v9.16b, v9.16b, v12.16b
 	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q23, [x5, #48]
-	rev64	v23.16b, v23.16b
+	pmull2	v23.1q, v0.2d, v23.2d
 	aese	v30.16b, v4.16b
 	aesmc	v30.16b, v30.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
+	eor	v10.16b, v10.16b, v23.16b
 	aese	v31.16b, v4.16b
 	aesmc	v31.16b, v31.16b
-	ldr	q8, [x0, #304]
+	pmull	v23.1q, v0.1d, v8.1d
+	eor	v11.16b, v11.16b, v23.16b
 	aese	v24.16b, v5.16b
 	aesmc	v24.16b, v24.16b
-	ext	v11.16b, v8.16b, v8.16b, #8
-	pmull	v12.1q, v23.1d, v8.1d
+	pmull2	v0.1q, v0.2d, v8.2d
 	aese	v25.16b, v5.16b
 	aesmc	v25.16b, v25.16b
-	eor	v9.16b, v9.16b, v12.16b
+	eor	v11.16b, v11.16b, v0.16b
+	ldr	q0, [x5, #48]
 	aese	v26.16b, v5.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v8.1q, v23.2d, v8.2d
+	rev64	v0.16b, v0.16b
 	aese	v27.16b, v5.16b
 	aesmc	v27.16b, v27.16b
-	eor	v0.16b, v0.16b, v8.16b
-	pmull	v8.1q, v23.1d, v11.1d
+	ext	v0.16b, v0.16b, v0.16b, #8
+	ldr	q23, [x0, #304]
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
-	eor	v10.16b, v10.16b, v8.16b
+	ext	v8.16b, v23.16b, v23.16b, #8
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
-	pmull2	v23.1q, v23.2d, v11.2d
+	pmull	v12.1q, v0.1d, v23.1d
+	eor	v9.16b, v9.16b, v12.16b
 	aese	v30.16b, v5.16b
 	aesmc	v30.16b, v30.16b
-	eor	v10.16b, v10.16b, v23.16b
-	ldr	q23, [x5, #64]
+	pmull2	v23.1q, v0.2d, v23.2d
 	aese	v31.16b, v5.16b
 	aesmc	v31.16b, v31.16b
-	rev64	v23.16b, v23.16b
+	eor	v10.16b, v10.16b, v23.16b
+	pmull	v23.1q, v0.1d, v8.1d
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
+	eor	v11.16b, v11.16b, v23.16b
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q8, [x0, #320]
-	ext	v11.16b, v8.16b, v8.16b, #8
+	pmull2	v0.1q, v0.2d, v8.2d
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v12.1q, v23.1d, v8.1d
+	eor	v11.16b, v11.16b, v0.16b
+	ldr	q0, [x5, #64]
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
-	eor	v9.16b, v9.16b, v12.16b
-	pmull2	v8.1q, v23.2d, v8.2d
+	rev64	v0.16b, v0.16b
 	aese	v28.16b, v6.16b
 	aesmc	v28.16b, v28.16b
-	eor	v0.16b, v0.16b, v8.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
+	ldr	q23, [x0, #320]
 	aese	v29.16b, v6.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v8.1q, v23.1d, v11.1d
+	ext	v8.16b, v23.16b, v23.16b, #8
 	aese	v30.16b, v6.16b
 	aesmc	v30.16b, v30.16b
-	eor	v10.16b, v10.16b, v8.16b
-	pmull2	v23.1q, v23.2d, v11.2d
+	pmull	v12.1q, v0.1d, v23.1d
+	eor	v9.16b, v9.16b, v12.16b
 	aese	v31.16b, v6.16b
 	aesmc	v31.16b, v31.16b
-	eor	v10.16b, v10.16b, v23.16b
+	pmull2	v23.1q, v0.2d, v23.2d
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q23, [x5, #80]
+	eor	v10.16b, v10.16b, v23.16b
+	pmull	v23.1q, v0.1d, v8.1d
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
-	rev64	v23.16b, v23.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
+	eor	v11.16b, v11.16b, v23.16b
 	aese	v26.16b, v7.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q8, [x0, #336]
+	pmull2	v0.1q, v0.2d, v8.2d
+	eor	v11.16b, v11.16b, v0.16b
 	aese	v27.16b, v7.16b
 	aesmc	v27.16b, v27.16b
-	ext	v11.16b, v8.16b, v8.16b, #8
+	ldr	q0, [x5, #80]
 	aese	v28.16b, v7.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v12.1q, v23.1d, v8.1d
-	eor	v9.16b, v9.16b, v12.16b
+	rev64	v0.16b, v0.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v29.16b, v7.16b
 	aesmc	v29.16b, v29.16b
-	pmull2	v8.1q, v23.2d, v8.2d
+	ldr	q23, [x0, #336]
 	aese	v30.16b, v7.16b
 	aesmc	v30.16b, v30.16b
-	eor	v0.16b, v0.16b, v8.16b
+	ext	v8.16b, v23.16b, v23.16b, #8
 	aese	v31.16b, v7.16b
 	aesmc	v31.16b, v31.16b
-	pmull	v8.1q, v23.1d, v11.1d
-	eor	v10.16b, v10.16b, v8.16b
+	pmull	v12.1q, v0.1d, v23.1d
+	eor	v9.16b, v9.16b, v12.16b
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
-	pmull2	v23.1q, v23.2d, v11.2d
+	pmull2	v23.1q, v0.2d, v23.2d
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
 	eor	v10.16b, v10.16b, v23.16b
+	pmull	v23.1q, v0.1d, v8.1d
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q23, [x5, #96]
-	rev64	v23.16b, v23.16b
+	eor	v11.16b, v11.16b, v23.16b
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
+	pmull2	v0.1q, v0.2d, v8.2d
+	eor	v11.16b, v11.16b, v0.16b
 	aese	v28.16b, v16.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q8, [x0, #352]
+	ldr	q0, [x5, #96]
 	aese	v29.16b, v16.16b
 	aesmc	v29.16b, v29.16b
-	ext	v11.16b, v8.16b, v8.16b, #8
-	pmull	v12.1q, v23.1d, v8.1d
+	rev64	v0.16b, v0.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v30.16b, v16.16b
 	aesmc	v30.16b, v30.16b
-	eor	v9.16b, v9.16b, v12.16b
+	ldr	q23, [x0, #352]
 	aese	v31.16b, v16.16b
 	aesmc	v31.16b, v31.16b
-	pmull2	v8.1q, v23.2d, v8.2d
+	ext	v8.16b, v23.16b, v23.16b, #8
+	pmull	v12.1q, v0.1d, v23.1d
 	aese	v24.16b, v17.16b
 	aesmc	v24.16b, v24.16b
-	eor	v0.16b, v0.16b, v8.16b
-	pmull	v8.1q, v23.1d, v11.1d
+	eor	v9.16b, v9.16b, v12.16b
 	aese	v25.16b, v17.16b
 	aesmc	v25.16b, v25.16b
-	eor	v10.16b, v10.16b, v8.16b
+	pmull2	v23.1q, v0.2d, v23.2d
 	aese	v26.16b, v17.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v23.1q, v23.2d, v11.2d
+	eor	v10.16b, v10.16b, v23.16b
+	pmull	v23.1q, v0.1d, v8.1d
 	aese	v27.16b, v17.16b
 	aesmc	v27.16b, v27.16b
-	eor	v10.16b, v10.16b, v23.16b
-	ldr	q23, [x5, #112]
+	eor	v11.16b, v11.16b, v23.16b
 	aese	v28.16b, v17.16b
 	aesmc	v28.16b, v28.16b
-	rev64	v23.16b, v23.16b
+	pmull2	v0.1q, v0.2d, v8.2d
+	eor	v11.16b, v11.16b, v0.16b
 	aese	v29.16b, v17.16b
 	aesmc	v29.16b, v29.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
+	ldr	q0, [x5, #112]
 	aese	v30.16b, v17.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q8, [x0, #368]
-	ext	v11.16b, v8.16b, v8.16b, #8
+	rev64	v0.16b, v0.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v31.16b, v17.16b
 	aesmc	v31.16b, v31.16b
-	pmull	v12.1q, v23.1d, v8.1d
+	ldr	q23, [x0, #368]
 	aese	v24.16b, v18.16b
-	eor	v9.16b, v9.16b, v12.16b
+	ext	v8.16b, v23.16b, v23.16b, #8
+	pmull	v12.1q, v0.1d, v23.1d
 	aese	v25.16b, v18.16b
-	pmull2	v8.1q, v23.2d, v8.2d
-	eor	v0.16b, v0.16b, v8.16b
+	eor	v9.16b, v9.16b, v12.16b
 	aese	v26.16b, v18.16b
-	pmull	v8.1q, v23.1d, v11.1d
-	aese	v27.16b, v18.16b
-	eor	v10.16b, v10.16b, v8.16b
-	aese	v28.16b, v18.16b
-	pmull2	v23.1q, v23.2d, v11.2d
+	pmull2	v23.1q, v0.2d, v23.2d
 	eor	v10.16b, v10.16b, v23.16b
+	aese	v27.16b, v18.16b
+	pmull	v23.1q, v0.1d, v8.1d
+	aese	v28.16b, v18.16b
+	eor	v11.16b, v11.16b, v23.16b
 	aese	v29.16b, v18.16b
-	movi	v23.2d, #0x0000000000000000
+	pmull2	v0.1q, v0.2d, v8.2d
+	eor	v11.16b, v11.16b, v0.16b
 	aese	v30.16b, v18.16b
-	ext	v8.16b, v23.16b, v10.16b, #8
+	movi	v0.2d, #0x0000000000000000
 	aese	v31.16b, v18.16b
-	eor	v9.16b, v9.16b, v8.16b
-	ext	v8.16b, v10.16b, v23.16b, #8
+	ext	v23.16b, v0.16b, v11.16b, #8
+	eor	v9.16b, v9.16b, v23.16b
 	eor	v24.16b, v24.16b, v19.16b
-	eor	v0.16b, v0.16b, v8.16b
+	ext	v23.16b, v11.16b, v0.16b, #8
 	eor	v25.16b, v25.16b, v19.16b
+	eor	v10.16b, v10.16b, v23.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
 	eor	v26.16b, v26.16b, v19.16b
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	ldr	q23, [x4]
 	eor	v27.16b, v27.16b, v19.16b
-	pmull	v8.1q, v9.1d, v23.1d
+	ldr	q0, [x4]
+	pmull	v23.1q, v9.1d, v0.1d
 	eor	v28.16b, v28.16b, v19.16b
 	ext	v9.16b, v9.16b, v9.16b, #8
 	eor	v29.16b, v29.16b, v19.16b
-	eor	v9.16b, v9.16b, v8.16b
-	pmull	v23.1q, v9.1d, v23.1d
+	eor	v9.16b, v9.16b, v23.16b
+	pmull	v0.1q, v9.1d, v0.1d
 	eor	v30.16b, v30.16b, v19.16b
 	ext	v9.16b, v9.16b, v9.16b, #8
 	eor	v31.16b, v31.16b, v19.16b
-	eor	v9.16b, v9.16b, v23.16b
-	eor	v0.16b, v9.16b, v0.16b
+	eor	v9.16b, v9.16b, v0.16b
+	eor	v0.16b, v9.16b, v10.16b
 	ldp	q23, q8, [x1], #32
 	eor	v24.16b, v24.16b, v23.16b
 	eor	v25.16b, v25.16b, v8.16b
@@ -8192,62 +7930,63 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #576
 	sub	x6, x3, #128
-	ldr	q23, [x0, #560]
-	ldr	q29, [x6]
+	rev32	v23.16b, v20.16b
+	ldr	q28, [x6]
+	add	v20.4s, v20.4s, v21.4s
+	rev64	v28.16b, v28.16b
 	rev32	v24.16b, v20.16b
-	rev64	v29.16b, v29.16b
+	ext	v28.16b, v28.16b, v28.16b, #8
 	add	v20.4s, v20.4s, v21.4s
-	ext	v29.16b, v29.16b, v29.16b, #8
+	eor	v28.16b, v28.16b, v0.16b
 	rev32	v25.16b, v20.16b
-	eor	v29.16b, v29.16b, v0.16b
-	add	v20.4s, v20.4s, v21.4s
 	ldr	q0, [x0, #256]
+	add	v20.4s, v20.4s, v21.4s
+	ext	v29.16b, v0.16b, v0.16b, #8
 	rev32	v26.16b, v20.16b
-	ext	v30.16b, v0.16b, v0.16b, #8
+	pmull	v8.1q, v28.1d, v0.1d
 	add	v20.4s, v20.4s, v21.4s
-	pmull	v8.1q, v29.1d, v0.1d
+	pmull2	v9.1q, v28.2d, v0.2d
 	rev32	v27.16b, v20.16b
-	pmull2	v9.1q, v29.2d, v0.2d
+	pmull	v10.1q, v28.1d, v29.1d
 	add	v20.4s, v20.4s, v21.4s
-	pmull	v10.1q, v29.1d, v30.1d
+	pmull2	v0.1q, v28.2d, v29.2d
 	rev32	v28.16b, v20.16b
-	pmull2	v0.1q, v29.2d, v30.2d
-	add	v20.4s, v20.4s, v21.4s
 	eor	v10.16b, v10.16b, v0.16b
-	rev32	v29.16b, v20.16b
+	add	v20.4s, v20.4s, v21.4s
 	ldr	q0, [x6, #16]
-	add	v20.4s, v20.4s, v21.4s
+	rev32	v29.16b, v20.16b
 	rev64	v0.16b, v0.16b
-	rev32	v30.16b, v20.16b
+	add	v20.4s, v20.4s, v21.4s
 	ext	v0.16b, v0.16b, v0.16b, #8
+	rev32	v30.16b, v20.16b
+	ldr	q31, [x0, #272]
 	add	v20.4s, v20.4s, v21.4s
-	ldr	q11, [x0, #272]
-	rev32	v31.16b, v20.16b
-	ext	v12.16b, v11.16b, v11.16b, #8
-	add	v20.4s, v20.4s, v21.4s
-	pmull	v13.1q, v0.1d, v11.1d
+	ext	v11.16b, v31.16b, v31.16b, #8
+	aese	v23.16b, v1.16b
+	aesmc	v23.16b, v23.16b
+	pmull	v12.1q, v0.1d, v31.1d
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
-	eor	v8.16b, v8.16b, v13.16b
+	eor	v8.16b, v8.16b, v12.16b
 	aese	v25.16b, v1.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v11.1q, v0.2d, v11.2d
+	pmull2	v31.1q, v0.2d, v31.2d
 	aese	v26.16b, v1.16b
 	aesmc	v26.16b, v26.16b
-	eor	v9.16b, v9.16b, v11.16b
+	eor	v9.16b, v9.16b, v31.16b
 	aese	v27.16b, v1.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v11.1q, v0.1d, v12.1d
+	pmull	v31.1q, v0.1d, v11.1d
 	aese	v28.16b, v1.16b
 	aesmc	v28.16b, v28.16b
-	eor	v10.16b, v10.16b, v11.16b
+	eor	v10.16b, v10.16b, v31.16b
 	aese	v29.16b, v1.16b
 	aesmc	v29.16b, v29.16b
 	aese	v30.16b, v1.16b
 	aesmc	v30.16b, v30.16b
-	pmull2	v0.1q, v0.2d, v12.2d
-	aese	v31.16b, v1.16b
-	aesmc	v31.16b, v31.16b
+	pmull2	v0.1q, v0.2d, v11.2d
+	aese	v23.16b, v2.16b
+	aesmc	v23.16b, v23.16b
 	eor	v10.16b, v10.16b, v0.16b
 	aese	v24.16b, v2.16b
 	aesmc	v24.16b, v24.16b
@@ -8260,247 +7999,246 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	ext	v11.16b, v11.16b, v11.16b, #8
 	aese	v27.16b, v2.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q0, [x0, #288]
+	ldr	q31, [x0, #288]
 	aese	v28.16b, v2.16b
 	aesmc	v28.16b, v28.16b
-	ext	v12.16b, v0.16b, v0.16b, #8
+	ext	v12.16b, v31.16b, v31.16b, #8
 	aese	v29.16b, v2.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v13.1q, v11.1d, v0.1d
+	pmull	v0.1q, v11.1d, v31.1d
 	aese	v30.16b, v2.16b
 	aesmc	v30.16b, v30.16b
-	eor	v8.16b, v8.16b, v13.16b
-	aese	v31.16b, v2.16b
-	aesmc	v31.16b, v31.16b
-	pmull2	v13.1q, v11.2d, v0.2d
-	eor	v0.16b, v24.16b, v23.16b
+	eor	v8.16b, v8.16b, v0.16b
+	ldr	q0, [x0, #560]
+	pmull2	v13.1q, v11.2d, v31.2d
+	eor	v31.16b, v23.16b, v0.16b
 	eor	v9.16b, v9.16b, v13.16b
-	str	q0, [x4]
+	str	q31, [x4]
 	pmull	v13.1q, v11.1d, v12.1d
-	eor	v0.16b, v25.16b, v23.16b
+	eor	v31.16b, v24.16b, v0.16b
 	eor	v10.16b, v10.16b, v13.16b
-	str	q0, [x4, #16]
+	str	q31, [x4, #16]
 	pmull2	v11.1q, v11.2d, v12.2d
-	eor	v0.16b, v26.16b, v23.16b
+	eor	v31.16b, v25.16b, v0.16b
 	eor	v10.16b, v10.16b, v11.16b
-	str	q0, [x4, #32]
+	str	q31, [x4, #32]
 	ldr	q11, [x6, #48]
-	eor	v0.16b, v27.16b, v23.16b
+	eor	v31.16b, v26.16b, v0.16b
 	rev64	v11.16b, v11.16b
-	str	q0, [x4, #48]
+	str	q31, [x4, #48]
 	ext	v11.16b, v11.16b, v11.16b, #8
-	eor	v0.16b, v28.16b, v23.16b
+	eor	v31.16b, v27.16b, v0.16b
 	ldr	q12, [x0, #304]
-	str	q0, [x4, #64]
+	str	q31, [x4, #64]
 	ext	v13.16b, v12.16b, v12.16b, #8
-	eor	v0.16b, v29.16b, v23.16b
+	eor	v31.16b, v28.16b, v0.16b
 	pmull	v14.1q, v11.1d, v12.1d
-	str	q0, [x4, #80]
+	str	q31, [x4, #80]
 	eor	v8.16b, v8.16b, v14.16b
-	eor	v0.16b, v30.16b, v23.16b
+	eor	v31.16b, v29.16b, v0.16b
 	pmull2	v12.1q, v11.2d, v12.2d
-	str	q0, [x4, #96]
+	str	q31, [x4, #96]
 	eor	v9.16b, v9.16b, v12.16b
-	eor	v0.16b, v31.16b, v23.16b
-	str	q0, [x4, #112]
+	eor	v31.16b, v30.16b, v0.16b
+	str	q31, [x4, #112]
 	pmull	v0.1q, v11.1d, v13.1d
+	aese	v23.16b, v3.16b
+	aesmc	v23.16b, v23.16b
+	eor	v10.16b, v10.16b, v0.16b
 	aese	v24.16b, v3.16b
 	aesmc	v24.16b, v24.16b
-	eor	v10.16b, v10.16b, v0.16b
+	pmull2	v0.1q, v11.2d, v13.2d
 	aese	v25.16b, v3.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v0.1q, v11.2d, v13.2d
+	eor	v10.16b, v10.16b, v0.16b
 	aese	v26.16b, v3.16b
 	aesmc	v26.16b, v26.16b
-	eor	v10.16b, v10.16b, v0.16b
+	ldr	q0, [x6, #64]
 	aese	v27.16b, v3.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q0, [x6, #64]
+	rev64	v0.16b, v0.16b
 	aese	v28.16b, v3.16b
 	aesmc	v28.16b, v28.16b
-	rev64	v0.16b, v0.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v29.16b, v3.16b
 	aesmc	v29.16b, v29.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	ldr	q31, [x0, #320]
 	aese	v30.16b, v3.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q23, [x0, #320]
-	aese	v31.16b, v3.16b
-	aesmc	v31.16b, v31.16b
-	ext	v11.16b, v23.16b, v23.16b, #8
+	ext	v11.16b, v31.16b, v31.16b, #8
+	aese	v23.16b, v4.16b
+	aesmc	v23.16b, v23.16b
+	pmull	v12.1q, v0.1d, v31.1d
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v12.1q, v0.1d, v23.1d
+	eor	v8.16b, v8.16b, v12.16b
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
-	eor	v8.16b, v8.16b, v12.16b
+	pmull2	v31.1q, v0.2d, v31.2d
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v23.1q, v0.2d, v23.2d
+	eor	v9.16b, v9.16b, v31.16b
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
-	eor	v9.16b, v9.16b, v23.16b
+	pmull	v31.1q, v0.1d, v11.1d
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v23.1q, v0.1d, v11.1d
+	eor	v10.16b, v10.16b, v31.16b
 	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
-	eor	v10.16b, v10.16b, v23.16b
+	pmull2	v0.1q, v0.2d, v11.2d
 	aese	v30.16b, v4.16b
 	aesmc	v30.16b, v30.16b
-	pmull2	v0.1q, v0.2d, v11.2d
-	aese	v31.16b, v4.16b
-	aesmc	v31.16b, v31.16b
 	eor	v10.16b, v10.16b, v0.16b
+	aese	v23.16b, v5.16b
+	aesmc	v23.16b, v23.16b
+	ldr	q0, [x6, #80]
 	aese	v24.16b, v5.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q0, [x6, #80]
+	rev64	v0.16b, v0.16b
 	aese	v25.16b, v5.16b
 	aesmc	v25.16b, v25.16b
-	rev64	v0.16b, v0.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v26.16b, v5.16b
 	aesmc	v26.16b, v26.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	ldr	q31, [x0, #336]
 	aese	v27.16b, v5.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q23, [x0, #336]
+	ext	v11.16b, v31.16b, v31.16b, #8
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
-	ext	v11.16b, v23.16b, v23.16b, #8
+	pmull	v12.1q, v0.1d, v31.1d
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v12.1q, v0.1d, v23.1d
 	aese	v30.16b, v5.16b
 	aesmc	v30.16b, v30.16b
-	aese	v31.16b, v5.16b
-	aesmc	v31.16b, v31.16b
 	eor	v8.16b, v8.16b, v12.16b
+	aese	v23.16b, v6.16b
+	aesmc	v23.16b, v23.16b
+	pmull2	v31.1q, v0.2d, v31.2d
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
-	pmull2	v23.1q, v0.2d, v23.2d
+	eor	v9.16b, v9.16b, v31.16b
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
-	eor	v9.16b, v9.16b, v23.16b
+	pmull	v31.1q, v0.1d, v11.1d
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v23.1q, v0.1d, v11.1d
+	eor	v10.16b, v10.16b, v31.16b
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
-	eor	v10.16b, v10.16b, v23.16b
+	pmull2	v0.1q, v0.2d, v11.2d
 	aese	v28.16b, v6.16b
 	aesmc	v28.16b, v28.16b
-	pmull2	v0.1q, v0.2d, v11.2d
+	eor	v10.16b, v10.16b, v0.16b
 	aese	v29.16b, v6.16b
 	aesmc	v29.16b, v29.16b
-	eor	v10.16b, v10.16b, v0.16b
+	ldr	q0, [x6, #96]
 	aese	v30.16b, v6.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q0, [x6, #96]
-	aese	v31.16b, v6.16b
-	aesmc	v31.16b, v31.16b
 	rev64	v0.16b, v0.16b
+	aese	v23.16b, v7.16b
+	aesmc	v23.16b, v23.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	ldr	q31, [x0, #352]
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q23, [x0, #352]
+	ext	v11.16b, v31.16b, v31.16b, #8
 	aese	v26.16b, v7.16b
 	aesmc	v26.16b, v26.16b
-	ext	v11.16b, v23.16b, v23.16b, #8
+	pmull	v12.1q, v0.1d, v31.1d
 	aese	v27.16b, v7.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v12.1q, v0.1d, v23.1d
+	eor	v8.16b, v8.16b, v12.16b
 	aese	v28.16b, v7.16b
 	aesmc	v28.16b, v28.16b
-	eor	v8.16b, v8.16b, v12.16b
+	pmull2	v31.1q, v0.2d, v31.2d
 	aese	v29.16b, v7.16b
 	aesmc	v29.16b, v29.16b
-	pmull2	v23.1q, v0.2d, v23.2d
+	eor	v9.16b, v9.16b, v31.16b
 	aese	v30.16b, v7.16b
 	aesmc	v30.16b, v30.16b
-	eor	v9.16b, v9.16b, v23.16b
-	aese	v31.16b, v7.16b
-	aesmc	v31.16b, v31.16b
-	pmull	v23.1q, v0.1d, v11.1d
+	pmull	v31.1q, v0.1d, v11.1d
+	aese	v23.16b, v16.16b
+	aesmc	v23.16b, v23.16b
+	eor	v10.16b, v10.16b, v31.16b
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
-	eor	v10.16b, v10.16b, v23.16b
+	pmull2	v0.1q, v0.2d, v11.2d
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v0.1q, v0.2d, v11.2d
+	eor	v10.16b, v10.16b, v0.16b
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
-	eor	v10.16b, v10.16b, v0.16b
+	ldr	q0, [x6, #112]
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q0, [x6, #112]
+	rev64	v0.16b, v0.16b
 	aese	v28.16b, v16.16b
 	aesmc	v28.16b, v28.16b
-	rev64	v0.16b, v0.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v29.16b, v16.16b
 	aesmc	v29.16b, v29.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	ldr	q31, [x0, #368]
 	aese	v30.16b, v16.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q23, [x0, #368]
-	aese	v31.16b, v16.16b
-	aesmc	v31.16b, v31.16b
+	aese	v23.16b, v17.16b
+	aesmc	v23.16b, v23.16b
+	ext	v11.16b, v31.16b, v31.16b, #8
 	aese	v24.16b, v17.16b
 	aesmc	v24.16b, v24.16b
-	ext	v11.16b, v23.16b, v23.16b, #8
+	pmull	v12.1q, v0.1d, v31.1d
 	aese	v25.16b, v17.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v12.1q, v0.1d, v23.1d
+	eor	v8.16b, v8.16b, v12.16b
 	aese	v26.16b, v17.16b
 	aesmc	v26.16b, v26.16b
-	eor	v8.16b, v8.16b, v12.16b
+	pmull2	v31.1q, v0.2d, v31.2d
 	aese	v27.16b, v17.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v23.1q, v0.2d, v23.2d
+	eor	v9.16b, v9.16b, v31.16b
 	aese	v28.16b, v17.16b
 	aesmc	v28.16b, v28.16b
-	eor	v9.16b, v9.16b, v23.16b
+	pmull	v31.1q, v0.1d, v11.1d
 	aese	v29.16b, v17.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v23.1q, v0.1d, v11.1d
+	eor	v10.16b, v10.16b, v31.16b
 	aese	v30.16b, v17.16b
 	aesmc	v30.16b, v30.16b
-	eor	v10.16b, v10.16b, v23.16b
-	aese	v31.16b, v17.16b
-	aesmc	v31.16b, v31.16b
 	pmull2	v0.1q, v0.2d, v11.2d
-	aese	v24.16b, v18.16b
+	aese	v23.16b, v18.16b
 	eor	v10.16b, v10.16b, v0.16b
-	aese	v25.16b, v18.16b
+	aese	v24.16b, v18.16b
 	movi	v0.2d, #0x0000000000000000
+	aese	v25.16b, v18.16b
+	ext	v31.16b, v0.16b, v10.16b, #8
 	aese	v26.16b, v18.16b
-	ext	v23.16b, v0.16b, v10.16b, #8
+	eor	v8.16b, v8.16b, v31.16b
 	aese	v27.16b, v18.16b
-	eor	v8.16b, v8.16b, v23.16b
+	ext	v31.16b, v10.16b, v0.16b, #8
 	aese	v28.16b, v18.16b
-	ext	v23.16b, v10.16b, v0.16b, #8
+	eor	v9.16b, v9.16b, v31.16b
 	aese	v29.16b, v18.16b
-	eor	v9.16b, v9.16b, v23.16b
-	aese	v30.16b, v18.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	aese	v31.16b, v18.16b
+	aese	v30.16b, v18.16b
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	eor	v24.16b, v24.16b, v19.16b
+	eor	v23.16b, v23.16b, v19.16b
 	ldr	q0, [x4]
+	eor	v24.16b, v24.16b, v19.16b
+	pmull	v31.1q, v8.1d, v0.1d
 	eor	v25.16b, v25.16b, v19.16b
-	pmull	v23.1q, v8.1d, v0.1d
+	ext	v8.16b, v8.16b, v8.16b, #8
 	eor	v26.16b, v26.16b, v19.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
+	eor	v8.16b, v8.16b, v31.16b
 	eor	v27.16b, v27.16b, v19.16b
-	eor	v8.16b, v8.16b, v23.16b
-	eor	v28.16b, v28.16b, v19.16b
 	pmull	v0.1q, v8.1d, v0.1d
-	eor	v29.16b, v29.16b, v19.16b
+	eor	v28.16b, v28.16b, v19.16b
 	ext	v8.16b, v8.16b, v8.16b, #8
-	eor	v30.16b, v30.16b, v19.16b
+	eor	v29.16b, v29.16b, v19.16b
 	eor	v8.16b, v8.16b, v0.16b
-	eor	v31.16b, v31.16b, v19.16b
+	eor	v30.16b, v30.16b, v19.16b
 	eor	v0.16b, v8.16b, v9.16b
 	ldr	x4, [x0, #528]
 	sub	x4, x5, x4
@@ -8525,22 +8263,22 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	mov	x4, #8
 	str	x4, [x0, #536]
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_run_done_4:
-	ldp	q23, q8, [x1], #32
-	eor	v24.16b, v24.16b, v23.16b
-	eor	v25.16b, v25.16b, v8.16b
-	stp	q24, q25, [x3], #32
+	ldp	q31, q8, [x1], #32
+	eor	v23.16b, v23.16b, v31.16b
+	eor	v24.16b, v24.16b, v8.16b
+	stp	q23, q24, [x3], #32
 	ldp	q23, q24, [x1], #32
-	eor	v26.16b, v26.16b, v23.16b
-	eor	v27.16b, v27.16b, v24.16b
-	stp	q26, q27, [x3], #32
+	eor	v25.16b, v25.16b, v23.16b
+	eor	v26.16b, v26.16b, v24.16b
+	stp	q25, q26, [x3], #32
 	ldp	q23, q24, [x1], #32
-	eor	v28.16b, v28.16b, v23.16b
-	eor	v29.16b, v29.16b, v24.16b
-	stp	q28, q29, [x3], #32
+	eor	v27.16b, v27.16b, v23.16b
+	eor	v28.16b, v28.16b, v24.16b
+	stp	q27, q28, [x3], #32
 	ldp	q23, q24, [x1], #32
-	eor	v30.16b, v30.16b, v23.16b
-	eor	v31.16b, v31.16b, v24.16b
-	stp	q30, q31, [x3], #32
+	eor	v29.16b, v29.16b, v23.16b
+	eor	v30.16b, v30.16b, v24.16b
+	stp	q29, q30, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_top128
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_full_steady_128:
@@ -9474,6 +9212,7 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_first192:
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_r2_encrypt_data_first_done192
+.Laesgen_armv8_ce_gcm_r2_encrypt_data_dispatch_first_192:
 	umov	w4, v22.s[3]
 	and	x5, x4, #255
 	cmp	x5, #248
@@ -9493,30 +9232,23 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	ldp	q28, q29, [x4, #32]
 	ldp	q30, q31, [x4, #64]
 	ldp	q8, q9, [x4, #96]
-	eor	v26.16b, v26.16b, v25.16b
-	eor	v27.16b, v27.16b, v25.16b
-	eor	v28.16b, v28.16b, v25.16b
-	eor	v29.16b, v29.16b, v25.16b
-	eor	v30.16b, v30.16b, v25.16b
-	eor	v31.16b, v31.16b, v25.16b
-	eor	v8.16b, v8.16b, v25.16b
-	eor	v9.16b, v9.16b, v25.16b
 	add	v22.4s, v22.4s, v24.4s
-	aese	v26.16b, v3.16b
+	eor	v25.16b, v3.16b, v25.16b
+	aese	v26.16b, v25.16b
 	aesmc	v26.16b, v26.16b
-	aese	v27.16b, v3.16b
+	aese	v27.16b, v25.16b
 	aesmc	v27.16b, v27.16b
-	aese	v28.16b, v3.16b
+	aese	v28.16b, v25.16b
 	aesmc	v28.16b, v28.16b
-	aese	v29.16b, v3.16b
+	aese	v29.16b, v25.16b
 	aesmc	v29.16b, v29.16b
-	aese	v30.16b, v3.16b
+	aese	v30.16b, v25.16b
 	aesmc	v30.16b, v30.16b
-	aese	v31.16b, v3.16b
+	aese	v31.16b, v25.16b
 	aesmc	v31.16b, v31.16b
-	aese	v8.16b, v3.16b
+	aese	v8.16b, v25.16b
 	aesmc	v8.16b, v8.16b
-	aese	v9.16b, v3.16b
+	aese	v9.16b, v25.16b
 	aesmc	v9.16b, v9.16b
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
@@ -9704,7 +9436,6 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	str	x4, [x0, #544]
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #576
-	ldr	q25, [x0, #560]
 	rev32	v26.16b, v22.16b
 	add	v22.4s, v22.4s, v23.4s
 	rev32	v27.16b, v22.16b
@@ -9753,6 +9484,7 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	aesmc	v8.16b, v8.16b
 	aese	v9.16b, v2.16b
 	aesmc	v9.16b, v9.16b
+	ldr	q25, [x0, #560]
 	eor	v10.16b, v26.16b, v25.16b
 	str	q10, [x4]
 	eor	v10.16b, v27.16b, v25.16b
@@ -10210,23 +9942,11 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	str	q25, [x0, #560]
 	lsr	x4, x4, #8
 	str	x4, [x0, #504]
-	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_first192
+	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_dispatch_first_192
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_first_done192:
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_top192:
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_r2_encrypt_data_drain192
-	umov	w4, v22.s[3]
-	and	x5, x4, #255
-	cmp	x5, #248
-	b.hi	.Laesgen_armv8_ce_gcm_r2_encrypt_data_full_steady_192
-	lsr	x4, x4, #8
-	ldr	x6, [x0, #504]
-	cmp	x4, x6
-	b.ne	.Laesgen_armv8_ce_gcm_r2_encrypt_data_refresh_steady_192
-	ldr	x4, [x0, #536]
-	cmp	x4, #256
-	b.ne	.Laesgen_armv8_ce_gcm_r2_encrypt_data_check_steady_192
-.Laesgen_armv8_ce_gcm_r2_encrypt_data_fast_steady_192:
 	sub	x4, x3, #128
 	ldr	q25, [x4]
 	rev64	v25.16b, v25.16b
@@ -10345,6 +10065,19 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	ext	v26.16b, v26.16b, v26.16b, #8
 	eor	v26.16b, v26.16b, v25.16b
 	eor	v0.16b, v26.16b, v0.16b
+.Laesgen_armv8_ce_gcm_r2_encrypt_data_dispatch_steady_192:
+	umov	w4, v22.s[3]
+	and	x5, x4, #255
+	cmp	x5, #248
+	b.hi	.Laesgen_armv8_ce_gcm_r2_encrypt_data_full_steady_192
+	lsr	x4, x4, #8
+	ldr	x6, [x0, #504]
+	cmp	x4, x6
+	b.ne	.Laesgen_armv8_ce_gcm_r2_encrypt_data_refresh_steady_192
+	ldr	x4, [x0, #536]
+	cmp	x4, #256
+	b.ne	.Laesgen_armv8_ce_gcm_r2_encrypt_data_check_steady_192
+.Laesgen_armv8_ce_gcm_r2_encrypt_data_fast_steady_192:
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #576
 	ldr	q25, [x0, #560]
@@ -10352,30 +10085,23 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	ldp	q28, q29, [x4, #32]
 	ldp	q30, q31, [x4, #64]
 	ldp	q8, q9, [x4, #96]
-	eor	v26.16b, v26.16b, v25.16b
-	eor	v27.16b, v27.16b, v25.16b
-	eor	v28.16b, v28.16b, v25.16b
-	eor	v29.16b, v29.16b, v25.16b
-	eor	v30.16b, v30.16b, v25.16b
-	eor	v31.16b, v31.16b, v25.16b
-	eor	v8.16b, v8.16b, v25.16b
-	eor	v9.16b, v9.16b, v25.16b
 	add	v22.4s, v22.4s, v24.4s
-	aese	v26.16b, v3.16b
+	eor	v25.16b, v3.16b, v25.16b
+	aese	v26.16b, v25.16b
 	aesmc	v26.16b, v26.16b
-	aese	v27.16b, v3.16b
+	aese	v27.16b, v25.16b
 	aesmc	v27.16b, v27.16b
-	aese	v28.16b, v3.16b
+	aese	v28.16b, v25.16b
 	aesmc	v28.16b, v28.16b
-	aese	v29.16b, v3.16b
+	aese	v29.16b, v25.16b
 	aesmc	v29.16b, v29.16b
-	aese	v30.16b, v3.16b
+	aese	v30.16b, v25.16b
 	aesmc	v30.16b, v30.16b
-	aese	v31.16b, v3.16b
+	aese	v31.16b, v25.16b
 	aesmc	v31.16b, v31.16b
-	aese	v8.16b, v3.16b
+	aese	v8.16b, v25.16b
 	aesmc	v8.16b, v8.16b
-	aese	v9.16b, v3.16b
+	aese	v9.16b, v25.16b
 	aesmc	v9.16b, v9.16b
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
@@ -10561,127 +10287,8 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	cbz	x4, .Laesgen_armv8_ce_gcm_r2_encrypt_data_spent_steady_192
 	sub	x4, x4, #1
 	str	x4, [x0, #544]
-	sub	x4, x3, #128
-	ldr	q25, [x4]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	eor	v25.16b, v25.16b, v0.16b
-	ldr	q0, [x0, #256]
-	ext	v28.16b, v0.16b, v0.16b, #8
-	pmull	v26.1q, v25.1d, v0.1d
-	pmull2	v0.1q, v25.2d, v0.2d
-	pmull	v27.1q, v25.1d, v28.1d
-	pmull2	v25.1q, v25.2d, v28.2d
-	eor	v27.16b, v27.16b, v25.16b
-	ldr	q25, [x4, #16]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	ldr	q28, [x0, #272]
-	ext	v29.16b, v28.16b, v28.16b, #8
-	pmull	v30.1q, v25.1d, v28.1d
-	eor	v26.16b, v26.16b, v30.16b
-	pmull2	v28.1q, v25.2d, v28.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v25.1d, v29.1d
-	eor	v27.16b, v27.16b, v28.16b
-	pmull2	v25.1q, v25.2d, v29.2d
-	eor	v27.16b, v27.16b, v25.16b
-	ldr	q25, [x4, #32]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	ldr	q28, [x0, #288]
-	ext	v29.16b, v28.16b, v28.16b, #8
-	pmull	v30.1q, v25.1d, v28.1d
-	eor	v26.16b, v26.16b, v30.16b
-	pmull2	v28.1q, v25.2d, v28.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v25.1d, v29.1d
-	eor	v27.16b, v27.16b, v28.16b
-	pmull2	v25.1q, v25.2d, v29.2d
-	eor	v27.16b, v27.16b, v25.16b
-	ldr	q25, [x4, #48]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	ldr	q28, [x0, #304]
-	ext	v29.16b, v28.16b, v28.16b, #8
-	pmull	v30.1q, v25.1d, v28.1d
-	eor	v26.16b, v26.16b, v30.16b
-	pmull2	v28.1q, v25.2d, v28.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v25.1d, v29.1d
-	eor	v27.16b, v27.16b, v28.16b
-	pmull2	v25.1q, v25.2d, v29.2d
-	eor	v27.16b, v27.16b, v25.16b
-	ldr	q25, [x4, #64]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	ldr	q28, [x0, #320]
-	ext	v29.16b, v28.16b, v28.16b, #8
-	pmull	v30.1q, v25.1d, v28.1d
-	eor	v26.16b, v26.16b, v30.16b
-	pmull2	v28.1q, v25.2d, v28.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v25.1d, v29.1d
-	eor	v27.16b, v27.16b, v28.16b
-	pmull2	v25.1q, v25.2d, v29.2d
-	eor	v27.16b, v27.16b, v25.16b
-	ldr	q25, [x4, #80]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	ldr	q28, [x0, #336]
-	ext	v29.16b, v28.16b, v28.16b, #8
-	pmull	v30.1q, v25.1d, v28.1d
-	eor	v26.16b, v26.16b, v30.16b
-	pmull2	v28.1q, v25.2d, v28.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v25.1d, v29.1d
-	eor	v27.16b, v27.16b, v28.16b
-	pmull2	v25.1q, v25.2d, v29.2d
-	eor	v27.16b, v27.16b, v25.16b
-	ldr	q25, [x4, #96]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	ldr	q28, [x0, #352]
-	ext	v29.16b, v28.16b, v28.16b, #8
-	pmull	v30.1q, v25.1d, v28.1d
-	eor	v26.16b, v26.16b, v30.16b
-	pmull2	v28.1q, v25.2d, v28.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v25.1d, v29.1d
-	eor	v27.16b, v27.16b, v28.16b
-	pmull2	v25.1q, v25.2d, v29.2d
-	eor	v27.16b, v27.16b, v25.16b
-	ldr	q25, [x4, #112]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	ldr	q28, [x0, #368]
-	ext	v29.16b, v28.16b, v28.16b, #8
-	pmull	v30.1q, v25.1d, v28.1d
-	eor	v26.16b, v26.16b, v30.16b
-	pmull2	v28.1q, v25.2d, v28.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v25.1d, v29.1d
-	eor	v27.16b, v27.16b, v28.16b
-	pmull2	v25.1q, v25.2d, v29.2d
-	eor	v27.16b, v27.16b, v25.16b
-	movi	v25.2d, #0x0000000000000000
-	ext	v28.16b, v25.16b, v27.16b, #8
-	eor	v26.16b, v26.16b, v28.16b
-	ext	v28.16b, v27.16b, v25.16b, #8
-	eor	v0.16b, v0.16b, v28.16b
-	adrp	x4, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	ldr	q25, [x4]
-	pmull	v27.1q, v26.1d, v25.1d
-	ext	v26.16b, v26.16b, v26.16b, #8
-	eor	v26.16b, v26.16b, v27.16b
-	pmull	v25.1q, v26.1d, v25.1d
-	ext	v26.16b, v26.16b, v26.16b, #8
-	eor	v26.16b, v26.16b, v25.16b
-	eor	v0.16b, v26.16b, v0.16b
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #576
-	ldr	q25, [x0, #560]
 	rev32	v26.16b, v22.16b
 	add	v22.4s, v22.4s, v23.4s
 	rev32	v27.16b, v22.16b
@@ -10730,6 +10337,7 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	aesmc	v8.16b, v8.16b
 	aese	v9.16b, v2.16b
 	aesmc	v9.16b, v9.16b
+	ldr	q25, [x0, #560]
 	eor	v10.16b, v26.16b, v25.16b
 	str	q10, [x4]
 	eor	v10.16b, v27.16b, v25.16b
@@ -10948,124 +10556,6 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_top192
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_full_steady_192:
-	sub	x4, x3, #128
-	ldr	q25, [x4]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	eor	v25.16b, v25.16b, v0.16b
-	ldr	q0, [x0, #256]
-	ext	v28.16b, v0.16b, v0.16b, #8
-	pmull	v26.1q, v25.1d, v0.1d
-	pmull2	v0.1q, v25.2d, v0.2d
-	pmull	v27.1q, v25.1d, v28.1d
-	pmull2	v25.1q, v25.2d, v28.2d
-	eor	v27.16b, v27.16b, v25.16b
-	ldr	q25, [x4, #16]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	ldr	q28, [x0, #272]
-	ext	v29.16b, v28.16b, v28.16b, #8
-	pmull	v30.1q, v25.1d, v28.1d
-	eor	v26.16b, v26.16b, v30.16b
-	pmull2	v28.1q, v25.2d, v28.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v25.1d, v29.1d
-	eor	v27.16b, v27.16b, v28.16b
-	pmull2	v25.1q, v25.2d, v29.2d
-	eor	v27.16b, v27.16b, v25.16b
-	ldr	q25, [x4, #32]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	ldr	q28, [x0, #288]
-	ext	v29.16b, v28.16b, v28.16b, #8
-	pmull	v30.1q, v25.1d, v28.1d
-	eor	v26.16b, v26.16b, v30.16b
-	pmull2	v28.1q, v25.2d, v28.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v25.1d, v29.1d
-	eor	v27.16b, v27.16b, v28.16b
-	pmull2	v25.1q, v25.2d, v29.2d
-	eor	v27.16b, v27.16b, v25.16b
-	ldr	q25, [x4, #48]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	ldr	q28, [x0, #304]
-	ext	v29.16b, v28.16b, v28.16b, #8
-	pmull	v30.1q, v25.1d, v28.1d
-	eor	v26.16b, v26.16b, v30.16b
-	pmull2	v28.1q, v25.2d, v28.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v25.1d, v29.1d
-	eor	v27.16b, v27.16b, v28.16b
-	pmull2	v25.1q, v25.2d, v29.2d
-	eor	v27.16b, v27.16b, v25.16b
-	ldr	q25, [x4, #64]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	ldr	q28, [x0, #320]
-	ext	v29.16b, v28.16b, v28.16b, #8
-	pmull	v30.1q, v25.1d, v28.1d
-	eor	v26.16b, v26.16b, v30.16b
-	pmull2	v28.1q, v25.2d, v28.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v25.1d, v29.1d
-	eor	v27.16b, v27.16b, v28.16b
-	pmull2	v25.1q, v25.2d, v29.2d
-	eor	v27.16b, v27.16b, v25.16b
-	ldr	q25, [x4, #80]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	ldr	q28, [x0, #336]
-	ext	v29.16b, v28.16b, v28.16b, #8
-	pmull	v30.1q, v25.1d, v28.1d
-	eor	v26.16b, v26.16b, v30.16b
-	pmull2	v28.1q, v25.2d, v28.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v25.1d, v29.1d
-	eor	v27.16b, v27.16b, v28.16b
-	pmull2	v25.1q, v25.2d, v29.2d
-	eor	v27.16b, v27.16b, v25.16b
-	ldr	q25, [x4, #96]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	ldr	q28, [x0, #352]
-	ext	v29.16b, v28.16b, v28.16b, #8
-	pmull	v30.1q, v25.1d, v28.1d
-	eor	v26.16b, v26.16b, v30.16b
-	pmull2	v28.1q, v25.2d, v28.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v25.1d, v29.1d
-	eor	v27.16b, v27.16b, v28.16b
-	pmull2	v25.1q, v25.2d, v29.2d
-	eor	v27.16b, v27.16b, v25.16b
-	ldr	q25, [x4, #112]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	ldr	q28, [x0, #368]
-	ext	v29.16b, v28.16b, v28.16b, #8
-	pmull	v30.1q, v25.1d, v28.1d
-	eor	v26.16b, v26.16b, v30.16b
-	pmull2	v28.1q, v25.2d, v28.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v25.1d, v29.1d
-	eor	v27.16b, v27.16b, v28.16b
-	pmull2	v25.1q, v25.2d, v29.2d
-	eor	v27.16b, v27.16b, v25.16b
-	movi	v25.2d, #0x0000000000000000
-	ext	v28.16b, v25.16b, v27.16b, #8
-	eor	v26.16b, v26.16b, v28.16b
-	ext	v28.16b, v27.16b, v25.16b, #8
-	eor	v0.16b, v0.16b, v28.16b
-	adrp	x4, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	ldr	q25, [x4]
-	pmull	v27.1q, v26.1d, v25.1d
-	ext	v26.16b, v26.16b, v26.16b, #8
-	eor	v26.16b, v26.16b, v27.16b
-	pmull	v25.1q, v26.1d, v25.1d
-	ext	v26.16b, v26.16b, v26.16b, #8
-	eor	v26.16b, v26.16b, v25.16b
-	eor	v0.16b, v26.16b, v0.16b
 	rev32	v25.16b, v22.16b
 	add	v22.4s, v22.4s, v23.4s
 	rev32	v26.16b, v22.16b
@@ -11303,124 +10793,6 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_keep_10:
 	sub	x4, x4, #8
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_again_steady_192:
-	sub	x6, x3, #128
-	ldr	q25, [x6]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	eor	v25.16b, v25.16b, v0.16b
-	ldr	q0, [x0, #256]
-	ext	v28.16b, v0.16b, v0.16b, #8
-	pmull	v26.1q, v25.1d, v0.1d
-	pmull2	v0.1q, v25.2d, v0.2d
-	pmull	v27.1q, v25.1d, v28.1d
-	pmull2	v25.1q, v25.2d, v28.2d
-	eor	v27.16b, v27.16b, v25.16b
-	ldr	q25, [x6, #16]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	ldr	q28, [x0, #272]
-	ext	v29.16b, v28.16b, v28.16b, #8
-	pmull	v30.1q, v25.1d, v28.1d
-	eor	v26.16b, v26.16b, v30.16b
-	pmull2	v28.1q, v25.2d, v28.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v25.1d, v29.1d
-	eor	v27.16b, v27.16b, v28.16b
-	pmull2	v25.1q, v25.2d, v29.2d
-	eor	v27.16b, v27.16b, v25.16b
-	ldr	q25, [x6, #32]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	ldr	q28, [x0, #288]
-	ext	v29.16b, v28.16b, v28.16b, #8
-	pmull	v30.1q, v25.1d, v28.1d
-	eor	v26.16b, v26.16b, v30.16b
-	pmull2	v28.1q, v25.2d, v28.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v25.1d, v29.1d
-	eor	v27.16b, v27.16b, v28.16b
-	pmull2	v25.1q, v25.2d, v29.2d
-	eor	v27.16b, v27.16b, v25.16b
-	ldr	q25, [x6, #48]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	ldr	q28, [x0, #304]
-	ext	v29.16b, v28.16b, v28.16b, #8
-	pmull	v30.1q, v25.1d, v28.1d
-	eor	v26.16b, v26.16b, v30.16b
-	pmull2	v28.1q, v25.2d, v28.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v25.1d, v29.1d
-	eor	v27.16b, v27.16b, v28.16b
-	pmull2	v25.1q, v25.2d, v29.2d
-	eor	v27.16b, v27.16b, v25.16b
-	ldr	q25, [x6, #64]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	ldr	q28, [x0, #320]
-	ext	v29.16b, v28.16b, v28.16b, #8
-	pmull	v30.1q, v25.1d, v28.1d
-	eor	v26.16b, v26.16b, v30.16b
-	pmull2	v28.1q, v25.2d, v28.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v25.1d, v29.1d
-	eor	v27.16b, v27.16b, v28.16b
-	pmull2	v25.1q, v25.2d, v29.2d
-	eor	v27.16b, v27.16b, v25.16b
-	ldr	q25, [x6, #80]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	ldr	q28, [x0, #336]
-	ext	v29.16b, v28.16b, v28.16b, #8
-	pmull	v30.1q, v25.1d, v28.1d
-	eor	v26.16b, v26.16b, v30.16b
-	pmull2	v28.1q, v25.2d, v28.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v25.1d, v29.1d
-	eor	v27.16b, v27.16b, v28.16b
-	pmull2	v25.1q, v25.2d, v29.2d
-	eor	v27.16b, v27.16b, v25.16b
-	ldr	q25, [x6, #96]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	ldr	q28, [x0, #352]
-	ext	v29.16b, v28.16b, v28.16b, #8
-	pmull	v30.1q, v25.1d, v28.1d
-	eor	v26.16b, v26.16b, v30.16b
-	pmull2	v28.1q, v25.2d, v28.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v25.1d, v29.1d
-	eor	v27.16b, v27.16b, v28.16b
-	pmull2	v25.1q, v25.2d, v29.2d
-	eor	v27.16b, v27.16b, v25.16b
-	ldr	q25, [x6, #112]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	ldr	q28, [x0, #368]
-	ext	v29.16b, v28.16b, v28.16b, #8
-	pmull	v30.1q, v25.1d, v28.1d
-	eor	v26.16b, v26.16b, v30.16b
-	pmull2	v28.1q, v25.2d, v28.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v25.1d, v29.1d
-	eor	v27.16b, v27.16b, v28.16b
-	pmull2	v25.1q, v25.2d, v29.2d
-	eor	v27.16b, v27.16b, v25.16b
-	movi	v25.2d, #0x0000000000000000
-	ext	v28.16b, v25.16b, v27.16b, #8
-	eor	v26.16b, v26.16b, v28.16b
-	ext	v28.16b, v27.16b, v25.16b, #8
-	eor	v0.16b, v0.16b, v28.16b
-	adrp	x6, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	add	x6, x6, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	ldr	q25, [x6]
-	pmull	v27.1q, v26.1d, v25.1d
-	ext	v26.16b, v26.16b, v26.16b, #8
-	eor	v26.16b, v26.16b, v27.16b
-	pmull	v25.1q, v26.1d, v25.1d
-	ext	v26.16b, v26.16b, v26.16b, #8
-	eor	v26.16b, v26.16b, v25.16b
-	eor	v0.16b, v26.16b, v0.16b
 	rev32	v25.16b, v22.16b
 	add	v22.4s, v22.4s, v23.4s
 	rev32	v26.16b, v22.16b
@@ -11653,6 +11025,124 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	b.hi	.Laesgen_armv8_ce_gcm_r2_encrypt_data_top192
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_r2_encrypt_data_top192
+	sub	x6, x3, #128
+	ldr	q25, [x6]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	eor	v25.16b, v25.16b, v0.16b
+	ldr	q0, [x0, #256]
+	ext	v28.16b, v0.16b, v0.16b, #8
+	pmull	v26.1q, v25.1d, v0.1d
+	pmull2	v0.1q, v25.2d, v0.2d
+	pmull	v27.1q, v25.1d, v28.1d
+	pmull2	v25.1q, v25.2d, v28.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x6, #16]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #272]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x6, #32]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #288]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x6, #48]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #304]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x6, #64]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #320]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x6, #80]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #336]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x6, #96]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #352]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x6, #112]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #368]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	movi	v25.2d, #0x0000000000000000
+	ext	v28.16b, v25.16b, v27.16b, #8
+	eor	v26.16b, v26.16b, v28.16b
+	ext	v28.16b, v27.16b, v25.16b, #8
+	eor	v0.16b, v0.16b, v28.16b
+	adrp	x6, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
+	add	x6, x6, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
+	ldr	q25, [x6]
+	pmull	v27.1q, v26.1d, v25.1d
+	ext	v26.16b, v26.16b, v26.16b, #8
+	eor	v26.16b, v26.16b, v27.16b
+	pmull	v25.1q, v26.1d, v25.1d
+	ext	v26.16b, v26.16b, v26.16b, #8
+	eor	v26.16b, v26.16b, v25.16b
+	eor	v0.16b, v26.16b, v0.16b
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_again_steady_192
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_refresh_steady_192:
 	umov	w4, v22.s[3]
@@ -11667,7 +11157,7 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	str	q25, [x0, #560]
 	lsr	x4, x4, #8
 	str	x4, [x0, #504]
-	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_top192
+	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_dispatch_steady_192
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_drain192:
 	sub	x4, x3, #128
 	ldr	q24, [x4]
@@ -12158,18 +11648,6 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_top256:
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_r2_decrypt_data_small256
-	umov	w4, v24.s[3]
-	and	x5, x4, #255
-	cmp	x5, #248
-	b.hi	.Laesgen_armv8_ce_gcm_r2_decrypt_data_full_steady_256
-	lsr	x4, x4, #8
-	ldr	x6, [x0, #504]
-	cmp	x4, x6
-	b.ne	.Laesgen_armv8_ce_gcm_r2_decrypt_data_refresh_steady_256
-	ldr	x4, [x0, #536]
-	cmp	x4, #256
-	b.ne	.Laesgen_armv8_ce_gcm_r2_decrypt_data_check_steady_256
-.Laesgen_armv8_ce_gcm_r2_decrypt_data_fast_steady_256:
 	ldr	q27, [x1]
 	rev64	v27.16b, v27.16b
 	ext	v27.16b, v27.16b, v27.16b, #8
@@ -12287,6 +11765,19 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	ext	v28.16b, v28.16b, v28.16b, #8
 	eor	v28.16b, v28.16b, v27.16b
 	eor	v0.16b, v28.16b, v0.16b
+.Laesgen_armv8_ce_gcm_r2_decrypt_data_dispatch_steady_256:
+	umov	w4, v24.s[3]
+	and	x5, x4, #255
+	cmp	x5, #248
+	b.hi	.Laesgen_armv8_ce_gcm_r2_decrypt_data_full_steady_256
+	lsr	x4, x4, #8
+	ldr	x6, [x0, #504]
+	cmp	x4, x6
+	b.ne	.Laesgen_armv8_ce_gcm_r2_decrypt_data_refresh_steady_256
+	ldr	x4, [x0, #536]
+	cmp	x4, #256
+	b.ne	.Laesgen_armv8_ce_gcm_r2_decrypt_data_check_steady_256
+.Laesgen_armv8_ce_gcm_r2_decrypt_data_fast_steady_256:
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #576
 	ldr	q27, [x0, #560]
@@ -12294,30 +11785,23 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	ldp	q30, q31, [x4, #32]
 	ldp	q8, q9, [x4, #64]
 	ldp	q10, q11, [x4, #96]
-	eor	v28.16b, v28.16b, v27.16b
-	eor	v29.16b, v29.16b, v27.16b
-	eor	v30.16b, v30.16b, v27.16b
-	eor	v31.16b, v31.16b, v27.16b
-	eor	v8.16b, v8.16b, v27.16b
-	eor	v9.16b, v9.16b, v27.16b
-	eor	v10.16b, v10.16b, v27.16b
-	eor	v11.16b, v11.16b, v27.16b
 	add	v24.4s, v24.4s, v26.4s
-	aese	v28.16b, v3.16b
+	eor	v27.16b, v3.16b, v27.16b
+	aese	v28.16b, v27.16b
 	aesmc	v28.16b, v28.16b
-	aese	v29.16b, v3.16b
+	aese	v29.16b, v27.16b
 	aesmc	v29.16b, v29.16b
-	aese	v30.16b, v3.16b
+	aese	v30.16b, v27.16b
 	aesmc	v30.16b, v30.16b
-	aese	v31.16b, v3.16b
+	aese	v31.16b, v27.16b
 	aesmc	v31.16b, v31.16b
-	aese	v8.16b, v3.16b
+	aese	v8.16b, v27.16b
 	aesmc	v8.16b, v8.16b
-	aese	v9.16b, v3.16b
+	aese	v9.16b, v27.16b
 	aesmc	v9.16b, v9.16b
-	aese	v10.16b, v3.16b
+	aese	v10.16b, v27.16b
 	aesmc	v10.16b, v10.16b
-	aese	v11.16b, v3.16b
+	aese	v11.16b, v27.16b
 	aesmc	v11.16b, v11.16b
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
@@ -12535,126 +12019,8 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	cbz	x4, .Laesgen_armv8_ce_gcm_r2_decrypt_data_spent_steady_256
 	sub	x4, x4, #1
 	str	x4, [x0, #544]
-	ldr	q27, [x1]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	eor	v27.16b, v27.16b, v0.16b
-	ldr	q0, [x0, #256]
-	ext	v30.16b, v0.16b, v0.16b, #8
-	pmull	v28.1q, v27.1d, v0.1d
-	pmull2	v0.1q, v27.2d, v0.2d
-	pmull	v29.1q, v27.1d, v30.1d
-	pmull2	v27.1q, v27.2d, v30.2d
-	eor	v29.16b, v29.16b, v27.16b
-	ldr	q27, [x1, #16]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q30, [x0, #272]
-	ext	v31.16b, v30.16b, v30.16b, #8
-	pmull	v8.1q, v27.1d, v30.1d
-	eor	v28.16b, v28.16b, v8.16b
-	pmull2	v30.1q, v27.2d, v30.2d
-	eor	v0.16b, v0.16b, v30.16b
-	pmull	v30.1q, v27.1d, v31.1d
-	eor	v29.16b, v29.16b, v30.16b
-	pmull2	v27.1q, v27.2d, v31.2d
-	eor	v29.16b, v29.16b, v27.16b
-	ldr	q27, [x1, #32]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q30, [x0, #288]
-	ext	v31.16b, v30.16b, v30.16b, #8
-	pmull	v8.1q, v27.1d, v30.1d
-	eor	v28.16b, v28.16b, v8.16b
-	pmull2	v30.1q, v27.2d, v30.2d
-	eor	v0.16b, v0.16b, v30.16b
-	pmull	v30.1q, v27.1d, v31.1d
-	eor	v29.16b, v29.16b, v30.16b
-	pmull2	v27.1q, v27.2d, v31.2d
-	eor	v29.16b, v29.16b, v27.16b
-	ldr	q27, [x1, #48]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q30, [x0, #304]
-	ext	v31.16b, v30.16b, v30.16b, #8
-	pmull	v8.1q, v27.1d, v30.1d
-	eor	v28.16b, v28.16b, v8.16b
-	pmull2	v30.1q, v27.2d, v30.2d
-	eor	v0.16b, v0.16b, v30.16b
-	pmull	v30.1q, v27.1d, v31.1d
-	eor	v29.16b, v29.16b, v30.16b
-	pmull2	v27.1q, v27.2d, v31.2d
-	eor	v29.16b, v29.16b, v27.16b
-	ldr	q27, [x1, #64]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q30, [x0, #320]
-	ext	v31.16b, v30.16b, v30.16b, #8
-	pmull	v8.1q, v27.1d, v30.1d
-	eor	v28.16b, v28.16b, v8.16b
-	pmull2	v30.1q, v27.2d, v30.2d
-	eor	v0.16b, v0.16b, v30.16b
-	pmull	v30.1q, v27.1d, v31.1d
-	eor	v29.16b, v29.16b, v30.16b
-	pmull2	v27.1q, v27.2d, v31.2d
-	eor	v29.16b, v29.16b, v27.16b
-	ldr	q27, [x1, #80]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q30, [x0, #336]
-	ext	v31.16b, v30.16b, v30.16b, #8
-	pmull	v8.1q, v27.1d, v30.1d
-	eor	v28.16b, v28.16b, v8.16b
-	pmull2	v30.1q, v27.2d, v30.2d
-	eor	v0.16b, v0.16b, v30.16b
-	pmull	v30.1q, v27.1d, v31.1d
-	eor	v29.16b, v29.16b, v30.16b
-	pmull2	v27.1q, v27.2d, v31.2d
-	eor	v29.16b, v29.16b, v27.16b
-	ldr	q27, [x1, #96]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q30, [x0, #352]
-	ext	v31.16b, v30.16b, v30.16b, #8
-	pmull	v8.1q, v27.1d, v30.1d
-	eor	v28.16b, v28.16b, v8.16b
-	pmull2	v30.1q, v27.2d, v30.2d
-	eor	v0.16b, v0.16b, v30.16b
-	pmull	v30.1q, v27.1d, v31.1d
-	eor	v29.16b, v29.16b, v30.16b
-	pmull2	v27.1q, v27.2d, v31.2d
-	eor	v29.16b, v29.16b, v27.16b
-	ldr	q27, [x1, #112]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q30, [x0, #368]
-	ext	v31.16b, v30.16b, v30.16b, #8
-	pmull	v8.1q, v27.1d, v30.1d
-	eor	v28.16b, v28.16b, v8.16b
-	pmull2	v30.1q, v27.2d, v30.2d
-	eor	v0.16b, v0.16b, v30.16b
-	pmull	v30.1q, v27.1d, v31.1d
-	eor	v29.16b, v29.16b, v30.16b
-	pmull2	v27.1q, v27.2d, v31.2d
-	eor	v29.16b, v29.16b, v27.16b
-	movi	v27.2d, #0x0000000000000000
-	ext	v30.16b, v27.16b, v29.16b, #8
-	eor	v28.16b, v28.16b, v30.16b
-	ext	v30.16b, v29.16b, v27.16b, #8
-	eor	v0.16b, v0.16b, v30.16b
-	adrp	x4, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	ldr	q27, [x4]
-	pmull	v29.1q, v28.1d, v27.1d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	eor	v28.16b, v28.16b, v29.16b
-	pmull	v27.1q, v28.1d, v27.1d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	eor	v28.16b, v28.16b, v27.16b
-	eor	v0.16b, v28.16b, v0.16b
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #576
-	ldr	q27, [x0, #560]
 	rev32	v28.16b, v24.16b
 	add	v24.4s, v24.4s, v25.4s
 	rev32	v29.16b, v24.16b
@@ -12703,6 +12069,7 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	aesmc	v10.16b, v10.16b
 	aese	v11.16b, v2.16b
 	aesmc	v11.16b, v11.16b
+	ldr	q27, [x0, #560]
 	eor	v12.16b, v28.16b, v27.16b
 	str	q12, [x4]
 	eor	v12.16b, v29.16b, v27.16b
@@ -12953,123 +12320,6 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_decrypt_data_top256
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_full_steady_256:
-	ldr	q27, [x1]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	eor	v27.16b, v27.16b, v0.16b
-	ldr	q0, [x0, #256]
-	ext	v30.16b, v0.16b, v0.16b, #8
-	pmull	v28.1q, v27.1d, v0.1d
-	pmull2	v0.1q, v27.2d, v0.2d
-	pmull	v29.1q, v27.1d, v30.1d
-	pmull2	v27.1q, v27.2d, v30.2d
-	eor	v29.16b, v29.16b, v27.16b
-	ldr	q27, [x1, #16]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q30, [x0, #272]
-	ext	v31.16b, v30.16b, v30.16b, #8
-	pmull	v8.1q, v27.1d, v30.1d
-	eor	v28.16b, v28.16b, v8.16b
-	pmull2	v30.1q, v27.2d, v30.2d
-	eor	v0.16b, v0.16b, v30.16b
-	pmull	v30.1q, v27.1d, v31.1d
-	eor	v29.16b, v29.16b, v30.16b
-	pmull2	v27.1q, v27.2d, v31.2d
-	eor	v29.16b, v29.16b, v27.16b
-	ldr	q27, [x1, #32]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q30, [x0, #288]
-	ext	v31.16b, v30.16b, v30.16b, #8
-	pmull	v8.1q, v27.1d, v30.1d
-	eor	v28.16b, v28.16b, v8.16b
-	pmull2	v30.1q, v27.2d, v30.2d
-	eor	v0.16b, v0.16b, v30.16b
-	pmull	v30.1q, v27.1d, v31.1d
-	eor	v29.16b, v29.16b, v30.16b
-	pmull2	v27.1q, v27.2d, v31.2d
-	eor	v29.16b, v29.16b, v27.16b
-	ldr	q27, [x1, #48]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q30, [x0, #304]
-	ext	v31.16b, v30.16b, v30.16b, #8
-	pmull	v8.1q, v27.1d, v30.1d
-	eor	v28.16b, v28.16b, v8.16b
-	pmull2	v30.1q, v27.2d, v30.2d
-	eor	v0.16b, v0.16b, v30.16b
-	pmull	v30.1q, v27.1d, v31.1d
-	eor	v29.16b, v29.16b, v30.16b
-	pmull2	v27.1q, v27.2d, v31.2d
-	eor	v29.16b, v29.16b, v27.16b
-	ldr	q27, [x1, #64]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q30, [x0, #320]
-	ext	v31.16b, v30.16b, v30.16b, #8
-	pmull	v8.1q, v27.1d, v30.1d
-	eor	v28.16b, v28.16b, v8.16b
-	pmull2	v30.1q, v27.2d, v30.2d
-	eor	v0.16b, v0.16b, v30.16b
-	pmull	v30.1q, v27.1d, v31.1d
-	eor	v29.16b, v29.16b, v30.16b
-	pmull2	v27.1q, v27.2d, v31.2d
-	eor	v29.16b, v29.16b, v27.16b
-	ldr	q27, [x1, #80]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q30, [x0, #336]
-	ext	v31.16b, v30.16b, v30.16b, #8
-	pmull	v8.1q, v27.1d, v30.1d
-	eor	v28.16b, v28.16b, v8.16b
-	pmull2	v30.1q, v27.2d, v30.2d
-	eor	v0.16b, v0.16b, v30.16b
-	pmull	v30.1q, v27.1d, v31.1d
-	eor	v29.16b, v29.16b, v30.16b
-	pmull2	v27.1q, v27.2d, v31.2d
-	eor	v29.16b, v29.16b, v27.16b
-	ldr	q27, [x1, #96]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q30, [x0, #352]
-	ext	v31.16b, v30.16b, v30.16b, #8
-	pmull	v8.1q, v27.1d, v30.1d
-	eor	v28.16b, v28.16b, v8.16b
-	pmull2	v30.1q, v27.2d, v30.2d
-	eor	v0.16b, v0.16b, v30.16b
-	pmull	v30.1q, v27.1d, v31.1d
-	eor	v29.16b, v29.16b, v30.16b
-	pmull2	v27.1q, v27.2d, v31.2d
-	eor	v29.16b, v29.16b, v27.16b
-	ldr	q27, [x1, #112]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q30, [x0, #368]
-	ext	v31.16b, v30.16b, v30.16b, #8
-	pmull	v8.1q, v27.1d, v30.1d
-	eor	v28.16b, v28.16b, v8.16b
-	pmull2	v30.1q, v27.2d, v30.2d
-	eor	v0.16b, v0.16b, v30.16b
-	pmull	v30.1q, v27.1d, v31.1d
-	eor	v29.16b, v29.16b, v30.16b
-	pmull2	v27.1q, v27.2d, v31.2d
-	eor	v29.16b, v29.16b, v27.16b
-	movi	v27.2d, #0x0000000000000000
-	ext	v30.16b, v27.16b, v29.16b, #8
-	eor	v28.16b, v28.16b, v30.16b
-	ext	v30.16b, v29.16b, v27.16b, #8
-	eor	v0.16b, v0.16b, v30.16b
-	adrp	x4, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	ldr	q27, [x4]
-	pmull	v29.1q, v28.1d, v27.1d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	eor	v28.16b, v28.16b, v29.16b
-	pmull	v27.1q, v28.1d, v27.1d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	eor	v28.16b, v28.16b, v27.16b
-	eor	v0.16b, v28.16b, v0.16b
 	rev32	v27.16b, v24.16b
 	add	v24.4s, v24.4s, v25.4s
 	rev32	v28.16b, v24.16b
@@ -13339,123 +12589,6 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_keep_3:
 	sub	x4, x4, #8
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_again_steady_256:
-	ldr	q27, [x1]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	eor	v27.16b, v27.16b, v0.16b
-	ldr	q0, [x0, #256]
-	ext	v30.16b, v0.16b, v0.16b, #8
-	pmull	v28.1q, v27.1d, v0.1d
-	pmull2	v0.1q, v27.2d, v0.2d
-	pmull	v29.1q, v27.1d, v30.1d
-	pmull2	v27.1q, v27.2d, v30.2d
-	eor	v29.16b, v29.16b, v27.16b
-	ldr	q27, [x1, #16]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q30, [x0, #272]
-	ext	v31.16b, v30.16b, v30.16b, #8
-	pmull	v8.1q, v27.1d, v30.1d
-	eor	v28.16b, v28.16b, v8.16b
-	pmull2	v30.1q, v27.2d, v30.2d
-	eor	v0.16b, v0.16b, v30.16b
-	pmull	v30.1q, v27.1d, v31.1d
-	eor	v29.16b, v29.16b, v30.16b
-	pmull2	v27.1q, v27.2d, v31.2d
-	eor	v29.16b, v29.16b, v27.16b
-	ldr	q27, [x1, #32]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q30, [x0, #288]
-	ext	v31.16b, v30.16b, v30.16b, #8
-	pmull	v8.1q, v27.1d, v30.1d
-	eor	v28.16b, v28.16b, v8.16b
-	pmull2	v30.1q, v27.2d, v30.2d
-	eor	v0.16b, v0.16b, v30.16b
-	pmull	v30.1q, v27.1d, v31.1d
-	eor	v29.16b, v29.16b, v30.16b
-	pmull2	v27.1q, v27.2d, v31.2d
-	eor	v29.16b, v29.16b, v27.16b
-	ldr	q27, [x1, #48]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q30, [x0, #304]
-	ext	v31.16b, v30.16b, v30.16b, #8
-	pmull	v8.1q, v27.1d, v30.1d
-	eor	v28.16b, v28.16b, v8.16b
-	pmull2	v30.1q, v27.2d, v30.2d
-	eor	v0.16b, v0.16b, v30.16b
-	pmull	v30.1q, v27.1d, v31.1d
-	eor	v29.16b, v29.16b, v30.16b
-	pmull2	v27.1q, v27.2d, v31.2d
-	eor	v29.16b, v29.16b, v27.16b
-	ldr	q27, [x1, #64]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q30, [x0, #320]
-	ext	v31.16b, v30.16b, v30.16b, #8
-	pmull	v8.1q, v27.1d, v30.1d
-	eor	v28.16b, v28.16b, v8.16b
-	pmull2	v30.1q, v27.2d, v30.2d
-	eor	v0.16b, v0.16b, v30.16b
-	pmull	v30.1q, v27.1d, v31.1d
-	eor	v29.16b, v29.16b, v30.16b
-	pmull2	v27.1q, v27.2d, v31.2d
-	eor	v29.16b, v29.16b, v27.16b
-	ldr	q27, [x1, #80]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q30, [x0, #336]
-	ext	v31.16b, v30.16b, v30.16b, #8
-	pmull	v8.1q, v27.1d, v30.1d
-	eor	v28.16b, v28.16b, v8.16b
-	pmull2	v30.1q, v27.2d, v30.2d
-	eor	v0.16b, v0.16b, v30.16b
-	pmull	v30.1q, v27.1d, v31.1d
-	eor	v29.16b, v29.16b, v30.16b
-	pmull2	v27.1q, v27.2d, v31.2d
-	eor	v29.16b, v29.16b, v27.16b
-	ldr	q27, [x1, #96]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q30, [x0, #352]
-	ext	v31.16b, v30.16b, v30.16b, #8
-	pmull	v8.1q, v27.1d, v30.1d
-	eor	v28.16b, v28.16b, v8.16b
-	pmull2	v30.1q, v27.2d, v30.2d
-	eor	v0.16b, v0.16b, v30.16b
-	pmull	v30.1q, v27.1d, v31.1d
-	eor	v29.16b, v29.16b, v30.16b
-	pmull2	v27.1q, v27.2d, v31.2d
-	eor	v29.16b, v29.16b, v27.16b
-	ldr	q27, [x1, #112]
-	rev64	v27.16b, v27.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
-	ldr	q30, [x0, #368]
-	ext	v31.16b, v30.16b, v30.16b, #8
-	pmull	v8.1q, v27.1d, v30.1d
-	eor	v28.16b, v28.16b, v8.16b
-	pmull2	v30.1q, v27.2d, v30.2d
-	eor	v0.16b, v0.16b, v30.16b
-	pmull	v30.1q, v27.1d, v31.1d
-	eor	v29.16b, v29.16b, v30.16b
-	pmull2	v27.1q, v27.2d, v31.2d
-	eor	v29.16b, v29.16b, v27.16b
-	movi	v27.2d, #0x0000000000000000
-	ext	v30.16b, v27.16b, v29.16b, #8
-	eor	v28.16b, v28.16b, v30.16b
-	ext	v30.16b, v29.16b, v27.16b, #8
-	eor	v0.16b, v0.16b, v30.16b
-	adrp	x6, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	add	x6, x6, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	ldr	q27, [x6]
-	pmull	v29.1q, v28.1d, v27.1d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	eor	v28.16b, v28.16b, v29.16b
-	pmull	v27.1q, v28.1d, v27.1d
-	ext	v28.16b, v28.16b, v28.16b, #8
-	eor	v28.16b, v28.16b, v27.16b
-	eor	v0.16b, v28.16b, v0.16b
 	rev32	v27.16b, v24.16b
 	add	v24.4s, v24.4s, v25.4s
 	rev32	v28.16b, v24.16b
@@ -13720,6 +12853,123 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	b.hi	.Laesgen_armv8_ce_gcm_r2_decrypt_data_top256
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_r2_decrypt_data_top256
+	ldr	q27, [x1]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	eor	v27.16b, v27.16b, v0.16b
+	ldr	q0, [x0, #256]
+	ext	v30.16b, v0.16b, v0.16b, #8
+	pmull	v28.1q, v27.1d, v0.1d
+	pmull2	v0.1q, v27.2d, v0.2d
+	pmull	v29.1q, v27.1d, v30.1d
+	pmull2	v27.1q, v27.2d, v30.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x1, #16]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #272]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x1, #32]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #288]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x1, #48]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #304]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x1, #64]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #320]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x1, #80]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #336]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x1, #96]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #352]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	ldr	q27, [x1, #112]
+	rev64	v27.16b, v27.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
+	ldr	q30, [x0, #368]
+	ext	v31.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v27.1d, v30.1d
+	eor	v28.16b, v28.16b, v8.16b
+	pmull2	v30.1q, v27.2d, v30.2d
+	eor	v0.16b, v0.16b, v30.16b
+	pmull	v30.1q, v27.1d, v31.1d
+	eor	v29.16b, v29.16b, v30.16b
+	pmull2	v27.1q, v27.2d, v31.2d
+	eor	v29.16b, v29.16b, v27.16b
+	movi	v27.2d, #0x0000000000000000
+	ext	v30.16b, v27.16b, v29.16b, #8
+	eor	v28.16b, v28.16b, v30.16b
+	ext	v30.16b, v29.16b, v27.16b, #8
+	eor	v0.16b, v0.16b, v30.16b
+	adrp	x6, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
+	add	x6, x6, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
+	ldr	q27, [x6]
+	pmull	v29.1q, v28.1d, v27.1d
+	ext	v28.16b, v28.16b, v28.16b, #8
+	eor	v28.16b, v28.16b, v29.16b
+	pmull	v27.1q, v28.1d, v27.1d
+	ext	v28.16b, v28.16b, v28.16b, #8
+	eor	v28.16b, v28.16b, v27.16b
+	eor	v0.16b, v28.16b, v0.16b
 	b	.Laesgen_armv8_ce_gcm_r2_decrypt_data_again_steady_256
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_refresh_steady_256:
 	umov	w4, v24.s[3]
@@ -13734,7 +12984,7 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	str	q27, [x0, #560]
 	lsr	x4, x4, #8
 	str	x4, [x0, #504]
-	b	.Laesgen_armv8_ce_gcm_r2_decrypt_data_top256
+	b	.Laesgen_armv8_ce_gcm_r2_decrypt_data_dispatch_steady_256
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_small256:
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_single256:
 	cmp	x2, #16
@@ -13922,261 +13172,254 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	rev64	v8.16b, v8.16b
 	ldr	q23, [x0, #560]
 	ext	v8.16b, v8.16b, v8.16b, #8
-	ldp	q24, q25, [x4]
 	eor	v8.16b, v8.16b, v0.16b
+	ldp	q24, q25, [x4]
 	ldr	q0, [x0, #256]
 	ldp	q26, q27, [x4, #32]
-	ext	v11.16b, v0.16b, v0.16b, #8
-	ldp	q28, q29, [x4, #64]
+	ext	v12.16b, v0.16b, v0.16b, #8
 	pmull	v9.1q, v8.1d, v0.1d
+	ldp	q28, q29, [x4, #64]
+	pmull2	v10.1q, v8.2d, v0.2d
 	ldp	q30, q31, [x4, #96]
-	pmull2	v0.1q, v8.2d, v0.2d
-	pmull	v10.1q, v8.1d, v11.1d
-	eor	v24.16b, v24.16b, v23.16b
-	pmull2	v8.1q, v8.2d, v11.2d
-	eor	v25.16b, v25.16b, v23.16b
-	eor	v10.16b, v10.16b, v8.16b
-	eor	v26.16b, v26.16b, v23.16b
-	ldr	q8, [x1, #16]
-	rev64	v8.16b, v8.16b
-	eor	v27.16b, v27.16b, v23.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
-	eor	v28.16b, v28.16b, v23.16b
-	ldr	q11, [x0, #272]
-	eor	v29.16b, v29.16b, v23.16b
-	ext	v12.16b, v11.16b, v11.16b, #8
-	pmull	v13.1q, v8.1d, v11.1d
-	eor	v30.16b, v30.16b, v23.16b
-	eor	v9.16b, v9.16b, v13.16b
-	eor	v31.16b, v31.16b, v23.16b
-	pmull2	v23.1q, v8.2d, v11.2d
+	pmull	v11.1q, v8.1d, v12.1d
+	pmull2	v0.1q, v8.2d, v12.2d
 	add	v20.4s, v20.4s, v22.4s
-	eor	v0.16b, v0.16b, v23.16b
-	pmull	v23.1q, v8.1d, v12.1d
-	aese	v24.16b, v3.16b
-	aesmc	v24.16b, v24.16b
-	eor	v10.16b, v10.16b, v23.16b
-	aese	v25.16b, v3.16b
-	aesmc	v25.16b, v25.16b
-	pmull2	v23.1q, v8.2d, v12.2d
-	aese	v26.16b, v3.16b
-	aesmc	v26.16b, v26.16b
-	eor	v10.16b, v10.16b, v23.16b
-	ldr	q23, [x1, #32]
-	aese	v27.16b, v3.16b
-	aesmc	v27.16b, v27.16b
+	eor	v11.16b, v11.16b, v0.16b
+	eor	v0.16b, v3.16b, v23.16b
+	ldr	q23, [x1, #16]
 	rev64	v23.16b, v23.16b
-	aese	v28.16b, v3.16b
-	aesmc	v28.16b, v28.16b
+	aese	v24.16b, v0.16b
+	aesmc	v24.16b, v24.16b
 	ext	v23.16b, v23.16b, v23.16b, #8
-	aese	v29.16b, v3.16b
+	aese	v25.16b, v0.16b
+	aesmc	v25.16b, v25.16b
+	ldr	q8, [x0, #272]
+	aese	v26.16b, v0.16b
+	aesmc	v26.16b, v26.16b
+	ext	v12.16b, v8.16b, v8.16b, #8
+	pmull	v13.1q, v23.1d, v8.1d
+	aese	v27.16b, v0.16b
+	aesmc	v27.16b, v27.16b
+	eor	v9.16b, v9.16b, v13.16b
+	aese	v28.16b, v0.16b
+	aesmc	v28.16b, v28.16b
+	pmull2	v8.1q, v23.2d, v8.2d
+	eor	v10.16b, v10.16b, v8.16b
+	aese	v29.16b, v0.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q8, [x0, #288]
-	ext	v11.16b, v8.16b, v8.16b, #8
-	aese	v30.16b, v3.16b
+	pmull	v8.1q, v23.1d, v12.1d
+	aese	v30.16b, v0.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v12.1q, v23.1d, v8.1d
-	aese	v31.16b, v3.16b
+	eor	v11.16b, v11.16b, v8.16b
+	pmull2	v23.1q, v23.2d, v12.2d
+	aese	v31.16b, v0.16b
 	aesmc	v31.16b, v31.16b
-	eor	v9.16b, v9.16b, v12.16b
+	eor	v11.16b, v11.16b, v23.16b
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
-	pmull2	v8.1q, v23.2d, v8.2d
-	eor	v0.16b, v0.16b, v8.16b
+	ldr	q0, [x1, #32]
+	rev64	v0.16b, v0.16b
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v8.1q, v23.1d, v11.1d
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
-	eor	v10.16b, v10.16b, v8.16b
+	ldr	q23, [x0, #288]
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v23.1q, v23.2d, v11.2d
-	eor	v10.16b, v10.16b, v23.16b
+	ext	v8.16b, v23.16b, v23.16b, #8
+	pmull	v12.1q, v0.1d, v23.1d
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q23, [x1, #48]
+	eor	v9.16b, v9.16b, v12.16b
 	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
-	rev64	v23.16b, v23.16b
+	pmull2	v23.1q, v0.2d, v23.2d
+	eor	v10.16b, v10.16b, v23.16b
 	aese	v30.16b, v4.16b
 	aesmc	v30.16b, v30.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
-	ldr	q8, [x0, #304]
+	pmull	v23.1q, v0.1d, v8.1d
 	aese	v31.16b, v4.16b
 	aesmc	v31.16b, v31.16b
-	ext	v11.16b, v8.16b, v8.16b, #8
+	eor	v11.16b, v11.16b, v23.16b
+	pmull2	v0.1q, v0.2d, v8.2d
 	aese	v24.16b, v5.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v12.1q, v23.1d, v8.1d
+	eor	v11.16b, v11.16b, v0.16b
 	aese	v25.16b, v5.16b
 	aesmc	v25.16b, v25.16b
-	eor	v9.16b, v9.16b, v12.16b
-	pmull2	v8.1q, v23.2d, v8.2d
+	ldr	q0, [x1, #48]
+	rev64	v0.16b, v0.16b
 	aese	v26.16b, v5.16b
 	aesmc	v26.16b, v26.16b
-	eor	v0.16b, v0.16b, v8.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v27.16b, v5.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v8.1q, v23.1d, v11.1d
+	ldr	q23, [x0, #304]
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
-	eor	v10.16b, v10.16b, v8.16b
-	pmull2	v23.1q, v23.2d, v11.2d
+	ext	v8.16b, v23.16b, v23.16b, #8
+	pmull	v12.1q, v0.1d, v23.1d
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
-	eor	v10.16b, v10.16b, v23.16b
+	eor	v9.16b, v9.16b, v12.16b
 	aese	v30.16b, v5.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q23, [x1, #64]
+	pmull2	v23.1q, v0.2d, v23.2d
+	eor	v10.16b, v10.16b, v23.16b
 	aese	v31.16b, v5.16b
 	aesmc	v31.16b, v31.16b
-	rev64	v23.16b, v23.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
+	pmull	v23.1q, v0.1d, v8.1d
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q8, [x0, #320]
+	eor	v11.16b, v11.16b, v23.16b
+	pmull2	v0.1q, v0.2d, v8.2d
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
-	ext	v11.16b, v8.16b, v8.16b, #8
+	eor	v11.16b, v11.16b, v0.16b
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v12.1q, v23.1d, v8.1d
-	eor	v9.16b, v9.16b, v12.16b
+	ldr	q0, [x1, #64]
+	rev64	v0.16b, v0.16b
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v8.1q, v23.2d, v8.2d
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v28.16b, v6.16b
 	aesmc	v28.16b, v28.16b
-	eor	v0.16b, v0.16b, v8.16b
+	ldr	q23, [x0, #320]
 	aese	v29.16b, v6.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v8.1q, v23.1d, v11.1d
-	eor	v10.16b, v10.16b, v8.16b
+	ext	v8.16b, v23.16b, v23.16b, #8
+	pmull	v12.1q, v0.1d, v23.1d
 	aese	v30.16b, v6.16b
 	aesmc	v30.16b, v30.16b
-	pmull2	v23.1q, v23.2d, v11.2d
+	eor	v9.16b, v9.16b, v12.16b
 	aese	v31.16b, v6.16b
 	aesmc	v31.16b, v31.16b
+	pmull2	v23.1q, v0.2d, v23.2d
 	eor	v10.16b, v10.16b, v23.16b
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q23, [x1, #80]
-	rev64	v23.16b, v23.16b
+	pmull	v23.1q, v0.1d, v8.1d
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
+	eor	v11.16b, v11.16b, v23.16b
+	pmull2	v0.1q, v0.2d, v8.2d
 	aese	v26.16b, v7.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q8, [x0, #336]
+	eor	v11.16b, v11.16b, v0.16b
 	aese	v27.16b, v7.16b
 	aesmc	v27.16b, v27.16b
-	ext	v11.16b, v8.16b, v8.16b, #8
-	pmull	v12.1q, v23.1d, v8.1d
+	ldr	q0, [x1, #80]
+	rev64	v0.16b, v0.16b
 	aese	v28.16b, v7.16b
 	aesmc	v28.16b, v28.16b
-	eor	v9.16b, v9.16b, v12.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v29.16b, v7.16b
 	aesmc	v29.16b, v29.16b
-	pmull2	v8.1q, v23.2d, v8.2d
+	ldr	q23, [x0, #336]
 	aese	v30.16b, v7.16b
 	aesmc	v30.16b, v30.16b
-	eor	v0.16b, v0.16b, v8.16b
-	pmull	v8.1q, v23.1d, v11.1d
+	ext	v8.16b, v23.16b, v23.16b, #8
+	pmull	v12.1q, v0.1d, v23.1d
 	aese	v31.16b, v7.16b
 	aesmc	v31.16b, v31.16b
-	eor	v10.16b, v10.16b, v8.16b
+	eor	v9.16b, v9.16b, v12.16b
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
-	pmull2	v23.1q, v23.2d, v11.2d
+	pmull2	v23.1q, v0.2d, v23.2d
+	eor	v10.16b, v10.16b, v23.16b
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
-	eor	v10.16b, v10.16b, v23.16b
-	ldr	q23, [x1, #96]
+	pmull	v23.1q, v0.1d, v8.1d
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
-	rev64	v23.16b, v23.16b
+	eor	v11.16b, v11.16b, v23.16b
+	pmull2	v0.1q, v0.2d, v8.2d
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
+	eor	v11.16b, v11.16b, v0.16b
 	aese	v28.16b, v16.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q8, [x0, #352]
-	ext	v11.16b, v8.16b, v8.16b, #8
+	ldr	q0, [x1, #96]
+	rev64	v0.16b, v0.16b
 	aese	v29.16b, v16.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v12.1q, v23.1d, v8.1d
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v30.16b, v16.16b
 	aesmc	v30.16b, v30.16b
-	eor	v9.16b, v9.16b, v12.16b
+	ldr	q23, [x0, #352]
 	aese	v31.16b, v16.16b
 	aesmc	v31.16b, v31.16b
-	pmull2	v8.1q, v23.2d, v8.2d
-	eor	v0.16b, v0.16b, v8.16b
+	ext	v8.16b, v23.16b, v23.16b, #8
+	pmull	v12.1q, v0.1d, v23.1d
 	aese	v24.16b, v17.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v8.1q, v23.1d, v11.1d
+	eor	v9.16b, v9.16b, v12.16b
 	aese	v25.16b, v17.16b
 	aesmc	v25.16b, v25.16b
-	eor	v10.16b, v10.16b, v8.16b
+	pmull2	v23.1q, v0.2d, v23.2d
+	eor	v10.16b, v10.16b, v23.16b
 	aese	v26.16b, v17.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v23.1q, v23.2d, v11.2d
-	eor	v10.16b, v10.16b, v23.16b
+	pmull	v23.1q, v0.1d, v8.1d
 	aese	v27.16b, v17.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q23, [x1, #112]
+	eor	v11.16b, v11.16b, v23.16b
+	pmull2	v0.1q, v0.2d, v8.2d
 	aese	v28.16b, v17.16b
 	aesmc	v28.16b, v28.16b
-	rev64	v23.16b, v23.16b
+	eor	v11.16b, v11.16b, v0.16b
 	aese	v29.16b, v17.16b
 	aesmc	v29.16b, v29.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
-	ldr	q8, [x0, #368]
+	ldr	q0, [x1, #112]
+	rev64	v0.16b, v0.16b
 	aese	v30.16b, v17.16b
 	aesmc	v30.16b, v30.16b
-	ext	v11.16b, v8.16b, v8.16b, #8
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v31.16b, v17.16b
 	aesmc	v31.16b, v31.16b
-	pmull	v12.1q, v23.1d, v8.1d
+	ldr	q23, [x0, #368]
 	aese	v24.16b, v18.16b
-	eor	v9.16b, v9.16b, v12.16b
-	pmull2	v8.1q, v23.2d, v8.2d
+	ext	v8.16b, v23.16b, v23.16b, #8
+	pmull	v12.1q, v0.1d, v23.1d
 	aese	v25.16b, v18.16b
-	eor	v0.16b, v0.16b, v8.16b
+	eor	v9.16b, v9.16b, v12.16b
 	aese	v26.16b, v18.16b
-	pmull	v8.1q, v23.1d, v11.1d
-	aese	v27.16b, v18.16b
-	eor	v10.16b, v10.16b, v8.16b
-	pmull2	v23.1q, v23.2d, v11.2d
-	aese	v28.16b, v18.16b
+	pmull2	v23.1q, v0.2d, v23.2d
 	eor	v10.16b, v10.16b, v23.16b
+	aese	v27.16b, v18.16b
+	pmull	v23.1q, v0.1d, v8.1d
+	aese	v28.16b, v18.16b
+	eor	v11.16b, v11.16b, v23.16b
+	pmull2	v0.1q, v0.2d, v8.2d
 	aese	v29.16b, v18.16b
-	movi	v23.2d, #0x0000000000000000
+	eor	v11.16b, v11.16b, v0.16b
 	aese	v30.16b, v18.16b
-	ext	v8.16b, v23.16b, v10.16b, #8
-	eor	v9.16b, v9.16b, v8.16b
+	movi	v0.2d, #0x0000000000000000
+	ext	v23.16b, v0.16b, v11.16b, #8
 	aese	v31.16b, v18.16b
-	ext	v8.16b, v10.16b, v23.16b, #8
+	eor	v9.16b, v9.16b, v23.16b
 	eor	v24.16b, v24.16b, v19.16b
-	eor	v0.16b, v0.16b, v8.16b
+	ext	v23.16b, v11.16b, v0.16b, #8
 	eor	v25.16b, v25.16b, v19.16b
+	eor	v10.16b, v10.16b, v23.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
 	eor	v26.16b, v26.16b, v19.16b
-	ldr	q23, [x4]
+	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
 	eor	v27.16b, v27.16b, v19.16b
-	pmull	v8.1q, v9.1d, v23.1d
+	ldr	q0, [x4]
+	pmull	v23.1q, v9.1d, v0.1d
 	eor	v28.16b, v28.16b, v19.16b
 	ext	v9.16b, v9.16b, v9.16b, #8
-	eor	v9.16b, v9.16b, v8.16b
 	eor	v29.16b, v29.16b, v19.16b
-	pmull	v23.1q, v9.1d, v23.1d
+	eor	v9.16b, v9.16b, v23.16b
+	pmull	v0.1q, v9.1d, v0.1d
 	eor	v30.16b, v30.16b, v19.16b
 	ext	v9.16b, v9.16b, v9.16b, #8
 	eor	v31.16b, v31.16b, v19.16b
-	eor	v9.16b, v9.16b, v23.16b
-	eor	v0.16b, v9.16b, v0.16b
+	eor	v9.16b, v9.16b, v0.16b
+	eor	v0.16b, v9.16b, v10.16b
 	ldp	q23, q8, [x1], #32
 	eor	v24.16b, v24.16b, v23.16b
 	eor	v25.16b, v25.16b, v8.16b
@@ -14220,62 +13463,63 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #576
 	ldr	q28, [x1]
-	ldr	q23, [x0, #560]
+	rev32	v23.16b, v20.16b
 	rev64	v28.16b, v28.16b
-	rev32	v24.16b, v20.16b
+	add	v20.4s, v20.4s, v21.4s
 	ext	v28.16b, v28.16b, v28.16b, #8
-	add	v20.4s, v20.4s, v21.4s
+	rev32	v24.16b, v20.16b
 	eor	v28.16b, v28.16b, v0.16b
-	rev32	v25.16b, v20.16b
+	add	v20.4s, v20.4s, v21.4s
 	ldr	q0, [x0, #256]
-	add	v20.4s, v20.4s, v21.4s
+	rev32	v25.16b, v20.16b
 	ext	v29.16b, v0.16b, v0.16b, #8
-	rev32	v26.16b, v20.16b
+	add	v20.4s, v20.4s, v21.4s
 	pmull	v8.1q, v28.1d, v0.1d
-	add	v20.4s, v20.4s, v21.4s
+	rev32	v26.16b, v20.16b
 	pmull2	v9.1q, v28.2d, v0.2d
-	rev32	v27.16b, v20.16b
+	add	v20.4s, v20.4s, v21.4s
 	pmull	v10.1q, v28.1d, v29.1d
-	add	v20.4s, v20.4s, v21.4s
+	rev32	v27.16b, v20.16b
 	pmull2	v0.1q, v28.2d, v29.2d
-	rev32	v28.16b, v20.16b
+	add	v20.4s, v20.4s, v21.4s
 	eor	v10.16b, v10.16b, v0.16b
-	add	v20.4s, v20.4s, v21.4s
+	rev32	v28.16b, v20.16b
 	ldr	q0, [x1, #16]
-	rev32	v29.16b, v20.16b
+	add	v20.4s, v20.4s, v21.4s
 	rev64	v0.16b, v0.16b
-	add	v20.4s, v20.4s, v21.4s
+	rev32	v29.16b, v20.16b
 	ext	v0.16b, v0.16b, v0.16b, #8
+	add	v20.4s, v20.4s, v21.4s
+	ldr	q31, [x0, #272]
 	rev32	v30.16b, v20.16b
-	ldr	q11, [x0, #272]
+	ext	v11.16b, v31.16b, v31.16b, #8
 	add	v20.4s, v20.4s, v21.4s
-	ext	v12.16b, v11.16b, v11.16b, #8
-	rev32	v31.16b, v20.16b
-	pmull	v13.1q, v0.1d, v11.1d
-	add	v20.4s, v20.4s, v21.4s
-	eor	v8.16b, v8.16b, v13.16b
+	pmull	v12.1q, v0.1d, v31.1d
+	aese	v23.16b, v1.16b
+	aesmc	v23.16b, v23.16b
+	eor	v8.16b, v8.16b, v12.16b
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
-	pmull2	v11.1q, v0.2d, v11.2d
+	pmull2	v31.1q, v0.2d, v31.2d
 	aese	v25.16b, v1.16b
 	aesmc	v25.16b, v25.16b
 	aese	v26.16b, v1.16b
 	aesmc	v26.16b, v26.16b
-	eor	v9.16b, v9.16b, v11.16b
+	eor	v9.16b, v9.16b, v31.16b
 	aese	v27.16b, v1.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v11.1q, v0.1d, v12.1d
+	pmull	v31.1q, v0.1d, v11.1d
 	aese	v28.16b, v1.16b
 	aesmc	v28.16b, v28.16b
-	eor	v10.16b, v10.16b, v11.16b
+	eor	v10.16b, v10.16b, v31.16b
 	aese	v29.16b, v1.16b
 	aesmc	v29.16b, v29.16b
-	pmull2	v0.1q, v0.2d, v12.2d
+	pmull2	v0.1q, v0.2d, v11.2d
 	aese	v30.16b, v1.16b
 	aesmc	v30.16b, v30.16b
 	eor	v10.16b, v10.16b, v0.16b
-	aese	v31.16b, v1.16b
-	aesmc	v31.16b, v31.16b
+	aese	v23.16b, v2.16b
+	aesmc	v23.16b, v23.16b
 	ldr	q11, [x1, #32]
 	aese	v24.16b, v2.16b
 	aesmc	v24.16b, v24.16b
@@ -14291,243 +13535,242 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	ext	v12.16b, v0.16b, v0.16b, #8
 	aese	v28.16b, v2.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v13.1q, v11.1d, v0.1d
+	pmull	v31.1q, v11.1d, v0.1d
 	aese	v29.16b, v2.16b
 	aesmc	v29.16b, v29.16b
-	eor	v8.16b, v8.16b, v13.16b
+	eor	v8.16b, v8.16b, v31.16b
 	aese	v30.16b, v2.16b
 	aesmc	v30.16b, v30.16b
-	pmull2	v0.1q, v11.2d, v0.2d
-	aese	v31.16b, v2.16b
-	aesmc	v31.16b, v31.16b
-	eor	v9.16b, v9.16b, v0.16b
-	eor	v0.16b, v24.16b, v23.16b
+	pmull2	v31.1q, v11.2d, v0.2d
+	ldr	q0, [x0, #560]
+	eor	v9.16b, v9.16b, v31.16b
+	eor	v31.16b, v23.16b, v0.16b
 	pmull	v13.1q, v11.1d, v12.1d
-	str	q0, [x4]
+	str	q31, [x4]
 	eor	v10.16b, v10.16b, v13.16b
-	eor	v0.16b, v25.16b, v23.16b
+	eor	v31.16b, v24.16b, v0.16b
 	pmull2	v11.1q, v11.2d, v12.2d
-	str	q0, [x4, #16]
+	str	q31, [x4, #16]
 	eor	v10.16b, v10.16b, v11.16b
-	eor	v0.16b, v26.16b, v23.16b
+	eor	v31.16b, v25.16b, v0.16b
 	ldr	q11, [x1, #48]
-	str	q0, [x4, #32]
+	str	q31, [x4, #32]
 	rev64	v11.16b, v11.16b
-	eor	v0.16b, v27.16b, v23.16b
-	str	q0, [x4, #48]
+	eor	v31.16b, v26.16b, v0.16b
+	str	q31, [x4, #48]
 	ext	v11.16b, v11.16b, v11.16b, #8
-	eor	v0.16b, v28.16b, v23.16b
+	eor	v31.16b, v27.16b, v0.16b
 	ldr	q12, [x0, #304]
-	str	q0, [x4, #64]
+	str	q31, [x4, #64]
 	ext	v13.16b, v12.16b, v12.16b, #8
-	eor	v0.16b, v29.16b, v23.16b
+	eor	v31.16b, v28.16b, v0.16b
 	pmull	v14.1q, v11.1d, v12.1d
-	str	q0, [x4, #80]
+	str	q31, [x4, #80]
 	eor	v8.16b, v8.16b, v14.16b
-	eor	v0.16b, v30.16b, v23.16b
+	eor	v31.16b, v29.16b, v0.16b
 	pmull2	v12.1q, v11.2d, v12.2d
-	str	q0, [x4, #96]
+	str	q31, [x4, #96]
 	eor	v9.16b, v9.16b, v12.16b
-	eor	v0.16b, v31.16b, v23.16b
-	pmull	v23.1q, v11.1d, v13.1d
-	str	q0, [x4, #112]
-	eor	v10.16b, v10.16b, v23.16b
+	eor	v31.16b, v30.16b, v0.16b
+	pmull	v0.1q, v11.1d, v13.1d
+	str	q31, [x4, #112]
+	eor	v10.16b, v10.16b, v0.16b
+	aese	v23.16b, v3.16b
+	aesmc	v23.16b, v23.16b
+	pmull2	v0.1q, v11.2d, v13.2d
 	aese	v24.16b, v3.16b
 	aesmc	v24.16b, v24.16b
-	pmull2	v0.1q, v11.2d, v13.2d
+	eor	v10.16b, v10.16b, v0.16b
 	aese	v25.16b, v3.16b
 	aesmc	v25.16b, v25.16b
-	eor	v10.16b, v10.16b, v0.16b
+	ldr	q0, [x1, #64]
 	aese	v26.16b, v3.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q0, [x1, #64]
+	rev64	v0.16b, v0.16b
 	aese	v27.16b, v3.16b
 	aesmc	v27.16b, v27.16b
-	rev64	v0.16b, v0.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v28.16b, v3.16b
 	aesmc	v28.16b, v28.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	ldr	q31, [x0, #320]
 	aese	v29.16b, v3.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q23, [x0, #320]
+	ext	v11.16b, v31.16b, v31.16b, #8
 	aese	v30.16b, v3.16b
 	aesmc	v30.16b, v30.16b
-	ext	v11.16b, v23.16b, v23.16b, #8
-	aese	v31.16b, v3.16b
-	aesmc	v31.16b, v31.16b
-	pmull	v12.1q, v0.1d, v23.1d
+	pmull	v12.1q, v0.1d, v31.1d
+	aese	v23.16b, v4.16b
+	aesmc	v23.16b, v23.16b
+	eor	v8.16b, v8.16b, v12.16b
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
-	eor	v8.16b, v8.16b, v12.16b
+	pmull2	v31.1q, v0.2d, v31.2d
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v23.1q, v0.2d, v23.2d
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
+	eor	v9.16b, v9.16b, v31.16b
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
-	eor	v9.16b, v9.16b, v23.16b
+	pmull	v31.1q, v0.1d, v11.1d
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v23.1q, v0.1d, v11.1d
+	eor	v10.16b, v10.16b, v31.16b
 	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
-	eor	v10.16b, v10.16b, v23.16b
+	pmull2	v0.1q, v0.2d, v11.2d
 	aese	v30.16b, v4.16b
 	aesmc	v30.16b, v30.16b
-	pmull2	v0.1q, v0.2d, v11.2d
-	aese	v31.16b, v4.16b
-	aesmc	v31.16b, v31.16b
 	eor	v10.16b, v10.16b, v0.16b
+	aese	v23.16b, v5.16b
+	aesmc	v23.16b, v23.16b
+	ldr	q0, [x1, #80]
 	aese	v24.16b, v5.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q0, [x1, #80]
+	rev64	v0.16b, v0.16b
 	aese	v25.16b, v5.16b
 	aesmc	v25.16b, v25.16b
-	rev64	v0.16b, v0.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v26.16b, v5.16b
 	aesmc	v26.16b, v26.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	ldr	q31, [x0, #336]
 	aese	v27.16b, v5.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q23, [x0, #336]
+	ext	v11.16b, v31.16b, v31.16b, #8
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
-	ext	v11.16b, v23.16b, v23.16b, #8
+	pmull	v12.1q, v0.1d, v31.1d
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v12.1q, v0.1d, v23.1d
+	eor	v8.16b, v8.16b, v12.16b
 	aese	v30.16b, v5.16b
 	aesmc	v30.16b, v30.16b
-	eor	v8.16b, v8.16b, v12.16b
-	aese	v31.16b, v5.16b
-	aesmc	v31.16b, v31.16b
-	pmull2	v23.1q, v0.2d, v23.2d
+	pmull2	v31.1q, v0.2d, v31.2d
+	aese	v23.16b, v6.16b
+	aesmc	v23.16b, v23.16b
+	eor	v9.16b, v9.16b, v31.16b
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
-	eor	v9.16b, v9.16b, v23.16b
+	pmull	v31.1q, v0.1d, v11.1d
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v23.1q, v0.1d, v11.1d
+	eor	v10.16b, v10.16b, v31.16b
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
-	eor	v10.16b, v10.16b, v23.16b
+	pmull2	v0.1q, v0.2d, v11.2d
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v0.1q, v0.2d, v11.2d
+	eor	v10.16b, v10.16b, v0.16b
 	aese	v28.16b, v6.16b
 	aesmc	v28.16b, v28.16b
-	eor	v10.16b, v10.16b, v0.16b
+	ldr	q0, [x1, #96]
 	aese	v29.16b, v6.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q0, [x1, #96]
+	rev64	v0.16b, v0.16b
 	aese	v30.16b, v6.16b
 	aesmc	v30.16b, v30.16b
-	rev64	v0.16b, v0.16b
-	aese	v31.16b, v6.16b
-	aesmc	v31.16b, v31.16b
+	aese	v23.16b, v7.16b
+	aesmc	v23.16b, v23.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	ldr	q31, [x0, #352]
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q23, [x0, #352]
+	ext	v11.16b, v31.16b, v31.16b, #8
 	aese	v26.16b, v7.16b
 	aesmc	v26.16b, v26.16b
-	ext	v11.16b, v23.16b, v23.16b, #8
+	pmull	v12.1q, v0.1d, v31.1d
 	aese	v27.16b, v7.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v12.1q, v0.1d, v23.1d
+	eor	v8.16b, v8.16b, v12.16b
 	aese	v28.16b, v7.16b
 	aesmc	v28.16b, v28.16b
-	eor	v8.16b, v8.16b, v12.16b
+	pmull2	v31.1q, v0.2d, v31.2d
 	aese	v29.16b, v7.16b
 	aesmc	v29.16b, v29.16b
-	pmull2	v23.1q, v0.2d, v23.2d
+	eor	v9.16b, v9.16b, v31.16b
 	aese	v30.16b, v7.16b
 	aesmc	v30.16b, v30.16b
-	eor	v9.16b, v9.16b, v23.16b
-	aese	v31.16b, v7.16b
-	aesmc	v31.16b, v31.16b
-	pmull	v23.1q, v0.1d, v11.1d
+	pmull	v31.1q, v0.1d, v11.1d
+	aese	v23.16b, v16.16b
+	aesmc	v23.16b, v23.16b
+	eor	v10.16b, v10.16b, v31.16b
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
-	eor	v10.16b, v10.16b, v23.16b
+	pmull2	v0.1q, v0.2d, v11.2d
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v0.1q, v0.2d, v11.2d
+	eor	v10.16b, v10.16b, v0.16b
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
-	eor	v10.16b, v10.16b, v0.16b
+	ldr	q0, [x1, #112]
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q0, [x1, #112]
+	rev64	v0.16b, v0.16b
 	aese	v28.16b, v16.16b
 	aesmc	v28.16b, v28.16b
-	rev64	v0.16b, v0.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v29.16b, v16.16b
 	aesmc	v29.16b, v29.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	ldr	q31, [x0, #368]
 	aese	v30.16b, v16.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q23, [x0, #368]
-	aese	v31.16b, v16.16b
-	aesmc	v31.16b, v31.16b
-	ext	v11.16b, v23.16b, v23.16b, #8
+	ext	v11.16b, v31.16b, v31.16b, #8
+	aese	v23.16b, v17.16b
+	aesmc	v23.16b, v23.16b
+	pmull	v12.1q, v0.1d, v31.1d
 	aese	v24.16b, v17.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v12.1q, v0.1d, v23.1d
+	eor	v8.16b, v8.16b, v12.16b
 	aese	v25.16b, v17.16b
 	aesmc	v25.16b, v25.16b
-	eor	v8.16b, v8.16b, v12.16b
+	pmull2	v31.1q, v0.2d, v31.2d
 	aese	v26.16b, v17.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v23.1q, v0.2d, v23.2d
 	aese	v27.16b, v17.16b
 	aesmc	v27.16b, v27.16b
+	eor	v9.16b, v9.16b, v31.16b
 	aese	v28.16b, v17.16b
 	aesmc	v28.16b, v28.16b
-	eor	v9.16b, v9.16b, v23.16b
+	pmull	v31.1q, v0.1d, v11.1d
 	aese	v29.16b, v17.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v23.1q, v0.1d, v11.1d
+	eor	v10.16b, v10.16b, v31.16b
 	aese	v30.16b, v17.16b
 	aesmc	v30.16b, v30.16b
-	eor	v10.16b, v10.16b, v23.16b
-	aese	v31.16b, v17.16b
-	aesmc	v31.16b, v31.16b
 	pmull2	v0.1q, v0.2d, v11.2d
-	aese	v24.16b, v18.16b
+	aese	v23.16b, v18.16b
 	eor	v10.16b, v10.16b, v0.16b
-	aese	v25.16b, v18.16b
+	aese	v24.16b, v18.16b
 	movi	v0.2d, #0x0000000000000000
+	aese	v25.16b, v18.16b
+	ext	v31.16b, v0.16b, v10.16b, #8
 	aese	v26.16b, v18.16b
-	ext	v23.16b, v0.16b, v10.16b, #8
+	eor	v8.16b, v8.16b, v31.16b
 	aese	v27.16b, v18.16b
-	eor	v8.16b, v8.16b, v23.16b
+	ext	v31.16b, v10.16b, v0.16b, #8
 	aese	v28.16b, v18.16b
-	ext	v23.16b, v10.16b, v0.16b, #8
+	eor	v9.16b, v9.16b, v31.16b
 	aese	v29.16b, v18.16b
-	eor	v9.16b, v9.16b, v23.16b
-	aese	v30.16b, v18.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	aese	v31.16b, v18.16b
+	aese	v30.16b, v18.16b
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	eor	v24.16b, v24.16b, v19.16b
+	eor	v23.16b, v23.16b, v19.16b
 	ldr	q0, [x4]
+	eor	v24.16b, v24.16b, v19.16b
+	pmull	v31.1q, v8.1d, v0.1d
 	eor	v25.16b, v25.16b, v19.16b
-	pmull	v23.1q, v8.1d, v0.1d
+	ext	v8.16b, v8.16b, v8.16b, #8
 	eor	v26.16b, v26.16b, v19.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
+	eor	v8.16b, v8.16b, v31.16b
 	eor	v27.16b, v27.16b, v19.16b
-	eor	v8.16b, v8.16b, v23.16b
-	eor	v28.16b, v28.16b, v19.16b
 	pmull	v0.1q, v8.1d, v0.1d
-	eor	v29.16b, v29.16b, v19.16b
+	eor	v28.16b, v28.16b, v19.16b
 	ext	v8.16b, v8.16b, v8.16b, #8
-	eor	v30.16b, v30.16b, v19.16b
+	eor	v29.16b, v29.16b, v19.16b
 	eor	v8.16b, v8.16b, v0.16b
-	eor	v31.16b, v31.16b, v19.16b
+	eor	v30.16b, v30.16b, v19.16b
 	eor	v0.16b, v8.16b, v9.16b
 	ldr	x4, [x0, #528]
 	sub	x4, x5, x4
@@ -14552,22 +13795,22 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	mov	x4, #8
 	str	x4, [x0, #536]
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_run_done_2:
-	ldp	q23, q8, [x1], #32
-	eor	v24.16b, v24.16b, v23.16b
-	eor	v25.16b, v25.16b, v8.16b
-	stp	q24, q25, [x3], #32
+	ldp	q31, q8, [x1], #32
+	eor	v23.16b, v23.16b, v31.16b
+	eor	v24.16b, v24.16b, v8.16b
+	stp	q23, q24, [x3], #32
 	ldp	q23, q24, [x1], #32
-	eor	v26.16b, v26.16b, v23.16b
-	eor	v27.16b, v27.16b, v24.16b
-	stp	q26, q27, [x3], #32
+	eor	v25.16b, v25.16b, v23.16b
+	eor	v26.16b, v26.16b, v24.16b
+	stp	q25, q26, [x3], #32
 	ldp	q23, q24, [x1], #32
-	eor	v28.16b, v28.16b, v23.16b
-	eor	v29.16b, v29.16b, v24.16b
-	stp	q28, q29, [x3], #32
+	eor	v27.16b, v27.16b, v23.16b
+	eor	v28.16b, v28.16b, v24.16b
+	stp	q27, q28, [x3], #32
 	ldp	q23, q24, [x1], #32
-	eor	v30.16b, v30.16b, v23.16b
-	eor	v31.16b, v31.16b, v24.16b
-	stp	q30, q31, [x3], #32
+	eor	v29.16b, v29.16b, v23.16b
+	eor	v30.16b, v30.16b, v24.16b
+	stp	q29, q30, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_decrypt_data_top128
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_full_steady_128:
@@ -15379,18 +14622,6 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_top192:
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_r2_decrypt_data_small192
-	umov	w4, v22.s[3]
-	and	x5, x4, #255
-	cmp	x5, #248
-	b.hi	.Laesgen_armv8_ce_gcm_r2_decrypt_data_full_steady_192
-	lsr	x4, x4, #8
-	ldr	x6, [x0, #504]
-	cmp	x4, x6
-	b.ne	.Laesgen_armv8_ce_gcm_r2_decrypt_data_refresh_steady_192
-	ldr	x4, [x0, #536]
-	cmp	x4, #256
-	b.ne	.Laesgen_armv8_ce_gcm_r2_decrypt_data_check_steady_192
-.Laesgen_armv8_ce_gcm_r2_decrypt_data_fast_steady_192:
 	ldr	q25, [x1]
 	rev64	v25.16b, v25.16b
 	ext	v25.16b, v25.16b, v25.16b, #8
@@ -15508,6 +14739,19 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	ext	v26.16b, v26.16b, v26.16b, #8
 	eor	v26.16b, v26.16b, v25.16b
 	eor	v0.16b, v26.16b, v0.16b
+.Laesgen_armv8_ce_gcm_r2_decrypt_data_dispatch_steady_192:
+	umov	w4, v22.s[3]
+	and	x5, x4, #255
+	cmp	x5, #248
+	b.hi	.Laesgen_armv8_ce_gcm_r2_decrypt_data_full_steady_192
+	lsr	x4, x4, #8
+	ldr	x6, [x0, #504]
+	cmp	x4, x6
+	b.ne	.Laesgen_armv8_ce_gcm_r2_decrypt_data_refresh_steady_192
+	ldr	x4, [x0, #536]
+	cmp	x4, #256
+	b.ne	.Laesgen_armv8_ce_gcm_r2_decrypt_data_check_steady_192
+.Laesgen_armv8_ce_gcm_r2_decrypt_data_fast_steady_192:
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #576
 	ldr	q25, [x0, #560]
@@ -15515,30 +14759,23 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	ldp	q28, q29, [x4, #32]
 	ldp	q30, q31, [x4, #64]
 	ldp	q8, q9, [x4, #96]
-	eor	v26.16b, v26.16b, v25.16b
-	eor	v27.16b, v27.16b, v25.16b
-	eor	v28.16b, v28.16b, v25.16b
-	eor	v29.16b, v29.16b, v25.16b
-	eor	v30.16b, v30.16b, v25.16b
-	eor	v31.16b, v31.16b, v25.16b
-	eor	v8.16b, v8.16b, v25.16b
-	eor	v9.16b, v9.16b, v25.16b
 	add	v22.4s, v22.4s, v24.4s
-	aese	v26.16b, v3.16b
+	eor	v25.16b, v3.16b, v25.16b
+	aese	v26.16b, v25.16b
 	aesmc	v26.16b, v26.16b
-	aese	v27.16b, v3.16b
+	aese	v27.16b, v25.16b
 	aesmc	v27.16b, v27.16b
-	aese	v28.16b, v3.16b
+	aese	v28.16b, v25.16b
 	aesmc	v28.16b, v28.16b
-	aese	v29.16b, v3.16b
+	aese	v29.16b, v25.16b
 	aesmc	v29.16b, v29.16b
-	aese	v30.16b, v3.16b
+	aese	v30.16b, v25.16b
 	aesmc	v30.16b, v30.16b
-	aese	v31.16b, v3.16b
+	aese	v31.16b, v25.16b
 	aesmc	v31.16b, v31.16b
-	aese	v8.16b, v3.16b
+	aese	v8.16b, v25.16b
 	aesmc	v8.16b, v8.16b
-	aese	v9.16b, v3.16b
+	aese	v9.16b, v25.16b
 	aesmc	v9.16b, v9.16b
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
@@ -15724,126 +14961,8 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	cbz	x4, .Laesgen_armv8_ce_gcm_r2_decrypt_data_spent_steady_192
 	sub	x4, x4, #1
 	str	x4, [x0, #544]
-	ldr	q25, [x1]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	eor	v25.16b, v25.16b, v0.16b
-	ldr	q0, [x0, #256]
-	ext	v28.16b, v0.16b, v0.16b, #8
-	pmull	v26.1q, v25.1d, v0.1d
-	pmull2	v0.1q, v25.2d, v0.2d
-	pmull	v27.1q, v25.1d, v28.1d
-	pmull2	v25.1q, v25.2d, v28.2d
-	eor	v27.16b, v27.16b, v25.16b
-	ldr	q25, [x1, #16]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	ldr	q28, [x0, #272]
-	ext	v29.16b, v28.16b, v28.16b, #8
-	pmull	v30.1q, v25.1d, v28.1d
-	eor	v26.16b, v26.16b, v30.16b
-	pmull2	v28.1q, v25.2d, v28.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v25.1d, v29.1d
-	eor	v27.16b, v27.16b, v28.16b
-	pmull2	v25.1q, v25.2d, v29.2d
-	eor	v27.16b, v27.16b, v25.16b
-	ldr	q25, [x1, #32]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	ldr	q28, [x0, #288]
-	ext	v29.16b, v28.16b, v28.16b, #8
-	pmull	v30.1q, v25.1d, v28.1d
-	eor	v26.16b, v26.16b, v30.16b
-	pmull2	v28.1q, v25.2d, v28.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v25.1d, v29.1d
-	eor	v27.16b, v27.16b, v28.16b
-	pmull2	v25.1q, v25.2d, v29.2d
-	eor	v27.16b, v27.16b, v25.16b
-	ldr	q25, [x1, #48]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	ldr	q28, [x0, #304]
-	ext	v29.16b, v28.16b, v28.16b, #8
-	pmull	v30.1q, v25.1d, v28.1d
-	eor	v26.16b, v26.16b, v30.16b
-	pmull2	v28.1q, v25.2d, v28.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v25.1d, v29.1d
-	eor	v27.16b, v27.16b, v28.16b
-	pmull2	v25.1q, v25.2d, v29.2d
-	eor	v27.16b, v27.16b, v25.16b
-	ldr	q25, [x1, #64]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	ldr	q28, [x0, #320]
-	ext	v29.16b, v28.16b, v28.16b, #8
-	pmull	v30.1q, v25.1d, v28.1d
-	eor	v26.16b, v26.16b, v30.16b
-	pmull2	v28.1q, v25.2d, v28.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v25.1d, v29.1d
-	eor	v27.16b, v27.16b, v28.16b
-	pmull2	v25.1q, v25.2d, v29.2d
-	eor	v27.16b, v27.16b, v25.16b
-	ldr	q25, [x1, #80]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	ldr	q28, [x0, #336]
-	ext	v29.16b, v28.16b, v28.16b, #8
-	pmull	v30.1q, v25.1d, v28.1d
-	eor	v26.16b, v26.16b, v30.16b
-	pmull2	v28.1q, v25.2d, v28.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v25.1d, v29.1d
-	eor	v27.16b, v27.16b, v28.16b
-	pmull2	v25.1q, v25.2d, v29.2d
-	eor	v27.16b, v27.16b, v25.16b
-	ldr	q25, [x1, #96]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	ldr	q28, [x0, #352]
-	ext	v29.16b, v28.16b, v28.16b, #8
-	pmull	v30.1q, v25.1d, v28.1d
-	eor	v26.16b, v26.16b, v30.16b
-	pmull2	v28.1q, v25.2d, v28.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v25.1d, v29.1d
-	eor	v27.16b, v27.16b, v28.16b
-	pmull2	v25.1q, v25.2d, v29.2d
-	eor	v27.16b, v27.16b, v25.16b
-	ldr	q25, [x1, #112]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	ldr	q28, [x0, #368]
-	ext	v29.16b, v28.16b, v28.16b, #8
-	pmull	v30.1q, v25.1d, v28.1d
-	eor	v26.16b, v26.16b, v30.16b
-	pmull2	v28.1q, v25.2d, v28.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v25.1d, v29.1d
-	eor	v27.16b, v27.16b, v28.16b
-	pmull2	v25.1q, v25.2d, v29.2d
-	eor	v27.16b, v27.16b, v25.16b
-	movi	v25.2d, #0x0000000000000000
-	ext	v28.16b, v25.16b, v27.16b, #8
-	eor	v26.16b, v26.16b, v28.16b
-	ext	v28.16b, v27.16b, v25.16b, #8
-	eor	v0.16b, v0.16b, v28.16b
-	adrp	x4, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	ldr	q25, [x4]
-	pmull	v27.1q, v26.1d, v25.1d
-	ext	v26.16b, v26.16b, v26.16b, #8
-	eor	v26.16b, v26.16b, v27.16b
-	pmull	v25.1q, v26.1d, v25.1d
-	ext	v26.16b, v26.16b, v26.16b, #8
-	eor	v26.16b, v26.16b, v25.16b
-	eor	v0.16b, v26.16b, v0.16b
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #576
-	ldr	q25, [x0, #560]
 	rev32	v26.16b, v22.16b
 	add	v22.4s, v22.4s, v23.4s
 	rev32	v27.16b, v22.16b
@@ -15892,6 +15011,7 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	aesmc	v8.16b, v8.16b
 	aese	v9.16b, v2.16b
 	aesmc	v9.16b, v9.16b
+	ldr	q25, [x0, #560]
 	eor	v10.16b, v26.16b, v25.16b
 	str	q10, [x4]
 	eor	v10.16b, v27.16b, v25.16b
@@ -16110,123 +15230,6 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_decrypt_data_top192
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_full_steady_192:
-	ldr	q25, [x1]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	eor	v25.16b, v25.16b, v0.16b
-	ldr	q0, [x0, #256]
-	ext	v28.16b, v0.16b, v0.16b, #8
-	pmull	v26.1q, v25.1d, v0.1d
-	pmull2	v0.1q, v25.2d, v0.2d
-	pmull	v27.1q, v25.1d, v28.1d
-	pmull2	v25.1q, v25.2d, v28.2d
-	eor	v27.16b, v27.16b, v25.16b
-	ldr	q25, [x1, #16]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	ldr	q28, [x0, #272]
-	ext	v29.16b, v28.16b, v28.16b, #8
-	pmull	v30.1q, v25.1d, v28.1d
-	eor	v26.16b, v26.16b, v30.16b
-	pmull2	v28.1q, v25.2d, v28.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v25.1d, v29.1d
-	eor	v27.16b, v27.16b, v28.16b
-	pmull2	v25.1q, v25.2d, v29.2d
-	eor	v27.16b, v27.16b, v25.16b
-	ldr	q25, [x1, #32]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	ldr	q28, [x0, #288]
-	ext	v29.16b, v28.16b, v28.16b, #8
-	pmull	v30.1q, v25.1d, v28.1d
-	eor	v26.16b, v26.16b, v30.16b
-	pmull2	v28.1q, v25.2d, v28.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v25.1d, v29.1d
-	eor	v27.16b, v27.16b, v28.16b
-	pmull2	v25.1q, v25.2d, v29.2d
-	eor	v27.16b, v27.16b, v25.16b
-	ldr	q25, [x1, #48]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	ldr	q28, [x0, #304]
-	ext	v29.16b, v28.16b, v28.16b, #8
-	pmull	v30.1q, v25.1d, v28.1d
-	eor	v26.16b, v26.16b, v30.16b
-	pmull2	v28.1q, v25.2d, v28.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v25.1d, v29.1d
-	eor	v27.16b, v27.16b, v28.16b
-	pmull2	v25.1q, v25.2d, v29.2d
-	eor	v27.16b, v27.16b, v25.16b
-	ldr	q25, [x1, #64]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	ldr	q28, [x0, #320]
-	ext	v29.16b, v28.16b, v28.16b, #8
-	pmull	v30.1q, v25.1d, v28.1d
-	eor	v26.16b, v26.16b, v30.16b
-	pmull2	v28.1q, v25.2d, v28.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v25.1d, v29.1d
-	eor	v27.16b, v27.16b, v28.16b
-	pmull2	v25.1q, v25.2d, v29.2d
-	eor	v27.16b, v27.16b, v25.16b
-	ldr	q25, [x1, #80]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	ldr	q28, [x0, #336]
-	ext	v29.16b, v28.16b, v28.16b, #8
-	pmull	v30.1q, v25.1d, v28.1d
-	eor	v26.16b, v26.16b, v30.16b
-	pmull2	v28.1q, v25.2d, v28.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v25.1d, v29.1d
-	eor	v27.16b, v27.16b, v28.16b
-	pmull2	v25.1q, v25.2d, v29.2d
-	eor	v27.16b, v27.16b, v25.16b
-	ldr	q25, [x1, #96]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	ldr	q28, [x0, #352]
-	ext	v29.16b, v28.16b, v28.16b, #8
-	pmull	v30.1q, v25.1d, v28.1d
-	eor	v26.16b, v26.16b, v30.16b
-	pmull2	v28.1q, v25.2d, v28.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v25.1d, v29.1d
-	eor	v27.16b, v27.16b, v28.16b
-	pmull2	v25.1q, v25.2d, v29.2d
-	eor	v27.16b, v27.16b, v25.16b
-	ldr	q25, [x1, #112]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	ldr	q28, [x0, #368]
-	ext	v29.16b, v28.16b, v28.16b, #8
-	pmull	v30.1q, v25.1d, v28.1d
-	eor	v26.16b, v26.16b, v30.16b
-	pmull2	v28.1q, v25.2d, v28.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v25.1d, v29.1d
-	eor	v27.16b, v27.16b, v28.16b
-	pmull2	v25.1q, v25.2d, v29.2d
-	eor	v27.16b, v27.16b, v25.16b
-	movi	v25.2d, #0x0000000000000000
-	ext	v28.16b, v25.16b, v27.16b, #8
-	eor	v26.16b, v26.16b, v28.16b
-	ext	v28.16b, v27.16b, v25.16b, #8
-	eor	v0.16b, v0.16b, v28.16b
-	adrp	x4, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	ldr	q25, [x4]
-	pmull	v27.1q, v26.1d, v25.1d
-	ext	v26.16b, v26.16b, v26.16b, #8
-	eor	v26.16b, v26.16b, v27.16b
-	pmull	v25.1q, v26.1d, v25.1d
-	ext	v26.16b, v26.16b, v26.16b, #8
-	eor	v26.16b, v26.16b, v25.16b
-	eor	v0.16b, v26.16b, v0.16b
 	rev32	v25.16b, v22.16b
 	add	v22.4s, v22.4s, v23.4s
 	rev32	v26.16b, v22.16b
@@ -16464,123 +15467,6 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_keep_7:
 	sub	x4, x4, #8
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_again_steady_192:
-	ldr	q25, [x1]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	eor	v25.16b, v25.16b, v0.16b
-	ldr	q0, [x0, #256]
-	ext	v28.16b, v0.16b, v0.16b, #8
-	pmull	v26.1q, v25.1d, v0.1d
-	pmull2	v0.1q, v25.2d, v0.2d
-	pmull	v27.1q, v25.1d, v28.1d
-	pmull2	v25.1q, v25.2d, v28.2d
-	eor	v27.16b, v27.16b, v25.16b
-	ldr	q25, [x1, #16]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	ldr	q28, [x0, #272]
-	ext	v29.16b, v28.16b, v28.16b, #8
-	pmull	v30.1q, v25.1d, v28.1d
-	eor	v26.16b, v26.16b, v30.16b
-	pmull2	v28.1q, v25.2d, v28.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v25.1d, v29.1d
-	eor	v27.16b, v27.16b, v28.16b
-	pmull2	v25.1q, v25.2d, v29.2d
-	eor	v27.16b, v27.16b, v25.16b
-	ldr	q25, [x1, #32]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	ldr	q28, [x0, #288]
-	ext	v29.16b, v28.16b, v28.16b, #8
-	pmull	v30.1q, v25.1d, v28.1d
-	eor	v26.16b, v26.16b, v30.16b
-	pmull2	v28.1q, v25.2d, v28.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v25.1d, v29.1d
-	eor	v27.16b, v27.16b, v28.16b
-	pmull2	v25.1q, v25.2d, v29.2d
-	eor	v27.16b, v27.16b, v25.16b
-	ldr	q25, [x1, #48]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	ldr	q28, [x0, #304]
-	ext	v29.16b, v28.16b, v28.16b, #8
-	pmull	v30.1q, v25.1d, v28.1d
-	eor	v26.16b, v26.16b, v30.16b
-	pmull2	v28.1q, v25.2d, v28.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v25.1d, v29.1d
-	eor	v27.16b, v27.16b, v28.16b
-	pmull2	v25.1q, v25.2d, v29.2d
-	eor	v27.16b, v27.16b, v25.16b
-	ldr	q25, [x1, #64]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	ldr	q28, [x0, #320]
-	ext	v29.16b, v28.16b, v28.16b, #8
-	pmull	v30.1q, v25.1d, v28.1d
-	eor	v26.16b, v26.16b, v30.16b
-	pmull2	v28.1q, v25.2d, v28.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v25.1d, v29.1d
-	eor	v27.16b, v27.16b, v28.16b
-	pmull2	v25.1q, v25.2d, v29.2d
-	eor	v27.16b, v27.16b, v25.16b
-	ldr	q25, [x1, #80]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	ldr	q28, [x0, #336]
-	ext	v29.16b, v28.16b, v28.16b, #8
-	pmull	v30.1q, v25.1d, v28.1d
-	eor	v26.16b, v26.16b, v30.16b
-	pmull2	v28.1q, v25.2d, v28.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v25.1d, v29.1d
-	eor	v27.16b, v27.16b, v28.16b
-	pmull2	v25.1q, v25.2d, v29.2d
-	eor	v27.16b, v27.16b, v25.16b
-	ldr	q25, [x1, #96]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	ldr	q28, [x0, #352]
-	ext	v29.16b, v28.16b, v28.16b, #8
-	pmull	v30.1q, v25.1d, v28.1d
-	eor	v26.16b, v26.16b, v30.16b
-	pmull2	v28.1q, v25.2d, v28.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v25.1d, v29.1d
-	eor	v27.16b, v27.16b, v28.16b
-	pmull2	v25.1q, v25.2d, v29.2d
-	eor	v27.16b, v27.16b, v25.16b
-	ldr	q25, [x1, #112]
-	rev64	v25.16b, v25.16b
-	ext	v25.16b, v25.16b, v25.16b, #8
-	ldr	q28, [x0, #368]
-	ext	v29.16b, v28.16b, v28.16b, #8
-	pmull	v30.1q, v25.1d, v28.1d
-	eor	v26.16b, v26.16b, v30.16b
-	pmull2	v28.1q, v25.2d, v28.2d
-	eor	v0.16b, v0.16b, v28.16b
-	pmull	v28.1q, v25.1d, v29.1d
-	eor	v27.16b, v27.16b, v28.16b
-	pmull2	v25.1q, v25.2d, v29.2d
-	eor	v27.16b, v27.16b, v25.16b
-	movi	v25.2d, #0x0000000000000000
-	ext	v28.16b, v25.16b, v27.16b, #8
-	eor	v26.16b, v26.16b, v28.16b
-	ext	v28.16b, v27.16b, v25.16b, #8
-	eor	v0.16b, v0.16b, v28.16b
-	adrp	x6, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	add	x6, x6, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	ldr	q25, [x6]
-	pmull	v27.1q, v26.1d, v25.1d
-	ext	v26.16b, v26.16b, v26.16b, #8
-	eor	v26.16b, v26.16b, v27.16b
-	pmull	v25.1q, v26.1d, v25.1d
-	ext	v26.16b, v26.16b, v26.16b, #8
-	eor	v26.16b, v26.16b, v25.16b
-	eor	v0.16b, v26.16b, v0.16b
 	rev32	v25.16b, v22.16b
 	add	v22.4s, v22.4s, v23.4s
 	rev32	v26.16b, v22.16b
@@ -16813,6 +15699,123 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	b.hi	.Laesgen_armv8_ce_gcm_r2_decrypt_data_top192
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_r2_decrypt_data_top192
+	ldr	q25, [x1]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	eor	v25.16b, v25.16b, v0.16b
+	ldr	q0, [x0, #256]
+	ext	v28.16b, v0.16b, v0.16b, #8
+	pmull	v26.1q, v25.1d, v0.1d
+	pmull2	v0.1q, v25.2d, v0.2d
+	pmull	v27.1q, v25.1d, v28.1d
+	pmull2	v25.1q, v25.2d, v28.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x1, #16]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #272]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x1, #32]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #288]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x1, #48]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #304]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x1, #64]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #320]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x1, #80]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #336]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x1, #96]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #352]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	ldr	q25, [x1, #112]
+	rev64	v25.16b, v25.16b
+	ext	v25.16b, v25.16b, v25.16b, #8
+	ldr	q28, [x0, #368]
+	ext	v29.16b, v28.16b, v28.16b, #8
+	pmull	v30.1q, v25.1d, v28.1d
+	eor	v26.16b, v26.16b, v30.16b
+	pmull2	v28.1q, v25.2d, v28.2d
+	eor	v0.16b, v0.16b, v28.16b
+	pmull	v28.1q, v25.1d, v29.1d
+	eor	v27.16b, v27.16b, v28.16b
+	pmull2	v25.1q, v25.2d, v29.2d
+	eor	v27.16b, v27.16b, v25.16b
+	movi	v25.2d, #0x0000000000000000
+	ext	v28.16b, v25.16b, v27.16b, #8
+	eor	v26.16b, v26.16b, v28.16b
+	ext	v28.16b, v27.16b, v25.16b, #8
+	eor	v0.16b, v0.16b, v28.16b
+	adrp	x6, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
+	add	x6, x6, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
+	ldr	q25, [x6]
+	pmull	v27.1q, v26.1d, v25.1d
+	ext	v26.16b, v26.16b, v26.16b, #8
+	eor	v26.16b, v26.16b, v27.16b
+	pmull	v25.1q, v26.1d, v25.1d
+	ext	v26.16b, v26.16b, v26.16b, #8
+	eor	v26.16b, v26.16b, v25.16b
+	eor	v0.16b, v26.16b, v0.16b
 	b	.Laesgen_armv8_ce_gcm_r2_decrypt_data_again_steady_192
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_refresh_steady_192:
 	umov	w4, v22.s[3]
@@ -16827,7 +15830,7 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	str	q25, [x0, #560]
 	lsr	x4, x4, #8
 	str	x4, [x0, #504]
-	b	.Laesgen_armv8_ce_gcm_r2_decrypt_data_top192
+	b	.Laesgen_armv8_ce_gcm_r2_decrypt_data_dispatch_steady_192
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_small192:
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_single192:
 	cmp	x2, #16

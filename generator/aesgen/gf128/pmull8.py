@@ -58,3 +58,79 @@ def times_reduction_constant(t: int) -> int:
     for s in REDUCTION_SHIFTS:
         out ^= t << s
     return out
+
+
+# --- the lowering's arithmetic (gf128/aarch64/pmull8.py), step for step -------------------
+# The hash engine multiplies blocks in clmul's representation (gf128/x86_64/clmul.py: hash
+# order, H~, dot(a, b) = a b x^-128) by Karatsuba on 64-bit halves. Each 64x64 product is
+# the sum above over the 8 byte rotations k of the key's half, and the spread of a rotation's
+# lanes (the two byte shifts) is linear: so the PMULL.8b products of every block of a batch
+# are summed per rotation first and spread once a rotation and a Karatsuba part. The key's
+# rotations are computed once a key (init) and stored per power.
+MASK128 = (1 << 128) - 1
+ROTATIONS = 8
+
+
+def key_rotations(h: int) -> list[int]:
+    """K_k, k = 0..7: each 64-bit half of the 128-bit h rotated by k bytes (one TBL)."""
+    lo, hi = h & MASK64, h >> 64
+    return [rotate_bytes(lo, k) | rotate_bytes(hi, k) << 64 for k in range(ROTATIONS)]
+
+
+def middle_rotations(h: int) -> list[int]:
+    """M_k: Karatsuba's middle key h.lo ^ h.hi rotated by k bytes."""
+    return [rotate_bytes((h & MASK64) ^ (h >> 64), k) for k in range(ROTATIONS)]
+
+
+def spread(p: int, k: int) -> int:
+    """The lanes of a sum of PMULL.8b products under rotation k at their places in the
+    128-bit product, as the lowering does it with four EXTs: the lanes that did not wrap
+    (p shifted up 2k bytes, the top dropped, then down k) and those that did (p shifted
+    down 16 - 2k bytes, then up 8 - k)."""
+    if k == 0:
+        return p
+    kept = ((p << 16 * k) & MASK128) >> 8 * k
+    wrapped = (p >> 8 * (16 - 2 * k)) << 8 * (8 - k)
+    return kept ^ wrapped
+
+
+def karatsuba_sums(ys: list[int], keys: list[int]) -> tuple[int, int, int]:
+    """The three Karatsuba sums over the pairs (y, h): sum y.lo h.lo, sum y.hi h.hi and
+    sum (y.lo ^ y.hi)(h.lo ^ h.hi), each 128 bits, from PMULL.8b (low halves) and PMULL2.8b
+    (high halves) of the keys' rotations, summed per rotation and spread once."""
+    parts = [0, 0, 0]
+    for k in range(ROTATIONS):
+        sums = [0, 0, 0]
+        for y, h in zip(ys, keys):
+            rot, mid = key_rotations(h)[k], middle_rotations(h)[k]
+            sums[0] ^= pmull8(rot & MASK64, y & MASK64)
+            sums[1] ^= pmull8(rot >> 64, y >> 64)
+            sums[2] ^= pmull8(mid, (y & MASK64) ^ (y >> 64))
+        for i in range(3):
+            parts[i] ^= spread(sums[i], k)
+    return parts[0], parts[1], parts[2]
+
+
+def montgomery_fold(lo: int) -> int:
+    """One of clmul.dot's two folds, the multiply by 0xC2 << 56 by shifts: the halves
+    swapped, plus the low half times the constant (USHL on the low half in both lanes by
+    (s, s - 64) for each of the constant's bits s is t x^s as 128 bits)."""
+    t = lo & MASK64
+    return ((lo & MASK64) << 64 | lo >> 64) ^ times_reduction_constant(t)
+
+
+def reduce(lo: int, hi: int, mi: int) -> int:
+    """Karatsuba's parts to the 256-bit product, reduced as clmul.dot (two folds)."""
+    mi ^= lo ^ hi
+    lo ^= (mi << 64) & MASK128
+    hi ^= mi >> 64
+    for _ in range(2):
+        lo = montgomery_fold(lo)
+    return lo ^ hi
+
+
+def dot_sum(x: int, blocks: list[int], keys: list[int]) -> int:
+    """(X ^ B1) K1 ^ B2 K2 ^ .. ^ Bn Kn in clmul.dot's terms (K_j = H~^(n - j + 1) for
+    GHASH's aggregated Horner step), one reduction: the engine's batch."""
+    ys = [blocks[0] ^ x] + list(blocks[1:])
+    return reduce(*karatsuba_sums(ys, keys))

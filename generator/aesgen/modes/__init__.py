@@ -46,6 +46,9 @@ class ModeDescriptor:
     # (method, hash engines): a method that takes only those engines, which no other
     # method takes (the table method's lookup-table GHASH)
     method_hashes: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # the hash engines whose multiply is a preset's choice (schoolbook or Karatsuba); the
+    # others have one form
+    multiply_choice: tuple[str, ...] = ()
     # (register width, encoding) -> the encoding its skeleton is written in instead
     encodings: tuple[tuple[tuple[int, str], str], ...] = ()
     faces: tuple[str, ...] = ("none", "r1", "r2")   # FACE levels built so far
@@ -77,8 +80,10 @@ GCM = ModeDescriptor(
     phases=("aes", "face", "counter", "ghash_multiply", "reduction", "load_store", "loop",
             "tail"),
     oracle="OpenSSL EVP_aes_*_gcm",
-    # gfni, bitsliced: the same skeleton over those round engines (no AES instruction)
-    methods=("aesni", "vaes256", "vaes512", "gfni", "bitsliced", "table", "armv8-ce"),
+    # gfni, bitsliced, neon-tbl, neon-bitsliced: the same skeleton over those round
+    # engines (no AES instruction)
+    methods=("aesni", "vaes256", "vaes512", "gfni", "bitsliced", "table", "armv8-ce",
+             "neon-tbl", "neon-bitsliced"),
     needs=(),
     # the carry-less multiply at the cipher's width (VPCLMULQDQ on ymm and zmm); PCLMULQDQ
     # on xmm beside a ymm cipher where the CPU has no VPCLMULQDQ; without a carry-less
@@ -92,12 +97,18 @@ GCM = ModeDescriptor(
             # seed 004's 8 KiB of tables: for the table method alone (NOT constant time)
             ("table", ((128, ("SSSE3", "SSE41")),)),
             # AArch64: the Crypto Extension's PMULL/PMULL2 (gf128/aarch64/pmull.py)
-            ("pmull", ((128, ("PMULL",)),))),
-    method_hashes=(("table", ("table",)),),
+            ("pmull", ((128, ("PMULL",)),)),
+            # AArch64 without it: PMULL.8b of base Advanced SIMD (gf128/aarch64/pmull8.py),
+            # for the methods made for cores without the Crypto Extension, whose kernels
+            # then run on every such core (constant time)
+            ("pmull8", ((128, ("ASIMD",)),))),
+    method_hashes=(("table", ("table",)), ("neon-tbl", ("pmull8",)),
+                   ("neon-bitsliced", ("pmull8",))),
+    multiply_choice=("clmul", "clmul-xmm", "pmull"),
     # the skeleton keeps to 16 registers and VEX forms on xmm and ymm; zmm is EVEX with 32
     encodings=(((128, "evex"), "avx"), ((256, "evex"), "avx")),
     skeletons=(("x86_64", "*", "aesgen.modes.gcm.x86_64"),
-               ("aarch64", "armv8-ce", "aesgen.modes.gcm.aarch64")),
+               ("aarch64", "*", "aesgen.modes.gcm.aarch64")),
     counters=("inc32",),
     nonce=(1, -1), tag=(4, 16))
 

@@ -2,73 +2,37 @@
 multiply, accumulate, one reduction for many blocks.
 
 The representation and arithmetic are gf128/x86_64/clmul.py's (Gueron and Kounavis; RFC
-8452 appendix A): a block is byte-reversed as it is loaded (REV64, then EXT by 8), the hash
-key is kept as H~ = mulX_POLYVAL(ByteReverse(H)), and dot(a, b) = a * b * x^-128 is a
-256-bit carry-less product and a Montgomery reduction in two 64-bit folds, each a carry-less
-multiply by 0xC200000000000000. clmul.dot is the Python model of both lowerings.
+8452 appendix A), shared with the engine without the Crypto Extension (base.py): a block
+is byte-reversed as it is loaded, the hash key is kept as H~, and dot(a, b) = a * b *
+x^-128 is a 256-bit carry-less product and a Montgomery reduction in two 64-bit folds, each
+a carry-less multiply by 0xC200000000000000. clmul.dot is the Python model of both
+lowerings.
 
 PCLMULQDQ picks the halves of its operands by an immediate; PMULL takes the low halves and
 PMULL2 the high ones, so the cross products of schoolbook take one operand with its halves
 swapped (EXT by 8), and Karatsuba's middle product the halves XORed (precomputed for the
-powers of H). Operands are registers: the powers are loaded from the context.
+powers of H). Operands are registers: the powers are loaded from the context (H_POWERS,
+highest first, and with Karatsuba H_KARATSUBA).
 """
 from __future__ import annotations
 
-from ...dsl.builder import KernelBuilder
 from ...dsl.operands import Imm, Mem, Reg
 from ..x86_64.clmul import POLY, Products
+from .base import A64Ghash
 
 
-class PmullHash:
+class PmullHash(A64Ghash):
     """The PMULL hash engine on 128-bit registers."""
 
     name = "pmull"
-
-    def __init__(self, b: KernelBuilder) -> None:
-        self.b, self.a = b, b.asm
-
-    def byte_reverse(self, dst: Reg, src: Reg) -> None:
-        """dst = the 16 bytes of src in reverse order (block order <-> hash order)."""
-        self.a.rev64(dst.b16, src.b16)
-        self.a.ext(dst.b16, dst.b16, dst.b16, Imm(8))
-
-    def load_block(self, dst: Reg, src: Mem) -> None:
-        """dst = the 16 bytes at src, byte-reversed (hash order)."""
-        self.a.ldr(dst.q, src)
-        self.byte_reverse(dst, dst)
-
-    def _constant(self, name: str, data: bytes) -> Reg:
-        b = self.b
-        p, x = b.gp(), b.vec(128)
-        sym = b.const_symbol(name, data)
-        b.asm.adrp(p, sym)
-        b.asm.add(p, p, sym)
-        b.asm.ldr(x.q, Mem(128, base=p))
-        return x
+    # X, the three sums, a block, a power of H and its Karatsuba key, two products, the
+    # reduction constant
+    registers = 10
 
     def poly(self) -> Reg:
         """0xC200000000000000 in the low half (clmul.POLY's high qword: PMULL multiplies
-        low halves), loaded where it is used (a register kept from an earlier use could
-        lie on another path)."""
-        return self._constant("ghash_poly", POLY[8:] + POLY[:8])
-
-    def hash_key(self, h: Reg) -> Reg:
-        """H~ from H = E_K(0^128) in block order: ByteReverse, then doubled in POLYVAL's
-        order (the 128-bit value shifted left by one, the polynomial's low terms added
-        under a mask made from the bit shifted out of the top: no branch on H)."""
-        b, a = self.b, self.a
-        x, carry, zero, t, m = (b.vec(128) for _ in range(5))
-        self.byte_reverse(x, h)
-        a.ushr(carry.d2, x.d2, Imm(63))           # each half's top bit, at its bit 0
-        a.shl(x.d2, x.d2, Imm(1))
-        a.movi(zero.d2, Imm(0))
-        a.ext(t.b16, zero.b16, carry.b16, Imm(8))  # the low half's bit into the high half
-        a.orr(x.b16, x.b16, t.b16)
-        a.dup(t.d2, carry.lane_view("d", 1))      # bit 127 of H, in both halves
-        a.sub(m.d2, zero.d2, t.d2)                # all ones when it was set
-        b.emit("and", m.b16, m.b16, self._constant("hash_key_poly", POLY).b16)
-        a.eor(x.b16, x.b16, m.b16)
-        return x
+        low halves)."""
+        return self.constant("ghash_poly", POLY[8:] + POLY[:8])
 
     def karatsuba_key(self, h: Reg) -> Reg:
         """h.lo ^ h.hi in the low half: the operand of Karatsuba's middle multiply."""
@@ -113,29 +77,65 @@ class PmullHash:
             a.eor(parts[k].b16, parts[k].b16, t.b16)
         return acc
 
-    def reduce(self, p: Products, dst: Reg | None = None) -> Reg:
-        """dot-reduce a sum of products to 128 bits (two folds by the polynomial), into
-        ``dst`` when given (no copy after)."""
+    def fold_constants(self) -> Reg:
+        return self.poly()
+
+    def fold(self, lo: Reg, poly: Reg) -> Reg:
+        """lo's low half times 0xC2 << 56 by PMULL, added to lo with its halves swapped."""
         b, a = self.b, self.a
-        if p.karatsuba:                            # the middle term lacks lo ^ hi
-            a.eor(p.mi.b16, p.mi.b16, p.lo.b16)
-            a.eor(p.mi.b16, p.mi.b16, p.hi.b16)
-        zero, t = b.vec(128), b.vec(128)
-        a.movi(zero.d2, Imm(0))
-        a.ext(t.b16, zero.b16, p.mi.b16, Imm(8))   # mi << 64
-        a.eor(p.lo.b16, p.lo.b16, t.b16)
-        a.ext(t.b16, p.mi.b16, zero.b16, Imm(8))   # mi >> 64
-        a.eor(p.hi.b16, p.hi.b16, t.b16)
-        lo, poly = p.lo, self.poly()
-        for _ in range(2):
-            f = b.vec(128)
-            a.pmull(f.q1, lo.d1, poly.d1)          # lo's low half times 0xC2 << 56
-            a.ext(lo.b16, lo.b16, lo.b16, Imm(8))  # swap the halves
-            a.eor(lo.b16, lo.b16, f.b16)
-        out = lo if dst is None else dst
-        a.eor(out.b16, lo.b16, p.hi.b16)
-        return out
+        f = b.vec(128)
+        a.pmull(f.q1, lo.d1, poly.d1)
+        a.ext(lo.b16, lo.b16, lo.b16, Imm(8))      # swap the halves
+        a.eor(lo.b16, lo.b16, f.b16)
+        return lo
 
     def dot(self, x: Reg, h: Reg, hk: Reg | None = None) -> Reg:
         """x * h reduced: one block's multiply."""
         return self.reduce(self.multiply(x, h, None, hk))
+
+    # --- the powers of H in the context --------------------------------------------------
+    def power(self, i: int, field: str = "H_POWERS") -> Mem:
+        """H~^i (i >= 1) in the context (or its Karatsuba key)."""
+        return self.f(field, 16 * (self.powers - i))
+
+    def _power_regs(self, i: int) -> tuple[Reg, Reg | None]:
+        h = self.b.vec(128)
+        self.a.ldr(h.q, self.power(i))
+        if not self.karatsuba:
+            return h, None
+        hk = self.b.vec(128)
+        self.a.ldr(hk.q, self.power(i, "H_KARATSUBA"))
+        return h, hk
+
+    def setup(self, h: Reg) -> None:
+        """H~ and its powers (and their Karatsuba keys) from H = E_K(0^128)."""
+        a = self.a
+        ht = self.hash_key(h)
+        hk = self.karatsuba_key(ht) if self.karatsuba else None
+        p = ht
+        for i in range(1, self.powers + 1):
+            if i > 1:
+                p = self.dot(p, ht, hk)
+            a.str(p.q, self.power(i))
+            if self.karatsuba:
+                a.str(self.karatsuba_key(p).q, self.power(i, "H_KARATSUBA"))
+
+    def times_h(self, y: Reg) -> Reg:
+        h, hk = self._power_regs(1)
+        with self.b.phase("ghash_multiply"):
+            return self.dot(y, h, hk)
+
+    def absorb(self, x: Reg, ptr: Reg, n: int, disp: int = 0) -> None:
+        b, a = self.b, self.a
+        acc = None
+        for j in range(n):
+            y = b.vec(128)
+            with b.phase("load_store"):
+                self.load_block(y, Mem(128, base=ptr, disp=disp + 16 * j))
+            with b.phase("ghash_multiply"):
+                if j == 0:
+                    a.eor(y.b16, y.b16, x.b16)
+                h, hk = self._power_regs(n - j)
+                acc = self.multiply(y, h, acc, hk)
+        with b.phase("reduction"):
+            self.reduce(acc, dst=x)

@@ -53,6 +53,9 @@ Methods (``k`` is the skeleton's Kernel, ``b`` the KernelBuilder):
 ``registers(bits) -> int``
     vector registers ``prepare`` keeps live through the loop; the skeleton checks that they,
     the batch, the FACE cache and its temporaries fit in 32.
+``max_blocks``
+    the most blocks a call takes (None: any); a skeleton with a longer batch calls the
+    engine on pieces of it.
 
 Instructions go through ``b.asm`` / ``b.emit`` (the A64 table, ``isa/aarch64.isa``); the phase
 is set by the skeleton (rounds_0_2, rounds_3_nr); ``last_round`` puts the data XOR in
@@ -130,6 +133,9 @@ class CeKeys:
 
 class A64Engine:
     """Base of the A64 round engines: the interface above."""
+
+    # the most blocks one call of ``rounds`` takes (None: any number)
+    max_blocks: int | None = None
 
     def __init__(self, spec: KernelSpec) -> None:
         self.spec = spec

@@ -152,6 +152,8 @@ class _Pending:
 class NeonBitslicedEngine(A64Engine):
     """See the module docstring."""
 
+    max_blocks = 8
+
     def __init__(self, spec: KernelSpec) -> None:
         super().__init__(spec)
         if spec.interleave != 8:
@@ -194,12 +196,14 @@ class NeonBitslicedEngine(A64Engine):
             keys.ahead |= set(ids)
 
     def rounds_from_offset(self, k, b, keys, blocks, cache, level, last, nr) -> None:
+        """The offset XORed into the blocks, then rounds_before_last: deferred to the
+        next call unless it reaches Nr - 1."""
         with b.phase("rounds_0_2"):
             for x in blocks:
                 b.asm.eor(x.b16, x.b16, cache.b16)
         if keys.pending is not None:
             raise RuntimeError("rounds_from_offset while rounds are deferred")
-        keys.pending = _Pending(tuple(x.key for x in blocks), level + 1, last)
+        self.rounds_before_last(k, b, keys, blocks, level + 1, last, nr)
 
     def last_round(self, k, b, keys, blocks, nr, data=None) -> None:
         if not all(x.key in keys.ahead for x in blocks):
@@ -289,7 +293,7 @@ class NeonBitslicedEngine(A64Engine):
         return keys
 
     def _key_disp(self, k, r: int) -> int:
-        return k.layout.extra + 8 * SLICE_BYTES * r
+        return k.layout.offset("EXTRA") + 8 * SLICE_BYTES * r
 
     def _round(self, k, b, keys: BsKeys, regs: list[Reg], r: int) -> None:
         """One round, inline: regs (layout pi_{r-1}) -> regs (layout pi_r)."""

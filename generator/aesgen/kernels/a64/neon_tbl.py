@@ -117,6 +117,7 @@ class NeonTblEngine(A64Engine):
     """TBL/TBX S-box, seed 003's transposed MixColumns on 4 blocks."""
 
     GROUP = 4
+    max_blocks = GROUP
 
     def registers(self, bits: int) -> int:
         return 16 + 2
@@ -151,7 +152,7 @@ class NeonTblEngine(A64Engine):
         c1b = b.vec(128)
         a.movi(c1b.b16, Imm(0x1B))
         rows, t = b.gp(), b.gp()
-        a.mov(t, Imm(k.layout.extra))
+        a.mov(t, Imm(k.layout.offset("EXTRA")))
         a.add(rows, ctx, t)
         return TblKeys(sbox, c40, c1b, rows, ctx)
 
@@ -400,7 +401,7 @@ class NeonTblEngine(A64Engine):
         idx = [b.vec(128) for _ in range(4)]
         a.ld1(VList(tuple(r.b16 for r in idx)), _m(512, p))
         kp, t = b.gp(), b.gp()
-        a.mov(t, Imm(k.layout.extra))
+        a.mov(t, Imm(k.layout.offset("EXTRA")))
         a.add(kp, ctx, t)
         for r in range(nr + 1):
             rk = b.vec(128)

@@ -1,6 +1,7 @@
 """AES-GCM (NIST SP 800-38D) on AArch64: the layers the GCM skeleton (skeleton.py: the entry
 points and the stream's state, written once) runs over, and the data path, over an A64
-round engine (kernels/a64/engines.py) and the PMULL hash engine (gf128/aarch64/pmull.py).
+round engine (kernels/a64/engines.py: armv8-ce, neon-tbl, neon-bitsliced) and a hash
+engine (gf128/aarch64/: PMULL with the Crypto Extension, PMULL.8b without it).
 
 In the context: COUNTER is the next counter block in block order; the data loop keeps it
 with each 32-bit lane's bytes reversed (REV32), so inc32 is an ADD of 1 to lane 3, wrapping
@@ -13,7 +14,11 @@ points call the data path of their direction (bl; passes/frame.py keeps x29, x30
 
 A batch is 8 blocks: the counters, the engine's rounds with its round keys resident, the
 XOR with the input, then the batch's ciphertext hashed by H^8..H^1 and reduced once (the
-input, before the rounds, when decrypting: out may be in).
+input, before the rounds, when decrypting: out may be in). An engine that takes fewer
+blocks a call (neon-tbl: 4) gets the batch in pieces. Where the engine's resident registers
+and the hash's do not fit together (neon-tbl's S-box in 16 registers beside the PMULL.8b
+hash), the hash runs first and the engine loads its registers again after it, a batch at
+a time.
 """
 from __future__ import annotations
 
@@ -25,18 +30,25 @@ from ...arch.aarch64.zeroing import zero_context
 from ...dsl.builder import KernelBuilder
 from ...dsl.operands import SP, Imm, Label, Mem, Reg, xreg
 from ...gf128.aarch64.pmull import PmullHash
+from ...gf128.aarch64.pmull8 import Pmull8Hash
 from ...isa.table import load_table
 from ...kernels.a64.engine_choice import engine_for
 from ...kernels.face_fill import FaceRun, RunFields
+from ...kernels.a64.schedule import latencies_of
 from ...kernels.spec import FACE_ROUNDS, ROUNDS, KernelSpec
+from ...uarch import model_for
 from .. import BuiltKernel
 from .layout import NO_WINDOW, gcm_layout
-from .skeleton import BATCH, DATA_PATH, GcmFrame, build_all
+from .skeleton import BATCH, DATA_PATH, ENGINE_PHASES, GcmFrame, build_all
 
 VECTOR_REGISTERS = 32
-# vector registers the GHASH of a batch holds beside the rounds when stitched: X, the three
-# sums, a block, a power of H and its Karatsuba key, two products, the reduction constant
-HASH_REGISTERS = 10
+# vector registers the data loop keeps across a batch beside the engine's and the hash's:
+# the counters, and two for the allocator; and the counter steps of one block and of a
+# FACE batch, where they fit (else they are made again where used)
+LOOP_REGISTERS = 3
+STEP_REGISTERS = 2
+# the PMULL.8b hash's budget: all but the loop's registers
+PMULL8_REGISTERS = VECTOR_REGISTERS - LOOP_REGISTERS - 1
 STACK_ARG = {"tag": 0, "tag_len": 8}    # the 9th and 10th arguments of seal and open
 REGISTER_ARG = {"len": 6, "out": 7}     # the 7th and 8th: x6, x7
 
@@ -55,7 +67,8 @@ class GcmKernel:
         self.karatsuba = spec.hash_multiply == "karatsuba"
         self.short_records = self.masked_tails = False
         self.layout = gcm_layout(self.table_powers, spec.face, 1, self.karatsuba,
-                                 self.engine.context_extra(), 0, "clmul")
+                                 self.engine.context_extra(), 0, spec.hash)
+        self.latencies = latencies_of(model_for(spec.uarch, "aarch64"))
         lay = self.layout
         self.run = FaceRun(A64Scalar(), RunFields(
             lay.FACE_TAG_LO, lay.FACE_TAG_HI, lay.FILL_START, lay.FILL_COUNT,
@@ -63,6 +76,26 @@ class GcmKernel:
 
     def body(self, entry: str, doc: str) -> "Body":
         return Body(self, KernelBuilder(self.table, self.spec.symbol(entry), doc=doc))
+
+    def hash_engine(self, b: KernelBuilder, f):
+        """The spec's hash engine for one function: PMULL, or without the Crypto Extension
+        PMULL.8b, scheduled for the preset's core with what the data loop keeps beside it."""
+        if self.spec.hash == "pmull8":
+            return Pmull8Hash(b, f, self.table_powers, True, self.latencies,
+                              PMULL8_REGISTERS)
+        return PmullHash(b, f, self.table_powers, self.karatsuba)
+
+    def keys_stay(self, bits: int, hash_registers: int) -> bool:
+        """Whether the engine's resident registers may stay through the data loop beside
+        the hash (else it loads them a batch at a time, after the hash)."""
+        return (self.engine.registers(bits) + hash_registers + LOOP_REGISTERS
+                <= VECTOR_REGISTERS)
+
+    def steps_stay(self, bits: int, hash_registers: int) -> bool:
+        """Whether the counter steps may stay in registers through the data loop too."""
+        keys = self.engine.registers(bits) if self.keys_stay(bits, hash_registers) else 0
+        return (keys + hash_registers + LOOP_REGISTERS + STEP_REGISTERS
+                <= VECTOR_REGISTERS)
 
 
 @dataclass
@@ -75,7 +108,7 @@ class Body(GcmFrame):
 
     def __post_init__(self) -> None:
         self.a = self.b.asm
-        self.hash = PmullHash(self.b)
+        self.hash = self.k.hash_engine(self.b, self.f)
         self.ctx: Reg | None = None
         self.later: dict[str, Reg] = {}
         self.stitch = True          # crypt_size: whether a batch's rounds and hash fit
@@ -141,46 +174,42 @@ class Body(GcmFrame):
     def aes(self, blocks: list[Reg], bits: int, keys=None) -> None:
         nr = ROUNDS[bits]
         with self.b.phase("aes"):
-            if keys is None:
-                keys = self.k.engine.prepare(self.k, self.b, self.ctx, bits)
-            self.k.engine.rounds(self.k, self.b, keys, blocks, 0, nr, nr)
+            self.rounds(self._keys(bits, keys), blocks, 0, nr, nr)
+
+    def _keys(self, bits: int, keys=None):
+        """The engine's round keys: those the loop keeps, or loaded here."""
+        if keys is not None:
+            return keys
+        with self.b.phase("aes"):
+            return self.k.engine.prepare(self.k, self.b, self.ctx, bits)
+
+    def rounds(self, keys, blocks: list[Reg], first: int, last: int, nr: int,
+               offset: Reg | None = None) -> None:
+        """The engine's rounds first..last on the blocks, as many a call as it takes; with
+        ``offset`` the blocks XOR offset are the state after round first - 1 (the FACE
+        cache: the engine may fold it into a round key)."""
+        eng = self.k.engine
+        size = eng.max_blocks or len(blocks)
+        with self.b.phase_names(ENGINE_PHASES):
+            for i in range(0, len(blocks), size):
+                part = blocks[i:i + size]
+                if offset is None:
+                    eng.rounds(self.k, self.b, keys, part, first, last, nr)
+                    continue
+                eng.rounds_from_offset(self.k, self.b, keys, part, offset, first - 1,
+                                       min(last, nr - 1), nr)
+                if last >= nr:
+                    eng.last_round(self.k, self.b, keys, part, nr)
 
     # --- GHASH ---------------------------------------------------------------------------
-    def power(self, i: int, field: str = "H_POWERS") -> Mem:
-        """H~^i (i >= 1) in the context (or its Karatsuba key)."""
-        return self.f(field, 16 * (self.k.table_powers - i))
-
-    def _power_regs(self, i: int) -> tuple[Reg, Reg | None]:
-        h = self.b.vec(128)
-        self.a.ldr(h.q, self.power(i))
-        if not self.k.karatsuba:
-            return h, None
-        hk = self.b.vec(128)
-        self.a.ldr(hk.q, self.power(i, "H_KARATSUBA"))
-        return h, hk
-
     def times_h(self, y: Reg) -> Reg:
         """y H, reduced, in a new register (hash order)."""
-        h, hk = self._power_regs(1)
-        with self.b.phase("ghash_multiply"):
-            return self.hash.dot(y, h, hk)
+        return self.hash.times_h(y)
 
     def hash_blocks(self, x: Reg, ptr: Reg, n: int, disp: int = 0) -> None:
         """X = (X ^ B1) H^n ^ B2 H^(n-1) ^ .. ^ Bn H for the n blocks at ptr + disp: one
         reduction."""
-        b, a = self.b, self.a
-        acc = None
-        for j in range(n):
-            y = b.vec(128)
-            with b.phase("load_store"):
-                self.hash.load_block(y, Mem(128, base=ptr, disp=disp + 16 * j))
-            with b.phase("ghash_multiply"):
-                if j == 0:
-                    a.eor(y.b16, y.b16, x.b16)
-                h, hk = self._power_regs(n - j)
-                acc = self.hash.multiply(y, h, acc, hk)
-        with b.phase("reduction"):
-            self.hash.reduce(acc, dst=x)
+        self.hash.absorb(x, ptr, n, disp)
 
     def hash_pending(self, x: Reg, *, clear: bool) -> None:
         """X = (X ^ PENDING) H; PENDING = 0 when clear."""
@@ -195,17 +224,8 @@ class Body(GcmFrame):
         """Nothing beside HASH: the accumulator is the whole state."""
 
     def keep_hash_key(self, h: Reg) -> None:
-        """H~ and its powers (and their Karatsuba keys) from H = E_K(0^128)."""
-        a, k = self.a, self.k
-        ht = self.hash.hash_key(h)
-        hk = self.hash.karatsuba_key(ht) if k.karatsuba else None
-        p = ht
-        for i in range(1, k.table_powers + 1):
-            if i > 1:
-                p = self.hash.dot(p, ht, hk)
-            a.str(p.q, self.power(i))
-            if k.karatsuba:
-                a.str(self.hash.karatsuba_key(p).q, self.power(i, "H_KARATSUBA"))
+        """H~ and what the hash engine keeps of its powers, from H = E_K(0^128)."""
+        self.hash.setup(h)
 
     def length_block(self) -> Reg:
         """[len(A)]64 || [len(C)]64 in hash order (SP 800-38D 7.1 step 5)."""
@@ -324,7 +344,7 @@ class Body(GcmFrame):
             a.mov(base.b16, cr.b16)
             a.ins(base.lane_view("s", 3), w.w)
             a.rev32(base.b16, base.b16)
-            self.k.engine.rounds(self.k, b, keys, [base], 0, self.k.face_rounds, nr)
+            self.rounds(self._keys(bits, keys), [base], 0, self.k.face_rounds, nr)
             self.store_block("FACE_CACHE", base)
             a.lsr(ctr, ctr, Imm(8))
             a.str(ctr, self.f("FACE_WINDOW", width=64))
@@ -341,42 +361,76 @@ class Body(GcmFrame):
                    keys) -> list[Reg]:
         """The AES part of one batch: "full" computes every round; "fill" too, storing
         each block's table entry after FACE's rounds; "fast" starts each block from its
-        table entry XOR the cache, the counter stepped past the batch."""
+        table entry XOR the cache, the counter stepped past the batch. An engine that
+        takes fewer blocks a call (max_blocks) gets the batch in pieces, each but the last
+        XORed into the data and stored at once, so its keystream does not wait in
+        registers; the last piece's blocks are returned (the skeleton stores them)."""
         a, b = self.a, self.b
-        nr, f, n = ROUNDS[bits], self.k.face_rounds, self.k.batch
-        one = self.loop["one"]
-        if kind == "full" or not f:
-            blocks = self._counters(cr, one, n)
+        f, n = self.k.face_rounds, self.k.batch
+        size = self.k.engine.max_blocks or n
+        kind = "full" if not f else kind
+        tp = None
+        if kind != "full":
+            keys = self._keys(bits, keys)
+            tp = b.gp()
+            with b.phase("face"):
+                a.add(tp, self.ctx, idx, Imm(4))            # ctx + 16 in15
+                a.add(tp, tp, Imm(self.k.layout.FACE_TABLE))  # its entry
+        elif size < n:
+            keys = self._keys(bits, keys)                   # once for the pieces
+        for first in range(0, n, size):
+            blocks = self._piece(kind, cr, tp, first, min(size, n - first), bits, keys)
+            if first + size < n:
+                self.xor_store(blocks, self.loop["inp"], self.loop["out"])
+        return blocks
+
+    def _step(self, name: str = "step") -> Reg:
+        """The counter step of one block ("one") or of a batch ("step"): the loop's
+        register, or made here where the loop keeps none."""
+        if self.loop[name] is not None:
+            return self.loop[name]
+        with self.b.phase("counter"):
+            return self._one(1 if name == "one" else self.k.batch)
+
+    def _piece(self, kind: str, cr: Reg, tp: Reg | None, first: int, m: int, bits: int,
+               keys) -> list[Reg]:
+        """Blocks first..first+m-1 of a batch through the engine (face_batch); the FACE
+        cache is loaded for each piece (no register holds it across another's rounds)."""
+        a, b = self.a, self.b
+        nr, f = ROUNDS[bits], self.k.face_rounds
+        if kind == "full":
+            blocks = self._counters(cr, self._step("one"), m)
             self.aes(blocks, bits, keys)
             return blocks
-        table = self.k.layout.FACE_TABLE
-        tp, cache = b.gp(), b.vec(128)
-        with b.phase("face"):
-            a.add(tp, self.ctx, idx, Imm(4))            # ctx + 16 in15
-            a.add(tp, tp, Imm(table))                   # its entry
-            self.load_block(cache, "FACE_CACHE")
+        cache = b.vec(128)
         if kind == "fast":
-            blocks = [b.vec(128) for _ in range(n)]
             with b.phase("face"):
-                for j in range(0, n, 2):
-                    a.ldp(blocks[j].q, blocks[j + 1].q, Mem(256, base=tp, disp=16 * j))
-                for blk in blocks:
-                    a.eor(blk.b16, blk.b16, cache.b16)
-            with b.phase("counter"):
-                a.add(cr.s4, cr.s4, self.loop["step"].s4)
-            with b.phase("aes"):
-                self.k.engine.rounds(self.k, b, keys, blocks, f + 1, nr, nr)
+                self.load_block(cache, "FACE_CACHE")
+            blocks = [b.vec(128) for _ in range(m)]
+            with b.phase("face"):
+                for j in range(0, m, 2):
+                    at = 16 * (first + j)
+                    if j + 1 < m:
+                        a.ldp(blocks[j].q, blocks[j + 1].q, Mem(256, base=tp, disp=at))
+                    else:
+                        a.ldr(blocks[j].q, Mem(128, base=tp, disp=at))
+            if first + m == self.k.batch:
+                with b.phase("counter"):
+                    a.add(cr.s4, cr.s4, self._step().s4)
+            with b.phase("aes"):                         # from T[in15] ^ the cache
+                self.rounds(keys, blocks, f + 1, nr, nr, offset=cache)
             return blocks
-        blocks = self._counters(cr, one, n)             # fill
+        blocks = self._counters(cr, self._step("one"), m)     # fill
         with b.phase("aes"):
-            self.k.engine.rounds(self.k, b, keys, blocks, 0, f, nr)
+            self.rounds(keys, blocks, 0, f, nr)
         with b.phase("face"):
+            self.load_block(cache, "FACE_CACHE")
             e = b.vec(128)
             for j, blk in enumerate(blocks):
                 a.eor(e.b16, blk.b16, cache.b16)
-                a.str(e.q, Mem(128, base=tp, disp=16 * j))
+                a.str(e.q, Mem(128, base=tp, disp=16 * (first + j)))
         with b.phase("aes"):
-            self.k.engine.rounds(self.k, b, keys, blocks, f + 1, nr, nr)
+            self.rounds(keys, blocks, f + 1, nr, nr)
         return blocks
 
     def finish(self) -> Reg:
@@ -447,6 +501,10 @@ class Body(GcmFrame):
                 else:
                     a.str(pair[0].q, Mem(128, base=out, disp=16, writeback="post"))
 
+    @property
+    def hash_ahead(self) -> bool:
+        return not self.stitch
+
     def beside(self, rounds, hashing) -> tuple:
         """Emit rounds() and hashing() (independent streams) stitched, the second spread
         through the first (AESE/AESMC and PMULL issue side by side), and return what each
@@ -491,14 +549,19 @@ class Body(GcmFrame):
         input (hashed before out, which may be in, is written). Then single blocks and
         the partial last block, whose keystream stays in KEYSTREAM. Where the round keys,
         a batch and the hash's registers do not fit the 32 vector registers together
-        (AES-256: 15 keys), the hash runs before the rounds instead."""
+        (AES-256: 15 keys; the PMULL.8b hash), the hash runs before the rounds instead,
+        and where the engine's resident registers do not fit beside the hash alone, the
+        engine loads them a batch at a time."""
         a, b, isa = self.a, self.b, self.isa
-        n = self.k.batch
-        keys = self.k.engine.prepare(self.k, b, self.ctx, bits)
-        cr, one = b.vec(128), self._one()
-        step = self._one(n) if self.k.face_rounds else None
-        self.loop = {"keys": keys, "one": one, "step": step}
-        self.stitch = (self.k.engine.registers(bits) + n + HASH_REGISTERS
+        n, hashing = self.k.batch, self.hash.registers
+        keys = (self.k.engine.prepare(self.k, b, self.ctx, bits)
+                if self.k.keys_stay(bits, hashing) else None)
+        steps = self.k.steps_stay(bits, hashing)
+        cr = b.vec(128)
+        one = self._one() if steps else None
+        step = self._one(n) if self.k.face_rounds and steps else None
+        self.loop = {"keys": keys, "one": one, "step": step, "inp": inp, "out": out}
+        self.stitch = (self.k.engine.registers(bits) + n + hashing
                        + (2 if self.k.face_rounds else 0) <= VECTOR_REGISTERS)
         self.load_block(cr, "COUNTER")
         a.rev32(cr.b16, cr.b16)
@@ -525,7 +588,7 @@ class Body(GcmFrame):
                 isa.compare_jump(b, "b", length, 16, tail)
             if decrypt:
                 self.hash_blocks(x, inp, 1)
-            blocks = self._counters(cr, one, 1)
+            blocks = self._counters(cr, self._step("one"), 1)
             self.aes(blocks, bits, keys)
             self.xor_store(blocks, inp, out)
             if not decrypt:
@@ -536,7 +599,7 @@ class Body(GcmFrame):
         with b.region(f"tail-{bits}"), b.phase("tail"):
             b.bind(tail)
             isa.jump_if_zero(b, length, end)
-            (blk,) = self._counters(cr, one, 1)
+            (blk,) = self._counters(cr, self._step("one"), 1)
             self.aes([blk], bits, keys)
             self.store_block("KEYSTREAM", blk)
             self.short_move(length, src=inp, dst=out, xor=self.addr("KEYSTREAM"),
@@ -573,4 +636,5 @@ def build_kernel(spec: KernelSpec) -> BuiltKernel:
     """The GCM skeleton on AArch64 (modes/: the mode descriptor names it)."""
     k = GcmKernel(spec)
     functions = build_all(k)
-    return BuiltKernel(functions, k.layout.size, tuple(k.layout.table()))
+    return BuiltKernel(functions, k.layout.size, tuple(k.layout.table()),
+                       interleave=k.batch if k.batch != spec.interleave else None)

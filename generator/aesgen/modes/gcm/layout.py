@@ -3,6 +3,7 @@ round engines address ROUND_KEYS from 0), then the hash engine's, the mode's and
 the cache and table of the counter's rounds (kernels/fields.py builds the offsets)."""
 from __future__ import annotations
 
+from ...gf128.aarch64 import pmull8
 from ...gf128.x86_64 import bytesliced
 from ...gf128.x86_64 import table as table_hash
 from ...kernels import ctx_layout
@@ -40,8 +41,9 @@ def gcm_layout(powers: int, face: str = "none", lanes: int = 1,
     engine_fields = [Field("cipher", "EXTRA", (engine_extra + 63) // 64 * 64, 64,
                            "the round engine's own state (bit-sliced round keys, spill "
                            "slots)")] if engine_extra else []
-    hash_fields = bytesliced.fields() if hash_engine == "bytesliced" else \
-        table_hash.fields() if hash_engine == "table" else [
+    engine_hash_fields = {"bytesliced": bytesliced.fields, "table": table_hash.fields,
+                          "pmull8": lambda: pmull8.fields(powers)}
+    hash_fields = engine_hash_fields[hash_engine]() if hash_engine in engine_hash_fields else [
         Field("hash", "H_POWERS", 16 * (powers + zero_slots), 16,
               "H~^n .. H~^1, highest first: one wide load gives a register's lanes their "
               "powers (gf128/x86_64/clmul.py)" + (", then 4 zero slots" if zero_slots else "")),

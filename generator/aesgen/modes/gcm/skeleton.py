@@ -44,6 +44,9 @@ MAX_MESSAGE = 2**36 - 32        # bytes (SP 800-38D 5.2.1.1: 2^39 - 256 bits)
 MAX_AAD = 2**61 - 1             # bytes (2^64 - 1 bits)
 TAG_MIN, TAG_MAX = 4, 16
 BATCH = 8                       # registers of blocks a loop iteration (one reduction each)
+# a round engine's own phases (the CTR report's), counted in GCM's columns
+ENGINE_PHASES = {"transpose": "aes", "rounds_0_2": "aes", "rounds_3_nr": "aes",
+                 "load_xor_store": "load_store"}
 
 # (the entry points, their order and the report's phases: modes.GCM, the descriptor)
 # the data path, once a direction: seal and encrypt call one, open and decrypt the other
@@ -57,6 +60,8 @@ class GcmFrame:
     b: object
     isa: object
     ctx: Reg | None
+    # the data loop hashes a batch before its rounds (not stitched beside them)
+    hash_ahead = False
 
     # --- small pieces --------------------------------------------------------------
     def returns(self, value: int, label: Label | None = None) -> None:
@@ -223,11 +228,15 @@ class GcmFrame:
         would leave the counter's window to "full", one whose window is not cached to
         "refresh", one whose table is incomplete to "check" (back to "fast" when its
         entries are filled, else "fill" while the budget lasts, else "spent": batches in
-        full until the window ends or the run of filled entries lies ahead)."""
+        full until the window ends or the run of filled entries lies ahead).
+
+        A kernel whose hash does not run beside the rounds (``hash_ahead``) hashes once a
+        batch before the dispatch, not in each kind's body: one copy of the hash a loop."""
         isa, b = self.isa, self.b
         k = self.k
         blocks = k.batch * k.lanes
         step = 16 * blocks
+        ahead = self.hash_ahead
 
         def hash_batch() -> None:
             if hashed:
@@ -235,7 +244,7 @@ class GcmFrame:
 
         def body(kind: str, idx: Reg | None, then: Label | None = None) -> None:
             regs, _ = self.beside(lambda: self.face_batch(kind, wide, idx, bits, keys),
-                                  hash_batch)
+                                  (lambda: None) if ahead else hash_batch)
             if kind == "fill":
                 self.face_mark(idx)
             self.xor_store(regs, inp, out)
@@ -243,10 +252,15 @@ class GcmFrame:
             with b.phase("loop"):
                 isa.jump(b, then or (exit_ if once else top))
 
+        dispatch = top                              # where a refreshed window goes on
         with b.region(region):
             b.bind(top)
             with b.phase("loop"):
                 isa.compare_jump(b, "b", length, step, exit_)
+            if ahead:
+                hash_batch()
+                dispatch = b.label(f"dispatch_{region}".replace("-", "_"))
+                b.bind(dispatch)
             if not k.face_rounds:
                 self.plain_batches(body, wide, region)
                 return
@@ -280,11 +294,14 @@ class GcmFrame:
                     isa.arith(b, "add", idx, idx, blocks)
                     isa.compare_jump(b, "a", idx, stop, top)
                     isa.compare_jump(b, "b", length, step, top)
+                if ahead:                           # the next batch's, as top would
+                    hash_batch()
+                with b.phase("loop"):
                     isa.jump(b, again)
         with b.region(f"refresh-{region}"):
             b.bind(labels["refresh"])
             self.refresh_window(wide, bits)
-            isa.jump(b, top)
+            isa.jump(b, dispatch)                   # (past the batch's hash)
 
     # --- nonce and tag -----------------------------------------------------------------
     def start(self, nonce: Reg, nonce_len: Reg) -> None:

@@ -37,13 +37,11 @@ from .. import BuiltKernel
 from . import short_record as short
 from .short_record import SHORT_BLOCKS, counter_block, load_short, nonce_block
 from .layout import NO_WINDOW, gcm_layout
-from .skeleton import BATCH, DATA_PATH, GcmFrame, build_all
+from .skeleton import BATCH, DATA_PATH, ENGINE_PHASES, GcmFrame, build_all
 
 ONE = (1).to_bytes(16, "little")
 # stack arguments of seal/open at entry (SysV: the 7th..10th arguments)
 STACK_ARG = {"len": 8, "out": 16, "tag": 24, "tag_len": 32}
-# a round engine's own phases (the bit-sliced one's, named for the CTR report), as GCM's
-ENGINE_PHASES = {"transpose": "aes", "rounds_0_2": "aes", "rounds_3_nr": "aes"}
 
 
 def tail_sizes(batch: int) -> list[int]:
