@@ -290,7 +290,9 @@ def generate(cpu, methods, faces, keys, prefix, output, modes, jobs) -> None:
     if not kernels:
         raise UserError(f"preset {preset.name} has no kernel for mode(s) "
                         f"{', '.join(chosen_modes)} with the methods chosen (GCM needs "
-                        f"PCLMULQDQ, or GFNI and AVX2, and a method its skeleton covers: "
+                        f"one of its hash engines, "
+                        f"{', '.join(name for name, _ in MODES['gcm'].hashes)}, to run on "
+                        f"the preset's CPU, and a method its skeleton covers: "
                         f"{', '.join(MODES['gcm'].methods)})")
     try:
         written = write_set(files, out_dir)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Union
 
 from ..emit.generate import GenerateRequest, plan_kernels
+from ..modes import mode
 from ..kernels.spec import KEY_BITS, SBOX_NETLISTS, SLICED_METHODS, KernelSpec
 from ..targets import Preset, load_priority
 
@@ -102,6 +103,14 @@ def fastest_gcm_variant(preset: Preset) -> str | None:
     return min(variants, key=rank) if variants else None
 
 
+def _multiply_is_a_choice(preset: Preset, variant: str) -> bool:
+    """Whether the hash engine of ``variant``'s GCM kernel multiplies by schoolbook or
+    Karatsuba as the preset says (the byte-sliced, table and PMULL.8b engines have one
+    form)."""
+    spec = next(s for s in gcm_variants(preset) if s.variant == variant)
+    return spec.hash in mode("gcm").multiply_choice
+
+
 def choices_for(preset: Preset) -> list[Choice]:
     """Every choice that applies to ``preset``, in the fixed order the search takes them."""
     out = [Choice(f"methods.{m.variant}.interleave", f"methods.{m.variant}", "interleave",
@@ -117,7 +126,7 @@ def choices_for(preset: Preset) -> list[Choice]:
                    "ctr", m.variant, "its CTR kernel")
             for m in preset.methods if m.method in SLICED_METHODS]
     fastest = fastest_gcm_variant(preset)
-    if fastest:
+    if fastest and _multiply_is_a_choice(preset, fastest):
         out.append(Choice("gcm.multiply", "gcm", "multiply", MULTIPLIES, "gcm", fastest,
                           "the preset's fastest GCM method"))
     zmm = [s.variant for s in gcm_variants(preset) if s.width == 512]
@@ -131,7 +140,8 @@ def why_absent(preset: Preset, name: str) -> str:
     """Why ``name`` is not among the preset's choices, as one line for an error."""
     known = ", ".join(c.name for c in choices_for(preset)) or "none"
     if name in ("gcm.multiply", "gcm.zmm_batch"):
-        need = ("a GCM kernel (PCLMULQDQ and one of the GCM methods)" if name == "gcm.multiply"
+        need = ("a GCM kernel whose hash engine multiplies by schoolbook or Karatsuba ("
+                + ", ".join(mode("gcm").multiply_choice) + ")" if name == "gcm.multiply"
                 else "a GCM kernel on zmm (vaes512 with VPCLMULQDQ)")
         return (f"preset {preset.name} has no choice {name!r}: it has no {need}; its "
                 f"choices: {known}")
