@@ -348,6 +348,52 @@ def test_emit_stitched_keeps_each_stream_in_order_and_spreads_the_second() -> No
             b.bind(b.label("x"))
 
 
+@pytest.mark.parametrize("window, at", [((0, 100), [2, 5, 8, 11, 14]),
+                                        ((20, 70), [3, 5, 7, 9, 11]),
+                                        ((0, 50), [1, 3, 5, 7, 9])])
+def test_emit_stitched_spreads_the_second_stream_through_a_window(window, at) -> None:
+    """A preset's [gcm] stitch (KernelSpec.stitch): the hash goes through that part of the
+    rounds only, so its result is ready before the rounds end (aesgen tune picks it)."""
+    from aesgen.dsl.builder import KernelBuilder
+    from aesgen.isa.table import load_table
+
+    b = KernelBuilder(load_table("x86_64"), "t")
+    x = [b.xmm() for _ in range(3)]
+    with b.capture() as first:
+        for _ in range(10):
+            b.emit("pxor", x[0], x[1])
+    with b.capture() as second:
+        for _ in range(5):
+            b.emit("por", x[2], x[2])
+    b.emit_stitched(first, second, window)
+    names = [ins.name for ins in b.function.body]
+    assert [i for i, n in enumerate(names) if n == "por"] == at
+    assert names.count("pxor") == 10
+
+
+def test_the_stitch_window_reaches_the_kernel() -> None:
+    """cortex-a72's recorded window changes its armv8-ce GCM loop and nothing else: the
+    same kernel with the window of all the rounds differs, the CTR kernels do not take it,
+    and a window that cannot be is refused by name."""
+    import dataclasses
+
+    from aesgen.emit.compile import compile_kernel
+    from aesgen.emit.generate import GenerateRequest, plan_kernels
+    from aesgen.kernels.spec import KernelSpec
+    from aesgen.targets import find_preset
+
+    preset = find_preset("cortex-a72")
+    assert preset.gcm_stitch != "0-100"
+    req = GenerateRequest(preset, ("armv8-ce",), ("r2",), (128,), "aesgen_", "t")
+    specs = {s.mode: s for s in plan_kernels(req)}
+    assert specs["gcm"].stitch == preset.gcm_stitch and specs["ctr"].stitch == ""
+    whole = dataclasses.replace(specs["gcm"], stitch="0-100")
+    assert compile_kernel(whole).texts["encrypt_data"] != \
+        compile_kernel(specs["gcm"]).texts["encrypt_data"]
+    with pytest.raises(ValueError, match="stitch must be"):
+        KernelSpec("armv8-ce", "r2", (128,), 8, "neon", mode="gcm", stitch="50-50")
+
+
 def test_preset_gcm_multiply_is_validated(tmp_path) -> None:
     from aesgen.paths import TARGETS
     from aesgen.targets import TargetError, load_preset

@@ -47,6 +47,8 @@ def preset_file(folder: Path, extra: dict[str, str]) -> Path:
     ("methods.vaes256", 'doubling = "mulb"', "doubling is a GFNI choice"),
     ("methods.bitsliced512", 'sbox = "lut"', "sbox must be one of bp113, tower"),
     ("methods.gfni512", 'sbox = "tower"', "sbox is a choice of the bit-sliced methods"),
+    ("gcm", 'stitch = "70-20"', "stitch must be \"start-end\""),
+    ("gcm", 'stitch = "0-101"', "0 <= start < end <= 100"),
 ])
 def test_a_preset_refuses_a_choice_that_cannot_be(tmp_path, table, line, named):
     path = preset_file(tmp_path, {table: line})

@@ -187,6 +187,17 @@ def test_generation_is_byte_identical_with_a_filled_cache(aesgen_exe, tmp_path):
     assert (TARGETS / "x86-64-v3.toml").read_bytes() == real       # no --write: untouched
 
 
+def test_the_gcm_choices_go_where_a_carry_less_multiply_hashes() -> None:
+    from aesgen.targets import find_preset
+    from aesgen.tune.space import choices_for
+
+    def gcm(name):
+        return [c.name for c in choices_for(find_preset(name)) if c.table == "gcm"]
+    assert gcm("cortex-a72") == ["gcm.multiply", "gcm.stitch"]
+    assert gcm("znver4") == ["gcm.multiply", "gcm.stitch", "gcm.zmm_batch"]
+    assert gcm("no-crypto") == [] and "gcm.multiply" not in gcm("no-aesni")
+
+
 # --- (d) bad input ---------------------------------------------------------------------------
 @pytest.mark.parametrize("args, named", [
     (("--cpu", "no-such-cpu"), "no-such-cpu"),
@@ -195,6 +206,9 @@ def test_generation_is_byte_identical_with_a_filled_cache(aesgen_exe, tmp_path):
     (("--cpu", "x86-64-v3", "--choices", "methods.vaes512.interleave"), "vaes512"),
     (("--cpu", "x86-64-v3", "--mca-cpu", "no-such-model"), "no-such-model"),
     (("--cpu", "no-crypto", "--choices", "methods.neon-tbl.sbox"), "neon-tbl"),
+    # PMULL.8b multiplies one way and its kernels hash ahead of the rounds, not stitched
+    (("--cpu", "no-crypto", "--choices", "gcm.multiply"), "carry-less multiply"),
+    (("--cpu", "no-crypto", "--choices", "gcm.stitch"), "gcm.stitch"),
 ])
 def test_bad_input_exits_2_naming_it(aesgen_exe, tmp_path, args, named):
     r = aesgen(aesgen_exe, "tune", *args, cwd=tmp_path)

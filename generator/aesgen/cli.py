@@ -397,8 +397,8 @@ def compare(cpu, kernels, keys, mca_cpus, output) -> None:
         ctr = [ck for ck in compiled if ck.spec.mode == "ctr"]
         if ctr:
             click.echo(render_details(ctr, min(key_bits)), nl=False)
-    elif "cortex-a53" in cpus:
-        click.echo(render_aarch64_references(rows), nl=False)
+    else:
+        click.echo(render_aarch64_references(rows, tuple(cpus)), nl=False)
     (out_dir / "compare.json").write_text(json.dumps(
         {"preset": preset.name, "mca_cpus": list(cpus), "rows": rows}, indent=2) + "\n")
     (out_dir / "compare.md").write_text(render_markdown(rows, cpus))
@@ -824,7 +824,8 @@ def tune(cpu, choices, mca_cpu, write, cache_path, no_cache, cost, processes) ->
     runs one choice at a time, in a fixed order: the interleave of each ladder method (on its
     CTR kernel), the round keys of each EVEX ladder method, the doubling of each GFNI
     method, the S-box netlist of each bit-sliced method (bp113 or tower), gcm.multiply
-    (the fastest GCM method), gcm.zmm_batch (GCM on zmm).
+    and gcm.stitch (the part of the rounds a batch's GHASH is spread through; both on the
+    fastest GCM method), gcm.zmm_batch (GCM on zmm).
     Generation reads only the preset file; --write records the choices there, with the
     figures in a `# aesgen tune (...)` comment above each. With --cost measured (the
     default for --cpu native) the candidates run on this machine instead, several

@@ -5,7 +5,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from .kernels.spec import SBOX_NETLISTS, SLICED_METHODS
+from .kernels.spec import SBOX_NETLISTS, SLICED_METHODS, stitch_window
 from .paths import TARGETS
 from .uarch import load_uarch
 
@@ -116,6 +116,9 @@ class Preset:
     # features some CPUs of the preset have (not needed to pick it for a CPU): the methods
     # that need them say so (MethodChoice.needs)
     optional_features: tuple[str, ...] = ()
+    # [gcm] stitch: the part of a batch's AES rounds its GHASH is spread through, percent
+    # "start-end" (KernelSpec.stitch), chosen from the figures recorded in the preset file
+    gcm_stitch: str = "0-100"
 
     def features_of(self, choice: MethodChoice) -> tuple[str, ...]:
         """What a CPU of this preset has when it runs that method's kernels."""
@@ -151,7 +154,8 @@ def load_preset(path: Path) -> Preset:
                     d["mca_cpu"], d["zmm_lowers_clock"], methods, path, _match(d.get("match")),
                     d.get("gcm", {}).get("multiply", "schoolbook"),
                     d.get("gcm", {}).get("zmm_batch", 4), d.get("uarch", ""),
-                    tuple(d.get("optional_features", ())))
+                    tuple(d.get("optional_features", ())),
+                    d.get("gcm", {}).get("stitch", "0-100"))
     if not preset.uarch:
         raise TargetError(f"{path.name}: no uarch (the microarchitecture model in "
                           "targets/uarch/ whose facts the generator's choices read)")
@@ -161,6 +165,10 @@ def load_preset(path: Path) -> Preset:
     if not 1 <= preset.gcm_zmm_batch <= 16:
         raise TargetError(f"{path.name}: [gcm] zmm_batch must be 1..16 registers, not "
                           f"{preset.gcm_zmm_batch!r}")
+    try:
+        stitch_window(preset.gcm_stitch)
+    except ValueError as e:
+        raise TargetError(f"{path.name}: [gcm] {e}") from None
     if preset.name != path.stem:
         raise TargetError(f"{path.name}: name {preset.name!r} differs from the file name")
     known = load_features(preset.arch, path.parent)

@@ -156,21 +156,25 @@ class KernelBuilder:
             if any(not isinstance(item, (Instruction, Comment)) for item in out):
                 raise ValueError("a captured stream must be straight-line code (no labels)")
 
-    def emit_stitched(self, main: list, other: list) -> None:
+    def emit_stitched(self, main: list, other: list,
+                      window: tuple[int, int] = (0, 100)) -> None:
         """Append two independent straight-line streams as one: ``other`` spread evenly
         through ``main``, each keeping its own order (e.g. the GHASH of one batch through
-        the AES rounds of the next, so the two units work side by side). The streams must
-        share no register they write and no memory one writes and the other reads. An
-        item of ``main`` may be a list: instructions kept together (nothing of ``other``
-        between them, e.g. an AESE and the AESMC the core fuses with it)."""
+        the AES rounds of the next, so the two units work side by side); with ``window``
+        (percent of ``main``) only through that part of it. The streams must share no
+        register they write and no memory one writes and the other reads. An item of
+        ``main`` may be a list: instructions kept together (nothing of ``other`` between
+        them, e.g. an AESE and the AESMC the core fuses with it)."""
         n, m = len(main), len(other)
+        lo, hi = window[0] * n, window[1] * n          # in hundredths of main's items
         taken = 0
         for i, item in enumerate(main):
             if isinstance(item, list):
                 self.function.body.extend(item)
             else:
                 self.function.body.append(item)
-            due = (i + 1) * m // n if n else m
+            done = min(max(100 * (i + 1) - lo, 0), hi - lo)
+            due = done * m // (hi - lo) if n else m
             while taken < due:
                 self.function.body.append(other[taken])
                 taken += 1

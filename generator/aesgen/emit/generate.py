@@ -102,7 +102,9 @@ def plan_kernels(req: GenerateRequest) -> list[KernelSpec]:
                                             else "schoolbook", uarch=req.preset.uarch,
                                             round_keys=_round_keys(choice, encoding),
                                             doubling=choice.doubling, sbox=choice.sbox,
-                                            hash_engine=hash_engine))
+                                            hash_engine=hash_engine,
+                                            stitch=(req.preset.gcm_stitch if desc.aead
+                                                    else "")))
     return specs
 
 

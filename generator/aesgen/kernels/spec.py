@@ -1,6 +1,7 @@
 """KernelSpec: the frozen description of one kernel; its name and symbols derive from it."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..modes import hash_engines_of, mode as mode_descriptor
@@ -37,6 +38,15 @@ SBOX_NETLISTS = ("bp113", "tower")
 ARCH_ENCODINGS = {"x86_64": ("sse", "avx", "evex"), "aarch64": ("neon", "neon-sha3")}
 
 
+def stitch_window(text: str) -> tuple[int, int]:
+    """``"20-70"`` -> (20, 70): 0 <= start < end <= 100, else ValueError naming it."""
+    m = re.fullmatch(r"(\d{1,3})-(\d{1,3})", text)
+    if not m or not 0 <= int(m.group(1)) < int(m.group(2)) <= 100:
+        raise ValueError(f"stitch must be \"start-end\", percent with 0 <= start < end <= "
+                         f"100, not {text!r}")
+    return int(m.group(1)), int(m.group(2))
+
+
 def method_arch(method: str) -> str:
     """``aarch64`` for the A64 methods, ``x86_64`` for the others."""
     return "aarch64" if method in AARCH64_METHODS else "x86_64"
@@ -71,6 +81,10 @@ class KernelSpec:
     # the AEAD's hash engine (modes/: the mode's ``hashes``): "" is the mode's first (GCM:
     # "clmul"); "bytesliced" is GHASH by GF2P8AFFINEQB without a carry-less multiply
     hash_engine: str = ""
+    # where a stitched AEAD loop spreads the hash through the rounds, as percent of the
+    # rounds' stream, "start-end" (the hash done before the rounds end leaves its
+    # loop-carried result time to arrive); "" is all of it, "0-100"
+    stitch: str = ""
 
     def __post_init__(self) -> None:
         if self.hash_multiply not in ("schoolbook", "karatsuba"):
@@ -123,6 +137,13 @@ class KernelSpec:
                              f"{', '.join(engines) or 'nothing'}, not {self.hash_engine!r}")
         if self.sbox and self.method not in SLICED_METHODS:
             raise ValueError(f"sbox is a choice of the bit-sliced methods, not {self.method}")
+        if self.stitch:
+            stitch_window(self.stitch)
+
+    @property
+    def stitch_window(self) -> tuple[int, int]:
+        """(start, end), percent of the rounds' stream the hash is spread over."""
+        return stitch_window(self.stitch or "0-100")
 
     @property
     def hash(self) -> str:

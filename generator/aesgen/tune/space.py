@@ -29,8 +29,11 @@ ROUND_KEYS = ("resident", "loaded")       # EVEX ladder methods: keys in registe
 DOUBLINGS = ("mulb", "affine")            # GFNI: how MixColumns doubles
 SBOXES = SBOX_NETLISTS                    # bit-sliced methods: the S-box's gate netlist
 ZMM_BATCHES = tuple(range(1, 9)) + (12, 16)  # of the 1..16 [gcm] zmm_batch load_preset takes
+# where a stitched GCM loop spreads the hash through the rounds (percent, KernelSpec.stitch):
+# all of them, or ending early so the batch's reduction is done before the next one needs it
+STITCHES = ("0-100", "0-80", "10-75", "20-70")
 # [gcm] key -> the Preset field it loads into
-GCM_FIELDS = {"multiply": "gcm_multiply", "zmm_batch": "gcm_zmm_batch"}
+GCM_FIELDS = {"multiply": "gcm_multiply", "zmm_batch": "gcm_zmm_batch", "stitch": "gcm_stitch"}
 
 
 @dataclass(frozen=True)
@@ -129,6 +132,8 @@ def choices_for(preset: Preset) -> list[Choice]:
     if fastest and _multiply_is_a_choice(preset, fastest):
         out.append(Choice("gcm.multiply", "gcm", "multiply", MULTIPLIES, "gcm", fastest,
                           "the preset's fastest GCM method"))
+        out.append(Choice("gcm.stitch", "gcm", "stitch", STITCHES, "gcm", fastest,
+                          "the preset's fastest GCM method"))
     zmm = [s.variant for s in gcm_variants(preset) if s.width == 512]
     if zmm:
         out.append(Choice("gcm.zmm_batch", "gcm", "zmm_batch", ZMM_BATCHES, "gcm", zmm[0],
@@ -139,10 +144,10 @@ def choices_for(preset: Preset) -> list[Choice]:
 def why_absent(preset: Preset, name: str) -> str:
     """Why ``name`` is not among the preset's choices, as one line for an error."""
     known = ", ".join(c.name for c in choices_for(preset)) or "none"
-    if name in ("gcm.multiply", "gcm.zmm_batch"):
-        need = ("a GCM kernel whose hash engine multiplies by schoolbook or Karatsuba ("
-                + ", ".join(mode("gcm").multiply_choice) + ")" if name == "gcm.multiply"
-                else "a GCM kernel on zmm (vaes512 with VPCLMULQDQ)")
+    if name in ("gcm.multiply", "gcm.stitch", "gcm.zmm_batch"):
+        need = ("a GCM kernel on zmm (vaes512 with VPCLMULQDQ)" if name == "gcm.zmm_batch"
+                else "a GCM kernel whose hash engine is a carry-less multiply ("
+                + ", ".join(mode("gcm").multiply_choice) + ")")
         return (f"preset {preset.name} has no choice {name!r}: it has no {need}; its "
                 f"choices: {known}")
     parts = name.split(".")
@@ -161,6 +166,6 @@ def why_absent(preset: Preset, name: str) -> str:
         else:
             why = f"{m.variant} is not a GFNI method: it has no doubling"
         return f"preset {preset.name} has no choice {name!r}: {why}; its choices: {known}"
-    return (f"unknown choice {name!r}; choices are gcm.multiply, gcm.zmm_batch and "
+    return (f"unknown choice {name!r}; choices are gcm.multiply, gcm.stitch, gcm.zmm_batch, "
             f"methods.<variant>.interleave, .round_keys (evex), .doubling (gfni) or .sbox "
             f"(bit-sliced); preset {preset.name} has: {known}")

@@ -516,7 +516,7 @@ class Body(GcmFrame):
             out1 = rounds()
         with self.b.capture() as second:
             out2 = hashing()
-        self.b.emit_stitched(_fused_pairs(first), second)
+        self.b.emit_stitched(_fused_pairs(first), second, self.k.spec.stitch_window)
         return out1, out2
 
     # --- what skeleton.GcmFrame.batch_loop asks ----------------------------------------

@@ -229,7 +229,7 @@ class Body(GcmFrame):
             out1 = rounds()
         with b.capture() as second:
             out2 = hashing()
-        b.emit_stitched(first, second)
+        b.emit_stitched(first, second, self.k.spec.stitch_window)
         return out1, out2
 
     @contextlib.contextmanager
