@@ -179,14 +179,25 @@ def test_uncommitted_encodings_match_the_model(tmp_path, encoding, width, face):
 
 def test_aarch64_references_are_marked_quoted_and_show_our_predictions():
     from aesgen.report.method_details import render_aarch64_references
-    rows = [{"kernel": "neon-tbl-face-r2", "key_bits": 128,
+    rows = [{"kernel": "neon-tbl-face-r2", "mode": "ctr", "key_bits": 128,
              "mca": {"cortex-a53": {"cycles_per_byte": 11.17}}},
-            {"kernel": "neon-tbl-face-r2", "key_bits": 256,
-             "mca": {"cortex-a53": {"cycles_per_byte": 16.0}}}]
-    text = render_aarch64_references(rows)
+            {"kernel": "neon-tbl-face-r2", "mode": "ctr", "key_bits": 256,
+             "mca": {"cortex-a53": {"cycles_per_byte": 16.0}}},
+            {"kernel": "neon-tbl-gcm-r2", "mode": "gcm", "key_bits": 128,
+             "mca": {"cortex-a53": {"cycles_per_byte": 18.22},
+                     "cortex-a72": {"cycles_per_byte": 15.26}}}]
+    text = render_aarch64_references(rows, ("cortex-a53", "cortex-a72"))
     assert "neon-tbl-face-r2" in text and "11.17" in text and "16.00" not in text
     assert text.count("quoted from OpenSSL's file header, not measured here") == 2
     assert "18.10" in text and "17.50" in text and "seed 003" in text
+    # GCM beside OpenSSL's, BoringSSL's and Linux's AArch64 GCM figures, each marked quoted
+    gcm = text[text.index("AES-128-GCM"):]
+    assert "neon-tbl-gcm-r2" in gcm and "cortex-a53 18.22, cortex-a72 15.26" in gcm
+    quoted = [ln for ln in gcm.splitlines() if "8.39" in ln or "29.00" in ln or "2.37" in ln]
+    assert len(quoted) == 3 and all("quoted" in ln for ln in quoted), quoted
+    assert "BoringSSL" in gcm and "Linux" in gcm
+    # without a CTR row on the Cortex-A53 model, no CTR references
+    assert "vpaes" not in render_aarch64_references(rows[2:], ("cortex-a72",))
 
 
 # --- FACE in slice form: the table and cache in the context, against the model ----------
