@@ -173,7 +173,7 @@ int  aesgen_neon_bitsliced_face_r2_set_iv(void *ctx, const uint8_t iv[16]);
 void aesgen_neon_bitsliced_face_r2_xor_stream(void *ctx, uint8_t *out, const uint8_t *in, size_t len);
 void aesgen_neon_bitsliced_face_r2_wipe(void *ctx);
 
-/* armv8-ce-gcm-none (AES-GCM (NIST SP 800-38D)): requires ASIMD, AES, PMULL; ctx 640 bytes */
+/* armv8-ce-gcm-none (AES-GCM (NIST SP 800-38D)): requires ASIMD, AES, PMULL, SHA3; ctx 640 bytes */
 #define AESGEN_ARMV8_CE_GCM_NONE_CTX_SIZE 640
 int  aesgen_armv8_ce_gcm_none_init(void *ctx, const uint8_t *key, size_t key_len);
 int  aesgen_armv8_ce_gcm_none_seal(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
@@ -188,7 +188,7 @@ int  aesgen_armv8_ce_gcm_none_finish_seal(void *ctx, uint8_t *tag, size_t tag_le
 int  aesgen_armv8_ce_gcm_none_finish_open(void *ctx, const uint8_t *tag, size_t tag_len);
 void aesgen_armv8_ce_gcm_none_wipe(void *ctx);
 
-/* armv8-ce-gcm-r1 (AES-GCM (NIST SP 800-38D)): requires ASIMD, AES, PMULL; ctx 4800 bytes */
+/* armv8-ce-gcm-r1 (AES-GCM (NIST SP 800-38D)): requires ASIMD, AES, PMULL, SHA3; ctx 4800 bytes */
 #define AESGEN_ARMV8_CE_GCM_R1_CTX_SIZE 4800
 int  aesgen_armv8_ce_gcm_r1_init(void *ctx, const uint8_t *key, size_t key_len);
 int  aesgen_armv8_ce_gcm_r1_seal(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
@@ -203,7 +203,7 @@ int  aesgen_armv8_ce_gcm_r1_finish_seal(void *ctx, uint8_t *tag, size_t tag_len)
 int  aesgen_armv8_ce_gcm_r1_finish_open(void *ctx, const uint8_t *tag, size_t tag_len);
 void aesgen_armv8_ce_gcm_r1_wipe(void *ctx);
 
-/* armv8-ce-gcm-r2 (AES-GCM (NIST SP 800-38D)): requires ASIMD, AES, PMULL; ctx 4800 bytes */
+/* armv8-ce-gcm-r2 (AES-GCM (NIST SP 800-38D)): requires ASIMD, AES, PMULL, SHA3; ctx 4800 bytes */
 #define AESGEN_ARMV8_CE_GCM_R2_CTX_SIZE 4800
 int  aesgen_armv8_ce_gcm_r2_init(void *ctx, const uint8_t *key, size_t key_len);
 int  aesgen_armv8_ce_gcm_r2_seal(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,

@@ -6,24 +6,24 @@
  *   key sizes 128, 192, 256 bits.
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).
- *   Requires: ASIMD, AES, PMULL
+ *   Requires: ASIMD, AES, PMULL, SHA3
  *   Context: 640 bytes, 64-byte aligned (see aesgen_kernel in aesgen.h).
  *   x18 (platform register) is never used; entry points start with `bti c`; vector registers
  *   that held round keys or keystream are zeroed before init and xor_stream return.
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_armv8_ce_gcm_none_init   requires ASIMD, AES, PMULL
- *   aesgen_armv8_ce_gcm_none_seal   requires ASIMD, AES, PMULL
- *   aesgen_armv8_ce_gcm_none_open   requires ASIMD, AES, PMULL
+ *   aesgen_armv8_ce_gcm_none_seal   requires ASIMD, AES, PMULL, SHA3
+ *   aesgen_armv8_ce_gcm_none_open   requires ASIMD, AES, PMULL, SHA3
  *   aesgen_armv8_ce_gcm_none_start   requires ASIMD, AES, PMULL
  *   aesgen_armv8_ce_gcm_none_aad   requires ASIMD, PMULL
- *   aesgen_armv8_ce_gcm_none_encrypt   requires ASIMD, AES, PMULL
- *   aesgen_armv8_ce_gcm_none_decrypt   requires ASIMD, AES, PMULL
+ *   aesgen_armv8_ce_gcm_none_encrypt   requires ASIMD, AES, PMULL, SHA3
+ *   aesgen_armv8_ce_gcm_none_decrypt   requires ASIMD, AES, PMULL, SHA3
  *   aesgen_armv8_ce_gcm_none_finish_seal   requires ASIMD, PMULL
  *   aesgen_armv8_ce_gcm_none_finish_open   requires ASIMD, PMULL
  *   aesgen_armv8_ce_gcm_none_wipe   requires ASIMD
- *   aesgen_armv8_ce_gcm_none_encrypt_data   requires ASIMD, AES, PMULL
- *   aesgen_armv8_ce_gcm_none_decrypt_data   requires ASIMD, AES, PMULL
+ *   aesgen_armv8_ce_gcm_none_encrypt_data   requires ASIMD, AES, PMULL, SHA3
+ *   aesgen_armv8_ce_gcm_none_decrypt_data   requires ASIMD, AES, PMULL, SHA3
  */
 
 
@@ -912,8 +912,8 @@ aesgen_armv8_ce_gcm_none_init:
 
 // seal(ctx, nonce, nonce_len, aad, aad_len, in, len, out, tag, tag_len):
 // one-shot GCM encryption. Returns 0, or -1 for a length out of range (nothing written).
-// Requires: ASIMD, AES, PMULL
-	.arch	armv8-a+crypto
+// Requires: ASIMD, AES, PMULL, SHA3
+	.arch	armv8.2-a+crypto+sha3
 	.text
 	.globl	aesgen_armv8_ce_gcm_none_seal
 	.type	aesgen_armv8_ce_gcm_none_seal, %function
@@ -1891,8 +1891,8 @@ aesgen_armv8_ce_gcm_none_seal:
 
 // open(ctx, nonce, nonce_len, aad, aad_len, in, len, out, tag, tag_len):
 // one-shot GCM decryption. Returns 0; or -1 with out[0..len) zeroed for a wrong tag or a length out of range (for len past the limit nothing is written).
-// Requires: ASIMD, AES, PMULL
-	.arch	armv8-a+crypto
+// Requires: ASIMD, AES, PMULL, SHA3
+	.arch	armv8.2-a+crypto+sha3
 	.text
 	.globl	aesgen_armv8_ce_gcm_none_open
 	.type	aesgen_armv8_ce_gcm_none_open, %function
@@ -3771,8 +3771,8 @@ aesgen_armv8_ce_gcm_none_aad:
 
 // encrypt(ctx, in, len, out): GCM encryption of the next len bytes.
 // Returns 0, or -1 past 2^36 - 32 message bytes (nothing written).
-// Requires: ASIMD, AES, PMULL
-	.arch	armv8-a+crypto
+// Requires: ASIMD, AES, PMULL, SHA3
+	.arch	armv8.2-a+crypto+sha3
 	.text
 	.globl	aesgen_armv8_ce_gcm_none_encrypt
 	.type	aesgen_armv8_ce_gcm_none_encrypt, %function
@@ -3806,8 +3806,8 @@ aesgen_armv8_ce_gcm_none_encrypt:
 
 // decrypt(ctx, in, len, out): GCM decryption of the next len bytes.
 // Returns 0, or -1 past 2^36 - 32 message bytes (nothing written).
-// Requires: ASIMD, AES, PMULL
-	.arch	armv8-a+crypto
+// Requires: ASIMD, AES, PMULL, SHA3
+	.arch	armv8.2-a+crypto+sha3
 	.text
 	.globl	aesgen_armv8_ce_gcm_none_decrypt
 	.type	aesgen_armv8_ce_gcm_none_decrypt, %function
@@ -4248,8 +4248,8 @@ aesgen_armv8_ce_gcm_none_wipe:
 
 // encrypt_data(ctx, in, len, out): out = in ^ keystream and the GHASH of the ciphertext over len bytes, 8 registers of blocks and one reduction a loop.
 // Called by seal and encrypt after their checks; not exported.
-// Requires: ASIMD, AES, PMULL
-	.arch	armv8-a+crypto
+// Requires: ASIMD, AES, PMULL, SHA3
+	.arch	armv8.2-a+crypto+sha3
 	.text
 	.globl	aesgen_armv8_ce_gcm_none_encrypt_data
 	.type	aesgen_armv8_ce_gcm_none_encrypt_data, %function
@@ -4655,37 +4655,29 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	aesmc	v8.16b, v8.16b
 	aese	v9.16b, v21.16b
 	aesmc	v9.16b, v9.16b
+	ldp	q10, q11, [x1], #32
 	aese	v26.16b, v22.16b
 	aese	v27.16b, v22.16b
-	aese	v28.16b, v22.16b
-	aese	v29.16b, v22.16b
-	aese	v30.16b, v22.16b
-	aese	v31.16b, v22.16b
-	aese	v8.16b, v22.16b
-	aese	v9.16b, v22.16b
-	eor	v26.16b, v26.16b, v23.16b
-	eor	v27.16b, v27.16b, v23.16b
-	eor	v28.16b, v28.16b, v23.16b
-	eor	v29.16b, v29.16b, v23.16b
-	eor	v30.16b, v30.16b, v23.16b
-	eor	v31.16b, v31.16b, v23.16b
-	eor	v8.16b, v8.16b, v23.16b
-	eor	v9.16b, v9.16b, v23.16b
-	ldp	q10, q11, [x1], #32
-	eor	v26.16b, v26.16b, v10.16b
-	eor	v27.16b, v27.16b, v11.16b
+	eor3	v26.16b, v26.16b, v23.16b, v10.16b
+	eor3	v27.16b, v27.16b, v23.16b, v11.16b
 	stp	q26, q27, [x3], #32
 	ldp	q26, q27, [x1], #32
-	eor	v28.16b, v28.16b, v26.16b
-	eor	v29.16b, v29.16b, v27.16b
+	aese	v28.16b, v22.16b
+	aese	v29.16b, v22.16b
+	eor3	v28.16b, v28.16b, v23.16b, v26.16b
+	eor3	v29.16b, v29.16b, v23.16b, v27.16b
 	stp	q28, q29, [x3], #32
 	ldp	q26, q27, [x1], #32
-	eor	v30.16b, v30.16b, v26.16b
-	eor	v31.16b, v31.16b, v27.16b
+	aese	v30.16b, v22.16b
+	aese	v31.16b, v22.16b
+	eor3	v30.16b, v30.16b, v23.16b, v26.16b
+	eor3	v31.16b, v31.16b, v23.16b, v27.16b
 	stp	q30, q31, [x3], #32
 	ldp	q26, q27, [x1], #32
-	eor	v8.16b, v8.16b, v26.16b
-	eor	v9.16b, v9.16b, v27.16b
+	aese	v8.16b, v22.16b
+	aese	v9.16b, v22.16b
+	eor3	v8.16b, v8.16b, v23.16b, v26.16b
+	eor3	v9.16b, v9.16b, v23.16b, v27.16b
 	stp	q8, q9, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_none_encrypt_data_first_done256
@@ -5038,37 +5030,29 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	aesmc	v8.16b, v8.16b
 	aese	v9.16b, v21.16b
 	aesmc	v9.16b, v9.16b
+	ldp	q10, q11, [x1], #32
 	aese	v26.16b, v22.16b
 	aese	v27.16b, v22.16b
-	aese	v28.16b, v22.16b
-	aese	v29.16b, v22.16b
-	aese	v30.16b, v22.16b
-	aese	v31.16b, v22.16b
-	aese	v8.16b, v22.16b
-	aese	v9.16b, v22.16b
-	eor	v26.16b, v26.16b, v23.16b
-	eor	v27.16b, v27.16b, v23.16b
-	eor	v28.16b, v28.16b, v23.16b
-	eor	v29.16b, v29.16b, v23.16b
-	eor	v30.16b, v30.16b, v23.16b
-	eor	v31.16b, v31.16b, v23.16b
-	eor	v8.16b, v8.16b, v23.16b
-	eor	v9.16b, v9.16b, v23.16b
-	ldp	q10, q11, [x1], #32
-	eor	v26.16b, v26.16b, v10.16b
-	eor	v27.16b, v27.16b, v11.16b
+	eor3	v26.16b, v26.16b, v23.16b, v10.16b
+	eor3	v27.16b, v27.16b, v23.16b, v11.16b
 	stp	q26, q27, [x3], #32
 	ldp	q26, q27, [x1], #32
-	eor	v28.16b, v28.16b, v26.16b
-	eor	v29.16b, v29.16b, v27.16b
+	aese	v28.16b, v22.16b
+	aese	v29.16b, v22.16b
+	eor3	v28.16b, v28.16b, v23.16b, v26.16b
+	eor3	v29.16b, v29.16b, v23.16b, v27.16b
 	stp	q28, q29, [x3], #32
 	ldp	q26, q27, [x1], #32
-	eor	v30.16b, v30.16b, v26.16b
-	eor	v31.16b, v31.16b, v27.16b
+	aese	v30.16b, v22.16b
+	aese	v31.16b, v22.16b
+	eor3	v30.16b, v30.16b, v23.16b, v26.16b
+	eor3	v31.16b, v31.16b, v23.16b, v27.16b
 	stp	q30, q31, [x3], #32
 	ldp	q26, q27, [x1], #32
-	eor	v8.16b, v8.16b, v26.16b
-	eor	v9.16b, v9.16b, v27.16b
+	aese	v8.16b, v22.16b
+	aese	v9.16b, v22.16b
+	eor3	v8.16b, v8.16b, v23.16b, v26.16b
+	eor3	v9.16b, v9.16b, v23.16b, v27.16b
 	stp	q8, q9, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_none_encrypt_data_top256
@@ -5522,37 +5506,29 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	aesmc	v28.16b, v28.16b
 	aese	v29.16b, v17.16b
 	aesmc	v29.16b, v29.16b
+	ldp	q30, q31, [x1], #32
 	aese	v22.16b, v18.16b
 	aese	v23.16b, v18.16b
-	aese	v24.16b, v18.16b
-	aese	v25.16b, v18.16b
-	aese	v26.16b, v18.16b
-	aese	v27.16b, v18.16b
-	aese	v28.16b, v18.16b
-	aese	v29.16b, v18.16b
-	eor	v22.16b, v22.16b, v19.16b
-	eor	v23.16b, v23.16b, v19.16b
-	eor	v24.16b, v24.16b, v19.16b
-	eor	v25.16b, v25.16b, v19.16b
-	eor	v26.16b, v26.16b, v19.16b
-	eor	v27.16b, v27.16b, v19.16b
-	eor	v28.16b, v28.16b, v19.16b
-	eor	v29.16b, v29.16b, v19.16b
-	ldp	q30, q31, [x1], #32
-	eor	v22.16b, v22.16b, v30.16b
-	eor	v23.16b, v23.16b, v31.16b
+	eor3	v22.16b, v22.16b, v19.16b, v30.16b
+	eor3	v23.16b, v23.16b, v19.16b, v31.16b
 	stp	q22, q23, [x3], #32
 	ldp	q22, q23, [x1], #32
-	eor	v24.16b, v24.16b, v22.16b
-	eor	v25.16b, v25.16b, v23.16b
+	aese	v24.16b, v18.16b
+	aese	v25.16b, v18.16b
+	eor3	v24.16b, v24.16b, v19.16b, v22.16b
+	eor3	v25.16b, v25.16b, v19.16b, v23.16b
 	stp	q24, q25, [x3], #32
 	ldp	q22, q23, [x1], #32
-	eor	v26.16b, v26.16b, v22.16b
-	eor	v27.16b, v27.16b, v23.16b
+	aese	v26.16b, v18.16b
+	aese	v27.16b, v18.16b
+	eor3	v26.16b, v26.16b, v19.16b, v22.16b
+	eor3	v27.16b, v27.16b, v19.16b, v23.16b
 	stp	q26, q27, [x3], #32
 	ldp	q22, q23, [x1], #32
-	eor	v28.16b, v28.16b, v22.16b
-	eor	v29.16b, v29.16b, v23.16b
+	aese	v28.16b, v18.16b
+	aese	v29.16b, v18.16b
+	eor3	v28.16b, v28.16b, v19.16b, v22.16b
+	eor3	v29.16b, v29.16b, v19.16b, v23.16b
 	stp	q28, q29, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_none_encrypt_data_first_done128
@@ -5566,175 +5542,188 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	ldr	q27, [x4]
 	rev32	v23.16b, v20.16b
 	rev64	v27.16b, v27.16b
-	add	v20.4s, v20.4s, v21.4s
 	ext	v27.16b, v27.16b, v27.16b, #8
-	rev32	v24.16b, v20.16b
-	eor	v27.16b, v27.16b, v0.16b
 	add	v20.4s, v20.4s, v21.4s
+	eor	v27.16b, v27.16b, v0.16b
+	rev32	v24.16b, v20.16b
 	ldr	q0, [x0, #256]
-	rev32	v25.16b, v20.16b
+	add	v20.4s, v20.4s, v21.4s
 	ldr	q28, [x0, #384]
 	ext	v29.16b, v27.16b, v27.16b, #8
-	add	v20.4s, v20.4s, v21.4s
+	rev32	v25.16b, v20.16b
 	eor	v29.16b, v29.16b, v27.16b
-	rev32	v26.16b, v20.16b
-	pmull	v30.1q, v27.1d, v0.1d
 	add	v20.4s, v20.4s, v21.4s
+	pmull	v30.1q, v27.1d, v0.1d
+	rev32	v26.16b, v20.16b
 	pmull2	v0.1q, v27.2d, v0.2d
-	rev32	v27.16b, v20.16b
 	pmull	v31.1q, v29.1d, v28.1d
 	add	v20.4s, v20.4s, v21.4s
 	ldr	q8, [x4, #16]
-	rev32	v28.16b, v20.16b
+	rev32	v27.16b, v20.16b
 	rev64	v8.16b, v8.16b
 	ext	v8.16b, v8.16b, v8.16b, #8
 	add	v20.4s, v20.4s, v21.4s
 	ldr	q9, [x0, #272]
-	rev32	v29.16b, v20.16b
+	rev32	v28.16b, v20.16b
 	ldr	q10, [x0, #400]
 	add	v20.4s, v20.4s, v21.4s
 	ext	v11.16b, v8.16b, v8.16b, #8
+	eor	v11.16b, v11.16b, v8.16b
+	rev32	v29.16b, v20.16b
+	pmull	v12.1q, v8.1d, v9.1d
+	add	v20.4s, v20.4s, v21.4s
+	eor	v30.16b, v30.16b, v12.16b
 	aese	v22.16b, v1.16b
 	aesmc	v22.16b, v22.16b
-	eor	v11.16b, v11.16b, v8.16b
+	pmull2	v8.1q, v8.2d, v9.2d
+	eor	v0.16b, v0.16b, v8.16b
 	aese	v23.16b, v1.16b
 	aesmc	v23.16b, v23.16b
-	pmull	v12.1q, v8.1d, v9.1d
+	pmull	v8.1q, v11.1d, v10.1d
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
-	eor	v30.16b, v30.16b, v12.16b
+	eor	v31.16b, v31.16b, v8.16b
 	aese	v25.16b, v1.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v8.1q, v8.2d, v9.2d
-	eor	v0.16b, v0.16b, v8.16b
+	ldr	q8, [x4, #32]
+	rev64	v8.16b, v8.16b
 	aese	v26.16b, v1.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v8.1q, v11.1d, v10.1d
+	ext	v8.16b, v8.16b, v8.16b, #8
 	aese	v27.16b, v1.16b
 	aesmc	v27.16b, v27.16b
-	eor	v31.16b, v31.16b, v8.16b
-	aese	v28.16b, v1.16b
-	aesmc	v28.16b, v28.16b
-	ldr	q8, [x4, #32]
-	aese	v29.16b, v1.16b
-	aesmc	v29.16b, v29.16b
-	rev64	v8.16b, v8.16b
-	aese	v22.16b, v2.16b
-	aesmc	v22.16b, v22.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
-	aese	v23.16b, v2.16b
-	aesmc	v23.16b, v23.16b
 	ldr	q9, [x0, #288]
 	ldr	q10, [x0, #416]
+	aese	v28.16b, v1.16b
+	aesmc	v28.16b, v28.16b
+	ext	v11.16b, v8.16b, v8.16b, #8
+	aese	v29.16b, v1.16b
+	aesmc	v29.16b, v29.16b
+	eor	v11.16b, v11.16b, v8.16b
+	aese	v22.16b, v2.16b
+	aesmc	v22.16b, v22.16b
+	pmull	v12.1q, v8.1d, v9.1d
+	eor	v30.16b, v30.16b, v12.16b
+	aese	v23.16b, v2.16b
+	aesmc	v23.16b, v23.16b
+	pmull2	v8.1q, v8.2d, v9.2d
 	aese	v24.16b, v2.16b
 	aesmc	v24.16b, v24.16b
-	ext	v11.16b, v8.16b, v8.16b, #8
+	eor	v0.16b, v0.16b, v8.16b
 	aese	v25.16b, v2.16b
 	aesmc	v25.16b, v25.16b
-	eor	v11.16b, v11.16b, v8.16b
+	pmull	v8.1q, v11.1d, v10.1d
+	eor	v31.16b, v31.16b, v8.16b
 	aese	v26.16b, v2.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v12.1q, v8.1d, v9.1d
+	ldr	q8, [x4, #48]
 	aese	v27.16b, v2.16b
 	aesmc	v27.16b, v27.16b
-	eor	v30.16b, v30.16b, v12.16b
+	rev64	v8.16b, v8.16b
 	aese	v28.16b, v2.16b
 	aesmc	v28.16b, v28.16b
-	pmull2	v8.1q, v8.2d, v9.2d
+	ext	v8.16b, v8.16b, v8.16b, #8
+	ldr	q9, [x0, #304]
 	aese	v29.16b, v2.16b
 	aesmc	v29.16b, v29.16b
-	eor	v0.16b, v0.16b, v8.16b
+	ldr	q10, [x0, #432]
 	aese	v22.16b, v3.16b
 	aesmc	v22.16b, v22.16b
-	pmull	v8.1q, v11.1d, v10.1d
-	eor	v31.16b, v31.16b, v8.16b
+	ext	v11.16b, v8.16b, v8.16b, #8
+	eor	v11.16b, v11.16b, v8.16b
 	aese	v23.16b, v3.16b
 	aesmc	v23.16b, v23.16b
-	ldr	q8, [x4, #48]
+	pmull	v12.1q, v8.1d, v9.1d
 	aese	v24.16b, v3.16b
 	aesmc	v24.16b, v24.16b
-	rev64	v8.16b, v8.16b
+	eor	v30.16b, v30.16b, v12.16b
 	aese	v25.16b, v3.16b
 	aesmc	v25.16b, v25.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
+	pmull2	v8.1q, v8.2d, v9.2d
+	eor	v0.16b, v0.16b, v8.16b
 	aese	v26.16b, v3.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q9, [x0, #304]
+	pmull	v8.1q, v11.1d, v10.1d
 	aese	v27.16b, v3.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q10, [x0, #432]
+	eor	v31.16b, v31.16b, v8.16b
 	aese	v28.16b, v3.16b
 	aesmc	v28.16b, v28.16b
-	ext	v11.16b, v8.16b, v8.16b, #8
-	eor	v11.16b, v11.16b, v8.16b
-	aese	v29.16b, v3.16b
-	aesmc	v29.16b, v29.16b
-	pmull	v12.1q, v8.1d, v9.1d
-	aese	v22.16b, v4.16b
-	aesmc	v22.16b, v22.16b
-	eor	v30.16b, v30.16b, v12.16b
-	aese	v23.16b, v4.16b
-	aesmc	v23.16b, v23.16b
-	pmull2	v8.1q, v8.2d, v9.2d
-	aese	v24.16b, v4.16b
-	aesmc	v24.16b, v24.16b
-	eor	v0.16b, v0.16b, v8.16b
-	aese	v25.16b, v4.16b
-	aesmc	v25.16b, v25.16b
-	pmull	v8.1q, v11.1d, v10.1d
-	aese	v26.16b, v4.16b
-	aesmc	v26.16b, v26.16b
-	eor	v31.16b, v31.16b, v8.16b
-	aese	v27.16b, v4.16b
-	aesmc	v27.16b, v27.16b
 	ldr	q8, [x4, #64]
 	rev64	v8.16b, v8.16b
-	aese	v28.16b, v4.16b
-	aesmc	v28.16b, v28.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
-	aese	v29.16b, v4.16b
+	aese	v29.16b, v3.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q9, [x0, #320]
-	aese	v22.16b, v5.16b
+	ext	v8.16b, v8.16b, v8.16b, #8
+	aese	v22.16b, v4.16b
 	aesmc	v22.16b, v22.16b
-	ldr	q10, [x0, #448]
-	aese	v23.16b, v5.16b
+	ldr	q9, [x0, #320]
+	aese	v23.16b, v4.16b
 	aesmc	v23.16b, v23.16b
+	ldr	q10, [x0, #448]
 	ext	v11.16b, v8.16b, v8.16b, #8
-	aese	v24.16b, v5.16b
+	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
 	eor	v11.16b, v11.16b, v8.16b
-	aese	v25.16b, v5.16b
+	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
 	pmull	v12.1q, v8.1d, v9.1d
 	eor	v30.16b, v30.16b, v12.16b
-	aese	v26.16b, v5.16b
+	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
 	pmull2	v8.1q, v8.2d, v9.2d
-	aese	v27.16b, v5.16b
+	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
 	eor	v0.16b, v0.16b, v8.16b
-	aese	v28.16b, v5.16b
+	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
 	pmull	v8.1q, v11.1d, v10.1d
+	eor	v31.16b, v31.16b, v8.16b
+	aese	v29.16b, v4.16b
+	aesmc	v29.16b, v29.16b
+	ldr	q8, [x4, #80]
+	aese	v22.16b, v5.16b
+	aesmc	v22.16b, v22.16b
+	rev64	v8.16b, v8.16b
+	aese	v23.16b, v5.16b
+	aesmc	v23.16b, v23.16b
+	ext	v8.16b, v8.16b, v8.16b, #8
+	ldr	q9, [x0, #336]
+	aese	v24.16b, v5.16b
+	aesmc	v24.16b, v24.16b
+	ldr	q10, [x0, #464]
+	aese	v25.16b, v5.16b
+	aesmc	v25.16b, v25.16b
+	ext	v11.16b, v8.16b, v8.16b, #8
+	aese	v26.16b, v5.16b
+	aesmc	v26.16b, v26.16b
+	eor	v11.16b, v11.16b, v8.16b
+	pmull	v12.1q, v8.1d, v9.1d
+	aese	v27.16b, v5.16b
+	aesmc	v27.16b, v27.16b
+	eor	v30.16b, v30.16b, v12.16b
+	aese	v28.16b, v5.16b
+	aesmc	v28.16b, v28.16b
+	pmull2	v8.1q, v8.2d, v9.2d
+	eor	v0.16b, v0.16b, v8.16b
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
-	eor	v31.16b, v31.16b, v8.16b
+	pmull	v8.1q, v11.1d, v10.1d
 	aese	v22.16b, v6.16b
 	aesmc	v22.16b, v22.16b
-	ldr	q8, [x4, #80]
+	eor	v31.16b, v31.16b, v8.16b
 	aese	v23.16b, v6.16b
 	aesmc	v23.16b, v23.16b
+	ldr	q8, [x4, #96]
 	rev64	v8.16b, v8.16b
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
 	ext	v8.16b, v8.16b, v8.16b, #8
-	ldr	q9, [x0, #336]
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q10, [x0, #464]
+	ldr	q9, [x0, #352]
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
+	ldr	q10, [x0, #480]
 	ext	v11.16b, v8.16b, v8.16b, #8
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
@@ -5745,132 +5734,111 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	aese	v29.16b, v6.16b
 	aesmc	v29.16b, v29.16b
 	eor	v30.16b, v30.16b, v12.16b
+	pmull2	v8.1q, v8.2d, v9.2d
 	aese	v22.16b, v7.16b
 	aesmc	v22.16b, v22.16b
-	pmull2	v8.1q, v8.2d, v9.2d
 	eor	v0.16b, v0.16b, v8.16b
 	aese	v23.16b, v7.16b
 	aesmc	v23.16b, v23.16b
 	pmull	v8.1q, v11.1d, v10.1d
+	eor	v31.16b, v31.16b, v8.16b
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
-	eor	v31.16b, v31.16b, v8.16b
+	ldr	q8, [x4, #112]
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q8, [x4, #96]
+	rev64	v8.16b, v8.16b
 	aese	v26.16b, v7.16b
 	aesmc	v26.16b, v26.16b
-	rev64	v8.16b, v8.16b
+	ext	v8.16b, v8.16b, v8.16b, #8
+	ldr	q9, [x0, #368]
 	aese	v27.16b, v7.16b
 	aesmc	v27.16b, v27.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
+	ldr	q10, [x0, #496]
 	aese	v28.16b, v7.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q9, [x0, #352]
+	ext	v11.16b, v8.16b, v8.16b, #8
 	aese	v29.16b, v7.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q10, [x0, #480]
-	ext	v11.16b, v8.16b, v8.16b, #8
+	eor	v11.16b, v11.16b, v8.16b
+	pmull	v12.1q, v8.1d, v9.1d
 	aese	v22.16b, v16.16b
 	aesmc	v22.16b, v22.16b
-	eor	v11.16b, v11.16b, v8.16b
+	eor	v30.16b, v30.16b, v12.16b
 	aese	v23.16b, v16.16b
 	aesmc	v23.16b, v23.16b
-	pmull	v12.1q, v8.1d, v9.1d
+	pmull2	v8.1q, v8.2d, v9.2d
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
-	eor	v30.16b, v30.16b, v12.16b
+	eor	v0.16b, v0.16b, v8.16b
+	pmull	v8.1q, v11.1d, v10.1d
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v8.1q, v8.2d, v9.2d
+	eor	v31.16b, v31.16b, v8.16b
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
-	eor	v0.16b, v0.16b, v8.16b
-	aese	v27.16b, v16.16b
-	aesmc	v27.16b, v27.16b
-	pmull	v8.1q, v11.1d, v10.1d
-	eor	v31.16b, v31.16b, v8.16b
-	aese	v28.16b, v16.16b
-	aesmc	v28.16b, v28.16b
-	ldr	q8, [x4, #112]
-	aese	v29.16b, v16.16b
-	aesmc	v29.16b, v29.16b
-	rev64	v8.16b, v8.16b
-	aese	v22.16b, v17.16b
-	aesmc	v22.16b, v22.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
-	aese	v23.16b, v17.16b
-	aesmc	v23.16b, v23.16b
-	ldr	q9, [x0, #368]
-	aese	v24.16b, v17.16b
-	aesmc	v24.16b, v24.16b
-	ldr	q10, [x0, #496]
-	aese	v25.16b, v17.16b
-	aesmc	v25.16b, v25.16b
-	ext	v11.16b, v8.16b, v8.16b, #8
-	aese	v26.16b, v17.16b
-	aesmc	v26.16b, v26.16b
-	eor	v11.16b, v11.16b, v8.16b
-	pmull	v12.1q, v8.1d, v9.1d
-	aese	v27.16b, v17.16b
-	aesmc	v27.16b, v27.16b
-	eor	v30.16b, v30.16b, v12.16b
-	aese	v28.16b, v17.16b
-	aesmc	v28.16b, v28.16b
-	pmull2	v8.1q, v8.2d, v9.2d
-	aese	v29.16b, v17.16b
-	aesmc	v29.16b, v29.16b
-	eor	v0.16b, v0.16b, v8.16b
-	aese	v22.16b, v18.16b
-	pmull	v8.1q, v11.1d, v10.1d
-	aese	v23.16b, v18.16b
-	eor	v31.16b, v31.16b, v8.16b
-	aese	v24.16b, v18.16b
 	eor	v31.16b, v31.16b, v30.16b
 	eor	v31.16b, v31.16b, v0.16b
-	aese	v25.16b, v18.16b
+	aese	v27.16b, v16.16b
+	aesmc	v27.16b, v27.16b
 	movi	v8.2d, #0x0000000000000000
-	aese	v26.16b, v18.16b
+	aese	v28.16b, v16.16b
+	aesmc	v28.16b, v28.16b
 	ext	v9.16b, v8.16b, v31.16b, #8
-	aese	v27.16b, v18.16b
+	aese	v29.16b, v16.16b
+	aesmc	v29.16b, v29.16b
 	eor	v30.16b, v30.16b, v9.16b
-	aese	v28.16b, v18.16b
 	ext	v9.16b, v31.16b, v8.16b, #8
-	aese	v29.16b, v18.16b
+	aese	v22.16b, v17.16b
+	aesmc	v22.16b, v22.16b
 	eor	v0.16b, v0.16b, v9.16b
-	eor	v22.16b, v22.16b, v19.16b
+	aese	v23.16b, v17.16b
+	aesmc	v23.16b, v23.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
-	eor	v23.16b, v23.16b, v19.16b
+	aese	v24.16b, v17.16b
+	aesmc	v24.16b, v24.16b
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
 	ldr	q31, [x4]
-	eor	v24.16b, v24.16b, v19.16b
+	aese	v25.16b, v17.16b
+	aesmc	v25.16b, v25.16b
 	pmull	v8.1q, v30.1d, v31.1d
-	eor	v25.16b, v25.16b, v19.16b
+	aese	v26.16b, v17.16b
+	aesmc	v26.16b, v26.16b
 	ext	v30.16b, v30.16b, v30.16b, #8
-	eor	v26.16b, v26.16b, v19.16b
+	aese	v27.16b, v17.16b
+	aesmc	v27.16b, v27.16b
 	eor	v30.16b, v30.16b, v8.16b
-	eor	v27.16b, v27.16b, v19.16b
 	pmull	v31.1q, v30.1d, v31.1d
-	eor	v28.16b, v28.16b, v19.16b
+	aese	v28.16b, v17.16b
+	aesmc	v28.16b, v28.16b
 	ext	v30.16b, v30.16b, v30.16b, #8
-	eor	v29.16b, v29.16b, v19.16b
+	aese	v29.16b, v17.16b
+	aesmc	v29.16b, v29.16b
 	eor	v30.16b, v30.16b, v31.16b
 	eor	v0.16b, v30.16b, v0.16b
 	ldp	q30, q31, [x1], #32
-	eor	v22.16b, v22.16b, v30.16b
-	eor	v23.16b, v23.16b, v31.16b
+	aese	v22.16b, v18.16b
+	aese	v23.16b, v18.16b
+	eor3	v22.16b, v22.16b, v19.16b, v30.16b
+	eor3	v23.16b, v23.16b, v19.16b, v31.16b
 	stp	q22, q23, [x3], #32
 	ldp	q22, q23, [x1], #32
-	eor	v24.16b, v24.16b, v22.16b
-	eor	v25.16b, v25.16b, v23.16b
+	aese	v24.16b, v18.16b
+	aese	v25.16b, v18.16b
+	eor3	v24.16b, v24.16b, v19.16b, v22.16b
+	eor3	v25.16b, v25.16b, v19.16b, v23.16b
 	stp	q24, q25, [x3], #32
 	ldp	q22, q23, [x1], #32
-	eor	v26.16b, v26.16b, v22.16b
-	eor	v27.16b, v27.16b, v23.16b
+	aese	v26.16b, v18.16b
+	aese	v27.16b, v18.16b
+	eor3	v26.16b, v26.16b, v19.16b, v22.16b
+	eor3	v27.16b, v27.16b, v19.16b, v23.16b
 	stp	q26, q27, [x3], #32
 	ldp	q22, q23, [x1], #32
-	eor	v28.16b, v28.16b, v22.16b
-	eor	v29.16b, v29.16b, v23.16b
+	aese	v28.16b, v18.16b
+	aese	v29.16b, v18.16b
+	eor3	v28.16b, v28.16b, v19.16b, v22.16b
+	eor3	v29.16b, v29.16b, v19.16b, v23.16b
 	stp	q28, q29, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_none_encrypt_data_top128
@@ -6341,37 +6309,29 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	aesmc	v30.16b, v30.16b
 	aese	v31.16b, v19.16b
 	aesmc	v31.16b, v31.16b
+	ldp	q8, q9, [x1], #32
 	aese	v24.16b, v20.16b
 	aese	v25.16b, v20.16b
-	aese	v26.16b, v20.16b
-	aese	v27.16b, v20.16b
-	aese	v28.16b, v20.16b
-	aese	v29.16b, v20.16b
-	aese	v30.16b, v20.16b
-	aese	v31.16b, v20.16b
-	eor	v24.16b, v24.16b, v21.16b
-	eor	v25.16b, v25.16b, v21.16b
-	eor	v26.16b, v26.16b, v21.16b
-	eor	v27.16b, v27.16b, v21.16b
-	eor	v28.16b, v28.16b, v21.16b
-	eor	v29.16b, v29.16b, v21.16b
-	eor	v30.16b, v30.16b, v21.16b
-	eor	v31.16b, v31.16b, v21.16b
-	ldp	q8, q9, [x1], #32
-	eor	v24.16b, v24.16b, v8.16b
-	eor	v25.16b, v25.16b, v9.16b
+	eor3	v24.16b, v24.16b, v21.16b, v8.16b
+	eor3	v25.16b, v25.16b, v21.16b, v9.16b
 	stp	q24, q25, [x3], #32
 	ldp	q24, q25, [x1], #32
-	eor	v26.16b, v26.16b, v24.16b
-	eor	v27.16b, v27.16b, v25.16b
+	aese	v26.16b, v20.16b
+	aese	v27.16b, v20.16b
+	eor3	v26.16b, v26.16b, v21.16b, v24.16b
+	eor3	v27.16b, v27.16b, v21.16b, v25.16b
 	stp	q26, q27, [x3], #32
 	ldp	q24, q25, [x1], #32
-	eor	v28.16b, v28.16b, v24.16b
-	eor	v29.16b, v29.16b, v25.16b
+	aese	v28.16b, v20.16b
+	aese	v29.16b, v20.16b
+	eor3	v28.16b, v28.16b, v21.16b, v24.16b
+	eor3	v29.16b, v29.16b, v21.16b, v25.16b
 	stp	q28, q29, [x3], #32
 	ldp	q24, q25, [x1], #32
-	eor	v30.16b, v30.16b, v24.16b
-	eor	v31.16b, v31.16b, v25.16b
+	aese	v30.16b, v20.16b
+	aese	v31.16b, v20.16b
+	eor3	v30.16b, v30.16b, v21.16b, v24.16b
+	eor3	v31.16b, v31.16b, v21.16b, v25.16b
 	stp	q30, q31, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_none_encrypt_data_first_done192
@@ -6382,241 +6342,254 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	rev32	v24.16b, v22.16b
 	sub	x4, x3, #128
 	add	v22.4s, v22.4s, v23.4s
-	ldr	q30, [x4]
+	ldr	q29, [x4]
 	rev32	v25.16b, v22.16b
-	rev64	v30.16b, v30.16b
+	rev64	v29.16b, v29.16b
 	add	v22.4s, v22.4s, v23.4s
-	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v29.16b, v29.16b, v29.16b, #8
 	rev32	v26.16b, v22.16b
-	eor	v30.16b, v30.16b, v0.16b
+	eor	v29.16b, v29.16b, v0.16b
 	add	v22.4s, v22.4s, v23.4s
 	ldr	q0, [x0, #256]
 	rev32	v27.16b, v22.16b
-	ldr	q31, [x0, #384]
+	ldr	q30, [x0, #384]
+	ext	v31.16b, v29.16b, v29.16b, #8
 	add	v22.4s, v22.4s, v23.4s
-	ext	v9.16b, v30.16b, v30.16b, #8
+	eor	v31.16b, v31.16b, v29.16b
 	rev32	v28.16b, v22.16b
-	eor	v9.16b, v9.16b, v30.16b
+	pmull	v8.1q, v29.1d, v0.1d
 	add	v22.4s, v22.4s, v23.4s
-	pmull	v8.1q, v30.1d, v0.1d
+	pmull2	v0.1q, v29.2d, v0.2d
 	rev32	v29.16b, v22.16b
-	pmull2	v0.1q, v30.2d, v0.2d
+	pmull	v9.1q, v31.1d, v30.1d
 	add	v22.4s, v22.4s, v23.4s
-	pmull	v9.1q, v9.1d, v31.1d
-	rev32	v30.16b, v22.16b
 	ldr	q10, [x4, #16]
-	add	v22.4s, v22.4s, v23.4s
+	rev32	v30.16b, v22.16b
 	rev64	v10.16b, v10.16b
-	rev32	v31.16b, v22.16b
 	ext	v10.16b, v10.16b, v10.16b, #8
 	add	v22.4s, v22.4s, v23.4s
 	ldr	q11, [x0, #272]
+	rev32	v31.16b, v22.16b
+	ldr	q12, [x0, #400]
+	add	v22.4s, v22.4s, v23.4s
+	ext	v13.16b, v10.16b, v10.16b, #8
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q12, [x0, #400]
+	eor	v13.16b, v13.16b, v10.16b
 	aese	v25.16b, v1.16b
 	aesmc	v25.16b, v25.16b
-	ext	v13.16b, v10.16b, v10.16b, #8
+	pmull	v14.1q, v10.1d, v11.1d
 	aese	v26.16b, v1.16b
 	aesmc	v26.16b, v26.16b
-	eor	v13.16b, v13.16b, v10.16b
+	eor	v8.16b, v8.16b, v14.16b
 	aese	v27.16b, v1.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v14.1q, v10.1d, v11.1d
+	pmull2	v10.1q, v10.2d, v11.2d
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v28.16b, v1.16b
 	aesmc	v28.16b, v28.16b
-	eor	v8.16b, v8.16b, v14.16b
+	pmull	v10.1q, v13.1d, v12.1d
 	aese	v29.16b, v1.16b
 	aesmc	v29.16b, v29.16b
-	pmull2	v10.1q, v10.2d, v11.2d
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v30.16b, v1.16b
 	aesmc	v30.16b, v30.16b
-	eor	v0.16b, v0.16b, v10.16b
+	ldr	q10, [x4, #32]
 	aese	v31.16b, v1.16b
 	aesmc	v31.16b, v31.16b
-	pmull	v10.1q, v13.1d, v12.1d
+	rev64	v10.16b, v10.16b
 	aese	v24.16b, v2.16b
 	aesmc	v24.16b, v24.16b
-	eor	v9.16b, v9.16b, v10.16b
+	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v25.16b, v2.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q10, [x4, #32]
+	ldr	q11, [x0, #288]
+	ldr	q12, [x0, #416]
 	aese	v26.16b, v2.16b
 	aesmc	v26.16b, v26.16b
-	rev64	v10.16b, v10.16b
+	ext	v13.16b, v10.16b, v10.16b, #8
 	aese	v27.16b, v2.16b
 	aesmc	v27.16b, v27.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	eor	v13.16b, v13.16b, v10.16b
 	aese	v28.16b, v2.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q11, [x0, #288]
+	pmull	v14.1q, v10.1d, v11.1d
 	aese	v29.16b, v2.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q12, [x0, #416]
+	eor	v8.16b, v8.16b, v14.16b
 	aese	v30.16b, v2.16b
 	aesmc	v30.16b, v30.16b
-	ext	v13.16b, v10.16b, v10.16b, #8
+	pmull2	v10.1q, v10.2d, v11.2d
 	aese	v31.16b, v2.16b
 	aesmc	v31.16b, v31.16b
-	eor	v13.16b, v13.16b, v10.16b
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v24.16b, v3.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v14.1q, v10.1d, v11.1d
+	pmull	v10.1q, v13.1d, v12.1d
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v25.16b, v3.16b
 	aesmc	v25.16b, v25.16b
-	eor	v8.16b, v8.16b, v14.16b
+	ldr	q10, [x4, #48]
 	aese	v26.16b, v3.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v10.1q, v10.2d, v11.2d
+	rev64	v10.16b, v10.16b
 	aese	v27.16b, v3.16b
 	aesmc	v27.16b, v27.16b
-	eor	v0.16b, v0.16b, v10.16b
+	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v28.16b, v3.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v10.1q, v13.1d, v12.1d
+	ldr	q11, [x0, #304]
 	aese	v29.16b, v3.16b
 	aesmc	v29.16b, v29.16b
-	eor	v9.16b, v9.16b, v10.16b
+	ldr	q12, [x0, #432]
 	aese	v30.16b, v3.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q10, [x4, #48]
+	ext	v13.16b, v10.16b, v10.16b, #8
+	eor	v13.16b, v13.16b, v10.16b
 	aese	v31.16b, v3.16b
 	aesmc	v31.16b, v31.16b
-	rev64	v10.16b, v10.16b
+	pmull	v14.1q, v10.1d, v11.1d
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	eor	v8.16b, v8.16b, v14.16b
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q11, [x0, #304]
+	pmull2	v10.1q, v10.2d, v11.2d
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q12, [x0, #432]
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
-	ext	v13.16b, v10.16b, v10.16b, #8
+	pmull	v10.1q, v13.1d, v12.1d
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
-	eor	v13.16b, v13.16b, v10.16b
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v14.1q, v10.1d, v11.1d
+	ldr	q10, [x4, #64]
+	rev64	v10.16b, v10.16b
 	aese	v30.16b, v4.16b
 	aesmc	v30.16b, v30.16b
-	eor	v8.16b, v8.16b, v14.16b
+	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v31.16b, v4.16b
 	aesmc	v31.16b, v31.16b
-	pmull2	v10.1q, v10.2d, v11.2d
+	ldr	q11, [x0, #320]
 	aese	v24.16b, v5.16b
 	aesmc	v24.16b, v24.16b
-	eor	v0.16b, v0.16b, v10.16b
+	ldr	q12, [x0, #448]
 	aese	v25.16b, v5.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v10.1q, v13.1d, v12.1d
+	ext	v13.16b, v10.16b, v10.16b, #8
 	aese	v26.16b, v5.16b
 	aesmc	v26.16b, v26.16b
-	eor	v9.16b, v9.16b, v10.16b
+	eor	v13.16b, v13.16b, v10.16b
 	aese	v27.16b, v5.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q10, [x4, #64]
+	pmull	v14.1q, v10.1d, v11.1d
+	eor	v8.16b, v8.16b, v14.16b
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
-	rev64	v10.16b, v10.16b
+	pmull2	v10.1q, v10.2d, v11.2d
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v30.16b, v5.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q11, [x0, #320]
+	pmull	v10.1q, v13.1d, v12.1d
 	aese	v31.16b, v5.16b
 	aesmc	v31.16b, v31.16b
-	ldr	q12, [x0, #448]
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
-	ext	v13.16b, v10.16b, v10.16b, #8
+	ldr	q10, [x4, #80]
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
-	eor	v13.16b, v13.16b, v10.16b
+	rev64	v10.16b, v10.16b
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v14.1q, v10.1d, v11.1d
+	ext	v10.16b, v10.16b, v10.16b, #8
+	ldr	q11, [x0, #336]
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
-	eor	v8.16b, v8.16b, v14.16b
+	ldr	q12, [x0, #464]
 	aese	v28.16b, v6.16b
 	aesmc	v28.16b, v28.16b
-	pmull2	v10.1q, v10.2d, v11.2d
+	ext	v13.16b, v10.16b, v10.16b, #8
 	aese	v29.16b, v6.16b
 	aesmc	v29.16b, v29.16b
-	eor	v0.16b, v0.16b, v10.16b
+	eor	v13.16b, v13.16b, v10.16b
 	aese	v30.16b, v6.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v10.1q, v13.1d, v12.1d
+	pmull	v14.1q, v10.1d, v11.1d
 	aese	v31.16b, v6.16b
 	aesmc	v31.16b, v31.16b
-	eor	v9.16b, v9.16b, v10.16b
+	eor	v8.16b, v8.16b, v14.16b
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q10, [x4, #80]
+	pmull2	v10.1q, v10.2d, v11.2d
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
-	rev64	v10.16b, v10.16b
+	pmull	v10.1q, v13.1d, v12.1d
 	aese	v26.16b, v7.16b
 	aesmc	v26.16b, v26.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v27.16b, v7.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q11, [x0, #336]
+	ldr	q10, [x4, #96]
 	aese	v28.16b, v7.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q12, [x0, #464]
+	rev64	v10.16b, v10.16b
 	aese	v29.16b, v7.16b
 	aesmc	v29.16b, v29.16b
-	ext	v13.16b, v10.16b, v10.16b, #8
+	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v30.16b, v7.16b
 	aesmc	v30.16b, v30.16b
-	eor	v13.16b, v13.16b, v10.16b
+	ldr	q11, [x0, #352]
 	aese	v31.16b, v7.16b
 	aesmc	v31.16b, v31.16b
-	pmull	v14.1q, v10.1d, v11.1d
+	ldr	q12, [x0, #480]
+	ext	v13.16b, v10.16b, v10.16b, #8
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
-	eor	v8.16b, v8.16b, v14.16b
+	eor	v13.16b, v13.16b, v10.16b
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v10.1q, v10.2d, v11.2d
+	pmull	v14.1q, v10.1d, v11.1d
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
-	eor	v0.16b, v0.16b, v10.16b
+	eor	v8.16b, v8.16b, v14.16b
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v10.1q, v13.1d, v12.1d
+	pmull2	v10.1q, v10.2d, v11.2d
 	aese	v28.16b, v16.16b
 	aesmc	v28.16b, v28.16b
-	eor	v9.16b, v9.16b, v10.16b
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v29.16b, v16.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q10, [x4, #96]
+	pmull	v10.1q, v13.1d, v12.1d
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v30.16b, v16.16b
 	aesmc	v30.16b, v30.16b
-	rev64	v10.16b, v10.16b
+	ldr	q10, [x4, #112]
 	aese	v31.16b, v16.16b
 	aesmc	v31.16b, v31.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	rev64	v10.16b, v10.16b
 	aese	v24.16b, v17.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q11, [x0, #352]
+	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v25.16b, v17.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q12, [x0, #480]
+	ldr	q11, [x0, #368]
 	aese	v26.16b, v17.16b
 	aesmc	v26.16b, v26.16b
-	ext	v13.16b, v10.16b, v10.16b, #8
+	ldr	q12, [x0, #496]
 	aese	v27.16b, v17.16b
 	aesmc	v27.16b, v27.16b
-	eor	v13.16b, v13.16b, v10.16b
+	ext	v13.16b, v10.16b, v10.16b, #8
 	aese	v28.16b, v17.16b
 	aesmc	v28.16b, v28.16b
+	eor	v13.16b, v13.16b, v10.16b
 	pmull	v14.1q, v10.1d, v11.1d
 	aese	v29.16b, v17.16b
 	aesmc	v29.16b, v29.16b
@@ -6635,93 +6608,72 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 	eor	v9.16b, v9.16b, v10.16b
 	aese	v26.16b, v18.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q10, [x4, #112]
+	eor	v9.16b, v9.16b, v8.16b
+	eor	v9.16b, v9.16b, v0.16b
 	aese	v27.16b, v18.16b
 	aesmc	v27.16b, v27.16b
-	rev64	v10.16b, v10.16b
+	movi	v10.2d, #0x0000000000000000
 	aese	v28.16b, v18.16b
 	aesmc	v28.16b, v28.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	ext	v11.16b, v10.16b, v9.16b, #8
 	aese	v29.16b, v18.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q11, [x0, #368]
+	eor	v8.16b, v8.16b, v11.16b
 	aese	v30.16b, v18.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q12, [x0, #496]
+	ext	v11.16b, v9.16b, v10.16b, #8
 	aese	v31.16b, v18.16b
 	aesmc	v31.16b, v31.16b
-	ext	v13.16b, v10.16b, v10.16b, #8
+	eor	v0.16b, v0.16b, v11.16b
 	aese	v24.16b, v19.16b
 	aesmc	v24.16b, v24.16b
-	eor	v13.16b, v13.16b, v10.16b
+	adrp	x4, .Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
 	aese	v25.16b, v19.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v14.1q, v10.1d, v11.1d
+	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
+	ldr	q9, [x4]
 	aese	v26.16b, v19.16b
 	aesmc	v26.16b, v26.16b
-	eor	v8.16b, v8.16b, v14.16b
+	pmull	v10.1q, v8.1d, v9.1d
 	aese	v27.16b, v19.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v10.1q, v10.2d, v11.2d
+	ext	v8.16b, v8.16b, v8.16b, #8
 	aese	v28.16b, v19.16b
 	aesmc	v28.16b, v28.16b
-	eor	v0.16b, v0.16b, v10.16b
+	eor	v8.16b, v8.16b, v10.16b
 	aese	v29.16b, v19.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v10.1q, v13.1d, v12.1d
+	pmull	v9.1q, v8.1d, v9.1d
 	aese	v30.16b, v19.16b
 	aesmc	v30.16b, v30.16b
-	eor	v9.16b, v9.16b, v10.16b
+	ext	v8.16b, v8.16b, v8.16b, #8
 	aese	v31.16b, v19.16b
 	aesmc	v31.16b, v31.16b
-	eor	v9.16b, v9.16b, v8.16b
-	aese	v24.16b, v20.16b
-	eor	v9.16b, v9.16b, v0.16b
-	aese	v25.16b, v20.16b
-	movi	v10.2d, #0x0000000000000000
-	aese	v26.16b, v20.16b
-	ext	v11.16b, v10.16b, v9.16b, #8
-	aese	v27.16b, v20.16b
-	eor	v8.16b, v8.16b, v11.16b
-	aese	v28.16b, v20.16b
-	ext	v11.16b, v9.16b, v10.16b, #8
-	aese	v29.16b, v20.16b
-	eor	v0.16b, v0.16b, v11.16b
-	aese	v30.16b, v20.16b
-	adrp	x4, .Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
-	aese	v31.16b, v20.16b
-	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_encrypt_data_ghash_poly
-	eor	v24.16b, v24.16b, v21.16b
-	ldr	q9, [x4]
-	eor	v25.16b, v25.16b, v21.16b
-	pmull	v10.1q, v8.1d, v9.1d
-	eor	v26.16b, v26.16b, v21.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
-	eor	v27.16b, v27.16b, v21.16b
-	eor	v8.16b, v8.16b, v10.16b
-	eor	v28.16b, v28.16b, v21.16b
-	pmull	v9.1q, v8.1d, v9.1d
-	eor	v29.16b, v29.16b, v21.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
-	eor	v30.16b, v30.16b, v21.16b
 	eor	v8.16b, v8.16b, v9.16b
-	eor	v31.16b, v31.16b, v21.16b
 	eor	v0.16b, v8.16b, v0.16b
 	ldp	q8, q9, [x1], #32
-	eor	v24.16b, v24.16b, v8.16b
-	eor	v25.16b, v25.16b, v9.16b
+	aese	v24.16b, v20.16b
+	aese	v25.16b, v20.16b
+	eor3	v24.16b, v24.16b, v21.16b, v8.16b
+	eor3	v25.16b, v25.16b, v21.16b, v9.16b
 	stp	q24, q25, [x3], #32
 	ldp	q24, q25, [x1], #32
-	eor	v26.16b, v26.16b, v24.16b
-	eor	v27.16b, v27.16b, v25.16b
+	aese	v26.16b, v20.16b
+	aese	v27.16b, v20.16b
+	eor3	v26.16b, v26.16b, v21.16b, v24.16b
+	eor3	v27.16b, v27.16b, v21.16b, v25.16b
 	stp	q26, q27, [x3], #32
 	ldp	q24, q25, [x1], #32
-	eor	v28.16b, v28.16b, v24.16b
-	eor	v29.16b, v29.16b, v25.16b
+	aese	v28.16b, v20.16b
+	aese	v29.16b, v20.16b
+	eor3	v28.16b, v28.16b, v21.16b, v24.16b
+	eor3	v29.16b, v29.16b, v21.16b, v25.16b
 	stp	q28, q29, [x3], #32
 	ldp	q24, q25, [x1], #32
-	eor	v30.16b, v30.16b, v24.16b
-	eor	v31.16b, v31.16b, v25.16b
+	aese	v30.16b, v20.16b
+	aese	v31.16b, v20.16b
+	eor3	v30.16b, v30.16b, v21.16b, v24.16b
+	eor3	v31.16b, v31.16b, v21.16b, v25.16b
 	stp	q30, q31, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_none_encrypt_data_top192
@@ -7038,8 +6990,8 @@ aesgen_armv8_ce_gcm_none_encrypt_data:
 
 // decrypt_data(ctx, in, len, out): out = in ^ keystream and the GHASH of the ciphertext over len bytes, 8 registers of blocks and one reduction a loop.
 // Called by open and decrypt after their checks; not exported.
-// Requires: ASIMD, AES, PMULL
-	.arch	armv8-a+crypto
+// Requires: ASIMD, AES, PMULL, SHA3
+	.arch	armv8.2-a+crypto+sha3
 	.text
 	.globl	aesgen_armv8_ce_gcm_none_decrypt_data
 	.type	aesgen_armv8_ce_gcm_none_decrypt_data, %function
@@ -7564,37 +7516,29 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	aesmc	v8.16b, v8.16b
 	aese	v9.16b, v21.16b
 	aesmc	v9.16b, v9.16b
+	ldp	q10, q11, [x1], #32
 	aese	v26.16b, v22.16b
 	aese	v27.16b, v22.16b
-	aese	v28.16b, v22.16b
-	aese	v29.16b, v22.16b
-	aese	v30.16b, v22.16b
-	aese	v31.16b, v22.16b
-	aese	v8.16b, v22.16b
-	aese	v9.16b, v22.16b
-	eor	v26.16b, v26.16b, v23.16b
-	eor	v27.16b, v27.16b, v23.16b
-	eor	v28.16b, v28.16b, v23.16b
-	eor	v29.16b, v29.16b, v23.16b
-	eor	v30.16b, v30.16b, v23.16b
-	eor	v31.16b, v31.16b, v23.16b
-	eor	v8.16b, v8.16b, v23.16b
-	eor	v9.16b, v9.16b, v23.16b
-	ldp	q10, q11, [x1], #32
-	eor	v26.16b, v26.16b, v10.16b
-	eor	v27.16b, v27.16b, v11.16b
+	eor3	v26.16b, v26.16b, v23.16b, v10.16b
+	eor3	v27.16b, v27.16b, v23.16b, v11.16b
 	stp	q26, q27, [x3], #32
 	ldp	q26, q27, [x1], #32
-	eor	v28.16b, v28.16b, v26.16b
-	eor	v29.16b, v29.16b, v27.16b
+	aese	v28.16b, v22.16b
+	aese	v29.16b, v22.16b
+	eor3	v28.16b, v28.16b, v23.16b, v26.16b
+	eor3	v29.16b, v29.16b, v23.16b, v27.16b
 	stp	q28, q29, [x3], #32
 	ldp	q26, q27, [x1], #32
-	eor	v30.16b, v30.16b, v26.16b
-	eor	v31.16b, v31.16b, v27.16b
+	aese	v30.16b, v22.16b
+	aese	v31.16b, v22.16b
+	eor3	v30.16b, v30.16b, v23.16b, v26.16b
+	eor3	v31.16b, v31.16b, v23.16b, v27.16b
 	stp	q30, q31, [x3], #32
 	ldp	q26, q27, [x1], #32
-	eor	v8.16b, v8.16b, v26.16b
-	eor	v9.16b, v9.16b, v27.16b
+	aese	v8.16b, v22.16b
+	aese	v9.16b, v22.16b
+	eor3	v8.16b, v8.16b, v23.16b, v26.16b
+	eor3	v9.16b, v9.16b, v23.16b, v27.16b
 	stp	q8, q9, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_none_decrypt_data_top256
@@ -7767,177 +7711,190 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_none_decrypt_data_small128
 	rev32	v22.16b, v20.16b
-	ldr	q27, [x1]
+	ldr	q26, [x1]
 	add	v20.4s, v20.4s, v21.4s
-	rev64	v27.16b, v27.16b
+	rev64	v26.16b, v26.16b
 	rev32	v23.16b, v20.16b
-	ext	v27.16b, v27.16b, v27.16b, #8
+	ext	v26.16b, v26.16b, v26.16b, #8
+	eor	v26.16b, v26.16b, v0.16b
 	add	v20.4s, v20.4s, v21.4s
-	eor	v27.16b, v27.16b, v0.16b
-	rev32	v24.16b, v20.16b
 	ldr	q0, [x0, #256]
+	rev32	v24.16b, v20.16b
+	ldr	q27, [x0, #384]
 	add	v20.4s, v20.4s, v21.4s
-	ldr	q28, [x0, #384]
+	ext	v28.16b, v26.16b, v26.16b, #8
+	eor	v28.16b, v28.16b, v26.16b
 	rev32	v25.16b, v20.16b
-	ext	v29.16b, v27.16b, v27.16b, #8
-	eor	v29.16b, v29.16b, v27.16b
+	pmull	v30.1q, v26.1d, v0.1d
 	add	v20.4s, v20.4s, v21.4s
-	pmull	v30.1q, v27.1d, v0.1d
+	pmull2	v0.1q, v26.2d, v0.2d
 	rev32	v26.16b, v20.16b
-	pmull2	v0.1q, v27.2d, v0.2d
-	add	v20.4s, v20.4s, v21.4s
-	pmull	v31.1q, v29.1d, v28.1d
-	rev32	v27.16b, v20.16b
+	pmull	v31.1q, v28.1d, v27.1d
 	ldr	q8, [x1, #16]
 	add	v20.4s, v20.4s, v21.4s
 	rev64	v8.16b, v8.16b
-	rev32	v28.16b, v20.16b
+	rev32	v27.16b, v20.16b
 	ext	v8.16b, v8.16b, v8.16b, #8
 	add	v20.4s, v20.4s, v21.4s
 	ldr	q9, [x0, #272]
 	ldr	q10, [x0, #400]
-	rev32	v29.16b, v20.16b
+	rev32	v28.16b, v20.16b
 	ext	v11.16b, v8.16b, v8.16b, #8
 	add	v20.4s, v20.4s, v21.4s
 	eor	v11.16b, v11.16b, v8.16b
+	rev32	v29.16b, v20.16b
+	pmull	v12.1q, v8.1d, v9.1d
+	eor	v30.16b, v30.16b, v12.16b
+	add	v20.4s, v20.4s, v21.4s
+	pmull2	v8.1q, v8.2d, v9.2d
 	aese	v22.16b, v1.16b
 	aesmc	v22.16b, v22.16b
-	pmull	v12.1q, v8.1d, v9.1d
+	eor	v0.16b, v0.16b, v8.16b
 	aese	v23.16b, v1.16b
 	aesmc	v23.16b, v23.16b
-	eor	v30.16b, v30.16b, v12.16b
+	pmull	v8.1q, v11.1d, v10.1d
+	eor	v31.16b, v31.16b, v8.16b
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
-	pmull2	v8.1q, v8.2d, v9.2d
+	ldr	q8, [x1, #32]
 	aese	v25.16b, v1.16b
 	aesmc	v25.16b, v25.16b
-	eor	v0.16b, v0.16b, v8.16b
+	rev64	v8.16b, v8.16b
+	ext	v8.16b, v8.16b, v8.16b, #8
 	aese	v26.16b, v1.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v8.1q, v11.1d, v10.1d
-	eor	v31.16b, v31.16b, v8.16b
+	ldr	q9, [x0, #288]
 	aese	v27.16b, v1.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q8, [x1, #32]
+	ldr	q10, [x0, #416]
 	aese	v28.16b, v1.16b
 	aesmc	v28.16b, v28.16b
-	rev64	v8.16b, v8.16b
+	ext	v11.16b, v8.16b, v8.16b, #8
+	eor	v11.16b, v11.16b, v8.16b
 	aese	v29.16b, v1.16b
 	aesmc	v29.16b, v29.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
+	pmull	v12.1q, v8.1d, v9.1d
 	aese	v22.16b, v2.16b
 	aesmc	v22.16b, v22.16b
-	ldr	q9, [x0, #288]
+	eor	v30.16b, v30.16b, v12.16b
 	aese	v23.16b, v2.16b
 	aesmc	v23.16b, v23.16b
-	ldr	q10, [x0, #416]
+	pmull2	v8.1q, v8.2d, v9.2d
+	eor	v0.16b, v0.16b, v8.16b
 	aese	v24.16b, v2.16b
 	aesmc	v24.16b, v24.16b
-	ext	v11.16b, v8.16b, v8.16b, #8
+	pmull	v8.1q, v11.1d, v10.1d
 	aese	v25.16b, v2.16b
 	aesmc	v25.16b, v25.16b
-	eor	v11.16b, v11.16b, v8.16b
-	pmull	v12.1q, v8.1d, v9.1d
+	eor	v31.16b, v31.16b, v8.16b
 	aese	v26.16b, v2.16b
 	aesmc	v26.16b, v26.16b
-	eor	v30.16b, v30.16b, v12.16b
+	ldr	q8, [x1, #48]
+	rev64	v8.16b, v8.16b
 	aese	v27.16b, v2.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v8.1q, v8.2d, v9.2d
+	ext	v8.16b, v8.16b, v8.16b, #8
 	aese	v28.16b, v2.16b
 	aesmc	v28.16b, v28.16b
-	eor	v0.16b, v0.16b, v8.16b
+	ldr	q9, [x0, #304]
 	aese	v29.16b, v2.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v8.1q, v11.1d, v10.1d
+	ldr	q10, [x0, #432]
+	ext	v11.16b, v8.16b, v8.16b, #8
 	aese	v22.16b, v3.16b
 	aesmc	v22.16b, v22.16b
-	eor	v31.16b, v31.16b, v8.16b
+	eor	v11.16b, v11.16b, v8.16b
 	aese	v23.16b, v3.16b
 	aesmc	v23.16b, v23.16b
-	ldr	q8, [x1, #48]
+	pmull	v12.1q, v8.1d, v9.1d
 	aese	v24.16b, v3.16b
 	aesmc	v24.16b, v24.16b
-	rev64	v8.16b, v8.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
+	eor	v30.16b, v30.16b, v12.16b
+	pmull2	v8.1q, v8.2d, v9.2d
 	aese	v25.16b, v3.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q9, [x0, #304]
+	eor	v0.16b, v0.16b, v8.16b
 	aese	v26.16b, v3.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q10, [x0, #432]
+	pmull	v8.1q, v11.1d, v10.1d
+	eor	v31.16b, v31.16b, v8.16b
 	aese	v27.16b, v3.16b
 	aesmc	v27.16b, v27.16b
-	ext	v11.16b, v8.16b, v8.16b, #8
+	ldr	q8, [x1, #64]
 	aese	v28.16b, v3.16b
 	aesmc	v28.16b, v28.16b
-	eor	v11.16b, v11.16b, v8.16b
+	rev64	v8.16b, v8.16b
 	aese	v29.16b, v3.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v12.1q, v8.1d, v9.1d
+	ext	v8.16b, v8.16b, v8.16b, #8
+	ldr	q9, [x0, #320]
 	aese	v22.16b, v4.16b
 	aesmc	v22.16b, v22.16b
-	eor	v30.16b, v30.16b, v12.16b
+	ldr	q10, [x0, #448]
 	aese	v23.16b, v4.16b
 	aesmc	v23.16b, v23.16b
-	pmull2	v8.1q, v8.2d, v9.2d
-	eor	v0.16b, v0.16b, v8.16b
+	ext	v11.16b, v8.16b, v8.16b, #8
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v8.1q, v11.1d, v10.1d
+	eor	v11.16b, v11.16b, v8.16b
+	pmull	v12.1q, v8.1d, v9.1d
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
-	eor	v31.16b, v31.16b, v8.16b
+	eor	v30.16b, v30.16b, v12.16b
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q8, [x1, #64]
+	pmull2	v8.1q, v8.2d, v9.2d
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
-	rev64	v8.16b, v8.16b
+	eor	v0.16b, v0.16b, v8.16b
+	pmull	v8.1q, v11.1d, v10.1d
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
+	eor	v31.16b, v31.16b, v8.16b
 	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q9, [x0, #320]
+	ldr	q8, [x1, #80]
 	aese	v22.16b, v5.16b
 	aesmc	v22.16b, v22.16b
-	ldr	q10, [x0, #448]
-	ext	v11.16b, v8.16b, v8.16b, #8
+	rev64	v8.16b, v8.16b
+	ext	v8.16b, v8.16b, v8.16b, #8
 	aese	v23.16b, v5.16b
 	aesmc	v23.16b, v23.16b
-	eor	v11.16b, v11.16b, v8.16b
+	ldr	q9, [x0, #336]
 	aese	v24.16b, v5.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v12.1q, v8.1d, v9.1d
+	ldr	q10, [x0, #464]
 	aese	v25.16b, v5.16b
 	aesmc	v25.16b, v25.16b
-	eor	v30.16b, v30.16b, v12.16b
+	ext	v11.16b, v8.16b, v8.16b, #8
+	eor	v11.16b, v11.16b, v8.16b
 	aese	v26.16b, v5.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v8.1q, v8.2d, v9.2d
+	pmull	v12.1q, v8.1d, v9.1d
 	aese	v27.16b, v5.16b
 	aesmc	v27.16b, v27.16b
-	eor	v0.16b, v0.16b, v8.16b
+	eor	v30.16b, v30.16b, v12.16b
+	pmull2	v8.1q, v8.2d, v9.2d
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v8.1q, v11.1d, v10.1d
+	eor	v0.16b, v0.16b, v8.16b
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
-	eor	v31.16b, v31.16b, v8.16b
-	ldr	q8, [x1, #80]
+	pmull	v8.1q, v11.1d, v10.1d
 	aese	v22.16b, v6.16b
 	aesmc	v22.16b, v22.16b
-	rev64	v8.16b, v8.16b
+	eor	v31.16b, v31.16b, v8.16b
+	ldr	q8, [x1, #96]
 	aese	v23.16b, v6.16b
 	aesmc	v23.16b, v23.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
+	rev64	v8.16b, v8.16b
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q9, [x0, #336]
+	ext	v8.16b, v8.16b, v8.16b, #8
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q10, [x0, #464]
+	ldr	q9, [x0, #352]
+	ldr	q10, [x0, #480]
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
 	ext	v11.16b, v8.16b, v8.16b, #8
@@ -7957,125 +7914,104 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	aese	v23.16b, v7.16b
 	aesmc	v23.16b, v23.16b
 	pmull	v8.1q, v11.1d, v10.1d
+	eor	v31.16b, v31.16b, v8.16b
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
-	eor	v31.16b, v31.16b, v8.16b
+	ldr	q8, [x1, #112]
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q8, [x1, #96]
+	rev64	v8.16b, v8.16b
 	aese	v26.16b, v7.16b
 	aesmc	v26.16b, v26.16b
-	rev64	v8.16b, v8.16b
+	ext	v8.16b, v8.16b, v8.16b, #8
+	ldr	q9, [x0, #368]
 	aese	v27.16b, v7.16b
 	aesmc	v27.16b, v27.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
-	ldr	q9, [x0, #352]
+	ldr	q10, [x0, #496]
 	aese	v28.16b, v7.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q10, [x0, #480]
+	ext	v11.16b, v8.16b, v8.16b, #8
+	eor	v11.16b, v11.16b, v8.16b
 	aese	v29.16b, v7.16b
 	aesmc	v29.16b, v29.16b
-	ext	v11.16b, v8.16b, v8.16b, #8
+	pmull	v12.1q, v8.1d, v9.1d
 	aese	v22.16b, v16.16b
 	aesmc	v22.16b, v22.16b
-	eor	v11.16b, v11.16b, v8.16b
+	eor	v30.16b, v30.16b, v12.16b
 	aese	v23.16b, v16.16b
 	aesmc	v23.16b, v23.16b
-	pmull	v12.1q, v8.1d, v9.1d
+	pmull2	v8.1q, v8.2d, v9.2d
+	eor	v0.16b, v0.16b, v8.16b
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
-	eor	v30.16b, v30.16b, v12.16b
+	pmull	v8.1q, v11.1d, v10.1d
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v8.1q, v8.2d, v9.2d
+	eor	v31.16b, v31.16b, v8.16b
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
-	eor	v0.16b, v0.16b, v8.16b
-	pmull	v8.1q, v11.1d, v10.1d
-	aese	v27.16b, v16.16b
-	aesmc	v27.16b, v27.16b
-	eor	v31.16b, v31.16b, v8.16b
-	aese	v28.16b, v16.16b
-	aesmc	v28.16b, v28.16b
-	ldr	q8, [x1, #112]
-	aese	v29.16b, v16.16b
-	aesmc	v29.16b, v29.16b
-	rev64	v8.16b, v8.16b
-	aese	v22.16b, v17.16b
-	aesmc	v22.16b, v22.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
-	aese	v23.16b, v17.16b
-	aesmc	v23.16b, v23.16b
-	ldr	q9, [x0, #368]
-	aese	v24.16b, v17.16b
-	aesmc	v24.16b, v24.16b
-	ldr	q10, [x0, #496]
-	aese	v25.16b, v17.16b
-	aesmc	v25.16b, v25.16b
-	ext	v11.16b, v8.16b, v8.16b, #8
-	eor	v11.16b, v11.16b, v8.16b
-	aese	v26.16b, v17.16b
-	aesmc	v26.16b, v26.16b
-	pmull	v12.1q, v8.1d, v9.1d
-	aese	v27.16b, v17.16b
-	aesmc	v27.16b, v27.16b
-	eor	v30.16b, v30.16b, v12.16b
-	aese	v28.16b, v17.16b
-	aesmc	v28.16b, v28.16b
-	pmull2	v8.1q, v8.2d, v9.2d
-	aese	v29.16b, v17.16b
-	aesmc	v29.16b, v29.16b
-	eor	v0.16b, v0.16b, v8.16b
-	aese	v22.16b, v18.16b
-	pmull	v8.1q, v11.1d, v10.1d
-	aese	v23.16b, v18.16b
-	eor	v31.16b, v31.16b, v8.16b
-	aese	v24.16b, v18.16b
 	eor	v31.16b, v31.16b, v30.16b
 	eor	v31.16b, v31.16b, v0.16b
-	aese	v25.16b, v18.16b
+	aese	v27.16b, v16.16b
+	aesmc	v27.16b, v27.16b
 	movi	v8.2d, #0x0000000000000000
-	aese	v26.16b, v18.16b
+	aese	v28.16b, v16.16b
+	aesmc	v28.16b, v28.16b
 	ext	v9.16b, v8.16b, v31.16b, #8
-	aese	v27.16b, v18.16b
+	aese	v29.16b, v16.16b
+	aesmc	v29.16b, v29.16b
 	eor	v30.16b, v30.16b, v9.16b
-	aese	v28.16b, v18.16b
 	ext	v9.16b, v31.16b, v8.16b, #8
-	aese	v29.16b, v18.16b
+	aese	v22.16b, v17.16b
+	aesmc	v22.16b, v22.16b
 	eor	v0.16b, v0.16b, v9.16b
-	eor	v22.16b, v22.16b, v19.16b
+	aese	v23.16b, v17.16b
+	aesmc	v23.16b, v23.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
-	eor	v23.16b, v23.16b, v19.16b
+	aese	v24.16b, v17.16b
+	aesmc	v24.16b, v24.16b
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
 	ldr	q31, [x4]
-	eor	v24.16b, v24.16b, v19.16b
+	aese	v25.16b, v17.16b
+	aesmc	v25.16b, v25.16b
 	pmull	v8.1q, v30.1d, v31.1d
-	eor	v25.16b, v25.16b, v19.16b
+	aese	v26.16b, v17.16b
+	aesmc	v26.16b, v26.16b
 	ext	v30.16b, v30.16b, v30.16b, #8
-	eor	v26.16b, v26.16b, v19.16b
+	aese	v27.16b, v17.16b
+	aesmc	v27.16b, v27.16b
 	eor	v30.16b, v30.16b, v8.16b
-	eor	v27.16b, v27.16b, v19.16b
 	pmull	v31.1q, v30.1d, v31.1d
-	eor	v28.16b, v28.16b, v19.16b
+	aese	v28.16b, v17.16b
+	aesmc	v28.16b, v28.16b
 	ext	v30.16b, v30.16b, v30.16b, #8
-	eor	v29.16b, v29.16b, v19.16b
+	aese	v29.16b, v17.16b
+	aesmc	v29.16b, v29.16b
 	eor	v30.16b, v30.16b, v31.16b
 	eor	v0.16b, v30.16b, v0.16b
 	ldp	q30, q31, [x1], #32
-	eor	v22.16b, v22.16b, v30.16b
-	eor	v23.16b, v23.16b, v31.16b
+	aese	v22.16b, v18.16b
+	aese	v23.16b, v18.16b
+	eor3	v22.16b, v22.16b, v19.16b, v30.16b
+	eor3	v23.16b, v23.16b, v19.16b, v31.16b
 	stp	q22, q23, [x3], #32
 	ldp	q22, q23, [x1], #32
-	eor	v24.16b, v24.16b, v22.16b
-	eor	v25.16b, v25.16b, v23.16b
+	aese	v24.16b, v18.16b
+	aese	v25.16b, v18.16b
+	eor3	v24.16b, v24.16b, v19.16b, v22.16b
+	eor3	v25.16b, v25.16b, v19.16b, v23.16b
 	stp	q24, q25, [x3], #32
 	ldp	q22, q23, [x1], #32
-	eor	v26.16b, v26.16b, v22.16b
-	eor	v27.16b, v27.16b, v23.16b
+	aese	v26.16b, v18.16b
+	aese	v27.16b, v18.16b
+	eor3	v26.16b, v26.16b, v19.16b, v22.16b
+	eor3	v27.16b, v27.16b, v19.16b, v23.16b
 	stp	q26, q27, [x3], #32
 	ldp	q22, q23, [x1], #32
-	eor	v28.16b, v28.16b, v22.16b
-	eor	v29.16b, v29.16b, v23.16b
+	aese	v28.16b, v18.16b
+	aese	v29.16b, v18.16b
+	eor3	v28.16b, v28.16b, v19.16b, v22.16b
+	eor3	v29.16b, v29.16b, v19.16b, v23.16b
 	stp	q28, q29, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_none_decrypt_data_top128
@@ -8233,239 +8169,252 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_none_decrypt_data_small192
 	rev32	v24.16b, v22.16b
+	ldr	q29, [x1]
 	add	v22.4s, v22.4s, v23.4s
-	ldr	q30, [x1]
+	rev64	v29.16b, v29.16b
 	rev32	v25.16b, v22.16b
-	rev64	v30.16b, v30.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
 	add	v22.4s, v22.4s, v23.4s
-	ext	v30.16b, v30.16b, v30.16b, #8
+	eor	v29.16b, v29.16b, v0.16b
 	rev32	v26.16b, v22.16b
-	eor	v30.16b, v30.16b, v0.16b
-	add	v22.4s, v22.4s, v23.4s
 	ldr	q0, [x0, #256]
+	add	v22.4s, v22.4s, v23.4s
+	ldr	q30, [x0, #384]
 	rev32	v27.16b, v22.16b
-	ldr	q31, [x0, #384]
+	ext	v31.16b, v29.16b, v29.16b, #8
+	eor	v31.16b, v31.16b, v29.16b
 	add	v22.4s, v22.4s, v23.4s
-	ext	v9.16b, v30.16b, v30.16b, #8
+	pmull	v8.1q, v29.1d, v0.1d
 	rev32	v28.16b, v22.16b
-	eor	v9.16b, v9.16b, v30.16b
+	pmull2	v0.1q, v29.2d, v0.2d
 	add	v22.4s, v22.4s, v23.4s
-	pmull	v8.1q, v30.1d, v0.1d
+	pmull	v9.1q, v31.1d, v30.1d
 	rev32	v29.16b, v22.16b
-	pmull2	v0.1q, v30.2d, v0.2d
-	add	v22.4s, v22.4s, v23.4s
-	pmull	v9.1q, v9.1d, v31.1d
-	rev32	v30.16b, v22.16b
 	ldr	q10, [x1, #16]
 	add	v22.4s, v22.4s, v23.4s
 	rev64	v10.16b, v10.16b
-	rev32	v31.16b, v22.16b
+	rev32	v30.16b, v22.16b
 	ext	v10.16b, v10.16b, v10.16b, #8
 	add	v22.4s, v22.4s, v23.4s
 	ldr	q11, [x0, #272]
+	ldr	q12, [x0, #400]
+	rev32	v31.16b, v22.16b
+	ext	v13.16b, v10.16b, v10.16b, #8
+	add	v22.4s, v22.4s, v23.4s
+	eor	v13.16b, v13.16b, v10.16b
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q12, [x0, #400]
+	pmull	v14.1q, v10.1d, v11.1d
 	aese	v25.16b, v1.16b
 	aesmc	v25.16b, v25.16b
-	ext	v13.16b, v10.16b, v10.16b, #8
+	eor	v8.16b, v8.16b, v14.16b
 	aese	v26.16b, v1.16b
 	aesmc	v26.16b, v26.16b
-	eor	v13.16b, v13.16b, v10.16b
+	pmull2	v10.1q, v10.2d, v11.2d
 	aese	v27.16b, v1.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v14.1q, v10.1d, v11.1d
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v28.16b, v1.16b
 	aesmc	v28.16b, v28.16b
-	eor	v8.16b, v8.16b, v14.16b
+	pmull	v10.1q, v13.1d, v12.1d
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v29.16b, v1.16b
 	aesmc	v29.16b, v29.16b
-	pmull2	v10.1q, v10.2d, v11.2d
+	ldr	q10, [x1, #32]
 	aese	v30.16b, v1.16b
 	aesmc	v30.16b, v30.16b
-	eor	v0.16b, v0.16b, v10.16b
+	rev64	v10.16b, v10.16b
 	aese	v31.16b, v1.16b
 	aesmc	v31.16b, v31.16b
-	pmull	v10.1q, v13.1d, v12.1d
+	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v24.16b, v2.16b
 	aesmc	v24.16b, v24.16b
-	eor	v9.16b, v9.16b, v10.16b
+	ldr	q11, [x0, #288]
 	aese	v25.16b, v2.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q10, [x1, #32]
+	ldr	q12, [x0, #416]
 	aese	v26.16b, v2.16b
 	aesmc	v26.16b, v26.16b
-	rev64	v10.16b, v10.16b
+	ext	v13.16b, v10.16b, v10.16b, #8
 	aese	v27.16b, v2.16b
 	aesmc	v27.16b, v27.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	eor	v13.16b, v13.16b, v10.16b
+	pmull	v14.1q, v10.1d, v11.1d
 	aese	v28.16b, v2.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q11, [x0, #288]
+	eor	v8.16b, v8.16b, v14.16b
 	aese	v29.16b, v2.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q12, [x0, #416]
+	pmull2	v10.1q, v10.2d, v11.2d
 	aese	v30.16b, v2.16b
 	aesmc	v30.16b, v30.16b
-	ext	v13.16b, v10.16b, v10.16b, #8
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v31.16b, v2.16b
 	aesmc	v31.16b, v31.16b
-	eor	v13.16b, v13.16b, v10.16b
+	pmull	v10.1q, v13.1d, v12.1d
 	aese	v24.16b, v3.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v14.1q, v10.1d, v11.1d
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v25.16b, v3.16b
 	aesmc	v25.16b, v25.16b
-	eor	v8.16b, v8.16b, v14.16b
+	ldr	q10, [x1, #48]
 	aese	v26.16b, v3.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v10.1q, v10.2d, v11.2d
+	rev64	v10.16b, v10.16b
+	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v27.16b, v3.16b
 	aesmc	v27.16b, v27.16b
-	eor	v0.16b, v0.16b, v10.16b
+	ldr	q11, [x0, #304]
 	aese	v28.16b, v3.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v10.1q, v13.1d, v12.1d
+	ldr	q12, [x0, #432]
 	aese	v29.16b, v3.16b
 	aesmc	v29.16b, v29.16b
-	eor	v9.16b, v9.16b, v10.16b
+	ext	v13.16b, v10.16b, v10.16b, #8
 	aese	v30.16b, v3.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q10, [x1, #48]
+	eor	v13.16b, v13.16b, v10.16b
 	aese	v31.16b, v3.16b
 	aesmc	v31.16b, v31.16b
-	rev64	v10.16b, v10.16b
+	pmull	v14.1q, v10.1d, v11.1d
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	eor	v8.16b, v8.16b, v14.16b
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q11, [x0, #304]
+	pmull2	v10.1q, v10.2d, v11.2d
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q12, [x0, #432]
+	pmull	v10.1q, v13.1d, v12.1d
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
-	ext	v13.16b, v10.16b, v10.16b, #8
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
-	eor	v13.16b, v13.16b, v10.16b
+	ldr	q10, [x1, #64]
 	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v14.1q, v10.1d, v11.1d
+	rev64	v10.16b, v10.16b
 	aese	v30.16b, v4.16b
 	aesmc	v30.16b, v30.16b
-	eor	v8.16b, v8.16b, v14.16b
+	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v31.16b, v4.16b
 	aesmc	v31.16b, v31.16b
-	pmull2	v10.1q, v10.2d, v11.2d
+	ldr	q11, [x0, #320]
 	aese	v24.16b, v5.16b
 	aesmc	v24.16b, v24.16b
-	eor	v0.16b, v0.16b, v10.16b
+	ldr	q12, [x0, #448]
+	ext	v13.16b, v10.16b, v10.16b, #8
 	aese	v25.16b, v5.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v10.1q, v13.1d, v12.1d
+	eor	v13.16b, v13.16b, v10.16b
 	aese	v26.16b, v5.16b
 	aesmc	v26.16b, v26.16b
-	eor	v9.16b, v9.16b, v10.16b
+	pmull	v14.1q, v10.1d, v11.1d
 	aese	v27.16b, v5.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q10, [x1, #64]
+	eor	v8.16b, v8.16b, v14.16b
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
-	rev64	v10.16b, v10.16b
+	pmull2	v10.1q, v10.2d, v11.2d
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v30.16b, v5.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q11, [x0, #320]
+	pmull	v10.1q, v13.1d, v12.1d
 	aese	v31.16b, v5.16b
 	aesmc	v31.16b, v31.16b
-	ldr	q12, [x0, #448]
+	eor	v9.16b, v9.16b, v10.16b
+	ldr	q10, [x1, #80]
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
-	ext	v13.16b, v10.16b, v10.16b, #8
+	rev64	v10.16b, v10.16b
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
-	eor	v13.16b, v13.16b, v10.16b
+	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v14.1q, v10.1d, v11.1d
+	ldr	q11, [x0, #336]
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
-	eor	v8.16b, v8.16b, v14.16b
+	ldr	q12, [x0, #464]
 	aese	v28.16b, v6.16b
 	aesmc	v28.16b, v28.16b
-	pmull2	v10.1q, v10.2d, v11.2d
+	ext	v13.16b, v10.16b, v10.16b, #8
 	aese	v29.16b, v6.16b
 	aesmc	v29.16b, v29.16b
-	eor	v0.16b, v0.16b, v10.16b
+	eor	v13.16b, v13.16b, v10.16b
 	aese	v30.16b, v6.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v10.1q, v13.1d, v12.1d
+	pmull	v14.1q, v10.1d, v11.1d
+	eor	v8.16b, v8.16b, v14.16b
 	aese	v31.16b, v6.16b
 	aesmc	v31.16b, v31.16b
-	eor	v9.16b, v9.16b, v10.16b
+	pmull2	v10.1q, v10.2d, v11.2d
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q10, [x1, #80]
+	eor	v0.16b, v0.16b, v10.16b
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
-	rev64	v10.16b, v10.16b
+	pmull	v10.1q, v13.1d, v12.1d
 	aese	v26.16b, v7.16b
 	aesmc	v26.16b, v26.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v27.16b, v7.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q11, [x0, #336]
+	ldr	q10, [x1, #96]
 	aese	v28.16b, v7.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q12, [x0, #464]
+	rev64	v10.16b, v10.16b
 	aese	v29.16b, v7.16b
 	aesmc	v29.16b, v29.16b
-	ext	v13.16b, v10.16b, v10.16b, #8
+	ext	v10.16b, v10.16b, v10.16b, #8
+	ldr	q11, [x0, #352]
 	aese	v30.16b, v7.16b
 	aesmc	v30.16b, v30.16b
-	eor	v13.16b, v13.16b, v10.16b
+	ldr	q12, [x0, #480]
 	aese	v31.16b, v7.16b
 	aesmc	v31.16b, v31.16b
-	pmull	v14.1q, v10.1d, v11.1d
+	ext	v13.16b, v10.16b, v10.16b, #8
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
-	eor	v8.16b, v8.16b, v14.16b
+	eor	v13.16b, v13.16b, v10.16b
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v10.1q, v10.2d, v11.2d
+	pmull	v14.1q, v10.1d, v11.1d
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
-	eor	v0.16b, v0.16b, v10.16b
+	eor	v8.16b, v8.16b, v14.16b
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v10.1q, v13.1d, v12.1d
+	pmull2	v10.1q, v10.2d, v11.2d
 	aese	v28.16b, v16.16b
 	aesmc	v28.16b, v28.16b
-	eor	v9.16b, v9.16b, v10.16b
+	eor	v0.16b, v0.16b, v10.16b
+	pmull	v10.1q, v13.1d, v12.1d
 	aese	v29.16b, v16.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q10, [x1, #96]
+	eor	v9.16b, v9.16b, v10.16b
 	aese	v30.16b, v16.16b
 	aesmc	v30.16b, v30.16b
-	rev64	v10.16b, v10.16b
+	ldr	q10, [x1, #112]
 	aese	v31.16b, v16.16b
 	aesmc	v31.16b, v31.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	rev64	v10.16b, v10.16b
 	aese	v24.16b, v17.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q11, [x0, #352]
+	ext	v10.16b, v10.16b, v10.16b, #8
 	aese	v25.16b, v17.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q12, [x0, #480]
+	ldr	q11, [x0, #368]
 	aese	v26.16b, v17.16b
 	aesmc	v26.16b, v26.16b
-	ext	v13.16b, v10.16b, v10.16b, #8
+	ldr	q12, [x0, #496]
 	aese	v27.16b, v17.16b
 	aesmc	v27.16b, v27.16b
+	ext	v13.16b, v10.16b, v10.16b, #8
 	eor	v13.16b, v13.16b, v10.16b
 	aese	v28.16b, v17.16b
 	aesmc	v28.16b, v28.16b
@@ -8487,93 +8436,72 @@ aesgen_armv8_ce_gcm_none_decrypt_data:
 	eor	v9.16b, v9.16b, v10.16b
 	aese	v26.16b, v18.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q10, [x1, #112]
+	eor	v9.16b, v9.16b, v8.16b
+	eor	v9.16b, v9.16b, v0.16b
 	aese	v27.16b, v18.16b
 	aesmc	v27.16b, v27.16b
-	rev64	v10.16b, v10.16b
+	movi	v10.2d, #0x0000000000000000
 	aese	v28.16b, v18.16b
 	aesmc	v28.16b, v28.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
+	ext	v11.16b, v10.16b, v9.16b, #8
 	aese	v29.16b, v18.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q11, [x0, #368]
+	eor	v8.16b, v8.16b, v11.16b
 	aese	v30.16b, v18.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q12, [x0, #496]
+	ext	v11.16b, v9.16b, v10.16b, #8
 	aese	v31.16b, v18.16b
 	aesmc	v31.16b, v31.16b
-	ext	v13.16b, v10.16b, v10.16b, #8
+	eor	v0.16b, v0.16b, v11.16b
 	aese	v24.16b, v19.16b
 	aesmc	v24.16b, v24.16b
-	eor	v13.16b, v13.16b, v10.16b
+	adrp	x4, .Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
 	aese	v25.16b, v19.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v14.1q, v10.1d, v11.1d
+	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
+	ldr	q9, [x4]
 	aese	v26.16b, v19.16b
 	aesmc	v26.16b, v26.16b
-	eor	v8.16b, v8.16b, v14.16b
+	pmull	v10.1q, v8.1d, v9.1d
 	aese	v27.16b, v19.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v10.1q, v10.2d, v11.2d
+	ext	v8.16b, v8.16b, v8.16b, #8
 	aese	v28.16b, v19.16b
 	aesmc	v28.16b, v28.16b
-	eor	v0.16b, v0.16b, v10.16b
+	eor	v8.16b, v8.16b, v10.16b
 	aese	v29.16b, v19.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v10.1q, v13.1d, v12.1d
+	pmull	v9.1q, v8.1d, v9.1d
 	aese	v30.16b, v19.16b
 	aesmc	v30.16b, v30.16b
-	eor	v9.16b, v9.16b, v10.16b
+	ext	v8.16b, v8.16b, v8.16b, #8
 	aese	v31.16b, v19.16b
 	aesmc	v31.16b, v31.16b
-	eor	v9.16b, v9.16b, v8.16b
-	aese	v24.16b, v20.16b
-	eor	v9.16b, v9.16b, v0.16b
-	aese	v25.16b, v20.16b
-	movi	v10.2d, #0x0000000000000000
-	aese	v26.16b, v20.16b
-	ext	v11.16b, v10.16b, v9.16b, #8
-	aese	v27.16b, v20.16b
-	eor	v8.16b, v8.16b, v11.16b
-	aese	v28.16b, v20.16b
-	ext	v11.16b, v9.16b, v10.16b, #8
-	aese	v29.16b, v20.16b
-	eor	v0.16b, v0.16b, v11.16b
-	aese	v30.16b, v20.16b
-	adrp	x4, .Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
-	aese	v31.16b, v20.16b
-	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_none_decrypt_data_ghash_poly
-	eor	v24.16b, v24.16b, v21.16b
-	ldr	q9, [x4]
-	eor	v25.16b, v25.16b, v21.16b
-	pmull	v10.1q, v8.1d, v9.1d
-	eor	v26.16b, v26.16b, v21.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
-	eor	v27.16b, v27.16b, v21.16b
-	eor	v8.16b, v8.16b, v10.16b
-	eor	v28.16b, v28.16b, v21.16b
-	pmull	v9.1q, v8.1d, v9.1d
-	eor	v29.16b, v29.16b, v21.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
-	eor	v30.16b, v30.16b, v21.16b
 	eor	v8.16b, v8.16b, v9.16b
-	eor	v31.16b, v31.16b, v21.16b
 	eor	v0.16b, v8.16b, v0.16b
 	ldp	q8, q9, [x1], #32
-	eor	v24.16b, v24.16b, v8.16b
-	eor	v25.16b, v25.16b, v9.16b
+	aese	v24.16b, v20.16b
+	aese	v25.16b, v20.16b
+	eor3	v24.16b, v24.16b, v21.16b, v8.16b
+	eor3	v25.16b, v25.16b, v21.16b, v9.16b
 	stp	q24, q25, [x3], #32
 	ldp	q24, q25, [x1], #32
-	eor	v26.16b, v26.16b, v24.16b
-	eor	v27.16b, v27.16b, v25.16b
+	aese	v26.16b, v20.16b
+	aese	v27.16b, v20.16b
+	eor3	v26.16b, v26.16b, v21.16b, v24.16b
+	eor3	v27.16b, v27.16b, v21.16b, v25.16b
 	stp	q26, q27, [x3], #32
 	ldp	q24, q25, [x1], #32
-	eor	v28.16b, v28.16b, v24.16b
-	eor	v29.16b, v29.16b, v25.16b
+	aese	v28.16b, v20.16b
+	aese	v29.16b, v20.16b
+	eor3	v28.16b, v28.16b, v21.16b, v24.16b
+	eor3	v29.16b, v29.16b, v21.16b, v25.16b
 	stp	q28, q29, [x3], #32
 	ldp	q24, q25, [x1], #32
-	eor	v30.16b, v30.16b, v24.16b
-	eor	v31.16b, v31.16b, v25.16b
+	aese	v30.16b, v20.16b
+	aese	v31.16b, v20.16b
+	eor3	v30.16b, v30.16b, v21.16b, v24.16b
+	eor3	v31.16b, v31.16b, v21.16b, v25.16b
 	stp	q30, q31, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_none_decrypt_data_top192

@@ -6,24 +6,24 @@
  *   key sizes 128, 192, 256 bits.
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).
- *   Requires: ASIMD, AES, PMULL
+ *   Requires: ASIMD, AES, PMULL, SHA3
  *   Context: 4800 bytes, 64-byte aligned (see aesgen_kernel in aesgen.h).
  *   x18 (platform register) is never used; entry points start with `bti c`; vector registers
  *   that held round keys or keystream are zeroed before init and xor_stream return.
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_armv8_ce_gcm_r2_init   requires ASIMD, AES, PMULL
- *   aesgen_armv8_ce_gcm_r2_seal   requires ASIMD, AES, PMULL
- *   aesgen_armv8_ce_gcm_r2_open   requires ASIMD, AES, PMULL
+ *   aesgen_armv8_ce_gcm_r2_seal   requires ASIMD, AES, PMULL, SHA3
+ *   aesgen_armv8_ce_gcm_r2_open   requires ASIMD, AES, PMULL, SHA3
  *   aesgen_armv8_ce_gcm_r2_start   requires ASIMD, AES, PMULL
  *   aesgen_armv8_ce_gcm_r2_aad   requires ASIMD, PMULL
- *   aesgen_armv8_ce_gcm_r2_encrypt   requires ASIMD, AES, PMULL
- *   aesgen_armv8_ce_gcm_r2_decrypt   requires ASIMD, AES, PMULL
+ *   aesgen_armv8_ce_gcm_r2_encrypt   requires ASIMD, AES, PMULL, SHA3
+ *   aesgen_armv8_ce_gcm_r2_decrypt   requires ASIMD, AES, PMULL, SHA3
  *   aesgen_armv8_ce_gcm_r2_finish_seal   requires ASIMD, PMULL
  *   aesgen_armv8_ce_gcm_r2_finish_open   requires ASIMD, PMULL
  *   aesgen_armv8_ce_gcm_r2_wipe   requires ASIMD
- *   aesgen_armv8_ce_gcm_r2_encrypt_data   requires ASIMD, AES, PMULL
- *   aesgen_armv8_ce_gcm_r2_decrypt_data   requires ASIMD, AES, PMULL
+ *   aesgen_armv8_ce_gcm_r2_encrypt_data   requires ASIMD, AES, PMULL, SHA3
+ *   aesgen_armv8_ce_gcm_r2_decrypt_data   requires ASIMD, AES, PMULL, SHA3
  */
 
 
@@ -914,8 +914,8 @@ aesgen_armv8_ce_gcm_r2_init:
 
 // seal(ctx, nonce, nonce_len, aad, aad_len, in, len, out, tag, tag_len):
 // one-shot GCM encryption. Returns 0, or -1 for a length out of range (nothing written).
-// Requires: ASIMD, AES, PMULL
-	.arch	armv8-a+crypto
+// Requires: ASIMD, AES, PMULL, SHA3
+	.arch	armv8.2-a+crypto+sha3
 	.text
 	.globl	aesgen_armv8_ce_gcm_r2_seal
 	.type	aesgen_armv8_ce_gcm_r2_seal, %function
@@ -1959,8 +1959,8 @@ aesgen_armv8_ce_gcm_r2_seal:
 
 // open(ctx, nonce, nonce_len, aad, aad_len, in, len, out, tag, tag_len):
 // one-shot GCM decryption. Returns 0; or -1 with out[0..len) zeroed for a wrong tag or a length out of range (for len past the limit nothing is written).
-// Requires: ASIMD, AES, PMULL
-	.arch	armv8-a+crypto
+// Requires: ASIMD, AES, PMULL, SHA3
+	.arch	armv8.2-a+crypto+sha3
 	.text
 	.globl	aesgen_armv8_ce_gcm_r2_open
 	.type	aesgen_armv8_ce_gcm_r2_open, %function
@@ -3972,8 +3972,8 @@ aesgen_armv8_ce_gcm_r2_aad:
 
 // encrypt(ctx, in, len, out): GCM encryption of the next len bytes.
 // Returns 0, or -1 past 2^36 - 32 message bytes (nothing written).
-// Requires: ASIMD, AES, PMULL
-	.arch	armv8-a+crypto
+// Requires: ASIMD, AES, PMULL, SHA3
+	.arch	armv8.2-a+crypto+sha3
 	.text
 	.globl	aesgen_armv8_ce_gcm_r2_encrypt
 	.type	aesgen_armv8_ce_gcm_r2_encrypt, %function
@@ -4007,8 +4007,8 @@ aesgen_armv8_ce_gcm_r2_encrypt:
 
 // decrypt(ctx, in, len, out): GCM decryption of the next len bytes.
 // Returns 0, or -1 past 2^36 - 32 message bytes (nothing written).
-// Requires: ASIMD, AES, PMULL
-	.arch	armv8-a+crypto
+// Requires: ASIMD, AES, PMULL, SHA3
+	.arch	armv8.2-a+crypto+sha3
 	.text
 	.globl	aesgen_armv8_ce_gcm_r2_decrypt
 	.type	aesgen_armv8_ce_gcm_r2_decrypt, %function
@@ -4449,8 +4449,8 @@ aesgen_armv8_ce_gcm_r2_wipe:
 
 // encrypt_data(ctx, in, len, out): out = in ^ keystream and the GHASH of the ciphertext over len bytes, 8 registers of blocks and one reduction a loop.
 // Called by seal and encrypt after their checks; not exported.
-// Requires: ASIMD, AES, PMULL
-	.arch	armv8-a+crypto
+// Requires: ASIMD, AES, PMULL, SHA3
+	.arch	armv8.2-a+crypto+sha3
 	.text
 	.globl	aesgen_armv8_ce_gcm_r2_encrypt_data
 	.type	aesgen_armv8_ce_gcm_r2_encrypt_data, %function
@@ -4832,37 +4832,29 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	aesmc	v10.16b, v10.16b
 	aese	v11.16b, v21.16b
 	aesmc	v11.16b, v11.16b
+	ldp	q27, q12, [x1], #32
 	aese	v28.16b, v22.16b
 	aese	v29.16b, v22.16b
-	aese	v30.16b, v22.16b
-	aese	v31.16b, v22.16b
-	aese	v8.16b, v22.16b
-	aese	v9.16b, v22.16b
-	aese	v10.16b, v22.16b
-	aese	v11.16b, v22.16b
-	eor	v28.16b, v28.16b, v23.16b
-	eor	v29.16b, v29.16b, v23.16b
-	eor	v30.16b, v30.16b, v23.16b
-	eor	v31.16b, v31.16b, v23.16b
-	eor	v8.16b, v8.16b, v23.16b
-	eor	v9.16b, v9.16b, v23.16b
-	eor	v10.16b, v10.16b, v23.16b
-	eor	v11.16b, v11.16b, v23.16b
-	ldp	q27, q12, [x1], #32
-	eor	v28.16b, v28.16b, v27.16b
-	eor	v29.16b, v29.16b, v12.16b
+	eor3	v28.16b, v28.16b, v23.16b, v27.16b
+	eor3	v29.16b, v29.16b, v23.16b, v12.16b
 	stp	q28, q29, [x3], #32
 	ldp	q27, q28, [x1], #32
-	eor	v30.16b, v30.16b, v27.16b
-	eor	v31.16b, v31.16b, v28.16b
+	aese	v30.16b, v22.16b
+	aese	v31.16b, v22.16b
+	eor3	v30.16b, v30.16b, v23.16b, v27.16b
+	eor3	v31.16b, v31.16b, v23.16b, v28.16b
 	stp	q30, q31, [x3], #32
 	ldp	q27, q28, [x1], #32
-	eor	v8.16b, v8.16b, v27.16b
-	eor	v9.16b, v9.16b, v28.16b
+	aese	v8.16b, v22.16b
+	aese	v9.16b, v22.16b
+	eor3	v8.16b, v8.16b, v23.16b, v27.16b
+	eor3	v9.16b, v9.16b, v23.16b, v28.16b
 	stp	q8, q9, [x3], #32
 	ldp	q27, q28, [x1], #32
-	eor	v10.16b, v10.16b, v27.16b
-	eor	v11.16b, v11.16b, v28.16b
+	aese	v10.16b, v22.16b
+	aese	v11.16b, v22.16b
+	eor3	v10.16b, v10.16b, v23.16b, v27.16b
+	eor3	v11.16b, v11.16b, v23.16b, v28.16b
 	stp	q10, q11, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_first_done256
@@ -5131,22 +5123,6 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	aesmc	v10.16b, v10.16b
 	aese	v11.16b, v21.16b
 	aesmc	v11.16b, v11.16b
-	aese	v28.16b, v22.16b
-	aese	v29.16b, v22.16b
-	aese	v30.16b, v22.16b
-	aese	v31.16b, v22.16b
-	aese	v8.16b, v22.16b
-	aese	v9.16b, v22.16b
-	aese	v10.16b, v22.16b
-	aese	v11.16b, v22.16b
-	eor	v28.16b, v28.16b, v23.16b
-	eor	v29.16b, v29.16b, v23.16b
-	eor	v30.16b, v30.16b, v23.16b
-	eor	v31.16b, v31.16b, v23.16b
-	eor	v8.16b, v8.16b, v23.16b
-	eor	v9.16b, v9.16b, v23.16b
-	eor	v10.16b, v10.16b, v23.16b
-	eor	v11.16b, v11.16b, v23.16b
 	ldr	x4, [x0, #656]
 	sub	x4, x5, x4
 	and	x4, x4, #255
@@ -5171,20 +5147,28 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	str	x4, [x0, #664]
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_run_done:
 	ldp	q27, q12, [x1], #32
-	eor	v28.16b, v28.16b, v27.16b
-	eor	v29.16b, v29.16b, v12.16b
+	aese	v28.16b, v22.16b
+	aese	v29.16b, v22.16b
+	eor3	v28.16b, v28.16b, v23.16b, v27.16b
+	eor3	v29.16b, v29.16b, v23.16b, v12.16b
 	stp	q28, q29, [x3], #32
 	ldp	q27, q28, [x1], #32
-	eor	v30.16b, v30.16b, v27.16b
-	eor	v31.16b, v31.16b, v28.16b
+	aese	v30.16b, v22.16b
+	aese	v31.16b, v22.16b
+	eor3	v30.16b, v30.16b, v23.16b, v27.16b
+	eor3	v31.16b, v31.16b, v23.16b, v28.16b
 	stp	q30, q31, [x3], #32
 	ldp	q27, q28, [x1], #32
-	eor	v8.16b, v8.16b, v27.16b
-	eor	v9.16b, v9.16b, v28.16b
+	aese	v8.16b, v22.16b
+	aese	v9.16b, v22.16b
+	eor3	v8.16b, v8.16b, v23.16b, v27.16b
+	eor3	v9.16b, v9.16b, v23.16b, v28.16b
 	stp	q8, q9, [x3], #32
 	ldp	q27, q28, [x1], #32
-	eor	v10.16b, v10.16b, v27.16b
-	eor	v11.16b, v11.16b, v28.16b
+	aese	v10.16b, v22.16b
+	aese	v11.16b, v22.16b
+	eor3	v10.16b, v10.16b, v23.16b, v27.16b
+	eor3	v11.16b, v11.16b, v23.16b, v28.16b
 	stp	q10, q11, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_first_done256
@@ -5413,37 +5397,29 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	aesmc	v9.16b, v9.16b
 	aese	v10.16b, v21.16b
 	aesmc	v10.16b, v10.16b
+	ldp	q11, q12, [x1], #32
 	aese	v27.16b, v22.16b
 	aese	v28.16b, v22.16b
-	aese	v29.16b, v22.16b
-	aese	v30.16b, v22.16b
-	aese	v31.16b, v22.16b
-	aese	v8.16b, v22.16b
-	aese	v9.16b, v22.16b
-	aese	v10.16b, v22.16b
-	eor	v27.16b, v27.16b, v23.16b
-	eor	v28.16b, v28.16b, v23.16b
-	eor	v29.16b, v29.16b, v23.16b
-	eor	v30.16b, v30.16b, v23.16b
-	eor	v31.16b, v31.16b, v23.16b
-	eor	v8.16b, v8.16b, v23.16b
-	eor	v9.16b, v9.16b, v23.16b
-	eor	v10.16b, v10.16b, v23.16b
-	ldp	q11, q12, [x1], #32
-	eor	v27.16b, v27.16b, v11.16b
-	eor	v28.16b, v28.16b, v12.16b
+	eor3	v27.16b, v27.16b, v23.16b, v11.16b
+	eor3	v28.16b, v28.16b, v23.16b, v12.16b
 	stp	q27, q28, [x3], #32
 	ldp	q27, q28, [x1], #32
-	eor	v29.16b, v29.16b, v27.16b
-	eor	v30.16b, v30.16b, v28.16b
+	aese	v29.16b, v22.16b
+	aese	v30.16b, v22.16b
+	eor3	v29.16b, v29.16b, v23.16b, v27.16b
+	eor3	v30.16b, v30.16b, v23.16b, v28.16b
 	stp	q29, q30, [x3], #32
 	ldp	q27, q28, [x1], #32
-	eor	v31.16b, v31.16b, v27.16b
-	eor	v8.16b, v8.16b, v28.16b
+	aese	v31.16b, v22.16b
+	aese	v8.16b, v22.16b
+	eor3	v31.16b, v31.16b, v23.16b, v27.16b
+	eor3	v8.16b, v8.16b, v23.16b, v28.16b
 	stp	q31, q8, [x3], #32
 	ldp	q27, q28, [x1], #32
-	eor	v9.16b, v9.16b, v27.16b
-	eor	v10.16b, v10.16b, v28.16b
+	aese	v9.16b, v22.16b
+	aese	v10.16b, v22.16b
+	eor3	v9.16b, v9.16b, v23.16b, v27.16b
+	eor3	v10.16b, v10.16b, v23.16b, v28.16b
 	stp	q9, q10, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_first_done256
@@ -5783,37 +5759,29 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	aesmc	v10.16b, v10.16b
 	aese	v11.16b, v21.16b
 	aesmc	v11.16b, v11.16b
+	ldp	q27, q12, [x1], #32
 	aese	v28.16b, v22.16b
 	aese	v29.16b, v22.16b
-	aese	v30.16b, v22.16b
-	aese	v31.16b, v22.16b
-	aese	v8.16b, v22.16b
-	aese	v9.16b, v22.16b
-	aese	v10.16b, v22.16b
-	aese	v11.16b, v22.16b
-	eor	v28.16b, v28.16b, v23.16b
-	eor	v29.16b, v29.16b, v23.16b
-	eor	v30.16b, v30.16b, v23.16b
-	eor	v31.16b, v31.16b, v23.16b
-	eor	v8.16b, v8.16b, v23.16b
-	eor	v9.16b, v9.16b, v23.16b
-	eor	v10.16b, v10.16b, v23.16b
-	eor	v11.16b, v11.16b, v23.16b
-	ldp	q27, q12, [x1], #32
-	eor	v28.16b, v28.16b, v27.16b
-	eor	v29.16b, v29.16b, v12.16b
+	eor3	v28.16b, v28.16b, v23.16b, v27.16b
+	eor3	v29.16b, v29.16b, v23.16b, v12.16b
 	stp	q28, q29, [x3], #32
 	ldp	q27, q28, [x1], #32
-	eor	v30.16b, v30.16b, v27.16b
-	eor	v31.16b, v31.16b, v28.16b
+	aese	v30.16b, v22.16b
+	aese	v31.16b, v22.16b
+	eor3	v30.16b, v30.16b, v23.16b, v27.16b
+	eor3	v31.16b, v31.16b, v23.16b, v28.16b
 	stp	q30, q31, [x3], #32
 	ldp	q27, q28, [x1], #32
-	eor	v8.16b, v8.16b, v27.16b
-	eor	v9.16b, v9.16b, v28.16b
+	aese	v8.16b, v22.16b
+	aese	v9.16b, v22.16b
+	eor3	v8.16b, v8.16b, v23.16b, v27.16b
+	eor3	v9.16b, v9.16b, v23.16b, v28.16b
 	stp	q8, q9, [x3], #32
 	ldp	q27, q28, [x1], #32
-	eor	v10.16b, v10.16b, v27.16b
-	eor	v11.16b, v11.16b, v28.16b
+	aese	v10.16b, v22.16b
+	aese	v11.16b, v22.16b
+	eor3	v10.16b, v10.16b, v23.16b, v27.16b
+	eor3	v11.16b, v11.16b, v23.16b, v28.16b
 	stp	q10, q11, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_top256
@@ -6082,22 +6050,6 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	aesmc	v10.16b, v10.16b
 	aese	v11.16b, v21.16b
 	aesmc	v11.16b, v11.16b
-	aese	v28.16b, v22.16b
-	aese	v29.16b, v22.16b
-	aese	v30.16b, v22.16b
-	aese	v31.16b, v22.16b
-	aese	v8.16b, v22.16b
-	aese	v9.16b, v22.16b
-	aese	v10.16b, v22.16b
-	aese	v11.16b, v22.16b
-	eor	v28.16b, v28.16b, v23.16b
-	eor	v29.16b, v29.16b, v23.16b
-	eor	v30.16b, v30.16b, v23.16b
-	eor	v31.16b, v31.16b, v23.16b
-	eor	v8.16b, v8.16b, v23.16b
-	eor	v9.16b, v9.16b, v23.16b
-	eor	v10.16b, v10.16b, v23.16b
-	eor	v11.16b, v11.16b, v23.16b
 	ldr	x4, [x0, #656]
 	sub	x4, x5, x4
 	and	x4, x4, #255
@@ -6122,20 +6074,28 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	str	x4, [x0, #664]
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_run_done_2:
 	ldp	q27, q12, [x1], #32
-	eor	v28.16b, v28.16b, v27.16b
-	eor	v29.16b, v29.16b, v12.16b
+	aese	v28.16b, v22.16b
+	aese	v29.16b, v22.16b
+	eor3	v28.16b, v28.16b, v23.16b, v27.16b
+	eor3	v29.16b, v29.16b, v23.16b, v12.16b
 	stp	q28, q29, [x3], #32
 	ldp	q27, q28, [x1], #32
-	eor	v30.16b, v30.16b, v27.16b
-	eor	v31.16b, v31.16b, v28.16b
+	aese	v30.16b, v22.16b
+	aese	v31.16b, v22.16b
+	eor3	v30.16b, v30.16b, v23.16b, v27.16b
+	eor3	v31.16b, v31.16b, v23.16b, v28.16b
 	stp	q30, q31, [x3], #32
 	ldp	q27, q28, [x1], #32
-	eor	v8.16b, v8.16b, v27.16b
-	eor	v9.16b, v9.16b, v28.16b
+	aese	v8.16b, v22.16b
+	aese	v9.16b, v22.16b
+	eor3	v8.16b, v8.16b, v23.16b, v27.16b
+	eor3	v9.16b, v9.16b, v23.16b, v28.16b
 	stp	q8, q9, [x3], #32
 	ldp	q27, q28, [x1], #32
-	eor	v10.16b, v10.16b, v27.16b
-	eor	v11.16b, v11.16b, v28.16b
+	aese	v10.16b, v22.16b
+	aese	v11.16b, v22.16b
+	eor3	v10.16b, v10.16b, v23.16b, v27.16b
+	eor3	v11.16b, v11.16b, v23.16b, v28.16b
 	stp	q10, q11, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_top256
@@ -6364,37 +6324,29 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	aesmc	v9.16b, v9.16b
 	aese	v10.16b, v21.16b
 	aesmc	v10.16b, v10.16b
+	ldp	q11, q12, [x1], #32
 	aese	v27.16b, v22.16b
 	aese	v28.16b, v22.16b
-	aese	v29.16b, v22.16b
-	aese	v30.16b, v22.16b
-	aese	v31.16b, v22.16b
-	aese	v8.16b, v22.16b
-	aese	v9.16b, v22.16b
-	aese	v10.16b, v22.16b
-	eor	v27.16b, v27.16b, v23.16b
-	eor	v28.16b, v28.16b, v23.16b
-	eor	v29.16b, v29.16b, v23.16b
-	eor	v30.16b, v30.16b, v23.16b
-	eor	v31.16b, v31.16b, v23.16b
-	eor	v8.16b, v8.16b, v23.16b
-	eor	v9.16b, v9.16b, v23.16b
-	eor	v10.16b, v10.16b, v23.16b
-	ldp	q11, q12, [x1], #32
-	eor	v27.16b, v27.16b, v11.16b
-	eor	v28.16b, v28.16b, v12.16b
+	eor3	v27.16b, v27.16b, v23.16b, v11.16b
+	eor3	v28.16b, v28.16b, v23.16b, v12.16b
 	stp	q27, q28, [x3], #32
 	ldp	q27, q28, [x1], #32
-	eor	v29.16b, v29.16b, v27.16b
-	eor	v30.16b, v30.16b, v28.16b
+	aese	v29.16b, v22.16b
+	aese	v30.16b, v22.16b
+	eor3	v29.16b, v29.16b, v23.16b, v27.16b
+	eor3	v30.16b, v30.16b, v23.16b, v28.16b
 	stp	q29, q30, [x3], #32
 	ldp	q27, q28, [x1], #32
-	eor	v31.16b, v31.16b, v27.16b
-	eor	v8.16b, v8.16b, v28.16b
+	aese	v31.16b, v22.16b
+	aese	v8.16b, v22.16b
+	eor3	v31.16b, v31.16b, v23.16b, v27.16b
+	eor3	v8.16b, v8.16b, v23.16b, v28.16b
 	stp	q31, q8, [x3], #32
 	ldp	q27, q28, [x1], #32
-	eor	v9.16b, v9.16b, v27.16b
-	eor	v10.16b, v10.16b, v28.16b
+	aese	v9.16b, v22.16b
+	aese	v10.16b, v22.16b
+	eor3	v9.16b, v9.16b, v23.16b, v27.16b
+	eor3	v10.16b, v10.16b, v23.16b, v28.16b
 	stp	q9, q10, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_top256
@@ -6633,37 +6585,29 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	aesmc	v9.16b, v9.16b
 	aese	v10.16b, v21.16b
 	aesmc	v10.16b, v10.16b
+	ldp	q11, q12, [x1], #32
 	aese	v27.16b, v22.16b
 	aese	v28.16b, v22.16b
-	aese	v29.16b, v22.16b
-	aese	v30.16b, v22.16b
-	aese	v31.16b, v22.16b
-	aese	v8.16b, v22.16b
-	aese	v9.16b, v22.16b
-	aese	v10.16b, v22.16b
-	eor	v27.16b, v27.16b, v23.16b
-	eor	v28.16b, v28.16b, v23.16b
-	eor	v29.16b, v29.16b, v23.16b
-	eor	v30.16b, v30.16b, v23.16b
-	eor	v31.16b, v31.16b, v23.16b
-	eor	v8.16b, v8.16b, v23.16b
-	eor	v9.16b, v9.16b, v23.16b
-	eor	v10.16b, v10.16b, v23.16b
-	ldp	q11, q12, [x1], #32
-	eor	v27.16b, v27.16b, v11.16b
-	eor	v28.16b, v28.16b, v12.16b
+	eor3	v27.16b, v27.16b, v23.16b, v11.16b
+	eor3	v28.16b, v28.16b, v23.16b, v12.16b
 	stp	q27, q28, [x3], #32
 	ldp	q27, q28, [x1], #32
-	eor	v29.16b, v29.16b, v27.16b
-	eor	v30.16b, v30.16b, v28.16b
+	aese	v29.16b, v22.16b
+	aese	v30.16b, v22.16b
+	eor3	v29.16b, v29.16b, v23.16b, v27.16b
+	eor3	v30.16b, v30.16b, v23.16b, v28.16b
 	stp	q29, q30, [x3], #32
 	ldp	q27, q28, [x1], #32
-	eor	v31.16b, v31.16b, v27.16b
-	eor	v8.16b, v8.16b, v28.16b
+	aese	v31.16b, v22.16b
+	aese	v8.16b, v22.16b
+	eor3	v31.16b, v31.16b, v23.16b, v27.16b
+	eor3	v8.16b, v8.16b, v23.16b, v28.16b
 	stp	q31, q8, [x3], #32
 	ldp	q27, q28, [x1], #32
-	eor	v9.16b, v9.16b, v27.16b
-	eor	v10.16b, v10.16b, v28.16b
+	aese	v9.16b, v22.16b
+	aese	v10.16b, v22.16b
+	eor3	v9.16b, v9.16b, v23.16b, v27.16b
+	eor3	v10.16b, v10.16b, v23.16b, v28.16b
 	stp	q9, q10, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_next_steady_256
@@ -7234,37 +7178,29 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	aesmc	v30.16b, v30.16b
 	aese	v31.16b, v17.16b
 	aesmc	v31.16b, v31.16b
+	ldp	q23, q8, [x1], #32
 	aese	v24.16b, v18.16b
 	aese	v25.16b, v18.16b
-	aese	v26.16b, v18.16b
-	aese	v27.16b, v18.16b
-	aese	v28.16b, v18.16b
-	aese	v29.16b, v18.16b
-	aese	v30.16b, v18.16b
-	aese	v31.16b, v18.16b
-	eor	v24.16b, v24.16b, v19.16b
-	eor	v25.16b, v25.16b, v19.16b
-	eor	v26.16b, v26.16b, v19.16b
-	eor	v27.16b, v27.16b, v19.16b
-	eor	v28.16b, v28.16b, v19.16b
-	eor	v29.16b, v29.16b, v19.16b
-	eor	v30.16b, v30.16b, v19.16b
-	eor	v31.16b, v31.16b, v19.16b
-	ldp	q23, q8, [x1], #32
-	eor	v24.16b, v24.16b, v23.16b
-	eor	v25.16b, v25.16b, v8.16b
+	eor3	v24.16b, v24.16b, v19.16b, v23.16b
+	eor3	v25.16b, v25.16b, v19.16b, v8.16b
 	stp	q24, q25, [x3], #32
 	ldp	q23, q24, [x1], #32
-	eor	v26.16b, v26.16b, v23.16b
-	eor	v27.16b, v27.16b, v24.16b
+	aese	v26.16b, v18.16b
+	aese	v27.16b, v18.16b
+	eor3	v26.16b, v26.16b, v19.16b, v23.16b
+	eor3	v27.16b, v27.16b, v19.16b, v24.16b
 	stp	q26, q27, [x3], #32
 	ldp	q23, q24, [x1], #32
-	eor	v28.16b, v28.16b, v23.16b
-	eor	v29.16b, v29.16b, v24.16b
+	aese	v28.16b, v18.16b
+	aese	v29.16b, v18.16b
+	eor3	v28.16b, v28.16b, v19.16b, v23.16b
+	eor3	v29.16b, v29.16b, v19.16b, v24.16b
 	stp	q28, q29, [x3], #32
 	ldp	q23, q24, [x1], #32
-	eor	v30.16b, v30.16b, v23.16b
-	eor	v31.16b, v31.16b, v24.16b
+	aese	v30.16b, v18.16b
+	aese	v31.16b, v18.16b
+	eor3	v30.16b, v30.16b, v19.16b, v23.16b
+	eor3	v31.16b, v31.16b, v19.16b, v24.16b
 	stp	q30, q31, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_first_done128
@@ -7469,22 +7405,6 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	aesmc	v30.16b, v30.16b
 	aese	v31.16b, v17.16b
 	aesmc	v31.16b, v31.16b
-	aese	v24.16b, v18.16b
-	aese	v25.16b, v18.16b
-	aese	v26.16b, v18.16b
-	aese	v27.16b, v18.16b
-	aese	v28.16b, v18.16b
-	aese	v29.16b, v18.16b
-	aese	v30.16b, v18.16b
-	aese	v31.16b, v18.16b
-	eor	v24.16b, v24.16b, v19.16b
-	eor	v25.16b, v25.16b, v19.16b
-	eor	v26.16b, v26.16b, v19.16b
-	eor	v27.16b, v27.16b, v19.16b
-	eor	v28.16b, v28.16b, v19.16b
-	eor	v29.16b, v29.16b, v19.16b
-	eor	v30.16b, v30.16b, v19.16b
-	eor	v31.16b, v31.16b, v19.16b
 	ldr	x4, [x0, #656]
 	sub	x4, x5, x4
 	and	x4, x4, #255
@@ -7509,20 +7429,28 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	str	x4, [x0, #664]
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_run_done_3:
 	ldp	q23, q8, [x1], #32
-	eor	v24.16b, v24.16b, v23.16b
-	eor	v25.16b, v25.16b, v8.16b
+	aese	v24.16b, v18.16b
+	aese	v25.16b, v18.16b
+	eor3	v24.16b, v24.16b, v19.16b, v23.16b
+	eor3	v25.16b, v25.16b, v19.16b, v8.16b
 	stp	q24, q25, [x3], #32
 	ldp	q23, q24, [x1], #32
-	eor	v26.16b, v26.16b, v23.16b
-	eor	v27.16b, v27.16b, v24.16b
+	aese	v26.16b, v18.16b
+	aese	v27.16b, v18.16b
+	eor3	v26.16b, v26.16b, v19.16b, v23.16b
+	eor3	v27.16b, v27.16b, v19.16b, v24.16b
 	stp	q26, q27, [x3], #32
 	ldp	q23, q24, [x1], #32
-	eor	v28.16b, v28.16b, v23.16b
-	eor	v29.16b, v29.16b, v24.16b
+	aese	v28.16b, v18.16b
+	aese	v29.16b, v18.16b
+	eor3	v28.16b, v28.16b, v19.16b, v23.16b
+	eor3	v29.16b, v29.16b, v19.16b, v24.16b
 	stp	q28, q29, [x3], #32
 	ldp	q23, q24, [x1], #32
-	eor	v30.16b, v30.16b, v23.16b
-	eor	v31.16b, v31.16b, v24.16b
+	aese	v30.16b, v18.16b
+	aese	v31.16b, v18.16b
+	eor3	v30.16b, v30.16b, v19.16b, v23.16b
+	eor3	v31.16b, v31.16b, v19.16b, v24.16b
 	stp	q30, q31, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_first_done128
@@ -7687,37 +7615,29 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	aesmc	v29.16b, v29.16b
 	aese	v30.16b, v17.16b
 	aesmc	v30.16b, v30.16b
+	ldp	q31, q8, [x1], #32
 	aese	v23.16b, v18.16b
 	aese	v24.16b, v18.16b
-	aese	v25.16b, v18.16b
-	aese	v26.16b, v18.16b
-	aese	v27.16b, v18.16b
-	aese	v28.16b, v18.16b
-	aese	v29.16b, v18.16b
-	aese	v30.16b, v18.16b
-	eor	v23.16b, v23.16b, v19.16b
-	eor	v24.16b, v24.16b, v19.16b
-	eor	v25.16b, v25.16b, v19.16b
-	eor	v26.16b, v26.16b, v19.16b
-	eor	v27.16b, v27.16b, v19.16b
-	eor	v28.16b, v28.16b, v19.16b
-	eor	v29.16b, v29.16b, v19.16b
-	eor	v30.16b, v30.16b, v19.16b
-	ldp	q31, q8, [x1], #32
-	eor	v23.16b, v23.16b, v31.16b
-	eor	v24.16b, v24.16b, v8.16b
+	eor3	v23.16b, v23.16b, v19.16b, v31.16b
+	eor3	v24.16b, v24.16b, v19.16b, v8.16b
 	stp	q23, q24, [x3], #32
 	ldp	q23, q24, [x1], #32
-	eor	v25.16b, v25.16b, v23.16b
-	eor	v26.16b, v26.16b, v24.16b
+	aese	v25.16b, v18.16b
+	aese	v26.16b, v18.16b
+	eor3	v25.16b, v25.16b, v19.16b, v23.16b
+	eor3	v26.16b, v26.16b, v19.16b, v24.16b
 	stp	q25, q26, [x3], #32
 	ldp	q23, q24, [x1], #32
-	eor	v27.16b, v27.16b, v23.16b
-	eor	v28.16b, v28.16b, v24.16b
+	aese	v27.16b, v18.16b
+	aese	v28.16b, v18.16b
+	eor3	v27.16b, v27.16b, v19.16b, v23.16b
+	eor3	v28.16b, v28.16b, v19.16b, v24.16b
 	stp	q27, q28, [x3], #32
 	ldp	q23, q24, [x1], #32
-	eor	v29.16b, v29.16b, v23.16b
-	eor	v30.16b, v30.16b, v24.16b
+	aese	v29.16b, v18.16b
+	aese	v30.16b, v18.16b
+	eor3	v29.16b, v29.16b, v19.16b, v23.16b
+	eor3	v30.16b, v30.16b, v19.16b, v24.16b
 	stp	q29, q30, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_first_done128
@@ -7754,275 +7674,267 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	add	x4, x0, x5, lsl #4
 	sub	x5, x3, #128
 	add	x4, x4, #704
-	ldr	q8, [x5]
+	ldr	q30, [x5]
+	rev64	v30.16b, v30.16b
 	ldr	q23, [x0, #688]
-	rev64	v8.16b, v8.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
+	ext	v30.16b, v30.16b, v30.16b, #8
+	eor	v30.16b, v30.16b, v0.16b
 	ldp	q24, q25, [x4]
-	eor	v8.16b, v8.16b, v0.16b
-	ldp	q26, q27, [x4, #32]
 	ldr	q0, [x0, #256]
-	ldr	q9, [x0, #384]
+	ldr	q8, [x0, #384]
+	ldp	q26, q27, [x4, #32]
+	ext	v11.16b, v30.16b, v30.16b, #8
+	eor	v11.16b, v11.16b, v30.16b
 	ldp	q28, q29, [x4, #64]
-	ext	v11.16b, v8.16b, v8.16b, #8
+	pmull	v9.1q, v30.1d, v0.1d
+	pmull2	v10.1q, v30.2d, v0.2d
 	ldp	q30, q31, [x4, #96]
-	eor	v11.16b, v11.16b, v8.16b
-	pmull	v10.1q, v8.1d, v0.1d
+	pmull	v8.1q, v11.1d, v8.1d
 	add	v20.4s, v20.4s, v22.4s
-	pmull2	v8.1q, v8.2d, v0.2d
+	ldr	q11, [x5, #16]
+	rev64	v11.16b, v11.16b
 	eor	v0.16b, v3.16b, v23.16b
-	pmull	v23.1q, v11.1d, v9.1d
-	ldr	q9, [x5, #16]
+	ext	v11.16b, v11.16b, v11.16b, #8
+	ldr	q23, [x0, #272]
 	aese	v24.16b, v0.16b
 	aesmc	v24.16b, v24.16b
-	rev64	v9.16b, v9.16b
+	ldr	q12, [x0, #400]
+	ext	v13.16b, v11.16b, v11.16b, #8
 	aese	v25.16b, v0.16b
 	aesmc	v25.16b, v25.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
-	ldr	q11, [x0, #272]
+	eor	v13.16b, v13.16b, v11.16b
+	pmull	v14.1q, v11.1d, v23.1d
 	aese	v26.16b, v0.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q12, [x0, #400]
+	eor	v9.16b, v9.16b, v14.16b
+	pmull2	v23.1q, v11.2d, v23.2d
 	aese	v27.16b, v0.16b
 	aesmc	v27.16b, v27.16b
-	ext	v13.16b, v9.16b, v9.16b, #8
-	eor	v13.16b, v13.16b, v9.16b
+	eor	v10.16b, v10.16b, v23.16b
+	pmull	v23.1q, v13.1d, v12.1d
 	aese	v28.16b, v0.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v14.1q, v9.1d, v11.1d
+	eor	v8.16b, v8.16b, v23.16b
 	aese	v29.16b, v0.16b
 	aesmc	v29.16b, v29.16b
-	eor	v10.16b, v10.16b, v14.16b
-	pmull2	v9.1q, v9.2d, v11.2d
+	ldr	q23, [x5, #32]
+	rev64	v23.16b, v23.16b
 	aese	v30.16b, v0.16b
 	aesmc	v30.16b, v30.16b
-	eor	v8.16b, v8.16b, v9.16b
+	ext	v23.16b, v23.16b, v23.16b, #8
+	ldr	q11, [x0, #288]
 	aese	v31.16b, v0.16b
 	aesmc	v31.16b, v31.16b
-	pmull	v0.1q, v13.1d, v12.1d
-	eor	v23.16b, v23.16b, v0.16b
+	ldr	q0, [x0, #416]
+	ext	v12.16b, v23.16b, v23.16b, #8
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q0, [x5, #32]
+	eor	v12.16b, v12.16b, v23.16b
+	pmull	v13.1q, v23.1d, v11.1d
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
-	rev64	v0.16b, v0.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	eor	v9.16b, v9.16b, v13.16b
+	pmull2	v23.1q, v23.2d, v11.2d
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q9, [x0, #288]
+	eor	v10.16b, v10.16b, v23.16b
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q11, [x0, #416]
-	ext	v12.16b, v0.16b, v0.16b, #8
+	pmull	v0.1q, v12.1d, v0.1d
+	eor	v8.16b, v8.16b, v0.16b
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
-	eor	v12.16b, v12.16b, v0.16b
-	aese	v29.16b, v4.16b
-	aesmc	v29.16b, v29.16b
-	pmull	v13.1q, v0.1d, v9.1d
-	eor	v10.16b, v10.16b, v13.16b
-	aese	v30.16b, v4.16b
-	aesmc	v30.16b, v30.16b
-	pmull2	v0.1q, v0.2d, v9.2d
-	aese	v31.16b, v4.16b
-	aesmc	v31.16b, v31.16b
-	eor	v8.16b, v8.16b, v0.16b
-	pmull	v0.1q, v12.1d, v11.1d
-	aese	v24.16b, v5.16b
-	aesmc	v24.16b, v24.16b
-	eor	v23.16b, v23.16b, v0.16b
-	aese	v25.16b, v5.16b
-	aesmc	v25.16b, v25.16b
 	ldr	q0, [x5, #48]
 	rev64	v0.16b, v0.16b
-	aese	v26.16b, v5.16b
-	aesmc	v26.16b, v26.16b
+	aese	v29.16b, v4.16b
+	aesmc	v29.16b, v29.16b
 	ext	v0.16b, v0.16b, v0.16b, #8
-	aese	v27.16b, v5.16b
-	aesmc	v27.16b, v27.16b
-	ldr	q9, [x0, #304]
-	aese	v28.16b, v5.16b
-	aesmc	v28.16b, v28.16b
+	ldr	q23, [x0, #304]
+	aese	v30.16b, v4.16b
+	aesmc	v30.16b, v30.16b
 	ldr	q11, [x0, #432]
 	ext	v12.16b, v0.16b, v0.16b, #8
+	aese	v31.16b, v4.16b
+	aesmc	v31.16b, v31.16b
+	eor	v12.16b, v12.16b, v0.16b
+	pmull	v13.1q, v0.1d, v23.1d
+	aese	v24.16b, v5.16b
+	aesmc	v24.16b, v24.16b
+	eor	v9.16b, v9.16b, v13.16b
+	pmull2	v0.1q, v0.2d, v23.2d
+	aese	v25.16b, v5.16b
+	aesmc	v25.16b, v25.16b
+	eor	v10.16b, v10.16b, v0.16b
+	aese	v26.16b, v5.16b
+	aesmc	v26.16b, v26.16b
+	pmull	v0.1q, v12.1d, v11.1d
+	eor	v8.16b, v8.16b, v0.16b
+	aese	v27.16b, v5.16b
+	aesmc	v27.16b, v27.16b
+	ldr	q0, [x5, #64]
+	rev64	v0.16b, v0.16b
+	aese	v28.16b, v5.16b
+	aesmc	v28.16b, v28.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
+	ldr	q23, [x0, #320]
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
-	eor	v12.16b, v12.16b, v0.16b
+	ldr	q11, [x0, #448]
+	ext	v12.16b, v0.16b, v0.16b, #8
 	aese	v30.16b, v5.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v13.1q, v0.1d, v9.1d
-	eor	v10.16b, v10.16b, v13.16b
+	eor	v12.16b, v12.16b, v0.16b
+	pmull	v13.1q, v0.1d, v23.1d
 	aese	v31.16b, v5.16b
 	aesmc	v31.16b, v31.16b
-	pmull2	v0.1q, v0.2d, v9.2d
+	eor	v9.16b, v9.16b, v13.16b
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
-	eor	v8.16b, v8.16b, v0.16b
-	pmull	v0.1q, v12.1d, v11.1d
+	pmull2	v0.1q, v0.2d, v23.2d
+	eor	v10.16b, v10.16b, v0.16b
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
-	eor	v23.16b, v23.16b, v0.16b
+	pmull	v0.1q, v12.1d, v11.1d
+	eor	v8.16b, v8.16b, v0.16b
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q0, [x5, #64]
+	ldr	q0, [x5, #80]
 	rev64	v0.16b, v0.16b
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
 	ext	v0.16b, v0.16b, v0.16b, #8
+	ldr	q23, [x0, #336]
 	aese	v28.16b, v6.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q9, [x0, #320]
-	ldr	q11, [x0, #448]
+	ldr	q11, [x0, #464]
+	ext	v12.16b, v0.16b, v0.16b, #8
 	aese	v29.16b, v6.16b
 	aesmc	v29.16b, v29.16b
-	ext	v12.16b, v0.16b, v0.16b, #8
+	eor	v12.16b, v12.16b, v0.16b
+	pmull	v13.1q, v0.1d, v23.1d
 	aese	v30.16b, v6.16b
 	aesmc	v30.16b, v30.16b
-	eor	v12.16b, v12.16b, v0.16b
-	pmull	v13.1q, v0.1d, v9.1d
+	eor	v9.16b, v9.16b, v13.16b
 	aese	v31.16b, v6.16b
 	aesmc	v31.16b, v31.16b
-	eor	v10.16b, v10.16b, v13.16b
+	pmull2	v0.1q, v0.2d, v23.2d
+	eor	v10.16b, v10.16b, v0.16b
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
-	pmull2	v0.1q, v0.2d, v9.2d
+	pmull	v0.1q, v12.1d, v11.1d
 	eor	v8.16b, v8.16b, v0.16b
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v0.1q, v12.1d, v11.1d
+	ldr	q0, [x5, #96]
+	rev64	v0.16b, v0.16b
 	aese	v26.16b, v7.16b
 	aesmc	v26.16b, v26.16b
-	eor	v23.16b, v23.16b, v0.16b
-	ldr	q0, [x5, #80]
+	ext	v0.16b, v0.16b, v0.16b, #8
+	ldr	q23, [x0, #352]
 	aese	v27.16b, v7.16b
 	aesmc	v27.16b, v27.16b
-	rev64	v0.16b, v0.16b
+	ldr	q11, [x0, #480]
+	ext	v12.16b, v0.16b, v0.16b, #8
 	aese	v28.16b, v7.16b
 	aesmc	v28.16b, v28.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
-	ldr	q9, [x0, #336]
+	eor	v12.16b, v12.16b, v0.16b
 	aese	v29.16b, v7.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q11, [x0, #464]
+	pmull	v13.1q, v0.1d, v23.1d
+	eor	v9.16b, v9.16b, v13.16b
 	aese	v30.16b, v7.16b
 	aesmc	v30.16b, v30.16b
-	ext	v12.16b, v0.16b, v0.16b, #8
-	eor	v12.16b, v12.16b, v0.16b
+	pmull2	v0.1q, v0.2d, v23.2d
+	eor	v10.16b, v10.16b, v0.16b
 	aese	v31.16b, v7.16b
 	aesmc	v31.16b, v31.16b
-	pmull	v13.1q, v0.1d, v9.1d
+	pmull	v0.1q, v12.1d, v11.1d
+	eor	v8.16b, v8.16b, v0.16b
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
-	eor	v10.16b, v10.16b, v13.16b
-	pmull2	v0.1q, v0.2d, v9.2d
+	ldr	q0, [x5, #112]
+	rev64	v0.16b, v0.16b
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
-	eor	v8.16b, v8.16b, v0.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
+	ldr	q23, [x0, #368]
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v0.1q, v12.1d, v11.1d
-	eor	v23.16b, v23.16b, v0.16b
-	aese	v27.16b, v16.16b
-	aesmc	v27.16b, v27.16b
-	ldr	q0, [x5, #96]
-	aese	v28.16b, v16.16b
-	aesmc	v28.16b, v28.16b
-	rev64	v0.16b, v0.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
-	aese	v29.16b, v16.16b
-	aesmc	v29.16b, v29.16b
-	ldr	q9, [x0, #352]
-	aese	v30.16b, v16.16b
-	aesmc	v30.16b, v30.16b
-	ldr	q11, [x0, #480]
-	aese	v31.16b, v16.16b
-	aesmc	v31.16b, v31.16b
-	ext	v12.16b, v0.16b, v0.16b, #8
-	eor	v12.16b, v12.16b, v0.16b
-	aese	v24.16b, v17.16b
-	aesmc	v24.16b, v24.16b
-	pmull	v13.1q, v0.1d, v9.1d
-	aese	v25.16b, v17.16b
-	aesmc	v25.16b, v25.16b
-	eor	v10.16b, v10.16b, v13.16b
-	pmull2	v0.1q, v0.2d, v9.2d
-	aese	v26.16b, v17.16b
-	aesmc	v26.16b, v26.16b
-	eor	v8.16b, v8.16b, v0.16b
-	aese	v27.16b, v17.16b
-	aesmc	v27.16b, v27.16b
-	pmull	v0.1q, v12.1d, v11.1d
-	eor	v23.16b, v23.16b, v0.16b
-	aese	v28.16b, v17.16b
-	aesmc	v28.16b, v28.16b
-	ldr	q0, [x5, #112]
-	aese	v29.16b, v17.16b
-	aesmc	v29.16b, v29.16b
-	rev64	v0.16b, v0.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
-	aese	v30.16b, v17.16b
-	aesmc	v30.16b, v30.16b
-	ldr	q9, [x0, #368]
-	aese	v31.16b, v17.16b
-	aesmc	v31.16b, v31.16b
 	ldr	q11, [x0, #496]
 	ext	v12.16b, v0.16b, v0.16b, #8
-	aese	v24.16b, v18.16b
+	aese	v27.16b, v16.16b
+	aesmc	v27.16b, v27.16b
 	eor	v12.16b, v12.16b, v0.16b
-	aese	v25.16b, v18.16b
-	pmull	v13.1q, v0.1d, v9.1d
-	eor	v10.16b, v10.16b, v13.16b
-	aese	v26.16b, v18.16b
-	pmull2	v0.1q, v0.2d, v9.2d
-	aese	v27.16b, v18.16b
-	eor	v8.16b, v8.16b, v0.16b
-	pmull	v0.1q, v12.1d, v11.1d
-	aese	v28.16b, v18.16b
-	eor	v23.16b, v23.16b, v0.16b
-	aese	v29.16b, v18.16b
-	eor	v23.16b, v23.16b, v10.16b
-	eor	v23.16b, v23.16b, v8.16b
-	aese	v30.16b, v18.16b
-	movi	v0.2d, #0x0000000000000000
-	aese	v31.16b, v18.16b
-	ext	v9.16b, v0.16b, v23.16b, #8
-	eor	v10.16b, v10.16b, v9.16b
-	eor	v24.16b, v24.16b, v19.16b
-	ext	v9.16b, v23.16b, v0.16b, #8
-	eor	v25.16b, v25.16b, v19.16b
-	eor	v8.16b, v8.16b, v9.16b
-	adrp	x4, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	eor	v26.16b, v26.16b, v19.16b
-	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	eor	v27.16b, v27.16b, v19.16b
-	ldr	q0, [x4]
-	pmull	v23.1q, v10.1d, v0.1d
-	eor	v28.16b, v28.16b, v19.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
-	eor	v29.16b, v29.16b, v19.16b
-	eor	v10.16b, v10.16b, v23.16b
-	pmull	v0.1q, v10.1d, v0.1d
-	eor	v30.16b, v30.16b, v19.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
-	eor	v31.16b, v31.16b, v19.16b
+	aese	v28.16b, v16.16b
+	aesmc	v28.16b, v28.16b
+	pmull	v13.1q, v0.1d, v23.1d
+	eor	v9.16b, v9.16b, v13.16b
+	aese	v29.16b, v16.16b
+	aesmc	v29.16b, v29.16b
+	pmull2	v0.1q, v0.2d, v23.2d
 	eor	v10.16b, v10.16b, v0.16b
-	eor	v0.16b, v10.16b, v8.16b
+	aese	v30.16b, v16.16b
+	aesmc	v30.16b, v30.16b
+	pmull	v0.1q, v12.1d, v11.1d
+	eor	v8.16b, v8.16b, v0.16b
+	aese	v31.16b, v16.16b
+	aesmc	v31.16b, v31.16b
+	eor	v8.16b, v8.16b, v9.16b
+	eor	v8.16b, v8.16b, v10.16b
+	aese	v24.16b, v17.16b
+	aesmc	v24.16b, v24.16b
+	movi	v0.2d, #0x0000000000000000
+	ext	v23.16b, v0.16b, v8.16b, #8
+	aese	v25.16b, v17.16b
+	aesmc	v25.16b, v25.16b
+	eor	v9.16b, v9.16b, v23.16b
+	aese	v26.16b, v17.16b
+	aesmc	v26.16b, v26.16b
+	ext	v23.16b, v8.16b, v0.16b, #8
+	eor	v10.16b, v10.16b, v23.16b
+	aese	v27.16b, v17.16b
+	aesmc	v27.16b, v27.16b
+	adrp	x4, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
+	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
+	aese	v28.16b, v17.16b
+	aesmc	v28.16b, v28.16b
+	ldr	q0, [x4]
+	pmull	v23.1q, v9.1d, v0.1d
+	aese	v29.16b, v17.16b
+	aesmc	v29.16b, v29.16b
+	ext	v9.16b, v9.16b, v9.16b, #8
+	eor	v9.16b, v9.16b, v23.16b
+	aese	v30.16b, v17.16b
+	aesmc	v30.16b, v30.16b
+	pmull	v0.1q, v9.1d, v0.1d
+	ext	v9.16b, v9.16b, v9.16b, #8
+	aese	v31.16b, v17.16b
+	aesmc	v31.16b, v31.16b
+	eor	v9.16b, v9.16b, v0.16b
+	eor	v0.16b, v9.16b, v10.16b
 	ldp	q23, q8, [x1], #32
-	eor	v24.16b, v24.16b, v23.16b
-	eor	v25.16b, v25.16b, v8.16b
+	aese	v24.16b, v18.16b
+	aese	v25.16b, v18.16b
+	eor3	v24.16b, v24.16b, v19.16b, v23.16b
+	eor3	v25.16b, v25.16b, v19.16b, v8.16b
 	stp	q24, q25, [x3], #32
 	ldp	q23, q24, [x1], #32
-	eor	v26.16b, v26.16b, v23.16b
-	eor	v27.16b, v27.16b, v24.16b
+	aese	v26.16b, v18.16b
+	aese	v27.16b, v18.16b
+	eor3	v26.16b, v26.16b, v19.16b, v23.16b
+	eor3	v27.16b, v27.16b, v19.16b, v24.16b
 	stp	q26, q27, [x3], #32
 	ldp	q23, q24, [x1], #32
-	eor	v28.16b, v28.16b, v23.16b
-	eor	v29.16b, v29.16b, v24.16b
+	aese	v28.16b, v18.16b
+	aese	v29.16b, v18.16b
+	eor3	v28.16b, v28.16b, v19.16b, v23.16b
+	eor3	v29.16b, v29.16b, v19.16b, v24.16b
 	stp	q28, q29, [x3], #32
 	ldp	q23, q24, [x1], #32
-	eor	v30.16b, v30.16b, v23.16b
-	eor	v31.16b, v31.16b, v24.16b
+	aese	v30.16b, v18.16b
+	aese	v31.16b, v18.16b
+	eor3	v30.16b, v30.16b, v19.16b, v23.16b
+	eor3	v31.16b, v31.16b, v19.16b, v24.16b
 	stp	q30, q31, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_top128
@@ -8049,222 +7961,235 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	sub	x4, x4, #1
 	str	x4, [x0, #672]
 	add	x4, x0, x5, lsl #4
-	add	x4, x4, #704
 	sub	x6, x3, #128
+	add	x4, x4, #704
+	ldr	q27, [x6]
 	rev32	v23.16b, v20.16b
-	ldr	q28, [x6]
+	rev64	v27.16b, v27.16b
 	add	v20.4s, v20.4s, v21.4s
-	rev64	v28.16b, v28.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
 	rev32	v24.16b, v20.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
+	eor	v27.16b, v27.16b, v0.16b
 	add	v20.4s, v20.4s, v21.4s
-	eor	v28.16b, v28.16b, v0.16b
-	rev32	v25.16b, v20.16b
 	ldr	q0, [x0, #256]
+	rev32	v25.16b, v20.16b
+	ldr	q28, [x0, #384]
 	add	v20.4s, v20.4s, v21.4s
-	ldr	q29, [x0, #384]
+	ext	v29.16b, v27.16b, v27.16b, #8
 	rev32	v26.16b, v20.16b
-	ext	v30.16b, v28.16b, v28.16b, #8
+	eor	v29.16b, v29.16b, v27.16b
+	pmull	v8.1q, v27.1d, v0.1d
 	add	v20.4s, v20.4s, v21.4s
-	eor	v30.16b, v30.16b, v28.16b
+	pmull2	v9.1q, v27.2d, v0.2d
 	rev32	v27.16b, v20.16b
-	pmull	v8.1q, v28.1d, v0.1d
-	add	v20.4s, v20.4s, v21.4s
-	pmull2	v9.1q, v28.2d, v0.2d
-	rev32	v28.16b, v20.16b
-	pmull	v10.1q, v30.1d, v29.1d
+	pmull	v10.1q, v29.1d, v28.1d
 	add	v20.4s, v20.4s, v21.4s
 	ldr	q0, [x6, #16]
-	rev32	v29.16b, v20.16b
+	rev32	v28.16b, v20.16b
 	rev64	v0.16b, v0.16b
 	add	v20.4s, v20.4s, v21.4s
 	ext	v0.16b, v0.16b, v0.16b, #8
-	rev32	v30.16b, v20.16b
+	rev32	v29.16b, v20.16b
 	ldr	q31, [x0, #272]
 	add	v20.4s, v20.4s, v21.4s
 	ldr	q11, [x0, #400]
+	rev32	v30.16b, v20.16b
+	ext	v12.16b, v0.16b, v0.16b, #8
+	eor	v12.16b, v12.16b, v0.16b
+	add	v20.4s, v20.4s, v21.4s
+	pmull	v13.1q, v0.1d, v31.1d
 	aese	v23.16b, v1.16b
 	aesmc	v23.16b, v23.16b
-	ext	v12.16b, v0.16b, v0.16b, #8
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
-	eor	v12.16b, v12.16b, v0.16b
+	pmull2	v0.1q, v0.2d, v31.2d
 	aese	v25.16b, v1.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v13.1q, v0.1d, v31.1d
+	eor	v9.16b, v9.16b, v0.16b
 	aese	v26.16b, v1.16b
 	aesmc	v26.16b, v26.16b
-	eor	v8.16b, v8.16b, v13.16b
+	pmull	v0.1q, v12.1d, v11.1d
 	aese	v27.16b, v1.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v0.1q, v0.2d, v31.2d
+	eor	v10.16b, v10.16b, v0.16b
 	aese	v28.16b, v1.16b
 	aesmc	v28.16b, v28.16b
-	eor	v9.16b, v9.16b, v0.16b
+	ldr	q0, [x6, #32]
 	aese	v29.16b, v1.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v0.1q, v12.1d, v11.1d
+	rev64	v0.16b, v0.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v30.16b, v1.16b
 	aesmc	v30.16b, v30.16b
-	eor	v10.16b, v10.16b, v0.16b
+	ldr	q31, [x0, #288]
 	aese	v23.16b, v2.16b
 	aesmc	v23.16b, v23.16b
-	ldr	q11, [x6, #32]
+	ldr	q11, [x0, #416]
 	aese	v24.16b, v2.16b
 	aesmc	v24.16b, v24.16b
-	rev64	v11.16b, v11.16b
+	ext	v12.16b, v0.16b, v0.16b, #8
 	aese	v25.16b, v2.16b
 	aesmc	v25.16b, v25.16b
-	ext	v11.16b, v11.16b, v11.16b, #8
+	eor	v12.16b, v12.16b, v0.16b
 	aese	v26.16b, v2.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q12, [x0, #288]
+	pmull	v13.1q, v0.1d, v31.1d
 	aese	v27.16b, v2.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q13, [x0, #416]
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v28.16b, v2.16b
 	aesmc	v28.16b, v28.16b
-	ext	v14.16b, v11.16b, v11.16b, #8
+	pmull2	v0.1q, v0.2d, v31.2d
 	aese	v29.16b, v2.16b
 	aesmc	v29.16b, v29.16b
-	eor	v14.16b, v14.16b, v11.16b
+	eor	v9.16b, v9.16b, v0.16b
+	pmull	v0.1q, v12.1d, v11.1d
 	aese	v30.16b, v2.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v31.1q, v11.1d, v12.1d
+	eor	v10.16b, v10.16b, v0.16b
 	ldr	q0, [x0, #688]
-	eor	v8.16b, v8.16b, v31.16b
-	eor	v31.16b, v23.16b, v0.16b
-	pmull2	v11.1q, v11.2d, v12.2d
-	str	q31, [x4]
-	eor	v9.16b, v9.16b, v11.16b
-	eor	v31.16b, v24.16b, v0.16b
-	pmull	v11.1q, v14.1d, v13.1d
-	str	q31, [x4, #16]
-	eor	v10.16b, v10.16b, v11.16b
-	eor	v31.16b, v25.16b, v0.16b
 	ldr	q11, [x6, #48]
-	str	q31, [x4, #32]
+	eor	v31.16b, v23.16b, v0.16b
 	rev64	v11.16b, v11.16b
-	eor	v31.16b, v26.16b, v0.16b
-	str	q31, [x4, #48]
+	str	q31, [x4]
 	ext	v11.16b, v11.16b, v11.16b, #8
-	eor	v31.16b, v27.16b, v0.16b
+	eor	v31.16b, v24.16b, v0.16b
 	ldr	q12, [x0, #304]
-	str	q31, [x4, #64]
+	str	q31, [x4, #16]
 	ldr	q13, [x0, #432]
-	eor	v31.16b, v28.16b, v0.16b
+	eor	v31.16b, v25.16b, v0.16b
 	ext	v14.16b, v11.16b, v11.16b, #8
-	str	q31, [x4, #80]
+	str	q31, [x4, #32]
 	eor	v14.16b, v14.16b, v11.16b
-	eor	v31.16b, v29.16b, v0.16b
+	eor	v31.16b, v26.16b, v0.16b
 	pmull	v15.1q, v11.1d, v12.1d
-	str	q31, [x4, #96]
 	eor	v8.16b, v8.16b, v15.16b
+	str	q31, [x4, #48]
+	pmull2	v11.1q, v11.2d, v12.2d
+	eor	v31.16b, v27.16b, v0.16b
+	eor	v9.16b, v9.16b, v11.16b
+	str	q31, [x4, #64]
+	pmull	v11.1q, v14.1d, v13.1d
+	eor	v31.16b, v28.16b, v0.16b
+	eor	v10.16b, v10.16b, v11.16b
+	str	q31, [x4, #80]
+	ldr	q11, [x6, #64]
+	eor	v31.16b, v29.16b, v0.16b
+	rev64	v11.16b, v11.16b
+	str	q31, [x4, #96]
+	ext	v11.16b, v11.16b, v11.16b, #8
 	eor	v31.16b, v30.16b, v0.16b
-	pmull2	v0.1q, v11.2d, v12.2d
+	ldr	q0, [x0, #320]
+	ldr	q12, [x0, #448]
 	str	q31, [x4, #112]
-	eor	v9.16b, v9.16b, v0.16b
+	ext	v31.16b, v11.16b, v11.16b, #8
 	aese	v23.16b, v3.16b
 	aesmc	v23.16b, v23.16b
-	pmull	v0.1q, v14.1d, v13.1d
+	eor	v31.16b, v31.16b, v11.16b
 	aese	v24.16b, v3.16b
 	aesmc	v24.16b, v24.16b
-	eor	v10.16b, v10.16b, v0.16b
+	pmull	v13.1q, v11.1d, v0.1d
 	aese	v25.16b, v3.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q0, [x6, #64]
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v26.16b, v3.16b
 	aesmc	v26.16b, v26.16b
-	rev64	v0.16b, v0.16b
+	pmull2	v0.1q, v11.2d, v0.2d
 	aese	v27.16b, v3.16b
 	aesmc	v27.16b, v27.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	eor	v9.16b, v9.16b, v0.16b
 	aese	v28.16b, v3.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q31, [x0, #320]
+	pmull	v0.1q, v31.1d, v12.1d
 	aese	v29.16b, v3.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q11, [x0, #448]
+	eor	v10.16b, v10.16b, v0.16b
+	ldr	q0, [x6, #80]
 	aese	v30.16b, v3.16b
 	aesmc	v30.16b, v30.16b
-	ext	v12.16b, v0.16b, v0.16b, #8
+	rev64	v0.16b, v0.16b
 	aese	v23.16b, v4.16b
 	aesmc	v23.16b, v23.16b
-	eor	v12.16b, v12.16b, v0.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v13.1q, v0.1d, v31.1d
+	ldr	q31, [x0, #336]
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
-	eor	v8.16b, v8.16b, v13.16b
+	ldr	q11, [x0, #464]
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v0.1q, v0.2d, v31.2d
+	ext	v12.16b, v0.16b, v0.16b, #8
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
-	eor	v9.16b, v9.16b, v0.16b
+	eor	v12.16b, v12.16b, v0.16b
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v0.1q, v12.1d, v11.1d
+	pmull	v13.1q, v0.1d, v31.1d
 	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
-	eor	v10.16b, v10.16b, v0.16b
+	eor	v8.16b, v8.16b, v13.16b
+	pmull2	v0.1q, v0.2d, v31.2d
 	aese	v30.16b, v4.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q0, [x6, #80]
+	eor	v9.16b, v9.16b, v0.16b
 	aese	v23.16b, v5.16b
 	aesmc	v23.16b, v23.16b
-	rev64	v0.16b, v0.16b
+	pmull	v0.1q, v12.1d, v11.1d
 	aese	v24.16b, v5.16b
 	aesmc	v24.16b, v24.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	eor	v10.16b, v10.16b, v0.16b
 	aese	v25.16b, v5.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q31, [x0, #336]
+	ldr	q0, [x6, #96]
 	aese	v26.16b, v5.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q11, [x0, #464]
+	rev64	v0.16b, v0.16b
 	aese	v27.16b, v5.16b
 	aesmc	v27.16b, v27.16b
-	ext	v12.16b, v0.16b, v0.16b, #8
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
-	eor	v12.16b, v12.16b, v0.16b
+	ldr	q31, [x0, #352]
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v13.1q, v0.1d, v31.1d
+	ldr	q11, [x0, #480]
 	aese	v30.16b, v5.16b
 	aesmc	v30.16b, v30.16b
-	eor	v8.16b, v8.16b, v13.16b
+	ext	v12.16b, v0.16b, v0.16b, #8
+	eor	v12.16b, v12.16b, v0.16b
 	aese	v23.16b, v6.16b
 	aesmc	v23.16b, v23.16b
-	pmull2	v0.1q, v0.2d, v31.2d
+	pmull	v13.1q, v0.1d, v31.1d
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
-	eor	v9.16b, v9.16b, v0.16b
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v0.1q, v12.1d, v11.1d
+	pmull2	v0.1q, v0.2d, v31.2d
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
-	eor	v10.16b, v10.16b, v0.16b
+	eor	v9.16b, v9.16b, v0.16b
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q0, [x6, #96]
+	pmull	v0.1q, v12.1d, v11.1d
 	aese	v28.16b, v6.16b
 	aesmc	v28.16b, v28.16b
-	rev64	v0.16b, v0.16b
+	eor	v10.16b, v10.16b, v0.16b
 	aese	v29.16b, v6.16b
 	aesmc	v29.16b, v29.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	ldr	q0, [x6, #112]
 	aese	v30.16b, v6.16b
 	aesmc	v30.16b, v30.16b
+	rev64	v0.16b, v0.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v23.16b, v7.16b
 	aesmc	v23.16b, v23.16b
-	ldr	q31, [x0, #352]
+	ldr	q31, [x0, #368]
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q11, [x0, #480]
+	ldr	q11, [x0, #496]
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
 	ext	v12.16b, v0.16b, v0.16b, #8
@@ -8283,85 +8208,56 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	aese	v30.16b, v7.16b
 	aesmc	v30.16b, v30.16b
 	eor	v9.16b, v9.16b, v0.16b
+	pmull	v0.1q, v12.1d, v11.1d
 	aese	v23.16b, v16.16b
 	aesmc	v23.16b, v23.16b
-	pmull	v0.1q, v12.1d, v11.1d
+	eor	v10.16b, v10.16b, v0.16b
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
-	eor	v10.16b, v10.16b, v0.16b
+	eor	v10.16b, v10.16b, v8.16b
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q0, [x6, #112]
+	eor	v10.16b, v10.16b, v9.16b
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
-	rev64	v0.16b, v0.16b
+	movi	v0.2d, #0x0000000000000000
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	ext	v31.16b, v0.16b, v10.16b, #8
 	aese	v28.16b, v16.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q31, [x0, #368]
+	eor	v8.16b, v8.16b, v31.16b
 	aese	v29.16b, v16.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q11, [x0, #496]
+	ext	v31.16b, v10.16b, v0.16b, #8
 	aese	v30.16b, v16.16b
 	aesmc	v30.16b, v30.16b
-	ext	v12.16b, v0.16b, v0.16b, #8
+	eor	v9.16b, v9.16b, v31.16b
+	adrp	x4, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
 	aese	v23.16b, v17.16b
 	aesmc	v23.16b, v23.16b
-	eor	v12.16b, v12.16b, v0.16b
+	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
 	aese	v24.16b, v17.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v13.1q, v0.1d, v31.1d
+	ldr	q0, [x4]
 	aese	v25.16b, v17.16b
 	aesmc	v25.16b, v25.16b
-	eor	v8.16b, v8.16b, v13.16b
+	pmull	v31.1q, v8.1d, v0.1d
 	aese	v26.16b, v17.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v0.1q, v0.2d, v31.2d
+	ext	v8.16b, v8.16b, v8.16b, #8
 	aese	v27.16b, v17.16b
 	aesmc	v27.16b, v27.16b
-	eor	v9.16b, v9.16b, v0.16b
+	eor	v8.16b, v8.16b, v31.16b
 	aese	v28.16b, v17.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v0.1q, v12.1d, v11.1d
+	pmull	v0.1q, v8.1d, v0.1d
 	aese	v29.16b, v17.16b
 	aesmc	v29.16b, v29.16b
-	eor	v10.16b, v10.16b, v0.16b
+	ext	v8.16b, v8.16b, v8.16b, #8
 	aese	v30.16b, v17.16b
 	aesmc	v30.16b, v30.16b
-	eor	v10.16b, v10.16b, v8.16b
-	aese	v23.16b, v18.16b
-	eor	v10.16b, v10.16b, v9.16b
-	aese	v24.16b, v18.16b
-	movi	v0.2d, #0x0000000000000000
-	aese	v25.16b, v18.16b
-	ext	v31.16b, v0.16b, v10.16b, #8
-	aese	v26.16b, v18.16b
-	eor	v8.16b, v8.16b, v31.16b
-	aese	v27.16b, v18.16b
-	ext	v31.16b, v10.16b, v0.16b, #8
-	aese	v28.16b, v18.16b
-	eor	v9.16b, v9.16b, v31.16b
-	aese	v29.16b, v18.16b
-	adrp	x4, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	aese	v30.16b, v18.16b
-	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	eor	v23.16b, v23.16b, v19.16b
-	ldr	q0, [x4]
-	eor	v24.16b, v24.16b, v19.16b
-	pmull	v31.1q, v8.1d, v0.1d
-	eor	v25.16b, v25.16b, v19.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
-	eor	v26.16b, v26.16b, v19.16b
-	eor	v8.16b, v8.16b, v31.16b
-	eor	v27.16b, v27.16b, v19.16b
-	pmull	v0.1q, v8.1d, v0.1d
-	eor	v28.16b, v28.16b, v19.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
-	eor	v29.16b, v29.16b, v19.16b
 	eor	v8.16b, v8.16b, v0.16b
-	eor	v30.16b, v30.16b, v19.16b
 	eor	v0.16b, v8.16b, v9.16b
 	ldr	x4, [x0, #656]
 	sub	x4, x5, x4
@@ -8387,20 +8283,28 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	str	x4, [x0, #664]
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_run_done_4:
 	ldp	q31, q8, [x1], #32
-	eor	v23.16b, v23.16b, v31.16b
-	eor	v24.16b, v24.16b, v8.16b
+	aese	v23.16b, v18.16b
+	aese	v24.16b, v18.16b
+	eor3	v23.16b, v23.16b, v19.16b, v31.16b
+	eor3	v24.16b, v24.16b, v19.16b, v8.16b
 	stp	q23, q24, [x3], #32
 	ldp	q23, q24, [x1], #32
-	eor	v25.16b, v25.16b, v23.16b
-	eor	v26.16b, v26.16b, v24.16b
+	aese	v25.16b, v18.16b
+	aese	v26.16b, v18.16b
+	eor3	v25.16b, v25.16b, v19.16b, v23.16b
+	eor3	v26.16b, v26.16b, v19.16b, v24.16b
 	stp	q25, q26, [x3], #32
 	ldp	q23, q24, [x1], #32
-	eor	v27.16b, v27.16b, v23.16b
-	eor	v28.16b, v28.16b, v24.16b
+	aese	v27.16b, v18.16b
+	aese	v28.16b, v18.16b
+	eor3	v27.16b, v27.16b, v19.16b, v23.16b
+	eor3	v28.16b, v28.16b, v19.16b, v24.16b
 	stp	q27, q28, [x3], #32
 	ldp	q23, q24, [x1], #32
-	eor	v29.16b, v29.16b, v23.16b
-	eor	v30.16b, v30.16b, v24.16b
+	aese	v29.16b, v18.16b
+	aese	v30.16b, v18.16b
+	eor3	v29.16b, v29.16b, v19.16b, v23.16b
+	eor3	v30.16b, v30.16b, v19.16b, v24.16b
 	stp	q29, q30, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_top128
@@ -8411,175 +8315,188 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	ldr	q28, [x4]
 	rev32	v24.16b, v20.16b
 	rev64	v28.16b, v28.16b
-	add	v20.4s, v20.4s, v21.4s
 	ext	v28.16b, v28.16b, v28.16b, #8
-	rev32	v25.16b, v20.16b
-	eor	v28.16b, v28.16b, v0.16b
 	add	v20.4s, v20.4s, v21.4s
+	eor	v28.16b, v28.16b, v0.16b
+	rev32	v25.16b, v20.16b
 	ldr	q0, [x0, #256]
-	rev32	v26.16b, v20.16b
+	add	v20.4s, v20.4s, v21.4s
 	ldr	q29, [x0, #384]
 	ext	v30.16b, v28.16b, v28.16b, #8
-	add	v20.4s, v20.4s, v21.4s
+	rev32	v26.16b, v20.16b
 	eor	v30.16b, v30.16b, v28.16b
-	rev32	v27.16b, v20.16b
-	pmull	v31.1q, v28.1d, v0.1d
 	add	v20.4s, v20.4s, v21.4s
+	pmull	v31.1q, v28.1d, v0.1d
+	rev32	v27.16b, v20.16b
 	pmull2	v0.1q, v28.2d, v0.2d
-	rev32	v28.16b, v20.16b
 	pmull	v8.1q, v30.1d, v29.1d
 	add	v20.4s, v20.4s, v21.4s
 	ldr	q9, [x4, #16]
-	rev32	v29.16b, v20.16b
+	rev32	v28.16b, v20.16b
 	rev64	v9.16b, v9.16b
 	ext	v9.16b, v9.16b, v9.16b, #8
 	add	v20.4s, v20.4s, v21.4s
 	ldr	q10, [x0, #272]
-	rev32	v30.16b, v20.16b
+	rev32	v29.16b, v20.16b
 	ldr	q11, [x0, #400]
 	add	v20.4s, v20.4s, v21.4s
 	ext	v12.16b, v9.16b, v9.16b, #8
+	eor	v12.16b, v12.16b, v9.16b
+	rev32	v30.16b, v20.16b
+	pmull	v13.1q, v9.1d, v10.1d
+	add	v20.4s, v20.4s, v21.4s
+	eor	v31.16b, v31.16b, v13.16b
 	aese	v23.16b, v1.16b
 	aesmc	v23.16b, v23.16b
-	eor	v12.16b, v12.16b, v9.16b
+	pmull2	v9.1q, v9.2d, v10.2d
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v13.1q, v9.1d, v10.1d
+	pmull	v9.1q, v12.1d, v11.1d
 	aese	v25.16b, v1.16b
 	aesmc	v25.16b, v25.16b
-	eor	v31.16b, v31.16b, v13.16b
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v26.16b, v1.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v9.1q, v9.2d, v10.2d
-	eor	v0.16b, v0.16b, v9.16b
+	ldr	q9, [x4, #32]
+	rev64	v9.16b, v9.16b
 	aese	v27.16b, v1.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v9.1q, v12.1d, v11.1d
+	ext	v9.16b, v9.16b, v9.16b, #8
 	aese	v28.16b, v1.16b
 	aesmc	v28.16b, v28.16b
-	eor	v8.16b, v8.16b, v9.16b
-	aese	v29.16b, v1.16b
-	aesmc	v29.16b, v29.16b
-	ldr	q9, [x4, #32]
-	aese	v30.16b, v1.16b
-	aesmc	v30.16b, v30.16b
-	rev64	v9.16b, v9.16b
-	aese	v23.16b, v2.16b
-	aesmc	v23.16b, v23.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
-	aese	v24.16b, v2.16b
-	aesmc	v24.16b, v24.16b
 	ldr	q10, [x0, #288]
 	ldr	q11, [x0, #416]
+	aese	v29.16b, v1.16b
+	aesmc	v29.16b, v29.16b
+	ext	v12.16b, v9.16b, v9.16b, #8
+	aese	v30.16b, v1.16b
+	aesmc	v30.16b, v30.16b
+	eor	v12.16b, v12.16b, v9.16b
+	aese	v23.16b, v2.16b
+	aesmc	v23.16b, v23.16b
+	pmull	v13.1q, v9.1d, v10.1d
+	eor	v31.16b, v31.16b, v13.16b
+	aese	v24.16b, v2.16b
+	aesmc	v24.16b, v24.16b
+	pmull2	v9.1q, v9.2d, v10.2d
 	aese	v25.16b, v2.16b
 	aesmc	v25.16b, v25.16b
-	ext	v12.16b, v9.16b, v9.16b, #8
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v26.16b, v2.16b
 	aesmc	v26.16b, v26.16b
-	eor	v12.16b, v12.16b, v9.16b
+	pmull	v9.1q, v12.1d, v11.1d
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v27.16b, v2.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v13.1q, v9.1d, v10.1d
+	ldr	q9, [x4, #48]
 	aese	v28.16b, v2.16b
 	aesmc	v28.16b, v28.16b
-	eor	v31.16b, v31.16b, v13.16b
+	rev64	v9.16b, v9.16b
 	aese	v29.16b, v2.16b
 	aesmc	v29.16b, v29.16b
-	pmull2	v9.1q, v9.2d, v10.2d
+	ext	v9.16b, v9.16b, v9.16b, #8
+	ldr	q10, [x0, #304]
 	aese	v30.16b, v2.16b
 	aesmc	v30.16b, v30.16b
-	eor	v0.16b, v0.16b, v9.16b
+	ldr	q11, [x0, #432]
 	aese	v23.16b, v3.16b
 	aesmc	v23.16b, v23.16b
-	pmull	v9.1q, v12.1d, v11.1d
-	eor	v8.16b, v8.16b, v9.16b
+	ext	v12.16b, v9.16b, v9.16b, #8
+	eor	v12.16b, v12.16b, v9.16b
 	aese	v24.16b, v3.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q9, [x4, #48]
+	pmull	v13.1q, v9.1d, v10.1d
 	aese	v25.16b, v3.16b
 	aesmc	v25.16b, v25.16b
-	rev64	v9.16b, v9.16b
+	eor	v31.16b, v31.16b, v13.16b
 	aese	v26.16b, v3.16b
 	aesmc	v26.16b, v26.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	pmull2	v9.1q, v9.2d, v10.2d
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v27.16b, v3.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q10, [x0, #304]
+	pmull	v9.1q, v12.1d, v11.1d
 	aese	v28.16b, v3.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q11, [x0, #432]
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v29.16b, v3.16b
 	aesmc	v29.16b, v29.16b
-	ext	v12.16b, v9.16b, v9.16b, #8
-	eor	v12.16b, v12.16b, v9.16b
-	aese	v30.16b, v3.16b
-	aesmc	v30.16b, v30.16b
-	pmull	v13.1q, v9.1d, v10.1d
-	aese	v23.16b, v4.16b
-	aesmc	v23.16b, v23.16b
-	eor	v31.16b, v31.16b, v13.16b
-	aese	v24.16b, v4.16b
-	aesmc	v24.16b, v24.16b
-	pmull2	v9.1q, v9.2d, v10.2d
-	aese	v25.16b, v4.16b
-	aesmc	v25.16b, v25.16b
-	eor	v0.16b, v0.16b, v9.16b
-	aese	v26.16b, v4.16b
-	aesmc	v26.16b, v26.16b
-	pmull	v9.1q, v12.1d, v11.1d
-	aese	v27.16b, v4.16b
-	aesmc	v27.16b, v27.16b
-	eor	v8.16b, v8.16b, v9.16b
-	aese	v28.16b, v4.16b
-	aesmc	v28.16b, v28.16b
 	ldr	q9, [x4, #64]
 	rev64	v9.16b, v9.16b
-	aese	v29.16b, v4.16b
-	aesmc	v29.16b, v29.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
-	aese	v30.16b, v4.16b
+	aese	v30.16b, v3.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q10, [x0, #320]
-	aese	v23.16b, v5.16b
+	ext	v9.16b, v9.16b, v9.16b, #8
+	aese	v23.16b, v4.16b
 	aesmc	v23.16b, v23.16b
-	ldr	q11, [x0, #448]
-	aese	v24.16b, v5.16b
+	ldr	q10, [x0, #320]
+	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
+	ldr	q11, [x0, #448]
 	ext	v12.16b, v9.16b, v9.16b, #8
-	aese	v25.16b, v5.16b
+	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
 	eor	v12.16b, v12.16b, v9.16b
-	aese	v26.16b, v5.16b
+	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
 	pmull	v13.1q, v9.1d, v10.1d
 	eor	v31.16b, v31.16b, v13.16b
-	aese	v27.16b, v5.16b
+	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
 	pmull2	v9.1q, v9.2d, v10.2d
-	aese	v28.16b, v5.16b
+	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
 	eor	v0.16b, v0.16b, v9.16b
-	aese	v29.16b, v5.16b
+	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
 	pmull	v9.1q, v12.1d, v11.1d
+	eor	v8.16b, v8.16b, v9.16b
+	aese	v30.16b, v4.16b
+	aesmc	v30.16b, v30.16b
+	ldr	q9, [x4, #80]
+	aese	v23.16b, v5.16b
+	aesmc	v23.16b, v23.16b
+	rev64	v9.16b, v9.16b
+	aese	v24.16b, v5.16b
+	aesmc	v24.16b, v24.16b
+	ext	v9.16b, v9.16b, v9.16b, #8
+	ldr	q10, [x0, #336]
+	aese	v25.16b, v5.16b
+	aesmc	v25.16b, v25.16b
+	ldr	q11, [x0, #464]
+	aese	v26.16b, v5.16b
+	aesmc	v26.16b, v26.16b
+	ext	v12.16b, v9.16b, v9.16b, #8
+	aese	v27.16b, v5.16b
+	aesmc	v27.16b, v27.16b
+	eor	v12.16b, v12.16b, v9.16b
+	pmull	v13.1q, v9.1d, v10.1d
+	aese	v28.16b, v5.16b
+	aesmc	v28.16b, v28.16b
+	eor	v31.16b, v31.16b, v13.16b
+	aese	v29.16b, v5.16b
+	aesmc	v29.16b, v29.16b
+	pmull2	v9.1q, v9.2d, v10.2d
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v30.16b, v5.16b
 	aesmc	v30.16b, v30.16b
-	eor	v8.16b, v8.16b, v9.16b
+	pmull	v9.1q, v12.1d, v11.1d
 	aese	v23.16b, v6.16b
 	aesmc	v23.16b, v23.16b
-	ldr	q9, [x4, #80]
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
+	ldr	q9, [x4, #96]
 	rev64	v9.16b, v9.16b
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
 	ext	v9.16b, v9.16b, v9.16b, #8
-	ldr	q10, [x0, #336]
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q11, [x0, #464]
+	ldr	q10, [x0, #352]
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
+	ldr	q11, [x0, #480]
 	ext	v12.16b, v9.16b, v9.16b, #8
 	aese	v28.16b, v6.16b
 	aesmc	v28.16b, v28.16b
@@ -8590,132 +8507,111 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	aese	v30.16b, v6.16b
 	aesmc	v30.16b, v30.16b
 	eor	v31.16b, v31.16b, v13.16b
+	pmull2	v9.1q, v9.2d, v10.2d
 	aese	v23.16b, v7.16b
 	aesmc	v23.16b, v23.16b
-	pmull2	v9.1q, v9.2d, v10.2d
 	eor	v0.16b, v0.16b, v9.16b
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
 	pmull	v9.1q, v12.1d, v11.1d
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
-	eor	v8.16b, v8.16b, v9.16b
+	ldr	q9, [x4, #112]
 	aese	v26.16b, v7.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q9, [x4, #96]
+	rev64	v9.16b, v9.16b
 	aese	v27.16b, v7.16b
 	aesmc	v27.16b, v27.16b
-	rev64	v9.16b, v9.16b
+	ext	v9.16b, v9.16b, v9.16b, #8
+	ldr	q10, [x0, #368]
 	aese	v28.16b, v7.16b
 	aesmc	v28.16b, v28.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	ldr	q11, [x0, #496]
 	aese	v29.16b, v7.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q10, [x0, #352]
+	ext	v12.16b, v9.16b, v9.16b, #8
 	aese	v30.16b, v7.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q11, [x0, #480]
-	ext	v12.16b, v9.16b, v9.16b, #8
+	eor	v12.16b, v12.16b, v9.16b
+	pmull	v13.1q, v9.1d, v10.1d
 	aese	v23.16b, v16.16b
 	aesmc	v23.16b, v23.16b
-	eor	v12.16b, v12.16b, v9.16b
+	eor	v31.16b, v31.16b, v13.16b
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v13.1q, v9.1d, v10.1d
+	pmull2	v9.1q, v9.2d, v10.2d
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
-	eor	v31.16b, v31.16b, v13.16b
+	eor	v0.16b, v0.16b, v9.16b
+	pmull	v9.1q, v12.1d, v11.1d
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v9.1q, v9.2d, v10.2d
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
-	eor	v0.16b, v0.16b, v9.16b
-	aese	v28.16b, v16.16b
-	aesmc	v28.16b, v28.16b
-	pmull	v9.1q, v12.1d, v11.1d
-	eor	v8.16b, v8.16b, v9.16b
-	aese	v29.16b, v16.16b
-	aesmc	v29.16b, v29.16b
-	ldr	q9, [x4, #112]
-	aese	v30.16b, v16.16b
-	aesmc	v30.16b, v30.16b
-	rev64	v9.16b, v9.16b
-	aese	v23.16b, v17.16b
-	aesmc	v23.16b, v23.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
-	aese	v24.16b, v17.16b
-	aesmc	v24.16b, v24.16b
-	ldr	q10, [x0, #368]
-	aese	v25.16b, v17.16b
-	aesmc	v25.16b, v25.16b
-	ldr	q11, [x0, #496]
-	aese	v26.16b, v17.16b
-	aesmc	v26.16b, v26.16b
-	ext	v12.16b, v9.16b, v9.16b, #8
-	aese	v27.16b, v17.16b
-	aesmc	v27.16b, v27.16b
-	eor	v12.16b, v12.16b, v9.16b
-	pmull	v13.1q, v9.1d, v10.1d
-	aese	v28.16b, v17.16b
-	aesmc	v28.16b, v28.16b
-	eor	v31.16b, v31.16b, v13.16b
-	aese	v29.16b, v17.16b
-	aesmc	v29.16b, v29.16b
-	pmull2	v9.1q, v9.2d, v10.2d
-	aese	v30.16b, v17.16b
-	aesmc	v30.16b, v30.16b
-	eor	v0.16b, v0.16b, v9.16b
-	aese	v23.16b, v18.16b
-	pmull	v9.1q, v12.1d, v11.1d
-	aese	v24.16b, v18.16b
-	eor	v8.16b, v8.16b, v9.16b
-	aese	v25.16b, v18.16b
 	eor	v8.16b, v8.16b, v31.16b
 	eor	v8.16b, v8.16b, v0.16b
-	aese	v26.16b, v18.16b
+	aese	v28.16b, v16.16b
+	aesmc	v28.16b, v28.16b
 	movi	v9.2d, #0x0000000000000000
-	aese	v27.16b, v18.16b
+	aese	v29.16b, v16.16b
+	aesmc	v29.16b, v29.16b
 	ext	v10.16b, v9.16b, v8.16b, #8
-	aese	v28.16b, v18.16b
+	aese	v30.16b, v16.16b
+	aesmc	v30.16b, v30.16b
 	eor	v31.16b, v31.16b, v10.16b
-	aese	v29.16b, v18.16b
 	ext	v10.16b, v8.16b, v9.16b, #8
-	aese	v30.16b, v18.16b
+	aese	v23.16b, v17.16b
+	aesmc	v23.16b, v23.16b
 	eor	v0.16b, v0.16b, v10.16b
-	eor	v23.16b, v23.16b, v19.16b
+	aese	v24.16b, v17.16b
+	aesmc	v24.16b, v24.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	eor	v24.16b, v24.16b, v19.16b
+	aese	v25.16b, v17.16b
+	aesmc	v25.16b, v25.16b
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
 	ldr	q8, [x4]
-	eor	v25.16b, v25.16b, v19.16b
+	aese	v26.16b, v17.16b
+	aesmc	v26.16b, v26.16b
 	pmull	v9.1q, v31.1d, v8.1d
-	eor	v26.16b, v26.16b, v19.16b
+	aese	v27.16b, v17.16b
+	aesmc	v27.16b, v27.16b
 	ext	v31.16b, v31.16b, v31.16b, #8
-	eor	v27.16b, v27.16b, v19.16b
+	aese	v28.16b, v17.16b
+	aesmc	v28.16b, v28.16b
 	eor	v31.16b, v31.16b, v9.16b
-	eor	v28.16b, v28.16b, v19.16b
 	pmull	v8.1q, v31.1d, v8.1d
-	eor	v29.16b, v29.16b, v19.16b
+	aese	v29.16b, v17.16b
+	aesmc	v29.16b, v29.16b
 	ext	v31.16b, v31.16b, v31.16b, #8
-	eor	v30.16b, v30.16b, v19.16b
+	aese	v30.16b, v17.16b
+	aesmc	v30.16b, v30.16b
 	eor	v31.16b, v31.16b, v8.16b
 	eor	v0.16b, v31.16b, v0.16b
 	ldp	q31, q8, [x1], #32
-	eor	v23.16b, v23.16b, v31.16b
-	eor	v24.16b, v24.16b, v8.16b
+	aese	v23.16b, v18.16b
+	aese	v24.16b, v18.16b
+	eor3	v23.16b, v23.16b, v19.16b, v31.16b
+	eor3	v24.16b, v24.16b, v19.16b, v8.16b
 	stp	q23, q24, [x3], #32
 	ldp	q23, q24, [x1], #32
-	eor	v25.16b, v25.16b, v23.16b
-	eor	v26.16b, v26.16b, v24.16b
+	aese	v25.16b, v18.16b
+	aese	v26.16b, v18.16b
+	eor3	v25.16b, v25.16b, v19.16b, v23.16b
+	eor3	v26.16b, v26.16b, v19.16b, v24.16b
 	stp	q25, q26, [x3], #32
 	ldp	q23, q24, [x1], #32
-	eor	v27.16b, v27.16b, v23.16b
-	eor	v28.16b, v28.16b, v24.16b
+	aese	v27.16b, v18.16b
+	aese	v28.16b, v18.16b
+	eor3	v27.16b, v27.16b, v19.16b, v23.16b
+	eor3	v28.16b, v28.16b, v19.16b, v24.16b
 	stp	q27, q28, [x3], #32
 	ldp	q23, q24, [x1], #32
-	eor	v29.16b, v29.16b, v23.16b
-	eor	v30.16b, v30.16b, v24.16b
+	aese	v29.16b, v18.16b
+	aese	v30.16b, v18.16b
+	eor3	v29.16b, v29.16b, v19.16b, v23.16b
+	eor3	v30.16b, v30.16b, v19.16b, v24.16b
 	stp	q29, q30, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_top128
@@ -8736,175 +8632,188 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	ldr	q28, [x6]
 	rev32	v24.16b, v20.16b
 	rev64	v28.16b, v28.16b
-	add	v20.4s, v20.4s, v21.4s
 	ext	v28.16b, v28.16b, v28.16b, #8
-	rev32	v25.16b, v20.16b
-	eor	v28.16b, v28.16b, v0.16b
 	add	v20.4s, v20.4s, v21.4s
+	eor	v28.16b, v28.16b, v0.16b
+	rev32	v25.16b, v20.16b
 	ldr	q0, [x0, #256]
-	rev32	v26.16b, v20.16b
+	add	v20.4s, v20.4s, v21.4s
 	ldr	q29, [x0, #384]
 	ext	v30.16b, v28.16b, v28.16b, #8
-	add	v20.4s, v20.4s, v21.4s
+	rev32	v26.16b, v20.16b
 	eor	v30.16b, v30.16b, v28.16b
-	rev32	v27.16b, v20.16b
-	pmull	v31.1q, v28.1d, v0.1d
 	add	v20.4s, v20.4s, v21.4s
+	pmull	v31.1q, v28.1d, v0.1d
+	rev32	v27.16b, v20.16b
 	pmull2	v0.1q, v28.2d, v0.2d
-	rev32	v28.16b, v20.16b
 	pmull	v8.1q, v30.1d, v29.1d
 	add	v20.4s, v20.4s, v21.4s
 	ldr	q9, [x6, #16]
-	rev32	v29.16b, v20.16b
+	rev32	v28.16b, v20.16b
 	rev64	v9.16b, v9.16b
 	ext	v9.16b, v9.16b, v9.16b, #8
 	add	v20.4s, v20.4s, v21.4s
 	ldr	q10, [x0, #272]
-	rev32	v30.16b, v20.16b
+	rev32	v29.16b, v20.16b
 	ldr	q11, [x0, #400]
 	add	v20.4s, v20.4s, v21.4s
 	ext	v12.16b, v9.16b, v9.16b, #8
+	eor	v12.16b, v12.16b, v9.16b
+	rev32	v30.16b, v20.16b
+	pmull	v13.1q, v9.1d, v10.1d
+	add	v20.4s, v20.4s, v21.4s
+	eor	v31.16b, v31.16b, v13.16b
 	aese	v23.16b, v1.16b
 	aesmc	v23.16b, v23.16b
-	eor	v12.16b, v12.16b, v9.16b
+	pmull2	v9.1q, v9.2d, v10.2d
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v13.1q, v9.1d, v10.1d
+	pmull	v9.1q, v12.1d, v11.1d
 	aese	v25.16b, v1.16b
 	aesmc	v25.16b, v25.16b
-	eor	v31.16b, v31.16b, v13.16b
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v26.16b, v1.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v9.1q, v9.2d, v10.2d
-	eor	v0.16b, v0.16b, v9.16b
+	ldr	q9, [x6, #32]
+	rev64	v9.16b, v9.16b
 	aese	v27.16b, v1.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v9.1q, v12.1d, v11.1d
+	ext	v9.16b, v9.16b, v9.16b, #8
 	aese	v28.16b, v1.16b
 	aesmc	v28.16b, v28.16b
-	eor	v8.16b, v8.16b, v9.16b
-	aese	v29.16b, v1.16b
-	aesmc	v29.16b, v29.16b
-	ldr	q9, [x6, #32]
-	aese	v30.16b, v1.16b
-	aesmc	v30.16b, v30.16b
-	rev64	v9.16b, v9.16b
-	aese	v23.16b, v2.16b
-	aesmc	v23.16b, v23.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
-	aese	v24.16b, v2.16b
-	aesmc	v24.16b, v24.16b
 	ldr	q10, [x0, #288]
 	ldr	q11, [x0, #416]
+	aese	v29.16b, v1.16b
+	aesmc	v29.16b, v29.16b
+	ext	v12.16b, v9.16b, v9.16b, #8
+	aese	v30.16b, v1.16b
+	aesmc	v30.16b, v30.16b
+	eor	v12.16b, v12.16b, v9.16b
+	aese	v23.16b, v2.16b
+	aesmc	v23.16b, v23.16b
+	pmull	v13.1q, v9.1d, v10.1d
+	eor	v31.16b, v31.16b, v13.16b
+	aese	v24.16b, v2.16b
+	aesmc	v24.16b, v24.16b
+	pmull2	v9.1q, v9.2d, v10.2d
 	aese	v25.16b, v2.16b
 	aesmc	v25.16b, v25.16b
-	ext	v12.16b, v9.16b, v9.16b, #8
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v26.16b, v2.16b
 	aesmc	v26.16b, v26.16b
-	eor	v12.16b, v12.16b, v9.16b
+	pmull	v9.1q, v12.1d, v11.1d
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v27.16b, v2.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v13.1q, v9.1d, v10.1d
+	ldr	q9, [x6, #48]
 	aese	v28.16b, v2.16b
 	aesmc	v28.16b, v28.16b
-	eor	v31.16b, v31.16b, v13.16b
+	rev64	v9.16b, v9.16b
 	aese	v29.16b, v2.16b
 	aesmc	v29.16b, v29.16b
-	pmull2	v9.1q, v9.2d, v10.2d
+	ext	v9.16b, v9.16b, v9.16b, #8
+	ldr	q10, [x0, #304]
 	aese	v30.16b, v2.16b
 	aesmc	v30.16b, v30.16b
-	eor	v0.16b, v0.16b, v9.16b
+	ldr	q11, [x0, #432]
 	aese	v23.16b, v3.16b
 	aesmc	v23.16b, v23.16b
-	pmull	v9.1q, v12.1d, v11.1d
-	eor	v8.16b, v8.16b, v9.16b
+	ext	v12.16b, v9.16b, v9.16b, #8
+	eor	v12.16b, v12.16b, v9.16b
 	aese	v24.16b, v3.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q9, [x6, #48]
+	pmull	v13.1q, v9.1d, v10.1d
 	aese	v25.16b, v3.16b
 	aesmc	v25.16b, v25.16b
-	rev64	v9.16b, v9.16b
+	eor	v31.16b, v31.16b, v13.16b
 	aese	v26.16b, v3.16b
 	aesmc	v26.16b, v26.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	pmull2	v9.1q, v9.2d, v10.2d
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v27.16b, v3.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q10, [x0, #304]
+	pmull	v9.1q, v12.1d, v11.1d
 	aese	v28.16b, v3.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q11, [x0, #432]
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v29.16b, v3.16b
 	aesmc	v29.16b, v29.16b
-	ext	v12.16b, v9.16b, v9.16b, #8
-	eor	v12.16b, v12.16b, v9.16b
-	aese	v30.16b, v3.16b
-	aesmc	v30.16b, v30.16b
-	pmull	v13.1q, v9.1d, v10.1d
-	aese	v23.16b, v4.16b
-	aesmc	v23.16b, v23.16b
-	eor	v31.16b, v31.16b, v13.16b
-	aese	v24.16b, v4.16b
-	aesmc	v24.16b, v24.16b
-	pmull2	v9.1q, v9.2d, v10.2d
-	aese	v25.16b, v4.16b
-	aesmc	v25.16b, v25.16b
-	eor	v0.16b, v0.16b, v9.16b
-	aese	v26.16b, v4.16b
-	aesmc	v26.16b, v26.16b
-	pmull	v9.1q, v12.1d, v11.1d
-	aese	v27.16b, v4.16b
-	aesmc	v27.16b, v27.16b
-	eor	v8.16b, v8.16b, v9.16b
-	aese	v28.16b, v4.16b
-	aesmc	v28.16b, v28.16b
 	ldr	q9, [x6, #64]
 	rev64	v9.16b, v9.16b
-	aese	v29.16b, v4.16b
-	aesmc	v29.16b, v29.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
-	aese	v30.16b, v4.16b
+	aese	v30.16b, v3.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q10, [x0, #320]
-	aese	v23.16b, v5.16b
+	ext	v9.16b, v9.16b, v9.16b, #8
+	aese	v23.16b, v4.16b
 	aesmc	v23.16b, v23.16b
-	ldr	q11, [x0, #448]
-	aese	v24.16b, v5.16b
+	ldr	q10, [x0, #320]
+	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
+	ldr	q11, [x0, #448]
 	ext	v12.16b, v9.16b, v9.16b, #8
-	aese	v25.16b, v5.16b
+	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
 	eor	v12.16b, v12.16b, v9.16b
-	aese	v26.16b, v5.16b
+	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
 	pmull	v13.1q, v9.1d, v10.1d
 	eor	v31.16b, v31.16b, v13.16b
-	aese	v27.16b, v5.16b
+	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
 	pmull2	v9.1q, v9.2d, v10.2d
-	aese	v28.16b, v5.16b
+	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
 	eor	v0.16b, v0.16b, v9.16b
-	aese	v29.16b, v5.16b
+	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
 	pmull	v9.1q, v12.1d, v11.1d
+	eor	v8.16b, v8.16b, v9.16b
+	aese	v30.16b, v4.16b
+	aesmc	v30.16b, v30.16b
+	ldr	q9, [x6, #80]
+	aese	v23.16b, v5.16b
+	aesmc	v23.16b, v23.16b
+	rev64	v9.16b, v9.16b
+	aese	v24.16b, v5.16b
+	aesmc	v24.16b, v24.16b
+	ext	v9.16b, v9.16b, v9.16b, #8
+	ldr	q10, [x0, #336]
+	aese	v25.16b, v5.16b
+	aesmc	v25.16b, v25.16b
+	ldr	q11, [x0, #464]
+	aese	v26.16b, v5.16b
+	aesmc	v26.16b, v26.16b
+	ext	v12.16b, v9.16b, v9.16b, #8
+	aese	v27.16b, v5.16b
+	aesmc	v27.16b, v27.16b
+	eor	v12.16b, v12.16b, v9.16b
+	pmull	v13.1q, v9.1d, v10.1d
+	aese	v28.16b, v5.16b
+	aesmc	v28.16b, v28.16b
+	eor	v31.16b, v31.16b, v13.16b
+	aese	v29.16b, v5.16b
+	aesmc	v29.16b, v29.16b
+	pmull2	v9.1q, v9.2d, v10.2d
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v30.16b, v5.16b
 	aesmc	v30.16b, v30.16b
-	eor	v8.16b, v8.16b, v9.16b
+	pmull	v9.1q, v12.1d, v11.1d
 	aese	v23.16b, v6.16b
 	aesmc	v23.16b, v23.16b
-	ldr	q9, [x6, #80]
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
+	ldr	q9, [x6, #96]
 	rev64	v9.16b, v9.16b
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
 	ext	v9.16b, v9.16b, v9.16b, #8
-	ldr	q10, [x0, #336]
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q11, [x0, #464]
+	ldr	q10, [x0, #352]
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
+	ldr	q11, [x0, #480]
 	ext	v12.16b, v9.16b, v9.16b, #8
 	aese	v28.16b, v6.16b
 	aesmc	v28.16b, v28.16b
@@ -8915,132 +8824,111 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	aese	v30.16b, v6.16b
 	aesmc	v30.16b, v30.16b
 	eor	v31.16b, v31.16b, v13.16b
+	pmull2	v9.1q, v9.2d, v10.2d
 	aese	v23.16b, v7.16b
 	aesmc	v23.16b, v23.16b
-	pmull2	v9.1q, v9.2d, v10.2d
 	eor	v0.16b, v0.16b, v9.16b
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
 	pmull	v9.1q, v12.1d, v11.1d
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
-	eor	v8.16b, v8.16b, v9.16b
+	ldr	q9, [x6, #112]
 	aese	v26.16b, v7.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q9, [x6, #96]
+	rev64	v9.16b, v9.16b
 	aese	v27.16b, v7.16b
 	aesmc	v27.16b, v27.16b
-	rev64	v9.16b, v9.16b
+	ext	v9.16b, v9.16b, v9.16b, #8
+	ldr	q10, [x0, #368]
 	aese	v28.16b, v7.16b
 	aesmc	v28.16b, v28.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	ldr	q11, [x0, #496]
 	aese	v29.16b, v7.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q10, [x0, #352]
+	ext	v12.16b, v9.16b, v9.16b, #8
 	aese	v30.16b, v7.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q11, [x0, #480]
-	ext	v12.16b, v9.16b, v9.16b, #8
+	eor	v12.16b, v12.16b, v9.16b
+	pmull	v13.1q, v9.1d, v10.1d
 	aese	v23.16b, v16.16b
 	aesmc	v23.16b, v23.16b
-	eor	v12.16b, v12.16b, v9.16b
+	eor	v31.16b, v31.16b, v13.16b
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v13.1q, v9.1d, v10.1d
+	pmull2	v9.1q, v9.2d, v10.2d
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
-	eor	v31.16b, v31.16b, v13.16b
+	eor	v0.16b, v0.16b, v9.16b
+	pmull	v9.1q, v12.1d, v11.1d
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v9.1q, v9.2d, v10.2d
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
-	eor	v0.16b, v0.16b, v9.16b
-	aese	v28.16b, v16.16b
-	aesmc	v28.16b, v28.16b
-	pmull	v9.1q, v12.1d, v11.1d
-	eor	v8.16b, v8.16b, v9.16b
-	aese	v29.16b, v16.16b
-	aesmc	v29.16b, v29.16b
-	ldr	q9, [x6, #112]
-	aese	v30.16b, v16.16b
-	aesmc	v30.16b, v30.16b
-	rev64	v9.16b, v9.16b
-	aese	v23.16b, v17.16b
-	aesmc	v23.16b, v23.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
-	aese	v24.16b, v17.16b
-	aesmc	v24.16b, v24.16b
-	ldr	q10, [x0, #368]
-	aese	v25.16b, v17.16b
-	aesmc	v25.16b, v25.16b
-	ldr	q11, [x0, #496]
-	aese	v26.16b, v17.16b
-	aesmc	v26.16b, v26.16b
-	ext	v12.16b, v9.16b, v9.16b, #8
-	aese	v27.16b, v17.16b
-	aesmc	v27.16b, v27.16b
-	eor	v12.16b, v12.16b, v9.16b
-	pmull	v13.1q, v9.1d, v10.1d
-	aese	v28.16b, v17.16b
-	aesmc	v28.16b, v28.16b
-	eor	v31.16b, v31.16b, v13.16b
-	aese	v29.16b, v17.16b
-	aesmc	v29.16b, v29.16b
-	pmull2	v9.1q, v9.2d, v10.2d
-	aese	v30.16b, v17.16b
-	aesmc	v30.16b, v30.16b
-	eor	v0.16b, v0.16b, v9.16b
-	aese	v23.16b, v18.16b
-	pmull	v9.1q, v12.1d, v11.1d
-	aese	v24.16b, v18.16b
-	eor	v8.16b, v8.16b, v9.16b
-	aese	v25.16b, v18.16b
 	eor	v8.16b, v8.16b, v31.16b
 	eor	v8.16b, v8.16b, v0.16b
-	aese	v26.16b, v18.16b
+	aese	v28.16b, v16.16b
+	aesmc	v28.16b, v28.16b
 	movi	v9.2d, #0x0000000000000000
-	aese	v27.16b, v18.16b
+	aese	v29.16b, v16.16b
+	aesmc	v29.16b, v29.16b
 	ext	v10.16b, v9.16b, v8.16b, #8
-	aese	v28.16b, v18.16b
+	aese	v30.16b, v16.16b
+	aesmc	v30.16b, v30.16b
 	eor	v31.16b, v31.16b, v10.16b
-	aese	v29.16b, v18.16b
 	ext	v10.16b, v8.16b, v9.16b, #8
-	aese	v30.16b, v18.16b
+	aese	v23.16b, v17.16b
+	aesmc	v23.16b, v23.16b
 	eor	v0.16b, v0.16b, v10.16b
-	eor	v23.16b, v23.16b, v19.16b
+	aese	v24.16b, v17.16b
+	aesmc	v24.16b, v24.16b
 	adrp	x6, .Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
-	eor	v24.16b, v24.16b, v19.16b
+	aese	v25.16b, v17.16b
+	aesmc	v25.16b, v25.16b
 	add	x6, x6, :lo12:.Laesgen_armv8_ce_gcm_r2_encrypt_data_ghash_poly
 	ldr	q8, [x6]
-	eor	v25.16b, v25.16b, v19.16b
+	aese	v26.16b, v17.16b
+	aesmc	v26.16b, v26.16b
 	pmull	v9.1q, v31.1d, v8.1d
-	eor	v26.16b, v26.16b, v19.16b
+	aese	v27.16b, v17.16b
+	aesmc	v27.16b, v27.16b
 	ext	v31.16b, v31.16b, v31.16b, #8
-	eor	v27.16b, v27.16b, v19.16b
+	aese	v28.16b, v17.16b
+	aesmc	v28.16b, v28.16b
 	eor	v31.16b, v31.16b, v9.16b
-	eor	v28.16b, v28.16b, v19.16b
 	pmull	v8.1q, v31.1d, v8.1d
-	eor	v29.16b, v29.16b, v19.16b
+	aese	v29.16b, v17.16b
+	aesmc	v29.16b, v29.16b
 	ext	v31.16b, v31.16b, v31.16b, #8
-	eor	v30.16b, v30.16b, v19.16b
+	aese	v30.16b, v17.16b
+	aesmc	v30.16b, v30.16b
 	eor	v31.16b, v31.16b, v8.16b
 	eor	v0.16b, v31.16b, v0.16b
 	ldp	q31, q8, [x1], #32
-	eor	v23.16b, v23.16b, v31.16b
-	eor	v24.16b, v24.16b, v8.16b
+	aese	v23.16b, v18.16b
+	aese	v24.16b, v18.16b
+	eor3	v23.16b, v23.16b, v19.16b, v31.16b
+	eor3	v24.16b, v24.16b, v19.16b, v8.16b
 	stp	q23, q24, [x3], #32
 	ldp	q23, q24, [x1], #32
-	eor	v25.16b, v25.16b, v23.16b
-	eor	v26.16b, v26.16b, v24.16b
+	aese	v25.16b, v18.16b
+	aese	v26.16b, v18.16b
+	eor3	v25.16b, v25.16b, v19.16b, v23.16b
+	eor3	v26.16b, v26.16b, v19.16b, v24.16b
 	stp	q25, q26, [x3], #32
 	ldp	q23, q24, [x1], #32
-	eor	v27.16b, v27.16b, v23.16b
-	eor	v28.16b, v28.16b, v24.16b
+	aese	v27.16b, v18.16b
+	aese	v28.16b, v18.16b
+	eor3	v27.16b, v27.16b, v19.16b, v23.16b
+	eor3	v28.16b, v28.16b, v19.16b, v24.16b
 	stp	q27, q28, [x3], #32
 	ldp	q23, q24, [x1], #32
-	eor	v29.16b, v29.16b, v23.16b
-	eor	v30.16b, v30.16b, v24.16b
+	aese	v29.16b, v18.16b
+	aese	v30.16b, v18.16b
+	eor3	v29.16b, v29.16b, v19.16b, v23.16b
+	eor3	v30.16b, v30.16b, v19.16b, v24.16b
 	stp	q29, q30, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_next_steady_128
@@ -9509,37 +9397,29 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	aesmc	v8.16b, v8.16b
 	aese	v9.16b, v19.16b
 	aesmc	v9.16b, v9.16b
+	ldp	q25, q10, [x1], #32
 	aese	v26.16b, v20.16b
 	aese	v27.16b, v20.16b
-	aese	v28.16b, v20.16b
-	aese	v29.16b, v20.16b
-	aese	v30.16b, v20.16b
-	aese	v31.16b, v20.16b
-	aese	v8.16b, v20.16b
-	aese	v9.16b, v20.16b
-	eor	v26.16b, v26.16b, v21.16b
-	eor	v27.16b, v27.16b, v21.16b
-	eor	v28.16b, v28.16b, v21.16b
-	eor	v29.16b, v29.16b, v21.16b
-	eor	v30.16b, v30.16b, v21.16b
-	eor	v31.16b, v31.16b, v21.16b
-	eor	v8.16b, v8.16b, v21.16b
-	eor	v9.16b, v9.16b, v21.16b
-	ldp	q25, q10, [x1], #32
-	eor	v26.16b, v26.16b, v25.16b
-	eor	v27.16b, v27.16b, v10.16b
+	eor3	v26.16b, v26.16b, v21.16b, v25.16b
+	eor3	v27.16b, v27.16b, v21.16b, v10.16b
 	stp	q26, q27, [x3], #32
 	ldp	q25, q26, [x1], #32
-	eor	v28.16b, v28.16b, v25.16b
-	eor	v29.16b, v29.16b, v26.16b
+	aese	v28.16b, v20.16b
+	aese	v29.16b, v20.16b
+	eor3	v28.16b, v28.16b, v21.16b, v25.16b
+	eor3	v29.16b, v29.16b, v21.16b, v26.16b
 	stp	q28, q29, [x3], #32
 	ldp	q25, q26, [x1], #32
-	eor	v30.16b, v30.16b, v25.16b
-	eor	v31.16b, v31.16b, v26.16b
+	aese	v30.16b, v20.16b
+	aese	v31.16b, v20.16b
+	eor3	v30.16b, v30.16b, v21.16b, v25.16b
+	eor3	v31.16b, v31.16b, v21.16b, v26.16b
 	stp	q30, q31, [x3], #32
 	ldp	q25, q26, [x1], #32
-	eor	v8.16b, v8.16b, v25.16b
-	eor	v9.16b, v9.16b, v26.16b
+	aese	v8.16b, v20.16b
+	aese	v9.16b, v20.16b
+	eor3	v8.16b, v8.16b, v21.16b, v25.16b
+	eor3	v9.16b, v9.16b, v21.16b, v26.16b
 	stp	q8, q9, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_first_done192
@@ -9776,22 +9656,6 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	aesmc	v8.16b, v8.16b
 	aese	v9.16b, v19.16b
 	aesmc	v9.16b, v9.16b
-	aese	v26.16b, v20.16b
-	aese	v27.16b, v20.16b
-	aese	v28.16b, v20.16b
-	aese	v29.16b, v20.16b
-	aese	v30.16b, v20.16b
-	aese	v31.16b, v20.16b
-	aese	v8.16b, v20.16b
-	aese	v9.16b, v20.16b
-	eor	v26.16b, v26.16b, v21.16b
-	eor	v27.16b, v27.16b, v21.16b
-	eor	v28.16b, v28.16b, v21.16b
-	eor	v29.16b, v29.16b, v21.16b
-	eor	v30.16b, v30.16b, v21.16b
-	eor	v31.16b, v31.16b, v21.16b
-	eor	v8.16b, v8.16b, v21.16b
-	eor	v9.16b, v9.16b, v21.16b
 	ldr	x4, [x0, #656]
 	sub	x4, x5, x4
 	and	x4, x4, #255
@@ -9816,20 +9680,28 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	str	x4, [x0, #664]
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_run_done_5:
 	ldp	q25, q10, [x1], #32
-	eor	v26.16b, v26.16b, v25.16b
-	eor	v27.16b, v27.16b, v10.16b
+	aese	v26.16b, v20.16b
+	aese	v27.16b, v20.16b
+	eor3	v26.16b, v26.16b, v21.16b, v25.16b
+	eor3	v27.16b, v27.16b, v21.16b, v10.16b
 	stp	q26, q27, [x3], #32
 	ldp	q25, q26, [x1], #32
-	eor	v28.16b, v28.16b, v25.16b
-	eor	v29.16b, v29.16b, v26.16b
+	aese	v28.16b, v20.16b
+	aese	v29.16b, v20.16b
+	eor3	v28.16b, v28.16b, v21.16b, v25.16b
+	eor3	v29.16b, v29.16b, v21.16b, v26.16b
 	stp	q28, q29, [x3], #32
 	ldp	q25, q26, [x1], #32
-	eor	v30.16b, v30.16b, v25.16b
-	eor	v31.16b, v31.16b, v26.16b
+	aese	v30.16b, v20.16b
+	aese	v31.16b, v20.16b
+	eor3	v30.16b, v30.16b, v21.16b, v25.16b
+	eor3	v31.16b, v31.16b, v21.16b, v26.16b
 	stp	q30, q31, [x3], #32
 	ldp	q25, q26, [x1], #32
-	eor	v8.16b, v8.16b, v25.16b
-	eor	v9.16b, v9.16b, v26.16b
+	aese	v8.16b, v20.16b
+	aese	v9.16b, v20.16b
+	eor3	v8.16b, v8.16b, v21.16b, v25.16b
+	eor3	v9.16b, v9.16b, v21.16b, v26.16b
 	stp	q8, q9, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_first_done192
@@ -10026,37 +9898,29 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	aesmc	v31.16b, v31.16b
 	aese	v8.16b, v19.16b
 	aesmc	v8.16b, v8.16b
+	ldp	q9, q10, [x1], #32
 	aese	v25.16b, v20.16b
 	aese	v26.16b, v20.16b
-	aese	v27.16b, v20.16b
-	aese	v28.16b, v20.16b
-	aese	v29.16b, v20.16b
-	aese	v30.16b, v20.16b
-	aese	v31.16b, v20.16b
-	aese	v8.16b, v20.16b
-	eor	v25.16b, v25.16b, v21.16b
-	eor	v26.16b, v26.16b, v21.16b
-	eor	v27.16b, v27.16b, v21.16b
-	eor	v28.16b, v28.16b, v21.16b
-	eor	v29.16b, v29.16b, v21.16b
-	eor	v30.16b, v30.16b, v21.16b
-	eor	v31.16b, v31.16b, v21.16b
-	eor	v8.16b, v8.16b, v21.16b
-	ldp	q9, q10, [x1], #32
-	eor	v25.16b, v25.16b, v9.16b
-	eor	v26.16b, v26.16b, v10.16b
+	eor3	v25.16b, v25.16b, v21.16b, v9.16b
+	eor3	v26.16b, v26.16b, v21.16b, v10.16b
 	stp	q25, q26, [x3], #32
 	ldp	q25, q26, [x1], #32
-	eor	v27.16b, v27.16b, v25.16b
-	eor	v28.16b, v28.16b, v26.16b
+	aese	v27.16b, v20.16b
+	aese	v28.16b, v20.16b
+	eor3	v27.16b, v27.16b, v21.16b, v25.16b
+	eor3	v28.16b, v28.16b, v21.16b, v26.16b
 	stp	q27, q28, [x3], #32
 	ldp	q25, q26, [x1], #32
-	eor	v29.16b, v29.16b, v25.16b
-	eor	v30.16b, v30.16b, v26.16b
+	aese	v29.16b, v20.16b
+	aese	v30.16b, v20.16b
+	eor3	v29.16b, v29.16b, v21.16b, v25.16b
+	eor3	v30.16b, v30.16b, v21.16b, v26.16b
 	stp	q29, q30, [x3], #32
 	ldp	q25, q26, [x1], #32
-	eor	v31.16b, v31.16b, v25.16b
-	eor	v8.16b, v8.16b, v26.16b
+	aese	v31.16b, v20.16b
+	aese	v8.16b, v20.16b
+	eor3	v31.16b, v31.16b, v21.16b, v25.16b
+	eor3	v8.16b, v8.16b, v21.16b, v26.16b
 	stp	q31, q8, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_first_done192
@@ -10364,37 +10228,29 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	aesmc	v8.16b, v8.16b
 	aese	v9.16b, v19.16b
 	aesmc	v9.16b, v9.16b
+	ldp	q25, q10, [x1], #32
 	aese	v26.16b, v20.16b
 	aese	v27.16b, v20.16b
-	aese	v28.16b, v20.16b
-	aese	v29.16b, v20.16b
-	aese	v30.16b, v20.16b
-	aese	v31.16b, v20.16b
-	aese	v8.16b, v20.16b
-	aese	v9.16b, v20.16b
-	eor	v26.16b, v26.16b, v21.16b
-	eor	v27.16b, v27.16b, v21.16b
-	eor	v28.16b, v28.16b, v21.16b
-	eor	v29.16b, v29.16b, v21.16b
-	eor	v30.16b, v30.16b, v21.16b
-	eor	v31.16b, v31.16b, v21.16b
-	eor	v8.16b, v8.16b, v21.16b
-	eor	v9.16b, v9.16b, v21.16b
-	ldp	q25, q10, [x1], #32
-	eor	v26.16b, v26.16b, v25.16b
-	eor	v27.16b, v27.16b, v10.16b
+	eor3	v26.16b, v26.16b, v21.16b, v25.16b
+	eor3	v27.16b, v27.16b, v21.16b, v10.16b
 	stp	q26, q27, [x3], #32
 	ldp	q25, q26, [x1], #32
-	eor	v28.16b, v28.16b, v25.16b
-	eor	v29.16b, v29.16b, v26.16b
+	aese	v28.16b, v20.16b
+	aese	v29.16b, v20.16b
+	eor3	v28.16b, v28.16b, v21.16b, v25.16b
+	eor3	v29.16b, v29.16b, v21.16b, v26.16b
 	stp	q28, q29, [x3], #32
 	ldp	q25, q26, [x1], #32
-	eor	v30.16b, v30.16b, v25.16b
-	eor	v31.16b, v31.16b, v26.16b
+	aese	v30.16b, v20.16b
+	aese	v31.16b, v20.16b
+	eor3	v30.16b, v30.16b, v21.16b, v25.16b
+	eor3	v31.16b, v31.16b, v21.16b, v26.16b
 	stp	q30, q31, [x3], #32
 	ldp	q25, q26, [x1], #32
-	eor	v8.16b, v8.16b, v25.16b
-	eor	v9.16b, v9.16b, v26.16b
+	aese	v8.16b, v20.16b
+	aese	v9.16b, v20.16b
+	eor3	v8.16b, v8.16b, v21.16b, v25.16b
+	eor3	v9.16b, v9.16b, v21.16b, v26.16b
 	stp	q8, q9, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_top192
@@ -10631,22 +10487,6 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	aesmc	v8.16b, v8.16b
 	aese	v9.16b, v19.16b
 	aesmc	v9.16b, v9.16b
-	aese	v26.16b, v20.16b
-	aese	v27.16b, v20.16b
-	aese	v28.16b, v20.16b
-	aese	v29.16b, v20.16b
-	aese	v30.16b, v20.16b
-	aese	v31.16b, v20.16b
-	aese	v8.16b, v20.16b
-	aese	v9.16b, v20.16b
-	eor	v26.16b, v26.16b, v21.16b
-	eor	v27.16b, v27.16b, v21.16b
-	eor	v28.16b, v28.16b, v21.16b
-	eor	v29.16b, v29.16b, v21.16b
-	eor	v30.16b, v30.16b, v21.16b
-	eor	v31.16b, v31.16b, v21.16b
-	eor	v8.16b, v8.16b, v21.16b
-	eor	v9.16b, v9.16b, v21.16b
 	ldr	x4, [x0, #656]
 	sub	x4, x5, x4
 	and	x4, x4, #255
@@ -10671,20 +10511,28 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	str	x4, [x0, #664]
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_run_done_6:
 	ldp	q25, q10, [x1], #32
-	eor	v26.16b, v26.16b, v25.16b
-	eor	v27.16b, v27.16b, v10.16b
+	aese	v26.16b, v20.16b
+	aese	v27.16b, v20.16b
+	eor3	v26.16b, v26.16b, v21.16b, v25.16b
+	eor3	v27.16b, v27.16b, v21.16b, v10.16b
 	stp	q26, q27, [x3], #32
 	ldp	q25, q26, [x1], #32
-	eor	v28.16b, v28.16b, v25.16b
-	eor	v29.16b, v29.16b, v26.16b
+	aese	v28.16b, v20.16b
+	aese	v29.16b, v20.16b
+	eor3	v28.16b, v28.16b, v21.16b, v25.16b
+	eor3	v29.16b, v29.16b, v21.16b, v26.16b
 	stp	q28, q29, [x3], #32
 	ldp	q25, q26, [x1], #32
-	eor	v30.16b, v30.16b, v25.16b
-	eor	v31.16b, v31.16b, v26.16b
+	aese	v30.16b, v20.16b
+	aese	v31.16b, v20.16b
+	eor3	v30.16b, v30.16b, v21.16b, v25.16b
+	eor3	v31.16b, v31.16b, v21.16b, v26.16b
 	stp	q30, q31, [x3], #32
 	ldp	q25, q26, [x1], #32
-	eor	v8.16b, v8.16b, v25.16b
-	eor	v9.16b, v9.16b, v26.16b
+	aese	v8.16b, v20.16b
+	aese	v9.16b, v20.16b
+	eor3	v8.16b, v8.16b, v21.16b, v25.16b
+	eor3	v9.16b, v9.16b, v21.16b, v26.16b
 	stp	q8, q9, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_top192
@@ -10881,37 +10729,29 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	aesmc	v31.16b, v31.16b
 	aese	v8.16b, v19.16b
 	aesmc	v8.16b, v8.16b
+	ldp	q9, q10, [x1], #32
 	aese	v25.16b, v20.16b
 	aese	v26.16b, v20.16b
-	aese	v27.16b, v20.16b
-	aese	v28.16b, v20.16b
-	aese	v29.16b, v20.16b
-	aese	v30.16b, v20.16b
-	aese	v31.16b, v20.16b
-	aese	v8.16b, v20.16b
-	eor	v25.16b, v25.16b, v21.16b
-	eor	v26.16b, v26.16b, v21.16b
-	eor	v27.16b, v27.16b, v21.16b
-	eor	v28.16b, v28.16b, v21.16b
-	eor	v29.16b, v29.16b, v21.16b
-	eor	v30.16b, v30.16b, v21.16b
-	eor	v31.16b, v31.16b, v21.16b
-	eor	v8.16b, v8.16b, v21.16b
-	ldp	q9, q10, [x1], #32
-	eor	v25.16b, v25.16b, v9.16b
-	eor	v26.16b, v26.16b, v10.16b
+	eor3	v25.16b, v25.16b, v21.16b, v9.16b
+	eor3	v26.16b, v26.16b, v21.16b, v10.16b
 	stp	q25, q26, [x3], #32
 	ldp	q25, q26, [x1], #32
-	eor	v27.16b, v27.16b, v25.16b
-	eor	v28.16b, v28.16b, v26.16b
+	aese	v27.16b, v20.16b
+	aese	v28.16b, v20.16b
+	eor3	v27.16b, v27.16b, v21.16b, v25.16b
+	eor3	v28.16b, v28.16b, v21.16b, v26.16b
 	stp	q27, q28, [x3], #32
 	ldp	q25, q26, [x1], #32
-	eor	v29.16b, v29.16b, v25.16b
-	eor	v30.16b, v30.16b, v26.16b
+	aese	v29.16b, v20.16b
+	aese	v30.16b, v20.16b
+	eor3	v29.16b, v29.16b, v21.16b, v25.16b
+	eor3	v30.16b, v30.16b, v21.16b, v26.16b
 	stp	q29, q30, [x3], #32
 	ldp	q25, q26, [x1], #32
-	eor	v31.16b, v31.16b, v25.16b
-	eor	v8.16b, v8.16b, v26.16b
+	aese	v31.16b, v20.16b
+	aese	v8.16b, v20.16b
+	eor3	v31.16b, v31.16b, v21.16b, v25.16b
+	eor3	v8.16b, v8.16b, v21.16b, v26.16b
 	stp	q31, q8, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_top192
@@ -11118,37 +10958,29 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	aesmc	v31.16b, v31.16b
 	aese	v8.16b, v19.16b
 	aesmc	v8.16b, v8.16b
+	ldp	q9, q10, [x1], #32
 	aese	v25.16b, v20.16b
 	aese	v26.16b, v20.16b
-	aese	v27.16b, v20.16b
-	aese	v28.16b, v20.16b
-	aese	v29.16b, v20.16b
-	aese	v30.16b, v20.16b
-	aese	v31.16b, v20.16b
-	aese	v8.16b, v20.16b
-	eor	v25.16b, v25.16b, v21.16b
-	eor	v26.16b, v26.16b, v21.16b
-	eor	v27.16b, v27.16b, v21.16b
-	eor	v28.16b, v28.16b, v21.16b
-	eor	v29.16b, v29.16b, v21.16b
-	eor	v30.16b, v30.16b, v21.16b
-	eor	v31.16b, v31.16b, v21.16b
-	eor	v8.16b, v8.16b, v21.16b
-	ldp	q9, q10, [x1], #32
-	eor	v25.16b, v25.16b, v9.16b
-	eor	v26.16b, v26.16b, v10.16b
+	eor3	v25.16b, v25.16b, v21.16b, v9.16b
+	eor3	v26.16b, v26.16b, v21.16b, v10.16b
 	stp	q25, q26, [x3], #32
 	ldp	q25, q26, [x1], #32
-	eor	v27.16b, v27.16b, v25.16b
-	eor	v28.16b, v28.16b, v26.16b
+	aese	v27.16b, v20.16b
+	aese	v28.16b, v20.16b
+	eor3	v27.16b, v27.16b, v21.16b, v25.16b
+	eor3	v28.16b, v28.16b, v21.16b, v26.16b
 	stp	q27, q28, [x3], #32
 	ldp	q25, q26, [x1], #32
-	eor	v29.16b, v29.16b, v25.16b
-	eor	v30.16b, v30.16b, v26.16b
+	aese	v29.16b, v20.16b
+	aese	v30.16b, v20.16b
+	eor3	v29.16b, v29.16b, v21.16b, v25.16b
+	eor3	v30.16b, v30.16b, v21.16b, v26.16b
 	stp	q29, q30, [x3], #32
 	ldp	q25, q26, [x1], #32
-	eor	v31.16b, v31.16b, v25.16b
-	eor	v8.16b, v8.16b, v26.16b
+	aese	v31.16b, v20.16b
+	aese	v8.16b, v20.16b
+	eor3	v31.16b, v31.16b, v21.16b, v25.16b
+	eor3	v8.16b, v8.16b, v21.16b, v26.16b
 	stp	q31, q8, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_next_steady_192
@@ -11607,8 +11439,8 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 
 // decrypt_data(ctx, in, len, out): out = in ^ keystream and the GHASH of the ciphertext over len bytes, 8 registers of blocks and one reduction a loop.
 // Called by open and decrypt after their checks; not exported.
-// Requires: ASIMD, AES, PMULL
-	.arch	armv8-a+crypto
+// Requires: ASIMD, AES, PMULL, SHA3
+	.arch	armv8.2-a+crypto+sha3
 	.text
 	.globl	aesgen_armv8_ce_gcm_r2_decrypt_data
 	.type	aesgen_armv8_ce_gcm_r2_decrypt_data, %function
@@ -12109,37 +11941,29 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	aesmc	v10.16b, v10.16b
 	aese	v11.16b, v21.16b
 	aesmc	v11.16b, v11.16b
+	ldp	q27, q12, [x1], #32
 	aese	v28.16b, v22.16b
 	aese	v29.16b, v22.16b
-	aese	v30.16b, v22.16b
-	aese	v31.16b, v22.16b
-	aese	v8.16b, v22.16b
-	aese	v9.16b, v22.16b
-	aese	v10.16b, v22.16b
-	aese	v11.16b, v22.16b
-	eor	v28.16b, v28.16b, v23.16b
-	eor	v29.16b, v29.16b, v23.16b
-	eor	v30.16b, v30.16b, v23.16b
-	eor	v31.16b, v31.16b, v23.16b
-	eor	v8.16b, v8.16b, v23.16b
-	eor	v9.16b, v9.16b, v23.16b
-	eor	v10.16b, v10.16b, v23.16b
-	eor	v11.16b, v11.16b, v23.16b
-	ldp	q27, q12, [x1], #32
-	eor	v28.16b, v28.16b, v27.16b
-	eor	v29.16b, v29.16b, v12.16b
+	eor3	v28.16b, v28.16b, v23.16b, v27.16b
+	eor3	v29.16b, v29.16b, v23.16b, v12.16b
 	stp	q28, q29, [x3], #32
 	ldp	q27, q28, [x1], #32
-	eor	v30.16b, v30.16b, v27.16b
-	eor	v31.16b, v31.16b, v28.16b
+	aese	v30.16b, v22.16b
+	aese	v31.16b, v22.16b
+	eor3	v30.16b, v30.16b, v23.16b, v27.16b
+	eor3	v31.16b, v31.16b, v23.16b, v28.16b
 	stp	q30, q31, [x3], #32
 	ldp	q27, q28, [x1], #32
-	eor	v8.16b, v8.16b, v27.16b
-	eor	v9.16b, v9.16b, v28.16b
+	aese	v8.16b, v22.16b
+	aese	v9.16b, v22.16b
+	eor3	v8.16b, v8.16b, v23.16b, v27.16b
+	eor3	v9.16b, v9.16b, v23.16b, v28.16b
 	stp	q8, q9, [x3], #32
 	ldp	q27, q28, [x1], #32
-	eor	v10.16b, v10.16b, v27.16b
-	eor	v11.16b, v11.16b, v28.16b
+	aese	v10.16b, v22.16b
+	aese	v11.16b, v22.16b
+	eor3	v10.16b, v10.16b, v23.16b, v27.16b
+	eor3	v11.16b, v11.16b, v23.16b, v28.16b
 	stp	q10, q11, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_decrypt_data_top256
@@ -12408,22 +12232,6 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	aesmc	v10.16b, v10.16b
 	aese	v11.16b, v21.16b
 	aesmc	v11.16b, v11.16b
-	aese	v28.16b, v22.16b
-	aese	v29.16b, v22.16b
-	aese	v30.16b, v22.16b
-	aese	v31.16b, v22.16b
-	aese	v8.16b, v22.16b
-	aese	v9.16b, v22.16b
-	aese	v10.16b, v22.16b
-	aese	v11.16b, v22.16b
-	eor	v28.16b, v28.16b, v23.16b
-	eor	v29.16b, v29.16b, v23.16b
-	eor	v30.16b, v30.16b, v23.16b
-	eor	v31.16b, v31.16b, v23.16b
-	eor	v8.16b, v8.16b, v23.16b
-	eor	v9.16b, v9.16b, v23.16b
-	eor	v10.16b, v10.16b, v23.16b
-	eor	v11.16b, v11.16b, v23.16b
 	ldr	x4, [x0, #656]
 	sub	x4, x5, x4
 	and	x4, x4, #255
@@ -12448,20 +12256,28 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	str	x4, [x0, #664]
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_run_done:
 	ldp	q27, q12, [x1], #32
-	eor	v28.16b, v28.16b, v27.16b
-	eor	v29.16b, v29.16b, v12.16b
+	aese	v28.16b, v22.16b
+	aese	v29.16b, v22.16b
+	eor3	v28.16b, v28.16b, v23.16b, v27.16b
+	eor3	v29.16b, v29.16b, v23.16b, v12.16b
 	stp	q28, q29, [x3], #32
 	ldp	q27, q28, [x1], #32
-	eor	v30.16b, v30.16b, v27.16b
-	eor	v31.16b, v31.16b, v28.16b
+	aese	v30.16b, v22.16b
+	aese	v31.16b, v22.16b
+	eor3	v30.16b, v30.16b, v23.16b, v27.16b
+	eor3	v31.16b, v31.16b, v23.16b, v28.16b
 	stp	q30, q31, [x3], #32
 	ldp	q27, q28, [x1], #32
-	eor	v8.16b, v8.16b, v27.16b
-	eor	v9.16b, v9.16b, v28.16b
+	aese	v8.16b, v22.16b
+	aese	v9.16b, v22.16b
+	eor3	v8.16b, v8.16b, v23.16b, v27.16b
+	eor3	v9.16b, v9.16b, v23.16b, v28.16b
 	stp	q8, q9, [x3], #32
 	ldp	q27, q28, [x1], #32
-	eor	v10.16b, v10.16b, v27.16b
-	eor	v11.16b, v11.16b, v28.16b
+	aese	v10.16b, v22.16b
+	aese	v11.16b, v22.16b
+	eor3	v10.16b, v10.16b, v23.16b, v27.16b
+	eor3	v11.16b, v11.16b, v23.16b, v28.16b
 	stp	q10, q11, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_decrypt_data_top256
@@ -12690,37 +12506,29 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	aesmc	v9.16b, v9.16b
 	aese	v10.16b, v21.16b
 	aesmc	v10.16b, v10.16b
+	ldp	q11, q12, [x1], #32
 	aese	v27.16b, v22.16b
 	aese	v28.16b, v22.16b
-	aese	v29.16b, v22.16b
-	aese	v30.16b, v22.16b
-	aese	v31.16b, v22.16b
-	aese	v8.16b, v22.16b
-	aese	v9.16b, v22.16b
-	aese	v10.16b, v22.16b
-	eor	v27.16b, v27.16b, v23.16b
-	eor	v28.16b, v28.16b, v23.16b
-	eor	v29.16b, v29.16b, v23.16b
-	eor	v30.16b, v30.16b, v23.16b
-	eor	v31.16b, v31.16b, v23.16b
-	eor	v8.16b, v8.16b, v23.16b
-	eor	v9.16b, v9.16b, v23.16b
-	eor	v10.16b, v10.16b, v23.16b
-	ldp	q11, q12, [x1], #32
-	eor	v27.16b, v27.16b, v11.16b
-	eor	v28.16b, v28.16b, v12.16b
+	eor3	v27.16b, v27.16b, v23.16b, v11.16b
+	eor3	v28.16b, v28.16b, v23.16b, v12.16b
 	stp	q27, q28, [x3], #32
 	ldp	q27, q28, [x1], #32
-	eor	v29.16b, v29.16b, v27.16b
-	eor	v30.16b, v30.16b, v28.16b
+	aese	v29.16b, v22.16b
+	aese	v30.16b, v22.16b
+	eor3	v29.16b, v29.16b, v23.16b, v27.16b
+	eor3	v30.16b, v30.16b, v23.16b, v28.16b
 	stp	q29, q30, [x3], #32
 	ldp	q27, q28, [x1], #32
-	eor	v31.16b, v31.16b, v27.16b
-	eor	v8.16b, v8.16b, v28.16b
+	aese	v31.16b, v22.16b
+	aese	v8.16b, v22.16b
+	eor3	v31.16b, v31.16b, v23.16b, v27.16b
+	eor3	v8.16b, v8.16b, v23.16b, v28.16b
 	stp	q31, q8, [x3], #32
 	ldp	q27, q28, [x1], #32
-	eor	v9.16b, v9.16b, v27.16b
-	eor	v10.16b, v10.16b, v28.16b
+	aese	v9.16b, v22.16b
+	aese	v10.16b, v22.16b
+	eor3	v9.16b, v9.16b, v23.16b, v27.16b
+	eor3	v10.16b, v10.16b, v23.16b, v28.16b
 	stp	q9, q10, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_decrypt_data_top256
@@ -12959,37 +12767,29 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	aesmc	v9.16b, v9.16b
 	aese	v10.16b, v21.16b
 	aesmc	v10.16b, v10.16b
+	ldp	q11, q12, [x1], #32
 	aese	v27.16b, v22.16b
 	aese	v28.16b, v22.16b
-	aese	v29.16b, v22.16b
-	aese	v30.16b, v22.16b
-	aese	v31.16b, v22.16b
-	aese	v8.16b, v22.16b
-	aese	v9.16b, v22.16b
-	aese	v10.16b, v22.16b
-	eor	v27.16b, v27.16b, v23.16b
-	eor	v28.16b, v28.16b, v23.16b
-	eor	v29.16b, v29.16b, v23.16b
-	eor	v30.16b, v30.16b, v23.16b
-	eor	v31.16b, v31.16b, v23.16b
-	eor	v8.16b, v8.16b, v23.16b
-	eor	v9.16b, v9.16b, v23.16b
-	eor	v10.16b, v10.16b, v23.16b
-	ldp	q11, q12, [x1], #32
-	eor	v27.16b, v27.16b, v11.16b
-	eor	v28.16b, v28.16b, v12.16b
+	eor3	v27.16b, v27.16b, v23.16b, v11.16b
+	eor3	v28.16b, v28.16b, v23.16b, v12.16b
 	stp	q27, q28, [x3], #32
 	ldp	q27, q28, [x1], #32
-	eor	v29.16b, v29.16b, v27.16b
-	eor	v30.16b, v30.16b, v28.16b
+	aese	v29.16b, v22.16b
+	aese	v30.16b, v22.16b
+	eor3	v29.16b, v29.16b, v23.16b, v27.16b
+	eor3	v30.16b, v30.16b, v23.16b, v28.16b
 	stp	q29, q30, [x3], #32
 	ldp	q27, q28, [x1], #32
-	eor	v31.16b, v31.16b, v27.16b
-	eor	v8.16b, v8.16b, v28.16b
+	aese	v31.16b, v22.16b
+	aese	v8.16b, v22.16b
+	eor3	v31.16b, v31.16b, v23.16b, v27.16b
+	eor3	v8.16b, v8.16b, v23.16b, v28.16b
 	stp	q31, q8, [x3], #32
 	ldp	q27, q28, [x1], #32
-	eor	v9.16b, v9.16b, v27.16b
-	eor	v10.16b, v10.16b, v28.16b
+	aese	v9.16b, v22.16b
+	aese	v10.16b, v22.16b
+	eor3	v9.16b, v9.16b, v23.16b, v27.16b
+	eor3	v10.16b, v10.16b, v23.16b, v28.16b
 	stp	q9, q10, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_decrypt_data_next_steady_256
@@ -13317,276 +13117,268 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	b.ne	.Laesgen_armv8_ce_gcm_r2_decrypt_data_check_steady_128
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_fast_steady_128:
 	add	x4, x0, x5, lsl #4
-	ldr	q8, [x1]
+	ldr	q30, [x1]
 	add	x4, x4, #704
-	rev64	v8.16b, v8.16b
+	rev64	v30.16b, v30.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
 	ldr	q23, [x0, #688]
-	ext	v8.16b, v8.16b, v8.16b, #8
-	eor	v8.16b, v8.16b, v0.16b
-	ldp	q24, q25, [x4]
+	eor	v30.16b, v30.16b, v0.16b
 	ldr	q0, [x0, #256]
+	ldp	q24, q25, [x4]
+	ldr	q8, [x0, #384]
+	ext	v11.16b, v30.16b, v30.16b, #8
 	ldp	q26, q27, [x4, #32]
-	ldr	q9, [x0, #384]
-	ext	v11.16b, v8.16b, v8.16b, #8
+	eor	v11.16b, v11.16b, v30.16b
+	pmull	v9.1q, v30.1d, v0.1d
 	ldp	q28, q29, [x4, #64]
-	eor	v11.16b, v11.16b, v8.16b
+	pmull2	v10.1q, v30.2d, v0.2d
 	ldp	q30, q31, [x4, #96]
-	pmull	v10.1q, v8.1d, v0.1d
-	pmull2	v8.1q, v8.2d, v0.2d
+	pmull	v8.1q, v11.1d, v8.1d
+	ldr	q11, [x1, #16]
 	add	v20.4s, v20.4s, v22.4s
-	pmull	v9.1q, v11.1d, v9.1d
+	rev64	v11.16b, v11.16b
+	ext	v11.16b, v11.16b, v11.16b, #8
 	eor	v0.16b, v3.16b, v23.16b
-	ldr	q23, [x1, #16]
-	rev64	v23.16b, v23.16b
+	ldr	q23, [x0, #272]
+	ldr	q12, [x0, #400]
 	aese	v24.16b, v0.16b
 	aesmc	v24.16b, v24.16b
-	ext	v23.16b, v23.16b, v23.16b, #8
+	ext	v13.16b, v11.16b, v11.16b, #8
+	eor	v13.16b, v13.16b, v11.16b
 	aese	v25.16b, v0.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q11, [x0, #272]
-	ldr	q12, [x0, #400]
+	pmull	v14.1q, v11.1d, v23.1d
+	eor	v9.16b, v9.16b, v14.16b
 	aese	v26.16b, v0.16b
 	aesmc	v26.16b, v26.16b
-	ext	v13.16b, v23.16b, v23.16b, #8
+	pmull2	v23.1q, v11.2d, v23.2d
 	aese	v27.16b, v0.16b
 	aesmc	v27.16b, v27.16b
-	eor	v13.16b, v13.16b, v23.16b
-	pmull	v14.1q, v23.1d, v11.1d
+	eor	v10.16b, v10.16b, v23.16b
+	pmull	v23.1q, v13.1d, v12.1d
 	aese	v28.16b, v0.16b
 	aesmc	v28.16b, v28.16b
-	eor	v10.16b, v10.16b, v14.16b
+	eor	v8.16b, v8.16b, v23.16b
+	ldr	q23, [x1, #32]
 	aese	v29.16b, v0.16b
 	aesmc	v29.16b, v29.16b
-	pmull2	v23.1q, v23.2d, v11.2d
-	eor	v8.16b, v8.16b, v23.16b
+	rev64	v23.16b, v23.16b
+	ext	v23.16b, v23.16b, v23.16b, #8
 	aese	v30.16b, v0.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v23.1q, v13.1d, v12.1d
+	ldr	q11, [x0, #288]
+	ldr	q12, [x0, #416]
 	aese	v31.16b, v0.16b
 	aesmc	v31.16b, v31.16b
-	eor	v9.16b, v9.16b, v23.16b
+	ext	v0.16b, v23.16b, v23.16b, #8
+	eor	v0.16b, v0.16b, v23.16b
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q0, [x1, #32]
-	rev64	v0.16b, v0.16b
+	pmull	v13.1q, v23.1d, v11.1d
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	eor	v9.16b, v9.16b, v13.16b
+	pmull2	v23.1q, v23.2d, v11.2d
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q23, [x0, #288]
-	ldr	q11, [x0, #416]
+	eor	v10.16b, v10.16b, v23.16b
+	pmull	v0.1q, v0.1d, v12.1d
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
-	ext	v12.16b, v0.16b, v0.16b, #8
+	eor	v8.16b, v8.16b, v0.16b
+	ldr	q0, [x1, #48]
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
-	eor	v12.16b, v12.16b, v0.16b
-	pmull	v13.1q, v0.1d, v23.1d
+	rev64	v0.16b, v0.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
-	eor	v10.16b, v10.16b, v13.16b
+	ldr	q23, [x0, #304]
+	ldr	q11, [x0, #432]
 	aese	v30.16b, v4.16b
 	aesmc	v30.16b, v30.16b
-	pmull2	v0.1q, v0.2d, v23.2d
-	eor	v8.16b, v8.16b, v0.16b
+	ext	v12.16b, v0.16b, v0.16b, #8
 	aese	v31.16b, v4.16b
 	aesmc	v31.16b, v31.16b
-	pmull	v0.1q, v12.1d, v11.1d
+	eor	v12.16b, v12.16b, v0.16b
+	pmull	v13.1q, v0.1d, v23.1d
 	aese	v24.16b, v5.16b
 	aesmc	v24.16b, v24.16b
-	eor	v9.16b, v9.16b, v0.16b
-	ldr	q0, [x1, #48]
+	eor	v9.16b, v9.16b, v13.16b
+	pmull2	v0.1q, v0.2d, v23.2d
 	aese	v25.16b, v5.16b
 	aesmc	v25.16b, v25.16b
-	rev64	v0.16b, v0.16b
+	eor	v10.16b, v10.16b, v0.16b
+	pmull	v0.1q, v12.1d, v11.1d
 	aese	v26.16b, v5.16b
 	aesmc	v26.16b, v26.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
-	ldr	q23, [x0, #304]
+	eor	v8.16b, v8.16b, v0.16b
+	ldr	q0, [x1, #64]
 	aese	v27.16b, v5.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q11, [x0, #432]
+	rev64	v0.16b, v0.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
-	ext	v12.16b, v0.16b, v0.16b, #8
-	eor	v12.16b, v12.16b, v0.16b
+	ldr	q23, [x0, #320]
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v13.1q, v0.1d, v23.1d
+	ldr	q11, [x0, #448]
+	ext	v12.16b, v0.16b, v0.16b, #8
 	aese	v30.16b, v5.16b
 	aesmc	v30.16b, v30.16b
-	eor	v10.16b, v10.16b, v13.16b
-	pmull2	v0.1q, v0.2d, v23.2d
+	eor	v12.16b, v12.16b, v0.16b
+	pmull	v13.1q, v0.1d, v23.1d
 	aese	v31.16b, v5.16b
 	aesmc	v31.16b, v31.16b
-	eor	v8.16b, v8.16b, v0.16b
+	eor	v9.16b, v9.16b, v13.16b
+	pmull2	v0.1q, v0.2d, v23.2d
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
+	eor	v10.16b, v10.16b, v0.16b
 	pmull	v0.1q, v12.1d, v11.1d
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
-	eor	v9.16b, v9.16b, v0.16b
-	ldr	q0, [x1, #64]
+	eor	v8.16b, v8.16b, v0.16b
+	ldr	q0, [x1, #80]
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
 	rev64	v0.16b, v0.16b
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
 	ext	v0.16b, v0.16b, v0.16b, #8
-	ldr	q23, [x0, #320]
+	ldr	q23, [x0, #336]
 	aese	v28.16b, v6.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q11, [x0, #448]
+	ldr	q11, [x0, #464]
+	ext	v12.16b, v0.16b, v0.16b, #8
 	aese	v29.16b, v6.16b
 	aesmc	v29.16b, v29.16b
-	ext	v12.16b, v0.16b, v0.16b, #8
 	eor	v12.16b, v12.16b, v0.16b
+	pmull	v13.1q, v0.1d, v23.1d
 	aese	v30.16b, v6.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v13.1q, v0.1d, v23.1d
+	eor	v9.16b, v9.16b, v13.16b
+	pmull2	v0.1q, v0.2d, v23.2d
 	aese	v31.16b, v6.16b
 	aesmc	v31.16b, v31.16b
-	eor	v10.16b, v10.16b, v13.16b
-	pmull2	v0.1q, v0.2d, v23.2d
+	eor	v10.16b, v10.16b, v0.16b
+	pmull	v0.1q, v12.1d, v11.1d
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
 	eor	v8.16b, v8.16b, v0.16b
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v0.1q, v12.1d, v11.1d
-	eor	v9.16b, v9.16b, v0.16b
+	ldr	q0, [x1, #96]
+	rev64	v0.16b, v0.16b
 	aese	v26.16b, v7.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q0, [x1, #80]
+	ext	v0.16b, v0.16b, v0.16b, #8
+	ldr	q23, [x0, #352]
 	aese	v27.16b, v7.16b
 	aesmc	v27.16b, v27.16b
-	rev64	v0.16b, v0.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
-	aese	v28.16b, v7.16b
-	aesmc	v28.16b, v28.16b
-	ldr	q23, [x0, #336]
-	aese	v29.16b, v7.16b
-	aesmc	v29.16b, v29.16b
-	ldr	q11, [x0, #464]
-	ext	v12.16b, v0.16b, v0.16b, #8
-	aese	v30.16b, v7.16b
-	aesmc	v30.16b, v30.16b
-	eor	v12.16b, v12.16b, v0.16b
-	aese	v31.16b, v7.16b
-	aesmc	v31.16b, v31.16b
-	pmull	v13.1q, v0.1d, v23.1d
-	aese	v24.16b, v16.16b
-	aesmc	v24.16b, v24.16b
-	eor	v10.16b, v10.16b, v13.16b
-	pmull2	v0.1q, v0.2d, v23.2d
-	aese	v25.16b, v16.16b
-	aesmc	v25.16b, v25.16b
-	eor	v8.16b, v8.16b, v0.16b
-	aese	v26.16b, v16.16b
-	aesmc	v26.16b, v26.16b
-	pmull	v0.1q, v12.1d, v11.1d
-	eor	v9.16b, v9.16b, v0.16b
-	aese	v27.16b, v16.16b
-	aesmc	v27.16b, v27.16b
-	ldr	q0, [x1, #96]
-	aese	v28.16b, v16.16b
-	aesmc	v28.16b, v28.16b
-	rev64	v0.16b, v0.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
-	aese	v29.16b, v16.16b
-	aesmc	v29.16b, v29.16b
-	ldr	q23, [x0, #352]
-	aese	v30.16b, v16.16b
-	aesmc	v30.16b, v30.16b
 	ldr	q11, [x0, #480]
 	ext	v12.16b, v0.16b, v0.16b, #8
-	aese	v31.16b, v16.16b
-	aesmc	v31.16b, v31.16b
-	eor	v12.16b, v12.16b, v0.16b
-	aese	v24.16b, v17.16b
-	aesmc	v24.16b, v24.16b
-	pmull	v13.1q, v0.1d, v23.1d
-	eor	v10.16b, v10.16b, v13.16b
-	aese	v25.16b, v17.16b
-	aesmc	v25.16b, v25.16b
-	pmull2	v0.1q, v0.2d, v23.2d
-	aese	v26.16b, v17.16b
-	aesmc	v26.16b, v26.16b
-	eor	v8.16b, v8.16b, v0.16b
-	pmull	v0.1q, v12.1d, v11.1d
-	aese	v27.16b, v17.16b
-	aesmc	v27.16b, v27.16b
-	eor	v9.16b, v9.16b, v0.16b
-	aese	v28.16b, v17.16b
+	aese	v28.16b, v7.16b
 	aesmc	v28.16b, v28.16b
+	eor	v12.16b, v12.16b, v0.16b
+	pmull	v13.1q, v0.1d, v23.1d
+	aese	v29.16b, v7.16b
+	aesmc	v29.16b, v29.16b
+	eor	v9.16b, v9.16b, v13.16b
+	pmull2	v0.1q, v0.2d, v23.2d
+	aese	v30.16b, v7.16b
+	aesmc	v30.16b, v30.16b
+	eor	v10.16b, v10.16b, v0.16b
+	aese	v31.16b, v7.16b
+	aesmc	v31.16b, v31.16b
+	pmull	v0.1q, v12.1d, v11.1d
+	eor	v8.16b, v8.16b, v0.16b
+	aese	v24.16b, v16.16b
+	aesmc	v24.16b, v24.16b
 	ldr	q0, [x1, #112]
 	rev64	v0.16b, v0.16b
+	aese	v25.16b, v16.16b
+	aesmc	v25.16b, v25.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
+	ldr	q23, [x0, #368]
+	aese	v26.16b, v16.16b
+	aesmc	v26.16b, v26.16b
+	ldr	q11, [x0, #496]
+	ext	v12.16b, v0.16b, v0.16b, #8
+	aese	v27.16b, v16.16b
+	aesmc	v27.16b, v27.16b
+	eor	v12.16b, v12.16b, v0.16b
+	pmull	v13.1q, v0.1d, v23.1d
+	aese	v28.16b, v16.16b
+	aesmc	v28.16b, v28.16b
+	eor	v9.16b, v9.16b, v13.16b
+	aese	v29.16b, v16.16b
+	aesmc	v29.16b, v29.16b
+	pmull2	v0.1q, v0.2d, v23.2d
+	eor	v10.16b, v10.16b, v0.16b
+	aese	v30.16b, v16.16b
+	aesmc	v30.16b, v30.16b
+	pmull	v0.1q, v12.1d, v11.1d
+	eor	v8.16b, v8.16b, v0.16b
+	aese	v31.16b, v16.16b
+	aesmc	v31.16b, v31.16b
+	eor	v8.16b, v8.16b, v9.16b
+	eor	v8.16b, v8.16b, v10.16b
+	aese	v24.16b, v17.16b
+	aesmc	v24.16b, v24.16b
+	movi	v0.2d, #0x0000000000000000
+	ext	v23.16b, v0.16b, v8.16b, #8
+	aese	v25.16b, v17.16b
+	aesmc	v25.16b, v25.16b
+	eor	v9.16b, v9.16b, v23.16b
+	ext	v23.16b, v8.16b, v0.16b, #8
+	aese	v26.16b, v17.16b
+	aesmc	v26.16b, v26.16b
+	eor	v10.16b, v10.16b, v23.16b
+	aese	v27.16b, v17.16b
+	aesmc	v27.16b, v27.16b
+	adrp	x4, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
+	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
+	aese	v28.16b, v17.16b
+	aesmc	v28.16b, v28.16b
+	ldr	q0, [x4]
+	pmull	v23.1q, v9.1d, v0.1d
 	aese	v29.16b, v17.16b
 	aesmc	v29.16b, v29.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	ext	v9.16b, v9.16b, v9.16b, #8
+	eor	v9.16b, v9.16b, v23.16b
 	aese	v30.16b, v17.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q23, [x0, #368]
-	ldr	q11, [x0, #496]
+	pmull	v0.1q, v9.1d, v0.1d
+	ext	v9.16b, v9.16b, v9.16b, #8
 	aese	v31.16b, v17.16b
 	aesmc	v31.16b, v31.16b
-	ext	v12.16b, v0.16b, v0.16b, #8
-	aese	v24.16b, v18.16b
-	eor	v12.16b, v12.16b, v0.16b
-	aese	v25.16b, v18.16b
-	pmull	v13.1q, v0.1d, v23.1d
-	eor	v10.16b, v10.16b, v13.16b
-	aese	v26.16b, v18.16b
-	pmull2	v0.1q, v0.2d, v23.2d
-	aese	v27.16b, v18.16b
-	eor	v8.16b, v8.16b, v0.16b
-	pmull	v0.1q, v12.1d, v11.1d
-	aese	v28.16b, v18.16b
 	eor	v9.16b, v9.16b, v0.16b
-	aese	v29.16b, v18.16b
-	eor	v9.16b, v9.16b, v10.16b
-	eor	v9.16b, v9.16b, v8.16b
-	aese	v30.16b, v18.16b
-	movi	v0.2d, #0x0000000000000000
-	aese	v31.16b, v18.16b
-	ext	v23.16b, v0.16b, v9.16b, #8
-	eor	v10.16b, v10.16b, v23.16b
-	eor	v24.16b, v24.16b, v19.16b
-	ext	v23.16b, v9.16b, v0.16b, #8
-	eor	v25.16b, v25.16b, v19.16b
-	eor	v8.16b, v8.16b, v23.16b
-	adrp	x4, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	eor	v26.16b, v26.16b, v19.16b
-	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	eor	v27.16b, v27.16b, v19.16b
-	ldr	q0, [x4]
-	pmull	v23.1q, v10.1d, v0.1d
-	eor	v28.16b, v28.16b, v19.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
-	eor	v29.16b, v29.16b, v19.16b
-	eor	v10.16b, v10.16b, v23.16b
-	pmull	v0.1q, v10.1d, v0.1d
-	eor	v30.16b, v30.16b, v19.16b
-	ext	v10.16b, v10.16b, v10.16b, #8
-	eor	v31.16b, v31.16b, v19.16b
-	eor	v10.16b, v10.16b, v0.16b
-	eor	v0.16b, v10.16b, v8.16b
+	eor	v0.16b, v9.16b, v10.16b
 	ldp	q23, q8, [x1], #32
-	eor	v24.16b, v24.16b, v23.16b
-	eor	v25.16b, v25.16b, v8.16b
+	aese	v24.16b, v18.16b
+	aese	v25.16b, v18.16b
+	eor3	v24.16b, v24.16b, v19.16b, v23.16b
+	eor3	v25.16b, v25.16b, v19.16b, v8.16b
 	stp	q24, q25, [x3], #32
 	ldp	q23, q24, [x1], #32
-	eor	v26.16b, v26.16b, v23.16b
-	eor	v27.16b, v27.16b, v24.16b
+	aese	v26.16b, v18.16b
+	aese	v27.16b, v18.16b
+	eor3	v26.16b, v26.16b, v19.16b, v23.16b
+	eor3	v27.16b, v27.16b, v19.16b, v24.16b
 	stp	q26, q27, [x3], #32
 	ldp	q23, q24, [x1], #32
-	eor	v28.16b, v28.16b, v23.16b
-	eor	v29.16b, v29.16b, v24.16b
+	aese	v28.16b, v18.16b
+	aese	v29.16b, v18.16b
+	eor3	v28.16b, v28.16b, v19.16b, v23.16b
+	eor3	v29.16b, v29.16b, v19.16b, v24.16b
 	stp	q28, q29, [x3], #32
 	ldp	q23, q24, [x1], #32
-	eor	v30.16b, v30.16b, v23.16b
-	eor	v31.16b, v31.16b, v24.16b
+	aese	v30.16b, v18.16b
+	aese	v31.16b, v18.16b
+	eor3	v30.16b, v30.16b, v19.16b, v23.16b
+	eor3	v31.16b, v31.16b, v19.16b, v24.16b
 	stp	q30, q31, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_decrypt_data_top128
@@ -13613,236 +13405,249 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	sub	x4, x4, #1
 	str	x4, [x0, #672]
 	add	x4, x0, x5, lsl #4
+	ldr	q27, [x1]
 	add	x4, x4, #704
-	ldr	q28, [x1]
+	rev64	v27.16b, v27.16b
 	rev32	v23.16b, v20.16b
-	rev64	v28.16b, v28.16b
+	ext	v27.16b, v27.16b, v27.16b, #8
 	add	v20.4s, v20.4s, v21.4s
-	ext	v28.16b, v28.16b, v28.16b, #8
+	eor	v27.16b, v27.16b, v0.16b
 	rev32	v24.16b, v20.16b
-	eor	v28.16b, v28.16b, v0.16b
-	add	v20.4s, v20.4s, v21.4s
 	ldr	q0, [x0, #256]
+	add	v20.4s, v20.4s, v21.4s
+	ldr	q28, [x0, #384]
 	rev32	v25.16b, v20.16b
-	ldr	q29, [x0, #384]
+	ext	v29.16b, v27.16b, v27.16b, #8
 	add	v20.4s, v20.4s, v21.4s
-	ext	v30.16b, v28.16b, v28.16b, #8
+	eor	v29.16b, v29.16b, v27.16b
 	rev32	v26.16b, v20.16b
-	eor	v30.16b, v30.16b, v28.16b
+	pmull	v8.1q, v27.1d, v0.1d
+	pmull2	v9.1q, v27.2d, v0.2d
 	add	v20.4s, v20.4s, v21.4s
-	pmull	v8.1q, v28.1d, v0.1d
+	pmull	v10.1q, v29.1d, v28.1d
 	rev32	v27.16b, v20.16b
-	pmull2	v9.1q, v28.2d, v0.2d
-	add	v20.4s, v20.4s, v21.4s
-	pmull	v10.1q, v30.1d, v29.1d
-	rev32	v28.16b, v20.16b
 	ldr	q0, [x1, #16]
 	add	v20.4s, v20.4s, v21.4s
 	rev64	v0.16b, v0.16b
-	rev32	v29.16b, v20.16b
+	rev32	v28.16b, v20.16b
 	ext	v0.16b, v0.16b, v0.16b, #8
 	add	v20.4s, v20.4s, v21.4s
 	ldr	q31, [x0, #272]
-	rev32	v30.16b, v20.16b
+	rev32	v29.16b, v20.16b
 	ldr	q11, [x0, #400]
 	add	v20.4s, v20.4s, v21.4s
 	ext	v12.16b, v0.16b, v0.16b, #8
+	rev32	v30.16b, v20.16b
+	eor	v12.16b, v12.16b, v0.16b
+	add	v20.4s, v20.4s, v21.4s
+	pmull	v13.1q, v0.1d, v31.1d
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v23.16b, v1.16b
 	aesmc	v23.16b, v23.16b
-	eor	v12.16b, v12.16b, v0.16b
+	pmull2	v0.1q, v0.2d, v31.2d
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v13.1q, v0.1d, v31.1d
+	eor	v9.16b, v9.16b, v0.16b
 	aese	v25.16b, v1.16b
 	aesmc	v25.16b, v25.16b
-	eor	v8.16b, v8.16b, v13.16b
+	pmull	v0.1q, v12.1d, v11.1d
 	aese	v26.16b, v1.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v0.1q, v0.2d, v31.2d
+	eor	v10.16b, v10.16b, v0.16b
 	aese	v27.16b, v1.16b
 	aesmc	v27.16b, v27.16b
-	eor	v9.16b, v9.16b, v0.16b
+	ldr	q0, [x1, #32]
 	aese	v28.16b, v1.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v0.1q, v12.1d, v11.1d
+	rev64	v0.16b, v0.16b
 	aese	v29.16b, v1.16b
 	aesmc	v29.16b, v29.16b
-	eor	v10.16b, v10.16b, v0.16b
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v30.16b, v1.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q11, [x1, #32]
+	ldr	q31, [x0, #288]
 	aese	v23.16b, v2.16b
 	aesmc	v23.16b, v23.16b
-	rev64	v11.16b, v11.16b
+	ldr	q11, [x0, #416]
+	ext	v12.16b, v0.16b, v0.16b, #8
 	aese	v24.16b, v2.16b
 	aesmc	v24.16b, v24.16b
-	ext	v11.16b, v11.16b, v11.16b, #8
+	eor	v12.16b, v12.16b, v0.16b
 	aese	v25.16b, v2.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q12, [x0, #288]
+	pmull	v13.1q, v0.1d, v31.1d
 	aese	v26.16b, v2.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q13, [x0, #416]
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v27.16b, v2.16b
 	aesmc	v27.16b, v27.16b
+	pmull2	v0.1q, v0.2d, v31.2d
 	aese	v28.16b, v2.16b
 	aesmc	v28.16b, v28.16b
-	ext	v14.16b, v11.16b, v11.16b, #8
+	eor	v9.16b, v9.16b, v0.16b
 	aese	v29.16b, v2.16b
 	aesmc	v29.16b, v29.16b
-	eor	v14.16b, v14.16b, v11.16b
+	pmull	v0.1q, v12.1d, v11.1d
 	aese	v30.16b, v2.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v31.1q, v11.1d, v12.1d
+	eor	v10.16b, v10.16b, v0.16b
 	ldr	q0, [x0, #688]
-	eor	v8.16b, v8.16b, v31.16b
-	eor	v31.16b, v23.16b, v0.16b
-	pmull2	v11.1q, v11.2d, v12.2d
-	str	q31, [x4]
-	eor	v9.16b, v9.16b, v11.16b
-	eor	v31.16b, v24.16b, v0.16b
-	pmull	v11.1q, v14.1d, v13.1d
-	str	q31, [x4, #16]
-	eor	v10.16b, v10.16b, v11.16b
-	eor	v31.16b, v25.16b, v0.16b
 	ldr	q11, [x1, #48]
-	str	q31, [x4, #32]
+	eor	v31.16b, v23.16b, v0.16b
 	rev64	v11.16b, v11.16b
-	eor	v31.16b, v26.16b, v0.16b
 	ext	v11.16b, v11.16b, v11.16b, #8
-	str	q31, [x4, #48]
+	str	q31, [x4]
 	ldr	q12, [x0, #304]
-	eor	v31.16b, v27.16b, v0.16b
+	eor	v31.16b, v24.16b, v0.16b
 	ldr	q13, [x0, #432]
-	str	q31, [x4, #64]
+	str	q31, [x4, #16]
 	ext	v14.16b, v11.16b, v11.16b, #8
-	eor	v31.16b, v28.16b, v0.16b
+	eor	v31.16b, v25.16b, v0.16b
 	eor	v14.16b, v14.16b, v11.16b
-	str	q31, [x4, #80]
+	str	q31, [x4, #32]
 	pmull	v15.1q, v11.1d, v12.1d
-	eor	v31.16b, v29.16b, v0.16b
+	eor	v31.16b, v26.16b, v0.16b
 	eor	v8.16b, v8.16b, v15.16b
-	str	q31, [x4, #96]
+	str	q31, [x4, #48]
 	pmull2	v11.1q, v11.2d, v12.2d
-	eor	v31.16b, v30.16b, v0.16b
+	eor	v31.16b, v27.16b, v0.16b
 	eor	v9.16b, v9.16b, v11.16b
+	str	q31, [x4, #64]
+	pmull	v31.1q, v14.1d, v13.1d
+	eor	v10.16b, v10.16b, v31.16b
+	eor	v31.16b, v28.16b, v0.16b
+	ldr	q11, [x1, #64]
+	str	q31, [x4, #80]
+	rev64	v11.16b, v11.16b
+	eor	v31.16b, v29.16b, v0.16b
+	ext	v11.16b, v11.16b, v11.16b, #8
+	str	q31, [x4, #96]
+	ldr	q12, [x0, #320]
+	eor	v31.16b, v30.16b, v0.16b
+	ldr	q0, [x0, #448]
 	str	q31, [x4, #112]
-	pmull	v0.1q, v14.1d, v13.1d
+	ext	v31.16b, v11.16b, v11.16b, #8
 	aese	v23.16b, v3.16b
 	aesmc	v23.16b, v23.16b
-	eor	v10.16b, v10.16b, v0.16b
+	eor	v31.16b, v31.16b, v11.16b
 	aese	v24.16b, v3.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q0, [x1, #64]
+	pmull	v13.1q, v11.1d, v12.1d
 	aese	v25.16b, v3.16b
 	aesmc	v25.16b, v25.16b
-	rev64	v0.16b, v0.16b
+	eor	v8.16b, v8.16b, v13.16b
+	pmull2	v11.1q, v11.2d, v12.2d
 	aese	v26.16b, v3.16b
 	aesmc	v26.16b, v26.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	eor	v9.16b, v9.16b, v11.16b
 	aese	v27.16b, v3.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q31, [x0, #320]
+	pmull	v0.1q, v31.1d, v0.1d
 	aese	v28.16b, v3.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q11, [x0, #448]
+	eor	v10.16b, v10.16b, v0.16b
 	aese	v29.16b, v3.16b
 	aesmc	v29.16b, v29.16b
-	ext	v12.16b, v0.16b, v0.16b, #8
+	ldr	q0, [x1, #80]
 	aese	v30.16b, v3.16b
 	aesmc	v30.16b, v30.16b
-	eor	v12.16b, v12.16b, v0.16b
+	rev64	v0.16b, v0.16b
 	aese	v23.16b, v4.16b
 	aesmc	v23.16b, v23.16b
-	pmull	v13.1q, v0.1d, v31.1d
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
-	eor	v8.16b, v8.16b, v13.16b
+	ldr	q31, [x0, #336]
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
+	ldr	q11, [x0, #464]
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v0.1q, v0.2d, v31.2d
+	ext	v12.16b, v0.16b, v0.16b, #8
+	eor	v12.16b, v12.16b, v0.16b
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
-	eor	v9.16b, v9.16b, v0.16b
+	pmull	v13.1q, v0.1d, v31.1d
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v0.1q, v12.1d, v11.1d
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
-	eor	v10.16b, v10.16b, v0.16b
+	pmull2	v0.1q, v0.2d, v31.2d
 	aese	v30.16b, v4.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q0, [x1, #80]
+	eor	v9.16b, v9.16b, v0.16b
 	aese	v23.16b, v5.16b
 	aesmc	v23.16b, v23.16b
-	rev64	v0.16b, v0.16b
+	pmull	v0.1q, v12.1d, v11.1d
 	aese	v24.16b, v5.16b
 	aesmc	v24.16b, v24.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	eor	v10.16b, v10.16b, v0.16b
 	aese	v25.16b, v5.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q31, [x0, #336]
+	ldr	q0, [x1, #96]
 	aese	v26.16b, v5.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q11, [x0, #464]
+	rev64	v0.16b, v0.16b
 	aese	v27.16b, v5.16b
 	aesmc	v27.16b, v27.16b
-	ext	v12.16b, v0.16b, v0.16b, #8
+	ext	v0.16b, v0.16b, v0.16b, #8
+	ldr	q31, [x0, #352]
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
-	eor	v12.16b, v12.16b, v0.16b
+	ldr	q11, [x0, #480]
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v13.1q, v0.1d, v31.1d
+	ext	v12.16b, v0.16b, v0.16b, #8
 	aese	v30.16b, v5.16b
 	aesmc	v30.16b, v30.16b
-	eor	v8.16b, v8.16b, v13.16b
+	eor	v12.16b, v12.16b, v0.16b
 	aese	v23.16b, v6.16b
 	aesmc	v23.16b, v23.16b
-	pmull2	v0.1q, v0.2d, v31.2d
+	pmull	v13.1q, v0.1d, v31.1d
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
-	eor	v9.16b, v9.16b, v0.16b
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v0.1q, v12.1d, v11.1d
+	pmull2	v0.1q, v0.2d, v31.2d
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
-	eor	v10.16b, v10.16b, v0.16b
+	eor	v9.16b, v9.16b, v0.16b
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q0, [x1, #96]
+	pmull	v0.1q, v12.1d, v11.1d
 	aese	v28.16b, v6.16b
 	aesmc	v28.16b, v28.16b
-	rev64	v0.16b, v0.16b
+	eor	v10.16b, v10.16b, v0.16b
+	ldr	q0, [x1, #112]
 	aese	v29.16b, v6.16b
 	aesmc	v29.16b, v29.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	rev64	v0.16b, v0.16b
 	aese	v30.16b, v6.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q31, [x0, #352]
+	ext	v0.16b, v0.16b, v0.16b, #8
 	aese	v23.16b, v7.16b
 	aesmc	v23.16b, v23.16b
-	ldr	q11, [x0, #480]
+	ldr	q31, [x0, #368]
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
-	ext	v12.16b, v0.16b, v0.16b, #8
+	ldr	q11, [x0, #496]
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
-	eor	v12.16b, v12.16b, v0.16b
+	ext	v12.16b, v0.16b, v0.16b, #8
 	aese	v26.16b, v7.16b
 	aesmc	v26.16b, v26.16b
-	pmull	v13.1q, v0.1d, v31.1d
+	eor	v12.16b, v12.16b, v0.16b
 	aese	v27.16b, v7.16b
 	aesmc	v27.16b, v27.16b
-	eor	v8.16b, v8.16b, v13.16b
+	pmull	v13.1q, v0.1d, v31.1d
 	aese	v28.16b, v7.16b
 	aesmc	v28.16b, v28.16b
-	pmull2	v0.1q, v0.2d, v31.2d
+	eor	v8.16b, v8.16b, v13.16b
 	aese	v29.16b, v7.16b
 	aesmc	v29.16b, v29.16b
+	pmull2	v0.1q, v0.2d, v31.2d
 	eor	v9.16b, v9.16b, v0.16b
 	aese	v30.16b, v7.16b
 	aesmc	v30.16b, v30.16b
@@ -13852,79 +13657,50 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	eor	v10.16b, v10.16b, v0.16b
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
+	eor	v10.16b, v10.16b, v8.16b
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q0, [x1, #112]
+	eor	v10.16b, v10.16b, v9.16b
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
-	rev64	v0.16b, v0.16b
+	movi	v0.2d, #0x0000000000000000
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
-	ext	v0.16b, v0.16b, v0.16b, #8
+	ext	v31.16b, v0.16b, v10.16b, #8
 	aese	v28.16b, v16.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q31, [x0, #368]
+	eor	v8.16b, v8.16b, v31.16b
 	aese	v29.16b, v16.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q11, [x0, #496]
+	ext	v31.16b, v10.16b, v0.16b, #8
 	aese	v30.16b, v16.16b
 	aesmc	v30.16b, v30.16b
-	ext	v12.16b, v0.16b, v0.16b, #8
+	eor	v9.16b, v9.16b, v31.16b
+	adrp	x4, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
 	aese	v23.16b, v17.16b
 	aesmc	v23.16b, v23.16b
-	eor	v12.16b, v12.16b, v0.16b
+	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
 	aese	v24.16b, v17.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v13.1q, v0.1d, v31.1d
+	ldr	q0, [x4]
 	aese	v25.16b, v17.16b
 	aesmc	v25.16b, v25.16b
-	eor	v8.16b, v8.16b, v13.16b
+	pmull	v31.1q, v8.1d, v0.1d
 	aese	v26.16b, v17.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v0.1q, v0.2d, v31.2d
+	ext	v8.16b, v8.16b, v8.16b, #8
 	aese	v27.16b, v17.16b
 	aesmc	v27.16b, v27.16b
-	eor	v9.16b, v9.16b, v0.16b
+	eor	v8.16b, v8.16b, v31.16b
 	aese	v28.16b, v17.16b
 	aesmc	v28.16b, v28.16b
-	pmull	v0.1q, v12.1d, v11.1d
+	pmull	v0.1q, v8.1d, v0.1d
 	aese	v29.16b, v17.16b
 	aesmc	v29.16b, v29.16b
-	eor	v10.16b, v10.16b, v0.16b
+	ext	v8.16b, v8.16b, v8.16b, #8
 	aese	v30.16b, v17.16b
 	aesmc	v30.16b, v30.16b
-	eor	v10.16b, v10.16b, v8.16b
-	aese	v23.16b, v18.16b
-	eor	v10.16b, v10.16b, v9.16b
-	aese	v24.16b, v18.16b
-	movi	v0.2d, #0x0000000000000000
-	aese	v25.16b, v18.16b
-	ext	v31.16b, v0.16b, v10.16b, #8
-	aese	v26.16b, v18.16b
-	eor	v8.16b, v8.16b, v31.16b
-	aese	v27.16b, v18.16b
-	ext	v31.16b, v10.16b, v0.16b, #8
-	aese	v28.16b, v18.16b
-	eor	v9.16b, v9.16b, v31.16b
-	aese	v29.16b, v18.16b
-	adrp	x4, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	aese	v30.16b, v18.16b
-	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	eor	v23.16b, v23.16b, v19.16b
-	ldr	q0, [x4]
-	eor	v24.16b, v24.16b, v19.16b
-	pmull	v31.1q, v8.1d, v0.1d
-	eor	v25.16b, v25.16b, v19.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
-	eor	v26.16b, v26.16b, v19.16b
-	eor	v8.16b, v8.16b, v31.16b
-	eor	v27.16b, v27.16b, v19.16b
-	pmull	v0.1q, v8.1d, v0.1d
-	eor	v28.16b, v28.16b, v19.16b
-	ext	v8.16b, v8.16b, v8.16b, #8
-	eor	v29.16b, v29.16b, v19.16b
 	eor	v8.16b, v8.16b, v0.16b
-	eor	v30.16b, v30.16b, v19.16b
 	eor	v0.16b, v8.16b, v9.16b
 	ldr	x4, [x0, #656]
 	sub	x4, x5, x4
@@ -13950,196 +13726,217 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	str	x4, [x0, #664]
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_run_done_2:
 	ldp	q31, q8, [x1], #32
-	eor	v23.16b, v23.16b, v31.16b
-	eor	v24.16b, v24.16b, v8.16b
+	aese	v23.16b, v18.16b
+	aese	v24.16b, v18.16b
+	eor3	v23.16b, v23.16b, v19.16b, v31.16b
+	eor3	v24.16b, v24.16b, v19.16b, v8.16b
 	stp	q23, q24, [x3], #32
 	ldp	q23, q24, [x1], #32
-	eor	v25.16b, v25.16b, v23.16b
-	eor	v26.16b, v26.16b, v24.16b
+	aese	v25.16b, v18.16b
+	aese	v26.16b, v18.16b
+	eor3	v25.16b, v25.16b, v19.16b, v23.16b
+	eor3	v26.16b, v26.16b, v19.16b, v24.16b
 	stp	q25, q26, [x3], #32
 	ldp	q23, q24, [x1], #32
-	eor	v27.16b, v27.16b, v23.16b
-	eor	v28.16b, v28.16b, v24.16b
+	aese	v27.16b, v18.16b
+	aese	v28.16b, v18.16b
+	eor3	v27.16b, v27.16b, v19.16b, v23.16b
+	eor3	v28.16b, v28.16b, v19.16b, v24.16b
 	stp	q27, q28, [x3], #32
 	ldp	q23, q24, [x1], #32
-	eor	v29.16b, v29.16b, v23.16b
-	eor	v30.16b, v30.16b, v24.16b
+	aese	v29.16b, v18.16b
+	aese	v30.16b, v18.16b
+	eor3	v29.16b, v29.16b, v19.16b, v23.16b
+	eor3	v30.16b, v30.16b, v19.16b, v24.16b
 	stp	q29, q30, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_decrypt_data_top128
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_full_steady_128:
 	rev32	v23.16b, v20.16b
-	ldr	q28, [x1]
+	ldr	q27, [x1]
 	add	v20.4s, v20.4s, v21.4s
-	rev64	v28.16b, v28.16b
+	rev64	v27.16b, v27.16b
 	rev32	v24.16b, v20.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v27.16b, v27.16b, v27.16b, #8
+	eor	v27.16b, v27.16b, v0.16b
 	add	v20.4s, v20.4s, v21.4s
-	eor	v28.16b, v28.16b, v0.16b
-	rev32	v25.16b, v20.16b
 	ldr	q0, [x0, #256]
+	rev32	v25.16b, v20.16b
+	ldr	q28, [x0, #384]
 	add	v20.4s, v20.4s, v21.4s
-	ldr	q29, [x0, #384]
+	ext	v29.16b, v27.16b, v27.16b, #8
+	eor	v29.16b, v29.16b, v27.16b
 	rev32	v26.16b, v20.16b
-	ext	v30.16b, v28.16b, v28.16b, #8
-	eor	v30.16b, v30.16b, v28.16b
+	pmull	v31.1q, v27.1d, v0.1d
 	add	v20.4s, v20.4s, v21.4s
-	pmull	v31.1q, v28.1d, v0.1d
+	pmull2	v0.1q, v27.2d, v0.2d
 	rev32	v27.16b, v20.16b
-	pmull2	v0.1q, v28.2d, v0.2d
-	add	v20.4s, v20.4s, v21.4s
-	pmull	v8.1q, v30.1d, v29.1d
-	rev32	v28.16b, v20.16b
+	pmull	v8.1q, v29.1d, v28.1d
 	ldr	q9, [x1, #16]
 	add	v20.4s, v20.4s, v21.4s
 	rev64	v9.16b, v9.16b
-	rev32	v29.16b, v20.16b
+	rev32	v28.16b, v20.16b
 	ext	v9.16b, v9.16b, v9.16b, #8
 	add	v20.4s, v20.4s, v21.4s
 	ldr	q10, [x0, #272]
 	ldr	q11, [x0, #400]
-	rev32	v30.16b, v20.16b
+	rev32	v29.16b, v20.16b
 	ext	v12.16b, v9.16b, v9.16b, #8
 	add	v20.4s, v20.4s, v21.4s
 	eor	v12.16b, v12.16b, v9.16b
+	rev32	v30.16b, v20.16b
+	pmull	v13.1q, v9.1d, v10.1d
+	eor	v31.16b, v31.16b, v13.16b
+	add	v20.4s, v20.4s, v21.4s
+	pmull2	v9.1q, v9.2d, v10.2d
 	aese	v23.16b, v1.16b
 	aesmc	v23.16b, v23.16b
-	pmull	v13.1q, v9.1d, v10.1d
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
-	eor	v31.16b, v31.16b, v13.16b
+	pmull	v9.1q, v12.1d, v11.1d
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v25.16b, v1.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v9.1q, v9.2d, v10.2d
+	ldr	q9, [x1, #32]
 	aese	v26.16b, v1.16b
 	aesmc	v26.16b, v26.16b
-	eor	v0.16b, v0.16b, v9.16b
+	rev64	v9.16b, v9.16b
+	ext	v9.16b, v9.16b, v9.16b, #8
 	aese	v27.16b, v1.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v9.1q, v12.1d, v11.1d
-	eor	v8.16b, v8.16b, v9.16b
+	ldr	q10, [x0, #288]
 	aese	v28.16b, v1.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q9, [x1, #32]
+	ldr	q11, [x0, #416]
 	aese	v29.16b, v1.16b
 	aesmc	v29.16b, v29.16b
-	rev64	v9.16b, v9.16b
+	ext	v12.16b, v9.16b, v9.16b, #8
+	eor	v12.16b, v12.16b, v9.16b
 	aese	v30.16b, v1.16b
 	aesmc	v30.16b, v30.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	pmull	v13.1q, v9.1d, v10.1d
 	aese	v23.16b, v2.16b
 	aesmc	v23.16b, v23.16b
-	ldr	q10, [x0, #288]
+	eor	v31.16b, v31.16b, v13.16b
 	aese	v24.16b, v2.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q11, [x0, #416]
+	pmull2	v9.1q, v9.2d, v10.2d
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v25.16b, v2.16b
 	aesmc	v25.16b, v25.16b
-	ext	v12.16b, v9.16b, v9.16b, #8
+	pmull	v9.1q, v12.1d, v11.1d
 	aese	v26.16b, v2.16b
 	aesmc	v26.16b, v26.16b
-	eor	v12.16b, v12.16b, v9.16b
-	pmull	v13.1q, v9.1d, v10.1d
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v27.16b, v2.16b
 	aesmc	v27.16b, v27.16b
-	eor	v31.16b, v31.16b, v13.16b
+	ldr	q9, [x1, #48]
+	rev64	v9.16b, v9.16b
 	aese	v28.16b, v2.16b
 	aesmc	v28.16b, v28.16b
-	pmull2	v9.1q, v9.2d, v10.2d
+	ext	v9.16b, v9.16b, v9.16b, #8
 	aese	v29.16b, v2.16b
 	aesmc	v29.16b, v29.16b
-	eor	v0.16b, v0.16b, v9.16b
+	ldr	q10, [x0, #304]
 	aese	v30.16b, v2.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v9.1q, v12.1d, v11.1d
+	ldr	q11, [x0, #432]
+	ext	v12.16b, v9.16b, v9.16b, #8
 	aese	v23.16b, v3.16b
 	aesmc	v23.16b, v23.16b
-	eor	v8.16b, v8.16b, v9.16b
+	eor	v12.16b, v12.16b, v9.16b
 	aese	v24.16b, v3.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q9, [x1, #48]
+	pmull	v13.1q, v9.1d, v10.1d
 	aese	v25.16b, v3.16b
 	aesmc	v25.16b, v25.16b
-	rev64	v9.16b, v9.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	eor	v31.16b, v31.16b, v13.16b
+	pmull2	v9.1q, v9.2d, v10.2d
 	aese	v26.16b, v3.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q10, [x0, #304]
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v27.16b, v3.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q11, [x0, #432]
+	pmull	v9.1q, v12.1d, v11.1d
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v28.16b, v3.16b
 	aesmc	v28.16b, v28.16b
-	ext	v12.16b, v9.16b, v9.16b, #8
+	ldr	q9, [x1, #64]
 	aese	v29.16b, v3.16b
 	aesmc	v29.16b, v29.16b
-	eor	v12.16b, v12.16b, v9.16b
+	rev64	v9.16b, v9.16b
 	aese	v30.16b, v3.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v13.1q, v9.1d, v10.1d
+	ext	v9.16b, v9.16b, v9.16b, #8
+	ldr	q10, [x0, #320]
 	aese	v23.16b, v4.16b
 	aesmc	v23.16b, v23.16b
-	eor	v31.16b, v31.16b, v13.16b
+	ldr	q11, [x0, #448]
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
-	pmull2	v9.1q, v9.2d, v10.2d
-	eor	v0.16b, v0.16b, v9.16b
+	ext	v12.16b, v9.16b, v9.16b, #8
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v9.1q, v12.1d, v11.1d
+	eor	v12.16b, v12.16b, v9.16b
+	pmull	v13.1q, v9.1d, v10.1d
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
-	eor	v8.16b, v8.16b, v9.16b
+	eor	v31.16b, v31.16b, v13.16b
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q9, [x1, #64]
+	pmull2	v9.1q, v9.2d, v10.2d
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
-	rev64	v9.16b, v9.16b
+	eor	v0.16b, v0.16b, v9.16b
+	pmull	v9.1q, v12.1d, v11.1d
 	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v30.16b, v4.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q10, [x0, #320]
+	ldr	q9, [x1, #80]
 	aese	v23.16b, v5.16b
 	aesmc	v23.16b, v23.16b
-	ldr	q11, [x0, #448]
-	ext	v12.16b, v9.16b, v9.16b, #8
+	rev64	v9.16b, v9.16b
+	ext	v9.16b, v9.16b, v9.16b, #8
 	aese	v24.16b, v5.16b
 	aesmc	v24.16b, v24.16b
-	eor	v12.16b, v12.16b, v9.16b
+	ldr	q10, [x0, #336]
 	aese	v25.16b, v5.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v13.1q, v9.1d, v10.1d
+	ldr	q11, [x0, #464]
 	aese	v26.16b, v5.16b
 	aesmc	v26.16b, v26.16b
-	eor	v31.16b, v31.16b, v13.16b
+	ext	v12.16b, v9.16b, v9.16b, #8
+	eor	v12.16b, v12.16b, v9.16b
 	aese	v27.16b, v5.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v9.1q, v9.2d, v10.2d
+	pmull	v13.1q, v9.1d, v10.1d
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
-	eor	v0.16b, v0.16b, v9.16b
+	eor	v31.16b, v31.16b, v13.16b
+	pmull2	v9.1q, v9.2d, v10.2d
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v9.1q, v12.1d, v11.1d
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v30.16b, v5.16b
 	aesmc	v30.16b, v30.16b
-	eor	v8.16b, v8.16b, v9.16b
-	ldr	q9, [x1, #80]
+	pmull	v9.1q, v12.1d, v11.1d
 	aese	v23.16b, v6.16b
 	aesmc	v23.16b, v23.16b
-	rev64	v9.16b, v9.16b
+	eor	v8.16b, v8.16b, v9.16b
+	ldr	q9, [x1, #96]
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	rev64	v9.16b, v9.16b
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q10, [x0, #336]
+	ext	v9.16b, v9.16b, v9.16b, #8
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q11, [x0, #464]
+	ldr	q10, [x0, #352]
+	ldr	q11, [x0, #480]
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
 	ext	v12.16b, v9.16b, v9.16b, #8
@@ -14159,125 +13956,104 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
 	pmull	v9.1q, v12.1d, v11.1d
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
-	eor	v8.16b, v8.16b, v9.16b
+	ldr	q9, [x1, #112]
 	aese	v26.16b, v7.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q9, [x1, #96]
+	rev64	v9.16b, v9.16b
 	aese	v27.16b, v7.16b
 	aesmc	v27.16b, v27.16b
-	rev64	v9.16b, v9.16b
+	ext	v9.16b, v9.16b, v9.16b, #8
+	ldr	q10, [x0, #368]
 	aese	v28.16b, v7.16b
 	aesmc	v28.16b, v28.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
-	ldr	q10, [x0, #352]
+	ldr	q11, [x0, #496]
 	aese	v29.16b, v7.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q11, [x0, #480]
+	ext	v12.16b, v9.16b, v9.16b, #8
+	eor	v12.16b, v12.16b, v9.16b
 	aese	v30.16b, v7.16b
 	aesmc	v30.16b, v30.16b
-	ext	v12.16b, v9.16b, v9.16b, #8
+	pmull	v13.1q, v9.1d, v10.1d
 	aese	v23.16b, v16.16b
 	aesmc	v23.16b, v23.16b
-	eor	v12.16b, v12.16b, v9.16b
+	eor	v31.16b, v31.16b, v13.16b
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v13.1q, v9.1d, v10.1d
+	pmull2	v9.1q, v9.2d, v10.2d
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
-	eor	v31.16b, v31.16b, v13.16b
+	pmull	v9.1q, v12.1d, v11.1d
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v9.1q, v9.2d, v10.2d
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
-	eor	v0.16b, v0.16b, v9.16b
-	pmull	v9.1q, v12.1d, v11.1d
-	aese	v28.16b, v16.16b
-	aesmc	v28.16b, v28.16b
-	eor	v8.16b, v8.16b, v9.16b
-	aese	v29.16b, v16.16b
-	aesmc	v29.16b, v29.16b
-	ldr	q9, [x1, #112]
-	aese	v30.16b, v16.16b
-	aesmc	v30.16b, v30.16b
-	rev64	v9.16b, v9.16b
-	aese	v23.16b, v17.16b
-	aesmc	v23.16b, v23.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
-	aese	v24.16b, v17.16b
-	aesmc	v24.16b, v24.16b
-	ldr	q10, [x0, #368]
-	aese	v25.16b, v17.16b
-	aesmc	v25.16b, v25.16b
-	ldr	q11, [x0, #496]
-	aese	v26.16b, v17.16b
-	aesmc	v26.16b, v26.16b
-	ext	v12.16b, v9.16b, v9.16b, #8
-	eor	v12.16b, v12.16b, v9.16b
-	aese	v27.16b, v17.16b
-	aesmc	v27.16b, v27.16b
-	pmull	v13.1q, v9.1d, v10.1d
-	aese	v28.16b, v17.16b
-	aesmc	v28.16b, v28.16b
-	eor	v31.16b, v31.16b, v13.16b
-	aese	v29.16b, v17.16b
-	aesmc	v29.16b, v29.16b
-	pmull2	v9.1q, v9.2d, v10.2d
-	aese	v30.16b, v17.16b
-	aesmc	v30.16b, v30.16b
-	eor	v0.16b, v0.16b, v9.16b
-	aese	v23.16b, v18.16b
-	pmull	v9.1q, v12.1d, v11.1d
-	aese	v24.16b, v18.16b
-	eor	v8.16b, v8.16b, v9.16b
-	aese	v25.16b, v18.16b
 	eor	v8.16b, v8.16b, v31.16b
 	eor	v8.16b, v8.16b, v0.16b
-	aese	v26.16b, v18.16b
+	aese	v28.16b, v16.16b
+	aesmc	v28.16b, v28.16b
 	movi	v9.2d, #0x0000000000000000
-	aese	v27.16b, v18.16b
+	aese	v29.16b, v16.16b
+	aesmc	v29.16b, v29.16b
 	ext	v10.16b, v9.16b, v8.16b, #8
-	aese	v28.16b, v18.16b
+	aese	v30.16b, v16.16b
+	aesmc	v30.16b, v30.16b
 	eor	v31.16b, v31.16b, v10.16b
-	aese	v29.16b, v18.16b
 	ext	v10.16b, v8.16b, v9.16b, #8
-	aese	v30.16b, v18.16b
+	aese	v23.16b, v17.16b
+	aesmc	v23.16b, v23.16b
 	eor	v0.16b, v0.16b, v10.16b
-	eor	v23.16b, v23.16b, v19.16b
+	aese	v24.16b, v17.16b
+	aesmc	v24.16b, v24.16b
 	adrp	x4, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	eor	v24.16b, v24.16b, v19.16b
+	aese	v25.16b, v17.16b
+	aesmc	v25.16b, v25.16b
 	add	x4, x4, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
 	ldr	q8, [x4]
-	eor	v25.16b, v25.16b, v19.16b
+	aese	v26.16b, v17.16b
+	aesmc	v26.16b, v26.16b
 	pmull	v9.1q, v31.1d, v8.1d
-	eor	v26.16b, v26.16b, v19.16b
+	aese	v27.16b, v17.16b
+	aesmc	v27.16b, v27.16b
 	ext	v31.16b, v31.16b, v31.16b, #8
-	eor	v27.16b, v27.16b, v19.16b
+	aese	v28.16b, v17.16b
+	aesmc	v28.16b, v28.16b
 	eor	v31.16b, v31.16b, v9.16b
-	eor	v28.16b, v28.16b, v19.16b
 	pmull	v8.1q, v31.1d, v8.1d
-	eor	v29.16b, v29.16b, v19.16b
+	aese	v29.16b, v17.16b
+	aesmc	v29.16b, v29.16b
 	ext	v31.16b, v31.16b, v31.16b, #8
-	eor	v30.16b, v30.16b, v19.16b
+	aese	v30.16b, v17.16b
+	aesmc	v30.16b, v30.16b
 	eor	v31.16b, v31.16b, v8.16b
 	eor	v0.16b, v31.16b, v0.16b
 	ldp	q31, q8, [x1], #32
-	eor	v23.16b, v23.16b, v31.16b
-	eor	v24.16b, v24.16b, v8.16b
+	aese	v23.16b, v18.16b
+	aese	v24.16b, v18.16b
+	eor3	v23.16b, v23.16b, v19.16b, v31.16b
+	eor3	v24.16b, v24.16b, v19.16b, v8.16b
 	stp	q23, q24, [x3], #32
 	ldp	q23, q24, [x1], #32
-	eor	v25.16b, v25.16b, v23.16b
-	eor	v26.16b, v26.16b, v24.16b
+	aese	v25.16b, v18.16b
+	aese	v26.16b, v18.16b
+	eor3	v25.16b, v25.16b, v19.16b, v23.16b
+	eor3	v26.16b, v26.16b, v19.16b, v24.16b
 	stp	q25, q26, [x3], #32
 	ldp	q23, q24, [x1], #32
-	eor	v27.16b, v27.16b, v23.16b
-	eor	v28.16b, v28.16b, v24.16b
+	aese	v27.16b, v18.16b
+	aese	v28.16b, v18.16b
+	eor3	v27.16b, v27.16b, v19.16b, v23.16b
+	eor3	v28.16b, v28.16b, v19.16b, v24.16b
 	stp	q27, q28, [x3], #32
 	ldp	q23, q24, [x1], #32
-	eor	v29.16b, v29.16b, v23.16b
-	eor	v30.16b, v30.16b, v24.16b
+	aese	v29.16b, v18.16b
+	aese	v30.16b, v18.16b
+	eor3	v29.16b, v29.16b, v19.16b, v23.16b
+	eor3	v30.16b, v30.16b, v19.16b, v24.16b
 	stp	q29, q30, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_decrypt_data_top128
@@ -14293,177 +14069,190 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	sub	x4, x4, #8
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_again_steady_128:
 	rev32	v23.16b, v20.16b
-	ldr	q28, [x1]
+	ldr	q27, [x1]
 	add	v20.4s, v20.4s, v21.4s
-	rev64	v28.16b, v28.16b
+	rev64	v27.16b, v27.16b
 	rev32	v24.16b, v20.16b
-	ext	v28.16b, v28.16b, v28.16b, #8
+	ext	v27.16b, v27.16b, v27.16b, #8
+	eor	v27.16b, v27.16b, v0.16b
 	add	v20.4s, v20.4s, v21.4s
-	eor	v28.16b, v28.16b, v0.16b
-	rev32	v25.16b, v20.16b
 	ldr	q0, [x0, #256]
+	rev32	v25.16b, v20.16b
+	ldr	q28, [x0, #384]
 	add	v20.4s, v20.4s, v21.4s
-	ldr	q29, [x0, #384]
+	ext	v29.16b, v27.16b, v27.16b, #8
+	eor	v29.16b, v29.16b, v27.16b
 	rev32	v26.16b, v20.16b
-	ext	v30.16b, v28.16b, v28.16b, #8
-	eor	v30.16b, v30.16b, v28.16b
+	pmull	v31.1q, v27.1d, v0.1d
 	add	v20.4s, v20.4s, v21.4s
-	pmull	v31.1q, v28.1d, v0.1d
+	pmull2	v0.1q, v27.2d, v0.2d
 	rev32	v27.16b, v20.16b
-	pmull2	v0.1q, v28.2d, v0.2d
-	add	v20.4s, v20.4s, v21.4s
-	pmull	v8.1q, v30.1d, v29.1d
-	rev32	v28.16b, v20.16b
+	pmull	v8.1q, v29.1d, v28.1d
 	ldr	q9, [x1, #16]
 	add	v20.4s, v20.4s, v21.4s
 	rev64	v9.16b, v9.16b
-	rev32	v29.16b, v20.16b
+	rev32	v28.16b, v20.16b
 	ext	v9.16b, v9.16b, v9.16b, #8
 	add	v20.4s, v20.4s, v21.4s
 	ldr	q10, [x0, #272]
 	ldr	q11, [x0, #400]
-	rev32	v30.16b, v20.16b
+	rev32	v29.16b, v20.16b
 	ext	v12.16b, v9.16b, v9.16b, #8
 	add	v20.4s, v20.4s, v21.4s
 	eor	v12.16b, v12.16b, v9.16b
+	rev32	v30.16b, v20.16b
+	pmull	v13.1q, v9.1d, v10.1d
+	eor	v31.16b, v31.16b, v13.16b
+	add	v20.4s, v20.4s, v21.4s
+	pmull2	v9.1q, v9.2d, v10.2d
 	aese	v23.16b, v1.16b
 	aesmc	v23.16b, v23.16b
-	pmull	v13.1q, v9.1d, v10.1d
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v24.16b, v1.16b
 	aesmc	v24.16b, v24.16b
-	eor	v31.16b, v31.16b, v13.16b
+	pmull	v9.1q, v12.1d, v11.1d
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v25.16b, v1.16b
 	aesmc	v25.16b, v25.16b
-	pmull2	v9.1q, v9.2d, v10.2d
+	ldr	q9, [x1, #32]
 	aese	v26.16b, v1.16b
 	aesmc	v26.16b, v26.16b
-	eor	v0.16b, v0.16b, v9.16b
+	rev64	v9.16b, v9.16b
+	ext	v9.16b, v9.16b, v9.16b, #8
 	aese	v27.16b, v1.16b
 	aesmc	v27.16b, v27.16b
-	pmull	v9.1q, v12.1d, v11.1d
-	eor	v8.16b, v8.16b, v9.16b
+	ldr	q10, [x0, #288]
 	aese	v28.16b, v1.16b
 	aesmc	v28.16b, v28.16b
-	ldr	q9, [x1, #32]
+	ldr	q11, [x0, #416]
 	aese	v29.16b, v1.16b
 	aesmc	v29.16b, v29.16b
-	rev64	v9.16b, v9.16b
+	ext	v12.16b, v9.16b, v9.16b, #8
+	eor	v12.16b, v12.16b, v9.16b
 	aese	v30.16b, v1.16b
 	aesmc	v30.16b, v30.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	pmull	v13.1q, v9.1d, v10.1d
 	aese	v23.16b, v2.16b
 	aesmc	v23.16b, v23.16b
-	ldr	q10, [x0, #288]
+	eor	v31.16b, v31.16b, v13.16b
 	aese	v24.16b, v2.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q11, [x0, #416]
+	pmull2	v9.1q, v9.2d, v10.2d
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v25.16b, v2.16b
 	aesmc	v25.16b, v25.16b
-	ext	v12.16b, v9.16b, v9.16b, #8
+	pmull	v9.1q, v12.1d, v11.1d
 	aese	v26.16b, v2.16b
 	aesmc	v26.16b, v26.16b
-	eor	v12.16b, v12.16b, v9.16b
-	pmull	v13.1q, v9.1d, v10.1d
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v27.16b, v2.16b
 	aesmc	v27.16b, v27.16b
-	eor	v31.16b, v31.16b, v13.16b
+	ldr	q9, [x1, #48]
+	rev64	v9.16b, v9.16b
 	aese	v28.16b, v2.16b
 	aesmc	v28.16b, v28.16b
-	pmull2	v9.1q, v9.2d, v10.2d
+	ext	v9.16b, v9.16b, v9.16b, #8
 	aese	v29.16b, v2.16b
 	aesmc	v29.16b, v29.16b
-	eor	v0.16b, v0.16b, v9.16b
+	ldr	q10, [x0, #304]
 	aese	v30.16b, v2.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v9.1q, v12.1d, v11.1d
+	ldr	q11, [x0, #432]
+	ext	v12.16b, v9.16b, v9.16b, #8
 	aese	v23.16b, v3.16b
 	aesmc	v23.16b, v23.16b
-	eor	v8.16b, v8.16b, v9.16b
+	eor	v12.16b, v12.16b, v9.16b
 	aese	v24.16b, v3.16b
 	aesmc	v24.16b, v24.16b
-	ldr	q9, [x1, #48]
+	pmull	v13.1q, v9.1d, v10.1d
 	aese	v25.16b, v3.16b
 	aesmc	v25.16b, v25.16b
-	rev64	v9.16b, v9.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	eor	v31.16b, v31.16b, v13.16b
+	pmull2	v9.1q, v9.2d, v10.2d
 	aese	v26.16b, v3.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q10, [x0, #304]
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v27.16b, v3.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q11, [x0, #432]
+	pmull	v9.1q, v12.1d, v11.1d
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v28.16b, v3.16b
 	aesmc	v28.16b, v28.16b
-	ext	v12.16b, v9.16b, v9.16b, #8
+	ldr	q9, [x1, #64]
 	aese	v29.16b, v3.16b
 	aesmc	v29.16b, v29.16b
-	eor	v12.16b, v12.16b, v9.16b
+	rev64	v9.16b, v9.16b
 	aese	v30.16b, v3.16b
 	aesmc	v30.16b, v30.16b
-	pmull	v13.1q, v9.1d, v10.1d
+	ext	v9.16b, v9.16b, v9.16b, #8
+	ldr	q10, [x0, #320]
 	aese	v23.16b, v4.16b
 	aesmc	v23.16b, v23.16b
-	eor	v31.16b, v31.16b, v13.16b
+	ldr	q11, [x0, #448]
 	aese	v24.16b, v4.16b
 	aesmc	v24.16b, v24.16b
-	pmull2	v9.1q, v9.2d, v10.2d
-	eor	v0.16b, v0.16b, v9.16b
+	ext	v12.16b, v9.16b, v9.16b, #8
 	aese	v25.16b, v4.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v9.1q, v12.1d, v11.1d
+	eor	v12.16b, v12.16b, v9.16b
+	pmull	v13.1q, v9.1d, v10.1d
 	aese	v26.16b, v4.16b
 	aesmc	v26.16b, v26.16b
-	eor	v8.16b, v8.16b, v9.16b
+	eor	v31.16b, v31.16b, v13.16b
 	aese	v27.16b, v4.16b
 	aesmc	v27.16b, v27.16b
-	ldr	q9, [x1, #64]
+	pmull2	v9.1q, v9.2d, v10.2d
 	aese	v28.16b, v4.16b
 	aesmc	v28.16b, v28.16b
-	rev64	v9.16b, v9.16b
+	eor	v0.16b, v0.16b, v9.16b
+	pmull	v9.1q, v12.1d, v11.1d
 	aese	v29.16b, v4.16b
 	aesmc	v29.16b, v29.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v30.16b, v4.16b
 	aesmc	v30.16b, v30.16b
-	ldr	q10, [x0, #320]
+	ldr	q9, [x1, #80]
 	aese	v23.16b, v5.16b
 	aesmc	v23.16b, v23.16b
-	ldr	q11, [x0, #448]
-	ext	v12.16b, v9.16b, v9.16b, #8
+	rev64	v9.16b, v9.16b
+	ext	v9.16b, v9.16b, v9.16b, #8
 	aese	v24.16b, v5.16b
 	aesmc	v24.16b, v24.16b
-	eor	v12.16b, v12.16b, v9.16b
+	ldr	q10, [x0, #336]
 	aese	v25.16b, v5.16b
 	aesmc	v25.16b, v25.16b
-	pmull	v13.1q, v9.1d, v10.1d
+	ldr	q11, [x0, #464]
 	aese	v26.16b, v5.16b
 	aesmc	v26.16b, v26.16b
-	eor	v31.16b, v31.16b, v13.16b
+	ext	v12.16b, v9.16b, v9.16b, #8
+	eor	v12.16b, v12.16b, v9.16b
 	aese	v27.16b, v5.16b
 	aesmc	v27.16b, v27.16b
-	pmull2	v9.1q, v9.2d, v10.2d
+	pmull	v13.1q, v9.1d, v10.1d
 	aese	v28.16b, v5.16b
 	aesmc	v28.16b, v28.16b
-	eor	v0.16b, v0.16b, v9.16b
+	eor	v31.16b, v31.16b, v13.16b
+	pmull2	v9.1q, v9.2d, v10.2d
 	aese	v29.16b, v5.16b
 	aesmc	v29.16b, v29.16b
-	pmull	v9.1q, v12.1d, v11.1d
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v30.16b, v5.16b
 	aesmc	v30.16b, v30.16b
-	eor	v8.16b, v8.16b, v9.16b
-	ldr	q9, [x1, #80]
+	pmull	v9.1q, v12.1d, v11.1d
 	aese	v23.16b, v6.16b
 	aesmc	v23.16b, v23.16b
-	rev64	v9.16b, v9.16b
+	eor	v8.16b, v8.16b, v9.16b
+	ldr	q9, [x1, #96]
 	aese	v24.16b, v6.16b
 	aesmc	v24.16b, v24.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
+	rev64	v9.16b, v9.16b
 	aese	v25.16b, v6.16b
 	aesmc	v25.16b, v25.16b
-	ldr	q10, [x0, #336]
+	ext	v9.16b, v9.16b, v9.16b, #8
 	aese	v26.16b, v6.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q11, [x0, #464]
+	ldr	q10, [x0, #352]
+	ldr	q11, [x0, #480]
 	aese	v27.16b, v6.16b
 	aesmc	v27.16b, v27.16b
 	ext	v12.16b, v9.16b, v9.16b, #8
@@ -14483,125 +14272,104 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	aese	v24.16b, v7.16b
 	aesmc	v24.16b, v24.16b
 	pmull	v9.1q, v12.1d, v11.1d
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v25.16b, v7.16b
 	aesmc	v25.16b, v25.16b
-	eor	v8.16b, v8.16b, v9.16b
+	ldr	q9, [x1, #112]
 	aese	v26.16b, v7.16b
 	aesmc	v26.16b, v26.16b
-	ldr	q9, [x1, #96]
+	rev64	v9.16b, v9.16b
 	aese	v27.16b, v7.16b
 	aesmc	v27.16b, v27.16b
-	rev64	v9.16b, v9.16b
+	ext	v9.16b, v9.16b, v9.16b, #8
+	ldr	q10, [x0, #368]
 	aese	v28.16b, v7.16b
 	aesmc	v28.16b, v28.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
-	ldr	q10, [x0, #352]
+	ldr	q11, [x0, #496]
 	aese	v29.16b, v7.16b
 	aesmc	v29.16b, v29.16b
-	ldr	q11, [x0, #480]
+	ext	v12.16b, v9.16b, v9.16b, #8
+	eor	v12.16b, v12.16b, v9.16b
 	aese	v30.16b, v7.16b
 	aesmc	v30.16b, v30.16b
-	ext	v12.16b, v9.16b, v9.16b, #8
+	pmull	v13.1q, v9.1d, v10.1d
 	aese	v23.16b, v16.16b
 	aesmc	v23.16b, v23.16b
-	eor	v12.16b, v12.16b, v9.16b
+	eor	v31.16b, v31.16b, v13.16b
 	aese	v24.16b, v16.16b
 	aesmc	v24.16b, v24.16b
-	pmull	v13.1q, v9.1d, v10.1d
+	pmull2	v9.1q, v9.2d, v10.2d
+	eor	v0.16b, v0.16b, v9.16b
 	aese	v25.16b, v16.16b
 	aesmc	v25.16b, v25.16b
-	eor	v31.16b, v31.16b, v13.16b
+	pmull	v9.1q, v12.1d, v11.1d
 	aese	v26.16b, v16.16b
 	aesmc	v26.16b, v26.16b
-	pmull2	v9.1q, v9.2d, v10.2d
+	eor	v8.16b, v8.16b, v9.16b
 	aese	v27.16b, v16.16b
 	aesmc	v27.16b, v27.16b
-	eor	v0.16b, v0.16b, v9.16b
-	pmull	v9.1q, v12.1d, v11.1d
-	aese	v28.16b, v16.16b
-	aesmc	v28.16b, v28.16b
-	eor	v8.16b, v8.16b, v9.16b
-	aese	v29.16b, v16.16b
-	aesmc	v29.16b, v29.16b
-	ldr	q9, [x1, #112]
-	aese	v30.16b, v16.16b
-	aesmc	v30.16b, v30.16b
-	rev64	v9.16b, v9.16b
-	aese	v23.16b, v17.16b
-	aesmc	v23.16b, v23.16b
-	ext	v9.16b, v9.16b, v9.16b, #8
-	aese	v24.16b, v17.16b
-	aesmc	v24.16b, v24.16b
-	ldr	q10, [x0, #368]
-	aese	v25.16b, v17.16b
-	aesmc	v25.16b, v25.16b
-	ldr	q11, [x0, #496]
-	aese	v26.16b, v17.16b
-	aesmc	v26.16b, v26.16b
-	ext	v12.16b, v9.16b, v9.16b, #8
-	eor	v12.16b, v12.16b, v9.16b
-	aese	v27.16b, v17.16b
-	aesmc	v27.16b, v27.16b
-	pmull	v13.1q, v9.1d, v10.1d
-	aese	v28.16b, v17.16b
-	aesmc	v28.16b, v28.16b
-	eor	v31.16b, v31.16b, v13.16b
-	aese	v29.16b, v17.16b
-	aesmc	v29.16b, v29.16b
-	pmull2	v9.1q, v9.2d, v10.2d
-	aese	v30.16b, v17.16b
-	aesmc	v30.16b, v30.16b
-	eor	v0.16b, v0.16b, v9.16b
-	aese	v23.16b, v18.16b
-	pmull	v9.1q, v12.1d, v11.1d
-	aese	v24.16b, v18.16b
-	eor	v8.16b, v8.16b, v9.16b
-	aese	v25.16b, v18.16b
 	eor	v8.16b, v8.16b, v31.16b
 	eor	v8.16b, v8.16b, v0.16b
-	aese	v26.16b, v18.16b
+	aese	v28.16b, v16.16b
+	aesmc	v28.16b, v28.16b
 	movi	v9.2d, #0x0000000000000000
-	aese	v27.16b, v18.16b
+	aese	v29.16b, v16.16b
+	aesmc	v29.16b, v29.16b
 	ext	v10.16b, v9.16b, v8.16b, #8
-	aese	v28.16b, v18.16b
+	aese	v30.16b, v16.16b
+	aesmc	v30.16b, v30.16b
 	eor	v31.16b, v31.16b, v10.16b
-	aese	v29.16b, v18.16b
 	ext	v10.16b, v8.16b, v9.16b, #8
-	aese	v30.16b, v18.16b
+	aese	v23.16b, v17.16b
+	aesmc	v23.16b, v23.16b
 	eor	v0.16b, v0.16b, v10.16b
-	eor	v23.16b, v23.16b, v19.16b
+	aese	v24.16b, v17.16b
+	aesmc	v24.16b, v24.16b
 	adrp	x6, .Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
-	eor	v24.16b, v24.16b, v19.16b
+	aese	v25.16b, v17.16b
+	aesmc	v25.16b, v25.16b
 	add	x6, x6, :lo12:.Laesgen_armv8_ce_gcm_r2_decrypt_data_ghash_poly
 	ldr	q8, [x6]
-	eor	v25.16b, v25.16b, v19.16b
+	aese	v26.16b, v17.16b
+	aesmc	v26.16b, v26.16b
 	pmull	v9.1q, v31.1d, v8.1d
-	eor	v26.16b, v26.16b, v19.16b
+	aese	v27.16b, v17.16b
+	aesmc	v27.16b, v27.16b
 	ext	v31.16b, v31.16b, v31.16b, #8
-	eor	v27.16b, v27.16b, v19.16b
+	aese	v28.16b, v17.16b
+	aesmc	v28.16b, v28.16b
 	eor	v31.16b, v31.16b, v9.16b
-	eor	v28.16b, v28.16b, v19.16b
 	pmull	v8.1q, v31.1d, v8.1d
-	eor	v29.16b, v29.16b, v19.16b
+	aese	v29.16b, v17.16b
+	aesmc	v29.16b, v29.16b
 	ext	v31.16b, v31.16b, v31.16b, #8
-	eor	v30.16b, v30.16b, v19.16b
+	aese	v30.16b, v17.16b
+	aesmc	v30.16b, v30.16b
 	eor	v31.16b, v31.16b, v8.16b
 	eor	v0.16b, v31.16b, v0.16b
 	ldp	q31, q8, [x1], #32
-	eor	v23.16b, v23.16b, v31.16b
-	eor	v24.16b, v24.16b, v8.16b
+	aese	v23.16b, v18.16b
+	aese	v24.16b, v18.16b
+	eor3	v23.16b, v23.16b, v19.16b, v31.16b
+	eor3	v24.16b, v24.16b, v19.16b, v8.16b
 	stp	q23, q24, [x3], #32
 	ldp	q23, q24, [x1], #32
-	eor	v25.16b, v25.16b, v23.16b
-	eor	v26.16b, v26.16b, v24.16b
+	aese	v25.16b, v18.16b
+	aese	v26.16b, v18.16b
+	eor3	v25.16b, v25.16b, v19.16b, v23.16b
+	eor3	v26.16b, v26.16b, v19.16b, v24.16b
 	stp	q25, q26, [x3], #32
 	ldp	q23, q24, [x1], #32
-	eor	v27.16b, v27.16b, v23.16b
-	eor	v28.16b, v28.16b, v24.16b
+	aese	v27.16b, v18.16b
+	aese	v28.16b, v18.16b
+	eor3	v27.16b, v27.16b, v19.16b, v23.16b
+	eor3	v28.16b, v28.16b, v19.16b, v24.16b
 	stp	q27, q28, [x3], #32
 	ldp	q23, q24, [x1], #32
-	eor	v29.16b, v29.16b, v23.16b
-	eor	v30.16b, v30.16b, v24.16b
+	aese	v29.16b, v18.16b
+	aese	v30.16b, v18.16b
+	eor3	v29.16b, v29.16b, v19.16b, v23.16b
+	eor3	v30.16b, v30.16b, v19.16b, v24.16b
 	stp	q29, q30, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_decrypt_data_next_steady_128
@@ -15067,37 +14835,29 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	aesmc	v8.16b, v8.16b
 	aese	v9.16b, v19.16b
 	aesmc	v9.16b, v9.16b
+	ldp	q25, q10, [x1], #32
 	aese	v26.16b, v20.16b
 	aese	v27.16b, v20.16b
-	aese	v28.16b, v20.16b
-	aese	v29.16b, v20.16b
-	aese	v30.16b, v20.16b
-	aese	v31.16b, v20.16b
-	aese	v8.16b, v20.16b
-	aese	v9.16b, v20.16b
-	eor	v26.16b, v26.16b, v21.16b
-	eor	v27.16b, v27.16b, v21.16b
-	eor	v28.16b, v28.16b, v21.16b
-	eor	v29.16b, v29.16b, v21.16b
-	eor	v30.16b, v30.16b, v21.16b
-	eor	v31.16b, v31.16b, v21.16b
-	eor	v8.16b, v8.16b, v21.16b
-	eor	v9.16b, v9.16b, v21.16b
-	ldp	q25, q10, [x1], #32
-	eor	v26.16b, v26.16b, v25.16b
-	eor	v27.16b, v27.16b, v10.16b
+	eor3	v26.16b, v26.16b, v21.16b, v25.16b
+	eor3	v27.16b, v27.16b, v21.16b, v10.16b
 	stp	q26, q27, [x3], #32
 	ldp	q25, q26, [x1], #32
-	eor	v28.16b, v28.16b, v25.16b
-	eor	v29.16b, v29.16b, v26.16b
+	aese	v28.16b, v20.16b
+	aese	v29.16b, v20.16b
+	eor3	v28.16b, v28.16b, v21.16b, v25.16b
+	eor3	v29.16b, v29.16b, v21.16b, v26.16b
 	stp	q28, q29, [x3], #32
 	ldp	q25, q26, [x1], #32
-	eor	v30.16b, v30.16b, v25.16b
-	eor	v31.16b, v31.16b, v26.16b
+	aese	v30.16b, v20.16b
+	aese	v31.16b, v20.16b
+	eor3	v30.16b, v30.16b, v21.16b, v25.16b
+	eor3	v31.16b, v31.16b, v21.16b, v26.16b
 	stp	q30, q31, [x3], #32
 	ldp	q25, q26, [x1], #32
-	eor	v8.16b, v8.16b, v25.16b
-	eor	v9.16b, v9.16b, v26.16b
+	aese	v8.16b, v20.16b
+	aese	v9.16b, v20.16b
+	eor3	v8.16b, v8.16b, v21.16b, v25.16b
+	eor3	v9.16b, v9.16b, v21.16b, v26.16b
 	stp	q8, q9, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_decrypt_data_top192
@@ -15334,22 +15094,6 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	aesmc	v8.16b, v8.16b
 	aese	v9.16b, v19.16b
 	aesmc	v9.16b, v9.16b
-	aese	v26.16b, v20.16b
-	aese	v27.16b, v20.16b
-	aese	v28.16b, v20.16b
-	aese	v29.16b, v20.16b
-	aese	v30.16b, v20.16b
-	aese	v31.16b, v20.16b
-	aese	v8.16b, v20.16b
-	aese	v9.16b, v20.16b
-	eor	v26.16b, v26.16b, v21.16b
-	eor	v27.16b, v27.16b, v21.16b
-	eor	v28.16b, v28.16b, v21.16b
-	eor	v29.16b, v29.16b, v21.16b
-	eor	v30.16b, v30.16b, v21.16b
-	eor	v31.16b, v31.16b, v21.16b
-	eor	v8.16b, v8.16b, v21.16b
-	eor	v9.16b, v9.16b, v21.16b
 	ldr	x4, [x0, #656]
 	sub	x4, x5, x4
 	and	x4, x4, #255
@@ -15374,20 +15118,28 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	str	x4, [x0, #664]
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_run_done_3:
 	ldp	q25, q10, [x1], #32
-	eor	v26.16b, v26.16b, v25.16b
-	eor	v27.16b, v27.16b, v10.16b
+	aese	v26.16b, v20.16b
+	aese	v27.16b, v20.16b
+	eor3	v26.16b, v26.16b, v21.16b, v25.16b
+	eor3	v27.16b, v27.16b, v21.16b, v10.16b
 	stp	q26, q27, [x3], #32
 	ldp	q25, q26, [x1], #32
-	eor	v28.16b, v28.16b, v25.16b
-	eor	v29.16b, v29.16b, v26.16b
+	aese	v28.16b, v20.16b
+	aese	v29.16b, v20.16b
+	eor3	v28.16b, v28.16b, v21.16b, v25.16b
+	eor3	v29.16b, v29.16b, v21.16b, v26.16b
 	stp	q28, q29, [x3], #32
 	ldp	q25, q26, [x1], #32
-	eor	v30.16b, v30.16b, v25.16b
-	eor	v31.16b, v31.16b, v26.16b
+	aese	v30.16b, v20.16b
+	aese	v31.16b, v20.16b
+	eor3	v30.16b, v30.16b, v21.16b, v25.16b
+	eor3	v31.16b, v31.16b, v21.16b, v26.16b
 	stp	q30, q31, [x3], #32
 	ldp	q25, q26, [x1], #32
-	eor	v8.16b, v8.16b, v25.16b
-	eor	v9.16b, v9.16b, v26.16b
+	aese	v8.16b, v20.16b
+	aese	v9.16b, v20.16b
+	eor3	v8.16b, v8.16b, v21.16b, v25.16b
+	eor3	v9.16b, v9.16b, v21.16b, v26.16b
 	stp	q8, q9, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_decrypt_data_top192
@@ -15584,37 +15336,29 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	aesmc	v31.16b, v31.16b
 	aese	v8.16b, v19.16b
 	aesmc	v8.16b, v8.16b
+	ldp	q9, q10, [x1], #32
 	aese	v25.16b, v20.16b
 	aese	v26.16b, v20.16b
-	aese	v27.16b, v20.16b
-	aese	v28.16b, v20.16b
-	aese	v29.16b, v20.16b
-	aese	v30.16b, v20.16b
-	aese	v31.16b, v20.16b
-	aese	v8.16b, v20.16b
-	eor	v25.16b, v25.16b, v21.16b
-	eor	v26.16b, v26.16b, v21.16b
-	eor	v27.16b, v27.16b, v21.16b
-	eor	v28.16b, v28.16b, v21.16b
-	eor	v29.16b, v29.16b, v21.16b
-	eor	v30.16b, v30.16b, v21.16b
-	eor	v31.16b, v31.16b, v21.16b
-	eor	v8.16b, v8.16b, v21.16b
-	ldp	q9, q10, [x1], #32
-	eor	v25.16b, v25.16b, v9.16b
-	eor	v26.16b, v26.16b, v10.16b
+	eor3	v25.16b, v25.16b, v21.16b, v9.16b
+	eor3	v26.16b, v26.16b, v21.16b, v10.16b
 	stp	q25, q26, [x3], #32
 	ldp	q25, q26, [x1], #32
-	eor	v27.16b, v27.16b, v25.16b
-	eor	v28.16b, v28.16b, v26.16b
+	aese	v27.16b, v20.16b
+	aese	v28.16b, v20.16b
+	eor3	v27.16b, v27.16b, v21.16b, v25.16b
+	eor3	v28.16b, v28.16b, v21.16b, v26.16b
 	stp	q27, q28, [x3], #32
 	ldp	q25, q26, [x1], #32
-	eor	v29.16b, v29.16b, v25.16b
-	eor	v30.16b, v30.16b, v26.16b
+	aese	v29.16b, v20.16b
+	aese	v30.16b, v20.16b
+	eor3	v29.16b, v29.16b, v21.16b, v25.16b
+	eor3	v30.16b, v30.16b, v21.16b, v26.16b
 	stp	q29, q30, [x3], #32
 	ldp	q25, q26, [x1], #32
-	eor	v31.16b, v31.16b, v25.16b
-	eor	v8.16b, v8.16b, v26.16b
+	aese	v31.16b, v20.16b
+	aese	v8.16b, v20.16b
+	eor3	v31.16b, v31.16b, v21.16b, v25.16b
+	eor3	v8.16b, v8.16b, v21.16b, v26.16b
 	stp	q31, q8, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_decrypt_data_top192
@@ -15821,37 +15565,29 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	aesmc	v31.16b, v31.16b
 	aese	v8.16b, v19.16b
 	aesmc	v8.16b, v8.16b
+	ldp	q9, q10, [x1], #32
 	aese	v25.16b, v20.16b
 	aese	v26.16b, v20.16b
-	aese	v27.16b, v20.16b
-	aese	v28.16b, v20.16b
-	aese	v29.16b, v20.16b
-	aese	v30.16b, v20.16b
-	aese	v31.16b, v20.16b
-	aese	v8.16b, v20.16b
-	eor	v25.16b, v25.16b, v21.16b
-	eor	v26.16b, v26.16b, v21.16b
-	eor	v27.16b, v27.16b, v21.16b
-	eor	v28.16b, v28.16b, v21.16b
-	eor	v29.16b, v29.16b, v21.16b
-	eor	v30.16b, v30.16b, v21.16b
-	eor	v31.16b, v31.16b, v21.16b
-	eor	v8.16b, v8.16b, v21.16b
-	ldp	q9, q10, [x1], #32
-	eor	v25.16b, v25.16b, v9.16b
-	eor	v26.16b, v26.16b, v10.16b
+	eor3	v25.16b, v25.16b, v21.16b, v9.16b
+	eor3	v26.16b, v26.16b, v21.16b, v10.16b
 	stp	q25, q26, [x3], #32
 	ldp	q25, q26, [x1], #32
-	eor	v27.16b, v27.16b, v25.16b
-	eor	v28.16b, v28.16b, v26.16b
+	aese	v27.16b, v20.16b
+	aese	v28.16b, v20.16b
+	eor3	v27.16b, v27.16b, v21.16b, v25.16b
+	eor3	v28.16b, v28.16b, v21.16b, v26.16b
 	stp	q27, q28, [x3], #32
 	ldp	q25, q26, [x1], #32
-	eor	v29.16b, v29.16b, v25.16b
-	eor	v30.16b, v30.16b, v26.16b
+	aese	v29.16b, v20.16b
+	aese	v30.16b, v20.16b
+	eor3	v29.16b, v29.16b, v21.16b, v25.16b
+	eor3	v30.16b, v30.16b, v21.16b, v26.16b
 	stp	q29, q30, [x3], #32
 	ldp	q25, q26, [x1], #32
-	eor	v31.16b, v31.16b, v25.16b
-	eor	v8.16b, v8.16b, v26.16b
+	aese	v31.16b, v20.16b
+	aese	v8.16b, v20.16b
+	eor3	v31.16b, v31.16b, v21.16b, v25.16b
+	eor3	v8.16b, v8.16b, v21.16b, v26.16b
 	stp	q31, q8, [x3], #32
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_decrypt_data_next_steady_192

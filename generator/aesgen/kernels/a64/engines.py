@@ -56,6 +56,9 @@ Methods (``k`` is the skeleton's Kernel, ``b`` the KernelBuilder):
 ``max_blocks``
     the most blocks a call takes (None: any); a skeleton with a longer batch calls the
     engine on pieces of it.
+``folds_data``
+    whether ``last_round`` with the data saves an instruction (EOR3 with FEAT_SHA3), so a
+    skeleton should run the last round beside the data rather than with the rounds.
 
 Instructions go through ``b.asm`` / ``b.emit`` (the A64 table, ``isa/aarch64.isa``); the phase
 is set by the skeleton (rounds_0_2, rounds_3_nr); ``last_round`` puts the data XOR in
@@ -136,6 +139,9 @@ class A64Engine:
 
     # the most blocks one call of ``rounds`` takes (None: any number)
     max_blocks: int | None = None
+    # whether last_round with the data costs less than the last round and an EOR apart
+    # (CeEngine with FEAT_SHA3: EOR3 of the last round key and the data)
+    folds_data = False
 
     def __init__(self, spec: KernelSpec) -> None:
         self.spec = spec
@@ -180,6 +186,10 @@ class A64Engine:
 
 class CeEngine(A64Engine):
     """ARMv8 Cryptographic Extension: AESE + AESMC a round, round keys resident."""
+
+    @property
+    def folds_data(self) -> bool:
+        return self.spec.encoding == "neon-sha3"
 
     def registers(self, bits: int) -> int:
         return ROUNDS[bits] + 1

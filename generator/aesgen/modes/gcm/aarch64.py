@@ -398,10 +398,18 @@ class Body(GcmFrame):
         cache is loaded for each piece (no register holds it across another's rounds)."""
         a, b = self.a, self.b
         nr, f = ROUNDS[bits], self.k.face_rounds
+        keys = self._keys(bits, keys)
+        # the last round goes with the data into xor_store where the engine folds them
+        # (EOR3 of the last key and the data), else it ends the rounds here
+        last = nr - 1 if self.k.engine.folds_data else nr
+
+        def done(blocks: list[Reg]):
+            return LastRound(blocks, keys, nr) if last < nr else blocks
         if kind == "full":
             blocks = self._counters(cr, self._step("one"), m)
-            self.aes(blocks, bits, keys)
-            return blocks
+            with b.phase("aes"):
+                self.rounds(keys, blocks, 0, last, nr)
+            return done(blocks)
         cache = b.vec(128)
         if kind == "fast":
             with b.phase("face"):
@@ -418,8 +426,8 @@ class Body(GcmFrame):
                 with b.phase("counter"):
                     a.add(cr.s4, cr.s4, self._step().s4)
             with b.phase("aes"):                         # from T[in15] ^ the cache
-                self.rounds(keys, blocks, f + 1, nr, nr, offset=cache)
-            return blocks
+                self.rounds(keys, blocks, f + 1, last, nr, offset=cache)
+            return done(blocks)
         blocks = self._counters(cr, self._step("one"), m)     # fill
         with b.phase("aes"):
             self.rounds(keys, blocks, 0, f, nr)
@@ -430,8 +438,8 @@ class Body(GcmFrame):
                 a.eor(e.b16, blk.b16, cache.b16)
                 a.str(e.q, Mem(128, base=tp, disp=16 * (first + j)))
         with b.phase("aes"):
-            self.rounds(keys, blocks, f + 1, nr, nr)
-        return blocks
+            self.rounds(keys, blocks, f + 1, last, nr)
+        return done(blocks)
 
     def finish(self) -> Reg:
         """The full 16-byte tag (SP 800-38D 7.1 steps 5-6) in a register. Leaves the
@@ -484,18 +492,27 @@ class Body(GcmFrame):
                 blocks.append(blk)
         return blocks
 
-    def xor_store(self, blocks: list[Reg], inp: Reg, out: Reg) -> None:
+    def xor_store(self, blocks, inp: Reg, out: Reg) -> None:
+        """out = in ^ the keystream of the blocks, a pair at a time; blocks a round short
+        of it (LastRound) get the engine's last round with the data folded in (EOR3 of
+        the last key and the data where the preset has FEAT_SHA3)."""
         a, b = self.a, self.b
+        last = blocks if isinstance(blocks, LastRound) else None
+        regs = last.blocks if last else blocks
         with b.phase("load_store"):
-            for i in range(0, len(blocks), 2):
-                pair = blocks[i:i + 2]
+            for i in range(0, len(regs), 2):
+                pair = regs[i:i + 2]
                 data = [b.vec(128) for _ in pair]
                 if len(pair) == 2:
                     a.ldp(data[0].q, data[1].q, Mem(256, base=inp, disp=32, writeback="post"))
                 else:
                     a.ldr(data[0].q, Mem(128, base=inp, disp=16, writeback="post"))
-                for x, d in zip(pair, data):
-                    a.eor(x.b16, x.b16, d.b16)
+                if last:
+                    with b.phase("aes"), b.phase_names(ENGINE_PHASES):
+                        self.k.engine.last_round(self.k, b, last.keys, pair, last.nr, data)
+                else:
+                    for x, d in zip(pair, data):
+                        a.eor(x.b16, x.b16, d.b16)
                 if len(pair) == 2:
                     a.stp(pair[0].q, pair[1].q, Mem(256, base=out, disp=32, writeback="post"))
                 else:
@@ -607,6 +624,15 @@ class Body(GcmFrame):
         b.bind(end)
         a.rev32(cr.b16, cr.b16)
         self.store_block("COUNTER", cr)
+
+
+@dataclass
+class LastRound:
+    """A batch's blocks after round Nr - 1, and what finishes them: the engine's last round,
+    which xor_store runs with the data beside it."""
+    blocks: list
+    keys: object
+    nr: int
 
 
 def _fused_pairs(stream: list) -> list:
