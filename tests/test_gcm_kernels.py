@@ -325,7 +325,8 @@ def test_gcm_without_aes_instructions_wherever_the_preset_has_clmul() -> None:
     assert checked["gfni"] >= 9 and checked["bitsliced"] >= 9, checked
 
 
-def test_emit_stitched_keeps_each_stream_in_order_and_spreads_the_second() -> None:
+def _two_streams():
+    """A builder and two captured straight-line streams: 10 PXOR, then 5 POR."""
     from aesgen.dsl.builder import KernelBuilder
     from aesgen.isa.table import load_table
 
@@ -337,6 +338,11 @@ def test_emit_stitched_keeps_each_stream_in_order_and_spreads_the_second() -> No
     with b.capture() as second:
         for _ in range(5):
             b.emit("por", x[2], x[2])
+    return b, first, second
+
+
+def test_emit_stitched_keeps_each_stream_in_order_and_spreads_the_second() -> None:
+    b, first, second = _two_streams()
     assert b.function.body == []
     b.emit_stitched(first, second)
     names = [ins.name for ins in b.function.body]
@@ -354,17 +360,7 @@ def test_emit_stitched_keeps_each_stream_in_order_and_spreads_the_second() -> No
 def test_emit_stitched_spreads_the_second_stream_through_a_window(window, at) -> None:
     """A preset's [gcm] stitch (KernelSpec.stitch): the hash goes through that part of the
     rounds only, so its result is ready before the rounds end (aesgen tune picks it)."""
-    from aesgen.dsl.builder import KernelBuilder
-    from aesgen.isa.table import load_table
-
-    b = KernelBuilder(load_table("x86_64"), "t")
-    x = [b.xmm() for _ in range(3)]
-    with b.capture() as first:
-        for _ in range(10):
-            b.emit("pxor", x[0], x[1])
-    with b.capture() as second:
-        for _ in range(5):
-            b.emit("por", x[2], x[2])
+    b, first, second = _two_streams()
     b.emit_stitched(first, second, window)
     names = [ins.name for ins in b.function.body]
     assert [i for i, n in enumerate(names) if n == "por"] == at
