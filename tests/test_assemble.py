@@ -262,5 +262,8 @@ def test_first_line_names_the_command(preset, config):
 def kernel_file_name_for(k: dict) -> str:
     from aesgen.kernels.spec import KernelSpec
 
-    return kernel_file_name(KernelSpec(k["method"], k["face"], width=k["width"],
-                                       encoding=k["encoding"], mode=k.get("mode", "ctr")))
+    from aesgen.modes import mode
+
+    m = mode(k.get("mode", "ctr"))
+    return kernel_file_name(KernelSpec(k["method"], k["face"], m.key_bits, width=k["width"],
+                                       encoding=k["encoding"], mode=m.name))

@@ -219,11 +219,17 @@ const aesgen_aead aesgen_aeads[] = {
      aesgen_bitsliced128_gcm_r2_init, aesgen_bitsliced128_gcm_r2_seal, aesgen_bitsliced128_gcm_r2_open, aesgen_bitsliced128_gcm_r2_start, aesgen_bitsliced128_gcm_r2_aad,
      aesgen_bitsliced128_gcm_r2_encrypt, aesgen_bitsliced128_gcm_r2_decrypt, aesgen_bitsliced128_gcm_r2_finish_seal, aesgen_bitsliced128_gcm_r2_finish_open,
      aesgen_bitsliced128_gcm_r2_wipe},
+    {"aesni-gcm-siv", "gcm-siv", "aesni", "none", 1,
+     AESGEN_CPU_SSE2 | AESGEN_CPU_SSSE3 | AESGEN_CPU_AESNI | AESGEN_CPU_PCLMULQDQ, 768,
+     12, 12, 16, 16,
+     aesgen_aesni_gcm_siv_init, aesgen_aesni_gcm_siv_seal, aesgen_aesni_gcm_siv_open, 0, 0,
+     0, 0, 0, 0,
+     aesgen_aesni_gcm_siv_wipe},
 };
 const size_t aesgen_aead_count = sizeof(aesgen_aeads) / sizeof(aesgen_aeads[0]);
-static const unsigned char aesgen_aead_is_zmm[] = { 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+static const unsigned char aesgen_aead_is_zmm[] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
 /* fastest first: the order of the CTR kernel of the same method and FACE level */
-static const unsigned char aesgen_aead_priority[] = { 2, 1, 0, 8, 7, 6, 5, 4, 3 };
+static const unsigned char aesgen_aead_priority[] = { 2, 1, 0, 9, 8, 7, 6, 5, 4, 3 };
 
 const aesgen_aead *aesgen_best_aead(const char *mode)
 {

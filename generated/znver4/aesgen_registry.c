@@ -354,11 +354,17 @@ const aesgen_aead aesgen_aeads[] = {
      aesgen_bitsliced512_gcm_r2_init, aesgen_bitsliced512_gcm_r2_seal, aesgen_bitsliced512_gcm_r2_open, aesgen_bitsliced512_gcm_r2_start, aesgen_bitsliced512_gcm_r2_aad,
      aesgen_bitsliced512_gcm_r2_encrypt, aesgen_bitsliced512_gcm_r2_decrypt, aesgen_bitsliced512_gcm_r2_finish_seal, aesgen_bitsliced512_gcm_r2_finish_open,
      aesgen_bitsliced512_gcm_r2_wipe},
+    {"aesni-gcm-siv", "gcm-siv", "aesni", "none", 1,
+     AESGEN_CPU_AESNI | AESGEN_CPU_PCLMULQDQ | AESGEN_CPU_AVX, 768,
+     12, 12, 16, 16,
+     aesgen_aesni_gcm_siv_init, aesgen_aesni_gcm_siv_seal, aesgen_aesni_gcm_siv_open, 0, 0,
+     0, 0, 0, 0,
+     aesgen_aesni_gcm_siv_wipe},
 };
 const size_t aesgen_aead_count = sizeof(aesgen_aeads) / sizeof(aesgen_aeads[0]);
-static const unsigned char aesgen_aead_is_zmm[] = { 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1 };
+static const unsigned char aesgen_aead_is_zmm[] = { 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1, 0 };
 /* fastest first: the order of the CTR kernel of the same method and FACE level */
-static const unsigned char aesgen_aead_priority[] = { 8, 7, 6, 5, 4, 3, 2, 1, 0, 17, 16, 15, 14, 13, 12, 11, 10, 9, 23, 22, 21, 20, 19, 18 };
+static const unsigned char aesgen_aead_priority[] = { 8, 7, 6, 5, 4, 3, 2, 1, 0, 24, 17, 16, 15, 14, 13, 12, 11, 10, 9, 23, 22, 21, 20, 19, 18 };
 
 const aesgen_aead *aesgen_best_aead(const char *mode)
 {

@@ -177,14 +177,19 @@ def list_command() -> None:
                    f"llvm-mca model: {p.mca_cpu}")
     from .modes import MODES
     click.echo("modes:")
+    def reserved(m, name: str) -> str:
+        owners = [meth for meth, names in m.method_hashes if name in names]
+        return f"; method{'s' if len(owners) > 1 else ''} {', '.join(owners)} only" \
+            if owners else ""
     for m in MODES.values():
         extra = (f"; methods: {', '.join(m.methods)}" if m.aead else "") + (
             f"; needs {', '.join(m.needs)}" if m.needs else "") + (
             "; hash engines (the first the CPU runs): " + ", ".join(
                 f"{name} ({' / '.join(sorted({f for fs in dict(ws).values() for f in fs}))}"
-                + "".join(f"; method {meth} only" for meth, names in m.method_hashes
-                          if name in names) + ")"
+                + reserved(m, name) + ")"
                 for name, ws in m.hashes) if m.hashes else "") + (
+            f"; keys of {', '.join(str(k) for k in m.key_bits)} bits"
+            if m.key_bits != (128, 192, 256) else "") + (
             f"; FACE levels so far: {', '.join(m.faces)}" if m.aead else "")
         click.echo(f"  {m.name:<9} {m.title}, checked against {m.oracle}{extra}")
     click.echo("FACE levels:")
@@ -288,12 +293,14 @@ def generate(cpu, methods, faces, keys, prefix, output, modes, jobs) -> None:
     manifest = json.loads(files["manifest.json"])
     kernels = manifest["kernels"] + manifest["aeads"]
     if not kernels:
+        needs = "; ".join(
+            f"{m.name} needs a method its skeleton covers ({', '.join(m.methods)}), one of "
+            f"its hash engines ({', '.join(name for name, _ in m.hashes)}) on the preset's "
+            f"CPU and a key size among {', '.join(str(k) for k in m.key_bits)}"
+            for m in (MODES[name] for name in chosen_modes) if m.aead)
         raise UserError(f"preset {preset.name} has no kernel for mode(s) "
-                        f"{', '.join(chosen_modes)} with the methods chosen (GCM needs "
-                        f"one of its hash engines, "
-                        f"{', '.join(name for name, _ in MODES['gcm'].hashes)}, to run on "
-                        f"the preset's CPU, and a method its skeleton covers: "
-                        f"{', '.join(MODES['gcm'].methods)})")
+                        f"{', '.join(chosen_modes)} with the methods and key sizes chosen"
+                        + (f" ({needs})" if needs else ""))
     try:
         written = write_set(files, out_dir)
     except OutputError as e:

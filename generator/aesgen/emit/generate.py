@@ -88,14 +88,19 @@ def plan_kernels(req: GenerateRequest) -> list[KernelSpec]:
             if choice.method not in desc.methods or hash_engine is None:
                 continue
             encoding = encoding_for(desc, choice.width, choice.encoding)
-            for face in req.faces:
+            key_bits = tuple(k for k in req.key_bits if k in desc.key_bits)
+            if not key_bits:
+                continue
+            # a mode without FACE levels (GCM-SIV: a key a message) is built once, "none"
+            faces = req.faces if len(desc.faces) > 1 else desc.faces
+            for face in faces:
                 if face in desc.faces:
                     # GCM on zmm batches as the preset's [gcm] table says; elsewhere (and
                     # for CTR, and the bit-sliced methods' fixed groups) the method's
                     interleave = (req.preset.gcm_zmm_batch if desc.aead and choice.width == 512
                                   and choice.method not in SLICED_METHODS
                                   else choice.interleave)
-                    specs.append(KernelSpec(choice.method, face, req.key_bits,
+                    specs.append(KernelSpec(choice.method, face, key_bits,
                                             interleave, encoding, req.prefix,
                                             choice.width, name,
                                             req.preset.gcm_multiply if desc.aead
@@ -241,7 +246,9 @@ def _kernel_view(ck: CompiledKernel, macro_prefix: str) -> dict:
     desc = mode(spec.mode)
     return {
         "mode": spec.mode, "mode_title": desc.title, "variant": spec.variant,
-        "entries": desc.entries, "nonce": desc.nonce, "tag": desc.tag,
+        "entries": tuple(e for e in desc.entries if desc.has(e)),
+        "slots": [f"{spec.symbol_stem}_{e}" if desc.has(e) else "0" for e in desc.entries],
+        "nonce": desc.nonce, "tag": desc.tag,
         "name": spec.name, "method": spec.method, "face": spec.face,
         "constant_time": int(ck.constant_time), "features": feats,
         "feature_expr": " | ".join(f"{macro_prefix}CPU_{f}" for f in feats) or "0",

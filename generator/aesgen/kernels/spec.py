@@ -27,7 +27,7 @@ METHODS = {
     "bitsliced": ((128, 256, 512), True),
 }
 # modes of operation (generator/aesgen/modes/): the keystream mode and the AEADs
-MODES = ("ctr", "gcm")
+MODES = ("ctr", "gcm", "gcm-siv")
 ENCODINGS = ("sse", "avx", "evex", "neon", "neon-sha3")
 # the instruction set a method's kernels are written in (default x86_64), and its encodings
 AARCH64_METHODS = ("armv8-ce", "neon-tbl", "neon-bitsliced")
@@ -100,9 +100,11 @@ class KernelSpec:
             raise ValueError(f"unknown method {self.method!r}; known: {', '.join(METHODS)}")
         if self.face not in FACE_LEVELS:
             raise ValueError(f"unknown FACE level {self.face!r}; choose from {FACE_LEVELS}")
-        bad = [k for k in self.key_bits if k not in KEY_BITS]
+        allowed = mode_descriptor(self.mode).key_bits
+        bad = [k for k in self.key_bits if k not in allowed]
         if bad or not self.key_bits:
-            raise ValueError(f"key sizes must be among {KEY_BITS}, got {self.key_bits}")
+            raise ValueError(f"{self.mode} key sizes must be among {allowed}, got "
+                             f"{self.key_bits}")
         if not 1 <= self.interleave <= 16:
             raise ValueError(f"interleave must be 1..16, got {self.interleave}")
         if self.encoding not in ENCODINGS:
@@ -173,13 +175,15 @@ class KernelSpec:
 
     @property
     def name(self) -> str:
-        """Registry name: ``vaes512-face-r2`` for CTR, ``aesni-gcm-none`` for an AEAD; a
-        counter policy other than the mode's default is added: ``aesni-face-r2-inc32``."""
+        """Registry name: ``vaes512-face-r2`` for CTR, ``aesni-gcm-none`` for an AEAD,
+        ``aesni-gcm-siv`` for a mode without FACE levels; a counter policy other than the
+        mode's default is added: ``aesni-face-r2-inc32``."""
+        desc = mode_descriptor(self.mode)
         middle = "face" if self.mode == "ctr" else self.mode
-        default = mode_descriptor(self.mode).counters[0]
         policy = self.counter_policy.name
-        return f"{self.variant}-{middle}-{self.face}" + (
-            f"-{policy}" if policy != default else "")
+        face = "" if desc.faces == ("none",) else f"-{self.face}"   # a mode without FACE
+        return f"{self.variant}-{middle}{face}" + (
+            f"-{policy}" if policy != desc.counters[0] else "")
 
     @property
     def file_stem(self) -> str:

@@ -58,6 +58,14 @@ class ModeDescriptor:
     counters: tuple[str, ...] = ("be128",)
     nonce: tuple[int, int] = (0, 0)     # accepted nonce lengths (AEADs; -1 = SIZE_MAX)
     tag: tuple[int, int] = (0, 0)       # accepted tag lengths (AEADs)
+    # entries of the struct the mode does not have (NULL in the registry; GCM-SIV cannot
+    # stream)
+    absent: tuple[str, ...] = ()
+    # the key sizes the mode takes (a set generated for others leaves them out)
+    key_bits: tuple[int, ...] = (128, 192, 256)
+
+    def has(self, entry: str) -> bool:
+        return entry in self.entries and entry not in self.absent
 
 CTR = ModeDescriptor(
     name="ctr", aead=False, title="AES-CTR (128-bit big-endian counter)",
@@ -112,7 +120,26 @@ GCM = ModeDescriptor(
     counters=("inc32",),
     nonce=(1, -1), tag=(4, 16))
 
-MODES = {m.name: m for m in (CTR, GCM)}
+GCM_SIV = ModeDescriptor(
+    name="gcm-siv", aead=True, title="AES-GCM-SIV (RFC 8452)",
+    entries=GCM.entries, absent=("start", "aad", "encrypt", "decrypt", "finish_seal",
+                                 "finish_open"),
+    # seal's two passes: the POLYVAL loop and the CTR loop of 8 blocks (both counted)
+    hot_entry="seal",
+    phases=("derive", "aes", "counter", "polyval_multiply", "reduction", "load_store",
+            "loop", "tail"),
+    oracle="RFC 8452 Appendix C; the cryptography package's AESGCMSIV (pytest); a "
+           "reference over OpenSSL's AES (harness)",
+    methods=("aesni",),
+    needs=(),
+    # POLYVAL is the carry-less engine in another bit order
+    hashes=(("clmul", ((128, ("PCLMULQDQ",)),)),),
+    faces=("none",),
+    skeletons=(("x86_64", "*", "aesgen.modes.gcm_siv.x86_64"),),
+    counters=("le32",),
+    nonce=(12, 12), tag=(16, 16), key_bits=(128, 256))
+
+MODES = {m.name: m for m in (CTR, GCM, GCM_SIV)}
 
 
 def features_for(desc: ModeDescriptor, width: int,

@@ -2,7 +2,10 @@
 
 ``be128``: the whole block is one 128-bit big-endian number (SP 800-38A's CTR, the IV of the
 CTR kernels); ``inc32``: bytes 12..15 are a 32-bit big-endian number that wraps, bytes 0..11
-never change (SP 800-38D section 6.2, GCM's inc_32). A kernel's spec names its policy
+never change (SP 800-38D section 6.2, GCM's inc_32); ``le32``: bytes 0..3 are a 32-bit
+little-endian number that wraps (RFC 8452's AES-GCM-SIV), so a counter kept in block order
+in a vector register steps by one 32-bit add on its lowest dword, as inc32's byte-reversed
+one does. A kernel's spec names its policy
 (KernelSpec.counter; each mode's descriptor lists the policies its skeletons take, the
 default first): the CTR skeleton takes either, GCM only inc32.
 
@@ -22,12 +25,17 @@ from ..model.aes import counter_block_at
 
 @dataclass(frozen=True)
 class CounterPolicy:
-    name: str           # "be128", "inc32": the manifest's "counter"
+    name: str           # "be128", "inc32", "le32": the manifest's "counter"
     bits: int           # how many trailing bits of the block count (and wrap)
     summary: str
+    little: bool = False    # the leading bytes count, little-endian (RFC 8452's counter)
 
     def block(self, first: bytes, i: int) -> bytes:
         """The model: the counter block i steps after ``first``."""
+        if self.little:
+            n = self.bits // 8
+            low = (int.from_bytes(first[:n], "little") + i) % (1 << self.bits)
+            return low.to_bytes(n, "little") + first[n:]
         return counter_block_at(first, i, self.bits)
 
     def count_up(self, isa, b: KernelBuilder, lo: Reg, hi: Reg | Mem, n: int | Reg) -> None:
@@ -45,7 +53,8 @@ class CounterPolicy:
         dword (bytes 12..15). A 128-bit carry across a lane's dwords is not built: the CTR
         kernels keep their counter in general-purpose registers (count_up)."""
         if self.bits != 32:
-            raise ValueError(f"counter policy {self.name}: no vector form (only inc32 has one)")
+            raise ValueError(f"counter policy {self.name}: no vector form (inc32 and le32 "
+                             f"have one)")
         v.add_dwords(dst, src, step)
 
 
@@ -53,4 +62,6 @@ BE128 = CounterPolicy("be128", 128, "the block is a 128-bit big-endian number "
                                     "(SP 800-38A)")
 INC32 = CounterPolicy("inc32", 32, "bytes 12..15 are a 32-bit big-endian number that wraps; "
                                    "bytes 0..11 stay (SP 800-38D inc_32)")
-POLICIES = {p.name: p for p in (BE128, INC32)}
+LE32 = CounterPolicy("le32", 32, "bytes 0..3 are a 32-bit little-endian number that wraps; "
+                                 "bytes 4..15 stay (RFC 8452's AES-GCM-SIV)", little=True)
+POLICIES = {p.name: p for p in (BE128, INC32, LE32)}

@@ -238,16 +238,17 @@ def render_compare(rows: list[dict], mca_cpus: tuple[str, ...]) -> str:
                                  + "; ".join(m["dropped"]))
         lines.append(line)
     lines += sorted(set(notes))
-    aead = [r for r in rows if r.get("mode", "ctr") != "ctr"]
-    if aead:
-        from ..modes import mode
-        phases = mode(aead[0]["mode"]).phases
-        lines += ["", "AEAD kernels, encrypt loop per block by phase (r3-Nr above = all AES "
-                  "rounds for them):",
+    from ..modes import mode
+    for name in dict.fromkeys(r["mode"] for r in rows if r.get("mode", "ctr") != "ctr"):
+        desc = mode(name)
+        phases = [p for p in desc.phases if p != "derive"]
+        lines += ["", f"{desc.title} kernels, steady-state loop ({desc.hot_entry}) per block "
+                  "by phase (r3-Nr above = all AES rounds for them):",
                   f"{'kernel':<26}{'key':>5}" + "".join(f"{p:>16}" for p in phases)]
-        for r in aead:
-            lines.append(f"{r['kernel']:<26}{r['key_bits']:>5}"
-                         + "".join(f"{r['per_block'].get(p, 0):>16.2f}" for p in phases))
+        for r in rows:
+            if r.get("mode") == name:
+                lines.append(f"{r['kernel']:<26}{r['key_bits']:>5}"
+                             + "".join(f"{r['per_block'].get(p, 0):>16.2f}" for p in phases))
     return "\n".join(lines) + "\n"
 
 

@@ -5,9 +5,10 @@ import json
 from pathlib import Path
 
 from ..emit.stats import PHASES
-from ..modes import GCM
+from ..modes import mode
 
 HEADINGS = {"aes": "AES", "face": "FACE", "ghash_multiply": "GHASH mul", "reduction": "reduction",
+            "polyval_multiply": "POLYVAL mul", "derive": "derive",
             "load_store": "load/store", "tail": "tail",
             "counter": "counter", "transpose": "transpose", "rounds_0_2": "rounds 0-2", "rounds_3_nr": "rounds 3..Nr",
             "load_xor_store": "load/xor/store", "loop": "loop", "total": "total"}
@@ -38,14 +39,20 @@ def load_aead_counts(directory: Path) -> list[dict]:
 
 
 def render_aead_table(rows: list[dict]) -> str:
-    cols = list(GCM.phases) + ["total"]
-    head = f"{'kernel':<23}{'key':>5} " + "".join(f"{HEADINGS[c]:>13}" for c in cols)
-    lines = ["AEAD kernels: instructions per 16-byte block of the encrypt loop (AES, GHASH "
-             "multiply, reduction, load/store, counter, loop; tail = the partial-block path, 0 "
-             "in the loop)", head, "-" * len(head)]
-    for r in rows:
-        lines.append(f"{r['kernel']:<23}{r['key_bits']:>5} "
-                     + "".join(f"{r.get(c, 0):>13.2f}" for c in cols))
+    """One table a mode, its columns the mode's report phases (GCM: the encrypt loop;
+    GCM-SIV: seal's POLYVAL and CTR loops together, one block's worth of each)."""
+    lines = []
+    for name in dict.fromkeys(r["mode"] for r in rows):
+        desc = mode(name)
+        cols = [c for c in desc.phases if c != "derive"] + ["total"]
+        head = f"{'kernel':<23}{'key':>5} " + "".join(f"{HEADINGS[c]:>13}" for c in cols)
+        lines += [f"{desc.title} kernels: instructions per 16-byte block of the steady-state "
+                  f"loop ({desc.hot_entry}; tail = the partial-block path, 0 in the loop)",
+                  head, "-" * len(head)]
+        for r in rows:
+            if r["mode"] == name:
+                lines.append(f"{r['kernel']:<23}{r['key_bits']:>5} "
+                             + "".join(f"{r.get(c, 0):>13.2f}" for c in cols))
     return "\n".join(lines) + "\n"
 
 

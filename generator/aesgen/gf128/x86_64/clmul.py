@@ -79,8 +79,10 @@ class ClmulHash:
     name = "clmul"
     features = ("PCLMULQDQ",)
 
-    def __init__(self, b: KernelBuilder, v: VectorOps) -> None:
-        self.b, self.v = b, v
+    def __init__(self, b: KernelBuilder, v: VectorOps, polyval: bool = False) -> None:
+        """``polyval``: POLYVAL's bit order (RFC 8452), where a block as loaded is already
+        the integer dot multiplies and the key is H itself (no byte reversal, no H~)."""
+        self.b, self.v, self.polyval = b, v, polyval
 
     def bswap_mask(self, width: int = 128) -> Mem:
         return self.b.const(f"bswap{width}", BSWAP128 * (width // 128), align=width // 8)
@@ -89,13 +91,18 @@ class ClmulHash:
         return self.b.const("ghash_poly", POLY)
 
     def load_block(self, dst: Reg, src: Mem, *, aligned: bool = False) -> None:
-        """dst = each 16 bytes at src byte-reversed: blocks in hash order, one a lane."""
+        """dst = each 16 bytes at src in hash order, one a lane: byte-reversed for GHASH, as
+        they are for POLYVAL."""
         self.v.load(dst, src.at(dst.width), aligned=aligned)
-        self.v.shuffle_bytes(dst, dst, self.bswap_mask(dst.width))
+        if not self.polyval:
+            self.v.shuffle_bytes(dst, dst, self.bswap_mask(dst.width))
 
     def hash_key(self, h: Reg) -> Reg:
-        """H~ from H = E_K(0^128) in block order (see the module text)."""
+        """H~ from H = E_K(0^128) in block order (see the module text); POLYVAL's key as it
+        is."""
         b, v = self.b, self.v
+        if self.polyval:
+            return h
         x, t, m = b.xmm(), b.xmm(), b.xmm()
         v.shuffle_bytes(x, h, self.bswap_mask())
         v.shift_qwords(t, x, 63)                 # each qword's top bit, at bit 0

@@ -542,6 +542,14 @@ def build_open(k) -> Function:
     _one_shot_start(g, nonce, nonce_len, aad, aad_len, inp, True, record_done)
     g.call_data(inp, g.arg("len"), g.arg("out"), decrypt=True, final=True)
     g.tag_differs(g.arg("tag"), g.arg("tag_len"), g.one_shot_tag())
+    return open_epilogue(g, refuse, reject, done)
+
+
+def open_epilogue(g, refuse, reject, done) -> Function:
+    """The end of a one-shot open after its tag compare (the result register 0 when the
+    tags are equal): to ``done`` returning 0; else, and from ``reject``, out[0..len) zeroed
+    and -1; from ``refuse`` -1 with nothing written."""
+    isa, b = g.isa, g.b
     isa.jump_if_zero(b, isa.result_register(), done)
     b.bind(reject)                                  # plaintext never stays in out
     g.zero_out(g.arg("out"), g.arg("len"))

@@ -1,0 +1,1 @@
+"""AES-GCM-SIV (RFC 8452): the mode's skeleton and its x86-64 layers."""
