@@ -9,7 +9,12 @@
 // non-alphanumerics become '_'): `--gtest_filter='Aeads/Aead.*aesni_gcm_r2*'`.
 // A kernel that needs a CPU feature this machine lacks is skipped with the
 // features named (a failure under AESGEN_TEST_EXPECT_ALL_KERNELS=1); a kernel
-// of a mode other than GCM is skipped, naming the mode, until its suite exists.
+// of a mode other than GCM and GCM-SIV is skipped, naming the mode, until its
+// suite exists.  GCM-SIV kernels run every test that applies to them (against
+// the GCM-SIV reference, with 12-byte nonces and 16-byte tags) and GCM-SIV's
+// own tests (GcmSiv*); a test that does not apply (streaming, tag lengths other
+// than 16, GCM's vectors, lengths and inc32) skips them, saying why, and the
+// GcmSiv* tests skip the GCM kernels.
 //
 // The AEAD suites are compiled only where the set's header says it has the
 // AEAD contract (`#define AESGEN_HAVE_AEAD 1`, with `aesgen_aead`,
@@ -25,6 +30,20 @@
 // solving the linear equation for the first nonce block, makes nonces whose
 // J0 ends in chosen bytes 12..15 (0xffffffff, 0xfffffffe, ...); a self-test
 // checks both against OpenSSL.
+//
+// GCM-SIV reference (RFC 8452): AES from OpenSSL's EVP AES-ECB, POLYVAL written
+// here (bit by bit from its definition, and with per-key nibble tables for
+// speed); the per-nonce key derivation from LE32(i) || nonce; POLYVAL over the
+// padded AAD, the padded plaintext and the LE64 bit lengths; the nonce XORed
+// in, the top bit of byte 15 cleared, encrypted under the derived key; CTR from
+// the tag with byte 15 |= 0x80 and a little-endian 32-bit counter in bytes 0..3
+// that wraps in them.  Self-tests hold it against RFC 8452 Appendix C vectors
+// typed in here (C.1, C.2 and both C.3 counter-wrap ones, with the derived keys
+// and POLYVAL results), Appendix A's POLYVAL example and its identity with
+// GHASH, and three longer messages from another implementation.  For the
+// counter wrap, POLYVAL being linear in the plaintext blocks lets one block be
+// solved for so that the tag, and with it the first counter, is chosen: a tag
+// starting with LE32(2^32 - k) wraps the counter at data block k.
 //
 // Every kernel call (init, seal, open, start, aad, encrypt, decrypt,
 // finish_seal, finish_open, wipe; and aesgen_best_aead) goes through the
@@ -443,20 +462,279 @@ void OracleSeal(const Bytes &key, const Bytes &nonce, const uint8_t *aad, size_t
   EVP_CIPHER_CTX_free(c);
 }
 
-// One message: inputs, and OpenSSL's ciphertext and full tag.
+// ---------------------------------------------------------------------------
+// GCM-SIV reference (RFC 8452): AES from OpenSSL's EVP AES-ECB, POLYVAL written
+// here.  POLYVAL's field: a block read as a little-endian 128-bit integer, bit i
+// the coefficient of x^i, modulo P(x) = x^128 + x^127 + x^126 + x^121 + 1, with
+// dot(a, b) = a * b * x^-128 (RFC 8452, section 3).
+
+// RFC 8452, section 6: P_MAX = A_MAX = 2^36 bytes.
+constexpr uint64_t kSivMaxLen = uint64_t{1} << 36;
+
+// out = AES-ECB(key) of nblocks blocks of in (decrypt: the inverse cipher).
+void AesEcb(const Bytes &key, const uint8_t *in, uint8_t *out, size_t nblocks,
+            bool decrypt = false) {
+  EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
+  const int enc = decrypt ? 0 : 1;
+  if (c == nullptr ||
+      EVP_CipherInit_ex(c, EvpEcb(key.size()), nullptr, key.data(), nullptr, enc) != 1 ||
+      EVP_CIPHER_CTX_set_padding(c, 0) != 1) {
+    OracleDie("AES-ECB init");
+  }
+  for (size_t done = 0; done < nblocks;) {
+    const size_t k = std::min<size_t>(nblocks - done, size_t{1} << 20);
+    const int bytes = static_cast<int>(16 * k);
+    int outl = 0;
+    if (EVP_CipherUpdate(c, out + 16 * done, &outl, in + 16 * done, bytes) != 1 || outl != bytes) {
+      OracleDie("AES-ECB");
+    }
+    done += k;
+  }
+  EVP_CIPHER_CTX_free(c);
+}
+
+struct Pv {
+  uint64_t lo = 0, hi = 0;  // the coefficients of x^0..x^63 and x^64..x^127
+};
+
+Pv PvLoad(const uint8_t *p) {
+  Pv r;
+  for (int i = 7; i >= 0; i--) {
+    r.lo = (r.lo << 8) | p[i];
+    r.hi = (r.hi << 8) | p[8 + i];
+  }
+  return r;
+}
+
+Block16 PvStore(Pv x) {
+  Block16 b;
+  for (size_t i = 0; i < 8; i++) {
+    b[i] = static_cast<uint8_t>(x.lo >> (8 * i));
+    b[8 + i] = static_cast<uint8_t>(x.hi >> (8 * i));
+  }
+  return b;
+}
+
+Pv PvXor(Pv a, Pv b) { return {a.lo ^ b.lo, a.hi ^ b.hi}; }
+bool PvEq(Pv a, Pv b) { return a.lo == b.lo && a.hi == b.hi; }
+Pv PvOne() { return {1, 0}; }
+
+// a * x mod P: x^128 = x^127 + x^126 + x^121 + 1.
+Pv PvMulX(Pv a) {
+  const bool carry = (a.hi >> 63) != 0;
+  a.hi = (a.hi << 1) | (a.lo >> 63);
+  a.lo <<= 1;
+  if (carry) {
+    a.lo ^= 1;
+    a.hi ^= 0xc200000000000000ull;
+  }
+  return a;
+}
+
+// a * b mod P, bit by bit: Horner over the bits of a, the highest first.
+Pv PvMul(Pv a, Pv b) {
+  Pv r;
+  for (int i = 127; i >= 0; i--) {
+    r = PvMulX(r);
+    const uint64_t bit = i >= 64 ? (a.hi >> (i - 64)) & 1 : (a.lo >> i) & 1;
+    if (bit) r = PvXor(r, b);
+  }
+  return r;
+}
+
+// x^-128.  x^-1 = x^127 + x^126 + x^125 + x^120 (x times it is x^128 + x^127 +
+// x^126 + x^121, which is 1 mod P); squared seven times.
+Pv PvXInv128() {
+  static const Pv v = [] {
+    Pv r{0, 0xe100000000000000ull};
+    for (int i = 0; i < 7; i++) r = PvMul(r, r);
+    return r;
+  }();
+  return v;
+}
+
+// POLYVAL's dot(a, b) = a * b * x^-128, from the definition.
+Pv PvDot(Pv a, Pv b) { return PvMul(PvMul(a, b), PvXInv128()); }
+
+Pv PvPow(Pv a, uint64_t e) {
+  Pv r = PvOne();
+  for (; e; e >>= 1) {
+    if (e & 1) r = PvMul(r, a);
+    a = PvMul(a, a);
+  }
+  return r;
+}
+
+// a^(2^128 - 2) = a^-1 for a != 0.
+Pv PvInverse(Pv a) {
+  Pv r = PvOne();
+  for (int i = 0; i < 127; i++) r = PvMul(PvMul(r, r), a);  // a^(2^(i+1) - 1)
+  return PvMul(r, r);
+}
+
+// dot(y, H) for one H, faster than PvDot: dot(y, H) = y * h' with h' = H * x^-128,
+// and y * h' is the XOR over the 32 nibbles of y (bits 4k..4k+3) of a table entry
+// t_[k][nibble] = (nibble * x^(4k)) * h'.  Checked against PvDot by a self-test.
+class PolyvalKey {
+ public:
+  explicit PolyvalKey(const uint8_t h[16]) {
+    Pv basis = PvMul(PvLoad(h), PvXInv128());  // x^i * h', i = 0, 1, ...
+    for (size_t k = 0; k < 32; k++) {
+      t_[k][0] = Pv{};
+      for (size_t j = 0; j < 4; j++) {
+        const size_t bit = size_t{1} << j;
+        for (size_t v = 0; v < bit; v++) t_[k][v | bit] = PvXor(t_[k][v], basis);
+        basis = PvMulX(basis);
+      }
+    }
+  }
+  Pv Dot(Pv y) const {
+    Pv r;
+    for (size_t k = 0; k < 16; k++) {
+      r = PvXor(r, t_[k][(y.lo >> (4 * k)) & 15]);
+      r = PvXor(r, t_[16 + k][(y.hi >> (4 * k)) & 15]);
+    }
+    return r;
+  }
+
+ private:
+  Pv t_[32][16];
+};
+
+// POLYVAL(H, X_1, ..., X_s) over pieces, each zero-padded to whole blocks.
+class Polyval {
+ public:
+  explicit Polyval(const uint8_t h[16]) : key_(h) {}
+  void AbsorbPadded(const uint8_t *p, size_t n) {
+    for (size_t i = 0; i < n; i += 16) {
+      uint8_t b[16] = {0};
+      std::memcpy(b, p + i, std::min<size_t>(16, n - i));
+      s_ = key_.Dot(PvXor(s_, PvLoad(b)));
+    }
+  }
+  Block16 Result() const { return PvStore(s_); }
+
+ private:
+  PolyvalKey key_;
+  Pv s_;
+};
+
+void PutLe32(uint8_t *p, uint32_t v) {
+  for (size_t i = 0; i < 4; i++) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+uint32_t GetLe32(const uint8_t *p) {
+  return uint32_t{p[0]} | (uint32_t{p[1]} << 8) | (uint32_t{p[2]} << 16) | (uint32_t{p[3]} << 24);
+}
+void PutLe64(uint8_t *p, uint64_t v) {
+  for (size_t i = 0; i < 8; i++) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+
+// The per-nonce keys (RFC 8452, section 4): the first 8 bytes of
+// AES(key, LE32(i) || nonce) for i = 0, 1 (authentication key) and 2, 3 (,4, 5)
+// (encryption key, as long as the key).
+struct SivKeys {
+  Block16 auth{};
+  Bytes enc;
+};
+
+SivKeys SivDeriveKeys(const Bytes &key, const uint8_t *nonce) {
+  if (key.size() != 16 && key.size() != 32) OracleDie("a GCM-SIV key of 16 or 32 bytes");
+  const size_t nblocks = 2 + key.size() / 8;
+  uint8_t in[16 * 6] = {0}, out[16 * 6];
+  for (size_t i = 0; i < nblocks; i++) {
+    PutLe32(in + 16 * i, static_cast<uint32_t>(i));
+    std::memcpy(in + 16 * i + 4, nonce, 12);
+  }
+  AesEcb(key, in, out, nblocks);
+  SivKeys k;
+  std::memcpy(k.auth.data(), out, 8);
+  std::memcpy(k.auth.data() + 8, out + 16, 8);
+  k.enc.resize(key.size());
+  for (size_t i = 2; i < nblocks; i++) std::memcpy(k.enc.data() + 8 * (i - 2), out + 16 * i, 8);
+  return k;
+}
+
+// S_s = POLYVAL(auth, padded AAD, padded plaintext, LE64(8 aad_len) || LE64(8 len)).
+Block16 SivPolyval(const Block16 &auth, const uint8_t *aad, size_t aad_len, const uint8_t *pt,
+                   size_t len) {
+  Polyval pv(auth.data());
+  pv.AbsorbPadded(aad, aad_len);
+  pv.AbsorbPadded(pt, len);
+  uint8_t lengths[16];
+  PutLe64(lengths, uint64_t{8} * aad_len);
+  PutLe64(lengths + 8, uint64_t{8} * len);
+  pv.AbsorbPadded(lengths, 16);
+  return pv.Result();
+}
+
+// The tag: S_s with the nonce XORed into bytes 0..11 and the top bit of byte 15
+// cleared, encrypted under the message encryption key.
+Block16 SivTagOf(const SivKeys &k, const uint8_t *nonce, const Block16 &s_s) {
+  Block16 s = s_s, tag;
+  for (size_t i = 0; i < 12; i++) s[i] ^= nonce[i];
+  s[15] &= 0x7f;
+  AesEcb(k.enc, s.data(), tag.data(), 1);
+  return tag;
+}
+
+// The counter block of data block b: the tag with the top bit of byte 15 set,
+// bytes 0..3 its little-endian 32-bit counter plus b, wrapping in 32 bits.
+Block16 SivCounterBlock(const Block16 &tag, uint64_t b) {
+  Block16 c = tag;
+  c[15] |= 0x80;
+  PutLe32(c.data(), static_cast<uint32_t>(GetLe32(tag.data()) + b));
+  return c;
+}
+
+// out = in XOR the AES-CTR keystream of RFC 8452 from that tag.
+void SivCtr(const Bytes &enc, const Block16 &tag, const uint8_t *in, size_t len, uint8_t *out) {
+  constexpr size_t kChunk = 256;  // blocks per EVP call
+  std::vector<uint8_t> ctrs(16 * kChunk), ks(16 * kChunk);
+  for (size_t off = 0, b = 0; off < len; off += 16 * kChunk) {
+    const size_t nb = std::min<size_t>(kChunk, (len - off + 15) / 16);
+    for (size_t i = 0; i < nb; i++, b++) {
+      Block16 c = SivCounterBlock(tag, b);
+      std::memcpy(ctrs.data() + 16 * i, c.data(), 16);
+    }
+    AesEcb(enc, ctrs.data(), ks.data(), nb);
+    const size_t n = std::min<size_t>(16 * nb, len - off);
+    for (size_t i = 0; i < n; i++) out[off + i] = in[off + i] ^ ks[i];
+  }
+}
+
+// ct = AES-GCM-SIV(key, nonce) of pt with aad; tag = its 16-byte tag.
+void SivSeal(const Bytes &key, const Bytes &nonce, const uint8_t *aad, size_t aad_len,
+             const uint8_t *pt, size_t len, uint8_t *ct, uint8_t tag[16]) {
+  if (nonce.size() != 12) OracleDie("a GCM-SIV nonce of 12 bytes");
+  SivKeys k = SivDeriveKeys(key, nonce.data());
+  Block16 t = SivTagOf(k, nonce.data(), SivPolyval(k.auth, aad, aad_len, pt, len));
+  SivCtr(k.enc, t, pt, len, ct);
+  std::memcpy(tag, t.data(), 16);
+}
+
+// One message: inputs, and the reference's ciphertext and full tag: OpenSSL's
+// AES-GCM, or (siv) the GCM-SIV reference above.
 struct Msg {
   Bytes key, nonce, aad, pt;
   size_t tag_len = 16;
+  bool siv = false;  // AES-GCM-SIV (RFC 8452), not AES-GCM
   Bytes ct;
   Block16 tag{};
 
   void Seal() {
     ct.assign(pt.size(), 0);
-    OracleSeal(key, nonce, aad.data(), aad.size(), pt.data(), pt.size(), ct.data(), tag.data());
+    if (siv) {
+      SivSeal(key, nonce, aad.data(), aad.size(), pt.data(), pt.size(), ct.data(), tag.data());
+    } else {
+      OracleSeal(key, nonce, aad.data(), aad.size(), pt.data(), pt.size(), ct.data(), tag.data());
+    }
   }
+  // Whose ciphertext and tag these are, for failure messages.
+  const char *Reference() const { return siv ? "the GCM-SIV reference's" : "OpenSSL's"; }
   std::string Describe() const {
     std::ostringstream os;
-    os << "AES-" << key.size() * 8 << " key " << Hex(key.data(), key.size()) << ", nonce ("
+    os << (siv ? "AES-GCM-SIV, " : "") << "AES-" << key.size() * 8 << " key "
+       << Hex(key.data(), key.size()) << ", nonce ("
        << nonce.size() << " bytes) " << HexShort(nonce) << ", aad " << aad.size()
        << " bytes, message " << pt.size() << " bytes, tag_len " << tag_len;
     return os.str();
@@ -547,6 +825,265 @@ Msg VectorMsg(const GcmVector &v) {
 }
 
 // ---------------------------------------------------------------------------
+// RFC 8452 Appendix C vectors, typed in: from C.1 (AES-128-GCM-SIV), C.2
+// (AES-256-GCM-SIV) and both of C.3 (their tags start ffffffff: the counter wraps
+// to 0 at the second data block).  result is the ciphertext followed by the tag;
+// auth_key, enc_key and polyval (S_s) are the RFC's intermediate values.
+
+struct SivVector {
+  const char *name, *key, *nonce, *aad, *pt, *result, *auth_key, *enc_key, *polyval;
+};
+
+const SivVector kSivVectors[] = {
+    {"C.1 #1 (AES-128, AAD 0, message 0)", "01000000000000000000000000000000",
+     "030000000000000000000000", "", "", "dc20e2d83f25705bb49e439eca56de25",
+     "d9b360279694941ac5dbc6987ada7377", "4004a0dcd862f2a57360219d2d44ef6c",
+     "00000000000000000000000000000000"},
+    {"C.1 #2 (AES-128, AAD 0, message 8)", "01000000000000000000000000000000",
+     "030000000000000000000000", "", "0100000000000000",
+     "b5d839330ac7b786578782fff6013b815b287c22493a364c", "d9b360279694941ac5dbc6987ada7377",
+     "4004a0dcd862f2a57360219d2d44ef6c", "eb93b7740962c5e49d2a90a7dc5cec74"},
+    {"C.1 #3 (AES-128, AAD 0, message 12)", "01000000000000000000000000000000",
+     "030000000000000000000000", "", "010000000000000000000000",
+     "7323ea61d05932260047d942a4978db357391a0bc4fdec8b0d106639", "d9b360279694941ac5dbc6987ada7377",
+     "4004a0dcd862f2a57360219d2d44ef6c", "48eb6c6c5a2dbe4a1dde508fee06361b"},
+    {"C.1 #6 (AES-128, AAD 0, message 48)", "01000000000000000000000000000000",
+     "030000000000000000000000", "",
+     "0100000000000000000000000000000002000000000000000000000000000000"
+     "03000000000000000000000000000000",
+     "3fd24ce1f5a67b75bf2351f181a475c7b800a5b4d3dcf70106b1eea82fa1d64d"
+     "f42bf7226122fa92e17a40eeaac1201b5e6e311dbf395d35b0fe39c2714388f8",
+     "d9b360279694941ac5dbc6987ada7377", "4004a0dcd862f2a57360219d2d44ef6c",
+     "81388746bc22d26b2abc3dcb15754222"},
+    {"C.1 #7 (AES-128, AAD 0, message 64)", "01000000000000000000000000000000",
+     "030000000000000000000000", "",
+     "0100000000000000000000000000000002000000000000000000000000000000"
+     "0300000000000000000000000000000004000000000000000000000000000000",
+     "2433668f1058190f6d43e360f4f35cd8e475127cfca7028ea8ab5c20f7ab2af0"
+     "2516a2bdcbc08d521be37ff28c152bba36697f25b4cd169c6590d1dd39566d3f"
+     "8a263dd317aa88d56bdf3936dba75bb8", "d9b360279694941ac5dbc6987ada7377",
+     "4004a0dcd862f2a57360219d2d44ef6c", "1e39b6d3344d348f6044f89935d1cf78"},
+    {"C.1 #13 (AES-128, AAD 1, message 64)", "01000000000000000000000000000000",
+     "030000000000000000000000", "01",
+     "0200000000000000000000000000000003000000000000000000000000000000"
+     "0400000000000000000000000000000005000000000000000000000000000000",
+     "2f5c64059db55ee0fb847ed513003746aca4e61c711b5de2e7a77ffd02da42fe"
+     "ec601910d3467bb8b36ebbaebce5fba30d36c95f48a3e7980f0e7ac299332a80"
+     "cdc46ae475563de037001ef84ae21744", "d9b360279694941ac5dbc6987ada7377",
+     "4004a0dcd862f2a57360219d2d44ef6c", "ffcd05d5770f34ad9267f0a59994b15a"},
+    {"C.1 #14 (AES-128, AAD 12, message 4)", "01000000000000000000000000000000",
+     "030000000000000000000000", "010000000000000000000000", "02000000",
+     "a8fe3e8707eb1f84fb28f8cb73de8e99e2f48a14", "d9b360279694941ac5dbc6987ada7377",
+     "4004a0dcd862f2a57360219d2d44ef6c", "f6ce9d3dcd68a2fd603c7ecc18fb9918"},
+    {"C.1 #15 (AES-128, AAD 18, message 20)", "01000000000000000000000000000000",
+     "030000000000000000000000", "010000000000000000000000000000000200",
+     "0300000000000000000000000000000004000000",
+     "6bb0fecf5ded9b77f902c7d5da236a4391dd029724afc9805e976f451e6d87f6"
+     "fe106514", "d9b360279694941ac5dbc6987ada7377", "4004a0dcd862f2a57360219d2d44ef6c",
+     "4781d492cb8f926c504caa36f61008fe"},
+    {"C.1 #16 (AES-128, AAD 20, message 18)", "01000000000000000000000000000000",
+     "030000000000000000000000", "0100000000000000000000000000000002000000",
+     "030000000000000000000000000000000400",
+     "44d0aaf6fb2f1f34add5e8064e83e12a2adabff9b2ef00fb47920cc72a0c0f13"
+     "b9fd", "d9b360279694941ac5dbc6987ada7377", "4004a0dcd862f2a57360219d2d44ef6c",
+     "75cbc23a1a10e348aeb8e384b5cc79fd"},
+    {"C.1 #17 (AES-128, AAD 0, message 0)", "e66021d5eb8e4f4066d4adb9c33560e4",
+     "f46e44bb3da0015c94f70887", "", "", "a4194b79071b01a87d65f706e3949578",
+     "036ee1fe2d7926af68898095e54e7b3c", "5e46482396008223b5c1d25173d87539",
+     "00000000000000000000000000000000"},
+    {"C.1 #20 (AES-128, AAD 15, message 9)", "d5cc1fd161320b6920ce07787f86743b",
+     "275d1ab32f6d1f0434d8848c", "046787f3ea22c127aaf195d1894728", "1177441f195495860f",
+     "4f37281f7ad12949d01d02fd0cd174c84fc5dae2f60f52fd2b", "8a51df64d93eaf667c2c09bd454ce5c5",
+     "43ab276c2b4a473918ca73f2dd85109c", "63a3451c0b23345ad02bba59956517cf"},
+    {"C.1 #24 (AES-128, AAD 35, message 21)", "f901cfe8a69615a93fdf7a98cad48179",
+     "6245709fb18853f68d833640",
+     "7576f7028ec6eb5ea7e298342a94d4b202b370ef9768ec6561c4fe6b7e7296fa"
+     "859c21", "e42a3c02c25b64869e146d7b233987bddfc240871d",
+     "391cc328d484a4f46406181bcd62efd9b3ee197d052d15506c84a9edd65e13e9"
+     "d24a2a6e70", "3724f55f1d22ac0ab830da0b6a995d74", "75ac87b70c05db287de779006105a344",
+     "4cbba090f03f7d1188ea55749fa6c7bd"},
+    {"C.2 #1 (AES-256, AAD 0, message 0)",
+     "0100000000000000000000000000000000000000000000000000000000000000", "030000000000000000000000",
+     "", "", "07f5f4169bbf55a8400cd47ea6fd400f", "b5d3c529dfafac43136d2d11be284d7f",
+     "b914f4742be9e1d7a2f84addbf96dec3456e3c6c05ecc157cdbf0700fedad222",
+     "00000000000000000000000000000000"},
+    {"C.2 #5 (AES-256, AAD 0, message 32)",
+     "0100000000000000000000000000000000000000000000000000000000000000", "030000000000000000000000",
+     "", "0100000000000000000000000000000002000000000000000000000000000000",
+     "4a6a9db4c8c6549201b9edb53006cba821ec9cf850948a7c86c68ac7539d027f"
+     "e819e63abcd020b006a976397632eb5d", "b5d3c529dfafac43136d2d11be284d7f",
+     "b914f4742be9e1d7a2f84addbf96dec3456e3c6c05ecc157cdbf0700fedad222",
+     "899b6381b3d46f0def7aa0517ba188f5"},
+    {"C.2 #7 (AES-256, AAD 0, message 64)",
+     "0100000000000000000000000000000000000000000000000000000000000000", "030000000000000000000000",
+     "",
+     "0100000000000000000000000000000002000000000000000000000000000000"
+     "0300000000000000000000000000000004000000000000000000000000000000",
+     "c2d5160a1f8683834910acdafc41fbb1632d4a353e8b905ec9a5499ac34f96c7"
+     "e1049eb080883891a4db8caaa1f99dd004d80487540735234e3744512c6f90ce"
+     "112864c269fc0d9d88c61fa47e39aa08", "b5d3c529dfafac43136d2d11be284d7f",
+     "b914f4742be9e1d7a2f84addbf96dec3456e3c6c05ecc157cdbf0700fedad222",
+     "6ef38b06046c7c0e225efaef8e2ec4c4"},
+    {"C.2 #13 (AES-256, AAD 1, message 64)",
+     "0100000000000000000000000000000000000000000000000000000000000000", "030000000000000000000000",
+     "01",
+     "0200000000000000000000000000000003000000000000000000000000000000"
+     "0400000000000000000000000000000005000000000000000000000000000000",
+     "67fd45e126bfb9a79930c43aad2d36967d3f0e4d217c1e551f59727870beefc9"
+     "8cb933a8fce9de887b1e40799988db1fc3f91880ed405b2dd298318858467c89"
+     "5bde0285037c5de81e5b570a049b62a0", "b5d3c529dfafac43136d2d11be284d7f",
+     "b914f4742be9e1d7a2f84addbf96dec3456e3c6c05ecc157cdbf0700fedad222",
+     "da58d2f61b0a9d343b2f37fb0c519733"},
+    {"C.2 #15 (AES-256, AAD 18, message 20)",
+     "0100000000000000000000000000000000000000000000000000000000000000", "030000000000000000000000",
+     "010000000000000000000000000000000200", "0300000000000000000000000000000004000000",
+     "43dd0163cdb48f9fe3212bf61b201976067f342bb879ad976d8242acc188ab59"
+     "cabfe307", "b5d3c529dfafac43136d2d11be284d7f",
+     "b914f4742be9e1d7a2f84addbf96dec3456e3c6c05ecc157cdbf0700fedad222",
+     "973ef4fd04bd31d193816ab26f8655ca"},
+    {"C.2 #16 (AES-256, AAD 20, message 18)",
+     "0100000000000000000000000000000000000000000000000000000000000000", "030000000000000000000000",
+     "0100000000000000000000000000000002000000", "030000000000000000000000000000000400",
+     "462401724b5ce6588d5a54aae5375513a075cfcdf5042112aa29685c912fc205"
+     "6543", "b5d3c529dfafac43136d2d11be284d7f",
+     "b914f4742be9e1d7a2f84addbf96dec3456e3c6c05ecc157cdbf0700fedad222",
+     "2cbb6b7ab2dbffefb797f825f826870c"},
+    {"C.2 #17 (AES-256, AAD 0, message 0)",
+     "e66021d5eb8e4f4066d4adb9c33560e4f46e44bb3da0015c94f7088736864200", "e0eaf5284d884a0e77d31646",
+     "", "", "169fbb2fbf389a995f6390af22228a62", "e40d26f82774aa27f47b047b608b9585",
+     "7c7c3d9a542cef53dde0e6de9b5800400f82e73ec5f7ee41b7ba8dcb9ba078c3",
+     "00000000000000000000000000000000"},
+    {"C.2 #21 (AES-256, AAD 20, message 12)",
+     "a44102952ef94b02b805249bac80e6f61455bfac8308a2d40d8c845117808235", "5c9e940fea2f582950a70d5a",
+     "0da55210cc1c1b0abde3b2f204d1e9f8b06bc47f", "1db2316fd568378da107b52b",
+     "8dbeb9f7255bf5769dd56692404099c2587f64979f21826706d497d5", "64779ab10ee8a280272f14cc8851b727",
+     "25f40fc63f49d3b9016a8eeeb75846e0d72ca36ddbd312b6f5ef38ad14bd2651",
+     "cc86ee22c861e1fd474c84676b42739c"},
+    {"C.2 #24 (AES-256, AAD 35, message 21)",
+     "3c535de192eaed3822a2fbbe2ca9dfc88255e14a661b8aa82cc54236093bbc23", "688089e55540db1872504e1c",
+     "734320ccc9d9bbbb19cb81b2af4ecbc3e72834321f7aa0f70b7282b4f33df23f"
+     "167541", "ced532ce4159b035277d4dfbb7db62968b13cd4eec",
+     "626660c26ea6612fb17ad91e8e767639edd6c9faee9d6c7029675b89eaf4ba1d"
+     "ed1a286594", "cb8c3aa3f8dbaeb4b28a3e86ff6625f8",
+     "02426ce1aa3ab31313b0848469a1b5fc6c9af9602600b195b04ad407026bc06d",
+     "ffd503c7dd712eb3791b7114b17bb0cf"},
+    {"C.3 #1 (AES-256, AAD 0, message 32)",
+     "0000000000000000000000000000000000000000000000000000000000000000", "000000000000000000000000",
+     "", "000000000000000000000000000000004db923dc793ee6497c76dcc03a98e108",
+     "f3f80f2cf0cb2dd9c5984fcda908456cc537703b5ba70324a6793a7bf218d3ea"
+     "ffffffff000000000000000000000000", "dc95c078a24089895275f3d86b4fb868",
+     "779b38d15bffb63d39d6e9ae76a9b2f375d11b0e3a68c422845c7d4690fa594f",
+     "7367cdb411b730128dd56e8edc0eff56"},
+    {"C.3 #2 (AES-256, AAD 0, message 24)",
+     "0000000000000000000000000000000000000000000000000000000000000000", "000000000000000000000000",
+     "", "eb3640277c7ffd1303c7a542d02d3e4c0000000000000000",
+     "18ce4f0b8cb4d0cac65fea8f79257b20888e53e72299e56dffffffff00000000"
+     "0000000000000000", "dc95c078a24089895275f3d86b4fb868",
+     "779b38d15bffb63d39d6e9ae76a9b2f375d11b0e3a68c422845c7d4690fa594f",
+     "7367cdb411b730128dd56e8edc0eff56"},
+};
+
+Msg SivVectorMsg(const SivVector &v) {
+  Msg m;
+  m.siv = true;
+  m.key = FromHex(v.key);
+  m.nonce = FromHex(v.nonce);
+  m.aad = FromHex(v.aad);
+  m.pt = FromHex(v.pt);
+  Bytes r = FromHex(v.result);
+  m.ct.assign(r.begin(), r.end() - 16);
+  std::copy(r.end() - 16, r.end(), m.tag.begin());
+  m.tag_len = 16;
+  return m;
+}
+
+bool IsWrapVector(const SivVector &v) { return std::strncmp(v.name, "C.3", 3) == 0; }
+
+// Longer messages than Appendix C has, from another implementation (the
+// `cryptography` Python package's AESGCMSIV, over OpenSSL 3): AAD and plaintext
+// are PatternBytes(len, salt); fold is the XOR of all ciphertext blocks (the last
+// one zero-padded).
+struct SivLongVector {
+  const char *key, *nonce;
+  size_t aad_len, aad_salt, len, pt_salt;
+  const char *tag, *fold;
+};
+
+const SivLongVector kSivLongVectors[] = {
+    {"5b1d7c9e0a3f4e2d8c6b1a0f9e8d7c6b", "a1b2c3d4e5f60718293a4b5c", 300, 1, 70001, 2,
+     "490de837a720c03379c5891038b6bb55", "477627402b255fcc32b50efb9ff991ea"},
+    {"0f1e2d3c4b5a69788796a5b4c3d2e1f00112233445566778899aabbccddeeff0", "c0ffee00deadbeef01234567",
+     4097, 3, 4111, 4, "7d35b44185db307f4435bf2d4204dfad", "137fd1b65f5845fc036329c97e064331"},
+    {"8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b", "000102030405060708090a0b",
+     0, 0, 65536 + 48, 5, "daec54d4a6f1882a1b11b95db2067651", "7f878a08b9d88d546a69f5eaaf0613ef"},
+};
+
+Bytes PatternBytes(size_t n, size_t salt) {
+  Bytes b(n);
+  for (size_t i = 0; i < n; i++) b[i] = static_cast<uint8_t>(i * 167 + (i >> 8) * 13 + salt);
+  return b;
+}
+
+Block16 FoldBlocks(const uint8_t *p, size_t n) {
+  Block16 f{};
+  for (size_t i = 0; i < n; i++) f[i % 16] ^= p[i];
+  return f;
+}
+
+// Makes the GCM-SIV tag of m equal `target` by changing its plaintext block
+// `block` (a whole one), and seals m.  POLYVAL is linear in its blocks: with s
+// blocks hashed, block p enters S_s as X_p * h'^(s - p + 1) (h' = H * x^-128), so
+// adding (wanted ^ S_s) * h'^-(s - p + 1) to X_p turns S_s into the wanted value:
+// the AES preimage of the target under the message encryption key, with the nonce
+// XORed back in.  False (m unchanged) when no message has that tag: the preimage
+// has the top bit of byte 15 set, which the tag computation always clears.
+bool SivChooseTag(Msg &m, const Block16 &target, size_t block) {
+  if (!m.siv || m.nonce.size() != 12 || 16 * (block + 1) > m.pt.size()) {
+    OracleDie("SivChooseTag: a GCM-SIV message with that whole block");
+  }
+  SivKeys k = SivDeriveKeys(m.key, m.nonce.data());
+  Block16 want;
+  AesEcb(k.enc, target.data(), want.data(), 1, true);
+  if (want[15] & 0x80) return false;
+  for (size_t i = 0; i < 12; i++) want[i] ^= m.nonce[i];
+  Block16 s = SivPolyval(k.auth, m.aad.data(), m.aad.size(), m.pt.data(), m.pt.size());
+  const uint64_t exponent = (m.pt.size() + 15) / 16 - block + 1;
+  Pv hp = PvMul(PvLoad(k.auth.data()), PvXInv128());
+  Pv delta = PvXor(PvLoad(want.data()), PvLoad(s.data()));
+  Block16 d = PvStore(PvMul(delta, PvInverse(PvPow(hp, exponent))));
+  for (size_t i = 0; i < 16; i++) m.pt[16 * block + i] ^= d[i];
+  m.Seal();
+  return true;
+}
+
+// A GCM-SIV message of len bytes (len >= 16) whose counter wraps from ffffffff to
+// 0 at data block `before` (>= 1): the tag's bytes 0..3 are LE32(2^32 - before),
+// its bytes 4..15 random (with ff_above, bytes 4..11 are ff, so that a carry out
+// of bytes 0..3 would run on).  The tag is chosen, a random whole plaintext block
+// adjusted to give it.
+Msg SivWrapMsg(std::mt19937_64 &rng, size_t key_len, uint32_t before, size_t len, size_t aad_len,
+               bool ff_above) {
+  Msg m;
+  m.siv = true;
+  m.key = RandomBytes(rng, key_len);
+  m.nonce = RandomBytes(rng, 12);
+  m.aad = RandomBytes(rng, aad_len);
+  m.pt = RandomBytes(rng, len);
+  m.tag_len = 16;
+  for (;;) {
+    Block16 target;
+    Bytes r = RandomBytes(rng, 16);
+    std::copy(r.begin(), r.end(), target.begin());
+    PutLe32(target.data(), 0u - before);
+    if (ff_above) std::fill(target.begin() + 4, target.begin() + 12, 0xff);
+    if (SivChooseTag(m, target, Uniform(rng, 0, len / 16 - 1))) {
+      if (m.tag != target) OracleDie("SivChooseTag: the tag is not the chosen one");
+      return m;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
 // Oracle self-tests (no kernel involved)
 
 TEST(AeadHarnessSelfTest, OracleMatchesGcmSpecVectors) {
@@ -620,6 +1157,135 @@ TEST(AeadHarnessSelfTest, NoncesWithChosenJ0AndTheInc32Wrap) {
       }
       EXPECT_EQ(Low32(Inc32(j0, 2)), 0u);
       EXPECT_EQ(Inc32(j0, 2)[11], 0xff);
+    }
+  }
+}
+
+// The GCM-SIV reference against RFC 8452 Appendix C: the per-nonce keys, S_s,
+// the ciphertext and the tag.
+TEST(AeadHarnessSelfTest, GcmSivReferenceMatchesRfc8452Vectors) {
+  size_t per_section[3] = {0, 0, 0};
+  for (const SivVector &v : kSivVectors) {
+    Msg m = SivVectorMsg(v);
+    SivKeys k = SivDeriveKeys(m.key, m.nonce.data());
+    EXPECT_EQ(Hex(k.auth.data(), 16), v.auth_key) << v.name;
+    EXPECT_EQ(Hex(k.enc.data(), k.enc.size()), v.enc_key) << v.name;
+    Block16 s = SivPolyval(k.auth, m.aad.data(), m.aad.size(), m.pt.data(), m.pt.size());
+    EXPECT_EQ(Hex(s.data(), 16), v.polyval) << v.name;
+    Bytes ct(m.pt.size());
+    uint8_t tag[16];
+    SivSeal(m.key, m.nonce, m.aad.data(), m.aad.size(), m.pt.data(), m.pt.size(), ct.data(), tag);
+    EXPECT_EQ(Hex(ct.data(), ct.size()) + Hex(tag, 16), v.result) << v.name;
+    Bytes back(ct.size());
+    SivCtr(k.enc, m.tag, m.ct.data(), m.ct.size(), back.data());
+    EXPECT_EQ(Hex(back.data(), back.size()), Hex(m.pt.data(), m.pt.size()))
+        << v.name << ": decrypt";
+    per_section[v.name[2] - '1']++;
+    if (IsWrapVector(v)) {
+      // The second data block's counter is 00000000 with bytes 4..15 unchanged.
+      EXPECT_EQ(GetLe32(m.tag.data()), 0xffffffffu) << v.name;
+      Block16 want = m.tag;
+      want[0] = want[1] = want[2] = want[3] = 0;
+      want[15] |= 0x80;
+      EXPECT_EQ(Hex(SivCounterBlock(m.tag, 1).data(), 16), Hex(want.data(), 16)) << v.name;
+    }
+  }
+  EXPECT_GE(per_section[0], 6u);
+  EXPECT_GE(per_section[1], 6u);
+  EXPECT_EQ(per_section[2], 2u) << "both C.3 vectors";
+}
+
+// POLYVAL against RFC 8452 Appendix A's example, against its definition
+// (PvDot, bit by bit, for the tables of PolyvalKey), and against GHASH (this
+// file's GfMul, which J0MatchesOpenSsl ties to OpenSSL) through Appendix A's
+// identity POLYVAL(H, X_1..X_n) =
+// ByteReverse(GHASH(mulX_GHASH(ByteReverse(H)), ByteReverse(X_1), ..., ByteReverse(X_n))).
+TEST(AeadHarnessSelfTest, PolyvalMatchesRfc8452AndGhash) {
+  {
+    Bytes h = FromHex("25629347589242761d31f826ba4b757b");
+    Bytes x = FromHex("4f4f95668c83dfb6401762bb2d01a262d1a24ddd2721d006bbe45f20d3c9f362");
+    Polyval pv(h.data());
+    pv.AbsorbPadded(x.data(), x.size());
+    EXPECT_EQ(Hex(pv.Result().data(), 16), "f7a3b47b846119fae5b7866cf5e5b77e");
+    Pv s = PvDot(PvLoad(x.data()), PvLoad(h.data()));
+    s = PvDot(PvXor(s, PvLoad(x.data() + 16)), PvLoad(h.data()));
+    EXPECT_EQ(Hex(PvStore(s).data(), 16), "f7a3b47b846119fae5b7866cf5e5b77e");
+  }
+  EXPECT_TRUE(PvEq(PvMul(PvXInv128(), Pv{1, 0xc200000000000000ull}), PvOne())) << "x^-128 * x^128";
+  auto rng = TestRng(0x4010);
+  auto reversed = [](const uint8_t *p) {
+    Block16 r;
+    for (size_t i = 0; i < 16; i++) r[i] = p[15 - i];
+    return r;
+  };
+  for (int c = 0; c < 8; c++) {
+    Bytes h = RandomBytes(rng, 16), a = RandomBytes(rng, 16);
+    PolyvalKey key(h.data());
+    EXPECT_EQ(Hex(PvStore(key.Dot(PvLoad(a.data()))).data(), 16),
+              Hex(PvStore(PvDot(PvLoad(a.data()), PvLoad(h.data()))).data(), 16));
+    EXPECT_TRUE(PvEq(PvMul(PvLoad(a.data()), PvInverse(PvLoad(a.data()))), PvOne()));
+    EXPECT_TRUE(PvEq(PvPow(PvLoad(a.data()), 5),
+                     PvMul(PvLoad(a.data()), PvMul(PvMul(PvLoad(a.data()), PvLoad(a.data())),
+                                                   PvMul(PvLoad(a.data()), PvLoad(a.data()))))));
+    // Appendix A: the same sum through GHASH.
+    Bytes x = RandomBytes(rng, 16 * Uniform(rng, 1, 9));
+    Polyval pv(h.data());
+    pv.AbsorbPadded(x.data(), x.size());
+    Gf g = GfLoad(reversed(h.data()).data());
+    const bool carry = (g.lo & 1) != 0;  // mulX_GHASH: times x in GHASH's bit order
+    g.lo = (g.lo >> 1) | (g.hi << 63);
+    g.hi >>= 1;
+    if (carry) g.hi ^= 0xe100000000000000ull;
+    Gf y;
+    for (size_t i = 0; i < x.size(); i += 16) {
+      y = GfMul(GfXor(y, GfLoad(reversed(x.data() + i).data())), g);
+    }
+    EXPECT_EQ(Hex(pv.Result().data(), 16), Hex(reversed(GfStore(y).data()).data(), 16))
+        << x.size() / 16 << " blocks";
+  }
+}
+
+// The reference on messages longer than the RFC's, against another implementation.
+TEST(AeadHarnessSelfTest, GcmSivReferenceOnLongMessages) {
+  for (const SivLongVector &v : kSivLongVectors) {
+    Bytes key = FromHex(v.key), nonce = FromHex(v.nonce);
+    Bytes aad = PatternBytes(v.aad_len, v.aad_salt), pt = PatternBytes(v.len, v.pt_salt), ct(v.len);
+    uint8_t tag[16];
+    SivSeal(key, nonce, aad.data(), aad.size(), pt.data(), pt.size(), ct.data(), tag);
+    EXPECT_EQ(Hex(tag, 16), v.tag) << "AES-" << 8 * key.size() << ", AAD " << v.aad_len
+                                   << ", message " << v.len;
+    EXPECT_EQ(Hex(FoldBlocks(ct.data(), ct.size()).data(), 16), v.fold)
+        << "AES-" << 8 * key.size() << ", AAD " << v.aad_len << ", message " << v.len;
+  }
+}
+
+// SivWrapMsg gets the tag it chose, and the reference's keystream runs through
+// the wrap: data block b uses counter LE32(2^32 - before + b mod 2^32) with bytes
+// 4..15 those of the tag (byte 15 with its top bit set), computed here apart from
+// SivCounterBlock.
+TEST(AeadHarnessSelfTest, GcmSivChosenTagsAndTheCounterWrap) {
+  auto rng = TestRng(0x4011);
+  for (size_t key_len : {16, 32}) {
+    for (uint32_t before : {1u, 2u, 3u, 8u, 17u, 64u, 300u}) {
+      const size_t len = 16 * (before + 3) + Uniform(rng, 0, 15);
+      Msg m = SivWrapMsg(rng, key_len, before, len, Uniform(rng, 0, 40), before % 2 != 0);
+      EXPECT_EQ(GetLe32(m.tag.data()), 0u - before);
+      SivKeys k = SivDeriveKeys(m.key, m.nonce.data());
+      for (uint64_t b = before - 1; b < (len + 15) / 16 && b <= before + 1; b++) {
+        Block16 c = m.tag;
+        c[15] |= 0x80;
+        const uint64_t n = (uint64_t{GetLe32(m.tag.data())} + b) & 0xffffffffu;
+        for (size_t i = 0; i < 4; i++) c[i] = static_cast<uint8_t>(n >> (8 * i));
+        if (b == before) {
+          EXPECT_EQ(Hex(c.data(), 4), "00000000");
+        }
+        Block16 ks;
+        AesEcb(k.enc, c.data(), ks.data(), 1);
+        for (size_t i = 0; i < 16 && 16 * b + i < len; i++) {
+          ASSERT_EQ(m.ct[16 * b + i] ^ m.pt[16 * b + i], ks[i])
+              << "AES-" << 8 * key_len << ", block " << b << " of a wrap at block " << before;
+        }
+      }
     }
   }
 }
@@ -911,7 +1577,8 @@ std::string PiecesText(const std::vector<size_t> &v) {
 
 // ---------------------------------------------------------------------------
 // Driver: one kernel, one context, one set of buffers; each step compares
-// with OpenSSL and returns an AssertionResult that names the case.
+// with the reference (m's ciphertext and tag) and returns an AssertionResult
+// that names the case.
 
 class Driver {
  public:
@@ -932,7 +1599,7 @@ class Driver {
     return r;
   }
 
-  // One-shot seal of m; ciphertext and tag must be OpenSSL's.
+  // One-shot seal of m; ciphertext and tag must be the reference's (m's).
   ::testing::AssertionResult Seal(const Msg &m, const Place &pl) {
     const size_t n = m.pt.size();
     uint8_t *nonce = buf_.Nonce(m.nonce, pl.nonce);
@@ -953,13 +1620,13 @@ class Driver {
     if (r != 0) return Fail(m, pl, what) << "returned " << r;
     size_t bad = FirstDiff(out, m.ct.data(), n);
     if (bad < n) {
-      return Fail(m, pl, what) << "ciphertext differs from OpenSSL's at byte " << bad << " (block "
+      return Fail(m, pl, what) << "ciphertext differs from " << m.Reference() << " at byte " << bad << " (block "
                                << bad / 16 << "); " << CountDiff(out + bad, m.ct.data() + bad, n - bad)
                                << " of the last " << n - bad << " bytes differ\n  want "
                                << BlockAt(m.ct.data(), n, bad) << "\n  got  " << BlockAt(out, n, bad);
     }
     if (std::memcmp(tag, m.tag.data(), m.tag_len) != 0) {
-      return Fail(m, pl, what) << "tag " << Hex(tag, m.tag_len) << ", OpenSSL's "
+      return Fail(m, pl, what) << "tag " << Hex(tag, m.tag_len) << ", " << m.Reference() << " "
                                << Hex(m.tag.data(), m.tag_len);
     }
     std::string s = Buffers::Stray(ao, "out");
@@ -1016,7 +1683,7 @@ class Driver {
     if (ctx_.problems()) return Fail(m, pl, what) << "finish_seal: ABI, canary or memory fault";
     if (rc != 0) return Fail(m, pl, what) << "finish_seal returned " << rc;
     if (std::memcmp(tag, m.tag.data(), m.tag_len) != 0) {
-      return Fail(m, pl, what) << "tag " << Hex(tag, m.tag_len) << ", OpenSSL's "
+      return Fail(m, pl, what) << "tag " << Hex(tag, m.tag_len) << ", " << m.Reference() << " "
                                << Hex(m.tag.data(), m.tag_len);
     }
     std::string s = Buffers::Stray(at, "tag");
@@ -1172,7 +1839,9 @@ class Driver {
     int r = ctx_.Open(nonce, nonce_b.size(), aad, aad_b.size(), in, n, out, tag, tag_len);
     if (ctx_.problems()) return Fail(m, pl, what) << "ABI, canary or memory fault (reported above)";
     if (want_ok) {
-      if (r != 0) return Fail(m, pl, what) << "returned " << r << " for OpenSSL's tag";
+      if (r != 0) {
+        return Fail(m, pl, what) << "returned " << r << " for " << m.Reference() << " tag";
+      }
       size_t bad = FirstDiff(out, m.pt.data(), n);
       if (bad < n) {
         return Fail(m, pl, what) << "plaintext wrong from byte " << bad << " (block " << bad / 16
@@ -1228,6 +1897,11 @@ bool IsMode(const aesgen_aead &a, const char *mode) {
   return a.mode != nullptr && std::strcmp(a.mode, mode) == 0;
 }
 
+// GCM-SIV takes keys of 16 and 32 bytes (RFC 8452), of the sizes the set takes.
+bool SivTakesKeyLen(size_t key_len) {
+  return (key_len == 16 || key_len == 32) && KeyLenSupported(key_len);
+}
+
 bool IsTableMethod(const aesgen_aead &a) {
   return a.method != nullptr && std::strncmp(a.method, "table", 5) == 0;
 }
@@ -1248,7 +1922,8 @@ const aesgen_aead *BestAead(const char *mode) {
 class AeadEntry : public ::testing::TestWithParam<size_t> {};
 
 // Behaviour: skipped (naming the missing features) on a CPU that cannot run
-// the kernel, and for modes this file has no suite for yet.
+// the kernel, and for modes this file has no suite for yet (not "gcm" or
+// "gcm-siv").  Tests of one mode alone are AeadGcm's and AeadGcmSiv's.
 class Aead : public ::testing::TestWithParam<size_t> {
  protected:
   void SetUp() override {
@@ -1262,24 +1937,46 @@ class Aead : public ::testing::TestWithParam<size_t> {
     if (missing != 0) {
       GTEST_SKIP() << a_->name << " needs " << FeatureList(missing) << " which this CPU lacks";
     }
-    if (!IsMode(*a_, "gcm")) {
+    if (!IsMode(*a_, "gcm") && !IsMode(*a_, "gcm-siv")) {
       GTEST_SKIP() << a_->name << ": mode " << (a_->mode ? a_->mode : "(null)")
                    << " has no suite in aead_tests.cc yet";
     }
     key_lens_ = SupportedKeyLens();
     ASSERT_FALSE(key_lens_.empty()) << "aesgen_key_bits_supported is 0";
+    if (Siv()) {
+      key_lens_.erase(std::remove_if(key_lens_.begin(), key_lens_.end(),
+                                     [](size_t k) { return !SivTakesKeyLen(k); }),
+                      key_lens_.end());
+      ASSERT_FALSE(key_lens_.empty())
+          << "GCM-SIV takes 16- and 32-byte keys, and aesgen_key_bits_supported = "
+          << aesgen_key_bits_supported << " has neither";
+    }
   }
   const aesgen_aead &a() const { return *a_; }
-  size_t KeyLen(size_t i) const { return key_lens_[i % key_lens_.size()]; }
-  size_t RandomTagLen(std::mt19937_64 &rng) const {
-    return Uniform(rng, a_->tag_min, a_->tag_max);
+  bool Siv() const { return IsMode(*a_, "gcm-siv"); }
+  // The key lengths init must take: the set's (GCM), of them 16 and 32 (GCM-SIV).
+  bool TakesKeyLen(size_t key_len) const {
+    return Siv() ? SivTakesKeyLen(key_len) : KeyLenSupported(key_len);
   }
-  // A random message (OpenSSL-sealed) under a new key of key_len bytes.
+  size_t KeyLen(size_t i) const { return key_lens_[i % key_lens_.size()]; }
+  // GCM-SIV: always 16, its one tag length.
+  size_t RandomTagLen(std::mt19937_64 &rng) const {
+    return Siv() ? 16 : Uniform(rng, a_->tag_min, a_->tag_max);
+  }
+  // A message of the kernel's mode, not sealed yet.
+  Msg NewMsg() const {
+    Msg m;
+    m.siv = Siv();
+    return m;
+  }
+  // A random message (sealed by the reference) under a new key of key_len
+  // bytes.  GCM-SIV: the nonce is always 12 bytes, whatever nonce_len says (it
+  // takes no other length; GcmSivLengthsOutOfRange tries the others).
   Msg RandomMsg(std::mt19937_64 &rng, size_t key_len, size_t len = SIZE_MAX,
                 size_t nonce_len = 0, size_t aad_len = SIZE_MAX) const {
-    Msg m;
+    Msg m = NewMsg();
     m.key = RandomBytes(rng, key_len);
-    m.nonce = RandomBytes(rng, nonce_len ? nonce_len : RandomNonceLen(rng));
+    m.nonce = RandomBytes(rng, Siv() ? 12 : nonce_len ? nonce_len : RandomNonceLen(rng));
     m.aad = PoolBytes(rng, aad_len != SIZE_MAX ? aad_len : RandomAadLen(rng));
     m.pt = PoolBytes(rng, len != SIZE_MAX ? len : RandomMsgLen(rng));
     m.tag_len = RandomTagLen(rng);
@@ -1290,6 +1987,19 @@ class Aead : public ::testing::TestWithParam<size_t> {
   const aesgen_aead *a_ = nullptr;
   std::vector<size_t> key_lens_;
 };
+
+// The tests of one mode alone: instantiated over that mode's kernels only (a
+// kernel of another mode is not a case of them, rather than a skipped one).
+class AeadGcm : public Aead {};
+class AeadGcmSiv : public Aead {};
+
+// The indices in aesgen_aeads[] of the kernels of ``mode``.
+std::vector<size_t> AeadIndicesOfMode(const char *mode) {
+  std::vector<size_t> found;
+  for (size_t i = 0; i < aesgen_aead_count; i++)
+    if (IsMode(AeadAt(i), mode)) found.push_back(i);
+  return found;
+}
 
 // ---------------------------------------------------------------------------
 // Registry (whole set)
@@ -1307,7 +2017,8 @@ TEST(AeadRegistry, IsWellFormed) {
 
 // aesgen_best_aead(mode): the fastest constant-time kernel of that mode this
 // CPU runs, NULL when it runs none; never a kernel with constant_time == 0;
-// NULL for a mode nobody has.  The GCM choice also passes the spec vectors.
+// NULL for a mode nobody has.  The GCM choice also passes the spec vectors, the
+// GCM-SIV one RFC 8452's.
 TEST(AeadRegistry, BestAeadRunsHere) {
   const uint64_t have = CpuFeatures();
   std::vector<std::string> modes = {"gcm", "gcm-siv", "otr"};
@@ -1341,6 +2052,19 @@ TEST(AeadRegistry, BestAeadRunsHere) {
         if (!KeyLenSupported(m.key.size())) continue;
         AeadCtx ctx(*best);
         Buffers buf(64, 64);
+        Driver d(*best, ctx, buf);
+        EXPECT_TRUE(d.SealOpen(m, Place::AllAtEnd(), Place::AllAtStart())) << v.name;
+        ran++;
+      }
+      EXPECT_GT(ran, 0u);
+    }
+    if (mode == "gcm-siv") {
+      size_t ran = 0;
+      for (const SivVector &v : kSivVectors) {
+        Msg m = SivVectorMsg(v);
+        if (!SivTakesKeyLen(m.key.size())) continue;
+        AeadCtx ctx(*best);
+        Buffers buf(128, 64);
         Driver d(*best, ctx, buf);
         EXPECT_TRUE(d.SealOpen(m, Place::AllAtEnd(), Place::AllAtStart())) << v.name;
         ran++;
@@ -1391,6 +2115,21 @@ TEST_P(AeadEntry, Descriptor) {
     EXPECT_NE(a.finish_seal, nullptr) << a.name;
     EXPECT_NE(a.finish_open, nullptr) << a.name;
   }
+  if (IsMode(a, "gcm-siv")) {
+    // RFC 8452 as DESIGN.md fixes it: 12-byte nonces, 16-byte tags, no FACE; and
+    // no streaming (the tag, computed over the whole plaintext, comes first).
+    EXPECT_EQ(a.nonce_min, 12u) << a.name;
+    EXPECT_EQ(a.nonce_max, 12u) << a.name;
+    EXPECT_EQ(a.tag_min, 16u) << a.name;
+    EXPECT_EQ(a.tag_max, 16u) << a.name;
+    EXPECT_STREQ(a.face, "none") << a.name;
+    EXPECT_EQ(a.start, nullptr) << a.name << ": GCM-SIV cannot stream";
+    EXPECT_EQ(a.aad, nullptr) << a.name << ": GCM-SIV cannot stream";
+    EXPECT_EQ(a.encrypt, nullptr) << a.name << ": GCM-SIV cannot stream";
+    EXPECT_EQ(a.decrypt, nullptr) << a.name << ": GCM-SIV cannot stream";
+    EXPECT_EQ(a.finish_seal, nullptr) << a.name << ": GCM-SIV cannot stream";
+    EXPECT_EQ(a.finish_open, nullptr) << a.name << ": GCM-SIV cannot stream";
+  }
   for (unsigned i = 0; i < 64; i++) {
     uint64_t bit = uint64_t{1} << i;
     if (a.features & bit) {
@@ -1411,10 +2150,20 @@ TEST_P(Aead, KeyLengths) {
   Buffers buf(1024);
   Driver d(a(), ctx, buf);
   for (size_t len : lens) {
+    const Bytes before(ctx.ctx(), ctx.ctx() + ctx.size());
     int r = ctx.Init(buf.Key(Bytes(key.begin(), key.begin() + static_cast<std::ptrdiff_t>(len)), true),
                      len);
-    if (KeyLenSupported(len)) {
+    if (TakesKeyLen(len)) {
       EXPECT_EQ(r, 0) << a().name << ": init with a supported key of " << len << " bytes";
+    } else if (Siv()) {
+      EXPECT_EQ(r, -1) << a().name << ": init with a key of " << len
+                       << " bytes must return -1 (GCM-SIV takes 16 or 32 bytes, of "
+                          "aesgen_key_bits_supported = "
+                       << aesgen_key_bits_supported << ")";
+      // ... and leave the context as it was.
+      size_t at = FirstDiff(before.data(), ctx.ctx(), ctx.size());
+      EXPECT_EQ(at, ctx.size()) << a().name << ": init refusing a " << len
+                                << "-byte key changed the context, first at offset " << at;
     } else {
       EXPECT_EQ(r, -1) << a().name << ": init with a key of " << len
                        << " bytes (not in aesgen_key_bits_supported = " << aesgen_key_bits_supported
@@ -1426,13 +2175,20 @@ TEST_P(Aead, KeyLengths) {
     EXPECT_EQ(ctx.Init(buf.Key(key, true), 17), -1);
     Msg m = RandomMsg(rng, KeyLen(i), 300);
     ASSERT_TRUE(d.SealOpen(m, Place::Random(rng), Place::Random(rng)));
+    if (Siv()) {
+      // GCM-SIV: a refused init (a 24-byte key) leaves the key it had in use.
+      EXPECT_EQ(ctx.Init(buf.Key(Bytes(key.begin(), key.begin() + 24), true), 24), -1);
+      ASSERT_TRUE(d.Seal(m, Place::Random(rng))) << "after init refused a 24-byte key";
+      ASSERT_TRUE(d.Open(m, Place::Random(rng))) << "after init refused a 24-byte key";
+    }
   }
 }
 
 // ---------------------------------------------------------------------------
 // Known answers
 
-TEST_P(Aead, GcmSpecVectors) {
+// Not for GCM-SIV: GCM's specification vectors (GcmSivRfc8452Vectors has RFC 8452's)
+TEST_P(AeadGcm, GcmSpecVectors) {
   auto rng = TestRng(0x5002);
   size_t ran = 0;
   for (const GcmVector &v : kGcmVectors) {
@@ -1492,14 +2248,18 @@ TEST_P(Aead, LargeMessages) {
     AeadCtx ctx(a());
     Driver d(a(), ctx, buf);
     ASSERT_TRUE(d.SealOpen(m, Place::Random(rng), Place::Random(rng))) << "case " << c;
-    ASSERT_TRUE(d.StreamSeal(m, rng)) << "case " << c;
-    ASSERT_TRUE(d.StreamOpen(m, rng)) << "case " << c;
+    if (!Siv()) {  // GCM-SIV cannot stream
+      ASSERT_TRUE(d.StreamSeal(m, rng)) << "case " << c;
+      ASSERT_TRUE(d.StreamOpen(m, rng)) << "case " << c;
+    }
   }
 }
 
 // Every tag length from tag_min to tag_max: the tag is the prefix of the full
 // one; open accepts it and refuses it with one bit flipped.
-TEST_P(Aead, EveryTagLength) {
+// Not for GCM-SIV: GCM-SIV has one tag length, 16, which every other test uses
+// (GcmSivLengthsOutOfRange tries the others)
+TEST_P(AeadGcm, EveryTagLength) {
   auto rng = TestRng(0x5012);
   Buffers buf(4200);
   AeadCtx ctx(a());
@@ -1597,7 +2357,9 @@ TEST_P(Aead, TlsRecordsPastTheShortPath) {
 // ---------------------------------------------------------------------------
 // Streaming
 
-TEST_P(Aead, StreamingRandomPieces) {
+// Not for GCM-SIV: GCM-SIV cannot stream (start, aad, encrypt, decrypt, finish_seal and
+// finish_open are NULL: AeadEntry.Descriptor checks)
+TEST_P(AeadGcm, StreamingRandomPieces) {
   auto rng = TestRng(0x5020);
   Buffers buf(12 * 1024 + 64);
   AeadCtx ctx(a());
@@ -1616,7 +2378,9 @@ TEST_P(Aead, StreamingRandomPieces) {
 }
 
 // No aad call at all, no data call at all, only empty pieces.
-TEST_P(Aead, StreamingWithoutAadOrData) {
+// Not for GCM-SIV: GCM-SIV cannot stream (start, aad, encrypt, decrypt, finish_seal and
+// finish_open are NULL: AeadEntry.Descriptor checks)
+TEST_P(AeadGcm, StreamingWithoutAadOrData) {
   auto rng = TestRng(0x5021);
   Buffers buf(4096);
   AeadCtx ctx(a());
@@ -1634,7 +2398,9 @@ TEST_P(Aead, StreamingWithoutAadOrData) {
 
 // aad after data began returns -1 and changes nothing: the stream goes on as
 // if the call had not been made.
-TEST_P(Aead, StreamingAadAfterDataIsRefused) {
+// Not for GCM-SIV: GCM-SIV cannot stream (start, aad, encrypt, decrypt, finish_seal and
+// finish_open are NULL: AeadEntry.Descriptor checks)
+TEST_P(AeadGcm, StreamingAadAfterDataIsRefused) {
   auto rng = TestRng(0x5022);
   Buffers buf(4096);
   AeadCtx ctx(a());
@@ -1671,7 +2437,9 @@ TEST_P(Aead, StreamingAadAfterDataIsRefused) {
 }
 
 // Two contexts streaming side by side, piece by piece: no state is shared.
-TEST_P(Aead, TwoContextsInterleaved) {
+// Not for GCM-SIV: GCM-SIV cannot stream (start, aad, encrypt, decrypt, finish_seal and
+// finish_open are NULL: AeadEntry.Descriptor checks)
+TEST_P(AeadGcm, TwoContextsInterleaved) {
   auto rng = TestRng(0x5023);
   Buffers buf(8192);
   AeadCtx c1(a()), c2(a());
@@ -1703,7 +2471,9 @@ TEST_P(Aead, TwoContextsInterleaved) {
 }
 
 // ---------------------------------------------------------------------------
-// Tampering: open refuses, zeroes out[0..len), finish_open refuses
+// Tampering: open refuses, zeroes out[0..len), finish_open refuses.  For
+// GCM-SIV a nonce one byte short or long is a nonce length it refuses, with
+// out[0..len) zeroed all the same.
 
 TEST_P(Aead, Tampering) {
   auto rng = TestRng(0x5030);
@@ -1763,7 +2533,9 @@ TEST_P(Aead, Tampering) {
     for (const Variant &t : vs) {
       ASSERT_TRUE(d.OpenMustFail(m, t.nonce, t.aad, t.ct, t.tag.data(), t.tag_len,
                                  Place::Random(rng, Uniform(rng, 0, 3) == 0), t.what));
-      ASSERT_TRUE(d.StreamOpen(m, t.nonce, t.aad, t.ct, t.tag.data(), t.tag_len, rng, false, t.what));
+      if (!Siv()) {  // GCM-SIV cannot stream
+        ASSERT_TRUE(d.StreamOpen(m, t.nonce, t.aad, t.ct, t.tag.data(), t.tag_len, rng, false, t.what));
+      }
     }
     ASSERT_TRUE(d.Open(m, Place::Random(rng)));  // and the context still opens the real one
   }
@@ -1778,7 +2550,9 @@ bool AllBytes(const uint8_t *p, size_t n, uint8_t v) {
   return true;
 }
 
-TEST_P(Aead, LengthsOutOfRange) {
+// Not for GCM-SIV: GCM's lengths and limits, and streaming (GcmSivLengthsOutOfRange has
+// GCM-SIV's)
+TEST_P(AeadGcm, LengthsOutOfRange) {
   auto rng = TestRng(0x5031);
   Buffers buf(4096);
   AeadCtx ctx(a());
@@ -1885,7 +2659,8 @@ TEST_P(Aead, LengthsOutOfRange) {
 // ---------------------------------------------------------------------------
 // The inc32 counter wraps inside a message
 
-TEST_P(Aead, Inc32WrapInsideMessage) {
+// Not for GCM-SIV: GCM's inc32 from J0 (GcmSivCounterWrap has GCM-SIV's counter)
+TEST_P(AeadGcm, Inc32WrapInsideMessage) {
   auto rng = TestRng(0x5040);
   // Low 32 bits of J0: the first data block uses J0 + 1, so 0xffffffff wraps at
   // the first block, 0xfffffffe at the second, ...; 0xffffff00 + x and
@@ -1945,9 +2720,9 @@ TEST_P(Aead, ManyMessagesOneContext) {
     Bytes iv = RandomBytes(rng, 12);
     uint64_t seq = 256 * Uniform(rng, 1, 1000) - Uniform(rng, 1, 30);
     for (size_t c = 0; c < Cases(40); c++, seq++) {
-      Msg m;
+      Msg m = NewMsg();
       m.key = key;
-      if (c % 8 == 7) {
+      if (c % 8 == 7 && !Siv()) {  // GCM-SIV: 12-byte nonces only
         m.nonce = RandomBytes(rng, RandomNonceLen(rng));
       } else {
         m.nonce = iv;
@@ -1958,7 +2733,7 @@ TEST_P(Aead, ManyMessagesOneContext) {
       m.tag_len = c % 3 ? 16 : RandomTagLen(rng);
       m.Seal();
       SCOPED_TRACE("message " + std::to_string(c) + " on one context");
-      switch (c % 5) {
+      switch (Siv() && c % 5 == 3 ? 0 : c % 5) {  // GCM-SIV cannot stream
         case 3:
           ASSERT_TRUE(d.StreamSeal(m, rng));
           ASSERT_TRUE(d.Open(m, Place::Random(rng)));
@@ -1969,7 +2744,11 @@ TEST_P(Aead, ManyMessagesOneContext) {
           bad[m.tag_len - 1] ^= 0x40;
           ASSERT_TRUE(d.OpenMustFail(m, m.nonce, m.aad, m.ct, bad.data(), m.tag_len,
                                      Place::Random(rng), "a wrong tag"));
-          ASSERT_TRUE(d.StreamOpen(m, rng));
+          if (Siv()) {
+            ASSERT_TRUE(d.Open(m, Place::Random(rng)));
+          } else {
+            ASSERT_TRUE(d.StreamOpen(m, rng));
+          }
           break;
         }
         default:
@@ -1982,14 +2761,14 @@ TEST_P(Aead, ManyMessagesOneContext) {
 
 // init on a used context, without wipe, forgets the old key: the same nonce
 // and messages under the new key give OpenSSL's results for the new key, also
-// after long messages (FACE tables filled) and an abandoned stream.
+// after long messages (FACE tables filled) and an abandoned stream (GCM).
 TEST_P(Aead, RekeyWithoutWipe) {
   auto rng = TestRng(0x5051);
   Buffers buf(3 * 4096 + 512);
   AeadCtx ctx(a());
   Driver d(a(), ctx, buf);
   for (size_t c = 0; c < Cases(5); c++) {
-    Bytes nonce = RandomBytes(rng, c % 3 == 2 ? 16 : 12);
+    Bytes nonce = RandomBytes(rng, c % 3 == 2 && !Siv() ? 16 : 12);
     Bytes aad = PoolBytes(rng, 20);
     Bytes long_pt = PoolBytes(rng, 2 * 4096 + Uniform(rng, 0, 4096));
     Bytes short_pt = PoolBytes(rng, Uniform(rng, 1, 100));
@@ -1998,14 +2777,15 @@ TEST_P(Aead, RekeyWithoutWipe) {
       ASSERT_TRUE(d.Init(key));
       SCOPED_TRACE("key " + std::to_string(round) + " of 3 on one context, no wipe between");
       for (const Bytes *pt : {&long_pt, &short_pt}) {
-        Msg m;
+        Msg m = NewMsg();
         m.key = key, m.nonce = nonce, m.aad = aad, m.pt = *pt, m.tag_len = RandomTagLen(rng);
         m.Seal();
         ASSERT_TRUE(d.Seal(m, Place::Random(rng)));
         ASSERT_TRUE(d.Open(m, Place::Random(rng)));
       }
+      if (Siv()) continue;  // GCM-SIV cannot stream
       // A stream left half done before the next init.
-      Msg m;
+      Msg m = NewMsg();
       m.key = key, m.nonce = nonce, m.aad = aad, m.pt = long_pt, m.tag_len = 16;
       m.Seal();
       ASSERT_TRUE(d.Start(m, nonce, Place(), "an abandoned stream"));
@@ -2025,6 +2805,7 @@ TEST_P(Aead, WipeZeroesContext) {
                              "half a streaming open", "a refused open", "a refused init"};
   for (size_t s = 0; s < 6; s++) {
     for (size_t i = 0; i < key_lens_.size(); i++) {
+      if (Siv() && (s == 2 || s == 3)) continue;  // GCM-SIV cannot stream
       AeadCtx ctx(a());
       Driver d(a(), ctx, buf);
       Msg m = RandomMsg(rng, KeyLen(i), 3 * 4096 + Uniform(rng, 0, 300), s == 5 ? 60 : 0);
@@ -2081,7 +2862,9 @@ TEST_P(Aead, InitOnDirtyContext) {
       Driver d(a(), ctx, buf);
       Msg m = RandomMsg(rng, KeyLen(i), Uniform(rng, 0, 3 * 4096));
       ASSERT_TRUE(d.SealOpen(m, Place::Random(rng), Place::Random(rng))) << "fill " << fill;
-      ASSERT_TRUE(d.StreamSeal(m, rng)) << "fill " << fill;
+      if (!Siv()) {  // GCM-SIV cannot stream
+        ASSERT_TRUE(d.StreamSeal(m, rng)) << "fill " << fill;
+      }
     }
   }
 }
@@ -2110,8 +2893,10 @@ TEST_P(Aead, GuardPagesEveryBuffer) {
     ASSERT_TRUE(d.OpenMustFail(m, m.nonce, m.aad, m.ct, bad.data(), m.tag_len, Place::AllAtEnd(),
                                "a wrong tag"));
     ASSERT_TRUE(d.OpenMustFail(m, m.nonce, m.aad, m.ct, bad.data(), m.tag_len, ip, "a wrong tag"));
-    ASSERT_TRUE(d.StreamSeal(m, rng));
-    ASSERT_TRUE(d.StreamOpen(m, rng));
+    if (!Siv()) {  // GCM-SIV cannot stream
+      ASSERT_TRUE(d.StreamSeal(m, rng));
+      ASSERT_TRUE(d.StreamOpen(m, rng));
+    }
   }
 }
 
@@ -2153,6 +2938,10 @@ TEST_P(Aead, NullPointersWhereLengthIsZero) {
       if (out) {
         EXPECT_TRUE(AllBytes(out, m.pt.size(), 0));
       }
+      if (Siv()) {  // GCM-SIV cannot stream
+        ASSERT_EQ(ctx.problems(), 0u);
+        continue;
+      }
       // Streaming, with empty pieces passing NULL.
       ASSERT_EQ(ctx.Start(nonce, 12), 0);
       ASSERT_EQ(ctx.Aad(nullptr, 0), 0);
@@ -2187,13 +2976,238 @@ TEST_P(Aead, NullPointersWhereLengthIsZero) {
   }
 }
 
+// ---------------------------------------------------------------------------
+// GCM-SIV (RFC 8452).  The tests above that apply to GCM-SIV run its kernels too
+// (against the GCM-SIV reference, with 12-byte nonces and 16-byte tags); these
+// are GCM-SIV's own.
+
+// RFC 8452 Appendix C through the kernel: one-shot, at both ends of the guard
+// pages, in place; each refused with a bit of the tag or of the ciphertext flipped.
+TEST_P(AeadGcmSiv, GcmSivRfc8452Vectors) {
+  auto rng = TestRng(0x5070);
+  size_t ran = 0;
+  for (const SivVector &v : kSivVectors) {
+    Msg m = SivVectorMsg(v);
+    AeadCtx ctx(a());
+    Buffers buf(256, 256);
+    Driver d(a(), ctx, buf);
+    if (!TakesKeyLen(m.key.size())) {
+      EXPECT_EQ(ctx.Init(buf.Key(m.key, true), m.key.size()), -1) << v.name;
+      continue;
+    }
+    ran++;
+    ASSERT_TRUE(d.SealOpen(m, Place::AllAtEnd(), Place::AllAtEnd())) << v.name;
+    ASSERT_TRUE(d.SealOpen(m, Place::AllAtStart(), Place::Random(rng, true))) << v.name;
+    ASSERT_TRUE(d.Seal(m, Place::Random(rng, true))) << v.name;
+    Block16 bad = m.tag;
+    bad[Uniform(rng, 0, 15)] ^= static_cast<uint8_t>(1u << Uniform(rng, 0, 7));
+    ASSERT_TRUE(d.OpenMustFail(m, m.nonce, m.aad, m.ct, bad.data(), 16, Place::Random(rng),
+                               "a tag with one bit flipped"))
+        << v.name;
+    if (!m.ct.empty()) {
+      Bytes ct = m.ct;
+      ct[Uniform(rng, 0, ct.size() - 1)] ^= static_cast<uint8_t>(1u << Uniform(rng, 0, 7));
+      ASSERT_TRUE(d.OpenMustFail(m, m.nonce, m.aad, ct, m.tag.data(), 16, Place::Random(rng, true),
+                                 "a ciphertext bit flipped"))
+          << v.name;
+    }
+  }
+  EXPECT_GT(ran, 0u) << "no vector has a key size this kernel takes";
+}
+
+// The 32-bit counter wraps inside a message: the C.3 vectors (at the second
+// block), then messages whose tag is chosen (SivWrapMsg) so that it wraps at data
+// block `before`: the first blocks, both sides of batches of 4, 8, 16, ... blocks,
+// and deep inside messages up to 64 KiB.  A carry out of bytes 0..3 (a 64- or
+// 128-bit counter) gets every block from the wrap on wrong.
+TEST_P(AeadGcmSiv, GcmSivCounterWrap) {
+  auto rng = TestRng(0x5071);
+  Buffers buf(16 * 4200, 64);
+  AeadCtx ctx(a());
+  Driver d(a(), ctx, buf);
+  size_t vectors = 0;
+  for (const SivVector &v : kSivVectors) {
+    Msg m = SivVectorMsg(v);
+    if (!IsWrapVector(v) || !TakesKeyLen(m.key.size())) continue;
+    vectors++;
+    ASSERT_TRUE(d.SealOpen(m, Place::AllAtEnd(), Place::AllAtStart())) << v.name;
+    ASSERT_TRUE(d.SealOpen(m, Place::Random(rng, true), Place::Random(rng, true))) << v.name;
+  }
+  if (TakesKeyLen(32)) {
+    EXPECT_EQ(vectors, 2u) << "both C.3 vectors";
+  }
+  std::vector<uint32_t> befores = {1,  2,  3,  4,  5,   7,   8,   9,   15,  16,  17, 31,
+                                   32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257};
+  for (size_t c = 0; c < Cases(8); c++) {
+    befores.push_back(static_cast<uint32_t>(Uniform(rng, 258, 4096)));
+  }
+  for (size_t i = 0; i < befores.size(); i++) {
+    const uint32_t before = befores[i];
+    const size_t len = 16 * (before + Uniform(rng, 1, 40)) + Uniform(rng, 0, 15);
+    Msg m = SivWrapMsg(rng, KeyLen(i), before, len, Uniform(rng, 0, 40), i % 2 == 1);
+    SCOPED_TRACE("tag " + Hex(m.tag.data(), 16) + ": the counter wraps at data block " +
+                 std::to_string(before) + " of " + std::to_string((len + 15) / 16));
+    ASSERT_TRUE(d.SealOpen(m, Place::Random(rng, i % 3 == 0), Place::Random(rng, i % 3 == 1)));
+  }
+}
+
+// Lengths GCM-SIV refuses.  A nonce other than 12 bytes (0 also with NULL), a tag
+// other than 16 bytes: seal returns -1 and writes nothing, open returns -1 with
+// out[0..len) zero (in place too).  A message or AAD over 2^36 bytes (RFC 8452,
+// section 6; also lengths that overflow when rounded up to whole blocks): seal
+// and open return -1 and write nothing, and nothing is read past the one page
+// each pointer has.  (2^36 itself is allowed but not tried: 64 GiB.)
+TEST_P(AeadGcmSiv, GcmSivLengthsOutOfRange) {
+  auto rng = TestRng(0x5072);
+  Buffers buf(4096);
+  AeadCtx ctx(a());
+  Driver d(a(), ctx, buf);
+  Msg m = RandomMsg(rng, KeyLen(0), 100, 12, 20);
+  ASSERT_TRUE(d.Init(m.key));
+  const size_t n = m.pt.size();
+
+  struct Lens {
+    std::string what;
+    size_t nonce_len, tag_len;
+    bool null_nonce;
+  };
+  std::vector<Lens> cases = {{"nonce_len 0, nonce NULL", 0, 16, true},
+                             {"nonce_len 0", 0, 16, false},
+                             {"nonce_len 1", 1, 16, false},
+                             {"nonce_len 11", 11, 16, false},
+                             {"nonce_len 13", 13, 16, false},
+                             {"nonce_len 16", 16, 16, false},
+                             {"nonce_len 24", 24, 16, false},
+                             {"nonce_len SIZE_MAX", SIZE_MAX, 16, false},
+                             {"nonce_len 11 and tag_len 15", 11, 15, false}};
+  for (size_t t : {size_t{0}, size_t{1}, size_t{4}, size_t{8}, size_t{12}, size_t{15}, size_t{17},
+                   size_t{32}, SIZE_MAX}) {
+    cases.push_back({"tag_len " + std::to_string(t), 12, t, false});
+  }
+  // The first 12 nonce bytes are the message's: a kernel that ignored nonce_len
+  // would seal and open it.
+  Bytes nonce_bytes = RandomBytes(rng, 64);
+  std::copy(m.nonce.begin(), m.nonce.end(), nonce_bytes.begin());
+  for (const Lens &l : cases) {
+    for (bool in_place : {false, true}) {
+      SCOPED_TRACE(std::string(a().name) + ": " + l.what + (in_place ? ", in place" : "") + ", " +
+                   m.Describe());
+      const uint8_t *nonce = l.null_nonce ? nullptr : buf.Nonce(nonce_bytes, false);
+      const uint8_t *aad = buf.Aad(m.aad.data(), m.aad.size(), true);
+      Around ao, at;
+      uint8_t *in = buf.In(m.pt.data(), n, true), *out;
+      if (in_place) {
+        out = in;
+        buf.AroundIn(in, n, &ao);
+      } else {
+        out = buf.Out(n, true, &ao);
+      }
+      // seal: -1, nothing written.
+      uint8_t *tag = buf.TagOut(64, false, &at);
+      EXPECT_EQ(ctx.Seal(nonce, l.nonce_len, aad, m.aad.size(), in, n, out, tag, l.tag_len), -1);
+      if (in_place) {
+        EXPECT_EQ(FirstDiff(out, m.pt.data(), n), n) << "seal wrote to out (in place)";
+      } else {
+        EXPECT_TRUE(AllBytes(out, n, kPattern)) << "seal wrote to out";
+      }
+      EXPECT_TRUE(AllBytes(tag, 64, kPattern) && Buffers::Stray(at, "tag").empty())
+          << "seal wrote the tag";
+      EXPECT_EQ(Buffers::Stray(ao, "out"), "");
+      // open (of the right ciphertext and 16-byte tag): -1, out[0..len) zero.
+      in = buf.In(m.ct.data(), n, true);
+      if (in_place) {
+        out = in;
+        buf.AroundIn(in, n, &ao);
+      } else {
+        out = buf.Out(n, true, &ao);
+      }
+      const uint8_t *tag_in = buf.TagIn(m.tag.data(), 16, false);
+      EXPECT_EQ(ctx.Open(nonce, l.nonce_len, aad, m.aad.size(), in, n, out, tag_in, l.tag_len), -1);
+      EXPECT_TRUE(AllBytes(out, n, 0)) << "open returned -1 without zeroing out[0..len)";
+      EXPECT_EQ(Buffers::Stray(ao, "out"), "");
+      ASSERT_EQ(ctx.problems(), 0u);
+    }
+  }
+
+  const size_t over[] = {static_cast<size_t>(kSivMaxLen) + 1, static_cast<size_t>(kSivMaxLen) + 16,
+                         size_t{1} << 40, SIZE_MAX - 14, SIZE_MAX};
+  for (size_t big : over) {
+    for (bool big_aad : {false, true}) {
+      const size_t aad_len = big_aad ? big : m.aad.size(), len = big_aad ? n : big;
+      SCOPED_TRACE(std::string(a().name) + ": " + (big_aad ? "AAD" : "message") + " of " +
+                   std::to_string(big) + " bytes (2^36 + " + std::to_string(big - kSivMaxLen) +
+                   ")");
+      Around ao, at;
+      const uint8_t *nonce = buf.Nonce(m.nonce, true);
+      const uint8_t *aad = buf.Aad(m.aad.data(), m.aad.size(), !big_aad);
+      const uint8_t *in = buf.In(m.pt.data(), n, big_aad);
+      uint8_t *out = buf.Out(4096, false, &ao);
+      uint8_t *tag = buf.TagOut(64, false, &at);
+      EXPECT_EQ(ctx.Seal(nonce, 12, aad, aad_len, in, len, out, tag, 16), -1);
+      EXPECT_TRUE(AllBytes(out, 4096, kPattern) && AllBytes(tag, 64, kPattern)) << "seal wrote";
+      out = buf.Out(4096, false, &ao);
+      const uint8_t *tag_in = buf.TagIn(m.tag.data(), 16, false);
+      EXPECT_EQ(ctx.Open(nonce, 12, aad, aad_len, in, len, out, tag_in, 16), -1);
+      EXPECT_TRUE(AllBytes(out, 4096, kPattern)) << "open over the limit must write nothing";
+      ASSERT_EQ(ctx.problems(), 0u);
+    }
+  }
+  // The context still works.
+  ASSERT_TRUE(d.Seal(m, Place::Random(rng)));
+  ASSERT_TRUE(d.Open(m, Place::Random(rng, true)));
+}
+
+// A context without a key (after wipe: every byte zero; also when an init on it
+// was then refused) does not seal: -1, nothing written.  A good init then makes
+// it work.
+TEST_P(AeadGcmSiv, GcmSivSealWithoutKey) {
+  auto rng = TestRng(0x5073);
+  Buffers buf(4096);
+  const char *scenarios[] = {"a new context, wiped", "init, seal, wipe",
+                             "wipe, then init with a 24-byte key (refused)",
+                             "wipe, then init with a 17-byte key (refused)"};
+  for (size_t s = 0; s < 4; s++) {
+    AeadCtx ctx(a());
+    Driver d(a(), ctx, buf);
+    Msg m = RandomMsg(rng, KeyLen(s), Uniform(rng, 0, 3000));
+    SCOPED_TRACE(std::string(a().name) + ": seal on " + scenarios[s] + ", " + m.Describe());
+    if (s == 1) {
+      ASSERT_TRUE(d.Init(m.key));
+      ASSERT_TRUE(d.Seal(m, Place::Random(rng)));
+    }
+    ctx.Wipe();
+    if (s >= 2) {
+      Bytes k = RandomBytes(rng, s == 2 ? 24 : 17);
+      EXPECT_EQ(ctx.Init(buf.Key(k, true), k.size()), -1);
+    }
+    Around ao, at;
+    const uint8_t *nonce = buf.Nonce(m.nonce, true), *aad = buf.Aad(m.aad.data(), m.aad.size(), true);
+    const uint8_t *in = buf.In(m.pt.data(), m.pt.size(), true);
+    uint8_t *out = buf.Out(m.pt.size(), true, &ao), *tag = buf.TagOut(16, true, &at);
+    EXPECT_EQ(ctx.Seal(nonce, 12, aad, m.aad.size(), in, m.pt.size(), out, tag, 16), -1);
+    EXPECT_TRUE(AllBytes(out, m.pt.size(), kPattern) && Buffers::Stray(ao, "out").empty())
+        << "seal wrote to out";
+    EXPECT_TRUE(AllBytes(tag, 16, kPattern) && Buffers::Stray(at, "tag").empty())
+        << "seal wrote the tag";
+    ASSERT_EQ(ctx.problems(), 0u);
+    ASSERT_TRUE(d.SealOpen(m, Place::Random(rng), Place::Random(rng)));
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Aeads, AeadEntry, ::testing::Range<size_t>(0, aesgen_aead_count),
                          AeadParamName);
 INSTANTIATE_TEST_SUITE_P(Aeads, Aead, ::testing::Range<size_t>(0, aesgen_aead_count),
                          AeadParamName);
-// A set without AEAD kernels instantiates nothing (AeadRegistry still runs).
+INSTANTIATE_TEST_SUITE_P(Aeads, AeadGcm, ::testing::ValuesIn(AeadIndicesOfMode("gcm")),
+                         AeadParamName);
+INSTANTIATE_TEST_SUITE_P(Aeads, AeadGcmSiv, ::testing::ValuesIn(AeadIndicesOfMode("gcm-siv")),
+                         AeadParamName);
+// A set without AEAD kernels (or without those of a mode) instantiates nothing
+// (AeadRegistry still runs).
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(AeadEntry);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Aead);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(AeadGcm);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(AeadGcmSiv);
 
 }  // namespace
 

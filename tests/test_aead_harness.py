@@ -1,8 +1,9 @@
 """harness/aead_tests.cc can fail: it is built with the real trampoline (harness/abi_check_<arch>.S)
-against a mock set (tests/aead_mock/: an aesgen.h with the AEAD contract of DESIGN.md and
-mock_gcm.c, AES-GCM over OpenSSL's AES with a GHASH of its own). The correct mock passes every
-test; each mock broken on purpose (a compile-time switch of mock_gcm.c) fails the tests that
-look at what it breaks:
+against a mock set (tests/aead_mock/: an aesgen.h with the AEAD contract of DESIGN.md,
+mock_gcm.c, AES-GCM over OpenSSL's AES with a GHASH of its own, and mock_gcm_siv.c, AES-GCM-SIV
+over OpenSSL's AES with a POLYVAL computed through GHASH). The correct mock passes every test;
+each mock broken on purpose (a compile-time switch of mock_gcm.c) fails the tests that look at
+what it breaks:
 
 - LEAVES_PLAINTEXT: open leaves the plaintext in out when the tag is wrong;
 - ACCEPTS_WRONG_TAG: open and finish_open accept any tag;
@@ -12,9 +13,27 @@ look at what it breaks:
 - AAD_AFTER_DATA: aad after data began is taken;
 - WIPE_KEEPS_KEY: wipe leaves the key in the context.
 
-The mock set has three kernels: one with method "table" and constant_time 0 (listed first, so
-aesgen_best_aead must pass over it), a constant-time one, and one that needs a CPU feature no
-CPU has (skipped, or a failure under AESGEN_TEST_EXPECT_ALL_KERNELS=1).
+The same for the GCM-SIV kernel (switches of mock_gcm_siv.c, BROKEN_SIV):
+
+- SIV_LEAVES_PLAINTEXT: open leaves the decrypted plaintext in out when the tag is wrong;
+- SIV_ACCEPTS_WRONG_TAG: open accepts any tag;
+- SIV_CTR64: the counter carries out of bytes 0..3 into byte 4 (only the wrap tests see it);
+- SIV_CTR_BE: the counter is big-endian in bytes 0..3;
+- SIV_NO_NONCE_XOR: the nonce is not XORed into the POLYVAL result;
+- SIV_IGNORES_TAG_LEN: tags are always 16 bytes, tag_len unchecked;
+- SIV_TAKES_192: init takes 24-byte keys;
+- SIV_REFUSED_INIT_CLEARS: a refused init clears the context (forgets the key);
+- SIV_SEALS_WITHOUT_KEY: seal on a context without a key seals;
+- SIV_NO_LENGTH_LIMIT: no 2^36 limit on the message or the AAD.
+
+The mock set has five kernels. Three GCM ones: one with method "table" and constant_time 0
+(listed first, so aesgen_best_aead must pass over it), a constant-time one, and one that needs a
+CPU feature no CPU has (skipped, or a failure under AESGEN_TEST_EXPECT_ALL_KERNELS=1). Two
+GCM-SIV ones: one that needs that feature (listed first, so aesgen_best_aead("gcm-siv") must pass
+over it) and one that runs. The GCM-SIV kernel runs every test that applies to GCM-SIV; those
+that do not (GCM_ONLY) skip it, saying why, and GCM-SIV's own tests (SIV_ONLY) skip the GCM
+kernels. A broken variant's run leaves out the kernel tests of the mode its switch does not
+touch (that source is compiled without it).
 
 The harness is compiled once at -O0 (the time goes into compiling GoogleTest's templates, not
 into running) and linked against each mock; the runs are at AESGEN_TEST_SCALE=0.2. Skipped,
@@ -57,6 +76,38 @@ BROKEN = {
 # Variants whose only failures must be the ones listed: nothing else notices them.
 EXACT = {"INC128", "AAD_AFTER_DATA", "WIPE_KEEPS_KEY"}
 
+# variant -> tests of the GCM-SIV kernel (mock_gcm_siv, switches of mock_gcm_siv.c) that must fail
+_SIV_OPEN_REFUSALS = {"GcmSivRfc8452Vectors", "Tampering", "InPlace", "ShortRecords",
+                      "TlsRecordsPastTheShortPath", "ManyMessagesOneContext", "WipeZeroesContext",
+                      "GuardPagesEveryBuffer", "NullPointersWhereLengthIsZero"}
+BROKEN_SIV = {
+    "SIV_LEAVES_PLAINTEXT": _SIV_OPEN_REFUSALS,
+    "SIV_ACCEPTS_WRONG_TAG": _SIV_OPEN_REFUSALS,
+    "SIV_CTR64": {"GcmSivRfc8452Vectors", "GcmSivCounterWrap"},
+    "SIV_CTR_BE": {"GcmSivRfc8452Vectors", "GcmSivCounterWrap", "RandomSealOpen", "LargeMessages",
+                   "InPlace", "ShortRecords"},
+    "SIV_NO_NONCE_XOR": {"GcmSivRfc8452Vectors", "GcmSivCounterWrap", "RandomSealOpen", "InPlace",
+                         "ManyMessagesOneContext", "KeyLengths"},
+    "SIV_IGNORES_TAG_LEN": {"GcmSivLengthsOutOfRange"},
+    "SIV_TAKES_192": {"KeyLengths", "GcmSivSealWithoutKey"},
+    "SIV_REFUSED_INIT_CLEARS": {"KeyLengths"},
+    "SIV_SEALS_WITHOUT_KEY": {"GcmSivSealWithoutKey"},
+    "SIV_NO_LENGTH_LIMIT": {"GcmSivLengthsOutOfRange"},
+}
+EXACT_SIV = {"SIV_CTR64", "SIV_IGNORES_TAG_LEN", "SIV_TAKES_192", "SIV_REFUSED_INIT_CLEARS",
+             "SIV_SEALS_WITHOUT_KEY", "SIV_NO_LENGTH_LIMIT"}
+
+# GCM's own tests (fixture AeadGcm, instantiated over GCM kernels alone), and GCM-SIV's own
+# (AeadGcmSiv).
+GCM_ONLY = {"GcmSpecVectors", "EveryTagLength", "StreamingRandomPieces",
+            "StreamingWithoutAadOrData", "StreamingAadAfterDataIsRefused", "TwoContextsInterleaved",
+            "LengthsOutOfRange", "Inc32WrapInsideMessage"}
+SIV_ONLY = {"GcmSivRfc8452Vectors", "GcmSivCounterWrap", "GcmSivLengthsOutOfRange",
+            "GcmSivSealWithoutKey"}
+# The --gtest_filter of a broken GCM variant's run and of a broken GCM-SIV one's.
+_GCM_RUN = "-Aeads/Aead*.*/mock_gcm_siv*"
+_SIV_RUN = "Aeads/Aead*.*/mock_gcm_siv*:AeadRegistry.*"
+
 
 def _missing_tools() -> list[str]:
     missing = [t for t in ("gcc", "g++") if shutil.which(t) is None]
@@ -84,6 +135,7 @@ class Run:
     returncode: int
     results: dict[str, str] = field(default_factory=dict)
     log: str = ""
+    skip_messages: dict[str, str] = field(default_factory=dict)
 
     def with_status(self, status: str) -> set[str]:
         return {name for name, s in self.results.items() if s == status}
@@ -112,6 +164,8 @@ def _run(binary: Path, report: Path, extra_env: dict[str, str] | None = None,
                 run.results[name] = "failed"
             elif case.find("skipped") is not None or case.get("result") == "skipped":
                 run.results[name] = "skipped"
+                skipped = case.find("skipped")
+                run.skip_messages[name] = skipped.get("message", "") if skipped is not None else ""
             elif case.get("status") == "run":
                 run.results[name] = "passed"
     return run
@@ -133,28 +187,33 @@ def runs(tmp_path_factory) -> dict[str, Run]:
         _check(["g++", "-std=c++17", "-O0", *warn, *inc, "-c", HARNESS / "aead_tests.cc",
                 "-o", harness_o], out)
 
-    def compile_mock(variant: str) -> Path:
-        obj = out / f"mock_{variant or 'ok'}.o"
+    def compile_mock(source: str, variant: str) -> Path:
+        obj = out / f"{source}_{variant or 'ok'}.o"
         flags = [f"-DMOCK_BROKEN_{variant}"] if variant else []
-        _check(["gcc", "-std=c11", "-O2", *warn, *flags, "-I", MOCK, "-c", MOCK / "mock_gcm.c",
+        _check(["gcc", "-std=c11", "-O2", *warn, *flags, "-I", MOCK, "-c", MOCK / f"{source}.c",
                 "-o", obj], out)
         return obj
 
-    variants = [""] + list(BROKEN)
+    variants = [""] + list(BROKEN) + list(BROKEN_SIV)
     with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
         builds = [pool.submit(compile_harness),
                   pool.submit(_check, ["gcc", *warn, "-I", HARNESS, "-c",
                                        HARNESS / f"abi_check_{ARCH}.S", "-o", abi_o], out)]
-        mocks = {v: pool.submit(compile_mock, v) for v in variants}
+        # mock_gcm.c with each GCM switch, mock_gcm_siv.c with each GCM-SIV one; a variant
+        # links the one it breaks with the correct other.
+        gcm = {v: pool.submit(compile_mock, "mock_gcm", v) for v in [""] + list(BROKEN)}
+        siv = {v: pool.submit(compile_mock, "mock_gcm_siv", v) for v in [""] + list(BROKEN_SIV)}
         for b in builds:
             b.result()
         binaries = {}
         for v in variants:
             binary = out / f"aead_tests_{v or 'ok'}"
-            _check(["g++", "-o", binary, harness_o, mocks[v].result(), abi_o, "-lgtest",
+            objs = [gcm.get(v, gcm[""]).result(), siv.get(v, siv[""]).result()]
+            _check(["g++", "-o", binary, harness_o, *objs, abi_o, "-lgtest",
                     "-lgtest_main", "-lpthread", "-lcrypto"], out)
             binaries[v] = binary
-        jobs = {v: pool.submit(_run, binaries[v], out / f"report_{v or 'ok'}.xml")
+        jobs = {v: pool.submit(_run, binaries[v], out / f"report_{v or 'ok'}.xml", None,
+                               None if not v else _SIV_RUN if v in BROKEN_SIV else _GCM_RUN)
                 for v in variants}
         jobs["EXPECT_ALL"] = pool.submit(
             _run, binaries[""], out / "report_expect_all.xml",
@@ -162,11 +221,20 @@ def runs(tmp_path_factory) -> dict[str, Run]:
         return {v: j.result() for v, j in jobs.items()}
 
 
-def _kernel_tests(run: Run, status: str, kernel: str = "mock_gcm") -> set[str]:
-    """The parameterized AEAD tests ("Tampering", ...) of one kernel with that status."""
-    prefix, suffix = "Aeads/Aead.", "/" + kernel
-    return {name[len(prefix):-len(suffix)] for name in run.with_status(status)
-            if name.startswith(prefix) and name.endswith(suffix)}
+_FIXTURES = ("Aeads/Aead.", "Aeads/AeadGcm.", "Aeads/AeadGcmSiv.")
+
+
+def _kernel_tests(run: Run, status: str | None, kernel: str = "mock_gcm") -> set[str]:
+    """The parameterized AEAD tests ("Tampering", ...) of one kernel with that status (any
+    status: None), whichever fixture has them (shared, GCM's own, GCM-SIV's own)."""
+    suffix = "/" + kernel
+    found = set()
+    for name, st in run.results.items():
+        if name.endswith(suffix) and status in (None, st):
+            for prefix in _FIXTURES:
+                if name.startswith(prefix):
+                    found.add(name[len(prefix):-len(suffix)])
+    return found
 
 
 def test_correct_mock_passes_everything(runs: dict[str, Run]) -> None:
@@ -179,9 +247,35 @@ def test_correct_mock_passes_everything(runs: dict[str, Run]) -> None:
     assert {"AbiTrampoline10.DetectsEachViolation", "AeadRegistry.BestAeadRunsHere",
             "AeadHarnessSelfTest.OracleMatchesGcmSpecVectors",
             "AeadHarnessSelfTest.NoncesWithChosenJ0AndTheInc32Wrap"} <= passed
-    # The kernel that needs a feature no CPU has is skipped, every test of it.
+    # The kernel that needs a feature no CPU has is skipped, every test of it; the other
+    # runs GCM's own tests and is not a case of GCM-SIV's.
     skipped = _kernel_tests(run, "skipped", "mock_gcm_needs_mock_feature")
     assert skipped == _kernel_tests(run, "passed", "mock_gcm")
+    assert not _kernel_tests(run, "skipped", "mock_gcm")
+    assert GCM_ONLY <= _kernel_tests(run, "passed", "mock_gcm")
+    assert not _kernel_tests(run, None, "mock_gcm") & SIV_ONLY
+
+
+def test_gcm_siv_suite_runs_what_applies_and_skips_the_rest(runs: dict[str, Run]) -> None:
+    run = runs[""]
+    assert run.returncode == 0 and not run.with_status("failed"), run.log
+    passed = _kernel_tests(run, "passed", "mock_gcm_siv")
+    skipped = _kernel_tests(run, "skipped", "mock_gcm_siv")
+    # Every test GCM and GCM-SIV share, and GCM-SIV's own, ran and passed.
+    shared = _kernel_tests(run, "passed", "mock_gcm") - GCM_ONLY
+    assert len(shared) >= 12, sorted(shared)
+    assert passed == shared | SIV_ONLY, sorted(passed ^ (shared | SIV_ONLY))
+    # GCM's own tests are not cases of it (nothing is skipped for being of another mode).
+    assert not skipped, sorted(skipped)
+    assert not _kernel_tests(run, None, "mock_gcm_siv") & GCM_ONLY
+    # The GCM-SIV kernel this CPU cannot run is skipped, every test of it.
+    assert _kernel_tests(run, "skipped", "mock_gcm_siv_needs_mock_feature") == passed | skipped
+    assert {"Aeads/AeadEntry.Descriptor/mock_gcm_siv",
+            "Aeads/AeadEntry.Descriptor/mock_gcm_siv_needs_mock_feature",
+            "AeadHarnessSelfTest.GcmSivReferenceMatchesRfc8452Vectors",
+            "AeadHarnessSelfTest.PolyvalMatchesRfc8452AndGhash",
+            "AeadHarnessSelfTest.GcmSivReferenceOnLongMessages",
+            "AeadHarnessSelfTest.GcmSivChosenTagsAndTheCounterWrap"} <= run.with_status("passed")
 
 
 def test_missing_feature_fails_when_every_kernel_is_expected(runs: dict[str, Run]) -> None:
@@ -189,6 +283,9 @@ def test_missing_feature_fails_when_every_kernel_is_expected(runs: dict[str, Run
     assert run.results.get("Aeads/Aead.KeyLengths/mock_gcm_needs_mock_feature") == "failed", \
         run.log
     assert run.results.get("Aeads/Aead.KeyLengths/mock_gcm") == "passed", run.log
+    assert run.results.get("Aeads/Aead.KeyLengths/mock_gcm_siv_needs_mock_feature") == "failed", \
+        run.log
+    assert run.results.get("Aeads/Aead.KeyLengths/mock_gcm_siv") == "passed", run.log
 
 
 @pytest.mark.parametrize("variant", sorted(BROKEN))
@@ -203,3 +300,17 @@ def test_broken_mock_fails(runs: dict[str, Run], variant: str) -> None:
     # The harness's own tests do not depend on the mock.
     assert not {n for n in run.with_status("failed")
                 if n.startswith(("AbiTrampoline10.", "AeadHarnessSelfTest."))}
+
+
+@pytest.mark.parametrize("variant", sorted(BROKEN_SIV))
+def test_broken_siv_mock_fails(runs: dict[str, Run], variant: str) -> None:
+    run = runs[variant]
+    assert run.returncode != 0, f"the suite passed a mock with {variant}:\n{run.log}"
+    failed = _kernel_tests(run, "failed", "mock_gcm_siv")
+    assert BROKEN_SIV[variant] <= failed, \
+        f"{variant}: expected {sorted(BROKEN_SIV[variant])} to fail, failed: {sorted(failed)}"
+    if variant in EXACT_SIV:
+        assert failed == BROKEN_SIV[variant], \
+            f"{variant}: also failed {sorted(failed - BROKEN_SIV[variant])}"
+    # GCM's own tests are still not cases of it.
+    assert not _kernel_tests(run, None, "mock_gcm_siv") & GCM_ONLY

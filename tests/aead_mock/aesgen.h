@@ -1,6 +1,7 @@
 /* aesgen.h of a mock set for tests/test_aead_harness.py: the AEAD contract of
  * DESIGN.md ("The C contracts every generated set honours"), with the prefix
- * aesgen_, implemented in mock_gcm.c over OpenSSL (AES) and a GHASH of its own.
+ * aesgen_, implemented in mock_gcm.c (GCM) and mock_gcm_siv.c (GCM-SIV) over
+ * OpenSSL (AES) and a GHASH of their own.
  * Not a generated file: it lets harness/aead_tests.cc be built and run, and
  * shown to fail, before the generator emits AEAD kernels. */
 #ifndef AESGEN_MOCK_H

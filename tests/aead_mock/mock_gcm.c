@@ -3,6 +3,8 @@
  * on counter blocks); GHASH, the counter (inc32), the streaming state, the
  * length checks and the tag compare are written here, all in the
  * caller-owned context (MOCK_CTX_SIZE bytes).  Nothing in it is fast.
+ * aesgen_aeads[] also lists the GCM-SIV kernels of mock_gcm_siv.c (with
+ * switches of their own, MOCK_BROKEN_SIV_*).
  *
  * Compile-time switches break it on purpose, one way each, to show that
  * harness/aead_tests.cc notices:
@@ -18,6 +20,7 @@
  *   MOCK_BROKEN_WIPE_KEEPS_KEY    wipe leaves the key in the context
  */
 #include "aesgen.h"
+#include "mock_gcm_siv.h"
 
 #include <openssl/evp.h>
 #include <stddef.h>
@@ -352,11 +355,21 @@ static void mock_wipe(void *ctx) {
      mock_seal, mock_open, mock_start, mock_aad, mock_encrypt, mock_decrypt, mock_finish_seal, \
      mock_finish_open, mock_wipe}
 
-/* The table-method one first: aesgen_best_aead must pass over it. */
+/* GCM-SIV (mock_gcm_siv.c): 12-byte nonces, 16-byte tags, no streaming. */
+#define MOCK_SIV_AEAD(name, features)                                                          \
+    {name, "gcm-siv", "mock", "none", 1, features, MOCK_SIV_CTX_SIZE, 12, 12, 16, 16,          \
+     mock_siv_init, mock_siv_seal, mock_siv_open, NULL, NULL, NULL, NULL, NULL, NULL,           \
+     mock_siv_wipe}
+
+/* The table-method GCM one first: aesgen_best_aead("gcm") must pass over it;
+ * the GCM-SIV one this CPU cannot run before the one it can, for
+ * aesgen_best_aead("gcm-siv"). */
 const aesgen_aead aesgen_aeads[] = {
     MOCK_AEAD("mock-table-gcm", "table", "none", 0, 0),
     MOCK_AEAD("mock-gcm", "mock", "r2", 1, 0),
     MOCK_AEAD("mock-gcm-needs-mock-feature", "mock", "none", 1, AESGEN_CPU_MOCK),
+    MOCK_SIV_AEAD("mock-gcm-siv-needs-mock-feature", AESGEN_CPU_MOCK),
+    MOCK_SIV_AEAD("mock-gcm-siv", 0),
 };
 const size_t aesgen_aead_count = sizeof aesgen_aeads / sizeof aesgen_aeads[0];
 const unsigned aesgen_key_bits_supported = 7;
