@@ -27,9 +27,9 @@ PRESETS = {n: p for n, p in all_presets().items() if p.arch == "x86_64"}
 # level), and with one key-size subset (the key-size dispatch with 2 sizes).
 CONFIGS = {
     "k128": (FACE_LEVELS, (128,), "aesgen_", ("ctr",)),
-    "k192-256": (FACE_LEVELS, (192, 256), "aesgen_", ("ctr", "gcm")),
-    "kall": (FACE_LEVELS, (128, 192, 256), "aesgen_", ("ctr", "gcm")),
-    "kall-MyLib_": (("none",), (128, 192, 256), "MyLib_", ("ctr", "gcm")),
+    "k192-256": (FACE_LEVELS, (192, 256), "aesgen_", ("ctr", "gcm", "gcm-siv")),
+    "kall": (FACE_LEVELS, (128, 192, 256), "aesgen_", ("ctr", "gcm", "gcm-siv")),
+    "kall-MyLib_": (("none",), (128, 192, 256), "MyLib_", ("ctr", "gcm", "gcm-siv")),
     "r1-k128-256-x": (("r1",), (128, 256), "x", ("ctr",)),
 }
 
@@ -105,14 +105,23 @@ def nm(obj: Path, *flags: str) -> list[tuple[str, str]]:
 @pytest.mark.parametrize("preset, config", CASES)
 def test_every_file_assembles_and_compiles(preset, config, built):
     req, files, d = built(preset, config)
-    faces = CONFIGS[config][0]
+    faces, keys, _, modes = CONFIGS[config]
     p = PRESETS[preset]
-    from aesgen.modes import GCM, hash_engine_for
-    gcm = [f"{m.variant}_gcm_{f}.S" for m in p.methods for f in faces
-           if "gcm" in CONFIGS[config][3] and m.method in GCM.methods and f in GCM.faces
-           and hash_engine_for(GCM, m.width, p.features_of(m)) is not None]
-    assert sorted(n for n in files if n.endswith(".S")) == sorted(
-        [f"{m.variant}_face_{f}.S" for m in p.methods for f in faces] + gcm)
+    from aesgen.modes import GCM, GCM_SIV, hash_engine_for
+
+    def aead(desc, levels, stem):
+        """The files of an AEAD mode: a method it takes, with a hash engine of its width on
+        the preset, at each FACE level given it has (a mode without FACE: its one), where
+        the set's key sizes include one the mode takes."""
+        if desc.name not in modes or not set(keys) & set(desc.key_bits):
+            return []
+        return [f"{m.variant}_{stem(f)}.S" for m in p.methods for f in levels
+                if m.method in desc.methods and f in desc.faces
+                and hash_engine_for(desc, m.width, p.features_of(m)) is not None]
+    want = ([f"{m.variant}_face_{f}.S" for m in p.methods for f in faces]
+            + aead(GCM, faces, lambda f: f"gcm_{f}")
+            + aead(GCM_SIV, GCM_SIV.faces, lambda f: "gcm_siv"))
+    assert sorted(n for n in files if n.endswith(".S")) == sorted(want)
     for name in files:
         if name.endswith(".S"):
             assert (d / (name[:-2] + ".o")).stat().st_size > 0

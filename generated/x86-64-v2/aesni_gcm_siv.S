@@ -816,164 +816,166 @@ aesgen_aesni_gcm_siv_seal:
 	pshufd	$78, %xmm0, %xmm2
 	pxor	%xmm0, %xmm2
 	movdqa	%xmm2, 720(%rdi)
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$0, %xmm1, %xmm2
-	movdqa	%xmm0, %xmm3
-	pclmulqdq	$17, %xmm1, %xmm3
-	movdqa	%xmm0, %xmm4
-	pclmulqdq	$1, %xmm1, %xmm4
-	pclmulqdq	$16, %xmm1, %xmm0
-	pxor	%xmm0, %xmm4
-	movdqa	%xmm4, %xmm0
-	pslldq	$8, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm4, %xmm0
-	psrldq	$8, %xmm0
-	pxor	%xmm0, %xmm3
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
+	movdqa	%xmm1, %xmm2
+	pclmulqdq	$0, %xmm0, %xmm2
+	movdqa	%xmm1, %xmm3
+	pclmulqdq	$17, %xmm0, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, %xmm0, %xmm4
+	movdqa	%xmm1, %xmm5
+	pclmulqdq	$16, %xmm0, %xmm5
+	pxor	%xmm5, %xmm4
+	movdqa	%xmm4, %xmm5
+	pslldq	$8, %xmm5
+	pxor	%xmm5, %xmm2
+	movdqa	%xmm4, %xmm5
+	psrldq	$8, %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm4
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4
 	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm2, %xmm4
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4
 	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
+	pxor	%xmm4, %xmm2
 	pxor	%xmm3, %xmm2
 	movdqa	%xmm2, 576(%rdi)
-	pshufd	$78, %xmm2, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, 704(%rdi)
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, %xmm1, %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, %xmm1, %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, %xmm1, %xmm4
-	pclmulqdq	$16, %xmm1, %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
+	pshufd	$78, %xmm2, %xmm3
 	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm3, %xmm0
-	movdqa	%xmm0, 560(%rdi)
-	pshufd	$78, %xmm0, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, 688(%rdi)
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$0, %xmm1, %xmm2
+	movdqa	%xmm3, 704(%rdi)
 	movdqa	%xmm0, %xmm3
-	pclmulqdq	$17, %xmm1, %xmm3
+	pclmulqdq	$0, %xmm0, %xmm3
 	movdqa	%xmm0, %xmm4
-	pclmulqdq	$1, %xmm1, %xmm4
-	pclmulqdq	$16, %xmm1, %xmm0
-	pxor	%xmm0, %xmm4
-	movdqa	%xmm4, %xmm0
-	pslldq	$8, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm4, %xmm0
-	psrldq	$8, %xmm0
-	pxor	%xmm0, %xmm3
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	pxor	%xmm3, %xmm2
-	movdqa	%xmm2, 544(%rdi)
-	pshufd	$78, %xmm2, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, 672(%rdi)
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, %xmm1, %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, %xmm1, %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, %xmm1, %xmm4
-	pclmulqdq	$16, %xmm1, %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm3, %xmm0
-	movdqa	%xmm0, 528(%rdi)
-	pshufd	$78, %xmm0, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, 656(%rdi)
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$0, %xmm1, %xmm2
-	movdqa	%xmm0, %xmm3
-	pclmulqdq	$17, %xmm1, %xmm3
-	movdqa	%xmm0, %xmm4
-	pclmulqdq	$1, %xmm1, %xmm4
-	pclmulqdq	$16, %xmm1, %xmm0
-	pxor	%xmm0, %xmm4
-	movdqa	%xmm4, %xmm0
-	pslldq	$8, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm4, %xmm0
-	psrldq	$8, %xmm0
-	pxor	%xmm0, %xmm3
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	pxor	%xmm3, %xmm2
-	movdqa	%xmm2, 512(%rdi)
-	pshufd	$78, %xmm2, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, 640(%rdi)
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, %xmm1, %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, %xmm1, %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, %xmm1, %xmm4
-	pclmulqdq	$16, %xmm1, %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm1
+	pclmulqdq	$17, %xmm0, %xmm4
+	movdqa	%xmm0, %xmm5
+	pclmulqdq	$1, %xmm0, %xmm5
+	movdqa	%xmm0, %xmm6
+	pclmulqdq	$16, %xmm0, %xmm6
+	pxor	%xmm6, %xmm5
+	movdqa	%xmm5, %xmm6
+	pslldq	$8, %xmm6
+	pxor	%xmm6, %xmm3
+	movdqa	%xmm5, %xmm6
+	psrldq	$8, %xmm6
+	pxor	%xmm6, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm5
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm5
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm5, %xmm3
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm3, 560(%rdi)
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm4, 688(%rdi)
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$0, %xmm3, %xmm4
+	movdqa	%xmm1, %xmm5
+	pclmulqdq	$17, %xmm3, %xmm5
+	movdqa	%xmm1, %xmm6
+	pclmulqdq	$1, %xmm3, %xmm6
+	pclmulqdq	$16, %xmm3, %xmm1
+	pxor	%xmm1, %xmm6
+	movdqa	%xmm6, %xmm1
 	pslldq	$8, %xmm1
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm4, %xmm1
+	pxor	%xmm1, %xmm4
+	movdqa	%xmm6, %xmm1
 	psrldq	$8, %xmm1
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm0, %xmm1
+	pxor	%xmm1, %xmm5
+	movdqa	%xmm4, %xmm1
 	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm1
+	pshufd	$78, %xmm4, %xmm4
+	pxor	%xmm1, %xmm4
+	movdqa	%xmm4, %xmm1
 	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
+	pshufd	$78, %xmm4, %xmm4
+	pxor	%xmm1, %xmm4
+	pxor	%xmm5, %xmm4
+	movdqa	%xmm4, 544(%rdi)
+	pshufd	$78, %xmm4, %xmm1
+	pxor	%xmm4, %xmm1
+	movdqa	%xmm1, 672(%rdi)
+	movdqa	%xmm0, %xmm1
+	pclmulqdq	$0, %xmm3, %xmm1
+	movdqa	%xmm0, %xmm4
+	pclmulqdq	$17, %xmm3, %xmm4
+	movdqa	%xmm0, %xmm5
+	pclmulqdq	$1, %xmm3, %xmm5
+	pclmulqdq	$16, %xmm3, %xmm0
+	pxor	%xmm0, %xmm5
+	movdqa	%xmm5, %xmm0
+	pslldq	$8, %xmm0
+	pxor	%xmm0, %xmm1
+	movdqa	%xmm5, %xmm0
+	psrldq	$8, %xmm0
+	pxor	%xmm0, %xmm4
+	movdqa	%xmm1, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm1, %xmm1
+	pxor	%xmm0, %xmm1
+	movdqa	%xmm1, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm1, %xmm1
+	pxor	%xmm0, %xmm1
+	pxor	%xmm4, %xmm1
+	movdqa	%xmm1, 528(%rdi)
+	pshufd	$78, %xmm1, %xmm0
 	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, 656(%rdi)
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$0, %xmm3, %xmm0
+	movdqa	%xmm2, %xmm1
+	pclmulqdq	$17, %xmm3, %xmm1
+	movdqa	%xmm2, %xmm4
+	pclmulqdq	$1, %xmm3, %xmm4
+	pclmulqdq	$16, %xmm3, %xmm2
+	pxor	%xmm2, %xmm4
+	movdqa	%xmm4, %xmm2
+	pslldq	$8, %xmm2
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm4, %xmm2
+	psrldq	$8, %xmm2
+	pxor	%xmm2, %xmm1
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, 512(%rdi)
+	pshufd	$78, %xmm0, %xmm1
+	pxor	%xmm0, %xmm1
+	movdqa	%xmm1, 640(%rdi)
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$0, %xmm3, %xmm0
+	movdqa	%xmm3, %xmm1
+	pclmulqdq	$17, %xmm3, %xmm1
+	movdqa	%xmm3, %xmm2
+	pclmulqdq	$1, %xmm3, %xmm2
+	pclmulqdq	$16, %xmm3, %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm2, %xmm3
+	pslldq	$8, %xmm3
 	pxor	%xmm3, %xmm0
+	movdqa	%xmm2, %xmm3
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm1
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm1, %xmm0
 	movdqa	%xmm0, 496(%rdi)
 	pshufd	$78, %xmm0, %xmm1
 	pxor	%xmm0, %xmm1
@@ -1083,6 +1085,110 @@ aesgen_aesni_gcm_siv_seal:
 	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_siv_seal_polyval8
 .Laesgen_aesni_gcm_siv_seal_polyval8_done:
+.Laesgen_aesni_gcm_siv_seal_polyval4:
+	cmpq	$64, %rax
+	jb	.Laesgen_aesni_gcm_siv_seal_polyval4_done
+	movdqu	(%rcx), %xmm1
+	pxor	%xmm0, %xmm1
+	pshufd	$78, %xmm1, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm1, %xmm2
+	pclmulqdq	$0, 560(%rdi), %xmm2
+	pclmulqdq	$17, 560(%rdi), %xmm1
+	pclmulqdq	$0, 688(%rdi), %xmm0
+	movdqu	16(%rcx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 576(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 576(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 704(%rdi), %xmm4
+	pxor	%xmm4, %xmm0
+	movdqu	32(%rcx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 592(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 592(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 720(%rdi), %xmm4
+	pxor	%xmm4, %xmm0
+	movdqu	48(%rcx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 608(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 608(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 736(%rdi), %xmm4
+	pxor	%xmm4, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, %xmm3
+	pslldq	$8, %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm0, %xmm3
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm1
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, %xmm0
+	addq	$64, %rcx
+	subq	$64, %rax
+.Laesgen_aesni_gcm_siv_seal_polyval4_done:
+.Laesgen_aesni_gcm_siv_seal_polyval2:
+	cmpq	$32, %rax
+	jb	.Laesgen_aesni_gcm_siv_seal_polyval2_done
+	movdqu	(%rcx), %xmm1
+	pxor	%xmm0, %xmm1
+	pshufd	$78, %xmm1, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm1, %xmm2
+	pclmulqdq	$0, 592(%rdi), %xmm2
+	pclmulqdq	$17, 592(%rdi), %xmm1
+	pclmulqdq	$0, 720(%rdi), %xmm0
+	movdqu	16(%rcx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 608(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 608(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 736(%rdi), %xmm4
+	pxor	%xmm4, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, %xmm3
+	pslldq	$8, %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm0, %xmm3
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm1
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, %xmm0
+	addq	$32, %rcx
+	subq	$32, %rax
+.Laesgen_aesni_gcm_siv_seal_polyval2_done:
 .Laesgen_aesni_gcm_siv_seal_polyval1:
 	cmpq	$16, %rax
 	jb	.Laesgen_aesni_gcm_siv_seal_polyval1_done
@@ -1114,7 +1220,6 @@ aesgen_aesni_gcm_siv_seal:
 	movdqa	%xmm2, %xmm0
 	addq	$16, %rcx
 	subq	$16, %rax
-	jmp	.Laesgen_aesni_gcm_siv_seal_polyval1
 .Laesgen_aesni_gcm_siv_seal_polyval1_done:
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_polyval_end
@@ -1281,6 +1386,110 @@ aesgen_aesni_gcm_siv_seal:
 	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_siv_seal_polyval8_2
 .Laesgen_aesni_gcm_siv_seal_polyval8_done_2:
+.Laesgen_aesni_gcm_siv_seal_polyval4_2:
+	cmpq	$64, %rax
+	jb	.Laesgen_aesni_gcm_siv_seal_polyval4_done_2
+	movdqu	(%rcx), %xmm1
+	pxor	%xmm0, %xmm1
+	pshufd	$78, %xmm1, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm1, %xmm2
+	pclmulqdq	$0, 560(%rdi), %xmm2
+	pclmulqdq	$17, 560(%rdi), %xmm1
+	pclmulqdq	$0, 688(%rdi), %xmm0
+	movdqu	16(%rcx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 576(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 576(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 704(%rdi), %xmm4
+	pxor	%xmm4, %xmm0
+	movdqu	32(%rcx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 592(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 592(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 720(%rdi), %xmm4
+	pxor	%xmm4, %xmm0
+	movdqu	48(%rcx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 608(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 608(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 736(%rdi), %xmm4
+	pxor	%xmm4, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, %xmm3
+	pslldq	$8, %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm0, %xmm3
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm1
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, %xmm0
+	addq	$64, %rcx
+	subq	$64, %rax
+.Laesgen_aesni_gcm_siv_seal_polyval4_done_2:
+.Laesgen_aesni_gcm_siv_seal_polyval2_2:
+	cmpq	$32, %rax
+	jb	.Laesgen_aesni_gcm_siv_seal_polyval2_done_2
+	movdqu	(%rcx), %xmm1
+	pxor	%xmm0, %xmm1
+	pshufd	$78, %xmm1, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm1, %xmm2
+	pclmulqdq	$0, 592(%rdi), %xmm2
+	pclmulqdq	$17, 592(%rdi), %xmm1
+	pclmulqdq	$0, 720(%rdi), %xmm0
+	movdqu	16(%rcx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 608(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 608(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 736(%rdi), %xmm4
+	pxor	%xmm4, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, %xmm3
+	pslldq	$8, %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm0, %xmm3
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm1
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, %xmm0
+	addq	$32, %rcx
+	subq	$32, %rax
+.Laesgen_aesni_gcm_siv_seal_polyval2_done_2:
 .Laesgen_aesni_gcm_siv_seal_polyval1_2:
 	cmpq	$16, %rax
 	jb	.Laesgen_aesni_gcm_siv_seal_polyval1_done_2
@@ -1312,7 +1521,6 @@ aesgen_aesni_gcm_siv_seal:
 	movdqa	%xmm2, %xmm0
 	addq	$16, %rcx
 	subq	$16, %rax
-	jmp	.Laesgen_aesni_gcm_siv_seal_polyval1_2
 .Laesgen_aesni_gcm_siv_seal_polyval1_done_2:
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_polyval_end_2
@@ -1453,20 +1661,20 @@ aesgen_aesni_gcm_siv_seal:
 	jb	.Laesgen_aesni_gcm_siv_seal_ctr8_done256
 	movdqa	%xmm0, %xmm1
 	movdqa	%xmm0, %xmm2
-	paddd	.Laesgen_aesni_gcm_siv_seal_le32_1(%rip), %xmm2
+	paddd	.Laesgen_aesni_gcm_siv_seal_le32_1x1(%rip), %xmm2
 	movdqa	%xmm0, %xmm3
-	paddd	.Laesgen_aesni_gcm_siv_seal_le32_2(%rip), %xmm3
+	paddd	.Laesgen_aesni_gcm_siv_seal_le32_2x1(%rip), %xmm3
 	movdqa	%xmm0, %xmm4
-	paddd	.Laesgen_aesni_gcm_siv_seal_le32_3(%rip), %xmm4
+	paddd	.Laesgen_aesni_gcm_siv_seal_le32_3x1(%rip), %xmm4
 	movdqa	%xmm0, %xmm5
-	paddd	.Laesgen_aesni_gcm_siv_seal_le32_4(%rip), %xmm5
+	paddd	.Laesgen_aesni_gcm_siv_seal_le32_4x1(%rip), %xmm5
 	movdqa	%xmm0, %xmm6
-	paddd	.Laesgen_aesni_gcm_siv_seal_le32_5(%rip), %xmm6
+	paddd	.Laesgen_aesni_gcm_siv_seal_le32_5x1(%rip), %xmm6
 	movdqa	%xmm0, %xmm7
-	paddd	.Laesgen_aesni_gcm_siv_seal_le32_6(%rip), %xmm7
+	paddd	.Laesgen_aesni_gcm_siv_seal_le32_6x1(%rip), %xmm7
 	movdqa	%xmm0, %xmm8
-	paddd	.Laesgen_aesni_gcm_siv_seal_le32_7(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_siv_seal_le32_8(%rip), %xmm0
+	paddd	.Laesgen_aesni_gcm_siv_seal_le32_7x1(%rip), %xmm8
+	paddd	.Laesgen_aesni_gcm_siv_seal_le32_8x1(%rip), %xmm0
 	movdqa	(%rdx), %xmm9
 	pxor	%xmm9, %xmm1
 	pxor	%xmm9, %xmm2
@@ -1631,11 +1839,173 @@ aesgen_aesni_gcm_siv_seal:
 	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_siv_seal_ctr8_256
 .Laesgen_aesni_gcm_siv_seal_ctr8_done256:
-.Laesgen_aesni_gcm_siv_seal_ctr1_256:
+.Laesgen_aesni_gcm_siv_seal_ctr_small256:
+	cmpq	$64, %rax
+	jb	.Laesgen_aesni_gcm_siv_seal_ctr4_done256
+	movdqa	%xmm0, %xmm1
+	movdqa	%xmm0, %xmm2
+	paddd	.Laesgen_aesni_gcm_siv_seal_le32_1x1(%rip), %xmm2
+	movdqa	%xmm0, %xmm3
+	paddd	.Laesgen_aesni_gcm_siv_seal_le32_2x1(%rip), %xmm3
+	movdqa	%xmm0, %xmm4
+	paddd	.Laesgen_aesni_gcm_siv_seal_le32_3x1(%rip), %xmm4
+	paddd	.Laesgen_aesni_gcm_siv_seal_le32_4x1(%rip), %xmm0
+	movdqa	(%rdx), %xmm5
+	pxor	%xmm5, %xmm1
+	pxor	%xmm5, %xmm2
+	pxor	%xmm5, %xmm3
+	pxor	%xmm5, %xmm4
+	movdqa	16(%rdx), %xmm5
+	aesenc	%xmm5, %xmm1
+	aesenc	%xmm5, %xmm2
+	aesenc	%xmm5, %xmm3
+	aesenc	%xmm5, %xmm4
+	movdqa	32(%rdx), %xmm5
+	aesenc	%xmm5, %xmm1
+	aesenc	%xmm5, %xmm2
+	aesenc	%xmm5, %xmm3
+	aesenc	%xmm5, %xmm4
+	movdqa	48(%rdx), %xmm5
+	aesenc	%xmm5, %xmm1
+	aesenc	%xmm5, %xmm2
+	aesenc	%xmm5, %xmm3
+	aesenc	%xmm5, %xmm4
+	movdqa	64(%rdx), %xmm5
+	aesenc	%xmm5, %xmm1
+	aesenc	%xmm5, %xmm2
+	aesenc	%xmm5, %xmm3
+	aesenc	%xmm5, %xmm4
+	movdqa	80(%rdx), %xmm5
+	aesenc	%xmm5, %xmm1
+	aesenc	%xmm5, %xmm2
+	aesenc	%xmm5, %xmm3
+	aesenc	%xmm5, %xmm4
+	movdqa	96(%rdx), %xmm5
+	aesenc	%xmm5, %xmm1
+	aesenc	%xmm5, %xmm2
+	aesenc	%xmm5, %xmm3
+	aesenc	%xmm5, %xmm4
+	movdqa	112(%rdx), %xmm5
+	aesenc	%xmm5, %xmm1
+	aesenc	%xmm5, %xmm2
+	aesenc	%xmm5, %xmm3
+	aesenc	%xmm5, %xmm4
+	movdqa	128(%rdx), %xmm5
+	aesenc	%xmm5, %xmm1
+	aesenc	%xmm5, %xmm2
+	aesenc	%xmm5, %xmm3
+	aesenc	%xmm5, %xmm4
+	movdqa	144(%rdx), %xmm5
+	aesenc	%xmm5, %xmm1
+	aesenc	%xmm5, %xmm2
+	aesenc	%xmm5, %xmm3
+	aesenc	%xmm5, %xmm4
+	movdqa	160(%rdx), %xmm5
+	aesenc	%xmm5, %xmm1
+	aesenc	%xmm5, %xmm2
+	aesenc	%xmm5, %xmm3
+	aesenc	%xmm5, %xmm4
+	movdqa	176(%rdx), %xmm5
+	aesenc	%xmm5, %xmm1
+	aesenc	%xmm5, %xmm2
+	aesenc	%xmm5, %xmm3
+	aesenc	%xmm5, %xmm4
+	movdqa	192(%rdx), %xmm5
+	aesenc	%xmm5, %xmm1
+	aesenc	%xmm5, %xmm2
+	aesenc	%xmm5, %xmm3
+	aesenc	%xmm5, %xmm4
+	movdqa	208(%rdx), %xmm5
+	aesenc	%xmm5, %xmm1
+	aesenc	%xmm5, %xmm2
+	aesenc	%xmm5, %xmm3
+	aesenc	%xmm5, %xmm4
+	movdqa	224(%rdx), %xmm5
+	aesenclast	%xmm5, %xmm1
+	aesenclast	%xmm5, %xmm2
+	aesenclast	%xmm5, %xmm3
+	aesenclast	%xmm5, %xmm4
+	movdqu	(%r9), %xmm5
+	pxor	%xmm5, %xmm1
+	movdqu	%xmm1, (%rcx)
+	movdqu	16(%r9), %xmm1
+	pxor	%xmm1, %xmm2
+	movdqu	%xmm2, 16(%rcx)
+	movdqu	32(%r9), %xmm1
+	pxor	%xmm1, %xmm3
+	movdqu	%xmm3, 32(%rcx)
+	movdqu	48(%r9), %xmm1
+	pxor	%xmm1, %xmm4
+	movdqu	%xmm4, 48(%rcx)
+	addq	$64, %r9
+	addq	$64, %rcx
+	subq	$64, %rax
+.Laesgen_aesni_gcm_siv_seal_ctr4_done256:
+	cmpq	$32, %rax
+	jb	.Laesgen_aesni_gcm_siv_seal_ctr2_done256
+	movdqa	%xmm0, %xmm1
+	movdqa	%xmm0, %xmm2
+	paddd	.Laesgen_aesni_gcm_siv_seal_le32_1x1(%rip), %xmm2
+	paddd	.Laesgen_aesni_gcm_siv_seal_le32_2x1(%rip), %xmm0
+	movdqa	(%rdx), %xmm3
+	pxor	%xmm3, %xmm1
+	pxor	%xmm3, %xmm2
+	movdqa	16(%rdx), %xmm3
+	aesenc	%xmm3, %xmm1
+	aesenc	%xmm3, %xmm2
+	movdqa	32(%rdx), %xmm3
+	aesenc	%xmm3, %xmm1
+	aesenc	%xmm3, %xmm2
+	movdqa	48(%rdx), %xmm3
+	aesenc	%xmm3, %xmm1
+	aesenc	%xmm3, %xmm2
+	movdqa	64(%rdx), %xmm3
+	aesenc	%xmm3, %xmm1
+	aesenc	%xmm3, %xmm2
+	movdqa	80(%rdx), %xmm3
+	aesenc	%xmm3, %xmm1
+	aesenc	%xmm3, %xmm2
+	movdqa	96(%rdx), %xmm3
+	aesenc	%xmm3, %xmm1
+	aesenc	%xmm3, %xmm2
+	movdqa	112(%rdx), %xmm3
+	aesenc	%xmm3, %xmm1
+	aesenc	%xmm3, %xmm2
+	movdqa	128(%rdx), %xmm3
+	aesenc	%xmm3, %xmm1
+	aesenc	%xmm3, %xmm2
+	movdqa	144(%rdx), %xmm3
+	aesenc	%xmm3, %xmm1
+	aesenc	%xmm3, %xmm2
+	movdqa	160(%rdx), %xmm3
+	aesenc	%xmm3, %xmm1
+	aesenc	%xmm3, %xmm2
+	movdqa	176(%rdx), %xmm3
+	aesenc	%xmm3, %xmm1
+	aesenc	%xmm3, %xmm2
+	movdqa	192(%rdx), %xmm3
+	aesenc	%xmm3, %xmm1
+	aesenc	%xmm3, %xmm2
+	movdqa	208(%rdx), %xmm3
+	aesenc	%xmm3, %xmm1
+	aesenc	%xmm3, %xmm2
+	movdqa	224(%rdx), %xmm3
+	aesenclast	%xmm3, %xmm1
+	aesenclast	%xmm3, %xmm2
+	movdqu	(%r9), %xmm3
+	pxor	%xmm3, %xmm1
+	movdqu	%xmm1, (%rcx)
+	movdqu	16(%r9), %xmm1
+	pxor	%xmm1, %xmm2
+	movdqu	%xmm2, 16(%rcx)
+	addq	$32, %r9
+	addq	$32, %rcx
+	subq	$32, %rax
+.Laesgen_aesni_gcm_siv_seal_ctr2_done256:
 	cmpq	$16, %rax
 	jb	.Laesgen_aesni_gcm_siv_seal_ctr1_done256
 	movdqa	%xmm0, %xmm1
-	paddd	.Laesgen_aesni_gcm_siv_seal_le32_1(%rip), %xmm0
+	paddd	.Laesgen_aesni_gcm_siv_seal_le32_1x1(%rip), %xmm0
 	movdqa	(%rdx), %xmm2
 	pxor	%xmm2, %xmm1
 	movdqa	16(%rdx), %xmm2
@@ -1672,7 +2042,6 @@ aesgen_aesni_gcm_siv_seal:
 	addq	$16, %r9
 	addq	$16, %rcx
 	subq	$16, %rax
-	jmp	.Laesgen_aesni_gcm_siv_seal_ctr1_256
 .Laesgen_aesni_gcm_siv_seal_ctr1_done256:
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_ctr_end256
@@ -1971,164 +2340,166 @@ aesgen_aesni_gcm_siv_seal:
 	pshufd	$78, %xmm0, %xmm2
 	pxor	%xmm0, %xmm2
 	movdqa	%xmm2, 720(%rdi)
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$0, %xmm1, %xmm2
-	movdqa	%xmm0, %xmm3
-	pclmulqdq	$17, %xmm1, %xmm3
-	movdqa	%xmm0, %xmm4
-	pclmulqdq	$1, %xmm1, %xmm4
-	pclmulqdq	$16, %xmm1, %xmm0
-	pxor	%xmm0, %xmm4
-	movdqa	%xmm4, %xmm0
-	pslldq	$8, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm4, %xmm0
-	psrldq	$8, %xmm0
-	pxor	%xmm0, %xmm3
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
+	movdqa	%xmm1, %xmm2
+	pclmulqdq	$0, %xmm0, %xmm2
+	movdqa	%xmm1, %xmm3
+	pclmulqdq	$17, %xmm0, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, %xmm0, %xmm4
+	movdqa	%xmm1, %xmm5
+	pclmulqdq	$16, %xmm0, %xmm5
+	pxor	%xmm5, %xmm4
+	movdqa	%xmm4, %xmm5
+	pslldq	$8, %xmm5
+	pxor	%xmm5, %xmm2
+	movdqa	%xmm4, %xmm5
+	psrldq	$8, %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm4
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4
 	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm2, %xmm4
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4
 	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
+	pxor	%xmm4, %xmm2
 	pxor	%xmm3, %xmm2
 	movdqa	%xmm2, 576(%rdi)
-	pshufd	$78, %xmm2, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, 704(%rdi)
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, %xmm1, %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, %xmm1, %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, %xmm1, %xmm4
-	pclmulqdq	$16, %xmm1, %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
+	pshufd	$78, %xmm2, %xmm3
 	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm3, %xmm0
-	movdqa	%xmm0, 560(%rdi)
-	pshufd	$78, %xmm0, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, 688(%rdi)
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$0, %xmm1, %xmm2
+	movdqa	%xmm3, 704(%rdi)
 	movdqa	%xmm0, %xmm3
-	pclmulqdq	$17, %xmm1, %xmm3
+	pclmulqdq	$0, %xmm0, %xmm3
 	movdqa	%xmm0, %xmm4
-	pclmulqdq	$1, %xmm1, %xmm4
-	pclmulqdq	$16, %xmm1, %xmm0
-	pxor	%xmm0, %xmm4
-	movdqa	%xmm4, %xmm0
-	pslldq	$8, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm4, %xmm0
-	psrldq	$8, %xmm0
-	pxor	%xmm0, %xmm3
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	pxor	%xmm3, %xmm2
-	movdqa	%xmm2, 544(%rdi)
-	pshufd	$78, %xmm2, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, 672(%rdi)
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, %xmm1, %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, %xmm1, %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, %xmm1, %xmm4
-	pclmulqdq	$16, %xmm1, %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm3, %xmm0
-	movdqa	%xmm0, 528(%rdi)
-	pshufd	$78, %xmm0, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, 656(%rdi)
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$0, %xmm1, %xmm2
-	movdqa	%xmm0, %xmm3
-	pclmulqdq	$17, %xmm1, %xmm3
-	movdqa	%xmm0, %xmm4
-	pclmulqdq	$1, %xmm1, %xmm4
-	pclmulqdq	$16, %xmm1, %xmm0
-	pxor	%xmm0, %xmm4
-	movdqa	%xmm4, %xmm0
-	pslldq	$8, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm4, %xmm0
-	psrldq	$8, %xmm0
-	pxor	%xmm0, %xmm3
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	pxor	%xmm3, %xmm2
-	movdqa	%xmm2, 512(%rdi)
-	pshufd	$78, %xmm2, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, 640(%rdi)
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, %xmm1, %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, %xmm1, %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, %xmm1, %xmm4
-	pclmulqdq	$16, %xmm1, %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm1
+	pclmulqdq	$17, %xmm0, %xmm4
+	movdqa	%xmm0, %xmm5
+	pclmulqdq	$1, %xmm0, %xmm5
+	movdqa	%xmm0, %xmm6
+	pclmulqdq	$16, %xmm0, %xmm6
+	pxor	%xmm6, %xmm5
+	movdqa	%xmm5, %xmm6
+	pslldq	$8, %xmm6
+	pxor	%xmm6, %xmm3
+	movdqa	%xmm5, %xmm6
+	psrldq	$8, %xmm6
+	pxor	%xmm6, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm5
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm5
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm5, %xmm3
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm3, 560(%rdi)
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm4, 688(%rdi)
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$0, %xmm3, %xmm4
+	movdqa	%xmm1, %xmm5
+	pclmulqdq	$17, %xmm3, %xmm5
+	movdqa	%xmm1, %xmm6
+	pclmulqdq	$1, %xmm3, %xmm6
+	pclmulqdq	$16, %xmm3, %xmm1
+	pxor	%xmm1, %xmm6
+	movdqa	%xmm6, %xmm1
 	pslldq	$8, %xmm1
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm4, %xmm1
+	pxor	%xmm1, %xmm4
+	movdqa	%xmm6, %xmm1
 	psrldq	$8, %xmm1
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm0, %xmm1
+	pxor	%xmm1, %xmm5
+	movdqa	%xmm4, %xmm1
 	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm1
+	pshufd	$78, %xmm4, %xmm4
+	pxor	%xmm1, %xmm4
+	movdqa	%xmm4, %xmm1
 	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
+	pshufd	$78, %xmm4, %xmm4
+	pxor	%xmm1, %xmm4
+	pxor	%xmm5, %xmm4
+	movdqa	%xmm4, 544(%rdi)
+	pshufd	$78, %xmm4, %xmm1
+	pxor	%xmm4, %xmm1
+	movdqa	%xmm1, 672(%rdi)
+	movdqa	%xmm0, %xmm1
+	pclmulqdq	$0, %xmm3, %xmm1
+	movdqa	%xmm0, %xmm4
+	pclmulqdq	$17, %xmm3, %xmm4
+	movdqa	%xmm0, %xmm5
+	pclmulqdq	$1, %xmm3, %xmm5
+	pclmulqdq	$16, %xmm3, %xmm0
+	pxor	%xmm0, %xmm5
+	movdqa	%xmm5, %xmm0
+	pslldq	$8, %xmm0
+	pxor	%xmm0, %xmm1
+	movdqa	%xmm5, %xmm0
+	psrldq	$8, %xmm0
+	pxor	%xmm0, %xmm4
+	movdqa	%xmm1, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm1, %xmm1
+	pxor	%xmm0, %xmm1
+	movdqa	%xmm1, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm1, %xmm1
+	pxor	%xmm0, %xmm1
+	pxor	%xmm4, %xmm1
+	movdqa	%xmm1, 528(%rdi)
+	pshufd	$78, %xmm1, %xmm0
 	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, 656(%rdi)
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$0, %xmm3, %xmm0
+	movdqa	%xmm2, %xmm1
+	pclmulqdq	$17, %xmm3, %xmm1
+	movdqa	%xmm2, %xmm4
+	pclmulqdq	$1, %xmm3, %xmm4
+	pclmulqdq	$16, %xmm3, %xmm2
+	pxor	%xmm2, %xmm4
+	movdqa	%xmm4, %xmm2
+	pslldq	$8, %xmm2
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm4, %xmm2
+	psrldq	$8, %xmm2
+	pxor	%xmm2, %xmm1
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, 512(%rdi)
+	pshufd	$78, %xmm0, %xmm1
+	pxor	%xmm0, %xmm1
+	movdqa	%xmm1, 640(%rdi)
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$0, %xmm3, %xmm0
+	movdqa	%xmm3, %xmm1
+	pclmulqdq	$17, %xmm3, %xmm1
+	movdqa	%xmm3, %xmm2
+	pclmulqdq	$1, %xmm3, %xmm2
+	pclmulqdq	$16, %xmm3, %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm2, %xmm3
+	pslldq	$8, %xmm3
 	pxor	%xmm3, %xmm0
+	movdqa	%xmm2, %xmm3
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm1
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm1, %xmm0
 	movdqa	%xmm0, 496(%rdi)
 	pshufd	$78, %xmm0, %xmm1
 	pxor	%xmm0, %xmm1
@@ -2238,6 +2609,110 @@ aesgen_aesni_gcm_siv_seal:
 	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_siv_seal_polyval8_3
 .Laesgen_aesni_gcm_siv_seal_polyval8_done_3:
+.Laesgen_aesni_gcm_siv_seal_polyval4_3:
+	cmpq	$64, %rax
+	jb	.Laesgen_aesni_gcm_siv_seal_polyval4_done_3
+	movdqu	(%rcx), %xmm1
+	pxor	%xmm0, %xmm1
+	pshufd	$78, %xmm1, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm1, %xmm2
+	pclmulqdq	$0, 560(%rdi), %xmm2
+	pclmulqdq	$17, 560(%rdi), %xmm1
+	pclmulqdq	$0, 688(%rdi), %xmm0
+	movdqu	16(%rcx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 576(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 576(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 704(%rdi), %xmm4
+	pxor	%xmm4, %xmm0
+	movdqu	32(%rcx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 592(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 592(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 720(%rdi), %xmm4
+	pxor	%xmm4, %xmm0
+	movdqu	48(%rcx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 608(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 608(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 736(%rdi), %xmm4
+	pxor	%xmm4, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, %xmm3
+	pslldq	$8, %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm0, %xmm3
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm1
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, %xmm0
+	addq	$64, %rcx
+	subq	$64, %rax
+.Laesgen_aesni_gcm_siv_seal_polyval4_done_3:
+.Laesgen_aesni_gcm_siv_seal_polyval2_3:
+	cmpq	$32, %rax
+	jb	.Laesgen_aesni_gcm_siv_seal_polyval2_done_3
+	movdqu	(%rcx), %xmm1
+	pxor	%xmm0, %xmm1
+	pshufd	$78, %xmm1, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm1, %xmm2
+	pclmulqdq	$0, 592(%rdi), %xmm2
+	pclmulqdq	$17, 592(%rdi), %xmm1
+	pclmulqdq	$0, 720(%rdi), %xmm0
+	movdqu	16(%rcx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 608(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 608(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 736(%rdi), %xmm4
+	pxor	%xmm4, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, %xmm3
+	pslldq	$8, %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm0, %xmm3
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm1
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, %xmm0
+	addq	$32, %rcx
+	subq	$32, %rax
+.Laesgen_aesni_gcm_siv_seal_polyval2_done_3:
 .Laesgen_aesni_gcm_siv_seal_polyval1_3:
 	cmpq	$16, %rax
 	jb	.Laesgen_aesni_gcm_siv_seal_polyval1_done_3
@@ -2269,7 +2744,6 @@ aesgen_aesni_gcm_siv_seal:
 	movdqa	%xmm2, %xmm0
 	addq	$16, %rcx
 	subq	$16, %rax
-	jmp	.Laesgen_aesni_gcm_siv_seal_polyval1_3
 .Laesgen_aesni_gcm_siv_seal_polyval1_done_3:
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_polyval_end_3
@@ -2436,6 +2910,110 @@ aesgen_aesni_gcm_siv_seal:
 	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_siv_seal_polyval8_4
 .Laesgen_aesni_gcm_siv_seal_polyval8_done_4:
+.Laesgen_aesni_gcm_siv_seal_polyval4_4:
+	cmpq	$64, %rax
+	jb	.Laesgen_aesni_gcm_siv_seal_polyval4_done_4
+	movdqu	(%rcx), %xmm1
+	pxor	%xmm0, %xmm1
+	pshufd	$78, %xmm1, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm1, %xmm2
+	pclmulqdq	$0, 560(%rdi), %xmm2
+	pclmulqdq	$17, 560(%rdi), %xmm1
+	pclmulqdq	$0, 688(%rdi), %xmm0
+	movdqu	16(%rcx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 576(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 576(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 704(%rdi), %xmm4
+	pxor	%xmm4, %xmm0
+	movdqu	32(%rcx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 592(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 592(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 720(%rdi), %xmm4
+	pxor	%xmm4, %xmm0
+	movdqu	48(%rcx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 608(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 608(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 736(%rdi), %xmm4
+	pxor	%xmm4, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, %xmm3
+	pslldq	$8, %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm0, %xmm3
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm1
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, %xmm0
+	addq	$64, %rcx
+	subq	$64, %rax
+.Laesgen_aesni_gcm_siv_seal_polyval4_done_4:
+.Laesgen_aesni_gcm_siv_seal_polyval2_4:
+	cmpq	$32, %rax
+	jb	.Laesgen_aesni_gcm_siv_seal_polyval2_done_4
+	movdqu	(%rcx), %xmm1
+	pxor	%xmm0, %xmm1
+	pshufd	$78, %xmm1, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm1, %xmm2
+	pclmulqdq	$0, 592(%rdi), %xmm2
+	pclmulqdq	$17, 592(%rdi), %xmm1
+	pclmulqdq	$0, 720(%rdi), %xmm0
+	movdqu	16(%rcx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 608(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 608(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 736(%rdi), %xmm4
+	pxor	%xmm4, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, %xmm3
+	pslldq	$8, %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm0, %xmm3
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm1
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, %xmm0
+	addq	$32, %rcx
+	subq	$32, %rax
+.Laesgen_aesni_gcm_siv_seal_polyval2_done_4:
 .Laesgen_aesni_gcm_siv_seal_polyval1_4:
 	cmpq	$16, %rax
 	jb	.Laesgen_aesni_gcm_siv_seal_polyval1_done_4
@@ -2467,7 +3045,6 @@ aesgen_aesni_gcm_siv_seal:
 	movdqa	%xmm2, %xmm0
 	addq	$16, %rcx
 	subq	$16, %rax
-	jmp	.Laesgen_aesni_gcm_siv_seal_polyval1_4
 .Laesgen_aesni_gcm_siv_seal_polyval1_done_4:
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_polyval_end_4
@@ -2600,20 +3177,20 @@ aesgen_aesni_gcm_siv_seal:
 	jb	.Laesgen_aesni_gcm_siv_seal_ctr8_done128
 	movdqa	%xmm0, %xmm1
 	movdqa	%xmm0, %xmm2
-	paddd	.Laesgen_aesni_gcm_siv_seal_le32_1(%rip), %xmm2
+	paddd	.Laesgen_aesni_gcm_siv_seal_le32_1x1(%rip), %xmm2
 	movdqa	%xmm0, %xmm3
-	paddd	.Laesgen_aesni_gcm_siv_seal_le32_2(%rip), %xmm3
+	paddd	.Laesgen_aesni_gcm_siv_seal_le32_2x1(%rip), %xmm3
 	movdqa	%xmm0, %xmm4
-	paddd	.Laesgen_aesni_gcm_siv_seal_le32_3(%rip), %xmm4
+	paddd	.Laesgen_aesni_gcm_siv_seal_le32_3x1(%rip), %xmm4
 	movdqa	%xmm0, %xmm5
-	paddd	.Laesgen_aesni_gcm_siv_seal_le32_4(%rip), %xmm5
+	paddd	.Laesgen_aesni_gcm_siv_seal_le32_4x1(%rip), %xmm5
 	movdqa	%xmm0, %xmm6
-	paddd	.Laesgen_aesni_gcm_siv_seal_le32_5(%rip), %xmm6
+	paddd	.Laesgen_aesni_gcm_siv_seal_le32_5x1(%rip), %xmm6
 	movdqa	%xmm0, %xmm7
-	paddd	.Laesgen_aesni_gcm_siv_seal_le32_6(%rip), %xmm7
+	paddd	.Laesgen_aesni_gcm_siv_seal_le32_6x1(%rip), %xmm7
 	movdqa	%xmm0, %xmm8
-	paddd	.Laesgen_aesni_gcm_siv_seal_le32_7(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_siv_seal_le32_8(%rip), %xmm0
+	paddd	.Laesgen_aesni_gcm_siv_seal_le32_7x1(%rip), %xmm8
+	paddd	.Laesgen_aesni_gcm_siv_seal_le32_8x1(%rip), %xmm0
 	movdqa	(%rdx), %xmm9
 	pxor	%xmm9, %xmm1
 	pxor	%xmm9, %xmm2
@@ -2742,11 +3319,141 @@ aesgen_aesni_gcm_siv_seal:
 	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_siv_seal_ctr8_128
 .Laesgen_aesni_gcm_siv_seal_ctr8_done128:
-.Laesgen_aesni_gcm_siv_seal_ctr1_128:
+.Laesgen_aesni_gcm_siv_seal_ctr_small128:
+	cmpq	$64, %rax
+	jb	.Laesgen_aesni_gcm_siv_seal_ctr4_done128
+	movdqa	%xmm0, %xmm1
+	movdqa	%xmm0, %xmm2
+	paddd	.Laesgen_aesni_gcm_siv_seal_le32_1x1(%rip), %xmm2
+	movdqa	%xmm0, %xmm3
+	paddd	.Laesgen_aesni_gcm_siv_seal_le32_2x1(%rip), %xmm3
+	movdqa	%xmm0, %xmm4
+	paddd	.Laesgen_aesni_gcm_siv_seal_le32_3x1(%rip), %xmm4
+	paddd	.Laesgen_aesni_gcm_siv_seal_le32_4x1(%rip), %xmm0
+	movdqa	(%rdx), %xmm5
+	pxor	%xmm5, %xmm1
+	pxor	%xmm5, %xmm2
+	pxor	%xmm5, %xmm3
+	pxor	%xmm5, %xmm4
+	movdqa	16(%rdx), %xmm5
+	aesenc	%xmm5, %xmm1
+	aesenc	%xmm5, %xmm2
+	aesenc	%xmm5, %xmm3
+	aesenc	%xmm5, %xmm4
+	movdqa	32(%rdx), %xmm5
+	aesenc	%xmm5, %xmm1
+	aesenc	%xmm5, %xmm2
+	aesenc	%xmm5, %xmm3
+	aesenc	%xmm5, %xmm4
+	movdqa	48(%rdx), %xmm5
+	aesenc	%xmm5, %xmm1
+	aesenc	%xmm5, %xmm2
+	aesenc	%xmm5, %xmm3
+	aesenc	%xmm5, %xmm4
+	movdqa	64(%rdx), %xmm5
+	aesenc	%xmm5, %xmm1
+	aesenc	%xmm5, %xmm2
+	aesenc	%xmm5, %xmm3
+	aesenc	%xmm5, %xmm4
+	movdqa	80(%rdx), %xmm5
+	aesenc	%xmm5, %xmm1
+	aesenc	%xmm5, %xmm2
+	aesenc	%xmm5, %xmm3
+	aesenc	%xmm5, %xmm4
+	movdqa	96(%rdx), %xmm5
+	aesenc	%xmm5, %xmm1
+	aesenc	%xmm5, %xmm2
+	aesenc	%xmm5, %xmm3
+	aesenc	%xmm5, %xmm4
+	movdqa	112(%rdx), %xmm5
+	aesenc	%xmm5, %xmm1
+	aesenc	%xmm5, %xmm2
+	aesenc	%xmm5, %xmm3
+	aesenc	%xmm5, %xmm4
+	movdqa	128(%rdx), %xmm5
+	aesenc	%xmm5, %xmm1
+	aesenc	%xmm5, %xmm2
+	aesenc	%xmm5, %xmm3
+	aesenc	%xmm5, %xmm4
+	movdqa	144(%rdx), %xmm5
+	aesenc	%xmm5, %xmm1
+	aesenc	%xmm5, %xmm2
+	aesenc	%xmm5, %xmm3
+	aesenc	%xmm5, %xmm4
+	movdqa	160(%rdx), %xmm5
+	aesenclast	%xmm5, %xmm1
+	aesenclast	%xmm5, %xmm2
+	aesenclast	%xmm5, %xmm3
+	aesenclast	%xmm5, %xmm4
+	movdqu	(%r9), %xmm5
+	pxor	%xmm5, %xmm1
+	movdqu	%xmm1, (%rcx)
+	movdqu	16(%r9), %xmm1
+	pxor	%xmm1, %xmm2
+	movdqu	%xmm2, 16(%rcx)
+	movdqu	32(%r9), %xmm1
+	pxor	%xmm1, %xmm3
+	movdqu	%xmm3, 32(%rcx)
+	movdqu	48(%r9), %xmm1
+	pxor	%xmm1, %xmm4
+	movdqu	%xmm4, 48(%rcx)
+	addq	$64, %r9
+	addq	$64, %rcx
+	subq	$64, %rax
+.Laesgen_aesni_gcm_siv_seal_ctr4_done128:
+	cmpq	$32, %rax
+	jb	.Laesgen_aesni_gcm_siv_seal_ctr2_done128
+	movdqa	%xmm0, %xmm1
+	movdqa	%xmm0, %xmm2
+	paddd	.Laesgen_aesni_gcm_siv_seal_le32_1x1(%rip), %xmm2
+	paddd	.Laesgen_aesni_gcm_siv_seal_le32_2x1(%rip), %xmm0
+	movdqa	(%rdx), %xmm3
+	pxor	%xmm3, %xmm1
+	pxor	%xmm3, %xmm2
+	movdqa	16(%rdx), %xmm3
+	aesenc	%xmm3, %xmm1
+	aesenc	%xmm3, %xmm2
+	movdqa	32(%rdx), %xmm3
+	aesenc	%xmm3, %xmm1
+	aesenc	%xmm3, %xmm2
+	movdqa	48(%rdx), %xmm3
+	aesenc	%xmm3, %xmm1
+	aesenc	%xmm3, %xmm2
+	movdqa	64(%rdx), %xmm3
+	aesenc	%xmm3, %xmm1
+	aesenc	%xmm3, %xmm2
+	movdqa	80(%rdx), %xmm3
+	aesenc	%xmm3, %xmm1
+	aesenc	%xmm3, %xmm2
+	movdqa	96(%rdx), %xmm3
+	aesenc	%xmm3, %xmm1
+	aesenc	%xmm3, %xmm2
+	movdqa	112(%rdx), %xmm3
+	aesenc	%xmm3, %xmm1
+	aesenc	%xmm3, %xmm2
+	movdqa	128(%rdx), %xmm3
+	aesenc	%xmm3, %xmm1
+	aesenc	%xmm3, %xmm2
+	movdqa	144(%rdx), %xmm3
+	aesenc	%xmm3, %xmm1
+	aesenc	%xmm3, %xmm2
+	movdqa	160(%rdx), %xmm3
+	aesenclast	%xmm3, %xmm1
+	aesenclast	%xmm3, %xmm2
+	movdqu	(%r9), %xmm3
+	pxor	%xmm3, %xmm1
+	movdqu	%xmm1, (%rcx)
+	movdqu	16(%r9), %xmm1
+	pxor	%xmm1, %xmm2
+	movdqu	%xmm2, 16(%rcx)
+	addq	$32, %r9
+	addq	$32, %rcx
+	subq	$32, %rax
+.Laesgen_aesni_gcm_siv_seal_ctr2_done128:
 	cmpq	$16, %rax
 	jb	.Laesgen_aesni_gcm_siv_seal_ctr1_done128
 	movdqa	%xmm0, %xmm1
-	paddd	.Laesgen_aesni_gcm_siv_seal_le32_1(%rip), %xmm0
+	paddd	.Laesgen_aesni_gcm_siv_seal_le32_1x1(%rip), %xmm0
 	movdqa	(%rdx), %xmm2
 	pxor	%xmm2, %xmm1
 	movdqa	16(%rdx), %xmm2
@@ -2775,7 +3482,6 @@ aesgen_aesni_gcm_siv_seal:
 	addq	$16, %r9
 	addq	$16, %rcx
 	subq	$16, %rax
-	jmp	.Laesgen_aesni_gcm_siv_seal_ctr1_128
 .Laesgen_aesni_gcm_siv_seal_ctr1_done128:
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_ctr_end128
@@ -2924,13 +3630,28 @@ aesgen_aesni_gcm_siv_seal:
 .Laesgen_aesni_gcm_siv_seal_set_top:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80
 	.p2align	4
-.Laesgen_aesni_gcm_siv_seal_le32_6:
+.Laesgen_aesni_gcm_siv_seal_le32_1x1:
+	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_siv_seal_le32_2x1:
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_siv_seal_le32_3x1:
+	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_siv_seal_le32_4x1:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_siv_seal_le32_5x1:
+	.byte	0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_siv_seal_le32_6x1:
 	.byte	0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
-.Laesgen_aesni_gcm_siv_seal_le32_7:
+.Laesgen_aesni_gcm_siv_seal_le32_7x1:
 	.byte	0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
-.Laesgen_aesni_gcm_siv_seal_le32_8:
+.Laesgen_aesni_gcm_siv_seal_le32_8x1:
 	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_aesni_gcm_siv_seal_rcon7:
@@ -2953,8 +3674,9 @@ aesgen_aesni_gcm_siv_seal:
 aesgen_aesni_gcm_siv_open:
 	endbr64
 	pushq	%rbx
-	movq	40(%rsp), %r10
-	movq	16(%rsp), %r11
+	pushq	%rbp
+	movq	48(%rsp), %r10
+	movq	24(%rsp), %r11
 	movabsq	$0x1000000000, %rbx
 	cmpq	%rbx, %r11
 	ja	.Laesgen_aesni_gcm_siv_open_refuse
@@ -3286,938 +4008,1307 @@ aesgen_aesni_gcm_siv_open:
 	pshufd	$78, %xmm0, %xmm2
 	pxor	%xmm0, %xmm2
 	movdqa	%xmm2, 720(%rdi)
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$0, %xmm1, %xmm2
-	movdqa	%xmm0, %xmm3
-	pclmulqdq	$17, %xmm1, %xmm3
-	movdqa	%xmm0, %xmm4
-	pclmulqdq	$1, %xmm1, %xmm4
-	pclmulqdq	$16, %xmm1, %xmm0
-	pxor	%xmm0, %xmm4
-	movdqa	%xmm4, %xmm0
-	pslldq	$8, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm4, %xmm0
-	psrldq	$8, %xmm0
-	pxor	%xmm0, %xmm3
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
+	movdqa	%xmm1, %xmm2
+	pclmulqdq	$0, %xmm0, %xmm2
+	movdqa	%xmm1, %xmm3
+	pclmulqdq	$17, %xmm0, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, %xmm0, %xmm4
+	movdqa	%xmm1, %xmm5
+	pclmulqdq	$16, %xmm0, %xmm5
+	pxor	%xmm5, %xmm4
+	movdqa	%xmm4, %xmm5
+	pslldq	$8, %xmm5
+	pxor	%xmm5, %xmm2
+	movdqa	%xmm4, %xmm5
+	psrldq	$8, %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm4
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4
 	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm2, %xmm4
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4
 	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
+	pxor	%xmm4, %xmm2
 	pxor	%xmm3, %xmm2
 	movdqa	%xmm2, 576(%rdi)
-	pshufd	$78, %xmm2, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, 704(%rdi)
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, %xmm1, %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, %xmm1, %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, %xmm1, %xmm4
-	pclmulqdq	$16, %xmm1, %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
+	pshufd	$78, %xmm2, %xmm3
 	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm3, %xmm0
-	movdqa	%xmm0, 560(%rdi)
-	pshufd	$78, %xmm0, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, 688(%rdi)
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$0, %xmm1, %xmm2
+	movdqa	%xmm3, 704(%rdi)
 	movdqa	%xmm0, %xmm3
-	pclmulqdq	$17, %xmm1, %xmm3
+	pclmulqdq	$0, %xmm0, %xmm3
 	movdqa	%xmm0, %xmm4
-	pclmulqdq	$1, %xmm1, %xmm4
-	pclmulqdq	$16, %xmm1, %xmm0
-	pxor	%xmm0, %xmm4
-	movdqa	%xmm4, %xmm0
-	pslldq	$8, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm4, %xmm0
-	psrldq	$8, %xmm0
-	pxor	%xmm0, %xmm3
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	pxor	%xmm3, %xmm2
-	movdqa	%xmm2, 544(%rdi)
-	pshufd	$78, %xmm2, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, 672(%rdi)
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, %xmm1, %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, %xmm1, %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, %xmm1, %xmm4
-	pclmulqdq	$16, %xmm1, %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm3, %xmm0
-	movdqa	%xmm0, 528(%rdi)
-	pshufd	$78, %xmm0, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, 656(%rdi)
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$0, %xmm1, %xmm2
-	movdqa	%xmm0, %xmm3
-	pclmulqdq	$17, %xmm1, %xmm3
-	movdqa	%xmm0, %xmm4
-	pclmulqdq	$1, %xmm1, %xmm4
-	pclmulqdq	$16, %xmm1, %xmm0
-	pxor	%xmm0, %xmm4
-	movdqa	%xmm4, %xmm0
-	pslldq	$8, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm4, %xmm0
-	psrldq	$8, %xmm0
-	pxor	%xmm0, %xmm3
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	pxor	%xmm3, %xmm2
-	movdqa	%xmm2, 512(%rdi)
-	pshufd	$78, %xmm2, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, 640(%rdi)
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, %xmm1, %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, %xmm1, %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, %xmm1, %xmm4
-	pclmulqdq	$16, %xmm1, %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm1
+	pclmulqdq	$17, %xmm0, %xmm4
+	movdqa	%xmm0, %xmm5
+	pclmulqdq	$1, %xmm0, %xmm5
+	movdqa	%xmm0, %xmm6
+	pclmulqdq	$16, %xmm0, %xmm6
+	pxor	%xmm6, %xmm5
+	movdqa	%xmm5, %xmm6
+	pslldq	$8, %xmm6
+	pxor	%xmm6, %xmm3
+	movdqa	%xmm5, %xmm6
+	psrldq	$8, %xmm6
+	pxor	%xmm6, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm5
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm5
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm5, %xmm3
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm3, 560(%rdi)
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm4, 688(%rdi)
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$0, %xmm3, %xmm4
+	movdqa	%xmm1, %xmm5
+	pclmulqdq	$17, %xmm3, %xmm5
+	movdqa	%xmm1, %xmm6
+	pclmulqdq	$1, %xmm3, %xmm6
+	pclmulqdq	$16, %xmm3, %xmm1
+	pxor	%xmm1, %xmm6
+	movdqa	%xmm6, %xmm1
 	pslldq	$8, %xmm1
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm4, %xmm1
+	pxor	%xmm1, %xmm4
+	movdqa	%xmm6, %xmm1
 	psrldq	$8, %xmm1
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm0, %xmm1
+	pxor	%xmm1, %xmm5
+	movdqa	%xmm4, %xmm1
 	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm1
+	pshufd	$78, %xmm4, %xmm4
+	pxor	%xmm1, %xmm4
+	movdqa	%xmm4, %xmm1
 	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
+	pshufd	$78, %xmm4, %xmm4
+	pxor	%xmm1, %xmm4
+	pxor	%xmm5, %xmm4
+	movdqa	%xmm4, 544(%rdi)
+	pshufd	$78, %xmm4, %xmm1
+	pxor	%xmm4, %xmm1
+	movdqa	%xmm1, 672(%rdi)
+	movdqa	%xmm0, %xmm1
+	pclmulqdq	$0, %xmm3, %xmm1
+	movdqa	%xmm0, %xmm4
+	pclmulqdq	$17, %xmm3, %xmm4
+	movdqa	%xmm0, %xmm5
+	pclmulqdq	$1, %xmm3, %xmm5
+	pclmulqdq	$16, %xmm3, %xmm0
+	pxor	%xmm0, %xmm5
+	movdqa	%xmm5, %xmm0
+	pslldq	$8, %xmm0
+	pxor	%xmm0, %xmm1
+	movdqa	%xmm5, %xmm0
+	psrldq	$8, %xmm0
+	pxor	%xmm0, %xmm4
+	movdqa	%xmm1, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm1, %xmm1
+	pxor	%xmm0, %xmm1
+	movdqa	%xmm1, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm1, %xmm1
+	pxor	%xmm0, %xmm1
+	pxor	%xmm4, %xmm1
+	movdqa	%xmm1, 528(%rdi)
+	pshufd	$78, %xmm1, %xmm0
 	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, 656(%rdi)
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$0, %xmm3, %xmm0
+	movdqa	%xmm2, %xmm1
+	pclmulqdq	$17, %xmm3, %xmm1
+	movdqa	%xmm2, %xmm4
+	pclmulqdq	$1, %xmm3, %xmm4
+	pclmulqdq	$16, %xmm3, %xmm2
+	pxor	%xmm2, %xmm4
+	movdqa	%xmm4, %xmm2
+	pslldq	$8, %xmm2
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm4, %xmm2
+	psrldq	$8, %xmm2
+	pxor	%xmm2, %xmm1
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, 512(%rdi)
+	pshufd	$78, %xmm0, %xmm1
+	pxor	%xmm0, %xmm1
+	movdqa	%xmm1, 640(%rdi)
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$0, %xmm3, %xmm0
+	movdqa	%xmm3, %xmm1
+	pclmulqdq	$17, %xmm3, %xmm1
+	movdqa	%xmm3, %xmm2
+	pclmulqdq	$1, %xmm3, %xmm2
+	pclmulqdq	$16, %xmm3, %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm2, %xmm3
+	pslldq	$8, %xmm3
 	pxor	%xmm3, %xmm0
+	movdqa	%xmm2, %xmm3
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm1
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm1, %xmm0
 	movdqa	%xmm0, 496(%rdi)
 	pshufd	$78, %xmm0, %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, 624(%rdi)
-	movq	32(%rsp), %rdx
+	movq	40(%rsp), %rdx
 	movdqu	(%rdx), %xmm0
-	movq	16(%rsp), %rdx
-	movq	24(%rsp), %r10
-	leaq	256(%rdi), %r11
-	por	.Laesgen_aesni_gcm_siv_open_set_top(%rip), %xmm0
-.Laesgen_aesni_gcm_siv_open_ctr8_256:
-	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_siv_open_ctr8_done256
-	movdqa	%xmm0, %xmm1
-	movdqa	%xmm0, %xmm2
-	paddd	.Laesgen_aesni_gcm_siv_open_le32_1(%rip), %xmm2
-	movdqa	%xmm0, %xmm3
-	paddd	.Laesgen_aesni_gcm_siv_open_le32_2(%rip), %xmm3
-	movdqa	%xmm0, %xmm4
-	paddd	.Laesgen_aesni_gcm_siv_open_le32_3(%rip), %xmm4
-	movdqa	%xmm0, %xmm5
-	paddd	.Laesgen_aesni_gcm_siv_open_le32_4(%rip), %xmm5
-	movdqa	%xmm0, %xmm6
-	paddd	.Laesgen_aesni_gcm_siv_open_le32_5(%rip), %xmm6
-	movdqa	%xmm0, %xmm7
-	paddd	.Laesgen_aesni_gcm_siv_open_le32_6(%rip), %xmm7
-	movdqa	%xmm0, %xmm8
-	paddd	.Laesgen_aesni_gcm_siv_open_le32_7(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_siv_open_le32_8(%rip), %xmm0
-	movdqa	(%r11), %xmm9
-	pxor	%xmm9, %xmm1
-	pxor	%xmm9, %xmm2
-	pxor	%xmm9, %xmm3
-	pxor	%xmm9, %xmm4
-	pxor	%xmm9, %xmm5
-	pxor	%xmm9, %xmm6
-	pxor	%xmm9, %xmm7
-	pxor	%xmm9, %xmm8
-	movdqa	16(%r11), %xmm9
-	aesenc	%xmm9, %xmm1
-	aesenc	%xmm9, %xmm2
-	aesenc	%xmm9, %xmm3
-	aesenc	%xmm9, %xmm4
-	aesenc	%xmm9, %xmm5
-	aesenc	%xmm9, %xmm6
-	aesenc	%xmm9, %xmm7
-	aesenc	%xmm9, %xmm8
-	movdqa	32(%r11), %xmm9
-	aesenc	%xmm9, %xmm1
-	aesenc	%xmm9, %xmm2
-	aesenc	%xmm9, %xmm3
-	aesenc	%xmm9, %xmm4
-	aesenc	%xmm9, %xmm5
-	aesenc	%xmm9, %xmm6
-	aesenc	%xmm9, %xmm7
-	aesenc	%xmm9, %xmm8
-	movdqa	48(%r11), %xmm9
-	aesenc	%xmm9, %xmm1
-	aesenc	%xmm9, %xmm2
-	aesenc	%xmm9, %xmm3
-	aesenc	%xmm9, %xmm4
-	aesenc	%xmm9, %xmm5
-	aesenc	%xmm9, %xmm6
-	aesenc	%xmm9, %xmm7
-	aesenc	%xmm9, %xmm8
-	movdqa	64(%r11), %xmm9
-	aesenc	%xmm9, %xmm1
-	aesenc	%xmm9, %xmm2
-	aesenc	%xmm9, %xmm3
-	aesenc	%xmm9, %xmm4
-	aesenc	%xmm9, %xmm5
-	aesenc	%xmm9, %xmm6
-	aesenc	%xmm9, %xmm7
-	aesenc	%xmm9, %xmm8
-	movdqa	80(%r11), %xmm9
-	aesenc	%xmm9, %xmm1
-	aesenc	%xmm9, %xmm2
-	aesenc	%xmm9, %xmm3
-	aesenc	%xmm9, %xmm4
-	aesenc	%xmm9, %xmm5
-	aesenc	%xmm9, %xmm6
-	aesenc	%xmm9, %xmm7
-	aesenc	%xmm9, %xmm8
-	movdqa	96(%r11), %xmm9
-	aesenc	%xmm9, %xmm1
-	aesenc	%xmm9, %xmm2
-	aesenc	%xmm9, %xmm3
-	aesenc	%xmm9, %xmm4
-	aesenc	%xmm9, %xmm5
-	aesenc	%xmm9, %xmm6
-	aesenc	%xmm9, %xmm7
-	aesenc	%xmm9, %xmm8
-	movdqa	112(%r11), %xmm9
-	aesenc	%xmm9, %xmm1
-	aesenc	%xmm9, %xmm2
-	aesenc	%xmm9, %xmm3
-	aesenc	%xmm9, %xmm4
-	aesenc	%xmm9, %xmm5
-	aesenc	%xmm9, %xmm6
-	aesenc	%xmm9, %xmm7
-	aesenc	%xmm9, %xmm8
-	movdqa	128(%r11), %xmm9
-	aesenc	%xmm9, %xmm1
-	aesenc	%xmm9, %xmm2
-	aesenc	%xmm9, %xmm3
-	aesenc	%xmm9, %xmm4
-	aesenc	%xmm9, %xmm5
-	aesenc	%xmm9, %xmm6
-	aesenc	%xmm9, %xmm7
-	aesenc	%xmm9, %xmm8
-	movdqa	144(%r11), %xmm9
-	aesenc	%xmm9, %xmm1
-	aesenc	%xmm9, %xmm2
-	aesenc	%xmm9, %xmm3
-	aesenc	%xmm9, %xmm4
-	aesenc	%xmm9, %xmm5
-	aesenc	%xmm9, %xmm6
-	aesenc	%xmm9, %xmm7
-	aesenc	%xmm9, %xmm8
-	movdqa	160(%r11), %xmm9
-	aesenc	%xmm9, %xmm1
-	aesenc	%xmm9, %xmm2
-	aesenc	%xmm9, %xmm3
-	aesenc	%xmm9, %xmm4
-	aesenc	%xmm9, %xmm5
-	aesenc	%xmm9, %xmm6
-	aesenc	%xmm9, %xmm7
-	aesenc	%xmm9, %xmm8
-	movdqa	176(%r11), %xmm9
-	aesenc	%xmm9, %xmm1
-	aesenc	%xmm9, %xmm2
-	aesenc	%xmm9, %xmm3
-	aesenc	%xmm9, %xmm4
-	aesenc	%xmm9, %xmm5
-	aesenc	%xmm9, %xmm6
-	aesenc	%xmm9, %xmm7
-	aesenc	%xmm9, %xmm8
-	movdqa	192(%r11), %xmm9
-	aesenc	%xmm9, %xmm1
-	aesenc	%xmm9, %xmm2
-	aesenc	%xmm9, %xmm3
-	aesenc	%xmm9, %xmm4
-	aesenc	%xmm9, %xmm5
-	aesenc	%xmm9, %xmm6
-	aesenc	%xmm9, %xmm7
-	aesenc	%xmm9, %xmm8
-	movdqa	208(%r11), %xmm9
-	aesenc	%xmm9, %xmm1
-	aesenc	%xmm9, %xmm2
-	aesenc	%xmm9, %xmm3
-	aesenc	%xmm9, %xmm4
-	aesenc	%xmm9, %xmm5
-	aesenc	%xmm9, %xmm6
-	aesenc	%xmm9, %xmm7
-	aesenc	%xmm9, %xmm8
-	movdqa	224(%r11), %xmm9
-	aesenclast	%xmm9, %xmm1
-	aesenclast	%xmm9, %xmm2
-	aesenclast	%xmm9, %xmm3
-	aesenclast	%xmm9, %xmm4
-	aesenclast	%xmm9, %xmm5
-	aesenclast	%xmm9, %xmm6
-	aesenclast	%xmm9, %xmm7
-	aesenclast	%xmm9, %xmm8
-	movdqu	(%r9), %xmm9
-	pxor	%xmm9, %xmm1
-	movdqu	%xmm1, (%r10)
-	movdqu	16(%r9), %xmm1
-	pxor	%xmm1, %xmm2
-	movdqu	%xmm2, 16(%r10)
-	movdqu	32(%r9), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	%xmm3, 32(%r10)
-	movdqu	48(%r9), %xmm1
-	pxor	%xmm1, %xmm4
-	movdqu	%xmm4, 48(%r10)
-	movdqu	64(%r9), %xmm1
-	pxor	%xmm1, %xmm5
-	movdqu	%xmm5, 64(%r10)
-	movdqu	80(%r9), %xmm1
-	pxor	%xmm1, %xmm6
-	movdqu	%xmm6, 80(%r10)
-	movdqu	96(%r9), %xmm1
-	pxor	%xmm1, %xmm7
-	movdqu	%xmm7, 96(%r10)
-	movdqu	112(%r9), %xmm1
-	pxor	%xmm1, %xmm8
-	movdqu	%xmm8, 112(%r10)
-	addq	$128, %r9
-	addq	$128, %r10
-	subq	$128, %rdx
-	jmp	.Laesgen_aesni_gcm_siv_open_ctr8_256
-.Laesgen_aesni_gcm_siv_open_ctr8_done256:
-.Laesgen_aesni_gcm_siv_open_ctr1_256:
-	cmpq	$16, %rdx
-	jb	.Laesgen_aesni_gcm_siv_open_ctr1_done256
-	movdqa	%xmm0, %xmm1
-	paddd	.Laesgen_aesni_gcm_siv_open_le32_1(%rip), %xmm0
-	movdqa	(%r11), %xmm2
-	pxor	%xmm2, %xmm1
-	movdqa	16(%r11), %xmm2
-	aesenc	%xmm2, %xmm1
-	movdqa	32(%r11), %xmm2
-	aesenc	%xmm2, %xmm1
-	movdqa	48(%r11), %xmm2
-	aesenc	%xmm2, %xmm1
-	movdqa	64(%r11), %xmm2
-	aesenc	%xmm2, %xmm1
-	movdqa	80(%r11), %xmm2
-	aesenc	%xmm2, %xmm1
-	movdqa	96(%r11), %xmm2
-	aesenc	%xmm2, %xmm1
-	movdqa	112(%r11), %xmm2
-	aesenc	%xmm2, %xmm1
-	movdqa	128(%r11), %xmm2
-	aesenc	%xmm2, %xmm1
-	movdqa	144(%r11), %xmm2
-	aesenc	%xmm2, %xmm1
-	movdqa	160(%r11), %xmm2
-	aesenc	%xmm2, %xmm1
-	movdqa	176(%r11), %xmm2
-	aesenc	%xmm2, %xmm1
-	movdqa	192(%r11), %xmm2
-	aesenc	%xmm2, %xmm1
-	movdqa	208(%r11), %xmm2
-	aesenc	%xmm2, %xmm1
-	movdqa	224(%r11), %xmm2
-	aesenclast	%xmm2, %xmm1
-	movdqu	(%r9), %xmm2
-	pxor	%xmm2, %xmm1
-	movdqu	%xmm1, (%r10)
-	addq	$16, %r9
-	addq	$16, %r10
-	subq	$16, %rdx
-	jmp	.Laesgen_aesni_gcm_siv_open_ctr1_256
-.Laesgen_aesni_gcm_siv_open_ctr1_done256:
-	testq	%rdx, %rdx
-	je	.Laesgen_aesni_gcm_siv_open_ctr_end256
-	movdqa	(%r11), %xmm1
-	pxor	%xmm1, %xmm0
-	movdqa	16(%r11), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	32(%r11), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	48(%r11), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	64(%r11), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	80(%r11), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	96(%r11), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	112(%r11), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	128(%r11), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	144(%r11), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	160(%r11), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	176(%r11), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	192(%r11), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	208(%r11), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	224(%r11), %xmm1
-	aesenclast	%xmm1, %xmm0
-	movdqa	%xmm0, 752(%rdi)
-	leaq	752(%rdi), %r11
-	testq	$8, %rdx
-	je	.Laesgen_aesni_gcm_siv_open_no8
-	movq	(%r9), %rbx
-	xorq	(%r11), %rbx
-	movq	%rbx, (%r10)
-	addq	$8, %r9
-	addq	$8, %r10
-	addq	$8, %r11
-.Laesgen_aesni_gcm_siv_open_no8:
-	testq	$4, %rdx
-	je	.Laesgen_aesni_gcm_siv_open_no4
-	movl	(%r9), %ebx
-	xorl	(%r11), %ebx
-	movl	%ebx, (%r10)
-	addq	$4, %r9
-	addq	$4, %r10
-	addq	$4, %r11
-.Laesgen_aesni_gcm_siv_open_no4:
-	testq	$2, %rdx
-	je	.Laesgen_aesni_gcm_siv_open_no2
-	movzbl	(%r9), %ebx
-	xorb	(%r11), %bl
-	movb	%bl, (%r10)
-	movzbl	1(%r9), %ebx
-	xorb	1(%r11), %bl
-	movb	%bl, 1(%r10)
-	addq	$2, %r9
-	addq	$2, %r10
-	addq	$2, %r11
-.Laesgen_aesni_gcm_siv_open_no2:
-	testq	$1, %rdx
-	je	.Laesgen_aesni_gcm_siv_open_no1
-	movzbl	(%r9), %ebx
-	xorb	(%r11), %bl
-	movb	%bl, (%r10)
-.Laesgen_aesni_gcm_siv_open_no1:
-.Laesgen_aesni_gcm_siv_open_ctr_end256:
-	pxor	%xmm0, %xmm0
+	pxor	%xmm1, %xmm1
 	movq	%r8, %rdx
 .Laesgen_aesni_gcm_siv_open_polyval8:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_siv_open_polyval8_done
-	movdqu	(%rcx), %xmm1
-	pxor	%xmm0, %xmm1
-	pshufd	$78, %xmm1, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$0, 496(%rdi), %xmm2
-	pclmulqdq	$17, 496(%rdi), %xmm1
-	pclmulqdq	$0, 624(%rdi), %xmm0
-	movdqu	16(%rcx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 512(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 512(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 640(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	32(%rcx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 528(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 528(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 656(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	48(%rcx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 544(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 544(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 672(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	64(%rcx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 560(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 560(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 688(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	80(%rcx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 576(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 576(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 704(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	96(%rcx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 592(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 592(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 720(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	112(%rcx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 608(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 736(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm3
-	pslldq	$8, %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	%xmm0, %xmm3
-	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm1
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
+	movdqu	(%rcx), %xmm2
 	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, %xmm0
+	pshufd	$78, %xmm2, %xmm1
+	pxor	%xmm2, %xmm1
+	movdqa	%xmm2, %xmm3
+	pclmulqdq	$0, 496(%rdi), %xmm3
+	pclmulqdq	$17, 496(%rdi), %xmm2
+	pclmulqdq	$0, 624(%rdi), %xmm1
+	movdqu	16(%rcx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 512(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 512(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 640(%rdi), %xmm5
+	pxor	%xmm5, %xmm1
+	movdqu	32(%rcx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 528(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 528(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 656(%rdi), %xmm5
+	pxor	%xmm5, %xmm1
+	movdqu	48(%rcx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 544(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 544(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 672(%rdi), %xmm5
+	pxor	%xmm5, %xmm1
+	movdqu	64(%rcx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 560(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 560(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 688(%rdi), %xmm5
+	pxor	%xmm5, %xmm1
+	movdqu	80(%rcx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 576(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 576(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 704(%rdi), %xmm5
+	pxor	%xmm5, %xmm1
+	movdqu	96(%rcx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 592(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 592(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 720(%rdi), %xmm5
+	pxor	%xmm5, %xmm1
+	movdqu	112(%rcx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 608(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 608(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 736(%rdi), %xmm5
+	pxor	%xmm5, %xmm1
+	pxor	%xmm3, %xmm1
+	pxor	%xmm2, %xmm1
+	movdqa	%xmm1, %xmm4
+	pslldq	$8, %xmm4
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm1, %xmm4
+	psrldq	$8, %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm3, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm1, %xmm3
+	movdqa	%xmm3, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm1, %xmm3
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm3, %xmm1
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_siv_open_polyval8
 .Laesgen_aesni_gcm_siv_open_polyval8_done:
+.Laesgen_aesni_gcm_siv_open_polyval4:
+	cmpq	$64, %rdx
+	jb	.Laesgen_aesni_gcm_siv_open_polyval4_done
+	movdqu	(%rcx), %xmm2
+	pxor	%xmm1, %xmm2
+	pshufd	$78, %xmm2, %xmm1
+	pxor	%xmm2, %xmm1
+	movdqa	%xmm2, %xmm3
+	pclmulqdq	$0, 560(%rdi), %xmm3
+	pclmulqdq	$17, 560(%rdi), %xmm2
+	pclmulqdq	$0, 688(%rdi), %xmm1
+	movdqu	16(%rcx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 576(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 576(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 704(%rdi), %xmm5
+	pxor	%xmm5, %xmm1
+	movdqu	32(%rcx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 592(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 592(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 720(%rdi), %xmm5
+	pxor	%xmm5, %xmm1
+	movdqu	48(%rcx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 608(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 608(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 736(%rdi), %xmm5
+	pxor	%xmm5, %xmm1
+	pxor	%xmm3, %xmm1
+	pxor	%xmm2, %xmm1
+	movdqa	%xmm1, %xmm4
+	pslldq	$8, %xmm4
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm1, %xmm4
+	psrldq	$8, %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm3, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm1, %xmm3
+	movdqa	%xmm3, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm1, %xmm3
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm3, %xmm1
+	addq	$64, %rcx
+	subq	$64, %rdx
+.Laesgen_aesni_gcm_siv_open_polyval4_done:
+.Laesgen_aesni_gcm_siv_open_polyval2:
+	cmpq	$32, %rdx
+	jb	.Laesgen_aesni_gcm_siv_open_polyval2_done
+	movdqu	(%rcx), %xmm2
+	pxor	%xmm1, %xmm2
+	pshufd	$78, %xmm2, %xmm1
+	pxor	%xmm2, %xmm1
+	movdqa	%xmm2, %xmm3
+	pclmulqdq	$0, 592(%rdi), %xmm3
+	pclmulqdq	$17, 592(%rdi), %xmm2
+	pclmulqdq	$0, 720(%rdi), %xmm1
+	movdqu	16(%rcx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 608(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 608(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 736(%rdi), %xmm5
+	pxor	%xmm5, %xmm1
+	pxor	%xmm3, %xmm1
+	pxor	%xmm2, %xmm1
+	movdqa	%xmm1, %xmm4
+	pslldq	$8, %xmm4
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm1, %xmm4
+	psrldq	$8, %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm3, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm1, %xmm3
+	movdqa	%xmm3, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm1, %xmm3
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm3, %xmm1
+	addq	$32, %rcx
+	subq	$32, %rdx
+.Laesgen_aesni_gcm_siv_open_polyval2_done:
 .Laesgen_aesni_gcm_siv_open_polyval1:
 	cmpq	$16, %rdx
 	jb	.Laesgen_aesni_gcm_siv_open_polyval1_done
-	movdqu	(%rcx), %xmm1
-	pxor	%xmm0, %xmm1
-	pshufd	$78, %xmm1, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$0, 608(%rdi), %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm1
-	pclmulqdq	$0, 736(%rdi), %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm3
-	pslldq	$8, %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	%xmm0, %xmm3
-	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm1
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
+	movdqu	(%rcx), %xmm2
 	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, %xmm0
+	pshufd	$78, %xmm2, %xmm1
+	pxor	%xmm2, %xmm1
+	movdqa	%xmm2, %xmm3
+	pclmulqdq	$0, 608(%rdi), %xmm3
+	pclmulqdq	$17, 608(%rdi), %xmm2
+	pclmulqdq	$0, 736(%rdi), %xmm1
+	pxor	%xmm3, %xmm1
+	pxor	%xmm2, %xmm1
+	movdqa	%xmm1, %xmm4
+	pslldq	$8, %xmm4
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm1, %xmm4
+	psrldq	$8, %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm3, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm1, %xmm3
+	movdqa	%xmm3, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm1, %xmm3
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm3, %xmm1
 	addq	$16, %rcx
 	subq	$16, %rdx
-	jmp	.Laesgen_aesni_gcm_siv_open_polyval1
 .Laesgen_aesni_gcm_siv_open_polyval1_done:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_siv_open_polyval_end
-	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 752(%rdi)
-	leaq	752(%rdi), %r9
+	pxor	%xmm2, %xmm2
+	movdqa	%xmm2, 752(%rdi)
+	leaq	752(%rdi), %r10
 	testq	$8, %rdx
-	je	.Laesgen_aesni_gcm_siv_open_no8_2
-	movq	(%rcx), %r10
-	movq	%r10, (%r9)
+	je	.Laesgen_aesni_gcm_siv_open_no8
+	movq	(%rcx), %r11
+	movq	%r11, (%r10)
 	addq	$8, %rcx
-	addq	$8, %r9
-.Laesgen_aesni_gcm_siv_open_no8_2:
+	addq	$8, %r10
+.Laesgen_aesni_gcm_siv_open_no8:
 	testq	$4, %rdx
-	je	.Laesgen_aesni_gcm_siv_open_no4_2
-	movl	(%rcx), %r10d
-	movl	%r10d, (%r9)
+	je	.Laesgen_aesni_gcm_siv_open_no4
+	movl	(%rcx), %r11d
+	movl	%r11d, (%r10)
 	addq	$4, %rcx
-	addq	$4, %r9
-.Laesgen_aesni_gcm_siv_open_no4_2:
+	addq	$4, %r10
+.Laesgen_aesni_gcm_siv_open_no4:
 	testq	$2, %rdx
-	je	.Laesgen_aesni_gcm_siv_open_no2_2
-	movzbl	(%rcx), %r10d
-	movb	%r10b, (%r9)
-	movzbl	1(%rcx), %r10d
-	movb	%r10b, 1(%r9)
+	je	.Laesgen_aesni_gcm_siv_open_no2
+	movzbl	(%rcx), %r11d
+	movb	%r11b, (%r10)
+	movzbl	1(%rcx), %r11d
+	movb	%r11b, 1(%r10)
 	addq	$2, %rcx
-	addq	$2, %r9
-.Laesgen_aesni_gcm_siv_open_no2_2:
+	addq	$2, %r10
+.Laesgen_aesni_gcm_siv_open_no2:
 	testq	$1, %rdx
-	je	.Laesgen_aesni_gcm_siv_open_no1_2
-	movzbl	(%rcx), %r10d
-	movb	%r10b, (%r9)
-.Laesgen_aesni_gcm_siv_open_no1_2:
-	movdqu	752(%rdi), %xmm1
-	pxor	%xmm0, %xmm1
-	pshufd	$78, %xmm1, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$0, 608(%rdi), %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm1
-	pclmulqdq	$0, 736(%rdi), %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm3
-	pslldq	$8, %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	%xmm0, %xmm3
-	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm1
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
+	je	.Laesgen_aesni_gcm_siv_open_no1
+	movzbl	(%rcx), %r11d
+	movb	%r11b, (%r10)
+.Laesgen_aesni_gcm_siv_open_no1:
+	movdqu	752(%rdi), %xmm2
 	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, %xmm0
+	pshufd	$78, %xmm2, %xmm1
+	pxor	%xmm2, %xmm1
+	movdqa	%xmm2, %xmm3
+	pclmulqdq	$0, 608(%rdi), %xmm3
+	pclmulqdq	$17, 608(%rdi), %xmm2
+	pclmulqdq	$0, 736(%rdi), %xmm1
+	pxor	%xmm3, %xmm1
+	pxor	%xmm2, %xmm1
+	movdqa	%xmm1, %xmm4
+	pslldq	$8, %xmm4
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm1, %xmm4
+	psrldq	$8, %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm3, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm1, %xmm3
+	movdqa	%xmm3, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm1, %xmm3
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm3, %xmm1
 .Laesgen_aesni_gcm_siv_open_polyval_end:
 	movq	24(%rsp), %rcx
-	movq	16(%rsp), %rdx
+	movq	32(%rsp), %rdx
+	leaq	256(%rdi), %r10
+	por	.Laesgen_aesni_gcm_siv_open_set_top(%rip), %xmm0
+	movq	%rdx, %r11
+	movq	%rcx, %rbx
+.Laesgen_aesni_gcm_siv_open_ctr8_256:
+	cmpq	$128, %rbx
+	jb	.Laesgen_aesni_gcm_siv_open_ctr8_done256
+	movdqa	%xmm0, %xmm2
+	movdqa	%xmm0, %xmm3
+	paddd	.Laesgen_aesni_gcm_siv_open_le32_1x1(%rip), %xmm3
+	movdqa	%xmm0, %xmm4
+	paddd	.Laesgen_aesni_gcm_siv_open_le32_2x1(%rip), %xmm4
+	movdqa	%xmm0, %xmm5
+	paddd	.Laesgen_aesni_gcm_siv_open_le32_3x1(%rip), %xmm5
+	movdqa	%xmm0, %xmm6
+	paddd	.Laesgen_aesni_gcm_siv_open_le32_4x1(%rip), %xmm6
+	movdqa	%xmm0, %xmm7
+	paddd	.Laesgen_aesni_gcm_siv_open_le32_5x1(%rip), %xmm7
+	movdqa	%xmm0, %xmm8
+	paddd	.Laesgen_aesni_gcm_siv_open_le32_6x1(%rip), %xmm8
+	movdqa	%xmm0, %xmm9
+	paddd	.Laesgen_aesni_gcm_siv_open_le32_7x1(%rip), %xmm9
+	paddd	.Laesgen_aesni_gcm_siv_open_le32_8x1(%rip), %xmm0
+	movdqa	(%r10), %xmm10
+	pxor	%xmm10, %xmm2
+	pxor	%xmm10, %xmm3
+	pxor	%xmm10, %xmm4
+	pxor	%xmm10, %xmm5
+	pxor	%xmm10, %xmm6
+	pxor	%xmm10, %xmm7
+	pxor	%xmm10, %xmm8
+	pxor	%xmm10, %xmm9
+	movdqa	16(%r10), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	32(%r10), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	48(%r10), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	64(%r10), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	80(%r10), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	96(%r10), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	112(%r10), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	128(%r10), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	144(%r10), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	160(%r10), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	176(%r10), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	192(%r10), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	208(%r10), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	224(%r10), %xmm10
+	aesenclast	%xmm10, %xmm2
+	aesenclast	%xmm10, %xmm3
+	aesenclast	%xmm10, %xmm4
+	aesenclast	%xmm10, %xmm5
+	aesenclast	%xmm10, %xmm6
+	aesenclast	%xmm10, %xmm7
+	aesenclast	%xmm10, %xmm8
+	aesenclast	%xmm10, %xmm9
+	movdqu	(%r9), %xmm10
+	pxor	%xmm10, %xmm2
+	movdqu	%xmm2, (%r11)
+	movdqu	16(%r9), %xmm2
+	pxor	%xmm2, %xmm3
+	movdqu	%xmm3, 16(%r11)
+	movdqu	32(%r9), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	%xmm4, 32(%r11)
+	movdqu	48(%r9), %xmm2
+	pxor	%xmm2, %xmm5
+	movdqu	%xmm5, 48(%r11)
+	movdqu	64(%r9), %xmm2
+	pxor	%xmm2, %xmm6
+	movdqu	%xmm6, 64(%r11)
+	movdqu	80(%r9), %xmm2
+	pxor	%xmm2, %xmm7
+	movdqu	%xmm7, 80(%r11)
+	movdqu	96(%r9), %xmm2
+	pxor	%xmm2, %xmm8
+	movdqu	%xmm8, 96(%r11)
+	movdqu	112(%r9), %xmm2
+	pxor	%xmm2, %xmm9
+	movdqu	%xmm9, 112(%r11)
+	addq	$128, %r9
+	addq	$128, %r11
+	subq	$128, %rbx
+	jmp	.Laesgen_aesni_gcm_siv_open_ctr8_256
+.Laesgen_aesni_gcm_siv_open_ctr8_done256:
+.Laesgen_aesni_gcm_siv_open_ctr_small256:
+	cmpq	$64, %rbx
+	jb	.Laesgen_aesni_gcm_siv_open_ctr4_done256
+	movdqa	%xmm0, %xmm2
+	movdqa	%xmm0, %xmm3
+	paddd	.Laesgen_aesni_gcm_siv_open_le32_1x1(%rip), %xmm3
+	movdqa	%xmm0, %xmm4
+	paddd	.Laesgen_aesni_gcm_siv_open_le32_2x1(%rip), %xmm4
+	movdqa	%xmm0, %xmm5
+	paddd	.Laesgen_aesni_gcm_siv_open_le32_3x1(%rip), %xmm5
+	paddd	.Laesgen_aesni_gcm_siv_open_le32_4x1(%rip), %xmm0
+	movdqa	(%r10), %xmm6
+	pxor	%xmm6, %xmm2
+	pxor	%xmm6, %xmm3
+	pxor	%xmm6, %xmm4
+	pxor	%xmm6, %xmm5
+	movdqa	16(%r10), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	32(%r10), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	48(%r10), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	64(%r10), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	80(%r10), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	96(%r10), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	112(%r10), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	128(%r10), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	144(%r10), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	160(%r10), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	176(%r10), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	192(%r10), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	208(%r10), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	224(%r10), %xmm6
+	aesenclast	%xmm6, %xmm2
+	aesenclast	%xmm6, %xmm3
+	aesenclast	%xmm6, %xmm4
+	aesenclast	%xmm6, %xmm5
+	movdqu	(%r9), %xmm6
+	pxor	%xmm6, %xmm2
+	movdqu	%xmm2, (%r11)
+	movdqu	16(%r9), %xmm2
+	pxor	%xmm2, %xmm3
+	movdqu	%xmm3, 16(%r11)
+	movdqu	32(%r9), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	%xmm4, 32(%r11)
+	movdqu	48(%r9), %xmm2
+	pxor	%xmm2, %xmm5
+	movdqu	%xmm5, 48(%r11)
+	addq	$64, %r9
+	addq	$64, %r11
+	subq	$64, %rbx
+.Laesgen_aesni_gcm_siv_open_ctr4_done256:
+	cmpq	$32, %rbx
+	jb	.Laesgen_aesni_gcm_siv_open_ctr2_done256
+	movdqa	%xmm0, %xmm2
+	movdqa	%xmm0, %xmm3
+	paddd	.Laesgen_aesni_gcm_siv_open_le32_1x1(%rip), %xmm3
+	paddd	.Laesgen_aesni_gcm_siv_open_le32_2x1(%rip), %xmm0
+	movdqa	(%r10), %xmm4
+	pxor	%xmm4, %xmm2
+	pxor	%xmm4, %xmm3
+	movdqa	16(%r10), %xmm4
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	32(%r10), %xmm4
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	48(%r10), %xmm4
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	64(%r10), %xmm4
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	80(%r10), %xmm4
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	96(%r10), %xmm4
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	112(%r10), %xmm4
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	128(%r10), %xmm4
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	144(%r10), %xmm4
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	160(%r10), %xmm4
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	176(%r10), %xmm4
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	192(%r10), %xmm4
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	208(%r10), %xmm4
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	224(%r10), %xmm4
+	aesenclast	%xmm4, %xmm2
+	aesenclast	%xmm4, %xmm3
+	movdqu	(%r9), %xmm4
+	pxor	%xmm4, %xmm2
+	movdqu	%xmm2, (%r11)
+	movdqu	16(%r9), %xmm2
+	pxor	%xmm2, %xmm3
+	movdqu	%xmm3, 16(%r11)
+	addq	$32, %r9
+	addq	$32, %r11
+	subq	$32, %rbx
+.Laesgen_aesni_gcm_siv_open_ctr2_done256:
+	cmpq	$16, %rbx
+	jb	.Laesgen_aesni_gcm_siv_open_ctr1_done256
+	movdqa	%xmm0, %xmm2
+	paddd	.Laesgen_aesni_gcm_siv_open_le32_1x1(%rip), %xmm0
+	movdqa	(%r10), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	16(%r10), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	32(%r10), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	48(%r10), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	64(%r10), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	80(%r10), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	96(%r10), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	112(%r10), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	128(%r10), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	144(%r10), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	160(%r10), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	176(%r10), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	192(%r10), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	208(%r10), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	224(%r10), %xmm3
+	aesenclast	%xmm3, %xmm2
+	movdqu	(%r9), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqu	%xmm2, (%r11)
+	addq	$16, %r9
+	addq	$16, %r11
+	subq	$16, %rbx
+.Laesgen_aesni_gcm_siv_open_ctr1_done256:
+	testq	%rbx, %rbx
+	je	.Laesgen_aesni_gcm_siv_open_ctr_end256
+	movdqa	(%r10), %xmm2
+	pxor	%xmm2, %xmm0
+	movdqa	16(%r10), %xmm2
+	aesenc	%xmm2, %xmm0
+	movdqa	32(%r10), %xmm2
+	aesenc	%xmm2, %xmm0
+	movdqa	48(%r10), %xmm2
+	aesenc	%xmm2, %xmm0
+	movdqa	64(%r10), %xmm2
+	aesenc	%xmm2, %xmm0
+	movdqa	80(%r10), %xmm2
+	aesenc	%xmm2, %xmm0
+	movdqa	96(%r10), %xmm2
+	aesenc	%xmm2, %xmm0
+	movdqa	112(%r10), %xmm2
+	aesenc	%xmm2, %xmm0
+	movdqa	128(%r10), %xmm2
+	aesenc	%xmm2, %xmm0
+	movdqa	144(%r10), %xmm2
+	aesenc	%xmm2, %xmm0
+	movdqa	160(%r10), %xmm2
+	aesenc	%xmm2, %xmm0
+	movdqa	176(%r10), %xmm2
+	aesenc	%xmm2, %xmm0
+	movdqa	192(%r10), %xmm2
+	aesenc	%xmm2, %xmm0
+	movdqa	208(%r10), %xmm2
+	aesenc	%xmm2, %xmm0
+	movdqa	224(%r10), %xmm2
+	aesenclast	%xmm2, %xmm0
+	movdqa	%xmm0, 752(%rdi)
+	leaq	752(%rdi), %r10
+	testq	$8, %rbx
+	je	.Laesgen_aesni_gcm_siv_open_no8_2
+	movq	(%r9), %rbp
+	xorq	(%r10), %rbp
+	movq	%rbp, (%r11)
+	addq	$8, %r9
+	addq	$8, %r11
+	addq	$8, %r10
+.Laesgen_aesni_gcm_siv_open_no8_2:
+	testq	$4, %rbx
+	je	.Laesgen_aesni_gcm_siv_open_no4_2
+	movl	(%r9), %ebp
+	xorl	(%r10), %ebp
+	movl	%ebp, (%r11)
+	addq	$4, %r9
+	addq	$4, %r11
+	addq	$4, %r10
+.Laesgen_aesni_gcm_siv_open_no4_2:
+	testq	$2, %rbx
+	je	.Laesgen_aesni_gcm_siv_open_no2_2
+	movzbl	(%r9), %ebp
+	xorb	(%r10), %bpl
+	movb	%bpl, (%r11)
+	movzbl	1(%r9), %ebp
+	xorb	1(%r10), %bpl
+	movb	%bpl, 1(%r11)
+	addq	$2, %r9
+	addq	$2, %r11
+	addq	$2, %r10
+.Laesgen_aesni_gcm_siv_open_no2_2:
+	testq	$1, %rbx
+	je	.Laesgen_aesni_gcm_siv_open_no1_2
+	movzbl	(%r9), %ebp
+	xorb	(%r10), %bpl
+	movb	%bpl, (%r11)
+.Laesgen_aesni_gcm_siv_open_no1_2:
+.Laesgen_aesni_gcm_siv_open_ctr_end256:
 .Laesgen_aesni_gcm_siv_open_polyval8_2:
-	cmpq	$128, %rdx
+	cmpq	$128, %rcx
 	jb	.Laesgen_aesni_gcm_siv_open_polyval8_done_2
-	movdqu	(%rcx), %xmm1
-	pxor	%xmm0, %xmm1
-	pshufd	$78, %xmm1, %xmm0
+	movdqu	(%rdx), %xmm0
 	pxor	%xmm1, %xmm0
-	movdqa	%xmm1, %xmm2
+	pshufd	$78, %xmm0, %xmm1
+	pxor	%xmm0, %xmm1
+	movdqa	%xmm0, %xmm2
 	pclmulqdq	$0, 496(%rdi), %xmm2
-	pclmulqdq	$17, 496(%rdi), %xmm1
-	pclmulqdq	$0, 624(%rdi), %xmm0
-	movdqu	16(%rcx), %xmm3
+	pclmulqdq	$17, 496(%rdi), %xmm0
+	pclmulqdq	$0, 624(%rdi), %xmm1
+	movdqu	16(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
 	pclmulqdq	$0, 512(%rdi), %xmm5
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 512(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
+	pxor	%xmm3, %xmm0
 	pclmulqdq	$0, 640(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	32(%rcx), %xmm3
+	pxor	%xmm4, %xmm1
+	movdqu	32(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
 	pclmulqdq	$0, 528(%rdi), %xmm5
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 528(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
+	pxor	%xmm3, %xmm0
 	pclmulqdq	$0, 656(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	48(%rcx), %xmm3
+	pxor	%xmm4, %xmm1
+	movdqu	48(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
 	pclmulqdq	$0, 544(%rdi), %xmm5
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 544(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
+	pxor	%xmm3, %xmm0
 	pclmulqdq	$0, 672(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	64(%rcx), %xmm3
+	pxor	%xmm4, %xmm1
+	movdqu	64(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
 	pclmulqdq	$0, 560(%rdi), %xmm5
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 560(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
+	pxor	%xmm3, %xmm0
 	pclmulqdq	$0, 688(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	80(%rcx), %xmm3
+	pxor	%xmm4, %xmm1
+	movdqu	80(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
 	pclmulqdq	$0, 576(%rdi), %xmm5
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 576(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
+	pxor	%xmm3, %xmm0
 	pclmulqdq	$0, 704(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	96(%rcx), %xmm3
+	pxor	%xmm4, %xmm1
+	movdqu	96(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
 	pclmulqdq	$0, 592(%rdi), %xmm5
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 592(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
+	pxor	%xmm3, %xmm0
 	pclmulqdq	$0, 720(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	112(%rcx), %xmm3
+	pxor	%xmm4, %xmm1
+	movdqu	112(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
 	pclmulqdq	$0, 608(%rdi), %xmm5
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 608(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
+	pxor	%xmm3, %xmm0
 	pclmulqdq	$0, 736(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm3
+	pxor	%xmm4, %xmm1
+	pxor	%xmm2, %xmm1
+	pxor	%xmm0, %xmm1
+	movdqa	%xmm1, %xmm3
 	pslldq	$8, %xmm3
 	pxor	%xmm3, %xmm2
-	movdqa	%xmm0, %xmm3
+	movdqa	%xmm1, %xmm3
 	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm1
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
+	pxor	%xmm3, %xmm0
+	movdqa	%xmm2, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
 	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
 	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, %xmm0
-	addq	$128, %rcx
-	subq	$128, %rdx
+	movdqa	%xmm2, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm1, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm1
+	addq	$128, %rdx
+	subq	$128, %rcx
 	jmp	.Laesgen_aesni_gcm_siv_open_polyval8_2
 .Laesgen_aesni_gcm_siv_open_polyval8_done_2:
-.Laesgen_aesni_gcm_siv_open_polyval1_2:
-	cmpq	$16, %rdx
-	jb	.Laesgen_aesni_gcm_siv_open_polyval1_done_2
-	movdqu	(%rcx), %xmm1
+.Laesgen_aesni_gcm_siv_open_polyval4_2:
+	cmpq	$64, %rcx
+	jb	.Laesgen_aesni_gcm_siv_open_polyval4_done_2
+	movdqu	(%rdx), %xmm0
+	pxor	%xmm1, %xmm0
+	pshufd	$78, %xmm0, %xmm1
 	pxor	%xmm0, %xmm1
-	pshufd	$78, %xmm1, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$0, 608(%rdi), %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm1
-	pclmulqdq	$0, 736(%rdi), %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm3
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$0, 560(%rdi), %xmm2
+	pclmulqdq	$17, 560(%rdi), %xmm0
+	pclmulqdq	$0, 688(%rdi), %xmm1
+	movdqu	16(%rdx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 576(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 576(%rdi), %xmm3
+	pxor	%xmm3, %xmm0
+	pclmulqdq	$0, 704(%rdi), %xmm4
+	pxor	%xmm4, %xmm1
+	movdqu	32(%rdx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 592(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 592(%rdi), %xmm3
+	pxor	%xmm3, %xmm0
+	pclmulqdq	$0, 720(%rdi), %xmm4
+	pxor	%xmm4, %xmm1
+	movdqu	48(%rdx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 608(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 608(%rdi), %xmm3
+	pxor	%xmm3, %xmm0
+	pclmulqdq	$0, 736(%rdi), %xmm4
+	pxor	%xmm4, %xmm1
+	pxor	%xmm2, %xmm1
+	pxor	%xmm0, %xmm1
+	movdqa	%xmm1, %xmm3
 	pslldq	$8, %xmm3
 	pxor	%xmm3, %xmm2
-	movdqa	%xmm0, %xmm3
+	movdqa	%xmm1, %xmm3
 	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm1
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
+	pxor	%xmm3, %xmm0
+	movdqa	%xmm2, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
 	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
 	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, %xmm0
-	addq	$16, %rcx
-	subq	$16, %rdx
-	jmp	.Laesgen_aesni_gcm_siv_open_polyval1_2
+	movdqa	%xmm2, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm1, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm1
+	addq	$64, %rdx
+	subq	$64, %rcx
+.Laesgen_aesni_gcm_siv_open_polyval4_done_2:
+.Laesgen_aesni_gcm_siv_open_polyval2_2:
+	cmpq	$32, %rcx
+	jb	.Laesgen_aesni_gcm_siv_open_polyval2_done_2
+	movdqu	(%rdx), %xmm0
+	pxor	%xmm1, %xmm0
+	pshufd	$78, %xmm0, %xmm1
+	pxor	%xmm0, %xmm1
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$0, 592(%rdi), %xmm2
+	pclmulqdq	$17, 592(%rdi), %xmm0
+	pclmulqdq	$0, 720(%rdi), %xmm1
+	movdqu	16(%rdx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 608(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 608(%rdi), %xmm3
+	pxor	%xmm3, %xmm0
+	pclmulqdq	$0, 736(%rdi), %xmm4
+	pxor	%xmm4, %xmm1
+	pxor	%xmm2, %xmm1
+	pxor	%xmm0, %xmm1
+	movdqa	%xmm1, %xmm3
+	pslldq	$8, %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm1, %xmm3
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm0
+	movdqa	%xmm2, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm1, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm1
+	addq	$32, %rdx
+	subq	$32, %rcx
+.Laesgen_aesni_gcm_siv_open_polyval2_done_2:
+.Laesgen_aesni_gcm_siv_open_polyval1_2:
+	cmpq	$16, %rcx
+	jb	.Laesgen_aesni_gcm_siv_open_polyval1_done_2
+	movdqu	(%rdx), %xmm0
+	pxor	%xmm1, %xmm0
+	pshufd	$78, %xmm0, %xmm1
+	pxor	%xmm0, %xmm1
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$0, 608(%rdi), %xmm2
+	pclmulqdq	$17, 608(%rdi), %xmm0
+	pclmulqdq	$0, 736(%rdi), %xmm1
+	pxor	%xmm2, %xmm1
+	pxor	%xmm0, %xmm1
+	movdqa	%xmm1, %xmm3
+	pslldq	$8, %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm1, %xmm3
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm0
+	movdqa	%xmm2, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm1, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm1
+	addq	$16, %rdx
+	subq	$16, %rcx
 .Laesgen_aesni_gcm_siv_open_polyval1_done_2:
-	testq	%rdx, %rdx
+	testq	%rcx, %rcx
 	je	.Laesgen_aesni_gcm_siv_open_polyval_end_2
-	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 752(%rdi)
+	pxor	%xmm0, %xmm0
+	movdqa	%xmm0, 752(%rdi)
 	leaq	752(%rdi), %r9
-	testq	$8, %rdx
+	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_siv_open_no8_3
-	movq	(%rcx), %r10
+	movq	(%rdx), %r10
 	movq	%r10, (%r9)
-	addq	$8, %rcx
+	addq	$8, %rdx
 	addq	$8, %r9
 .Laesgen_aesni_gcm_siv_open_no8_3:
-	testq	$4, %rdx
+	testq	$4, %rcx
 	je	.Laesgen_aesni_gcm_siv_open_no4_3
-	movl	(%rcx), %r10d
+	movl	(%rdx), %r10d
 	movl	%r10d, (%r9)
-	addq	$4, %rcx
+	addq	$4, %rdx
 	addq	$4, %r9
 .Laesgen_aesni_gcm_siv_open_no4_3:
-	testq	$2, %rdx
+	testq	$2, %rcx
 	je	.Laesgen_aesni_gcm_siv_open_no2_3
-	movzbl	(%rcx), %r10d
+	movzbl	(%rdx), %r10d
 	movb	%r10b, (%r9)
-	movzbl	1(%rcx), %r10d
+	movzbl	1(%rdx), %r10d
 	movb	%r10b, 1(%r9)
-	addq	$2, %rcx
+	addq	$2, %rdx
 	addq	$2, %r9
 .Laesgen_aesni_gcm_siv_open_no2_3:
-	testq	$1, %rdx
+	testq	$1, %rcx
 	je	.Laesgen_aesni_gcm_siv_open_no1_3
-	movzbl	(%rcx), %r10d
+	movzbl	(%rdx), %r10d
 	movb	%r10b, (%r9)
 .Laesgen_aesni_gcm_siv_open_no1_3:
-	movdqu	752(%rdi), %xmm1
+	movdqu	752(%rdi), %xmm0
+	pxor	%xmm1, %xmm0
+	pshufd	$78, %xmm0, %xmm1
 	pxor	%xmm0, %xmm1
-	pshufd	$78, %xmm1, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm1, %xmm2
+	movdqa	%xmm0, %xmm2
 	pclmulqdq	$0, 608(%rdi), %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm1
-	pclmulqdq	$0, 736(%rdi), %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm3
+	pclmulqdq	$17, 608(%rdi), %xmm0
+	pclmulqdq	$0, 736(%rdi), %xmm1
+	pxor	%xmm2, %xmm1
+	pxor	%xmm0, %xmm1
+	movdqa	%xmm1, %xmm3
 	pslldq	$8, %xmm3
 	pxor	%xmm3, %xmm2
-	movdqa	%xmm0, %xmm3
+	movdqa	%xmm1, %xmm3
 	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm1
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
+	pxor	%xmm3, %xmm0
+	movdqa	%xmm2, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
 	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
 	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, %xmm0
+	movdqa	%xmm2, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm1, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm1
 .Laesgen_aesni_gcm_siv_open_polyval_end_2:
-	movq	16(%rsp), %rcx
+	movq	24(%rsp), %rcx
 	shlq	$3, %r8
 	shlq	$3, %rcx
-	movq	%r8, %xmm1
+	movq	%r8, %xmm0
 	movq	%rcx, %xmm2
-	punpcklqdq	%xmm2, %xmm1
+	punpcklqdq	%xmm2, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, %xmm1
+	pclmulqdq	$0, 608(%rdi), %xmm1
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$17, 608(%rdi), %xmm2
+	movdqa	%xmm0, %xmm3
+	pclmulqdq	$1, 608(%rdi), %xmm3
+	pclmulqdq	$16, 608(%rdi), %xmm0
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm3, %xmm0
+	pslldq	$8, %xmm0
+	pxor	%xmm0, %xmm1
+	movdqa	%xmm3, %xmm0
+	psrldq	$8, %xmm0
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm1, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm1, %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 608(%rdi), %xmm0
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm2
-	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 608(%rdi), %xmm3
-	pclmulqdq	$16, 608(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pslldq	$8, %xmm1
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm3, %xmm1
-	psrldq	$8, %xmm1
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	pxor	%xmm2, %xmm0
-	movq	32(%rsp), %rcx
-	movq	40(%rsp), %rdx
-	movd	8(%rsi), %xmm1
-	pslldq	$8, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm1, %xmm1
+	pxor	%xmm0, %xmm1
+	pxor	%xmm2, %xmm1
+	movq	40(%rsp), %rcx
+	movq	48(%rsp), %rdx
+	movd	8(%rsi), %xmm0
+	pslldq	$8, %xmm0
 	movq	(%rsi), %rsi
 	movq	%rsi, %xmm2
-	por	%xmm2, %xmm1
-	pxor	%xmm1, %xmm0
-	pand	.Laesgen_aesni_gcm_siv_open_clear_top(%rip), %xmm0
+	por	%xmm2, %xmm0
+	pxor	%xmm0, %xmm1
+	pand	.Laesgen_aesni_gcm_siv_open_clear_top(%rip), %xmm1
 	leaq	256(%rdi), %rsi
-	movdqa	(%rsi), %xmm1
-	pxor	%xmm1, %xmm0
-	movdqa	16(%rsi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	32(%rsi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	48(%rsi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	64(%rsi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	80(%rsi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	96(%rsi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	112(%rsi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	128(%rsi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	144(%rsi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	160(%rsi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	176(%rsi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	192(%rsi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	208(%rsi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	224(%rsi), %xmm1
-	aesenclast	%xmm1, %xmm0
-	movdqa	%xmm0, 752(%rdi)
+	movdqa	(%rsi), %xmm0
+	pxor	%xmm0, %xmm1
+	movdqa	16(%rsi), %xmm0
+	aesenc	%xmm0, %xmm1
+	movdqa	32(%rsi), %xmm0
+	aesenc	%xmm0, %xmm1
+	movdqa	48(%rsi), %xmm0
+	aesenc	%xmm0, %xmm1
+	movdqa	64(%rsi), %xmm0
+	aesenc	%xmm0, %xmm1
+	movdqa	80(%rsi), %xmm0
+	aesenc	%xmm0, %xmm1
+	movdqa	96(%rsi), %xmm0
+	aesenc	%xmm0, %xmm1
+	movdqa	112(%rsi), %xmm0
+	aesenc	%xmm0, %xmm1
+	movdqa	128(%rsi), %xmm0
+	aesenc	%xmm0, %xmm1
+	movdqa	144(%rsi), %xmm0
+	aesenc	%xmm0, %xmm1
+	movdqa	160(%rsi), %xmm0
+	aesenc	%xmm0, %xmm1
+	movdqa	176(%rsi), %xmm0
+	aesenc	%xmm0, %xmm1
+	movdqa	192(%rsi), %xmm0
+	aesenc	%xmm0, %xmm1
+	movdqa	208(%rsi), %xmm0
+	aesenc	%xmm0, %xmm1
+	movdqa	224(%rsi), %xmm0
+	aesenclast	%xmm0, %xmm1
+	movdqa	%xmm1, 752(%rdi)
 	xorq	%rsi, %rsi
 	leaq	752(%rdi), %rdi
 	testq	$16, %rdx
@@ -4492,878 +5583,1215 @@ aesgen_aesni_gcm_siv_open:
 	pshufd	$78, %xmm0, %xmm2
 	pxor	%xmm0, %xmm2
 	movdqa	%xmm2, 720(%rdi)
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$0, %xmm1, %xmm2
-	movdqa	%xmm0, %xmm3
-	pclmulqdq	$17, %xmm1, %xmm3
-	movdqa	%xmm0, %xmm4
-	pclmulqdq	$1, %xmm1, %xmm4
-	pclmulqdq	$16, %xmm1, %xmm0
-	pxor	%xmm0, %xmm4
-	movdqa	%xmm4, %xmm0
-	pslldq	$8, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm4, %xmm0
-	psrldq	$8, %xmm0
-	pxor	%xmm0, %xmm3
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
+	movdqa	%xmm1, %xmm2
+	pclmulqdq	$0, %xmm0, %xmm2
+	movdqa	%xmm1, %xmm3
+	pclmulqdq	$17, %xmm0, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, %xmm0, %xmm4
+	movdqa	%xmm1, %xmm5
+	pclmulqdq	$16, %xmm0, %xmm5
+	pxor	%xmm5, %xmm4
+	movdqa	%xmm4, %xmm5
+	pslldq	$8, %xmm5
+	pxor	%xmm5, %xmm2
+	movdqa	%xmm4, %xmm5
+	psrldq	$8, %xmm5
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm2, %xmm4
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4
 	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm2, %xmm4
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4
 	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
+	pxor	%xmm4, %xmm2
 	pxor	%xmm3, %xmm2
 	movdqa	%xmm2, 576(%rdi)
-	pshufd	$78, %xmm2, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, 704(%rdi)
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, %xmm1, %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, %xmm1, %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, %xmm1, %xmm4
-	pclmulqdq	$16, %xmm1, %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
+	pshufd	$78, %xmm2, %xmm3
 	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm3, %xmm0
-	movdqa	%xmm0, 560(%rdi)
-	pshufd	$78, %xmm0, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, 688(%rdi)
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$0, %xmm1, %xmm2
+	movdqa	%xmm3, 704(%rdi)
 	movdqa	%xmm0, %xmm3
-	pclmulqdq	$17, %xmm1, %xmm3
+	pclmulqdq	$0, %xmm0, %xmm3
 	movdqa	%xmm0, %xmm4
-	pclmulqdq	$1, %xmm1, %xmm4
-	pclmulqdq	$16, %xmm1, %xmm0
-	pxor	%xmm0, %xmm4
-	movdqa	%xmm4, %xmm0
-	pslldq	$8, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm4, %xmm0
-	psrldq	$8, %xmm0
-	pxor	%xmm0, %xmm3
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	pxor	%xmm3, %xmm2
-	movdqa	%xmm2, 544(%rdi)
-	pshufd	$78, %xmm2, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, 672(%rdi)
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, %xmm1, %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, %xmm1, %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, %xmm1, %xmm4
-	pclmulqdq	$16, %xmm1, %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
-	pslldq	$8, %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
-	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm3, %xmm0
-	movdqa	%xmm0, 528(%rdi)
-	pshufd	$78, %xmm0, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, 656(%rdi)
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$0, %xmm1, %xmm2
-	movdqa	%xmm0, %xmm3
-	pclmulqdq	$17, %xmm1, %xmm3
-	movdqa	%xmm0, %xmm4
-	pclmulqdq	$1, %xmm1, %xmm4
-	pclmulqdq	$16, %xmm1, %xmm0
-	pxor	%xmm0, %xmm4
-	movdqa	%xmm4, %xmm0
-	pslldq	$8, %xmm0
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm4, %xmm0
-	psrldq	$8, %xmm0
-	pxor	%xmm0, %xmm3
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	pxor	%xmm3, %xmm2
-	movdqa	%xmm2, 512(%rdi)
-	pshufd	$78, %xmm2, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, 640(%rdi)
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, %xmm1, %xmm0
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$17, %xmm1, %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, %xmm1, %xmm4
-	pclmulqdq	$16, %xmm1, %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm1
+	pclmulqdq	$17, %xmm0, %xmm4
+	movdqa	%xmm0, %xmm5
+	pclmulqdq	$1, %xmm0, %xmm5
+	movdqa	%xmm0, %xmm6
+	pclmulqdq	$16, %xmm0, %xmm6
+	pxor	%xmm6, %xmm5
+	movdqa	%xmm5, %xmm6
+	pslldq	$8, %xmm6
+	pxor	%xmm6, %xmm3
+	movdqa	%xmm5, %xmm6
+	psrldq	$8, %xmm6
+	pxor	%xmm6, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm5
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm5
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm5, %xmm3
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm3, 560(%rdi)
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm4, 688(%rdi)
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$0, %xmm3, %xmm4
+	movdqa	%xmm1, %xmm5
+	pclmulqdq	$17, %xmm3, %xmm5
+	movdqa	%xmm1, %xmm6
+	pclmulqdq	$1, %xmm3, %xmm6
+	pclmulqdq	$16, %xmm3, %xmm1
+	pxor	%xmm1, %xmm6
+	movdqa	%xmm6, %xmm1
 	pslldq	$8, %xmm1
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm4, %xmm1
+	pxor	%xmm1, %xmm4
+	movdqa	%xmm6, %xmm1
 	psrldq	$8, %xmm1
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm0, %xmm1
+	pxor	%xmm1, %xmm5
+	movdqa	%xmm4, %xmm1
 	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm1
+	pshufd	$78, %xmm4, %xmm4
+	pxor	%xmm1, %xmm4
+	movdqa	%xmm4, %xmm1
 	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
+	pshufd	$78, %xmm4, %xmm4
+	pxor	%xmm1, %xmm4
+	pxor	%xmm5, %xmm4
+	movdqa	%xmm4, 544(%rdi)
+	pshufd	$78, %xmm4, %xmm1
+	pxor	%xmm4, %xmm1
+	movdqa	%xmm1, 672(%rdi)
+	movdqa	%xmm0, %xmm1
+	pclmulqdq	$0, %xmm3, %xmm1
+	movdqa	%xmm0, %xmm4
+	pclmulqdq	$17, %xmm3, %xmm4
+	movdqa	%xmm0, %xmm5
+	pclmulqdq	$1, %xmm3, %xmm5
+	pclmulqdq	$16, %xmm3, %xmm0
+	pxor	%xmm0, %xmm5
+	movdqa	%xmm5, %xmm0
+	pslldq	$8, %xmm0
+	pxor	%xmm0, %xmm1
+	movdqa	%xmm5, %xmm0
+	psrldq	$8, %xmm0
+	pxor	%xmm0, %xmm4
+	movdqa	%xmm1, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm1, %xmm1
+	pxor	%xmm0, %xmm1
+	movdqa	%xmm1, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm1, %xmm1
+	pxor	%xmm0, %xmm1
+	pxor	%xmm4, %xmm1
+	movdqa	%xmm1, 528(%rdi)
+	pshufd	$78, %xmm1, %xmm0
 	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, 656(%rdi)
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$0, %xmm3, %xmm0
+	movdqa	%xmm2, %xmm1
+	pclmulqdq	$17, %xmm3, %xmm1
+	movdqa	%xmm2, %xmm4
+	pclmulqdq	$1, %xmm3, %xmm4
+	pclmulqdq	$16, %xmm3, %xmm2
+	pxor	%xmm2, %xmm4
+	movdqa	%xmm4, %xmm2
+	pslldq	$8, %xmm2
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm4, %xmm2
+	psrldq	$8, %xmm2
+	pxor	%xmm2, %xmm1
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, 512(%rdi)
+	pshufd	$78, %xmm0, %xmm1
+	pxor	%xmm0, %xmm1
+	movdqa	%xmm1, 640(%rdi)
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$0, %xmm3, %xmm0
+	movdqa	%xmm3, %xmm1
+	pclmulqdq	$17, %xmm3, %xmm1
+	movdqa	%xmm3, %xmm2
+	pclmulqdq	$1, %xmm3, %xmm2
+	pclmulqdq	$16, %xmm3, %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm2, %xmm3
+	pslldq	$8, %xmm3
 	pxor	%xmm3, %xmm0
+	movdqa	%xmm2, %xmm3
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm1
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm2, %xmm0
+	pxor	%xmm1, %xmm0
 	movdqa	%xmm0, 496(%rdi)
 	pshufd	$78, %xmm0, %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, 624(%rdi)
-	movq	32(%rsp), %rdx
+	movq	40(%rsp), %rdx
 	movdqu	(%rdx), %xmm0
-	movq	16(%rsp), %rdx
-	movq	24(%rsp), %r10
-	leaq	256(%rdi), %r11
-	por	.Laesgen_aesni_gcm_siv_open_set_top(%rip), %xmm0
-.Laesgen_aesni_gcm_siv_open_ctr8_128:
-	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_siv_open_ctr8_done128
-	movdqa	%xmm0, %xmm1
-	movdqa	%xmm0, %xmm2
-	paddd	.Laesgen_aesni_gcm_siv_open_le32_1(%rip), %xmm2
-	movdqa	%xmm0, %xmm3
-	paddd	.Laesgen_aesni_gcm_siv_open_le32_2(%rip), %xmm3
-	movdqa	%xmm0, %xmm4
-	paddd	.Laesgen_aesni_gcm_siv_open_le32_3(%rip), %xmm4
-	movdqa	%xmm0, %xmm5
-	paddd	.Laesgen_aesni_gcm_siv_open_le32_4(%rip), %xmm5
-	movdqa	%xmm0, %xmm6
-	paddd	.Laesgen_aesni_gcm_siv_open_le32_5(%rip), %xmm6
-	movdqa	%xmm0, %xmm7
-	paddd	.Laesgen_aesni_gcm_siv_open_le32_6(%rip), %xmm7
-	movdqa	%xmm0, %xmm8
-	paddd	.Laesgen_aesni_gcm_siv_open_le32_7(%rip), %xmm8
-	paddd	.Laesgen_aesni_gcm_siv_open_le32_8(%rip), %xmm0
-	movdqa	(%r11), %xmm9
-	pxor	%xmm9, %xmm1
-	pxor	%xmm9, %xmm2
-	pxor	%xmm9, %xmm3
-	pxor	%xmm9, %xmm4
-	pxor	%xmm9, %xmm5
-	pxor	%xmm9, %xmm6
-	pxor	%xmm9, %xmm7
-	pxor	%xmm9, %xmm8
-	movdqa	16(%r11), %xmm9
-	aesenc	%xmm9, %xmm1
-	aesenc	%xmm9, %xmm2
-	aesenc	%xmm9, %xmm3
-	aesenc	%xmm9, %xmm4
-	aesenc	%xmm9, %xmm5
-	aesenc	%xmm9, %xmm6
-	aesenc	%xmm9, %xmm7
-	aesenc	%xmm9, %xmm8
-	movdqa	32(%r11), %xmm9
-	aesenc	%xmm9, %xmm1
-	aesenc	%xmm9, %xmm2
-	aesenc	%xmm9, %xmm3
-	aesenc	%xmm9, %xmm4
-	aesenc	%xmm9, %xmm5
-	aesenc	%xmm9, %xmm6
-	aesenc	%xmm9, %xmm7
-	aesenc	%xmm9, %xmm8
-	movdqa	48(%r11), %xmm9
-	aesenc	%xmm9, %xmm1
-	aesenc	%xmm9, %xmm2
-	aesenc	%xmm9, %xmm3
-	aesenc	%xmm9, %xmm4
-	aesenc	%xmm9, %xmm5
-	aesenc	%xmm9, %xmm6
-	aesenc	%xmm9, %xmm7
-	aesenc	%xmm9, %xmm8
-	movdqa	64(%r11), %xmm9
-	aesenc	%xmm9, %xmm1
-	aesenc	%xmm9, %xmm2
-	aesenc	%xmm9, %xmm3
-	aesenc	%xmm9, %xmm4
-	aesenc	%xmm9, %xmm5
-	aesenc	%xmm9, %xmm6
-	aesenc	%xmm9, %xmm7
-	aesenc	%xmm9, %xmm8
-	movdqa	80(%r11), %xmm9
-	aesenc	%xmm9, %xmm1
-	aesenc	%xmm9, %xmm2
-	aesenc	%xmm9, %xmm3
-	aesenc	%xmm9, %xmm4
-	aesenc	%xmm9, %xmm5
-	aesenc	%xmm9, %xmm6
-	aesenc	%xmm9, %xmm7
-	aesenc	%xmm9, %xmm8
-	movdqa	96(%r11), %xmm9
-	aesenc	%xmm9, %xmm1
-	aesenc	%xmm9, %xmm2
-	aesenc	%xmm9, %xmm3
-	aesenc	%xmm9, %xmm4
-	aesenc	%xmm9, %xmm5
-	aesenc	%xmm9, %xmm6
-	aesenc	%xmm9, %xmm7
-	aesenc	%xmm9, %xmm8
-	movdqa	112(%r11), %xmm9
-	aesenc	%xmm9, %xmm1
-	aesenc	%xmm9, %xmm2
-	aesenc	%xmm9, %xmm3
-	aesenc	%xmm9, %xmm4
-	aesenc	%xmm9, %xmm5
-	aesenc	%xmm9, %xmm6
-	aesenc	%xmm9, %xmm7
-	aesenc	%xmm9, %xmm8
-	movdqa	128(%r11), %xmm9
-	aesenc	%xmm9, %xmm1
-	aesenc	%xmm9, %xmm2
-	aesenc	%xmm9, %xmm3
-	aesenc	%xmm9, %xmm4
-	aesenc	%xmm9, %xmm5
-	aesenc	%xmm9, %xmm6
-	aesenc	%xmm9, %xmm7
-	aesenc	%xmm9, %xmm8
-	movdqa	144(%r11), %xmm9
-	aesenc	%xmm9, %xmm1
-	aesenc	%xmm9, %xmm2
-	aesenc	%xmm9, %xmm3
-	aesenc	%xmm9, %xmm4
-	aesenc	%xmm9, %xmm5
-	aesenc	%xmm9, %xmm6
-	aesenc	%xmm9, %xmm7
-	aesenc	%xmm9, %xmm8
-	movdqa	160(%r11), %xmm9
-	aesenclast	%xmm9, %xmm1
-	aesenclast	%xmm9, %xmm2
-	aesenclast	%xmm9, %xmm3
-	aesenclast	%xmm9, %xmm4
-	aesenclast	%xmm9, %xmm5
-	aesenclast	%xmm9, %xmm6
-	aesenclast	%xmm9, %xmm7
-	aesenclast	%xmm9, %xmm8
-	movdqu	(%r9), %xmm9
-	pxor	%xmm9, %xmm1
-	movdqu	%xmm1, (%r10)
-	movdqu	16(%r9), %xmm1
-	pxor	%xmm1, %xmm2
-	movdqu	%xmm2, 16(%r10)
-	movdqu	32(%r9), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqu	%xmm3, 32(%r10)
-	movdqu	48(%r9), %xmm1
-	pxor	%xmm1, %xmm4
-	movdqu	%xmm4, 48(%r10)
-	movdqu	64(%r9), %xmm1
-	pxor	%xmm1, %xmm5
-	movdqu	%xmm5, 64(%r10)
-	movdqu	80(%r9), %xmm1
-	pxor	%xmm1, %xmm6
-	movdqu	%xmm6, 80(%r10)
-	movdqu	96(%r9), %xmm1
-	pxor	%xmm1, %xmm7
-	movdqu	%xmm7, 96(%r10)
-	movdqu	112(%r9), %xmm1
-	pxor	%xmm1, %xmm8
-	movdqu	%xmm8, 112(%r10)
-	addq	$128, %r9
-	addq	$128, %r10
-	subq	$128, %rdx
-	jmp	.Laesgen_aesni_gcm_siv_open_ctr8_128
-.Laesgen_aesni_gcm_siv_open_ctr8_done128:
-.Laesgen_aesni_gcm_siv_open_ctr1_128:
-	cmpq	$16, %rdx
-	jb	.Laesgen_aesni_gcm_siv_open_ctr1_done128
-	movdqa	%xmm0, %xmm1
-	paddd	.Laesgen_aesni_gcm_siv_open_le32_1(%rip), %xmm0
-	movdqa	(%r11), %xmm2
-	pxor	%xmm2, %xmm1
-	movdqa	16(%r11), %xmm2
-	aesenc	%xmm2, %xmm1
-	movdqa	32(%r11), %xmm2
-	aesenc	%xmm2, %xmm1
-	movdqa	48(%r11), %xmm2
-	aesenc	%xmm2, %xmm1
-	movdqa	64(%r11), %xmm2
-	aesenc	%xmm2, %xmm1
-	movdqa	80(%r11), %xmm2
-	aesenc	%xmm2, %xmm1
-	movdqa	96(%r11), %xmm2
-	aesenc	%xmm2, %xmm1
-	movdqa	112(%r11), %xmm2
-	aesenc	%xmm2, %xmm1
-	movdqa	128(%r11), %xmm2
-	aesenc	%xmm2, %xmm1
-	movdqa	144(%r11), %xmm2
-	aesenc	%xmm2, %xmm1
-	movdqa	160(%r11), %xmm2
-	aesenclast	%xmm2, %xmm1
-	movdqu	(%r9), %xmm2
-	pxor	%xmm2, %xmm1
-	movdqu	%xmm1, (%r10)
-	addq	$16, %r9
-	addq	$16, %r10
-	subq	$16, %rdx
-	jmp	.Laesgen_aesni_gcm_siv_open_ctr1_128
-.Laesgen_aesni_gcm_siv_open_ctr1_done128:
-	testq	%rdx, %rdx
-	je	.Laesgen_aesni_gcm_siv_open_ctr_end128
-	movdqa	(%r11), %xmm1
-	pxor	%xmm1, %xmm0
-	movdqa	16(%r11), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	32(%r11), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	48(%r11), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	64(%r11), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	80(%r11), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	96(%r11), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	112(%r11), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	128(%r11), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	144(%r11), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	160(%r11), %xmm1
-	aesenclast	%xmm1, %xmm0
-	movdqa	%xmm0, 752(%rdi)
-	leaq	752(%rdi), %r11
-	testq	$8, %rdx
-	je	.Laesgen_aesni_gcm_siv_open_no8_4
-	movq	(%r9), %rbx
-	xorq	(%r11), %rbx
-	movq	%rbx, (%r10)
-	addq	$8, %r9
-	addq	$8, %r10
-	addq	$8, %r11
-.Laesgen_aesni_gcm_siv_open_no8_4:
-	testq	$4, %rdx
-	je	.Laesgen_aesni_gcm_siv_open_no4_4
-	movl	(%r9), %ebx
-	xorl	(%r11), %ebx
-	movl	%ebx, (%r10)
-	addq	$4, %r9
-	addq	$4, %r10
-	addq	$4, %r11
-.Laesgen_aesni_gcm_siv_open_no4_4:
-	testq	$2, %rdx
-	je	.Laesgen_aesni_gcm_siv_open_no2_4
-	movzbl	(%r9), %ebx
-	xorb	(%r11), %bl
-	movb	%bl, (%r10)
-	movzbl	1(%r9), %ebx
-	xorb	1(%r11), %bl
-	movb	%bl, 1(%r10)
-	addq	$2, %r9
-	addq	$2, %r10
-	addq	$2, %r11
-.Laesgen_aesni_gcm_siv_open_no2_4:
-	testq	$1, %rdx
-	je	.Laesgen_aesni_gcm_siv_open_no1_4
-	movzbl	(%r9), %ebx
-	xorb	(%r11), %bl
-	movb	%bl, (%r10)
-.Laesgen_aesni_gcm_siv_open_no1_4:
-.Laesgen_aesni_gcm_siv_open_ctr_end128:
-	pxor	%xmm0, %xmm0
+	pxor	%xmm1, %xmm1
 	movq	%r8, %rdx
 .Laesgen_aesni_gcm_siv_open_polyval8_3:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_siv_open_polyval8_done_3
-	movdqu	(%rcx), %xmm1
-	pxor	%xmm0, %xmm1
-	pshufd	$78, %xmm1, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$0, 496(%rdi), %xmm2
-	pclmulqdq	$17, 496(%rdi), %xmm1
-	pclmulqdq	$0, 624(%rdi), %xmm0
-	movdqu	16(%rcx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 512(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 512(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 640(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	32(%rcx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 528(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 528(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 656(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	48(%rcx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 544(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 544(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 672(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	64(%rcx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 560(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 560(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 688(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	80(%rcx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 576(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 576(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 704(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	96(%rcx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 592(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 592(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 720(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	112(%rcx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 608(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 736(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm3
-	pslldq	$8, %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	%xmm0, %xmm3
-	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm1
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
+	movdqu	(%rcx), %xmm2
 	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, %xmm0
+	pshufd	$78, %xmm2, %xmm1
+	pxor	%xmm2, %xmm1
+	movdqa	%xmm2, %xmm3
+	pclmulqdq	$0, 496(%rdi), %xmm3
+	pclmulqdq	$17, 496(%rdi), %xmm2
+	pclmulqdq	$0, 624(%rdi), %xmm1
+	movdqu	16(%rcx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 512(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 512(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 640(%rdi), %xmm5
+	pxor	%xmm5, %xmm1
+	movdqu	32(%rcx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 528(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 528(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 656(%rdi), %xmm5
+	pxor	%xmm5, %xmm1
+	movdqu	48(%rcx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 544(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 544(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 672(%rdi), %xmm5
+	pxor	%xmm5, %xmm1
+	movdqu	64(%rcx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 560(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 560(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 688(%rdi), %xmm5
+	pxor	%xmm5, %xmm1
+	movdqu	80(%rcx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 576(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 576(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 704(%rdi), %xmm5
+	pxor	%xmm5, %xmm1
+	movdqu	96(%rcx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 592(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 592(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 720(%rdi), %xmm5
+	pxor	%xmm5, %xmm1
+	movdqu	112(%rcx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 608(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 608(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 736(%rdi), %xmm5
+	pxor	%xmm5, %xmm1
+	pxor	%xmm3, %xmm1
+	pxor	%xmm2, %xmm1
+	movdqa	%xmm1, %xmm4
+	pslldq	$8, %xmm4
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm1, %xmm4
+	psrldq	$8, %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm3, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm1, %xmm3
+	movdqa	%xmm3, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm1, %xmm3
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm3, %xmm1
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_siv_open_polyval8_3
 .Laesgen_aesni_gcm_siv_open_polyval8_done_3:
+.Laesgen_aesni_gcm_siv_open_polyval4_3:
+	cmpq	$64, %rdx
+	jb	.Laesgen_aesni_gcm_siv_open_polyval4_done_3
+	movdqu	(%rcx), %xmm2
+	pxor	%xmm1, %xmm2
+	pshufd	$78, %xmm2, %xmm1
+	pxor	%xmm2, %xmm1
+	movdqa	%xmm2, %xmm3
+	pclmulqdq	$0, 560(%rdi), %xmm3
+	pclmulqdq	$17, 560(%rdi), %xmm2
+	pclmulqdq	$0, 688(%rdi), %xmm1
+	movdqu	16(%rcx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 576(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 576(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 704(%rdi), %xmm5
+	pxor	%xmm5, %xmm1
+	movdqu	32(%rcx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 592(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 592(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 720(%rdi), %xmm5
+	pxor	%xmm5, %xmm1
+	movdqu	48(%rcx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 608(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 608(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 736(%rdi), %xmm5
+	pxor	%xmm5, %xmm1
+	pxor	%xmm3, %xmm1
+	pxor	%xmm2, %xmm1
+	movdqa	%xmm1, %xmm4
+	pslldq	$8, %xmm4
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm1, %xmm4
+	psrldq	$8, %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm3, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm1, %xmm3
+	movdqa	%xmm3, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm1, %xmm3
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm3, %xmm1
+	addq	$64, %rcx
+	subq	$64, %rdx
+.Laesgen_aesni_gcm_siv_open_polyval4_done_3:
+.Laesgen_aesni_gcm_siv_open_polyval2_3:
+	cmpq	$32, %rdx
+	jb	.Laesgen_aesni_gcm_siv_open_polyval2_done_3
+	movdqu	(%rcx), %xmm2
+	pxor	%xmm1, %xmm2
+	pshufd	$78, %xmm2, %xmm1
+	pxor	%xmm2, %xmm1
+	movdqa	%xmm2, %xmm3
+	pclmulqdq	$0, 592(%rdi), %xmm3
+	pclmulqdq	$17, 592(%rdi), %xmm2
+	pclmulqdq	$0, 720(%rdi), %xmm1
+	movdqu	16(%rcx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 608(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 608(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 736(%rdi), %xmm5
+	pxor	%xmm5, %xmm1
+	pxor	%xmm3, %xmm1
+	pxor	%xmm2, %xmm1
+	movdqa	%xmm1, %xmm4
+	pslldq	$8, %xmm4
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm1, %xmm4
+	psrldq	$8, %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm3, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm1, %xmm3
+	movdqa	%xmm3, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm1, %xmm3
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm3, %xmm1
+	addq	$32, %rcx
+	subq	$32, %rdx
+.Laesgen_aesni_gcm_siv_open_polyval2_done_3:
 .Laesgen_aesni_gcm_siv_open_polyval1_3:
 	cmpq	$16, %rdx
 	jb	.Laesgen_aesni_gcm_siv_open_polyval1_done_3
-	movdqu	(%rcx), %xmm1
-	pxor	%xmm0, %xmm1
-	pshufd	$78, %xmm1, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$0, 608(%rdi), %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm1
-	pclmulqdq	$0, 736(%rdi), %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm3
-	pslldq	$8, %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	%xmm0, %xmm3
-	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm1
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
+	movdqu	(%rcx), %xmm2
 	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, %xmm0
+	pshufd	$78, %xmm2, %xmm1
+	pxor	%xmm2, %xmm1
+	movdqa	%xmm2, %xmm3
+	pclmulqdq	$0, 608(%rdi), %xmm3
+	pclmulqdq	$17, 608(%rdi), %xmm2
+	pclmulqdq	$0, 736(%rdi), %xmm1
+	pxor	%xmm3, %xmm1
+	pxor	%xmm2, %xmm1
+	movdqa	%xmm1, %xmm4
+	pslldq	$8, %xmm4
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm1, %xmm4
+	psrldq	$8, %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm3, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm1, %xmm3
+	movdqa	%xmm3, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm1, %xmm3
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm3, %xmm1
 	addq	$16, %rcx
 	subq	$16, %rdx
-	jmp	.Laesgen_aesni_gcm_siv_open_polyval1_3
 .Laesgen_aesni_gcm_siv_open_polyval1_done_3:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_siv_open_polyval_end_3
-	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 752(%rdi)
-	leaq	752(%rdi), %r9
+	pxor	%xmm2, %xmm2
+	movdqa	%xmm2, 752(%rdi)
+	leaq	752(%rdi), %r10
 	testq	$8, %rdx
-	je	.Laesgen_aesni_gcm_siv_open_no8_5
-	movq	(%rcx), %r10
-	movq	%r10, (%r9)
+	je	.Laesgen_aesni_gcm_siv_open_no8_4
+	movq	(%rcx), %r11
+	movq	%r11, (%r10)
 	addq	$8, %rcx
-	addq	$8, %r9
-.Laesgen_aesni_gcm_siv_open_no8_5:
+	addq	$8, %r10
+.Laesgen_aesni_gcm_siv_open_no8_4:
 	testq	$4, %rdx
-	je	.Laesgen_aesni_gcm_siv_open_no4_5
-	movl	(%rcx), %r10d
-	movl	%r10d, (%r9)
+	je	.Laesgen_aesni_gcm_siv_open_no4_4
+	movl	(%rcx), %r11d
+	movl	%r11d, (%r10)
 	addq	$4, %rcx
-	addq	$4, %r9
-.Laesgen_aesni_gcm_siv_open_no4_5:
+	addq	$4, %r10
+.Laesgen_aesni_gcm_siv_open_no4_4:
 	testq	$2, %rdx
-	je	.Laesgen_aesni_gcm_siv_open_no2_5
-	movzbl	(%rcx), %r10d
-	movb	%r10b, (%r9)
-	movzbl	1(%rcx), %r10d
-	movb	%r10b, 1(%r9)
+	je	.Laesgen_aesni_gcm_siv_open_no2_4
+	movzbl	(%rcx), %r11d
+	movb	%r11b, (%r10)
+	movzbl	1(%rcx), %r11d
+	movb	%r11b, 1(%r10)
 	addq	$2, %rcx
-	addq	$2, %r9
-.Laesgen_aesni_gcm_siv_open_no2_5:
+	addq	$2, %r10
+.Laesgen_aesni_gcm_siv_open_no2_4:
 	testq	$1, %rdx
-	je	.Laesgen_aesni_gcm_siv_open_no1_5
-	movzbl	(%rcx), %r10d
-	movb	%r10b, (%r9)
-.Laesgen_aesni_gcm_siv_open_no1_5:
-	movdqu	752(%rdi), %xmm1
-	pxor	%xmm0, %xmm1
-	pshufd	$78, %xmm1, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$0, 608(%rdi), %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm1
-	pclmulqdq	$0, 736(%rdi), %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm3
-	pslldq	$8, %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	%xmm0, %xmm3
-	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm1
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
+	je	.Laesgen_aesni_gcm_siv_open_no1_4
+	movzbl	(%rcx), %r11d
+	movb	%r11b, (%r10)
+.Laesgen_aesni_gcm_siv_open_no1_4:
+	movdqu	752(%rdi), %xmm2
 	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, %xmm0
+	pshufd	$78, %xmm2, %xmm1
+	pxor	%xmm2, %xmm1
+	movdqa	%xmm2, %xmm3
+	pclmulqdq	$0, 608(%rdi), %xmm3
+	pclmulqdq	$17, 608(%rdi), %xmm2
+	pclmulqdq	$0, 736(%rdi), %xmm1
+	pxor	%xmm3, %xmm1
+	pxor	%xmm2, %xmm1
+	movdqa	%xmm1, %xmm4
+	pslldq	$8, %xmm4
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm1, %xmm4
+	psrldq	$8, %xmm4
+	pxor	%xmm4, %xmm2
+	movdqa	%xmm3, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm1, %xmm3
+	movdqa	%xmm3, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm1, %xmm3
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm3, %xmm1
 .Laesgen_aesni_gcm_siv_open_polyval_end_3:
 	movq	24(%rsp), %rcx
-	movq	16(%rsp), %rdx
+	movq	32(%rsp), %rdx
+	leaq	256(%rdi), %r10
+	por	.Laesgen_aesni_gcm_siv_open_set_top(%rip), %xmm0
+	movq	%rdx, %r11
+	movq	%rcx, %rbx
+.Laesgen_aesni_gcm_siv_open_ctr8_128:
+	cmpq	$128, %rbx
+	jb	.Laesgen_aesni_gcm_siv_open_ctr8_done128
+	movdqa	%xmm0, %xmm2
+	movdqa	%xmm0, %xmm3
+	paddd	.Laesgen_aesni_gcm_siv_open_le32_1x1(%rip), %xmm3
+	movdqa	%xmm0, %xmm4
+	paddd	.Laesgen_aesni_gcm_siv_open_le32_2x1(%rip), %xmm4
+	movdqa	%xmm0, %xmm5
+	paddd	.Laesgen_aesni_gcm_siv_open_le32_3x1(%rip), %xmm5
+	movdqa	%xmm0, %xmm6
+	paddd	.Laesgen_aesni_gcm_siv_open_le32_4x1(%rip), %xmm6
+	movdqa	%xmm0, %xmm7
+	paddd	.Laesgen_aesni_gcm_siv_open_le32_5x1(%rip), %xmm7
+	movdqa	%xmm0, %xmm8
+	paddd	.Laesgen_aesni_gcm_siv_open_le32_6x1(%rip), %xmm8
+	movdqa	%xmm0, %xmm9
+	paddd	.Laesgen_aesni_gcm_siv_open_le32_7x1(%rip), %xmm9
+	paddd	.Laesgen_aesni_gcm_siv_open_le32_8x1(%rip), %xmm0
+	movdqa	(%r10), %xmm10
+	pxor	%xmm10, %xmm2
+	pxor	%xmm10, %xmm3
+	pxor	%xmm10, %xmm4
+	pxor	%xmm10, %xmm5
+	pxor	%xmm10, %xmm6
+	pxor	%xmm10, %xmm7
+	pxor	%xmm10, %xmm8
+	pxor	%xmm10, %xmm9
+	movdqa	16(%r10), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	32(%r10), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	48(%r10), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	64(%r10), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	80(%r10), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	96(%r10), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	112(%r10), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	128(%r10), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	144(%r10), %xmm10
+	aesenc	%xmm10, %xmm2
+	aesenc	%xmm10, %xmm3
+	aesenc	%xmm10, %xmm4
+	aesenc	%xmm10, %xmm5
+	aesenc	%xmm10, %xmm6
+	aesenc	%xmm10, %xmm7
+	aesenc	%xmm10, %xmm8
+	aesenc	%xmm10, %xmm9
+	movdqa	160(%r10), %xmm10
+	aesenclast	%xmm10, %xmm2
+	aesenclast	%xmm10, %xmm3
+	aesenclast	%xmm10, %xmm4
+	aesenclast	%xmm10, %xmm5
+	aesenclast	%xmm10, %xmm6
+	aesenclast	%xmm10, %xmm7
+	aesenclast	%xmm10, %xmm8
+	aesenclast	%xmm10, %xmm9
+	movdqu	(%r9), %xmm10
+	pxor	%xmm10, %xmm2
+	movdqu	%xmm2, (%r11)
+	movdqu	16(%r9), %xmm2
+	pxor	%xmm2, %xmm3
+	movdqu	%xmm3, 16(%r11)
+	movdqu	32(%r9), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	%xmm4, 32(%r11)
+	movdqu	48(%r9), %xmm2
+	pxor	%xmm2, %xmm5
+	movdqu	%xmm5, 48(%r11)
+	movdqu	64(%r9), %xmm2
+	pxor	%xmm2, %xmm6
+	movdqu	%xmm6, 64(%r11)
+	movdqu	80(%r9), %xmm2
+	pxor	%xmm2, %xmm7
+	movdqu	%xmm7, 80(%r11)
+	movdqu	96(%r9), %xmm2
+	pxor	%xmm2, %xmm8
+	movdqu	%xmm8, 96(%r11)
+	movdqu	112(%r9), %xmm2
+	pxor	%xmm2, %xmm9
+	movdqu	%xmm9, 112(%r11)
+	addq	$128, %r9
+	addq	$128, %r11
+	subq	$128, %rbx
+	jmp	.Laesgen_aesni_gcm_siv_open_ctr8_128
+.Laesgen_aesni_gcm_siv_open_ctr8_done128:
+.Laesgen_aesni_gcm_siv_open_ctr_small128:
+	cmpq	$64, %rbx
+	jb	.Laesgen_aesni_gcm_siv_open_ctr4_done128
+	movdqa	%xmm0, %xmm2
+	movdqa	%xmm0, %xmm3
+	paddd	.Laesgen_aesni_gcm_siv_open_le32_1x1(%rip), %xmm3
+	movdqa	%xmm0, %xmm4
+	paddd	.Laesgen_aesni_gcm_siv_open_le32_2x1(%rip), %xmm4
+	movdqa	%xmm0, %xmm5
+	paddd	.Laesgen_aesni_gcm_siv_open_le32_3x1(%rip), %xmm5
+	paddd	.Laesgen_aesni_gcm_siv_open_le32_4x1(%rip), %xmm0
+	movdqa	(%r10), %xmm6
+	pxor	%xmm6, %xmm2
+	pxor	%xmm6, %xmm3
+	pxor	%xmm6, %xmm4
+	pxor	%xmm6, %xmm5
+	movdqa	16(%r10), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	32(%r10), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	48(%r10), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	64(%r10), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	80(%r10), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	96(%r10), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	112(%r10), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	128(%r10), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	144(%r10), %xmm6
+	aesenc	%xmm6, %xmm2
+	aesenc	%xmm6, %xmm3
+	aesenc	%xmm6, %xmm4
+	aesenc	%xmm6, %xmm5
+	movdqa	160(%r10), %xmm6
+	aesenclast	%xmm6, %xmm2
+	aesenclast	%xmm6, %xmm3
+	aesenclast	%xmm6, %xmm4
+	aesenclast	%xmm6, %xmm5
+	movdqu	(%r9), %xmm6
+	pxor	%xmm6, %xmm2
+	movdqu	%xmm2, (%r11)
+	movdqu	16(%r9), %xmm2
+	pxor	%xmm2, %xmm3
+	movdqu	%xmm3, 16(%r11)
+	movdqu	32(%r9), %xmm2
+	pxor	%xmm2, %xmm4
+	movdqu	%xmm4, 32(%r11)
+	movdqu	48(%r9), %xmm2
+	pxor	%xmm2, %xmm5
+	movdqu	%xmm5, 48(%r11)
+	addq	$64, %r9
+	addq	$64, %r11
+	subq	$64, %rbx
+.Laesgen_aesni_gcm_siv_open_ctr4_done128:
+	cmpq	$32, %rbx
+	jb	.Laesgen_aesni_gcm_siv_open_ctr2_done128
+	movdqa	%xmm0, %xmm2
+	movdqa	%xmm0, %xmm3
+	paddd	.Laesgen_aesni_gcm_siv_open_le32_1x1(%rip), %xmm3
+	paddd	.Laesgen_aesni_gcm_siv_open_le32_2x1(%rip), %xmm0
+	movdqa	(%r10), %xmm4
+	pxor	%xmm4, %xmm2
+	pxor	%xmm4, %xmm3
+	movdqa	16(%r10), %xmm4
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	32(%r10), %xmm4
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	48(%r10), %xmm4
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	64(%r10), %xmm4
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	80(%r10), %xmm4
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	96(%r10), %xmm4
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	112(%r10), %xmm4
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	128(%r10), %xmm4
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	144(%r10), %xmm4
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	160(%r10), %xmm4
+	aesenclast	%xmm4, %xmm2
+	aesenclast	%xmm4, %xmm3
+	movdqu	(%r9), %xmm4
+	pxor	%xmm4, %xmm2
+	movdqu	%xmm2, (%r11)
+	movdqu	16(%r9), %xmm2
+	pxor	%xmm2, %xmm3
+	movdqu	%xmm3, 16(%r11)
+	addq	$32, %r9
+	addq	$32, %r11
+	subq	$32, %rbx
+.Laesgen_aesni_gcm_siv_open_ctr2_done128:
+	cmpq	$16, %rbx
+	jb	.Laesgen_aesni_gcm_siv_open_ctr1_done128
+	movdqa	%xmm0, %xmm2
+	paddd	.Laesgen_aesni_gcm_siv_open_le32_1x1(%rip), %xmm0
+	movdqa	(%r10), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	16(%r10), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	32(%r10), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	48(%r10), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	64(%r10), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	80(%r10), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	96(%r10), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	112(%r10), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	128(%r10), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	144(%r10), %xmm3
+	aesenc	%xmm3, %xmm2
+	movdqa	160(%r10), %xmm3
+	aesenclast	%xmm3, %xmm2
+	movdqu	(%r9), %xmm3
+	pxor	%xmm3, %xmm2
+	movdqu	%xmm2, (%r11)
+	addq	$16, %r9
+	addq	$16, %r11
+	subq	$16, %rbx
+.Laesgen_aesni_gcm_siv_open_ctr1_done128:
+	testq	%rbx, %rbx
+	je	.Laesgen_aesni_gcm_siv_open_ctr_end128
+	movdqa	(%r10), %xmm2
+	pxor	%xmm2, %xmm0
+	movdqa	16(%r10), %xmm2
+	aesenc	%xmm2, %xmm0
+	movdqa	32(%r10), %xmm2
+	aesenc	%xmm2, %xmm0
+	movdqa	48(%r10), %xmm2
+	aesenc	%xmm2, %xmm0
+	movdqa	64(%r10), %xmm2
+	aesenc	%xmm2, %xmm0
+	movdqa	80(%r10), %xmm2
+	aesenc	%xmm2, %xmm0
+	movdqa	96(%r10), %xmm2
+	aesenc	%xmm2, %xmm0
+	movdqa	112(%r10), %xmm2
+	aesenc	%xmm2, %xmm0
+	movdqa	128(%r10), %xmm2
+	aesenc	%xmm2, %xmm0
+	movdqa	144(%r10), %xmm2
+	aesenc	%xmm2, %xmm0
+	movdqa	160(%r10), %xmm2
+	aesenclast	%xmm2, %xmm0
+	movdqa	%xmm0, 752(%rdi)
+	leaq	752(%rdi), %r10
+	testq	$8, %rbx
+	je	.Laesgen_aesni_gcm_siv_open_no8_5
+	movq	(%r9), %rbp
+	xorq	(%r10), %rbp
+	movq	%rbp, (%r11)
+	addq	$8, %r9
+	addq	$8, %r11
+	addq	$8, %r10
+.Laesgen_aesni_gcm_siv_open_no8_5:
+	testq	$4, %rbx
+	je	.Laesgen_aesni_gcm_siv_open_no4_5
+	movl	(%r9), %ebp
+	xorl	(%r10), %ebp
+	movl	%ebp, (%r11)
+	addq	$4, %r9
+	addq	$4, %r11
+	addq	$4, %r10
+.Laesgen_aesni_gcm_siv_open_no4_5:
+	testq	$2, %rbx
+	je	.Laesgen_aesni_gcm_siv_open_no2_5
+	movzbl	(%r9), %ebp
+	xorb	(%r10), %bpl
+	movb	%bpl, (%r11)
+	movzbl	1(%r9), %ebp
+	xorb	1(%r10), %bpl
+	movb	%bpl, 1(%r11)
+	addq	$2, %r9
+	addq	$2, %r11
+	addq	$2, %r10
+.Laesgen_aesni_gcm_siv_open_no2_5:
+	testq	$1, %rbx
+	je	.Laesgen_aesni_gcm_siv_open_no1_5
+	movzbl	(%r9), %ebp
+	xorb	(%r10), %bpl
+	movb	%bpl, (%r11)
+.Laesgen_aesni_gcm_siv_open_no1_5:
+.Laesgen_aesni_gcm_siv_open_ctr_end128:
 .Laesgen_aesni_gcm_siv_open_polyval8_4:
-	cmpq	$128, %rdx
+	cmpq	$128, %rcx
 	jb	.Laesgen_aesni_gcm_siv_open_polyval8_done_4
-	movdqu	(%rcx), %xmm1
-	pxor	%xmm0, %xmm1
-	pshufd	$78, %xmm1, %xmm0
+	movdqu	(%rdx), %xmm0
 	pxor	%xmm1, %xmm0
-	movdqa	%xmm1, %xmm2
+	pshufd	$78, %xmm0, %xmm1
+	pxor	%xmm0, %xmm1
+	movdqa	%xmm0, %xmm2
 	pclmulqdq	$0, 496(%rdi), %xmm2
-	pclmulqdq	$17, 496(%rdi), %xmm1
-	pclmulqdq	$0, 624(%rdi), %xmm0
-	movdqu	16(%rcx), %xmm3
+	pclmulqdq	$17, 496(%rdi), %xmm0
+	pclmulqdq	$0, 624(%rdi), %xmm1
+	movdqu	16(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
 	pclmulqdq	$0, 512(%rdi), %xmm5
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 512(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
+	pxor	%xmm3, %xmm0
 	pclmulqdq	$0, 640(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	32(%rcx), %xmm3
+	pxor	%xmm4, %xmm1
+	movdqu	32(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
 	pclmulqdq	$0, 528(%rdi), %xmm5
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 528(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
+	pxor	%xmm3, %xmm0
 	pclmulqdq	$0, 656(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	48(%rcx), %xmm3
+	pxor	%xmm4, %xmm1
+	movdqu	48(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
 	pclmulqdq	$0, 544(%rdi), %xmm5
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 544(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
+	pxor	%xmm3, %xmm0
 	pclmulqdq	$0, 672(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	64(%rcx), %xmm3
+	pxor	%xmm4, %xmm1
+	movdqu	64(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
 	pclmulqdq	$0, 560(%rdi), %xmm5
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 560(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
+	pxor	%xmm3, %xmm0
 	pclmulqdq	$0, 688(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	80(%rcx), %xmm3
+	pxor	%xmm4, %xmm1
+	movdqu	80(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
 	pclmulqdq	$0, 576(%rdi), %xmm5
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 576(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
+	pxor	%xmm3, %xmm0
 	pclmulqdq	$0, 704(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	96(%rcx), %xmm3
+	pxor	%xmm4, %xmm1
+	movdqu	96(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
 	pclmulqdq	$0, 592(%rdi), %xmm5
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 592(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
+	pxor	%xmm3, %xmm0
 	pclmulqdq	$0, 720(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	112(%rcx), %xmm3
+	pxor	%xmm4, %xmm1
+	movdqu	112(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
 	pclmulqdq	$0, 608(%rdi), %xmm5
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 608(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
+	pxor	%xmm3, %xmm0
 	pclmulqdq	$0, 736(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm3
+	pxor	%xmm4, %xmm1
+	pxor	%xmm2, %xmm1
+	pxor	%xmm0, %xmm1
+	movdqa	%xmm1, %xmm3
 	pslldq	$8, %xmm3
 	pxor	%xmm3, %xmm2
-	movdqa	%xmm0, %xmm3
+	movdqa	%xmm1, %xmm3
 	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm1
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
+	pxor	%xmm3, %xmm0
+	movdqa	%xmm2, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
 	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
 	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, %xmm0
-	addq	$128, %rcx
-	subq	$128, %rdx
+	movdqa	%xmm2, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm1, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm1
+	addq	$128, %rdx
+	subq	$128, %rcx
 	jmp	.Laesgen_aesni_gcm_siv_open_polyval8_4
 .Laesgen_aesni_gcm_siv_open_polyval8_done_4:
-.Laesgen_aesni_gcm_siv_open_polyval1_4:
-	cmpq	$16, %rdx
-	jb	.Laesgen_aesni_gcm_siv_open_polyval1_done_4
-	movdqu	(%rcx), %xmm1
+.Laesgen_aesni_gcm_siv_open_polyval4_4:
+	cmpq	$64, %rcx
+	jb	.Laesgen_aesni_gcm_siv_open_polyval4_done_4
+	movdqu	(%rdx), %xmm0
+	pxor	%xmm1, %xmm0
+	pshufd	$78, %xmm0, %xmm1
 	pxor	%xmm0, %xmm1
-	pshufd	$78, %xmm1, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$0, 608(%rdi), %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm1
-	pclmulqdq	$0, 736(%rdi), %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm3
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$0, 560(%rdi), %xmm2
+	pclmulqdq	$17, 560(%rdi), %xmm0
+	pclmulqdq	$0, 688(%rdi), %xmm1
+	movdqu	16(%rdx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 576(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 576(%rdi), %xmm3
+	pxor	%xmm3, %xmm0
+	pclmulqdq	$0, 704(%rdi), %xmm4
+	pxor	%xmm4, %xmm1
+	movdqu	32(%rdx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 592(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 592(%rdi), %xmm3
+	pxor	%xmm3, %xmm0
+	pclmulqdq	$0, 720(%rdi), %xmm4
+	pxor	%xmm4, %xmm1
+	movdqu	48(%rdx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 608(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 608(%rdi), %xmm3
+	pxor	%xmm3, %xmm0
+	pclmulqdq	$0, 736(%rdi), %xmm4
+	pxor	%xmm4, %xmm1
+	pxor	%xmm2, %xmm1
+	pxor	%xmm0, %xmm1
+	movdqa	%xmm1, %xmm3
 	pslldq	$8, %xmm3
 	pxor	%xmm3, %xmm2
-	movdqa	%xmm0, %xmm3
+	movdqa	%xmm1, %xmm3
 	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm1
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
+	pxor	%xmm3, %xmm0
+	movdqa	%xmm2, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
 	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
 	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, %xmm0
-	addq	$16, %rcx
-	subq	$16, %rdx
-	jmp	.Laesgen_aesni_gcm_siv_open_polyval1_4
+	movdqa	%xmm2, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm1, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm1
+	addq	$64, %rdx
+	subq	$64, %rcx
+.Laesgen_aesni_gcm_siv_open_polyval4_done_4:
+.Laesgen_aesni_gcm_siv_open_polyval2_4:
+	cmpq	$32, %rcx
+	jb	.Laesgen_aesni_gcm_siv_open_polyval2_done_4
+	movdqu	(%rdx), %xmm0
+	pxor	%xmm1, %xmm0
+	pshufd	$78, %xmm0, %xmm1
+	pxor	%xmm0, %xmm1
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$0, 592(%rdi), %xmm2
+	pclmulqdq	$17, 592(%rdi), %xmm0
+	pclmulqdq	$0, 720(%rdi), %xmm1
+	movdqu	16(%rdx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 608(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 608(%rdi), %xmm3
+	pxor	%xmm3, %xmm0
+	pclmulqdq	$0, 736(%rdi), %xmm4
+	pxor	%xmm4, %xmm1
+	pxor	%xmm2, %xmm1
+	pxor	%xmm0, %xmm1
+	movdqa	%xmm1, %xmm3
+	pslldq	$8, %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm1, %xmm3
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm0
+	movdqa	%xmm2, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm1, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm1
+	addq	$32, %rdx
+	subq	$32, %rcx
+.Laesgen_aesni_gcm_siv_open_polyval2_done_4:
+.Laesgen_aesni_gcm_siv_open_polyval1_4:
+	cmpq	$16, %rcx
+	jb	.Laesgen_aesni_gcm_siv_open_polyval1_done_4
+	movdqu	(%rdx), %xmm0
+	pxor	%xmm1, %xmm0
+	pshufd	$78, %xmm0, %xmm1
+	pxor	%xmm0, %xmm1
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$0, 608(%rdi), %xmm2
+	pclmulqdq	$17, 608(%rdi), %xmm0
+	pclmulqdq	$0, 736(%rdi), %xmm1
+	pxor	%xmm2, %xmm1
+	pxor	%xmm0, %xmm1
+	movdqa	%xmm1, %xmm3
+	pslldq	$8, %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm1, %xmm3
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm0
+	movdqa	%xmm2, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm1, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm1
+	addq	$16, %rdx
+	subq	$16, %rcx
 .Laesgen_aesni_gcm_siv_open_polyval1_done_4:
-	testq	%rdx, %rdx
+	testq	%rcx, %rcx
 	je	.Laesgen_aesni_gcm_siv_open_polyval_end_4
-	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 752(%rdi)
+	pxor	%xmm0, %xmm0
+	movdqa	%xmm0, 752(%rdi)
 	leaq	752(%rdi), %r9
-	testq	$8, %rdx
+	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_siv_open_no8_6
-	movq	(%rcx), %r10
+	movq	(%rdx), %r10
 	movq	%r10, (%r9)
-	addq	$8, %rcx
+	addq	$8, %rdx
 	addq	$8, %r9
 .Laesgen_aesni_gcm_siv_open_no8_6:
-	testq	$4, %rdx
+	testq	$4, %rcx
 	je	.Laesgen_aesni_gcm_siv_open_no4_6
-	movl	(%rcx), %r10d
+	movl	(%rdx), %r10d
 	movl	%r10d, (%r9)
-	addq	$4, %rcx
+	addq	$4, %rdx
 	addq	$4, %r9
 .Laesgen_aesni_gcm_siv_open_no4_6:
-	testq	$2, %rdx
+	testq	$2, %rcx
 	je	.Laesgen_aesni_gcm_siv_open_no2_6
-	movzbl	(%rcx), %r10d
+	movzbl	(%rdx), %r10d
 	movb	%r10b, (%r9)
-	movzbl	1(%rcx), %r10d
+	movzbl	1(%rdx), %r10d
 	movb	%r10b, 1(%r9)
-	addq	$2, %rcx
+	addq	$2, %rdx
 	addq	$2, %r9
 .Laesgen_aesni_gcm_siv_open_no2_6:
-	testq	$1, %rdx
+	testq	$1, %rcx
 	je	.Laesgen_aesni_gcm_siv_open_no1_6
-	movzbl	(%rcx), %r10d
+	movzbl	(%rdx), %r10d
 	movb	%r10b, (%r9)
 .Laesgen_aesni_gcm_siv_open_no1_6:
-	movdqu	752(%rdi), %xmm1
+	movdqu	752(%rdi), %xmm0
+	pxor	%xmm1, %xmm0
+	pshufd	$78, %xmm0, %xmm1
 	pxor	%xmm0, %xmm1
-	pshufd	$78, %xmm1, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm1, %xmm2
+	movdqa	%xmm0, %xmm2
 	pclmulqdq	$0, 608(%rdi), %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm1
-	pclmulqdq	$0, 736(%rdi), %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm3
+	pclmulqdq	$17, 608(%rdi), %xmm0
+	pclmulqdq	$0, 736(%rdi), %xmm1
+	pxor	%xmm2, %xmm1
+	pxor	%xmm0, %xmm1
+	movdqa	%xmm1, %xmm3
 	pslldq	$8, %xmm3
 	pxor	%xmm3, %xmm2
-	movdqa	%xmm0, %xmm3
+	movdqa	%xmm1, %xmm3
 	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm1
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
+	pxor	%xmm3, %xmm0
+	movdqa	%xmm2, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
 	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
 	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, %xmm0
+	movdqa	%xmm2, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm1, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm1
 .Laesgen_aesni_gcm_siv_open_polyval_end_4:
-	movq	16(%rsp), %rcx
+	movq	24(%rsp), %rcx
 	shlq	$3, %r8
 	shlq	$3, %rcx
-	movq	%r8, %xmm1
+	movq	%r8, %xmm0
 	movq	%rcx, %xmm2
-	punpcklqdq	%xmm2, %xmm1
+	punpcklqdq	%xmm2, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, %xmm1
+	pclmulqdq	$0, 608(%rdi), %xmm1
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$17, 608(%rdi), %xmm2
+	movdqa	%xmm0, %xmm3
+	pclmulqdq	$1, 608(%rdi), %xmm3
+	pclmulqdq	$16, 608(%rdi), %xmm0
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm3, %xmm0
+	pslldq	$8, %xmm0
+	pxor	%xmm0, %xmm1
+	movdqa	%xmm3, %xmm0
+	psrldq	$8, %xmm0
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm1, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm1, %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 608(%rdi), %xmm0
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm2
-	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 608(%rdi), %xmm3
-	pclmulqdq	$16, 608(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pslldq	$8, %xmm1
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm3, %xmm1
-	psrldq	$8, %xmm1
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	pxor	%xmm2, %xmm0
-	movq	32(%rsp), %rcx
-	movq	40(%rsp), %rdx
-	movd	8(%rsi), %xmm1
-	pslldq	$8, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm1, %xmm1
+	pxor	%xmm0, %xmm1
+	pxor	%xmm2, %xmm1
+	movq	40(%rsp), %rcx
+	movq	48(%rsp), %rdx
+	movd	8(%rsi), %xmm0
+	pslldq	$8, %xmm0
 	movq	(%rsi), %rsi
 	movq	%rsi, %xmm2
-	por	%xmm2, %xmm1
-	pxor	%xmm1, %xmm0
-	pand	.Laesgen_aesni_gcm_siv_open_clear_top(%rip), %xmm0
+	por	%xmm2, %xmm0
+	pxor	%xmm0, %xmm1
+	pand	.Laesgen_aesni_gcm_siv_open_clear_top(%rip), %xmm1
 	leaq	256(%rdi), %rsi
-	movdqa	(%rsi), %xmm1
-	pxor	%xmm1, %xmm0
-	movdqa	16(%rsi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	32(%rsi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	48(%rsi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	64(%rsi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	80(%rsi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	96(%rsi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	112(%rsi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	128(%rsi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	144(%rsi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	160(%rsi), %xmm1
-	aesenclast	%xmm1, %xmm0
-	movdqa	%xmm0, 752(%rdi)
+	movdqa	(%rsi), %xmm0
+	pxor	%xmm0, %xmm1
+	movdqa	16(%rsi), %xmm0
+	aesenc	%xmm0, %xmm1
+	movdqa	32(%rsi), %xmm0
+	aesenc	%xmm0, %xmm1
+	movdqa	48(%rsi), %xmm0
+	aesenc	%xmm0, %xmm1
+	movdqa	64(%rsi), %xmm0
+	aesenc	%xmm0, %xmm1
+	movdqa	80(%rsi), %xmm0
+	aesenc	%xmm0, %xmm1
+	movdqa	96(%rsi), %xmm0
+	aesenc	%xmm0, %xmm1
+	movdqa	112(%rsi), %xmm0
+	aesenc	%xmm0, %xmm1
+	movdqa	128(%rsi), %xmm0
+	aesenc	%xmm0, %xmm1
+	movdqa	144(%rsi), %xmm0
+	aesenc	%xmm0, %xmm1
+	movdqa	160(%rsi), %xmm0
+	aesenclast	%xmm0, %xmm1
+	movdqa	%xmm1, 752(%rdi)
 	xorq	%rsi, %rsi
 	leaq	752(%rdi), %rdi
 	testq	$16, %rdx
@@ -5417,8 +6845,8 @@ aesgen_aesni_gcm_siv_open:
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_siv_open_done
 .Laesgen_aesni_gcm_siv_open_reject:
-	movq	24(%rsp), %rax
-	movq	16(%rsp), %rcx
+	movq	32(%rsp), %rax
+	movq	24(%rsp), %rcx
 .Laesgen_aesni_gcm_siv_open_zero16:
 	cmpq	$16, %rcx
 	jb	.Laesgen_aesni_gcm_siv_open_zero_tail
@@ -5459,6 +6887,8 @@ aesgen_aesni_gcm_siv_open:
 	pxor	%xmm7, %xmm7
 	pxor	%xmm8, %xmm8
 	pxor	%xmm9, %xmm9
+	pxor	%xmm10, %xmm10
+	popq	%rbp
 	popq	%rbx
 	ret
 .Laesgen_aesni_gcm_siv_open_refuse:
@@ -5473,6 +6903,8 @@ aesgen_aesni_gcm_siv_open:
 	pxor	%xmm7, %xmm7
 	pxor	%xmm8, %xmm8
 	pxor	%xmm9, %xmm9
+	pxor	%xmm10, %xmm10
+	popq	%rbp
 	popq	%rbx
 	ret
 .Laesgen_aesni_gcm_siv_open_done:
@@ -5486,6 +6918,8 @@ aesgen_aesni_gcm_siv_open:
 	pxor	%xmm7, %xmm7
 	pxor	%xmm8, %xmm8
 	pxor	%xmm9, %xmm9
+	pxor	%xmm10, %xmm10
+	popq	%rbp
 	popq	%rbx
 	ret
 	.size	aesgen_aesni_gcm_siv_open, .-aesgen_aesni_gcm_siv_open
@@ -5542,13 +6976,28 @@ aesgen_aesni_gcm_siv_open:
 .Laesgen_aesni_gcm_siv_open_set_top:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80
 	.p2align	4
-.Laesgen_aesni_gcm_siv_open_le32_6:
+.Laesgen_aesni_gcm_siv_open_le32_1x1:
+	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_siv_open_le32_2x1:
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_siv_open_le32_3x1:
+	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_siv_open_le32_4x1:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_siv_open_le32_5x1:
+	.byte	0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_siv_open_le32_6x1:
 	.byte	0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
-.Laesgen_aesni_gcm_siv_open_le32_7:
+.Laesgen_aesni_gcm_siv_open_le32_7x1:
 	.byte	0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
-.Laesgen_aesni_gcm_siv_open_le32_8:
+.Laesgen_aesni_gcm_siv_open_le32_8x1:
 	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_aesni_gcm_siv_open_clear_top:

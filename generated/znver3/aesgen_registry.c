@@ -252,11 +252,17 @@ const aesgen_aead aesgen_aeads[] = {
      aesgen_aesni_gcm_siv_init, aesgen_aesni_gcm_siv_seal, aesgen_aesni_gcm_siv_open, 0, 0,
      0, 0, 0, 0,
      aesgen_aesni_gcm_siv_wipe},
+    {"vaes256-gcm-siv", "gcm-siv", "vaes256", "none", 1,
+     AESGEN_CPU_AESNI | AESGEN_CPU_PCLMULQDQ | AESGEN_CPU_AVX | AESGEN_CPU_AVX2 | AESGEN_CPU_VAES | AESGEN_CPU_VPCLMULQDQ, 1024,
+     12, 12, 16, 16,
+     aesgen_vaes256_gcm_siv_init, aesgen_vaes256_gcm_siv_seal, aesgen_vaes256_gcm_siv_open, 0, 0,
+     0, 0, 0, 0,
+     aesgen_vaes256_gcm_siv_wipe},
 };
 const size_t aesgen_aead_count = sizeof(aesgen_aeads) / sizeof(aesgen_aeads[0]);
-static const unsigned char aesgen_aead_is_zmm[] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+static const unsigned char aesgen_aead_is_zmm[] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
 /* fastest first: the order of the CTR kernel of the same method and FACE level */
-static const unsigned char aesgen_aead_priority[] = { 5, 4, 3, 2, 1, 0, 12, 11, 10, 9, 8, 7, 6 };
+static const unsigned char aesgen_aead_priority[] = { 5, 4, 3, 13, 2, 1, 0, 12, 11, 10, 9, 8, 7, 6 };
 
 const aesgen_aead *aesgen_best_aead(const char *mode)
 {

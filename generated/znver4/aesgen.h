@@ -663,6 +663,24 @@ int  aesgen_aesni_gcm_siv_open(void *ctx, const uint8_t *nonce, size_t nonce_len
                        const uint8_t *in, size_t len, uint8_t *out, const uint8_t *tag, size_t tag_len);
 void aesgen_aesni_gcm_siv_wipe(void *ctx);
 
+/* vaes256-gcm-siv (AES-GCM-SIV (RFC 8452)): requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ; ctx 1024 bytes */
+#define AESGEN_VAES256_GCM_SIV_CTX_SIZE 1024
+int  aesgen_vaes256_gcm_siv_init(void *ctx, const uint8_t *key, size_t key_len);
+int  aesgen_vaes256_gcm_siv_seal(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
+                       const uint8_t *in, size_t len, uint8_t *out, uint8_t *tag, size_t tag_len);
+int  aesgen_vaes256_gcm_siv_open(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
+                       const uint8_t *in, size_t len, uint8_t *out, const uint8_t *tag, size_t tag_len);
+void aesgen_vaes256_gcm_siv_wipe(void *ctx);
+
+/* vaes512-gcm-siv (AES-GCM-SIV (RFC 8452)): requires AESNI, AVX, AVX2, BMI2, VAES, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL; ctx 1536 bytes */
+#define AESGEN_VAES512_GCM_SIV_CTX_SIZE 1536
+int  aesgen_vaes512_gcm_siv_init(void *ctx, const uint8_t *key, size_t key_len);
+int  aesgen_vaes512_gcm_siv_seal(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
+                       const uint8_t *in, size_t len, uint8_t *out, uint8_t *tag, size_t tag_len);
+int  aesgen_vaes512_gcm_siv_open(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
+                       const uint8_t *in, size_t len, uint8_t *out, const uint8_t *tag, size_t tag_len);
+void aesgen_vaes512_gcm_siv_wipe(void *ctx);
+
 #ifdef __cplusplus
 }
 #endif

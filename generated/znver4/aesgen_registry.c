@@ -360,11 +360,23 @@ const aesgen_aead aesgen_aeads[] = {
      aesgen_aesni_gcm_siv_init, aesgen_aesni_gcm_siv_seal, aesgen_aesni_gcm_siv_open, 0, 0,
      0, 0, 0, 0,
      aesgen_aesni_gcm_siv_wipe},
+    {"vaes256-gcm-siv", "gcm-siv", "vaes256", "none", 1,
+     AESGEN_CPU_AESNI | AESGEN_CPU_PCLMULQDQ | AESGEN_CPU_AVX | AESGEN_CPU_AVX2 | AESGEN_CPU_VAES | AESGEN_CPU_VPCLMULQDQ, 1024,
+     12, 12, 16, 16,
+     aesgen_vaes256_gcm_siv_init, aesgen_vaes256_gcm_siv_seal, aesgen_vaes256_gcm_siv_open, 0, 0,
+     0, 0, 0, 0,
+     aesgen_vaes256_gcm_siv_wipe},
+    {"vaes512-gcm-siv", "gcm-siv", "vaes512", "none", 1,
+     AESGEN_CPU_AESNI | AESGEN_CPU_AVX | AESGEN_CPU_AVX2 | AESGEN_CPU_BMI2 | AESGEN_CPU_VAES | AESGEN_CPU_VPCLMULQDQ | AESGEN_CPU_AVX512F | AESGEN_CPU_AVX512BW | AESGEN_CPU_AVX512VL, 1536,
+     12, 12, 16, 16,
+     aesgen_vaes512_gcm_siv_init, aesgen_vaes512_gcm_siv_seal, aesgen_vaes512_gcm_siv_open, 0, 0,
+     0, 0, 0, 0,
+     aesgen_vaes512_gcm_siv_wipe},
 };
 const size_t aesgen_aead_count = sizeof(aesgen_aeads) / sizeof(aesgen_aeads[0]);
-static const unsigned char aesgen_aead_is_zmm[] = { 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1, 0 };
+static const unsigned char aesgen_aead_is_zmm[] = { 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1, 0, 0, 1 };
 /* fastest first: the order of the CTR kernel of the same method and FACE level */
-static const unsigned char aesgen_aead_priority[] = { 8, 7, 6, 5, 4, 3, 2, 1, 0, 24, 17, 16, 15, 14, 13, 12, 11, 10, 9, 23, 22, 21, 20, 19, 18 };
+static const unsigned char aesgen_aead_priority[] = { 8, 7, 6, 26, 5, 4, 3, 25, 2, 1, 0, 24, 17, 16, 15, 14, 13, 12, 11, 10, 9, 23, 22, 21, 20, 19, 18 };
 
 const aesgen_aead *aesgen_best_aead(const char *mode)
 {

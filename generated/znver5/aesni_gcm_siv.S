@@ -778,122 +778,122 @@ aesgen_aesni_gcm_siv_seal:
 	vpshufd	$78, %xmm0, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
 	vmovdqa	%xmm2, 720(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm0, %xmm2
-	vpclmulqdq	$17, %xmm1, %xmm0, %xmm3
-	vpclmulqdq	$1, %xmm1, %xmm0, %xmm4
-	vpclmulqdq	$16, %xmm1, %xmm0, %xmm0
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm4
 	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm4
 	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	%xmm2, 576(%rdi)
-	vpshufd	$78, %xmm2, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 704(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm2, %xmm0
-	vpclmulqdq	$17, %xmm1, %xmm2, %xmm3
-	vpclmulqdq	$1, %xmm1, %xmm2, %xmm4
-	vpclmulqdq	$16, %xmm1, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm3
 	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqa	%xmm0, 560(%rdi)
-	vpshufd	$78, %xmm0, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, 688(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm0, %xmm2
-	vpclmulqdq	$17, %xmm1, %xmm0, %xmm3
-	vpclmulqdq	$1, %xmm1, %xmm0, %xmm4
-	vpclmulqdq	$16, %xmm1, %xmm0, %xmm0
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 544(%rdi)
-	vpshufd	$78, %xmm2, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 672(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm2, %xmm0
-	vpclmulqdq	$17, %xmm1, %xmm2, %xmm3
-	vpclmulqdq	$1, %xmm1, %xmm2, %xmm4
-	vpclmulqdq	$16, %xmm1, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqa	%xmm0, 528(%rdi)
-	vpshufd	$78, %xmm0, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm0, %xmm2
-	vpclmulqdq	$17, %xmm1, %xmm0, %xmm3
-	vpclmulqdq	$1, %xmm1, %xmm0, %xmm4
-	vpclmulqdq	$16, %xmm1, %xmm0, %xmm0
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 512(%rdi)
-	vpshufd	$78, %xmm2, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 640(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm2, %xmm0
-	vpclmulqdq	$17, %xmm1, %xmm2, %xmm3
-	vpclmulqdq	$1, %xmm1, %xmm2, %xmm4
-	vpclmulqdq	$16, %xmm1, %xmm2, %xmm1
+	vmovdqa	%xmm3, 704(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm0, %xmm3
+	vpclmulqdq	$17, %xmm0, %xmm0, %xmm4
+	vpclmulqdq	$1, %xmm0, %xmm0, %xmm5
+	vpclmulqdq	$16, %xmm0, %xmm0, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vpslldq	$8, %xmm5, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpsrldq	$8, %xmm5, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm5
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm5
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	%xmm3, 560(%rdi)
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vmovdqa	%xmm4, 688(%rdi)
+	vpclmulqdq	$0, %xmm3, %xmm1, %xmm4
+	vpclmulqdq	$17, %xmm3, %xmm1, %xmm5
+	vpclmulqdq	$1, %xmm3, %xmm1, %xmm6
+	vpclmulqdq	$16, %xmm3, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpslldq	$8, %xmm6, %xmm1
 	vpxor	%xmm1, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm1
+	vpsrldq	$8, %xmm6, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm1
+	vpshufd	$78, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm1
+	vpshufd	$78, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm4, %xmm4
+	vmovdqa	%xmm4, 544(%rdi)
+	vpshufd	$78, %xmm4, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vmovdqa	%xmm1, 672(%rdi)
+	vpclmulqdq	$0, %xmm3, %xmm0, %xmm1
+	vpclmulqdq	$17, %xmm3, %xmm0, %xmm4
+	vpclmulqdq	$1, %xmm3, %xmm0, %xmm5
+	vpclmulqdq	$16, %xmm3, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpslldq	$8, %xmm5, %xmm0
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpsrldq	$8, %xmm5, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm1, %xmm0
+	vpshufd	$78, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm1, %xmm0
+	vpshufd	$78, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vmovdqa	%xmm1, 528(%rdi)
+	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
+	vmovdqa	%xmm0, 656(%rdi)
+	vpclmulqdq	$0, %xmm3, %xmm2, %xmm0
+	vpclmulqdq	$17, %xmm3, %xmm2, %xmm1
+	vpclmulqdq	$1, %xmm3, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm3, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm2
 	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm2
 	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	%xmm0, 512(%rdi)
+	vpshufd	$78, %xmm0, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vmovdqa	%xmm1, 640(%rdi)
+	vpclmulqdq	$0, %xmm3, %xmm3, %xmm0
+	vpclmulqdq	$17, %xmm3, %xmm3, %xmm1
+	vpclmulqdq	$1, %xmm3, %xmm3, %xmm2
+	vpclmulqdq	$16, %xmm3, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpslldq	$8, %xmm2, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpsrldq	$8, %xmm2, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	%xmm0, 496(%rdi)
 	vpshufd	$78, %xmm0, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
@@ -991,6 +991,96 @@ aesgen_aesni_gcm_siv_seal:
 	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_siv_seal_polyval8
 .Laesgen_aesni_gcm_siv_seal_polyval8_done:
+.Laesgen_aesni_gcm_siv_seal_polyval4:
+	cmpq	$64, %rax
+	jb	.Laesgen_aesni_gcm_siv_seal_polyval4_done
+	vmovdqu	(%rcx), %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 560(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 560(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 688(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rcx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 576(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 576(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 704(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	32(%rcx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 592(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 592(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	48(%rcx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 608(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 608(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
+	addq	$64, %rcx
+	subq	$64, %rax
+.Laesgen_aesni_gcm_siv_seal_polyval4_done:
+.Laesgen_aesni_gcm_siv_seal_polyval2:
+	cmpq	$32, %rax
+	jb	.Laesgen_aesni_gcm_siv_seal_polyval2_done
+	vmovdqu	(%rcx), %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 592(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 592(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 720(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rcx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 608(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 608(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
+	addq	$32, %rcx
+	subq	$32, %rax
+.Laesgen_aesni_gcm_siv_seal_polyval2_done:
 .Laesgen_aesni_gcm_siv_seal_polyval1:
 	cmpq	$16, %rax
 	jb	.Laesgen_aesni_gcm_siv_seal_polyval1_done
@@ -1017,7 +1107,6 @@ aesgen_aesni_gcm_siv_seal:
 	vmovdqa	%xmm2, %xmm0
 	addq	$16, %rcx
 	subq	$16, %rax
-	jmp	.Laesgen_aesni_gcm_siv_seal_polyval1
 .Laesgen_aesni_gcm_siv_seal_polyval1_done:
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_polyval_end
@@ -1167,6 +1256,96 @@ aesgen_aesni_gcm_siv_seal:
 	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_siv_seal_polyval8_2
 .Laesgen_aesni_gcm_siv_seal_polyval8_done_2:
+.Laesgen_aesni_gcm_siv_seal_polyval4_2:
+	cmpq	$64, %rax
+	jb	.Laesgen_aesni_gcm_siv_seal_polyval4_done_2
+	vmovdqu	(%rcx), %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 560(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 560(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 688(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rcx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 576(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 576(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 704(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	32(%rcx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 592(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 592(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	48(%rcx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 608(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 608(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
+	addq	$64, %rcx
+	subq	$64, %rax
+.Laesgen_aesni_gcm_siv_seal_polyval4_done_2:
+.Laesgen_aesni_gcm_siv_seal_polyval2_2:
+	cmpq	$32, %rax
+	jb	.Laesgen_aesni_gcm_siv_seal_polyval2_done_2
+	vmovdqu	(%rcx), %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 592(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 592(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 720(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rcx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 608(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 608(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
+	addq	$32, %rcx
+	subq	$32, %rax
+.Laesgen_aesni_gcm_siv_seal_polyval2_done_2:
 .Laesgen_aesni_gcm_siv_seal_polyval1_2:
 	cmpq	$16, %rax
 	jb	.Laesgen_aesni_gcm_siv_seal_polyval1_done_2
@@ -1193,7 +1372,6 @@ aesgen_aesni_gcm_siv_seal:
 	vmovdqa	%xmm2, %xmm0
 	addq	$16, %rcx
 	subq	$16, %rax
-	jmp	.Laesgen_aesni_gcm_siv_seal_polyval1_2
 .Laesgen_aesni_gcm_siv_seal_polyval1_done_2:
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_polyval_end_2
@@ -1321,14 +1499,14 @@ aesgen_aesni_gcm_siv_seal:
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_siv_seal_ctr8_done256
 	vmovdqa	%xmm0, %xmm1
-	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_1(%rip), %xmm0, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_2(%rip), %xmm0, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_3(%rip), %xmm0, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_4(%rip), %xmm0, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_5(%rip), %xmm0, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_6(%rip), %xmm0, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_7(%rip), %xmm0, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_8(%rip), %xmm0, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_1x1(%rip), %xmm0, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_2x1(%rip), %xmm0, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_3x1(%rip), %xmm0, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_4x1(%rip), %xmm0, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_5x1(%rip), %xmm0, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_6x1(%rip), %xmm0, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_7x1(%rip), %xmm0, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_8x1(%rip), %xmm0, %xmm0
 	vmovdqa	(%rdx), %xmm9
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm2, %xmm2
@@ -1485,11 +1663,163 @@ aesgen_aesni_gcm_siv_seal:
 	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_siv_seal_ctr8_256
 .Laesgen_aesni_gcm_siv_seal_ctr8_done256:
-.Laesgen_aesni_gcm_siv_seal_ctr1_256:
+.Laesgen_aesni_gcm_siv_seal_ctr_small256:
+	cmpq	$64, %rax
+	jb	.Laesgen_aesni_gcm_siv_seal_ctr4_done256
+	vmovdqa	%xmm0, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_1x1(%rip), %xmm0, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_2x1(%rip), %xmm0, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_3x1(%rip), %xmm0, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_4x1(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdx), %xmm5
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm4, %xmm4
+	vmovdqa	16(%rdx), %xmm5
+	vaesenc	%xmm5, %xmm1, %xmm1
+	vaesenc	%xmm5, %xmm2, %xmm2
+	vaesenc	%xmm5, %xmm3, %xmm3
+	vaesenc	%xmm5, %xmm4, %xmm4
+	vmovdqa	32(%rdx), %xmm5
+	vaesenc	%xmm5, %xmm1, %xmm1
+	vaesenc	%xmm5, %xmm2, %xmm2
+	vaesenc	%xmm5, %xmm3, %xmm3
+	vaesenc	%xmm5, %xmm4, %xmm4
+	vmovdqa	48(%rdx), %xmm5
+	vaesenc	%xmm5, %xmm1, %xmm1
+	vaesenc	%xmm5, %xmm2, %xmm2
+	vaesenc	%xmm5, %xmm3, %xmm3
+	vaesenc	%xmm5, %xmm4, %xmm4
+	vmovdqa	64(%rdx), %xmm5
+	vaesenc	%xmm5, %xmm1, %xmm1
+	vaesenc	%xmm5, %xmm2, %xmm2
+	vaesenc	%xmm5, %xmm3, %xmm3
+	vaesenc	%xmm5, %xmm4, %xmm4
+	vmovdqa	80(%rdx), %xmm5
+	vaesenc	%xmm5, %xmm1, %xmm1
+	vaesenc	%xmm5, %xmm2, %xmm2
+	vaesenc	%xmm5, %xmm3, %xmm3
+	vaesenc	%xmm5, %xmm4, %xmm4
+	vmovdqa	96(%rdx), %xmm5
+	vaesenc	%xmm5, %xmm1, %xmm1
+	vaesenc	%xmm5, %xmm2, %xmm2
+	vaesenc	%xmm5, %xmm3, %xmm3
+	vaesenc	%xmm5, %xmm4, %xmm4
+	vmovdqa	112(%rdx), %xmm5
+	vaesenc	%xmm5, %xmm1, %xmm1
+	vaesenc	%xmm5, %xmm2, %xmm2
+	vaesenc	%xmm5, %xmm3, %xmm3
+	vaesenc	%xmm5, %xmm4, %xmm4
+	vmovdqa	128(%rdx), %xmm5
+	vaesenc	%xmm5, %xmm1, %xmm1
+	vaesenc	%xmm5, %xmm2, %xmm2
+	vaesenc	%xmm5, %xmm3, %xmm3
+	vaesenc	%xmm5, %xmm4, %xmm4
+	vmovdqa	144(%rdx), %xmm5
+	vaesenc	%xmm5, %xmm1, %xmm1
+	vaesenc	%xmm5, %xmm2, %xmm2
+	vaesenc	%xmm5, %xmm3, %xmm3
+	vaesenc	%xmm5, %xmm4, %xmm4
+	vmovdqa	160(%rdx), %xmm5
+	vaesenc	%xmm5, %xmm1, %xmm1
+	vaesenc	%xmm5, %xmm2, %xmm2
+	vaesenc	%xmm5, %xmm3, %xmm3
+	vaesenc	%xmm5, %xmm4, %xmm4
+	vmovdqa	176(%rdx), %xmm5
+	vaesenc	%xmm5, %xmm1, %xmm1
+	vaesenc	%xmm5, %xmm2, %xmm2
+	vaesenc	%xmm5, %xmm3, %xmm3
+	vaesenc	%xmm5, %xmm4, %xmm4
+	vmovdqa	192(%rdx), %xmm5
+	vaesenc	%xmm5, %xmm1, %xmm1
+	vaesenc	%xmm5, %xmm2, %xmm2
+	vaesenc	%xmm5, %xmm3, %xmm3
+	vaesenc	%xmm5, %xmm4, %xmm4
+	vmovdqa	208(%rdx), %xmm5
+	vaesenc	%xmm5, %xmm1, %xmm1
+	vaesenc	%xmm5, %xmm2, %xmm2
+	vaesenc	%xmm5, %xmm3, %xmm3
+	vaesenc	%xmm5, %xmm4, %xmm4
+	vmovdqa	224(%rdx), %xmm5
+	vaesenclast	%xmm5, %xmm1, %xmm1
+	vaesenclast	%xmm5, %xmm2, %xmm2
+	vaesenclast	%xmm5, %xmm3, %xmm3
+	vaesenclast	%xmm5, %xmm4, %xmm4
+	vpxor	(%r9), %xmm1, %xmm1
+	vmovdqu	%xmm1, (%rcx)
+	vpxor	16(%r9), %xmm2, %xmm2
+	vmovdqu	%xmm2, 16(%rcx)
+	vpxor	32(%r9), %xmm3, %xmm3
+	vmovdqu	%xmm3, 32(%rcx)
+	vpxor	48(%r9), %xmm4, %xmm4
+	vmovdqu	%xmm4, 48(%rcx)
+	addq	$64, %r9
+	addq	$64, %rcx
+	subq	$64, %rax
+.Laesgen_aesni_gcm_siv_seal_ctr4_done256:
+	cmpq	$32, %rax
+	jb	.Laesgen_aesni_gcm_siv_seal_ctr2_done256
+	vmovdqa	%xmm0, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_1x1(%rip), %xmm0, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_2x1(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdx), %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdx), %xmm3
+	vaesenc	%xmm3, %xmm1, %xmm1
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rdx), %xmm3
+	vaesenc	%xmm3, %xmm1, %xmm1
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	48(%rdx), %xmm3
+	vaesenc	%xmm3, %xmm1, %xmm1
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	64(%rdx), %xmm3
+	vaesenc	%xmm3, %xmm1, %xmm1
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	80(%rdx), %xmm3
+	vaesenc	%xmm3, %xmm1, %xmm1
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	96(%rdx), %xmm3
+	vaesenc	%xmm3, %xmm1, %xmm1
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	112(%rdx), %xmm3
+	vaesenc	%xmm3, %xmm1, %xmm1
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	128(%rdx), %xmm3
+	vaesenc	%xmm3, %xmm1, %xmm1
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	144(%rdx), %xmm3
+	vaesenc	%xmm3, %xmm1, %xmm1
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	160(%rdx), %xmm3
+	vaesenc	%xmm3, %xmm1, %xmm1
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	176(%rdx), %xmm3
+	vaesenc	%xmm3, %xmm1, %xmm1
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	192(%rdx), %xmm3
+	vaesenc	%xmm3, %xmm1, %xmm1
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	208(%rdx), %xmm3
+	vaesenc	%xmm3, %xmm1, %xmm1
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	224(%rdx), %xmm3
+	vaesenclast	%xmm3, %xmm1, %xmm1
+	vaesenclast	%xmm3, %xmm2, %xmm2
+	vpxor	(%r9), %xmm1, %xmm1
+	vmovdqu	%xmm1, (%rcx)
+	vpxor	16(%r9), %xmm2, %xmm2
+	vmovdqu	%xmm2, 16(%rcx)
+	addq	$32, %r9
+	addq	$32, %rcx
+	subq	$32, %rax
+.Laesgen_aesni_gcm_siv_seal_ctr2_done256:
 	cmpq	$16, %rax
 	jb	.Laesgen_aesni_gcm_siv_seal_ctr1_done256
 	vmovdqa	%xmm0, %xmm1
-	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_1(%rip), %xmm0, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_1x1(%rip), %xmm0, %xmm0
 	vmovdqa	(%rdx), %xmm2
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	16(%rdx), %xmm2
@@ -1525,7 +1855,6 @@ aesgen_aesni_gcm_siv_seal:
 	addq	$16, %r9
 	addq	$16, %rcx
 	subq	$16, %rax
-	jmp	.Laesgen_aesni_gcm_siv_seal_ctr1_256
 .Laesgen_aesni_gcm_siv_seal_ctr1_done256:
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_ctr_end256
@@ -1793,122 +2122,122 @@ aesgen_aesni_gcm_siv_seal:
 	vpshufd	$78, %xmm0, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
 	vmovdqa	%xmm2, 720(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm0, %xmm2
-	vpclmulqdq	$17, %xmm1, %xmm0, %xmm3
-	vpclmulqdq	$1, %xmm1, %xmm0, %xmm4
-	vpclmulqdq	$16, %xmm1, %xmm0, %xmm0
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm4
 	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm4
 	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	%xmm2, 576(%rdi)
-	vpshufd	$78, %xmm2, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 704(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm2, %xmm0
-	vpclmulqdq	$17, %xmm1, %xmm2, %xmm3
-	vpclmulqdq	$1, %xmm1, %xmm2, %xmm4
-	vpclmulqdq	$16, %xmm1, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm3
 	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqa	%xmm0, 560(%rdi)
-	vpshufd	$78, %xmm0, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, 688(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm0, %xmm2
-	vpclmulqdq	$17, %xmm1, %xmm0, %xmm3
-	vpclmulqdq	$1, %xmm1, %xmm0, %xmm4
-	vpclmulqdq	$16, %xmm1, %xmm0, %xmm0
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 544(%rdi)
-	vpshufd	$78, %xmm2, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 672(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm2, %xmm0
-	vpclmulqdq	$17, %xmm1, %xmm2, %xmm3
-	vpclmulqdq	$1, %xmm1, %xmm2, %xmm4
-	vpclmulqdq	$16, %xmm1, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqa	%xmm0, 528(%rdi)
-	vpshufd	$78, %xmm0, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm0, %xmm2
-	vpclmulqdq	$17, %xmm1, %xmm0, %xmm3
-	vpclmulqdq	$1, %xmm1, %xmm0, %xmm4
-	vpclmulqdq	$16, %xmm1, %xmm0, %xmm0
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 512(%rdi)
-	vpshufd	$78, %xmm2, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 640(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm2, %xmm0
-	vpclmulqdq	$17, %xmm1, %xmm2, %xmm3
-	vpclmulqdq	$1, %xmm1, %xmm2, %xmm4
-	vpclmulqdq	$16, %xmm1, %xmm2, %xmm1
+	vmovdqa	%xmm3, 704(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm0, %xmm3
+	vpclmulqdq	$17, %xmm0, %xmm0, %xmm4
+	vpclmulqdq	$1, %xmm0, %xmm0, %xmm5
+	vpclmulqdq	$16, %xmm0, %xmm0, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vpslldq	$8, %xmm5, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpsrldq	$8, %xmm5, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm5
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm5
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	%xmm3, 560(%rdi)
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vmovdqa	%xmm4, 688(%rdi)
+	vpclmulqdq	$0, %xmm3, %xmm1, %xmm4
+	vpclmulqdq	$17, %xmm3, %xmm1, %xmm5
+	vpclmulqdq	$1, %xmm3, %xmm1, %xmm6
+	vpclmulqdq	$16, %xmm3, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpslldq	$8, %xmm6, %xmm1
 	vpxor	%xmm1, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm1
+	vpsrldq	$8, %xmm6, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm1
+	vpshufd	$78, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm1
+	vpshufd	$78, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm4, %xmm4
+	vmovdqa	%xmm4, 544(%rdi)
+	vpshufd	$78, %xmm4, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vmovdqa	%xmm1, 672(%rdi)
+	vpclmulqdq	$0, %xmm3, %xmm0, %xmm1
+	vpclmulqdq	$17, %xmm3, %xmm0, %xmm4
+	vpclmulqdq	$1, %xmm3, %xmm0, %xmm5
+	vpclmulqdq	$16, %xmm3, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpslldq	$8, %xmm5, %xmm0
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpsrldq	$8, %xmm5, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm1, %xmm0
+	vpshufd	$78, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm1, %xmm0
+	vpshufd	$78, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vmovdqa	%xmm1, 528(%rdi)
+	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
+	vmovdqa	%xmm0, 656(%rdi)
+	vpclmulqdq	$0, %xmm3, %xmm2, %xmm0
+	vpclmulqdq	$17, %xmm3, %xmm2, %xmm1
+	vpclmulqdq	$1, %xmm3, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm3, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm2
 	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm2
 	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	%xmm0, 512(%rdi)
+	vpshufd	$78, %xmm0, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vmovdqa	%xmm1, 640(%rdi)
+	vpclmulqdq	$0, %xmm3, %xmm3, %xmm0
+	vpclmulqdq	$17, %xmm3, %xmm3, %xmm1
+	vpclmulqdq	$1, %xmm3, %xmm3, %xmm2
+	vpclmulqdq	$16, %xmm3, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpslldq	$8, %xmm2, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpsrldq	$8, %xmm2, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	%xmm0, 496(%rdi)
 	vpshufd	$78, %xmm0, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
@@ -2006,6 +2335,96 @@ aesgen_aesni_gcm_siv_seal:
 	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_siv_seal_polyval8_3
 .Laesgen_aesni_gcm_siv_seal_polyval8_done_3:
+.Laesgen_aesni_gcm_siv_seal_polyval4_3:
+	cmpq	$64, %rax
+	jb	.Laesgen_aesni_gcm_siv_seal_polyval4_done_3
+	vmovdqu	(%rcx), %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 560(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 560(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 688(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rcx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 576(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 576(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 704(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	32(%rcx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 592(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 592(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	48(%rcx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 608(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 608(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
+	addq	$64, %rcx
+	subq	$64, %rax
+.Laesgen_aesni_gcm_siv_seal_polyval4_done_3:
+.Laesgen_aesni_gcm_siv_seal_polyval2_3:
+	cmpq	$32, %rax
+	jb	.Laesgen_aesni_gcm_siv_seal_polyval2_done_3
+	vmovdqu	(%rcx), %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 592(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 592(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 720(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rcx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 608(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 608(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
+	addq	$32, %rcx
+	subq	$32, %rax
+.Laesgen_aesni_gcm_siv_seal_polyval2_done_3:
 .Laesgen_aesni_gcm_siv_seal_polyval1_3:
 	cmpq	$16, %rax
 	jb	.Laesgen_aesni_gcm_siv_seal_polyval1_done_3
@@ -2032,7 +2451,6 @@ aesgen_aesni_gcm_siv_seal:
 	vmovdqa	%xmm2, %xmm0
 	addq	$16, %rcx
 	subq	$16, %rax
-	jmp	.Laesgen_aesni_gcm_siv_seal_polyval1_3
 .Laesgen_aesni_gcm_siv_seal_polyval1_done_3:
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_polyval_end_3
@@ -2182,6 +2600,96 @@ aesgen_aesni_gcm_siv_seal:
 	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_siv_seal_polyval8_4
 .Laesgen_aesni_gcm_siv_seal_polyval8_done_4:
+.Laesgen_aesni_gcm_siv_seal_polyval4_4:
+	cmpq	$64, %rax
+	jb	.Laesgen_aesni_gcm_siv_seal_polyval4_done_4
+	vmovdqu	(%rcx), %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 560(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 560(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 688(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rcx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 576(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 576(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 704(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	32(%rcx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 592(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 592(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	48(%rcx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 608(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 608(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
+	addq	$64, %rcx
+	subq	$64, %rax
+.Laesgen_aesni_gcm_siv_seal_polyval4_done_4:
+.Laesgen_aesni_gcm_siv_seal_polyval2_4:
+	cmpq	$32, %rax
+	jb	.Laesgen_aesni_gcm_siv_seal_polyval2_done_4
+	vmovdqu	(%rcx), %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpshufd	$78, %xmm1, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 592(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 592(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 720(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rcx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 608(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 608(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
+	addq	$32, %rcx
+	subq	$32, %rax
+.Laesgen_aesni_gcm_siv_seal_polyval2_done_4:
 .Laesgen_aesni_gcm_siv_seal_polyval1_4:
 	cmpq	$16, %rax
 	jb	.Laesgen_aesni_gcm_siv_seal_polyval1_done_4
@@ -2208,7 +2716,6 @@ aesgen_aesni_gcm_siv_seal:
 	vmovdqa	%xmm2, %xmm0
 	addq	$16, %rcx
 	subq	$16, %rax
-	jmp	.Laesgen_aesni_gcm_siv_seal_polyval1_4
 .Laesgen_aesni_gcm_siv_seal_polyval1_done_4:
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_polyval_end_4
@@ -2328,14 +2835,14 @@ aesgen_aesni_gcm_siv_seal:
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_siv_seal_ctr8_done128
 	vmovdqa	%xmm0, %xmm1
-	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_1(%rip), %xmm0, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_2(%rip), %xmm0, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_3(%rip), %xmm0, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_4(%rip), %xmm0, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_5(%rip), %xmm0, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_6(%rip), %xmm0, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_7(%rip), %xmm0, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_8(%rip), %xmm0, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_1x1(%rip), %xmm0, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_2x1(%rip), %xmm0, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_3x1(%rip), %xmm0, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_4x1(%rip), %xmm0, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_5x1(%rip), %xmm0, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_6x1(%rip), %xmm0, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_7x1(%rip), %xmm0, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_8x1(%rip), %xmm0, %xmm0
 	vmovdqa	(%rdx), %xmm9
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm2, %xmm2
@@ -2456,11 +2963,131 @@ aesgen_aesni_gcm_siv_seal:
 	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_siv_seal_ctr8_128
 .Laesgen_aesni_gcm_siv_seal_ctr8_done128:
-.Laesgen_aesni_gcm_siv_seal_ctr1_128:
+.Laesgen_aesni_gcm_siv_seal_ctr_small128:
+	cmpq	$64, %rax
+	jb	.Laesgen_aesni_gcm_siv_seal_ctr4_done128
+	vmovdqa	%xmm0, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_1x1(%rip), %xmm0, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_2x1(%rip), %xmm0, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_3x1(%rip), %xmm0, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_4x1(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdx), %xmm5
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm4, %xmm4
+	vmovdqa	16(%rdx), %xmm5
+	vaesenc	%xmm5, %xmm1, %xmm1
+	vaesenc	%xmm5, %xmm2, %xmm2
+	vaesenc	%xmm5, %xmm3, %xmm3
+	vaesenc	%xmm5, %xmm4, %xmm4
+	vmovdqa	32(%rdx), %xmm5
+	vaesenc	%xmm5, %xmm1, %xmm1
+	vaesenc	%xmm5, %xmm2, %xmm2
+	vaesenc	%xmm5, %xmm3, %xmm3
+	vaesenc	%xmm5, %xmm4, %xmm4
+	vmovdqa	48(%rdx), %xmm5
+	vaesenc	%xmm5, %xmm1, %xmm1
+	vaesenc	%xmm5, %xmm2, %xmm2
+	vaesenc	%xmm5, %xmm3, %xmm3
+	vaesenc	%xmm5, %xmm4, %xmm4
+	vmovdqa	64(%rdx), %xmm5
+	vaesenc	%xmm5, %xmm1, %xmm1
+	vaesenc	%xmm5, %xmm2, %xmm2
+	vaesenc	%xmm5, %xmm3, %xmm3
+	vaesenc	%xmm5, %xmm4, %xmm4
+	vmovdqa	80(%rdx), %xmm5
+	vaesenc	%xmm5, %xmm1, %xmm1
+	vaesenc	%xmm5, %xmm2, %xmm2
+	vaesenc	%xmm5, %xmm3, %xmm3
+	vaesenc	%xmm5, %xmm4, %xmm4
+	vmovdqa	96(%rdx), %xmm5
+	vaesenc	%xmm5, %xmm1, %xmm1
+	vaesenc	%xmm5, %xmm2, %xmm2
+	vaesenc	%xmm5, %xmm3, %xmm3
+	vaesenc	%xmm5, %xmm4, %xmm4
+	vmovdqa	112(%rdx), %xmm5
+	vaesenc	%xmm5, %xmm1, %xmm1
+	vaesenc	%xmm5, %xmm2, %xmm2
+	vaesenc	%xmm5, %xmm3, %xmm3
+	vaesenc	%xmm5, %xmm4, %xmm4
+	vmovdqa	128(%rdx), %xmm5
+	vaesenc	%xmm5, %xmm1, %xmm1
+	vaesenc	%xmm5, %xmm2, %xmm2
+	vaesenc	%xmm5, %xmm3, %xmm3
+	vaesenc	%xmm5, %xmm4, %xmm4
+	vmovdqa	144(%rdx), %xmm5
+	vaesenc	%xmm5, %xmm1, %xmm1
+	vaesenc	%xmm5, %xmm2, %xmm2
+	vaesenc	%xmm5, %xmm3, %xmm3
+	vaesenc	%xmm5, %xmm4, %xmm4
+	vmovdqa	160(%rdx), %xmm5
+	vaesenclast	%xmm5, %xmm1, %xmm1
+	vaesenclast	%xmm5, %xmm2, %xmm2
+	vaesenclast	%xmm5, %xmm3, %xmm3
+	vaesenclast	%xmm5, %xmm4, %xmm4
+	vpxor	(%r9), %xmm1, %xmm1
+	vmovdqu	%xmm1, (%rcx)
+	vpxor	16(%r9), %xmm2, %xmm2
+	vmovdqu	%xmm2, 16(%rcx)
+	vpxor	32(%r9), %xmm3, %xmm3
+	vmovdqu	%xmm3, 32(%rcx)
+	vpxor	48(%r9), %xmm4, %xmm4
+	vmovdqu	%xmm4, 48(%rcx)
+	addq	$64, %r9
+	addq	$64, %rcx
+	subq	$64, %rax
+.Laesgen_aesni_gcm_siv_seal_ctr4_done128:
+	cmpq	$32, %rax
+	jb	.Laesgen_aesni_gcm_siv_seal_ctr2_done128
+	vmovdqa	%xmm0, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_1x1(%rip), %xmm0, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_2x1(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdx), %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%rdx), %xmm3
+	vaesenc	%xmm3, %xmm1, %xmm1
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%rdx), %xmm3
+	vaesenc	%xmm3, %xmm1, %xmm1
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	48(%rdx), %xmm3
+	vaesenc	%xmm3, %xmm1, %xmm1
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	64(%rdx), %xmm3
+	vaesenc	%xmm3, %xmm1, %xmm1
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	80(%rdx), %xmm3
+	vaesenc	%xmm3, %xmm1, %xmm1
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	96(%rdx), %xmm3
+	vaesenc	%xmm3, %xmm1, %xmm1
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	112(%rdx), %xmm3
+	vaesenc	%xmm3, %xmm1, %xmm1
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	128(%rdx), %xmm3
+	vaesenc	%xmm3, %xmm1, %xmm1
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	144(%rdx), %xmm3
+	vaesenc	%xmm3, %xmm1, %xmm1
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	160(%rdx), %xmm3
+	vaesenclast	%xmm3, %xmm1, %xmm1
+	vaesenclast	%xmm3, %xmm2, %xmm2
+	vpxor	(%r9), %xmm1, %xmm1
+	vmovdqu	%xmm1, (%rcx)
+	vpxor	16(%r9), %xmm2, %xmm2
+	vmovdqu	%xmm2, 16(%rcx)
+	addq	$32, %r9
+	addq	$32, %rcx
+	subq	$32, %rax
+.Laesgen_aesni_gcm_siv_seal_ctr2_done128:
 	cmpq	$16, %rax
 	jb	.Laesgen_aesni_gcm_siv_seal_ctr1_done128
 	vmovdqa	%xmm0, %xmm1
-	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_1(%rip), %xmm0, %xmm0
+	vpaddd	.Laesgen_aesni_gcm_siv_seal_le32_1x1(%rip), %xmm0, %xmm0
 	vmovdqa	(%rdx), %xmm2
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	16(%rdx), %xmm2
@@ -2488,7 +3115,6 @@ aesgen_aesni_gcm_siv_seal:
 	addq	$16, %r9
 	addq	$16, %rcx
 	subq	$16, %rax
-	jmp	.Laesgen_aesni_gcm_siv_seal_ctr1_128
 .Laesgen_aesni_gcm_siv_seal_ctr1_done128:
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_ctr_end128
@@ -2619,13 +3245,28 @@ aesgen_aesni_gcm_siv_seal:
 .Laesgen_aesni_gcm_siv_seal_set_top:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80
 	.p2align	4
-.Laesgen_aesni_gcm_siv_seal_le32_6:
+.Laesgen_aesni_gcm_siv_seal_le32_1x1:
+	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_siv_seal_le32_2x1:
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_siv_seal_le32_3x1:
+	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_siv_seal_le32_4x1:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_siv_seal_le32_5x1:
+	.byte	0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_siv_seal_le32_6x1:
 	.byte	0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
-.Laesgen_aesni_gcm_siv_seal_le32_7:
+.Laesgen_aesni_gcm_siv_seal_le32_7x1:
 	.byte	0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
-.Laesgen_aesni_gcm_siv_seal_le32_8:
+.Laesgen_aesni_gcm_siv_seal_le32_8x1:
 	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_aesni_gcm_siv_seal_rcon7:
@@ -2648,8 +3289,9 @@ aesgen_aesni_gcm_siv_seal:
 aesgen_aesni_gcm_siv_open:
 	endbr64
 	pushq	%rbx
-	movq	40(%rsp), %r10
-	movq	16(%rsp), %r11
+	pushq	%rbp
+	movq	48(%rsp), %r10
+	movq	24(%rsp), %r11
 	movabsq	$0x1000000000, %rbx
 	cmpq	%rbx, %r11
 	ja	.Laesgen_aesni_gcm_siv_open_refuse
@@ -2943,796 +3585,1125 @@ aesgen_aesni_gcm_siv_open:
 	vpshufd	$78, %xmm0, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
 	vmovdqa	%xmm2, 720(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm0, %xmm2
-	vpclmulqdq	$17, %xmm1, %xmm0, %xmm3
-	vpclmulqdq	$1, %xmm1, %xmm0, %xmm4
-	vpclmulqdq	$16, %xmm1, %xmm0, %xmm0
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm4
 	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm4
 	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	%xmm2, 576(%rdi)
-	vpshufd	$78, %xmm2, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 704(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm2, %xmm0
-	vpclmulqdq	$17, %xmm1, %xmm2, %xmm3
-	vpclmulqdq	$1, %xmm1, %xmm2, %xmm4
-	vpclmulqdq	$16, %xmm1, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm3
 	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqa	%xmm0, 560(%rdi)
-	vpshufd	$78, %xmm0, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, 688(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm0, %xmm2
-	vpclmulqdq	$17, %xmm1, %xmm0, %xmm3
-	vpclmulqdq	$1, %xmm1, %xmm0, %xmm4
-	vpclmulqdq	$16, %xmm1, %xmm0, %xmm0
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 544(%rdi)
-	vpshufd	$78, %xmm2, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 672(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm2, %xmm0
-	vpclmulqdq	$17, %xmm1, %xmm2, %xmm3
-	vpclmulqdq	$1, %xmm1, %xmm2, %xmm4
-	vpclmulqdq	$16, %xmm1, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqa	%xmm0, 528(%rdi)
-	vpshufd	$78, %xmm0, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm0, %xmm2
-	vpclmulqdq	$17, %xmm1, %xmm0, %xmm3
-	vpclmulqdq	$1, %xmm1, %xmm0, %xmm4
-	vpclmulqdq	$16, %xmm1, %xmm0, %xmm0
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 512(%rdi)
-	vpshufd	$78, %xmm2, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 640(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm2, %xmm0
-	vpclmulqdq	$17, %xmm1, %xmm2, %xmm3
-	vpclmulqdq	$1, %xmm1, %xmm2, %xmm4
-	vpclmulqdq	$16, %xmm1, %xmm2, %xmm1
+	vmovdqa	%xmm3, 704(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm0, %xmm3
+	vpclmulqdq	$17, %xmm0, %xmm0, %xmm4
+	vpclmulqdq	$1, %xmm0, %xmm0, %xmm5
+	vpclmulqdq	$16, %xmm0, %xmm0, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vpslldq	$8, %xmm5, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpsrldq	$8, %xmm5, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm5
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm5
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	%xmm3, 560(%rdi)
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vmovdqa	%xmm4, 688(%rdi)
+	vpclmulqdq	$0, %xmm3, %xmm1, %xmm4
+	vpclmulqdq	$17, %xmm3, %xmm1, %xmm5
+	vpclmulqdq	$1, %xmm3, %xmm1, %xmm6
+	vpclmulqdq	$16, %xmm3, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpslldq	$8, %xmm6, %xmm1
 	vpxor	%xmm1, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm1
+	vpsrldq	$8, %xmm6, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm1
+	vpshufd	$78, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm1
+	vpshufd	$78, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm4, %xmm4
+	vmovdqa	%xmm4, 544(%rdi)
+	vpshufd	$78, %xmm4, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vmovdqa	%xmm1, 672(%rdi)
+	vpclmulqdq	$0, %xmm3, %xmm0, %xmm1
+	vpclmulqdq	$17, %xmm3, %xmm0, %xmm4
+	vpclmulqdq	$1, %xmm3, %xmm0, %xmm5
+	vpclmulqdq	$16, %xmm3, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpslldq	$8, %xmm5, %xmm0
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpsrldq	$8, %xmm5, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
+	vpshufd	$78, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
+	vpshufd	$78, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vmovdqa	%xmm1, 528(%rdi)
+	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm1
+	vmovdqa	%xmm0, 656(%rdi)
+	vpclmulqdq	$0, %xmm3, %xmm2, %xmm0
+	vpclmulqdq	$17, %xmm3, %xmm2, %xmm1
+	vpclmulqdq	$1, %xmm3, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm3, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm2
 	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm1
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm2
 	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	%xmm0, 512(%rdi)
+	vpshufd	$78, %xmm0, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vmovdqa	%xmm1, 640(%rdi)
+	vpclmulqdq	$0, %xmm3, %xmm3, %xmm0
+	vpclmulqdq	$17, %xmm3, %xmm3, %xmm1
+	vpclmulqdq	$1, %xmm3, %xmm3, %xmm2
+	vpclmulqdq	$16, %xmm3, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpslldq	$8, %xmm2, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpsrldq	$8, %xmm2, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	%xmm0, 496(%rdi)
 	vpshufd	$78, %xmm0, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vmovdqa	%xmm1, 624(%rdi)
-	movq	32(%rsp), %rdx
+	movq	40(%rsp), %rdx
 	vmovdqu	(%rdx), %xmm0
-	movq	16(%rsp), %rdx
-	movq	24(%rsp), %r10
-	leaq	256(%rdi), %r11
-	vpor	.Laesgen_aesni_gcm_siv_open_set_top(%rip), %xmm0, %xmm0
-.Laesgen_aesni_gcm_siv_open_ctr8_256:
-	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_siv_open_ctr8_done256
-	vmovdqa	%xmm0, %xmm1
-	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_1(%rip), %xmm0, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_2(%rip), %xmm0, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_3(%rip), %xmm0, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_4(%rip), %xmm0, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_5(%rip), %xmm0, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_6(%rip), %xmm0, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_7(%rip), %xmm0, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_8(%rip), %xmm0, %xmm0
-	vmovdqa	(%r11), %xmm9
-	vpxor	%xmm9, %xmm1, %xmm1
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm9, %xmm7, %xmm7
-	vpxor	%xmm9, %xmm8, %xmm8
-	vmovdqa	16(%r11), %xmm9
-	vaesenc	%xmm9, %xmm1, %xmm1
-	vaesenc	%xmm9, %xmm2, %xmm2
-	vaesenc	%xmm9, %xmm3, %xmm3
-	vaesenc	%xmm9, %xmm4, %xmm4
-	vaesenc	%xmm9, %xmm5, %xmm5
-	vaesenc	%xmm9, %xmm6, %xmm6
-	vaesenc	%xmm9, %xmm7, %xmm7
-	vaesenc	%xmm9, %xmm8, %xmm8
-	vmovdqa	32(%r11), %xmm9
-	vaesenc	%xmm9, %xmm1, %xmm1
-	vaesenc	%xmm9, %xmm2, %xmm2
-	vaesenc	%xmm9, %xmm3, %xmm3
-	vaesenc	%xmm9, %xmm4, %xmm4
-	vaesenc	%xmm9, %xmm5, %xmm5
-	vaesenc	%xmm9, %xmm6, %xmm6
-	vaesenc	%xmm9, %xmm7, %xmm7
-	vaesenc	%xmm9, %xmm8, %xmm8
-	vmovdqa	48(%r11), %xmm9
-	vaesenc	%xmm9, %xmm1, %xmm1
-	vaesenc	%xmm9, %xmm2, %xmm2
-	vaesenc	%xmm9, %xmm3, %xmm3
-	vaesenc	%xmm9, %xmm4, %xmm4
-	vaesenc	%xmm9, %xmm5, %xmm5
-	vaesenc	%xmm9, %xmm6, %xmm6
-	vaesenc	%xmm9, %xmm7, %xmm7
-	vaesenc	%xmm9, %xmm8, %xmm8
-	vmovdqa	64(%r11), %xmm9
-	vaesenc	%xmm9, %xmm1, %xmm1
-	vaesenc	%xmm9, %xmm2, %xmm2
-	vaesenc	%xmm9, %xmm3, %xmm3
-	vaesenc	%xmm9, %xmm4, %xmm4
-	vaesenc	%xmm9, %xmm5, %xmm5
-	vaesenc	%xmm9, %xmm6, %xmm6
-	vaesenc	%xmm9, %xmm7, %xmm7
-	vaesenc	%xmm9, %xmm8, %xmm8
-	vmovdqa	80(%r11), %xmm9
-	vaesenc	%xmm9, %xmm1, %xmm1
-	vaesenc	%xmm9, %xmm2, %xmm2
-	vaesenc	%xmm9, %xmm3, %xmm3
-	vaesenc	%xmm9, %xmm4, %xmm4
-	vaesenc	%xmm9, %xmm5, %xmm5
-	vaesenc	%xmm9, %xmm6, %xmm6
-	vaesenc	%xmm9, %xmm7, %xmm7
-	vaesenc	%xmm9, %xmm8, %xmm8
-	vmovdqa	96(%r11), %xmm9
-	vaesenc	%xmm9, %xmm1, %xmm1
-	vaesenc	%xmm9, %xmm2, %xmm2
-	vaesenc	%xmm9, %xmm3, %xmm3
-	vaesenc	%xmm9, %xmm4, %xmm4
-	vaesenc	%xmm9, %xmm5, %xmm5
-	vaesenc	%xmm9, %xmm6, %xmm6
-	vaesenc	%xmm9, %xmm7, %xmm7
-	vaesenc	%xmm9, %xmm8, %xmm8
-	vmovdqa	112(%r11), %xmm9
-	vaesenc	%xmm9, %xmm1, %xmm1
-	vaesenc	%xmm9, %xmm2, %xmm2
-	vaesenc	%xmm9, %xmm3, %xmm3
-	vaesenc	%xmm9, %xmm4, %xmm4
-	vaesenc	%xmm9, %xmm5, %xmm5
-	vaesenc	%xmm9, %xmm6, %xmm6
-	vaesenc	%xmm9, %xmm7, %xmm7
-	vaesenc	%xmm9, %xmm8, %xmm8
-	vmovdqa	128(%r11), %xmm9
-	vaesenc	%xmm9, %xmm1, %xmm1
-	vaesenc	%xmm9, %xmm2, %xmm2
-	vaesenc	%xmm9, %xmm3, %xmm3
-	vaesenc	%xmm9, %xmm4, %xmm4
-	vaesenc	%xmm9, %xmm5, %xmm5
-	vaesenc	%xmm9, %xmm6, %xmm6
-	vaesenc	%xmm9, %xmm7, %xmm7
-	vaesenc	%xmm9, %xmm8, %xmm8
-	vmovdqa	144(%r11), %xmm9
-	vaesenc	%xmm9, %xmm1, %xmm1
-	vaesenc	%xmm9, %xmm2, %xmm2
-	vaesenc	%xmm9, %xmm3, %xmm3
-	vaesenc	%xmm9, %xmm4, %xmm4
-	vaesenc	%xmm9, %xmm5, %xmm5
-	vaesenc	%xmm9, %xmm6, %xmm6
-	vaesenc	%xmm9, %xmm7, %xmm7
-	vaesenc	%xmm9, %xmm8, %xmm8
-	vmovdqa	160(%r11), %xmm9
-	vaesenc	%xmm9, %xmm1, %xmm1
-	vaesenc	%xmm9, %xmm2, %xmm2
-	vaesenc	%xmm9, %xmm3, %xmm3
-	vaesenc	%xmm9, %xmm4, %xmm4
-	vaesenc	%xmm9, %xmm5, %xmm5
-	vaesenc	%xmm9, %xmm6, %xmm6
-	vaesenc	%xmm9, %xmm7, %xmm7
-	vaesenc	%xmm9, %xmm8, %xmm8
-	vmovdqa	176(%r11), %xmm9
-	vaesenc	%xmm9, %xmm1, %xmm1
-	vaesenc	%xmm9, %xmm2, %xmm2
-	vaesenc	%xmm9, %xmm3, %xmm3
-	vaesenc	%xmm9, %xmm4, %xmm4
-	vaesenc	%xmm9, %xmm5, %xmm5
-	vaesenc	%xmm9, %xmm6, %xmm6
-	vaesenc	%xmm9, %xmm7, %xmm7
-	vaesenc	%xmm9, %xmm8, %xmm8
-	vmovdqa	192(%r11), %xmm9
-	vaesenc	%xmm9, %xmm1, %xmm1
-	vaesenc	%xmm9, %xmm2, %xmm2
-	vaesenc	%xmm9, %xmm3, %xmm3
-	vaesenc	%xmm9, %xmm4, %xmm4
-	vaesenc	%xmm9, %xmm5, %xmm5
-	vaesenc	%xmm9, %xmm6, %xmm6
-	vaesenc	%xmm9, %xmm7, %xmm7
-	vaesenc	%xmm9, %xmm8, %xmm8
-	vmovdqa	208(%r11), %xmm9
-	vaesenc	%xmm9, %xmm1, %xmm1
-	vaesenc	%xmm9, %xmm2, %xmm2
-	vaesenc	%xmm9, %xmm3, %xmm3
-	vaesenc	%xmm9, %xmm4, %xmm4
-	vaesenc	%xmm9, %xmm5, %xmm5
-	vaesenc	%xmm9, %xmm6, %xmm6
-	vaesenc	%xmm9, %xmm7, %xmm7
-	vaesenc	%xmm9, %xmm8, %xmm8
-	vmovdqa	224(%r11), %xmm9
-	vaesenclast	%xmm9, %xmm1, %xmm1
-	vaesenclast	%xmm9, %xmm2, %xmm2
-	vaesenclast	%xmm9, %xmm3, %xmm3
-	vaesenclast	%xmm9, %xmm4, %xmm4
-	vaesenclast	%xmm9, %xmm5, %xmm5
-	vaesenclast	%xmm9, %xmm6, %xmm6
-	vaesenclast	%xmm9, %xmm7, %xmm7
-	vaesenclast	%xmm9, %xmm8, %xmm8
-	vpxor	(%r9), %xmm1, %xmm1
-	vmovdqu	%xmm1, (%r10)
-	vpxor	16(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, 16(%r10)
-	vpxor	32(%r9), %xmm3, %xmm3
-	vmovdqu	%xmm3, 32(%r10)
-	vpxor	48(%r9), %xmm4, %xmm4
-	vmovdqu	%xmm4, 48(%r10)
-	vpxor	64(%r9), %xmm5, %xmm5
-	vmovdqu	%xmm5, 64(%r10)
-	vpxor	80(%r9), %xmm6, %xmm6
-	vmovdqu	%xmm6, 80(%r10)
-	vpxor	96(%r9), %xmm7, %xmm7
-	vmovdqu	%xmm7, 96(%r10)
-	vpxor	112(%r9), %xmm8, %xmm8
-	vmovdqu	%xmm8, 112(%r10)
-	addq	$128, %r9
-	addq	$128, %r10
-	subq	$128, %rdx
-	jmp	.Laesgen_aesni_gcm_siv_open_ctr8_256
-.Laesgen_aesni_gcm_siv_open_ctr8_done256:
-.Laesgen_aesni_gcm_siv_open_ctr1_256:
-	cmpq	$16, %rdx
-	jb	.Laesgen_aesni_gcm_siv_open_ctr1_done256
-	vmovdqa	%xmm0, %xmm1
-	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_1(%rip), %xmm0, %xmm0
-	vmovdqa	(%r11), %xmm2
-	vpxor	%xmm2, %xmm1, %xmm1
-	vmovdqa	16(%r11), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	32(%r11), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	48(%r11), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	64(%r11), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	80(%r11), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	96(%r11), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	112(%r11), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	128(%r11), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	144(%r11), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	160(%r11), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	176(%r11), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	192(%r11), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	208(%r11), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	224(%r11), %xmm2
-	vaesenclast	%xmm2, %xmm1, %xmm1
-	vpxor	(%r9), %xmm1, %xmm1
-	vmovdqu	%xmm1, (%r10)
-	addq	$16, %r9
-	addq	$16, %r10
-	subq	$16, %rdx
-	jmp	.Laesgen_aesni_gcm_siv_open_ctr1_256
-.Laesgen_aesni_gcm_siv_open_ctr1_done256:
-	testq	%rdx, %rdx
-	je	.Laesgen_aesni_gcm_siv_open_ctr_end256
-	vmovdqa	(%r11), %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	16(%r11), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	32(%r11), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	48(%r11), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	64(%r11), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	80(%r11), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	96(%r11), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	112(%r11), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	128(%r11), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	144(%r11), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	160(%r11), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	176(%r11), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	192(%r11), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	208(%r11), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	224(%r11), %xmm1
-	vaesenclast	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 752(%rdi)
-	leaq	752(%rdi), %r11
-	testq	$8, %rdx
-	je	.Laesgen_aesni_gcm_siv_open_no8
-	movq	(%r9), %rbx
-	xorq	(%r11), %rbx
-	movq	%rbx, (%r10)
-	addq	$8, %r9
-	addq	$8, %r10
-	addq	$8, %r11
-.Laesgen_aesni_gcm_siv_open_no8:
-	testq	$4, %rdx
-	je	.Laesgen_aesni_gcm_siv_open_no4
-	movl	(%r9), %ebx
-	xorl	(%r11), %ebx
-	movl	%ebx, (%r10)
-	addq	$4, %r9
-	addq	$4, %r10
-	addq	$4, %r11
-.Laesgen_aesni_gcm_siv_open_no4:
-	testq	$2, %rdx
-	je	.Laesgen_aesni_gcm_siv_open_no2
-	movzbl	(%r9), %ebx
-	xorb	(%r11), %bl
-	movb	%bl, (%r10)
-	movzbl	1(%r9), %ebx
-	xorb	1(%r11), %bl
-	movb	%bl, 1(%r10)
-	addq	$2, %r9
-	addq	$2, %r10
-	addq	$2, %r11
-.Laesgen_aesni_gcm_siv_open_no2:
-	testq	$1, %rdx
-	je	.Laesgen_aesni_gcm_siv_open_no1
-	movzbl	(%r9), %ebx
-	xorb	(%r11), %bl
-	movb	%bl, (%r10)
-.Laesgen_aesni_gcm_siv_open_no1:
-.Laesgen_aesni_gcm_siv_open_ctr_end256:
-	vpxor	%xmm0, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
 	movq	%r8, %rdx
 .Laesgen_aesni_gcm_siv_open_polyval8:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_siv_open_polyval8_done
-	vmovdqu	(%rcx), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 624(%rdi), %xmm0, %xmm0
-	vmovdqu	16(%rcx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 512(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 512(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 640(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	32(%rcx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 528(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 528(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 656(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	48(%rcx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 544(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 544(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 672(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	64(%rcx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 560(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 560(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 688(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	80(%rcx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 576(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 576(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 704(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	96(%rcx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 592(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 592(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	112(%rcx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 608(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 608(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
+	vmovdqu	(%rcx), %xmm2
 	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 496(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 624(%rdi), %xmm1, %xmm1
+	vmovdqu	16(%rcx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 512(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 512(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 640(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vmovdqu	32(%rcx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 528(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 528(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 656(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vmovdqu	48(%rcx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 544(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 544(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 672(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vmovdqu	64(%rcx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 560(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 560(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 688(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vmovdqu	80(%rcx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 576(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 576(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 704(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vmovdqu	96(%rcx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 592(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 592(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 720(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vmovdqu	112(%rcx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 608(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 608(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 736(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpslldq	$8, %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm1
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_siv_open_polyval8
 .Laesgen_aesni_gcm_siv_open_polyval8_done:
+.Laesgen_aesni_gcm_siv_open_polyval4:
+	cmpq	$64, %rdx
+	jb	.Laesgen_aesni_gcm_siv_open_polyval4_done
+	vmovdqu	(%rcx), %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$0, 560(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 560(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 688(%rdi), %xmm1, %xmm1
+	vmovdqu	16(%rcx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 576(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 576(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 704(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vmovdqu	32(%rcx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 592(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 592(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 720(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vmovdqu	48(%rcx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 608(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 608(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 736(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpslldq	$8, %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm1
+	addq	$64, %rcx
+	subq	$64, %rdx
+.Laesgen_aesni_gcm_siv_open_polyval4_done:
+.Laesgen_aesni_gcm_siv_open_polyval2:
+	cmpq	$32, %rdx
+	jb	.Laesgen_aesni_gcm_siv_open_polyval2_done
+	vmovdqu	(%rcx), %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$0, 592(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 592(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 720(%rdi), %xmm1, %xmm1
+	vmovdqu	16(%rcx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 608(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 608(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 736(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpslldq	$8, %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm1
+	addq	$32, %rcx
+	subq	$32, %rdx
+.Laesgen_aesni_gcm_siv_open_polyval2_done:
 .Laesgen_aesni_gcm_siv_open_polyval1:
 	cmpq	$16, %rdx
 	jb	.Laesgen_aesni_gcm_siv_open_polyval1_done
-	vmovdqu	(%rcx), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
+	vmovdqu	(%rcx), %xmm2
 	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$0, 608(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 608(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 736(%rdi), %xmm1, %xmm1
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpslldq	$8, %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm1
 	addq	$16, %rcx
 	subq	$16, %rdx
-	jmp	.Laesgen_aesni_gcm_siv_open_polyval1
 .Laesgen_aesni_gcm_siv_open_polyval1_done:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_siv_open_polyval_end
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 752(%rdi)
-	leaq	752(%rdi), %r9
+	vpxor	%xmm2, %xmm2, %xmm2
+	vmovdqa	%xmm2, 752(%rdi)
+	leaq	752(%rdi), %r10
 	testq	$8, %rdx
-	je	.Laesgen_aesni_gcm_siv_open_no8_2
-	movq	(%rcx), %r10
-	movq	%r10, (%r9)
+	je	.Laesgen_aesni_gcm_siv_open_no8
+	movq	(%rcx), %r11
+	movq	%r11, (%r10)
 	addq	$8, %rcx
-	addq	$8, %r9
-.Laesgen_aesni_gcm_siv_open_no8_2:
+	addq	$8, %r10
+.Laesgen_aesni_gcm_siv_open_no8:
 	testq	$4, %rdx
-	je	.Laesgen_aesni_gcm_siv_open_no4_2
-	movl	(%rcx), %r10d
-	movl	%r10d, (%r9)
+	je	.Laesgen_aesni_gcm_siv_open_no4
+	movl	(%rcx), %r11d
+	movl	%r11d, (%r10)
 	addq	$4, %rcx
-	addq	$4, %r9
-.Laesgen_aesni_gcm_siv_open_no4_2:
+	addq	$4, %r10
+.Laesgen_aesni_gcm_siv_open_no4:
 	testq	$2, %rdx
-	je	.Laesgen_aesni_gcm_siv_open_no2_2
-	movzbl	(%rcx), %r10d
-	movb	%r10b, (%r9)
-	movzbl	1(%rcx), %r10d
-	movb	%r10b, 1(%r9)
+	je	.Laesgen_aesni_gcm_siv_open_no2
+	movzbl	(%rcx), %r11d
+	movb	%r11b, (%r10)
+	movzbl	1(%rcx), %r11d
+	movb	%r11b, 1(%r10)
 	addq	$2, %rcx
-	addq	$2, %r9
-.Laesgen_aesni_gcm_siv_open_no2_2:
+	addq	$2, %r10
+.Laesgen_aesni_gcm_siv_open_no2:
 	testq	$1, %rdx
-	je	.Laesgen_aesni_gcm_siv_open_no1_2
-	movzbl	(%rcx), %r10d
-	movb	%r10b, (%r9)
-.Laesgen_aesni_gcm_siv_open_no1_2:
-	vmovdqu	752(%rdi), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
+	je	.Laesgen_aesni_gcm_siv_open_no1
+	movzbl	(%rcx), %r11d
+	movb	%r11b, (%r10)
+.Laesgen_aesni_gcm_siv_open_no1:
+	vmovdqu	752(%rdi), %xmm2
 	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$0, 608(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 608(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 736(%rdi), %xmm1, %xmm1
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpslldq	$8, %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm1
 .Laesgen_aesni_gcm_siv_open_polyval_end:
 	movq	24(%rsp), %rcx
-	movq	16(%rsp), %rdx
+	movq	32(%rsp), %rdx
+	leaq	256(%rdi), %r10
+	vpor	.Laesgen_aesni_gcm_siv_open_set_top(%rip), %xmm0, %xmm0
+	movq	%rdx, %r11
+	movq	%rcx, %rbx
+.Laesgen_aesni_gcm_siv_open_ctr8_256:
+	cmpq	$128, %rbx
+	jb	.Laesgen_aesni_gcm_siv_open_ctr8_done256
+	vmovdqa	%xmm0, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_1x1(%rip), %xmm0, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_2x1(%rip), %xmm0, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_3x1(%rip), %xmm0, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_4x1(%rip), %xmm0, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_5x1(%rip), %xmm0, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_6x1(%rip), %xmm0, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_7x1(%rip), %xmm0, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_8x1(%rip), %xmm0, %xmm0
+	vmovdqa	(%r10), %xmm10
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	16(%r10), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	32(%r10), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	48(%r10), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	64(%r10), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	80(%r10), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	96(%r10), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	112(%r10), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	128(%r10), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	144(%r10), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	160(%r10), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	176(%r10), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	192(%r10), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	208(%r10), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	224(%r10), %xmm10
+	vaesenclast	%xmm10, %xmm2, %xmm2
+	vaesenclast	%xmm10, %xmm3, %xmm3
+	vaesenclast	%xmm10, %xmm4, %xmm4
+	vaesenclast	%xmm10, %xmm5, %xmm5
+	vaesenclast	%xmm10, %xmm6, %xmm6
+	vaesenclast	%xmm10, %xmm7, %xmm7
+	vaesenclast	%xmm10, %xmm8, %xmm8
+	vaesenclast	%xmm10, %xmm9, %xmm9
+	vpxor	(%r9), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%r11)
+	vpxor	16(%r9), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%r11)
+	vpxor	32(%r9), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%r11)
+	vpxor	48(%r9), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%r11)
+	vpxor	64(%r9), %xmm6, %xmm6
+	vmovdqu	%xmm6, 64(%r11)
+	vpxor	80(%r9), %xmm7, %xmm7
+	vmovdqu	%xmm7, 80(%r11)
+	vpxor	96(%r9), %xmm8, %xmm8
+	vmovdqu	%xmm8, 96(%r11)
+	vpxor	112(%r9), %xmm9, %xmm9
+	vmovdqu	%xmm9, 112(%r11)
+	addq	$128, %r9
+	addq	$128, %r11
+	subq	$128, %rbx
+	jmp	.Laesgen_aesni_gcm_siv_open_ctr8_256
+.Laesgen_aesni_gcm_siv_open_ctr8_done256:
+.Laesgen_aesni_gcm_siv_open_ctr_small256:
+	cmpq	$64, %rbx
+	jb	.Laesgen_aesni_gcm_siv_open_ctr4_done256
+	vmovdqa	%xmm0, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_1x1(%rip), %xmm0, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_2x1(%rip), %xmm0, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_3x1(%rip), %xmm0, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_4x1(%rip), %xmm0, %xmm0
+	vmovdqa	(%r10), %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm5, %xmm5
+	vmovdqa	16(%r10), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	32(%r10), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	48(%r10), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	64(%r10), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	80(%r10), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	96(%r10), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	112(%r10), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	128(%r10), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	144(%r10), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	160(%r10), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	176(%r10), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	192(%r10), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	208(%r10), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	224(%r10), %xmm6
+	vaesenclast	%xmm6, %xmm2, %xmm2
+	vaesenclast	%xmm6, %xmm3, %xmm3
+	vaesenclast	%xmm6, %xmm4, %xmm4
+	vaesenclast	%xmm6, %xmm5, %xmm5
+	vpxor	(%r9), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%r11)
+	vpxor	16(%r9), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%r11)
+	vpxor	32(%r9), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%r11)
+	vpxor	48(%r9), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%r11)
+	addq	$64, %r9
+	addq	$64, %r11
+	subq	$64, %rbx
+.Laesgen_aesni_gcm_siv_open_ctr4_done256:
+	cmpq	$32, %rbx
+	jb	.Laesgen_aesni_gcm_siv_open_ctr2_done256
+	vmovdqa	%xmm0, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_1x1(%rip), %xmm0, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_2x1(%rip), %xmm0, %xmm0
+	vmovdqa	(%r10), %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	16(%r10), %xmm4
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	32(%r10), %xmm4
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	48(%r10), %xmm4
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	64(%r10), %xmm4
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	80(%r10), %xmm4
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	96(%r10), %xmm4
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	112(%r10), %xmm4
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	128(%r10), %xmm4
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	144(%r10), %xmm4
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	160(%r10), %xmm4
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	176(%r10), %xmm4
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	192(%r10), %xmm4
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	208(%r10), %xmm4
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	224(%r10), %xmm4
+	vaesenclast	%xmm4, %xmm2, %xmm2
+	vaesenclast	%xmm4, %xmm3, %xmm3
+	vpxor	(%r9), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%r11)
+	vpxor	16(%r9), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%r11)
+	addq	$32, %r9
+	addq	$32, %r11
+	subq	$32, %rbx
+.Laesgen_aesni_gcm_siv_open_ctr2_done256:
+	cmpq	$16, %rbx
+	jb	.Laesgen_aesni_gcm_siv_open_ctr1_done256
+	vmovdqa	%xmm0, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_1x1(%rip), %xmm0, %xmm0
+	vmovdqa	(%r10), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%r10), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%r10), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	48(%r10), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	64(%r10), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	80(%r10), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	96(%r10), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	112(%r10), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	128(%r10), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	144(%r10), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	160(%r10), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	176(%r10), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	192(%r10), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	208(%r10), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	224(%r10), %xmm3
+	vaesenclast	%xmm3, %xmm2, %xmm2
+	vpxor	(%r9), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%r11)
+	addq	$16, %r9
+	addq	$16, %r11
+	subq	$16, %rbx
+.Laesgen_aesni_gcm_siv_open_ctr1_done256:
+	testq	%rbx, %rbx
+	je	.Laesgen_aesni_gcm_siv_open_ctr_end256
+	vmovdqa	(%r10), %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vmovdqa	16(%r10), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vmovdqa	32(%r10), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vmovdqa	48(%r10), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vmovdqa	64(%r10), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vmovdqa	80(%r10), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vmovdqa	96(%r10), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vmovdqa	112(%r10), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vmovdqa	128(%r10), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vmovdqa	144(%r10), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vmovdqa	160(%r10), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vmovdqa	176(%r10), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vmovdqa	192(%r10), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vmovdqa	208(%r10), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vmovdqa	224(%r10), %xmm2
+	vaesenclast	%xmm2, %xmm0, %xmm0
+	vmovdqa	%xmm0, 752(%rdi)
+	leaq	752(%rdi), %r10
+	testq	$8, %rbx
+	je	.Laesgen_aesni_gcm_siv_open_no8_2
+	movq	(%r9), %rbp
+	xorq	(%r10), %rbp
+	movq	%rbp, (%r11)
+	addq	$8, %r9
+	addq	$8, %r11
+	addq	$8, %r10
+.Laesgen_aesni_gcm_siv_open_no8_2:
+	testq	$4, %rbx
+	je	.Laesgen_aesni_gcm_siv_open_no4_2
+	movl	(%r9), %ebp
+	xorl	(%r10), %ebp
+	movl	%ebp, (%r11)
+	addq	$4, %r9
+	addq	$4, %r11
+	addq	$4, %r10
+.Laesgen_aesni_gcm_siv_open_no4_2:
+	testq	$2, %rbx
+	je	.Laesgen_aesni_gcm_siv_open_no2_2
+	movzbl	(%r9), %ebp
+	xorb	(%r10), %bpl
+	movb	%bpl, (%r11)
+	movzbl	1(%r9), %ebp
+	xorb	1(%r10), %bpl
+	movb	%bpl, 1(%r11)
+	addq	$2, %r9
+	addq	$2, %r11
+	addq	$2, %r10
+.Laesgen_aesni_gcm_siv_open_no2_2:
+	testq	$1, %rbx
+	je	.Laesgen_aesni_gcm_siv_open_no1_2
+	movzbl	(%r9), %ebp
+	xorb	(%r10), %bpl
+	movb	%bpl, (%r11)
+.Laesgen_aesni_gcm_siv_open_no1_2:
+.Laesgen_aesni_gcm_siv_open_ctr_end256:
 .Laesgen_aesni_gcm_siv_open_polyval8_2:
-	cmpq	$128, %rdx
+	cmpq	$128, %rcx
 	jb	.Laesgen_aesni_gcm_siv_open_polyval8_done_2
-	vmovdqu	(%rcx), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
+	vmovdqu	(%rdx), %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 624(%rdi), %xmm0, %xmm0
-	vmovdqu	16(%rcx), %xmm3
+	vpshufd	$78, %xmm0, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$17, 496(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 624(%rdi), %xmm1, %xmm1
+	vmovdqu	16(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 512(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 512(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 640(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	32(%rcx), %xmm3
+	vpclmulqdq	$0, 640(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vmovdqu	32(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 528(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 528(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 656(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	48(%rcx), %xmm3
+	vpclmulqdq	$0, 656(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vmovdqu	48(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 544(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 544(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 672(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	64(%rcx), %xmm3
+	vpclmulqdq	$0, 672(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vmovdqu	64(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 560(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 560(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 688(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	80(%rcx), %xmm3
+	vpclmulqdq	$0, 688(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vmovdqu	80(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 576(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 576(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 704(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	96(%rcx), %xmm3
+	vpclmulqdq	$0, 704(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vmovdqu	96(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 592(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 592(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	112(%rcx), %xmm3
+	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vmovdqu	112(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 608(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 608(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
+	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpslldq	$8, %xmm1, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm1, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
 	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
 	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
-	addq	$128, %rcx
-	subq	$128, %rdx
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm1
+	addq	$128, %rdx
+	subq	$128, %rcx
 	jmp	.Laesgen_aesni_gcm_siv_open_polyval8_2
 .Laesgen_aesni_gcm_siv_open_polyval8_done_2:
-.Laesgen_aesni_gcm_siv_open_polyval1_2:
-	cmpq	$16, %rdx
-	jb	.Laesgen_aesni_gcm_siv_open_polyval1_done_2
-	vmovdqu	(%rcx), %xmm1
+.Laesgen_aesni_gcm_siv_open_polyval4_2:
+	cmpq	$64, %rcx
+	jb	.Laesgen_aesni_gcm_siv_open_polyval4_done_2
+	vmovdqu	(%rdx), %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpshufd	$78, %xmm0, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
+	vpclmulqdq	$0, 560(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$17, 560(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 688(%rdi), %xmm1, %xmm1
+	vmovdqu	16(%rdx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 576(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 576(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$0, 704(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vmovdqu	32(%rdx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 592(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 592(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vmovdqu	48(%rdx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 608(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 608(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpslldq	$8, %xmm1, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm1, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
 	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
 	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
-	addq	$16, %rcx
-	subq	$16, %rdx
-	jmp	.Laesgen_aesni_gcm_siv_open_polyval1_2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm1
+	addq	$64, %rdx
+	subq	$64, %rcx
+.Laesgen_aesni_gcm_siv_open_polyval4_done_2:
+.Laesgen_aesni_gcm_siv_open_polyval2_2:
+	cmpq	$32, %rcx
+	jb	.Laesgen_aesni_gcm_siv_open_polyval2_done_2
+	vmovdqu	(%rdx), %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpshufd	$78, %xmm0, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$0, 592(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$17, 592(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 720(%rdi), %xmm1, %xmm1
+	vmovdqu	16(%rdx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 608(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 608(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpslldq	$8, %xmm1, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm1, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm1
+	addq	$32, %rdx
+	subq	$32, %rcx
+.Laesgen_aesni_gcm_siv_open_polyval2_done_2:
+.Laesgen_aesni_gcm_siv_open_polyval1_2:
+	cmpq	$16, %rcx
+	jb	.Laesgen_aesni_gcm_siv_open_polyval1_done_2
+	vmovdqu	(%rdx), %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpshufd	$78, %xmm0, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$0, 608(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$17, 608(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 736(%rdi), %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpslldq	$8, %xmm1, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm1, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm1
+	addq	$16, %rdx
+	subq	$16, %rcx
 .Laesgen_aesni_gcm_siv_open_polyval1_done_2:
-	testq	%rdx, %rdx
+	testq	%rcx, %rcx
 	je	.Laesgen_aesni_gcm_siv_open_polyval_end_2
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 752(%rdi)
+	vpxor	%xmm0, %xmm0, %xmm0
+	vmovdqa	%xmm0, 752(%rdi)
 	leaq	752(%rdi), %r9
-	testq	$8, %rdx
+	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_siv_open_no8_3
-	movq	(%rcx), %r10
+	movq	(%rdx), %r10
 	movq	%r10, (%r9)
-	addq	$8, %rcx
+	addq	$8, %rdx
 	addq	$8, %r9
 .Laesgen_aesni_gcm_siv_open_no8_3:
-	testq	$4, %rdx
+	testq	$4, %rcx
 	je	.Laesgen_aesni_gcm_siv_open_no4_3
-	movl	(%rcx), %r10d
+	movl	(%rdx), %r10d
 	movl	%r10d, (%r9)
-	addq	$4, %rcx
+	addq	$4, %rdx
 	addq	$4, %r9
 .Laesgen_aesni_gcm_siv_open_no4_3:
-	testq	$2, %rdx
+	testq	$2, %rcx
 	je	.Laesgen_aesni_gcm_siv_open_no2_3
-	movzbl	(%rcx), %r10d
+	movzbl	(%rdx), %r10d
 	movb	%r10b, (%r9)
-	movzbl	1(%rcx), %r10d
+	movzbl	1(%rdx), %r10d
 	movb	%r10b, 1(%r9)
-	addq	$2, %rcx
+	addq	$2, %rdx
 	addq	$2, %r9
 .Laesgen_aesni_gcm_siv_open_no2_3:
-	testq	$1, %rdx
+	testq	$1, %rcx
 	je	.Laesgen_aesni_gcm_siv_open_no1_3
-	movzbl	(%rcx), %r10d
+	movzbl	(%rdx), %r10d
 	movb	%r10b, (%r9)
 .Laesgen_aesni_gcm_siv_open_no1_3:
-	vmovdqu	752(%rdi), %xmm1
+	vmovdqu	752(%rdi), %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpshufd	$78, %xmm0, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
+	vpclmulqdq	$0, 608(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$17, 608(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 736(%rdi), %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpslldq	$8, %xmm1, %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpsrldq	$8, %xmm1, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
 	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
 	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm1
 .Laesgen_aesni_gcm_siv_open_polyval_end_2:
-	movq	16(%rsp), %rcx
+	movq	24(%rsp), %rcx
 	shlq	$3, %r8
 	shlq	$3, %rcx
-	vmovq	%r8, %xmm1
+	vmovq	%r8, %xmm0
 	vmovq	%rcx, %xmm2
-	vpunpcklqdq	%xmm2, %xmm1, %xmm1
+	vpunpcklqdq	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 608(%rdi), %xmm0, %xmm1
+	vpclmulqdq	$17, 608(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$1, 608(%rdi), %xmm0, %xmm3
+	vpclmulqdq	$16, 608(%rdi), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpslldq	$8, %xmm3, %xmm0
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 608(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 608(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	movq	32(%rsp), %rcx
-	movq	40(%rsp), %rdx
-	vmovd	8(%rsi), %xmm1
-	vpslldq	$8, %xmm1, %xmm1
+	vpsrldq	$8, %xmm3, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
+	vpshufd	$78, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
+	vpshufd	$78, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	movq	40(%rsp), %rcx
+	movq	48(%rsp), %rdx
+	vmovd	8(%rsi), %xmm0
+	vpslldq	$8, %xmm0, %xmm0
 	movq	(%rsi), %rsi
 	vmovq	%rsi, %xmm2
-	vpor	%xmm2, %xmm1, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
+	vpor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm1, %xmm0
 	vpand	.Laesgen_aesni_gcm_siv_open_clear_top(%rip), %xmm0, %xmm0
 	leaq	256(%rdi), %rsi
 	vmovdqa	(%rsi), %xmm1
@@ -4009,744 +4980,1041 @@ aesgen_aesni_gcm_siv_open:
 	vpshufd	$78, %xmm0, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
 	vmovdqa	%xmm2, 720(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm0, %xmm2
-	vpclmulqdq	$17, %xmm1, %xmm0, %xmm3
-	vpclmulqdq	$1, %xmm1, %xmm0, %xmm4
-	vpclmulqdq	$16, %xmm1, %xmm0, %xmm0
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm4
 	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm4
 	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
 	vmovdqa	%xmm2, 576(%rdi)
-	vpshufd	$78, %xmm2, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 704(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm2, %xmm0
-	vpclmulqdq	$17, %xmm1, %xmm2, %xmm3
-	vpclmulqdq	$1, %xmm1, %xmm2, %xmm4
-	vpclmulqdq	$16, %xmm1, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
+	vpshufd	$78, %xmm2, %xmm3
 	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqa	%xmm0, 560(%rdi)
-	vpshufd	$78, %xmm0, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, 688(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm0, %xmm2
-	vpclmulqdq	$17, %xmm1, %xmm0, %xmm3
-	vpclmulqdq	$1, %xmm1, %xmm0, %xmm4
-	vpclmulqdq	$16, %xmm1, %xmm0, %xmm0
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 544(%rdi)
-	vpshufd	$78, %xmm2, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 672(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm2, %xmm0
-	vpclmulqdq	$17, %xmm1, %xmm2, %xmm3
-	vpclmulqdq	$1, %xmm1, %xmm2, %xmm4
-	vpclmulqdq	$16, %xmm1, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm2
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqa	%xmm0, 528(%rdi)
-	vpshufd	$78, %xmm0, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, 656(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm0, %xmm2
-	vpclmulqdq	$17, %xmm1, %xmm0, %xmm3
-	vpclmulqdq	$1, %xmm1, %xmm0, %xmm4
-	vpclmulqdq	$16, %xmm1, %xmm0, %xmm0
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 512(%rdi)
-	vpshufd	$78, %xmm2, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 640(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm2, %xmm0
-	vpclmulqdq	$17, %xmm1, %xmm2, %xmm3
-	vpclmulqdq	$1, %xmm1, %xmm2, %xmm4
-	vpclmulqdq	$16, %xmm1, %xmm2, %xmm1
+	vmovdqa	%xmm3, 704(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm0, %xmm3
+	vpclmulqdq	$17, %xmm0, %xmm0, %xmm4
+	vpclmulqdq	$1, %xmm0, %xmm0, %xmm5
+	vpclmulqdq	$16, %xmm0, %xmm0, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vpslldq	$8, %xmm5, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpsrldq	$8, %xmm5, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm5
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm5
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	%xmm3, 560(%rdi)
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vmovdqa	%xmm4, 688(%rdi)
+	vpclmulqdq	$0, %xmm3, %xmm1, %xmm4
+	vpclmulqdq	$17, %xmm3, %xmm1, %xmm5
+	vpclmulqdq	$1, %xmm3, %xmm1, %xmm6
+	vpclmulqdq	$16, %xmm3, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm6, %xmm6
+	vpslldq	$8, %xmm6, %xmm1
 	vpxor	%xmm1, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm1
+	vpsrldq	$8, %xmm6, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm1
+	vpshufd	$78, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm1
+	vpshufd	$78, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm4, %xmm4
+	vmovdqa	%xmm4, 544(%rdi)
+	vpshufd	$78, %xmm4, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vmovdqa	%xmm1, 672(%rdi)
+	vpclmulqdq	$0, %xmm3, %xmm0, %xmm1
+	vpclmulqdq	$17, %xmm3, %xmm0, %xmm4
+	vpclmulqdq	$1, %xmm3, %xmm0, %xmm5
+	vpclmulqdq	$16, %xmm3, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpslldq	$8, %xmm5, %xmm0
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpsrldq	$8, %xmm5, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
+	vpshufd	$78, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
+	vpshufd	$78, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vmovdqa	%xmm1, 528(%rdi)
+	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm1
+	vmovdqa	%xmm0, 656(%rdi)
+	vpclmulqdq	$0, %xmm3, %xmm2, %xmm0
+	vpclmulqdq	$17, %xmm3, %xmm2, %xmm1
+	vpclmulqdq	$1, %xmm3, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm3, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm2
 	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm1
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm2
 	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	%xmm0, 512(%rdi)
+	vpshufd	$78, %xmm0, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vmovdqa	%xmm1, 640(%rdi)
+	vpclmulqdq	$0, %xmm3, %xmm3, %xmm0
+	vpclmulqdq	$17, %xmm3, %xmm3, %xmm1
+	vpclmulqdq	$1, %xmm3, %xmm3, %xmm2
+	vpclmulqdq	$16, %xmm3, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpslldq	$8, %xmm2, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpsrldq	$8, %xmm2, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	%xmm0, 496(%rdi)
 	vpshufd	$78, %xmm0, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vmovdqa	%xmm1, 624(%rdi)
-	movq	32(%rsp), %rdx
+	movq	40(%rsp), %rdx
 	vmovdqu	(%rdx), %xmm0
-	movq	16(%rsp), %rdx
-	movq	24(%rsp), %r10
-	leaq	256(%rdi), %r11
-	vpor	.Laesgen_aesni_gcm_siv_open_set_top(%rip), %xmm0, %xmm0
-.Laesgen_aesni_gcm_siv_open_ctr8_128:
-	cmpq	$128, %rdx
-	jb	.Laesgen_aesni_gcm_siv_open_ctr8_done128
-	vmovdqa	%xmm0, %xmm1
-	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_1(%rip), %xmm0, %xmm2
-	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_2(%rip), %xmm0, %xmm3
-	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_3(%rip), %xmm0, %xmm4
-	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_4(%rip), %xmm0, %xmm5
-	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_5(%rip), %xmm0, %xmm6
-	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_6(%rip), %xmm0, %xmm7
-	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_7(%rip), %xmm0, %xmm8
-	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_8(%rip), %xmm0, %xmm0
-	vmovdqa	(%r11), %xmm9
-	vpxor	%xmm9, %xmm1, %xmm1
-	vpxor	%xmm9, %xmm2, %xmm2
-	vpxor	%xmm9, %xmm3, %xmm3
-	vpxor	%xmm9, %xmm4, %xmm4
-	vpxor	%xmm9, %xmm5, %xmm5
-	vpxor	%xmm9, %xmm6, %xmm6
-	vpxor	%xmm9, %xmm7, %xmm7
-	vpxor	%xmm9, %xmm8, %xmm8
-	vmovdqa	16(%r11), %xmm9
-	vaesenc	%xmm9, %xmm1, %xmm1
-	vaesenc	%xmm9, %xmm2, %xmm2
-	vaesenc	%xmm9, %xmm3, %xmm3
-	vaesenc	%xmm9, %xmm4, %xmm4
-	vaesenc	%xmm9, %xmm5, %xmm5
-	vaesenc	%xmm9, %xmm6, %xmm6
-	vaesenc	%xmm9, %xmm7, %xmm7
-	vaesenc	%xmm9, %xmm8, %xmm8
-	vmovdqa	32(%r11), %xmm9
-	vaesenc	%xmm9, %xmm1, %xmm1
-	vaesenc	%xmm9, %xmm2, %xmm2
-	vaesenc	%xmm9, %xmm3, %xmm3
-	vaesenc	%xmm9, %xmm4, %xmm4
-	vaesenc	%xmm9, %xmm5, %xmm5
-	vaesenc	%xmm9, %xmm6, %xmm6
-	vaesenc	%xmm9, %xmm7, %xmm7
-	vaesenc	%xmm9, %xmm8, %xmm8
-	vmovdqa	48(%r11), %xmm9
-	vaesenc	%xmm9, %xmm1, %xmm1
-	vaesenc	%xmm9, %xmm2, %xmm2
-	vaesenc	%xmm9, %xmm3, %xmm3
-	vaesenc	%xmm9, %xmm4, %xmm4
-	vaesenc	%xmm9, %xmm5, %xmm5
-	vaesenc	%xmm9, %xmm6, %xmm6
-	vaesenc	%xmm9, %xmm7, %xmm7
-	vaesenc	%xmm9, %xmm8, %xmm8
-	vmovdqa	64(%r11), %xmm9
-	vaesenc	%xmm9, %xmm1, %xmm1
-	vaesenc	%xmm9, %xmm2, %xmm2
-	vaesenc	%xmm9, %xmm3, %xmm3
-	vaesenc	%xmm9, %xmm4, %xmm4
-	vaesenc	%xmm9, %xmm5, %xmm5
-	vaesenc	%xmm9, %xmm6, %xmm6
-	vaesenc	%xmm9, %xmm7, %xmm7
-	vaesenc	%xmm9, %xmm8, %xmm8
-	vmovdqa	80(%r11), %xmm9
-	vaesenc	%xmm9, %xmm1, %xmm1
-	vaesenc	%xmm9, %xmm2, %xmm2
-	vaesenc	%xmm9, %xmm3, %xmm3
-	vaesenc	%xmm9, %xmm4, %xmm4
-	vaesenc	%xmm9, %xmm5, %xmm5
-	vaesenc	%xmm9, %xmm6, %xmm6
-	vaesenc	%xmm9, %xmm7, %xmm7
-	vaesenc	%xmm9, %xmm8, %xmm8
-	vmovdqa	96(%r11), %xmm9
-	vaesenc	%xmm9, %xmm1, %xmm1
-	vaesenc	%xmm9, %xmm2, %xmm2
-	vaesenc	%xmm9, %xmm3, %xmm3
-	vaesenc	%xmm9, %xmm4, %xmm4
-	vaesenc	%xmm9, %xmm5, %xmm5
-	vaesenc	%xmm9, %xmm6, %xmm6
-	vaesenc	%xmm9, %xmm7, %xmm7
-	vaesenc	%xmm9, %xmm8, %xmm8
-	vmovdqa	112(%r11), %xmm9
-	vaesenc	%xmm9, %xmm1, %xmm1
-	vaesenc	%xmm9, %xmm2, %xmm2
-	vaesenc	%xmm9, %xmm3, %xmm3
-	vaesenc	%xmm9, %xmm4, %xmm4
-	vaesenc	%xmm9, %xmm5, %xmm5
-	vaesenc	%xmm9, %xmm6, %xmm6
-	vaesenc	%xmm9, %xmm7, %xmm7
-	vaesenc	%xmm9, %xmm8, %xmm8
-	vmovdqa	128(%r11), %xmm9
-	vaesenc	%xmm9, %xmm1, %xmm1
-	vaesenc	%xmm9, %xmm2, %xmm2
-	vaesenc	%xmm9, %xmm3, %xmm3
-	vaesenc	%xmm9, %xmm4, %xmm4
-	vaesenc	%xmm9, %xmm5, %xmm5
-	vaesenc	%xmm9, %xmm6, %xmm6
-	vaesenc	%xmm9, %xmm7, %xmm7
-	vaesenc	%xmm9, %xmm8, %xmm8
-	vmovdqa	144(%r11), %xmm9
-	vaesenc	%xmm9, %xmm1, %xmm1
-	vaesenc	%xmm9, %xmm2, %xmm2
-	vaesenc	%xmm9, %xmm3, %xmm3
-	vaesenc	%xmm9, %xmm4, %xmm4
-	vaesenc	%xmm9, %xmm5, %xmm5
-	vaesenc	%xmm9, %xmm6, %xmm6
-	vaesenc	%xmm9, %xmm7, %xmm7
-	vaesenc	%xmm9, %xmm8, %xmm8
-	vmovdqa	160(%r11), %xmm9
-	vaesenclast	%xmm9, %xmm1, %xmm1
-	vaesenclast	%xmm9, %xmm2, %xmm2
-	vaesenclast	%xmm9, %xmm3, %xmm3
-	vaesenclast	%xmm9, %xmm4, %xmm4
-	vaesenclast	%xmm9, %xmm5, %xmm5
-	vaesenclast	%xmm9, %xmm6, %xmm6
-	vaesenclast	%xmm9, %xmm7, %xmm7
-	vaesenclast	%xmm9, %xmm8, %xmm8
-	vpxor	(%r9), %xmm1, %xmm1
-	vmovdqu	%xmm1, (%r10)
-	vpxor	16(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, 16(%r10)
-	vpxor	32(%r9), %xmm3, %xmm3
-	vmovdqu	%xmm3, 32(%r10)
-	vpxor	48(%r9), %xmm4, %xmm4
-	vmovdqu	%xmm4, 48(%r10)
-	vpxor	64(%r9), %xmm5, %xmm5
-	vmovdqu	%xmm5, 64(%r10)
-	vpxor	80(%r9), %xmm6, %xmm6
-	vmovdqu	%xmm6, 80(%r10)
-	vpxor	96(%r9), %xmm7, %xmm7
-	vmovdqu	%xmm7, 96(%r10)
-	vpxor	112(%r9), %xmm8, %xmm8
-	vmovdqu	%xmm8, 112(%r10)
-	addq	$128, %r9
-	addq	$128, %r10
-	subq	$128, %rdx
-	jmp	.Laesgen_aesni_gcm_siv_open_ctr8_128
-.Laesgen_aesni_gcm_siv_open_ctr8_done128:
-.Laesgen_aesni_gcm_siv_open_ctr1_128:
-	cmpq	$16, %rdx
-	jb	.Laesgen_aesni_gcm_siv_open_ctr1_done128
-	vmovdqa	%xmm0, %xmm1
-	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_1(%rip), %xmm0, %xmm0
-	vmovdqa	(%r11), %xmm2
-	vpxor	%xmm2, %xmm1, %xmm1
-	vmovdqa	16(%r11), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	32(%r11), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	48(%r11), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	64(%r11), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	80(%r11), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	96(%r11), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	112(%r11), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	128(%r11), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	144(%r11), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	160(%r11), %xmm2
-	vaesenclast	%xmm2, %xmm1, %xmm1
-	vpxor	(%r9), %xmm1, %xmm1
-	vmovdqu	%xmm1, (%r10)
-	addq	$16, %r9
-	addq	$16, %r10
-	subq	$16, %rdx
-	jmp	.Laesgen_aesni_gcm_siv_open_ctr1_128
-.Laesgen_aesni_gcm_siv_open_ctr1_done128:
-	testq	%rdx, %rdx
-	je	.Laesgen_aesni_gcm_siv_open_ctr_end128
-	vmovdqa	(%r11), %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	16(%r11), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	32(%r11), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	48(%r11), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	64(%r11), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	80(%r11), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	96(%r11), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	112(%r11), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	128(%r11), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	144(%r11), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	160(%r11), %xmm1
-	vaesenclast	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 752(%rdi)
-	leaq	752(%rdi), %r11
-	testq	$8, %rdx
-	je	.Laesgen_aesni_gcm_siv_open_no8_4
-	movq	(%r9), %rbx
-	xorq	(%r11), %rbx
-	movq	%rbx, (%r10)
-	addq	$8, %r9
-	addq	$8, %r10
-	addq	$8, %r11
-.Laesgen_aesni_gcm_siv_open_no8_4:
-	testq	$4, %rdx
-	je	.Laesgen_aesni_gcm_siv_open_no4_4
-	movl	(%r9), %ebx
-	xorl	(%r11), %ebx
-	movl	%ebx, (%r10)
-	addq	$4, %r9
-	addq	$4, %r10
-	addq	$4, %r11
-.Laesgen_aesni_gcm_siv_open_no4_4:
-	testq	$2, %rdx
-	je	.Laesgen_aesni_gcm_siv_open_no2_4
-	movzbl	(%r9), %ebx
-	xorb	(%r11), %bl
-	movb	%bl, (%r10)
-	movzbl	1(%r9), %ebx
-	xorb	1(%r11), %bl
-	movb	%bl, 1(%r10)
-	addq	$2, %r9
-	addq	$2, %r10
-	addq	$2, %r11
-.Laesgen_aesni_gcm_siv_open_no2_4:
-	testq	$1, %rdx
-	je	.Laesgen_aesni_gcm_siv_open_no1_4
-	movzbl	(%r9), %ebx
-	xorb	(%r11), %bl
-	movb	%bl, (%r10)
-.Laesgen_aesni_gcm_siv_open_no1_4:
-.Laesgen_aesni_gcm_siv_open_ctr_end128:
-	vpxor	%xmm0, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm1, %xmm1
 	movq	%r8, %rdx
 .Laesgen_aesni_gcm_siv_open_polyval8_3:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_siv_open_polyval8_done_3
-	vmovdqu	(%rcx), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 624(%rdi), %xmm0, %xmm0
-	vmovdqu	16(%rcx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 512(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 512(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 640(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	32(%rcx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 528(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 528(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 656(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	48(%rcx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 544(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 544(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 672(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	64(%rcx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 560(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 560(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 688(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	80(%rcx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 576(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 576(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 704(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	96(%rcx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 592(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 592(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	112(%rcx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 608(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 608(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
+	vmovdqu	(%rcx), %xmm2
 	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 496(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 624(%rdi), %xmm1, %xmm1
+	vmovdqu	16(%rcx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 512(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 512(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 640(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vmovdqu	32(%rcx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 528(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 528(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 656(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vmovdqu	48(%rcx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 544(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 544(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 672(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vmovdqu	64(%rcx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 560(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 560(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 688(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vmovdqu	80(%rcx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 576(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 576(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 704(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vmovdqu	96(%rcx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 592(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 592(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 720(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vmovdqu	112(%rcx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 608(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 608(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 736(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpslldq	$8, %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm1
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_siv_open_polyval8_3
 .Laesgen_aesni_gcm_siv_open_polyval8_done_3:
+.Laesgen_aesni_gcm_siv_open_polyval4_3:
+	cmpq	$64, %rdx
+	jb	.Laesgen_aesni_gcm_siv_open_polyval4_done_3
+	vmovdqu	(%rcx), %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$0, 560(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 560(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 688(%rdi), %xmm1, %xmm1
+	vmovdqu	16(%rcx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 576(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 576(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 704(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vmovdqu	32(%rcx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 592(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 592(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 720(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vmovdqu	48(%rcx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 608(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 608(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 736(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpslldq	$8, %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm1
+	addq	$64, %rcx
+	subq	$64, %rdx
+.Laesgen_aesni_gcm_siv_open_polyval4_done_3:
+.Laesgen_aesni_gcm_siv_open_polyval2_3:
+	cmpq	$32, %rdx
+	jb	.Laesgen_aesni_gcm_siv_open_polyval2_done_3
+	vmovdqu	(%rcx), %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpshufd	$78, %xmm2, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$0, 592(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 592(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 720(%rdi), %xmm1, %xmm1
+	vmovdqu	16(%rcx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 608(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 608(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 736(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpslldq	$8, %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm1
+	addq	$32, %rcx
+	subq	$32, %rdx
+.Laesgen_aesni_gcm_siv_open_polyval2_done_3:
 .Laesgen_aesni_gcm_siv_open_polyval1_3:
 	cmpq	$16, %rdx
 	jb	.Laesgen_aesni_gcm_siv_open_polyval1_done_3
-	vmovdqu	(%rcx), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
+	vmovdqu	(%rcx), %xmm2
 	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$0, 608(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 608(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 736(%rdi), %xmm1, %xmm1
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpslldq	$8, %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm1
 	addq	$16, %rcx
 	subq	$16, %rdx
-	jmp	.Laesgen_aesni_gcm_siv_open_polyval1_3
 .Laesgen_aesni_gcm_siv_open_polyval1_done_3:
 	testq	%rdx, %rdx
 	je	.Laesgen_aesni_gcm_siv_open_polyval_end_3
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 752(%rdi)
-	leaq	752(%rdi), %r9
+	vpxor	%xmm2, %xmm2, %xmm2
+	vmovdqa	%xmm2, 752(%rdi)
+	leaq	752(%rdi), %r10
 	testq	$8, %rdx
-	je	.Laesgen_aesni_gcm_siv_open_no8_5
-	movq	(%rcx), %r10
-	movq	%r10, (%r9)
+	je	.Laesgen_aesni_gcm_siv_open_no8_4
+	movq	(%rcx), %r11
+	movq	%r11, (%r10)
 	addq	$8, %rcx
-	addq	$8, %r9
-.Laesgen_aesni_gcm_siv_open_no8_5:
+	addq	$8, %r10
+.Laesgen_aesni_gcm_siv_open_no8_4:
 	testq	$4, %rdx
-	je	.Laesgen_aesni_gcm_siv_open_no4_5
-	movl	(%rcx), %r10d
-	movl	%r10d, (%r9)
+	je	.Laesgen_aesni_gcm_siv_open_no4_4
+	movl	(%rcx), %r11d
+	movl	%r11d, (%r10)
 	addq	$4, %rcx
-	addq	$4, %r9
-.Laesgen_aesni_gcm_siv_open_no4_5:
+	addq	$4, %r10
+.Laesgen_aesni_gcm_siv_open_no4_4:
 	testq	$2, %rdx
-	je	.Laesgen_aesni_gcm_siv_open_no2_5
-	movzbl	(%rcx), %r10d
-	movb	%r10b, (%r9)
-	movzbl	1(%rcx), %r10d
-	movb	%r10b, 1(%r9)
+	je	.Laesgen_aesni_gcm_siv_open_no2_4
+	movzbl	(%rcx), %r11d
+	movb	%r11b, (%r10)
+	movzbl	1(%rcx), %r11d
+	movb	%r11b, 1(%r10)
 	addq	$2, %rcx
-	addq	$2, %r9
-.Laesgen_aesni_gcm_siv_open_no2_5:
+	addq	$2, %r10
+.Laesgen_aesni_gcm_siv_open_no2_4:
 	testq	$1, %rdx
-	je	.Laesgen_aesni_gcm_siv_open_no1_5
-	movzbl	(%rcx), %r10d
-	movb	%r10b, (%r9)
-.Laesgen_aesni_gcm_siv_open_no1_5:
-	vmovdqu	752(%rdi), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
+	je	.Laesgen_aesni_gcm_siv_open_no1_4
+	movzbl	(%rcx), %r11d
+	movb	%r11b, (%r10)
+.Laesgen_aesni_gcm_siv_open_no1_4:
+	vmovdqu	752(%rdi), %xmm2
 	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$0, 608(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 608(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 736(%rdi), %xmm1, %xmm1
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpslldq	$8, %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm1
 .Laesgen_aesni_gcm_siv_open_polyval_end_3:
 	movq	24(%rsp), %rcx
-	movq	16(%rsp), %rdx
+	movq	32(%rsp), %rdx
+	leaq	256(%rdi), %r10
+	vpor	.Laesgen_aesni_gcm_siv_open_set_top(%rip), %xmm0, %xmm0
+	movq	%rdx, %r11
+	movq	%rcx, %rbx
+.Laesgen_aesni_gcm_siv_open_ctr8_128:
+	cmpq	$128, %rbx
+	jb	.Laesgen_aesni_gcm_siv_open_ctr8_done128
+	vmovdqa	%xmm0, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_1x1(%rip), %xmm0, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_2x1(%rip), %xmm0, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_3x1(%rip), %xmm0, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_4x1(%rip), %xmm0, %xmm6
+	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_5x1(%rip), %xmm0, %xmm7
+	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_6x1(%rip), %xmm0, %xmm8
+	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_7x1(%rip), %xmm0, %xmm9
+	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_8x1(%rip), %xmm0, %xmm0
+	vmovdqa	(%r10), %xmm10
+	vpxor	%xmm10, %xmm2, %xmm2
+	vpxor	%xmm10, %xmm3, %xmm3
+	vpxor	%xmm10, %xmm4, %xmm4
+	vpxor	%xmm10, %xmm5, %xmm5
+	vpxor	%xmm10, %xmm6, %xmm6
+	vpxor	%xmm10, %xmm7, %xmm7
+	vpxor	%xmm10, %xmm8, %xmm8
+	vpxor	%xmm10, %xmm9, %xmm9
+	vmovdqa	16(%r10), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	32(%r10), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	48(%r10), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	64(%r10), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	80(%r10), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	96(%r10), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	112(%r10), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	128(%r10), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	144(%r10), %xmm10
+	vaesenc	%xmm10, %xmm2, %xmm2
+	vaesenc	%xmm10, %xmm3, %xmm3
+	vaesenc	%xmm10, %xmm4, %xmm4
+	vaesenc	%xmm10, %xmm5, %xmm5
+	vaesenc	%xmm10, %xmm6, %xmm6
+	vaesenc	%xmm10, %xmm7, %xmm7
+	vaesenc	%xmm10, %xmm8, %xmm8
+	vaesenc	%xmm10, %xmm9, %xmm9
+	vmovdqa	160(%r10), %xmm10
+	vaesenclast	%xmm10, %xmm2, %xmm2
+	vaesenclast	%xmm10, %xmm3, %xmm3
+	vaesenclast	%xmm10, %xmm4, %xmm4
+	vaesenclast	%xmm10, %xmm5, %xmm5
+	vaesenclast	%xmm10, %xmm6, %xmm6
+	vaesenclast	%xmm10, %xmm7, %xmm7
+	vaesenclast	%xmm10, %xmm8, %xmm8
+	vaesenclast	%xmm10, %xmm9, %xmm9
+	vpxor	(%r9), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%r11)
+	vpxor	16(%r9), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%r11)
+	vpxor	32(%r9), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%r11)
+	vpxor	48(%r9), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%r11)
+	vpxor	64(%r9), %xmm6, %xmm6
+	vmovdqu	%xmm6, 64(%r11)
+	vpxor	80(%r9), %xmm7, %xmm7
+	vmovdqu	%xmm7, 80(%r11)
+	vpxor	96(%r9), %xmm8, %xmm8
+	vmovdqu	%xmm8, 96(%r11)
+	vpxor	112(%r9), %xmm9, %xmm9
+	vmovdqu	%xmm9, 112(%r11)
+	addq	$128, %r9
+	addq	$128, %r11
+	subq	$128, %rbx
+	jmp	.Laesgen_aesni_gcm_siv_open_ctr8_128
+.Laesgen_aesni_gcm_siv_open_ctr8_done128:
+.Laesgen_aesni_gcm_siv_open_ctr_small128:
+	cmpq	$64, %rbx
+	jb	.Laesgen_aesni_gcm_siv_open_ctr4_done128
+	vmovdqa	%xmm0, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_1x1(%rip), %xmm0, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_2x1(%rip), %xmm0, %xmm4
+	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_3x1(%rip), %xmm0, %xmm5
+	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_4x1(%rip), %xmm0, %xmm0
+	vmovdqa	(%r10), %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm5, %xmm5
+	vmovdqa	16(%r10), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	32(%r10), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	48(%r10), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	64(%r10), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	80(%r10), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	96(%r10), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	112(%r10), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	128(%r10), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	144(%r10), %xmm6
+	vaesenc	%xmm6, %xmm2, %xmm2
+	vaesenc	%xmm6, %xmm3, %xmm3
+	vaesenc	%xmm6, %xmm4, %xmm4
+	vaesenc	%xmm6, %xmm5, %xmm5
+	vmovdqa	160(%r10), %xmm6
+	vaesenclast	%xmm6, %xmm2, %xmm2
+	vaesenclast	%xmm6, %xmm3, %xmm3
+	vaesenclast	%xmm6, %xmm4, %xmm4
+	vaesenclast	%xmm6, %xmm5, %xmm5
+	vpxor	(%r9), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%r11)
+	vpxor	16(%r9), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%r11)
+	vpxor	32(%r9), %xmm4, %xmm4
+	vmovdqu	%xmm4, 32(%r11)
+	vpxor	48(%r9), %xmm5, %xmm5
+	vmovdqu	%xmm5, 48(%r11)
+	addq	$64, %r9
+	addq	$64, %r11
+	subq	$64, %rbx
+.Laesgen_aesni_gcm_siv_open_ctr4_done128:
+	cmpq	$32, %rbx
+	jb	.Laesgen_aesni_gcm_siv_open_ctr2_done128
+	vmovdqa	%xmm0, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_1x1(%rip), %xmm0, %xmm3
+	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_2x1(%rip), %xmm0, %xmm0
+	vmovdqa	(%r10), %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	16(%r10), %xmm4
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	32(%r10), %xmm4
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	48(%r10), %xmm4
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	64(%r10), %xmm4
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	80(%r10), %xmm4
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	96(%r10), %xmm4
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	112(%r10), %xmm4
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	128(%r10), %xmm4
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	144(%r10), %xmm4
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	160(%r10), %xmm4
+	vaesenclast	%xmm4, %xmm2, %xmm2
+	vaesenclast	%xmm4, %xmm3, %xmm3
+	vpxor	(%r9), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%r11)
+	vpxor	16(%r9), %xmm3, %xmm3
+	vmovdqu	%xmm3, 16(%r11)
+	addq	$32, %r9
+	addq	$32, %r11
+	subq	$32, %rbx
+.Laesgen_aesni_gcm_siv_open_ctr2_done128:
+	cmpq	$16, %rbx
+	jb	.Laesgen_aesni_gcm_siv_open_ctr1_done128
+	vmovdqa	%xmm0, %xmm2
+	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_1x1(%rip), %xmm0, %xmm0
+	vmovdqa	(%r10), %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	16(%r10), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	32(%r10), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	48(%r10), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	64(%r10), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	80(%r10), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	96(%r10), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	112(%r10), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	128(%r10), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	144(%r10), %xmm3
+	vaesenc	%xmm3, %xmm2, %xmm2
+	vmovdqa	160(%r10), %xmm3
+	vaesenclast	%xmm3, %xmm2, %xmm2
+	vpxor	(%r9), %xmm2, %xmm2
+	vmovdqu	%xmm2, (%r11)
+	addq	$16, %r9
+	addq	$16, %r11
+	subq	$16, %rbx
+.Laesgen_aesni_gcm_siv_open_ctr1_done128:
+	testq	%rbx, %rbx
+	je	.Laesgen_aesni_gcm_siv_open_ctr_end128
+	vmovdqa	(%r10), %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vmovdqa	16(%r10), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vmovdqa	32(%r10), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vmovdqa	48(%r10), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vmovdqa	64(%r10), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vmovdqa	80(%r10), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vmovdqa	96(%r10), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vmovdqa	112(%r10), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vmovdqa	128(%r10), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vmovdqa	144(%r10), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vmovdqa	160(%r10), %xmm2
+	vaesenclast	%xmm2, %xmm0, %xmm0
+	vmovdqa	%xmm0, 752(%rdi)
+	leaq	752(%rdi), %r10
+	testq	$8, %rbx
+	je	.Laesgen_aesni_gcm_siv_open_no8_5
+	movq	(%r9), %rbp
+	xorq	(%r10), %rbp
+	movq	%rbp, (%r11)
+	addq	$8, %r9
+	addq	$8, %r11
+	addq	$8, %r10
+.Laesgen_aesni_gcm_siv_open_no8_5:
+	testq	$4, %rbx
+	je	.Laesgen_aesni_gcm_siv_open_no4_5
+	movl	(%r9), %ebp
+	xorl	(%r10), %ebp
+	movl	%ebp, (%r11)
+	addq	$4, %r9
+	addq	$4, %r11
+	addq	$4, %r10
+.Laesgen_aesni_gcm_siv_open_no4_5:
+	testq	$2, %rbx
+	je	.Laesgen_aesni_gcm_siv_open_no2_5
+	movzbl	(%r9), %ebp
+	xorb	(%r10), %bpl
+	movb	%bpl, (%r11)
+	movzbl	1(%r9), %ebp
+	xorb	1(%r10), %bpl
+	movb	%bpl, 1(%r11)
+	addq	$2, %r9
+	addq	$2, %r11
+	addq	$2, %r10
+.Laesgen_aesni_gcm_siv_open_no2_5:
+	testq	$1, %rbx
+	je	.Laesgen_aesni_gcm_siv_open_no1_5
+	movzbl	(%r9), %ebp
+	xorb	(%r10), %bpl
+	movb	%bpl, (%r11)
+.Laesgen_aesni_gcm_siv_open_no1_5:
+.Laesgen_aesni_gcm_siv_open_ctr_end128:
 .Laesgen_aesni_gcm_siv_open_polyval8_4:
-	cmpq	$128, %rdx
+	cmpq	$128, %rcx
 	jb	.Laesgen_aesni_gcm_siv_open_polyval8_done_4
-	vmovdqu	(%rcx), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
+	vmovdqu	(%rdx), %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 624(%rdi), %xmm0, %xmm0
-	vmovdqu	16(%rcx), %xmm3
+	vpshufd	$78, %xmm0, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$17, 496(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 624(%rdi), %xmm1, %xmm1
+	vmovdqu	16(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 512(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 512(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 640(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	32(%rcx), %xmm3
+	vpclmulqdq	$0, 640(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vmovdqu	32(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 528(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 528(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 656(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	48(%rcx), %xmm3
+	vpclmulqdq	$0, 656(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vmovdqu	48(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 544(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 544(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 672(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	64(%rcx), %xmm3
+	vpclmulqdq	$0, 672(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vmovdqu	64(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 560(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 560(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 688(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	80(%rcx), %xmm3
+	vpclmulqdq	$0, 688(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vmovdqu	80(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 576(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 576(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 704(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	96(%rcx), %xmm3
+	vpclmulqdq	$0, 704(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vmovdqu	96(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 592(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 592(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	112(%rcx), %xmm3
+	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vmovdqu	112(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 608(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 608(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
+	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpslldq	$8, %xmm1, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm1, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
 	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
 	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
-	addq	$128, %rcx
-	subq	$128, %rdx
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm1
+	addq	$128, %rdx
+	subq	$128, %rcx
 	jmp	.Laesgen_aesni_gcm_siv_open_polyval8_4
 .Laesgen_aesni_gcm_siv_open_polyval8_done_4:
-.Laesgen_aesni_gcm_siv_open_polyval1_4:
-	cmpq	$16, %rdx
-	jb	.Laesgen_aesni_gcm_siv_open_polyval1_done_4
-	vmovdqu	(%rcx), %xmm1
+.Laesgen_aesni_gcm_siv_open_polyval4_4:
+	cmpq	$64, %rcx
+	jb	.Laesgen_aesni_gcm_siv_open_polyval4_done_4
+	vmovdqu	(%rdx), %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpshufd	$78, %xmm0, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
+	vpclmulqdq	$0, 560(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$17, 560(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 688(%rdi), %xmm1, %xmm1
+	vmovdqu	16(%rdx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 576(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 576(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$0, 704(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vmovdqu	32(%rdx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 592(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 592(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vmovdqu	48(%rdx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 608(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 608(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpslldq	$8, %xmm1, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm1, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
 	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
 	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
-	addq	$16, %rcx
-	subq	$16, %rdx
-	jmp	.Laesgen_aesni_gcm_siv_open_polyval1_4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm1
+	addq	$64, %rdx
+	subq	$64, %rcx
+.Laesgen_aesni_gcm_siv_open_polyval4_done_4:
+.Laesgen_aesni_gcm_siv_open_polyval2_4:
+	cmpq	$32, %rcx
+	jb	.Laesgen_aesni_gcm_siv_open_polyval2_done_4
+	vmovdqu	(%rdx), %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpshufd	$78, %xmm0, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$0, 592(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$17, 592(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 720(%rdi), %xmm1, %xmm1
+	vmovdqu	16(%rdx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 608(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 608(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpslldq	$8, %xmm1, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm1, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm1
+	addq	$32, %rdx
+	subq	$32, %rcx
+.Laesgen_aesni_gcm_siv_open_polyval2_done_4:
+.Laesgen_aesni_gcm_siv_open_polyval1_4:
+	cmpq	$16, %rcx
+	jb	.Laesgen_aesni_gcm_siv_open_polyval1_done_4
+	vmovdqu	(%rdx), %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpshufd	$78, %xmm0, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$0, 608(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$17, 608(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 736(%rdi), %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpslldq	$8, %xmm1, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm1, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm1
+	addq	$16, %rdx
+	subq	$16, %rcx
 .Laesgen_aesni_gcm_siv_open_polyval1_done_4:
-	testq	%rdx, %rdx
+	testq	%rcx, %rcx
 	je	.Laesgen_aesni_gcm_siv_open_polyval_end_4
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 752(%rdi)
+	vpxor	%xmm0, %xmm0, %xmm0
+	vmovdqa	%xmm0, 752(%rdi)
 	leaq	752(%rdi), %r9
-	testq	$8, %rdx
+	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_siv_open_no8_6
-	movq	(%rcx), %r10
+	movq	(%rdx), %r10
 	movq	%r10, (%r9)
-	addq	$8, %rcx
+	addq	$8, %rdx
 	addq	$8, %r9
 .Laesgen_aesni_gcm_siv_open_no8_6:
-	testq	$4, %rdx
+	testq	$4, %rcx
 	je	.Laesgen_aesni_gcm_siv_open_no4_6
-	movl	(%rcx), %r10d
+	movl	(%rdx), %r10d
 	movl	%r10d, (%r9)
-	addq	$4, %rcx
+	addq	$4, %rdx
 	addq	$4, %r9
 .Laesgen_aesni_gcm_siv_open_no4_6:
-	testq	$2, %rdx
+	testq	$2, %rcx
 	je	.Laesgen_aesni_gcm_siv_open_no2_6
-	movzbl	(%rcx), %r10d
+	movzbl	(%rdx), %r10d
 	movb	%r10b, (%r9)
-	movzbl	1(%rcx), %r10d
+	movzbl	1(%rdx), %r10d
 	movb	%r10b, 1(%r9)
-	addq	$2, %rcx
+	addq	$2, %rdx
 	addq	$2, %r9
 .Laesgen_aesni_gcm_siv_open_no2_6:
-	testq	$1, %rdx
+	testq	$1, %rcx
 	je	.Laesgen_aesni_gcm_siv_open_no1_6
-	movzbl	(%rcx), %r10d
+	movzbl	(%rdx), %r10d
 	movb	%r10b, (%r9)
 .Laesgen_aesni_gcm_siv_open_no1_6:
-	vmovdqu	752(%rdi), %xmm1
+	vmovdqu	752(%rdi), %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpshufd	$78, %xmm0, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
+	vpclmulqdq	$0, 608(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$17, 608(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 736(%rdi), %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpslldq	$8, %xmm1, %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpsrldq	$8, %xmm1, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
 	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
 	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm1
 .Laesgen_aesni_gcm_siv_open_polyval_end_4:
-	movq	16(%rsp), %rcx
+	movq	24(%rsp), %rcx
 	shlq	$3, %r8
 	shlq	$3, %rcx
-	vmovq	%r8, %xmm1
+	vmovq	%r8, %xmm0
 	vmovq	%rcx, %xmm2
-	vpunpcklqdq	%xmm2, %xmm1, %xmm1
+	vpunpcklqdq	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$0, 608(%rdi), %xmm0, %xmm1
+	vpclmulqdq	$17, 608(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$1, 608(%rdi), %xmm0, %xmm3
+	vpclmulqdq	$16, 608(%rdi), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpslldq	$8, %xmm3, %xmm0
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 608(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 608(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	movq	32(%rsp), %rcx
-	movq	40(%rsp), %rdx
-	vmovd	8(%rsi), %xmm1
-	vpslldq	$8, %xmm1, %xmm1
+	vpsrldq	$8, %xmm3, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
+	vpshufd	$78, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
+	vpshufd	$78, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	movq	40(%rsp), %rcx
+	movq	48(%rsp), %rdx
+	vmovd	8(%rsi), %xmm0
+	vpslldq	$8, %xmm0, %xmm0
 	movq	(%rsi), %rsi
 	vmovq	%rsi, %xmm2
-	vpor	%xmm2, %xmm1, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
+	vpor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm1, %xmm0
 	vpand	.Laesgen_aesni_gcm_siv_open_clear_top(%rip), %xmm0, %xmm0
 	leaq	256(%rdi), %rsi
 	vmovdqa	(%rsi), %xmm1
@@ -4825,8 +6093,8 @@ aesgen_aesni_gcm_siv_open:
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_siv_open_done
 .Laesgen_aesni_gcm_siv_open_reject:
-	movq	24(%rsp), %rax
-	movq	16(%rsp), %rcx
+	movq	32(%rsp), %rax
+	movq	24(%rsp), %rcx
 .Laesgen_aesni_gcm_siv_open_zero16:
 	cmpq	$16, %rcx
 	jb	.Laesgen_aesni_gcm_siv_open_zero_tail
@@ -4858,15 +6126,18 @@ aesgen_aesni_gcm_siv_open:
 .Laesgen_aesni_gcm_siv_open_nozero1:
 	movl	$-1, %eax
 	vzeroall
+	popq	%rbp
 	popq	%rbx
 	ret
 .Laesgen_aesni_gcm_siv_open_refuse:
 	movl	$-1, %eax
 	vzeroall
+	popq	%rbp
 	popq	%rbx
 	ret
 .Laesgen_aesni_gcm_siv_open_done:
 	vzeroall
+	popq	%rbp
 	popq	%rbx
 	ret
 	.size	aesgen_aesni_gcm_siv_open, .-aesgen_aesni_gcm_siv_open
@@ -4923,13 +6194,28 @@ aesgen_aesni_gcm_siv_open:
 .Laesgen_aesni_gcm_siv_open_set_top:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80
 	.p2align	4
-.Laesgen_aesni_gcm_siv_open_le32_6:
+.Laesgen_aesni_gcm_siv_open_le32_1x1:
+	.byte	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_siv_open_le32_2x1:
+	.byte	0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_siv_open_le32_3x1:
+	.byte	0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_siv_open_le32_4x1:
+	.byte	0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_siv_open_le32_5x1:
+	.byte	0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+	.p2align	4
+.Laesgen_aesni_gcm_siv_open_le32_6x1:
 	.byte	0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
-.Laesgen_aesni_gcm_siv_open_le32_7:
+.Laesgen_aesni_gcm_siv_open_le32_7x1:
 	.byte	0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
-.Laesgen_aesni_gcm_siv_open_le32_8:
+.Laesgen_aesni_gcm_siv_open_le32_8x1:
 	.byte	0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 	.p2align	4
 .Laesgen_aesni_gcm_siv_open_clear_top:

@@ -130,11 +130,14 @@ GCM_SIV = ModeDescriptor(
             "loop", "tail"),
     oracle="RFC 8452 Appendix C; the cryptography package's AESGCMSIV (pytest); a "
            "reference over OpenSSL's AES (harness)",
-    methods=("aesni",),
+    methods=("aesni", "vaes256", "vaes512"),
     needs=(),
-    # POLYVAL is the carry-less engine in another bit order
-    hashes=(("clmul", ((128, ("PCLMULQDQ",)),)),),
+    # POLYVAL is the carry-less engine in another bit order, at the cipher's width
+    hashes=(("clmul", ((128, ("PCLMULQDQ",)), (256, ("PCLMULQDQ", "VPCLMULQDQ")),
+                       (512, ("PCLMULQDQ", "VPCLMULQDQ", "BMI2")))),),
     faces=("none",),
+    # as GCM's: xmm and ymm in VEX forms (16 registers), zmm in EVEX (32)
+    encodings=(((128, "evex"), "avx"), ((256, "evex"), "avx")),
     skeletons=(("x86_64", "*", "aesgen.modes.gcm_siv.x86_64"),),
     counters=("le32",),
     nonce=(12, 12), tag=(16, 16), key_bits=(128, 256))

@@ -87,8 +87,10 @@ class ClmulHash:
     def bswap_mask(self, width: int = 128) -> Mem:
         return self.b.const(f"bswap{width}", BSWAP128 * (width // 128), align=width // 8)
 
-    def _poly(self) -> Mem:
-        return self.b.const("ghash_poly", POLY)
+    def _poly(self, width: int = 128) -> Mem:
+        if width == 128:
+            return self.b.const("ghash_poly", POLY)
+        return self.b.const(f"ghash_poly{width}", POLY * (width // 128), align=width // 8)
 
     def load_block(self, dst: Reg, src: Mem, *, aligned: bool = False) -> None:
         """dst = each 16 bytes at src in hash order, one a lane: byte-reversed for GHASH, as
@@ -217,10 +219,11 @@ class ClmulHash:
         v.xor(low, low, t)
         return low
 
-    def reduce(self, p: Products) -> Reg:
+    def reduce(self, p: Products, *, lanes_apart: bool = False) -> Reg:
         """dot-reduce a sum of products to 128 bits (two folds by the polynomial). The
         middle part joins the low and high parts in every lane first (all of it is
-        linear), so a wide sum folds two parts into xmm, not three."""
+        linear), so a wide sum folds two parts into xmm, not three. ``lanes_apart``: each
+        lane reduced on its own, the result as wide as the products (no lane sum)."""
         b, v = self.b, self.v
         if p.karatsuba:                            # the middle term lacks lo ^ hi
             if v.evex:
@@ -233,10 +236,13 @@ class ClmulHash:
         v.xor(p.lo, p.lo, t)
         v.shift_bytes_right(t, p.mi, 8)
         v.xor(p.hi, p.hi, t)
-        lo, hi = self.fold_lanes(p.lo), self.fold_lanes(p.hi)
+        if lanes_apart:
+            lo, hi = p.lo, p.hi
+        else:
+            lo, hi = self.fold_lanes(p.lo), self.fold_lanes(p.hi)
         for _ in range(2):
-            f = b.xmm()
-            v.clmul(f, lo, self._poly(), 0x10)     # lo's qword 0 times 0xC2<<56
+            f = b.vec(lo.width)
+            v.clmul(f, lo, self._poly(lo.width), 0x10)     # lo's qword 0 times 0xC2<<56
             v.shuffle_dwords(lo, lo, 0x4E)         # swap the qwords
             v.xor(lo, lo, f)
         v.xor(lo, lo, hi)
@@ -245,3 +251,8 @@ class ClmulHash:
     def dot(self, x: Reg, h: Reg | Mem) -> Reg:
         """x * h reduced: one block's multiply."""
         return self.reduce(self.multiply(x, h, None))
+
+    def dot_lanes(self, x: Reg, h: Reg) -> Reg:
+        """x * h lane by lane, each lane reduced (a wide register of products: powers of
+        H, several a multiply)."""
+        return self.reduce(self.multiply(x, h, None), lanes_apart=True)

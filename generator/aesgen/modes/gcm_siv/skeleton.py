@@ -11,15 +11,16 @@ A message, for the key size init stored:
   3. tag         AES under the message key of the POLYVAL result XOR the nonce, bit 127
                  cleared
   4. CTR         from the tag with bit 127 set, a 32-bit little-endian counter in bytes 0..3
-seal runs them in that order (two passes over the plaintext); open runs CTR first from the
-tag it was given, then POLYVAL over what it wrote and the tag compare, and on a mismatch
-zeroes what it wrote. Lengths are public: the branches below depend on lengths, the key size
+seal runs them in that order (two passes over the plaintext); open hashes the AAD, runs CTR
+from the tag it was given with POLYVAL over what it writes (one stitched loop where the
+frame can), then the tag compare, and on a mismatch zeroes what it wrote. Lengths are public: the branches below depend on lengths, the key size
 and the tag compare's result only.
 
 What a frame (one per instruction set: x86_64.Body) supplies beyond GcmFrame's layers:
 derive(nonce, bits), hash_bytes(x, ptr, length, region), hash_length_block(x, aad_len,
 len), tag_block(x, nonce, bits), ctr(bits, tag, in, length, out) (its batch loop in region
-steady-<bits>), store_tag(ptr, tag), load_tag(ptr).
+steady-<bits>), ctr_and_hash(bits, tag, in, length, out, x), store_tag(ptr, tag),
+load_tag(ptr).
 """
 from __future__ import annotations
 
@@ -106,10 +107,10 @@ def build_open(k) -> Function:
     def message(bits: int) -> None:
         g.derive(nonce, bits)
         given = g.load_tag(g.arg("tag"))
-        g.ctr(bits, given, inp, g.arg("len"), g.arg("out"))
         x = g.zero_block()
         g.hash_bytes(x, aad, aad_len)
-        g.hash_bytes(x, g.arg("out"), g.arg("len"))  # the plaintext just written
+        # CTR, and POLYVAL over the plaintext it writes
+        g.ctr_and_hash(bits, given, inp, g.arg("len"), g.arg("out"), x)
         g.hash_length_block(x, aad_len, g.arg("len"))
         g.tag_differs(g.arg("tag"), g.arg("tag_len"), g.tag_block(x, nonce, bits))
     g.per_key_size("message", message, b.label("opened"))

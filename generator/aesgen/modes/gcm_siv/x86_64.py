@@ -9,7 +9,8 @@ differently:
   their low halves), the encryption key is expanded in registers (AESENCLAST of the last
   word, broadcast rotated by PSHUFB, with the round constant as the key: SubWord(RotWord)
   ^ rcon in every column, as seed 002 recommends over AESKEYGENASSIST) into MSG_KEYS, and
-  the powers H..H^8 of the authentication key are computed into H_POWERS;
+  the powers of the authentication key (as many as a batch has blocks) are computed
+  into H_POWERS by a tree of multiplies, on ymm and zmm several a multiply;
 - the counter is the tag with bit 127 set, a little-endian 32-bit number in bytes 0..3:
   kept in block order, it steps by one PADDD of a constant on its lowest dword.
 """
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 
-from ...dsl.operands import Imm, Label, Mem, Reg
+from ...dsl.operands import Imm, Label, Mem, Reg, kmask
 from ...gf128.x86_64.clmul import ClmulHash
 from ...isa.table import load_table
 from ...kernels import ctx_layout
@@ -34,7 +35,10 @@ from ..gcm.skeleton import BATCH
 from ..gcm.x86_64 import Body as GcmBody
 from .skeleton import build_all
 
-POWERS = BATCH                  # H^8..H^1: one reduction a batch of 8 blocks
+# registers of blocks a batch, of the CTR loop and of the POLYVAL loop alike (the reports
+# count one batch of each a block): 8, 16 or 32 blocks on xmm, ymm, zmm; POLYVAL reduces
+# once a batch, by the powers H^(8 lanes) .. H^1 computed for every message
+BATCH_REGISTERS = BATCH
 # AES-128's round constants, and the key schedule's byte moves (PSHUFB controls): the last
 # word of the key, rotated (RotWord), in every column; and not rotated (AES-256's SubWord)
 RCON = (0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0x1B, 0x36)
@@ -45,18 +49,27 @@ CLEAR_TOP = bytes([0xFF] * 15 + [0x7F])
 SET_TOP = bytes(15) + bytes([0x80])
 
 
-def layout(karatsuba: bool) -> FieldLayout:
+def layout(powers: int, karatsuba: bool) -> FieldLayout:
     """The context: the key-generating key's cipher section, then the message's keys."""
     return FieldLayout.build(ctx_layout.CIPHER_FIELDS + [
         Field("mode", "MSG_KEYS", 240, 16, "the message's encryption key, expanded (derived "
               "from the nonce, RFC 8452 section 4)"),
-        Field("hash", "H_POWERS", 16 * POWERS, 16, "the message's authentication key H: "
-              "H^8 .. H^1, highest first"),
-    ] + ([Field("hash", "H_KARATSUBA", 16 * POWERS, 16, "for each power, its two halves "
+        Field("hash", "H_POWERS", 16 * powers, 16, f"the message's authentication key H: "
+              f"H^{powers} .. H^1, highest first"),
+    ] + ([Field("hash", "H_KARATSUBA", 16 * powers, 16, "for each power, its two halves "
                 "XORed (Karatsuba's middle key)")] if karatsuba else []) + [
         Field("mode", "SCRATCH", 16, 16, "a block the message ends inside; the tag being "
               "compared"),
     ])
+
+
+def ladder(batch: int) -> list[int]:
+    """The block counts a message's blocks go through: whole batches in a loop, then what
+    is left (fewer than a batch) in halves, each at most once (no loop of single blocks)."""
+    sizes = [batch]
+    while sizes[-1] > 1:
+        sizes.append(sizes[-1] // 2)
+    return sizes
 
 
 class GcmSivKernel:
@@ -64,21 +77,22 @@ class GcmSivKernel:
     asks of its kernel, and the message's own)."""
 
     def __init__(self, spec: KernelSpec) -> None:
-        if spec.width != 128:
-            raise ValueError(f"{spec.name}: the GCM-SIV skeleton runs on xmm")
+        if (spec.width == 512) != (spec.encoding == "evex"):
+            raise ValueError(f"{spec.name}: the GCM-SIV skeleton runs on xmm and ymm (SSE, "
+                             f"VEX) and zmm (EVEX)")
         self.spec = spec
         self.table = load_table("x86_64")
         self.engine = engine_for(spec)
-        self.lanes = 1
-        self.batch = self.hash_batch = BATCH
-        self.powers = self.table_powers = POWERS
-        self.hash_width = 128
+        self.lanes = spec.width // 128
+        self.batch = self.hash_batch = BATCH_REGISTERS
+        self.powers = self.table_powers = BATCH_REGISTERS * self.lanes
+        self.hash_width = spec.width
         self.karatsuba = spec.hash_multiply == "karatsuba"
         self.sliced_hash = self.table_hash = False
         self.short_records = self.masked_tails = self.spills = False
         self.face_rounds = 0
         self.counter = spec.counter_policy
-        self.layout = layout(self.karatsuba)
+        self.layout = layout(self.powers, self.karatsuba)
         self.run = None
 
     def body(self, entry: str, doc: str) -> "Body":
@@ -168,35 +182,85 @@ class Body(GcmBody):
             keys.append(k)
 
     # --- POLYVAL ------------------------------------------------------------------------
+    def keep_hash_key(self, h: Reg) -> None:
+        """The powers H^1 .. H^T of the message's H into H_POWERS (and their Karatsuba keys),
+        by a tree, not a chain: H^i = H^(i-m) H^m for m the largest power of two below i,
+        so the multiplies of one level are independent. On ymm and zmm, H^1 .. H^lanes so,
+        then each wide register of lanes powers times H^m broadcast, lane by lane: T = 32
+        on zmm takes 3 xmm and 7 zmm multiplies, 5 in a row."""
+        k, b, v = self.k, self.b, self.v
+        lanes, w, top = k.lanes, k.spec.width, k.table_powers
+
+        def keep(i: int, p: Reg) -> None:       # p: H^i .. H^(i - lanes(p) + 1)
+            v.store(self.power(i, p.width), p, aligned=p.width == 128)
+            if k.karatsuba:
+                v.store(self.power(i, p.width, "H_KARATSUBA"), self.hash.karatsuba_key(p),
+                        aligned=p.width == 128)
+
+        pw = {1: h}
+        keep(1, h)
+        for i in range(2, lanes + 1 if lanes > 1 else top + 1):
+            m = 1 << ((i - 1).bit_length() - 1)
+            pw[i] = self.hash.dot(pw[i - m], pw[m])
+            keep(i, pw[i])
+        if lanes == 1:
+            return
+        groups = {0: b.vec(w)}                  # j -> H^(j+lanes) .. H^(j+1), one a lane
+        v.load(groups[0], self.power(lanes, w), aligned=False)
+        m = lanes
+        while m < top:
+            hm = b.vec(w)
+            v.broadcast_register(hm, groups[m - lanes].view(128))   # H^m in every lane
+            for j in range(0, m, lanes):
+                p = self.hash.dot_lanes(groups[j], hm)
+                groups[m + j] = p
+                keep(m + j + lanes, p)
+            m *= 2
+
     def hash_bytes(self, x: Reg, ptr: Reg, length: Reg, region: str | None = None) -> None:
         """X through POLYVAL over length bytes at ptr, the last block zero-padded; ptr and
-        length are the caller's (copies are consumed). The batch loop is in ``region``
-        when given (the reports' steady state)."""
+        length are the caller's (copies are consumed). Whole batches in a loop (in
+        ``region`` when given: the reports' steady state), then the ladder's halves (one
+        reduction each), then the partial block."""
         a, b, v, isa = self.a, self.b, self.v, self.isa
         p, n = b.gp(), b.gp()
         isa.move(b, p, ptr)
         isa.move(b, n, length)
+        w = self.k.spec.width
         with b.phase_names({"ghash_multiply": "polyval_multiply"}):
-            for n_blocks in (self.k.batch, 1):
+            for step, n_blocks in enumerate(ladder(self.k.powers)):
                 top, next_ = b.label(f"polyval{n_blocks}"), b.label(f"polyval{n_blocks}_done")
-                steady = region and n_blocks > 1
+                steady = region and step == 0
                 with b.region(region) if steady else contextlib.nullcontext():
                     b.bind(top)
                     with b.phase("loop"):
                         isa.compare_jump(b, "b", n, 16 * n_blocks, next_)
-                    self.hash_blocks(x, p, n_blocks)
+                    self.hash_blocks(x, p, n_blocks, width=min(w, 128 * n_blocks))
                     with b.phase("loop"):
                         a.add(p, Imm(16 * n_blocks))
                         a.sub(n, Imm(16 * n_blocks))
-                        a.jmp(top)
+                        if step == 0:
+                            a.jmp(top)
                 b.bind(next_)
             done = b.label("polyval_end")
             with b.phase("tail"):
                 isa.jump_if_zero(b, n, done)
-                v.store(self.f("SCRATCH"), self.zero_vec())
-                short_move(b, n, src=p, dst=self.addr("SCRATCH"))
-                self.hash_blocks(x, self.ctx, 1, disp=self.k.layout.offset("SCRATCH"))
+                if v.evex:                  # a masked load: nothing read past the end
+                    y = b.xmm()
+                    v.first_bytes_mask(kmask(1), n)
+                    v.load_masked(y, Mem(128, base=p), kmask(1))
+                    self.hash_register(x, y)
+                else:
+                    v.store(self.f("SCRATCH"), self.zero_vec())
+                    short_move(b, n, src=p, dst=self.addr("SCRATCH"))
+                    self.hash_blocks(x, self.ctx, 1, disp=self.k.layout.offset("SCRATCH"))
             b.bind(done)
+
+    def hash_register(self, x: Reg, y: Reg) -> None:
+        """X = (X ^ y) H: a block in a register (y is consumed)."""
+        with self.b.phase("polyval_multiply"):
+            self.v.xor(y, y, x)
+            self.v.copy(x, self.times_h(y))
 
     def hash_length_block(self, x: Reg, aad_len: Reg, length: Reg) -> None:
         """X through POLYVAL over LE64(bits of AAD) || LE64(bits of the plaintext)."""
@@ -234,52 +298,133 @@ class Body(GcmBody):
         self.v.load(t, Mem(128, base=ptr), aligned=False)
         return t
 
-    def _step(self, n: int) -> Mem:
-        return self.b.const(f"le32_{n}", n.to_bytes(16, "little"))
+    def _step(self, n: int, width: int) -> Mem:
+        """n in the counter dword of every lane (the le32 counter in bytes 0..3)."""
+        lanes = width // 128
+        return self.b.const(f"le32_{n}x{lanes}", n.to_bytes(16, "little") * lanes,
+                            align=width // 8)
 
-    def ctr(self, bits: int, tag: Reg, inp: Reg, length: Reg, out: Reg) -> None:
-        """out = in ^ AES-CTR from the tag with bit 127 set over length bytes: batches of
-        8 blocks, single blocks, and the block the message ends inside (its keystream in
-        SCRATCH, the bytes moved by pieces)."""
+    def ctr_and_hash(self, bits: int, tag: Reg, inp: Reg, length: Reg, out: Reg,
+                     x: Reg) -> None:
+        """ctr, and X through POLYVAL over what it writes (open's plaintext): on zmm in one
+        stitched loop (a batch's AES rounds beside the POLYVAL of the batch before); in 16
+        registers the two passes one after the other (a batch of each does not fit)."""
+        if self.k.lanes == 4:
+            self.ctr(bits, tag, inp, length, out, x)
+        else:
+            self.ctr(bits, tag, inp, length, out)
+            self.hash_bytes(x, out, length)
+
+    def ctr(self, bits: int, tag: Reg, inp: Reg, length: Reg, out: Reg,
+            x: Reg | None = None) -> None:
+        """out = in ^ AES-CTR from the tag with bit 127 set over length bytes: whole batches
+        in a loop, the ladder's halves, and the block the message ends inside (its
+        keystream in SCRATCH, the bytes moved by pieces). The counters of a register's
+        lanes are consecutive; C's lanes hold the next ones. With ``x``, X also goes
+        through POLYVAL over out as it is written: the batch loop a pipeline whose first
+        batch is not hashed in its own iteration and whose last is hashed after it."""
         a, b, v, isa = self.a, self.b, self.v, self.isa
         keys = Keys(self.message_keys_base(), None, 128)
-        nr = ROUNDS[bits]
+        nr, w = ROUNDS[bits], self.k.spec.width
+        lanes = w // 128
         c = b.xmm()
         v.or_(c, tag, b.const("set_top", SET_TOP))
+        if lanes > 1:
+            wide = b.vec(w)
+            v.broadcast_register(wide, c)
+            v.add_dwords(wide, wide, b.const(f"lane_counts{lanes}", b"".join(
+                i.to_bytes(16, "little") for i in range(lanes)), align=w // 8))
+            c = wide
         src, dst, n = b.gp(), b.gp(), b.gp()
         isa.move(b, src, inp)
         isa.move(b, dst, out)
         isa.move(b, n, length)
         end = b.label(f"ctr_end{bits}")
-        for n_blocks, region in ((self.k.batch, f"steady-{bits}"), (1, f"single-{bits}")):
-            top, next_ = b.label(f"ctr{n_blocks}_{bits}"), b.label(f"ctr{n_blocks}_done{bits}")
-            with b.region(region):
-                b.bind(top)
-                with b.phase("loop"):
-                    isa.compare_jump(b, "b", n, 16 * n_blocks, next_)
-                blocks = []
-                with b.phase("counter"):
-                    for j in range(n_blocks):
-                        blk = b.xmm()
-                        if j:
-                            v.add_dwords(blk, c, self._step(j))
-                        else:
-                            v.copy(blk, c)
-                        blocks.append(blk)
-                    v.add_dwords(c, c, self._step(n_blocks))
+        batch = self.k.batch * lanes
+
+        def crypt(n_blocks: int, hashing=None) -> None:
+            """One step of n_blocks blocks: counters, rounds (beside ``hashing`` when
+            given), out written, pointers advanced."""
+            width = min(w, 128 * n_blocks)
+            blocks = []
+            with b.phase("counter"):
+                for j in range(n_blocks * 128 // width):
+                    blk = b.vec(width)
+                    if j:
+                        v.add_dwords(blk, c.view(width), self._step(j * width // 128, width))
+                    else:
+                        v.copy(blk, c.view(width))
+                    blocks.append(blk)
+                v.add_dwords(c, c, self._step(n_blocks, w))
+
+            def rounds() -> None:
                 with b.phase("aes"):
                     self.rounds(keys, blocks, 0, nr, nr)
-                self.xor_store(blocks, src, dst)
-                self.advance(src, dst, n, n_blocks)
+            if hashing is None:
+                rounds()
+            else:
+                self.beside(rounds, hashing)
+            self.xor_store(blocks, src, dst)
+            if x is not None and hashing is None and n_blocks < batch:
+                self.hash_blocks(x, dst, n_blocks, width=width)    # a ladder step's own
+            self.advance(src, dst, n, n_blocks)
+
+        def previous_batch() -> None:                   # the batch just written
+            self.hash_blocks(x, dst, batch, disp=-16 * batch, width=w)
+
+        small = b.label(f"ctr_small{bits}")
+        if x is not None:                               # the pipeline fills: one batch
+            with b.region(f"first-{bits}"):
                 with b.phase("loop"):
-                    a.jmp(top)
+                    isa.compare_jump(b, "b", n, 16 * batch, small)
+                crypt(batch)
+        top, drain = b.label(f"ctr{batch}_{bits}"), b.label(f"ctr{batch}_done{bits}")
+        with b.region(f"steady-{bits}"):
+            b.bind(top)
+            with b.phase("loop"):
+                isa.compare_jump(b, "b", n, 16 * batch, drain)
+            crypt(batch, previous_batch if x is not None else None)
+            with b.phase("loop"):
+                a.jmp(top)
+        b.bind(drain)
+        if x is not None:
+            with b.region(f"drain-{bits}"):
+                previous_batch()
+        b.bind(small)
+        for n_blocks in ladder(batch)[1:]:
+            next_ = b.label(f"ctr{n_blocks}_done{bits}")
+            with b.region(f"ladder-{bits}"):
+                with b.phase("loop"):
+                    isa.compare_jump(b, "b", n, 16 * n_blocks, next_)
+                crypt(n_blocks)
             b.bind(next_)
         with b.region(f"tail-{bits}"), b.phase("tail"):
             isa.jump_if_zero(b, n, end)
+            last = b.xmm()
+            v.copy(last, c.view(128))
             with b.phase("aes"):
-                self.rounds(keys, [c], 0, nr, nr)
-            v.store(self.f("SCRATCH"), c)
+                self.rounds(keys, [last], 0, nr, nr)
+            if v.evex:                      # masked: nothing read or written past the end
+                k = kmask(1)
+                v.first_bytes_mask(k, n)
+                t = b.xmm()
+                v.load_masked(t, Mem(128, base=src), k)
+                v.xor(last, last, t)
+                v.store_masked(Mem(128, base=dst), last, k)
+                if x is not None:           # the plaintext block, zero-padded
+                    v.keep_masked(last, last, k)
+                    self.hash_register(x, last)
+                b.bind(end)
+                return
+            v.store(self.f("SCRATCH"), last)
+            written = b.gp() if x is not None else None
+            if written is not None:
+                isa.move(b, written, dst)               # short_move consumes its pointers
             short_move(b, n, src=src, dst=dst, xor=self.addr("SCRATCH"))
+            if written is not None:                     # the block just written, padded
+                v.store(self.f("SCRATCH"), self.zero_vec())
+                short_move(b, n, src=written, dst=self.addr("SCRATCH"))
+                self.hash_blocks(x, self.ctx, 1, disp=self.k.layout.offset("SCRATCH"))
         b.bind(end)
 
 
@@ -288,4 +433,5 @@ def build_kernel(spec: KernelSpec) -> BuiltKernel:
     k = GcmSivKernel(spec)
     functions = build_all(k)
     abi = {entry: sysv_with_vectors(32) for entry in functions} if spec.encoding == "evex" else {}
-    return BuiltKernel(functions, k.layout.size, tuple(k.layout.table()), abi=abi)
+    return BuiltKernel(functions, k.layout.size, tuple(k.layout.table()), abi=abi,
+                       interleave=k.batch if k.batch != spec.interleave else None)
