@@ -6,12 +6,15 @@ benchmark it registers at the smallest sizes. Every implementation this CPU runs
 there (the preset's kernels whose features /proc/cpuinfo lists, OpenSSL, and each ipsec-mb
 manager the CPU supports), each with finite positive TSC figures; so must every AES-GCM
 peer (gcm_seal: OpenSSL, each ipsec-mb manager, libgcrypt, and BoringSSL where its library
-is installed), and what is not there must be named on stderr with the reason; and, asked
-for, every GHASH-alone implementation (the set's GCM kernels, OpenSSL, ct-1bit-ghash,
-ct-holes-ghash), each checked by the program against OpenSSL's tags first. A second run
-with OPENSSL_ia32cap masking AES-NI must register OpenSSL's CTR alone, as
-`openssl-noaesni`. No time is ever asserted. The report module's arithmetic (median of all
-processes, spread of the per-process medians) is checked on made-up runs.
+is installed), and what is not there must be named on stderr with the reason; so must every
+AES-GCM-SIV implementation, sealing and opening (gcm_siv_seal, gcm_siv_open: the set's GCM-SIV
+kernels, libgcrypt, BoringSSL), each with ticks per record besides ticks per byte, and a short
+`--what gcm-siv` run goes through the report's tables; and, asked for, every GHASH-alone
+implementation (the set's GCM kernels, OpenSSL, ct-1bit-ghash, ct-holes-ghash), each checked
+by the program against OpenSSL's tags first. A second run with OPENSSL_ia32cap masking AES-NI
+must register OpenSSL's CTR alone, as `openssl-noaesni`. No time is ever asserted. The report
+module's arithmetic (median of all processes, spread of the per-process medians) is checked on
+made-up runs.
 """
 from __future__ import annotations
 
@@ -44,7 +47,9 @@ pytestmark = [
 SIZES = "--aesgen_sizes=16,256"       # 16 for stream/msg_iv/fresh_iv, 256 for first
 AEAD_SIZES = "--aesgen_aead_sizes=64"  # the smallest gcm_seal record of the tables
 MESSAGE_MODES = ("stream", "msg_iv", "fresh_iv")
+AEAD_MODES = ("gcm_seal", "gcm_siv_seal", "gcm_siv_open")
 GCM_KEY_BITS = (128, 256)
+GCM_SIV_MODES = ("gcm_siv_seal", "gcm_siv_open")
 NOAESNI = "~0x200000200000000"        # clears bits 57 (AES-NI), 33 (PCLMULQDQ) of word 0
 RUN_TIMEOUT = 120
 
@@ -132,6 +137,8 @@ def check_figures(run: dict) -> None:
     wanted = ["ticks"] if mode == "setup" else ["ticks_per_byte"]
     if mode == "first":
         wanted.append("ticks")
+    if mode in GCM_SIV_MODES:
+        wanted.append("ticks_per_message")
     for counter in wanted:
         value = run.get(counter)
         assert isinstance(value, (int, float)) and math.isfinite(value) and value > 0, \
@@ -167,7 +174,7 @@ def test_every_implementation_runs_with_positive_figures(preset, bench_binaries,
             assert f"skip {impl}:" in stderr, stderr
 
     runs = {r["name"]: r for r in data["benchmarks"]}
-    ctr_runs = {n: r for n, r in runs.items() if n.split("/")[1] != "gcm_seal"}
+    ctr_runs = {n: r for n, r in runs.items() if n.split("/")[1] not in AEAD_MODES}
     got_impls = {name.split("/")[0] for name in ctr_runs}
     assert got_impls == set(impls), f"implementations: got {sorted(got_impls)}, want {impls}"
     assert expected <= set(ctr_runs), f"missing: {sorted(expected - set(ctr_runs))}"
@@ -239,6 +246,82 @@ def test_every_gcm_peer_seals_with_positive_figures(preset, bench_binaries, tmp_
         assert context["boringssl"].startswith("not loaded: ")
 
 
+def expected_gcm_siv_impls(m: dict, flags: set[str]) -> tuple[dict, list[str]]:
+    """IMPL -> key sizes of every GCM-SIV implementation this machine should run (the set's
+    GCM-SIV kernels take 16- and 32-byte keys whatever key sizes the set was generated for);
+    and the ones it cannot, each of which must be on stderr as "skip IMPL: why"."""
+    want: dict[str, tuple[int, ...]] = {}
+    skipped = []
+    for aead in m.get("aeads", []):
+        if aead.get("mode") != "gcm-siv":
+            continue
+        if all(CPUINFO_FLAG.get(f, f.lower()) in flags for f in aead.get("features", [])):
+            want[aead["name"]] = GCM_KEY_BITS
+        else:
+            skipped.append(aead["name"])
+    want["libgcrypt-gcm-siv"] = GCM_KEY_BITS  # libgcrypt 1.10 or later: scripts/setup.sh
+    if BORINGSSL_LIB.exists():
+        want["boringssl-gcm-siv"] = GCM_KEY_BITS
+    else:
+        skipped.append("boringssl-gcm-siv")
+    return want, skipped
+
+
+@pytest.mark.parametrize("preset", PRESETS, ids=lambda p: p.name)
+def test_every_gcm_siv_implementation_seals_and_opens_with_positive_figures(preset,
+                                                                           bench_binaries,
+                                                                           tmp_path):
+    binary = bench_binaries[preset.name]
+    data, stderr = run_bench(binary, tmp_path, "--aesgen_what=gcm-siv")
+    want, skipped = expected_gcm_siv_impls(manifest(preset), cpu_flags())
+    for impl in skipped:
+        assert re.search(rf"^skip {re.escape(impl)}: \S", stderr, re.M), \
+            f"{impl} is neither run nor reported as skipped:\n{stderr}"
+    runs = {r["name"]: r for r in data["benchmarks"]}
+    expected = {f"{impl}/{mode}/{bits}/64" for impl, bits_list in want.items()
+                for bits in bits_list for mode in GCM_SIV_MODES}
+    assert set(runs) == expected, f"missing {sorted(expected - set(runs))}, " \
+                                  f"extra {sorted(set(runs) - expected)}"
+    assert set(runs) == set(listed_names(binary, None, "--aesgen_what=gcm-siv"))
+    for run in runs.values():
+        check_figures(run)
+    assert data["context"]["libgcrypt_version"]
+
+
+@pytest.mark.parametrize("preset", [p for p in PRESETS if p.name == "x86-64-v2"],
+                         ids=lambda p: p.name)
+def test_gcm_siv_run_gives_the_report_its_tables(preset, bench_binaries, tmp_path):
+    """`aesgen bench --what gcm-siv` in small: two processes of the program, each benchmark
+    once, summarized and rendered as the command does."""
+    want, _ = expected_gcm_siv_impls(manifest(preset), cpu_flags())
+    if "aesni-gcm-siv" not in want:
+        pytest.skip("this CPU does not run aesni-gcm-siv")
+    plan = B.BenchPlan(bench_binaries[preset.name], sizes=(16,), keys=(128,), filter=None,
+                       repetitions=1, min_time=0.001, warmup=0.0, what=("gcm-siv",),
+                       aead_sizes=(16, 1420))
+    runs = B.run_processes(plan, tmp_path, "main", "gcm-siv smoke", 2)
+    summary = B.summarize(*runs)
+    assert {r["mode"] for r in summary.values()} == set(GCM_SIV_MODES)
+    for row in summary.values():
+        assert row["median"] > 0 and row["ticks_per_message"] > 0, row
+        assert row["processes"] == 2 and len(row["ticks_per_message_process_medians"]) == 2
+    sections = B.gcm_siv_sections(summary, (128,), (16, 1420))
+    assert len(sections) == 3  # seal, open, ticks per record
+    for (text, md), head in zip(sections, ("AES-128-GCM-SIV seal", "AES-128-GCM-SIV open",
+                                           "AES-128-GCM-SIV ticks")):
+        lines = text.strip().splitlines()
+        table = lines[lines.index(next(ln for ln in lines if ln.startswith(head))):]
+        rows = {ln.split()[0]: ln.split()[1:] for ln in table[2:]}
+        assert "aesni-gcm-siv" in rows and set(rows) & {"libgcrypt-gcm-siv",
+                                                         "boringssl-gcm-siv"}, text
+        for impl, cells in rows.items():
+            figures = [float(c) for c in cells if re.fullmatch(r"[0-9.]+", c)]
+            assert len(figures) == 2 and all(f > 0 for f in figures), (impl, cells)
+        assert "| aesni-gcm-siv |" in md
+    assert "seal 16 B" in sections[2][0] and "open 16 B" in sections[2][0]
+    assert "1420 B" not in sections[2][0]  # ticks per record: small records only
+
+
 GHASH_PEERS = ("openssl-ghash", "ct-1bit-ghash", "ct-holes-ghash")
 
 
@@ -270,6 +353,7 @@ def test_ghash_is_asked_for_and_masked_openssl_runs_alone(preset, bench_binaries
     assert listed_names(binary, env, "--aesgen_what=ghash") == \
         ["openssl-noaesni-ghash/ghash/128/64"]
     assert listed_names(binary, None, "--aesgen_what=ghash", "--aesgen_keys=256") == []
+    assert listed_names(binary, env, "--aesgen_what=gcm-siv") == []  # OpenSSL 3.0: no GCM-SIV
     # only AES-NI masked: OpenSSL would still hash with PCLMULQDQ, which the program refuses
     proc = subprocess.run([str(binary), "--aesgen_what=ghash", "--aesgen_list"],
                           capture_output=True, text=True, timeout=RUN_TIMEOUT,
@@ -282,15 +366,18 @@ def test_aesgen_what_picks_the_tables(preset, bench_binaries):
     binary = bench_binaries[preset.name]
     ctr = listed_names(binary, None, "--aesgen_what=ctr")
     gcm = listed_names(binary, None, "--aesgen_what=gcm")
-    both = listed_names(binary)
-    assert ctr and gcm
-    assert not any("/gcm_seal/" in n for n in ctr)
-    assert all("/gcm_seal/" in n for n in gcm)
-    assert sorted(both) == sorted(ctr + gcm)
-    # sizes and keys apply to gcm_seal too
-    names = listed_names(binary, None, "--aesgen_what=gcm", "--aesgen_aead_sizes=17,1420",
-                         "--aesgen_keys=256")
-    assert {n.split("/", 2)[2] for n in names} == {"256/17", "256/1420"}
+    siv = listed_names(binary, None, "--aesgen_what=gcm-siv")
+    default = listed_names(binary)
+    assert ctr and gcm and siv
+    assert not any(n.split("/")[1] in AEAD_MODES for n in ctr)
+    assert all("/gcm_seal/" in n for n in gcm)  # gcm is GCM alone
+    assert all(n.split("/")[1] in GCM_SIV_MODES for n in siv)
+    assert sorted(default) == sorted(ctr + gcm + siv)
+    # sizes and keys apply to gcm_seal and the GCM-SIV benchmarks too
+    for what in ("gcm", "gcm-siv"):
+        names = listed_names(binary, None, f"--aesgen_what={what}", "--aesgen_aead_sizes=17,1420",
+                             "--aesgen_keys=256")
+        assert {n.split("/", 2)[2] for n in names} == {"256/17", "256/1420"}, what
     for bad in ("--aesgen_what=ocb", "--aesgen_aead_sizes=0", "--aesgen_aead_sizes=65521"):
         proc = subprocess.run([str(binary), bad, "--aesgen_list"], capture_output=True,
                               text=True, timeout=RUN_TIMEOUT)
@@ -307,6 +394,13 @@ def test_missing_boringssl_is_named_and_the_rest_runs(preset, bench_binaries, tm
                      re.M), stderr
     impls = {r["name"].split("/")[0] for r in data["benchmarks"]}
     assert "boringssl-gcm" not in impls and {"openssl-gcm", "libgcrypt-gcm"} <= impls
+    # GCM-SIV likewise: libgcrypt's is the reference, and runs
+    data, stderr = run_bench(binary, tmp_path, "--aesgen_what=gcm-siv", "--aesgen_keys=128",
+                             env=env)
+    assert re.search(r"^skip boringssl-gcm-siv: cannot load .*no-such-libcrypto\.so", stderr,
+                     re.M), stderr
+    impls = {r["name"].split("/")[0] for r in data["benchmarks"]}
+    assert "boringssl-gcm-siv" not in impls and "libgcrypt-gcm-siv" in impls
 
 
 @pytest.mark.parametrize("preset", PRESETS[:1], ids=lambda p: p.name)
@@ -378,3 +472,44 @@ def test_ghash_table_rows_are_implementations_and_columns_sizes():
     assert md.startswith("**AES-128-GCM, GHASH alone (AAD only")
     assert "| ct-holes-ghash | 7.000 ±0% |" in md
     assert B.ghash_table(B.summarize(runs[0] | {"benchmarks": []}), (1024,)) == ""
+
+
+def test_gcm_siv_tables_have_ticks_per_byte_and_per_record():
+    seal16, open16 = "aesni-gcm-siv/gcm_siv_seal/128/16", "aesni-gcm-siv/gcm_siv_open/128/16"
+    peer16 = "libgcrypt-gcm-siv/gcm_siv_seal/128/16"
+
+    def run(per_byte: dict[str, float], per_message: dict[str, float]) -> dict:
+        data = _fake_run({name: [v] for name, v in per_byte.items()})
+        for b in data["benchmarks"]:
+            b["ticks_per_message"] = per_message[b["run_name"]]
+        return data
+
+    summary = B.summarize(run({seal16: 18.0, open16: 12.0, peer16: 41.0},
+                              {seal16: 288.0, open16: 192.0, peer16: 656.0}),
+                          run({seal16: 20.0, open16: 12.0, peer16: 41.0},
+                              {seal16: 320.0, open16: 192.0, peer16: 656.0}))
+    row = summary[seal16]
+    assert row["ticks_per_message"] == 304.0
+    assert row["ticks_per_message_process_medians"] == [288.0, 320.0]
+    assert row["ticks_per_message_spread"] == (320.0 - 288.0) / 304.0
+    seal = B.gcm_siv_table(summary, "gcm_siv_seal", 128, (16,)).splitlines()
+    assert seal[0].startswith("AES-128-GCM-SIV seal")
+    assert [ln.split()[0] for ln in seal[2:]] == ["aesni-gcm-siv", "libgcrypt-gcm-siv"]
+    assert "19.000 ±  5%" in seal[2]
+    lines = B.per_message_table(summary, 128, (16, 1420)).splitlines()
+    assert "seal 16 B" in lines[0] and "open 16 B" in lines[0]
+    assert "1420" not in lines[0]
+    assert "304 ±  5%" in lines[2] and "192 ±  0%" in lines[2]
+    assert lines[3].split()[0] == "libgcrypt-gcm-siv" and "656" in lines[3]
+    md = B.per_message_table(summary, 128, (16,), markdown=True)
+    assert "| aesni-gcm-siv | 304 ±5% [288..320] | 192 ±0% [192..192] |" in md
+    assert "| libgcrypt-gcm-siv | 656 ±0% [656..656] |  |" in md  # it has no open row here
+    assert B.per_message_table(summary, 256, (16,)) == ""
+    assert B.per_message_table(summary, 128, (1420,)) == ""  # no small size asked for
+
+
+def test_bench_refuses_gcm_siv_without_its_key_sizes(aesgen_exe):
+    proc = subprocess.run([str(aesgen_exe), "bench", "--cpu", "x86-64-v2", "--what", "gcm-siv",
+                           "--keys", "192"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert "no GCM-SIV table for key sizes 192" in proc.stderr, proc.stderr

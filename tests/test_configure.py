@@ -48,7 +48,7 @@ def root(tmp_path: Path) -> Path:
     (r / "harness" / "bench").mkdir(parents=True)
     for f in ("ctr_tests.cc", "abi_check_x86_64.S", "abi_check_aarch64.S", "abi_check.h",
               "quick_measure.c", "bench/bench_main.cc", "bench/gcm_bench.cc",
-              "bench/ghash_bench.cc"):
+              "bench/gcm_siv_bench.cc", "bench/ghash_bench.cc", "bench/bench_common.h"):
         (r / "harness" / f).write_text("\n")
     (r / "gtest" / "src").mkdir(parents=True)  # stands in for /usr/src/googletest/googletest
     for f in ("gtest-all.cc", "gtest_main.cc"):
@@ -110,6 +110,12 @@ def test_each_x86_preset_gets_a_benchmark_binary(root: Path) -> None:
                     if line.startswith(f"build {b}/{name}/aesgen_bench: link_bench "))
         for obj in ("gen/aesgen_registry.c.o", "gen/k_a.S.o", "harness/bench_main.o"):
             assert f"{b}/{name}/{obj}" in link
+        # every harness/bench/*.cc is compiled and linked, headers are not
+        for unit in ("gcm_bench", "gcm_siv_bench", "ghash_bench"):
+            assert (f"build {b}/{name}/harness/{unit}.o: cxx "
+                    f"{root}/harness/bench/{unit}.cc") in text
+            assert f"{b}/{name}/harness/{unit}.o" in link
+        assert "bench_common" not in text
         phony = next(line for line in text.splitlines()
                      if line.startswith(f"build tests-{name}: phony "))
         assert f"{b}/{name}/aesgen_bench" in phony

@@ -17,6 +17,7 @@ from .emit.compile import IMPLEMENTED_METHODS
 from .kernels.spec import FACE_LEVELS, KEY_BITS
 from .kernels.table_kernel import NOT_CONSTANT_TIME as TABLE_NOT_CONSTANT_TIME
 from .paths import ROOT
+from .report.bench import DEFAULT_WHAT as BENCH_DEFAULT_WHAT
 from .targets import (TargetError, all_presets, choose_native_preset, find_preset,
                       host_features_from_cpuinfo)
 
@@ -217,11 +218,15 @@ def list_command() -> None:
 @click.option("--method", "methods", default=None, metavar="M[,M]",
               help="Methods to generate (default: every method the preset lists).")
 @click.option("--face", "faces", default="none,r1,r2", show_default=True,
-              metavar="LEVEL[,LEVEL]", help="FACE levels: none, r1, r2.")
+              metavar="LEVEL[,LEVEL]", help="FACE levels of the modes that have FACE (ctr, "
+              "gcm): none, r1, r2. A mode without FACE (gcm-siv: a new key every message) is "
+              "generated whatever this says.")
 @click.option("--mode", "modes", default=None, metavar="MODE[,MODE]",
               help="Modes: ctr (keystream kernels), gcm (AES-GCM AEAD kernels, where the "
                    "preset has PCLMULQDQ, or GFNI and AVX2 for a GHASH without it; the table "
-                   "method's with lookup tables). Default: every mode the preset has.")
+                   "method's with lookup tables), gcm-siv (AES-GCM-SIV, RFC 8452: aesni, "
+                   "vaes256 and vaes512 with the carry-less multiply of their width; 128- and "
+                   "256-bit keys). Default: every mode the preset has.")
 @click.option("--keys", default="128,192,256", show_default=True, metavar="BITS[,BITS]",
               help="Key sizes init accepts (others return -1).")
 @click.option("--prefix", default="aesgen_", show_default=True,
@@ -422,13 +427,16 @@ def compare(cpu, kernels, keys, mca_cpus, output) -> None:
 @click.option("--sizes", default=None, metavar="BYTES[,BYTES]",
               help="Message sizes (default 16,1024,4096,20480,40960).")
 @click.option("--keys", default=None, metavar="BITS[,BITS]",
-              help="Key sizes (default 128,192,256, GCM 128,256; --quick: 128).")
-@click.option("--what", default="ctr,gcm", show_default=True, metavar="ctr,gcm,ghash",
+              help="Key sizes (default 128,192,256, GCM and GCM-SIV 128,256; --quick: 128).")
+@click.option("--what", default=",".join(BENCH_DEFAULT_WHAT), show_default=True,
+              metavar="ctr,gcm,gcm-siv,ghash",
               help="Which tables, any of: the CTR ones (ctr), the AES-GCM seal ones (gcm), "
-                   "GHASH alone (ghash, AES-128, beside constant-time GHASHs without a "
-                   "carry-less multiply).")
+                   "the AES-GCM-SIV seal, open and ticks-per-record ones (gcm-siv, beside "
+                   "libgcrypt and BoringSSL), GHASH alone (ghash, AES-128, beside "
+                   "constant-time GHASHs without a carry-less multiply).")
 @click.option("--aead-sizes", default=None, metavar="BYTES[,BYTES]",
-              help="GCM record and GHASH message sizes (default 64,256,1420,4096,16384).")
+              help="GCM and GCM-SIV record and GHASH message sizes (default GCM and GHASH "
+                   "64,256,1420,4096,16384; GCM-SIV 16,64,256,1420,4096,16384).")
 @click.option("--processes", default=3, show_default=True, type=click.IntRange(1, 100),
               help="Run the benchmark program this many times, one process after the "
                    "other; cells are medians over all, ± the spread of the per-process "
@@ -443,7 +451,7 @@ def compare(cpu, kernels, keys, mca_cpus, output) -> None:
 def bench(cpu, name_filter, sizes, keys, what, aead_sizes, processes, quick, repetitions,
           output) -> None:
     """Benchmark the kernels beside OpenSSL (AES-NI and masked), Intel ipsec-mb, and for
-    AES-GCM libgcrypt and BoringSSL.
+    AES-GCM and AES-GCM-SIV libgcrypt and BoringSSL.
 
     \b
     Builds build/<preset>/aesgen_bench and runs it --processes times, then (CTR) runs
@@ -453,6 +461,9 @@ def bench(cpu, name_filter, sizes, keys, what, aead_sizes, processes, quick, rep
     the per-process medians). CTR: streaming, per-message IV, fresh IV; set-up cost per
     kernel, and the message length at which each FACE level starts to pay. GCM: one
     TLS-style record sealed per iteration (new nonce, 13 bytes of AAD, 16-byte tag).
+    GCM-SIV: such records sealed, and opened, beside libgcrypt's and BoringSSL's
+    GCM-SIV, in ticks per byte and, up to 256 bytes, ticks per record (at 16 bytes
+    mostly GCM-SIV's per-nonce key derivation and set-up).
     GHASH (only when asked): one AAD-only message per iteration, the set's GCM kernels
     beside OpenSSL's GHASH (with PCLMULQDQ and masked) and two constant-time GHASHs in C.
     Figures are TSC ticks, not core cycles: this VM has no core cycle counter.
@@ -472,13 +483,17 @@ def bench(cpu, name_filter, sizes, keys, what, aead_sizes, processes, quick, rep
     key_list = (_split_list(keys, KEY_BITS, "key size", int) if keys
                 else ((128,) if quick else KEY_BITS))
     what_list = _split_list(what, B.WHAT, "--what table", str)
-    aead_size_list = _split_sizes(aead_sizes) if aead_sizes else B.AEAD_SIZES
-    if max(aead_size_list) > B.AEAD_MAX_SIZE:
-        raise UserError(f"bad GCM record size {max(aead_size_list)}: at most {B.AEAD_MAX_SIZE}")
+    given_aead_sizes = _split_sizes(aead_sizes) if aead_sizes else None
+    if given_aead_sizes and max(given_aead_sizes) > B.AEAD_MAX_SIZE:
+        raise UserError(f"bad AEAD record size {max(given_aead_sizes)}: at most "
+                        f"{B.AEAD_MAX_SIZE}")
+    aead_size_list = given_aead_sizes or B.AEAD_SIZES        # gcm_seal and ghash
+    siv_size_list = given_aead_sizes or B.GCM_SIV_SIZES      # gcm_siv_seal and gcm_siv_open
     aead_keys = tuple(b for b in key_list if b in B.AEAD_KEYS)
-    if what_list == ("gcm",) and not aead_keys:
-        raise UserError(f"no GCM table for key sizes {', '.join(map(str, key_list))}: "
-                        f"GCM is measured with {' and '.join(map(str, B.AEAD_KEYS))}-bit keys")
+    if set(what_list) <= {"gcm", "gcm-siv"} and not aead_keys:
+        raise UserError(f"no {' or '.join(w.upper() for w in what_list)} table for key sizes "
+                        f"{', '.join(map(str, key_list))}: they are measured with "
+                        f"{' and '.join(map(str, B.AEAD_KEYS))}-bit keys")
     if "ghash" in what_list and B.GHASH_KEY not in key_list:
         raise UserError(f"no GHASH table for key sizes {', '.join(map(str, key_list))}: "
                         f"GHASH is measured under a {B.GHASH_KEY}-bit key")
@@ -499,7 +514,7 @@ def bench(cpu, name_filter, sizes, keys, what, aead_sizes, processes, quick, rep
     plan = B.BenchPlan(target, tuple(size_list), tuple(key_list), name_filter, reps,
                        min_time=0.05 if quick else 0.2, warmup=0.02 if quick else 0.1,
                        first_sizes=B.QUICK_FIRST_SIZES if quick else B.FIRST_SIZES,
-                       what=what_list, aead_sizes=tuple(aead_size_list))
+                       what=what_list, aead_sizes=given_aead_sizes)
     try:
         main_runs = B.run_processes(plan, out_dir, "main", "aesgen kernels and peers",
                                     processes)
@@ -530,6 +545,9 @@ def bench(cpu, name_filter, sizes, keys, what, aead_sizes, processes, quick, rep
         if t:
             text.append(f"\n{B.MODE_TITLES[B.AEAD_MODE]}\n{t}")
             md += [B.aead_table(summary, bits, tuple(aead_size_list), markdown=True), ""]
+    for t, t_md in B.gcm_siv_sections(summary, aead_keys, tuple(siv_size_list)):
+        text.append(t)
+        md += [t_md, ""]
     t = B.ghash_table(summary, tuple(aead_size_list))
     if t:
         text.append(f"\n{B.MODE_TITLES[B.GHASH_MODE]}\n{t}")
@@ -577,12 +595,14 @@ def bench(cpu, name_filter, sizes, keys, what, aead_sizes, processes, quick, rep
 
 def _child_has_work(what: tuple, name_filter: str | None, aead_sizes: tuple) -> bool:
     """Whether the child run (OpenSSL alone, AES-NI and PCLMULQDQ masked: openssl-noaesni
-    CTR, openssl-noaesni-gcm, openssl-noaesni-ghash) would run a benchmark: a table asked
-    for has one of its names, and the user's filter lets one through."""
+    CTR, openssl-noaesni-gcm, openssl-noaesni-ghash; no GCM-SIV, which OpenSSL 3.0 lacks)
+    would run a benchmark: a table asked for has one of its names, and the user's filter
+    lets one through."""
     import re
 
     names = {"ctr": ["openssl-noaesni/stream/128/4096"],
              "gcm": ["openssl-noaesni-gcm/gcm_seal/128/16384"],
+             "gcm-siv": [],
              "ghash": [f"openssl-noaesni-ghash/ghash/128/{s}" for s in aead_sizes]}
     return any(name_filter is None or re.search(name_filter, name)
                for table in what for name in names[table])

@@ -1,7 +1,9 @@
 // bench_common.h: what the translation units of aesgen_bench share (bench_main.cc, the
-// CTR benchmarks; gcm_bench.cc, the AES-GCM ones; ghash_bench.cc, GHASH alone): the TSC,
-// the shared buffers, the key, the ticks-per-byte counter, OpenSSL's capability vector,
-// the aesgen feature names and the ipsec-mb managers.
+// CTR benchmarks; gcm_bench.cc, the AES-GCM ones; gcm_siv_bench.cc, AES-GCM-SIV;
+// ghash_bench.cc, GHASH alone): the fatal and the skip messages, the TSC, the shared
+// buffers, the key, the ticks-per-byte counter, OpenSSL's capability vector, the aesgen
+// feature names and the ipsec-mb managers.  What only the AEAD benchmarks share (the record
+// shape, BoringSSL, libgcrypt) is in aead_common.h.
 //
 // Header-only (inline): the build compiles each .cc of harness/bench/ once per preset,
 // against that preset's aesgen.h, and links them together.
@@ -34,6 +36,12 @@ const std::vector<int> kAllKeyBits = {128, 192, 256};
   std::fprintf(stderr, "aesgen_bench: FATAL: %s\n", message.c_str());
   std::fflush(stderr);
   std::abort();
+}
+
+// What this process cannot run is named on stderr, one line each: "skip IMPL: why"
+// (`aesgen bench` collects these lines into its "not measured here" list).
+inline void Skip(const std::string &impl, const std::string &why) {
+  std::fprintf(stderr, "skip %s: %s\n", impl.c_str(), why.c_str());
 }
 
 // ---------------------------------------------------------------------------

@@ -1,10 +1,12 @@
 // bench_main.cc: Google Benchmark program for the kernels of one generated aesgen
 // set, beside OpenSSL and Intel's ipsec-mb (x86-64 only); the AES-GCM tables, beside
-// libgcrypt and BoringSSL too, are in gcm_bench.cc, GHASH alone in ghash_bench.cc.
+// libgcrypt and BoringSSL too, are in gcm_bench.cc, AES-GCM-SIV (beside libgcrypt and
+// BoringSSL) in gcm_siv_bench.cc, GHASH alone in ghash_bench.cc.
 //
-// Built once per generated folder (generated/<preset>/) from bench_main.cc, gcm_bench.cc
-// and ghash_bench.cc with -DAESGEN_BENCH_PRESET="<preset>", linked with -lbenchmark
-// -lcrypto -lIPSec_MB -lgcrypt -ldl.
+// Built once per generated folder (generated/<preset>/) from every .cc of harness/bench/
+// (bench_main.cc, gcm_bench.cc, gcm_siv_bench.cc, ghash_bench.cc) with
+// -DAESGEN_BENCH_PRESET="<preset>", linked with -lbenchmark -lcrypto -lIPSec_MB -lgcrypt
+// -ldl.
 //
 // Benchmarks are registered at run time, named IMPL/MODE/KEYBITS/SIZE:
 //   IMPL     a registry kernel this CPU runs (e.g. aesni-face-r2), `openssl`
@@ -31,6 +33,12 @@
 // `ipsec-mb-{sse,avx2,avx512}-gcm`, `libgcrypt-gcm`, `boringssl-gcm` (gcm_bench.h);
 // with OPENSSL_ia32cap set, `openssl-noaesni-gcm` alone.
 //
+// and IMPL/gcm_siv_seal/KEYBITS/SIZE and IMPL/gcm_siv_open/KEYBITS/SIZE, KEYBITS 128 and
+// 256, SIZE 16 64 256 1420 4096 16384: one AES-GCM-SIV record sealed, or opened, per
+// iteration (its own nonce, 13 bytes of AAD, 16-byte tag), IMPL a GCM-SIV kernel of the set,
+// `libgcrypt-gcm-siv`, `boringssl-gcm-siv` (gcm_siv_bench.h); nothing with OPENSSL_ia32cap
+// set.
+//
 // and, only when asked (--aesgen_what=ghash), IMPL/ghash/128/SIZE: one AAD-only AES-128-GCM
 // message of SIZE bytes per iteration, GHASH and little else; IMPL a GCM kernel of the
 // set, `openssl-ghash`, `ct-1bit-ghash`, `ct-holes-ghash` (constant-time GHASHs in C
@@ -40,18 +48,23 @@
 //
 // Counters: ticks_per_byte (TSC ticks read with lfence around the whole timing
 // loop, / iterations / SIZE); setup reports `ticks` per iteration instead; first
-// reports both.  Bytes processed are set so bytes_per_second is reported.
+// reports both; gcm_siv_seal and gcm_siv_open report ticks_per_message (ticks /
+// iterations) beside ticks_per_byte.  Bytes processed are set so bytes_per_second is
+// reported.
 //
 // Before anything is timed, every IMPL/KEYBITS is checked against a one-shot
 // OpenSSL encryption (itself checked against the SP 800-38A vectors, for GCM and GHASH
-// against the GCM specification's); a mismatch aborts the program naming the
+// against the GCM specification's); GCM-SIV against libgcrypt's, else BoringSSL's
+// (checked against RFC 8452's vectors); a mismatch aborts the program naming the
 // implementation.
 //
 // Flags of our own (removed before Google Benchmark sees the rest):
-//   --aesgen_what=ctr,gcm    which benchmarks: the CTR modes, gcm_seal, ghash; any of
-//                            them (default ctr,gcm)
+//   --aesgen_what=ctr,gcm    which benchmarks: the CTR modes (ctr), gcm_seal (gcm),
+//                            gcm_siv_seal and gcm_siv_open (gcm-siv), ghash; any of them
+//                            (default ctr,gcm,gcm-siv)
 //   --aesgen_sizes=16,4096   register only these CTR sizes (setup is always registered)
-//   --aesgen_aead_sizes=64,1420  gcm_seal and ghash sizes (any of 1..65520 bytes)
+//   --aesgen_aead_sizes=64,1420  gcm_seal, gcm-siv and ghash sizes (any of 1..65520
+//                            bytes), in place of each one's defaults
 //   --aesgen_keys=128,256    register only these key sizes
 //   --aesgen_list            print the names that would be registered and exit
 
@@ -74,9 +87,11 @@
 #include <string>
 #include <vector>
 
+#include "aead_common.h"
 #include "aesgen.h"
 #include "bench_common.h"
 #include "gcm_bench.h"
+#include "gcm_siv_bench.h"
 #include "ghash_bench.h"
 
 #ifndef AESGEN_BENCH_PRESET
@@ -573,8 +588,8 @@ struct Options {
   std::set<size_t> sizes;  // empty = all
   std::set<size_t> first_sizes;  // empty = as `sizes` selects
   std::set<int> key_bits;  // empty = all
-  std::vector<size_t> aead_sizes = kGcmSizes;
-  bool ctr = true, gcm = true, ghash = false;  // --aesgen_what
+  std::vector<size_t> aead_sizes;  // empty = each AEAD table's defaults
+  bool ctr = true, gcm = true, gcm_siv = true, ghash = false;  // --aesgen_what
   bool list = false;
 };
 
@@ -611,9 +626,11 @@ void PrintOwnFlags() {
       "                           --aesgen_sizes selects them)\n"
       "  --aesgen_keys=128,256    register only these key sizes\n"
       "  --aesgen_what=ctr,gcm    any of: the CTR benchmarks (ctr), gcm_seal (gcm),\n"
-      "                           GHASH alone (ghash); default ctr,gcm\n"
-      "  --aesgen_aead_sizes=64,1420  gcm_seal and ghash sizes, 1..65520 (default\n"
-      "                           64,256,1420,4096,16384)\n"
+      "                           AES-GCM-SIV gcm_siv_seal and gcm_siv_open (gcm-siv),\n"
+      "                           GHASH alone (ghash); default ctr,gcm,gcm-siv\n"
+      "  --aesgen_aead_sizes=64,1420  gcm_seal, gcm-siv and ghash sizes, 1..65520\n"
+      "                           (default gcm_seal and ghash 64,256,1420,4096,16384;\n"
+      "                           gcm-siv 16,64,256,1420,4096,16384)\n"
       "  --aesgen_list            print the benchmark names and exit\n"
       "  env OPENSSL_ia32cap=~0x200000200000000  benchmark only OpenSSL, without AES-NI\n"
       "                           and PCLMULQDQ (ghash refuses a mask that keeps PCLMULQDQ)\n\n");
@@ -661,7 +678,7 @@ Options ParseOwnFlags(int *argc, char **argv) {
       }
       opt.aead_sizes.assign(sizes.begin(), sizes.end());
     } else if (const char *v = value_of("--aesgen_what")) {
-      opt.ctr = opt.gcm = opt.ghash = false;
+      opt.ctr = opt.gcm = opt.gcm_siv = opt.ghash = false;
       std::stringstream ss(v);
       std::string item;
       while (std::getline(ss, item, ',')) {
@@ -669,12 +686,15 @@ Options ParseOwnFlags(int *argc, char **argv) {
           opt.ctr = true;
         else if (item == "gcm")
           opt.gcm = true;
+        else if (item == "gcm-siv")
+          opt.gcm_siv = true;
         else if (item == "ghash")
           opt.ghash = true;
         else
-          UsageError("--aesgen_what: '" + item + "' is not ctr, gcm or ghash");
+          UsageError("--aesgen_what: '" + item + "' is not ctr, gcm, gcm-siv or ghash");
       }
-      if (!opt.ctr && !opt.gcm && !opt.ghash) UsageError("--aesgen_what: empty list");
+      if (!opt.ctr && !opt.gcm && !opt.gcm_siv && !opt.ghash)
+        UsageError("--aesgen_what: empty list");
     } else if (arg == "--aesgen_list") {
       opt.list = true;
     } else if (arg.compare(0, 9, "--aesgen_") == 0) {
@@ -775,13 +795,18 @@ int main(int argc, char **argv) {
   const Options opt = ParseOwnFlags(&argc, argv);
   std::vector<std::string> names;
   const std::vector<Target> targets = RegisterAll(opt, names);
+  // --aesgen_aead_sizes, or each table's own sizes
+  const std::vector<size_t> &gcm_sizes = opt.aead_sizes.empty() ? kGcmSizes : opt.aead_sizes;
+  const std::vector<size_t> &siv_sizes = opt.aead_sizes.empty() ? kGcmSivSizes : opt.aead_sizes;
   // beside OpenSSL with AES-NI and PCLMULQDQ masked, only its own GCM (gcm_bench.cc) and
   // GHASH (ghash_bench.cc)
   const std::vector<GcmTarget> gcm_targets =
-      opt.gcm ? RegisterGcm(opt.aead_sizes, opt.key_bits, names) : std::vector<GcmTarget>{};
+      opt.gcm ? RegisterGcm(gcm_sizes, opt.key_bits, names) : std::vector<GcmTarget>{};
+  const std::vector<GcmSivTarget> siv_targets =
+      opt.gcm_siv ? RegisterGcmSiv(siv_sizes, opt.key_bits, names)
+                  : std::vector<GcmSivTarget>{};
   const std::vector<GhashTarget> ghash_targets =
-      opt.ghash ? RegisterGhash(opt.aead_sizes, opt.key_bits, names)
-                : std::vector<GhashTarget>{};
+      opt.ghash ? RegisterGhash(gcm_sizes, opt.key_bits, names) : std::vector<GhashTarget>{};
   if (opt.list) {
     for (const std::string &name : names) std::printf("%s\n", name.c_str());
     return 0;
@@ -791,11 +816,12 @@ int main(int argc, char **argv) {
 
   CheckReferenceAgainstSp800_38a();
   for (const Target &t : targets) VerifyImpl(t.name, *t.impl, t.key_bits);
-  VerifyGcm(gcm_targets, opt.aead_sizes);
-  VerifyGhash(ghash_targets, opt.aead_sizes);
+  VerifyGcm(gcm_targets, gcm_sizes);
+  VerifyGcmSiv(siv_targets, siv_sizes);
+  VerifyGhash(ghash_targets, gcm_sizes);
 
   AddContext();
-  if (!gcm_targets.empty()) AddGcmContext();
+  if (!gcm_targets.empty() || !siv_targets.empty()) AddAeadPeerContext();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

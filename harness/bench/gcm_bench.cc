@@ -15,18 +15,16 @@
 //   libgcrypt-gcm        gcry_cipher_open(GCRY_CIPHER_AES{128,256}, GCRY_CIPHER_MODE_GCM)
 //                        and gcry_cipher_setkey once; per record gcry_cipher_setiv,
 //                        gcry_cipher_authenticate, gcry_cipher_encrypt, gcry_cipher_gettag
-//   boringssl-gcm        Debian's android-libboringssl, dlopen()ed (its symbols have the
-//                        same names as OpenSSL's, so it is loaded RTLD_LOCAL|RTLD_DEEPBIND
-//                        and its functions looked up by name): EVP_AEAD_CTX_new once
-//                        (EVP_aead_aes_{128,256}_gcm, 16-byte tag), then EVP_AEAD_CTX_seal
-//                        per record (ciphertext and tag in one buffer, as TLS sends them)
+//   boringssl-gcm        Debian's android-libboringssl, dlopen()ed (aead_common.h):
+//                        EVP_AEAD_CTX_new once (EVP_aead_aes_{128,256}_gcm, 16-byte tag),
+//                        then EVP_AEAD_CTX_seal per record (ciphertext and tag in one
+//                        buffer, as TLS sends them)
 //
-// The library's path: $AESGEN_BORINGSSL_LIB, or kBoringSslPath (what the package
-// android-libboringssl installs: `dpkg -L android-libboringssl`).
+// The record (nonces, AAD), the BoringSSL loader and libgcrypt's initialisation are shared
+// with gcm_siv_bench.cc through aead_common.h.
 
 #include "gcm_bench.h"
 
-#include <dlfcn.h>
 #include <gcrypt.h>
 #include <openssl/evp.h>
 
@@ -41,46 +39,16 @@
 #include <string>
 #include <vector>
 
+#include "aead_common.h"
 #include "aesgen.h"
 #include "bench_common.h"
 
 namespace aesgen_bench {
 namespace {
 
-constexpr size_t kNonceLen = 12;
-constexpr size_t kTagLen = 16;
-constexpr size_t kAadLen = 13;
 constexpr size_t kVerifyOddLen = 4096 + 7;  // not a multiple of 16
-const char kBoringSslPath[] = "/usr/lib/x86_64-linux-gnu/android/libcrypto.so.0";
 
 std::string Bits(int key_bits) { return std::to_string(key_bits); }
-
-// The 13 bytes of additional data of every record (TLS 1.2's length: sequence number,
-// type, version, length); their value does not change what sealing costs.
-const uint8_t *Aad() {
-  static const uint8_t aad[kAadLen] = {0, 0, 0, 0, 0, 0, 0, 1, 0x17, 0x03, 0x03, 0x05, 0x8c};
-  return aad;
-}
-
-// TLS 1.3 per-record nonces (RFC 8446, 5.3): the static IV XOR the 64-bit big-endian
-// record sequence number, left-padded with zeros to 12 bytes.
-class TlsNonces {
- public:
-  explicit TlsNonces(uint64_t first_seq = 0) : seq_(first_seq) {
-    for (size_t i = 0; i < kNonceLen; i++) iv_[i] = static_cast<uint8_t>(0x3c + i * 11);
-  }
-  const uint8_t *Next() {
-    std::memcpy(nonce_, iv_, kNonceLen);
-    for (int i = 0; i < 8; i++) nonce_[4 + i] ^= static_cast<uint8_t>(seq_ >> (56 - 8 * i));
-    seq_++;
-    return nonce_;
-  }
-
- private:
-  uint64_t seq_;
-  uint8_t iv_[kNonceLen];
-  alignas(16) uint8_t nonce_[kNonceLen];
-};
 
 }  // namespace
 
@@ -258,65 +226,6 @@ class LibgcryptGcm final : public GcmImpl {
   size_t key_len_ = 0;
 };
 
-// BoringSSL's EVP_AEAD API, looked up by name in the dlopen()ed library.  No BoringSSL
-// header is included (they clash with OpenSSL's): the prototypes are those of its aead.h.
-struct BoringSsl {
-  using AeadFn = const void *(*)();
-  AeadFn aes_128_gcm = nullptr, aes_256_gcm = nullptr;
-  void *(*ctx_new)(const void *aead, const uint8_t *key, size_t key_len, size_t tag_len) = nullptr;
-  int (*seal)(const void *ctx, uint8_t *out, size_t *out_len, size_t max_out_len,
-              const uint8_t *nonce, size_t nonce_len, const uint8_t *in, size_t in_len,
-              const uint8_t *ad, size_t ad_len) = nullptr;
-  void (*ctx_free)(void *ctx) = nullptr;
-  int (*has_aes_hardware)() = nullptr;          // optional
-  const char *(*version)(int which) = nullptr;  // OpenSSL_version, optional
-  std::string path;
-  std::string error;  // why it is not there; empty when loaded
-};
-
-template <typename Fn>
-bool LookUp(void *handle, const char *symbol, Fn *fn, std::string *error) {
-  void *p = dlsym(handle, symbol);
-  if (p == nullptr) {
-    if (error != nullptr) *error = std::string("no symbol ") + symbol;
-    return false;
-  }
-  *fn = reinterpret_cast<Fn>(p);
-  return true;
-}
-
-const BoringSsl &LoadBoringSsl() {
-  static const BoringSsl lib = [] {
-    BoringSsl b;
-    const char *env = std::getenv("AESGEN_BORINGSSL_LIB");
-    b.path = env != nullptr && *env != '\0' ? env : kBoringSslPath;
-    // RTLD_DEEPBIND: its calls to its own functions (EVP_*, CRYPTO_*, OPENSSL_*) must not
-    // be bound to OpenSSL's libcrypto, already loaded under the same names.
-    void *h = dlopen(b.path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
-    if (h == nullptr) {
-      const char *why = dlerror();
-      b.error = std::string("cannot load ") + b.path + ": " + (why ? why : "dlopen failed") +
-                " (Debian: apt-get install android-libboringssl-dev, or set "
-                "AESGEN_BORINGSSL_LIB)";
-      return b;
-    }
-    void (*library_init)() = nullptr;
-    if (LookUp(h, "CRYPTO_library_init", &library_init, nullptr)) library_init();
-    if (!LookUp(h, "EVP_aead_aes_128_gcm", &b.aes_128_gcm, &b.error) ||
-        !LookUp(h, "EVP_aead_aes_256_gcm", &b.aes_256_gcm, &b.error) ||
-        !LookUp(h, "EVP_AEAD_CTX_new", &b.ctx_new, &b.error) ||
-        !LookUp(h, "EVP_AEAD_CTX_seal", &b.seal, &b.error) ||
-        !LookUp(h, "EVP_AEAD_CTX_free", &b.ctx_free, &b.error)) {
-      b.error = b.path + ": " + b.error + " (is it BoringSSL?)";
-      return b;
-    }
-    LookUp(h, "EVP_has_aes_hardware", &b.has_aes_hardware, nullptr);
-    LookUp(h, "OpenSSL_version", &b.version, nullptr);
-    return b;  // the handle stays open for the life of the process
-  }();
-  return lib;
-}
-
 class BoringSslGcm final : public GcmImpl {
  public:
   BoringSslGcm(const BoringSsl &lib, int key_bits)
@@ -362,10 +271,6 @@ struct GcmFactory {
 
 const std::vector<int> kPeerKeyBits(std::begin(kGcmKeyBits), std::end(kGcmKeyBits));
 
-void Skip(const std::string &impl, const std::string &why) {
-  std::fprintf(stderr, "skip %s: %s\n", impl.c_str(), why.c_str());
-}
-
 void AddAesgenGcm(std::vector<GcmFactory> &factories) {
 #ifdef AESGEN_HAVE_AEAD
   std::vector<int> bits;
@@ -394,22 +299,11 @@ void AddIpsecMbGcm(std::vector<GcmFactory> &factories) {
   }
 }
 
-bool InitLibgcrypt() {
-  static const bool ok = [] {
-    if (gcry_check_version(GCRYPT_VERSION) == nullptr) {
-      Skip("libgcrypt-gcm", std::string("the library is older than the header (") +
-                                GCRYPT_VERSION + ")");
-      return false;
-    }
-    gcry_control(GCRYCTL_DISABLE_SECMEM, 0);
-    gcry_control(GCRYCTL_INITIALIZATION_FINISHED, 0);
-    return true;
-  }();
-  return ok;
-}
-
 void AddLibgcryptGcm(std::vector<GcmFactory> &factories) {
-  if (!InitLibgcrypt()) return;
+  if (const std::string &why = LibgcryptError(); !why.empty()) {
+    Skip("libgcrypt-gcm", why);
+    return;
+  }
   factories.push_back({"libgcrypt-gcm", kPeerKeyBits, [](int b) -> std::shared_ptr<GcmImpl> {
                          return std::make_shared<LibgcryptGcm>(b);
                        }});
@@ -453,9 +347,10 @@ void BenchGcmSeal(benchmark::State &state, GcmImpl &impl, size_t size) {
   const Key key = BaseKey();
   impl.SetKey(key.bytes);
   TlsNonces nonces;
-  impl.Seal(nonces.Next(), kNonceLen, Aad(), kAadLen, buf.in, size, buf.out);  // warm-up
+  impl.Seal(nonces.Next(), kNonceLen, RecordAad(), kAadLen, buf.in, size, buf.out);  // warm-up
   const uint64_t t0 = Ticks();
-  for (auto _ : state) impl.Seal(nonces.Next(), kNonceLen, Aad(), kAadLen, buf.in, size, buf.out);
+  for (auto _ : state)
+    impl.Seal(nonces.Next(), kNonceLen, RecordAad(), kAadLen, buf.in, size, buf.out);
   const uint64_t ticks = Ticks() - t0;
   ReportPerByte(state, ticks, size);
 }
@@ -522,9 +417,9 @@ void CheckRecord(const std::string &what, GcmImpl &impl, int key_bits, const uin
                  const uint8_t *nonce, size_t len) {
   const uint8_t *in = SharedBuffers().in;
   std::vector<uint8_t> out(len + kTagLen + 16, 0xe5);
-  impl.Seal(nonce, kNonceLen, Aad(), kAadLen, in, len, out.data());
-  const std::vector<uint8_t> ref = OpensslSeal(key_bits, key, nonce, kNonceLen, Aad(), kAadLen,
-                                               in, len);
+  impl.Seal(nonce, kNonceLen, RecordAad(), kAadLen, in, len, out.data());
+  const std::vector<uint8_t> ref =
+      OpensslSeal(key_bits, key, nonce, kNonceLen, RecordAad(), kAadLen, in, len);
   size_t bad = 0;
   while (bad < ref.size() && out[bad] == ref[bad]) bad++;
   const std::string record = what + ", " + std::to_string(len) + "-byte record";
@@ -616,26 +511,6 @@ void VerifyGcm(const std::vector<GcmTarget> &targets, const std::vector<size_t> 
   if (targets.empty()) return;
   CheckReferenceAgainstSpec();
   for (const GcmTarget &t : targets) VerifyTarget(t, sizes);
-}
-
-void AddGcmContext() {
-  benchmark::AddCustomContext("libgcrypt_version", gcry_check_version(nullptr));
-  if (char *hw = gcry_get_config(0, "hwflist")) {
-    std::string flags = hw;
-    gcry_free(hw);
-    while (!flags.empty() && (flags.back() == '\n' || flags.back() == ':')) flags.pop_back();
-    benchmark::AddCustomContext("libgcrypt_hwflist", flags);
-  }
-  const BoringSsl &lib = LoadBoringSsl();
-  if (!lib.error.empty()) {
-    benchmark::AddCustomContext("boringssl", "not loaded: " + lib.error);
-    return;
-  }
-  std::string what = lib.path;
-  if (lib.version != nullptr) what += std::string(" (") + lib.version(0) + ")";
-  if (lib.has_aes_hardware != nullptr)
-    what += lib.has_aes_hardware() ? ", AES hardware in use" : ", no AES hardware";
-  benchmark::AddCustomContext("boringssl", what);
 }
 
 }  // namespace aesgen_bench

@@ -54,9 +54,6 @@ void CheckGcmReference();
 // the others are named on stderr ("skip NAME: why"). Empty for a set without AEADs.
 std::vector<size_t> RunnableGcmAeads();
 
-// Google Benchmark context: library versions and what was loaded from where.
-void AddGcmContext();
-
 }  // namespace aesgen_bench
 
 #endif  // AESGEN_BENCH_GCM_H

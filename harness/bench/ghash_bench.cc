@@ -370,10 +370,6 @@ struct GhashFactory {
   std::function<std::shared_ptr<GhashImpl>()> make;
 };
 
-void Skip(const std::string &impl, const std::string &why) {
-  std::fprintf(stderr, "skip %s: %s\n", impl.c_str(), why.c_str());
-}
-
 void AddAesgenGhash(std::vector<GhashFactory> &factories) {
 #ifdef AESGEN_HAVE_AEAD
   if (!(aesgen_key_bits_supported & 1u)) {  // bit 0: 128-bit keys

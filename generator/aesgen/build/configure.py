@@ -39,6 +39,9 @@ SOURCE_SUFFIXES = (".S", ".c")
 # The GoogleTest suite every aesgen_tests binary has; any other harness/*_tests.cc is linked in
 # beside it (aead_tests.cc, ...).
 MAIN_SUITE = "ctr_tests"
+# The benchmark program's main(); every other harness/bench/*.cc is linked in beside it
+# (gcm_bench.cc, gcm_siv_bench.cc, ...).
+BENCH_MAIN = "bench_main"
 
 # Architecture names as manifest.json spells them, by what platform.machine() says.
 _MACHINE_TO_ARCH = {
@@ -200,6 +203,15 @@ def discover_harness_suites(root: Path) -> list[str]:
     return [MAIN_SUITE, *others]
 
 
+def discover_bench_units(root: Path) -> list[str]:
+    """The translation units of each aesgen_bench binary: the stems of harness/bench/*.cc,
+    bench_main first (whether or not the file is there yet), then the others by name."""
+    bench = Path(root) / "harness" / "bench"
+    others = sorted(p.stem for p in bench.glob("*.cc") if p.stem != BENCH_MAIN) \
+        if bench.is_dir() else []
+    return [BENCH_MAIN, *others]
+
+
 # ---- Jinja filters -------------------------------------------------------------------------
 
 def _ninja_path(value: object) -> str:
@@ -292,6 +304,8 @@ def render_build_ninja(
     regen_inputs = [str(root / "generated")]
     if (root / "harness").is_dir():
         regen_inputs.append(str(root / "harness"))  # a new harness/*_tests.cc re-renders
+    if (root / "harness" / "bench").is_dir():
+        regen_inputs.append(str(root / "harness" / "bench"))  # and a new bench/*.cc
     for v in views + cross_views:
         regen_inputs += [v.dir, str(Path(v.dir) / "manifest.json")]
     try:
@@ -314,6 +328,7 @@ def render_build_ninja(
         regen_inputs=regen_inputs,
         presets=views,
         harness_suites=discover_harness_suites(root),
+        bench_units=discover_bench_units(root),
         cross=cross,
         cross_presets=cross_views,
     )

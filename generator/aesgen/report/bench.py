@@ -4,8 +4,11 @@ The program (harness/bench/, built per preset as build/<preset>/aesgen_bench) na
 benchmark ``IMPL/MODE/KEYBITS/SIZE`` and reports ``ticks_per_byte`` (TSC ticks, not core
 cycles) and, for set-up, ``ticks``. MODE is a CTR mode (stream, msg_iv, fresh_iv, setup,
 first), ``gcm_seal`` (one TLS-style AES-GCM record per iteration, beside OpenSSL, ipsec-mb,
-libgcrypt and BoringSSL) or ``ghash`` (one AAD-only AES-128-GCM message per iteration: GHASH
-alone, beside OpenSSL's and two constant-time GHASHs in C without a carry-less multiplier).
+libgcrypt and BoringSSL), ``gcm_siv_seal`` and ``gcm_siv_open`` (one AES-GCM-SIV record
+sealed or opened per iteration, beside libgcrypt and BoringSSL; these also report
+``ticks_per_message``, which at small sizes is GCM-SIV's per-nonce key derivation and set-up)
+or ``ghash`` (one AAD-only AES-128-GCM message per iteration: GHASH alone, beside OpenSSL's
+and two constant-time GHASHs in C without a carry-less multiplier).
 This module runs it as it is (aesgen kernels and peers) and again with OpenSSL's AES-NI and
 PCLMULQDQ masked (``OPENSSL_ia32cap``), which makes OpenSSL take its bitsliced AES and its
 table GHASH; each of these N times, as separate processes, since timings on a shared VM
@@ -36,14 +39,26 @@ MODE_TITLES = {"stream": "streaming (one IV, messages continue the counter)",
                "fresh_iv": "fresh IV per message (bytes 0, 5, 10 change: FACE tables rebuilt)",
                "gcm_seal": "GCM seal per record (new 12-byte TLS nonce, 13-byte AAD, 16-byte "
                            "tag)",
+               "gcm_siv_seal": "GCM-SIV seal per record (new 12-byte nonce, 13-byte AAD, "
+                               "16-byte tag; the per-nonce key derivation included)",
+               "gcm_siv_open": "GCM-SIV open per record (a valid record under its own nonce, "
+                               "13-byte AAD, 16-byte tag; the per-nonce key derivation "
+                               "included)",
                "ghash": "GHASH alone (AAD only, AES-128: per message a new nonce, the bytes "
                         "as AAD, the 16-byte tag; ct-* hash the data and the length block, no "
                         "AES)"}
-# What `--what` picks: the CTR benchmarks, the AES-GCM seal benchmarks, GHASH alone; and
-# what the program runs when not told.
-WHAT = ("ctr", "gcm", "ghash")
-DEFAULT_WHAT = ("ctr", "gcm")
+# What `--what` picks: the CTR benchmarks, the AES-GCM seal benchmarks, the AES-GCM-SIV seal
+# and open ones, GHASH alone; and what the program runs when not told.
+WHAT = ("ctr", "gcm", "gcm-siv", "ghash")
+# GCM-SIV is in the default (its few implementations at six sizes are a small part of a
+# default run); GHASH alone is asked for
+DEFAULT_WHAT = ("ctr", "gcm", "gcm-siv")
 AEAD_MODE = "gcm_seal"
+GCM_SIV_MODES = ("gcm_siv_seal", "gcm_siv_open")
+GCM_SIV_SIZES = (16, 64, 256, 1420, 4096, 16384)
+# the ticks-per-message table has the GCM-SIV sizes up to this: where the per-nonce set-up
+# is most of a record's cost
+PER_MESSAGE_MAX_SIZE = 256
 GHASH_MODE = "ghash"
 GHASH_KEY = 128  # the KEYBITS of every IMPL/ghash/KEYBITS/SIZE
 AEAD_SIZES = (64, 256, 1420, 4096, 16384)
@@ -64,7 +79,9 @@ class BenchPlan:
     warmup: float
     first_sizes: tuple[int, ...] = FIRST_SIZES
     what: tuple[str, ...] = DEFAULT_WHAT
-    aead_sizes: tuple[int, ...] = AEAD_SIZES
+    # None: each AEAD table's own sizes (gcm_seal and ghash AEAD_SIZES, GCM-SIV
+    # GCM_SIV_SIZES); given, every AEAD table's
+    aead_sizes: tuple[int, ...] | None = None
 
 
 def _progress(text: str) -> None:
@@ -81,8 +98,9 @@ def _plan_flags(plan: BenchPlan) -> list[str]:
     flags = [f"--aesgen_sizes={','.join(map(str, plan.sizes))}",
              f"--aesgen_first_sizes={','.join(map(str, plan.first_sizes))}",
              f"--aesgen_keys={','.join(map(str, plan.keys))}",
-             f"--aesgen_what={','.join(plan.what)}",
-             f"--aesgen_aead_sizes={','.join(map(str, plan.aead_sizes))}"]
+             f"--aesgen_what={','.join(plan.what)}"]
+    if plan.aead_sizes:
+        flags.append(f"--aesgen_aead_sizes={','.join(map(str, plan.aead_sizes))}")
     if plan.filter:
         flags.append(f"--benchmark_filter={plan.filter}")
     return flags
@@ -176,7 +194,10 @@ def summarize(*runs: dict) -> dict[str, dict]:
     benchmark ran in two or more processes, ``process_medians`` lists each process's
     median and ``spread`` is (max - min) of those over the median (``spread_over``
     "processes"), since timings differ more from process to process than within one;
-    otherwise it is the spread of the repetitions (``spread_over`` "repetitions")."""
+    otherwise it is the spread of the repetitions (``spread_over`` "repetitions").
+    Benchmarks that report ``ticks_per_message`` (GCM-SIV) get it the same way, as
+    ``ticks_per_message``, ``ticks_per_message_process_medians`` and
+    ``ticks_per_message_spread``."""
     samples: dict[str, list[float]] = {}
     per_process: dict[str, list[list[float]]] = {}
     speeds: dict[str, list[float]] = {}
@@ -223,7 +244,35 @@ def summarize(*runs: dict) -> dict[str, dict]:
                 ticks = [t for t in ticks if t is not None]
                 if ticks:
                     row["ticks_per_message"] = statistics.median(ticks)
+    for name, procs in _counter_by_process(runs, "ticks_per_message").items():
+        if name in out:
+            out[name].update(_per_message_cell(procs))
     return out
+
+
+def _counter_by_process(runs: tuple[dict, ...], counter: str) -> dict[str, list[list[float]]]:
+    """name -> the values of `counter` in the per-repetition entries, one list per process
+    (run) that reported it."""
+    out: dict[str, list[list[float]]] = {}
+    for run in runs:
+        here: dict[str, list[float]] = {}
+        for b in run.get("benchmarks", []):
+            if b.get("run_type") == "iteration" and b.get(counter) is not None:
+                here.setdefault(_base_name(b), []).append(float(b[counter]))
+        for name, vals in here.items():
+            out.setdefault(name, []).append(vals)
+    return out
+
+
+def _per_message_cell(procs: list[list[float]]) -> dict:
+    """ticks_per_message of one benchmark: the median of every repetition of every process,
+    and its spread as summarize computes the main figure's."""
+    vals = [v for p in procs for v in p]
+    med = statistics.median(vals)
+    medians = [statistics.median(p) for p in procs]
+    lo, hi = (min(medians), max(medians)) if len(medians) > 1 else (min(vals), max(vals))
+    return {"ticks_per_message": med, "ticks_per_message_process_medians": medians,
+            "ticks_per_message_spread": (hi - lo) / med if med else 0.0}
 
 
 def impl_order(summary: dict[str, dict]) -> list[str]:
@@ -289,9 +338,89 @@ def ghash_table(summary: dict[str, dict], sizes: tuple[int, ...],
                        f"AES-{GHASH_KEY}-GCM", markdown)
 
 
+def gcm_siv_table(summary: dict[str, dict], mode: str, bits: int, sizes: tuple[int, ...],
+                  markdown: bool = False) -> str:
+    """AES-GCM-SIV seal or open (mode gcm_siv_seal or gcm_siv_open): rows implementations,
+    columns record sizes, cells as in aead_table. Empty when nothing ran at this key size."""
+    what = mode.removeprefix("gcm_siv_")
+    return _size_table(summary, mode, bits, sizes, f"AES-{bits}-GCM-SIV {what}",
+                       f"AES-{bits}-GCM-SIV", markdown)
+
+
+def per_message_table(summary: dict[str, dict], bits: int, sizes: tuple[int, ...],
+                      markdown: bool = False) -> str:
+    """AES-GCM-SIV TSC ticks per record, seal and open, at the sizes up to
+    PER_MESSAGE_MAX_SIZE: rows implementations, columns seal and open at each size, cells
+    the median ± half the spread (markdown also [lowest..highest per-process median]). At
+    16 bytes a record's cost is mostly what GCM-SIV does once per nonce: derive the
+    authentication and encryption keys, expand the latter, the POLYVAL key's powers. Empty
+    when no such benchmark ran at this key size."""
+    cols = [(mode, s) for s in sizes if s <= PER_MESSAGE_MAX_SIZE for mode in GCM_SIV_MODES]
+    rows = [(impl, {(r["mode"], r["size"]): r for r in summary.values()
+                    if r["impl"] == impl and r["key_bits"] == bits
+                    and r["mode"] in GCM_SIV_MODES and "ticks_per_message" in r})
+            for impl in impl_order(summary)]
+    rows = [(i, cells) for i, cells in rows if cells]
+    if not rows or not cols:
+        return ""
+    heads = [f"{mode.removeprefix('gcm_siv_')} {s} B" for mode, s in cols]
+    if markdown:
+        out = [f"**AES-{bits}-GCM-SIV, TSC ticks per record** (seal and open; mostly the "
+               f"per-nonce key derivation and set-up at 16 B) — median of all repetitions, "
+               f"± half {spread_note(summary)} [lowest..highest per-process median]", "",
+               "| implementation | " + " | ".join(heads) + " |", "|---|" + "---:|" * len(cols)]
+        for impl, cells in rows:
+            out.append(f"| {impl} | " + " | ".join(_per_message_md(cells.get(c))
+                                                     for c in cols) + " |")
+        return "\n".join(out) + "\n"
+    head = f"{f'AES-{bits}-GCM-SIV ticks':<22}" + "".join(f"{h:>16}" for h in heads)
+    out = [head, "-" * len(head)]
+    for impl, cells in rows:
+        out.append(f"{impl:<22}" + "".join(_per_message_text(cells.get(c)) for c in cols))
+    return "\n".join(out) + "\n"
+
+
+def _per_message_text(r: dict | None) -> str:
+    """One 16-character console cell of per_message_table."""
+    if r is None:
+        return f"{'':>16}"
+    return f"{r['ticks_per_message']:>9.0f} ±{r['ticks_per_message_spread'] * 50:>3.0f}% "
+
+
+def _per_message_md(r: dict | None) -> str:
+    """One markdown cell of per_message_table."""
+    if r is None:
+        return ""
+    cell = f"{r['ticks_per_message']:.0f} ±{r['ticks_per_message_spread'] * 50:.0f}%"
+    medians = r["ticks_per_message_process_medians"]
+    if len(medians) > 1:
+        cell += f" [{min(medians):.0f}..{max(medians):.0f}]"
+    return cell
+
+
+def gcm_siv_sections(summary: dict[str, dict], keys: tuple[int, ...],
+                     sizes: tuple[int, ...]) -> list[tuple[str, str]]:
+    """The AES-GCM-SIV part of the report, per key size: the seal table, the open table and
+    the ticks-per-record table, each as (console text, markdown); none where nothing ran."""
+    out = []
+    for bits in keys:
+        for mode in GCM_SIV_MODES:
+            t = gcm_siv_table(summary, mode, bits, sizes)
+            if t:
+                out.append((f"\n{MODE_TITLES[mode]}\n{t}",
+                            gcm_siv_table(summary, mode, bits, sizes, markdown=True)))
+        t = per_message_table(summary, bits, sizes)
+        if t:
+            out.append((f"\nGCM-SIV TSC ticks per record, seal and open (at 16 B mostly the "
+                        f"per-nonce key derivation and set-up)\n{t}",
+                        per_message_table(summary, bits, sizes, markdown=True)))
+    return out
+
+
 def _size_table(summary: dict[str, dict], mode: str, bits: int, sizes: tuple[int, ...],
                 head_label: str, md_label: str, markdown: bool) -> str:
-    """The table of one mode and key size whose columns are sizes (gcm_seal, ghash)."""
+    """The table of one mode and key size whose columns are sizes (gcm_seal, gcm_siv_seal,
+    gcm_siv_open, ghash)."""
     rows = [(impl, {r["size"]: r for r in summary.values()
                     if r["impl"] == impl and r["mode"] == mode and r["key_bits"] == bits})
             for impl in impl_order(summary)]
@@ -374,9 +503,9 @@ FACE_STYLES = {"none": ":", "r1": "--", "r2": "-"}
 
 def _style(impl: str) -> dict:
     """Colour by method, line style by FACE level; peers grey-ish with their own markers
-    (the same for a peer's CTR, GCM and GHASH rows: `openssl`, `openssl-gcm`,
-    `openssl-ghash`)."""
-    peer = impl.removesuffix("-gcm").removesuffix("-ghash")
+    (the same for a peer's CTR, GCM, GCM-SIV and GHASH rows: `openssl`, `openssl-gcm`,
+    `libgcrypt-gcm-siv`, `openssl-ghash`)."""
+    peer = impl.removesuffix("-gcm-siv").removesuffix("-gcm").removesuffix("-ghash")
     if peer in PEER_STYLES:
         colour, marker = PEER_STYLES[peer]
         return {"color": colour, "marker": marker, "linestyle": "-.", "linewidth": 1.5}
@@ -390,7 +519,7 @@ def plot(summary: dict[str, dict], path: Path, bits: int, title: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    modes = [m for m in (*MODES, AEAD_MODE, GHASH_MODE)
+    modes = [m for m in (*MODES, AEAD_MODE, *GCM_SIV_MODES, GHASH_MODE)
              if any(r["mode"] == m and r["key_bits"] == bits for r in summary.values())]
     if not modes:
         return
@@ -406,7 +535,8 @@ def plot(summary: dict[str, dict], path: Path, bits: int, title: str) -> None:
         ax.set_yscale("log")
         ax.set_xlabel("message size (bytes)")
         ax.set_ylabel("TSC ticks per byte (lower is better)")
-        cipher = f"AES-{bits}-GCM" if mode in (AEAD_MODE, GHASH_MODE) else f"AES-{bits}"
+        cipher = (f"AES-{bits}-GCM-SIV" if mode in GCM_SIV_MODES
+                  else f"AES-{bits}-GCM" if mode in (AEAD_MODE, GHASH_MODE) else f"AES-{bits}")
         ax.set_title(f"{cipher}: {MODE_TITLES[mode].split(' (')[0]}", fontsize=10)
         ax.grid(True, which="both", alpha=0.3)
     handles, labels = [], []
