@@ -100,6 +100,27 @@ def test_every_block_count_through_the_ladders(aead) -> None:
 
 
 @with_siv
+def test_short_records_whichever_powers_they_need(aead) -> None:
+    """A record short enough to need few powers of H has the others skipped (on zmm: AAD
+    up to 64 bytes and plaintext up to 48); each length around those bounds."""
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCMSIV
+
+    rng = random.Random(16)
+    ctx = Ctx(aead.ctx_size)
+    for key_len in (16, 32):
+        key = rng.randbytes(key_len)
+        assert aead.init(ctx.addr, _buf(key), key_len) == 0
+        for aad_len in (0, 1, 16, 31, 32, 33, 47, 48, 63, 64, 65, 80):
+            for pt_len in (0, 1, 15, 16, 17, 32, 47, 48, 49, 64, 65):
+                nonce, aad, pt = rng.randbytes(12), rng.randbytes(aad_len), rng.randbytes(pt_len)
+                want = AESGCMSIV(key).encrypt(nonce, pt, aad or None)
+                r, ct, tag = seal(aead, ctx, nonce, aad, pt)
+                assert (r, ct + tag) == (0, want), (key_len, aad_len, pt_len)
+                assert open_(aead, ctx, nonce, aad, want[:-16], want[-16:]) == (0, pt)
+    assert ctx.guards_intact()
+
+
+@with_siv
 def test_refusals(aead) -> None:
     ctx = Ctx(aead.ctx_size)
     assert aead.init(ctx.addr, _buf(bytes(24)), 24) == -1

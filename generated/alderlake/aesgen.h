@@ -522,8 +522,8 @@ int  aesgen_bitsliced256_gcm_r2_finish_seal(void *ctx, uint8_t *tag, size_t tag_
 int  aesgen_bitsliced256_gcm_r2_finish_open(void *ctx, const uint8_t *tag, size_t tag_len);
 void aesgen_bitsliced256_gcm_r2_wipe(void *ctx);
 
-/* aesni-gcm-siv (AES-GCM-SIV (RFC 8452)): requires AESNI, PCLMULQDQ, AVX; ctx 640 bytes */
-#define AESGEN_AESNI_GCM_SIV_CTX_SIZE 640
+/* aesni-gcm-siv (AES-GCM-SIV (RFC 8452)): requires AESNI, PCLMULQDQ, AVX; ctx 704 bytes */
+#define AESGEN_AESNI_GCM_SIV_CTX_SIZE 704
 int  aesgen_aesni_gcm_siv_init(void *ctx, const uint8_t *key, size_t key_len);
 int  aesgen_aesni_gcm_siv_seal(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
                        const uint8_t *in, size_t len, uint8_t *out, uint8_t *tag, size_t tag_len);
@@ -531,8 +531,8 @@ int  aesgen_aesni_gcm_siv_open(void *ctx, const uint8_t *nonce, size_t nonce_len
                        const uint8_t *in, size_t len, uint8_t *out, const uint8_t *tag, size_t tag_len);
 void aesgen_aesni_gcm_siv_wipe(void *ctx);
 
-/* vaes256-gcm-siv (AES-GCM-SIV (RFC 8452)): requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ; ctx 768 bytes */
-#define AESGEN_VAES256_GCM_SIV_CTX_SIZE 768
+/* vaes256-gcm-siv (AES-GCM-SIV (RFC 8452)): requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ; ctx 832 bytes */
+#define AESGEN_VAES256_GCM_SIV_CTX_SIZE 832
 int  aesgen_vaes256_gcm_siv_init(void *ctx, const uint8_t *key, size_t key_len);
 int  aesgen_vaes256_gcm_siv_seal(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
                        const uint8_t *in, size_t len, uint8_t *out, uint8_t *tag, size_t tag_len);

@@ -7,7 +7,7 @@
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).
  *   Requires: AESNI, PCLMULQDQ, AVX
- *   Context: 640 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
+ *   Context: 704 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_aesni_gcm_siv_init   requires AESNI, AVX
@@ -34,7 +34,7 @@ aesgen_aesni_gcm_siv_init:
 .Laesgen_aesni_gcm_siv_init_accepted:
 	vpxor	%xmm0, %xmm0, %xmm0
 	movq	%rdi, %rax
-	movq	$10, %rcx
+	movq	$11, %rcx
 .Laesgen_aesni_gcm_siv_init_zero:
 	vmovdqa	%xmm0, (%rax)
 	vmovdqa	%xmm0, 16(%rax)
@@ -483,8 +483,9 @@ aesgen_aesni_gcm_siv_init:
 	.p2align	5
 aesgen_aesni_gcm_siv_seal:
 	endbr64
-	movq	32(%rsp), %rax
-	movq	8(%rsp), %r10
+	pushq	%rbx
+	movq	40(%rsp), %rax
+	movq	16(%rsp), %r10
 	movabsq	$0x1000000000, %r11
 	cmpq	%r11, %r10
 	ja	.Laesgen_aesni_gcm_siv_seal_refuse
@@ -501,10 +502,11 @@ aesgen_aesni_gcm_siv_seal:
 	cmpl	$128, %eax
 	je	.Laesgen_aesni_gcm_siv_seal_message128
 .Laesgen_aesni_gcm_siv_seal_message256:
+	movq	16(%rsp), %rax
 	vmovd	8(%rsi), %xmm0
 	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rax
-	vmovq	%rax, %xmm1
+	movq	(%rsi), %rdx
+	vmovq	%rdx, %xmm1
 	vpor	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	vpor	.Laesgen_aesni_gcm_siv_seal_le32_0(%rip), %xmm0, %xmm1
@@ -754,7 +756,7 @@ aesgen_aesni_gcm_siv_seal:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 480(%rdi)
-	vmovdqa	%xmm1, 608(%rdi)
+	vmovdqa	%xmm1, 624(%rdi)
 	vpclmulqdq	$0, %xmm1, %xmm1, %xmm0
 	vpclmulqdq	$17, %xmm1, %xmm1, %xmm2
 	vpclmulqdq	$1, %xmm1, %xmm1, %xmm3
@@ -771,7 +773,12 @@ aesgen_aesni_gcm_siv_seal:
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 592(%rdi)
+	vmovdqa	%xmm0, 608(%rdi)
+	cmpq	$32, %r8
+	ja	.Laesgen_aesni_gcm_siv_seal_powers_more
+	cmpq	$16, %rax
+	jbe	.Laesgen_aesni_gcm_siv_seal_powers_done
+.Laesgen_aesni_gcm_siv_seal_powers_more:
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -788,7 +795,7 @@ aesgen_aesni_gcm_siv_seal:
 	vpshufd	$78, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
+	vmovdqa	%xmm2, 592(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm0, %xmm3
 	vpclmulqdq	$17, %xmm0, %xmm0, %xmm4
 	vpclmulqdq	$1, %xmm0, %xmm0, %xmm5
@@ -805,75 +812,93 @@ aesgen_aesni_gcm_siv_seal:
 	vpshufd	$78, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
-	vmovdqa	%xmm3, 560(%rdi)
+	vmovdqa	%xmm3, 576(%rdi)
 	vpclmulqdq	$0, %xmm3, %xmm1, %xmm4
 	vpclmulqdq	$17, %xmm3, %xmm1, %xmm5
 	vpclmulqdq	$1, %xmm3, %xmm1, %xmm6
-	vpclmulqdq	$16, %xmm3, %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpslldq	$8, %xmm6, %xmm1
-	vpxor	%xmm1, %xmm4, %xmm4
-	vpsrldq	$8, %xmm6, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm1
+	vpclmulqdq	$16, %xmm3, %xmm1, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpslldq	$8, %xmm6, %xmm7
+	vpxor	%xmm7, %xmm4, %xmm4
+	vpsrldq	$8, %xmm6, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm6
 	vpshufd	$78, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm1
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm6
 	vpshufd	$78, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm4, %xmm4
+	vmovdqa	%xmm4, 560(%rdi)
+	vpclmulqdq	$0, %xmm3, %xmm0, %xmm4
+	vpclmulqdq	$17, %xmm3, %xmm0, %xmm5
+	vpclmulqdq	$1, %xmm3, %xmm0, %xmm6
+	vpclmulqdq	$16, %xmm3, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpslldq	$8, %xmm6, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpsrldq	$8, %xmm6, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm4
 	vpxor	%xmm5, %xmm4, %xmm4
 	vmovdqa	%xmm4, 544(%rdi)
-	vpclmulqdq	$0, %xmm3, %xmm0, %xmm1
-	vpclmulqdq	$17, %xmm3, %xmm0, %xmm4
-	vpclmulqdq	$1, %xmm3, %xmm0, %xmm5
-	vpclmulqdq	$16, %xmm3, %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vpslldq	$8, %xmm5, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm5, %xmm0
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpxor	%xmm4, %xmm1, %xmm1
-	vmovdqa	%xmm1, 528(%rdi)
 	vpclmulqdq	$0, %xmm3, %xmm2, %xmm0
-	vpclmulqdq	$17, %xmm3, %xmm2, %xmm1
-	vpclmulqdq	$1, %xmm3, %xmm2, %xmm4
+	vpclmulqdq	$17, %xmm3, %xmm2, %xmm4
+	vpclmulqdq	$1, %xmm3, %xmm2, %xmm5
 	vpclmulqdq	$16, %xmm3, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vpslldq	$8, %xmm5, %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm5, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm1, %xmm1
 	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm2
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm2
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 512(%rdi)
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqa	%xmm0, 528(%rdi)
 	vpclmulqdq	$0, %xmm3, %xmm3, %xmm0
-	vpclmulqdq	$17, %xmm3, %xmm3, %xmm1
-	vpclmulqdq	$1, %xmm3, %xmm3, %xmm2
+	vpclmulqdq	$17, %xmm3, %xmm3, %xmm2
+	vpclmulqdq	$1, %xmm3, %xmm3, %xmm4
 	vpclmulqdq	$16, %xmm3, %xmm3, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpslldq	$8, %xmm2, %xmm3
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpsrldq	$8, %xmm2, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm2
+	vpsrldq	$8, %xmm4, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm3
 	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm3
 	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 496(%rdi)
+	vmovdqa	%xmm0, 512(%rdi)
+	vpclmulqdq	$0, %xmm1, %xmm0, %xmm2
+	vpclmulqdq	$17, %xmm1, %xmm0, %xmm3
+	vpclmulqdq	$1, %xmm1, %xmm0, %xmm4
+	vpclmulqdq	$16, %xmm1, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 496(%rdi)
+.Laesgen_aesni_gcm_siv_seal_powers_done:
 	vpxor	%xmm0, %xmm0, %xmm0
 	movq	%r8, %rax
 .Laesgen_aesni_gcm_siv_seal_polyval8:
@@ -881,21 +906,12 @@ aesgen_aesni_gcm_siv_seal:
 	jb	.Laesgen_aesni_gcm_siv_seal_polyval8_done
 	vmovdqu	(%rcx), %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	16(%rcx), %xmm1
-	vpclmulqdq	$0, 512(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 512(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 512(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$0, 512(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 512(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 512(%rdi), %xmm1, %xmm3
 	vpclmulqdq	$16, 512(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	32(%rcx), %xmm1
+	vmovdqu	16(%rcx), %xmm1
 	vpclmulqdq	$0, 528(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
 	vpclmulqdq	$17, 528(%rdi), %xmm1, %xmm4
@@ -904,7 +920,7 @@ aesgen_aesni_gcm_siv_seal:
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpclmulqdq	$16, 528(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	48(%rcx), %xmm1
+	vmovdqu	32(%rcx), %xmm1
 	vpclmulqdq	$0, 544(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
 	vpclmulqdq	$17, 544(%rdi), %xmm1, %xmm4
@@ -913,7 +929,7 @@ aesgen_aesni_gcm_siv_seal:
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpclmulqdq	$16, 544(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	64(%rcx), %xmm1
+	vmovdqu	48(%rcx), %xmm1
 	vpclmulqdq	$0, 560(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
 	vpclmulqdq	$17, 560(%rdi), %xmm1, %xmm4
@@ -922,7 +938,7 @@ aesgen_aesni_gcm_siv_seal:
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpclmulqdq	$16, 560(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	80(%rcx), %xmm1
+	vmovdqu	64(%rcx), %xmm1
 	vpclmulqdq	$0, 576(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
 	vpclmulqdq	$17, 576(%rdi), %xmm1, %xmm4
@@ -931,7 +947,7 @@ aesgen_aesni_gcm_siv_seal:
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpclmulqdq	$16, 576(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	96(%rcx), %xmm1
+	vmovdqu	80(%rcx), %xmm1
 	vpclmulqdq	$0, 592(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
 	vpclmulqdq	$17, 592(%rdi), %xmm1, %xmm4
@@ -940,7 +956,7 @@ aesgen_aesni_gcm_siv_seal:
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpclmulqdq	$16, 592(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	112(%rcx), %xmm1
+	vmovdqu	96(%rcx), %xmm1
 	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
 	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm4
@@ -948,6 +964,15 @@ aesgen_aesni_gcm_siv_seal:
 	vpclmulqdq	$1, 608(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpclmulqdq	$16, 608(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vmovdqu	112(%rcx), %xmm1
+	vpclmulqdq	$0, 624(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$17, 624(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 624(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 624(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -964,188 +989,169 @@ aesgen_aesni_gcm_siv_seal:
 	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_siv_seal_polyval8
 .Laesgen_aesni_gcm_siv_seal_polyval8_done:
-.Laesgen_aesni_gcm_siv_seal_polyval4:
-	cmpq	$64, %rax
-	jb	.Laesgen_aesni_gcm_siv_seal_polyval4_done
-	vmovdqu	(%rcx), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 560(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 560(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 560(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 560(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	16(%rcx), %xmm1
-	vpclmulqdq	$0, 576(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 576(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 576(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 576(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	32(%rcx), %xmm1
-	vpclmulqdq	$0, 592(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 592(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 592(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 592(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	48(%rcx), %xmm1
-	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 608(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 608(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	addq	$64, %rcx
-	subq	$64, %rax
-.Laesgen_aesni_gcm_siv_seal_polyval4_done:
-.Laesgen_aesni_gcm_siv_seal_polyval2:
-	cmpq	$32, %rax
-	jb	.Laesgen_aesni_gcm_siv_seal_polyval2_done
-	vmovdqu	(%rcx), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 592(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 592(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 592(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 592(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	16(%rcx), %xmm1
-	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 608(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 608(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	addq	$32, %rcx
-	subq	$32, %rax
-.Laesgen_aesni_gcm_siv_seal_polyval2_done:
-.Laesgen_aesni_gcm_siv_seal_polyval1:
-	cmpq	$16, %rax
-	jb	.Laesgen_aesni_gcm_siv_seal_polyval1_done
-	vmovdqu	(%rcx), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 608(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 608(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	addq	$16, %rcx
-	subq	$16, %rax
-.Laesgen_aesni_gcm_siv_seal_polyval1_done:
 	testq	%rax, %rax
-	je	.Laesgen_aesni_gcm_siv_seal_polyval_end
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 624(%rdi)
-	leaq	624(%rdi), %rdx
+	je	.Laesgen_aesni_gcm_siv_seal_rest_nothing
+	leaq	15(%rax), %rdx
+	andq	$-16, %rdx
+	negq	%rdx
+	leaq	640(%rdi,%rdx,1), %rdx
+	vpclmulqdq	$0, (%rdx), %xmm0, %xmm1
+	vpclmulqdq	$17, (%rdx), %xmm0, %xmm2
+	vpclmulqdq	$1, (%rdx), %xmm0, %xmm3
+	vpclmulqdq	$16, (%rdx), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	cmpq	$64, %rax
+	jb	.Laesgen_aesni_gcm_siv_seal_rest4_none
+	vmovdqu	(%rcx), %xmm0
+	vpclmulqdq	$0, (%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$17, (%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, (%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, (%rdx), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vmovdqu	16(%rcx), %xmm0
+	vpclmulqdq	$0, 16(%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$17, 16(%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 16(%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 16(%rdx), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vmovdqu	32(%rcx), %xmm0
+	vpclmulqdq	$0, 32(%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$17, 32(%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 32(%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 32(%rdx), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vmovdqu	48(%rcx), %xmm0
+	vpclmulqdq	$0, 48(%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$17, 48(%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 48(%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 48(%rdx), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	addq	$64, %rcx
+	addq	$64, %rdx
+	subq	$64, %rax
+.Laesgen_aesni_gcm_siv_seal_rest4_none:
+	cmpq	$32, %rax
+	jb	.Laesgen_aesni_gcm_siv_seal_rest2_none
+	vmovdqu	(%rcx), %xmm0
+	vpclmulqdq	$0, (%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$17, (%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, (%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, (%rdx), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vmovdqu	16(%rcx), %xmm0
+	vpclmulqdq	$0, 16(%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$17, 16(%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 16(%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 16(%rdx), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	addq	$32, %rcx
+	addq	$32, %rdx
+	subq	$32, %rax
+.Laesgen_aesni_gcm_siv_seal_rest2_none:
+	cmpq	$16, %rax
+	jb	.Laesgen_aesni_gcm_siv_seal_rest1_none
+	vmovdqu	(%rcx), %xmm0
+	vpclmulqdq	$0, (%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$17, (%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, (%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, (%rdx), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	addq	$16, %rcx
+	addq	$16, %rdx
+	subq	$16, %rax
+.Laesgen_aesni_gcm_siv_seal_rest1_none:
+	testq	%rax, %rax
+	je	.Laesgen_aesni_gcm_siv_seal_rest_whole
+	vpxor	%xmm0, %xmm0, %xmm0
+	vmovdqa	%xmm0, 640(%rdi)
+	leaq	640(%rdi), %r10
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no8
-	movq	(%rcx), %r10
-	movq	%r10, (%rdx)
+	movq	(%rcx), %r11
+	movq	%r11, (%r10)
 	addq	$8, %rcx
-	addq	$8, %rdx
+	addq	$8, %r10
 .Laesgen_aesni_gcm_siv_seal_no8:
 	testq	$4, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no4
-	movl	(%rcx), %r10d
-	movl	%r10d, (%rdx)
+	movl	(%rcx), %r11d
+	movl	%r11d, (%r10)
 	addq	$4, %rcx
-	addq	$4, %rdx
+	addq	$4, %r10
 .Laesgen_aesni_gcm_siv_seal_no4:
 	testq	$2, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no2
-	movzbl	(%rcx), %r10d
-	movb	%r10b, (%rdx)
-	movzbl	1(%rcx), %r10d
-	movb	%r10b, 1(%rdx)
+	movzbl	(%rcx), %r11d
+	movb	%r11b, (%r10)
+	movzbl	1(%rcx), %r11d
+	movb	%r11b, 1(%r10)
 	addq	$2, %rcx
-	addq	$2, %rdx
+	addq	$2, %r10
 .Laesgen_aesni_gcm_siv_seal_no2:
 	testq	$1, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no1
-	movzbl	(%rcx), %r10d
-	movb	%r10b, (%rdx)
+	movzbl	(%rcx), %r11d
+	movb	%r11b, (%r10)
 .Laesgen_aesni_gcm_siv_seal_no1:
-	vmovdqu	624(%rdi), %xmm1
+	vmovdqa	640(%rdi), %xmm0
+	vpclmulqdq	$0, (%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$17, (%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, (%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, (%rdx), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	addq	$16, %rdx
+.Laesgen_aesni_gcm_siv_seal_rest_whole:
+	vpslldq	$8, %xmm3, %xmm0
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 608(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 608(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-.Laesgen_aesni_gcm_siv_seal_polyval_end:
-	movq	8(%rsp), %rax
-	movq	%r9, %rcx
+	vpsrldq	$8, %xmm3, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm1, %xmm0
+	vpshufd	$78, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm1, %xmm0
+	vpshufd	$78, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	%xmm1, %xmm0
+.Laesgen_aesni_gcm_siv_seal_rest_nothing:
+	movq	16(%rsp), %rax
+	movq	16(%rsp), %rcx
+	movq	%r9, %rdx
 .Laesgen_aesni_gcm_siv_seal_polyval8_2:
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_siv_seal_polyval8_done_2
-	vmovdqu	(%rcx), %xmm1
+	vmovdqu	(%rdx), %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	16(%rcx), %xmm1
-	vpclmulqdq	$0, 512(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 512(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 512(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$0, 512(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 512(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 512(%rdi), %xmm1, %xmm3
 	vpclmulqdq	$16, 512(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	32(%rcx), %xmm1
+	vmovdqu	16(%rdx), %xmm1
 	vpclmulqdq	$0, 528(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
 	vpclmulqdq	$17, 528(%rdi), %xmm1, %xmm4
@@ -1154,7 +1160,7 @@ aesgen_aesni_gcm_siv_seal:
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpclmulqdq	$16, 528(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	48(%rcx), %xmm1
+	vmovdqu	32(%rdx), %xmm1
 	vpclmulqdq	$0, 544(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
 	vpclmulqdq	$17, 544(%rdi), %xmm1, %xmm4
@@ -1163,7 +1169,7 @@ aesgen_aesni_gcm_siv_seal:
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpclmulqdq	$16, 544(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	64(%rcx), %xmm1
+	vmovdqu	48(%rdx), %xmm1
 	vpclmulqdq	$0, 560(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
 	vpclmulqdq	$17, 560(%rdi), %xmm1, %xmm4
@@ -1172,7 +1178,7 @@ aesgen_aesni_gcm_siv_seal:
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpclmulqdq	$16, 560(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	80(%rcx), %xmm1
+	vmovdqu	64(%rdx), %xmm1
 	vpclmulqdq	$0, 576(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
 	vpclmulqdq	$17, 576(%rdi), %xmm1, %xmm4
@@ -1181,7 +1187,7 @@ aesgen_aesni_gcm_siv_seal:
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpclmulqdq	$16, 576(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	96(%rcx), %xmm1
+	vmovdqu	80(%rdx), %xmm1
 	vpclmulqdq	$0, 592(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
 	vpclmulqdq	$17, 592(%rdi), %xmm1, %xmm4
@@ -1190,7 +1196,7 @@ aesgen_aesni_gcm_siv_seal:
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpclmulqdq	$16, 592(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	112(%rcx), %xmm1
+	vmovdqu	96(%rdx), %xmm1
 	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
 	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm4
@@ -1198,6 +1204,15 @@ aesgen_aesni_gcm_siv_seal:
 	vpclmulqdq	$1, 608(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpclmulqdq	$16, 608(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vmovdqu	112(%rdx), %xmm1
+	vpclmulqdq	$0, 624(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$17, 624(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 624(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 624(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -1210,193 +1225,170 @@ aesgen_aesni_gcm_siv_seal:
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	addq	$128, %rcx
+	addq	$128, %rdx
 	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_siv_seal_polyval8_2
 .Laesgen_aesni_gcm_siv_seal_polyval8_done_2:
-.Laesgen_aesni_gcm_siv_seal_polyval4_2:
+	leaq	15(%rax), %r10
+	andq	$-16, %r10
+	negq	%r10
+	leaq	624(%rdi,%r10,1), %r10
+	vpclmulqdq	$0, (%r10), %xmm0, %xmm1
+	vpclmulqdq	$17, (%r10), %xmm0, %xmm2
+	vpclmulqdq	$1, (%r10), %xmm0, %xmm3
+	vpclmulqdq	$16, (%r10), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
 	cmpq	$64, %rax
-	jb	.Laesgen_aesni_gcm_siv_seal_polyval4_done_2
-	vmovdqu	(%rcx), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 560(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 560(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 560(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 560(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	16(%rcx), %xmm1
-	vpclmulqdq	$0, 576(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 576(%rdi), %xmm1, %xmm4
+	jb	.Laesgen_aesni_gcm_siv_seal_rest4_none_2
+	vmovdqu	(%rdx), %xmm0
+	vpclmulqdq	$0, (%r10), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$17, (%r10), %xmm0, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 576(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$1, (%r10), %xmm0, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 576(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	32(%rcx), %xmm1
-	vpclmulqdq	$0, 592(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 592(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$16, (%r10), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vmovdqu	16(%rdx), %xmm0
+	vpclmulqdq	$0, 16(%r10), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$17, 16(%r10), %xmm0, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 592(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$1, 16(%r10), %xmm0, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 592(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	48(%rcx), %xmm1
-	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$16, 16(%r10), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vmovdqu	32(%rdx), %xmm0
+	vpclmulqdq	$0, 32(%r10), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$17, 32(%r10), %xmm0, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 608(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$1, 32(%r10), %xmm0, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 608(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	addq	$64, %rcx
+	vpclmulqdq	$16, 32(%r10), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vmovdqu	48(%rdx), %xmm0
+	vpclmulqdq	$0, 48(%r10), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$17, 48(%r10), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 48(%r10), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 48(%r10), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	addq	$64, %rdx
+	addq	$64, %r10
 	subq	$64, %rax
-.Laesgen_aesni_gcm_siv_seal_polyval4_done_2:
-.Laesgen_aesni_gcm_siv_seal_polyval2_2:
+.Laesgen_aesni_gcm_siv_seal_rest4_none_2:
 	cmpq	$32, %rax
-	jb	.Laesgen_aesni_gcm_siv_seal_polyval2_done_2
-	vmovdqu	(%rcx), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 592(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 592(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 592(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 592(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	16(%rcx), %xmm1
-	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm4
+	jb	.Laesgen_aesni_gcm_siv_seal_rest2_none_2
+	vmovdqu	(%rdx), %xmm0
+	vpclmulqdq	$0, (%r10), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$17, (%r10), %xmm0, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 608(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$1, (%r10), %xmm0, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 608(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	addq	$32, %rcx
+	vpclmulqdq	$16, (%r10), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vmovdqu	16(%rdx), %xmm0
+	vpclmulqdq	$0, 16(%r10), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$17, 16(%r10), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 16(%r10), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 16(%r10), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	addq	$32, %rdx
+	addq	$32, %r10
 	subq	$32, %rax
-.Laesgen_aesni_gcm_siv_seal_polyval2_done_2:
-.Laesgen_aesni_gcm_siv_seal_polyval1_2:
+.Laesgen_aesni_gcm_siv_seal_rest2_none_2:
 	cmpq	$16, %rax
-	jb	.Laesgen_aesni_gcm_siv_seal_polyval1_done_2
-	vmovdqu	(%rcx), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 608(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 608(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	addq	$16, %rcx
+	jb	.Laesgen_aesni_gcm_siv_seal_rest1_none_2
+	vmovdqu	(%rdx), %xmm0
+	vpclmulqdq	$0, (%r10), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$17, (%r10), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, (%r10), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, (%r10), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	addq	$16, %rdx
+	addq	$16, %r10
 	subq	$16, %rax
-.Laesgen_aesni_gcm_siv_seal_polyval1_done_2:
+.Laesgen_aesni_gcm_siv_seal_rest1_none_2:
 	testq	%rax, %rax
-	je	.Laesgen_aesni_gcm_siv_seal_polyval_end_2
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 624(%rdi)
-	leaq	624(%rdi), %rdx
+	je	.Laesgen_aesni_gcm_siv_seal_rest_whole_2
+	vpxor	%xmm0, %xmm0, %xmm0
+	vmovdqa	%xmm0, 640(%rdi)
+	leaq	640(%rdi), %r11
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no8_2
-	movq	(%rcx), %r10
-	movq	%r10, (%rdx)
-	addq	$8, %rcx
+	movq	(%rdx), %rbx
+	movq	%rbx, (%r11)
 	addq	$8, %rdx
+	addq	$8, %r11
 .Laesgen_aesni_gcm_siv_seal_no8_2:
 	testq	$4, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no4_2
-	movl	(%rcx), %r10d
-	movl	%r10d, (%rdx)
-	addq	$4, %rcx
+	movl	(%rdx), %ebx
+	movl	%ebx, (%r11)
 	addq	$4, %rdx
+	addq	$4, %r11
 .Laesgen_aesni_gcm_siv_seal_no4_2:
 	testq	$2, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no2_2
-	movzbl	(%rcx), %r10d
-	movb	%r10b, (%rdx)
-	movzbl	1(%rcx), %r10d
-	movb	%r10b, 1(%rdx)
-	addq	$2, %rcx
+	movzbl	(%rdx), %ebx
+	movb	%bl, (%r11)
+	movzbl	1(%rdx), %ebx
+	movb	%bl, 1(%r11)
 	addq	$2, %rdx
+	addq	$2, %r11
 .Laesgen_aesni_gcm_siv_seal_no2_2:
 	testq	$1, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no1_2
-	movzbl	(%rcx), %r10d
-	movb	%r10b, (%rdx)
+	movzbl	(%rdx), %ebx
+	movb	%bl, (%r11)
 .Laesgen_aesni_gcm_siv_seal_no1_2:
-	vmovdqu	624(%rdi), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 608(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 608(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-.Laesgen_aesni_gcm_siv_seal_polyval_end_2:
-	movq	8(%rsp), %rax
+	vmovdqa	640(%rdi), %xmm0
+	vpclmulqdq	$0, (%r10), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$17, (%r10), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, (%r10), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, (%r10), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	addq	$16, %r10
+.Laesgen_aesni_gcm_siv_seal_rest_whole_2:
 	shlq	$3, %r8
-	shlq	$3, %rax
-	vmovq	%r8, %xmm1
-	vmovq	%rax, %xmm2
-	vpunpcklqdq	%xmm2, %xmm1, %xmm1
+	shlq	$3, %rcx
+	vmovq	%r8, %xmm0
+	vmovq	%rcx, %xmm4
+	vpunpcklqdq	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$0, (%r10), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$17, (%r10), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, (%r10), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, (%r10), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpslldq	$8, %xmm3, %xmm0
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 608(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 608(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm3, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm1, %xmm0
+	vpshufd	$78, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm1, %xmm0
+	vpshufd	$78, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	%xmm1, %xmm0
+.Laesgen_aesni_gcm_siv_seal_rest_nothing_2:
 	vmovd	8(%rsi), %xmm1
 	vpslldq	$8, %xmm1, %xmm1
 	movq	(%rsi), %rax
@@ -1435,10 +1427,10 @@ aesgen_aesni_gcm_siv_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rax), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	movq	24(%rsp), %rax
+	movq	32(%rsp), %rax
 	vmovdqu	%xmm0, (%rax)
-	movq	8(%rsp), %rax
-	movq	16(%rsp), %rcx
+	movq	16(%rsp), %rax
+	movq	24(%rsp), %rcx
 	leaq	256(%rdi), %rdx
 	vpor	.Laesgen_aesni_gcm_siv_seal_set_top(%rip), %xmm0, %xmm0
 .Laesgen_aesni_gcm_siv_seal_ctr8_256:
@@ -1834,8 +1826,8 @@ aesgen_aesni_gcm_siv_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rdx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 624(%rdi)
-	leaq	624(%rdi), %rdx
+	vmovdqa	%xmm0, 640(%rdi)
+	leaq	640(%rdi), %rdx
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no8_3
 	movq	(%r9), %rsi
@@ -1875,10 +1867,11 @@ aesgen_aesni_gcm_siv_seal:
 .Laesgen_aesni_gcm_siv_seal_ctr_end256:
 	jmp	.Laesgen_aesni_gcm_siv_seal_sealed
 .Laesgen_aesni_gcm_siv_seal_message128:
+	movq	16(%rsp), %rax
 	vmovd	8(%rsi), %xmm0
 	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rax
-	vmovq	%rax, %xmm1
+	movq	(%rsi), %rdx
+	vmovq	%rdx, %xmm1
 	vpor	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	vpor	.Laesgen_aesni_gcm_siv_seal_le32_0(%rip), %xmm0, %xmm1
@@ -2044,7 +2037,7 @@ aesgen_aesni_gcm_siv_seal:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 416(%rdi)
-	vmovdqa	%xmm1, 608(%rdi)
+	vmovdqa	%xmm1, 624(%rdi)
 	vpclmulqdq	$0, %xmm1, %xmm1, %xmm0
 	vpclmulqdq	$17, %xmm1, %xmm1, %xmm2
 	vpclmulqdq	$1, %xmm1, %xmm1, %xmm3
@@ -2061,7 +2054,12 @@ aesgen_aesni_gcm_siv_seal:
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 592(%rdi)
+	vmovdqa	%xmm0, 608(%rdi)
+	cmpq	$32, %r8
+	ja	.Laesgen_aesni_gcm_siv_seal_powers_more_2
+	cmpq	$16, %rax
+	jbe	.Laesgen_aesni_gcm_siv_seal_powers_done_2
+.Laesgen_aesni_gcm_siv_seal_powers_more_2:
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -2078,7 +2076,7 @@ aesgen_aesni_gcm_siv_seal:
 	vpshufd	$78, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
+	vmovdqa	%xmm2, 592(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm0, %xmm3
 	vpclmulqdq	$17, %xmm0, %xmm0, %xmm4
 	vpclmulqdq	$1, %xmm0, %xmm0, %xmm5
@@ -2095,75 +2093,93 @@ aesgen_aesni_gcm_siv_seal:
 	vpshufd	$78, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
-	vmovdqa	%xmm3, 560(%rdi)
+	vmovdqa	%xmm3, 576(%rdi)
 	vpclmulqdq	$0, %xmm3, %xmm1, %xmm4
 	vpclmulqdq	$17, %xmm3, %xmm1, %xmm5
 	vpclmulqdq	$1, %xmm3, %xmm1, %xmm6
-	vpclmulqdq	$16, %xmm3, %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpslldq	$8, %xmm6, %xmm1
-	vpxor	%xmm1, %xmm4, %xmm4
-	vpsrldq	$8, %xmm6, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm1
+	vpclmulqdq	$16, %xmm3, %xmm1, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpslldq	$8, %xmm6, %xmm7
+	vpxor	%xmm7, %xmm4, %xmm4
+	vpsrldq	$8, %xmm6, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm6
 	vpshufd	$78, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm1
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm6
 	vpshufd	$78, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm4, %xmm4
+	vmovdqa	%xmm4, 560(%rdi)
+	vpclmulqdq	$0, %xmm3, %xmm0, %xmm4
+	vpclmulqdq	$17, %xmm3, %xmm0, %xmm5
+	vpclmulqdq	$1, %xmm3, %xmm0, %xmm6
+	vpclmulqdq	$16, %xmm3, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpslldq	$8, %xmm6, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpsrldq	$8, %xmm6, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm4
 	vpxor	%xmm5, %xmm4, %xmm4
 	vmovdqa	%xmm4, 544(%rdi)
-	vpclmulqdq	$0, %xmm3, %xmm0, %xmm1
-	vpclmulqdq	$17, %xmm3, %xmm0, %xmm4
-	vpclmulqdq	$1, %xmm3, %xmm0, %xmm5
-	vpclmulqdq	$16, %xmm3, %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vpslldq	$8, %xmm5, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm5, %xmm0
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpxor	%xmm4, %xmm1, %xmm1
-	vmovdqa	%xmm1, 528(%rdi)
 	vpclmulqdq	$0, %xmm3, %xmm2, %xmm0
-	vpclmulqdq	$17, %xmm3, %xmm2, %xmm1
-	vpclmulqdq	$1, %xmm3, %xmm2, %xmm4
+	vpclmulqdq	$17, %xmm3, %xmm2, %xmm4
+	vpclmulqdq	$1, %xmm3, %xmm2, %xmm5
 	vpclmulqdq	$16, %xmm3, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vpslldq	$8, %xmm5, %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm5, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm1, %xmm1
 	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm2
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm2
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 512(%rdi)
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqa	%xmm0, 528(%rdi)
 	vpclmulqdq	$0, %xmm3, %xmm3, %xmm0
-	vpclmulqdq	$17, %xmm3, %xmm3, %xmm1
-	vpclmulqdq	$1, %xmm3, %xmm3, %xmm2
+	vpclmulqdq	$17, %xmm3, %xmm3, %xmm2
+	vpclmulqdq	$1, %xmm3, %xmm3, %xmm4
 	vpclmulqdq	$16, %xmm3, %xmm3, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpslldq	$8, %xmm2, %xmm3
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpsrldq	$8, %xmm2, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm2
+	vpsrldq	$8, %xmm4, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm3
 	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm3
 	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 496(%rdi)
+	vmovdqa	%xmm0, 512(%rdi)
+	vpclmulqdq	$0, %xmm1, %xmm0, %xmm2
+	vpclmulqdq	$17, %xmm1, %xmm0, %xmm3
+	vpclmulqdq	$1, %xmm1, %xmm0, %xmm4
+	vpclmulqdq	$16, %xmm1, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 496(%rdi)
+.Laesgen_aesni_gcm_siv_seal_powers_done_2:
 	vpxor	%xmm0, %xmm0, %xmm0
 	movq	%r8, %rax
 .Laesgen_aesni_gcm_siv_seal_polyval8_3:
@@ -2171,21 +2187,12 @@ aesgen_aesni_gcm_siv_seal:
 	jb	.Laesgen_aesni_gcm_siv_seal_polyval8_done_3
 	vmovdqu	(%rcx), %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	16(%rcx), %xmm1
-	vpclmulqdq	$0, 512(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 512(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 512(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$0, 512(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 512(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 512(%rdi), %xmm1, %xmm3
 	vpclmulqdq	$16, 512(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	32(%rcx), %xmm1
+	vmovdqu	16(%rcx), %xmm1
 	vpclmulqdq	$0, 528(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
 	vpclmulqdq	$17, 528(%rdi), %xmm1, %xmm4
@@ -2194,7 +2201,7 @@ aesgen_aesni_gcm_siv_seal:
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpclmulqdq	$16, 528(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	48(%rcx), %xmm1
+	vmovdqu	32(%rcx), %xmm1
 	vpclmulqdq	$0, 544(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
 	vpclmulqdq	$17, 544(%rdi), %xmm1, %xmm4
@@ -2203,7 +2210,7 @@ aesgen_aesni_gcm_siv_seal:
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpclmulqdq	$16, 544(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	64(%rcx), %xmm1
+	vmovdqu	48(%rcx), %xmm1
 	vpclmulqdq	$0, 560(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
 	vpclmulqdq	$17, 560(%rdi), %xmm1, %xmm4
@@ -2212,7 +2219,7 @@ aesgen_aesni_gcm_siv_seal:
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpclmulqdq	$16, 560(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	80(%rcx), %xmm1
+	vmovdqu	64(%rcx), %xmm1
 	vpclmulqdq	$0, 576(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
 	vpclmulqdq	$17, 576(%rdi), %xmm1, %xmm4
@@ -2221,7 +2228,7 @@ aesgen_aesni_gcm_siv_seal:
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpclmulqdq	$16, 576(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	96(%rcx), %xmm1
+	vmovdqu	80(%rcx), %xmm1
 	vpclmulqdq	$0, 592(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
 	vpclmulqdq	$17, 592(%rdi), %xmm1, %xmm4
@@ -2230,7 +2237,7 @@ aesgen_aesni_gcm_siv_seal:
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpclmulqdq	$16, 592(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	112(%rcx), %xmm1
+	vmovdqu	96(%rcx), %xmm1
 	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
 	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm4
@@ -2238,6 +2245,15 @@ aesgen_aesni_gcm_siv_seal:
 	vpclmulqdq	$1, 608(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpclmulqdq	$16, 608(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vmovdqu	112(%rcx), %xmm1
+	vpclmulqdq	$0, 624(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$17, 624(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 624(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 624(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -2254,188 +2270,169 @@ aesgen_aesni_gcm_siv_seal:
 	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_siv_seal_polyval8_3
 .Laesgen_aesni_gcm_siv_seal_polyval8_done_3:
-.Laesgen_aesni_gcm_siv_seal_polyval4_3:
-	cmpq	$64, %rax
-	jb	.Laesgen_aesni_gcm_siv_seal_polyval4_done_3
-	vmovdqu	(%rcx), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 560(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 560(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 560(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 560(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	16(%rcx), %xmm1
-	vpclmulqdq	$0, 576(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 576(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 576(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 576(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	32(%rcx), %xmm1
-	vpclmulqdq	$0, 592(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 592(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 592(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 592(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	48(%rcx), %xmm1
-	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 608(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 608(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	addq	$64, %rcx
-	subq	$64, %rax
-.Laesgen_aesni_gcm_siv_seal_polyval4_done_3:
-.Laesgen_aesni_gcm_siv_seal_polyval2_3:
-	cmpq	$32, %rax
-	jb	.Laesgen_aesni_gcm_siv_seal_polyval2_done_3
-	vmovdqu	(%rcx), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 592(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 592(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 592(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 592(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	16(%rcx), %xmm1
-	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 608(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 608(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	addq	$32, %rcx
-	subq	$32, %rax
-.Laesgen_aesni_gcm_siv_seal_polyval2_done_3:
-.Laesgen_aesni_gcm_siv_seal_polyval1_3:
-	cmpq	$16, %rax
-	jb	.Laesgen_aesni_gcm_siv_seal_polyval1_done_3
-	vmovdqu	(%rcx), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 608(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 608(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	addq	$16, %rcx
-	subq	$16, %rax
-.Laesgen_aesni_gcm_siv_seal_polyval1_done_3:
 	testq	%rax, %rax
-	je	.Laesgen_aesni_gcm_siv_seal_polyval_end_3
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 624(%rdi)
-	leaq	624(%rdi), %rdx
+	je	.Laesgen_aesni_gcm_siv_seal_rest_nothing_3
+	leaq	15(%rax), %rdx
+	andq	$-16, %rdx
+	negq	%rdx
+	leaq	640(%rdi,%rdx,1), %rdx
+	vpclmulqdq	$0, (%rdx), %xmm0, %xmm1
+	vpclmulqdq	$17, (%rdx), %xmm0, %xmm2
+	vpclmulqdq	$1, (%rdx), %xmm0, %xmm3
+	vpclmulqdq	$16, (%rdx), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	cmpq	$64, %rax
+	jb	.Laesgen_aesni_gcm_siv_seal_rest4_none_3
+	vmovdqu	(%rcx), %xmm0
+	vpclmulqdq	$0, (%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$17, (%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, (%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, (%rdx), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vmovdqu	16(%rcx), %xmm0
+	vpclmulqdq	$0, 16(%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$17, 16(%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 16(%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 16(%rdx), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vmovdqu	32(%rcx), %xmm0
+	vpclmulqdq	$0, 32(%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$17, 32(%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 32(%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 32(%rdx), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vmovdqu	48(%rcx), %xmm0
+	vpclmulqdq	$0, 48(%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$17, 48(%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 48(%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 48(%rdx), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	addq	$64, %rcx
+	addq	$64, %rdx
+	subq	$64, %rax
+.Laesgen_aesni_gcm_siv_seal_rest4_none_3:
+	cmpq	$32, %rax
+	jb	.Laesgen_aesni_gcm_siv_seal_rest2_none_3
+	vmovdqu	(%rcx), %xmm0
+	vpclmulqdq	$0, (%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$17, (%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, (%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, (%rdx), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vmovdqu	16(%rcx), %xmm0
+	vpclmulqdq	$0, 16(%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$17, 16(%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 16(%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 16(%rdx), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	addq	$32, %rcx
+	addq	$32, %rdx
+	subq	$32, %rax
+.Laesgen_aesni_gcm_siv_seal_rest2_none_3:
+	cmpq	$16, %rax
+	jb	.Laesgen_aesni_gcm_siv_seal_rest1_none_3
+	vmovdqu	(%rcx), %xmm0
+	vpclmulqdq	$0, (%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$17, (%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, (%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, (%rdx), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	addq	$16, %rcx
+	addq	$16, %rdx
+	subq	$16, %rax
+.Laesgen_aesni_gcm_siv_seal_rest1_none_3:
+	testq	%rax, %rax
+	je	.Laesgen_aesni_gcm_siv_seal_rest_whole_3
+	vpxor	%xmm0, %xmm0, %xmm0
+	vmovdqa	%xmm0, 640(%rdi)
+	leaq	640(%rdi), %r10
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no8_4
-	movq	(%rcx), %r10
-	movq	%r10, (%rdx)
+	movq	(%rcx), %r11
+	movq	%r11, (%r10)
 	addq	$8, %rcx
-	addq	$8, %rdx
+	addq	$8, %r10
 .Laesgen_aesni_gcm_siv_seal_no8_4:
 	testq	$4, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no4_4
-	movl	(%rcx), %r10d
-	movl	%r10d, (%rdx)
+	movl	(%rcx), %r11d
+	movl	%r11d, (%r10)
 	addq	$4, %rcx
-	addq	$4, %rdx
+	addq	$4, %r10
 .Laesgen_aesni_gcm_siv_seal_no4_4:
 	testq	$2, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no2_4
-	movzbl	(%rcx), %r10d
-	movb	%r10b, (%rdx)
-	movzbl	1(%rcx), %r10d
-	movb	%r10b, 1(%rdx)
+	movzbl	(%rcx), %r11d
+	movb	%r11b, (%r10)
+	movzbl	1(%rcx), %r11d
+	movb	%r11b, 1(%r10)
 	addq	$2, %rcx
-	addq	$2, %rdx
+	addq	$2, %r10
 .Laesgen_aesni_gcm_siv_seal_no2_4:
 	testq	$1, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no1_4
-	movzbl	(%rcx), %r10d
-	movb	%r10b, (%rdx)
+	movzbl	(%rcx), %r11d
+	movb	%r11b, (%r10)
 .Laesgen_aesni_gcm_siv_seal_no1_4:
-	vmovdqu	624(%rdi), %xmm1
+	vmovdqa	640(%rdi), %xmm0
+	vpclmulqdq	$0, (%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$17, (%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, (%rdx), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, (%rdx), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	addq	$16, %rdx
+.Laesgen_aesni_gcm_siv_seal_rest_whole_3:
+	vpslldq	$8, %xmm3, %xmm0
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 608(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 608(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-.Laesgen_aesni_gcm_siv_seal_polyval_end_3:
-	movq	8(%rsp), %rax
-	movq	%r9, %rcx
+	vpsrldq	$8, %xmm3, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm1, %xmm0
+	vpshufd	$78, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm1, %xmm0
+	vpshufd	$78, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	%xmm1, %xmm0
+.Laesgen_aesni_gcm_siv_seal_rest_nothing_3:
+	movq	16(%rsp), %rax
+	movq	16(%rsp), %rcx
+	movq	%r9, %rdx
 .Laesgen_aesni_gcm_siv_seal_polyval8_4:
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_siv_seal_polyval8_done_4
-	vmovdqu	(%rcx), %xmm1
+	vmovdqu	(%rdx), %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	16(%rcx), %xmm1
-	vpclmulqdq	$0, 512(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 512(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 512(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$0, 512(%rdi), %xmm1, %xmm0
+	vpclmulqdq	$17, 512(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$1, 512(%rdi), %xmm1, %xmm3
 	vpclmulqdq	$16, 512(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	32(%rcx), %xmm1
+	vmovdqu	16(%rdx), %xmm1
 	vpclmulqdq	$0, 528(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
 	vpclmulqdq	$17, 528(%rdi), %xmm1, %xmm4
@@ -2444,7 +2441,7 @@ aesgen_aesni_gcm_siv_seal:
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpclmulqdq	$16, 528(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	48(%rcx), %xmm1
+	vmovdqu	32(%rdx), %xmm1
 	vpclmulqdq	$0, 544(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
 	vpclmulqdq	$17, 544(%rdi), %xmm1, %xmm4
@@ -2453,7 +2450,7 @@ aesgen_aesni_gcm_siv_seal:
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpclmulqdq	$16, 544(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	64(%rcx), %xmm1
+	vmovdqu	48(%rdx), %xmm1
 	vpclmulqdq	$0, 560(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
 	vpclmulqdq	$17, 560(%rdi), %xmm1, %xmm4
@@ -2462,7 +2459,7 @@ aesgen_aesni_gcm_siv_seal:
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpclmulqdq	$16, 560(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	80(%rcx), %xmm1
+	vmovdqu	64(%rdx), %xmm1
 	vpclmulqdq	$0, 576(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
 	vpclmulqdq	$17, 576(%rdi), %xmm1, %xmm4
@@ -2471,7 +2468,7 @@ aesgen_aesni_gcm_siv_seal:
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpclmulqdq	$16, 576(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	96(%rcx), %xmm1
+	vmovdqu	80(%rdx), %xmm1
 	vpclmulqdq	$0, 592(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
 	vpclmulqdq	$17, 592(%rdi), %xmm1, %xmm4
@@ -2480,7 +2477,7 @@ aesgen_aesni_gcm_siv_seal:
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpclmulqdq	$16, 592(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	112(%rcx), %xmm1
+	vmovdqu	96(%rdx), %xmm1
 	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
 	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm4
@@ -2488,6 +2485,15 @@ aesgen_aesni_gcm_siv_seal:
 	vpclmulqdq	$1, 608(%rdi), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpclmulqdq	$16, 608(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vmovdqu	112(%rdx), %xmm1
+	vpclmulqdq	$0, 624(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$17, 624(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 624(%rdi), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 624(%rdi), %xmm1, %xmm1
 	vpxor	%xmm1, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -2500,193 +2506,170 @@ aesgen_aesni_gcm_siv_seal:
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	addq	$128, %rcx
+	addq	$128, %rdx
 	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_siv_seal_polyval8_4
 .Laesgen_aesni_gcm_siv_seal_polyval8_done_4:
-.Laesgen_aesni_gcm_siv_seal_polyval4_4:
+	leaq	15(%rax), %r10
+	andq	$-16, %r10
+	negq	%r10
+	leaq	624(%rdi,%r10,1), %r10
+	vpclmulqdq	$0, (%r10), %xmm0, %xmm1
+	vpclmulqdq	$17, (%r10), %xmm0, %xmm2
+	vpclmulqdq	$1, (%r10), %xmm0, %xmm3
+	vpclmulqdq	$16, (%r10), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
 	cmpq	$64, %rax
-	jb	.Laesgen_aesni_gcm_siv_seal_polyval4_done_4
-	vmovdqu	(%rcx), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 560(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 560(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 560(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 560(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	16(%rcx), %xmm1
-	vpclmulqdq	$0, 576(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 576(%rdi), %xmm1, %xmm4
+	jb	.Laesgen_aesni_gcm_siv_seal_rest4_none_4
+	vmovdqu	(%rdx), %xmm0
+	vpclmulqdq	$0, (%r10), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$17, (%r10), %xmm0, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 576(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$1, (%r10), %xmm0, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 576(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	32(%rcx), %xmm1
-	vpclmulqdq	$0, 592(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 592(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$16, (%r10), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vmovdqu	16(%rdx), %xmm0
+	vpclmulqdq	$0, 16(%r10), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$17, 16(%r10), %xmm0, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 592(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$1, 16(%r10), %xmm0, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 592(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	48(%rcx), %xmm1
-	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$16, 16(%r10), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vmovdqu	32(%rdx), %xmm0
+	vpclmulqdq	$0, 32(%r10), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$17, 32(%r10), %xmm0, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 608(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$1, 32(%r10), %xmm0, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 608(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	addq	$64, %rcx
+	vpclmulqdq	$16, 32(%r10), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vmovdqu	48(%rdx), %xmm0
+	vpclmulqdq	$0, 48(%r10), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$17, 48(%r10), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 48(%r10), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 48(%r10), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	addq	$64, %rdx
+	addq	$64, %r10
 	subq	$64, %rax
-.Laesgen_aesni_gcm_siv_seal_polyval4_done_4:
-.Laesgen_aesni_gcm_siv_seal_polyval2_4:
+.Laesgen_aesni_gcm_siv_seal_rest4_none_4:
 	cmpq	$32, %rax
-	jb	.Laesgen_aesni_gcm_siv_seal_polyval2_done_4
-	vmovdqu	(%rcx), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 592(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 592(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 592(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 592(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	16(%rcx), %xmm1
-	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm4
+	jb	.Laesgen_aesni_gcm_siv_seal_rest2_none_4
+	vmovdqu	(%rdx), %xmm0
+	vpclmulqdq	$0, (%r10), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$17, (%r10), %xmm0, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 608(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$1, (%r10), %xmm0, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 608(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	addq	$32, %rcx
+	vpclmulqdq	$16, (%r10), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vmovdqu	16(%rdx), %xmm0
+	vpclmulqdq	$0, 16(%r10), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$17, 16(%r10), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 16(%r10), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 16(%r10), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	addq	$32, %rdx
+	addq	$32, %r10
 	subq	$32, %rax
-.Laesgen_aesni_gcm_siv_seal_polyval2_done_4:
-.Laesgen_aesni_gcm_siv_seal_polyval1_4:
+.Laesgen_aesni_gcm_siv_seal_rest2_none_4:
 	cmpq	$16, %rax
-	jb	.Laesgen_aesni_gcm_siv_seal_polyval1_done_4
-	vmovdqu	(%rcx), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 608(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 608(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	addq	$16, %rcx
+	jb	.Laesgen_aesni_gcm_siv_seal_rest1_none_4
+	vmovdqu	(%rdx), %xmm0
+	vpclmulqdq	$0, (%r10), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$17, (%r10), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, (%r10), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, (%r10), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	addq	$16, %rdx
+	addq	$16, %r10
 	subq	$16, %rax
-.Laesgen_aesni_gcm_siv_seal_polyval1_done_4:
+.Laesgen_aesni_gcm_siv_seal_rest1_none_4:
 	testq	%rax, %rax
-	je	.Laesgen_aesni_gcm_siv_seal_polyval_end_4
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 624(%rdi)
-	leaq	624(%rdi), %rdx
+	je	.Laesgen_aesni_gcm_siv_seal_rest_whole_4
+	vpxor	%xmm0, %xmm0, %xmm0
+	vmovdqa	%xmm0, 640(%rdi)
+	leaq	640(%rdi), %r11
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no8_5
-	movq	(%rcx), %r10
-	movq	%r10, (%rdx)
-	addq	$8, %rcx
+	movq	(%rdx), %rbx
+	movq	%rbx, (%r11)
 	addq	$8, %rdx
+	addq	$8, %r11
 .Laesgen_aesni_gcm_siv_seal_no8_5:
 	testq	$4, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no4_5
-	movl	(%rcx), %r10d
-	movl	%r10d, (%rdx)
-	addq	$4, %rcx
+	movl	(%rdx), %ebx
+	movl	%ebx, (%r11)
 	addq	$4, %rdx
+	addq	$4, %r11
 .Laesgen_aesni_gcm_siv_seal_no4_5:
 	testq	$2, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no2_5
-	movzbl	(%rcx), %r10d
-	movb	%r10b, (%rdx)
-	movzbl	1(%rcx), %r10d
-	movb	%r10b, 1(%rdx)
-	addq	$2, %rcx
+	movzbl	(%rdx), %ebx
+	movb	%bl, (%r11)
+	movzbl	1(%rdx), %ebx
+	movb	%bl, 1(%r11)
 	addq	$2, %rdx
+	addq	$2, %r11
 .Laesgen_aesni_gcm_siv_seal_no2_5:
 	testq	$1, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no1_5
-	movzbl	(%rcx), %r10d
-	movb	%r10b, (%rdx)
+	movzbl	(%rdx), %ebx
+	movb	%bl, (%r11)
 .Laesgen_aesni_gcm_siv_seal_no1_5:
-	vmovdqu	624(%rdi), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 608(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 608(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-.Laesgen_aesni_gcm_siv_seal_polyval_end_4:
-	movq	8(%rsp), %rax
+	vmovdqa	640(%rdi), %xmm0
+	vpclmulqdq	$0, (%r10), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$17, (%r10), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, (%r10), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, (%r10), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	addq	$16, %r10
+.Laesgen_aesni_gcm_siv_seal_rest_whole_4:
 	shlq	$3, %r8
-	shlq	$3, %rax
-	vmovq	%r8, %xmm1
-	vmovq	%rax, %xmm2
-	vpunpcklqdq	%xmm2, %xmm1, %xmm1
+	shlq	$3, %rcx
+	vmovq	%r8, %xmm0
+	vmovq	%rcx, %xmm4
+	vpunpcklqdq	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$0, (%r10), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$17, (%r10), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, (%r10), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, (%r10), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpslldq	$8, %xmm3, %xmm0
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 608(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 608(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm3, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm1, %xmm0
+	vpshufd	$78, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm1, %xmm0
+	vpshufd	$78, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
+	vmovdqa	%xmm1, %xmm0
+.Laesgen_aesni_gcm_siv_seal_rest_nothing_4:
 	vmovd	8(%rsi), %xmm1
 	vpslldq	$8, %xmm1, %xmm1
 	movq	(%rsi), %rax
@@ -2717,10 +2700,10 @@ aesgen_aesni_gcm_siv_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rax), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	movq	24(%rsp), %rax
+	movq	32(%rsp), %rax
 	vmovdqu	%xmm0, (%rax)
-	movq	8(%rsp), %rax
-	movq	16(%rsp), %rcx
+	movq	16(%rsp), %rax
+	movq	24(%rsp), %rcx
 	leaq	256(%rdi), %rdx
 	vpor	.Laesgen_aesni_gcm_siv_seal_set_top(%rip), %xmm0, %xmm0
 .Laesgen_aesni_gcm_siv_seal_ctr8_128:
@@ -3032,8 +3015,8 @@ aesgen_aesni_gcm_siv_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rdx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 624(%rdi)
-	leaq	624(%rdi), %rdx
+	vmovdqa	%xmm0, 640(%rdi)
+	leaq	640(%rdi), %rdx
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no8_6
 	movq	(%r9), %rsi
@@ -3075,10 +3058,12 @@ aesgen_aesni_gcm_siv_seal:
 .Laesgen_aesni_gcm_siv_seal_sealed:
 	xorl	%eax, %eax
 	vzeroall
+	popq	%rbx
 	ret
 .Laesgen_aesni_gcm_siv_seal_refuse:
 	movl	$-1, %eax
 	vzeroall
+	popq	%rbx
 	ret
 	.size	aesgen_aesni_gcm_siv_seal, .-aesgen_aesni_gcm_siv_seal
 	.section	.rodata
@@ -3182,8 +3167,9 @@ aesgen_aesni_gcm_siv_open:
 	endbr64
 	pushq	%rbx
 	pushq	%rbp
-	movq	48(%rsp), %r10
-	movq	24(%rsp), %r11
+	pushq	%r12
+	movq	56(%rsp), %r10
+	movq	32(%rsp), %r11
 	movabsq	$0x1000000000, %rbx
 	cmpq	%rbx, %r11
 	ja	.Laesgen_aesni_gcm_siv_open_refuse
@@ -3200,10 +3186,11 @@ aesgen_aesni_gcm_siv_open:
 	cmpl	$128, %edx
 	je	.Laesgen_aesni_gcm_siv_open_message128
 .Laesgen_aesni_gcm_siv_open_message256:
+	movq	32(%rsp), %rdx
 	vmovd	8(%rsi), %xmm0
 	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rdx
-	vmovq	%rdx, %xmm1
+	movq	(%rsi), %r10
+	vmovq	%r10, %xmm1
 	vpor	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	vpor	.Laesgen_aesni_gcm_siv_open_le32_0(%rip), %xmm0, %xmm1
@@ -3453,7 +3440,7 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 480(%rdi)
-	vmovdqa	%xmm1, 608(%rdi)
+	vmovdqa	%xmm1, 624(%rdi)
 	vpclmulqdq	$0, %xmm1, %xmm1, %xmm0
 	vpclmulqdq	$17, %xmm1, %xmm1, %xmm2
 	vpclmulqdq	$1, %xmm1, %xmm1, %xmm3
@@ -3470,7 +3457,12 @@ aesgen_aesni_gcm_siv_open:
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 592(%rdi)
+	vmovdqa	%xmm0, 608(%rdi)
+	cmpq	$32, %r8
+	ja	.Laesgen_aesni_gcm_siv_open_powers_more
+	cmpq	$16, %rdx
+	jbe	.Laesgen_aesni_gcm_siv_open_powers_done
+.Laesgen_aesni_gcm_siv_open_powers_more:
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -3487,7 +3479,7 @@ aesgen_aesni_gcm_siv_open:
 	vpshufd	$78, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
+	vmovdqa	%xmm2, 592(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm0, %xmm3
 	vpclmulqdq	$17, %xmm0, %xmm0, %xmm4
 	vpclmulqdq	$1, %xmm0, %xmm0, %xmm5
@@ -3504,76 +3496,94 @@ aesgen_aesni_gcm_siv_open:
 	vpshufd	$78, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
-	vmovdqa	%xmm3, 560(%rdi)
+	vmovdqa	%xmm3, 576(%rdi)
 	vpclmulqdq	$0, %xmm3, %xmm1, %xmm4
 	vpclmulqdq	$17, %xmm3, %xmm1, %xmm5
 	vpclmulqdq	$1, %xmm3, %xmm1, %xmm6
-	vpclmulqdq	$16, %xmm3, %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpslldq	$8, %xmm6, %xmm1
-	vpxor	%xmm1, %xmm4, %xmm4
-	vpsrldq	$8, %xmm6, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm1
+	vpclmulqdq	$16, %xmm3, %xmm1, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpslldq	$8, %xmm6, %xmm7
+	vpxor	%xmm7, %xmm4, %xmm4
+	vpsrldq	$8, %xmm6, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm6
 	vpshufd	$78, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm1
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm6
 	vpshufd	$78, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm4, %xmm4
+	vmovdqa	%xmm4, 560(%rdi)
+	vpclmulqdq	$0, %xmm3, %xmm0, %xmm4
+	vpclmulqdq	$17, %xmm3, %xmm0, %xmm5
+	vpclmulqdq	$1, %xmm3, %xmm0, %xmm6
+	vpclmulqdq	$16, %xmm3, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpslldq	$8, %xmm6, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpsrldq	$8, %xmm6, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm4
 	vpxor	%xmm5, %xmm4, %xmm4
 	vmovdqa	%xmm4, 544(%rdi)
-	vpclmulqdq	$0, %xmm3, %xmm0, %xmm1
-	vpclmulqdq	$17, %xmm3, %xmm0, %xmm4
-	vpclmulqdq	$1, %xmm3, %xmm0, %xmm5
-	vpclmulqdq	$16, %xmm3, %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vpslldq	$8, %xmm5, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm5, %xmm0
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpxor	%xmm4, %xmm1, %xmm1
-	vmovdqa	%xmm1, 528(%rdi)
 	vpclmulqdq	$0, %xmm3, %xmm2, %xmm0
-	vpclmulqdq	$17, %xmm3, %xmm2, %xmm1
-	vpclmulqdq	$1, %xmm3, %xmm2, %xmm4
+	vpclmulqdq	$17, %xmm3, %xmm2, %xmm4
+	vpclmulqdq	$1, %xmm3, %xmm2, %xmm5
 	vpclmulqdq	$16, %xmm3, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vpslldq	$8, %xmm5, %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm5, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm1, %xmm1
 	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm2
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm2
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 512(%rdi)
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqa	%xmm0, 528(%rdi)
 	vpclmulqdq	$0, %xmm3, %xmm3, %xmm0
-	vpclmulqdq	$17, %xmm3, %xmm3, %xmm1
-	vpclmulqdq	$1, %xmm3, %xmm3, %xmm2
+	vpclmulqdq	$17, %xmm3, %xmm3, %xmm2
+	vpclmulqdq	$1, %xmm3, %xmm3, %xmm4
 	vpclmulqdq	$16, %xmm3, %xmm3, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpslldq	$8, %xmm2, %xmm3
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpsrldq	$8, %xmm2, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm2
+	vpsrldq	$8, %xmm4, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm3
 	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm3
 	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 496(%rdi)
-	movq	40(%rsp), %rdx
+	vmovdqa	%xmm0, 512(%rdi)
+	vpclmulqdq	$0, %xmm1, %xmm0, %xmm2
+	vpclmulqdq	$17, %xmm1, %xmm0, %xmm3
+	vpclmulqdq	$1, %xmm1, %xmm0, %xmm4
+	vpclmulqdq	$16, %xmm1, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 496(%rdi)
+.Laesgen_aesni_gcm_siv_open_powers_done:
+	movq	48(%rsp), %rdx
 	vmovdqu	(%rdx), %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	movq	%r8, %rdx
@@ -3582,21 +3592,12 @@ aesgen_aesni_gcm_siv_open:
 	jb	.Laesgen_aesni_gcm_siv_open_polyval8_done
 	vmovdqu	(%rcx), %xmm2
 	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$0, 496(%rdi), %xmm2, %xmm1
-	vpclmulqdq	$17, 496(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 496(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 496(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rcx), %xmm2
-	vpclmulqdq	$0, 512(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vpclmulqdq	$17, 512(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 512(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$0, 512(%rdi), %xmm2, %xmm1
+	vpclmulqdq	$17, 512(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 512(%rdi), %xmm2, %xmm4
 	vpclmulqdq	$16, 512(%rdi), %xmm2, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	32(%rcx), %xmm2
+	vmovdqu	16(%rcx), %xmm2
 	vpclmulqdq	$0, 528(%rdi), %xmm2, %xmm5
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpclmulqdq	$17, 528(%rdi), %xmm2, %xmm5
@@ -3605,7 +3606,7 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm5, %xmm4, %xmm4
 	vpclmulqdq	$16, 528(%rdi), %xmm2, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	48(%rcx), %xmm2
+	vmovdqu	32(%rcx), %xmm2
 	vpclmulqdq	$0, 544(%rdi), %xmm2, %xmm5
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpclmulqdq	$17, 544(%rdi), %xmm2, %xmm5
@@ -3614,7 +3615,7 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm5, %xmm4, %xmm4
 	vpclmulqdq	$16, 544(%rdi), %xmm2, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	64(%rcx), %xmm2
+	vmovdqu	48(%rcx), %xmm2
 	vpclmulqdq	$0, 560(%rdi), %xmm2, %xmm5
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpclmulqdq	$17, 560(%rdi), %xmm2, %xmm5
@@ -3623,7 +3624,7 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm5, %xmm4, %xmm4
 	vpclmulqdq	$16, 560(%rdi), %xmm2, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	80(%rcx), %xmm2
+	vmovdqu	64(%rcx), %xmm2
 	vpclmulqdq	$0, 576(%rdi), %xmm2, %xmm5
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpclmulqdq	$17, 576(%rdi), %xmm2, %xmm5
@@ -3632,7 +3633,7 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm5, %xmm4, %xmm4
 	vpclmulqdq	$16, 576(%rdi), %xmm2, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	96(%rcx), %xmm2
+	vmovdqu	80(%rcx), %xmm2
 	vpclmulqdq	$0, 592(%rdi), %xmm2, %xmm5
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpclmulqdq	$17, 592(%rdi), %xmm2, %xmm5
@@ -3641,7 +3642,7 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm5, %xmm4, %xmm4
 	vpclmulqdq	$16, 592(%rdi), %xmm2, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	112(%rcx), %xmm2
+	vmovdqu	96(%rcx), %xmm2
 	vpclmulqdq	$0, 608(%rdi), %xmm2, %xmm5
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpclmulqdq	$17, 608(%rdi), %xmm2, %xmm5
@@ -3649,6 +3650,15 @@ aesgen_aesni_gcm_siv_open:
 	vpclmulqdq	$1, 608(%rdi), %xmm2, %xmm5
 	vpxor	%xmm5, %xmm4, %xmm4
 	vpclmulqdq	$16, 608(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	112(%rcx), %xmm2
+	vpclmulqdq	$0, 624(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpclmulqdq	$17, 624(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 624(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 624(%rdi), %xmm2, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
 	vpslldq	$8, %xmm4, %xmm2
 	vpxor	%xmm2, %xmm1, %xmm1
@@ -3665,174 +3675,164 @@ aesgen_aesni_gcm_siv_open:
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_siv_open_polyval8
 .Laesgen_aesni_gcm_siv_open_polyval8_done:
-.Laesgen_aesni_gcm_siv_open_polyval4:
-	cmpq	$64, %rdx
-	jb	.Laesgen_aesni_gcm_siv_open_polyval4_done
-	vmovdqu	(%rcx), %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$0, 560(%rdi), %xmm2, %xmm1
-	vpclmulqdq	$17, 560(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 560(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 560(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rcx), %xmm2
-	vpclmulqdq	$0, 576(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vpclmulqdq	$17, 576(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 576(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 576(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	32(%rcx), %xmm2
-	vpclmulqdq	$0, 592(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vpclmulqdq	$17, 592(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 592(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 592(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	48(%rcx), %xmm2
-	vpclmulqdq	$0, 608(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vpclmulqdq	$17, 608(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 608(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 608(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpxor	%xmm3, %xmm1, %xmm1
-	addq	$64, %rcx
-	subq	$64, %rdx
-.Laesgen_aesni_gcm_siv_open_polyval4_done:
-.Laesgen_aesni_gcm_siv_open_polyval2:
-	cmpq	$32, %rdx
-	jb	.Laesgen_aesni_gcm_siv_open_polyval2_done
-	vmovdqu	(%rcx), %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$0, 592(%rdi), %xmm2, %xmm1
-	vpclmulqdq	$17, 592(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 592(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 592(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rcx), %xmm2
-	vpclmulqdq	$0, 608(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vpclmulqdq	$17, 608(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 608(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 608(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpxor	%xmm3, %xmm1, %xmm1
-	addq	$32, %rcx
-	subq	$32, %rdx
-.Laesgen_aesni_gcm_siv_open_polyval2_done:
-.Laesgen_aesni_gcm_siv_open_polyval1:
-	cmpq	$16, %rdx
-	jb	.Laesgen_aesni_gcm_siv_open_polyval1_done
-	vmovdqu	(%rcx), %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$0, 608(%rdi), %xmm2, %xmm1
-	vpclmulqdq	$17, 608(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 608(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 608(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpxor	%xmm3, %xmm1, %xmm1
-	addq	$16, %rcx
-	subq	$16, %rdx
-.Laesgen_aesni_gcm_siv_open_polyval1_done:
 	testq	%rdx, %rdx
-	je	.Laesgen_aesni_gcm_siv_open_polyval_end
-	vpxor	%xmm2, %xmm2, %xmm2
-	vmovdqa	%xmm2, 624(%rdi)
-	leaq	624(%rdi), %r10
+	je	.Laesgen_aesni_gcm_siv_open_rest_nothing
+	leaq	15(%rdx), %r10
+	andq	$-16, %r10
+	negq	%r10
+	leaq	640(%rdi,%r10,1), %r10
+	vpclmulqdq	$0, (%r10), %xmm1, %xmm2
+	vpclmulqdq	$17, (%r10), %xmm1, %xmm3
+	vpclmulqdq	$1, (%r10), %xmm1, %xmm4
+	vpclmulqdq	$16, (%r10), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	cmpq	$64, %rdx
+	jb	.Laesgen_aesni_gcm_siv_open_rest4_none
+	vmovdqu	(%rcx), %xmm1
+	vpclmulqdq	$0, (%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, (%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, (%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, (%r10), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vmovdqu	16(%rcx), %xmm1
+	vpclmulqdq	$0, 16(%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 16(%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 16(%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 16(%r10), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vmovdqu	32(%rcx), %xmm1
+	vpclmulqdq	$0, 32(%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 32(%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 32(%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 32(%r10), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vmovdqu	48(%rcx), %xmm1
+	vpclmulqdq	$0, 48(%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 48(%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 48(%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 48(%r10), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	addq	$64, %rcx
+	addq	$64, %r10
+	subq	$64, %rdx
+.Laesgen_aesni_gcm_siv_open_rest4_none:
+	cmpq	$32, %rdx
+	jb	.Laesgen_aesni_gcm_siv_open_rest2_none
+	vmovdqu	(%rcx), %xmm1
+	vpclmulqdq	$0, (%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, (%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, (%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, (%r10), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vmovdqu	16(%rcx), %xmm1
+	vpclmulqdq	$0, 16(%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 16(%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 16(%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 16(%r10), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	addq	$32, %rcx
+	addq	$32, %r10
+	subq	$32, %rdx
+.Laesgen_aesni_gcm_siv_open_rest2_none:
+	cmpq	$16, %rdx
+	jb	.Laesgen_aesni_gcm_siv_open_rest1_none
+	vmovdqu	(%rcx), %xmm1
+	vpclmulqdq	$0, (%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, (%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, (%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, (%r10), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	addq	$16, %rcx
+	addq	$16, %r10
+	subq	$16, %rdx
+.Laesgen_aesni_gcm_siv_open_rest1_none:
+	testq	%rdx, %rdx
+	je	.Laesgen_aesni_gcm_siv_open_rest_whole
+	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 640(%rdi)
+	leaq	640(%rdi), %r11
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_siv_open_no8
-	movq	(%rcx), %r11
-	movq	%r11, (%r10)
+	movq	(%rcx), %rbx
+	movq	%rbx, (%r11)
 	addq	$8, %rcx
-	addq	$8, %r10
+	addq	$8, %r11
 .Laesgen_aesni_gcm_siv_open_no8:
 	testq	$4, %rdx
 	je	.Laesgen_aesni_gcm_siv_open_no4
-	movl	(%rcx), %r11d
-	movl	%r11d, (%r10)
+	movl	(%rcx), %ebx
+	movl	%ebx, (%r11)
 	addq	$4, %rcx
-	addq	$4, %r10
+	addq	$4, %r11
 .Laesgen_aesni_gcm_siv_open_no4:
 	testq	$2, %rdx
 	je	.Laesgen_aesni_gcm_siv_open_no2
-	movzbl	(%rcx), %r11d
-	movb	%r11b, (%r10)
-	movzbl	1(%rcx), %r11d
-	movb	%r11b, 1(%r10)
+	movzbl	(%rcx), %ebx
+	movb	%bl, (%r11)
+	movzbl	1(%rcx), %ebx
+	movb	%bl, 1(%r11)
 	addq	$2, %rcx
-	addq	$2, %r10
+	addq	$2, %r11
 .Laesgen_aesni_gcm_siv_open_no2:
 	testq	$1, %rdx
 	je	.Laesgen_aesni_gcm_siv_open_no1
-	movzbl	(%rcx), %r11d
-	movb	%r11b, (%r10)
+	movzbl	(%rcx), %ebx
+	movb	%bl, (%r11)
 .Laesgen_aesni_gcm_siv_open_no1:
-	vmovdqu	624(%rdi), %xmm2
+	vmovdqa	640(%rdi), %xmm1
+	vpclmulqdq	$0, (%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, (%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, (%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, (%r10), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	addq	$16, %r10
+.Laesgen_aesni_gcm_siv_open_rest_whole:
+	vpslldq	$8, %xmm4, %xmm1
 	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$0, 608(%rdi), %xmm2, %xmm1
-	vpclmulqdq	$17, 608(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 608(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 608(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpxor	%xmm3, %xmm1, %xmm1
-.Laesgen_aesni_gcm_siv_open_polyval_end:
-	movq	24(%rsp), %rcx
-	movq	32(%rsp), %rdx
-	leaq	256(%rdi), %r10
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm1
+.Laesgen_aesni_gcm_siv_open_rest_nothing:
+	movq	32(%rsp), %rcx
+	movq	40(%rsp), %rdx
+	movq	32(%rsp), %r10
+	leaq	256(%rdi), %r11
 	vpor	.Laesgen_aesni_gcm_siv_open_set_top(%rip), %xmm0, %xmm0
-	movq	%rdx, %r11
-	movq	%rcx, %rbx
+	movq	%rdx, %rbx
+	movq	%rcx, %rbp
 .Laesgen_aesni_gcm_siv_open_ctr8_256:
-	cmpq	$128, %rbx
+	cmpq	$128, %rbp
 	jb	.Laesgen_aesni_gcm_siv_open_ctr8_done256
 	vmovdqa	%xmm0, %xmm2
 	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_1x1(%rip), %xmm0, %xmm3
@@ -3843,7 +3843,7 @@ aesgen_aesni_gcm_siv_open:
 	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_6x1(%rip), %xmm0, %xmm8
 	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_7x1(%rip), %xmm0, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_8x1(%rip), %xmm0, %xmm0
-	vmovdqa	(%r10), %xmm10
+	vmovdqa	(%r11), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm10, %xmm4, %xmm4
@@ -3852,7 +3852,7 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm10, %xmm8, %xmm8
 	vpxor	%xmm10, %xmm9, %xmm9
-	vmovdqa	16(%r10), %xmm10
+	vmovdqa	16(%r11), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
 	vaesenc	%xmm10, %xmm4, %xmm4
@@ -3861,7 +3861,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	32(%r10), %xmm10
+	vmovdqa	32(%r11), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
 	vaesenc	%xmm10, %xmm4, %xmm4
@@ -3870,7 +3870,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	48(%r10), %xmm10
+	vmovdqa	48(%r11), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
 	vaesenc	%xmm10, %xmm4, %xmm4
@@ -3879,7 +3879,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	64(%r10), %xmm10
+	vmovdqa	64(%r11), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
 	vaesenc	%xmm10, %xmm4, %xmm4
@@ -3888,7 +3888,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	80(%r10), %xmm10
+	vmovdqa	80(%r11), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
 	vaesenc	%xmm10, %xmm4, %xmm4
@@ -3897,7 +3897,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	96(%r10), %xmm10
+	vmovdqa	96(%r11), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
 	vaesenc	%xmm10, %xmm4, %xmm4
@@ -3906,7 +3906,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	112(%r10), %xmm10
+	vmovdqa	112(%r11), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
 	vaesenc	%xmm10, %xmm4, %xmm4
@@ -3915,7 +3915,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	128(%r10), %xmm10
+	vmovdqa	128(%r11), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
 	vaesenc	%xmm10, %xmm4, %xmm4
@@ -3924,7 +3924,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	144(%r10), %xmm10
+	vmovdqa	144(%r11), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
 	vaesenc	%xmm10, %xmm4, %xmm4
@@ -3933,7 +3933,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	160(%r10), %xmm10
+	vmovdqa	160(%r11), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
 	vaesenc	%xmm10, %xmm4, %xmm4
@@ -3942,7 +3942,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	176(%r10), %xmm10
+	vmovdqa	176(%r11), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
 	vaesenc	%xmm10, %xmm4, %xmm4
@@ -3951,7 +3951,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	192(%r10), %xmm10
+	vmovdqa	192(%r11), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
 	vaesenc	%xmm10, %xmm4, %xmm4
@@ -3960,7 +3960,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	208(%r10), %xmm10
+	vmovdqa	208(%r11), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
 	vaesenc	%xmm10, %xmm4, %xmm4
@@ -3969,7 +3969,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	224(%r10), %xmm10
+	vmovdqa	224(%r11), %xmm10
 	vaesenclast	%xmm10, %xmm2, %xmm2
 	vaesenclast	%xmm10, %xmm3, %xmm3
 	vaesenclast	%xmm10, %xmm4, %xmm4
@@ -3979,288 +3979,288 @@ aesgen_aesni_gcm_siv_open:
 	vaesenclast	%xmm10, %xmm8, %xmm8
 	vaesenclast	%xmm10, %xmm9, %xmm9
 	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%r11)
+	vmovdqu	%xmm2, (%rbx)
 	vpxor	16(%r9), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%r11)
+	vmovdqu	%xmm3, 16(%rbx)
 	vpxor	32(%r9), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%r11)
+	vmovdqu	%xmm4, 32(%rbx)
 	vpxor	48(%r9), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%r11)
+	vmovdqu	%xmm5, 48(%rbx)
 	vpxor	64(%r9), %xmm6, %xmm6
-	vmovdqu	%xmm6, 64(%r11)
+	vmovdqu	%xmm6, 64(%rbx)
 	vpxor	80(%r9), %xmm7, %xmm7
-	vmovdqu	%xmm7, 80(%r11)
+	vmovdqu	%xmm7, 80(%rbx)
 	vpxor	96(%r9), %xmm8, %xmm8
-	vmovdqu	%xmm8, 96(%r11)
+	vmovdqu	%xmm8, 96(%rbx)
 	vpxor	112(%r9), %xmm9, %xmm9
-	vmovdqu	%xmm9, 112(%r11)
+	vmovdqu	%xmm9, 112(%rbx)
 	addq	$128, %r9
-	addq	$128, %r11
-	subq	$128, %rbx
+	addq	$128, %rbx
+	subq	$128, %rbp
 	jmp	.Laesgen_aesni_gcm_siv_open_ctr8_256
 .Laesgen_aesni_gcm_siv_open_ctr8_done256:
 .Laesgen_aesni_gcm_siv_open_ctr_small256:
-	cmpq	$64, %rbx
+	cmpq	$64, %rbp
 	jb	.Laesgen_aesni_gcm_siv_open_ctr4_done256
 	vmovdqa	%xmm0, %xmm2
 	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_1x1(%rip), %xmm0, %xmm3
 	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_2x1(%rip), %xmm0, %xmm4
 	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_3x1(%rip), %xmm0, %xmm5
 	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_4x1(%rip), %xmm0, %xmm0
-	vmovdqa	(%r10), %xmm6
+	vmovdqa	(%r11), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm6, %xmm4, %xmm4
 	vpxor	%xmm6, %xmm5, %xmm5
-	vmovdqa	16(%r10), %xmm6
+	vmovdqa	16(%r11), %xmm6
 	vaesenc	%xmm6, %xmm2, %xmm2
 	vaesenc	%xmm6, %xmm3, %xmm3
 	vaesenc	%xmm6, %xmm4, %xmm4
 	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	32(%r10), %xmm6
+	vmovdqa	32(%r11), %xmm6
 	vaesenc	%xmm6, %xmm2, %xmm2
 	vaesenc	%xmm6, %xmm3, %xmm3
 	vaesenc	%xmm6, %xmm4, %xmm4
 	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	48(%r10), %xmm6
+	vmovdqa	48(%r11), %xmm6
 	vaesenc	%xmm6, %xmm2, %xmm2
 	vaesenc	%xmm6, %xmm3, %xmm3
 	vaesenc	%xmm6, %xmm4, %xmm4
 	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	64(%r10), %xmm6
+	vmovdqa	64(%r11), %xmm6
 	vaesenc	%xmm6, %xmm2, %xmm2
 	vaesenc	%xmm6, %xmm3, %xmm3
 	vaesenc	%xmm6, %xmm4, %xmm4
 	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	80(%r10), %xmm6
+	vmovdqa	80(%r11), %xmm6
 	vaesenc	%xmm6, %xmm2, %xmm2
 	vaesenc	%xmm6, %xmm3, %xmm3
 	vaesenc	%xmm6, %xmm4, %xmm4
 	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	96(%r10), %xmm6
+	vmovdqa	96(%r11), %xmm6
 	vaesenc	%xmm6, %xmm2, %xmm2
 	vaesenc	%xmm6, %xmm3, %xmm3
 	vaesenc	%xmm6, %xmm4, %xmm4
 	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	112(%r10), %xmm6
+	vmovdqa	112(%r11), %xmm6
 	vaesenc	%xmm6, %xmm2, %xmm2
 	vaesenc	%xmm6, %xmm3, %xmm3
 	vaesenc	%xmm6, %xmm4, %xmm4
 	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	128(%r10), %xmm6
+	vmovdqa	128(%r11), %xmm6
 	vaesenc	%xmm6, %xmm2, %xmm2
 	vaesenc	%xmm6, %xmm3, %xmm3
 	vaesenc	%xmm6, %xmm4, %xmm4
 	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	144(%r10), %xmm6
+	vmovdqa	144(%r11), %xmm6
 	vaesenc	%xmm6, %xmm2, %xmm2
 	vaesenc	%xmm6, %xmm3, %xmm3
 	vaesenc	%xmm6, %xmm4, %xmm4
 	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	160(%r10), %xmm6
+	vmovdqa	160(%r11), %xmm6
 	vaesenc	%xmm6, %xmm2, %xmm2
 	vaesenc	%xmm6, %xmm3, %xmm3
 	vaesenc	%xmm6, %xmm4, %xmm4
 	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	176(%r10), %xmm6
+	vmovdqa	176(%r11), %xmm6
 	vaesenc	%xmm6, %xmm2, %xmm2
 	vaesenc	%xmm6, %xmm3, %xmm3
 	vaesenc	%xmm6, %xmm4, %xmm4
 	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	192(%r10), %xmm6
+	vmovdqa	192(%r11), %xmm6
 	vaesenc	%xmm6, %xmm2, %xmm2
 	vaesenc	%xmm6, %xmm3, %xmm3
 	vaesenc	%xmm6, %xmm4, %xmm4
 	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	208(%r10), %xmm6
+	vmovdqa	208(%r11), %xmm6
 	vaesenc	%xmm6, %xmm2, %xmm2
 	vaesenc	%xmm6, %xmm3, %xmm3
 	vaesenc	%xmm6, %xmm4, %xmm4
 	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	224(%r10), %xmm6
+	vmovdqa	224(%r11), %xmm6
 	vaesenclast	%xmm6, %xmm2, %xmm2
 	vaesenclast	%xmm6, %xmm3, %xmm3
 	vaesenclast	%xmm6, %xmm4, %xmm4
 	vaesenclast	%xmm6, %xmm5, %xmm5
 	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%r11)
+	vmovdqu	%xmm2, (%rbx)
 	vpxor	16(%r9), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%r11)
+	vmovdqu	%xmm3, 16(%rbx)
 	vpxor	32(%r9), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%r11)
+	vmovdqu	%xmm4, 32(%rbx)
 	vpxor	48(%r9), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%r11)
+	vmovdqu	%xmm5, 48(%rbx)
 	addq	$64, %r9
-	addq	$64, %r11
-	subq	$64, %rbx
+	addq	$64, %rbx
+	subq	$64, %rbp
 .Laesgen_aesni_gcm_siv_open_ctr4_done256:
-	cmpq	$32, %rbx
+	cmpq	$32, %rbp
 	jb	.Laesgen_aesni_gcm_siv_open_ctr2_done256
 	vmovdqa	%xmm0, %xmm2
 	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_1x1(%rip), %xmm0, %xmm3
 	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_2x1(%rip), %xmm0, %xmm0
-	vmovdqa	(%r10), %xmm4
+	vmovdqa	(%r11), %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm3, %xmm3
-	vmovdqa	16(%r10), %xmm4
+	vmovdqa	16(%r11), %xmm4
 	vaesenc	%xmm4, %xmm2, %xmm2
 	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	32(%r10), %xmm4
+	vmovdqa	32(%r11), %xmm4
 	vaesenc	%xmm4, %xmm2, %xmm2
 	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	48(%r10), %xmm4
+	vmovdqa	48(%r11), %xmm4
 	vaesenc	%xmm4, %xmm2, %xmm2
 	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	64(%r10), %xmm4
+	vmovdqa	64(%r11), %xmm4
 	vaesenc	%xmm4, %xmm2, %xmm2
 	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	80(%r10), %xmm4
+	vmovdqa	80(%r11), %xmm4
 	vaesenc	%xmm4, %xmm2, %xmm2
 	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	96(%r10), %xmm4
+	vmovdqa	96(%r11), %xmm4
 	vaesenc	%xmm4, %xmm2, %xmm2
 	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	112(%r10), %xmm4
+	vmovdqa	112(%r11), %xmm4
 	vaesenc	%xmm4, %xmm2, %xmm2
 	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	128(%r10), %xmm4
+	vmovdqa	128(%r11), %xmm4
 	vaesenc	%xmm4, %xmm2, %xmm2
 	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	144(%r10), %xmm4
+	vmovdqa	144(%r11), %xmm4
 	vaesenc	%xmm4, %xmm2, %xmm2
 	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	160(%r10), %xmm4
+	vmovdqa	160(%r11), %xmm4
 	vaesenc	%xmm4, %xmm2, %xmm2
 	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	176(%r10), %xmm4
+	vmovdqa	176(%r11), %xmm4
 	vaesenc	%xmm4, %xmm2, %xmm2
 	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	192(%r10), %xmm4
+	vmovdqa	192(%r11), %xmm4
 	vaesenc	%xmm4, %xmm2, %xmm2
 	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	208(%r10), %xmm4
+	vmovdqa	208(%r11), %xmm4
 	vaesenc	%xmm4, %xmm2, %xmm2
 	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	224(%r10), %xmm4
+	vmovdqa	224(%r11), %xmm4
 	vaesenclast	%xmm4, %xmm2, %xmm2
 	vaesenclast	%xmm4, %xmm3, %xmm3
 	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%r11)
+	vmovdqu	%xmm2, (%rbx)
 	vpxor	16(%r9), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%r11)
+	vmovdqu	%xmm3, 16(%rbx)
 	addq	$32, %r9
-	addq	$32, %r11
-	subq	$32, %rbx
+	addq	$32, %rbx
+	subq	$32, %rbp
 .Laesgen_aesni_gcm_siv_open_ctr2_done256:
-	cmpq	$16, %rbx
+	cmpq	$16, %rbp
 	jb	.Laesgen_aesni_gcm_siv_open_ctr1_done256
 	vmovdqa	%xmm0, %xmm2
 	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_1x1(%rip), %xmm0, %xmm0
-	vmovdqa	(%r10), %xmm3
+	vmovdqa	(%r11), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%r10), %xmm3
+	vmovdqa	16(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%r10), %xmm3
+	vmovdqa	32(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%r10), %xmm3
+	vmovdqa	48(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%r10), %xmm3
+	vmovdqa	64(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%r10), %xmm3
+	vmovdqa	80(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%r10), %xmm3
+	vmovdqa	96(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%r10), %xmm3
+	vmovdqa	112(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%r10), %xmm3
+	vmovdqa	128(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%r10), %xmm3
+	vmovdqa	144(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%r10), %xmm3
+	vmovdqa	160(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	176(%r10), %xmm3
+	vmovdqa	176(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	192(%r10), %xmm3
+	vmovdqa	192(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	208(%r10), %xmm3
+	vmovdqa	208(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	224(%r10), %xmm3
+	vmovdqa	224(%r11), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
 	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%r11)
+	vmovdqu	%xmm2, (%rbx)
 	addq	$16, %r9
-	addq	$16, %r11
-	subq	$16, %rbx
+	addq	$16, %rbx
+	subq	$16, %rbp
 .Laesgen_aesni_gcm_siv_open_ctr1_done256:
-	testq	%rbx, %rbx
+	testq	%rbp, %rbp
 	je	.Laesgen_aesni_gcm_siv_open_ctr_end256
-	vmovdqa	(%r10), %xmm2
+	vmovdqa	(%r11), %xmm2
 	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	16(%r10), %xmm2
+	vmovdqa	16(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	32(%r10), %xmm2
+	vmovdqa	32(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	48(%r10), %xmm2
+	vmovdqa	48(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	64(%r10), %xmm2
+	vmovdqa	64(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	80(%r10), %xmm2
+	vmovdqa	80(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	96(%r10), %xmm2
+	vmovdqa	96(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	112(%r10), %xmm2
+	vmovdqa	112(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	128(%r10), %xmm2
+	vmovdqa	128(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	144(%r10), %xmm2
+	vmovdqa	144(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	160(%r10), %xmm2
+	vmovdqa	160(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	176(%r10), %xmm2
+	vmovdqa	176(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	192(%r10), %xmm2
+	vmovdqa	192(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	208(%r10), %xmm2
+	vmovdqa	208(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	224(%r10), %xmm2
+	vmovdqa	224(%r11), %xmm2
 	vaesenclast	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 624(%rdi)
-	leaq	624(%rdi), %r10
-	testq	$8, %rbx
+	vmovdqa	%xmm0, 640(%rdi)
+	leaq	640(%rdi), %r11
+	testq	$8, %rbp
 	je	.Laesgen_aesni_gcm_siv_open_no8_2
-	movq	(%r9), %rbp
-	xorq	(%r10), %rbp
-	movq	%rbp, (%r11)
+	movq	(%r9), %r12
+	xorq	(%r11), %r12
+	movq	%r12, (%rbx)
 	addq	$8, %r9
+	addq	$8, %rbx
 	addq	$8, %r11
-	addq	$8, %r10
 .Laesgen_aesni_gcm_siv_open_no8_2:
-	testq	$4, %rbx
+	testq	$4, %rbp
 	je	.Laesgen_aesni_gcm_siv_open_no4_2
-	movl	(%r9), %ebp
-	xorl	(%r10), %ebp
-	movl	%ebp, (%r11)
+	movl	(%r9), %r12d
+	xorl	(%r11), %r12d
+	movl	%r12d, (%rbx)
 	addq	$4, %r9
+	addq	$4, %rbx
 	addq	$4, %r11
-	addq	$4, %r10
 .Laesgen_aesni_gcm_siv_open_no4_2:
-	testq	$2, %rbx
+	testq	$2, %rbp
 	je	.Laesgen_aesni_gcm_siv_open_no2_2
-	movzbl	(%r9), %ebp
-	xorb	(%r10), %bpl
-	movb	%bpl, (%r11)
-	movzbl	1(%r9), %ebp
-	xorb	1(%r10), %bpl
-	movb	%bpl, 1(%r11)
+	movzbl	(%r9), %r12d
+	xorb	(%r11), %r12b
+	movb	%r12b, (%rbx)
+	movzbl	1(%r9), %r12d
+	xorb	1(%r11), %r12b
+	movb	%r12b, 1(%rbx)
 	addq	$2, %r9
+	addq	$2, %rbx
 	addq	$2, %r11
-	addq	$2, %r10
 .Laesgen_aesni_gcm_siv_open_no2_2:
-	testq	$1, %rbx
+	testq	$1, %rbp
 	je	.Laesgen_aesni_gcm_siv_open_no1_2
-	movzbl	(%r9), %ebp
-	xorb	(%r10), %bpl
-	movb	%bpl, (%r11)
+	movzbl	(%r9), %r12d
+	xorb	(%r11), %r12b
+	movb	%r12b, (%rbx)
 .Laesgen_aesni_gcm_siv_open_no1_2:
 .Laesgen_aesni_gcm_siv_open_ctr_end256:
 .Laesgen_aesni_gcm_siv_open_polyval8_2:
@@ -4268,21 +4268,12 @@ aesgen_aesni_gcm_siv_open:
 	jb	.Laesgen_aesni_gcm_siv_open_polyval8_done_2
 	vmovdqu	(%rdx), %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 496(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vmovdqu	16(%rdx), %xmm0
-	vpclmulqdq	$0, 512(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm1, %xmm1
-	vpclmulqdq	$17, 512(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 512(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$0, 512(%rdi), %xmm0, %xmm1
+	vpclmulqdq	$17, 512(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$1, 512(%rdi), %xmm0, %xmm3
 	vpclmulqdq	$16, 512(%rdi), %xmm0, %xmm0
 	vpxor	%xmm0, %xmm3, %xmm3
-	vmovdqu	32(%rdx), %xmm0
+	vmovdqu	16(%rdx), %xmm0
 	vpclmulqdq	$0, 528(%rdi), %xmm0, %xmm4
 	vpxor	%xmm4, %xmm1, %xmm1
 	vpclmulqdq	$17, 528(%rdi), %xmm0, %xmm4
@@ -4291,7 +4282,7 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpclmulqdq	$16, 528(%rdi), %xmm0, %xmm0
 	vpxor	%xmm0, %xmm3, %xmm3
-	vmovdqu	48(%rdx), %xmm0
+	vmovdqu	32(%rdx), %xmm0
 	vpclmulqdq	$0, 544(%rdi), %xmm0, %xmm4
 	vpxor	%xmm4, %xmm1, %xmm1
 	vpclmulqdq	$17, 544(%rdi), %xmm0, %xmm4
@@ -4300,7 +4291,7 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpclmulqdq	$16, 544(%rdi), %xmm0, %xmm0
 	vpxor	%xmm0, %xmm3, %xmm3
-	vmovdqu	64(%rdx), %xmm0
+	vmovdqu	48(%rdx), %xmm0
 	vpclmulqdq	$0, 560(%rdi), %xmm0, %xmm4
 	vpxor	%xmm4, %xmm1, %xmm1
 	vpclmulqdq	$17, 560(%rdi), %xmm0, %xmm4
@@ -4309,7 +4300,7 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpclmulqdq	$16, 560(%rdi), %xmm0, %xmm0
 	vpxor	%xmm0, %xmm3, %xmm3
-	vmovdqu	80(%rdx), %xmm0
+	vmovdqu	64(%rdx), %xmm0
 	vpclmulqdq	$0, 576(%rdi), %xmm0, %xmm4
 	vpxor	%xmm4, %xmm1, %xmm1
 	vpclmulqdq	$17, 576(%rdi), %xmm0, %xmm4
@@ -4318,7 +4309,7 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpclmulqdq	$16, 576(%rdi), %xmm0, %xmm0
 	vpxor	%xmm0, %xmm3, %xmm3
-	vmovdqu	96(%rdx), %xmm0
+	vmovdqu	80(%rdx), %xmm0
 	vpclmulqdq	$0, 592(%rdi), %xmm0, %xmm4
 	vpxor	%xmm4, %xmm1, %xmm1
 	vpclmulqdq	$17, 592(%rdi), %xmm0, %xmm4
@@ -4327,7 +4318,7 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpclmulqdq	$16, 592(%rdi), %xmm0, %xmm0
 	vpxor	%xmm0, %xmm3, %xmm3
-	vmovdqu	112(%rdx), %xmm0
+	vmovdqu	96(%rdx), %xmm0
 	vpclmulqdq	$0, 608(%rdi), %xmm0, %xmm4
 	vpxor	%xmm4, %xmm1, %xmm1
 	vpclmulqdq	$17, 608(%rdi), %xmm0, %xmm4
@@ -4335,6 +4326,15 @@ aesgen_aesni_gcm_siv_open:
 	vpclmulqdq	$1, 608(%rdi), %xmm0, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpclmulqdq	$16, 608(%rdi), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vmovdqu	112(%rdx), %xmm0
+	vpclmulqdq	$0, 624(%rdi), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$17, 624(%rdi), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 624(%rdi), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 624(%rdi), %xmm0, %xmm0
 	vpxor	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxor	%xmm0, %xmm1, %xmm1
@@ -4351,191 +4351,168 @@ aesgen_aesni_gcm_siv_open:
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_gcm_siv_open_polyval8_2
 .Laesgen_aesni_gcm_siv_open_polyval8_done_2:
-.Laesgen_aesni_gcm_siv_open_polyval4_2:
+	leaq	15(%rcx), %r9
+	andq	$-16, %r9
+	negq	%r9
+	leaq	624(%rdi,%r9,1), %r9
+	vpclmulqdq	$0, (%r9), %xmm1, %xmm0
+	vpclmulqdq	$17, (%r9), %xmm1, %xmm2
+	vpclmulqdq	$1, (%r9), %xmm1, %xmm3
+	vpclmulqdq	$16, (%r9), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	cmpq	$64, %rcx
-	jb	.Laesgen_aesni_gcm_siv_open_polyval4_done_2
-	vmovdqu	(%rdx), %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 560(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 560(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 560(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 560(%rdi), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vmovdqu	16(%rdx), %xmm0
-	vpclmulqdq	$0, 576(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm1, %xmm1
-	vpclmulqdq	$17, 576(%rdi), %xmm0, %xmm4
+	jb	.Laesgen_aesni_gcm_siv_open_rest4_none_2
+	vmovdqu	(%rdx), %xmm1
+	vpclmulqdq	$0, (%r9), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$17, (%r9), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 576(%rdi), %xmm0, %xmm4
+	vpclmulqdq	$1, (%r9), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 576(%rdi), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vmovdqu	32(%rdx), %xmm0
-	vpclmulqdq	$0, 592(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm1, %xmm1
-	vpclmulqdq	$17, 592(%rdi), %xmm0, %xmm4
+	vpclmulqdq	$16, (%r9), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vmovdqu	16(%rdx), %xmm1
+	vpclmulqdq	$0, 16(%r9), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$17, 16(%r9), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 592(%rdi), %xmm0, %xmm4
+	vpclmulqdq	$1, 16(%r9), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 592(%rdi), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vmovdqu	48(%rdx), %xmm0
-	vpclmulqdq	$0, 608(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm1, %xmm1
-	vpclmulqdq	$17, 608(%rdi), %xmm0, %xmm4
+	vpclmulqdq	$16, 16(%r9), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vmovdqu	32(%rdx), %xmm1
+	vpclmulqdq	$0, 32(%r9), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$17, 32(%r9), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 608(%rdi), %xmm0, %xmm4
+	vpclmulqdq	$1, 32(%r9), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 608(%rdi), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm3, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, 32(%r9), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vmovdqu	48(%rdx), %xmm1
+	vpclmulqdq	$0, 48(%r9), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$17, 48(%r9), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 48(%r9), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 48(%r9), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	addq	$64, %rdx
+	addq	$64, %r9
 	subq	$64, %rcx
-.Laesgen_aesni_gcm_siv_open_polyval4_done_2:
-.Laesgen_aesni_gcm_siv_open_polyval2_2:
+.Laesgen_aesni_gcm_siv_open_rest4_none_2:
 	cmpq	$32, %rcx
-	jb	.Laesgen_aesni_gcm_siv_open_polyval2_done_2
-	vmovdqu	(%rdx), %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 592(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 592(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 592(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 592(%rdi), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vmovdqu	16(%rdx), %xmm0
-	vpclmulqdq	$0, 608(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm1, %xmm1
-	vpclmulqdq	$17, 608(%rdi), %xmm0, %xmm4
+	jb	.Laesgen_aesni_gcm_siv_open_rest2_none_2
+	vmovdqu	(%rdx), %xmm1
+	vpclmulqdq	$0, (%r9), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$17, (%r9), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 608(%rdi), %xmm0, %xmm4
+	vpclmulqdq	$1, (%r9), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 608(%rdi), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm3, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, (%r9), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vmovdqu	16(%rdx), %xmm1
+	vpclmulqdq	$0, 16(%r9), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$17, 16(%r9), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 16(%r9), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 16(%r9), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	addq	$32, %rdx
+	addq	$32, %r9
 	subq	$32, %rcx
-.Laesgen_aesni_gcm_siv_open_polyval2_done_2:
-.Laesgen_aesni_gcm_siv_open_polyval1_2:
+.Laesgen_aesni_gcm_siv_open_rest2_none_2:
 	cmpq	$16, %rcx
-	jb	.Laesgen_aesni_gcm_siv_open_polyval1_done_2
-	vmovdqu	(%rdx), %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 608(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 608(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 608(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 608(%rdi), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm3, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
+	jb	.Laesgen_aesni_gcm_siv_open_rest1_none_2
+	vmovdqu	(%rdx), %xmm1
+	vpclmulqdq	$0, (%r9), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$17, (%r9), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, (%r9), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, (%r9), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	addq	$16, %rdx
+	addq	$16, %r9
 	subq	$16, %rcx
-.Laesgen_aesni_gcm_siv_open_polyval1_done_2:
+.Laesgen_aesni_gcm_siv_open_rest1_none_2:
 	testq	%rcx, %rcx
-	je	.Laesgen_aesni_gcm_siv_open_polyval_end_2
-	vpxor	%xmm0, %xmm0, %xmm0
-	vmovdqa	%xmm0, 624(%rdi)
-	leaq	624(%rdi), %r9
+	je	.Laesgen_aesni_gcm_siv_open_rest_whole_2
+	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 640(%rdi)
+	leaq	640(%rdi), %r11
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_siv_open_no8_3
-	movq	(%rdx), %r10
-	movq	%r10, (%r9)
+	movq	(%rdx), %rbx
+	movq	%rbx, (%r11)
 	addq	$8, %rdx
-	addq	$8, %r9
+	addq	$8, %r11
 .Laesgen_aesni_gcm_siv_open_no8_3:
 	testq	$4, %rcx
 	je	.Laesgen_aesni_gcm_siv_open_no4_3
-	movl	(%rdx), %r10d
-	movl	%r10d, (%r9)
+	movl	(%rdx), %ebx
+	movl	%ebx, (%r11)
 	addq	$4, %rdx
-	addq	$4, %r9
+	addq	$4, %r11
 .Laesgen_aesni_gcm_siv_open_no4_3:
 	testq	$2, %rcx
 	je	.Laesgen_aesni_gcm_siv_open_no2_3
-	movzbl	(%rdx), %r10d
-	movb	%r10b, (%r9)
-	movzbl	1(%rdx), %r10d
-	movb	%r10b, 1(%r9)
+	movzbl	(%rdx), %ebx
+	movb	%bl, (%r11)
+	movzbl	1(%rdx), %ebx
+	movb	%bl, 1(%r11)
 	addq	$2, %rdx
-	addq	$2, %r9
+	addq	$2, %r11
 .Laesgen_aesni_gcm_siv_open_no2_3:
 	testq	$1, %rcx
 	je	.Laesgen_aesni_gcm_siv_open_no1_3
-	movzbl	(%rdx), %r10d
-	movb	%r10b, (%r9)
+	movzbl	(%rdx), %ebx
+	movb	%bl, (%r11)
 .Laesgen_aesni_gcm_siv_open_no1_3:
-	vmovdqu	624(%rdi), %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 608(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 608(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 608(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 608(%rdi), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm3, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-.Laesgen_aesni_gcm_siv_open_polyval_end_2:
-	movq	24(%rsp), %rcx
+	vmovdqa	640(%rdi), %xmm1
+	vpclmulqdq	$0, (%r9), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$17, (%r9), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, (%r9), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, (%r9), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	addq	$16, %r9
+.Laesgen_aesni_gcm_siv_open_rest_whole_2:
 	shlq	$3, %r8
-	shlq	$3, %rcx
-	vmovq	%r8, %xmm0
-	vmovq	%rcx, %xmm2
-	vpunpcklqdq	%xmm2, %xmm0, %xmm0
+	shlq	$3, %r10
+	vmovq	%r8, %xmm1
+	vmovq	%r10, %xmm4
+	vpunpcklqdq	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$0, (%r9), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$17, (%r9), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, (%r9), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, (%r9), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 608(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 608(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 608(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 608(%rdi), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm3, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	movq	40(%rsp), %rcx
-	movq	48(%rsp), %rdx
+	vpsrldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vmovdqa	%xmm0, %xmm1
+.Laesgen_aesni_gcm_siv_open_rest_nothing_2:
+	movq	48(%rsp), %rcx
+	movq	56(%rsp), %rdx
 	vmovd	8(%rsi), %xmm0
 	vpslldq	$8, %xmm0, %xmm0
 	movq	(%rsi), %rsi
@@ -4574,9 +4551,9 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rsi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 624(%rdi)
+	vmovdqa	%xmm0, 640(%rdi)
 	xorq	%rsi, %rsi
-	leaq	624(%rdi), %rdi
+	leaq	640(%rdi), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_siv_open_nocmp16
 	movq	(%rcx), %r8
@@ -4625,10 +4602,11 @@ aesgen_aesni_gcm_siv_open:
 	sbbl	%eax, %eax
 	jmp	.Laesgen_aesni_gcm_siv_open_opened
 .Laesgen_aesni_gcm_siv_open_message128:
+	movq	32(%rsp), %rdx
 	vmovd	8(%rsi), %xmm0
 	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rdx
-	vmovq	%rdx, %xmm1
+	movq	(%rsi), %r10
+	vmovq	%r10, %xmm1
 	vpor	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	vpor	.Laesgen_aesni_gcm_siv_open_le32_0(%rip), %xmm0, %xmm1
@@ -4794,7 +4772,7 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 416(%rdi)
-	vmovdqa	%xmm1, 608(%rdi)
+	vmovdqa	%xmm1, 624(%rdi)
 	vpclmulqdq	$0, %xmm1, %xmm1, %xmm0
 	vpclmulqdq	$17, %xmm1, %xmm1, %xmm2
 	vpclmulqdq	$1, %xmm1, %xmm1, %xmm3
@@ -4811,7 +4789,12 @@ aesgen_aesni_gcm_siv_open:
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 592(%rdi)
+	vmovdqa	%xmm0, 608(%rdi)
+	cmpq	$32, %r8
+	ja	.Laesgen_aesni_gcm_siv_open_powers_more_2
+	cmpq	$16, %rdx
+	jbe	.Laesgen_aesni_gcm_siv_open_powers_done_2
+.Laesgen_aesni_gcm_siv_open_powers_more_2:
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -4828,7 +4811,7 @@ aesgen_aesni_gcm_siv_open:
 	vpshufd	$78, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
+	vmovdqa	%xmm2, 592(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm0, %xmm3
 	vpclmulqdq	$17, %xmm0, %xmm0, %xmm4
 	vpclmulqdq	$1, %xmm0, %xmm0, %xmm5
@@ -4845,76 +4828,94 @@ aesgen_aesni_gcm_siv_open:
 	vpshufd	$78, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
-	vmovdqa	%xmm3, 560(%rdi)
+	vmovdqa	%xmm3, 576(%rdi)
 	vpclmulqdq	$0, %xmm3, %xmm1, %xmm4
 	vpclmulqdq	$17, %xmm3, %xmm1, %xmm5
 	vpclmulqdq	$1, %xmm3, %xmm1, %xmm6
-	vpclmulqdq	$16, %xmm3, %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpslldq	$8, %xmm6, %xmm1
-	vpxor	%xmm1, %xmm4, %xmm4
-	vpsrldq	$8, %xmm6, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm1
+	vpclmulqdq	$16, %xmm3, %xmm1, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpslldq	$8, %xmm6, %xmm7
+	vpxor	%xmm7, %xmm4, %xmm4
+	vpsrldq	$8, %xmm6, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm6
 	vpshufd	$78, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm1
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm6
 	vpshufd	$78, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm4, %xmm4
+	vmovdqa	%xmm4, 560(%rdi)
+	vpclmulqdq	$0, %xmm3, %xmm0, %xmm4
+	vpclmulqdq	$17, %xmm3, %xmm0, %xmm5
+	vpclmulqdq	$1, %xmm3, %xmm0, %xmm6
+	vpclmulqdq	$16, %xmm3, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpslldq	$8, %xmm6, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpsrldq	$8, %xmm6, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm4
 	vpxor	%xmm5, %xmm4, %xmm4
 	vmovdqa	%xmm4, 544(%rdi)
-	vpclmulqdq	$0, %xmm3, %xmm0, %xmm1
-	vpclmulqdq	$17, %xmm3, %xmm0, %xmm4
-	vpclmulqdq	$1, %xmm3, %xmm0, %xmm5
-	vpclmulqdq	$16, %xmm3, %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vpslldq	$8, %xmm5, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm5, %xmm0
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpxor	%xmm4, %xmm1, %xmm1
-	vmovdqa	%xmm1, 528(%rdi)
 	vpclmulqdq	$0, %xmm3, %xmm2, %xmm0
-	vpclmulqdq	$17, %xmm3, %xmm2, %xmm1
-	vpclmulqdq	$1, %xmm3, %xmm2, %xmm4
+	vpclmulqdq	$17, %xmm3, %xmm2, %xmm4
+	vpclmulqdq	$1, %xmm3, %xmm2, %xmm5
 	vpclmulqdq	$16, %xmm3, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vpslldq	$8, %xmm5, %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm5, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm1, %xmm1
 	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm2
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm2
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 512(%rdi)
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqa	%xmm0, 528(%rdi)
 	vpclmulqdq	$0, %xmm3, %xmm3, %xmm0
-	vpclmulqdq	$17, %xmm3, %xmm3, %xmm1
-	vpclmulqdq	$1, %xmm3, %xmm3, %xmm2
+	vpclmulqdq	$17, %xmm3, %xmm3, %xmm2
+	vpclmulqdq	$1, %xmm3, %xmm3, %xmm4
 	vpclmulqdq	$16, %xmm3, %xmm3, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpslldq	$8, %xmm2, %xmm3
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpsrldq	$8, %xmm2, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm2
+	vpsrldq	$8, %xmm4, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm3
 	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm3
 	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 496(%rdi)
-	movq	40(%rsp), %rdx
+	vmovdqa	%xmm0, 512(%rdi)
+	vpclmulqdq	$0, %xmm1, %xmm0, %xmm2
+	vpclmulqdq	$17, %xmm1, %xmm0, %xmm3
+	vpclmulqdq	$1, %xmm1, %xmm0, %xmm4
+	vpclmulqdq	$16, %xmm1, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 496(%rdi)
+.Laesgen_aesni_gcm_siv_open_powers_done_2:
+	movq	48(%rsp), %rdx
 	vmovdqu	(%rdx), %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	movq	%r8, %rdx
@@ -4923,21 +4924,12 @@ aesgen_aesni_gcm_siv_open:
 	jb	.Laesgen_aesni_gcm_siv_open_polyval8_done_3
 	vmovdqu	(%rcx), %xmm2
 	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$0, 496(%rdi), %xmm2, %xmm1
-	vpclmulqdq	$17, 496(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 496(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 496(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rcx), %xmm2
-	vpclmulqdq	$0, 512(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vpclmulqdq	$17, 512(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 512(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$0, 512(%rdi), %xmm2, %xmm1
+	vpclmulqdq	$17, 512(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$1, 512(%rdi), %xmm2, %xmm4
 	vpclmulqdq	$16, 512(%rdi), %xmm2, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	32(%rcx), %xmm2
+	vmovdqu	16(%rcx), %xmm2
 	vpclmulqdq	$0, 528(%rdi), %xmm2, %xmm5
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpclmulqdq	$17, 528(%rdi), %xmm2, %xmm5
@@ -4946,7 +4938,7 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm5, %xmm4, %xmm4
 	vpclmulqdq	$16, 528(%rdi), %xmm2, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	48(%rcx), %xmm2
+	vmovdqu	32(%rcx), %xmm2
 	vpclmulqdq	$0, 544(%rdi), %xmm2, %xmm5
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpclmulqdq	$17, 544(%rdi), %xmm2, %xmm5
@@ -4955,7 +4947,7 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm5, %xmm4, %xmm4
 	vpclmulqdq	$16, 544(%rdi), %xmm2, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	64(%rcx), %xmm2
+	vmovdqu	48(%rcx), %xmm2
 	vpclmulqdq	$0, 560(%rdi), %xmm2, %xmm5
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpclmulqdq	$17, 560(%rdi), %xmm2, %xmm5
@@ -4964,7 +4956,7 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm5, %xmm4, %xmm4
 	vpclmulqdq	$16, 560(%rdi), %xmm2, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	80(%rcx), %xmm2
+	vmovdqu	64(%rcx), %xmm2
 	vpclmulqdq	$0, 576(%rdi), %xmm2, %xmm5
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpclmulqdq	$17, 576(%rdi), %xmm2, %xmm5
@@ -4973,7 +4965,7 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm5, %xmm4, %xmm4
 	vpclmulqdq	$16, 576(%rdi), %xmm2, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	96(%rcx), %xmm2
+	vmovdqu	80(%rcx), %xmm2
 	vpclmulqdq	$0, 592(%rdi), %xmm2, %xmm5
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpclmulqdq	$17, 592(%rdi), %xmm2, %xmm5
@@ -4982,7 +4974,7 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm5, %xmm4, %xmm4
 	vpclmulqdq	$16, 592(%rdi), %xmm2, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	112(%rcx), %xmm2
+	vmovdqu	96(%rcx), %xmm2
 	vpclmulqdq	$0, 608(%rdi), %xmm2, %xmm5
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpclmulqdq	$17, 608(%rdi), %xmm2, %xmm5
@@ -4990,6 +4982,15 @@ aesgen_aesni_gcm_siv_open:
 	vpclmulqdq	$1, 608(%rdi), %xmm2, %xmm5
 	vpxor	%xmm5, %xmm4, %xmm4
 	vpclmulqdq	$16, 608(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqu	112(%rcx), %xmm2
+	vpclmulqdq	$0, 624(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpclmulqdq	$17, 624(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 624(%rdi), %xmm2, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 624(%rdi), %xmm2, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
 	vpslldq	$8, %xmm4, %xmm2
 	vpxor	%xmm2, %xmm1, %xmm1
@@ -5006,174 +5007,164 @@ aesgen_aesni_gcm_siv_open:
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_siv_open_polyval8_3
 .Laesgen_aesni_gcm_siv_open_polyval8_done_3:
-.Laesgen_aesni_gcm_siv_open_polyval4_3:
-	cmpq	$64, %rdx
-	jb	.Laesgen_aesni_gcm_siv_open_polyval4_done_3
-	vmovdqu	(%rcx), %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$0, 560(%rdi), %xmm2, %xmm1
-	vpclmulqdq	$17, 560(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 560(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 560(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rcx), %xmm2
-	vpclmulqdq	$0, 576(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vpclmulqdq	$17, 576(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 576(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 576(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	32(%rcx), %xmm2
-	vpclmulqdq	$0, 592(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vpclmulqdq	$17, 592(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 592(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 592(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	48(%rcx), %xmm2
-	vpclmulqdq	$0, 608(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vpclmulqdq	$17, 608(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 608(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 608(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpxor	%xmm3, %xmm1, %xmm1
-	addq	$64, %rcx
-	subq	$64, %rdx
-.Laesgen_aesni_gcm_siv_open_polyval4_done_3:
-.Laesgen_aesni_gcm_siv_open_polyval2_3:
-	cmpq	$32, %rdx
-	jb	.Laesgen_aesni_gcm_siv_open_polyval2_done_3
-	vmovdqu	(%rcx), %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$0, 592(%rdi), %xmm2, %xmm1
-	vpclmulqdq	$17, 592(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 592(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 592(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rcx), %xmm2
-	vpclmulqdq	$0, 608(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vpclmulqdq	$17, 608(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 608(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 608(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpxor	%xmm3, %xmm1, %xmm1
-	addq	$32, %rcx
-	subq	$32, %rdx
-.Laesgen_aesni_gcm_siv_open_polyval2_done_3:
-.Laesgen_aesni_gcm_siv_open_polyval1_3:
-	cmpq	$16, %rdx
-	jb	.Laesgen_aesni_gcm_siv_open_polyval1_done_3
-	vmovdqu	(%rcx), %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$0, 608(%rdi), %xmm2, %xmm1
-	vpclmulqdq	$17, 608(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 608(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 608(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpxor	%xmm3, %xmm1, %xmm1
-	addq	$16, %rcx
-	subq	$16, %rdx
-.Laesgen_aesni_gcm_siv_open_polyval1_done_3:
 	testq	%rdx, %rdx
-	je	.Laesgen_aesni_gcm_siv_open_polyval_end_3
-	vpxor	%xmm2, %xmm2, %xmm2
-	vmovdqa	%xmm2, 624(%rdi)
-	leaq	624(%rdi), %r10
+	je	.Laesgen_aesni_gcm_siv_open_rest_nothing_3
+	leaq	15(%rdx), %r10
+	andq	$-16, %r10
+	negq	%r10
+	leaq	640(%rdi,%r10,1), %r10
+	vpclmulqdq	$0, (%r10), %xmm1, %xmm2
+	vpclmulqdq	$17, (%r10), %xmm1, %xmm3
+	vpclmulqdq	$1, (%r10), %xmm1, %xmm4
+	vpclmulqdq	$16, (%r10), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	cmpq	$64, %rdx
+	jb	.Laesgen_aesni_gcm_siv_open_rest4_none_3
+	vmovdqu	(%rcx), %xmm1
+	vpclmulqdq	$0, (%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, (%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, (%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, (%r10), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vmovdqu	16(%rcx), %xmm1
+	vpclmulqdq	$0, 16(%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 16(%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 16(%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 16(%r10), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vmovdqu	32(%rcx), %xmm1
+	vpclmulqdq	$0, 32(%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 32(%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 32(%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 32(%r10), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vmovdqu	48(%rcx), %xmm1
+	vpclmulqdq	$0, 48(%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 48(%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 48(%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 48(%r10), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	addq	$64, %rcx
+	addq	$64, %r10
+	subq	$64, %rdx
+.Laesgen_aesni_gcm_siv_open_rest4_none_3:
+	cmpq	$32, %rdx
+	jb	.Laesgen_aesni_gcm_siv_open_rest2_none_3
+	vmovdqu	(%rcx), %xmm1
+	vpclmulqdq	$0, (%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, (%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, (%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, (%r10), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vmovdqu	16(%rcx), %xmm1
+	vpclmulqdq	$0, 16(%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 16(%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 16(%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 16(%r10), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	addq	$32, %rcx
+	addq	$32, %r10
+	subq	$32, %rdx
+.Laesgen_aesni_gcm_siv_open_rest2_none_3:
+	cmpq	$16, %rdx
+	jb	.Laesgen_aesni_gcm_siv_open_rest1_none_3
+	vmovdqu	(%rcx), %xmm1
+	vpclmulqdq	$0, (%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, (%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, (%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, (%r10), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	addq	$16, %rcx
+	addq	$16, %r10
+	subq	$16, %rdx
+.Laesgen_aesni_gcm_siv_open_rest1_none_3:
+	testq	%rdx, %rdx
+	je	.Laesgen_aesni_gcm_siv_open_rest_whole_3
+	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 640(%rdi)
+	leaq	640(%rdi), %r11
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_siv_open_no8_4
-	movq	(%rcx), %r11
-	movq	%r11, (%r10)
+	movq	(%rcx), %rbx
+	movq	%rbx, (%r11)
 	addq	$8, %rcx
-	addq	$8, %r10
+	addq	$8, %r11
 .Laesgen_aesni_gcm_siv_open_no8_4:
 	testq	$4, %rdx
 	je	.Laesgen_aesni_gcm_siv_open_no4_4
-	movl	(%rcx), %r11d
-	movl	%r11d, (%r10)
+	movl	(%rcx), %ebx
+	movl	%ebx, (%r11)
 	addq	$4, %rcx
-	addq	$4, %r10
+	addq	$4, %r11
 .Laesgen_aesni_gcm_siv_open_no4_4:
 	testq	$2, %rdx
 	je	.Laesgen_aesni_gcm_siv_open_no2_4
-	movzbl	(%rcx), %r11d
-	movb	%r11b, (%r10)
-	movzbl	1(%rcx), %r11d
-	movb	%r11b, 1(%r10)
+	movzbl	(%rcx), %ebx
+	movb	%bl, (%r11)
+	movzbl	1(%rcx), %ebx
+	movb	%bl, 1(%r11)
 	addq	$2, %rcx
-	addq	$2, %r10
+	addq	$2, %r11
 .Laesgen_aesni_gcm_siv_open_no2_4:
 	testq	$1, %rdx
 	je	.Laesgen_aesni_gcm_siv_open_no1_4
-	movzbl	(%rcx), %r11d
-	movb	%r11b, (%r10)
+	movzbl	(%rcx), %ebx
+	movb	%bl, (%r11)
 .Laesgen_aesni_gcm_siv_open_no1_4:
-	vmovdqu	624(%rdi), %xmm2
+	vmovdqa	640(%rdi), %xmm1
+	vpclmulqdq	$0, (%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, (%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, (%r10), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, (%r10), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	addq	$16, %r10
+.Laesgen_aesni_gcm_siv_open_rest_whole_3:
+	vpslldq	$8, %xmm4, %xmm1
 	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$0, 608(%rdi), %xmm2, %xmm1
-	vpclmulqdq	$17, 608(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 608(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 608(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpxor	%xmm3, %xmm1, %xmm1
-.Laesgen_aesni_gcm_siv_open_polyval_end_3:
-	movq	24(%rsp), %rcx
-	movq	32(%rsp), %rdx
-	leaq	256(%rdi), %r10
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm1
+.Laesgen_aesni_gcm_siv_open_rest_nothing_3:
+	movq	32(%rsp), %rcx
+	movq	40(%rsp), %rdx
+	movq	32(%rsp), %r10
+	leaq	256(%rdi), %r11
 	vpor	.Laesgen_aesni_gcm_siv_open_set_top(%rip), %xmm0, %xmm0
-	movq	%rdx, %r11
-	movq	%rcx, %rbx
+	movq	%rdx, %rbx
+	movq	%rcx, %rbp
 .Laesgen_aesni_gcm_siv_open_ctr8_128:
-	cmpq	$128, %rbx
+	cmpq	$128, %rbp
 	jb	.Laesgen_aesni_gcm_siv_open_ctr8_done128
 	vmovdqa	%xmm0, %xmm2
 	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_1x1(%rip), %xmm0, %xmm3
@@ -5184,7 +5175,7 @@ aesgen_aesni_gcm_siv_open:
 	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_6x1(%rip), %xmm0, %xmm8
 	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_7x1(%rip), %xmm0, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_8x1(%rip), %xmm0, %xmm0
-	vmovdqa	(%r10), %xmm10
+	vmovdqa	(%r11), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm10, %xmm4, %xmm4
@@ -5193,7 +5184,7 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm10, %xmm8, %xmm8
 	vpxor	%xmm10, %xmm9, %xmm9
-	vmovdqa	16(%r10), %xmm10
+	vmovdqa	16(%r11), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
 	vaesenc	%xmm10, %xmm4, %xmm4
@@ -5202,7 +5193,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	32(%r10), %xmm10
+	vmovdqa	32(%r11), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
 	vaesenc	%xmm10, %xmm4, %xmm4
@@ -5211,7 +5202,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	48(%r10), %xmm10
+	vmovdqa	48(%r11), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
 	vaesenc	%xmm10, %xmm4, %xmm4
@@ -5220,7 +5211,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	64(%r10), %xmm10
+	vmovdqa	64(%r11), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
 	vaesenc	%xmm10, %xmm4, %xmm4
@@ -5229,7 +5220,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	80(%r10), %xmm10
+	vmovdqa	80(%r11), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
 	vaesenc	%xmm10, %xmm4, %xmm4
@@ -5238,7 +5229,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	96(%r10), %xmm10
+	vmovdqa	96(%r11), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
 	vaesenc	%xmm10, %xmm4, %xmm4
@@ -5247,7 +5238,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	112(%r10), %xmm10
+	vmovdqa	112(%r11), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
 	vaesenc	%xmm10, %xmm4, %xmm4
@@ -5256,7 +5247,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	128(%r10), %xmm10
+	vmovdqa	128(%r11), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
 	vaesenc	%xmm10, %xmm4, %xmm4
@@ -5265,7 +5256,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	144(%r10), %xmm10
+	vmovdqa	144(%r11), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
 	vaesenc	%xmm10, %xmm4, %xmm4
@@ -5274,7 +5265,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	160(%r10), %xmm10
+	vmovdqa	160(%r11), %xmm10
 	vaesenclast	%xmm10, %xmm2, %xmm2
 	vaesenclast	%xmm10, %xmm3, %xmm3
 	vaesenclast	%xmm10, %xmm4, %xmm4
@@ -5284,240 +5275,240 @@ aesgen_aesni_gcm_siv_open:
 	vaesenclast	%xmm10, %xmm8, %xmm8
 	vaesenclast	%xmm10, %xmm9, %xmm9
 	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%r11)
+	vmovdqu	%xmm2, (%rbx)
 	vpxor	16(%r9), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%r11)
+	vmovdqu	%xmm3, 16(%rbx)
 	vpxor	32(%r9), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%r11)
+	vmovdqu	%xmm4, 32(%rbx)
 	vpxor	48(%r9), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%r11)
+	vmovdqu	%xmm5, 48(%rbx)
 	vpxor	64(%r9), %xmm6, %xmm6
-	vmovdqu	%xmm6, 64(%r11)
+	vmovdqu	%xmm6, 64(%rbx)
 	vpxor	80(%r9), %xmm7, %xmm7
-	vmovdqu	%xmm7, 80(%r11)
+	vmovdqu	%xmm7, 80(%rbx)
 	vpxor	96(%r9), %xmm8, %xmm8
-	vmovdqu	%xmm8, 96(%r11)
+	vmovdqu	%xmm8, 96(%rbx)
 	vpxor	112(%r9), %xmm9, %xmm9
-	vmovdqu	%xmm9, 112(%r11)
+	vmovdqu	%xmm9, 112(%rbx)
 	addq	$128, %r9
-	addq	$128, %r11
-	subq	$128, %rbx
+	addq	$128, %rbx
+	subq	$128, %rbp
 	jmp	.Laesgen_aesni_gcm_siv_open_ctr8_128
 .Laesgen_aesni_gcm_siv_open_ctr8_done128:
 .Laesgen_aesni_gcm_siv_open_ctr_small128:
-	cmpq	$64, %rbx
+	cmpq	$64, %rbp
 	jb	.Laesgen_aesni_gcm_siv_open_ctr4_done128
 	vmovdqa	%xmm0, %xmm2
 	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_1x1(%rip), %xmm0, %xmm3
 	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_2x1(%rip), %xmm0, %xmm4
 	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_3x1(%rip), %xmm0, %xmm5
 	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_4x1(%rip), %xmm0, %xmm0
-	vmovdqa	(%r10), %xmm6
+	vmovdqa	(%r11), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm6, %xmm4, %xmm4
 	vpxor	%xmm6, %xmm5, %xmm5
-	vmovdqa	16(%r10), %xmm6
+	vmovdqa	16(%r11), %xmm6
 	vaesenc	%xmm6, %xmm2, %xmm2
 	vaesenc	%xmm6, %xmm3, %xmm3
 	vaesenc	%xmm6, %xmm4, %xmm4
 	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	32(%r10), %xmm6
+	vmovdqa	32(%r11), %xmm6
 	vaesenc	%xmm6, %xmm2, %xmm2
 	vaesenc	%xmm6, %xmm3, %xmm3
 	vaesenc	%xmm6, %xmm4, %xmm4
 	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	48(%r10), %xmm6
+	vmovdqa	48(%r11), %xmm6
 	vaesenc	%xmm6, %xmm2, %xmm2
 	vaesenc	%xmm6, %xmm3, %xmm3
 	vaesenc	%xmm6, %xmm4, %xmm4
 	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	64(%r10), %xmm6
+	vmovdqa	64(%r11), %xmm6
 	vaesenc	%xmm6, %xmm2, %xmm2
 	vaesenc	%xmm6, %xmm3, %xmm3
 	vaesenc	%xmm6, %xmm4, %xmm4
 	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	80(%r10), %xmm6
+	vmovdqa	80(%r11), %xmm6
 	vaesenc	%xmm6, %xmm2, %xmm2
 	vaesenc	%xmm6, %xmm3, %xmm3
 	vaesenc	%xmm6, %xmm4, %xmm4
 	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	96(%r10), %xmm6
+	vmovdqa	96(%r11), %xmm6
 	vaesenc	%xmm6, %xmm2, %xmm2
 	vaesenc	%xmm6, %xmm3, %xmm3
 	vaesenc	%xmm6, %xmm4, %xmm4
 	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	112(%r10), %xmm6
+	vmovdqa	112(%r11), %xmm6
 	vaesenc	%xmm6, %xmm2, %xmm2
 	vaesenc	%xmm6, %xmm3, %xmm3
 	vaesenc	%xmm6, %xmm4, %xmm4
 	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	128(%r10), %xmm6
+	vmovdqa	128(%r11), %xmm6
 	vaesenc	%xmm6, %xmm2, %xmm2
 	vaesenc	%xmm6, %xmm3, %xmm3
 	vaesenc	%xmm6, %xmm4, %xmm4
 	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	144(%r10), %xmm6
+	vmovdqa	144(%r11), %xmm6
 	vaesenc	%xmm6, %xmm2, %xmm2
 	vaesenc	%xmm6, %xmm3, %xmm3
 	vaesenc	%xmm6, %xmm4, %xmm4
 	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	160(%r10), %xmm6
+	vmovdqa	160(%r11), %xmm6
 	vaesenclast	%xmm6, %xmm2, %xmm2
 	vaesenclast	%xmm6, %xmm3, %xmm3
 	vaesenclast	%xmm6, %xmm4, %xmm4
 	vaesenclast	%xmm6, %xmm5, %xmm5
 	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%r11)
+	vmovdqu	%xmm2, (%rbx)
 	vpxor	16(%r9), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%r11)
+	vmovdqu	%xmm3, 16(%rbx)
 	vpxor	32(%r9), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%r11)
+	vmovdqu	%xmm4, 32(%rbx)
 	vpxor	48(%r9), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%r11)
+	vmovdqu	%xmm5, 48(%rbx)
 	addq	$64, %r9
-	addq	$64, %r11
-	subq	$64, %rbx
+	addq	$64, %rbx
+	subq	$64, %rbp
 .Laesgen_aesni_gcm_siv_open_ctr4_done128:
-	cmpq	$32, %rbx
+	cmpq	$32, %rbp
 	jb	.Laesgen_aesni_gcm_siv_open_ctr2_done128
 	vmovdqa	%xmm0, %xmm2
 	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_1x1(%rip), %xmm0, %xmm3
 	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_2x1(%rip), %xmm0, %xmm0
-	vmovdqa	(%r10), %xmm4
+	vmovdqa	(%r11), %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm3, %xmm3
-	vmovdqa	16(%r10), %xmm4
+	vmovdqa	16(%r11), %xmm4
 	vaesenc	%xmm4, %xmm2, %xmm2
 	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	32(%r10), %xmm4
+	vmovdqa	32(%r11), %xmm4
 	vaesenc	%xmm4, %xmm2, %xmm2
 	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	48(%r10), %xmm4
+	vmovdqa	48(%r11), %xmm4
 	vaesenc	%xmm4, %xmm2, %xmm2
 	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	64(%r10), %xmm4
+	vmovdqa	64(%r11), %xmm4
 	vaesenc	%xmm4, %xmm2, %xmm2
 	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	80(%r10), %xmm4
+	vmovdqa	80(%r11), %xmm4
 	vaesenc	%xmm4, %xmm2, %xmm2
 	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	96(%r10), %xmm4
+	vmovdqa	96(%r11), %xmm4
 	vaesenc	%xmm4, %xmm2, %xmm2
 	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	112(%r10), %xmm4
+	vmovdqa	112(%r11), %xmm4
 	vaesenc	%xmm4, %xmm2, %xmm2
 	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	128(%r10), %xmm4
+	vmovdqa	128(%r11), %xmm4
 	vaesenc	%xmm4, %xmm2, %xmm2
 	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	144(%r10), %xmm4
+	vmovdqa	144(%r11), %xmm4
 	vaesenc	%xmm4, %xmm2, %xmm2
 	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	160(%r10), %xmm4
+	vmovdqa	160(%r11), %xmm4
 	vaesenclast	%xmm4, %xmm2, %xmm2
 	vaesenclast	%xmm4, %xmm3, %xmm3
 	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%r11)
+	vmovdqu	%xmm2, (%rbx)
 	vpxor	16(%r9), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%r11)
+	vmovdqu	%xmm3, 16(%rbx)
 	addq	$32, %r9
-	addq	$32, %r11
-	subq	$32, %rbx
+	addq	$32, %rbx
+	subq	$32, %rbp
 .Laesgen_aesni_gcm_siv_open_ctr2_done128:
-	cmpq	$16, %rbx
+	cmpq	$16, %rbp
 	jb	.Laesgen_aesni_gcm_siv_open_ctr1_done128
 	vmovdqa	%xmm0, %xmm2
 	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_1x1(%rip), %xmm0, %xmm0
-	vmovdqa	(%r10), %xmm3
+	vmovdqa	(%r11), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%r10), %xmm3
+	vmovdqa	16(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%r10), %xmm3
+	vmovdqa	32(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%r10), %xmm3
+	vmovdqa	48(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%r10), %xmm3
+	vmovdqa	64(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%r10), %xmm3
+	vmovdqa	80(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%r10), %xmm3
+	vmovdqa	96(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%r10), %xmm3
+	vmovdqa	112(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%r10), %xmm3
+	vmovdqa	128(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%r10), %xmm3
+	vmovdqa	144(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%r10), %xmm3
+	vmovdqa	160(%r11), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
 	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%r11)
+	vmovdqu	%xmm2, (%rbx)
 	addq	$16, %r9
-	addq	$16, %r11
-	subq	$16, %rbx
+	addq	$16, %rbx
+	subq	$16, %rbp
 .Laesgen_aesni_gcm_siv_open_ctr1_done128:
-	testq	%rbx, %rbx
+	testq	%rbp, %rbp
 	je	.Laesgen_aesni_gcm_siv_open_ctr_end128
-	vmovdqa	(%r10), %xmm2
+	vmovdqa	(%r11), %xmm2
 	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	16(%r10), %xmm2
+	vmovdqa	16(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	32(%r10), %xmm2
+	vmovdqa	32(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	48(%r10), %xmm2
+	vmovdqa	48(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	64(%r10), %xmm2
+	vmovdqa	64(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	80(%r10), %xmm2
+	vmovdqa	80(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	96(%r10), %xmm2
+	vmovdqa	96(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	112(%r10), %xmm2
+	vmovdqa	112(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	128(%r10), %xmm2
+	vmovdqa	128(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	144(%r10), %xmm2
+	vmovdqa	144(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	160(%r10), %xmm2
+	vmovdqa	160(%r11), %xmm2
 	vaesenclast	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 624(%rdi)
-	leaq	624(%rdi), %r10
-	testq	$8, %rbx
+	vmovdqa	%xmm0, 640(%rdi)
+	leaq	640(%rdi), %r11
+	testq	$8, %rbp
 	je	.Laesgen_aesni_gcm_siv_open_no8_5
-	movq	(%r9), %rbp
-	xorq	(%r10), %rbp
-	movq	%rbp, (%r11)
+	movq	(%r9), %r12
+	xorq	(%r11), %r12
+	movq	%r12, (%rbx)
 	addq	$8, %r9
+	addq	$8, %rbx
 	addq	$8, %r11
-	addq	$8, %r10
 .Laesgen_aesni_gcm_siv_open_no8_5:
-	testq	$4, %rbx
+	testq	$4, %rbp
 	je	.Laesgen_aesni_gcm_siv_open_no4_5
-	movl	(%r9), %ebp
-	xorl	(%r10), %ebp
-	movl	%ebp, (%r11)
+	movl	(%r9), %r12d
+	xorl	(%r11), %r12d
+	movl	%r12d, (%rbx)
 	addq	$4, %r9
+	addq	$4, %rbx
 	addq	$4, %r11
-	addq	$4, %r10
 .Laesgen_aesni_gcm_siv_open_no4_5:
-	testq	$2, %rbx
+	testq	$2, %rbp
 	je	.Laesgen_aesni_gcm_siv_open_no2_5
-	movzbl	(%r9), %ebp
-	xorb	(%r10), %bpl
-	movb	%bpl, (%r11)
-	movzbl	1(%r9), %ebp
-	xorb	1(%r10), %bpl
-	movb	%bpl, 1(%r11)
+	movzbl	(%r9), %r12d
+	xorb	(%r11), %r12b
+	movb	%r12b, (%rbx)
+	movzbl	1(%r9), %r12d
+	xorb	1(%r11), %r12b
+	movb	%r12b, 1(%rbx)
 	addq	$2, %r9
+	addq	$2, %rbx
 	addq	$2, %r11
-	addq	$2, %r10
 .Laesgen_aesni_gcm_siv_open_no2_5:
-	testq	$1, %rbx
+	testq	$1, %rbp
 	je	.Laesgen_aesni_gcm_siv_open_no1_5
-	movzbl	(%r9), %ebp
-	xorb	(%r10), %bpl
-	movb	%bpl, (%r11)
+	movzbl	(%r9), %r12d
+	xorb	(%r11), %r12b
+	movb	%r12b, (%rbx)
 .Laesgen_aesni_gcm_siv_open_no1_5:
 .Laesgen_aesni_gcm_siv_open_ctr_end128:
 .Laesgen_aesni_gcm_siv_open_polyval8_4:
@@ -5525,21 +5516,12 @@ aesgen_aesni_gcm_siv_open:
 	jb	.Laesgen_aesni_gcm_siv_open_polyval8_done_4
 	vmovdqu	(%rdx), %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 496(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 496(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 496(%rdi), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vmovdqu	16(%rdx), %xmm0
-	vpclmulqdq	$0, 512(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm1, %xmm1
-	vpclmulqdq	$17, 512(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 512(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$0, 512(%rdi), %xmm0, %xmm1
+	vpclmulqdq	$17, 512(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$1, 512(%rdi), %xmm0, %xmm3
 	vpclmulqdq	$16, 512(%rdi), %xmm0, %xmm0
 	vpxor	%xmm0, %xmm3, %xmm3
-	vmovdqu	32(%rdx), %xmm0
+	vmovdqu	16(%rdx), %xmm0
 	vpclmulqdq	$0, 528(%rdi), %xmm0, %xmm4
 	vpxor	%xmm4, %xmm1, %xmm1
 	vpclmulqdq	$17, 528(%rdi), %xmm0, %xmm4
@@ -5548,7 +5530,7 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpclmulqdq	$16, 528(%rdi), %xmm0, %xmm0
 	vpxor	%xmm0, %xmm3, %xmm3
-	vmovdqu	48(%rdx), %xmm0
+	vmovdqu	32(%rdx), %xmm0
 	vpclmulqdq	$0, 544(%rdi), %xmm0, %xmm4
 	vpxor	%xmm4, %xmm1, %xmm1
 	vpclmulqdq	$17, 544(%rdi), %xmm0, %xmm4
@@ -5557,7 +5539,7 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpclmulqdq	$16, 544(%rdi), %xmm0, %xmm0
 	vpxor	%xmm0, %xmm3, %xmm3
-	vmovdqu	64(%rdx), %xmm0
+	vmovdqu	48(%rdx), %xmm0
 	vpclmulqdq	$0, 560(%rdi), %xmm0, %xmm4
 	vpxor	%xmm4, %xmm1, %xmm1
 	vpclmulqdq	$17, 560(%rdi), %xmm0, %xmm4
@@ -5566,7 +5548,7 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpclmulqdq	$16, 560(%rdi), %xmm0, %xmm0
 	vpxor	%xmm0, %xmm3, %xmm3
-	vmovdqu	80(%rdx), %xmm0
+	vmovdqu	64(%rdx), %xmm0
 	vpclmulqdq	$0, 576(%rdi), %xmm0, %xmm4
 	vpxor	%xmm4, %xmm1, %xmm1
 	vpclmulqdq	$17, 576(%rdi), %xmm0, %xmm4
@@ -5575,7 +5557,7 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpclmulqdq	$16, 576(%rdi), %xmm0, %xmm0
 	vpxor	%xmm0, %xmm3, %xmm3
-	vmovdqu	96(%rdx), %xmm0
+	vmovdqu	80(%rdx), %xmm0
 	vpclmulqdq	$0, 592(%rdi), %xmm0, %xmm4
 	vpxor	%xmm4, %xmm1, %xmm1
 	vpclmulqdq	$17, 592(%rdi), %xmm0, %xmm4
@@ -5584,7 +5566,7 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpclmulqdq	$16, 592(%rdi), %xmm0, %xmm0
 	vpxor	%xmm0, %xmm3, %xmm3
-	vmovdqu	112(%rdx), %xmm0
+	vmovdqu	96(%rdx), %xmm0
 	vpclmulqdq	$0, 608(%rdi), %xmm0, %xmm4
 	vpxor	%xmm4, %xmm1, %xmm1
 	vpclmulqdq	$17, 608(%rdi), %xmm0, %xmm4
@@ -5592,6 +5574,15 @@ aesgen_aesni_gcm_siv_open:
 	vpclmulqdq	$1, 608(%rdi), %xmm0, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpclmulqdq	$16, 608(%rdi), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vmovdqu	112(%rdx), %xmm0
+	vpclmulqdq	$0, 624(%rdi), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$17, 624(%rdi), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 624(%rdi), %xmm0, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 624(%rdi), %xmm0, %xmm0
 	vpxor	%xmm0, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm0
 	vpxor	%xmm0, %xmm1, %xmm1
@@ -5608,191 +5599,168 @@ aesgen_aesni_gcm_siv_open:
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_gcm_siv_open_polyval8_4
 .Laesgen_aesni_gcm_siv_open_polyval8_done_4:
-.Laesgen_aesni_gcm_siv_open_polyval4_4:
+	leaq	15(%rcx), %r9
+	andq	$-16, %r9
+	negq	%r9
+	leaq	624(%rdi,%r9,1), %r9
+	vpclmulqdq	$0, (%r9), %xmm1, %xmm0
+	vpclmulqdq	$17, (%r9), %xmm1, %xmm2
+	vpclmulqdq	$1, (%r9), %xmm1, %xmm3
+	vpclmulqdq	$16, (%r9), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	cmpq	$64, %rcx
-	jb	.Laesgen_aesni_gcm_siv_open_polyval4_done_4
-	vmovdqu	(%rdx), %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 560(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 560(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 560(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 560(%rdi), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vmovdqu	16(%rdx), %xmm0
-	vpclmulqdq	$0, 576(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm1, %xmm1
-	vpclmulqdq	$17, 576(%rdi), %xmm0, %xmm4
+	jb	.Laesgen_aesni_gcm_siv_open_rest4_none_4
+	vmovdqu	(%rdx), %xmm1
+	vpclmulqdq	$0, (%r9), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$17, (%r9), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 576(%rdi), %xmm0, %xmm4
+	vpclmulqdq	$1, (%r9), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 576(%rdi), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vmovdqu	32(%rdx), %xmm0
-	vpclmulqdq	$0, 592(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm1, %xmm1
-	vpclmulqdq	$17, 592(%rdi), %xmm0, %xmm4
+	vpclmulqdq	$16, (%r9), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vmovdqu	16(%rdx), %xmm1
+	vpclmulqdq	$0, 16(%r9), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$17, 16(%r9), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 592(%rdi), %xmm0, %xmm4
+	vpclmulqdq	$1, 16(%r9), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 592(%rdi), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vmovdqu	48(%rdx), %xmm0
-	vpclmulqdq	$0, 608(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm1, %xmm1
-	vpclmulqdq	$17, 608(%rdi), %xmm0, %xmm4
+	vpclmulqdq	$16, 16(%r9), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vmovdqu	32(%rdx), %xmm1
+	vpclmulqdq	$0, 32(%r9), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$17, 32(%r9), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 608(%rdi), %xmm0, %xmm4
+	vpclmulqdq	$1, 32(%r9), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 608(%rdi), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm3, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, 32(%r9), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vmovdqu	48(%rdx), %xmm1
+	vpclmulqdq	$0, 48(%r9), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$17, 48(%r9), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 48(%r9), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 48(%r9), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	addq	$64, %rdx
+	addq	$64, %r9
 	subq	$64, %rcx
-.Laesgen_aesni_gcm_siv_open_polyval4_done_4:
-.Laesgen_aesni_gcm_siv_open_polyval2_4:
+.Laesgen_aesni_gcm_siv_open_rest4_none_4:
 	cmpq	$32, %rcx
-	jb	.Laesgen_aesni_gcm_siv_open_polyval2_done_4
-	vmovdqu	(%rdx), %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 592(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 592(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 592(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 592(%rdi), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vmovdqu	16(%rdx), %xmm0
-	vpclmulqdq	$0, 608(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm1, %xmm1
-	vpclmulqdq	$17, 608(%rdi), %xmm0, %xmm4
+	jb	.Laesgen_aesni_gcm_siv_open_rest2_none_4
+	vmovdqu	(%rdx), %xmm1
+	vpclmulqdq	$0, (%r9), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$17, (%r9), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 608(%rdi), %xmm0, %xmm4
+	vpclmulqdq	$1, (%r9), %xmm1, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 608(%rdi), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm3, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, (%r9), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vmovdqu	16(%rdx), %xmm1
+	vpclmulqdq	$0, 16(%r9), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$17, 16(%r9), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, 16(%r9), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, 16(%r9), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	addq	$32, %rdx
+	addq	$32, %r9
 	subq	$32, %rcx
-.Laesgen_aesni_gcm_siv_open_polyval2_done_4:
-.Laesgen_aesni_gcm_siv_open_polyval1_4:
+.Laesgen_aesni_gcm_siv_open_rest2_none_4:
 	cmpq	$16, %rcx
-	jb	.Laesgen_aesni_gcm_siv_open_polyval1_done_4
-	vmovdqu	(%rdx), %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 608(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 608(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 608(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 608(%rdi), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm3, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
+	jb	.Laesgen_aesni_gcm_siv_open_rest1_none_4
+	vmovdqu	(%rdx), %xmm1
+	vpclmulqdq	$0, (%r9), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$17, (%r9), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, (%r9), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, (%r9), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	addq	$16, %rdx
+	addq	$16, %r9
 	subq	$16, %rcx
-.Laesgen_aesni_gcm_siv_open_polyval1_done_4:
+.Laesgen_aesni_gcm_siv_open_rest1_none_4:
 	testq	%rcx, %rcx
-	je	.Laesgen_aesni_gcm_siv_open_polyval_end_4
-	vpxor	%xmm0, %xmm0, %xmm0
-	vmovdqa	%xmm0, 624(%rdi)
-	leaq	624(%rdi), %r9
+	je	.Laesgen_aesni_gcm_siv_open_rest_whole_4
+	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 640(%rdi)
+	leaq	640(%rdi), %r11
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_siv_open_no8_6
-	movq	(%rdx), %r10
-	movq	%r10, (%r9)
+	movq	(%rdx), %rbx
+	movq	%rbx, (%r11)
 	addq	$8, %rdx
-	addq	$8, %r9
+	addq	$8, %r11
 .Laesgen_aesni_gcm_siv_open_no8_6:
 	testq	$4, %rcx
 	je	.Laesgen_aesni_gcm_siv_open_no4_6
-	movl	(%rdx), %r10d
-	movl	%r10d, (%r9)
+	movl	(%rdx), %ebx
+	movl	%ebx, (%r11)
 	addq	$4, %rdx
-	addq	$4, %r9
+	addq	$4, %r11
 .Laesgen_aesni_gcm_siv_open_no4_6:
 	testq	$2, %rcx
 	je	.Laesgen_aesni_gcm_siv_open_no2_6
-	movzbl	(%rdx), %r10d
-	movb	%r10b, (%r9)
-	movzbl	1(%rdx), %r10d
-	movb	%r10b, 1(%r9)
+	movzbl	(%rdx), %ebx
+	movb	%bl, (%r11)
+	movzbl	1(%rdx), %ebx
+	movb	%bl, 1(%r11)
 	addq	$2, %rdx
-	addq	$2, %r9
+	addq	$2, %r11
 .Laesgen_aesni_gcm_siv_open_no2_6:
 	testq	$1, %rcx
 	je	.Laesgen_aesni_gcm_siv_open_no1_6
-	movzbl	(%rdx), %r10d
-	movb	%r10b, (%r9)
+	movzbl	(%rdx), %ebx
+	movb	%bl, (%r11)
 .Laesgen_aesni_gcm_siv_open_no1_6:
-	vmovdqu	624(%rdi), %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 608(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 608(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 608(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 608(%rdi), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm3, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-.Laesgen_aesni_gcm_siv_open_polyval_end_4:
-	movq	24(%rsp), %rcx
+	vmovdqa	640(%rdi), %xmm1
+	vpclmulqdq	$0, (%r9), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$17, (%r9), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, (%r9), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, (%r9), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	addq	$16, %r9
+.Laesgen_aesni_gcm_siv_open_rest_whole_4:
 	shlq	$3, %r8
-	shlq	$3, %rcx
-	vmovq	%r8, %xmm0
-	vmovq	%rcx, %xmm2
-	vpunpcklqdq	%xmm2, %xmm0, %xmm0
+	shlq	$3, %r10
+	vmovq	%r8, %xmm1
+	vmovq	%r10, %xmm4
+	vpunpcklqdq	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$0, (%r9), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$17, (%r9), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$1, (%r9), %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, (%r9), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpslldq	$8, %xmm3, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 608(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 608(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 608(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 608(%rdi), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm3, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	movq	40(%rsp), %rcx
-	movq	48(%rsp), %rdx
+	vpsrldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm1
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vmovdqa	%xmm0, %xmm1
+.Laesgen_aesni_gcm_siv_open_rest_nothing_4:
+	movq	48(%rsp), %rcx
+	movq	56(%rsp), %rdx
 	vmovd	8(%rsi), %xmm0
 	vpslldq	$8, %xmm0, %xmm0
 	movq	(%rsi), %rsi
@@ -5823,9 +5791,9 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rsi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 624(%rdi)
+	vmovdqa	%xmm0, 640(%rdi)
 	xorq	%rsi, %rsi
-	leaq	624(%rdi), %rdi
+	leaq	640(%rdi), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_siv_open_nocmp16_2
 	movq	(%rcx), %r8
@@ -5877,8 +5845,8 @@ aesgen_aesni_gcm_siv_open:
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_siv_open_done
 .Laesgen_aesni_gcm_siv_open_reject:
-	movq	32(%rsp), %rax
-	movq	24(%rsp), %rcx
+	movq	40(%rsp), %rax
+	movq	32(%rsp), %rcx
 .Laesgen_aesni_gcm_siv_open_zero16:
 	cmpq	$16, %rcx
 	jb	.Laesgen_aesni_gcm_siv_open_zero_tail
@@ -5910,17 +5878,20 @@ aesgen_aesni_gcm_siv_open:
 .Laesgen_aesni_gcm_siv_open_nozero1:
 	movl	$-1, %eax
 	vzeroall
+	popq	%r12
 	popq	%rbp
 	popq	%rbx
 	ret
 .Laesgen_aesni_gcm_siv_open_refuse:
 	movl	$-1, %eax
 	vzeroall
+	popq	%r12
 	popq	%rbp
 	popq	%rbx
 	ret
 .Laesgen_aesni_gcm_siv_open_done:
 	vzeroall
+	popq	%r12
 	popq	%rbp
 	popq	%rbx
 	ret
@@ -6015,7 +5986,7 @@ aesgen_aesni_gcm_siv_open:
 	.byte	0x36, 0x00, 0x00, 0x00, 0x36, 0x00, 0x00, 0x00, 0x36, 0x00, 0x00, 0x00, 0x36, 0x00, 0x00, 0x00
 
 
-# wipe(ctx): zero all 640 bytes of the context.
+# wipe(ctx): zero all 704 bytes of the context.
 # Requires: AVX
 	.text
 	.globl	aesgen_aesni_gcm_siv_wipe
@@ -6024,7 +5995,7 @@ aesgen_aesni_gcm_siv_open:
 aesgen_aesni_gcm_siv_wipe:
 	endbr64
 	vpxor	%xmm0, %xmm0, %xmm0
-	movq	$10, %rax
+	movq	$11, %rax
 .Laesgen_aesni_gcm_siv_wipe_zero:
 	vmovdqa	%xmm0, (%rdi)
 	vmovdqa	%xmm0, 16(%rdi)

@@ -6,13 +6,13 @@
  *   key sizes 128, 256 bits.
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).
- *   Requires: AESNI, AVX, AVX2, BMI2, VAES, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL
- *   Context: 1024 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
+ *   Requires: AESNI, AVX, BMI2, VAES, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL
+ *   Context: 1088 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_vaes512_gcm_siv_init   requires AESNI, AVX, AVX512F, AVX512VL
- *   aesgen_vaes512_gcm_siv_seal   requires AVX, AVX2, BMI2, VAES, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL
- *   aesgen_vaes512_gcm_siv_open   requires AVX, AVX2, BMI2, VAES, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL
+ *   aesgen_vaes512_gcm_siv_seal   requires AVX, BMI2, VAES, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL
+ *   aesgen_vaes512_gcm_siv_open   requires AVX, BMI2, VAES, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL
  *   aesgen_vaes512_gcm_siv_wipe   requires AVX, AVX512F, AVX512VL
  */
 
@@ -34,7 +34,7 @@ aesgen_vaes512_gcm_siv_init:
 .Laesgen_vaes512_gcm_siv_init_accepted:
 	vpxorq	%xmm0, %xmm0, %xmm0
 	movq	%rdi, %rax
-	movq	$16, %rcx
+	movq	$17, %rcx
 .Laesgen_vaes512_gcm_siv_init_zero:
 	vmovdqu64	%zmm0, (%rax)
 	addq	$64, %rax
@@ -473,7 +473,7 @@ aesgen_vaes512_gcm_siv_init:
 # seal(ctx, nonce, nonce_len, aad, aad_len, in, len, out, tag, tag_len):
 # AES-GCM-SIV encryption (RFC 8452): nonce 12 bytes, tag 16, AAD and message up to 2^36 bytes.
 # Returns 0, or -1 for a length out of range (nothing written).
-# Requires: AVX, AVX2, BMI2, VAES, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL
+# Requires: AVX, BMI2, VAES, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL
 	.text
 	.globl	aesgen_vaes512_gcm_siv_seal
 	.type	aesgen_vaes512_gcm_siv_seal, @function
@@ -498,10 +498,11 @@ aesgen_vaes512_gcm_siv_seal:
 	cmpl	$128, %eax
 	je	.Laesgen_vaes512_gcm_siv_seal_message128
 .Laesgen_vaes512_gcm_siv_seal_message256:
+	movq	8(%rsp), %rax
 	vmovd	8(%rsi), %xmm0
 	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rax
-	vmovq	%rax, %xmm1
+	movq	(%rsi), %rdx
+	vmovq	%rdx, %xmm1
 	vporq	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_siv_seal_le32_0(%rip), %xmm0, %xmm1
@@ -764,7 +765,7 @@ aesgen_vaes512_gcm_siv_seal:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 480(%rdi)
-	vmovdqa64	%xmm1, 992(%rdi)
+	vmovdqa64	%xmm1, 1008(%rdi)
 	vpclmulqdq	$0, %xmm1, %xmm1, %xmm0
 	vpclmulqdq	$17, %xmm1, %xmm1, %xmm2
 	vpclmulqdq	$1, %xmm1, %xmm1, %xmm3
@@ -781,164 +782,187 @@ aesgen_vaes512_gcm_siv_seal:
 	vpshufd	$78, %xmm0, %xmm0
 	vpxorq	%xmm3, %xmm0, %xmm0
 	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 976(%rdi)
+	vmovdqa64	%xmm0, 992(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm1
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm5
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm5
+	vpxorq	%xmm5, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm5
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm4
 	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm1
+	vpxorq	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm4
 	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm4, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 976(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm0, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm0, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm0, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm0, %xmm0
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 960(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm0, %xmm1
-	vpclmulqdq	$17, %xmm0, %xmm0, %xmm2
-	vpclmulqdq	$1, %xmm0, %xmm0, %xmm3
-	vpclmulqdq	$16, %xmm0, %xmm0, %xmm0
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm0
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm3, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 944(%rdi)
-	vmovdqu64	944(%rdi), %zmm0
-	vshufi32x4	$0, %zmm0, %zmm0, %zmm1
-	vpclmulqdq	$0, %zmm1, %zmm0, %zmm2
-	vpclmulqdq	$17, %zmm1, %zmm0, %zmm3
-	vpclmulqdq	$1, %zmm1, %zmm0, %zmm4
-	vpclmulqdq	$16, %zmm1, %zmm0, %zmm1
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vpslldq	$8, %zmm4, %zmm1
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpsrldq	$8, %zmm4, %zmm1
-	vpxorq	%zmm1, %zmm3, %zmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm2, %zmm1
-	vpshufd	$78, %zmm2, %zmm2
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm2, %zmm1
-	vpshufd	$78, %zmm2, %zmm2
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vmovdqu64	%zmm2, 880(%rdi)
-	vshufi32x4	$0, %zmm2, %zmm2, %zmm1
-	vpclmulqdq	$0, %zmm1, %zmm0, %zmm3
-	vpclmulqdq	$17, %zmm1, %zmm0, %zmm4
-	vpclmulqdq	$1, %zmm1, %zmm0, %zmm5
-	vpclmulqdq	$16, %zmm1, %zmm0, %zmm6
-	vpxorq	%zmm6, %zmm5, %zmm5
-	vpslldq	$8, %zmm5, %zmm6
-	vpxorq	%zmm6, %zmm3, %zmm3
-	vpsrldq	$8, %zmm5, %zmm6
-	vpxorq	%zmm6, %zmm4, %zmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm3, %zmm5
-	vpshufd	$78, %zmm3, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm3, %zmm5
-	vpshufd	$78, %zmm3, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vmovdqu64	%zmm3, 816(%rdi)
-	vpclmulqdq	$0, %zmm1, %zmm2, %zmm4
-	vpclmulqdq	$17, %zmm1, %zmm2, %zmm5
-	vpclmulqdq	$1, %zmm1, %zmm2, %zmm6
-	vpclmulqdq	$16, %zmm1, %zmm2, %zmm1
-	vpxorq	%zmm1, %zmm6, %zmm6
-	vpslldq	$8, %zmm6, %zmm1
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vpsrldq	$8, %zmm6, %zmm1
-	vpxorq	%zmm1, %zmm5, %zmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm4, %zmm1
-	vpshufd	$78, %zmm4, %zmm4
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm4, %zmm1
-	vpshufd	$78, %zmm4, %zmm4
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vmovdqu64	%zmm4, 752(%rdi)
-	vshufi32x4	$0, %zmm4, %zmm4, %zmm1
-	vpclmulqdq	$0, %zmm1, %zmm0, %zmm5
-	vpclmulqdq	$17, %zmm1, %zmm0, %zmm6
-	vpclmulqdq	$1, %zmm1, %zmm0, %zmm7
-	vpclmulqdq	$16, %zmm1, %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm7, %zmm7
-	vpslldq	$8, %zmm7, %zmm0
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpsrldq	$8, %zmm7, %zmm0
-	vpxorq	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm5, %zmm0
-	vpshufd	$78, %zmm5, %zmm5
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm5, %zmm0
-	vpshufd	$78, %zmm5, %zmm5
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm6, %zmm5, %zmm5
-	vmovdqu64	%zmm5, 688(%rdi)
-	vpclmulqdq	$0, %zmm1, %zmm2, %zmm0
-	vpclmulqdq	$17, %zmm1, %zmm2, %zmm5
-	vpclmulqdq	$1, %zmm1, %zmm2, %zmm6
-	vpclmulqdq	$16, %zmm1, %zmm2, %zmm2
-	vpxorq	%zmm2, %zmm6, %zmm6
-	vpslldq	$8, %zmm6, %zmm2
-	vpxorq	%zmm2, %zmm0, %zmm0
-	vpsrldq	$8, %zmm6, %zmm2
+	cmpq	$64, %r8
+	ja	.Laesgen_vaes512_gcm_siv_seal_powers_more
+	cmpq	$48, %rax
+	jbe	.Laesgen_vaes512_gcm_siv_seal_powers_done
+.Laesgen_vaes512_gcm_siv_seal_powers_more:
+	vmovdqu64	960(%rdi), %zmm0
+	vshufi32x4	$0, %zmm0, %zmm0, %zmm2
+	vpclmulqdq	$0, %zmm2, %zmm0, %zmm3
+	vpclmulqdq	$17, %zmm2, %zmm0, %zmm4
+	vpclmulqdq	$1, %zmm2, %zmm0, %zmm5
+	vpclmulqdq	$16, %zmm2, %zmm0, %zmm2
 	vpxorq	%zmm2, %zmm5, %zmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm0, %zmm2
-	vpshufd	$78, %zmm0, %zmm0
-	vpxorq	%zmm2, %zmm0, %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm0, %zmm2
-	vpshufd	$78, %zmm0, %zmm0
-	vpxorq	%zmm2, %zmm0, %zmm0
-	vpxorq	%zmm5, %zmm0, %zmm0
-	vmovdqu64	%zmm0, 624(%rdi)
-	vpclmulqdq	$0, %zmm1, %zmm3, %zmm0
-	vpclmulqdq	$17, %zmm1, %zmm3, %zmm2
-	vpclmulqdq	$1, %zmm1, %zmm3, %zmm5
-	vpclmulqdq	$16, %zmm1, %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm5, %zmm5
-	vpslldq	$8, %zmm5, %zmm3
+	vpslldq	$8, %zmm5, %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpsrldq	$8, %zmm5, %zmm2
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm3, %zmm2
+	vpshufd	$78, %zmm3, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm3, %zmm2
+	vpshufd	$78, %zmm3, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpxorq	%zmm4, %zmm3, %zmm3
+	vmovdqu64	%zmm3, 896(%rdi)
+	vshufi32x4	$0, %zmm3, %zmm3, %zmm2
+	vpclmulqdq	$0, %zmm2, %zmm0, %zmm4
+	vpclmulqdq	$17, %zmm2, %zmm0, %zmm5
+	vpclmulqdq	$1, %zmm2, %zmm0, %zmm6
+	vpclmulqdq	$16, %zmm2, %zmm0, %zmm7
+	vpxorq	%zmm7, %zmm6, %zmm6
+	vpslldq	$8, %zmm6, %zmm7
+	vpxorq	%zmm7, %zmm4, %zmm4
+	vpsrldq	$8, %zmm6, %zmm7
+	vpxorq	%zmm7, %zmm5, %zmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm4, %zmm6
+	vpshufd	$78, %zmm4, %zmm4
+	vpxorq	%zmm6, %zmm4, %zmm4
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm4, %zmm6
+	vpshufd	$78, %zmm4, %zmm4
+	vpxorq	%zmm6, %zmm4, %zmm4
+	vpxorq	%zmm5, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 832(%rdi)
+	vpclmulqdq	$0, %zmm2, %zmm3, %zmm5
+	vpclmulqdq	$17, %zmm2, %zmm3, %zmm6
+	vpclmulqdq	$1, %zmm2, %zmm3, %zmm7
+	vpclmulqdq	$16, %zmm2, %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vpslldq	$8, %zmm7, %zmm2
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpsrldq	$8, %zmm7, %zmm2
+	vpxorq	%zmm2, %zmm6, %zmm6
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm5, %zmm2
+	vpshufd	$78, %zmm5, %zmm5
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm5, %zmm2
+	vpshufd	$78, %zmm5, %zmm5
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpxorq	%zmm6, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 768(%rdi)
+	vshufi32x4	$0, %zmm5, %zmm5, %zmm2
+	vpclmulqdq	$0, %zmm2, %zmm0, %zmm6
+	vpclmulqdq	$17, %zmm2, %zmm0, %zmm7
+	vpclmulqdq	$1, %zmm2, %zmm0, %zmm8
+	vpclmulqdq	$16, %zmm2, %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpslldq	$8, %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpsrldq	$8, %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm6, %zmm0
+	vpshufd	$78, %zmm6, %zmm6
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm6, %zmm0
+	vpshufd	$78, %zmm6, %zmm6
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm7, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 704(%rdi)
+	vpclmulqdq	$0, %zmm2, %zmm3, %zmm0
+	vpclmulqdq	$17, %zmm2, %zmm3, %zmm6
+	vpclmulqdq	$1, %zmm2, %zmm3, %zmm7
+	vpclmulqdq	$16, %zmm2, %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpslldq	$8, %zmm7, %zmm3
 	vpxorq	%zmm3, %zmm0, %zmm0
-	vpsrldq	$8, %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
+	vpsrldq	$8, %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm6, %zmm6
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm0, %zmm3
 	vpshufd	$78, %zmm0, %zmm0
 	vpxorq	%zmm3, %zmm0, %zmm0
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm0, %zmm3
 	vpshufd	$78, %zmm0, %zmm0
 	vpxorq	%zmm3, %zmm0, %zmm0
-	vpxorq	%zmm2, %zmm0, %zmm0
-	vmovdqu64	%zmm0, 560(%rdi)
-	vpclmulqdq	$0, %zmm1, %zmm4, %zmm0
-	vpclmulqdq	$17, %zmm1, %zmm4, %zmm2
-	vpclmulqdq	$1, %zmm1, %zmm4, %zmm3
-	vpclmulqdq	$16, %zmm1, %zmm4, %zmm1
-	vpxorq	%zmm1, %zmm3, %zmm3
-	vpslldq	$8, %zmm3, %zmm1
-	vpxorq	%zmm1, %zmm0, %zmm0
-	vpsrldq	$8, %zmm3, %zmm1
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm0, %zmm1
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vmovdqu64	%zmm0, 640(%rdi)
+	vpclmulqdq	$0, %zmm2, %zmm4, %zmm0
+	vpclmulqdq	$17, %zmm2, %zmm4, %zmm3
+	vpclmulqdq	$1, %zmm2, %zmm4, %zmm6
+	vpclmulqdq	$16, %zmm2, %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm6, %zmm6
+	vpslldq	$8, %zmm6, %zmm4
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpsrldq	$8, %zmm6, %zmm4
+	vpxorq	%zmm4, %zmm3, %zmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm0, %zmm4
 	vpshufd	$78, %zmm0, %zmm0
-	vpxorq	%zmm1, %zmm0, %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm0, %zmm1
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm0, %zmm4
 	vpshufd	$78, %zmm0, %zmm0
-	vpxorq	%zmm1, %zmm0, %zmm0
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vmovdqu64	%zmm0, 576(%rdi)
+	vpclmulqdq	$0, %zmm2, %zmm5, %zmm0
+	vpclmulqdq	$17, %zmm2, %zmm5, %zmm3
+	vpclmulqdq	$1, %zmm2, %zmm5, %zmm4
+	vpclmulqdq	$16, %zmm2, %zmm5, %zmm2
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpslldq	$8, %zmm4, %zmm2
 	vpxorq	%zmm2, %zmm0, %zmm0
-	vmovdqu64	%zmm0, 496(%rdi)
+	vpsrldq	$8, %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm0, %zmm2
+	vpshufd	$78, %zmm0, %zmm0
+	vpxorq	%zmm2, %zmm0, %zmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm0, %zmm2
+	vpshufd	$78, %zmm0, %zmm0
+	vpxorq	%zmm2, %zmm0, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vmovdqu64	%zmm0, 512(%rdi)
+	vpclmulqdq	$0, %xmm1, %xmm0, %xmm2
+	vpclmulqdq	$17, %xmm1, %xmm0, %xmm3
+	vpclmulqdq	$1, %xmm1, %xmm0, %xmm4
+	vpclmulqdq	$16, %xmm1, %xmm0, %xmm0
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 496(%rdi)
+.Laesgen_vaes512_gcm_siv_seal_powers_done:
 	vpxorq	%xmm0, %xmm0, %xmm0
 	movq	%r8, %rax
 .Laesgen_vaes512_gcm_siv_seal_polyval32:
@@ -946,8 +970,8 @@ aesgen_vaes512_gcm_siv_seal:
 	jb	.Laesgen_vaes512_gcm_siv_seal_polyval32_done
 	vmovdqu64	384(%rcx), %zmm1
 	vmovdqu64	448(%rcx), %zmm2
-	vmovdqu64	880(%rdi), %zmm3
-	vmovdqu64	944(%rdi), %zmm4
+	vmovdqu64	896(%rdi), %zmm3
+	vmovdqu64	960(%rdi), %zmm4
 	vpclmulqdq	$0, %zmm3, %zmm1, %zmm5
 	vpclmulqdq	$17, %zmm3, %zmm1, %zmm6
 	vpclmulqdq	$1, %zmm3, %zmm1, %zmm7
@@ -963,8 +987,8 @@ aesgen_vaes512_gcm_siv_seal:
 	vpxorq	%zmm2, %zmm5, %zmm5
 	vmovdqu64	256(%rcx), %zmm1
 	vmovdqu64	320(%rcx), %zmm2
-	vmovdqu64	752(%rdi), %zmm6
-	vmovdqu64	816(%rdi), %zmm7
+	vmovdqu64	768(%rdi), %zmm6
+	vmovdqu64	832(%rdi), %zmm7
 	vpclmulqdq	$0, %zmm6, %zmm1, %zmm8
 	vpclmulqdq	$17, %zmm6, %zmm1, %zmm9
 	vpclmulqdq	$1, %zmm6, %zmm1, %zmm10
@@ -979,8 +1003,8 @@ aesgen_vaes512_gcm_siv_seal:
 	vpternlogd	$150, %zmm2, %zmm12, %zmm5
 	vmovdqu64	128(%rcx), %zmm1
 	vmovdqu64	192(%rcx), %zmm2
-	vmovdqu64	624(%rdi), %zmm6
-	vmovdqu64	688(%rdi), %zmm7
+	vmovdqu64	640(%rdi), %zmm6
+	vmovdqu64	704(%rdi), %zmm7
 	vpclmulqdq	$0, %zmm6, %zmm1, %zmm8
 	vpclmulqdq	$17, %zmm6, %zmm1, %zmm9
 	vpclmulqdq	$1, %zmm6, %zmm1, %zmm10
@@ -996,8 +1020,8 @@ aesgen_vaes512_gcm_siv_seal:
 	vmovdqu64	(%rcx), %zmm1
 	vpxorq	%zmm0, %zmm1, %zmm1
 	vmovdqu64	64(%rcx), %zmm0
-	vmovdqu64	496(%rdi), %zmm2
-	vmovdqu64	560(%rdi), %zmm6
+	vmovdqu64	512(%rdi), %zmm2
+	vmovdqu64	576(%rdi), %zmm6
 	vpclmulqdq	$0, %zmm2, %zmm1, %zmm7
 	vpclmulqdq	$17, %zmm2, %zmm1, %zmm8
 	vpclmulqdq	$1, %zmm2, %zmm1, %zmm9
@@ -1034,231 +1058,191 @@ aesgen_vaes512_gcm_siv_seal:
 	subq	$512, %rax
 	jmp	.Laesgen_vaes512_gcm_siv_seal_polyval32
 .Laesgen_vaes512_gcm_siv_seal_polyval32_done:
-.Laesgen_vaes512_gcm_siv_seal_polyval16:
+	testq	%rax, %rax
+	je	.Laesgen_vaes512_gcm_siv_seal_rest_nothing
+	leaq	15(%rax), %rdx
+	andq	$-16, %rdx
+	negq	%rdx
+	leaq	1024(%rdi,%rdx,1), %rdx
+	vpxorq	%ymm1, %ymm1, %ymm1
+	vpxorq	%ymm2, %ymm2, %ymm2
+	vpxorq	%ymm3, %ymm3, %ymm3
+	vpxorq	%zmm4, %zmm4, %zmm4
+	vpxorq	%zmm5, %zmm5, %zmm5
+	vpxorq	%zmm6, %zmm6, %zmm6
+	vpclmulqdq	$0, (%rdx), %xmm0, %xmm7
+	vpclmulqdq	$17, (%rdx), %xmm0, %xmm8
+	vpclmulqdq	$1, (%rdx), %xmm0, %xmm9
+	vpclmulqdq	$16, (%rdx), %xmm0, %xmm0
+	vpxorq	%xmm0, %xmm9, %xmm9
 	cmpq	$256, %rax
-	jb	.Laesgen_vaes512_gcm_siv_seal_polyval16_done
-	vmovdqu64	128(%rcx), %zmm1
-	vmovdqu64	192(%rcx), %zmm2
-	vmovdqu64	880(%rdi), %zmm3
-	vmovdqu64	944(%rdi), %zmm4
-	vpclmulqdq	$0, %zmm3, %zmm1, %zmm5
-	vpclmulqdq	$17, %zmm3, %zmm1, %zmm6
-	vpclmulqdq	$1, %zmm3, %zmm1, %zmm7
-	vpclmulqdq	$16, %zmm3, %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm4, %zmm2, %zmm3
-	vpclmulqdq	$17, %zmm4, %zmm2, %zmm8
-	vpclmulqdq	$1, %zmm4, %zmm2, %zmm9
-	vpclmulqdq	$16, %zmm4, %zmm2, %zmm2
-	vpxorq	%zmm3, %zmm5, %zmm3
-	vpxorq	%zmm8, %zmm6, %zmm4
-	vmovdqa64	%zmm7, %zmm5
-	vpternlogd	$150, %zmm9, %zmm1, %zmm5
-	vpxorq	%zmm2, %zmm5, %zmm5
-	vmovdqu64	(%rcx), %zmm1
-	vpxorq	%zmm0, %zmm1, %zmm1
-	vmovdqu64	64(%rcx), %zmm0
-	vmovdqu64	752(%rdi), %zmm2
-	vmovdqu64	816(%rdi), %zmm6
-	vpclmulqdq	$0, %zmm2, %zmm1, %zmm7
-	vpclmulqdq	$17, %zmm2, %zmm1, %zmm8
-	vpclmulqdq	$1, %zmm2, %zmm1, %zmm9
-	vpclmulqdq	$16, %zmm2, %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm6, %zmm0, %zmm2
-	vpclmulqdq	$17, %zmm6, %zmm0, %zmm10
-	vpclmulqdq	$1, %zmm6, %zmm0, %zmm11
-	vpclmulqdq	$16, %zmm6, %zmm0, %zmm0
-	vpternlogd	$150, %zmm2, %zmm7, %zmm3
-	vpternlogd	$150, %zmm10, %zmm8, %zmm4
-	vpternlogd	$150, %zmm1, %zmm9, %zmm5
-	vpternlogd	$150, %zmm0, %zmm11, %zmm5
-	vpslldq	$8, %zmm5, %zmm0
-	vpxorq	%zmm0, %zmm3, %zmm3
-	vpsrldq	$8, %zmm5, %zmm0
-	vpxorq	%zmm0, %zmm4, %zmm4
-	vextracti64x4	$1, %zmm3, %ymm0
+	jb	.Laesgen_vaes512_gcm_siv_seal_rest16_none
+	vmovdqu64	128(%rcx), %zmm0
+	vmovdqu64	192(%rcx), %zmm10
+	vmovdqu64	128(%rdx), %zmm11
+	vmovdqu64	192(%rdx), %zmm12
+	vpclmulqdq	$0, %zmm11, %zmm0, %zmm13
+	vpclmulqdq	$17, %zmm11, %zmm0, %zmm14
+	vpclmulqdq	$1, %zmm11, %zmm0, %zmm15
+	vpclmulqdq	$16, %zmm11, %zmm0, %zmm0
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm11
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm16
+	vpclmulqdq	$1, %zmm12, %zmm10, %zmm17
+	vpclmulqdq	$16, %zmm12, %zmm10, %zmm10
+	vpternlogd	$150, %zmm11, %zmm13, %zmm4
+	vpternlogd	$150, %zmm16, %zmm14, %zmm5
+	vpternlogd	$150, %zmm0, %zmm15, %zmm6
+	vpternlogd	$150, %zmm10, %zmm17, %zmm6
+	vmovdqu64	(%rcx), %zmm0
+	vmovdqu64	64(%rcx), %zmm10
+	vmovdqu64	(%rdx), %zmm11
+	vmovdqu64	64(%rdx), %zmm12
+	vpclmulqdq	$0, %zmm11, %zmm0, %zmm13
+	vpclmulqdq	$17, %zmm11, %zmm0, %zmm14
+	vpclmulqdq	$1, %zmm11, %zmm0, %zmm15
+	vpclmulqdq	$16, %zmm11, %zmm0, %zmm0
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm11
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm16
+	vpclmulqdq	$1, %zmm12, %zmm10, %zmm17
+	vpclmulqdq	$16, %zmm12, %zmm10, %zmm10
+	vpternlogd	$150, %zmm11, %zmm13, %zmm4
+	vpternlogd	$150, %zmm16, %zmm14, %zmm5
+	vpternlogd	$150, %zmm0, %zmm15, %zmm6
+	vpternlogd	$150, %zmm10, %zmm17, %zmm6
+	addq	$256, %rcx
+	addq	$256, %rdx
+	subq	$256, %rax
+.Laesgen_vaes512_gcm_siv_seal_rest16_none:
+	cmpq	$128, %rax
+	jb	.Laesgen_vaes512_gcm_siv_seal_rest8_none
+	vmovdqu64	(%rcx), %zmm0
+	vmovdqu64	64(%rcx), %zmm10
+	vmovdqu64	(%rdx), %zmm11
+	vmovdqu64	64(%rdx), %zmm12
+	vpclmulqdq	$0, %zmm11, %zmm0, %zmm13
+	vpclmulqdq	$17, %zmm11, %zmm0, %zmm14
+	vpclmulqdq	$1, %zmm11, %zmm0, %zmm15
+	vpclmulqdq	$16, %zmm11, %zmm0, %zmm0
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm11
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm16
+	vpclmulqdq	$1, %zmm12, %zmm10, %zmm17
+	vpclmulqdq	$16, %zmm12, %zmm10, %zmm10
+	vpternlogd	$150, %zmm11, %zmm13, %zmm4
+	vpternlogd	$150, %zmm16, %zmm14, %zmm5
+	vpternlogd	$150, %zmm0, %zmm15, %zmm6
+	vpternlogd	$150, %zmm10, %zmm17, %zmm6
+	addq	$128, %rcx
+	addq	$128, %rdx
+	subq	$128, %rax
+.Laesgen_vaes512_gcm_siv_seal_rest8_none:
+	cmpq	$64, %rax
+	jb	.Laesgen_vaes512_gcm_siv_seal_rest4_none
+	vmovdqu64	(%rcx), %zmm0
+	vpclmulqdq	$0, (%rdx), %zmm0, %zmm10
+	vpxorq	%zmm10, %zmm4, %zmm4
+	vpclmulqdq	$17, (%rdx), %zmm0, %zmm10
+	vpxorq	%zmm10, %zmm5, %zmm5
+	vpclmulqdq	$1, (%rdx), %zmm0, %zmm10
+	vpxorq	%zmm10, %zmm6, %zmm6
+	vpclmulqdq	$16, (%rdx), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	addq	$64, %rcx
+	addq	$64, %rdx
+	subq	$64, %rax
+.Laesgen_vaes512_gcm_siv_seal_rest4_none:
+	cmpq	$32, %rax
+	jb	.Laesgen_vaes512_gcm_siv_seal_rest2_none
+	vmovdqu64	(%rcx), %ymm0
+	vpclmulqdq	$0, (%rdx), %ymm0, %ymm10
+	vpxorq	%ymm10, %ymm1, %ymm1
+	vpclmulqdq	$17, (%rdx), %ymm0, %ymm10
+	vpxorq	%ymm10, %ymm2, %ymm2
+	vpclmulqdq	$1, (%rdx), %ymm0, %ymm10
+	vpxorq	%ymm10, %ymm3, %ymm3
+	vpclmulqdq	$16, (%rdx), %ymm0, %ymm0
 	vpxorq	%ymm0, %ymm3, %ymm3
+	addq	$32, %rcx
+	addq	$32, %rdx
+	subq	$32, %rax
+.Laesgen_vaes512_gcm_siv_seal_rest2_none:
+	cmpq	$16, %rax
+	jb	.Laesgen_vaes512_gcm_siv_seal_rest1_none
+	vmovdqu64	(%rcx), %xmm0
+	vpclmulqdq	$0, (%rdx), %xmm0, %xmm10
+	vpxorq	%xmm10, %xmm7, %xmm7
+	vpclmulqdq	$17, (%rdx), %xmm0, %xmm10
+	vpxorq	%xmm10, %xmm8, %xmm8
+	vpclmulqdq	$1, (%rdx), %xmm0, %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vpclmulqdq	$16, (%rdx), %xmm0, %xmm0
+	vpxorq	%xmm0, %xmm9, %xmm9
+	addq	$16, %rcx
+	addq	$16, %rdx
+	subq	$16, %rax
+.Laesgen_vaes512_gcm_siv_seal_rest1_none:
+	testq	%rax, %rax
+	je	.Laesgen_vaes512_gcm_siv_seal_rest_whole
+	movq	$-1, %r10
+	bzhiq	%rax, %r10, %r10
+	kmovq	%r10, %k1
+	vmovdqu8	(%rcx), %xmm0{%k1}{z}
+	vpclmulqdq	$0, (%rdx), %xmm0, %xmm10
+	vpxorq	%xmm10, %xmm7, %xmm7
+	vpclmulqdq	$17, (%rdx), %xmm0, %xmm10
+	vpxorq	%xmm10, %xmm8, %xmm8
+	vpclmulqdq	$1, (%rdx), %xmm0, %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vpclmulqdq	$16, (%rdx), %xmm0, %xmm0
+	vpxorq	%xmm0, %xmm9, %xmm9
+	addq	$16, %rdx
+.Laesgen_vaes512_gcm_siv_seal_rest_whole:
+	vextracti32x4	$1, %ymm1, %xmm0
+	vpxorq	%xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm7, %xmm7
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm8, %xmm8
 	vextracti32x4	$1, %ymm3, %xmm0
 	vpxorq	%xmm0, %xmm3, %xmm3
+	vpxorq	%xmm3, %xmm9, %xmm9
 	vextracti64x4	$1, %zmm4, %ymm0
 	vpxorq	%ymm0, %ymm4, %ymm4
 	vextracti32x4	$1, %ymm4, %xmm0
 	vpxorq	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vmovdqa64	%xmm3, %xmm0
-	addq	$256, %rcx
-	subq	$256, %rax
-.Laesgen_vaes512_gcm_siv_seal_polyval16_done:
-.Laesgen_vaes512_gcm_siv_seal_polyval8:
-	cmpq	$128, %rax
-	jb	.Laesgen_vaes512_gcm_siv_seal_polyval8_done
-	vmovdqu64	(%rcx), %zmm1
-	vpxorq	%zmm0, %zmm1, %zmm1
-	vmovdqu64	64(%rcx), %zmm0
-	vmovdqu64	880(%rdi), %zmm2
-	vmovdqu64	944(%rdi), %zmm3
-	vpclmulqdq	$0, %zmm2, %zmm1, %zmm4
-	vpclmulqdq	$17, %zmm2, %zmm1, %zmm5
-	vpclmulqdq	$1, %zmm2, %zmm1, %zmm6
-	vpclmulqdq	$16, %zmm2, %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm3, %zmm0, %zmm2
-	vpclmulqdq	$17, %zmm3, %zmm0, %zmm7
-	vpclmulqdq	$1, %zmm3, %zmm0, %zmm8
-	vpclmulqdq	$16, %zmm3, %zmm0, %zmm0
-	vpxorq	%zmm2, %zmm4, %zmm2
-	vpxorq	%zmm7, %zmm5, %zmm3
-	vmovdqa64	%zmm6, %zmm4
-	vpternlogd	$150, %zmm8, %zmm1, %zmm4
-	vpxorq	%zmm0, %zmm4, %zmm4
-	vpslldq	$8, %zmm4, %zmm0
-	vpxorq	%zmm0, %zmm2, %zmm2
-	vpsrldq	$8, %zmm4, %zmm0
-	vpxorq	%zmm0, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm2, %ymm0
-	vpxorq	%ymm0, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm3, %ymm0
-	vpxorq	%ymm0, %ymm3, %ymm3
-	vextracti32x4	$1, %ymm3, %xmm0
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
-	addq	$128, %rcx
-	subq	$128, %rax
-.Laesgen_vaes512_gcm_siv_seal_polyval8_done:
-.Laesgen_vaes512_gcm_siv_seal_polyval4:
-	cmpq	$64, %rax
-	jb	.Laesgen_vaes512_gcm_siv_seal_polyval4_done
-	vmovdqu64	(%rcx), %zmm1
-	vpxorq	%zmm0, %zmm1, %zmm1
-	vpclmulqdq	$0, 944(%rdi), %zmm1, %zmm0
-	vpclmulqdq	$17, 944(%rdi), %zmm1, %zmm2
-	vpclmulqdq	$1, 944(%rdi), %zmm1, %zmm3
-	vpclmulqdq	$16, 944(%rdi), %zmm1, %zmm1
-	vpxorq	%zmm1, %zmm3, %zmm3
-	vpslldq	$8, %zmm3, %zmm1
-	vpxorq	%zmm1, %zmm0, %zmm0
-	vpsrldq	$8, %zmm3, %zmm1
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm0, %ymm1
-	vpxorq	%ymm1, %ymm0, %ymm0
-	vextracti32x4	$1, %ymm0, %xmm1
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vextracti64x4	$1, %zmm2, %ymm1
-	vpxorq	%ymm1, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, %xmm0
-	addq	$64, %rcx
-	subq	$64, %rax
-.Laesgen_vaes512_gcm_siv_seal_polyval4_done:
-.Laesgen_vaes512_gcm_siv_seal_polyval2:
-	cmpq	$32, %rax
-	jb	.Laesgen_vaes512_gcm_siv_seal_polyval2_done
-	vmovdqu64	(%rcx), %ymm1
-	vpxorq	%ymm0, %ymm1, %ymm1
-	vpclmulqdq	$0, 976(%rdi), %ymm1, %ymm0
-	vpclmulqdq	$17, 976(%rdi), %ymm1, %ymm2
-	vpclmulqdq	$1, 976(%rdi), %ymm1, %ymm3
-	vpclmulqdq	$16, 976(%rdi), %ymm1, %ymm1
-	vpxorq	%ymm1, %ymm3, %ymm3
-	vpslldq	$8, %ymm3, %ymm1
-	vpxorq	%ymm1, %ymm0, %ymm0
-	vpsrldq	$8, %ymm3, %ymm1
-	vpxorq	%ymm1, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm0, %xmm1
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vextracti32x4	$1, %ymm2, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, %xmm0
-	addq	$32, %rcx
-	subq	$32, %rax
-.Laesgen_vaes512_gcm_siv_seal_polyval2_done:
-.Laesgen_vaes512_gcm_siv_seal_polyval1:
-	cmpq	$16, %rax
-	jb	.Laesgen_vaes512_gcm_siv_seal_polyval1_done
-	vmovdqu64	(%rcx), %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 992(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 992(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 992(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 992(%rdi), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, %xmm0
-	addq	$16, %rcx
-	subq	$16, %rax
-.Laesgen_vaes512_gcm_siv_seal_polyval1_done:
-	testq	%rax, %rax
-	je	.Laesgen_vaes512_gcm_siv_seal_polyval_end
-	movq	$-1, %rdx
-	bzhiq	%rax, %rdx, %rdx
-	kmovq	%rdx, %k1
-	vmovdqu8	(%rcx), %xmm1{%k1}{z}
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 992(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 992(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 992(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 992(%rdi), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, %xmm0
-.Laesgen_vaes512_gcm_siv_seal_polyval_end:
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vextracti64x4	$1, %zmm5, %ymm0
+	vpxorq	%ymm0, %ymm5, %ymm5
+	vextracti32x4	$1, %ymm5, %xmm0
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpxorq	%xmm5, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm6, %ymm0
+	vpxorq	%ymm0, %ymm6, %ymm6
+	vextracti32x4	$1, %ymm6, %xmm0
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm9, %xmm9
+	vpslldq	$8, %xmm9, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpsrldq	$8, %xmm9, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm7, %xmm0
+	vpshufd	$78, %xmm7, %xmm7
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm7, %xmm0
+	vpshufd	$78, %xmm7, %xmm7
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vmovdqa64	%xmm7, %xmm0
+.Laesgen_vaes512_gcm_siv_seal_rest_nothing:
 	movq	8(%rsp), %rax
-	movq	%r9, %rcx
+	movq	8(%rsp), %rcx
+	movq	%r9, %rdx
 .Laesgen_vaes512_gcm_siv_seal_polyval32_2:
 	cmpq	$512, %rax
 	jb	.Laesgen_vaes512_gcm_siv_seal_polyval32_done_2
-	vmovdqu64	384(%rcx), %zmm1
-	vmovdqu64	448(%rcx), %zmm2
-	vmovdqu64	880(%rdi), %zmm3
-	vmovdqu64	944(%rdi), %zmm4
+	vmovdqu64	384(%rdx), %zmm1
+	vmovdqu64	448(%rdx), %zmm2
+	vmovdqu64	896(%rdi), %zmm3
+	vmovdqu64	960(%rdi), %zmm4
 	vpclmulqdq	$0, %zmm3, %zmm1, %zmm5
 	vpclmulqdq	$17, %zmm3, %zmm1, %zmm6
 	vpclmulqdq	$1, %zmm3, %zmm1, %zmm7
@@ -1272,10 +1256,10 @@ aesgen_vaes512_gcm_siv_seal:
 	vmovdqa64	%zmm7, %zmm5
 	vpternlogd	$150, %zmm9, %zmm1, %zmm5
 	vpxorq	%zmm2, %zmm5, %zmm5
-	vmovdqu64	256(%rcx), %zmm1
-	vmovdqu64	320(%rcx), %zmm2
-	vmovdqu64	752(%rdi), %zmm6
-	vmovdqu64	816(%rdi), %zmm7
+	vmovdqu64	256(%rdx), %zmm1
+	vmovdqu64	320(%rdx), %zmm2
+	vmovdqu64	768(%rdi), %zmm6
+	vmovdqu64	832(%rdi), %zmm7
 	vpclmulqdq	$0, %zmm6, %zmm1, %zmm8
 	vpclmulqdq	$17, %zmm6, %zmm1, %zmm9
 	vpclmulqdq	$1, %zmm6, %zmm1, %zmm10
@@ -1288,10 +1272,10 @@ aesgen_vaes512_gcm_siv_seal:
 	vpternlogd	$150, %zmm11, %zmm9, %zmm4
 	vpternlogd	$150, %zmm1, %zmm10, %zmm5
 	vpternlogd	$150, %zmm2, %zmm12, %zmm5
-	vmovdqu64	128(%rcx), %zmm1
-	vmovdqu64	192(%rcx), %zmm2
-	vmovdqu64	624(%rdi), %zmm6
-	vmovdqu64	688(%rdi), %zmm7
+	vmovdqu64	128(%rdx), %zmm1
+	vmovdqu64	192(%rdx), %zmm2
+	vmovdqu64	640(%rdi), %zmm6
+	vmovdqu64	704(%rdi), %zmm7
 	vpclmulqdq	$0, %zmm6, %zmm1, %zmm8
 	vpclmulqdq	$17, %zmm6, %zmm1, %zmm9
 	vpclmulqdq	$1, %zmm6, %zmm1, %zmm10
@@ -1304,11 +1288,11 @@ aesgen_vaes512_gcm_siv_seal:
 	vpternlogd	$150, %zmm11, %zmm9, %zmm4
 	vpternlogd	$150, %zmm1, %zmm10, %zmm5
 	vpternlogd	$150, %zmm2, %zmm12, %zmm5
-	vmovdqu64	(%rcx), %zmm1
+	vmovdqu64	(%rdx), %zmm1
 	vpxorq	%zmm0, %zmm1, %zmm1
-	vmovdqu64	64(%rcx), %zmm0
-	vmovdqu64	496(%rdi), %zmm2
-	vmovdqu64	560(%rdi), %zmm6
+	vmovdqu64	64(%rdx), %zmm0
+	vmovdqu64	512(%rdi), %zmm2
+	vmovdqu64	576(%rdi), %zmm6
 	vpclmulqdq	$0, %zmm2, %zmm1, %zmm7
 	vpclmulqdq	$17, %zmm2, %zmm1, %zmm8
 	vpclmulqdq	$1, %zmm2, %zmm1, %zmm9
@@ -1341,250 +1325,196 @@ aesgen_vaes512_gcm_siv_seal:
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vpxorq	%xmm4, %xmm3, %xmm3
 	vmovdqa64	%xmm3, %xmm0
-	addq	$512, %rcx
+	addq	$512, %rdx
 	subq	$512, %rax
 	jmp	.Laesgen_vaes512_gcm_siv_seal_polyval32_2
 .Laesgen_vaes512_gcm_siv_seal_polyval32_done_2:
-.Laesgen_vaes512_gcm_siv_seal_polyval16_2:
+	leaq	15(%rax), %r10
+	andq	$-16, %r10
+	negq	%r10
+	leaq	1008(%rdi,%r10,1), %r10
+	vpxorq	%ymm1, %ymm1, %ymm1
+	vpxorq	%ymm2, %ymm2, %ymm2
+	vpxorq	%ymm3, %ymm3, %ymm3
+	vpxorq	%zmm4, %zmm4, %zmm4
+	vpxorq	%zmm5, %zmm5, %zmm5
+	vpxorq	%zmm6, %zmm6, %zmm6
+	vpclmulqdq	$0, (%r10), %xmm0, %xmm7
+	vpclmulqdq	$17, (%r10), %xmm0, %xmm8
+	vpclmulqdq	$1, (%r10), %xmm0, %xmm9
+	vpclmulqdq	$16, (%r10), %xmm0, %xmm0
+	vpxorq	%xmm0, %xmm9, %xmm9
 	cmpq	$256, %rax
-	jb	.Laesgen_vaes512_gcm_siv_seal_polyval16_done_2
-	vmovdqu64	128(%rcx), %zmm1
-	vmovdqu64	192(%rcx), %zmm2
-	vmovdqu64	880(%rdi), %zmm3
-	vmovdqu64	944(%rdi), %zmm4
-	vpclmulqdq	$0, %zmm3, %zmm1, %zmm5
-	vpclmulqdq	$17, %zmm3, %zmm1, %zmm6
-	vpclmulqdq	$1, %zmm3, %zmm1, %zmm7
-	vpclmulqdq	$16, %zmm3, %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm4, %zmm2, %zmm3
-	vpclmulqdq	$17, %zmm4, %zmm2, %zmm8
-	vpclmulqdq	$1, %zmm4, %zmm2, %zmm9
-	vpclmulqdq	$16, %zmm4, %zmm2, %zmm2
-	vpxorq	%zmm3, %zmm5, %zmm3
-	vpxorq	%zmm8, %zmm6, %zmm4
-	vmovdqa64	%zmm7, %zmm5
-	vpternlogd	$150, %zmm9, %zmm1, %zmm5
-	vpxorq	%zmm2, %zmm5, %zmm5
-	vmovdqu64	(%rcx), %zmm1
-	vpxorq	%zmm0, %zmm1, %zmm1
-	vmovdqu64	64(%rcx), %zmm0
-	vmovdqu64	752(%rdi), %zmm2
-	vmovdqu64	816(%rdi), %zmm6
-	vpclmulqdq	$0, %zmm2, %zmm1, %zmm7
-	vpclmulqdq	$17, %zmm2, %zmm1, %zmm8
-	vpclmulqdq	$1, %zmm2, %zmm1, %zmm9
-	vpclmulqdq	$16, %zmm2, %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm6, %zmm0, %zmm2
-	vpclmulqdq	$17, %zmm6, %zmm0, %zmm10
-	vpclmulqdq	$1, %zmm6, %zmm0, %zmm11
-	vpclmulqdq	$16, %zmm6, %zmm0, %zmm0
-	vpternlogd	$150, %zmm2, %zmm7, %zmm3
-	vpternlogd	$150, %zmm10, %zmm8, %zmm4
-	vpternlogd	$150, %zmm1, %zmm9, %zmm5
-	vpternlogd	$150, %zmm0, %zmm11, %zmm5
-	vpslldq	$8, %zmm5, %zmm0
-	vpxorq	%zmm0, %zmm3, %zmm3
-	vpsrldq	$8, %zmm5, %zmm0
-	vpxorq	%zmm0, %zmm4, %zmm4
-	vextracti64x4	$1, %zmm3, %ymm0
+	jb	.Laesgen_vaes512_gcm_siv_seal_rest16_none_2
+	vmovdqu64	128(%rdx), %zmm0
+	vmovdqu64	192(%rdx), %zmm10
+	vmovdqu64	128(%r10), %zmm11
+	vmovdqu64	192(%r10), %zmm12
+	vpclmulqdq	$0, %zmm11, %zmm0, %zmm13
+	vpclmulqdq	$17, %zmm11, %zmm0, %zmm14
+	vpclmulqdq	$1, %zmm11, %zmm0, %zmm15
+	vpclmulqdq	$16, %zmm11, %zmm0, %zmm0
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm11
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm16
+	vpclmulqdq	$1, %zmm12, %zmm10, %zmm17
+	vpclmulqdq	$16, %zmm12, %zmm10, %zmm10
+	vpternlogd	$150, %zmm11, %zmm13, %zmm4
+	vpternlogd	$150, %zmm16, %zmm14, %zmm5
+	vpternlogd	$150, %zmm0, %zmm15, %zmm6
+	vpternlogd	$150, %zmm10, %zmm17, %zmm6
+	vmovdqu64	(%rdx), %zmm0
+	vmovdqu64	64(%rdx), %zmm10
+	vmovdqu64	(%r10), %zmm11
+	vmovdqu64	64(%r10), %zmm12
+	vpclmulqdq	$0, %zmm11, %zmm0, %zmm13
+	vpclmulqdq	$17, %zmm11, %zmm0, %zmm14
+	vpclmulqdq	$1, %zmm11, %zmm0, %zmm15
+	vpclmulqdq	$16, %zmm11, %zmm0, %zmm0
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm11
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm16
+	vpclmulqdq	$1, %zmm12, %zmm10, %zmm17
+	vpclmulqdq	$16, %zmm12, %zmm10, %zmm10
+	vpternlogd	$150, %zmm11, %zmm13, %zmm4
+	vpternlogd	$150, %zmm16, %zmm14, %zmm5
+	vpternlogd	$150, %zmm0, %zmm15, %zmm6
+	vpternlogd	$150, %zmm10, %zmm17, %zmm6
+	addq	$256, %rdx
+	addq	$256, %r10
+	subq	$256, %rax
+.Laesgen_vaes512_gcm_siv_seal_rest16_none_2:
+	cmpq	$128, %rax
+	jb	.Laesgen_vaes512_gcm_siv_seal_rest8_none_2
+	vmovdqu64	(%rdx), %zmm0
+	vmovdqu64	64(%rdx), %zmm10
+	vmovdqu64	(%r10), %zmm11
+	vmovdqu64	64(%r10), %zmm12
+	vpclmulqdq	$0, %zmm11, %zmm0, %zmm13
+	vpclmulqdq	$17, %zmm11, %zmm0, %zmm14
+	vpclmulqdq	$1, %zmm11, %zmm0, %zmm15
+	vpclmulqdq	$16, %zmm11, %zmm0, %zmm0
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm11
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm16
+	vpclmulqdq	$1, %zmm12, %zmm10, %zmm17
+	vpclmulqdq	$16, %zmm12, %zmm10, %zmm10
+	vpternlogd	$150, %zmm11, %zmm13, %zmm4
+	vpternlogd	$150, %zmm16, %zmm14, %zmm5
+	vpternlogd	$150, %zmm0, %zmm15, %zmm6
+	vpternlogd	$150, %zmm10, %zmm17, %zmm6
+	addq	$128, %rdx
+	addq	$128, %r10
+	subq	$128, %rax
+.Laesgen_vaes512_gcm_siv_seal_rest8_none_2:
+	cmpq	$64, %rax
+	jb	.Laesgen_vaes512_gcm_siv_seal_rest4_none_2
+	vmovdqu64	(%rdx), %zmm0
+	vpclmulqdq	$0, (%r10), %zmm0, %zmm10
+	vpxorq	%zmm10, %zmm4, %zmm4
+	vpclmulqdq	$17, (%r10), %zmm0, %zmm10
+	vpxorq	%zmm10, %zmm5, %zmm5
+	vpclmulqdq	$1, (%r10), %zmm0, %zmm10
+	vpxorq	%zmm10, %zmm6, %zmm6
+	vpclmulqdq	$16, (%r10), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	addq	$64, %rdx
+	addq	$64, %r10
+	subq	$64, %rax
+.Laesgen_vaes512_gcm_siv_seal_rest4_none_2:
+	cmpq	$32, %rax
+	jb	.Laesgen_vaes512_gcm_siv_seal_rest2_none_2
+	vmovdqu64	(%rdx), %ymm0
+	vpclmulqdq	$0, (%r10), %ymm0, %ymm10
+	vpxorq	%ymm10, %ymm1, %ymm1
+	vpclmulqdq	$17, (%r10), %ymm0, %ymm10
+	vpxorq	%ymm10, %ymm2, %ymm2
+	vpclmulqdq	$1, (%r10), %ymm0, %ymm10
+	vpxorq	%ymm10, %ymm3, %ymm3
+	vpclmulqdq	$16, (%r10), %ymm0, %ymm0
 	vpxorq	%ymm0, %ymm3, %ymm3
+	addq	$32, %rdx
+	addq	$32, %r10
+	subq	$32, %rax
+.Laesgen_vaes512_gcm_siv_seal_rest2_none_2:
+	cmpq	$16, %rax
+	jb	.Laesgen_vaes512_gcm_siv_seal_rest1_none_2
+	vmovdqu64	(%rdx), %xmm0
+	vpclmulqdq	$0, (%r10), %xmm0, %xmm10
+	vpxorq	%xmm10, %xmm7, %xmm7
+	vpclmulqdq	$17, (%r10), %xmm0, %xmm10
+	vpxorq	%xmm10, %xmm8, %xmm8
+	vpclmulqdq	$1, (%r10), %xmm0, %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vpclmulqdq	$16, (%r10), %xmm0, %xmm0
+	vpxorq	%xmm0, %xmm9, %xmm9
+	addq	$16, %rdx
+	addq	$16, %r10
+	subq	$16, %rax
+.Laesgen_vaes512_gcm_siv_seal_rest1_none_2:
+	testq	%rax, %rax
+	je	.Laesgen_vaes512_gcm_siv_seal_rest_whole_2
+	movq	$-1, %r11
+	bzhiq	%rax, %r11, %r11
+	kmovq	%r11, %k1
+	vmovdqu8	(%rdx), %xmm0{%k1}{z}
+	vpclmulqdq	$0, (%r10), %xmm0, %xmm10
+	vpxorq	%xmm10, %xmm7, %xmm7
+	vpclmulqdq	$17, (%r10), %xmm0, %xmm10
+	vpxorq	%xmm10, %xmm8, %xmm8
+	vpclmulqdq	$1, (%r10), %xmm0, %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vpclmulqdq	$16, (%r10), %xmm0, %xmm0
+	vpxorq	%xmm0, %xmm9, %xmm9
+	addq	$16, %r10
+.Laesgen_vaes512_gcm_siv_seal_rest_whole_2:
+	shlq	$3, %r8
+	shlq	$3, %rcx
+	vmovq	%r8, %xmm0
+	vmovq	%rcx, %xmm10
+	vpunpcklqdq	%xmm10, %xmm0, %xmm0
+	vpclmulqdq	$0, (%r10), %xmm0, %xmm10
+	vpxorq	%xmm10, %xmm7, %xmm7
+	vpclmulqdq	$17, (%r10), %xmm0, %xmm10
+	vpxorq	%xmm10, %xmm8, %xmm8
+	vpclmulqdq	$1, (%r10), %xmm0, %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vpclmulqdq	$16, (%r10), %xmm0, %xmm0
+	vpxorq	%xmm0, %xmm9, %xmm9
+	vextracti32x4	$1, %ymm1, %xmm0
+	vpxorq	%xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm7, %xmm7
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm8, %xmm8
 	vextracti32x4	$1, %ymm3, %xmm0
 	vpxorq	%xmm0, %xmm3, %xmm3
+	vpxorq	%xmm3, %xmm9, %xmm9
 	vextracti64x4	$1, %zmm4, %ymm0
 	vpxorq	%ymm0, %ymm4, %ymm4
 	vextracti32x4	$1, %ymm4, %xmm0
 	vpxorq	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vmovdqa64	%xmm3, %xmm0
-	addq	$256, %rcx
-	subq	$256, %rax
-.Laesgen_vaes512_gcm_siv_seal_polyval16_done_2:
-.Laesgen_vaes512_gcm_siv_seal_polyval8_2:
-	cmpq	$128, %rax
-	jb	.Laesgen_vaes512_gcm_siv_seal_polyval8_done_2
-	vmovdqu64	(%rcx), %zmm1
-	vpxorq	%zmm0, %zmm1, %zmm1
-	vmovdqu64	64(%rcx), %zmm0
-	vmovdqu64	880(%rdi), %zmm2
-	vmovdqu64	944(%rdi), %zmm3
-	vpclmulqdq	$0, %zmm2, %zmm1, %zmm4
-	vpclmulqdq	$17, %zmm2, %zmm1, %zmm5
-	vpclmulqdq	$1, %zmm2, %zmm1, %zmm6
-	vpclmulqdq	$16, %zmm2, %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm3, %zmm0, %zmm2
-	vpclmulqdq	$17, %zmm3, %zmm0, %zmm7
-	vpclmulqdq	$1, %zmm3, %zmm0, %zmm8
-	vpclmulqdq	$16, %zmm3, %zmm0, %zmm0
-	vpxorq	%zmm2, %zmm4, %zmm2
-	vpxorq	%zmm7, %zmm5, %zmm3
-	vmovdqa64	%zmm6, %zmm4
-	vpternlogd	$150, %zmm8, %zmm1, %zmm4
-	vpxorq	%zmm0, %zmm4, %zmm4
-	vpslldq	$8, %zmm4, %zmm0
-	vpxorq	%zmm0, %zmm2, %zmm2
-	vpsrldq	$8, %zmm4, %zmm0
-	vpxorq	%zmm0, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm2, %ymm0
-	vpxorq	%ymm0, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm3, %ymm0
-	vpxorq	%ymm0, %ymm3, %ymm3
-	vextracti32x4	$1, %ymm3, %xmm0
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
-	addq	$128, %rcx
-	subq	$128, %rax
-.Laesgen_vaes512_gcm_siv_seal_polyval8_done_2:
-.Laesgen_vaes512_gcm_siv_seal_polyval4_2:
-	cmpq	$64, %rax
-	jb	.Laesgen_vaes512_gcm_siv_seal_polyval4_done_2
-	vmovdqu64	(%rcx), %zmm1
-	vpxorq	%zmm0, %zmm1, %zmm1
-	vpclmulqdq	$0, 944(%rdi), %zmm1, %zmm0
-	vpclmulqdq	$17, 944(%rdi), %zmm1, %zmm2
-	vpclmulqdq	$1, 944(%rdi), %zmm1, %zmm3
-	vpclmulqdq	$16, 944(%rdi), %zmm1, %zmm1
-	vpxorq	%zmm1, %zmm3, %zmm3
-	vpslldq	$8, %zmm3, %zmm1
-	vpxorq	%zmm1, %zmm0, %zmm0
-	vpsrldq	$8, %zmm3, %zmm1
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm0, %ymm1
-	vpxorq	%ymm1, %ymm0, %ymm0
-	vextracti32x4	$1, %ymm0, %xmm1
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vextracti64x4	$1, %zmm2, %ymm1
-	vpxorq	%ymm1, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, %xmm0
-	addq	$64, %rcx
-	subq	$64, %rax
-.Laesgen_vaes512_gcm_siv_seal_polyval4_done_2:
-.Laesgen_vaes512_gcm_siv_seal_polyval2_2:
-	cmpq	$32, %rax
-	jb	.Laesgen_vaes512_gcm_siv_seal_polyval2_done_2
-	vmovdqu64	(%rcx), %ymm1
-	vpxorq	%ymm0, %ymm1, %ymm1
-	vpclmulqdq	$0, 976(%rdi), %ymm1, %ymm0
-	vpclmulqdq	$17, 976(%rdi), %ymm1, %ymm2
-	vpclmulqdq	$1, 976(%rdi), %ymm1, %ymm3
-	vpclmulqdq	$16, 976(%rdi), %ymm1, %ymm1
-	vpxorq	%ymm1, %ymm3, %ymm3
-	vpslldq	$8, %ymm3, %ymm1
-	vpxorq	%ymm1, %ymm0, %ymm0
-	vpsrldq	$8, %ymm3, %ymm1
-	vpxorq	%ymm1, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm0, %xmm1
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vextracti32x4	$1, %ymm2, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, %xmm0
-	addq	$32, %rcx
-	subq	$32, %rax
-.Laesgen_vaes512_gcm_siv_seal_polyval2_done_2:
-.Laesgen_vaes512_gcm_siv_seal_polyval1_2:
-	cmpq	$16, %rax
-	jb	.Laesgen_vaes512_gcm_siv_seal_polyval1_done_2
-	vmovdqu64	(%rcx), %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 992(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 992(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 992(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 992(%rdi), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, %xmm0
-	addq	$16, %rcx
-	subq	$16, %rax
-.Laesgen_vaes512_gcm_siv_seal_polyval1_done_2:
-	testq	%rax, %rax
-	je	.Laesgen_vaes512_gcm_siv_seal_polyval_end_2
-	movq	$-1, %rdx
-	bzhiq	%rax, %rdx, %rdx
-	kmovq	%rdx, %k1
-	vmovdqu8	(%rcx), %xmm1{%k1}{z}
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 992(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 992(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 992(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 992(%rdi), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, %xmm0
-.Laesgen_vaes512_gcm_siv_seal_polyval_end_2:
-	movq	8(%rsp), %rax
-	shlq	$3, %r8
-	shlq	$3, %rax
-	vmovq	%r8, %xmm1
-	vmovq	%rax, %xmm2
-	vpunpcklqdq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 992(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 992(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 992(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 992(%rdi), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, %xmm0
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vextracti64x4	$1, %zmm5, %ymm0
+	vpxorq	%ymm0, %ymm5, %ymm5
+	vextracti32x4	$1, %ymm5, %xmm0
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpxorq	%xmm5, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm6, %ymm0
+	vpxorq	%ymm0, %ymm6, %ymm6
+	vextracti32x4	$1, %ymm6, %xmm0
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm9, %xmm9
+	vpslldq	$8, %xmm9, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpsrldq	$8, %xmm9, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm7, %xmm0
+	vpshufd	$78, %xmm7, %xmm7
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm7, %xmm0
+	vpshufd	$78, %xmm7, %xmm7
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vmovdqa64	%xmm7, %xmm0
+.Laesgen_vaes512_gcm_siv_seal_rest_nothing_2:
 	vmovd	8(%rsi), %xmm1
 	vpslldq	$8, %xmm1, %xmm1
 	movq	(%rsi), %rax
@@ -2114,10 +2044,11 @@ aesgen_vaes512_gcm_siv_seal:
 .Laesgen_vaes512_gcm_siv_seal_ctr_end256:
 	jmp	.Laesgen_vaes512_gcm_siv_seal_sealed
 .Laesgen_vaes512_gcm_siv_seal_message128:
+	movq	8(%rsp), %rax
 	vmovd	8(%rsi), %xmm0
 	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rax
-	vmovq	%rax, %xmm1
+	movq	(%rsi), %rdx
+	vmovq	%rdx, %xmm1
 	vporq	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_siv_seal_le32_0(%rip), %xmm0, %xmm1
@@ -2293,7 +2224,7 @@ aesgen_vaes512_gcm_siv_seal:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 416(%rdi)
-	vmovdqa64	%xmm1, 992(%rdi)
+	vmovdqa64	%xmm1, 1008(%rdi)
 	vpclmulqdq	$0, %xmm1, %xmm1, %xmm0
 	vpclmulqdq	$17, %xmm1, %xmm1, %xmm2
 	vpclmulqdq	$1, %xmm1, %xmm1, %xmm3
@@ -2310,164 +2241,187 @@ aesgen_vaes512_gcm_siv_seal:
 	vpshufd	$78, %xmm0, %xmm0
 	vpxorq	%xmm3, %xmm0, %xmm0
 	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 976(%rdi)
+	vmovdqa64	%xmm0, 992(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm1
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm5
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm5
+	vpxorq	%xmm5, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm5
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm4
 	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm1
+	vpxorq	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm4
 	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm4, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 976(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm0, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm0, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm0, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm0, %xmm0
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 960(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm0, %xmm1
-	vpclmulqdq	$17, %xmm0, %xmm0, %xmm2
-	vpclmulqdq	$1, %xmm0, %xmm0, %xmm3
-	vpclmulqdq	$16, %xmm0, %xmm0, %xmm0
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm0
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm3, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 944(%rdi)
-	vmovdqu64	944(%rdi), %zmm0
-	vshufi32x4	$0, %zmm0, %zmm0, %zmm1
-	vpclmulqdq	$0, %zmm1, %zmm0, %zmm2
-	vpclmulqdq	$17, %zmm1, %zmm0, %zmm3
-	vpclmulqdq	$1, %zmm1, %zmm0, %zmm4
-	vpclmulqdq	$16, %zmm1, %zmm0, %zmm1
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vpslldq	$8, %zmm4, %zmm1
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpsrldq	$8, %zmm4, %zmm1
-	vpxorq	%zmm1, %zmm3, %zmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm2, %zmm1
-	vpshufd	$78, %zmm2, %zmm2
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm2, %zmm1
-	vpshufd	$78, %zmm2, %zmm2
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vmovdqu64	%zmm2, 880(%rdi)
-	vshufi32x4	$0, %zmm2, %zmm2, %zmm1
-	vpclmulqdq	$0, %zmm1, %zmm0, %zmm3
-	vpclmulqdq	$17, %zmm1, %zmm0, %zmm4
-	vpclmulqdq	$1, %zmm1, %zmm0, %zmm5
-	vpclmulqdq	$16, %zmm1, %zmm0, %zmm6
-	vpxorq	%zmm6, %zmm5, %zmm5
-	vpslldq	$8, %zmm5, %zmm6
-	vpxorq	%zmm6, %zmm3, %zmm3
-	vpsrldq	$8, %zmm5, %zmm6
-	vpxorq	%zmm6, %zmm4, %zmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm3, %zmm5
-	vpshufd	$78, %zmm3, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm3, %zmm5
-	vpshufd	$78, %zmm3, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vmovdqu64	%zmm3, 816(%rdi)
-	vpclmulqdq	$0, %zmm1, %zmm2, %zmm4
-	vpclmulqdq	$17, %zmm1, %zmm2, %zmm5
-	vpclmulqdq	$1, %zmm1, %zmm2, %zmm6
-	vpclmulqdq	$16, %zmm1, %zmm2, %zmm1
-	vpxorq	%zmm1, %zmm6, %zmm6
-	vpslldq	$8, %zmm6, %zmm1
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vpsrldq	$8, %zmm6, %zmm1
-	vpxorq	%zmm1, %zmm5, %zmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm4, %zmm1
-	vpshufd	$78, %zmm4, %zmm4
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm4, %zmm1
-	vpshufd	$78, %zmm4, %zmm4
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vmovdqu64	%zmm4, 752(%rdi)
-	vshufi32x4	$0, %zmm4, %zmm4, %zmm1
-	vpclmulqdq	$0, %zmm1, %zmm0, %zmm5
-	vpclmulqdq	$17, %zmm1, %zmm0, %zmm6
-	vpclmulqdq	$1, %zmm1, %zmm0, %zmm7
-	vpclmulqdq	$16, %zmm1, %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm7, %zmm7
-	vpslldq	$8, %zmm7, %zmm0
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpsrldq	$8, %zmm7, %zmm0
-	vpxorq	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm5, %zmm0
-	vpshufd	$78, %zmm5, %zmm5
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm5, %zmm0
-	vpshufd	$78, %zmm5, %zmm5
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm6, %zmm5, %zmm5
-	vmovdqu64	%zmm5, 688(%rdi)
-	vpclmulqdq	$0, %zmm1, %zmm2, %zmm0
-	vpclmulqdq	$17, %zmm1, %zmm2, %zmm5
-	vpclmulqdq	$1, %zmm1, %zmm2, %zmm6
-	vpclmulqdq	$16, %zmm1, %zmm2, %zmm2
-	vpxorq	%zmm2, %zmm6, %zmm6
-	vpslldq	$8, %zmm6, %zmm2
-	vpxorq	%zmm2, %zmm0, %zmm0
-	vpsrldq	$8, %zmm6, %zmm2
+	cmpq	$64, %r8
+	ja	.Laesgen_vaes512_gcm_siv_seal_powers_more_2
+	cmpq	$48, %rax
+	jbe	.Laesgen_vaes512_gcm_siv_seal_powers_done_2
+.Laesgen_vaes512_gcm_siv_seal_powers_more_2:
+	vmovdqu64	960(%rdi), %zmm0
+	vshufi32x4	$0, %zmm0, %zmm0, %zmm2
+	vpclmulqdq	$0, %zmm2, %zmm0, %zmm3
+	vpclmulqdq	$17, %zmm2, %zmm0, %zmm4
+	vpclmulqdq	$1, %zmm2, %zmm0, %zmm5
+	vpclmulqdq	$16, %zmm2, %zmm0, %zmm2
 	vpxorq	%zmm2, %zmm5, %zmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm0, %zmm2
-	vpshufd	$78, %zmm0, %zmm0
-	vpxorq	%zmm2, %zmm0, %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm0, %zmm2
-	vpshufd	$78, %zmm0, %zmm0
-	vpxorq	%zmm2, %zmm0, %zmm0
-	vpxorq	%zmm5, %zmm0, %zmm0
-	vmovdqu64	%zmm0, 624(%rdi)
-	vpclmulqdq	$0, %zmm1, %zmm3, %zmm0
-	vpclmulqdq	$17, %zmm1, %zmm3, %zmm2
-	vpclmulqdq	$1, %zmm1, %zmm3, %zmm5
-	vpclmulqdq	$16, %zmm1, %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm5, %zmm5
-	vpslldq	$8, %zmm5, %zmm3
+	vpslldq	$8, %zmm5, %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpsrldq	$8, %zmm5, %zmm2
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm3, %zmm2
+	vpshufd	$78, %zmm3, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm3, %zmm2
+	vpshufd	$78, %zmm3, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpxorq	%zmm4, %zmm3, %zmm3
+	vmovdqu64	%zmm3, 896(%rdi)
+	vshufi32x4	$0, %zmm3, %zmm3, %zmm2
+	vpclmulqdq	$0, %zmm2, %zmm0, %zmm4
+	vpclmulqdq	$17, %zmm2, %zmm0, %zmm5
+	vpclmulqdq	$1, %zmm2, %zmm0, %zmm6
+	vpclmulqdq	$16, %zmm2, %zmm0, %zmm7
+	vpxorq	%zmm7, %zmm6, %zmm6
+	vpslldq	$8, %zmm6, %zmm7
+	vpxorq	%zmm7, %zmm4, %zmm4
+	vpsrldq	$8, %zmm6, %zmm7
+	vpxorq	%zmm7, %zmm5, %zmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm4, %zmm6
+	vpshufd	$78, %zmm4, %zmm4
+	vpxorq	%zmm6, %zmm4, %zmm4
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm4, %zmm6
+	vpshufd	$78, %zmm4, %zmm4
+	vpxorq	%zmm6, %zmm4, %zmm4
+	vpxorq	%zmm5, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 832(%rdi)
+	vpclmulqdq	$0, %zmm2, %zmm3, %zmm5
+	vpclmulqdq	$17, %zmm2, %zmm3, %zmm6
+	vpclmulqdq	$1, %zmm2, %zmm3, %zmm7
+	vpclmulqdq	$16, %zmm2, %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vpslldq	$8, %zmm7, %zmm2
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpsrldq	$8, %zmm7, %zmm2
+	vpxorq	%zmm2, %zmm6, %zmm6
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm5, %zmm2
+	vpshufd	$78, %zmm5, %zmm5
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm5, %zmm2
+	vpshufd	$78, %zmm5, %zmm5
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpxorq	%zmm6, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 768(%rdi)
+	vshufi32x4	$0, %zmm5, %zmm5, %zmm2
+	vpclmulqdq	$0, %zmm2, %zmm0, %zmm6
+	vpclmulqdq	$17, %zmm2, %zmm0, %zmm7
+	vpclmulqdq	$1, %zmm2, %zmm0, %zmm8
+	vpclmulqdq	$16, %zmm2, %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpslldq	$8, %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpsrldq	$8, %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm6, %zmm0
+	vpshufd	$78, %zmm6, %zmm6
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm6, %zmm0
+	vpshufd	$78, %zmm6, %zmm6
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm7, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 704(%rdi)
+	vpclmulqdq	$0, %zmm2, %zmm3, %zmm0
+	vpclmulqdq	$17, %zmm2, %zmm3, %zmm6
+	vpclmulqdq	$1, %zmm2, %zmm3, %zmm7
+	vpclmulqdq	$16, %zmm2, %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpslldq	$8, %zmm7, %zmm3
 	vpxorq	%zmm3, %zmm0, %zmm0
-	vpsrldq	$8, %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
+	vpsrldq	$8, %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm6, %zmm6
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm0, %zmm3
 	vpshufd	$78, %zmm0, %zmm0
 	vpxorq	%zmm3, %zmm0, %zmm0
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm0, %zmm3
 	vpshufd	$78, %zmm0, %zmm0
 	vpxorq	%zmm3, %zmm0, %zmm0
-	vpxorq	%zmm2, %zmm0, %zmm0
-	vmovdqu64	%zmm0, 560(%rdi)
-	vpclmulqdq	$0, %zmm1, %zmm4, %zmm0
-	vpclmulqdq	$17, %zmm1, %zmm4, %zmm2
-	vpclmulqdq	$1, %zmm1, %zmm4, %zmm3
-	vpclmulqdq	$16, %zmm1, %zmm4, %zmm1
-	vpxorq	%zmm1, %zmm3, %zmm3
-	vpslldq	$8, %zmm3, %zmm1
-	vpxorq	%zmm1, %zmm0, %zmm0
-	vpsrldq	$8, %zmm3, %zmm1
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm0, %zmm1
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vmovdqu64	%zmm0, 640(%rdi)
+	vpclmulqdq	$0, %zmm2, %zmm4, %zmm0
+	vpclmulqdq	$17, %zmm2, %zmm4, %zmm3
+	vpclmulqdq	$1, %zmm2, %zmm4, %zmm6
+	vpclmulqdq	$16, %zmm2, %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm6, %zmm6
+	vpslldq	$8, %zmm6, %zmm4
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpsrldq	$8, %zmm6, %zmm4
+	vpxorq	%zmm4, %zmm3, %zmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm0, %zmm4
 	vpshufd	$78, %zmm0, %zmm0
-	vpxorq	%zmm1, %zmm0, %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm0, %zmm1
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm0, %zmm4
 	vpshufd	$78, %zmm0, %zmm0
-	vpxorq	%zmm1, %zmm0, %zmm0
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vmovdqu64	%zmm0, 576(%rdi)
+	vpclmulqdq	$0, %zmm2, %zmm5, %zmm0
+	vpclmulqdq	$17, %zmm2, %zmm5, %zmm3
+	vpclmulqdq	$1, %zmm2, %zmm5, %zmm4
+	vpclmulqdq	$16, %zmm2, %zmm5, %zmm2
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpslldq	$8, %zmm4, %zmm2
 	vpxorq	%zmm2, %zmm0, %zmm0
-	vmovdqu64	%zmm0, 496(%rdi)
+	vpsrldq	$8, %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm0, %zmm2
+	vpshufd	$78, %zmm0, %zmm0
+	vpxorq	%zmm2, %zmm0, %zmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm0, %zmm2
+	vpshufd	$78, %zmm0, %zmm0
+	vpxorq	%zmm2, %zmm0, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vmovdqu64	%zmm0, 512(%rdi)
+	vpclmulqdq	$0, %xmm1, %xmm0, %xmm2
+	vpclmulqdq	$17, %xmm1, %xmm0, %xmm3
+	vpclmulqdq	$1, %xmm1, %xmm0, %xmm4
+	vpclmulqdq	$16, %xmm1, %xmm0, %xmm0
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 496(%rdi)
+.Laesgen_vaes512_gcm_siv_seal_powers_done_2:
 	vpxorq	%xmm0, %xmm0, %xmm0
 	movq	%r8, %rax
 .Laesgen_vaes512_gcm_siv_seal_polyval32_3:
@@ -2475,8 +2429,8 @@ aesgen_vaes512_gcm_siv_seal:
 	jb	.Laesgen_vaes512_gcm_siv_seal_polyval32_done_3
 	vmovdqu64	384(%rcx), %zmm1
 	vmovdqu64	448(%rcx), %zmm2
-	vmovdqu64	880(%rdi), %zmm3
-	vmovdqu64	944(%rdi), %zmm4
+	vmovdqu64	896(%rdi), %zmm3
+	vmovdqu64	960(%rdi), %zmm4
 	vpclmulqdq	$0, %zmm3, %zmm1, %zmm5
 	vpclmulqdq	$17, %zmm3, %zmm1, %zmm6
 	vpclmulqdq	$1, %zmm3, %zmm1, %zmm7
@@ -2492,8 +2446,8 @@ aesgen_vaes512_gcm_siv_seal:
 	vpxorq	%zmm2, %zmm5, %zmm5
 	vmovdqu64	256(%rcx), %zmm1
 	vmovdqu64	320(%rcx), %zmm2
-	vmovdqu64	752(%rdi), %zmm6
-	vmovdqu64	816(%rdi), %zmm7
+	vmovdqu64	768(%rdi), %zmm6
+	vmovdqu64	832(%rdi), %zmm7
 	vpclmulqdq	$0, %zmm6, %zmm1, %zmm8
 	vpclmulqdq	$17, %zmm6, %zmm1, %zmm9
 	vpclmulqdq	$1, %zmm6, %zmm1, %zmm10
@@ -2508,8 +2462,8 @@ aesgen_vaes512_gcm_siv_seal:
 	vpternlogd	$150, %zmm2, %zmm12, %zmm5
 	vmovdqu64	128(%rcx), %zmm1
 	vmovdqu64	192(%rcx), %zmm2
-	vmovdqu64	624(%rdi), %zmm6
-	vmovdqu64	688(%rdi), %zmm7
+	vmovdqu64	640(%rdi), %zmm6
+	vmovdqu64	704(%rdi), %zmm7
 	vpclmulqdq	$0, %zmm6, %zmm1, %zmm8
 	vpclmulqdq	$17, %zmm6, %zmm1, %zmm9
 	vpclmulqdq	$1, %zmm6, %zmm1, %zmm10
@@ -2525,8 +2479,8 @@ aesgen_vaes512_gcm_siv_seal:
 	vmovdqu64	(%rcx), %zmm1
 	vpxorq	%zmm0, %zmm1, %zmm1
 	vmovdqu64	64(%rcx), %zmm0
-	vmovdqu64	496(%rdi), %zmm2
-	vmovdqu64	560(%rdi), %zmm6
+	vmovdqu64	512(%rdi), %zmm2
+	vmovdqu64	576(%rdi), %zmm6
 	vpclmulqdq	$0, %zmm2, %zmm1, %zmm7
 	vpclmulqdq	$17, %zmm2, %zmm1, %zmm8
 	vpclmulqdq	$1, %zmm2, %zmm1, %zmm9
@@ -2563,231 +2517,191 @@ aesgen_vaes512_gcm_siv_seal:
 	subq	$512, %rax
 	jmp	.Laesgen_vaes512_gcm_siv_seal_polyval32_3
 .Laesgen_vaes512_gcm_siv_seal_polyval32_done_3:
-.Laesgen_vaes512_gcm_siv_seal_polyval16_3:
+	testq	%rax, %rax
+	je	.Laesgen_vaes512_gcm_siv_seal_rest_nothing_3
+	leaq	15(%rax), %rdx
+	andq	$-16, %rdx
+	negq	%rdx
+	leaq	1024(%rdi,%rdx,1), %rdx
+	vpxorq	%ymm1, %ymm1, %ymm1
+	vpxorq	%ymm2, %ymm2, %ymm2
+	vpxorq	%ymm3, %ymm3, %ymm3
+	vpxorq	%zmm4, %zmm4, %zmm4
+	vpxorq	%zmm5, %zmm5, %zmm5
+	vpxorq	%zmm6, %zmm6, %zmm6
+	vpclmulqdq	$0, (%rdx), %xmm0, %xmm7
+	vpclmulqdq	$17, (%rdx), %xmm0, %xmm8
+	vpclmulqdq	$1, (%rdx), %xmm0, %xmm9
+	vpclmulqdq	$16, (%rdx), %xmm0, %xmm0
+	vpxorq	%xmm0, %xmm9, %xmm9
 	cmpq	$256, %rax
-	jb	.Laesgen_vaes512_gcm_siv_seal_polyval16_done_3
-	vmovdqu64	128(%rcx), %zmm1
-	vmovdqu64	192(%rcx), %zmm2
-	vmovdqu64	880(%rdi), %zmm3
-	vmovdqu64	944(%rdi), %zmm4
-	vpclmulqdq	$0, %zmm3, %zmm1, %zmm5
-	vpclmulqdq	$17, %zmm3, %zmm1, %zmm6
-	vpclmulqdq	$1, %zmm3, %zmm1, %zmm7
-	vpclmulqdq	$16, %zmm3, %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm4, %zmm2, %zmm3
-	vpclmulqdq	$17, %zmm4, %zmm2, %zmm8
-	vpclmulqdq	$1, %zmm4, %zmm2, %zmm9
-	vpclmulqdq	$16, %zmm4, %zmm2, %zmm2
-	vpxorq	%zmm3, %zmm5, %zmm3
-	vpxorq	%zmm8, %zmm6, %zmm4
-	vmovdqa64	%zmm7, %zmm5
-	vpternlogd	$150, %zmm9, %zmm1, %zmm5
-	vpxorq	%zmm2, %zmm5, %zmm5
-	vmovdqu64	(%rcx), %zmm1
-	vpxorq	%zmm0, %zmm1, %zmm1
-	vmovdqu64	64(%rcx), %zmm0
-	vmovdqu64	752(%rdi), %zmm2
-	vmovdqu64	816(%rdi), %zmm6
-	vpclmulqdq	$0, %zmm2, %zmm1, %zmm7
-	vpclmulqdq	$17, %zmm2, %zmm1, %zmm8
-	vpclmulqdq	$1, %zmm2, %zmm1, %zmm9
-	vpclmulqdq	$16, %zmm2, %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm6, %zmm0, %zmm2
-	vpclmulqdq	$17, %zmm6, %zmm0, %zmm10
-	vpclmulqdq	$1, %zmm6, %zmm0, %zmm11
-	vpclmulqdq	$16, %zmm6, %zmm0, %zmm0
-	vpternlogd	$150, %zmm2, %zmm7, %zmm3
-	vpternlogd	$150, %zmm10, %zmm8, %zmm4
-	vpternlogd	$150, %zmm1, %zmm9, %zmm5
-	vpternlogd	$150, %zmm0, %zmm11, %zmm5
-	vpslldq	$8, %zmm5, %zmm0
-	vpxorq	%zmm0, %zmm3, %zmm3
-	vpsrldq	$8, %zmm5, %zmm0
-	vpxorq	%zmm0, %zmm4, %zmm4
-	vextracti64x4	$1, %zmm3, %ymm0
+	jb	.Laesgen_vaes512_gcm_siv_seal_rest16_none_3
+	vmovdqu64	128(%rcx), %zmm0
+	vmovdqu64	192(%rcx), %zmm10
+	vmovdqu64	128(%rdx), %zmm11
+	vmovdqu64	192(%rdx), %zmm12
+	vpclmulqdq	$0, %zmm11, %zmm0, %zmm13
+	vpclmulqdq	$17, %zmm11, %zmm0, %zmm14
+	vpclmulqdq	$1, %zmm11, %zmm0, %zmm15
+	vpclmulqdq	$16, %zmm11, %zmm0, %zmm0
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm11
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm16
+	vpclmulqdq	$1, %zmm12, %zmm10, %zmm17
+	vpclmulqdq	$16, %zmm12, %zmm10, %zmm10
+	vpternlogd	$150, %zmm11, %zmm13, %zmm4
+	vpternlogd	$150, %zmm16, %zmm14, %zmm5
+	vpternlogd	$150, %zmm0, %zmm15, %zmm6
+	vpternlogd	$150, %zmm10, %zmm17, %zmm6
+	vmovdqu64	(%rcx), %zmm0
+	vmovdqu64	64(%rcx), %zmm10
+	vmovdqu64	(%rdx), %zmm11
+	vmovdqu64	64(%rdx), %zmm12
+	vpclmulqdq	$0, %zmm11, %zmm0, %zmm13
+	vpclmulqdq	$17, %zmm11, %zmm0, %zmm14
+	vpclmulqdq	$1, %zmm11, %zmm0, %zmm15
+	vpclmulqdq	$16, %zmm11, %zmm0, %zmm0
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm11
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm16
+	vpclmulqdq	$1, %zmm12, %zmm10, %zmm17
+	vpclmulqdq	$16, %zmm12, %zmm10, %zmm10
+	vpternlogd	$150, %zmm11, %zmm13, %zmm4
+	vpternlogd	$150, %zmm16, %zmm14, %zmm5
+	vpternlogd	$150, %zmm0, %zmm15, %zmm6
+	vpternlogd	$150, %zmm10, %zmm17, %zmm6
+	addq	$256, %rcx
+	addq	$256, %rdx
+	subq	$256, %rax
+.Laesgen_vaes512_gcm_siv_seal_rest16_none_3:
+	cmpq	$128, %rax
+	jb	.Laesgen_vaes512_gcm_siv_seal_rest8_none_3
+	vmovdqu64	(%rcx), %zmm0
+	vmovdqu64	64(%rcx), %zmm10
+	vmovdqu64	(%rdx), %zmm11
+	vmovdqu64	64(%rdx), %zmm12
+	vpclmulqdq	$0, %zmm11, %zmm0, %zmm13
+	vpclmulqdq	$17, %zmm11, %zmm0, %zmm14
+	vpclmulqdq	$1, %zmm11, %zmm0, %zmm15
+	vpclmulqdq	$16, %zmm11, %zmm0, %zmm0
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm11
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm16
+	vpclmulqdq	$1, %zmm12, %zmm10, %zmm17
+	vpclmulqdq	$16, %zmm12, %zmm10, %zmm10
+	vpternlogd	$150, %zmm11, %zmm13, %zmm4
+	vpternlogd	$150, %zmm16, %zmm14, %zmm5
+	vpternlogd	$150, %zmm0, %zmm15, %zmm6
+	vpternlogd	$150, %zmm10, %zmm17, %zmm6
+	addq	$128, %rcx
+	addq	$128, %rdx
+	subq	$128, %rax
+.Laesgen_vaes512_gcm_siv_seal_rest8_none_3:
+	cmpq	$64, %rax
+	jb	.Laesgen_vaes512_gcm_siv_seal_rest4_none_3
+	vmovdqu64	(%rcx), %zmm0
+	vpclmulqdq	$0, (%rdx), %zmm0, %zmm10
+	vpxorq	%zmm10, %zmm4, %zmm4
+	vpclmulqdq	$17, (%rdx), %zmm0, %zmm10
+	vpxorq	%zmm10, %zmm5, %zmm5
+	vpclmulqdq	$1, (%rdx), %zmm0, %zmm10
+	vpxorq	%zmm10, %zmm6, %zmm6
+	vpclmulqdq	$16, (%rdx), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	addq	$64, %rcx
+	addq	$64, %rdx
+	subq	$64, %rax
+.Laesgen_vaes512_gcm_siv_seal_rest4_none_3:
+	cmpq	$32, %rax
+	jb	.Laesgen_vaes512_gcm_siv_seal_rest2_none_3
+	vmovdqu64	(%rcx), %ymm0
+	vpclmulqdq	$0, (%rdx), %ymm0, %ymm10
+	vpxorq	%ymm10, %ymm1, %ymm1
+	vpclmulqdq	$17, (%rdx), %ymm0, %ymm10
+	vpxorq	%ymm10, %ymm2, %ymm2
+	vpclmulqdq	$1, (%rdx), %ymm0, %ymm10
+	vpxorq	%ymm10, %ymm3, %ymm3
+	vpclmulqdq	$16, (%rdx), %ymm0, %ymm0
 	vpxorq	%ymm0, %ymm3, %ymm3
+	addq	$32, %rcx
+	addq	$32, %rdx
+	subq	$32, %rax
+.Laesgen_vaes512_gcm_siv_seal_rest2_none_3:
+	cmpq	$16, %rax
+	jb	.Laesgen_vaes512_gcm_siv_seal_rest1_none_3
+	vmovdqu64	(%rcx), %xmm0
+	vpclmulqdq	$0, (%rdx), %xmm0, %xmm10
+	vpxorq	%xmm10, %xmm7, %xmm7
+	vpclmulqdq	$17, (%rdx), %xmm0, %xmm10
+	vpxorq	%xmm10, %xmm8, %xmm8
+	vpclmulqdq	$1, (%rdx), %xmm0, %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vpclmulqdq	$16, (%rdx), %xmm0, %xmm0
+	vpxorq	%xmm0, %xmm9, %xmm9
+	addq	$16, %rcx
+	addq	$16, %rdx
+	subq	$16, %rax
+.Laesgen_vaes512_gcm_siv_seal_rest1_none_3:
+	testq	%rax, %rax
+	je	.Laesgen_vaes512_gcm_siv_seal_rest_whole_3
+	movq	$-1, %r10
+	bzhiq	%rax, %r10, %r10
+	kmovq	%r10, %k1
+	vmovdqu8	(%rcx), %xmm0{%k1}{z}
+	vpclmulqdq	$0, (%rdx), %xmm0, %xmm10
+	vpxorq	%xmm10, %xmm7, %xmm7
+	vpclmulqdq	$17, (%rdx), %xmm0, %xmm10
+	vpxorq	%xmm10, %xmm8, %xmm8
+	vpclmulqdq	$1, (%rdx), %xmm0, %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vpclmulqdq	$16, (%rdx), %xmm0, %xmm0
+	vpxorq	%xmm0, %xmm9, %xmm9
+	addq	$16, %rdx
+.Laesgen_vaes512_gcm_siv_seal_rest_whole_3:
+	vextracti32x4	$1, %ymm1, %xmm0
+	vpxorq	%xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm7, %xmm7
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm8, %xmm8
 	vextracti32x4	$1, %ymm3, %xmm0
 	vpxorq	%xmm0, %xmm3, %xmm3
+	vpxorq	%xmm3, %xmm9, %xmm9
 	vextracti64x4	$1, %zmm4, %ymm0
 	vpxorq	%ymm0, %ymm4, %ymm4
 	vextracti32x4	$1, %ymm4, %xmm0
 	vpxorq	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vmovdqa64	%xmm3, %xmm0
-	addq	$256, %rcx
-	subq	$256, %rax
-.Laesgen_vaes512_gcm_siv_seal_polyval16_done_3:
-.Laesgen_vaes512_gcm_siv_seal_polyval8_3:
-	cmpq	$128, %rax
-	jb	.Laesgen_vaes512_gcm_siv_seal_polyval8_done_3
-	vmovdqu64	(%rcx), %zmm1
-	vpxorq	%zmm0, %zmm1, %zmm1
-	vmovdqu64	64(%rcx), %zmm0
-	vmovdqu64	880(%rdi), %zmm2
-	vmovdqu64	944(%rdi), %zmm3
-	vpclmulqdq	$0, %zmm2, %zmm1, %zmm4
-	vpclmulqdq	$17, %zmm2, %zmm1, %zmm5
-	vpclmulqdq	$1, %zmm2, %zmm1, %zmm6
-	vpclmulqdq	$16, %zmm2, %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm3, %zmm0, %zmm2
-	vpclmulqdq	$17, %zmm3, %zmm0, %zmm7
-	vpclmulqdq	$1, %zmm3, %zmm0, %zmm8
-	vpclmulqdq	$16, %zmm3, %zmm0, %zmm0
-	vpxorq	%zmm2, %zmm4, %zmm2
-	vpxorq	%zmm7, %zmm5, %zmm3
-	vmovdqa64	%zmm6, %zmm4
-	vpternlogd	$150, %zmm8, %zmm1, %zmm4
-	vpxorq	%zmm0, %zmm4, %zmm4
-	vpslldq	$8, %zmm4, %zmm0
-	vpxorq	%zmm0, %zmm2, %zmm2
-	vpsrldq	$8, %zmm4, %zmm0
-	vpxorq	%zmm0, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm2, %ymm0
-	vpxorq	%ymm0, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm3, %ymm0
-	vpxorq	%ymm0, %ymm3, %ymm3
-	vextracti32x4	$1, %ymm3, %xmm0
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
-	addq	$128, %rcx
-	subq	$128, %rax
-.Laesgen_vaes512_gcm_siv_seal_polyval8_done_3:
-.Laesgen_vaes512_gcm_siv_seal_polyval4_3:
-	cmpq	$64, %rax
-	jb	.Laesgen_vaes512_gcm_siv_seal_polyval4_done_3
-	vmovdqu64	(%rcx), %zmm1
-	vpxorq	%zmm0, %zmm1, %zmm1
-	vpclmulqdq	$0, 944(%rdi), %zmm1, %zmm0
-	vpclmulqdq	$17, 944(%rdi), %zmm1, %zmm2
-	vpclmulqdq	$1, 944(%rdi), %zmm1, %zmm3
-	vpclmulqdq	$16, 944(%rdi), %zmm1, %zmm1
-	vpxorq	%zmm1, %zmm3, %zmm3
-	vpslldq	$8, %zmm3, %zmm1
-	vpxorq	%zmm1, %zmm0, %zmm0
-	vpsrldq	$8, %zmm3, %zmm1
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm0, %ymm1
-	vpxorq	%ymm1, %ymm0, %ymm0
-	vextracti32x4	$1, %ymm0, %xmm1
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vextracti64x4	$1, %zmm2, %ymm1
-	vpxorq	%ymm1, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, %xmm0
-	addq	$64, %rcx
-	subq	$64, %rax
-.Laesgen_vaes512_gcm_siv_seal_polyval4_done_3:
-.Laesgen_vaes512_gcm_siv_seal_polyval2_3:
-	cmpq	$32, %rax
-	jb	.Laesgen_vaes512_gcm_siv_seal_polyval2_done_3
-	vmovdqu64	(%rcx), %ymm1
-	vpxorq	%ymm0, %ymm1, %ymm1
-	vpclmulqdq	$0, 976(%rdi), %ymm1, %ymm0
-	vpclmulqdq	$17, 976(%rdi), %ymm1, %ymm2
-	vpclmulqdq	$1, 976(%rdi), %ymm1, %ymm3
-	vpclmulqdq	$16, 976(%rdi), %ymm1, %ymm1
-	vpxorq	%ymm1, %ymm3, %ymm3
-	vpslldq	$8, %ymm3, %ymm1
-	vpxorq	%ymm1, %ymm0, %ymm0
-	vpsrldq	$8, %ymm3, %ymm1
-	vpxorq	%ymm1, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm0, %xmm1
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vextracti32x4	$1, %ymm2, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, %xmm0
-	addq	$32, %rcx
-	subq	$32, %rax
-.Laesgen_vaes512_gcm_siv_seal_polyval2_done_3:
-.Laesgen_vaes512_gcm_siv_seal_polyval1_3:
-	cmpq	$16, %rax
-	jb	.Laesgen_vaes512_gcm_siv_seal_polyval1_done_3
-	vmovdqu64	(%rcx), %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 992(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 992(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 992(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 992(%rdi), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, %xmm0
-	addq	$16, %rcx
-	subq	$16, %rax
-.Laesgen_vaes512_gcm_siv_seal_polyval1_done_3:
-	testq	%rax, %rax
-	je	.Laesgen_vaes512_gcm_siv_seal_polyval_end_3
-	movq	$-1, %rdx
-	bzhiq	%rax, %rdx, %rdx
-	kmovq	%rdx, %k1
-	vmovdqu8	(%rcx), %xmm1{%k1}{z}
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 992(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 992(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 992(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 992(%rdi), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, %xmm0
-.Laesgen_vaes512_gcm_siv_seal_polyval_end_3:
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vextracti64x4	$1, %zmm5, %ymm0
+	vpxorq	%ymm0, %ymm5, %ymm5
+	vextracti32x4	$1, %ymm5, %xmm0
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpxorq	%xmm5, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm6, %ymm0
+	vpxorq	%ymm0, %ymm6, %ymm6
+	vextracti32x4	$1, %ymm6, %xmm0
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm9, %xmm9
+	vpslldq	$8, %xmm9, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpsrldq	$8, %xmm9, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm7, %xmm0
+	vpshufd	$78, %xmm7, %xmm7
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm7, %xmm0
+	vpshufd	$78, %xmm7, %xmm7
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vmovdqa64	%xmm7, %xmm0
+.Laesgen_vaes512_gcm_siv_seal_rest_nothing_3:
 	movq	8(%rsp), %rax
-	movq	%r9, %rcx
+	movq	8(%rsp), %rcx
+	movq	%r9, %rdx
 .Laesgen_vaes512_gcm_siv_seal_polyval32_4:
 	cmpq	$512, %rax
 	jb	.Laesgen_vaes512_gcm_siv_seal_polyval32_done_4
-	vmovdqu64	384(%rcx), %zmm1
-	vmovdqu64	448(%rcx), %zmm2
-	vmovdqu64	880(%rdi), %zmm3
-	vmovdqu64	944(%rdi), %zmm4
+	vmovdqu64	384(%rdx), %zmm1
+	vmovdqu64	448(%rdx), %zmm2
+	vmovdqu64	896(%rdi), %zmm3
+	vmovdqu64	960(%rdi), %zmm4
 	vpclmulqdq	$0, %zmm3, %zmm1, %zmm5
 	vpclmulqdq	$17, %zmm3, %zmm1, %zmm6
 	vpclmulqdq	$1, %zmm3, %zmm1, %zmm7
@@ -2801,10 +2715,10 @@ aesgen_vaes512_gcm_siv_seal:
 	vmovdqa64	%zmm7, %zmm5
 	vpternlogd	$150, %zmm9, %zmm1, %zmm5
 	vpxorq	%zmm2, %zmm5, %zmm5
-	vmovdqu64	256(%rcx), %zmm1
-	vmovdqu64	320(%rcx), %zmm2
-	vmovdqu64	752(%rdi), %zmm6
-	vmovdqu64	816(%rdi), %zmm7
+	vmovdqu64	256(%rdx), %zmm1
+	vmovdqu64	320(%rdx), %zmm2
+	vmovdqu64	768(%rdi), %zmm6
+	vmovdqu64	832(%rdi), %zmm7
 	vpclmulqdq	$0, %zmm6, %zmm1, %zmm8
 	vpclmulqdq	$17, %zmm6, %zmm1, %zmm9
 	vpclmulqdq	$1, %zmm6, %zmm1, %zmm10
@@ -2817,10 +2731,10 @@ aesgen_vaes512_gcm_siv_seal:
 	vpternlogd	$150, %zmm11, %zmm9, %zmm4
 	vpternlogd	$150, %zmm1, %zmm10, %zmm5
 	vpternlogd	$150, %zmm2, %zmm12, %zmm5
-	vmovdqu64	128(%rcx), %zmm1
-	vmovdqu64	192(%rcx), %zmm2
-	vmovdqu64	624(%rdi), %zmm6
-	vmovdqu64	688(%rdi), %zmm7
+	vmovdqu64	128(%rdx), %zmm1
+	vmovdqu64	192(%rdx), %zmm2
+	vmovdqu64	640(%rdi), %zmm6
+	vmovdqu64	704(%rdi), %zmm7
 	vpclmulqdq	$0, %zmm6, %zmm1, %zmm8
 	vpclmulqdq	$17, %zmm6, %zmm1, %zmm9
 	vpclmulqdq	$1, %zmm6, %zmm1, %zmm10
@@ -2833,11 +2747,11 @@ aesgen_vaes512_gcm_siv_seal:
 	vpternlogd	$150, %zmm11, %zmm9, %zmm4
 	vpternlogd	$150, %zmm1, %zmm10, %zmm5
 	vpternlogd	$150, %zmm2, %zmm12, %zmm5
-	vmovdqu64	(%rcx), %zmm1
+	vmovdqu64	(%rdx), %zmm1
 	vpxorq	%zmm0, %zmm1, %zmm1
-	vmovdqu64	64(%rcx), %zmm0
-	vmovdqu64	496(%rdi), %zmm2
-	vmovdqu64	560(%rdi), %zmm6
+	vmovdqu64	64(%rdx), %zmm0
+	vmovdqu64	512(%rdi), %zmm2
+	vmovdqu64	576(%rdi), %zmm6
 	vpclmulqdq	$0, %zmm2, %zmm1, %zmm7
 	vpclmulqdq	$17, %zmm2, %zmm1, %zmm8
 	vpclmulqdq	$1, %zmm2, %zmm1, %zmm9
@@ -2870,250 +2784,196 @@ aesgen_vaes512_gcm_siv_seal:
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vpxorq	%xmm4, %xmm3, %xmm3
 	vmovdqa64	%xmm3, %xmm0
-	addq	$512, %rcx
+	addq	$512, %rdx
 	subq	$512, %rax
 	jmp	.Laesgen_vaes512_gcm_siv_seal_polyval32_4
 .Laesgen_vaes512_gcm_siv_seal_polyval32_done_4:
-.Laesgen_vaes512_gcm_siv_seal_polyval16_4:
+	leaq	15(%rax), %r10
+	andq	$-16, %r10
+	negq	%r10
+	leaq	1008(%rdi,%r10,1), %r10
+	vpxorq	%ymm1, %ymm1, %ymm1
+	vpxorq	%ymm2, %ymm2, %ymm2
+	vpxorq	%ymm3, %ymm3, %ymm3
+	vpxorq	%zmm4, %zmm4, %zmm4
+	vpxorq	%zmm5, %zmm5, %zmm5
+	vpxorq	%zmm6, %zmm6, %zmm6
+	vpclmulqdq	$0, (%r10), %xmm0, %xmm7
+	vpclmulqdq	$17, (%r10), %xmm0, %xmm8
+	vpclmulqdq	$1, (%r10), %xmm0, %xmm9
+	vpclmulqdq	$16, (%r10), %xmm0, %xmm0
+	vpxorq	%xmm0, %xmm9, %xmm9
 	cmpq	$256, %rax
-	jb	.Laesgen_vaes512_gcm_siv_seal_polyval16_done_4
-	vmovdqu64	128(%rcx), %zmm1
-	vmovdqu64	192(%rcx), %zmm2
-	vmovdqu64	880(%rdi), %zmm3
-	vmovdqu64	944(%rdi), %zmm4
-	vpclmulqdq	$0, %zmm3, %zmm1, %zmm5
-	vpclmulqdq	$17, %zmm3, %zmm1, %zmm6
-	vpclmulqdq	$1, %zmm3, %zmm1, %zmm7
-	vpclmulqdq	$16, %zmm3, %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm4, %zmm2, %zmm3
-	vpclmulqdq	$17, %zmm4, %zmm2, %zmm8
-	vpclmulqdq	$1, %zmm4, %zmm2, %zmm9
-	vpclmulqdq	$16, %zmm4, %zmm2, %zmm2
-	vpxorq	%zmm3, %zmm5, %zmm3
-	vpxorq	%zmm8, %zmm6, %zmm4
-	vmovdqa64	%zmm7, %zmm5
-	vpternlogd	$150, %zmm9, %zmm1, %zmm5
-	vpxorq	%zmm2, %zmm5, %zmm5
-	vmovdqu64	(%rcx), %zmm1
-	vpxorq	%zmm0, %zmm1, %zmm1
-	vmovdqu64	64(%rcx), %zmm0
-	vmovdqu64	752(%rdi), %zmm2
-	vmovdqu64	816(%rdi), %zmm6
-	vpclmulqdq	$0, %zmm2, %zmm1, %zmm7
-	vpclmulqdq	$17, %zmm2, %zmm1, %zmm8
-	vpclmulqdq	$1, %zmm2, %zmm1, %zmm9
-	vpclmulqdq	$16, %zmm2, %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm6, %zmm0, %zmm2
-	vpclmulqdq	$17, %zmm6, %zmm0, %zmm10
-	vpclmulqdq	$1, %zmm6, %zmm0, %zmm11
-	vpclmulqdq	$16, %zmm6, %zmm0, %zmm0
-	vpternlogd	$150, %zmm2, %zmm7, %zmm3
-	vpternlogd	$150, %zmm10, %zmm8, %zmm4
-	vpternlogd	$150, %zmm1, %zmm9, %zmm5
-	vpternlogd	$150, %zmm0, %zmm11, %zmm5
-	vpslldq	$8, %zmm5, %zmm0
-	vpxorq	%zmm0, %zmm3, %zmm3
-	vpsrldq	$8, %zmm5, %zmm0
-	vpxorq	%zmm0, %zmm4, %zmm4
-	vextracti64x4	$1, %zmm3, %ymm0
+	jb	.Laesgen_vaes512_gcm_siv_seal_rest16_none_4
+	vmovdqu64	128(%rdx), %zmm0
+	vmovdqu64	192(%rdx), %zmm10
+	vmovdqu64	128(%r10), %zmm11
+	vmovdqu64	192(%r10), %zmm12
+	vpclmulqdq	$0, %zmm11, %zmm0, %zmm13
+	vpclmulqdq	$17, %zmm11, %zmm0, %zmm14
+	vpclmulqdq	$1, %zmm11, %zmm0, %zmm15
+	vpclmulqdq	$16, %zmm11, %zmm0, %zmm0
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm11
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm16
+	vpclmulqdq	$1, %zmm12, %zmm10, %zmm17
+	vpclmulqdq	$16, %zmm12, %zmm10, %zmm10
+	vpternlogd	$150, %zmm11, %zmm13, %zmm4
+	vpternlogd	$150, %zmm16, %zmm14, %zmm5
+	vpternlogd	$150, %zmm0, %zmm15, %zmm6
+	vpternlogd	$150, %zmm10, %zmm17, %zmm6
+	vmovdqu64	(%rdx), %zmm0
+	vmovdqu64	64(%rdx), %zmm10
+	vmovdqu64	(%r10), %zmm11
+	vmovdqu64	64(%r10), %zmm12
+	vpclmulqdq	$0, %zmm11, %zmm0, %zmm13
+	vpclmulqdq	$17, %zmm11, %zmm0, %zmm14
+	vpclmulqdq	$1, %zmm11, %zmm0, %zmm15
+	vpclmulqdq	$16, %zmm11, %zmm0, %zmm0
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm11
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm16
+	vpclmulqdq	$1, %zmm12, %zmm10, %zmm17
+	vpclmulqdq	$16, %zmm12, %zmm10, %zmm10
+	vpternlogd	$150, %zmm11, %zmm13, %zmm4
+	vpternlogd	$150, %zmm16, %zmm14, %zmm5
+	vpternlogd	$150, %zmm0, %zmm15, %zmm6
+	vpternlogd	$150, %zmm10, %zmm17, %zmm6
+	addq	$256, %rdx
+	addq	$256, %r10
+	subq	$256, %rax
+.Laesgen_vaes512_gcm_siv_seal_rest16_none_4:
+	cmpq	$128, %rax
+	jb	.Laesgen_vaes512_gcm_siv_seal_rest8_none_4
+	vmovdqu64	(%rdx), %zmm0
+	vmovdqu64	64(%rdx), %zmm10
+	vmovdqu64	(%r10), %zmm11
+	vmovdqu64	64(%r10), %zmm12
+	vpclmulqdq	$0, %zmm11, %zmm0, %zmm13
+	vpclmulqdq	$17, %zmm11, %zmm0, %zmm14
+	vpclmulqdq	$1, %zmm11, %zmm0, %zmm15
+	vpclmulqdq	$16, %zmm11, %zmm0, %zmm0
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm11
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm16
+	vpclmulqdq	$1, %zmm12, %zmm10, %zmm17
+	vpclmulqdq	$16, %zmm12, %zmm10, %zmm10
+	vpternlogd	$150, %zmm11, %zmm13, %zmm4
+	vpternlogd	$150, %zmm16, %zmm14, %zmm5
+	vpternlogd	$150, %zmm0, %zmm15, %zmm6
+	vpternlogd	$150, %zmm10, %zmm17, %zmm6
+	addq	$128, %rdx
+	addq	$128, %r10
+	subq	$128, %rax
+.Laesgen_vaes512_gcm_siv_seal_rest8_none_4:
+	cmpq	$64, %rax
+	jb	.Laesgen_vaes512_gcm_siv_seal_rest4_none_4
+	vmovdqu64	(%rdx), %zmm0
+	vpclmulqdq	$0, (%r10), %zmm0, %zmm10
+	vpxorq	%zmm10, %zmm4, %zmm4
+	vpclmulqdq	$17, (%r10), %zmm0, %zmm10
+	vpxorq	%zmm10, %zmm5, %zmm5
+	vpclmulqdq	$1, (%r10), %zmm0, %zmm10
+	vpxorq	%zmm10, %zmm6, %zmm6
+	vpclmulqdq	$16, (%r10), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	addq	$64, %rdx
+	addq	$64, %r10
+	subq	$64, %rax
+.Laesgen_vaes512_gcm_siv_seal_rest4_none_4:
+	cmpq	$32, %rax
+	jb	.Laesgen_vaes512_gcm_siv_seal_rest2_none_4
+	vmovdqu64	(%rdx), %ymm0
+	vpclmulqdq	$0, (%r10), %ymm0, %ymm10
+	vpxorq	%ymm10, %ymm1, %ymm1
+	vpclmulqdq	$17, (%r10), %ymm0, %ymm10
+	vpxorq	%ymm10, %ymm2, %ymm2
+	vpclmulqdq	$1, (%r10), %ymm0, %ymm10
+	vpxorq	%ymm10, %ymm3, %ymm3
+	vpclmulqdq	$16, (%r10), %ymm0, %ymm0
 	vpxorq	%ymm0, %ymm3, %ymm3
+	addq	$32, %rdx
+	addq	$32, %r10
+	subq	$32, %rax
+.Laesgen_vaes512_gcm_siv_seal_rest2_none_4:
+	cmpq	$16, %rax
+	jb	.Laesgen_vaes512_gcm_siv_seal_rest1_none_4
+	vmovdqu64	(%rdx), %xmm0
+	vpclmulqdq	$0, (%r10), %xmm0, %xmm10
+	vpxorq	%xmm10, %xmm7, %xmm7
+	vpclmulqdq	$17, (%r10), %xmm0, %xmm10
+	vpxorq	%xmm10, %xmm8, %xmm8
+	vpclmulqdq	$1, (%r10), %xmm0, %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vpclmulqdq	$16, (%r10), %xmm0, %xmm0
+	vpxorq	%xmm0, %xmm9, %xmm9
+	addq	$16, %rdx
+	addq	$16, %r10
+	subq	$16, %rax
+.Laesgen_vaes512_gcm_siv_seal_rest1_none_4:
+	testq	%rax, %rax
+	je	.Laesgen_vaes512_gcm_siv_seal_rest_whole_4
+	movq	$-1, %r11
+	bzhiq	%rax, %r11, %r11
+	kmovq	%r11, %k1
+	vmovdqu8	(%rdx), %xmm0{%k1}{z}
+	vpclmulqdq	$0, (%r10), %xmm0, %xmm10
+	vpxorq	%xmm10, %xmm7, %xmm7
+	vpclmulqdq	$17, (%r10), %xmm0, %xmm10
+	vpxorq	%xmm10, %xmm8, %xmm8
+	vpclmulqdq	$1, (%r10), %xmm0, %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vpclmulqdq	$16, (%r10), %xmm0, %xmm0
+	vpxorq	%xmm0, %xmm9, %xmm9
+	addq	$16, %r10
+.Laesgen_vaes512_gcm_siv_seal_rest_whole_4:
+	shlq	$3, %r8
+	shlq	$3, %rcx
+	vmovq	%r8, %xmm0
+	vmovq	%rcx, %xmm10
+	vpunpcklqdq	%xmm10, %xmm0, %xmm0
+	vpclmulqdq	$0, (%r10), %xmm0, %xmm10
+	vpxorq	%xmm10, %xmm7, %xmm7
+	vpclmulqdq	$17, (%r10), %xmm0, %xmm10
+	vpxorq	%xmm10, %xmm8, %xmm8
+	vpclmulqdq	$1, (%r10), %xmm0, %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vpclmulqdq	$16, (%r10), %xmm0, %xmm0
+	vpxorq	%xmm0, %xmm9, %xmm9
+	vextracti32x4	$1, %ymm1, %xmm0
+	vpxorq	%xmm0, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm7, %xmm7
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm8, %xmm8
 	vextracti32x4	$1, %ymm3, %xmm0
 	vpxorq	%xmm0, %xmm3, %xmm3
+	vpxorq	%xmm3, %xmm9, %xmm9
 	vextracti64x4	$1, %zmm4, %ymm0
 	vpxorq	%ymm0, %ymm4, %ymm4
 	vextracti32x4	$1, %ymm4, %xmm0
 	vpxorq	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm0
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vmovdqa64	%xmm3, %xmm0
-	addq	$256, %rcx
-	subq	$256, %rax
-.Laesgen_vaes512_gcm_siv_seal_polyval16_done_4:
-.Laesgen_vaes512_gcm_siv_seal_polyval8_4:
-	cmpq	$128, %rax
-	jb	.Laesgen_vaes512_gcm_siv_seal_polyval8_done_4
-	vmovdqu64	(%rcx), %zmm1
-	vpxorq	%zmm0, %zmm1, %zmm1
-	vmovdqu64	64(%rcx), %zmm0
-	vmovdqu64	880(%rdi), %zmm2
-	vmovdqu64	944(%rdi), %zmm3
-	vpclmulqdq	$0, %zmm2, %zmm1, %zmm4
-	vpclmulqdq	$17, %zmm2, %zmm1, %zmm5
-	vpclmulqdq	$1, %zmm2, %zmm1, %zmm6
-	vpclmulqdq	$16, %zmm2, %zmm1, %zmm1
-	vpclmulqdq	$0, %zmm3, %zmm0, %zmm2
-	vpclmulqdq	$17, %zmm3, %zmm0, %zmm7
-	vpclmulqdq	$1, %zmm3, %zmm0, %zmm8
-	vpclmulqdq	$16, %zmm3, %zmm0, %zmm0
-	vpxorq	%zmm2, %zmm4, %zmm2
-	vpxorq	%zmm7, %zmm5, %zmm3
-	vmovdqa64	%zmm6, %zmm4
-	vpternlogd	$150, %zmm8, %zmm1, %zmm4
-	vpxorq	%zmm0, %zmm4, %zmm4
-	vpslldq	$8, %zmm4, %zmm0
-	vpxorq	%zmm0, %zmm2, %zmm2
-	vpsrldq	$8, %zmm4, %zmm0
-	vpxorq	%zmm0, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm2, %ymm0
-	vpxorq	%ymm0, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm3, %ymm0
-	vpxorq	%ymm0, %ymm3, %ymm3
-	vextracti32x4	$1, %ymm3, %xmm0
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
-	addq	$128, %rcx
-	subq	$128, %rax
-.Laesgen_vaes512_gcm_siv_seal_polyval8_done_4:
-.Laesgen_vaes512_gcm_siv_seal_polyval4_4:
-	cmpq	$64, %rax
-	jb	.Laesgen_vaes512_gcm_siv_seal_polyval4_done_4
-	vmovdqu64	(%rcx), %zmm1
-	vpxorq	%zmm0, %zmm1, %zmm1
-	vpclmulqdq	$0, 944(%rdi), %zmm1, %zmm0
-	vpclmulqdq	$17, 944(%rdi), %zmm1, %zmm2
-	vpclmulqdq	$1, 944(%rdi), %zmm1, %zmm3
-	vpclmulqdq	$16, 944(%rdi), %zmm1, %zmm1
-	vpxorq	%zmm1, %zmm3, %zmm3
-	vpslldq	$8, %zmm3, %zmm1
-	vpxorq	%zmm1, %zmm0, %zmm0
-	vpsrldq	$8, %zmm3, %zmm1
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm0, %ymm1
-	vpxorq	%ymm1, %ymm0, %ymm0
-	vextracti32x4	$1, %ymm0, %xmm1
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vextracti64x4	$1, %zmm2, %ymm1
-	vpxorq	%ymm1, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, %xmm0
-	addq	$64, %rcx
-	subq	$64, %rax
-.Laesgen_vaes512_gcm_siv_seal_polyval4_done_4:
-.Laesgen_vaes512_gcm_siv_seal_polyval2_4:
-	cmpq	$32, %rax
-	jb	.Laesgen_vaes512_gcm_siv_seal_polyval2_done_4
-	vmovdqu64	(%rcx), %ymm1
-	vpxorq	%ymm0, %ymm1, %ymm1
-	vpclmulqdq	$0, 976(%rdi), %ymm1, %ymm0
-	vpclmulqdq	$17, 976(%rdi), %ymm1, %ymm2
-	vpclmulqdq	$1, 976(%rdi), %ymm1, %ymm3
-	vpclmulqdq	$16, 976(%rdi), %ymm1, %ymm1
-	vpxorq	%ymm1, %ymm3, %ymm3
-	vpslldq	$8, %ymm3, %ymm1
-	vpxorq	%ymm1, %ymm0, %ymm0
-	vpsrldq	$8, %ymm3, %ymm1
-	vpxorq	%ymm1, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm0, %xmm1
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vextracti32x4	$1, %ymm2, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, %xmm0
-	addq	$32, %rcx
-	subq	$32, %rax
-.Laesgen_vaes512_gcm_siv_seal_polyval2_done_4:
-.Laesgen_vaes512_gcm_siv_seal_polyval1_4:
-	cmpq	$16, %rax
-	jb	.Laesgen_vaes512_gcm_siv_seal_polyval1_done_4
-	vmovdqu64	(%rcx), %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 992(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 992(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 992(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 992(%rdi), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, %xmm0
-	addq	$16, %rcx
-	subq	$16, %rax
-.Laesgen_vaes512_gcm_siv_seal_polyval1_done_4:
-	testq	%rax, %rax
-	je	.Laesgen_vaes512_gcm_siv_seal_polyval_end_4
-	movq	$-1, %rdx
-	bzhiq	%rax, %rdx, %rdx
-	kmovq	%rdx, %k1
-	vmovdqu8	(%rcx), %xmm1{%k1}{z}
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 992(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 992(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 992(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 992(%rdi), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, %xmm0
-.Laesgen_vaes512_gcm_siv_seal_polyval_end_4:
-	movq	8(%rsp), %rax
-	shlq	$3, %r8
-	shlq	$3, %rax
-	vmovq	%r8, %xmm1
-	vmovq	%rax, %xmm2
-	vpunpcklqdq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 992(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 992(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 992(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 992(%rdi), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, %xmm0
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vextracti64x4	$1, %zmm5, %ymm0
+	vpxorq	%ymm0, %ymm5, %ymm5
+	vextracti32x4	$1, %ymm5, %xmm0
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpxorq	%xmm5, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm6, %ymm0
+	vpxorq	%ymm0, %ymm6, %ymm6
+	vextracti32x4	$1, %ymm6, %xmm0
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm9, %xmm9
+	vpslldq	$8, %xmm9, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpsrldq	$8, %xmm9, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm7, %xmm0
+	vpshufd	$78, %xmm7, %xmm7
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm7, %xmm0
+	vpshufd	$78, %xmm7, %xmm7
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vmovdqa64	%xmm7, %xmm0
+.Laesgen_vaes512_gcm_siv_seal_rest_nothing_4:
 	vmovd	8(%rsi), %xmm1
 	vpslldq	$8, %xmm1, %xmm1
 	movq	(%rsi), %rax
@@ -3536,10 +3396,14 @@ aesgen_vaes512_gcm_siv_seal:
 	jmp	.Laesgen_vaes512_gcm_siv_seal_sealed
 .Laesgen_vaes512_gcm_siv_seal_sealed:
 	xorl	%eax, %eax
+	vpxorq	%xmm16, %xmm16, %xmm16
+	vpxorq	%xmm17, %xmm17, %xmm17
 	vzeroall
 	ret
 .Laesgen_vaes512_gcm_siv_seal_refuse:
 	movl	$-1, %eax
+	vpxorq	%xmm16, %xmm16, %xmm16
+	vpxorq	%xmm17, %xmm17, %xmm17
 	vzeroall
 	ret
 	.size	aesgen_vaes512_gcm_siv_seal, .-aesgen_vaes512_gcm_siv_seal
@@ -3683,7 +3547,7 @@ aesgen_vaes512_gcm_siv_seal:
 
 # open(ctx, nonce, nonce_len, aad, aad_len, in, len, out, tag, tag_len):
 # AES-GCM-SIV decryption (RFC 8452). Returns 0; or -1 with out[0..len) zeroed for a wrong tag, a nonce other than 12 bytes or a tag other than 16 (for AAD or len past 2^36 nothing is written).
-# Requires: AVX, AVX2, BMI2, VAES, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL
+# Requires: AVX, BMI2, VAES, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL
 	.text
 	.globl	aesgen_vaes512_gcm_siv_open
 	.type	aesgen_vaes512_gcm_siv_open, @function
@@ -3691,8 +3555,9 @@ aesgen_vaes512_gcm_siv_seal:
 aesgen_vaes512_gcm_siv_open:
 	endbr64
 	pushq	%rbx
-	movq	40(%rsp), %r10
-	movq	16(%rsp), %r11
+	pushq	%rbp
+	movq	48(%rsp), %r10
+	movq	24(%rsp), %r11
 	movabsq	$0x1000000000, %rbx
 	cmpq	%rbx, %r11
 	ja	.Laesgen_vaes512_gcm_siv_open_refuse
@@ -3709,10 +3574,11 @@ aesgen_vaes512_gcm_siv_open:
 	cmpl	$128, %edx
 	je	.Laesgen_vaes512_gcm_siv_open_message128
 .Laesgen_vaes512_gcm_siv_open_message256:
+	movq	24(%rsp), %rdx
 	vmovd	8(%rsi), %xmm0
 	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rdx
-	vmovq	%rdx, %xmm1
+	movq	(%rsi), %r10
+	vmovq	%r10, %xmm1
 	vporq	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_siv_open_le32_0(%rip), %xmm0, %xmm1
@@ -3975,7 +3841,7 @@ aesgen_vaes512_gcm_siv_open:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 480(%rdi)
-	vmovdqa64	%xmm1, 992(%rdi)
+	vmovdqa64	%xmm1, 1008(%rdi)
 	vpclmulqdq	$0, %xmm1, %xmm1, %xmm0
 	vpclmulqdq	$17, %xmm1, %xmm1, %xmm2
 	vpclmulqdq	$1, %xmm1, %xmm1, %xmm3
@@ -3992,165 +3858,188 @@ aesgen_vaes512_gcm_siv_open:
 	vpshufd	$78, %xmm0, %xmm0
 	vpxorq	%xmm3, %xmm0, %xmm0
 	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 976(%rdi)
+	vmovdqa64	%xmm0, 992(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm5
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm5
+	vpxorq	%xmm5, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm5
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm4
 	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
+	vpxorq	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm4
 	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm4, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 976(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm0, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm0, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm0, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm0, %xmm0
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 960(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm0, %xmm1
-	vpclmulqdq	$17, %xmm0, %xmm0, %xmm2
-	vpclmulqdq	$1, %xmm0, %xmm0, %xmm3
-	vpclmulqdq	$16, %xmm0, %xmm0, %xmm0
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm0
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm3, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 944(%rdi)
-	vmovdqu64	944(%rdi), %zmm0
-	vshufi32x4	$0, %zmm0, %zmm0, %zmm1
-	vpclmulqdq	$0, %zmm1, %zmm0, %zmm2
-	vpclmulqdq	$17, %zmm1, %zmm0, %zmm3
-	vpclmulqdq	$1, %zmm1, %zmm0, %zmm4
-	vpclmulqdq	$16, %zmm1, %zmm0, %zmm1
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vpslldq	$8, %zmm4, %zmm1
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpsrldq	$8, %zmm4, %zmm1
-	vpxorq	%zmm1, %zmm3, %zmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm2, %zmm1
-	vpshufd	$78, %zmm2, %zmm2
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm2, %zmm1
-	vpshufd	$78, %zmm2, %zmm2
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vmovdqu64	%zmm2, 880(%rdi)
-	vshufi32x4	$0, %zmm2, %zmm2, %zmm1
-	vpclmulqdq	$0, %zmm1, %zmm0, %zmm3
-	vpclmulqdq	$17, %zmm1, %zmm0, %zmm4
-	vpclmulqdq	$1, %zmm1, %zmm0, %zmm5
-	vpclmulqdq	$16, %zmm1, %zmm0, %zmm6
-	vpxorq	%zmm6, %zmm5, %zmm5
-	vpslldq	$8, %zmm5, %zmm6
-	vpxorq	%zmm6, %zmm3, %zmm3
-	vpsrldq	$8, %zmm5, %zmm6
-	vpxorq	%zmm6, %zmm4, %zmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm3, %zmm5
-	vpshufd	$78, %zmm3, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm3, %zmm5
-	vpshufd	$78, %zmm3, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vmovdqu64	%zmm3, 816(%rdi)
-	vpclmulqdq	$0, %zmm1, %zmm2, %zmm4
-	vpclmulqdq	$17, %zmm1, %zmm2, %zmm5
-	vpclmulqdq	$1, %zmm1, %zmm2, %zmm6
-	vpclmulqdq	$16, %zmm1, %zmm2, %zmm1
-	vpxorq	%zmm1, %zmm6, %zmm6
-	vpslldq	$8, %zmm6, %zmm1
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vpsrldq	$8, %zmm6, %zmm1
-	vpxorq	%zmm1, %zmm5, %zmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm4, %zmm1
-	vpshufd	$78, %zmm4, %zmm4
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm4, %zmm1
-	vpshufd	$78, %zmm4, %zmm4
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vmovdqu64	%zmm4, 752(%rdi)
-	vshufi32x4	$0, %zmm4, %zmm4, %zmm1
-	vpclmulqdq	$0, %zmm1, %zmm0, %zmm5
-	vpclmulqdq	$17, %zmm1, %zmm0, %zmm6
-	vpclmulqdq	$1, %zmm1, %zmm0, %zmm7
-	vpclmulqdq	$16, %zmm1, %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm7, %zmm7
-	vpslldq	$8, %zmm7, %zmm0
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpsrldq	$8, %zmm7, %zmm0
-	vpxorq	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm5, %zmm0
-	vpshufd	$78, %zmm5, %zmm5
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm5, %zmm0
-	vpshufd	$78, %zmm5, %zmm5
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm6, %zmm5, %zmm5
-	vmovdqu64	%zmm5, 688(%rdi)
-	vpclmulqdq	$0, %zmm1, %zmm2, %zmm0
-	vpclmulqdq	$17, %zmm1, %zmm2, %zmm5
-	vpclmulqdq	$1, %zmm1, %zmm2, %zmm6
-	vpclmulqdq	$16, %zmm1, %zmm2, %zmm2
-	vpxorq	%zmm2, %zmm6, %zmm6
-	vpslldq	$8, %zmm6, %zmm2
-	vpxorq	%zmm2, %zmm0, %zmm0
-	vpsrldq	$8, %zmm6, %zmm2
+	cmpq	$64, %r8
+	ja	.Laesgen_vaes512_gcm_siv_open_powers_more
+	cmpq	$48, %rdx
+	jbe	.Laesgen_vaes512_gcm_siv_open_powers_done
+.Laesgen_vaes512_gcm_siv_open_powers_more:
+	vmovdqu64	960(%rdi), %zmm0
+	vshufi32x4	$0, %zmm0, %zmm0, %zmm2
+	vpclmulqdq	$0, %zmm2, %zmm0, %zmm3
+	vpclmulqdq	$17, %zmm2, %zmm0, %zmm4
+	vpclmulqdq	$1, %zmm2, %zmm0, %zmm5
+	vpclmulqdq	$16, %zmm2, %zmm0, %zmm2
 	vpxorq	%zmm2, %zmm5, %zmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm0, %zmm2
-	vpshufd	$78, %zmm0, %zmm0
-	vpxorq	%zmm2, %zmm0, %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm0, %zmm2
-	vpshufd	$78, %zmm0, %zmm0
-	vpxorq	%zmm2, %zmm0, %zmm0
-	vpxorq	%zmm5, %zmm0, %zmm0
-	vmovdqu64	%zmm0, 624(%rdi)
-	vpclmulqdq	$0, %zmm1, %zmm3, %zmm0
-	vpclmulqdq	$17, %zmm1, %zmm3, %zmm2
-	vpclmulqdq	$1, %zmm1, %zmm3, %zmm5
-	vpclmulqdq	$16, %zmm1, %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm5, %zmm5
-	vpslldq	$8, %zmm5, %zmm3
+	vpslldq	$8, %zmm5, %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpsrldq	$8, %zmm5, %zmm2
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm3, %zmm2
+	vpshufd	$78, %zmm3, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm3, %zmm2
+	vpshufd	$78, %zmm3, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpxorq	%zmm4, %zmm3, %zmm3
+	vmovdqu64	%zmm3, 896(%rdi)
+	vshufi32x4	$0, %zmm3, %zmm3, %zmm2
+	vpclmulqdq	$0, %zmm2, %zmm0, %zmm4
+	vpclmulqdq	$17, %zmm2, %zmm0, %zmm5
+	vpclmulqdq	$1, %zmm2, %zmm0, %zmm6
+	vpclmulqdq	$16, %zmm2, %zmm0, %zmm7
+	vpxorq	%zmm7, %zmm6, %zmm6
+	vpslldq	$8, %zmm6, %zmm7
+	vpxorq	%zmm7, %zmm4, %zmm4
+	vpsrldq	$8, %zmm6, %zmm7
+	vpxorq	%zmm7, %zmm5, %zmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm4, %zmm6
+	vpshufd	$78, %zmm4, %zmm4
+	vpxorq	%zmm6, %zmm4, %zmm4
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm4, %zmm6
+	vpshufd	$78, %zmm4, %zmm4
+	vpxorq	%zmm6, %zmm4, %zmm4
+	vpxorq	%zmm5, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 832(%rdi)
+	vpclmulqdq	$0, %zmm2, %zmm3, %zmm5
+	vpclmulqdq	$17, %zmm2, %zmm3, %zmm6
+	vpclmulqdq	$1, %zmm2, %zmm3, %zmm7
+	vpclmulqdq	$16, %zmm2, %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vpslldq	$8, %zmm7, %zmm2
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpsrldq	$8, %zmm7, %zmm2
+	vpxorq	%zmm2, %zmm6, %zmm6
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm5, %zmm2
+	vpshufd	$78, %zmm5, %zmm5
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm5, %zmm2
+	vpshufd	$78, %zmm5, %zmm5
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpxorq	%zmm6, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 768(%rdi)
+	vshufi32x4	$0, %zmm5, %zmm5, %zmm2
+	vpclmulqdq	$0, %zmm2, %zmm0, %zmm6
+	vpclmulqdq	$17, %zmm2, %zmm0, %zmm7
+	vpclmulqdq	$1, %zmm2, %zmm0, %zmm8
+	vpclmulqdq	$16, %zmm2, %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpslldq	$8, %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpsrldq	$8, %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm6, %zmm0
+	vpshufd	$78, %zmm6, %zmm6
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm6, %zmm0
+	vpshufd	$78, %zmm6, %zmm6
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm7, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 704(%rdi)
+	vpclmulqdq	$0, %zmm2, %zmm3, %zmm0
+	vpclmulqdq	$17, %zmm2, %zmm3, %zmm6
+	vpclmulqdq	$1, %zmm2, %zmm3, %zmm7
+	vpclmulqdq	$16, %zmm2, %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpslldq	$8, %zmm7, %zmm3
 	vpxorq	%zmm3, %zmm0, %zmm0
-	vpsrldq	$8, %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
+	vpsrldq	$8, %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm6, %zmm6
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm0, %zmm3
 	vpshufd	$78, %zmm0, %zmm0
 	vpxorq	%zmm3, %zmm0, %zmm0
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm0, %zmm3
 	vpshufd	$78, %zmm0, %zmm0
 	vpxorq	%zmm3, %zmm0, %zmm0
-	vpxorq	%zmm2, %zmm0, %zmm0
-	vmovdqu64	%zmm0, 560(%rdi)
-	vpclmulqdq	$0, %zmm1, %zmm4, %zmm0
-	vpclmulqdq	$17, %zmm1, %zmm4, %zmm2
-	vpclmulqdq	$1, %zmm1, %zmm4, %zmm3
-	vpclmulqdq	$16, %zmm1, %zmm4, %zmm1
-	vpxorq	%zmm1, %zmm3, %zmm3
-	vpslldq	$8, %zmm3, %zmm1
-	vpxorq	%zmm1, %zmm0, %zmm0
-	vpsrldq	$8, %zmm3, %zmm1
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm0, %zmm1
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vmovdqu64	%zmm0, 640(%rdi)
+	vpclmulqdq	$0, %zmm2, %zmm4, %zmm0
+	vpclmulqdq	$17, %zmm2, %zmm4, %zmm3
+	vpclmulqdq	$1, %zmm2, %zmm4, %zmm6
+	vpclmulqdq	$16, %zmm2, %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm6, %zmm6
+	vpslldq	$8, %zmm6, %zmm4
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpsrldq	$8, %zmm6, %zmm4
+	vpxorq	%zmm4, %zmm3, %zmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm0, %zmm4
 	vpshufd	$78, %zmm0, %zmm0
-	vpxorq	%zmm1, %zmm0, %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm0, %zmm1
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm0, %zmm4
 	vpshufd	$78, %zmm0, %zmm0
-	vpxorq	%zmm1, %zmm0, %zmm0
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vmovdqu64	%zmm0, 576(%rdi)
+	vpclmulqdq	$0, %zmm2, %zmm5, %zmm0
+	vpclmulqdq	$17, %zmm2, %zmm5, %zmm3
+	vpclmulqdq	$1, %zmm2, %zmm5, %zmm4
+	vpclmulqdq	$16, %zmm2, %zmm5, %zmm2
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpslldq	$8, %zmm4, %zmm2
 	vpxorq	%zmm2, %zmm0, %zmm0
-	vmovdqu64	%zmm0, 496(%rdi)
-	movq	32(%rsp), %rdx
+	vpsrldq	$8, %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm0, %zmm2
+	vpshufd	$78, %zmm0, %zmm0
+	vpxorq	%zmm2, %zmm0, %zmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm0, %zmm2
+	vpshufd	$78, %zmm0, %zmm0
+	vpxorq	%zmm2, %zmm0, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vmovdqu64	%zmm0, 512(%rdi)
+	vpclmulqdq	$0, %xmm1, %xmm0, %xmm2
+	vpclmulqdq	$17, %xmm1, %xmm0, %xmm3
+	vpclmulqdq	$1, %xmm1, %xmm0, %xmm4
+	vpclmulqdq	$16, %xmm1, %xmm0, %xmm0
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 496(%rdi)
+.Laesgen_vaes512_gcm_siv_open_powers_done:
+	movq	40(%rsp), %rdx
 	vmovdqu64	(%rdx), %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	movq	%r8, %rdx
@@ -4159,8 +4048,8 @@ aesgen_vaes512_gcm_siv_open:
 	jb	.Laesgen_vaes512_gcm_siv_open_polyval32_done
 	vmovdqu64	384(%rcx), %zmm2
 	vmovdqu64	448(%rcx), %zmm3
-	vmovdqu64	880(%rdi), %zmm4
-	vmovdqu64	944(%rdi), %zmm5
+	vmovdqu64	896(%rdi), %zmm4
+	vmovdqu64	960(%rdi), %zmm5
 	vpclmulqdq	$0, %zmm4, %zmm2, %zmm6
 	vpclmulqdq	$17, %zmm4, %zmm2, %zmm7
 	vpclmulqdq	$1, %zmm4, %zmm2, %zmm8
@@ -4176,8 +4065,8 @@ aesgen_vaes512_gcm_siv_open:
 	vpxorq	%zmm3, %zmm6, %zmm6
 	vmovdqu64	256(%rcx), %zmm2
 	vmovdqu64	320(%rcx), %zmm3
-	vmovdqu64	752(%rdi), %zmm7
-	vmovdqu64	816(%rdi), %zmm8
+	vmovdqu64	768(%rdi), %zmm7
+	vmovdqu64	832(%rdi), %zmm8
 	vpclmulqdq	$0, %zmm7, %zmm2, %zmm9
 	vpclmulqdq	$17, %zmm7, %zmm2, %zmm10
 	vpclmulqdq	$1, %zmm7, %zmm2, %zmm11
@@ -4192,8 +4081,8 @@ aesgen_vaes512_gcm_siv_open:
 	vpternlogd	$150, %zmm3, %zmm13, %zmm6
 	vmovdqu64	128(%rcx), %zmm2
 	vmovdqu64	192(%rcx), %zmm3
-	vmovdqu64	624(%rdi), %zmm7
-	vmovdqu64	688(%rdi), %zmm8
+	vmovdqu64	640(%rdi), %zmm7
+	vmovdqu64	704(%rdi), %zmm8
 	vpclmulqdq	$0, %zmm7, %zmm2, %zmm9
 	vpclmulqdq	$17, %zmm7, %zmm2, %zmm10
 	vpclmulqdq	$1, %zmm7, %zmm2, %zmm11
@@ -4209,8 +4098,8 @@ aesgen_vaes512_gcm_siv_open:
 	vmovdqu64	(%rcx), %zmm2
 	vpxorq	%zmm1, %zmm2, %zmm2
 	vmovdqu64	64(%rcx), %zmm1
-	vmovdqu64	496(%rdi), %zmm3
-	vmovdqu64	560(%rdi), %zmm7
+	vmovdqu64	512(%rdi), %zmm3
+	vmovdqu64	576(%rdi), %zmm7
 	vpclmulqdq	$0, %zmm3, %zmm2, %zmm8
 	vpclmulqdq	$17, %zmm3, %zmm2, %zmm9
 	vpclmulqdq	$1, %zmm3, %zmm2, %zmm10
@@ -4247,225 +4136,185 @@ aesgen_vaes512_gcm_siv_open:
 	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_siv_open_polyval32
 .Laesgen_vaes512_gcm_siv_open_polyval32_done:
-.Laesgen_vaes512_gcm_siv_open_polyval16:
+	testq	%rdx, %rdx
+	je	.Laesgen_vaes512_gcm_siv_open_rest_nothing
+	leaq	15(%rdx), %r10
+	andq	$-16, %r10
+	negq	%r10
+	leaq	1024(%rdi,%r10,1), %r10
+	vpxorq	%ymm2, %ymm2, %ymm2
+	vpxorq	%ymm3, %ymm3, %ymm3
+	vpxorq	%ymm4, %ymm4, %ymm4
+	vpxorq	%zmm5, %zmm5, %zmm5
+	vpxorq	%zmm6, %zmm6, %zmm6
+	vpxorq	%zmm7, %zmm7, %zmm7
+	vpclmulqdq	$0, (%r10), %xmm1, %xmm8
+	vpclmulqdq	$17, (%r10), %xmm1, %xmm9
+	vpclmulqdq	$1, (%r10), %xmm1, %xmm10
+	vpclmulqdq	$16, (%r10), %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm10, %xmm10
 	cmpq	$256, %rdx
-	jb	.Laesgen_vaes512_gcm_siv_open_polyval16_done
-	vmovdqu64	128(%rcx), %zmm2
-	vmovdqu64	192(%rcx), %zmm3
-	vmovdqu64	880(%rdi), %zmm4
-	vmovdqu64	944(%rdi), %zmm5
-	vpclmulqdq	$0, %zmm4, %zmm2, %zmm6
-	vpclmulqdq	$17, %zmm4, %zmm2, %zmm7
-	vpclmulqdq	$1, %zmm4, %zmm2, %zmm8
-	vpclmulqdq	$16, %zmm4, %zmm2, %zmm2
-	vpclmulqdq	$0, %zmm5, %zmm3, %zmm4
-	vpclmulqdq	$17, %zmm5, %zmm3, %zmm9
-	vpclmulqdq	$1, %zmm5, %zmm3, %zmm10
-	vpclmulqdq	$16, %zmm5, %zmm3, %zmm3
-	vpxorq	%zmm4, %zmm6, %zmm4
-	vpxorq	%zmm9, %zmm7, %zmm5
-	vmovdqa64	%zmm8, %zmm6
-	vpternlogd	$150, %zmm10, %zmm2, %zmm6
-	vpxorq	%zmm3, %zmm6, %zmm6
-	vmovdqu64	(%rcx), %zmm2
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vmovdqu64	64(%rcx), %zmm1
-	vmovdqu64	752(%rdi), %zmm3
-	vmovdqu64	816(%rdi), %zmm7
-	vpclmulqdq	$0, %zmm3, %zmm2, %zmm8
-	vpclmulqdq	$17, %zmm3, %zmm2, %zmm9
-	vpclmulqdq	$1, %zmm3, %zmm2, %zmm10
-	vpclmulqdq	$16, %zmm3, %zmm2, %zmm2
-	vpclmulqdq	$0, %zmm7, %zmm1, %zmm3
-	vpclmulqdq	$17, %zmm7, %zmm1, %zmm11
-	vpclmulqdq	$1, %zmm7, %zmm1, %zmm12
-	vpclmulqdq	$16, %zmm7, %zmm1, %zmm1
-	vpternlogd	$150, %zmm3, %zmm8, %zmm4
-	vpternlogd	$150, %zmm11, %zmm9, %zmm5
-	vpternlogd	$150, %zmm2, %zmm10, %zmm6
-	vpternlogd	$150, %zmm1, %zmm12, %zmm6
-	vpslldq	$8, %zmm6, %zmm1
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vpsrldq	$8, %zmm6, %zmm1
-	vpxorq	%zmm1, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm4, %ymm1
+	jb	.Laesgen_vaes512_gcm_siv_open_rest16_none
+	vmovdqu64	128(%rcx), %zmm1
+	vmovdqu64	192(%rcx), %zmm11
+	vmovdqu64	128(%r10), %zmm12
+	vmovdqu64	192(%r10), %zmm13
+	vpclmulqdq	$0, %zmm12, %zmm1, %zmm14
+	vpclmulqdq	$17, %zmm12, %zmm1, %zmm15
+	vpclmulqdq	$1, %zmm12, %zmm1, %zmm16
+	vpclmulqdq	$16, %zmm12, %zmm1, %zmm1
+	vpclmulqdq	$0, %zmm13, %zmm11, %zmm12
+	vpclmulqdq	$17, %zmm13, %zmm11, %zmm17
+	vpclmulqdq	$1, %zmm13, %zmm11, %zmm18
+	vpclmulqdq	$16, %zmm13, %zmm11, %zmm11
+	vpternlogd	$150, %zmm12, %zmm14, %zmm5
+	vpternlogd	$150, %zmm17, %zmm15, %zmm6
+	vpternlogd	$150, %zmm1, %zmm16, %zmm7
+	vpternlogd	$150, %zmm11, %zmm18, %zmm7
+	vmovdqu64	(%rcx), %zmm1
+	vmovdqu64	64(%rcx), %zmm11
+	vmovdqu64	(%r10), %zmm12
+	vmovdqu64	64(%r10), %zmm13
+	vpclmulqdq	$0, %zmm12, %zmm1, %zmm14
+	vpclmulqdq	$17, %zmm12, %zmm1, %zmm15
+	vpclmulqdq	$1, %zmm12, %zmm1, %zmm16
+	vpclmulqdq	$16, %zmm12, %zmm1, %zmm1
+	vpclmulqdq	$0, %zmm13, %zmm11, %zmm12
+	vpclmulqdq	$17, %zmm13, %zmm11, %zmm17
+	vpclmulqdq	$1, %zmm13, %zmm11, %zmm18
+	vpclmulqdq	$16, %zmm13, %zmm11, %zmm11
+	vpternlogd	$150, %zmm12, %zmm14, %zmm5
+	vpternlogd	$150, %zmm17, %zmm15, %zmm6
+	vpternlogd	$150, %zmm1, %zmm16, %zmm7
+	vpternlogd	$150, %zmm11, %zmm18, %zmm7
+	addq	$256, %rcx
+	addq	$256, %r10
+	subq	$256, %rdx
+.Laesgen_vaes512_gcm_siv_open_rest16_none:
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_siv_open_rest8_none
+	vmovdqu64	(%rcx), %zmm1
+	vmovdqu64	64(%rcx), %zmm11
+	vmovdqu64	(%r10), %zmm12
+	vmovdqu64	64(%r10), %zmm13
+	vpclmulqdq	$0, %zmm12, %zmm1, %zmm14
+	vpclmulqdq	$17, %zmm12, %zmm1, %zmm15
+	vpclmulqdq	$1, %zmm12, %zmm1, %zmm16
+	vpclmulqdq	$16, %zmm12, %zmm1, %zmm1
+	vpclmulqdq	$0, %zmm13, %zmm11, %zmm12
+	vpclmulqdq	$17, %zmm13, %zmm11, %zmm17
+	vpclmulqdq	$1, %zmm13, %zmm11, %zmm18
+	vpclmulqdq	$16, %zmm13, %zmm11, %zmm11
+	vpternlogd	$150, %zmm12, %zmm14, %zmm5
+	vpternlogd	$150, %zmm17, %zmm15, %zmm6
+	vpternlogd	$150, %zmm1, %zmm16, %zmm7
+	vpternlogd	$150, %zmm11, %zmm18, %zmm7
+	addq	$128, %rcx
+	addq	$128, %r10
+	subq	$128, %rdx
+.Laesgen_vaes512_gcm_siv_open_rest8_none:
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_siv_open_rest4_none
+	vmovdqu64	(%rcx), %zmm1
+	vpclmulqdq	$0, (%r10), %zmm1, %zmm11
+	vpxorq	%zmm11, %zmm5, %zmm5
+	vpclmulqdq	$17, (%r10), %zmm1, %zmm11
+	vpxorq	%zmm11, %zmm6, %zmm6
+	vpclmulqdq	$1, (%r10), %zmm1, %zmm11
+	vpxorq	%zmm11, %zmm7, %zmm7
+	vpclmulqdq	$16, (%r10), %zmm1, %zmm1
+	vpxorq	%zmm1, %zmm7, %zmm7
+	addq	$64, %rcx
+	addq	$64, %r10
+	subq	$64, %rdx
+.Laesgen_vaes512_gcm_siv_open_rest4_none:
+	cmpq	$32, %rdx
+	jb	.Laesgen_vaes512_gcm_siv_open_rest2_none
+	vmovdqu64	(%rcx), %ymm1
+	vpclmulqdq	$0, (%r10), %ymm1, %ymm11
+	vpxorq	%ymm11, %ymm2, %ymm2
+	vpclmulqdq	$17, (%r10), %ymm1, %ymm11
+	vpxorq	%ymm11, %ymm3, %ymm3
+	vpclmulqdq	$1, (%r10), %ymm1, %ymm11
+	vpxorq	%ymm11, %ymm4, %ymm4
+	vpclmulqdq	$16, (%r10), %ymm1, %ymm1
 	vpxorq	%ymm1, %ymm4, %ymm4
+	addq	$32, %rcx
+	addq	$32, %r10
+	subq	$32, %rdx
+.Laesgen_vaes512_gcm_siv_open_rest2_none:
+	cmpq	$16, %rdx
+	jb	.Laesgen_vaes512_gcm_siv_open_rest1_none
+	vmovdqu64	(%rcx), %xmm1
+	vpclmulqdq	$0, (%r10), %xmm1, %xmm11
+	vpxorq	%xmm11, %xmm8, %xmm8
+	vpclmulqdq	$17, (%r10), %xmm1, %xmm11
+	vpxorq	%xmm11, %xmm9, %xmm9
+	vpclmulqdq	$1, (%r10), %xmm1, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vpclmulqdq	$16, (%r10), %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm10, %xmm10
+	addq	$16, %rcx
+	addq	$16, %r10
+	subq	$16, %rdx
+.Laesgen_vaes512_gcm_siv_open_rest1_none:
+	testq	%rdx, %rdx
+	je	.Laesgen_vaes512_gcm_siv_open_rest_whole
+	movq	$-1, %r11
+	bzhiq	%rdx, %r11, %r11
+	kmovq	%r11, %k1
+	vmovdqu8	(%rcx), %xmm1{%k1}{z}
+	vpclmulqdq	$0, (%r10), %xmm1, %xmm11
+	vpxorq	%xmm11, %xmm8, %xmm8
+	vpclmulqdq	$17, (%r10), %xmm1, %xmm11
+	vpxorq	%xmm11, %xmm9, %xmm9
+	vpclmulqdq	$1, (%r10), %xmm1, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vpclmulqdq	$16, (%r10), %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm10, %xmm10
+	addq	$16, %r10
+.Laesgen_vaes512_gcm_siv_open_rest_whole:
+	vextracti32x4	$1, %ymm2, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm8, %xmm8
+	vextracti32x4	$1, %ymm3, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpxorq	%xmm3, %xmm9, %xmm9
 	vextracti32x4	$1, %ymm4, %xmm1
 	vpxorq	%xmm1, %xmm4, %xmm4
+	vpxorq	%xmm4, %xmm10, %xmm10
 	vextracti64x4	$1, %zmm5, %ymm1
 	vpxorq	%ymm1, %ymm5, %ymm5
 	vextracti32x4	$1, %ymm5, %xmm1
 	vpxorq	%xmm1, %xmm5, %xmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm1
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm1
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vmovdqa64	%xmm4, %xmm1
-	addq	$256, %rcx
-	subq	$256, %rdx
-.Laesgen_vaes512_gcm_siv_open_polyval16_done:
-.Laesgen_vaes512_gcm_siv_open_polyval8:
-	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_siv_open_polyval8_done
-	vmovdqu64	(%rcx), %zmm2
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vmovdqu64	64(%rcx), %zmm1
-	vmovdqu64	880(%rdi), %zmm3
-	vmovdqu64	944(%rdi), %zmm4
-	vpclmulqdq	$0, %zmm3, %zmm2, %zmm5
-	vpclmulqdq	$17, %zmm3, %zmm2, %zmm6
-	vpclmulqdq	$1, %zmm3, %zmm2, %zmm7
-	vpclmulqdq	$16, %zmm3, %zmm2, %zmm2
-	vpclmulqdq	$0, %zmm4, %zmm1, %zmm3
-	vpclmulqdq	$17, %zmm4, %zmm1, %zmm8
-	vpclmulqdq	$1, %zmm4, %zmm1, %zmm9
-	vpclmulqdq	$16, %zmm4, %zmm1, %zmm1
-	vpxorq	%zmm3, %zmm5, %zmm3
-	vpxorq	%zmm8, %zmm6, %zmm4
-	vmovdqa64	%zmm7, %zmm5
-	vpternlogd	$150, %zmm9, %zmm2, %zmm5
-	vpxorq	%zmm1, %zmm5, %zmm5
-	vpslldq	$8, %zmm5, %zmm1
-	vpxorq	%zmm1, %zmm3, %zmm3
-	vpsrldq	$8, %zmm5, %zmm1
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vextracti64x4	$1, %zmm3, %ymm1
-	vpxorq	%ymm1, %ymm3, %ymm3
-	vextracti32x4	$1, %ymm3, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vextracti64x4	$1, %zmm4, %ymm1
-	vpxorq	%ymm1, %ymm4, %ymm4
-	vextracti32x4	$1, %ymm4, %xmm1
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vmovdqa64	%xmm3, %xmm1
-	addq	$128, %rcx
-	subq	$128, %rdx
-.Laesgen_vaes512_gcm_siv_open_polyval8_done:
-.Laesgen_vaes512_gcm_siv_open_polyval4:
-	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_siv_open_polyval4_done
-	vmovdqu64	(%rcx), %zmm2
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpclmulqdq	$0, 944(%rdi), %zmm2, %zmm1
-	vpclmulqdq	$17, 944(%rdi), %zmm2, %zmm3
-	vpclmulqdq	$1, 944(%rdi), %zmm2, %zmm4
-	vpclmulqdq	$16, 944(%rdi), %zmm2, %zmm2
-	vpxorq	%zmm2, %zmm4, %zmm4
-	vpslldq	$8, %zmm4, %zmm2
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vpsrldq	$8, %zmm4, %zmm2
-	vpxorq	%zmm2, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm1, %ymm2
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vextracti32x4	$1, %ymm1, %xmm2
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vextracti64x4	$1, %zmm3, %ymm2
-	vpxorq	%ymm2, %ymm3, %ymm3
-	vextracti32x4	$1, %ymm3, %xmm2
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vmovdqa64	%xmm1, %xmm1
-	addq	$64, %rcx
-	subq	$64, %rdx
-.Laesgen_vaes512_gcm_siv_open_polyval4_done:
-.Laesgen_vaes512_gcm_siv_open_polyval2:
-	cmpq	$32, %rdx
-	jb	.Laesgen_vaes512_gcm_siv_open_polyval2_done
-	vmovdqu64	(%rcx), %ymm2
-	vpxorq	%ymm1, %ymm2, %ymm2
-	vpclmulqdq	$0, 976(%rdi), %ymm2, %ymm1
-	vpclmulqdq	$17, 976(%rdi), %ymm2, %ymm3
-	vpclmulqdq	$1, 976(%rdi), %ymm2, %ymm4
-	vpclmulqdq	$16, 976(%rdi), %ymm2, %ymm2
-	vpxorq	%ymm2, %ymm4, %ymm4
-	vpslldq	$8, %ymm4, %ymm2
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vpsrldq	$8, %ymm4, %ymm2
-	vpxorq	%ymm2, %ymm3, %ymm3
-	vextracti32x4	$1, %ymm1, %xmm2
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vextracti32x4	$1, %ymm3, %xmm2
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vmovdqa64	%xmm1, %xmm1
-	addq	$32, %rcx
-	subq	$32, %rdx
-.Laesgen_vaes512_gcm_siv_open_polyval2_done:
-.Laesgen_vaes512_gcm_siv_open_polyval1:
-	cmpq	$16, %rdx
-	jb	.Laesgen_vaes512_gcm_siv_open_polyval1_done
-	vmovdqu64	(%rcx), %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$0, 992(%rdi), %xmm2, %xmm1
-	vpclmulqdq	$17, 992(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 992(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 992(%rdi), %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vmovdqa64	%xmm1, %xmm1
-	addq	$16, %rcx
-	subq	$16, %rdx
-.Laesgen_vaes512_gcm_siv_open_polyval1_done:
-	testq	%rdx, %rdx
-	je	.Laesgen_vaes512_gcm_siv_open_polyval_end
-	movq	$-1, %r10
-	bzhiq	%rdx, %r10, %r10
-	kmovq	%r10, %k1
-	vmovdqu8	(%rcx), %xmm2{%k1}{z}
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$0, 992(%rdi), %xmm2, %xmm1
-	vpclmulqdq	$17, 992(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 992(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 992(%rdi), %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vmovdqa64	%xmm1, %xmm1
-.Laesgen_vaes512_gcm_siv_open_polyval_end:
-	movq	16(%rsp), %rcx
-	movq	24(%rsp), %rdx
-	leaq	256(%rdi), %r10
+	vpxorq	%xmm5, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm6, %ymm1
+	vpxorq	%ymm1, %ymm6, %ymm6
+	vextracti32x4	$1, %ymm6, %xmm1
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm9, %xmm9
+	vextracti64x4	$1, %zmm7, %ymm1
+	vpxorq	%ymm1, %ymm7, %ymm7
+	vextracti32x4	$1, %ymm7, %xmm1
+	vpxorq	%xmm1, %xmm7, %xmm7
+	vpxorq	%xmm7, %xmm10, %xmm10
+	vpslldq	$8, %xmm10, %xmm1
+	vpxorq	%xmm1, %xmm8, %xmm8
+	vpsrldq	$8, %xmm10, %xmm1
+	vpxorq	%xmm1, %xmm9, %xmm9
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm8, %xmm1
+	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm1, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm8, %xmm1
+	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm1, %xmm8, %xmm8
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vmovdqa64	%xmm8, %xmm1
+.Laesgen_vaes512_gcm_siv_open_rest_nothing:
+	movq	24(%rsp), %rcx
+	movq	32(%rsp), %rdx
+	movq	24(%rsp), %r10
+	leaq	256(%rdi), %r11
 	vporq	.Laesgen_vaes512_gcm_siv_open_set_top(%rip), %xmm0, %xmm0
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_lane_counts4(%rip), %zmm0, %zmm0
@@ -4480,7 +4329,7 @@ aesgen_vaes512_gcm_siv_open:
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_24x4(%rip), %zmm0, %zmm8
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_28x4(%rip), %zmm0, %zmm9
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_32x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r10), %zmm10
+	vbroadcasti32x4	(%r11), %zmm10
 	vpxorq	%zmm10, %zmm2, %zmm2
 	vpxorq	%zmm10, %zmm3, %zmm3
 	vpxorq	%zmm10, %zmm4, %zmm4
@@ -4489,7 +4338,7 @@ aesgen_vaes512_gcm_siv_open:
 	vpxorq	%zmm10, %zmm7, %zmm7
 	vpxorq	%zmm10, %zmm8, %zmm8
 	vpxorq	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	16(%r10), %zmm10
+	vbroadcasti32x4	16(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -4498,7 +4347,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	32(%r10), %zmm10
+	vbroadcasti32x4	32(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -4507,7 +4356,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	48(%r10), %zmm10
+	vbroadcasti32x4	48(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -4516,7 +4365,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	64(%r10), %zmm10
+	vbroadcasti32x4	64(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -4525,7 +4374,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	80(%r10), %zmm10
+	vbroadcasti32x4	80(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -4534,7 +4383,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	96(%r10), %zmm10
+	vbroadcasti32x4	96(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -4543,7 +4392,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	112(%r10), %zmm10
+	vbroadcasti32x4	112(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -4552,7 +4401,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	128(%r10), %zmm10
+	vbroadcasti32x4	128(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -4561,7 +4410,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	144(%r10), %zmm10
+	vbroadcasti32x4	144(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -4570,7 +4419,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	160(%r10), %zmm10
+	vbroadcasti32x4	160(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -4579,7 +4428,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	176(%r10), %zmm10
+	vbroadcasti32x4	176(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -4588,7 +4437,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	192(%r10), %zmm10
+	vbroadcasti32x4	192(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -4597,7 +4446,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	208(%r10), %zmm10
+	vbroadcasti32x4	208(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -4606,7 +4455,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	224(%r10), %zmm10
+	vbroadcasti32x4	224(%r11), %zmm10
 	vaesenclast	%zmm10, %zmm2, %zmm2
 	vaesenclast	%zmm10, %zmm3, %zmm3
 	vaesenclast	%zmm10, %zmm4, %zmm4
@@ -4646,21 +4495,21 @@ aesgen_vaes512_gcm_siv_open:
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_24x4(%rip), %zmm0, %zmm8
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_28x4(%rip), %zmm0, %zmm9
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_32x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r10), %zmm10
+	vbroadcasti32x4	(%r11), %zmm10
 	vpxorq	%zmm10, %zmm2, %zmm2
 	vmovdqu64	-128(%rdx), %zmm11
 	vpxorq	%zmm10, %zmm3, %zmm3
 	vpxorq	%zmm10, %zmm4, %zmm4
 	vmovdqu64	-64(%rdx), %zmm12
 	vpxorq	%zmm10, %zmm5, %zmm5
-	vmovdqu64	880(%rdi), %zmm13
+	vmovdqu64	896(%rdi), %zmm13
 	vpxorq	%zmm10, %zmm6, %zmm6
 	vpxorq	%zmm10, %zmm7, %zmm7
-	vmovdqu64	944(%rdi), %zmm14
+	vmovdqu64	960(%rdi), %zmm14
 	vpxorq	%zmm10, %zmm8, %zmm8
 	vpclmulqdq	$0, %zmm13, %zmm11, %zmm15
 	vpxorq	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	16(%r10), %zmm10
+	vbroadcasti32x4	16(%r11), %zmm10
 	vpclmulqdq	$17, %zmm13, %zmm11, %zmm16
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vpclmulqdq	$1, %zmm13, %zmm11, %zmm17
@@ -4675,7 +4524,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
 	vpclmulqdq	$1, %zmm14, %zmm12, %zmm19
-	vbroadcasti32x4	32(%r10), %zmm10
+	vbroadcasti32x4	32(%r11), %zmm10
 	vpclmulqdq	$16, %zmm14, %zmm12, %zmm12
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
@@ -4690,21 +4539,21 @@ aesgen_vaes512_gcm_siv_open:
 	vpternlogd	$150, %zmm19, %zmm11, %zmm15
 	vaesenc	%zmm10, %zmm9, %zmm9
 	vpxorq	%zmm12, %zmm15, %zmm15
-	vbroadcasti32x4	48(%r10), %zmm10
+	vbroadcasti32x4	48(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vmovdqu64	-256(%rdx), %zmm11
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vmovdqu64	-192(%rdx), %zmm12
 	vaesenc	%zmm10, %zmm4, %zmm4
 	vaesenc	%zmm10, %zmm5, %zmm5
-	vmovdqu64	752(%rdi), %zmm16
+	vmovdqu64	768(%rdi), %zmm16
 	vaesenc	%zmm10, %zmm6, %zmm6
-	vmovdqu64	816(%rdi), %zmm17
+	vmovdqu64	832(%rdi), %zmm17
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vpclmulqdq	$0, %zmm16, %zmm11, %zmm18
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	64(%r10), %zmm10
+	vbroadcasti32x4	64(%r11), %zmm10
 	vpclmulqdq	$17, %zmm16, %zmm11, %zmm19
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vpclmulqdq	$1, %zmm16, %zmm11, %zmm20
@@ -4719,7 +4568,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vpclmulqdq	$1, %zmm17, %zmm12, %zmm22
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	80(%r10), %zmm10
+	vbroadcasti32x4	80(%r11), %zmm10
 	vpclmulqdq	$16, %zmm17, %zmm12, %zmm12
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
@@ -4734,14 +4583,14 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
 	vmovdqu64	-384(%rdx), %zmm11
-	vbroadcasti32x4	96(%r10), %zmm10
+	vbroadcasti32x4	96(%r11), %zmm10
 	vmovdqu64	-320(%rdx), %zmm12
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
-	vmovdqu64	624(%rdi), %zmm16
+	vmovdqu64	640(%rdi), %zmm16
 	vaesenc	%zmm10, %zmm4, %zmm4
 	vaesenc	%zmm10, %zmm5, %zmm5
-	vmovdqu64	688(%rdi), %zmm17
+	vmovdqu64	704(%rdi), %zmm17
 	vaesenc	%zmm10, %zmm6, %zmm6
 	vpclmulqdq	$0, %zmm16, %zmm11, %zmm18
 	vaesenc	%zmm10, %zmm7, %zmm7
@@ -4749,7 +4598,7 @@ aesgen_vaes512_gcm_siv_open:
 	vpclmulqdq	$17, %zmm16, %zmm11, %zmm19
 	vaesenc	%zmm10, %zmm9, %zmm9
 	vpclmulqdq	$1, %zmm16, %zmm11, %zmm20
-	vbroadcasti32x4	112(%r10), %zmm10
+	vbroadcasti32x4	112(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vpclmulqdq	$16, %zmm16, %zmm11, %zmm11
 	vaesenc	%zmm10, %zmm3, %zmm3
@@ -4763,7 +4612,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vpclmulqdq	$16, %zmm17, %zmm12, %zmm12
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	128(%r10), %zmm10
+	vbroadcasti32x4	128(%r11), %zmm10
 	vpternlogd	$150, %zmm16, %zmm18, %zmm13
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vpternlogd	$150, %zmm21, %zmm19, %zmm14
@@ -4778,13 +4627,13 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
 	vpxorq	%zmm1, %zmm11, %zmm11
-	vbroadcasti32x4	144(%r10), %zmm1
+	vbroadcasti32x4	144(%r11), %zmm1
 	vmovdqu64	-448(%rdx), %zmm10
 	vaesenc	%zmm1, %zmm2, %zmm2
 	vaesenc	%zmm1, %zmm3, %zmm3
-	vmovdqu64	496(%rdi), %zmm12
+	vmovdqu64	512(%rdi), %zmm12
 	vaesenc	%zmm1, %zmm4, %zmm4
-	vmovdqu64	560(%rdi), %zmm16
+	vmovdqu64	576(%rdi), %zmm16
 	vaesenc	%zmm1, %zmm5, %zmm5
 	vaesenc	%zmm1, %zmm6, %zmm6
 	vpclmulqdq	$0, %zmm12, %zmm11, %zmm17
@@ -4793,7 +4642,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm1, %zmm8, %zmm8
 	vaesenc	%zmm1, %zmm9, %zmm9
 	vpclmulqdq	$1, %zmm12, %zmm11, %zmm19
-	vbroadcasti32x4	160(%r10), %zmm1
+	vbroadcasti32x4	160(%r11), %zmm1
 	vaesenc	%zmm1, %zmm2, %zmm2
 	vpclmulqdq	$16, %zmm12, %zmm11, %zmm11
 	vaesenc	%zmm1, %zmm3, %zmm3
@@ -4808,7 +4657,7 @@ aesgen_vaes512_gcm_siv_open:
 	vpclmulqdq	$16, %zmm16, %zmm10, %zmm10
 	vaesenc	%zmm1, %zmm9, %zmm9
 	vpternlogd	$150, %zmm12, %zmm17, %zmm13
-	vbroadcasti32x4	176(%r10), %zmm1
+	vbroadcasti32x4	176(%r11), %zmm1
 	vaesenc	%zmm1, %zmm2, %zmm2
 	vpternlogd	$150, %zmm20, %zmm18, %zmm14
 	vaesenc	%zmm1, %zmm3, %zmm3
@@ -4822,7 +4671,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm1, %zmm8, %zmm8
 	vpxorq	%zmm10, %zmm13, %zmm13
 	vaesenc	%zmm1, %zmm9, %zmm9
-	vbroadcasti32x4	192(%r10), %zmm1
+	vbroadcasti32x4	192(%r11), %zmm1
 	vpsrldq	$8, %zmm15, %zmm10
 	vaesenc	%zmm1, %zmm2, %zmm2
 	vpxorq	%zmm10, %zmm14, %zmm14
@@ -4837,7 +4686,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm1, %zmm8, %zmm8
 	vaesenc	%zmm1, %zmm9, %zmm9
 	vpxorq	%xmm10, %xmm13, %xmm13
-	vbroadcasti32x4	208(%r10), %zmm1
+	vbroadcasti32x4	208(%r11), %zmm1
 	vextracti64x4	$1, %zmm14, %ymm10
 	vaesenc	%zmm1, %zmm2, %zmm2
 	vaesenc	%zmm1, %zmm3, %zmm3
@@ -4852,7 +4701,7 @@ aesgen_vaes512_gcm_siv_open:
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm13, %xmm10
 	vaesenc	%zmm1, %zmm9, %zmm9
 	vpshufd	$78, %xmm13, %xmm13
-	vbroadcasti32x4	224(%r10), %zmm1
+	vbroadcasti32x4	224(%r11), %zmm1
 	vaesenclast	%zmm1, %zmm2, %zmm2
 	vpxorq	%xmm10, %xmm13, %xmm13
 	vaesenclast	%zmm1, %zmm3, %zmm3
@@ -4890,8 +4739,8 @@ aesgen_vaes512_gcm_siv_open:
 .Laesgen_vaes512_gcm_siv_open_ctr32_done256:
 	vmovdqu64	-128(%rdx), %zmm2
 	vmovdqu64	-64(%rdx), %zmm3
-	vmovdqu64	880(%rdi), %zmm4
-	vmovdqu64	944(%rdi), %zmm5
+	vmovdqu64	896(%rdi), %zmm4
+	vmovdqu64	960(%rdi), %zmm5
 	vpclmulqdq	$0, %zmm4, %zmm2, %zmm6
 	vpclmulqdq	$17, %zmm4, %zmm2, %zmm7
 	vpclmulqdq	$1, %zmm4, %zmm2, %zmm8
@@ -4907,8 +4756,8 @@ aesgen_vaes512_gcm_siv_open:
 	vpxorq	%zmm3, %zmm6, %zmm6
 	vmovdqu64	-256(%rdx), %zmm2
 	vmovdqu64	-192(%rdx), %zmm3
-	vmovdqu64	752(%rdi), %zmm7
-	vmovdqu64	816(%rdi), %zmm8
+	vmovdqu64	768(%rdi), %zmm7
+	vmovdqu64	832(%rdi), %zmm8
 	vpclmulqdq	$0, %zmm7, %zmm2, %zmm9
 	vpclmulqdq	$17, %zmm7, %zmm2, %zmm10
 	vpclmulqdq	$1, %zmm7, %zmm2, %zmm11
@@ -4923,8 +4772,8 @@ aesgen_vaes512_gcm_siv_open:
 	vpternlogd	$150, %zmm3, %zmm13, %zmm6
 	vmovdqu64	-384(%rdx), %zmm2
 	vmovdqu64	-320(%rdx), %zmm3
-	vmovdqu64	624(%rdi), %zmm7
-	vmovdqu64	688(%rdi), %zmm8
+	vmovdqu64	640(%rdi), %zmm7
+	vmovdqu64	704(%rdi), %zmm8
 	vpclmulqdq	$0, %zmm7, %zmm2, %zmm9
 	vpclmulqdq	$17, %zmm7, %zmm2, %zmm10
 	vpclmulqdq	$1, %zmm7, %zmm2, %zmm11
@@ -4940,8 +4789,8 @@ aesgen_vaes512_gcm_siv_open:
 	vmovdqu64	-512(%rdx), %zmm2
 	vpxorq	%zmm1, %zmm2, %zmm2
 	vmovdqu64	-448(%rdx), %zmm1
-	vmovdqu64	496(%rdi), %zmm3
-	vmovdqu64	560(%rdi), %zmm7
+	vmovdqu64	512(%rdi), %zmm3
+	vmovdqu64	576(%rdi), %zmm7
 	vpclmulqdq	$0, %zmm3, %zmm2, %zmm8
 	vpclmulqdq	$17, %zmm3, %zmm2, %zmm9
 	vpclmulqdq	$1, %zmm3, %zmm2, %zmm10
@@ -4975,6 +4824,8 @@ aesgen_vaes512_gcm_siv_open:
 	vpxorq	%xmm5, %xmm4, %xmm4
 	vmovdqa64	%xmm4, %xmm1
 .Laesgen_vaes512_gcm_siv_open_ctr_small256:
+	movq	%rdx, %rbx
+	movq	%rcx, %rbp
 	cmpq	$256, %rcx
 	jb	.Laesgen_vaes512_gcm_siv_open_ctr16_done256
 	vmovdqa64	%zmm0, %zmm2
@@ -4982,77 +4833,77 @@ aesgen_vaes512_gcm_siv_open:
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm4
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_12x4(%rip), %zmm0, %zmm5
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_16x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r10), %zmm6
+	vbroadcasti32x4	(%r11), %zmm6
 	vpxorq	%zmm6, %zmm2, %zmm2
 	vpxorq	%zmm6, %zmm3, %zmm3
 	vpxorq	%zmm6, %zmm4, %zmm4
 	vpxorq	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	16(%r10), %zmm6
+	vbroadcasti32x4	16(%r11), %zmm6
 	vaesenc	%zmm6, %zmm2, %zmm2
 	vaesenc	%zmm6, %zmm3, %zmm3
 	vaesenc	%zmm6, %zmm4, %zmm4
 	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	32(%r10), %zmm6
+	vbroadcasti32x4	32(%r11), %zmm6
 	vaesenc	%zmm6, %zmm2, %zmm2
 	vaesenc	%zmm6, %zmm3, %zmm3
 	vaesenc	%zmm6, %zmm4, %zmm4
 	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	48(%r10), %zmm6
+	vbroadcasti32x4	48(%r11), %zmm6
 	vaesenc	%zmm6, %zmm2, %zmm2
 	vaesenc	%zmm6, %zmm3, %zmm3
 	vaesenc	%zmm6, %zmm4, %zmm4
 	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	64(%r10), %zmm6
+	vbroadcasti32x4	64(%r11), %zmm6
 	vaesenc	%zmm6, %zmm2, %zmm2
 	vaesenc	%zmm6, %zmm3, %zmm3
 	vaesenc	%zmm6, %zmm4, %zmm4
 	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	80(%r10), %zmm6
+	vbroadcasti32x4	80(%r11), %zmm6
 	vaesenc	%zmm6, %zmm2, %zmm2
 	vaesenc	%zmm6, %zmm3, %zmm3
 	vaesenc	%zmm6, %zmm4, %zmm4
 	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	96(%r10), %zmm6
+	vbroadcasti32x4	96(%r11), %zmm6
 	vaesenc	%zmm6, %zmm2, %zmm2
 	vaesenc	%zmm6, %zmm3, %zmm3
 	vaesenc	%zmm6, %zmm4, %zmm4
 	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	112(%r10), %zmm6
+	vbroadcasti32x4	112(%r11), %zmm6
 	vaesenc	%zmm6, %zmm2, %zmm2
 	vaesenc	%zmm6, %zmm3, %zmm3
 	vaesenc	%zmm6, %zmm4, %zmm4
 	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	128(%r10), %zmm6
+	vbroadcasti32x4	128(%r11), %zmm6
 	vaesenc	%zmm6, %zmm2, %zmm2
 	vaesenc	%zmm6, %zmm3, %zmm3
 	vaesenc	%zmm6, %zmm4, %zmm4
 	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	144(%r10), %zmm6
+	vbroadcasti32x4	144(%r11), %zmm6
 	vaesenc	%zmm6, %zmm2, %zmm2
 	vaesenc	%zmm6, %zmm3, %zmm3
 	vaesenc	%zmm6, %zmm4, %zmm4
 	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	160(%r10), %zmm6
+	vbroadcasti32x4	160(%r11), %zmm6
 	vaesenc	%zmm6, %zmm2, %zmm2
 	vaesenc	%zmm6, %zmm3, %zmm3
 	vaesenc	%zmm6, %zmm4, %zmm4
 	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	176(%r10), %zmm6
+	vbroadcasti32x4	176(%r11), %zmm6
 	vaesenc	%zmm6, %zmm2, %zmm2
 	vaesenc	%zmm6, %zmm3, %zmm3
 	vaesenc	%zmm6, %zmm4, %zmm4
 	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	192(%r10), %zmm6
+	vbroadcasti32x4	192(%r11), %zmm6
 	vaesenc	%zmm6, %zmm2, %zmm2
 	vaesenc	%zmm6, %zmm3, %zmm3
 	vaesenc	%zmm6, %zmm4, %zmm4
 	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	208(%r10), %zmm6
+	vbroadcasti32x4	208(%r11), %zmm6
 	vaesenc	%zmm6, %zmm2, %zmm2
 	vaesenc	%zmm6, %zmm3, %zmm3
 	vaesenc	%zmm6, %zmm4, %zmm4
 	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	224(%r10), %zmm6
+	vbroadcasti32x4	224(%r11), %zmm6
 	vaesenclast	%zmm6, %zmm2, %zmm2
 	vaesenclast	%zmm6, %zmm3, %zmm3
 	vaesenclast	%zmm6, %zmm4, %zmm4
@@ -5065,60 +4916,6 @@ aesgen_vaes512_gcm_siv_open:
 	vmovdqu64	%zmm4, 128(%rdx)
 	vpxorq	192(%r9), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rdx)
-	vmovdqu64	128(%rdx), %zmm2
-	vmovdqu64	192(%rdx), %zmm3
-	vmovdqu64	880(%rdi), %zmm4
-	vmovdqu64	944(%rdi), %zmm5
-	vpclmulqdq	$0, %zmm4, %zmm2, %zmm6
-	vpclmulqdq	$17, %zmm4, %zmm2, %zmm7
-	vpclmulqdq	$1, %zmm4, %zmm2, %zmm8
-	vpclmulqdq	$16, %zmm4, %zmm2, %zmm2
-	vpclmulqdq	$0, %zmm5, %zmm3, %zmm4
-	vpclmulqdq	$17, %zmm5, %zmm3, %zmm9
-	vpclmulqdq	$1, %zmm5, %zmm3, %zmm10
-	vpclmulqdq	$16, %zmm5, %zmm3, %zmm3
-	vpxorq	%zmm4, %zmm6, %zmm4
-	vpxorq	%zmm9, %zmm7, %zmm5
-	vmovdqa64	%zmm8, %zmm6
-	vpternlogd	$150, %zmm10, %zmm2, %zmm6
-	vpxorq	%zmm3, %zmm6, %zmm6
-	vmovdqu64	(%rdx), %zmm2
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vmovdqu64	64(%rdx), %zmm1
-	vmovdqu64	752(%rdi), %zmm3
-	vmovdqu64	816(%rdi), %zmm7
-	vpclmulqdq	$0, %zmm3, %zmm2, %zmm8
-	vpclmulqdq	$17, %zmm3, %zmm2, %zmm9
-	vpclmulqdq	$1, %zmm3, %zmm2, %zmm10
-	vpclmulqdq	$16, %zmm3, %zmm2, %zmm2
-	vpclmulqdq	$0, %zmm7, %zmm1, %zmm3
-	vpclmulqdq	$17, %zmm7, %zmm1, %zmm11
-	vpclmulqdq	$1, %zmm7, %zmm1, %zmm12
-	vpclmulqdq	$16, %zmm7, %zmm1, %zmm1
-	vpternlogd	$150, %zmm3, %zmm8, %zmm4
-	vpternlogd	$150, %zmm11, %zmm9, %zmm5
-	vpternlogd	$150, %zmm2, %zmm10, %zmm6
-	vpternlogd	$150, %zmm1, %zmm12, %zmm6
-	vpslldq	$8, %zmm6, %zmm1
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vpsrldq	$8, %zmm6, %zmm1
-	vpxorq	%zmm1, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm4, %ymm1
-	vpxorq	%ymm1, %ymm4, %ymm4
-	vextracti32x4	$1, %ymm4, %xmm1
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vextracti64x4	$1, %zmm5, %ymm1
-	vpxorq	%ymm1, %ymm5, %ymm5
-	vextracti32x4	$1, %ymm5, %xmm1
-	vpxorq	%xmm1, %xmm5, %xmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm1
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm1
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vmovdqa64	%xmm4, %xmm1
 	addq	$256, %r9
 	addq	$256, %rdx
 	subq	$256, %rcx
@@ -5128,93 +4925,55 @@ aesgen_vaes512_gcm_siv_open:
 	vmovdqa64	%zmm0, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm3
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r10), %zmm4
+	vbroadcasti32x4	(%r11), %zmm4
 	vpxorq	%zmm4, %zmm2, %zmm2
 	vpxorq	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	16(%r10), %zmm4
+	vbroadcasti32x4	16(%r11), %zmm4
 	vaesenc	%zmm4, %zmm2, %zmm2
 	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	32(%r10), %zmm4
+	vbroadcasti32x4	32(%r11), %zmm4
 	vaesenc	%zmm4, %zmm2, %zmm2
 	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	48(%r10), %zmm4
+	vbroadcasti32x4	48(%r11), %zmm4
 	vaesenc	%zmm4, %zmm2, %zmm2
 	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	64(%r10), %zmm4
+	vbroadcasti32x4	64(%r11), %zmm4
 	vaesenc	%zmm4, %zmm2, %zmm2
 	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	80(%r10), %zmm4
+	vbroadcasti32x4	80(%r11), %zmm4
 	vaesenc	%zmm4, %zmm2, %zmm2
 	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	96(%r10), %zmm4
+	vbroadcasti32x4	96(%r11), %zmm4
 	vaesenc	%zmm4, %zmm2, %zmm2
 	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	112(%r10), %zmm4
+	vbroadcasti32x4	112(%r11), %zmm4
 	vaesenc	%zmm4, %zmm2, %zmm2
 	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	128(%r10), %zmm4
+	vbroadcasti32x4	128(%r11), %zmm4
 	vaesenc	%zmm4, %zmm2, %zmm2
 	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	144(%r10), %zmm4
+	vbroadcasti32x4	144(%r11), %zmm4
 	vaesenc	%zmm4, %zmm2, %zmm2
 	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	160(%r10), %zmm4
+	vbroadcasti32x4	160(%r11), %zmm4
 	vaesenc	%zmm4, %zmm2, %zmm2
 	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	176(%r10), %zmm4
+	vbroadcasti32x4	176(%r11), %zmm4
 	vaesenc	%zmm4, %zmm2, %zmm2
 	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	192(%r10), %zmm4
+	vbroadcasti32x4	192(%r11), %zmm4
 	vaesenc	%zmm4, %zmm2, %zmm2
 	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	208(%r10), %zmm4
+	vbroadcasti32x4	208(%r11), %zmm4
 	vaesenc	%zmm4, %zmm2, %zmm2
 	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	224(%r10), %zmm4
+	vbroadcasti32x4	224(%r11), %zmm4
 	vaesenclast	%zmm4, %zmm2, %zmm2
 	vaesenclast	%zmm4, %zmm3, %zmm3
 	vpxorq	(%r9), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rdx)
 	vpxorq	64(%r9), %zmm3, %zmm3
 	vmovdqu64	%zmm3, 64(%rdx)
-	vmovdqu64	(%rdx), %zmm2
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vmovdqu64	64(%rdx), %zmm1
-	vmovdqu64	880(%rdi), %zmm3
-	vmovdqu64	944(%rdi), %zmm4
-	vpclmulqdq	$0, %zmm3, %zmm2, %zmm5
-	vpclmulqdq	$17, %zmm3, %zmm2, %zmm6
-	vpclmulqdq	$1, %zmm3, %zmm2, %zmm7
-	vpclmulqdq	$16, %zmm3, %zmm2, %zmm2
-	vpclmulqdq	$0, %zmm4, %zmm1, %zmm3
-	vpclmulqdq	$17, %zmm4, %zmm1, %zmm8
-	vpclmulqdq	$1, %zmm4, %zmm1, %zmm9
-	vpclmulqdq	$16, %zmm4, %zmm1, %zmm1
-	vpxorq	%zmm3, %zmm5, %zmm3
-	vpxorq	%zmm8, %zmm6, %zmm4
-	vmovdqa64	%zmm7, %zmm5
-	vpternlogd	$150, %zmm9, %zmm2, %zmm5
-	vpxorq	%zmm1, %zmm5, %zmm5
-	vpslldq	$8, %zmm5, %zmm1
-	vpxorq	%zmm1, %zmm3, %zmm3
-	vpsrldq	$8, %zmm5, %zmm1
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vextracti64x4	$1, %zmm3, %ymm1
-	vpxorq	%ymm1, %ymm3, %ymm3
-	vextracti32x4	$1, %ymm3, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vextracti64x4	$1, %zmm4, %ymm1
-	vpxorq	%ymm1, %ymm4, %ymm4
-	vextracti32x4	$1, %ymm4, %xmm1
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vmovdqa64	%xmm3, %xmm1
 	addq	$128, %r9
 	addq	$128, %rdx
 	subq	$128, %rcx
@@ -5223,65 +4982,38 @@ aesgen_vaes512_gcm_siv_open:
 	jb	.Laesgen_vaes512_gcm_siv_open_ctr4_done256
 	vmovdqa64	%zmm0, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r10), %zmm3
+	vbroadcasti32x4	(%r11), %zmm3
 	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	16(%r10), %zmm3
+	vbroadcasti32x4	16(%r11), %zmm3
 	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	32(%r10), %zmm3
+	vbroadcasti32x4	32(%r11), %zmm3
 	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	48(%r10), %zmm3
+	vbroadcasti32x4	48(%r11), %zmm3
 	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	64(%r10), %zmm3
+	vbroadcasti32x4	64(%r11), %zmm3
 	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	80(%r10), %zmm3
+	vbroadcasti32x4	80(%r11), %zmm3
 	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	96(%r10), %zmm3
+	vbroadcasti32x4	96(%r11), %zmm3
 	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	112(%r10), %zmm3
+	vbroadcasti32x4	112(%r11), %zmm3
 	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	128(%r10), %zmm3
+	vbroadcasti32x4	128(%r11), %zmm3
 	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	144(%r10), %zmm3
+	vbroadcasti32x4	144(%r11), %zmm3
 	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	160(%r10), %zmm3
+	vbroadcasti32x4	160(%r11), %zmm3
 	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	176(%r10), %zmm3
+	vbroadcasti32x4	176(%r11), %zmm3
 	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	192(%r10), %zmm3
+	vbroadcasti32x4	192(%r11), %zmm3
 	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	208(%r10), %zmm3
+	vbroadcasti32x4	208(%r11), %zmm3
 	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	224(%r10), %zmm3
+	vbroadcasti32x4	224(%r11), %zmm3
 	vaesenclast	%zmm3, %zmm2, %zmm2
 	vpxorq	(%r9), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rdx)
-	vmovdqu64	(%rdx), %zmm2
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpclmulqdq	$0, 944(%rdi), %zmm2, %zmm1
-	vpclmulqdq	$17, 944(%rdi), %zmm2, %zmm3
-	vpclmulqdq	$1, 944(%rdi), %zmm2, %zmm4
-	vpclmulqdq	$16, 944(%rdi), %zmm2, %zmm2
-	vpxorq	%zmm2, %zmm4, %zmm4
-	vpslldq	$8, %zmm4, %zmm2
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vpsrldq	$8, %zmm4, %zmm2
-	vpxorq	%zmm2, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm1, %ymm2
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vextracti32x4	$1, %ymm1, %xmm2
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vextracti64x4	$1, %zmm3, %ymm2
-	vpxorq	%ymm2, %ymm3, %ymm3
-	vextracti32x4	$1, %ymm3, %xmm2
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vmovdqa64	%xmm1, %xmm1
 	addq	$64, %r9
 	addq	$64, %rdx
 	subq	$64, %rcx
@@ -5290,61 +5022,38 @@ aesgen_vaes512_gcm_siv_open:
 	jb	.Laesgen_vaes512_gcm_siv_open_ctr2_done256
 	vmovdqa64	%ymm0, %ymm2
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_2x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r10), %ymm3
+	vbroadcasti32x4	(%r11), %ymm3
 	vpxorq	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	16(%r10), %ymm3
+	vbroadcasti32x4	16(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	32(%r10), %ymm3
+	vbroadcasti32x4	32(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	48(%r10), %ymm3
+	vbroadcasti32x4	48(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	64(%r10), %ymm3
+	vbroadcasti32x4	64(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	80(%r10), %ymm3
+	vbroadcasti32x4	80(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	96(%r10), %ymm3
+	vbroadcasti32x4	96(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	112(%r10), %ymm3
+	vbroadcasti32x4	112(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	128(%r10), %ymm3
+	vbroadcasti32x4	128(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	144(%r10), %ymm3
+	vbroadcasti32x4	144(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	160(%r10), %ymm3
+	vbroadcasti32x4	160(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	176(%r10), %ymm3
+	vbroadcasti32x4	176(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	192(%r10), %ymm3
+	vbroadcasti32x4	192(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	208(%r10), %ymm3
+	vbroadcasti32x4	208(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	224(%r10), %ymm3
+	vbroadcasti32x4	224(%r11), %ymm3
 	vaesenclast	%ymm3, %ymm2, %ymm2
 	vpxorq	(%r9), %ymm2, %ymm2
 	vmovdqu64	%ymm2, (%rdx)
-	vmovdqu64	(%rdx), %ymm2
-	vpxorq	%ymm1, %ymm2, %ymm2
-	vpclmulqdq	$0, 976(%rdi), %ymm2, %ymm1
-	vpclmulqdq	$17, 976(%rdi), %ymm2, %ymm3
-	vpclmulqdq	$1, 976(%rdi), %ymm2, %ymm4
-	vpclmulqdq	$16, 976(%rdi), %ymm2, %ymm2
-	vpxorq	%ymm2, %ymm4, %ymm4
-	vpslldq	$8, %ymm4, %ymm2
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vpsrldq	$8, %ymm4, %ymm2
-	vpxorq	%ymm2, %ymm3, %ymm3
-	vextracti32x4	$1, %ymm1, %xmm2
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vextracti32x4	$1, %ymm3, %xmm2
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vmovdqa64	%xmm1, %xmm1
 	addq	$32, %r9
 	addq	$32, %rdx
 	subq	$32, %rcx
@@ -5353,57 +5062,38 @@ aesgen_vaes512_gcm_siv_open:
 	jb	.Laesgen_vaes512_gcm_siv_open_ctr1_done256
 	vmovdqa64	%xmm0, %xmm2
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_1x4(%rip), %zmm0, %zmm0
-	vmovdqa64	(%r10), %xmm3
+	vmovdqa64	(%r11), %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	16(%r10), %xmm3
+	vmovdqa64	16(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	32(%r10), %xmm3
+	vmovdqa64	32(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	48(%r10), %xmm3
+	vmovdqa64	48(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	64(%r10), %xmm3
+	vmovdqa64	64(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	80(%r10), %xmm3
+	vmovdqa64	80(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	96(%r10), %xmm3
+	vmovdqa64	96(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	112(%r10), %xmm3
+	vmovdqa64	112(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	128(%r10), %xmm3
+	vmovdqa64	128(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	144(%r10), %xmm3
+	vmovdqa64	144(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	160(%r10), %xmm3
+	vmovdqa64	160(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	176(%r10), %xmm3
+	vmovdqa64	176(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	192(%r10), %xmm3
+	vmovdqa64	192(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	208(%r10), %xmm3
+	vmovdqa64	208(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	224(%r10), %xmm3
+	vmovdqa64	224(%r11), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
 	vpxorq	(%r9), %xmm2, %xmm2
 	vmovdqu64	%xmm2, (%rdx)
-	vmovdqu64	(%rdx), %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$0, 992(%rdi), %xmm2, %xmm1
-	vpclmulqdq	$17, 992(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 992(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 992(%rdi), %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vmovdqa64	%xmm1, %xmm1
 	addq	$16, %r9
 	addq	$16, %rdx
 	subq	$16, %rcx
@@ -5411,88 +5101,231 @@ aesgen_vaes512_gcm_siv_open:
 	testq	%rcx, %rcx
 	je	.Laesgen_vaes512_gcm_siv_open_ctr_end256
 	vmovdqa64	%xmm0, %xmm0
-	vmovdqa64	(%r10), %xmm2
+	vmovdqa64	(%r11), %xmm2
 	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	16(%r10), %xmm2
+	vmovdqa64	16(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	32(%r10), %xmm2
+	vmovdqa64	32(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	48(%r10), %xmm2
+	vmovdqa64	48(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	64(%r10), %xmm2
+	vmovdqa64	64(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	80(%r10), %xmm2
+	vmovdqa64	80(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	96(%r10), %xmm2
+	vmovdqa64	96(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	112(%r10), %xmm2
+	vmovdqa64	112(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	128(%r10), %xmm2
+	vmovdqa64	128(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	144(%r10), %xmm2
+	vmovdqa64	144(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	160(%r10), %xmm2
+	vmovdqa64	160(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	176(%r10), %xmm2
+	vmovdqa64	176(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	192(%r10), %xmm2
+	vmovdqa64	192(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	208(%r10), %xmm2
+	vmovdqa64	208(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	224(%r10), %xmm2
+	vmovdqa64	224(%r11), %xmm2
 	vaesenclast	%xmm2, %xmm0, %xmm0
-	movq	$-1, %r10
-	bzhiq	%rcx, %r10, %r10
-	kmovq	%r10, %k1
+	movq	$-1, %r11
+	bzhiq	%rcx, %r11, %r11
+	kmovq	%r11, %k1
 	vmovdqu8	(%r9), %xmm2{%k1}{z}
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqu8	%xmm0, (%rdx){%k1}
-	vmovdqu8	%xmm0, %xmm0{%k1}{z}
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 992(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 992(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 992(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 992(%rdi), %xmm0, %xmm0
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm0
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm3, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	%xmm1, %xmm1
 .Laesgen_vaes512_gcm_siv_open_ctr_end256:
-	movq	16(%rsp), %rcx
+	leaq	15(%rbp), %rcx
+	andq	$-16, %rcx
+	negq	%rcx
+	leaq	1008(%rdi,%rcx,1), %rcx
+	vpxorq	%ymm0, %ymm0, %ymm0
+	vpxorq	%ymm2, %ymm2, %ymm2
+	vpxorq	%ymm3, %ymm3, %ymm3
+	vpxorq	%zmm4, %zmm4, %zmm4
+	vpxorq	%zmm5, %zmm5, %zmm5
+	vpxorq	%zmm6, %zmm6, %zmm6
+	vpclmulqdq	$0, (%rcx), %xmm1, %xmm7
+	vpclmulqdq	$17, (%rcx), %xmm1, %xmm8
+	vpclmulqdq	$1, (%rcx), %xmm1, %xmm9
+	vpclmulqdq	$16, (%rcx), %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm9, %xmm9
+	cmpq	$256, %rbp
+	jb	.Laesgen_vaes512_gcm_siv_open_rest16_none_2
+	vmovdqu64	128(%rbx), %zmm1
+	vmovdqu64	192(%rbx), %zmm10
+	vmovdqu64	128(%rcx), %zmm11
+	vmovdqu64	192(%rcx), %zmm12
+	vpclmulqdq	$0, %zmm11, %zmm1, %zmm13
+	vpclmulqdq	$17, %zmm11, %zmm1, %zmm14
+	vpclmulqdq	$1, %zmm11, %zmm1, %zmm15
+	vpclmulqdq	$16, %zmm11, %zmm1, %zmm1
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm11
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm16
+	vpclmulqdq	$1, %zmm12, %zmm10, %zmm17
+	vpclmulqdq	$16, %zmm12, %zmm10, %zmm10
+	vpternlogd	$150, %zmm11, %zmm13, %zmm4
+	vpternlogd	$150, %zmm16, %zmm14, %zmm5
+	vpternlogd	$150, %zmm1, %zmm15, %zmm6
+	vpternlogd	$150, %zmm10, %zmm17, %zmm6
+	vmovdqu64	(%rbx), %zmm1
+	vmovdqu64	64(%rbx), %zmm10
+	vmovdqu64	(%rcx), %zmm11
+	vmovdqu64	64(%rcx), %zmm12
+	vpclmulqdq	$0, %zmm11, %zmm1, %zmm13
+	vpclmulqdq	$17, %zmm11, %zmm1, %zmm14
+	vpclmulqdq	$1, %zmm11, %zmm1, %zmm15
+	vpclmulqdq	$16, %zmm11, %zmm1, %zmm1
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm11
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm16
+	vpclmulqdq	$1, %zmm12, %zmm10, %zmm17
+	vpclmulqdq	$16, %zmm12, %zmm10, %zmm10
+	vpternlogd	$150, %zmm11, %zmm13, %zmm4
+	vpternlogd	$150, %zmm16, %zmm14, %zmm5
+	vpternlogd	$150, %zmm1, %zmm15, %zmm6
+	vpternlogd	$150, %zmm10, %zmm17, %zmm6
+	addq	$256, %rbx
+	addq	$256, %rcx
+	subq	$256, %rbp
+.Laesgen_vaes512_gcm_siv_open_rest16_none_2:
+	cmpq	$128, %rbp
+	jb	.Laesgen_vaes512_gcm_siv_open_rest8_none_2
+	vmovdqu64	(%rbx), %zmm1
+	vmovdqu64	64(%rbx), %zmm10
+	vmovdqu64	(%rcx), %zmm11
+	vmovdqu64	64(%rcx), %zmm12
+	vpclmulqdq	$0, %zmm11, %zmm1, %zmm13
+	vpclmulqdq	$17, %zmm11, %zmm1, %zmm14
+	vpclmulqdq	$1, %zmm11, %zmm1, %zmm15
+	vpclmulqdq	$16, %zmm11, %zmm1, %zmm1
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm11
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm16
+	vpclmulqdq	$1, %zmm12, %zmm10, %zmm17
+	vpclmulqdq	$16, %zmm12, %zmm10, %zmm10
+	vpternlogd	$150, %zmm11, %zmm13, %zmm4
+	vpternlogd	$150, %zmm16, %zmm14, %zmm5
+	vpternlogd	$150, %zmm1, %zmm15, %zmm6
+	vpternlogd	$150, %zmm10, %zmm17, %zmm6
+	addq	$128, %rbx
+	addq	$128, %rcx
+	subq	$128, %rbp
+.Laesgen_vaes512_gcm_siv_open_rest8_none_2:
+	cmpq	$64, %rbp
+	jb	.Laesgen_vaes512_gcm_siv_open_rest4_none_2
+	vmovdqu64	(%rbx), %zmm1
+	vpclmulqdq	$0, (%rcx), %zmm1, %zmm10
+	vpxorq	%zmm10, %zmm4, %zmm4
+	vpclmulqdq	$17, (%rcx), %zmm1, %zmm10
+	vpxorq	%zmm10, %zmm5, %zmm5
+	vpclmulqdq	$1, (%rcx), %zmm1, %zmm10
+	vpxorq	%zmm10, %zmm6, %zmm6
+	vpclmulqdq	$16, (%rcx), %zmm1, %zmm1
+	vpxorq	%zmm1, %zmm6, %zmm6
+	addq	$64, %rbx
+	addq	$64, %rcx
+	subq	$64, %rbp
+.Laesgen_vaes512_gcm_siv_open_rest4_none_2:
+	cmpq	$32, %rbp
+	jb	.Laesgen_vaes512_gcm_siv_open_rest2_none_2
+	vmovdqu64	(%rbx), %ymm1
+	vpclmulqdq	$0, (%rcx), %ymm1, %ymm10
+	vpxorq	%ymm10, %ymm0, %ymm0
+	vpclmulqdq	$17, (%rcx), %ymm1, %ymm10
+	vpxorq	%ymm10, %ymm2, %ymm2
+	vpclmulqdq	$1, (%rcx), %ymm1, %ymm10
+	vpxorq	%ymm10, %ymm3, %ymm3
+	vpclmulqdq	$16, (%rcx), %ymm1, %ymm1
+	vpxorq	%ymm1, %ymm3, %ymm3
+	addq	$32, %rbx
+	addq	$32, %rcx
+	subq	$32, %rbp
+.Laesgen_vaes512_gcm_siv_open_rest2_none_2:
+	cmpq	$16, %rbp
+	jb	.Laesgen_vaes512_gcm_siv_open_rest1_none_2
+	vmovdqu64	(%rbx), %xmm1
+	vpclmulqdq	$0, (%rcx), %xmm1, %xmm10
+	vpxorq	%xmm10, %xmm7, %xmm7
+	vpclmulqdq	$17, (%rcx), %xmm1, %xmm10
+	vpxorq	%xmm10, %xmm8, %xmm8
+	vpclmulqdq	$1, (%rcx), %xmm1, %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vpclmulqdq	$16, (%rcx), %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm9, %xmm9
+	addq	$16, %rbx
+	addq	$16, %rcx
+	subq	$16, %rbp
+.Laesgen_vaes512_gcm_siv_open_rest1_none_2:
+	testq	%rbp, %rbp
+	je	.Laesgen_vaes512_gcm_siv_open_rest_whole_2
+	movq	$-1, %rdx
+	bzhiq	%rbp, %rdx, %rdx
+	kmovq	%rdx, %k1
+	vmovdqu8	(%rbx), %xmm1{%k1}{z}
+	vpclmulqdq	$0, (%rcx), %xmm1, %xmm10
+	vpxorq	%xmm10, %xmm7, %xmm7
+	vpclmulqdq	$17, (%rcx), %xmm1, %xmm10
+	vpxorq	%xmm10, %xmm8, %xmm8
+	vpclmulqdq	$1, (%rcx), %xmm1, %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vpclmulqdq	$16, (%rcx), %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm9, %xmm9
+	addq	$16, %rcx
+.Laesgen_vaes512_gcm_siv_open_rest_whole_2:
 	shlq	$3, %r8
-	shlq	$3, %rcx
-	vmovq	%r8, %xmm0
-	vmovq	%rcx, %xmm2
-	vpunpcklqdq	%xmm2, %xmm0, %xmm0
+	shlq	$3, %r10
+	vmovq	%r8, %xmm1
+	vmovq	%r10, %xmm10
+	vpunpcklqdq	%xmm10, %xmm1, %xmm1
+	vpclmulqdq	$0, (%rcx), %xmm1, %xmm10
+	vpxorq	%xmm10, %xmm7, %xmm7
+	vpclmulqdq	$17, (%rcx), %xmm1, %xmm10
+	vpxorq	%xmm10, %xmm8, %xmm8
+	vpclmulqdq	$1, (%rcx), %xmm1, %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vpclmulqdq	$16, (%rcx), %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm9, %xmm9
+	vextracti32x4	$1, %ymm0, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 992(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 992(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 992(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 992(%rdi), %xmm0, %xmm0
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm0
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm3, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vextracti32x4	$1, %ymm2, %xmm0
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	%xmm1, %xmm1
-	movq	32(%rsp), %rcx
-	movq	40(%rsp), %rdx
+	vpxorq	%xmm2, %xmm8, %xmm8
+	vextracti32x4	$1, %ymm3, %xmm0
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vpxorq	%xmm3, %xmm9, %xmm9
+	vextracti64x4	$1, %zmm4, %ymm0
+	vpxorq	%ymm0, %ymm4, %ymm4
+	vextracti32x4	$1, %ymm4, %xmm0
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vextracti64x4	$1, %zmm5, %ymm0
+	vpxorq	%ymm0, %ymm5, %ymm5
+	vextracti32x4	$1, %ymm5, %xmm0
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpxorq	%xmm5, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm6, %ymm0
+	vpxorq	%ymm0, %ymm6, %ymm6
+	vextracti32x4	$1, %ymm6, %xmm0
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm9, %xmm9
+	vpslldq	$8, %xmm9, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpsrldq	$8, %xmm9, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm7, %xmm0
+	vpshufd	$78, %xmm7, %xmm7
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm7, %xmm0
+	vpshufd	$78, %xmm7, %xmm7
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vmovdqa64	%xmm7, %xmm1
+.Laesgen_vaes512_gcm_siv_open_rest_nothing_2:
+	movq	40(%rsp), %rcx
+	movq	48(%rsp), %rdx
 	vmovd	8(%rsi), %xmm0
 	vpslldq	$8, %xmm0, %xmm0
 	movq	(%rsi), %rsi
@@ -5531,9 +5364,9 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	224(%rsi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 1008(%rdi)
+	vmovdqa64	%xmm0, 1024(%rdi)
 	xorq	%rsi, %rsi
-	leaq	1008(%rdi), %rdi
+	leaq	1024(%rdi), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_vaes512_gcm_siv_open_nocmp16
 	movq	(%rcx), %r8
@@ -5582,10 +5415,11 @@ aesgen_vaes512_gcm_siv_open:
 	sbbl	%eax, %eax
 	jmp	.Laesgen_vaes512_gcm_siv_open_opened
 .Laesgen_vaes512_gcm_siv_open_message128:
+	movq	24(%rsp), %rdx
 	vmovd	8(%rsi), %xmm0
 	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rdx
-	vmovq	%rdx, %xmm1
+	movq	(%rsi), %r10
+	vmovq	%r10, %xmm1
 	vporq	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_siv_open_le32_0(%rip), %xmm0, %xmm1
@@ -5761,7 +5595,7 @@ aesgen_vaes512_gcm_siv_open:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 416(%rdi)
-	vmovdqa64	%xmm1, 992(%rdi)
+	vmovdqa64	%xmm1, 1008(%rdi)
 	vpclmulqdq	$0, %xmm1, %xmm1, %xmm0
 	vpclmulqdq	$17, %xmm1, %xmm1, %xmm2
 	vpclmulqdq	$1, %xmm1, %xmm1, %xmm3
@@ -5778,165 +5612,188 @@ aesgen_vaes512_gcm_siv_open:
 	vpshufd	$78, %xmm0, %xmm0
 	vpxorq	%xmm3, %xmm0, %xmm0
 	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 976(%rdi)
+	vmovdqa64	%xmm0, 992(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm5
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm5
+	vpxorq	%xmm5, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm5
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm4
 	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
+	vpxorq	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm4
 	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm4, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 976(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm0, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm0, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm0, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm0, %xmm0
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 960(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm0, %xmm1
-	vpclmulqdq	$17, %xmm0, %xmm0, %xmm2
-	vpclmulqdq	$1, %xmm0, %xmm0, %xmm3
-	vpclmulqdq	$16, %xmm0, %xmm0, %xmm0
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm0
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm3, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 944(%rdi)
-	vmovdqu64	944(%rdi), %zmm0
-	vshufi32x4	$0, %zmm0, %zmm0, %zmm1
-	vpclmulqdq	$0, %zmm1, %zmm0, %zmm2
-	vpclmulqdq	$17, %zmm1, %zmm0, %zmm3
-	vpclmulqdq	$1, %zmm1, %zmm0, %zmm4
-	vpclmulqdq	$16, %zmm1, %zmm0, %zmm1
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vpslldq	$8, %zmm4, %zmm1
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpsrldq	$8, %zmm4, %zmm1
-	vpxorq	%zmm1, %zmm3, %zmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm2, %zmm1
-	vpshufd	$78, %zmm2, %zmm2
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm2, %zmm1
-	vpshufd	$78, %zmm2, %zmm2
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vmovdqu64	%zmm2, 880(%rdi)
-	vshufi32x4	$0, %zmm2, %zmm2, %zmm1
-	vpclmulqdq	$0, %zmm1, %zmm0, %zmm3
-	vpclmulqdq	$17, %zmm1, %zmm0, %zmm4
-	vpclmulqdq	$1, %zmm1, %zmm0, %zmm5
-	vpclmulqdq	$16, %zmm1, %zmm0, %zmm6
-	vpxorq	%zmm6, %zmm5, %zmm5
-	vpslldq	$8, %zmm5, %zmm6
-	vpxorq	%zmm6, %zmm3, %zmm3
-	vpsrldq	$8, %zmm5, %zmm6
-	vpxorq	%zmm6, %zmm4, %zmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm3, %zmm5
-	vpshufd	$78, %zmm3, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm3, %zmm5
-	vpshufd	$78, %zmm3, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vmovdqu64	%zmm3, 816(%rdi)
-	vpclmulqdq	$0, %zmm1, %zmm2, %zmm4
-	vpclmulqdq	$17, %zmm1, %zmm2, %zmm5
-	vpclmulqdq	$1, %zmm1, %zmm2, %zmm6
-	vpclmulqdq	$16, %zmm1, %zmm2, %zmm1
-	vpxorq	%zmm1, %zmm6, %zmm6
-	vpslldq	$8, %zmm6, %zmm1
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vpsrldq	$8, %zmm6, %zmm1
-	vpxorq	%zmm1, %zmm5, %zmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm4, %zmm1
-	vpshufd	$78, %zmm4, %zmm4
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm4, %zmm1
-	vpshufd	$78, %zmm4, %zmm4
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vmovdqu64	%zmm4, 752(%rdi)
-	vshufi32x4	$0, %zmm4, %zmm4, %zmm1
-	vpclmulqdq	$0, %zmm1, %zmm0, %zmm5
-	vpclmulqdq	$17, %zmm1, %zmm0, %zmm6
-	vpclmulqdq	$1, %zmm1, %zmm0, %zmm7
-	vpclmulqdq	$16, %zmm1, %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm7, %zmm7
-	vpslldq	$8, %zmm7, %zmm0
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpsrldq	$8, %zmm7, %zmm0
-	vpxorq	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm5, %zmm0
-	vpshufd	$78, %zmm5, %zmm5
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm5, %zmm0
-	vpshufd	$78, %zmm5, %zmm5
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm6, %zmm5, %zmm5
-	vmovdqu64	%zmm5, 688(%rdi)
-	vpclmulqdq	$0, %zmm1, %zmm2, %zmm0
-	vpclmulqdq	$17, %zmm1, %zmm2, %zmm5
-	vpclmulqdq	$1, %zmm1, %zmm2, %zmm6
-	vpclmulqdq	$16, %zmm1, %zmm2, %zmm2
-	vpxorq	%zmm2, %zmm6, %zmm6
-	vpslldq	$8, %zmm6, %zmm2
-	vpxorq	%zmm2, %zmm0, %zmm0
-	vpsrldq	$8, %zmm6, %zmm2
+	cmpq	$64, %r8
+	ja	.Laesgen_vaes512_gcm_siv_open_powers_more_2
+	cmpq	$48, %rdx
+	jbe	.Laesgen_vaes512_gcm_siv_open_powers_done_2
+.Laesgen_vaes512_gcm_siv_open_powers_more_2:
+	vmovdqu64	960(%rdi), %zmm0
+	vshufi32x4	$0, %zmm0, %zmm0, %zmm2
+	vpclmulqdq	$0, %zmm2, %zmm0, %zmm3
+	vpclmulqdq	$17, %zmm2, %zmm0, %zmm4
+	vpclmulqdq	$1, %zmm2, %zmm0, %zmm5
+	vpclmulqdq	$16, %zmm2, %zmm0, %zmm2
 	vpxorq	%zmm2, %zmm5, %zmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm0, %zmm2
-	vpshufd	$78, %zmm0, %zmm0
-	vpxorq	%zmm2, %zmm0, %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm0, %zmm2
-	vpshufd	$78, %zmm0, %zmm0
-	vpxorq	%zmm2, %zmm0, %zmm0
-	vpxorq	%zmm5, %zmm0, %zmm0
-	vmovdqu64	%zmm0, 624(%rdi)
-	vpclmulqdq	$0, %zmm1, %zmm3, %zmm0
-	vpclmulqdq	$17, %zmm1, %zmm3, %zmm2
-	vpclmulqdq	$1, %zmm1, %zmm3, %zmm5
-	vpclmulqdq	$16, %zmm1, %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm5, %zmm5
-	vpslldq	$8, %zmm5, %zmm3
+	vpslldq	$8, %zmm5, %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpsrldq	$8, %zmm5, %zmm2
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm3, %zmm2
+	vpshufd	$78, %zmm3, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm3, %zmm2
+	vpshufd	$78, %zmm3, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpxorq	%zmm4, %zmm3, %zmm3
+	vmovdqu64	%zmm3, 896(%rdi)
+	vshufi32x4	$0, %zmm3, %zmm3, %zmm2
+	vpclmulqdq	$0, %zmm2, %zmm0, %zmm4
+	vpclmulqdq	$17, %zmm2, %zmm0, %zmm5
+	vpclmulqdq	$1, %zmm2, %zmm0, %zmm6
+	vpclmulqdq	$16, %zmm2, %zmm0, %zmm7
+	vpxorq	%zmm7, %zmm6, %zmm6
+	vpslldq	$8, %zmm6, %zmm7
+	vpxorq	%zmm7, %zmm4, %zmm4
+	vpsrldq	$8, %zmm6, %zmm7
+	vpxorq	%zmm7, %zmm5, %zmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm4, %zmm6
+	vpshufd	$78, %zmm4, %zmm4
+	vpxorq	%zmm6, %zmm4, %zmm4
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm4, %zmm6
+	vpshufd	$78, %zmm4, %zmm4
+	vpxorq	%zmm6, %zmm4, %zmm4
+	vpxorq	%zmm5, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 832(%rdi)
+	vpclmulqdq	$0, %zmm2, %zmm3, %zmm5
+	vpclmulqdq	$17, %zmm2, %zmm3, %zmm6
+	vpclmulqdq	$1, %zmm2, %zmm3, %zmm7
+	vpclmulqdq	$16, %zmm2, %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vpslldq	$8, %zmm7, %zmm2
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpsrldq	$8, %zmm7, %zmm2
+	vpxorq	%zmm2, %zmm6, %zmm6
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm5, %zmm2
+	vpshufd	$78, %zmm5, %zmm5
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm5, %zmm2
+	vpshufd	$78, %zmm5, %zmm5
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpxorq	%zmm6, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 768(%rdi)
+	vshufi32x4	$0, %zmm5, %zmm5, %zmm2
+	vpclmulqdq	$0, %zmm2, %zmm0, %zmm6
+	vpclmulqdq	$17, %zmm2, %zmm0, %zmm7
+	vpclmulqdq	$1, %zmm2, %zmm0, %zmm8
+	vpclmulqdq	$16, %zmm2, %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpslldq	$8, %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpsrldq	$8, %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm6, %zmm0
+	vpshufd	$78, %zmm6, %zmm6
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm6, %zmm0
+	vpshufd	$78, %zmm6, %zmm6
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm7, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 704(%rdi)
+	vpclmulqdq	$0, %zmm2, %zmm3, %zmm0
+	vpclmulqdq	$17, %zmm2, %zmm3, %zmm6
+	vpclmulqdq	$1, %zmm2, %zmm3, %zmm7
+	vpclmulqdq	$16, %zmm2, %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpslldq	$8, %zmm7, %zmm3
 	vpxorq	%zmm3, %zmm0, %zmm0
-	vpsrldq	$8, %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
+	vpsrldq	$8, %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm6, %zmm6
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm0, %zmm3
 	vpshufd	$78, %zmm0, %zmm0
 	vpxorq	%zmm3, %zmm0, %zmm0
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm0, %zmm3
 	vpshufd	$78, %zmm0, %zmm0
 	vpxorq	%zmm3, %zmm0, %zmm0
-	vpxorq	%zmm2, %zmm0, %zmm0
-	vmovdqu64	%zmm0, 560(%rdi)
-	vpclmulqdq	$0, %zmm1, %zmm4, %zmm0
-	vpclmulqdq	$17, %zmm1, %zmm4, %zmm2
-	vpclmulqdq	$1, %zmm1, %zmm4, %zmm3
-	vpclmulqdq	$16, %zmm1, %zmm4, %zmm1
-	vpxorq	%zmm1, %zmm3, %zmm3
-	vpslldq	$8, %zmm3, %zmm1
-	vpxorq	%zmm1, %zmm0, %zmm0
-	vpsrldq	$8, %zmm3, %zmm1
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm0, %zmm1
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vmovdqu64	%zmm0, 640(%rdi)
+	vpclmulqdq	$0, %zmm2, %zmm4, %zmm0
+	vpclmulqdq	$17, %zmm2, %zmm4, %zmm3
+	vpclmulqdq	$1, %zmm2, %zmm4, %zmm6
+	vpclmulqdq	$16, %zmm2, %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm6, %zmm6
+	vpslldq	$8, %zmm6, %zmm4
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpsrldq	$8, %zmm6, %zmm4
+	vpxorq	%zmm4, %zmm3, %zmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm0, %zmm4
 	vpshufd	$78, %zmm0, %zmm0
-	vpxorq	%zmm1, %zmm0, %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm0, %zmm1
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm0, %zmm4
 	vpshufd	$78, %zmm0, %zmm0
-	vpxorq	%zmm1, %zmm0, %zmm0
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vmovdqu64	%zmm0, 576(%rdi)
+	vpclmulqdq	$0, %zmm2, %zmm5, %zmm0
+	vpclmulqdq	$17, %zmm2, %zmm5, %zmm3
+	vpclmulqdq	$1, %zmm2, %zmm5, %zmm4
+	vpclmulqdq	$16, %zmm2, %zmm5, %zmm2
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpslldq	$8, %zmm4, %zmm2
 	vpxorq	%zmm2, %zmm0, %zmm0
-	vmovdqu64	%zmm0, 496(%rdi)
-	movq	32(%rsp), %rdx
+	vpsrldq	$8, %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm0, %zmm2
+	vpshufd	$78, %zmm0, %zmm0
+	vpxorq	%zmm2, %zmm0, %zmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm0, %zmm2
+	vpshufd	$78, %zmm0, %zmm0
+	vpxorq	%zmm2, %zmm0, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vmovdqu64	%zmm0, 512(%rdi)
+	vpclmulqdq	$0, %xmm1, %xmm0, %xmm2
+	vpclmulqdq	$17, %xmm1, %xmm0, %xmm3
+	vpclmulqdq	$1, %xmm1, %xmm0, %xmm4
+	vpclmulqdq	$16, %xmm1, %xmm0, %xmm0
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 496(%rdi)
+.Laesgen_vaes512_gcm_siv_open_powers_done_2:
+	movq	40(%rsp), %rdx
 	vmovdqu64	(%rdx), %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	movq	%r8, %rdx
@@ -5945,8 +5802,8 @@ aesgen_vaes512_gcm_siv_open:
 	jb	.Laesgen_vaes512_gcm_siv_open_polyval32_done_2
 	vmovdqu64	384(%rcx), %zmm2
 	vmovdqu64	448(%rcx), %zmm3
-	vmovdqu64	880(%rdi), %zmm4
-	vmovdqu64	944(%rdi), %zmm5
+	vmovdqu64	896(%rdi), %zmm4
+	vmovdqu64	960(%rdi), %zmm5
 	vpclmulqdq	$0, %zmm4, %zmm2, %zmm6
 	vpclmulqdq	$17, %zmm4, %zmm2, %zmm7
 	vpclmulqdq	$1, %zmm4, %zmm2, %zmm8
@@ -5962,8 +5819,8 @@ aesgen_vaes512_gcm_siv_open:
 	vpxorq	%zmm3, %zmm6, %zmm6
 	vmovdqu64	256(%rcx), %zmm2
 	vmovdqu64	320(%rcx), %zmm3
-	vmovdqu64	752(%rdi), %zmm7
-	vmovdqu64	816(%rdi), %zmm8
+	vmovdqu64	768(%rdi), %zmm7
+	vmovdqu64	832(%rdi), %zmm8
 	vpclmulqdq	$0, %zmm7, %zmm2, %zmm9
 	vpclmulqdq	$17, %zmm7, %zmm2, %zmm10
 	vpclmulqdq	$1, %zmm7, %zmm2, %zmm11
@@ -5978,8 +5835,8 @@ aesgen_vaes512_gcm_siv_open:
 	vpternlogd	$150, %zmm3, %zmm13, %zmm6
 	vmovdqu64	128(%rcx), %zmm2
 	vmovdqu64	192(%rcx), %zmm3
-	vmovdqu64	624(%rdi), %zmm7
-	vmovdqu64	688(%rdi), %zmm8
+	vmovdqu64	640(%rdi), %zmm7
+	vmovdqu64	704(%rdi), %zmm8
 	vpclmulqdq	$0, %zmm7, %zmm2, %zmm9
 	vpclmulqdq	$17, %zmm7, %zmm2, %zmm10
 	vpclmulqdq	$1, %zmm7, %zmm2, %zmm11
@@ -5995,8 +5852,8 @@ aesgen_vaes512_gcm_siv_open:
 	vmovdqu64	(%rcx), %zmm2
 	vpxorq	%zmm1, %zmm2, %zmm2
 	vmovdqu64	64(%rcx), %zmm1
-	vmovdqu64	496(%rdi), %zmm3
-	vmovdqu64	560(%rdi), %zmm7
+	vmovdqu64	512(%rdi), %zmm3
+	vmovdqu64	576(%rdi), %zmm7
 	vpclmulqdq	$0, %zmm3, %zmm2, %zmm8
 	vpclmulqdq	$17, %zmm3, %zmm2, %zmm9
 	vpclmulqdq	$1, %zmm3, %zmm2, %zmm10
@@ -6033,225 +5890,185 @@ aesgen_vaes512_gcm_siv_open:
 	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_siv_open_polyval32_2
 .Laesgen_vaes512_gcm_siv_open_polyval32_done_2:
-.Laesgen_vaes512_gcm_siv_open_polyval16_2:
+	testq	%rdx, %rdx
+	je	.Laesgen_vaes512_gcm_siv_open_rest_nothing_3
+	leaq	15(%rdx), %r10
+	andq	$-16, %r10
+	negq	%r10
+	leaq	1024(%rdi,%r10,1), %r10
+	vpxorq	%ymm2, %ymm2, %ymm2
+	vpxorq	%ymm3, %ymm3, %ymm3
+	vpxorq	%ymm4, %ymm4, %ymm4
+	vpxorq	%zmm5, %zmm5, %zmm5
+	vpxorq	%zmm6, %zmm6, %zmm6
+	vpxorq	%zmm7, %zmm7, %zmm7
+	vpclmulqdq	$0, (%r10), %xmm1, %xmm8
+	vpclmulqdq	$17, (%r10), %xmm1, %xmm9
+	vpclmulqdq	$1, (%r10), %xmm1, %xmm10
+	vpclmulqdq	$16, (%r10), %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm10, %xmm10
 	cmpq	$256, %rdx
-	jb	.Laesgen_vaes512_gcm_siv_open_polyval16_done_2
-	vmovdqu64	128(%rcx), %zmm2
-	vmovdqu64	192(%rcx), %zmm3
-	vmovdqu64	880(%rdi), %zmm4
-	vmovdqu64	944(%rdi), %zmm5
-	vpclmulqdq	$0, %zmm4, %zmm2, %zmm6
-	vpclmulqdq	$17, %zmm4, %zmm2, %zmm7
-	vpclmulqdq	$1, %zmm4, %zmm2, %zmm8
-	vpclmulqdq	$16, %zmm4, %zmm2, %zmm2
-	vpclmulqdq	$0, %zmm5, %zmm3, %zmm4
-	vpclmulqdq	$17, %zmm5, %zmm3, %zmm9
-	vpclmulqdq	$1, %zmm5, %zmm3, %zmm10
-	vpclmulqdq	$16, %zmm5, %zmm3, %zmm3
-	vpxorq	%zmm4, %zmm6, %zmm4
-	vpxorq	%zmm9, %zmm7, %zmm5
-	vmovdqa64	%zmm8, %zmm6
-	vpternlogd	$150, %zmm10, %zmm2, %zmm6
-	vpxorq	%zmm3, %zmm6, %zmm6
-	vmovdqu64	(%rcx), %zmm2
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vmovdqu64	64(%rcx), %zmm1
-	vmovdqu64	752(%rdi), %zmm3
-	vmovdqu64	816(%rdi), %zmm7
-	vpclmulqdq	$0, %zmm3, %zmm2, %zmm8
-	vpclmulqdq	$17, %zmm3, %zmm2, %zmm9
-	vpclmulqdq	$1, %zmm3, %zmm2, %zmm10
-	vpclmulqdq	$16, %zmm3, %zmm2, %zmm2
-	vpclmulqdq	$0, %zmm7, %zmm1, %zmm3
-	vpclmulqdq	$17, %zmm7, %zmm1, %zmm11
-	vpclmulqdq	$1, %zmm7, %zmm1, %zmm12
-	vpclmulqdq	$16, %zmm7, %zmm1, %zmm1
-	vpternlogd	$150, %zmm3, %zmm8, %zmm4
-	vpternlogd	$150, %zmm11, %zmm9, %zmm5
-	vpternlogd	$150, %zmm2, %zmm10, %zmm6
-	vpternlogd	$150, %zmm1, %zmm12, %zmm6
-	vpslldq	$8, %zmm6, %zmm1
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vpsrldq	$8, %zmm6, %zmm1
-	vpxorq	%zmm1, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm4, %ymm1
+	jb	.Laesgen_vaes512_gcm_siv_open_rest16_none_3
+	vmovdqu64	128(%rcx), %zmm1
+	vmovdqu64	192(%rcx), %zmm11
+	vmovdqu64	128(%r10), %zmm12
+	vmovdqu64	192(%r10), %zmm13
+	vpclmulqdq	$0, %zmm12, %zmm1, %zmm14
+	vpclmulqdq	$17, %zmm12, %zmm1, %zmm15
+	vpclmulqdq	$1, %zmm12, %zmm1, %zmm16
+	vpclmulqdq	$16, %zmm12, %zmm1, %zmm1
+	vpclmulqdq	$0, %zmm13, %zmm11, %zmm12
+	vpclmulqdq	$17, %zmm13, %zmm11, %zmm17
+	vpclmulqdq	$1, %zmm13, %zmm11, %zmm18
+	vpclmulqdq	$16, %zmm13, %zmm11, %zmm11
+	vpternlogd	$150, %zmm12, %zmm14, %zmm5
+	vpternlogd	$150, %zmm17, %zmm15, %zmm6
+	vpternlogd	$150, %zmm1, %zmm16, %zmm7
+	vpternlogd	$150, %zmm11, %zmm18, %zmm7
+	vmovdqu64	(%rcx), %zmm1
+	vmovdqu64	64(%rcx), %zmm11
+	vmovdqu64	(%r10), %zmm12
+	vmovdqu64	64(%r10), %zmm13
+	vpclmulqdq	$0, %zmm12, %zmm1, %zmm14
+	vpclmulqdq	$17, %zmm12, %zmm1, %zmm15
+	vpclmulqdq	$1, %zmm12, %zmm1, %zmm16
+	vpclmulqdq	$16, %zmm12, %zmm1, %zmm1
+	vpclmulqdq	$0, %zmm13, %zmm11, %zmm12
+	vpclmulqdq	$17, %zmm13, %zmm11, %zmm17
+	vpclmulqdq	$1, %zmm13, %zmm11, %zmm18
+	vpclmulqdq	$16, %zmm13, %zmm11, %zmm11
+	vpternlogd	$150, %zmm12, %zmm14, %zmm5
+	vpternlogd	$150, %zmm17, %zmm15, %zmm6
+	vpternlogd	$150, %zmm1, %zmm16, %zmm7
+	vpternlogd	$150, %zmm11, %zmm18, %zmm7
+	addq	$256, %rcx
+	addq	$256, %r10
+	subq	$256, %rdx
+.Laesgen_vaes512_gcm_siv_open_rest16_none_3:
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_siv_open_rest8_none_3
+	vmovdqu64	(%rcx), %zmm1
+	vmovdqu64	64(%rcx), %zmm11
+	vmovdqu64	(%r10), %zmm12
+	vmovdqu64	64(%r10), %zmm13
+	vpclmulqdq	$0, %zmm12, %zmm1, %zmm14
+	vpclmulqdq	$17, %zmm12, %zmm1, %zmm15
+	vpclmulqdq	$1, %zmm12, %zmm1, %zmm16
+	vpclmulqdq	$16, %zmm12, %zmm1, %zmm1
+	vpclmulqdq	$0, %zmm13, %zmm11, %zmm12
+	vpclmulqdq	$17, %zmm13, %zmm11, %zmm17
+	vpclmulqdq	$1, %zmm13, %zmm11, %zmm18
+	vpclmulqdq	$16, %zmm13, %zmm11, %zmm11
+	vpternlogd	$150, %zmm12, %zmm14, %zmm5
+	vpternlogd	$150, %zmm17, %zmm15, %zmm6
+	vpternlogd	$150, %zmm1, %zmm16, %zmm7
+	vpternlogd	$150, %zmm11, %zmm18, %zmm7
+	addq	$128, %rcx
+	addq	$128, %r10
+	subq	$128, %rdx
+.Laesgen_vaes512_gcm_siv_open_rest8_none_3:
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_siv_open_rest4_none_3
+	vmovdqu64	(%rcx), %zmm1
+	vpclmulqdq	$0, (%r10), %zmm1, %zmm11
+	vpxorq	%zmm11, %zmm5, %zmm5
+	vpclmulqdq	$17, (%r10), %zmm1, %zmm11
+	vpxorq	%zmm11, %zmm6, %zmm6
+	vpclmulqdq	$1, (%r10), %zmm1, %zmm11
+	vpxorq	%zmm11, %zmm7, %zmm7
+	vpclmulqdq	$16, (%r10), %zmm1, %zmm1
+	vpxorq	%zmm1, %zmm7, %zmm7
+	addq	$64, %rcx
+	addq	$64, %r10
+	subq	$64, %rdx
+.Laesgen_vaes512_gcm_siv_open_rest4_none_3:
+	cmpq	$32, %rdx
+	jb	.Laesgen_vaes512_gcm_siv_open_rest2_none_3
+	vmovdqu64	(%rcx), %ymm1
+	vpclmulqdq	$0, (%r10), %ymm1, %ymm11
+	vpxorq	%ymm11, %ymm2, %ymm2
+	vpclmulqdq	$17, (%r10), %ymm1, %ymm11
+	vpxorq	%ymm11, %ymm3, %ymm3
+	vpclmulqdq	$1, (%r10), %ymm1, %ymm11
+	vpxorq	%ymm11, %ymm4, %ymm4
+	vpclmulqdq	$16, (%r10), %ymm1, %ymm1
 	vpxorq	%ymm1, %ymm4, %ymm4
+	addq	$32, %rcx
+	addq	$32, %r10
+	subq	$32, %rdx
+.Laesgen_vaes512_gcm_siv_open_rest2_none_3:
+	cmpq	$16, %rdx
+	jb	.Laesgen_vaes512_gcm_siv_open_rest1_none_3
+	vmovdqu64	(%rcx), %xmm1
+	vpclmulqdq	$0, (%r10), %xmm1, %xmm11
+	vpxorq	%xmm11, %xmm8, %xmm8
+	vpclmulqdq	$17, (%r10), %xmm1, %xmm11
+	vpxorq	%xmm11, %xmm9, %xmm9
+	vpclmulqdq	$1, (%r10), %xmm1, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vpclmulqdq	$16, (%r10), %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm10, %xmm10
+	addq	$16, %rcx
+	addq	$16, %r10
+	subq	$16, %rdx
+.Laesgen_vaes512_gcm_siv_open_rest1_none_3:
+	testq	%rdx, %rdx
+	je	.Laesgen_vaes512_gcm_siv_open_rest_whole_3
+	movq	$-1, %r11
+	bzhiq	%rdx, %r11, %r11
+	kmovq	%r11, %k1
+	vmovdqu8	(%rcx), %xmm1{%k1}{z}
+	vpclmulqdq	$0, (%r10), %xmm1, %xmm11
+	vpxorq	%xmm11, %xmm8, %xmm8
+	vpclmulqdq	$17, (%r10), %xmm1, %xmm11
+	vpxorq	%xmm11, %xmm9, %xmm9
+	vpclmulqdq	$1, (%r10), %xmm1, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vpclmulqdq	$16, (%r10), %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm10, %xmm10
+	addq	$16, %r10
+.Laesgen_vaes512_gcm_siv_open_rest_whole_3:
+	vextracti32x4	$1, %ymm2, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm8, %xmm8
+	vextracti32x4	$1, %ymm3, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpxorq	%xmm3, %xmm9, %xmm9
 	vextracti32x4	$1, %ymm4, %xmm1
 	vpxorq	%xmm1, %xmm4, %xmm4
+	vpxorq	%xmm4, %xmm10, %xmm10
 	vextracti64x4	$1, %zmm5, %ymm1
 	vpxorq	%ymm1, %ymm5, %ymm5
 	vextracti32x4	$1, %ymm5, %xmm1
 	vpxorq	%xmm1, %xmm5, %xmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm1
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm1
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vmovdqa64	%xmm4, %xmm1
-	addq	$256, %rcx
-	subq	$256, %rdx
-.Laesgen_vaes512_gcm_siv_open_polyval16_done_2:
-.Laesgen_vaes512_gcm_siv_open_polyval8_2:
-	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_siv_open_polyval8_done_2
-	vmovdqu64	(%rcx), %zmm2
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vmovdqu64	64(%rcx), %zmm1
-	vmovdqu64	880(%rdi), %zmm3
-	vmovdqu64	944(%rdi), %zmm4
-	vpclmulqdq	$0, %zmm3, %zmm2, %zmm5
-	vpclmulqdq	$17, %zmm3, %zmm2, %zmm6
-	vpclmulqdq	$1, %zmm3, %zmm2, %zmm7
-	vpclmulqdq	$16, %zmm3, %zmm2, %zmm2
-	vpclmulqdq	$0, %zmm4, %zmm1, %zmm3
-	vpclmulqdq	$17, %zmm4, %zmm1, %zmm8
-	vpclmulqdq	$1, %zmm4, %zmm1, %zmm9
-	vpclmulqdq	$16, %zmm4, %zmm1, %zmm1
-	vpxorq	%zmm3, %zmm5, %zmm3
-	vpxorq	%zmm8, %zmm6, %zmm4
-	vmovdqa64	%zmm7, %zmm5
-	vpternlogd	$150, %zmm9, %zmm2, %zmm5
-	vpxorq	%zmm1, %zmm5, %zmm5
-	vpslldq	$8, %zmm5, %zmm1
-	vpxorq	%zmm1, %zmm3, %zmm3
-	vpsrldq	$8, %zmm5, %zmm1
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vextracti64x4	$1, %zmm3, %ymm1
-	vpxorq	%ymm1, %ymm3, %ymm3
-	vextracti32x4	$1, %ymm3, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vextracti64x4	$1, %zmm4, %ymm1
-	vpxorq	%ymm1, %ymm4, %ymm4
-	vextracti32x4	$1, %ymm4, %xmm1
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vmovdqa64	%xmm3, %xmm1
-	addq	$128, %rcx
-	subq	$128, %rdx
-.Laesgen_vaes512_gcm_siv_open_polyval8_done_2:
-.Laesgen_vaes512_gcm_siv_open_polyval4_2:
-	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_siv_open_polyval4_done_2
-	vmovdqu64	(%rcx), %zmm2
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpclmulqdq	$0, 944(%rdi), %zmm2, %zmm1
-	vpclmulqdq	$17, 944(%rdi), %zmm2, %zmm3
-	vpclmulqdq	$1, 944(%rdi), %zmm2, %zmm4
-	vpclmulqdq	$16, 944(%rdi), %zmm2, %zmm2
-	vpxorq	%zmm2, %zmm4, %zmm4
-	vpslldq	$8, %zmm4, %zmm2
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vpsrldq	$8, %zmm4, %zmm2
-	vpxorq	%zmm2, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm1, %ymm2
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vextracti32x4	$1, %ymm1, %xmm2
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vextracti64x4	$1, %zmm3, %ymm2
-	vpxorq	%ymm2, %ymm3, %ymm3
-	vextracti32x4	$1, %ymm3, %xmm2
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vmovdqa64	%xmm1, %xmm1
-	addq	$64, %rcx
-	subq	$64, %rdx
-.Laesgen_vaes512_gcm_siv_open_polyval4_done_2:
-.Laesgen_vaes512_gcm_siv_open_polyval2_2:
-	cmpq	$32, %rdx
-	jb	.Laesgen_vaes512_gcm_siv_open_polyval2_done_2
-	vmovdqu64	(%rcx), %ymm2
-	vpxorq	%ymm1, %ymm2, %ymm2
-	vpclmulqdq	$0, 976(%rdi), %ymm2, %ymm1
-	vpclmulqdq	$17, 976(%rdi), %ymm2, %ymm3
-	vpclmulqdq	$1, 976(%rdi), %ymm2, %ymm4
-	vpclmulqdq	$16, 976(%rdi), %ymm2, %ymm2
-	vpxorq	%ymm2, %ymm4, %ymm4
-	vpslldq	$8, %ymm4, %ymm2
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vpsrldq	$8, %ymm4, %ymm2
-	vpxorq	%ymm2, %ymm3, %ymm3
-	vextracti32x4	$1, %ymm1, %xmm2
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vextracti32x4	$1, %ymm3, %xmm2
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vmovdqa64	%xmm1, %xmm1
-	addq	$32, %rcx
-	subq	$32, %rdx
-.Laesgen_vaes512_gcm_siv_open_polyval2_done_2:
-.Laesgen_vaes512_gcm_siv_open_polyval1_2:
-	cmpq	$16, %rdx
-	jb	.Laesgen_vaes512_gcm_siv_open_polyval1_done_2
-	vmovdqu64	(%rcx), %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$0, 992(%rdi), %xmm2, %xmm1
-	vpclmulqdq	$17, 992(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 992(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 992(%rdi), %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vmovdqa64	%xmm1, %xmm1
-	addq	$16, %rcx
-	subq	$16, %rdx
-.Laesgen_vaes512_gcm_siv_open_polyval1_done_2:
-	testq	%rdx, %rdx
-	je	.Laesgen_vaes512_gcm_siv_open_polyval_end_2
-	movq	$-1, %r10
-	bzhiq	%rdx, %r10, %r10
-	kmovq	%r10, %k1
-	vmovdqu8	(%rcx), %xmm2{%k1}{z}
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$0, 992(%rdi), %xmm2, %xmm1
-	vpclmulqdq	$17, 992(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 992(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 992(%rdi), %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vmovdqa64	%xmm1, %xmm1
-.Laesgen_vaes512_gcm_siv_open_polyval_end_2:
-	movq	16(%rsp), %rcx
-	movq	24(%rsp), %rdx
-	leaq	256(%rdi), %r10
+	vpxorq	%xmm5, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm6, %ymm1
+	vpxorq	%ymm1, %ymm6, %ymm6
+	vextracti32x4	$1, %ymm6, %xmm1
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm9, %xmm9
+	vextracti64x4	$1, %zmm7, %ymm1
+	vpxorq	%ymm1, %ymm7, %ymm7
+	vextracti32x4	$1, %ymm7, %xmm1
+	vpxorq	%xmm1, %xmm7, %xmm7
+	vpxorq	%xmm7, %xmm10, %xmm10
+	vpslldq	$8, %xmm10, %xmm1
+	vpxorq	%xmm1, %xmm8, %xmm8
+	vpsrldq	$8, %xmm10, %xmm1
+	vpxorq	%xmm1, %xmm9, %xmm9
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm8, %xmm1
+	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm1, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm8, %xmm1
+	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm1, %xmm8, %xmm8
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vmovdqa64	%xmm8, %xmm1
+.Laesgen_vaes512_gcm_siv_open_rest_nothing_3:
+	movq	24(%rsp), %rcx
+	movq	32(%rsp), %rdx
+	movq	24(%rsp), %r10
+	leaq	256(%rdi), %r11
 	vporq	.Laesgen_vaes512_gcm_siv_open_set_top(%rip), %xmm0, %xmm0
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_lane_counts4(%rip), %zmm0, %zmm0
@@ -6266,7 +6083,7 @@ aesgen_vaes512_gcm_siv_open:
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_24x4(%rip), %zmm0, %zmm8
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_28x4(%rip), %zmm0, %zmm9
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_32x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r10), %zmm10
+	vbroadcasti32x4	(%r11), %zmm10
 	vpxorq	%zmm10, %zmm2, %zmm2
 	vpxorq	%zmm10, %zmm3, %zmm3
 	vpxorq	%zmm10, %zmm4, %zmm4
@@ -6275,7 +6092,7 @@ aesgen_vaes512_gcm_siv_open:
 	vpxorq	%zmm10, %zmm7, %zmm7
 	vpxorq	%zmm10, %zmm8, %zmm8
 	vpxorq	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	16(%r10), %zmm10
+	vbroadcasti32x4	16(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -6284,7 +6101,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	32(%r10), %zmm10
+	vbroadcasti32x4	32(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -6293,7 +6110,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	48(%r10), %zmm10
+	vbroadcasti32x4	48(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -6302,7 +6119,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	64(%r10), %zmm10
+	vbroadcasti32x4	64(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -6311,7 +6128,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	80(%r10), %zmm10
+	vbroadcasti32x4	80(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -6320,7 +6137,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	96(%r10), %zmm10
+	vbroadcasti32x4	96(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -6329,7 +6146,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	112(%r10), %zmm10
+	vbroadcasti32x4	112(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -6338,7 +6155,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	128(%r10), %zmm10
+	vbroadcasti32x4	128(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -6347,7 +6164,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	144(%r10), %zmm10
+	vbroadcasti32x4	144(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -6356,7 +6173,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	160(%r10), %zmm10
+	vbroadcasti32x4	160(%r11), %zmm10
 	vaesenclast	%zmm10, %zmm2, %zmm2
 	vaesenclast	%zmm10, %zmm3, %zmm3
 	vaesenclast	%zmm10, %zmm4, %zmm4
@@ -6396,15 +6213,15 @@ aesgen_vaes512_gcm_siv_open:
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_24x4(%rip), %zmm0, %zmm8
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_28x4(%rip), %zmm0, %zmm9
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_32x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r10), %zmm10
+	vbroadcasti32x4	(%r11), %zmm10
 	vpxorq	%zmm10, %zmm2, %zmm2
 	vmovdqu64	-128(%rdx), %zmm11
 	vpxorq	%zmm10, %zmm3, %zmm3
 	vmovdqu64	-64(%rdx), %zmm12
 	vpxorq	%zmm10, %zmm4, %zmm4
-	vmovdqu64	880(%rdi), %zmm13
+	vmovdqu64	896(%rdi), %zmm13
 	vpxorq	%zmm10, %zmm5, %zmm5
-	vmovdqu64	944(%rdi), %zmm14
+	vmovdqu64	960(%rdi), %zmm14
 	vpxorq	%zmm10, %zmm6, %zmm6
 	vpclmulqdq	$0, %zmm13, %zmm11, %zmm15
 	vpxorq	%zmm10, %zmm7, %zmm7
@@ -6412,7 +6229,7 @@ aesgen_vaes512_gcm_siv_open:
 	vpxorq	%zmm10, %zmm8, %zmm8
 	vpxorq	%zmm10, %zmm9, %zmm9
 	vpclmulqdq	$1, %zmm13, %zmm11, %zmm17
-	vbroadcasti32x4	16(%r10), %zmm10
+	vbroadcasti32x4	16(%r11), %zmm10
 	vpclmulqdq	$16, %zmm13, %zmm11, %zmm11
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vpclmulqdq	$0, %zmm14, %zmm12, %zmm13
@@ -6429,7 +6246,7 @@ aesgen_vaes512_gcm_siv_open:
 	vpxorq	%zmm18, %zmm16, %zmm14
 	vaesenc	%zmm10, %zmm9, %zmm9
 	vmovdqa64	%zmm17, %zmm15
-	vbroadcasti32x4	32(%r10), %zmm10
+	vbroadcasti32x4	32(%r11), %zmm10
 	vpternlogd	$150, %zmm19, %zmm11, %zmm15
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vpxorq	%zmm12, %zmm15, %zmm15
@@ -6439,14 +6256,14 @@ aesgen_vaes512_gcm_siv_open:
 	vmovdqu64	-192(%rdx), %zmm12
 	vaesenc	%zmm10, %zmm5, %zmm5
 	vaesenc	%zmm10, %zmm6, %zmm6
-	vmovdqu64	752(%rdi), %zmm16
+	vmovdqu64	768(%rdi), %zmm16
 	vaesenc	%zmm10, %zmm7, %zmm7
-	vmovdqu64	816(%rdi), %zmm17
+	vmovdqu64	832(%rdi), %zmm17
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vpclmulqdq	$0, %zmm16, %zmm11, %zmm18
 	vaesenc	%zmm10, %zmm9, %zmm9
 	vpclmulqdq	$17, %zmm16, %zmm11, %zmm19
-	vbroadcasti32x4	48(%r10), %zmm10
+	vbroadcasti32x4	48(%r11), %zmm10
 	vpclmulqdq	$1, %zmm16, %zmm11, %zmm20
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vpclmulqdq	$16, %zmm16, %zmm11, %zmm11
@@ -6463,7 +6280,7 @@ aesgen_vaes512_gcm_siv_open:
 	vpternlogd	$150, %zmm16, %zmm18, %zmm13
 	vaesenc	%zmm10, %zmm9, %zmm9
 	vpternlogd	$150, %zmm21, %zmm19, %zmm14
-	vbroadcasti32x4	64(%r10), %zmm10
+	vbroadcasti32x4	64(%r11), %zmm10
 	vpternlogd	$150, %zmm11, %zmm20, %zmm15
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vpternlogd	$150, %zmm12, %zmm22, %zmm15
@@ -6473,14 +6290,14 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm5, %zmm5
 	vmovdqu64	-320(%rdx), %zmm12
 	vaesenc	%zmm10, %zmm6, %zmm6
-	vmovdqu64	624(%rdi), %zmm16
+	vmovdqu64	640(%rdi), %zmm16
 	vaesenc	%zmm10, %zmm7, %zmm7
-	vmovdqu64	688(%rdi), %zmm17
+	vmovdqu64	704(%rdi), %zmm17
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vpclmulqdq	$0, %zmm16, %zmm11, %zmm18
 	vaesenc	%zmm10, %zmm9, %zmm9
 	vpclmulqdq	$17, %zmm16, %zmm11, %zmm19
-	vbroadcasti32x4	80(%r10), %zmm10
+	vbroadcasti32x4	80(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vpclmulqdq	$1, %zmm16, %zmm11, %zmm20
 	vaesenc	%zmm10, %zmm3, %zmm3
@@ -6496,7 +6313,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vpternlogd	$150, %zmm16, %zmm18, %zmm13
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	96(%r10), %zmm10
+	vbroadcasti32x4	96(%r11), %zmm10
 	vpternlogd	$150, %zmm21, %zmm19, %zmm14
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vpternlogd	$150, %zmm11, %zmm20, %zmm15
@@ -6510,10 +6327,10 @@ aesgen_vaes512_gcm_siv_open:
 	vmovdqu64	-448(%rdx), %zmm12
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
-	vmovdqu64	496(%rdi), %zmm16
+	vmovdqu64	512(%rdi), %zmm16
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vmovdqu64	560(%rdi), %zmm10
-	vbroadcasti32x4	112(%r10), %zmm1
+	vmovdqu64	576(%rdi), %zmm10
+	vbroadcasti32x4	112(%r11), %zmm1
 	vpclmulqdq	$0, %zmm16, %zmm11, %zmm17
 	vaesenc	%zmm1, %zmm2, %zmm2
 	vpclmulqdq	$17, %zmm16, %zmm11, %zmm18
@@ -6530,7 +6347,7 @@ aesgen_vaes512_gcm_siv_open:
 	vpclmulqdq	$1, %zmm10, %zmm12, %zmm21
 	vaesenc	%zmm1, %zmm9, %zmm9
 	vpclmulqdq	$16, %zmm10, %zmm12, %zmm10
-	vbroadcasti32x4	128(%r10), %zmm1
+	vbroadcasti32x4	128(%r11), %zmm1
 	vpternlogd	$150, %zmm16, %zmm17, %zmm13
 	vaesenc	%zmm1, %zmm2, %zmm2
 	vpternlogd	$150, %zmm20, %zmm18, %zmm14
@@ -6547,7 +6364,7 @@ aesgen_vaes512_gcm_siv_open:
 	vpsrldq	$8, %zmm15, %zmm10
 	vaesenc	%zmm1, %zmm9, %zmm9
 	vpxorq	%zmm10, %zmm14, %zmm14
-	vbroadcasti32x4	144(%r10), %zmm1
+	vbroadcasti32x4	144(%r11), %zmm1
 	vextracti64x4	$1, %zmm13, %ymm10
 	vaesenc	%zmm1, %zmm2, %zmm2
 	vpxorq	%ymm10, %ymm13, %ymm13
@@ -6564,7 +6381,7 @@ aesgen_vaes512_gcm_siv_open:
 	vextracti32x4	$1, %ymm14, %xmm10
 	vaesenc	%zmm1, %zmm9, %zmm9
 	vpxorq	%xmm10, %xmm14, %xmm14
-	vbroadcasti32x4	160(%r10), %zmm1
+	vbroadcasti32x4	160(%r11), %zmm1
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm13, %xmm10
 	vaesenclast	%zmm1, %zmm2, %zmm2
 	vaesenclast	%zmm1, %zmm3, %zmm3
@@ -6604,8 +6421,8 @@ aesgen_vaes512_gcm_siv_open:
 .Laesgen_vaes512_gcm_siv_open_ctr32_done128:
 	vmovdqu64	-128(%rdx), %zmm2
 	vmovdqu64	-64(%rdx), %zmm3
-	vmovdqu64	880(%rdi), %zmm4
-	vmovdqu64	944(%rdi), %zmm5
+	vmovdqu64	896(%rdi), %zmm4
+	vmovdqu64	960(%rdi), %zmm5
 	vpclmulqdq	$0, %zmm4, %zmm2, %zmm6
 	vpclmulqdq	$17, %zmm4, %zmm2, %zmm7
 	vpclmulqdq	$1, %zmm4, %zmm2, %zmm8
@@ -6621,8 +6438,8 @@ aesgen_vaes512_gcm_siv_open:
 	vpxorq	%zmm3, %zmm6, %zmm6
 	vmovdqu64	-256(%rdx), %zmm2
 	vmovdqu64	-192(%rdx), %zmm3
-	vmovdqu64	752(%rdi), %zmm7
-	vmovdqu64	816(%rdi), %zmm8
+	vmovdqu64	768(%rdi), %zmm7
+	vmovdqu64	832(%rdi), %zmm8
 	vpclmulqdq	$0, %zmm7, %zmm2, %zmm9
 	vpclmulqdq	$17, %zmm7, %zmm2, %zmm10
 	vpclmulqdq	$1, %zmm7, %zmm2, %zmm11
@@ -6637,8 +6454,8 @@ aesgen_vaes512_gcm_siv_open:
 	vpternlogd	$150, %zmm3, %zmm13, %zmm6
 	vmovdqu64	-384(%rdx), %zmm2
 	vmovdqu64	-320(%rdx), %zmm3
-	vmovdqu64	624(%rdi), %zmm7
-	vmovdqu64	688(%rdi), %zmm8
+	vmovdqu64	640(%rdi), %zmm7
+	vmovdqu64	704(%rdi), %zmm8
 	vpclmulqdq	$0, %zmm7, %zmm2, %zmm9
 	vpclmulqdq	$17, %zmm7, %zmm2, %zmm10
 	vpclmulqdq	$1, %zmm7, %zmm2, %zmm11
@@ -6654,8 +6471,8 @@ aesgen_vaes512_gcm_siv_open:
 	vmovdqu64	-512(%rdx), %zmm2
 	vpxorq	%zmm1, %zmm2, %zmm2
 	vmovdqu64	-448(%rdx), %zmm1
-	vmovdqu64	496(%rdi), %zmm3
-	vmovdqu64	560(%rdi), %zmm7
+	vmovdqu64	512(%rdi), %zmm3
+	vmovdqu64	576(%rdi), %zmm7
 	vpclmulqdq	$0, %zmm3, %zmm2, %zmm8
 	vpclmulqdq	$17, %zmm3, %zmm2, %zmm9
 	vpclmulqdq	$1, %zmm3, %zmm2, %zmm10
@@ -6689,6 +6506,8 @@ aesgen_vaes512_gcm_siv_open:
 	vpxorq	%xmm5, %xmm4, %xmm4
 	vmovdqa64	%xmm4, %xmm1
 .Laesgen_vaes512_gcm_siv_open_ctr_small128:
+	movq	%rdx, %rbx
+	movq	%rcx, %rbp
 	cmpq	$256, %rcx
 	jb	.Laesgen_vaes512_gcm_siv_open_ctr16_done128
 	vmovdqa64	%zmm0, %zmm2
@@ -6696,57 +6515,57 @@ aesgen_vaes512_gcm_siv_open:
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm4
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_12x4(%rip), %zmm0, %zmm5
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_16x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r10), %zmm6
+	vbroadcasti32x4	(%r11), %zmm6
 	vpxorq	%zmm6, %zmm2, %zmm2
 	vpxorq	%zmm6, %zmm3, %zmm3
 	vpxorq	%zmm6, %zmm4, %zmm4
 	vpxorq	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	16(%r10), %zmm6
+	vbroadcasti32x4	16(%r11), %zmm6
 	vaesenc	%zmm6, %zmm2, %zmm2
 	vaesenc	%zmm6, %zmm3, %zmm3
 	vaesenc	%zmm6, %zmm4, %zmm4
 	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	32(%r10), %zmm6
+	vbroadcasti32x4	32(%r11), %zmm6
 	vaesenc	%zmm6, %zmm2, %zmm2
 	vaesenc	%zmm6, %zmm3, %zmm3
 	vaesenc	%zmm6, %zmm4, %zmm4
 	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	48(%r10), %zmm6
+	vbroadcasti32x4	48(%r11), %zmm6
 	vaesenc	%zmm6, %zmm2, %zmm2
 	vaesenc	%zmm6, %zmm3, %zmm3
 	vaesenc	%zmm6, %zmm4, %zmm4
 	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	64(%r10), %zmm6
+	vbroadcasti32x4	64(%r11), %zmm6
 	vaesenc	%zmm6, %zmm2, %zmm2
 	vaesenc	%zmm6, %zmm3, %zmm3
 	vaesenc	%zmm6, %zmm4, %zmm4
 	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	80(%r10), %zmm6
+	vbroadcasti32x4	80(%r11), %zmm6
 	vaesenc	%zmm6, %zmm2, %zmm2
 	vaesenc	%zmm6, %zmm3, %zmm3
 	vaesenc	%zmm6, %zmm4, %zmm4
 	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	96(%r10), %zmm6
+	vbroadcasti32x4	96(%r11), %zmm6
 	vaesenc	%zmm6, %zmm2, %zmm2
 	vaesenc	%zmm6, %zmm3, %zmm3
 	vaesenc	%zmm6, %zmm4, %zmm4
 	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	112(%r10), %zmm6
+	vbroadcasti32x4	112(%r11), %zmm6
 	vaesenc	%zmm6, %zmm2, %zmm2
 	vaesenc	%zmm6, %zmm3, %zmm3
 	vaesenc	%zmm6, %zmm4, %zmm4
 	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	128(%r10), %zmm6
+	vbroadcasti32x4	128(%r11), %zmm6
 	vaesenc	%zmm6, %zmm2, %zmm2
 	vaesenc	%zmm6, %zmm3, %zmm3
 	vaesenc	%zmm6, %zmm4, %zmm4
 	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	144(%r10), %zmm6
+	vbroadcasti32x4	144(%r11), %zmm6
 	vaesenc	%zmm6, %zmm2, %zmm2
 	vaesenc	%zmm6, %zmm3, %zmm3
 	vaesenc	%zmm6, %zmm4, %zmm4
 	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	160(%r10), %zmm6
+	vbroadcasti32x4	160(%r11), %zmm6
 	vaesenclast	%zmm6, %zmm2, %zmm2
 	vaesenclast	%zmm6, %zmm3, %zmm3
 	vaesenclast	%zmm6, %zmm4, %zmm4
@@ -6759,60 +6578,6 @@ aesgen_vaes512_gcm_siv_open:
 	vmovdqu64	%zmm4, 128(%rdx)
 	vpxorq	192(%r9), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rdx)
-	vmovdqu64	128(%rdx), %zmm2
-	vmovdqu64	192(%rdx), %zmm3
-	vmovdqu64	880(%rdi), %zmm4
-	vmovdqu64	944(%rdi), %zmm5
-	vpclmulqdq	$0, %zmm4, %zmm2, %zmm6
-	vpclmulqdq	$17, %zmm4, %zmm2, %zmm7
-	vpclmulqdq	$1, %zmm4, %zmm2, %zmm8
-	vpclmulqdq	$16, %zmm4, %zmm2, %zmm2
-	vpclmulqdq	$0, %zmm5, %zmm3, %zmm4
-	vpclmulqdq	$17, %zmm5, %zmm3, %zmm9
-	vpclmulqdq	$1, %zmm5, %zmm3, %zmm10
-	vpclmulqdq	$16, %zmm5, %zmm3, %zmm3
-	vpxorq	%zmm4, %zmm6, %zmm4
-	vpxorq	%zmm9, %zmm7, %zmm5
-	vmovdqa64	%zmm8, %zmm6
-	vpternlogd	$150, %zmm10, %zmm2, %zmm6
-	vpxorq	%zmm3, %zmm6, %zmm6
-	vmovdqu64	(%rdx), %zmm2
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vmovdqu64	64(%rdx), %zmm1
-	vmovdqu64	752(%rdi), %zmm3
-	vmovdqu64	816(%rdi), %zmm7
-	vpclmulqdq	$0, %zmm3, %zmm2, %zmm8
-	vpclmulqdq	$17, %zmm3, %zmm2, %zmm9
-	vpclmulqdq	$1, %zmm3, %zmm2, %zmm10
-	vpclmulqdq	$16, %zmm3, %zmm2, %zmm2
-	vpclmulqdq	$0, %zmm7, %zmm1, %zmm3
-	vpclmulqdq	$17, %zmm7, %zmm1, %zmm11
-	vpclmulqdq	$1, %zmm7, %zmm1, %zmm12
-	vpclmulqdq	$16, %zmm7, %zmm1, %zmm1
-	vpternlogd	$150, %zmm3, %zmm8, %zmm4
-	vpternlogd	$150, %zmm11, %zmm9, %zmm5
-	vpternlogd	$150, %zmm2, %zmm10, %zmm6
-	vpternlogd	$150, %zmm1, %zmm12, %zmm6
-	vpslldq	$8, %zmm6, %zmm1
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vpsrldq	$8, %zmm6, %zmm1
-	vpxorq	%zmm1, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm4, %ymm1
-	vpxorq	%ymm1, %ymm4, %ymm4
-	vextracti32x4	$1, %ymm4, %xmm1
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vextracti64x4	$1, %zmm5, %ymm1
-	vpxorq	%ymm1, %ymm5, %ymm5
-	vextracti32x4	$1, %ymm5, %xmm1
-	vpxorq	%xmm1, %xmm5, %xmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm1
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm1
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vmovdqa64	%xmm4, %xmm1
 	addq	$256, %r9
 	addq	$256, %rdx
 	subq	$256, %rcx
@@ -6822,81 +6587,43 @@ aesgen_vaes512_gcm_siv_open:
 	vmovdqa64	%zmm0, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm3
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r10), %zmm4
+	vbroadcasti32x4	(%r11), %zmm4
 	vpxorq	%zmm4, %zmm2, %zmm2
 	vpxorq	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	16(%r10), %zmm4
+	vbroadcasti32x4	16(%r11), %zmm4
 	vaesenc	%zmm4, %zmm2, %zmm2
 	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	32(%r10), %zmm4
+	vbroadcasti32x4	32(%r11), %zmm4
 	vaesenc	%zmm4, %zmm2, %zmm2
 	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	48(%r10), %zmm4
+	vbroadcasti32x4	48(%r11), %zmm4
 	vaesenc	%zmm4, %zmm2, %zmm2
 	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	64(%r10), %zmm4
+	vbroadcasti32x4	64(%r11), %zmm4
 	vaesenc	%zmm4, %zmm2, %zmm2
 	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	80(%r10), %zmm4
+	vbroadcasti32x4	80(%r11), %zmm4
 	vaesenc	%zmm4, %zmm2, %zmm2
 	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	96(%r10), %zmm4
+	vbroadcasti32x4	96(%r11), %zmm4
 	vaesenc	%zmm4, %zmm2, %zmm2
 	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	112(%r10), %zmm4
+	vbroadcasti32x4	112(%r11), %zmm4
 	vaesenc	%zmm4, %zmm2, %zmm2
 	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	128(%r10), %zmm4
+	vbroadcasti32x4	128(%r11), %zmm4
 	vaesenc	%zmm4, %zmm2, %zmm2
 	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	144(%r10), %zmm4
+	vbroadcasti32x4	144(%r11), %zmm4
 	vaesenc	%zmm4, %zmm2, %zmm2
 	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	160(%r10), %zmm4
+	vbroadcasti32x4	160(%r11), %zmm4
 	vaesenclast	%zmm4, %zmm2, %zmm2
 	vaesenclast	%zmm4, %zmm3, %zmm3
 	vpxorq	(%r9), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rdx)
 	vpxorq	64(%r9), %zmm3, %zmm3
 	vmovdqu64	%zmm3, 64(%rdx)
-	vmovdqu64	(%rdx), %zmm2
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vmovdqu64	64(%rdx), %zmm1
-	vmovdqu64	880(%rdi), %zmm3
-	vmovdqu64	944(%rdi), %zmm4
-	vpclmulqdq	$0, %zmm3, %zmm2, %zmm5
-	vpclmulqdq	$17, %zmm3, %zmm2, %zmm6
-	vpclmulqdq	$1, %zmm3, %zmm2, %zmm7
-	vpclmulqdq	$16, %zmm3, %zmm2, %zmm2
-	vpclmulqdq	$0, %zmm4, %zmm1, %zmm3
-	vpclmulqdq	$17, %zmm4, %zmm1, %zmm8
-	vpclmulqdq	$1, %zmm4, %zmm1, %zmm9
-	vpclmulqdq	$16, %zmm4, %zmm1, %zmm1
-	vpxorq	%zmm3, %zmm5, %zmm3
-	vpxorq	%zmm8, %zmm6, %zmm4
-	vmovdqa64	%zmm7, %zmm5
-	vpternlogd	$150, %zmm9, %zmm2, %zmm5
-	vpxorq	%zmm1, %zmm5, %zmm5
-	vpslldq	$8, %zmm5, %zmm1
-	vpxorq	%zmm1, %zmm3, %zmm3
-	vpsrldq	$8, %zmm5, %zmm1
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vextracti64x4	$1, %zmm3, %ymm1
-	vpxorq	%ymm1, %ymm3, %ymm3
-	vextracti32x4	$1, %ymm3, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vextracti64x4	$1, %zmm4, %ymm1
-	vpxorq	%ymm1, %ymm4, %ymm4
-	vextracti32x4	$1, %ymm4, %xmm1
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vmovdqa64	%xmm3, %xmm1
 	addq	$128, %r9
 	addq	$128, %rdx
 	subq	$128, %rcx
@@ -6905,57 +6632,30 @@ aesgen_vaes512_gcm_siv_open:
 	jb	.Laesgen_vaes512_gcm_siv_open_ctr4_done128
 	vmovdqa64	%zmm0, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r10), %zmm3
+	vbroadcasti32x4	(%r11), %zmm3
 	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	16(%r10), %zmm3
+	vbroadcasti32x4	16(%r11), %zmm3
 	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	32(%r10), %zmm3
+	vbroadcasti32x4	32(%r11), %zmm3
 	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	48(%r10), %zmm3
+	vbroadcasti32x4	48(%r11), %zmm3
 	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	64(%r10), %zmm3
+	vbroadcasti32x4	64(%r11), %zmm3
 	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	80(%r10), %zmm3
+	vbroadcasti32x4	80(%r11), %zmm3
 	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	96(%r10), %zmm3
+	vbroadcasti32x4	96(%r11), %zmm3
 	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	112(%r10), %zmm3
+	vbroadcasti32x4	112(%r11), %zmm3
 	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	128(%r10), %zmm3
+	vbroadcasti32x4	128(%r11), %zmm3
 	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	144(%r10), %zmm3
+	vbroadcasti32x4	144(%r11), %zmm3
 	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	160(%r10), %zmm3
+	vbroadcasti32x4	160(%r11), %zmm3
 	vaesenclast	%zmm3, %zmm2, %zmm2
 	vpxorq	(%r9), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rdx)
-	vmovdqu64	(%rdx), %zmm2
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpclmulqdq	$0, 944(%rdi), %zmm2, %zmm1
-	vpclmulqdq	$17, 944(%rdi), %zmm2, %zmm3
-	vpclmulqdq	$1, 944(%rdi), %zmm2, %zmm4
-	vpclmulqdq	$16, 944(%rdi), %zmm2, %zmm2
-	vpxorq	%zmm2, %zmm4, %zmm4
-	vpslldq	$8, %zmm4, %zmm2
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vpsrldq	$8, %zmm4, %zmm2
-	vpxorq	%zmm2, %zmm3, %zmm3
-	vextracti64x4	$1, %zmm1, %ymm2
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vextracti32x4	$1, %ymm1, %xmm2
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vextracti64x4	$1, %zmm3, %ymm2
-	vpxorq	%ymm2, %ymm3, %ymm3
-	vextracti32x4	$1, %ymm3, %xmm2
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vmovdqa64	%xmm1, %xmm1
 	addq	$64, %r9
 	addq	$64, %rdx
 	subq	$64, %rcx
@@ -6964,53 +6664,30 @@ aesgen_vaes512_gcm_siv_open:
 	jb	.Laesgen_vaes512_gcm_siv_open_ctr2_done128
 	vmovdqa64	%ymm0, %ymm2
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_2x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r10), %ymm3
+	vbroadcasti32x4	(%r11), %ymm3
 	vpxorq	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	16(%r10), %ymm3
+	vbroadcasti32x4	16(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	32(%r10), %ymm3
+	vbroadcasti32x4	32(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	48(%r10), %ymm3
+	vbroadcasti32x4	48(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	64(%r10), %ymm3
+	vbroadcasti32x4	64(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	80(%r10), %ymm3
+	vbroadcasti32x4	80(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	96(%r10), %ymm3
+	vbroadcasti32x4	96(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	112(%r10), %ymm3
+	vbroadcasti32x4	112(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	128(%r10), %ymm3
+	vbroadcasti32x4	128(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	144(%r10), %ymm3
+	vbroadcasti32x4	144(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	160(%r10), %ymm3
+	vbroadcasti32x4	160(%r11), %ymm3
 	vaesenclast	%ymm3, %ymm2, %ymm2
 	vpxorq	(%r9), %ymm2, %ymm2
 	vmovdqu64	%ymm2, (%rdx)
-	vmovdqu64	(%rdx), %ymm2
-	vpxorq	%ymm1, %ymm2, %ymm2
-	vpclmulqdq	$0, 976(%rdi), %ymm2, %ymm1
-	vpclmulqdq	$17, 976(%rdi), %ymm2, %ymm3
-	vpclmulqdq	$1, 976(%rdi), %ymm2, %ymm4
-	vpclmulqdq	$16, 976(%rdi), %ymm2, %ymm2
-	vpxorq	%ymm2, %ymm4, %ymm4
-	vpslldq	$8, %ymm4, %ymm2
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vpsrldq	$8, %ymm4, %ymm2
-	vpxorq	%ymm2, %ymm3, %ymm3
-	vextracti32x4	$1, %ymm1, %xmm2
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vextracti32x4	$1, %ymm3, %xmm2
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vmovdqa64	%xmm1, %xmm1
 	addq	$32, %r9
 	addq	$32, %rdx
 	subq	$32, %rcx
@@ -7019,49 +6696,30 @@ aesgen_vaes512_gcm_siv_open:
 	jb	.Laesgen_vaes512_gcm_siv_open_ctr1_done128
 	vmovdqa64	%xmm0, %xmm2
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_1x4(%rip), %zmm0, %zmm0
-	vmovdqa64	(%r10), %xmm3
+	vmovdqa64	(%r11), %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	16(%r10), %xmm3
+	vmovdqa64	16(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	32(%r10), %xmm3
+	vmovdqa64	32(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	48(%r10), %xmm3
+	vmovdqa64	48(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	64(%r10), %xmm3
+	vmovdqa64	64(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	80(%r10), %xmm3
+	vmovdqa64	80(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	96(%r10), %xmm3
+	vmovdqa64	96(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	112(%r10), %xmm3
+	vmovdqa64	112(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	128(%r10), %xmm3
+	vmovdqa64	128(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	144(%r10), %xmm3
+	vmovdqa64	144(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	160(%r10), %xmm3
+	vmovdqa64	160(%r11), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
 	vpxorq	(%r9), %xmm2, %xmm2
 	vmovdqu64	%xmm2, (%rdx)
-	vmovdqu64	(%rdx), %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$0, 992(%rdi), %xmm2, %xmm1
-	vpclmulqdq	$17, 992(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 992(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 992(%rdi), %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vmovdqa64	%xmm1, %xmm1
 	addq	$16, %r9
 	addq	$16, %rdx
 	subq	$16, %rcx
@@ -7069,80 +6727,223 @@ aesgen_vaes512_gcm_siv_open:
 	testq	%rcx, %rcx
 	je	.Laesgen_vaes512_gcm_siv_open_ctr_end128
 	vmovdqa64	%xmm0, %xmm0
-	vmovdqa64	(%r10), %xmm2
+	vmovdqa64	(%r11), %xmm2
 	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	16(%r10), %xmm2
+	vmovdqa64	16(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	32(%r10), %xmm2
+	vmovdqa64	32(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	48(%r10), %xmm2
+	vmovdqa64	48(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	64(%r10), %xmm2
+	vmovdqa64	64(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	80(%r10), %xmm2
+	vmovdqa64	80(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	96(%r10), %xmm2
+	vmovdqa64	96(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	112(%r10), %xmm2
+	vmovdqa64	112(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	128(%r10), %xmm2
+	vmovdqa64	128(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	144(%r10), %xmm2
+	vmovdqa64	144(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	160(%r10), %xmm2
+	vmovdqa64	160(%r11), %xmm2
 	vaesenclast	%xmm2, %xmm0, %xmm0
-	movq	$-1, %r10
-	bzhiq	%rcx, %r10, %r10
-	kmovq	%r10, %k1
+	movq	$-1, %r11
+	bzhiq	%rcx, %r11, %r11
+	kmovq	%r11, %k1
 	vmovdqu8	(%r9), %xmm2{%k1}{z}
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqu8	%xmm0, (%rdx){%k1}
-	vmovdqu8	%xmm0, %xmm0{%k1}{z}
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 992(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 992(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 992(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 992(%rdi), %xmm0, %xmm0
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm0
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm3, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	%xmm1, %xmm1
 .Laesgen_vaes512_gcm_siv_open_ctr_end128:
-	movq	16(%rsp), %rcx
+	leaq	15(%rbp), %rcx
+	andq	$-16, %rcx
+	negq	%rcx
+	leaq	1008(%rdi,%rcx,1), %rcx
+	vpxorq	%ymm0, %ymm0, %ymm0
+	vpxorq	%ymm2, %ymm2, %ymm2
+	vpxorq	%ymm3, %ymm3, %ymm3
+	vpxorq	%zmm4, %zmm4, %zmm4
+	vpxorq	%zmm5, %zmm5, %zmm5
+	vpxorq	%zmm6, %zmm6, %zmm6
+	vpclmulqdq	$0, (%rcx), %xmm1, %xmm7
+	vpclmulqdq	$17, (%rcx), %xmm1, %xmm8
+	vpclmulqdq	$1, (%rcx), %xmm1, %xmm9
+	vpclmulqdq	$16, (%rcx), %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm9, %xmm9
+	cmpq	$256, %rbp
+	jb	.Laesgen_vaes512_gcm_siv_open_rest16_none_4
+	vmovdqu64	128(%rbx), %zmm1
+	vmovdqu64	192(%rbx), %zmm10
+	vmovdqu64	128(%rcx), %zmm11
+	vmovdqu64	192(%rcx), %zmm12
+	vpclmulqdq	$0, %zmm11, %zmm1, %zmm13
+	vpclmulqdq	$17, %zmm11, %zmm1, %zmm14
+	vpclmulqdq	$1, %zmm11, %zmm1, %zmm15
+	vpclmulqdq	$16, %zmm11, %zmm1, %zmm1
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm11
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm16
+	vpclmulqdq	$1, %zmm12, %zmm10, %zmm17
+	vpclmulqdq	$16, %zmm12, %zmm10, %zmm10
+	vpternlogd	$150, %zmm11, %zmm13, %zmm4
+	vpternlogd	$150, %zmm16, %zmm14, %zmm5
+	vpternlogd	$150, %zmm1, %zmm15, %zmm6
+	vpternlogd	$150, %zmm10, %zmm17, %zmm6
+	vmovdqu64	(%rbx), %zmm1
+	vmovdqu64	64(%rbx), %zmm10
+	vmovdqu64	(%rcx), %zmm11
+	vmovdqu64	64(%rcx), %zmm12
+	vpclmulqdq	$0, %zmm11, %zmm1, %zmm13
+	vpclmulqdq	$17, %zmm11, %zmm1, %zmm14
+	vpclmulqdq	$1, %zmm11, %zmm1, %zmm15
+	vpclmulqdq	$16, %zmm11, %zmm1, %zmm1
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm11
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm16
+	vpclmulqdq	$1, %zmm12, %zmm10, %zmm17
+	vpclmulqdq	$16, %zmm12, %zmm10, %zmm10
+	vpternlogd	$150, %zmm11, %zmm13, %zmm4
+	vpternlogd	$150, %zmm16, %zmm14, %zmm5
+	vpternlogd	$150, %zmm1, %zmm15, %zmm6
+	vpternlogd	$150, %zmm10, %zmm17, %zmm6
+	addq	$256, %rbx
+	addq	$256, %rcx
+	subq	$256, %rbp
+.Laesgen_vaes512_gcm_siv_open_rest16_none_4:
+	cmpq	$128, %rbp
+	jb	.Laesgen_vaes512_gcm_siv_open_rest8_none_4
+	vmovdqu64	(%rbx), %zmm1
+	vmovdqu64	64(%rbx), %zmm10
+	vmovdqu64	(%rcx), %zmm11
+	vmovdqu64	64(%rcx), %zmm12
+	vpclmulqdq	$0, %zmm11, %zmm1, %zmm13
+	vpclmulqdq	$17, %zmm11, %zmm1, %zmm14
+	vpclmulqdq	$1, %zmm11, %zmm1, %zmm15
+	vpclmulqdq	$16, %zmm11, %zmm1, %zmm1
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm11
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm16
+	vpclmulqdq	$1, %zmm12, %zmm10, %zmm17
+	vpclmulqdq	$16, %zmm12, %zmm10, %zmm10
+	vpternlogd	$150, %zmm11, %zmm13, %zmm4
+	vpternlogd	$150, %zmm16, %zmm14, %zmm5
+	vpternlogd	$150, %zmm1, %zmm15, %zmm6
+	vpternlogd	$150, %zmm10, %zmm17, %zmm6
+	addq	$128, %rbx
+	addq	$128, %rcx
+	subq	$128, %rbp
+.Laesgen_vaes512_gcm_siv_open_rest8_none_4:
+	cmpq	$64, %rbp
+	jb	.Laesgen_vaes512_gcm_siv_open_rest4_none_4
+	vmovdqu64	(%rbx), %zmm1
+	vpclmulqdq	$0, (%rcx), %zmm1, %zmm10
+	vpxorq	%zmm10, %zmm4, %zmm4
+	vpclmulqdq	$17, (%rcx), %zmm1, %zmm10
+	vpxorq	%zmm10, %zmm5, %zmm5
+	vpclmulqdq	$1, (%rcx), %zmm1, %zmm10
+	vpxorq	%zmm10, %zmm6, %zmm6
+	vpclmulqdq	$16, (%rcx), %zmm1, %zmm1
+	vpxorq	%zmm1, %zmm6, %zmm6
+	addq	$64, %rbx
+	addq	$64, %rcx
+	subq	$64, %rbp
+.Laesgen_vaes512_gcm_siv_open_rest4_none_4:
+	cmpq	$32, %rbp
+	jb	.Laesgen_vaes512_gcm_siv_open_rest2_none_4
+	vmovdqu64	(%rbx), %ymm1
+	vpclmulqdq	$0, (%rcx), %ymm1, %ymm10
+	vpxorq	%ymm10, %ymm0, %ymm0
+	vpclmulqdq	$17, (%rcx), %ymm1, %ymm10
+	vpxorq	%ymm10, %ymm2, %ymm2
+	vpclmulqdq	$1, (%rcx), %ymm1, %ymm10
+	vpxorq	%ymm10, %ymm3, %ymm3
+	vpclmulqdq	$16, (%rcx), %ymm1, %ymm1
+	vpxorq	%ymm1, %ymm3, %ymm3
+	addq	$32, %rbx
+	addq	$32, %rcx
+	subq	$32, %rbp
+.Laesgen_vaes512_gcm_siv_open_rest2_none_4:
+	cmpq	$16, %rbp
+	jb	.Laesgen_vaes512_gcm_siv_open_rest1_none_4
+	vmovdqu64	(%rbx), %xmm1
+	vpclmulqdq	$0, (%rcx), %xmm1, %xmm10
+	vpxorq	%xmm10, %xmm7, %xmm7
+	vpclmulqdq	$17, (%rcx), %xmm1, %xmm10
+	vpxorq	%xmm10, %xmm8, %xmm8
+	vpclmulqdq	$1, (%rcx), %xmm1, %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vpclmulqdq	$16, (%rcx), %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm9, %xmm9
+	addq	$16, %rbx
+	addq	$16, %rcx
+	subq	$16, %rbp
+.Laesgen_vaes512_gcm_siv_open_rest1_none_4:
+	testq	%rbp, %rbp
+	je	.Laesgen_vaes512_gcm_siv_open_rest_whole_4
+	movq	$-1, %rdx
+	bzhiq	%rbp, %rdx, %rdx
+	kmovq	%rdx, %k1
+	vmovdqu8	(%rbx), %xmm1{%k1}{z}
+	vpclmulqdq	$0, (%rcx), %xmm1, %xmm10
+	vpxorq	%xmm10, %xmm7, %xmm7
+	vpclmulqdq	$17, (%rcx), %xmm1, %xmm10
+	vpxorq	%xmm10, %xmm8, %xmm8
+	vpclmulqdq	$1, (%rcx), %xmm1, %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vpclmulqdq	$16, (%rcx), %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm9, %xmm9
+	addq	$16, %rcx
+.Laesgen_vaes512_gcm_siv_open_rest_whole_4:
 	shlq	$3, %r8
-	shlq	$3, %rcx
-	vmovq	%r8, %xmm0
-	vmovq	%rcx, %xmm2
-	vpunpcklqdq	%xmm2, %xmm0, %xmm0
+	shlq	$3, %r10
+	vmovq	%r8, %xmm1
+	vmovq	%r10, %xmm10
+	vpunpcklqdq	%xmm10, %xmm1, %xmm1
+	vpclmulqdq	$0, (%rcx), %xmm1, %xmm10
+	vpxorq	%xmm10, %xmm7, %xmm7
+	vpclmulqdq	$17, (%rcx), %xmm1, %xmm10
+	vpxorq	%xmm10, %xmm8, %xmm8
+	vpclmulqdq	$1, (%rcx), %xmm1, %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vpclmulqdq	$16, (%rcx), %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm9, %xmm9
+	vextracti32x4	$1, %ymm0, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 992(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 992(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 992(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 992(%rdi), %xmm0, %xmm0
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm0
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm3, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vextracti32x4	$1, %ymm2, %xmm0
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	%xmm1, %xmm1
-	movq	32(%rsp), %rcx
-	movq	40(%rsp), %rdx
+	vpxorq	%xmm2, %xmm8, %xmm8
+	vextracti32x4	$1, %ymm3, %xmm0
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vpxorq	%xmm3, %xmm9, %xmm9
+	vextracti64x4	$1, %zmm4, %ymm0
+	vpxorq	%ymm0, %ymm4, %ymm4
+	vextracti32x4	$1, %ymm4, %xmm0
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vextracti64x4	$1, %zmm5, %ymm0
+	vpxorq	%ymm0, %ymm5, %ymm5
+	vextracti32x4	$1, %ymm5, %xmm0
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpxorq	%xmm5, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm6, %ymm0
+	vpxorq	%ymm0, %ymm6, %ymm6
+	vextracti32x4	$1, %ymm6, %xmm0
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm9, %xmm9
+	vpslldq	$8, %xmm9, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpsrldq	$8, %xmm9, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm7, %xmm0
+	vpshufd	$78, %xmm7, %xmm7
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm7, %xmm0
+	vpshufd	$78, %xmm7, %xmm7
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vmovdqa64	%xmm7, %xmm1
+.Laesgen_vaes512_gcm_siv_open_rest_nothing_4:
+	movq	40(%rsp), %rcx
+	movq	48(%rsp), %rdx
 	vmovd	8(%rsi), %xmm0
 	vpslldq	$8, %xmm0, %xmm0
 	movq	(%rsi), %rsi
@@ -7173,9 +6974,9 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	160(%rsi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 1008(%rdi)
+	vmovdqa64	%xmm0, 1024(%rdi)
 	xorq	%rsi, %rsi
-	leaq	1008(%rdi), %rdi
+	leaq	1024(%rdi), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_vaes512_gcm_siv_open_nocmp16_2
 	movq	(%rcx), %r8
@@ -7227,8 +7028,8 @@ aesgen_vaes512_gcm_siv_open:
 	testq	%rax, %rax
 	je	.Laesgen_vaes512_gcm_siv_open_done
 .Laesgen_vaes512_gcm_siv_open_reject:
-	movq	24(%rsp), %rax
-	movq	16(%rsp), %rcx
+	movq	32(%rsp), %rax
+	movq	24(%rsp), %rcx
 .Laesgen_vaes512_gcm_siv_open_zero16:
 	cmpq	$16, %rcx
 	jb	.Laesgen_vaes512_gcm_siv_open_zero_tail
@@ -7267,6 +7068,7 @@ aesgen_vaes512_gcm_siv_open:
 	vpxorq	%xmm21, %xmm21, %xmm21
 	vpxorq	%xmm22, %xmm22, %xmm22
 	vzeroall
+	popq	%rbp
 	popq	%rbx
 	ret
 .Laesgen_vaes512_gcm_siv_open_refuse:
@@ -7279,6 +7081,7 @@ aesgen_vaes512_gcm_siv_open:
 	vpxorq	%xmm21, %xmm21, %xmm21
 	vpxorq	%xmm22, %xmm22, %xmm22
 	vzeroall
+	popq	%rbp
 	popq	%rbx
 	ret
 .Laesgen_vaes512_gcm_siv_open_done:
@@ -7290,6 +7093,7 @@ aesgen_vaes512_gcm_siv_open:
 	vpxorq	%xmm21, %xmm21, %xmm21
 	vpxorq	%xmm22, %xmm22, %xmm22
 	vzeroall
+	popq	%rbp
 	popq	%rbx
 	ret
 	.size	aesgen_vaes512_gcm_siv_open, .-aesgen_vaes512_gcm_siv_open
@@ -7431,7 +7235,7 @@ aesgen_vaes512_gcm_siv_open:
 	.byte	0x36, 0x00, 0x00, 0x00, 0x36, 0x00, 0x00, 0x00, 0x36, 0x00, 0x00, 0x00, 0x36, 0x00, 0x00, 0x00
 
 
-# wipe(ctx): zero all 1024 bytes of the context.
+# wipe(ctx): zero all 1088 bytes of the context.
 # Requires: AVX, AVX512F, AVX512VL
 	.text
 	.globl	aesgen_vaes512_gcm_siv_wipe
@@ -7440,7 +7244,7 @@ aesgen_vaes512_gcm_siv_open:
 aesgen_vaes512_gcm_siv_wipe:
 	endbr64
 	vpxorq	%xmm0, %xmm0, %xmm0
-	movq	$16, %rax
+	movq	$17, %rax
 .Laesgen_vaes512_gcm_siv_wipe_zero:
 	vmovdqu64	%zmm0, (%rdi)
 	addq	$64, %rdi

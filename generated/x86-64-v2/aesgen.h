@@ -324,8 +324,8 @@ int  aesgen_bitsliced128_gcm_r2_finish_seal(void *ctx, uint8_t *tag, size_t tag_
 int  aesgen_bitsliced128_gcm_r2_finish_open(void *ctx, const uint8_t *tag, size_t tag_len);
 void aesgen_bitsliced128_gcm_r2_wipe(void *ctx);
 
-/* aesni-gcm-siv (AES-GCM-SIV (RFC 8452)): requires SSE2, SSSE3, AESNI, PCLMULQDQ; ctx 768 bytes */
-#define AESGEN_AESNI_GCM_SIV_CTX_SIZE 768
+/* aesni-gcm-siv (AES-GCM-SIV (RFC 8452)): requires SSE2, SSSE3, AESNI, PCLMULQDQ; ctx 832 bytes */
+#define AESGEN_AESNI_GCM_SIV_CTX_SIZE 832
 int  aesgen_aesni_gcm_siv_init(void *ctx, const uint8_t *key, size_t key_len);
 int  aesgen_aesni_gcm_siv_seal(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
                        const uint8_t *in, size_t len, uint8_t *out, uint8_t *tag, size_t tag_len);

@@ -220,7 +220,7 @@ const aesgen_aead aesgen_aeads[] = {
      aesgen_bitsliced128_gcm_r2_encrypt, aesgen_bitsliced128_gcm_r2_decrypt, aesgen_bitsliced128_gcm_r2_finish_seal, aesgen_bitsliced128_gcm_r2_finish_open,
      aesgen_bitsliced128_gcm_r2_wipe},
     {"aesni-gcm-siv", "gcm-siv", "aesni", "none", 1,
-     AESGEN_CPU_SSE2 | AESGEN_CPU_SSSE3 | AESGEN_CPU_AESNI | AESGEN_CPU_PCLMULQDQ, 768,
+     AESGEN_CPU_SSE2 | AESGEN_CPU_SSSE3 | AESGEN_CPU_AESNI | AESGEN_CPU_PCLMULQDQ, 832,
      12, 12, 16, 16,
      aesgen_aesni_gcm_siv_init, aesgen_aesni_gcm_siv_seal, aesgen_aesni_gcm_siv_open, 0, 0,
      0, 0, 0, 0,

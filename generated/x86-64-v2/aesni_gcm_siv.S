@@ -7,7 +7,7 @@
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).
  *   Requires: SSE2, SSSE3, AESNI, PCLMULQDQ
- *   Context: 768 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
+ *   Context: 832 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_aesni_gcm_siv_init   requires SSE2, AESNI
@@ -34,7 +34,7 @@ aesgen_aesni_gcm_siv_init:
 .Laesgen_aesni_gcm_siv_init_accepted:
 	pxor	%xmm0, %xmm0
 	movq	%rdi, %rax
-	movq	$12, %rcx
+	movq	$13, %rcx
 .Laesgen_aesni_gcm_siv_init_zero:
 	movdqa	%xmm0, (%rax)
 	movdqa	%xmm0, 16(%rax)
@@ -483,8 +483,9 @@ aesgen_aesni_gcm_siv_init:
 	.p2align	5
 aesgen_aesni_gcm_siv_seal:
 	endbr64
-	movq	32(%rsp), %rax
-	movq	8(%rsp), %r10
+	pushq	%rbx
+	movq	40(%rsp), %rax
+	movq	16(%rsp), %r10
 	movabsq	$0x1000000000, %r11
 	cmpq	%r11, %r10
 	ja	.Laesgen_aesni_gcm_siv_seal_refuse
@@ -501,10 +502,11 @@ aesgen_aesni_gcm_siv_seal:
 	cmpl	$128, %eax
 	je	.Laesgen_aesni_gcm_siv_seal_message128
 .Laesgen_aesni_gcm_siv_seal_message256:
+	movq	16(%rsp), %rax
 	movd	8(%rsi), %xmm0
 	pslldq	$8, %xmm0
-	movq	(%rsi), %rax
-	movq	%rax, %xmm1
+	movq	(%rsi), %rdx
+	movq	%rdx, %xmm1
 	por	%xmm1, %xmm0
 	pslldq	$4, %xmm0
 	movdqa	%xmm0, %xmm1
@@ -784,10 +786,10 @@ aesgen_aesni_gcm_siv_seal:
 	pxor	%xmm0, %xmm3
 	pxor	%xmm5, %xmm3
 	movdqa	%xmm3, 480(%rdi)
-	movdqa	%xmm1, 608(%rdi)
+	movdqa	%xmm1, 624(%rdi)
 	pshufd	$78, %xmm1, %xmm0
 	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, 736(%rdi)
+	movdqa	%xmm0, 768(%rdi)
 	movdqa	%xmm1, %xmm0
 	pclmulqdq	$0, %xmm1, %xmm0
 	movdqa	%xmm1, %xmm2
@@ -812,10 +814,15 @@ aesgen_aesni_gcm_siv_seal:
 	pshufd	$78, %xmm0, %xmm0
 	pxor	%xmm3, %xmm0
 	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, 592(%rdi)
+	movdqa	%xmm0, 608(%rdi)
 	pshufd	$78, %xmm0, %xmm2
 	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, 720(%rdi)
+	movdqa	%xmm2, 752(%rdi)
+	cmpq	$32, %r8
+	ja	.Laesgen_aesni_gcm_siv_seal_powers_more
+	cmpq	$16, %rax
+	jbe	.Laesgen_aesni_gcm_siv_seal_powers_done
+.Laesgen_aesni_gcm_siv_seal_powers_more:
 	movdqa	%xmm1, %xmm2
 	pclmulqdq	$0, %xmm0, %xmm2
 	movdqa	%xmm1, %xmm3
@@ -840,10 +847,10 @@ aesgen_aesni_gcm_siv_seal:
 	pshufd	$78, %xmm2, %xmm2
 	pxor	%xmm4, %xmm2
 	pxor	%xmm3, %xmm2
-	movdqa	%xmm2, 576(%rdi)
+	movdqa	%xmm2, 592(%rdi)
 	pshufd	$78, %xmm2, %xmm3
 	pxor	%xmm2, %xmm3
-	movdqa	%xmm3, 704(%rdi)
+	movdqa	%xmm3, 736(%rdi)
 	movdqa	%xmm0, %xmm3
 	pclmulqdq	$0, %xmm0, %xmm3
 	movdqa	%xmm0, %xmm4
@@ -868,78 +875,79 @@ aesgen_aesni_gcm_siv_seal:
 	pshufd	$78, %xmm3, %xmm3
 	pxor	%xmm5, %xmm3
 	pxor	%xmm4, %xmm3
-	movdqa	%xmm3, 560(%rdi)
+	movdqa	%xmm3, 576(%rdi)
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
-	movdqa	%xmm4, 688(%rdi)
+	movdqa	%xmm4, 720(%rdi)
 	movdqa	%xmm1, %xmm4
 	pclmulqdq	$0, %xmm3, %xmm4
 	movdqa	%xmm1, %xmm5
 	pclmulqdq	$17, %xmm3, %xmm5
 	movdqa	%xmm1, %xmm6
 	pclmulqdq	$1, %xmm3, %xmm6
-	pclmulqdq	$16, %xmm3, %xmm1
-	pxor	%xmm1, %xmm6
-	movdqa	%xmm6, %xmm1
-	pslldq	$8, %xmm1
-	pxor	%xmm1, %xmm4
-	movdqa	%xmm6, %xmm1
-	psrldq	$8, %xmm1
-	pxor	%xmm1, %xmm5
-	movdqa	%xmm4, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm1
+	movdqa	%xmm1, %xmm7
+	pclmulqdq	$16, %xmm3, %xmm7
+	pxor	%xmm7, %xmm6
+	movdqa	%xmm6, %xmm7
+	pslldq	$8, %xmm7
+	pxor	%xmm7, %xmm4
+	movdqa	%xmm6, %xmm7
+	psrldq	$8, %xmm7
+	pxor	%xmm7, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm6
 	pshufd	$78, %xmm4, %xmm4
-	pxor	%xmm1, %xmm4
-	movdqa	%xmm4, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm1
+	pxor	%xmm6, %xmm4
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm6
 	pshufd	$78, %xmm4, %xmm4
-	pxor	%xmm1, %xmm4
+	pxor	%xmm6, %xmm4
+	pxor	%xmm5, %xmm4
+	movdqa	%xmm4, 560(%rdi)
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm5, 704(%rdi)
+	movdqa	%xmm0, %xmm4
+	pclmulqdq	$0, %xmm3, %xmm4
+	movdqa	%xmm0, %xmm5
+	pclmulqdq	$17, %xmm3, %xmm5
+	movdqa	%xmm0, %xmm6
+	pclmulqdq	$1, %xmm3, %xmm6
+	pclmulqdq	$16, %xmm3, %xmm0
+	pxor	%xmm0, %xmm6
+	movdqa	%xmm6, %xmm0
+	pslldq	$8, %xmm0
+	pxor	%xmm0, %xmm4
+	movdqa	%xmm6, %xmm0
+	psrldq	$8, %xmm0
+	pxor	%xmm0, %xmm5
+	movdqa	%xmm4, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm4, %xmm4
+	pxor	%xmm0, %xmm4
+	movdqa	%xmm4, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm4, %xmm4
+	pxor	%xmm0, %xmm4
 	pxor	%xmm5, %xmm4
 	movdqa	%xmm4, 544(%rdi)
-	pshufd	$78, %xmm4, %xmm1
-	pxor	%xmm4, %xmm1
-	movdqa	%xmm1, 672(%rdi)
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$0, %xmm3, %xmm1
-	movdqa	%xmm0, %xmm4
-	pclmulqdq	$17, %xmm3, %xmm4
-	movdqa	%xmm0, %xmm5
-	pclmulqdq	$1, %xmm3, %xmm5
-	pclmulqdq	$16, %xmm3, %xmm0
-	pxor	%xmm0, %xmm5
-	movdqa	%xmm5, %xmm0
-	pslldq	$8, %xmm0
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm5, %xmm0
-	psrldq	$8, %xmm0
-	pxor	%xmm0, %xmm4
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm1, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm1, %xmm1
-	pxor	%xmm0, %xmm1
-	pxor	%xmm4, %xmm1
-	movdqa	%xmm1, 528(%rdi)
-	pshufd	$78, %xmm1, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, 656(%rdi)
+	pshufd	$78, %xmm4, %xmm0
+	pxor	%xmm4, %xmm0
+	movdqa	%xmm0, 688(%rdi)
 	movdqa	%xmm2, %xmm0
 	pclmulqdq	$0, %xmm3, %xmm0
-	movdqa	%xmm2, %xmm1
-	pclmulqdq	$17, %xmm3, %xmm1
 	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, %xmm3, %xmm4
+	pclmulqdq	$17, %xmm3, %xmm4
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, %xmm3, %xmm5
 	pclmulqdq	$16, %xmm3, %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
+	pxor	%xmm2, %xmm5
+	movdqa	%xmm5, %xmm2
 	pslldq	$8, %xmm2
 	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
+	movdqa	%xmm5, %xmm2
 	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm1
+	pxor	%xmm2, %xmm4
 	movdqa	%xmm0, %xmm2
 	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2
 	pshufd	$78, %xmm0, %xmm0
@@ -948,38 +956,66 @@ aesgen_aesni_gcm_siv_seal:
 	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2
 	pshufd	$78, %xmm0, %xmm0
 	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, 512(%rdi)
-	pshufd	$78, %xmm0, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, 640(%rdi)
+	pxor	%xmm4, %xmm0
+	movdqa	%xmm0, 528(%rdi)
+	pshufd	$78, %xmm0, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, 672(%rdi)
 	movdqa	%xmm3, %xmm0
 	pclmulqdq	$0, %xmm3, %xmm0
-	movdqa	%xmm3, %xmm1
-	pclmulqdq	$17, %xmm3, %xmm1
 	movdqa	%xmm3, %xmm2
-	pclmulqdq	$1, %xmm3, %xmm2
+	pclmulqdq	$17, %xmm3, %xmm2
+	movdqa	%xmm3, %xmm4
+	pclmulqdq	$1, %xmm3, %xmm4
 	pclmulqdq	$16, %xmm3, %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	%xmm2, %xmm3
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm4, %xmm3
 	pslldq	$8, %xmm3
 	pxor	%xmm3, %xmm0
-	movdqa	%xmm2, %xmm3
+	movdqa	%xmm4, %xmm3
 	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm1
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm0, %xmm3
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3
 	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2
+	pxor	%xmm3, %xmm0
+	movdqa	%xmm0, %xmm3
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3
 	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm3, %xmm0
 	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, 496(%rdi)
-	pshufd	$78, %xmm0, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, 624(%rdi)
+	movdqa	%xmm0, 512(%rdi)
+	pshufd	$78, %xmm0, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$0, %xmm1, %xmm2
+	movdqa	%xmm0, %xmm3
+	pclmulqdq	$17, %xmm1, %xmm3
+	movdqa	%xmm0, %xmm4
+	pclmulqdq	$1, %xmm1, %xmm4
+	pclmulqdq	$16, %xmm1, %xmm0
+	pxor	%xmm0, %xmm4
+	movdqa	%xmm4, %xmm0
+	pslldq	$8, %xmm0
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm4, %xmm0
+	psrldq	$8, %xmm0
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm2, 496(%rdi)
+	pshufd	$78, %xmm2, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, 640(%rdi)
+.Laesgen_aesni_gcm_siv_seal_powers_done:
 	pxor	%xmm0, %xmm0
 	movq	%r8, %rax
 .Laesgen_aesni_gcm_siv_seal_polyval8:
@@ -990,20 +1026,10 @@ aesgen_aesni_gcm_siv_seal:
 	pshufd	$78, %xmm1, %xmm0
 	pxor	%xmm1, %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$0, 496(%rdi), %xmm2
-	pclmulqdq	$17, 496(%rdi), %xmm1
-	pclmulqdq	$0, 624(%rdi), %xmm0
+	pclmulqdq	$0, 512(%rdi), %xmm2
+	pclmulqdq	$17, 512(%rdi), %xmm1
+	pclmulqdq	$0, 656(%rdi), %xmm0
 	movdqu	16(%rcx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 512(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 512(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 640(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	32(%rcx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
@@ -1011,9 +1037,9 @@ aesgen_aesni_gcm_siv_seal:
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 528(%rdi), %xmm3
 	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 656(%rdi), %xmm4
+	pclmulqdq	$0, 672(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqu	48(%rcx), %xmm3
+	movdqu	32(%rcx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
@@ -1021,9 +1047,9 @@ aesgen_aesni_gcm_siv_seal:
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 544(%rdi), %xmm3
 	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 672(%rdi), %xmm4
+	pclmulqdq	$0, 688(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqu	64(%rcx), %xmm3
+	movdqu	48(%rcx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
@@ -1031,9 +1057,9 @@ aesgen_aesni_gcm_siv_seal:
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 560(%rdi), %xmm3
 	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 688(%rdi), %xmm4
+	pclmulqdq	$0, 704(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqu	80(%rcx), %xmm3
+	movdqu	64(%rcx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
@@ -1041,9 +1067,9 @@ aesgen_aesni_gcm_siv_seal:
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 576(%rdi), %xmm3
 	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 704(%rdi), %xmm4
+	pclmulqdq	$0, 720(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqu	96(%rcx), %xmm3
+	movdqu	80(%rcx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
@@ -1051,9 +1077,9 @@ aesgen_aesni_gcm_siv_seal:
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 592(%rdi), %xmm3
 	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 720(%rdi), %xmm4
+	pclmulqdq	$0, 736(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqu	112(%rcx), %xmm3
+	movdqu	96(%rcx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
@@ -1061,7 +1087,17 @@ aesgen_aesni_gcm_siv_seal:
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 608(%rdi), %xmm3
 	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 736(%rdi), %xmm4
+	pclmulqdq	$0, 752(%rdi), %xmm4
+	pxor	%xmm4, %xmm0
+	movdqu	112(%rcx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 624(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 624(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 768(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm0
@@ -1085,226 +1121,185 @@ aesgen_aesni_gcm_siv_seal:
 	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_siv_seal_polyval8
 .Laesgen_aesni_gcm_siv_seal_polyval8_done:
-.Laesgen_aesni_gcm_siv_seal_polyval4:
-	cmpq	$64, %rax
-	jb	.Laesgen_aesni_gcm_siv_seal_polyval4_done
-	movdqu	(%rcx), %xmm1
+	testq	%rax, %rax
+	je	.Laesgen_aesni_gcm_siv_seal_rest_nothing
+	leaq	15(%rax), %rdx
+	andq	$-16, %rdx
+	negq	%rdx
+	leaq	640(%rdi,%rdx,1), %rdx
+	pshufd	$78, %xmm0, %xmm1
 	pxor	%xmm0, %xmm1
-	pshufd	$78, %xmm1, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$0, 560(%rdi), %xmm2
-	pclmulqdq	$17, 560(%rdi), %xmm1
-	pclmulqdq	$0, 688(%rdi), %xmm0
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$0, (%rdx), %xmm2
+	pclmulqdq	$17, (%rdx), %xmm0
+	pclmulqdq	$0, 144(%rdx), %xmm1
+	cmpq	$64, %rax
+	jb	.Laesgen_aesni_gcm_siv_seal_rest4_none
+	movdqu	(%rcx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, (%rdx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, (%rdx), %xmm3
+	pxor	%xmm3, %xmm0
+	pclmulqdq	$0, 144(%rdx), %xmm4
+	pxor	%xmm4, %xmm1
 	movdqu	16(%rcx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 576(%rdi), %xmm5
+	pclmulqdq	$0, 16(%rdx), %xmm5
 	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 576(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 704(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
+	pclmulqdq	$17, 16(%rdx), %xmm3
+	pxor	%xmm3, %xmm0
+	pclmulqdq	$0, 160(%rdx), %xmm4
+	pxor	%xmm4, %xmm1
 	movdqu	32(%rcx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 592(%rdi), %xmm5
+	pclmulqdq	$0, 32(%rdx), %xmm5
 	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 592(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 720(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
+	pclmulqdq	$17, 32(%rdx), %xmm3
+	pxor	%xmm3, %xmm0
+	pclmulqdq	$0, 176(%rdx), %xmm4
+	pxor	%xmm4, %xmm1
 	movdqu	48(%rcx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 608(%rdi), %xmm5
+	pclmulqdq	$0, 48(%rdx), %xmm5
 	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 736(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm3
-	pslldq	$8, %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	%xmm0, %xmm3
-	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm1
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, %xmm0
+	pclmulqdq	$17, 48(%rdx), %xmm3
+	pxor	%xmm3, %xmm0
+	pclmulqdq	$0, 192(%rdx), %xmm4
+	pxor	%xmm4, %xmm1
 	addq	$64, %rcx
+	addq	$64, %rdx
 	subq	$64, %rax
-.Laesgen_aesni_gcm_siv_seal_polyval4_done:
-.Laesgen_aesni_gcm_siv_seal_polyval2:
+.Laesgen_aesni_gcm_siv_seal_rest4_none:
 	cmpq	$32, %rax
-	jb	.Laesgen_aesni_gcm_siv_seal_polyval2_done
-	movdqu	(%rcx), %xmm1
-	pxor	%xmm0, %xmm1
-	pshufd	$78, %xmm1, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$0, 592(%rdi), %xmm2
-	pclmulqdq	$17, 592(%rdi), %xmm1
-	pclmulqdq	$0, 720(%rdi), %xmm0
+	jb	.Laesgen_aesni_gcm_siv_seal_rest2_none
+	movdqu	(%rcx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, (%rdx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, (%rdx), %xmm3
+	pxor	%xmm3, %xmm0
+	pclmulqdq	$0, 144(%rdx), %xmm4
+	pxor	%xmm4, %xmm1
 	movdqu	16(%rcx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 608(%rdi), %xmm5
+	pclmulqdq	$0, 16(%rdx), %xmm5
 	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 736(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm3
-	pslldq	$8, %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	%xmm0, %xmm3
-	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm1
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, %xmm0
+	pclmulqdq	$17, 16(%rdx), %xmm3
+	pxor	%xmm3, %xmm0
+	pclmulqdq	$0, 160(%rdx), %xmm4
+	pxor	%xmm4, %xmm1
 	addq	$32, %rcx
+	addq	$32, %rdx
 	subq	$32, %rax
-.Laesgen_aesni_gcm_siv_seal_polyval2_done:
-.Laesgen_aesni_gcm_siv_seal_polyval1:
+.Laesgen_aesni_gcm_siv_seal_rest2_none:
 	cmpq	$16, %rax
-	jb	.Laesgen_aesni_gcm_siv_seal_polyval1_done
-	movdqu	(%rcx), %xmm1
-	pxor	%xmm0, %xmm1
-	pshufd	$78, %xmm1, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$0, 608(%rdi), %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm1
-	pclmulqdq	$0, 736(%rdi), %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm3
-	pslldq	$8, %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	%xmm0, %xmm3
-	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm1
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, %xmm0
+	jb	.Laesgen_aesni_gcm_siv_seal_rest1_none
+	movdqu	(%rcx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, (%rdx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, (%rdx), %xmm3
+	pxor	%xmm3, %xmm0
+	pclmulqdq	$0, 144(%rdx), %xmm4
+	pxor	%xmm4, %xmm1
 	addq	$16, %rcx
+	addq	$16, %rdx
 	subq	$16, %rax
-.Laesgen_aesni_gcm_siv_seal_polyval1_done:
+.Laesgen_aesni_gcm_siv_seal_rest1_none:
 	testq	%rax, %rax
-	je	.Laesgen_aesni_gcm_siv_seal_polyval_end
-	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 752(%rdi)
-	leaq	752(%rdi), %rdx
+	je	.Laesgen_aesni_gcm_siv_seal_rest_whole
+	pxor	%xmm3, %xmm3
+	movdqa	%xmm3, 784(%rdi)
+	leaq	784(%rdi), %r10
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no8
-	movq	(%rcx), %r10
-	movq	%r10, (%rdx)
+	movq	(%rcx), %r11
+	movq	%r11, (%r10)
 	addq	$8, %rcx
-	addq	$8, %rdx
+	addq	$8, %r10
 .Laesgen_aesni_gcm_siv_seal_no8:
 	testq	$4, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no4
-	movl	(%rcx), %r10d
-	movl	%r10d, (%rdx)
+	movl	(%rcx), %r11d
+	movl	%r11d, (%r10)
 	addq	$4, %rcx
-	addq	$4, %rdx
+	addq	$4, %r10
 .Laesgen_aesni_gcm_siv_seal_no4:
 	testq	$2, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no2
-	movzbl	(%rcx), %r10d
-	movb	%r10b, (%rdx)
-	movzbl	1(%rcx), %r10d
-	movb	%r10b, 1(%rdx)
+	movzbl	(%rcx), %r11d
+	movb	%r11b, (%r10)
+	movzbl	1(%rcx), %r11d
+	movb	%r11b, 1(%r10)
 	addq	$2, %rcx
-	addq	$2, %rdx
+	addq	$2, %r10
 .Laesgen_aesni_gcm_siv_seal_no2:
 	testq	$1, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no1
-	movzbl	(%rcx), %r10d
-	movb	%r10b, (%rdx)
+	movzbl	(%rcx), %r11d
+	movb	%r11b, (%r10)
 .Laesgen_aesni_gcm_siv_seal_no1:
-	movdqu	752(%rdi), %xmm1
-	pxor	%xmm0, %xmm1
-	pshufd	$78, %xmm1, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$0, 608(%rdi), %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm1
-	pclmulqdq	$0, 736(%rdi), %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm3
-	pslldq	$8, %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	%xmm0, %xmm3
-	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm1
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, %xmm0
-.Laesgen_aesni_gcm_siv_seal_polyval_end:
-	movq	8(%rsp), %rax
-	movq	%r9, %rcx
-.Laesgen_aesni_gcm_siv_seal_polyval8_2:
-	cmpq	$128, %rax
-	jb	.Laesgen_aesni_gcm_siv_seal_polyval8_done_2
-	movdqu	(%rcx), %xmm1
-	pxor	%xmm0, %xmm1
-	pshufd	$78, %xmm1, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$0, 496(%rdi), %xmm2
-	pclmulqdq	$17, 496(%rdi), %xmm1
-	pclmulqdq	$0, 624(%rdi), %xmm0
-	movdqu	16(%rcx), %xmm3
+	movdqa	784(%rdi), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 512(%rdi), %xmm5
+	pclmulqdq	$0, (%rdx), %xmm5
 	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 512(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 640(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	32(%rcx), %xmm3
+	pclmulqdq	$17, (%rdx), %xmm3
+	pxor	%xmm3, %xmm0
+	pclmulqdq	$0, 144(%rdx), %xmm4
+	pxor	%xmm4, %xmm1
+	addq	$16, %rdx
+.Laesgen_aesni_gcm_siv_seal_rest_whole:
+	pxor	%xmm2, %xmm1
+	pxor	%xmm0, %xmm1
+	movdqa	%xmm1, %xmm3
+	pslldq	$8, %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm1, %xmm3
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm0
+	movdqa	%xmm2, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm1, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+.Laesgen_aesni_gcm_siv_seal_rest_nothing:
+	movq	16(%rsp), %rax
+	movq	16(%rsp), %rcx
+	movq	%r9, %rdx
+.Laesgen_aesni_gcm_siv_seal_polyval8_2:
+	cmpq	$128, %rax
+	jb	.Laesgen_aesni_gcm_siv_seal_polyval8_done_2
+	movdqu	(%rdx), %xmm1
+	pxor	%xmm0, %xmm1
+	pshufd	$78, %xmm1, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm1, %xmm2
+	pclmulqdq	$0, 512(%rdi), %xmm2
+	pclmulqdq	$17, 512(%rdi), %xmm1
+	pclmulqdq	$0, 656(%rdi), %xmm0
+	movdqu	16(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
@@ -1312,9 +1307,9 @@ aesgen_aesni_gcm_siv_seal:
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 528(%rdi), %xmm3
 	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 656(%rdi), %xmm4
+	pclmulqdq	$0, 672(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqu	48(%rcx), %xmm3
+	movdqu	32(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
@@ -1322,9 +1317,9 @@ aesgen_aesni_gcm_siv_seal:
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 544(%rdi), %xmm3
 	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 672(%rdi), %xmm4
+	pclmulqdq	$0, 688(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqu	64(%rcx), %xmm3
+	movdqu	48(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
@@ -1332,9 +1327,9 @@ aesgen_aesni_gcm_siv_seal:
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 560(%rdi), %xmm3
 	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 688(%rdi), %xmm4
+	pclmulqdq	$0, 704(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqu	80(%rcx), %xmm3
+	movdqu	64(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
@@ -1342,9 +1337,9 @@ aesgen_aesni_gcm_siv_seal:
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 576(%rdi), %xmm3
 	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 704(%rdi), %xmm4
+	pclmulqdq	$0, 720(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqu	96(%rcx), %xmm3
+	movdqu	80(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
@@ -1352,9 +1347,9 @@ aesgen_aesni_gcm_siv_seal:
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 592(%rdi), %xmm3
 	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 720(%rdi), %xmm4
+	pclmulqdq	$0, 736(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqu	112(%rcx), %xmm3
+	movdqu	96(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
@@ -1362,7 +1357,17 @@ aesgen_aesni_gcm_siv_seal:
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 608(%rdi), %xmm3
 	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 736(%rdi), %xmm4
+	pclmulqdq	$0, 752(%rdi), %xmm4
+	pxor	%xmm4, %xmm0
+	movdqu	112(%rdx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 624(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 624(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 768(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm0
@@ -1382,236 +1387,186 @@ aesgen_aesni_gcm_siv_seal:
 	pxor	%xmm0, %xmm2
 	pxor	%xmm1, %xmm2
 	movdqa	%xmm2, %xmm0
-	addq	$128, %rcx
+	addq	$128, %rdx
 	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_siv_seal_polyval8_2
 .Laesgen_aesni_gcm_siv_seal_polyval8_done_2:
-.Laesgen_aesni_gcm_siv_seal_polyval4_2:
+	leaq	15(%rax), %r10
+	andq	$-16, %r10
+	negq	%r10
+	leaq	624(%rdi,%r10,1), %r10
+	pshufd	$78, %xmm0, %xmm1
+	pxor	%xmm0, %xmm1
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$0, (%r10), %xmm2
+	pclmulqdq	$17, (%r10), %xmm0
+	pclmulqdq	$0, 144(%r10), %xmm1
 	cmpq	$64, %rax
-	jb	.Laesgen_aesni_gcm_siv_seal_polyval4_done_2
-	movdqu	(%rcx), %xmm1
-	pxor	%xmm0, %xmm1
-	pshufd	$78, %xmm1, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$0, 560(%rdi), %xmm2
-	pclmulqdq	$17, 560(%rdi), %xmm1
-	pclmulqdq	$0, 688(%rdi), %xmm0
-	movdqu	16(%rcx), %xmm3
+	jb	.Laesgen_aesni_gcm_siv_seal_rest4_none_2
+	movdqu	(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 576(%rdi), %xmm5
+	pclmulqdq	$0, (%r10), %xmm5
 	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 576(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 704(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	32(%rcx), %xmm3
+	pclmulqdq	$17, (%r10), %xmm3
+	pxor	%xmm3, %xmm0
+	pclmulqdq	$0, 144(%r10), %xmm4
+	pxor	%xmm4, %xmm1
+	movdqu	16(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 592(%rdi), %xmm5
+	pclmulqdq	$0, 16(%r10), %xmm5
 	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 592(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 720(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	48(%rcx), %xmm3
+	pclmulqdq	$17, 16(%r10), %xmm3
+	pxor	%xmm3, %xmm0
+	pclmulqdq	$0, 160(%r10), %xmm4
+	pxor	%xmm4, %xmm1
+	movdqu	32(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 608(%rdi), %xmm5
+	pclmulqdq	$0, 32(%r10), %xmm5
 	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 736(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm3
-	pslldq	$8, %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	%xmm0, %xmm3
-	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm1
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, %xmm0
-	addq	$64, %rcx
+	pclmulqdq	$17, 32(%r10), %xmm3
+	pxor	%xmm3, %xmm0
+	pclmulqdq	$0, 176(%r10), %xmm4
+	pxor	%xmm4, %xmm1
+	movdqu	48(%rdx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 48(%r10), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 48(%r10), %xmm3
+	pxor	%xmm3, %xmm0
+	pclmulqdq	$0, 192(%r10), %xmm4
+	pxor	%xmm4, %xmm1
+	addq	$64, %rdx
+	addq	$64, %r10
 	subq	$64, %rax
-.Laesgen_aesni_gcm_siv_seal_polyval4_done_2:
-.Laesgen_aesni_gcm_siv_seal_polyval2_2:
+.Laesgen_aesni_gcm_siv_seal_rest4_none_2:
 	cmpq	$32, %rax
-	jb	.Laesgen_aesni_gcm_siv_seal_polyval2_done_2
-	movdqu	(%rcx), %xmm1
-	pxor	%xmm0, %xmm1
-	pshufd	$78, %xmm1, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$0, 592(%rdi), %xmm2
-	pclmulqdq	$17, 592(%rdi), %xmm1
-	pclmulqdq	$0, 720(%rdi), %xmm0
-	movdqu	16(%rcx), %xmm3
+	jb	.Laesgen_aesni_gcm_siv_seal_rest2_none_2
+	movdqu	(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 608(%rdi), %xmm5
+	pclmulqdq	$0, (%r10), %xmm5
 	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 736(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm3
-	pslldq	$8, %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	%xmm0, %xmm3
-	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm1
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, %xmm0
-	addq	$32, %rcx
+	pclmulqdq	$17, (%r10), %xmm3
+	pxor	%xmm3, %xmm0
+	pclmulqdq	$0, 144(%r10), %xmm4
+	pxor	%xmm4, %xmm1
+	movdqu	16(%rdx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 16(%r10), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 16(%r10), %xmm3
+	pxor	%xmm3, %xmm0
+	pclmulqdq	$0, 160(%r10), %xmm4
+	pxor	%xmm4, %xmm1
+	addq	$32, %rdx
+	addq	$32, %r10
 	subq	$32, %rax
-.Laesgen_aesni_gcm_siv_seal_polyval2_done_2:
-.Laesgen_aesni_gcm_siv_seal_polyval1_2:
+.Laesgen_aesni_gcm_siv_seal_rest2_none_2:
 	cmpq	$16, %rax
-	jb	.Laesgen_aesni_gcm_siv_seal_polyval1_done_2
-	movdqu	(%rcx), %xmm1
-	pxor	%xmm0, %xmm1
-	pshufd	$78, %xmm1, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$0, 608(%rdi), %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm1
-	pclmulqdq	$0, 736(%rdi), %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm3
-	pslldq	$8, %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	%xmm0, %xmm3
-	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm1
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, %xmm0
-	addq	$16, %rcx
+	jb	.Laesgen_aesni_gcm_siv_seal_rest1_none_2
+	movdqu	(%rdx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, (%r10), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, (%r10), %xmm3
+	pxor	%xmm3, %xmm0
+	pclmulqdq	$0, 144(%r10), %xmm4
+	pxor	%xmm4, %xmm1
+	addq	$16, %rdx
+	addq	$16, %r10
 	subq	$16, %rax
-.Laesgen_aesni_gcm_siv_seal_polyval1_done_2:
+.Laesgen_aesni_gcm_siv_seal_rest1_none_2:
 	testq	%rax, %rax
-	je	.Laesgen_aesni_gcm_siv_seal_polyval_end_2
-	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 752(%rdi)
-	leaq	752(%rdi), %rdx
+	je	.Laesgen_aesni_gcm_siv_seal_rest_whole_2
+	pxor	%xmm3, %xmm3
+	movdqa	%xmm3, 784(%rdi)
+	leaq	784(%rdi), %r11
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no8_2
-	movq	(%rcx), %r10
-	movq	%r10, (%rdx)
-	addq	$8, %rcx
+	movq	(%rdx), %rbx
+	movq	%rbx, (%r11)
 	addq	$8, %rdx
+	addq	$8, %r11
 .Laesgen_aesni_gcm_siv_seal_no8_2:
 	testq	$4, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no4_2
-	movl	(%rcx), %r10d
-	movl	%r10d, (%rdx)
-	addq	$4, %rcx
+	movl	(%rdx), %ebx
+	movl	%ebx, (%r11)
 	addq	$4, %rdx
+	addq	$4, %r11
 .Laesgen_aesni_gcm_siv_seal_no4_2:
 	testq	$2, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no2_2
-	movzbl	(%rcx), %r10d
-	movb	%r10b, (%rdx)
-	movzbl	1(%rcx), %r10d
-	movb	%r10b, 1(%rdx)
-	addq	$2, %rcx
+	movzbl	(%rdx), %ebx
+	movb	%bl, (%r11)
+	movzbl	1(%rdx), %ebx
+	movb	%bl, 1(%r11)
 	addq	$2, %rdx
+	addq	$2, %r11
 .Laesgen_aesni_gcm_siv_seal_no2_2:
 	testq	$1, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no1_2
-	movzbl	(%rcx), %r10d
-	movb	%r10b, (%rdx)
+	movzbl	(%rdx), %ebx
+	movb	%bl, (%r11)
 .Laesgen_aesni_gcm_siv_seal_no1_2:
-	movdqu	752(%rdi), %xmm1
+	movdqa	784(%rdi), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, (%r10), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, (%r10), %xmm3
+	pxor	%xmm3, %xmm0
+	pclmulqdq	$0, 144(%r10), %xmm4
+	pxor	%xmm4, %xmm1
+	addq	$16, %r10
+.Laesgen_aesni_gcm_siv_seal_rest_whole_2:
+	shlq	$3, %r8
+	shlq	$3, %rcx
+	movq	%r8, %xmm3
+	movq	%rcx, %xmm4
+	punpcklqdq	%xmm4, %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, (%r10), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, (%r10), %xmm3
+	pxor	%xmm3, %xmm0
+	pclmulqdq	$0, 144(%r10), %xmm4
+	pxor	%xmm4, %xmm1
+	pxor	%xmm2, %xmm1
 	pxor	%xmm0, %xmm1
-	pshufd	$78, %xmm1, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$0, 608(%rdi), %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm1
-	pclmulqdq	$0, 736(%rdi), %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm3
+	movdqa	%xmm1, %xmm3
 	pslldq	$8, %xmm3
 	pxor	%xmm3, %xmm2
-	movdqa	%xmm0, %xmm3
-	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm1
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, %xmm0
-.Laesgen_aesni_gcm_siv_seal_polyval_end_2:
-	movq	8(%rsp), %rax
-	shlq	$3, %r8
-	shlq	$3, %rax
-	movq	%r8, %xmm1
-	movq	%rax, %xmm2
-	punpcklqdq	%xmm2, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 608(%rdi), %xmm0
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 608(%rdi), %xmm3
-	pclmulqdq	$16, 608(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pslldq	$8, %xmm1
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm3, %xmm1
-	psrldq	$8, %xmm1
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm0
+	movdqa	%xmm2, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm2, %xmm2
 	pxor	%xmm1, %xmm2
-	movdqa	%xmm0, %xmm1
+	movdqa	%xmm2, %xmm1
 	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	pxor	%xmm2, %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm1, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+.Laesgen_aesni_gcm_siv_seal_rest_nothing_2:
 	movd	8(%rsi), %xmm1
 	pslldq	$8, %xmm1
 	movq	(%rsi), %rax
@@ -1650,10 +1605,10 @@ aesgen_aesni_gcm_siv_seal:
 	aesenc	%xmm1, %xmm0
 	movdqa	224(%rax), %xmm1
 	aesenclast	%xmm1, %xmm0
-	movq	24(%rsp), %rax
+	movq	32(%rsp), %rax
 	movdqu	%xmm0, (%rax)
-	movq	8(%rsp), %rax
-	movq	16(%rsp), %rcx
+	movq	16(%rsp), %rax
+	movq	24(%rsp), %rcx
 	leaq	256(%rdi), %rdx
 	por	.Laesgen_aesni_gcm_siv_seal_set_top(%rip), %xmm0
 .Laesgen_aesni_gcm_siv_seal_ctr8_256:
@@ -2075,8 +2030,8 @@ aesgen_aesni_gcm_siv_seal:
 	aesenc	%xmm1, %xmm0
 	movdqa	224(%rdx), %xmm1
 	aesenclast	%xmm1, %xmm0
-	movdqa	%xmm0, 752(%rdi)
-	leaq	752(%rdi), %rdx
+	movdqa	%xmm0, 784(%rdi)
+	leaq	784(%rdi), %rdx
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no8_3
 	movq	(%r9), %rsi
@@ -2116,10 +2071,11 @@ aesgen_aesni_gcm_siv_seal:
 .Laesgen_aesni_gcm_siv_seal_ctr_end256:
 	jmp	.Laesgen_aesni_gcm_siv_seal_sealed
 .Laesgen_aesni_gcm_siv_seal_message128:
+	movq	16(%rsp), %rax
 	movd	8(%rsi), %xmm0
 	pslldq	$8, %xmm0
-	movq	(%rsi), %rax
-	movq	%rax, %xmm1
+	movq	(%rsi), %rdx
+	movq	%rdx, %xmm1
 	por	%xmm1, %xmm0
 	pslldq	$4, %xmm0
 	movdqa	%xmm0, %xmm1
@@ -2308,10 +2264,10 @@ aesgen_aesni_gcm_siv_seal:
 	pxor	%xmm2, %xmm3
 	pxor	%xmm0, %xmm3
 	movdqa	%xmm3, 416(%rdi)
-	movdqa	%xmm1, 608(%rdi)
+	movdqa	%xmm1, 624(%rdi)
 	pshufd	$78, %xmm1, %xmm0
 	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, 736(%rdi)
+	movdqa	%xmm0, 768(%rdi)
 	movdqa	%xmm1, %xmm0
 	pclmulqdq	$0, %xmm1, %xmm0
 	movdqa	%xmm1, %xmm2
@@ -2336,10 +2292,15 @@ aesgen_aesni_gcm_siv_seal:
 	pshufd	$78, %xmm0, %xmm0
 	pxor	%xmm3, %xmm0
 	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, 592(%rdi)
+	movdqa	%xmm0, 608(%rdi)
 	pshufd	$78, %xmm0, %xmm2
 	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, 720(%rdi)
+	movdqa	%xmm2, 752(%rdi)
+	cmpq	$32, %r8
+	ja	.Laesgen_aesni_gcm_siv_seal_powers_more_2
+	cmpq	$16, %rax
+	jbe	.Laesgen_aesni_gcm_siv_seal_powers_done_2
+.Laesgen_aesni_gcm_siv_seal_powers_more_2:
 	movdqa	%xmm1, %xmm2
 	pclmulqdq	$0, %xmm0, %xmm2
 	movdqa	%xmm1, %xmm3
@@ -2364,10 +2325,10 @@ aesgen_aesni_gcm_siv_seal:
 	pshufd	$78, %xmm2, %xmm2
 	pxor	%xmm4, %xmm2
 	pxor	%xmm3, %xmm2
-	movdqa	%xmm2, 576(%rdi)
+	movdqa	%xmm2, 592(%rdi)
 	pshufd	$78, %xmm2, %xmm3
 	pxor	%xmm2, %xmm3
-	movdqa	%xmm3, 704(%rdi)
+	movdqa	%xmm3, 736(%rdi)
 	movdqa	%xmm0, %xmm3
 	pclmulqdq	$0, %xmm0, %xmm3
 	movdqa	%xmm0, %xmm4
@@ -2392,78 +2353,79 @@ aesgen_aesni_gcm_siv_seal:
 	pshufd	$78, %xmm3, %xmm3
 	pxor	%xmm5, %xmm3
 	pxor	%xmm4, %xmm3
-	movdqa	%xmm3, 560(%rdi)
+	movdqa	%xmm3, 576(%rdi)
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
-	movdqa	%xmm4, 688(%rdi)
+	movdqa	%xmm4, 720(%rdi)
 	movdqa	%xmm1, %xmm4
 	pclmulqdq	$0, %xmm3, %xmm4
 	movdqa	%xmm1, %xmm5
 	pclmulqdq	$17, %xmm3, %xmm5
 	movdqa	%xmm1, %xmm6
 	pclmulqdq	$1, %xmm3, %xmm6
-	pclmulqdq	$16, %xmm3, %xmm1
-	pxor	%xmm1, %xmm6
-	movdqa	%xmm6, %xmm1
-	pslldq	$8, %xmm1
-	pxor	%xmm1, %xmm4
-	movdqa	%xmm6, %xmm1
-	psrldq	$8, %xmm1
-	pxor	%xmm1, %xmm5
-	movdqa	%xmm4, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm1
+	movdqa	%xmm1, %xmm7
+	pclmulqdq	$16, %xmm3, %xmm7
+	pxor	%xmm7, %xmm6
+	movdqa	%xmm6, %xmm7
+	pslldq	$8, %xmm7
+	pxor	%xmm7, %xmm4
+	movdqa	%xmm6, %xmm7
+	psrldq	$8, %xmm7
+	pxor	%xmm7, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm6
 	pshufd	$78, %xmm4, %xmm4
-	pxor	%xmm1, %xmm4
-	movdqa	%xmm4, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm1
+	pxor	%xmm6, %xmm4
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm6
 	pshufd	$78, %xmm4, %xmm4
-	pxor	%xmm1, %xmm4
+	pxor	%xmm6, %xmm4
+	pxor	%xmm5, %xmm4
+	movdqa	%xmm4, 560(%rdi)
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm5, 704(%rdi)
+	movdqa	%xmm0, %xmm4
+	pclmulqdq	$0, %xmm3, %xmm4
+	movdqa	%xmm0, %xmm5
+	pclmulqdq	$17, %xmm3, %xmm5
+	movdqa	%xmm0, %xmm6
+	pclmulqdq	$1, %xmm3, %xmm6
+	pclmulqdq	$16, %xmm3, %xmm0
+	pxor	%xmm0, %xmm6
+	movdqa	%xmm6, %xmm0
+	pslldq	$8, %xmm0
+	pxor	%xmm0, %xmm4
+	movdqa	%xmm6, %xmm0
+	psrldq	$8, %xmm0
+	pxor	%xmm0, %xmm5
+	movdqa	%xmm4, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm4, %xmm4
+	pxor	%xmm0, %xmm4
+	movdqa	%xmm4, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm4, %xmm4
+	pxor	%xmm0, %xmm4
 	pxor	%xmm5, %xmm4
 	movdqa	%xmm4, 544(%rdi)
-	pshufd	$78, %xmm4, %xmm1
-	pxor	%xmm4, %xmm1
-	movdqa	%xmm1, 672(%rdi)
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$0, %xmm3, %xmm1
-	movdqa	%xmm0, %xmm4
-	pclmulqdq	$17, %xmm3, %xmm4
-	movdqa	%xmm0, %xmm5
-	pclmulqdq	$1, %xmm3, %xmm5
-	pclmulqdq	$16, %xmm3, %xmm0
-	pxor	%xmm0, %xmm5
-	movdqa	%xmm5, %xmm0
-	pslldq	$8, %xmm0
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm5, %xmm0
-	psrldq	$8, %xmm0
-	pxor	%xmm0, %xmm4
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm1, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm1, %xmm1
-	pxor	%xmm0, %xmm1
-	pxor	%xmm4, %xmm1
-	movdqa	%xmm1, 528(%rdi)
-	pshufd	$78, %xmm1, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, 656(%rdi)
+	pshufd	$78, %xmm4, %xmm0
+	pxor	%xmm4, %xmm0
+	movdqa	%xmm0, 688(%rdi)
 	movdqa	%xmm2, %xmm0
 	pclmulqdq	$0, %xmm3, %xmm0
-	movdqa	%xmm2, %xmm1
-	pclmulqdq	$17, %xmm3, %xmm1
 	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, %xmm3, %xmm4
+	pclmulqdq	$17, %xmm3, %xmm4
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, %xmm3, %xmm5
 	pclmulqdq	$16, %xmm3, %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
+	pxor	%xmm2, %xmm5
+	movdqa	%xmm5, %xmm2
 	pslldq	$8, %xmm2
 	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
+	movdqa	%xmm5, %xmm2
 	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm1
+	pxor	%xmm2, %xmm4
 	movdqa	%xmm0, %xmm2
 	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2
 	pshufd	$78, %xmm0, %xmm0
@@ -2472,38 +2434,66 @@ aesgen_aesni_gcm_siv_seal:
 	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2
 	pshufd	$78, %xmm0, %xmm0
 	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, 512(%rdi)
-	pshufd	$78, %xmm0, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, 640(%rdi)
+	pxor	%xmm4, %xmm0
+	movdqa	%xmm0, 528(%rdi)
+	pshufd	$78, %xmm0, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, 672(%rdi)
 	movdqa	%xmm3, %xmm0
 	pclmulqdq	$0, %xmm3, %xmm0
-	movdqa	%xmm3, %xmm1
-	pclmulqdq	$17, %xmm3, %xmm1
 	movdqa	%xmm3, %xmm2
-	pclmulqdq	$1, %xmm3, %xmm2
+	pclmulqdq	$17, %xmm3, %xmm2
+	movdqa	%xmm3, %xmm4
+	pclmulqdq	$1, %xmm3, %xmm4
 	pclmulqdq	$16, %xmm3, %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	%xmm2, %xmm3
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm4, %xmm3
 	pslldq	$8, %xmm3
 	pxor	%xmm3, %xmm0
-	movdqa	%xmm2, %xmm3
+	movdqa	%xmm4, %xmm3
 	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm1
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm0, %xmm3
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3
 	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2
+	pxor	%xmm3, %xmm0
+	movdqa	%xmm0, %xmm3
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3
 	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm3, %xmm0
 	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, 496(%rdi)
-	pshufd	$78, %xmm0, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, 624(%rdi)
+	movdqa	%xmm0, 512(%rdi)
+	pshufd	$78, %xmm0, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$0, %xmm1, %xmm2
+	movdqa	%xmm0, %xmm3
+	pclmulqdq	$17, %xmm1, %xmm3
+	movdqa	%xmm0, %xmm4
+	pclmulqdq	$1, %xmm1, %xmm4
+	pclmulqdq	$16, %xmm1, %xmm0
+	pxor	%xmm0, %xmm4
+	movdqa	%xmm4, %xmm0
+	pslldq	$8, %xmm0
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm4, %xmm0
+	psrldq	$8, %xmm0
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm2, 496(%rdi)
+	pshufd	$78, %xmm2, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, 640(%rdi)
+.Laesgen_aesni_gcm_siv_seal_powers_done_2:
 	pxor	%xmm0, %xmm0
 	movq	%r8, %rax
 .Laesgen_aesni_gcm_siv_seal_polyval8_3:
@@ -2514,20 +2504,10 @@ aesgen_aesni_gcm_siv_seal:
 	pshufd	$78, %xmm1, %xmm0
 	pxor	%xmm1, %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$0, 496(%rdi), %xmm2
-	pclmulqdq	$17, 496(%rdi), %xmm1
-	pclmulqdq	$0, 624(%rdi), %xmm0
+	pclmulqdq	$0, 512(%rdi), %xmm2
+	pclmulqdq	$17, 512(%rdi), %xmm1
+	pclmulqdq	$0, 656(%rdi), %xmm0
 	movdqu	16(%rcx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 512(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 512(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 640(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	32(%rcx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
@@ -2535,9 +2515,9 @@ aesgen_aesni_gcm_siv_seal:
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 528(%rdi), %xmm3
 	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 656(%rdi), %xmm4
+	pclmulqdq	$0, 672(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqu	48(%rcx), %xmm3
+	movdqu	32(%rcx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
@@ -2545,9 +2525,9 @@ aesgen_aesni_gcm_siv_seal:
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 544(%rdi), %xmm3
 	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 672(%rdi), %xmm4
+	pclmulqdq	$0, 688(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqu	64(%rcx), %xmm3
+	movdqu	48(%rcx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
@@ -2555,9 +2535,9 @@ aesgen_aesni_gcm_siv_seal:
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 560(%rdi), %xmm3
 	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 688(%rdi), %xmm4
+	pclmulqdq	$0, 704(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqu	80(%rcx), %xmm3
+	movdqu	64(%rcx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
@@ -2565,9 +2545,9 @@ aesgen_aesni_gcm_siv_seal:
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 576(%rdi), %xmm3
 	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 704(%rdi), %xmm4
+	pclmulqdq	$0, 720(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqu	96(%rcx), %xmm3
+	movdqu	80(%rcx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
@@ -2575,9 +2555,9 @@ aesgen_aesni_gcm_siv_seal:
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 592(%rdi), %xmm3
 	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 720(%rdi), %xmm4
+	pclmulqdq	$0, 736(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqu	112(%rcx), %xmm3
+	movdqu	96(%rcx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
@@ -2585,7 +2565,17 @@ aesgen_aesni_gcm_siv_seal:
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 608(%rdi), %xmm3
 	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 736(%rdi), %xmm4
+	pclmulqdq	$0, 752(%rdi), %xmm4
+	pxor	%xmm4, %xmm0
+	movdqu	112(%rcx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 624(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 624(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 768(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm0
@@ -2609,226 +2599,185 @@ aesgen_aesni_gcm_siv_seal:
 	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_siv_seal_polyval8_3
 .Laesgen_aesni_gcm_siv_seal_polyval8_done_3:
-.Laesgen_aesni_gcm_siv_seal_polyval4_3:
-	cmpq	$64, %rax
-	jb	.Laesgen_aesni_gcm_siv_seal_polyval4_done_3
-	movdqu	(%rcx), %xmm1
+	testq	%rax, %rax
+	je	.Laesgen_aesni_gcm_siv_seal_rest_nothing_3
+	leaq	15(%rax), %rdx
+	andq	$-16, %rdx
+	negq	%rdx
+	leaq	640(%rdi,%rdx,1), %rdx
+	pshufd	$78, %xmm0, %xmm1
 	pxor	%xmm0, %xmm1
-	pshufd	$78, %xmm1, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$0, 560(%rdi), %xmm2
-	pclmulqdq	$17, 560(%rdi), %xmm1
-	pclmulqdq	$0, 688(%rdi), %xmm0
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$0, (%rdx), %xmm2
+	pclmulqdq	$17, (%rdx), %xmm0
+	pclmulqdq	$0, 144(%rdx), %xmm1
+	cmpq	$64, %rax
+	jb	.Laesgen_aesni_gcm_siv_seal_rest4_none_3
+	movdqu	(%rcx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, (%rdx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, (%rdx), %xmm3
+	pxor	%xmm3, %xmm0
+	pclmulqdq	$0, 144(%rdx), %xmm4
+	pxor	%xmm4, %xmm1
 	movdqu	16(%rcx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 576(%rdi), %xmm5
+	pclmulqdq	$0, 16(%rdx), %xmm5
 	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 576(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 704(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
+	pclmulqdq	$17, 16(%rdx), %xmm3
+	pxor	%xmm3, %xmm0
+	pclmulqdq	$0, 160(%rdx), %xmm4
+	pxor	%xmm4, %xmm1
 	movdqu	32(%rcx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 592(%rdi), %xmm5
+	pclmulqdq	$0, 32(%rdx), %xmm5
 	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 592(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 720(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
+	pclmulqdq	$17, 32(%rdx), %xmm3
+	pxor	%xmm3, %xmm0
+	pclmulqdq	$0, 176(%rdx), %xmm4
+	pxor	%xmm4, %xmm1
 	movdqu	48(%rcx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 608(%rdi), %xmm5
+	pclmulqdq	$0, 48(%rdx), %xmm5
 	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 736(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm3
-	pslldq	$8, %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	%xmm0, %xmm3
-	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm1
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, %xmm0
+	pclmulqdq	$17, 48(%rdx), %xmm3
+	pxor	%xmm3, %xmm0
+	pclmulqdq	$0, 192(%rdx), %xmm4
+	pxor	%xmm4, %xmm1
 	addq	$64, %rcx
+	addq	$64, %rdx
 	subq	$64, %rax
-.Laesgen_aesni_gcm_siv_seal_polyval4_done_3:
-.Laesgen_aesni_gcm_siv_seal_polyval2_3:
+.Laesgen_aesni_gcm_siv_seal_rest4_none_3:
 	cmpq	$32, %rax
-	jb	.Laesgen_aesni_gcm_siv_seal_polyval2_done_3
-	movdqu	(%rcx), %xmm1
-	pxor	%xmm0, %xmm1
-	pshufd	$78, %xmm1, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$0, 592(%rdi), %xmm2
-	pclmulqdq	$17, 592(%rdi), %xmm1
-	pclmulqdq	$0, 720(%rdi), %xmm0
+	jb	.Laesgen_aesni_gcm_siv_seal_rest2_none_3
+	movdqu	(%rcx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, (%rdx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, (%rdx), %xmm3
+	pxor	%xmm3, %xmm0
+	pclmulqdq	$0, 144(%rdx), %xmm4
+	pxor	%xmm4, %xmm1
 	movdqu	16(%rcx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 608(%rdi), %xmm5
+	pclmulqdq	$0, 16(%rdx), %xmm5
 	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 736(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm3
-	pslldq	$8, %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	%xmm0, %xmm3
-	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm1
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, %xmm0
+	pclmulqdq	$17, 16(%rdx), %xmm3
+	pxor	%xmm3, %xmm0
+	pclmulqdq	$0, 160(%rdx), %xmm4
+	pxor	%xmm4, %xmm1
 	addq	$32, %rcx
+	addq	$32, %rdx
 	subq	$32, %rax
-.Laesgen_aesni_gcm_siv_seal_polyval2_done_3:
-.Laesgen_aesni_gcm_siv_seal_polyval1_3:
+.Laesgen_aesni_gcm_siv_seal_rest2_none_3:
 	cmpq	$16, %rax
-	jb	.Laesgen_aesni_gcm_siv_seal_polyval1_done_3
-	movdqu	(%rcx), %xmm1
-	pxor	%xmm0, %xmm1
-	pshufd	$78, %xmm1, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$0, 608(%rdi), %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm1
-	pclmulqdq	$0, 736(%rdi), %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm3
-	pslldq	$8, %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	%xmm0, %xmm3
-	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm1
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, %xmm0
+	jb	.Laesgen_aesni_gcm_siv_seal_rest1_none_3
+	movdqu	(%rcx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, (%rdx), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, (%rdx), %xmm3
+	pxor	%xmm3, %xmm0
+	pclmulqdq	$0, 144(%rdx), %xmm4
+	pxor	%xmm4, %xmm1
 	addq	$16, %rcx
+	addq	$16, %rdx
 	subq	$16, %rax
-.Laesgen_aesni_gcm_siv_seal_polyval1_done_3:
+.Laesgen_aesni_gcm_siv_seal_rest1_none_3:
 	testq	%rax, %rax
-	je	.Laesgen_aesni_gcm_siv_seal_polyval_end_3
-	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 752(%rdi)
-	leaq	752(%rdi), %rdx
+	je	.Laesgen_aesni_gcm_siv_seal_rest_whole_3
+	pxor	%xmm3, %xmm3
+	movdqa	%xmm3, 784(%rdi)
+	leaq	784(%rdi), %r10
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no8_4
-	movq	(%rcx), %r10
-	movq	%r10, (%rdx)
+	movq	(%rcx), %r11
+	movq	%r11, (%r10)
 	addq	$8, %rcx
-	addq	$8, %rdx
+	addq	$8, %r10
 .Laesgen_aesni_gcm_siv_seal_no8_4:
 	testq	$4, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no4_4
-	movl	(%rcx), %r10d
-	movl	%r10d, (%rdx)
+	movl	(%rcx), %r11d
+	movl	%r11d, (%r10)
 	addq	$4, %rcx
-	addq	$4, %rdx
+	addq	$4, %r10
 .Laesgen_aesni_gcm_siv_seal_no4_4:
 	testq	$2, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no2_4
-	movzbl	(%rcx), %r10d
-	movb	%r10b, (%rdx)
-	movzbl	1(%rcx), %r10d
-	movb	%r10b, 1(%rdx)
+	movzbl	(%rcx), %r11d
+	movb	%r11b, (%r10)
+	movzbl	1(%rcx), %r11d
+	movb	%r11b, 1(%r10)
 	addq	$2, %rcx
-	addq	$2, %rdx
+	addq	$2, %r10
 .Laesgen_aesni_gcm_siv_seal_no2_4:
 	testq	$1, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no1_4
-	movzbl	(%rcx), %r10d
-	movb	%r10b, (%rdx)
+	movzbl	(%rcx), %r11d
+	movb	%r11b, (%r10)
 .Laesgen_aesni_gcm_siv_seal_no1_4:
-	movdqu	752(%rdi), %xmm1
-	pxor	%xmm0, %xmm1
-	pshufd	$78, %xmm1, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$0, 608(%rdi), %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm1
-	pclmulqdq	$0, 736(%rdi), %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm3
-	pslldq	$8, %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	%xmm0, %xmm3
-	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm1
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, %xmm0
-.Laesgen_aesni_gcm_siv_seal_polyval_end_3:
-	movq	8(%rsp), %rax
-	movq	%r9, %rcx
-.Laesgen_aesni_gcm_siv_seal_polyval8_4:
-	cmpq	$128, %rax
-	jb	.Laesgen_aesni_gcm_siv_seal_polyval8_done_4
-	movdqu	(%rcx), %xmm1
-	pxor	%xmm0, %xmm1
-	pshufd	$78, %xmm1, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$0, 496(%rdi), %xmm2
-	pclmulqdq	$17, 496(%rdi), %xmm1
-	pclmulqdq	$0, 624(%rdi), %xmm0
-	movdqu	16(%rcx), %xmm3
+	movdqa	784(%rdi), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 512(%rdi), %xmm5
+	pclmulqdq	$0, (%rdx), %xmm5
 	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 512(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 640(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	32(%rcx), %xmm3
+	pclmulqdq	$17, (%rdx), %xmm3
+	pxor	%xmm3, %xmm0
+	pclmulqdq	$0, 144(%rdx), %xmm4
+	pxor	%xmm4, %xmm1
+	addq	$16, %rdx
+.Laesgen_aesni_gcm_siv_seal_rest_whole_3:
+	pxor	%xmm2, %xmm1
+	pxor	%xmm0, %xmm1
+	movdqa	%xmm1, %xmm3
+	pslldq	$8, %xmm3
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm1, %xmm3
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm0
+	movdqa	%xmm2, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm1, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+.Laesgen_aesni_gcm_siv_seal_rest_nothing_3:
+	movq	16(%rsp), %rax
+	movq	16(%rsp), %rcx
+	movq	%r9, %rdx
+.Laesgen_aesni_gcm_siv_seal_polyval8_4:
+	cmpq	$128, %rax
+	jb	.Laesgen_aesni_gcm_siv_seal_polyval8_done_4
+	movdqu	(%rdx), %xmm1
+	pxor	%xmm0, %xmm1
+	pshufd	$78, %xmm1, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm1, %xmm2
+	pclmulqdq	$0, 512(%rdi), %xmm2
+	pclmulqdq	$17, 512(%rdi), %xmm1
+	pclmulqdq	$0, 656(%rdi), %xmm0
+	movdqu	16(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
@@ -2836,9 +2785,9 @@ aesgen_aesni_gcm_siv_seal:
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 528(%rdi), %xmm3
 	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 656(%rdi), %xmm4
+	pclmulqdq	$0, 672(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqu	48(%rcx), %xmm3
+	movdqu	32(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
@@ -2846,9 +2795,9 @@ aesgen_aesni_gcm_siv_seal:
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 544(%rdi), %xmm3
 	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 672(%rdi), %xmm4
+	pclmulqdq	$0, 688(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqu	64(%rcx), %xmm3
+	movdqu	48(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
@@ -2856,9 +2805,9 @@ aesgen_aesni_gcm_siv_seal:
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 560(%rdi), %xmm3
 	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 688(%rdi), %xmm4
+	pclmulqdq	$0, 704(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqu	80(%rcx), %xmm3
+	movdqu	64(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
@@ -2866,9 +2815,9 @@ aesgen_aesni_gcm_siv_seal:
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 576(%rdi), %xmm3
 	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 704(%rdi), %xmm4
+	pclmulqdq	$0, 720(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqu	96(%rcx), %xmm3
+	movdqu	80(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
@@ -2876,9 +2825,9 @@ aesgen_aesni_gcm_siv_seal:
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 592(%rdi), %xmm3
 	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 720(%rdi), %xmm4
+	pclmulqdq	$0, 736(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
-	movdqu	112(%rcx), %xmm3
+	movdqu	96(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
@@ -2886,7 +2835,17 @@ aesgen_aesni_gcm_siv_seal:
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 608(%rdi), %xmm3
 	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 736(%rdi), %xmm4
+	pclmulqdq	$0, 752(%rdi), %xmm4
+	pxor	%xmm4, %xmm0
+	movdqu	112(%rdx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 624(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 624(%rdi), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 768(%rdi), %xmm4
 	pxor	%xmm4, %xmm0
 	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm0
@@ -2906,236 +2865,186 @@ aesgen_aesni_gcm_siv_seal:
 	pxor	%xmm0, %xmm2
 	pxor	%xmm1, %xmm2
 	movdqa	%xmm2, %xmm0
-	addq	$128, %rcx
+	addq	$128, %rdx
 	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_siv_seal_polyval8_4
 .Laesgen_aesni_gcm_siv_seal_polyval8_done_4:
-.Laesgen_aesni_gcm_siv_seal_polyval4_4:
+	leaq	15(%rax), %r10
+	andq	$-16, %r10
+	negq	%r10
+	leaq	624(%rdi,%r10,1), %r10
+	pshufd	$78, %xmm0, %xmm1
+	pxor	%xmm0, %xmm1
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$0, (%r10), %xmm2
+	pclmulqdq	$17, (%r10), %xmm0
+	pclmulqdq	$0, 144(%r10), %xmm1
 	cmpq	$64, %rax
-	jb	.Laesgen_aesni_gcm_siv_seal_polyval4_done_4
-	movdqu	(%rcx), %xmm1
-	pxor	%xmm0, %xmm1
-	pshufd	$78, %xmm1, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$0, 560(%rdi), %xmm2
-	pclmulqdq	$17, 560(%rdi), %xmm1
-	pclmulqdq	$0, 688(%rdi), %xmm0
-	movdqu	16(%rcx), %xmm3
+	jb	.Laesgen_aesni_gcm_siv_seal_rest4_none_4
+	movdqu	(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 576(%rdi), %xmm5
+	pclmulqdq	$0, (%r10), %xmm5
 	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 576(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 704(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	32(%rcx), %xmm3
+	pclmulqdq	$17, (%r10), %xmm3
+	pxor	%xmm3, %xmm0
+	pclmulqdq	$0, 144(%r10), %xmm4
+	pxor	%xmm4, %xmm1
+	movdqu	16(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 592(%rdi), %xmm5
+	pclmulqdq	$0, 16(%r10), %xmm5
 	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 592(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 720(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	48(%rcx), %xmm3
+	pclmulqdq	$17, 16(%r10), %xmm3
+	pxor	%xmm3, %xmm0
+	pclmulqdq	$0, 160(%r10), %xmm4
+	pxor	%xmm4, %xmm1
+	movdqu	32(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 608(%rdi), %xmm5
+	pclmulqdq	$0, 32(%r10), %xmm5
 	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 736(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm3
-	pslldq	$8, %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	%xmm0, %xmm3
-	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm1
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, %xmm0
-	addq	$64, %rcx
+	pclmulqdq	$17, 32(%r10), %xmm3
+	pxor	%xmm3, %xmm0
+	pclmulqdq	$0, 176(%r10), %xmm4
+	pxor	%xmm4, %xmm1
+	movdqu	48(%rdx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 48(%r10), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 48(%r10), %xmm3
+	pxor	%xmm3, %xmm0
+	pclmulqdq	$0, 192(%r10), %xmm4
+	pxor	%xmm4, %xmm1
+	addq	$64, %rdx
+	addq	$64, %r10
 	subq	$64, %rax
-.Laesgen_aesni_gcm_siv_seal_polyval4_done_4:
-.Laesgen_aesni_gcm_siv_seal_polyval2_4:
+.Laesgen_aesni_gcm_siv_seal_rest4_none_4:
 	cmpq	$32, %rax
-	jb	.Laesgen_aesni_gcm_siv_seal_polyval2_done_4
-	movdqu	(%rcx), %xmm1
-	pxor	%xmm0, %xmm1
-	pshufd	$78, %xmm1, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$0, 592(%rdi), %xmm2
-	pclmulqdq	$17, 592(%rdi), %xmm1
-	pclmulqdq	$0, 720(%rdi), %xmm0
-	movdqu	16(%rcx), %xmm3
+	jb	.Laesgen_aesni_gcm_siv_seal_rest2_none_4
+	movdqu	(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 608(%rdi), %xmm5
+	pclmulqdq	$0, (%r10), %xmm5
 	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 736(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm3
-	pslldq	$8, %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	%xmm0, %xmm3
-	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm1
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, %xmm0
-	addq	$32, %rcx
+	pclmulqdq	$17, (%r10), %xmm3
+	pxor	%xmm3, %xmm0
+	pclmulqdq	$0, 144(%r10), %xmm4
+	pxor	%xmm4, %xmm1
+	movdqu	16(%rdx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 16(%r10), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 16(%r10), %xmm3
+	pxor	%xmm3, %xmm0
+	pclmulqdq	$0, 160(%r10), %xmm4
+	pxor	%xmm4, %xmm1
+	addq	$32, %rdx
+	addq	$32, %r10
 	subq	$32, %rax
-.Laesgen_aesni_gcm_siv_seal_polyval2_done_4:
-.Laesgen_aesni_gcm_siv_seal_polyval1_4:
+.Laesgen_aesni_gcm_siv_seal_rest2_none_4:
 	cmpq	$16, %rax
-	jb	.Laesgen_aesni_gcm_siv_seal_polyval1_done_4
-	movdqu	(%rcx), %xmm1
-	pxor	%xmm0, %xmm1
-	pshufd	$78, %xmm1, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$0, 608(%rdi), %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm1
-	pclmulqdq	$0, 736(%rdi), %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm3
-	pslldq	$8, %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	%xmm0, %xmm3
-	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm1
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, %xmm0
-	addq	$16, %rcx
+	jb	.Laesgen_aesni_gcm_siv_seal_rest1_none_4
+	movdqu	(%rdx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, (%r10), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, (%r10), %xmm3
+	pxor	%xmm3, %xmm0
+	pclmulqdq	$0, 144(%r10), %xmm4
+	pxor	%xmm4, %xmm1
+	addq	$16, %rdx
+	addq	$16, %r10
 	subq	$16, %rax
-.Laesgen_aesni_gcm_siv_seal_polyval1_done_4:
+.Laesgen_aesni_gcm_siv_seal_rest1_none_4:
 	testq	%rax, %rax
-	je	.Laesgen_aesni_gcm_siv_seal_polyval_end_4
-	pxor	%xmm1, %xmm1
-	movdqa	%xmm1, 752(%rdi)
-	leaq	752(%rdi), %rdx
+	je	.Laesgen_aesni_gcm_siv_seal_rest_whole_4
+	pxor	%xmm3, %xmm3
+	movdqa	%xmm3, 784(%rdi)
+	leaq	784(%rdi), %r11
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no8_5
-	movq	(%rcx), %r10
-	movq	%r10, (%rdx)
-	addq	$8, %rcx
+	movq	(%rdx), %rbx
+	movq	%rbx, (%r11)
 	addq	$8, %rdx
+	addq	$8, %r11
 .Laesgen_aesni_gcm_siv_seal_no8_5:
 	testq	$4, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no4_5
-	movl	(%rcx), %r10d
-	movl	%r10d, (%rdx)
-	addq	$4, %rcx
+	movl	(%rdx), %ebx
+	movl	%ebx, (%r11)
 	addq	$4, %rdx
+	addq	$4, %r11
 .Laesgen_aesni_gcm_siv_seal_no4_5:
 	testq	$2, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no2_5
-	movzbl	(%rcx), %r10d
-	movb	%r10b, (%rdx)
-	movzbl	1(%rcx), %r10d
-	movb	%r10b, 1(%rdx)
-	addq	$2, %rcx
+	movzbl	(%rdx), %ebx
+	movb	%bl, (%r11)
+	movzbl	1(%rdx), %ebx
+	movb	%bl, 1(%r11)
 	addq	$2, %rdx
+	addq	$2, %r11
 .Laesgen_aesni_gcm_siv_seal_no2_5:
 	testq	$1, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no1_5
-	movzbl	(%rcx), %r10d
-	movb	%r10b, (%rdx)
+	movzbl	(%rdx), %ebx
+	movb	%bl, (%r11)
 .Laesgen_aesni_gcm_siv_seal_no1_5:
-	movdqu	752(%rdi), %xmm1
+	movdqa	784(%rdi), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, (%r10), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, (%r10), %xmm3
+	pxor	%xmm3, %xmm0
+	pclmulqdq	$0, 144(%r10), %xmm4
+	pxor	%xmm4, %xmm1
+	addq	$16, %r10
+.Laesgen_aesni_gcm_siv_seal_rest_whole_4:
+	shlq	$3, %r8
+	shlq	$3, %rcx
+	movq	%r8, %xmm3
+	movq	%rcx, %xmm4
+	punpcklqdq	%xmm4, %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, (%r10), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, (%r10), %xmm3
+	pxor	%xmm3, %xmm0
+	pclmulqdq	$0, 144(%r10), %xmm4
+	pxor	%xmm4, %xmm1
+	pxor	%xmm2, %xmm1
 	pxor	%xmm0, %xmm1
-	pshufd	$78, %xmm1, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$0, 608(%rdi), %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm1
-	pclmulqdq	$0, 736(%rdi), %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm3
+	movdqa	%xmm1, %xmm3
 	pslldq	$8, %xmm3
 	pxor	%xmm3, %xmm2
-	movdqa	%xmm0, %xmm3
-	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm1
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, %xmm0
-.Laesgen_aesni_gcm_siv_seal_polyval_end_4:
-	movq	8(%rsp), %rax
-	shlq	$3, %r8
-	shlq	$3, %rax
-	movq	%r8, %xmm1
-	movq	%rax, %xmm2
-	punpcklqdq	%xmm2, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, 608(%rdi), %xmm0
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, 608(%rdi), %xmm3
-	pclmulqdq	$16, 608(%rdi), %xmm1
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pslldq	$8, %xmm1
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm3, %xmm1
-	psrldq	$8, %xmm1
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm0
+	movdqa	%xmm2, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm2, %xmm2
 	pxor	%xmm1, %xmm2
-	movdqa	%xmm0, %xmm1
+	movdqa	%xmm2, %xmm1
 	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm1, %xmm0
-	pxor	%xmm2, %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm1, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+.Laesgen_aesni_gcm_siv_seal_rest_nothing_4:
 	movd	8(%rsi), %xmm1
 	pslldq	$8, %xmm1
 	movq	(%rsi), %rax
@@ -3166,10 +3075,10 @@ aesgen_aesni_gcm_siv_seal:
 	aesenc	%xmm1, %xmm0
 	movdqa	160(%rax), %xmm1
 	aesenclast	%xmm1, %xmm0
-	movq	24(%rsp), %rax
+	movq	32(%rsp), %rax
 	movdqu	%xmm0, (%rax)
-	movq	8(%rsp), %rax
-	movq	16(%rsp), %rcx
+	movq	16(%rsp), %rax
+	movq	24(%rsp), %rcx
 	leaq	256(%rdi), %rdx
 	por	.Laesgen_aesni_gcm_siv_seal_set_top(%rip), %xmm0
 .Laesgen_aesni_gcm_siv_seal_ctr8_128:
@@ -3507,8 +3416,8 @@ aesgen_aesni_gcm_siv_seal:
 	aesenc	%xmm1, %xmm0
 	movdqa	160(%rdx), %xmm1
 	aesenclast	%xmm1, %xmm0
-	movdqa	%xmm0, 752(%rdi)
-	leaq	752(%rdi), %rdx
+	movdqa	%xmm0, 784(%rdi)
+	leaq	784(%rdi), %rdx
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no8_6
 	movq	(%r9), %rsi
@@ -3559,6 +3468,7 @@ aesgen_aesni_gcm_siv_seal:
 	pxor	%xmm7, %xmm7
 	pxor	%xmm8, %xmm8
 	pxor	%xmm9, %xmm9
+	popq	%rbx
 	ret
 .Laesgen_aesni_gcm_siv_seal_refuse:
 	movl	$-1, %eax
@@ -3572,6 +3482,7 @@ aesgen_aesni_gcm_siv_seal:
 	pxor	%xmm7, %xmm7
 	pxor	%xmm8, %xmm8
 	pxor	%xmm9, %xmm9
+	popq	%rbx
 	ret
 	.size	aesgen_aesni_gcm_siv_seal, .-aesgen_aesni_gcm_siv_seal
 	.section	.rodata
@@ -3675,8 +3586,9 @@ aesgen_aesni_gcm_siv_open:
 	endbr64
 	pushq	%rbx
 	pushq	%rbp
-	movq	48(%rsp), %r10
-	movq	24(%rsp), %r11
+	pushq	%r12
+	movq	56(%rsp), %r10
+	movq	32(%rsp), %r11
 	movabsq	$0x1000000000, %rbx
 	cmpq	%rbx, %r11
 	ja	.Laesgen_aesni_gcm_siv_open_refuse
@@ -3693,10 +3605,11 @@ aesgen_aesni_gcm_siv_open:
 	cmpl	$128, %edx
 	je	.Laesgen_aesni_gcm_siv_open_message128
 .Laesgen_aesni_gcm_siv_open_message256:
+	movq	32(%rsp), %rdx
 	movd	8(%rsi), %xmm0
 	pslldq	$8, %xmm0
-	movq	(%rsi), %rdx
-	movq	%rdx, %xmm1
+	movq	(%rsi), %r10
+	movq	%r10, %xmm1
 	por	%xmm1, %xmm0
 	pslldq	$4, %xmm0
 	movdqa	%xmm0, %xmm1
@@ -3976,10 +3889,10 @@ aesgen_aesni_gcm_siv_open:
 	pxor	%xmm0, %xmm3
 	pxor	%xmm5, %xmm3
 	movdqa	%xmm3, 480(%rdi)
-	movdqa	%xmm1, 608(%rdi)
+	movdqa	%xmm1, 624(%rdi)
 	pshufd	$78, %xmm1, %xmm0
 	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, 736(%rdi)
+	movdqa	%xmm0, 768(%rdi)
 	movdqa	%xmm1, %xmm0
 	pclmulqdq	$0, %xmm1, %xmm0
 	movdqa	%xmm1, %xmm2
@@ -4004,10 +3917,15 @@ aesgen_aesni_gcm_siv_open:
 	pshufd	$78, %xmm0, %xmm0
 	pxor	%xmm3, %xmm0
 	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, 592(%rdi)
+	movdqa	%xmm0, 608(%rdi)
 	pshufd	$78, %xmm0, %xmm2
 	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, 720(%rdi)
+	movdqa	%xmm2, 752(%rdi)
+	cmpq	$32, %r8
+	ja	.Laesgen_aesni_gcm_siv_open_powers_more
+	cmpq	$16, %rdx
+	jbe	.Laesgen_aesni_gcm_siv_open_powers_done
+.Laesgen_aesni_gcm_siv_open_powers_more:
 	movdqa	%xmm1, %xmm2
 	pclmulqdq	$0, %xmm0, %xmm2
 	movdqa	%xmm1, %xmm3
@@ -4032,10 +3950,10 @@ aesgen_aesni_gcm_siv_open:
 	pshufd	$78, %xmm2, %xmm2
 	pxor	%xmm4, %xmm2
 	pxor	%xmm3, %xmm2
-	movdqa	%xmm2, 576(%rdi)
+	movdqa	%xmm2, 592(%rdi)
 	pshufd	$78, %xmm2, %xmm3
 	pxor	%xmm2, %xmm3
-	movdqa	%xmm3, 704(%rdi)
+	movdqa	%xmm3, 736(%rdi)
 	movdqa	%xmm0, %xmm3
 	pclmulqdq	$0, %xmm0, %xmm3
 	movdqa	%xmm0, %xmm4
@@ -4060,78 +3978,79 @@ aesgen_aesni_gcm_siv_open:
 	pshufd	$78, %xmm3, %xmm3
 	pxor	%xmm5, %xmm3
 	pxor	%xmm4, %xmm3
-	movdqa	%xmm3, 560(%rdi)
+	movdqa	%xmm3, 576(%rdi)
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
-	movdqa	%xmm4, 688(%rdi)
+	movdqa	%xmm4, 720(%rdi)
 	movdqa	%xmm1, %xmm4
 	pclmulqdq	$0, %xmm3, %xmm4
 	movdqa	%xmm1, %xmm5
 	pclmulqdq	$17, %xmm3, %xmm5
 	movdqa	%xmm1, %xmm6
 	pclmulqdq	$1, %xmm3, %xmm6
-	pclmulqdq	$16, %xmm3, %xmm1
-	pxor	%xmm1, %xmm6
-	movdqa	%xmm6, %xmm1
-	pslldq	$8, %xmm1
-	pxor	%xmm1, %xmm4
-	movdqa	%xmm6, %xmm1
-	psrldq	$8, %xmm1
-	pxor	%xmm1, %xmm5
-	movdqa	%xmm4, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	movdqa	%xmm1, %xmm7
+	pclmulqdq	$16, %xmm3, %xmm7
+	pxor	%xmm7, %xmm6
+	movdqa	%xmm6, %xmm7
+	pslldq	$8, %xmm7
+	pxor	%xmm7, %xmm4
+	movdqa	%xmm6, %xmm7
+	psrldq	$8, %xmm7
+	pxor	%xmm7, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm6
 	pshufd	$78, %xmm4, %xmm4
-	pxor	%xmm1, %xmm4
-	movdqa	%xmm4, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pxor	%xmm6, %xmm4
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm6
 	pshufd	$78, %xmm4, %xmm4
-	pxor	%xmm1, %xmm4
+	pxor	%xmm6, %xmm4
+	pxor	%xmm5, %xmm4
+	movdqa	%xmm4, 560(%rdi)
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm5, 704(%rdi)
+	movdqa	%xmm0, %xmm4
+	pclmulqdq	$0, %xmm3, %xmm4
+	movdqa	%xmm0, %xmm5
+	pclmulqdq	$17, %xmm3, %xmm5
+	movdqa	%xmm0, %xmm6
+	pclmulqdq	$1, %xmm3, %xmm6
+	pclmulqdq	$16, %xmm3, %xmm0
+	pxor	%xmm0, %xmm6
+	movdqa	%xmm6, %xmm0
+	pslldq	$8, %xmm0
+	pxor	%xmm0, %xmm4
+	movdqa	%xmm6, %xmm0
+	psrldq	$8, %xmm0
+	pxor	%xmm0, %xmm5
+	movdqa	%xmm4, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm4, %xmm4
+	pxor	%xmm0, %xmm4
+	movdqa	%xmm4, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm4, %xmm4
+	pxor	%xmm0, %xmm4
 	pxor	%xmm5, %xmm4
 	movdqa	%xmm4, 544(%rdi)
-	pshufd	$78, %xmm4, %xmm1
-	pxor	%xmm4, %xmm1
-	movdqa	%xmm1, 672(%rdi)
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$0, %xmm3, %xmm1
-	movdqa	%xmm0, %xmm4
-	pclmulqdq	$17, %xmm3, %xmm4
-	movdqa	%xmm0, %xmm5
-	pclmulqdq	$1, %xmm3, %xmm5
-	pclmulqdq	$16, %xmm3, %xmm0
-	pxor	%xmm0, %xmm5
-	movdqa	%xmm5, %xmm0
-	pslldq	$8, %xmm0
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm5, %xmm0
-	psrldq	$8, %xmm0
-	pxor	%xmm0, %xmm4
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm1, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm1, %xmm1
-	pxor	%xmm0, %xmm1
-	pxor	%xmm4, %xmm1
-	movdqa	%xmm1, 528(%rdi)
-	pshufd	$78, %xmm1, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, 656(%rdi)
+	pshufd	$78, %xmm4, %xmm0
+	pxor	%xmm4, %xmm0
+	movdqa	%xmm0, 688(%rdi)
 	movdqa	%xmm2, %xmm0
 	pclmulqdq	$0, %xmm3, %xmm0
-	movdqa	%xmm2, %xmm1
-	pclmulqdq	$17, %xmm3, %xmm1
 	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, %xmm3, %xmm4
+	pclmulqdq	$17, %xmm3, %xmm4
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, %xmm3, %xmm5
 	pclmulqdq	$16, %xmm3, %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
+	pxor	%xmm2, %xmm5
+	movdqa	%xmm5, %xmm2
 	pslldq	$8, %xmm2
 	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
+	movdqa	%xmm5, %xmm2
 	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm1
+	pxor	%xmm2, %xmm4
 	movdqa	%xmm0, %xmm2
 	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2
 	pshufd	$78, %xmm0, %xmm0
@@ -4140,39 +4059,67 @@ aesgen_aesni_gcm_siv_open:
 	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2
 	pshufd	$78, %xmm0, %xmm0
 	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, 512(%rdi)
-	pshufd	$78, %xmm0, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, 640(%rdi)
+	pxor	%xmm4, %xmm0
+	movdqa	%xmm0, 528(%rdi)
+	pshufd	$78, %xmm0, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, 672(%rdi)
 	movdqa	%xmm3, %xmm0
 	pclmulqdq	$0, %xmm3, %xmm0
-	movdqa	%xmm3, %xmm1
-	pclmulqdq	$17, %xmm3, %xmm1
 	movdqa	%xmm3, %xmm2
-	pclmulqdq	$1, %xmm3, %xmm2
+	pclmulqdq	$17, %xmm3, %xmm2
+	movdqa	%xmm3, %xmm4
+	pclmulqdq	$1, %xmm3, %xmm4
 	pclmulqdq	$16, %xmm3, %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	%xmm2, %xmm3
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm4, %xmm3
 	pslldq	$8, %xmm3
 	pxor	%xmm3, %xmm0
-	movdqa	%xmm2, %xmm3
+	movdqa	%xmm4, %xmm3
 	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm1
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm0, %xmm3
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3
 	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2
+	pxor	%xmm3, %xmm0
+	movdqa	%xmm0, %xmm3
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3
 	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm3, %xmm0
 	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, 496(%rdi)
-	pshufd	$78, %xmm0, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, 624(%rdi)
-	movq	40(%rsp), %rdx
+	movdqa	%xmm0, 512(%rdi)
+	pshufd	$78, %xmm0, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$0, %xmm1, %xmm2
+	movdqa	%xmm0, %xmm3
+	pclmulqdq	$17, %xmm1, %xmm3
+	movdqa	%xmm0, %xmm4
+	pclmulqdq	$1, %xmm1, %xmm4
+	pclmulqdq	$16, %xmm1, %xmm0
+	pxor	%xmm0, %xmm4
+	movdqa	%xmm4, %xmm0
+	pslldq	$8, %xmm0
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm4, %xmm0
+	psrldq	$8, %xmm0
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm2, 496(%rdi)
+	pshufd	$78, %xmm2, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, 640(%rdi)
+.Laesgen_aesni_gcm_siv_open_powers_done:
+	movq	48(%rsp), %rdx
 	movdqu	(%rdx), %xmm0
 	pxor	%xmm1, %xmm1
 	movq	%r8, %rdx
@@ -4184,20 +4131,10 @@ aesgen_aesni_gcm_siv_open:
 	pshufd	$78, %xmm2, %xmm1
 	pxor	%xmm2, %xmm1
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$0, 496(%rdi), %xmm3
-	pclmulqdq	$17, 496(%rdi), %xmm2
-	pclmulqdq	$0, 624(%rdi), %xmm1
+	pclmulqdq	$0, 512(%rdi), %xmm3
+	pclmulqdq	$17, 512(%rdi), %xmm2
+	pclmulqdq	$0, 656(%rdi), %xmm1
 	movdqu	16(%rcx), %xmm4
-	pshufd	$78, %xmm4, %xmm5
-	pxor	%xmm4, %xmm5
-	movdqa	%xmm4, %xmm6
-	pclmulqdq	$0, 512(%rdi), %xmm6
-	pxor	%xmm6, %xmm3
-	pclmulqdq	$17, 512(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	pclmulqdq	$0, 640(%rdi), %xmm5
-	pxor	%xmm5, %xmm1
-	movdqu	32(%rcx), %xmm4
 	pshufd	$78, %xmm4, %xmm5
 	pxor	%xmm4, %xmm5
 	movdqa	%xmm4, %xmm6
@@ -4205,9 +4142,9 @@ aesgen_aesni_gcm_siv_open:
 	pxor	%xmm6, %xmm3
 	pclmulqdq	$17, 528(%rdi), %xmm4
 	pxor	%xmm4, %xmm2
-	pclmulqdq	$0, 656(%rdi), %xmm5
+	pclmulqdq	$0, 672(%rdi), %xmm5
 	pxor	%xmm5, %xmm1
-	movdqu	48(%rcx), %xmm4
+	movdqu	32(%rcx), %xmm4
 	pshufd	$78, %xmm4, %xmm5
 	pxor	%xmm4, %xmm5
 	movdqa	%xmm4, %xmm6
@@ -4215,9 +4152,9 @@ aesgen_aesni_gcm_siv_open:
 	pxor	%xmm6, %xmm3
 	pclmulqdq	$17, 544(%rdi), %xmm4
 	pxor	%xmm4, %xmm2
-	pclmulqdq	$0, 672(%rdi), %xmm5
+	pclmulqdq	$0, 688(%rdi), %xmm5
 	pxor	%xmm5, %xmm1
-	movdqu	64(%rcx), %xmm4
+	movdqu	48(%rcx), %xmm4
 	pshufd	$78, %xmm4, %xmm5
 	pxor	%xmm4, %xmm5
 	movdqa	%xmm4, %xmm6
@@ -4225,9 +4162,9 @@ aesgen_aesni_gcm_siv_open:
 	pxor	%xmm6, %xmm3
 	pclmulqdq	$17, 560(%rdi), %xmm4
 	pxor	%xmm4, %xmm2
-	pclmulqdq	$0, 688(%rdi), %xmm5
+	pclmulqdq	$0, 704(%rdi), %xmm5
 	pxor	%xmm5, %xmm1
-	movdqu	80(%rcx), %xmm4
+	movdqu	64(%rcx), %xmm4
 	pshufd	$78, %xmm4, %xmm5
 	pxor	%xmm4, %xmm5
 	movdqa	%xmm4, %xmm6
@@ -4235,9 +4172,9 @@ aesgen_aesni_gcm_siv_open:
 	pxor	%xmm6, %xmm3
 	pclmulqdq	$17, 576(%rdi), %xmm4
 	pxor	%xmm4, %xmm2
-	pclmulqdq	$0, 704(%rdi), %xmm5
+	pclmulqdq	$0, 720(%rdi), %xmm5
 	pxor	%xmm5, %xmm1
-	movdqu	96(%rcx), %xmm4
+	movdqu	80(%rcx), %xmm4
 	pshufd	$78, %xmm4, %xmm5
 	pxor	%xmm4, %xmm5
 	movdqa	%xmm4, %xmm6
@@ -4245,9 +4182,9 @@ aesgen_aesni_gcm_siv_open:
 	pxor	%xmm6, %xmm3
 	pclmulqdq	$17, 592(%rdi), %xmm4
 	pxor	%xmm4, %xmm2
-	pclmulqdq	$0, 720(%rdi), %xmm5
+	pclmulqdq	$0, 736(%rdi), %xmm5
 	pxor	%xmm5, %xmm1
-	movdqu	112(%rcx), %xmm4
+	movdqu	96(%rcx), %xmm4
 	pshufd	$78, %xmm4, %xmm5
 	pxor	%xmm4, %xmm5
 	movdqa	%xmm4, %xmm6
@@ -4255,7 +4192,17 @@ aesgen_aesni_gcm_siv_open:
 	pxor	%xmm6, %xmm3
 	pclmulqdq	$17, 608(%rdi), %xmm4
 	pxor	%xmm4, %xmm2
-	pclmulqdq	$0, 736(%rdi), %xmm5
+	pclmulqdq	$0, 752(%rdi), %xmm5
+	pxor	%xmm5, %xmm1
+	movdqu	112(%rcx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 624(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 624(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 768(%rdi), %xmm5
 	pxor	%xmm5, %xmm1
 	pxor	%xmm3, %xmm1
 	pxor	%xmm2, %xmm1
@@ -4279,210 +4226,179 @@ aesgen_aesni_gcm_siv_open:
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_siv_open_polyval8
 .Laesgen_aesni_gcm_siv_open_polyval8_done:
-.Laesgen_aesni_gcm_siv_open_polyval4:
-	cmpq	$64, %rdx
-	jb	.Laesgen_aesni_gcm_siv_open_polyval4_done
-	movdqu	(%rcx), %xmm2
+	testq	%rdx, %rdx
+	je	.Laesgen_aesni_gcm_siv_open_rest_nothing
+	leaq	15(%rdx), %r10
+	andq	$-16, %r10
+	negq	%r10
+	leaq	640(%rdi,%r10,1), %r10
+	pshufd	$78, %xmm1, %xmm2
 	pxor	%xmm1, %xmm2
-	pshufd	$78, %xmm2, %xmm1
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$0, 560(%rdi), %xmm3
-	pclmulqdq	$17, 560(%rdi), %xmm2
-	pclmulqdq	$0, 688(%rdi), %xmm1
+	movdqa	%xmm1, %xmm3
+	pclmulqdq	$0, (%r10), %xmm3
+	pclmulqdq	$17, (%r10), %xmm1
+	pclmulqdq	$0, 144(%r10), %xmm2
+	cmpq	$64, %rdx
+	jb	.Laesgen_aesni_gcm_siv_open_rest4_none
+	movdqu	(%rcx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, (%r10), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, (%r10), %xmm4
+	pxor	%xmm4, %xmm1
+	pclmulqdq	$0, 144(%r10), %xmm5
+	pxor	%xmm5, %xmm2
 	movdqu	16(%rcx), %xmm4
 	pshufd	$78, %xmm4, %xmm5
 	pxor	%xmm4, %xmm5
 	movdqa	%xmm4, %xmm6
-	pclmulqdq	$0, 576(%rdi), %xmm6
+	pclmulqdq	$0, 16(%r10), %xmm6
 	pxor	%xmm6, %xmm3
-	pclmulqdq	$17, 576(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	pclmulqdq	$0, 704(%rdi), %xmm5
-	pxor	%xmm5, %xmm1
+	pclmulqdq	$17, 16(%r10), %xmm4
+	pxor	%xmm4, %xmm1
+	pclmulqdq	$0, 160(%r10), %xmm5
+	pxor	%xmm5, %xmm2
 	movdqu	32(%rcx), %xmm4
 	pshufd	$78, %xmm4, %xmm5
 	pxor	%xmm4, %xmm5
 	movdqa	%xmm4, %xmm6
-	pclmulqdq	$0, 592(%rdi), %xmm6
+	pclmulqdq	$0, 32(%r10), %xmm6
 	pxor	%xmm6, %xmm3
-	pclmulqdq	$17, 592(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	pclmulqdq	$0, 720(%rdi), %xmm5
-	pxor	%xmm5, %xmm1
+	pclmulqdq	$17, 32(%r10), %xmm4
+	pxor	%xmm4, %xmm1
+	pclmulqdq	$0, 176(%r10), %xmm5
+	pxor	%xmm5, %xmm2
 	movdqu	48(%rcx), %xmm4
 	pshufd	$78, %xmm4, %xmm5
 	pxor	%xmm4, %xmm5
 	movdqa	%xmm4, %xmm6
-	pclmulqdq	$0, 608(%rdi), %xmm6
+	pclmulqdq	$0, 48(%r10), %xmm6
 	pxor	%xmm6, %xmm3
-	pclmulqdq	$17, 608(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	pclmulqdq	$0, 736(%rdi), %xmm5
-	pxor	%xmm5, %xmm1
-	pxor	%xmm3, %xmm1
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm1, %xmm4
-	pslldq	$8, %xmm4
-	pxor	%xmm4, %xmm3
-	movdqa	%xmm1, %xmm4
-	psrldq	$8, %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm3, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm3, %xmm3
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm3, %xmm3
-	pxor	%xmm1, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm3, %xmm1
+	pclmulqdq	$17, 48(%r10), %xmm4
+	pxor	%xmm4, %xmm1
+	pclmulqdq	$0, 192(%r10), %xmm5
+	pxor	%xmm5, %xmm2
 	addq	$64, %rcx
+	addq	$64, %r10
 	subq	$64, %rdx
-.Laesgen_aesni_gcm_siv_open_polyval4_done:
-.Laesgen_aesni_gcm_siv_open_polyval2:
+.Laesgen_aesni_gcm_siv_open_rest4_none:
 	cmpq	$32, %rdx
-	jb	.Laesgen_aesni_gcm_siv_open_polyval2_done
-	movdqu	(%rcx), %xmm2
-	pxor	%xmm1, %xmm2
-	pshufd	$78, %xmm2, %xmm1
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$0, 592(%rdi), %xmm3
-	pclmulqdq	$17, 592(%rdi), %xmm2
-	pclmulqdq	$0, 720(%rdi), %xmm1
+	jb	.Laesgen_aesni_gcm_siv_open_rest2_none
+	movdqu	(%rcx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, (%r10), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, (%r10), %xmm4
+	pxor	%xmm4, %xmm1
+	pclmulqdq	$0, 144(%r10), %xmm5
+	pxor	%xmm5, %xmm2
 	movdqu	16(%rcx), %xmm4
 	pshufd	$78, %xmm4, %xmm5
 	pxor	%xmm4, %xmm5
 	movdqa	%xmm4, %xmm6
-	pclmulqdq	$0, 608(%rdi), %xmm6
+	pclmulqdq	$0, 16(%r10), %xmm6
 	pxor	%xmm6, %xmm3
-	pclmulqdq	$17, 608(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	pclmulqdq	$0, 736(%rdi), %xmm5
-	pxor	%xmm5, %xmm1
-	pxor	%xmm3, %xmm1
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm1, %xmm4
-	pslldq	$8, %xmm4
-	pxor	%xmm4, %xmm3
-	movdqa	%xmm1, %xmm4
-	psrldq	$8, %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm3, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm3, %xmm3
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm3, %xmm3
-	pxor	%xmm1, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm3, %xmm1
+	pclmulqdq	$17, 16(%r10), %xmm4
+	pxor	%xmm4, %xmm1
+	pclmulqdq	$0, 160(%r10), %xmm5
+	pxor	%xmm5, %xmm2
 	addq	$32, %rcx
+	addq	$32, %r10
 	subq	$32, %rdx
-.Laesgen_aesni_gcm_siv_open_polyval2_done:
-.Laesgen_aesni_gcm_siv_open_polyval1:
+.Laesgen_aesni_gcm_siv_open_rest2_none:
 	cmpq	$16, %rdx
-	jb	.Laesgen_aesni_gcm_siv_open_polyval1_done
-	movdqu	(%rcx), %xmm2
-	pxor	%xmm1, %xmm2
-	pshufd	$78, %xmm2, %xmm1
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$0, 608(%rdi), %xmm3
-	pclmulqdq	$17, 608(%rdi), %xmm2
-	pclmulqdq	$0, 736(%rdi), %xmm1
-	pxor	%xmm3, %xmm1
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm1, %xmm4
-	pslldq	$8, %xmm4
-	pxor	%xmm4, %xmm3
-	movdqa	%xmm1, %xmm4
-	psrldq	$8, %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm3, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm3, %xmm3
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm3, %xmm3
-	pxor	%xmm1, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm3, %xmm1
+	jb	.Laesgen_aesni_gcm_siv_open_rest1_none
+	movdqu	(%rcx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, (%r10), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, (%r10), %xmm4
+	pxor	%xmm4, %xmm1
+	pclmulqdq	$0, 144(%r10), %xmm5
+	pxor	%xmm5, %xmm2
 	addq	$16, %rcx
+	addq	$16, %r10
 	subq	$16, %rdx
-.Laesgen_aesni_gcm_siv_open_polyval1_done:
+.Laesgen_aesni_gcm_siv_open_rest1_none:
 	testq	%rdx, %rdx
-	je	.Laesgen_aesni_gcm_siv_open_polyval_end
-	pxor	%xmm2, %xmm2
-	movdqa	%xmm2, 752(%rdi)
-	leaq	752(%rdi), %r10
+	je	.Laesgen_aesni_gcm_siv_open_rest_whole
+	pxor	%xmm4, %xmm4
+	movdqa	%xmm4, 784(%rdi)
+	leaq	784(%rdi), %r11
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_siv_open_no8
-	movq	(%rcx), %r11
-	movq	%r11, (%r10)
+	movq	(%rcx), %rbx
+	movq	%rbx, (%r11)
 	addq	$8, %rcx
-	addq	$8, %r10
+	addq	$8, %r11
 .Laesgen_aesni_gcm_siv_open_no8:
 	testq	$4, %rdx
 	je	.Laesgen_aesni_gcm_siv_open_no4
-	movl	(%rcx), %r11d
-	movl	%r11d, (%r10)
+	movl	(%rcx), %ebx
+	movl	%ebx, (%r11)
 	addq	$4, %rcx
-	addq	$4, %r10
+	addq	$4, %r11
 .Laesgen_aesni_gcm_siv_open_no4:
 	testq	$2, %rdx
 	je	.Laesgen_aesni_gcm_siv_open_no2
-	movzbl	(%rcx), %r11d
-	movb	%r11b, (%r10)
-	movzbl	1(%rcx), %r11d
-	movb	%r11b, 1(%r10)
+	movzbl	(%rcx), %ebx
+	movb	%bl, (%r11)
+	movzbl	1(%rcx), %ebx
+	movb	%bl, 1(%r11)
 	addq	$2, %rcx
-	addq	$2, %r10
+	addq	$2, %r11
 .Laesgen_aesni_gcm_siv_open_no2:
 	testq	$1, %rdx
 	je	.Laesgen_aesni_gcm_siv_open_no1
-	movzbl	(%rcx), %r11d
-	movb	%r11b, (%r10)
+	movzbl	(%rcx), %ebx
+	movb	%bl, (%r11)
 .Laesgen_aesni_gcm_siv_open_no1:
-	movdqu	752(%rdi), %xmm2
+	movdqa	784(%rdi), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, (%r10), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, (%r10), %xmm4
+	pxor	%xmm4, %xmm1
+	pclmulqdq	$0, 144(%r10), %xmm5
+	pxor	%xmm5, %xmm2
+	addq	$16, %r10
+.Laesgen_aesni_gcm_siv_open_rest_whole:
+	pxor	%xmm3, %xmm2
 	pxor	%xmm1, %xmm2
-	pshufd	$78, %xmm2, %xmm1
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$0, 608(%rdi), %xmm3
-	pclmulqdq	$17, 608(%rdi), %xmm2
-	pclmulqdq	$0, 736(%rdi), %xmm1
-	pxor	%xmm3, %xmm1
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm1, %xmm4
+	movdqa	%xmm2, %xmm4
 	pslldq	$8, %xmm4
 	pxor	%xmm4, %xmm3
-	movdqa	%xmm1, %xmm4
+	movdqa	%xmm2, %xmm4
 	psrldq	$8, %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm3, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pxor	%xmm4, %xmm1
+	movdqa	%xmm3, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2
 	pshufd	$78, %xmm3, %xmm3
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm3, %xmm3
-	pxor	%xmm1, %xmm3
 	pxor	%xmm2, %xmm3
+	movdqa	%xmm3, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm2, %xmm3
+	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
-.Laesgen_aesni_gcm_siv_open_polyval_end:
-	movq	24(%rsp), %rcx
-	movq	32(%rsp), %rdx
-	leaq	256(%rdi), %r10
+.Laesgen_aesni_gcm_siv_open_rest_nothing:
+	movq	32(%rsp), %rcx
+	movq	40(%rsp), %rdx
+	movq	32(%rsp), %r10
+	leaq	256(%rdi), %r11
 	por	.Laesgen_aesni_gcm_siv_open_set_top(%rip), %xmm0
-	movq	%rdx, %r11
-	movq	%rcx, %rbx
+	movq	%rdx, %rbx
+	movq	%rcx, %rbp
 .Laesgen_aesni_gcm_siv_open_ctr8_256:
-	cmpq	$128, %rbx
+	cmpq	$128, %rbp
 	jb	.Laesgen_aesni_gcm_siv_open_ctr8_done256
 	movdqa	%xmm0, %xmm2
 	movdqa	%xmm0, %xmm3
@@ -4500,7 +4416,7 @@ aesgen_aesni_gcm_siv_open:
 	movdqa	%xmm0, %xmm9
 	paddd	.Laesgen_aesni_gcm_siv_open_le32_7x1(%rip), %xmm9
 	paddd	.Laesgen_aesni_gcm_siv_open_le32_8x1(%rip), %xmm0
-	movdqa	(%r10), %xmm10
+	movdqa	(%r11), %xmm10
 	pxor	%xmm10, %xmm2
 	pxor	%xmm10, %xmm3
 	pxor	%xmm10, %xmm4
@@ -4509,7 +4425,7 @@ aesgen_aesni_gcm_siv_open:
 	pxor	%xmm10, %xmm7
 	pxor	%xmm10, %xmm8
 	pxor	%xmm10, %xmm9
-	movdqa	16(%r10), %xmm10
+	movdqa	16(%r11), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
 	aesenc	%xmm10, %xmm4
@@ -4518,7 +4434,7 @@ aesgen_aesni_gcm_siv_open:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	movdqa	32(%r10), %xmm10
+	movdqa	32(%r11), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
 	aesenc	%xmm10, %xmm4
@@ -4527,7 +4443,7 @@ aesgen_aesni_gcm_siv_open:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	movdqa	48(%r10), %xmm10
+	movdqa	48(%r11), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
 	aesenc	%xmm10, %xmm4
@@ -4536,7 +4452,7 @@ aesgen_aesni_gcm_siv_open:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	movdqa	64(%r10), %xmm10
+	movdqa	64(%r11), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
 	aesenc	%xmm10, %xmm4
@@ -4545,7 +4461,7 @@ aesgen_aesni_gcm_siv_open:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	movdqa	80(%r10), %xmm10
+	movdqa	80(%r11), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
 	aesenc	%xmm10, %xmm4
@@ -4554,7 +4470,7 @@ aesgen_aesni_gcm_siv_open:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	movdqa	96(%r10), %xmm10
+	movdqa	96(%r11), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
 	aesenc	%xmm10, %xmm4
@@ -4563,7 +4479,7 @@ aesgen_aesni_gcm_siv_open:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	movdqa	112(%r10), %xmm10
+	movdqa	112(%r11), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
 	aesenc	%xmm10, %xmm4
@@ -4572,7 +4488,7 @@ aesgen_aesni_gcm_siv_open:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	movdqa	128(%r10), %xmm10
+	movdqa	128(%r11), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
 	aesenc	%xmm10, %xmm4
@@ -4581,7 +4497,7 @@ aesgen_aesni_gcm_siv_open:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	movdqa	144(%r10), %xmm10
+	movdqa	144(%r11), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
 	aesenc	%xmm10, %xmm4
@@ -4590,7 +4506,7 @@ aesgen_aesni_gcm_siv_open:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	movdqa	160(%r10), %xmm10
+	movdqa	160(%r11), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
 	aesenc	%xmm10, %xmm4
@@ -4599,7 +4515,7 @@ aesgen_aesni_gcm_siv_open:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	movdqa	176(%r10), %xmm10
+	movdqa	176(%r11), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
 	aesenc	%xmm10, %xmm4
@@ -4608,7 +4524,7 @@ aesgen_aesni_gcm_siv_open:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	movdqa	192(%r10), %xmm10
+	movdqa	192(%r11), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
 	aesenc	%xmm10, %xmm4
@@ -4617,7 +4533,7 @@ aesgen_aesni_gcm_siv_open:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	movdqa	208(%r10), %xmm10
+	movdqa	208(%r11), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
 	aesenc	%xmm10, %xmm4
@@ -4626,7 +4542,7 @@ aesgen_aesni_gcm_siv_open:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	movdqa	224(%r10), %xmm10
+	movdqa	224(%r11), %xmm10
 	aesenclast	%xmm10, %xmm2
 	aesenclast	%xmm10, %xmm3
 	aesenclast	%xmm10, %xmm4
@@ -4637,35 +4553,35 @@ aesgen_aesni_gcm_siv_open:
 	aesenclast	%xmm10, %xmm9
 	movdqu	(%r9), %xmm10
 	pxor	%xmm10, %xmm2
-	movdqu	%xmm2, (%r11)
+	movdqu	%xmm2, (%rbx)
 	movdqu	16(%r9), %xmm2
 	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 16(%r11)
+	movdqu	%xmm3, 16(%rbx)
 	movdqu	32(%r9), %xmm2
 	pxor	%xmm2, %xmm4
-	movdqu	%xmm4, 32(%r11)
+	movdqu	%xmm4, 32(%rbx)
 	movdqu	48(%r9), %xmm2
 	pxor	%xmm2, %xmm5
-	movdqu	%xmm5, 48(%r11)
+	movdqu	%xmm5, 48(%rbx)
 	movdqu	64(%r9), %xmm2
 	pxor	%xmm2, %xmm6
-	movdqu	%xmm6, 64(%r11)
+	movdqu	%xmm6, 64(%rbx)
 	movdqu	80(%r9), %xmm2
 	pxor	%xmm2, %xmm7
-	movdqu	%xmm7, 80(%r11)
+	movdqu	%xmm7, 80(%rbx)
 	movdqu	96(%r9), %xmm2
 	pxor	%xmm2, %xmm8
-	movdqu	%xmm8, 96(%r11)
+	movdqu	%xmm8, 96(%rbx)
 	movdqu	112(%r9), %xmm2
 	pxor	%xmm2, %xmm9
-	movdqu	%xmm9, 112(%r11)
+	movdqu	%xmm9, 112(%rbx)
 	addq	$128, %r9
-	addq	$128, %r11
-	subq	$128, %rbx
+	addq	$128, %rbx
+	subq	$128, %rbp
 	jmp	.Laesgen_aesni_gcm_siv_open_ctr8_256
 .Laesgen_aesni_gcm_siv_open_ctr8_done256:
 .Laesgen_aesni_gcm_siv_open_ctr_small256:
-	cmpq	$64, %rbx
+	cmpq	$64, %rbp
 	jb	.Laesgen_aesni_gcm_siv_open_ctr4_done256
 	movdqa	%xmm0, %xmm2
 	movdqa	%xmm0, %xmm3
@@ -4675,268 +4591,268 @@ aesgen_aesni_gcm_siv_open:
 	movdqa	%xmm0, %xmm5
 	paddd	.Laesgen_aesni_gcm_siv_open_le32_3x1(%rip), %xmm5
 	paddd	.Laesgen_aesni_gcm_siv_open_le32_4x1(%rip), %xmm0
-	movdqa	(%r10), %xmm6
+	movdqa	(%r11), %xmm6
 	pxor	%xmm6, %xmm2
 	pxor	%xmm6, %xmm3
 	pxor	%xmm6, %xmm4
 	pxor	%xmm6, %xmm5
-	movdqa	16(%r10), %xmm6
+	movdqa	16(%r11), %xmm6
 	aesenc	%xmm6, %xmm2
 	aesenc	%xmm6, %xmm3
 	aesenc	%xmm6, %xmm4
 	aesenc	%xmm6, %xmm5
-	movdqa	32(%r10), %xmm6
+	movdqa	32(%r11), %xmm6
 	aesenc	%xmm6, %xmm2
 	aesenc	%xmm6, %xmm3
 	aesenc	%xmm6, %xmm4
 	aesenc	%xmm6, %xmm5
-	movdqa	48(%r10), %xmm6
+	movdqa	48(%r11), %xmm6
 	aesenc	%xmm6, %xmm2
 	aesenc	%xmm6, %xmm3
 	aesenc	%xmm6, %xmm4
 	aesenc	%xmm6, %xmm5
-	movdqa	64(%r10), %xmm6
+	movdqa	64(%r11), %xmm6
 	aesenc	%xmm6, %xmm2
 	aesenc	%xmm6, %xmm3
 	aesenc	%xmm6, %xmm4
 	aesenc	%xmm6, %xmm5
-	movdqa	80(%r10), %xmm6
+	movdqa	80(%r11), %xmm6
 	aesenc	%xmm6, %xmm2
 	aesenc	%xmm6, %xmm3
 	aesenc	%xmm6, %xmm4
 	aesenc	%xmm6, %xmm5
-	movdqa	96(%r10), %xmm6
+	movdqa	96(%r11), %xmm6
 	aesenc	%xmm6, %xmm2
 	aesenc	%xmm6, %xmm3
 	aesenc	%xmm6, %xmm4
 	aesenc	%xmm6, %xmm5
-	movdqa	112(%r10), %xmm6
+	movdqa	112(%r11), %xmm6
 	aesenc	%xmm6, %xmm2
 	aesenc	%xmm6, %xmm3
 	aesenc	%xmm6, %xmm4
 	aesenc	%xmm6, %xmm5
-	movdqa	128(%r10), %xmm6
+	movdqa	128(%r11), %xmm6
 	aesenc	%xmm6, %xmm2
 	aesenc	%xmm6, %xmm3
 	aesenc	%xmm6, %xmm4
 	aesenc	%xmm6, %xmm5
-	movdqa	144(%r10), %xmm6
+	movdqa	144(%r11), %xmm6
 	aesenc	%xmm6, %xmm2
 	aesenc	%xmm6, %xmm3
 	aesenc	%xmm6, %xmm4
 	aesenc	%xmm6, %xmm5
-	movdqa	160(%r10), %xmm6
+	movdqa	160(%r11), %xmm6
 	aesenc	%xmm6, %xmm2
 	aesenc	%xmm6, %xmm3
 	aesenc	%xmm6, %xmm4
 	aesenc	%xmm6, %xmm5
-	movdqa	176(%r10), %xmm6
+	movdqa	176(%r11), %xmm6
 	aesenc	%xmm6, %xmm2
 	aesenc	%xmm6, %xmm3
 	aesenc	%xmm6, %xmm4
 	aesenc	%xmm6, %xmm5
-	movdqa	192(%r10), %xmm6
+	movdqa	192(%r11), %xmm6
 	aesenc	%xmm6, %xmm2
 	aesenc	%xmm6, %xmm3
 	aesenc	%xmm6, %xmm4
 	aesenc	%xmm6, %xmm5
-	movdqa	208(%r10), %xmm6
+	movdqa	208(%r11), %xmm6
 	aesenc	%xmm6, %xmm2
 	aesenc	%xmm6, %xmm3
 	aesenc	%xmm6, %xmm4
 	aesenc	%xmm6, %xmm5
-	movdqa	224(%r10), %xmm6
+	movdqa	224(%r11), %xmm6
 	aesenclast	%xmm6, %xmm2
 	aesenclast	%xmm6, %xmm3
 	aesenclast	%xmm6, %xmm4
 	aesenclast	%xmm6, %xmm5
 	movdqu	(%r9), %xmm6
 	pxor	%xmm6, %xmm2
-	movdqu	%xmm2, (%r11)
+	movdqu	%xmm2, (%rbx)
 	movdqu	16(%r9), %xmm2
 	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 16(%r11)
+	movdqu	%xmm3, 16(%rbx)
 	movdqu	32(%r9), %xmm2
 	pxor	%xmm2, %xmm4
-	movdqu	%xmm4, 32(%r11)
+	movdqu	%xmm4, 32(%rbx)
 	movdqu	48(%r9), %xmm2
 	pxor	%xmm2, %xmm5
-	movdqu	%xmm5, 48(%r11)
+	movdqu	%xmm5, 48(%rbx)
 	addq	$64, %r9
-	addq	$64, %r11
-	subq	$64, %rbx
+	addq	$64, %rbx
+	subq	$64, %rbp
 .Laesgen_aesni_gcm_siv_open_ctr4_done256:
-	cmpq	$32, %rbx
+	cmpq	$32, %rbp
 	jb	.Laesgen_aesni_gcm_siv_open_ctr2_done256
 	movdqa	%xmm0, %xmm2
 	movdqa	%xmm0, %xmm3
 	paddd	.Laesgen_aesni_gcm_siv_open_le32_1x1(%rip), %xmm3
 	paddd	.Laesgen_aesni_gcm_siv_open_le32_2x1(%rip), %xmm0
-	movdqa	(%r10), %xmm4
+	movdqa	(%r11), %xmm4
 	pxor	%xmm4, %xmm2
 	pxor	%xmm4, %xmm3
-	movdqa	16(%r10), %xmm4
+	movdqa	16(%r11), %xmm4
 	aesenc	%xmm4, %xmm2
 	aesenc	%xmm4, %xmm3
-	movdqa	32(%r10), %xmm4
+	movdqa	32(%r11), %xmm4
 	aesenc	%xmm4, %xmm2
 	aesenc	%xmm4, %xmm3
-	movdqa	48(%r10), %xmm4
+	movdqa	48(%r11), %xmm4
 	aesenc	%xmm4, %xmm2
 	aesenc	%xmm4, %xmm3
-	movdqa	64(%r10), %xmm4
+	movdqa	64(%r11), %xmm4
 	aesenc	%xmm4, %xmm2
 	aesenc	%xmm4, %xmm3
-	movdqa	80(%r10), %xmm4
+	movdqa	80(%r11), %xmm4
 	aesenc	%xmm4, %xmm2
 	aesenc	%xmm4, %xmm3
-	movdqa	96(%r10), %xmm4
+	movdqa	96(%r11), %xmm4
 	aesenc	%xmm4, %xmm2
 	aesenc	%xmm4, %xmm3
-	movdqa	112(%r10), %xmm4
+	movdqa	112(%r11), %xmm4
 	aesenc	%xmm4, %xmm2
 	aesenc	%xmm4, %xmm3
-	movdqa	128(%r10), %xmm4
+	movdqa	128(%r11), %xmm4
 	aesenc	%xmm4, %xmm2
 	aesenc	%xmm4, %xmm3
-	movdqa	144(%r10), %xmm4
+	movdqa	144(%r11), %xmm4
 	aesenc	%xmm4, %xmm2
 	aesenc	%xmm4, %xmm3
-	movdqa	160(%r10), %xmm4
+	movdqa	160(%r11), %xmm4
 	aesenc	%xmm4, %xmm2
 	aesenc	%xmm4, %xmm3
-	movdqa	176(%r10), %xmm4
+	movdqa	176(%r11), %xmm4
 	aesenc	%xmm4, %xmm2
 	aesenc	%xmm4, %xmm3
-	movdqa	192(%r10), %xmm4
+	movdqa	192(%r11), %xmm4
 	aesenc	%xmm4, %xmm2
 	aesenc	%xmm4, %xmm3
-	movdqa	208(%r10), %xmm4
+	movdqa	208(%r11), %xmm4
 	aesenc	%xmm4, %xmm2
 	aesenc	%xmm4, %xmm3
-	movdqa	224(%r10), %xmm4
+	movdqa	224(%r11), %xmm4
 	aesenclast	%xmm4, %xmm2
 	aesenclast	%xmm4, %xmm3
 	movdqu	(%r9), %xmm4
 	pxor	%xmm4, %xmm2
-	movdqu	%xmm2, (%r11)
+	movdqu	%xmm2, (%rbx)
 	movdqu	16(%r9), %xmm2
 	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 16(%r11)
+	movdqu	%xmm3, 16(%rbx)
 	addq	$32, %r9
-	addq	$32, %r11
-	subq	$32, %rbx
+	addq	$32, %rbx
+	subq	$32, %rbp
 .Laesgen_aesni_gcm_siv_open_ctr2_done256:
-	cmpq	$16, %rbx
+	cmpq	$16, %rbp
 	jb	.Laesgen_aesni_gcm_siv_open_ctr1_done256
 	movdqa	%xmm0, %xmm2
 	paddd	.Laesgen_aesni_gcm_siv_open_le32_1x1(%rip), %xmm0
-	movdqa	(%r10), %xmm3
+	movdqa	(%r11), %xmm3
 	pxor	%xmm3, %xmm2
-	movdqa	16(%r10), %xmm3
+	movdqa	16(%r11), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	32(%r10), %xmm3
+	movdqa	32(%r11), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	48(%r10), %xmm3
+	movdqa	48(%r11), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	64(%r10), %xmm3
+	movdqa	64(%r11), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	80(%r10), %xmm3
+	movdqa	80(%r11), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	96(%r10), %xmm3
+	movdqa	96(%r11), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	112(%r10), %xmm3
+	movdqa	112(%r11), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	128(%r10), %xmm3
+	movdqa	128(%r11), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	144(%r10), %xmm3
+	movdqa	144(%r11), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	160(%r10), %xmm3
+	movdqa	160(%r11), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	176(%r10), %xmm3
+	movdqa	176(%r11), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	192(%r10), %xmm3
+	movdqa	192(%r11), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	208(%r10), %xmm3
+	movdqa	208(%r11), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	224(%r10), %xmm3
+	movdqa	224(%r11), %xmm3
 	aesenclast	%xmm3, %xmm2
 	movdqu	(%r9), %xmm3
 	pxor	%xmm3, %xmm2
-	movdqu	%xmm2, (%r11)
+	movdqu	%xmm2, (%rbx)
 	addq	$16, %r9
-	addq	$16, %r11
-	subq	$16, %rbx
+	addq	$16, %rbx
+	subq	$16, %rbp
 .Laesgen_aesni_gcm_siv_open_ctr1_done256:
-	testq	%rbx, %rbx
+	testq	%rbp, %rbp
 	je	.Laesgen_aesni_gcm_siv_open_ctr_end256
-	movdqa	(%r10), %xmm2
+	movdqa	(%r11), %xmm2
 	pxor	%xmm2, %xmm0
-	movdqa	16(%r10), %xmm2
+	movdqa	16(%r11), %xmm2
 	aesenc	%xmm2, %xmm0
-	movdqa	32(%r10), %xmm2
+	movdqa	32(%r11), %xmm2
 	aesenc	%xmm2, %xmm0
-	movdqa	48(%r10), %xmm2
+	movdqa	48(%r11), %xmm2
 	aesenc	%xmm2, %xmm0
-	movdqa	64(%r10), %xmm2
+	movdqa	64(%r11), %xmm2
 	aesenc	%xmm2, %xmm0
-	movdqa	80(%r10), %xmm2
+	movdqa	80(%r11), %xmm2
 	aesenc	%xmm2, %xmm0
-	movdqa	96(%r10), %xmm2
+	movdqa	96(%r11), %xmm2
 	aesenc	%xmm2, %xmm0
-	movdqa	112(%r10), %xmm2
+	movdqa	112(%r11), %xmm2
 	aesenc	%xmm2, %xmm0
-	movdqa	128(%r10), %xmm2
+	movdqa	128(%r11), %xmm2
 	aesenc	%xmm2, %xmm0
-	movdqa	144(%r10), %xmm2
+	movdqa	144(%r11), %xmm2
 	aesenc	%xmm2, %xmm0
-	movdqa	160(%r10), %xmm2
+	movdqa	160(%r11), %xmm2
 	aesenc	%xmm2, %xmm0
-	movdqa	176(%r10), %xmm2
+	movdqa	176(%r11), %xmm2
 	aesenc	%xmm2, %xmm0
-	movdqa	192(%r10), %xmm2
+	movdqa	192(%r11), %xmm2
 	aesenc	%xmm2, %xmm0
-	movdqa	208(%r10), %xmm2
+	movdqa	208(%r11), %xmm2
 	aesenc	%xmm2, %xmm0
-	movdqa	224(%r10), %xmm2
+	movdqa	224(%r11), %xmm2
 	aesenclast	%xmm2, %xmm0
-	movdqa	%xmm0, 752(%rdi)
-	leaq	752(%rdi), %r10
-	testq	$8, %rbx
+	movdqa	%xmm0, 784(%rdi)
+	leaq	784(%rdi), %r11
+	testq	$8, %rbp
 	je	.Laesgen_aesni_gcm_siv_open_no8_2
-	movq	(%r9), %rbp
-	xorq	(%r10), %rbp
-	movq	%rbp, (%r11)
+	movq	(%r9), %r12
+	xorq	(%r11), %r12
+	movq	%r12, (%rbx)
 	addq	$8, %r9
+	addq	$8, %rbx
 	addq	$8, %r11
-	addq	$8, %r10
 .Laesgen_aesni_gcm_siv_open_no8_2:
-	testq	$4, %rbx
+	testq	$4, %rbp
 	je	.Laesgen_aesni_gcm_siv_open_no4_2
-	movl	(%r9), %ebp
-	xorl	(%r10), %ebp
-	movl	%ebp, (%r11)
+	movl	(%r9), %r12d
+	xorl	(%r11), %r12d
+	movl	%r12d, (%rbx)
 	addq	$4, %r9
+	addq	$4, %rbx
 	addq	$4, %r11
-	addq	$4, %r10
 .Laesgen_aesni_gcm_siv_open_no4_2:
-	testq	$2, %rbx
+	testq	$2, %rbp
 	je	.Laesgen_aesni_gcm_siv_open_no2_2
-	movzbl	(%r9), %ebp
-	xorb	(%r10), %bpl
-	movb	%bpl, (%r11)
-	movzbl	1(%r9), %ebp
-	xorb	1(%r10), %bpl
-	movb	%bpl, 1(%r11)
+	movzbl	(%r9), %r12d
+	xorb	(%r11), %r12b
+	movb	%r12b, (%rbx)
+	movzbl	1(%r9), %r12d
+	xorb	1(%r11), %r12b
+	movb	%r12b, 1(%rbx)
 	addq	$2, %r9
+	addq	$2, %rbx
 	addq	$2, %r11
-	addq	$2, %r10
 .Laesgen_aesni_gcm_siv_open_no2_2:
-	testq	$1, %rbx
+	testq	$1, %rbp
 	je	.Laesgen_aesni_gcm_siv_open_no1_2
-	movzbl	(%r9), %ebp
-	xorb	(%r10), %bpl
-	movb	%bpl, (%r11)
+	movzbl	(%r9), %r12d
+	xorb	(%r11), %r12b
+	movb	%r12b, (%rbx)
 .Laesgen_aesni_gcm_siv_open_no1_2:
 .Laesgen_aesni_gcm_siv_open_ctr_end256:
 .Laesgen_aesni_gcm_siv_open_polyval8_2:
@@ -4947,20 +4863,10 @@ aesgen_aesni_gcm_siv_open:
 	pshufd	$78, %xmm0, %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm0, %xmm2
-	pclmulqdq	$0, 496(%rdi), %xmm2
-	pclmulqdq	$17, 496(%rdi), %xmm0
-	pclmulqdq	$0, 624(%rdi), %xmm1
+	pclmulqdq	$0, 512(%rdi), %xmm2
+	pclmulqdq	$17, 512(%rdi), %xmm0
+	pclmulqdq	$0, 656(%rdi), %xmm1
 	movdqu	16(%rdx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 512(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 512(%rdi), %xmm3
-	pxor	%xmm3, %xmm0
-	pclmulqdq	$0, 640(%rdi), %xmm4
-	pxor	%xmm4, %xmm1
-	movdqu	32(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
@@ -4968,9 +4874,9 @@ aesgen_aesni_gcm_siv_open:
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 528(%rdi), %xmm3
 	pxor	%xmm3, %xmm0
-	pclmulqdq	$0, 656(%rdi), %xmm4
+	pclmulqdq	$0, 672(%rdi), %xmm4
 	pxor	%xmm4, %xmm1
-	movdqu	48(%rdx), %xmm3
+	movdqu	32(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
@@ -4978,9 +4884,9 @@ aesgen_aesni_gcm_siv_open:
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 544(%rdi), %xmm3
 	pxor	%xmm3, %xmm0
-	pclmulqdq	$0, 672(%rdi), %xmm4
+	pclmulqdq	$0, 688(%rdi), %xmm4
 	pxor	%xmm4, %xmm1
-	movdqu	64(%rdx), %xmm3
+	movdqu	48(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
@@ -4988,9 +4894,9 @@ aesgen_aesni_gcm_siv_open:
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 560(%rdi), %xmm3
 	pxor	%xmm3, %xmm0
-	pclmulqdq	$0, 688(%rdi), %xmm4
+	pclmulqdq	$0, 704(%rdi), %xmm4
 	pxor	%xmm4, %xmm1
-	movdqu	80(%rdx), %xmm3
+	movdqu	64(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
@@ -4998,9 +4904,9 @@ aesgen_aesni_gcm_siv_open:
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 576(%rdi), %xmm3
 	pxor	%xmm3, %xmm0
-	pclmulqdq	$0, 704(%rdi), %xmm4
+	pclmulqdq	$0, 720(%rdi), %xmm4
 	pxor	%xmm4, %xmm1
-	movdqu	96(%rdx), %xmm3
+	movdqu	80(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
@@ -5008,9 +4914,9 @@ aesgen_aesni_gcm_siv_open:
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 592(%rdi), %xmm3
 	pxor	%xmm3, %xmm0
-	pclmulqdq	$0, 720(%rdi), %xmm4
+	pclmulqdq	$0, 736(%rdi), %xmm4
 	pxor	%xmm4, %xmm1
-	movdqu	112(%rdx), %xmm3
+	movdqu	96(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
@@ -5018,7 +4924,17 @@ aesgen_aesni_gcm_siv_open:
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 608(%rdi), %xmm3
 	pxor	%xmm3, %xmm0
-	pclmulqdq	$0, 736(%rdi), %xmm4
+	pclmulqdq	$0, 752(%rdi), %xmm4
+	pxor	%xmm4, %xmm1
+	movdqu	112(%rdx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 624(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 624(%rdi), %xmm3
+	pxor	%xmm3, %xmm0
+	pclmulqdq	$0, 768(%rdi), %xmm4
 	pxor	%xmm4, %xmm1
 	pxor	%xmm2, %xmm1
 	pxor	%xmm0, %xmm1
@@ -5042,234 +4958,184 @@ aesgen_aesni_gcm_siv_open:
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_gcm_siv_open_polyval8_2
 .Laesgen_aesni_gcm_siv_open_polyval8_done_2:
-.Laesgen_aesni_gcm_siv_open_polyval4_2:
-	cmpq	$64, %rcx
-	jb	.Laesgen_aesni_gcm_siv_open_polyval4_done_2
-	movdqu	(%rdx), %xmm0
+	leaq	15(%rcx), %r9
+	andq	$-16, %r9
+	negq	%r9
+	leaq	624(%rdi,%r9,1), %r9
+	pshufd	$78, %xmm1, %xmm0
 	pxor	%xmm1, %xmm0
-	pshufd	$78, %xmm0, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$0, 560(%rdi), %xmm2
-	pclmulqdq	$17, 560(%rdi), %xmm0
-	pclmulqdq	$0, 688(%rdi), %xmm1
+	movdqa	%xmm1, %xmm2
+	pclmulqdq	$0, (%r9), %xmm2
+	pclmulqdq	$17, (%r9), %xmm1
+	pclmulqdq	$0, 144(%r9), %xmm0
+	cmpq	$64, %rcx
+	jb	.Laesgen_aesni_gcm_siv_open_rest4_none_2
+	movdqu	(%rdx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, (%r9), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, (%r9), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 144(%r9), %xmm4
+	pxor	%xmm4, %xmm0
 	movdqu	16(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 576(%rdi), %xmm5
+	pclmulqdq	$0, 16(%r9), %xmm5
 	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 576(%rdi), %xmm3
-	pxor	%xmm3, %xmm0
-	pclmulqdq	$0, 704(%rdi), %xmm4
-	pxor	%xmm4, %xmm1
+	pclmulqdq	$17, 16(%r9), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 160(%r9), %xmm4
+	pxor	%xmm4, %xmm0
 	movdqu	32(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 592(%rdi), %xmm5
+	pclmulqdq	$0, 32(%r9), %xmm5
 	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 592(%rdi), %xmm3
-	pxor	%xmm3, %xmm0
-	pclmulqdq	$0, 720(%rdi), %xmm4
-	pxor	%xmm4, %xmm1
+	pclmulqdq	$17, 32(%r9), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 176(%r9), %xmm4
+	pxor	%xmm4, %xmm0
 	movdqu	48(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 608(%rdi), %xmm5
+	pclmulqdq	$0, 48(%r9), %xmm5
 	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm3
-	pxor	%xmm3, %xmm0
-	pclmulqdq	$0, 736(%rdi), %xmm4
-	pxor	%xmm4, %xmm1
-	pxor	%xmm2, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm3
-	pslldq	$8, %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	%xmm1, %xmm3
-	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm0
-	movdqa	%xmm2, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm1, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm1
+	pclmulqdq	$17, 48(%r9), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 192(%r9), %xmm4
+	pxor	%xmm4, %xmm0
 	addq	$64, %rdx
+	addq	$64, %r9
 	subq	$64, %rcx
-.Laesgen_aesni_gcm_siv_open_polyval4_done_2:
-.Laesgen_aesni_gcm_siv_open_polyval2_2:
+.Laesgen_aesni_gcm_siv_open_rest4_none_2:
 	cmpq	$32, %rcx
-	jb	.Laesgen_aesni_gcm_siv_open_polyval2_done_2
-	movdqu	(%rdx), %xmm0
-	pxor	%xmm1, %xmm0
-	pshufd	$78, %xmm0, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$0, 592(%rdi), %xmm2
-	pclmulqdq	$17, 592(%rdi), %xmm0
-	pclmulqdq	$0, 720(%rdi), %xmm1
+	jb	.Laesgen_aesni_gcm_siv_open_rest2_none_2
+	movdqu	(%rdx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, (%r9), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, (%r9), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 144(%r9), %xmm4
+	pxor	%xmm4, %xmm0
 	movdqu	16(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 608(%rdi), %xmm5
+	pclmulqdq	$0, 16(%r9), %xmm5
 	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm3
-	pxor	%xmm3, %xmm0
-	pclmulqdq	$0, 736(%rdi), %xmm4
-	pxor	%xmm4, %xmm1
-	pxor	%xmm2, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm3
-	pslldq	$8, %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	%xmm1, %xmm3
-	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm0
-	movdqa	%xmm2, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm1, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm1
+	pclmulqdq	$17, 16(%r9), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 160(%r9), %xmm4
+	pxor	%xmm4, %xmm0
 	addq	$32, %rdx
+	addq	$32, %r9
 	subq	$32, %rcx
-.Laesgen_aesni_gcm_siv_open_polyval2_done_2:
-.Laesgen_aesni_gcm_siv_open_polyval1_2:
+.Laesgen_aesni_gcm_siv_open_rest2_none_2:
 	cmpq	$16, %rcx
-	jb	.Laesgen_aesni_gcm_siv_open_polyval1_done_2
-	movdqu	(%rdx), %xmm0
-	pxor	%xmm1, %xmm0
-	pshufd	$78, %xmm0, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$0, 608(%rdi), %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm0
-	pclmulqdq	$0, 736(%rdi), %xmm1
-	pxor	%xmm2, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm3
-	pslldq	$8, %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	%xmm1, %xmm3
-	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm0
-	movdqa	%xmm2, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm1, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm1
+	jb	.Laesgen_aesni_gcm_siv_open_rest1_none_2
+	movdqu	(%rdx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, (%r9), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, (%r9), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 144(%r9), %xmm4
+	pxor	%xmm4, %xmm0
 	addq	$16, %rdx
+	addq	$16, %r9
 	subq	$16, %rcx
-.Laesgen_aesni_gcm_siv_open_polyval1_done_2:
+.Laesgen_aesni_gcm_siv_open_rest1_none_2:
 	testq	%rcx, %rcx
-	je	.Laesgen_aesni_gcm_siv_open_polyval_end_2
-	pxor	%xmm0, %xmm0
-	movdqa	%xmm0, 752(%rdi)
-	leaq	752(%rdi), %r9
+	je	.Laesgen_aesni_gcm_siv_open_rest_whole_2
+	pxor	%xmm3, %xmm3
+	movdqa	%xmm3, 784(%rdi)
+	leaq	784(%rdi), %r11
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_siv_open_no8_3
-	movq	(%rdx), %r10
-	movq	%r10, (%r9)
+	movq	(%rdx), %rbx
+	movq	%rbx, (%r11)
 	addq	$8, %rdx
-	addq	$8, %r9
+	addq	$8, %r11
 .Laesgen_aesni_gcm_siv_open_no8_3:
 	testq	$4, %rcx
 	je	.Laesgen_aesni_gcm_siv_open_no4_3
-	movl	(%rdx), %r10d
-	movl	%r10d, (%r9)
+	movl	(%rdx), %ebx
+	movl	%ebx, (%r11)
 	addq	$4, %rdx
-	addq	$4, %r9
+	addq	$4, %r11
 .Laesgen_aesni_gcm_siv_open_no4_3:
 	testq	$2, %rcx
 	je	.Laesgen_aesni_gcm_siv_open_no2_3
-	movzbl	(%rdx), %r10d
-	movb	%r10b, (%r9)
-	movzbl	1(%rdx), %r10d
-	movb	%r10b, 1(%r9)
+	movzbl	(%rdx), %ebx
+	movb	%bl, (%r11)
+	movzbl	1(%rdx), %ebx
+	movb	%bl, 1(%r11)
 	addq	$2, %rdx
-	addq	$2, %r9
+	addq	$2, %r11
 .Laesgen_aesni_gcm_siv_open_no2_3:
 	testq	$1, %rcx
 	je	.Laesgen_aesni_gcm_siv_open_no1_3
-	movzbl	(%rdx), %r10d
-	movb	%r10b, (%r9)
+	movzbl	(%rdx), %ebx
+	movb	%bl, (%r11)
 .Laesgen_aesni_gcm_siv_open_no1_3:
-	movdqu	752(%rdi), %xmm0
+	movdqa	784(%rdi), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, (%r9), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, (%r9), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 144(%r9), %xmm4
+	pxor	%xmm4, %xmm0
+	addq	$16, %r9
+.Laesgen_aesni_gcm_siv_open_rest_whole_2:
+	shlq	$3, %r8
+	shlq	$3, %r10
+	movq	%r8, %xmm3
+	movq	%r10, %xmm4
+	punpcklqdq	%xmm4, %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, (%r9), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, (%r9), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 144(%r9), %xmm4
+	pxor	%xmm4, %xmm0
+	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm0
-	pshufd	$78, %xmm0, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$0, 608(%rdi), %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm0
-	pclmulqdq	$0, 736(%rdi), %xmm1
-	pxor	%xmm2, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm3
+	movdqa	%xmm0, %xmm3
 	pslldq	$8, %xmm3
 	pxor	%xmm3, %xmm2
-	movdqa	%xmm1, %xmm3
-	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm0
-	movdqa	%xmm2, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm1, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm1
-.Laesgen_aesni_gcm_siv_open_polyval_end_2:
-	movq	24(%rsp), %rcx
-	shlq	$3, %r8
-	shlq	$3, %rcx
-	movq	%r8, %xmm0
-	movq	%rcx, %xmm2
-	punpcklqdq	%xmm2, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$0, 608(%rdi), %xmm1
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm2
 	movdqa	%xmm0, %xmm3
-	pclmulqdq	$1, 608(%rdi), %xmm3
-	pclmulqdq	$16, 608(%rdi), %xmm0
-	pxor	%xmm0, %xmm3
-	movdqa	%xmm3, %xmm0
-	pslldq	$8, %xmm0
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm3, %xmm0
-	psrldq	$8, %xmm0
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm1
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
 	pxor	%xmm0, %xmm2
-	movdqa	%xmm1, %xmm0
+	movdqa	%xmm2, %xmm0
 	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm1, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm1, %xmm1
-	pxor	%xmm0, %xmm1
-	pxor	%xmm2, %xmm1
-	movq	40(%rsp), %rcx
-	movq	48(%rsp), %rdx
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, %xmm1
+.Laesgen_aesni_gcm_siv_open_rest_nothing_2:
+	movq	48(%rsp), %rcx
+	movq	56(%rsp), %rdx
 	movd	8(%rsi), %xmm0
 	pslldq	$8, %xmm0
 	movq	(%rsi), %rsi
@@ -5308,9 +5174,9 @@ aesgen_aesni_gcm_siv_open:
 	aesenc	%xmm0, %xmm1
 	movdqa	224(%rsi), %xmm0
 	aesenclast	%xmm0, %xmm1
-	movdqa	%xmm1, 752(%rdi)
+	movdqa	%xmm1, 784(%rdi)
 	xorq	%rsi, %rsi
-	leaq	752(%rdi), %rdi
+	leaq	784(%rdi), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_siv_open_nocmp16
 	movq	(%rcx), %r8
@@ -5359,10 +5225,11 @@ aesgen_aesni_gcm_siv_open:
 	sbbl	%eax, %eax
 	jmp	.Laesgen_aesni_gcm_siv_open_opened
 .Laesgen_aesni_gcm_siv_open_message128:
+	movq	32(%rsp), %rdx
 	movd	8(%rsi), %xmm0
 	pslldq	$8, %xmm0
-	movq	(%rsi), %rdx
-	movq	%rdx, %xmm1
+	movq	(%rsi), %r10
+	movq	%r10, %xmm1
 	por	%xmm1, %xmm0
 	pslldq	$4, %xmm0
 	movdqa	%xmm0, %xmm1
@@ -5551,10 +5418,10 @@ aesgen_aesni_gcm_siv_open:
 	pxor	%xmm2, %xmm3
 	pxor	%xmm0, %xmm3
 	movdqa	%xmm3, 416(%rdi)
-	movdqa	%xmm1, 608(%rdi)
+	movdqa	%xmm1, 624(%rdi)
 	pshufd	$78, %xmm1, %xmm0
 	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, 736(%rdi)
+	movdqa	%xmm0, 768(%rdi)
 	movdqa	%xmm1, %xmm0
 	pclmulqdq	$0, %xmm1, %xmm0
 	movdqa	%xmm1, %xmm2
@@ -5579,10 +5446,15 @@ aesgen_aesni_gcm_siv_open:
 	pshufd	$78, %xmm0, %xmm0
 	pxor	%xmm3, %xmm0
 	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, 592(%rdi)
+	movdqa	%xmm0, 608(%rdi)
 	pshufd	$78, %xmm0, %xmm2
 	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, 720(%rdi)
+	movdqa	%xmm2, 752(%rdi)
+	cmpq	$32, %r8
+	ja	.Laesgen_aesni_gcm_siv_open_powers_more_2
+	cmpq	$16, %rdx
+	jbe	.Laesgen_aesni_gcm_siv_open_powers_done_2
+.Laesgen_aesni_gcm_siv_open_powers_more_2:
 	movdqa	%xmm1, %xmm2
 	pclmulqdq	$0, %xmm0, %xmm2
 	movdqa	%xmm1, %xmm3
@@ -5607,10 +5479,10 @@ aesgen_aesni_gcm_siv_open:
 	pshufd	$78, %xmm2, %xmm2
 	pxor	%xmm4, %xmm2
 	pxor	%xmm3, %xmm2
-	movdqa	%xmm2, 576(%rdi)
+	movdqa	%xmm2, 592(%rdi)
 	pshufd	$78, %xmm2, %xmm3
 	pxor	%xmm2, %xmm3
-	movdqa	%xmm3, 704(%rdi)
+	movdqa	%xmm3, 736(%rdi)
 	movdqa	%xmm0, %xmm3
 	pclmulqdq	$0, %xmm0, %xmm3
 	movdqa	%xmm0, %xmm4
@@ -5635,78 +5507,79 @@ aesgen_aesni_gcm_siv_open:
 	pshufd	$78, %xmm3, %xmm3
 	pxor	%xmm5, %xmm3
 	pxor	%xmm4, %xmm3
-	movdqa	%xmm3, 560(%rdi)
+	movdqa	%xmm3, 576(%rdi)
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
-	movdqa	%xmm4, 688(%rdi)
+	movdqa	%xmm4, 720(%rdi)
 	movdqa	%xmm1, %xmm4
 	pclmulqdq	$0, %xmm3, %xmm4
 	movdqa	%xmm1, %xmm5
 	pclmulqdq	$17, %xmm3, %xmm5
 	movdqa	%xmm1, %xmm6
 	pclmulqdq	$1, %xmm3, %xmm6
-	pclmulqdq	$16, %xmm3, %xmm1
-	pxor	%xmm1, %xmm6
-	movdqa	%xmm6, %xmm1
-	pslldq	$8, %xmm1
-	pxor	%xmm1, %xmm4
-	movdqa	%xmm6, %xmm1
-	psrldq	$8, %xmm1
-	pxor	%xmm1, %xmm5
-	movdqa	%xmm4, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	movdqa	%xmm1, %xmm7
+	pclmulqdq	$16, %xmm3, %xmm7
+	pxor	%xmm7, %xmm6
+	movdqa	%xmm6, %xmm7
+	pslldq	$8, %xmm7
+	pxor	%xmm7, %xmm4
+	movdqa	%xmm6, %xmm7
+	psrldq	$8, %xmm7
+	pxor	%xmm7, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm6
 	pshufd	$78, %xmm4, %xmm4
-	pxor	%xmm1, %xmm4
-	movdqa	%xmm4, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pxor	%xmm6, %xmm4
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm6
 	pshufd	$78, %xmm4, %xmm4
-	pxor	%xmm1, %xmm4
+	pxor	%xmm6, %xmm4
+	pxor	%xmm5, %xmm4
+	movdqa	%xmm4, 560(%rdi)
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm5, 704(%rdi)
+	movdqa	%xmm0, %xmm4
+	pclmulqdq	$0, %xmm3, %xmm4
+	movdqa	%xmm0, %xmm5
+	pclmulqdq	$17, %xmm3, %xmm5
+	movdqa	%xmm0, %xmm6
+	pclmulqdq	$1, %xmm3, %xmm6
+	pclmulqdq	$16, %xmm3, %xmm0
+	pxor	%xmm0, %xmm6
+	movdqa	%xmm6, %xmm0
+	pslldq	$8, %xmm0
+	pxor	%xmm0, %xmm4
+	movdqa	%xmm6, %xmm0
+	psrldq	$8, %xmm0
+	pxor	%xmm0, %xmm5
+	movdqa	%xmm4, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm4, %xmm4
+	pxor	%xmm0, %xmm4
+	movdqa	%xmm4, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm4, %xmm4
+	pxor	%xmm0, %xmm4
 	pxor	%xmm5, %xmm4
 	movdqa	%xmm4, 544(%rdi)
-	pshufd	$78, %xmm4, %xmm1
-	pxor	%xmm4, %xmm1
-	movdqa	%xmm1, 672(%rdi)
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$0, %xmm3, %xmm1
-	movdqa	%xmm0, %xmm4
-	pclmulqdq	$17, %xmm3, %xmm4
-	movdqa	%xmm0, %xmm5
-	pclmulqdq	$1, %xmm3, %xmm5
-	pclmulqdq	$16, %xmm3, %xmm0
-	pxor	%xmm0, %xmm5
-	movdqa	%xmm5, %xmm0
-	pslldq	$8, %xmm0
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm5, %xmm0
-	psrldq	$8, %xmm0
-	pxor	%xmm0, %xmm4
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm1, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm1, %xmm1
-	pxor	%xmm0, %xmm1
-	pxor	%xmm4, %xmm1
-	movdqa	%xmm1, 528(%rdi)
-	pshufd	$78, %xmm1, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, 656(%rdi)
+	pshufd	$78, %xmm4, %xmm0
+	pxor	%xmm4, %xmm0
+	movdqa	%xmm0, 688(%rdi)
 	movdqa	%xmm2, %xmm0
 	pclmulqdq	$0, %xmm3, %xmm0
-	movdqa	%xmm2, %xmm1
-	pclmulqdq	$17, %xmm3, %xmm1
 	movdqa	%xmm2, %xmm4
-	pclmulqdq	$1, %xmm3, %xmm4
+	pclmulqdq	$17, %xmm3, %xmm4
+	movdqa	%xmm2, %xmm5
+	pclmulqdq	$1, %xmm3, %xmm5
 	pclmulqdq	$16, %xmm3, %xmm2
-	pxor	%xmm2, %xmm4
-	movdqa	%xmm4, %xmm2
+	pxor	%xmm2, %xmm5
+	movdqa	%xmm5, %xmm2
 	pslldq	$8, %xmm2
 	pxor	%xmm2, %xmm0
-	movdqa	%xmm4, %xmm2
+	movdqa	%xmm5, %xmm2
 	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm1
+	pxor	%xmm2, %xmm4
 	movdqa	%xmm0, %xmm2
 	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2
 	pshufd	$78, %xmm0, %xmm0
@@ -5715,39 +5588,67 @@ aesgen_aesni_gcm_siv_open:
 	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2
 	pshufd	$78, %xmm0, %xmm0
 	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, 512(%rdi)
-	pshufd	$78, %xmm0, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, 640(%rdi)
+	pxor	%xmm4, %xmm0
+	movdqa	%xmm0, 528(%rdi)
+	pshufd	$78, %xmm0, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, 672(%rdi)
 	movdqa	%xmm3, %xmm0
 	pclmulqdq	$0, %xmm3, %xmm0
-	movdqa	%xmm3, %xmm1
-	pclmulqdq	$17, %xmm3, %xmm1
 	movdqa	%xmm3, %xmm2
-	pclmulqdq	$1, %xmm3, %xmm2
+	pclmulqdq	$17, %xmm3, %xmm2
+	movdqa	%xmm3, %xmm4
+	pclmulqdq	$1, %xmm3, %xmm4
 	pclmulqdq	$16, %xmm3, %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	%xmm2, %xmm3
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm4, %xmm3
 	pslldq	$8, %xmm3
 	pxor	%xmm3, %xmm0
-	movdqa	%xmm2, %xmm3
+	movdqa	%xmm4, %xmm3
 	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm1
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm0, %xmm3
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3
 	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2
+	pxor	%xmm3, %xmm0
+	movdqa	%xmm0, %xmm3
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3
 	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm3, %xmm0
 	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, 496(%rdi)
-	pshufd	$78, %xmm0, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, 624(%rdi)
-	movq	40(%rsp), %rdx
+	movdqa	%xmm0, 512(%rdi)
+	pshufd	$78, %xmm0, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, 656(%rdi)
+	movdqa	%xmm0, %xmm2
+	pclmulqdq	$0, %xmm1, %xmm2
+	movdqa	%xmm0, %xmm3
+	pclmulqdq	$17, %xmm1, %xmm3
+	movdqa	%xmm0, %xmm4
+	pclmulqdq	$1, %xmm1, %xmm4
+	pclmulqdq	$16, %xmm1, %xmm0
+	pxor	%xmm0, %xmm4
+	movdqa	%xmm4, %xmm0
+	pslldq	$8, %xmm0
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm4, %xmm0
+	psrldq	$8, %xmm0
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm2, 496(%rdi)
+	pshufd	$78, %xmm2, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, 640(%rdi)
+.Laesgen_aesni_gcm_siv_open_powers_done_2:
+	movq	48(%rsp), %rdx
 	movdqu	(%rdx), %xmm0
 	pxor	%xmm1, %xmm1
 	movq	%r8, %rdx
@@ -5759,20 +5660,10 @@ aesgen_aesni_gcm_siv_open:
 	pshufd	$78, %xmm2, %xmm1
 	pxor	%xmm2, %xmm1
 	movdqa	%xmm2, %xmm3
-	pclmulqdq	$0, 496(%rdi), %xmm3
-	pclmulqdq	$17, 496(%rdi), %xmm2
-	pclmulqdq	$0, 624(%rdi), %xmm1
+	pclmulqdq	$0, 512(%rdi), %xmm3
+	pclmulqdq	$17, 512(%rdi), %xmm2
+	pclmulqdq	$0, 656(%rdi), %xmm1
 	movdqu	16(%rcx), %xmm4
-	pshufd	$78, %xmm4, %xmm5
-	pxor	%xmm4, %xmm5
-	movdqa	%xmm4, %xmm6
-	pclmulqdq	$0, 512(%rdi), %xmm6
-	pxor	%xmm6, %xmm3
-	pclmulqdq	$17, 512(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	pclmulqdq	$0, 640(%rdi), %xmm5
-	pxor	%xmm5, %xmm1
-	movdqu	32(%rcx), %xmm4
 	pshufd	$78, %xmm4, %xmm5
 	pxor	%xmm4, %xmm5
 	movdqa	%xmm4, %xmm6
@@ -5780,9 +5671,9 @@ aesgen_aesni_gcm_siv_open:
 	pxor	%xmm6, %xmm3
 	pclmulqdq	$17, 528(%rdi), %xmm4
 	pxor	%xmm4, %xmm2
-	pclmulqdq	$0, 656(%rdi), %xmm5
+	pclmulqdq	$0, 672(%rdi), %xmm5
 	pxor	%xmm5, %xmm1
-	movdqu	48(%rcx), %xmm4
+	movdqu	32(%rcx), %xmm4
 	pshufd	$78, %xmm4, %xmm5
 	pxor	%xmm4, %xmm5
 	movdqa	%xmm4, %xmm6
@@ -5790,9 +5681,9 @@ aesgen_aesni_gcm_siv_open:
 	pxor	%xmm6, %xmm3
 	pclmulqdq	$17, 544(%rdi), %xmm4
 	pxor	%xmm4, %xmm2
-	pclmulqdq	$0, 672(%rdi), %xmm5
+	pclmulqdq	$0, 688(%rdi), %xmm5
 	pxor	%xmm5, %xmm1
-	movdqu	64(%rcx), %xmm4
+	movdqu	48(%rcx), %xmm4
 	pshufd	$78, %xmm4, %xmm5
 	pxor	%xmm4, %xmm5
 	movdqa	%xmm4, %xmm6
@@ -5800,9 +5691,9 @@ aesgen_aesni_gcm_siv_open:
 	pxor	%xmm6, %xmm3
 	pclmulqdq	$17, 560(%rdi), %xmm4
 	pxor	%xmm4, %xmm2
-	pclmulqdq	$0, 688(%rdi), %xmm5
+	pclmulqdq	$0, 704(%rdi), %xmm5
 	pxor	%xmm5, %xmm1
-	movdqu	80(%rcx), %xmm4
+	movdqu	64(%rcx), %xmm4
 	pshufd	$78, %xmm4, %xmm5
 	pxor	%xmm4, %xmm5
 	movdqa	%xmm4, %xmm6
@@ -5810,9 +5701,9 @@ aesgen_aesni_gcm_siv_open:
 	pxor	%xmm6, %xmm3
 	pclmulqdq	$17, 576(%rdi), %xmm4
 	pxor	%xmm4, %xmm2
-	pclmulqdq	$0, 704(%rdi), %xmm5
+	pclmulqdq	$0, 720(%rdi), %xmm5
 	pxor	%xmm5, %xmm1
-	movdqu	96(%rcx), %xmm4
+	movdqu	80(%rcx), %xmm4
 	pshufd	$78, %xmm4, %xmm5
 	pxor	%xmm4, %xmm5
 	movdqa	%xmm4, %xmm6
@@ -5820,9 +5711,9 @@ aesgen_aesni_gcm_siv_open:
 	pxor	%xmm6, %xmm3
 	pclmulqdq	$17, 592(%rdi), %xmm4
 	pxor	%xmm4, %xmm2
-	pclmulqdq	$0, 720(%rdi), %xmm5
+	pclmulqdq	$0, 736(%rdi), %xmm5
 	pxor	%xmm5, %xmm1
-	movdqu	112(%rcx), %xmm4
+	movdqu	96(%rcx), %xmm4
 	pshufd	$78, %xmm4, %xmm5
 	pxor	%xmm4, %xmm5
 	movdqa	%xmm4, %xmm6
@@ -5830,7 +5721,17 @@ aesgen_aesni_gcm_siv_open:
 	pxor	%xmm6, %xmm3
 	pclmulqdq	$17, 608(%rdi), %xmm4
 	pxor	%xmm4, %xmm2
-	pclmulqdq	$0, 736(%rdi), %xmm5
+	pclmulqdq	$0, 752(%rdi), %xmm5
+	pxor	%xmm5, %xmm1
+	movdqu	112(%rcx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 624(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 624(%rdi), %xmm4
+	pxor	%xmm4, %xmm2
+	pclmulqdq	$0, 768(%rdi), %xmm5
 	pxor	%xmm5, %xmm1
 	pxor	%xmm3, %xmm1
 	pxor	%xmm2, %xmm1
@@ -5854,210 +5755,179 @@ aesgen_aesni_gcm_siv_open:
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_siv_open_polyval8_3
 .Laesgen_aesni_gcm_siv_open_polyval8_done_3:
-.Laesgen_aesni_gcm_siv_open_polyval4_3:
-	cmpq	$64, %rdx
-	jb	.Laesgen_aesni_gcm_siv_open_polyval4_done_3
-	movdqu	(%rcx), %xmm2
+	testq	%rdx, %rdx
+	je	.Laesgen_aesni_gcm_siv_open_rest_nothing_3
+	leaq	15(%rdx), %r10
+	andq	$-16, %r10
+	negq	%r10
+	leaq	640(%rdi,%r10,1), %r10
+	pshufd	$78, %xmm1, %xmm2
 	pxor	%xmm1, %xmm2
-	pshufd	$78, %xmm2, %xmm1
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$0, 560(%rdi), %xmm3
-	pclmulqdq	$17, 560(%rdi), %xmm2
-	pclmulqdq	$0, 688(%rdi), %xmm1
+	movdqa	%xmm1, %xmm3
+	pclmulqdq	$0, (%r10), %xmm3
+	pclmulqdq	$17, (%r10), %xmm1
+	pclmulqdq	$0, 144(%r10), %xmm2
+	cmpq	$64, %rdx
+	jb	.Laesgen_aesni_gcm_siv_open_rest4_none_3
+	movdqu	(%rcx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, (%r10), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, (%r10), %xmm4
+	pxor	%xmm4, %xmm1
+	pclmulqdq	$0, 144(%r10), %xmm5
+	pxor	%xmm5, %xmm2
 	movdqu	16(%rcx), %xmm4
 	pshufd	$78, %xmm4, %xmm5
 	pxor	%xmm4, %xmm5
 	movdqa	%xmm4, %xmm6
-	pclmulqdq	$0, 576(%rdi), %xmm6
+	pclmulqdq	$0, 16(%r10), %xmm6
 	pxor	%xmm6, %xmm3
-	pclmulqdq	$17, 576(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	pclmulqdq	$0, 704(%rdi), %xmm5
-	pxor	%xmm5, %xmm1
+	pclmulqdq	$17, 16(%r10), %xmm4
+	pxor	%xmm4, %xmm1
+	pclmulqdq	$0, 160(%r10), %xmm5
+	pxor	%xmm5, %xmm2
 	movdqu	32(%rcx), %xmm4
 	pshufd	$78, %xmm4, %xmm5
 	pxor	%xmm4, %xmm5
 	movdqa	%xmm4, %xmm6
-	pclmulqdq	$0, 592(%rdi), %xmm6
+	pclmulqdq	$0, 32(%r10), %xmm6
 	pxor	%xmm6, %xmm3
-	pclmulqdq	$17, 592(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	pclmulqdq	$0, 720(%rdi), %xmm5
-	pxor	%xmm5, %xmm1
+	pclmulqdq	$17, 32(%r10), %xmm4
+	pxor	%xmm4, %xmm1
+	pclmulqdq	$0, 176(%r10), %xmm5
+	pxor	%xmm5, %xmm2
 	movdqu	48(%rcx), %xmm4
 	pshufd	$78, %xmm4, %xmm5
 	pxor	%xmm4, %xmm5
 	movdqa	%xmm4, %xmm6
-	pclmulqdq	$0, 608(%rdi), %xmm6
+	pclmulqdq	$0, 48(%r10), %xmm6
 	pxor	%xmm6, %xmm3
-	pclmulqdq	$17, 608(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	pclmulqdq	$0, 736(%rdi), %xmm5
-	pxor	%xmm5, %xmm1
-	pxor	%xmm3, %xmm1
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm1, %xmm4
-	pslldq	$8, %xmm4
-	pxor	%xmm4, %xmm3
-	movdqa	%xmm1, %xmm4
-	psrldq	$8, %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm3, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm3, %xmm3
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm3, %xmm3
-	pxor	%xmm1, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm3, %xmm1
+	pclmulqdq	$17, 48(%r10), %xmm4
+	pxor	%xmm4, %xmm1
+	pclmulqdq	$0, 192(%r10), %xmm5
+	pxor	%xmm5, %xmm2
 	addq	$64, %rcx
+	addq	$64, %r10
 	subq	$64, %rdx
-.Laesgen_aesni_gcm_siv_open_polyval4_done_3:
-.Laesgen_aesni_gcm_siv_open_polyval2_3:
+.Laesgen_aesni_gcm_siv_open_rest4_none_3:
 	cmpq	$32, %rdx
-	jb	.Laesgen_aesni_gcm_siv_open_polyval2_done_3
-	movdqu	(%rcx), %xmm2
-	pxor	%xmm1, %xmm2
-	pshufd	$78, %xmm2, %xmm1
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$0, 592(%rdi), %xmm3
-	pclmulqdq	$17, 592(%rdi), %xmm2
-	pclmulqdq	$0, 720(%rdi), %xmm1
+	jb	.Laesgen_aesni_gcm_siv_open_rest2_none_3
+	movdqu	(%rcx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, (%r10), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, (%r10), %xmm4
+	pxor	%xmm4, %xmm1
+	pclmulqdq	$0, 144(%r10), %xmm5
+	pxor	%xmm5, %xmm2
 	movdqu	16(%rcx), %xmm4
 	pshufd	$78, %xmm4, %xmm5
 	pxor	%xmm4, %xmm5
 	movdqa	%xmm4, %xmm6
-	pclmulqdq	$0, 608(%rdi), %xmm6
+	pclmulqdq	$0, 16(%r10), %xmm6
 	pxor	%xmm6, %xmm3
-	pclmulqdq	$17, 608(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	pclmulqdq	$0, 736(%rdi), %xmm5
-	pxor	%xmm5, %xmm1
-	pxor	%xmm3, %xmm1
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm1, %xmm4
-	pslldq	$8, %xmm4
-	pxor	%xmm4, %xmm3
-	movdqa	%xmm1, %xmm4
-	psrldq	$8, %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm3, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm3, %xmm3
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm3, %xmm3
-	pxor	%xmm1, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm3, %xmm1
+	pclmulqdq	$17, 16(%r10), %xmm4
+	pxor	%xmm4, %xmm1
+	pclmulqdq	$0, 160(%r10), %xmm5
+	pxor	%xmm5, %xmm2
 	addq	$32, %rcx
+	addq	$32, %r10
 	subq	$32, %rdx
-.Laesgen_aesni_gcm_siv_open_polyval2_done_3:
-.Laesgen_aesni_gcm_siv_open_polyval1_3:
+.Laesgen_aesni_gcm_siv_open_rest2_none_3:
 	cmpq	$16, %rdx
-	jb	.Laesgen_aesni_gcm_siv_open_polyval1_done_3
-	movdqu	(%rcx), %xmm2
-	pxor	%xmm1, %xmm2
-	pshufd	$78, %xmm2, %xmm1
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$0, 608(%rdi), %xmm3
-	pclmulqdq	$17, 608(%rdi), %xmm2
-	pclmulqdq	$0, 736(%rdi), %xmm1
-	pxor	%xmm3, %xmm1
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm1, %xmm4
-	pslldq	$8, %xmm4
-	pxor	%xmm4, %xmm3
-	movdqa	%xmm1, %xmm4
-	psrldq	$8, %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm3, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm3, %xmm3
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm3, %xmm3
-	pxor	%xmm1, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm3, %xmm1
+	jb	.Laesgen_aesni_gcm_siv_open_rest1_none_3
+	movdqu	(%rcx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, (%r10), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, (%r10), %xmm4
+	pxor	%xmm4, %xmm1
+	pclmulqdq	$0, 144(%r10), %xmm5
+	pxor	%xmm5, %xmm2
 	addq	$16, %rcx
+	addq	$16, %r10
 	subq	$16, %rdx
-.Laesgen_aesni_gcm_siv_open_polyval1_done_3:
+.Laesgen_aesni_gcm_siv_open_rest1_none_3:
 	testq	%rdx, %rdx
-	je	.Laesgen_aesni_gcm_siv_open_polyval_end_3
-	pxor	%xmm2, %xmm2
-	movdqa	%xmm2, 752(%rdi)
-	leaq	752(%rdi), %r10
+	je	.Laesgen_aesni_gcm_siv_open_rest_whole_3
+	pxor	%xmm4, %xmm4
+	movdqa	%xmm4, 784(%rdi)
+	leaq	784(%rdi), %r11
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_siv_open_no8_4
-	movq	(%rcx), %r11
-	movq	%r11, (%r10)
+	movq	(%rcx), %rbx
+	movq	%rbx, (%r11)
 	addq	$8, %rcx
-	addq	$8, %r10
+	addq	$8, %r11
 .Laesgen_aesni_gcm_siv_open_no8_4:
 	testq	$4, %rdx
 	je	.Laesgen_aesni_gcm_siv_open_no4_4
-	movl	(%rcx), %r11d
-	movl	%r11d, (%r10)
+	movl	(%rcx), %ebx
+	movl	%ebx, (%r11)
 	addq	$4, %rcx
-	addq	$4, %r10
+	addq	$4, %r11
 .Laesgen_aesni_gcm_siv_open_no4_4:
 	testq	$2, %rdx
 	je	.Laesgen_aesni_gcm_siv_open_no2_4
-	movzbl	(%rcx), %r11d
-	movb	%r11b, (%r10)
-	movzbl	1(%rcx), %r11d
-	movb	%r11b, 1(%r10)
+	movzbl	(%rcx), %ebx
+	movb	%bl, (%r11)
+	movzbl	1(%rcx), %ebx
+	movb	%bl, 1(%r11)
 	addq	$2, %rcx
-	addq	$2, %r10
+	addq	$2, %r11
 .Laesgen_aesni_gcm_siv_open_no2_4:
 	testq	$1, %rdx
 	je	.Laesgen_aesni_gcm_siv_open_no1_4
-	movzbl	(%rcx), %r11d
-	movb	%r11b, (%r10)
+	movzbl	(%rcx), %ebx
+	movb	%bl, (%r11)
 .Laesgen_aesni_gcm_siv_open_no1_4:
-	movdqu	752(%rdi), %xmm2
+	movdqa	784(%rdi), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, (%r10), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, (%r10), %xmm4
+	pxor	%xmm4, %xmm1
+	pclmulqdq	$0, 144(%r10), %xmm5
+	pxor	%xmm5, %xmm2
+	addq	$16, %r10
+.Laesgen_aesni_gcm_siv_open_rest_whole_3:
+	pxor	%xmm3, %xmm2
 	pxor	%xmm1, %xmm2
-	pshufd	$78, %xmm2, %xmm1
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$0, 608(%rdi), %xmm3
-	pclmulqdq	$17, 608(%rdi), %xmm2
-	pclmulqdq	$0, 736(%rdi), %xmm1
-	pxor	%xmm3, %xmm1
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm1, %xmm4
+	movdqa	%xmm2, %xmm4
 	pslldq	$8, %xmm4
 	pxor	%xmm4, %xmm3
-	movdqa	%xmm1, %xmm4
+	movdqa	%xmm2, %xmm4
 	psrldq	$8, %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm3, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pxor	%xmm4, %xmm1
+	movdqa	%xmm3, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2
 	pshufd	$78, %xmm3, %xmm3
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm3, %xmm3
-	pxor	%xmm1, %xmm3
 	pxor	%xmm2, %xmm3
+	movdqa	%xmm3, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm2, %xmm3
+	pxor	%xmm1, %xmm3
 	movdqa	%xmm3, %xmm1
-.Laesgen_aesni_gcm_siv_open_polyval_end_3:
-	movq	24(%rsp), %rcx
-	movq	32(%rsp), %rdx
-	leaq	256(%rdi), %r10
+.Laesgen_aesni_gcm_siv_open_rest_nothing_3:
+	movq	32(%rsp), %rcx
+	movq	40(%rsp), %rdx
+	movq	32(%rsp), %r10
+	leaq	256(%rdi), %r11
 	por	.Laesgen_aesni_gcm_siv_open_set_top(%rip), %xmm0
-	movq	%rdx, %r11
-	movq	%rcx, %rbx
+	movq	%rdx, %rbx
+	movq	%rcx, %rbp
 .Laesgen_aesni_gcm_siv_open_ctr8_128:
-	cmpq	$128, %rbx
+	cmpq	$128, %rbp
 	jb	.Laesgen_aesni_gcm_siv_open_ctr8_done128
 	movdqa	%xmm0, %xmm2
 	movdqa	%xmm0, %xmm3
@@ -6075,7 +5945,7 @@ aesgen_aesni_gcm_siv_open:
 	movdqa	%xmm0, %xmm9
 	paddd	.Laesgen_aesni_gcm_siv_open_le32_7x1(%rip), %xmm9
 	paddd	.Laesgen_aesni_gcm_siv_open_le32_8x1(%rip), %xmm0
-	movdqa	(%r10), %xmm10
+	movdqa	(%r11), %xmm10
 	pxor	%xmm10, %xmm2
 	pxor	%xmm10, %xmm3
 	pxor	%xmm10, %xmm4
@@ -6084,7 +5954,7 @@ aesgen_aesni_gcm_siv_open:
 	pxor	%xmm10, %xmm7
 	pxor	%xmm10, %xmm8
 	pxor	%xmm10, %xmm9
-	movdqa	16(%r10), %xmm10
+	movdqa	16(%r11), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
 	aesenc	%xmm10, %xmm4
@@ -6093,7 +5963,7 @@ aesgen_aesni_gcm_siv_open:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	movdqa	32(%r10), %xmm10
+	movdqa	32(%r11), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
 	aesenc	%xmm10, %xmm4
@@ -6102,7 +5972,7 @@ aesgen_aesni_gcm_siv_open:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	movdqa	48(%r10), %xmm10
+	movdqa	48(%r11), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
 	aesenc	%xmm10, %xmm4
@@ -6111,7 +5981,7 @@ aesgen_aesni_gcm_siv_open:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	movdqa	64(%r10), %xmm10
+	movdqa	64(%r11), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
 	aesenc	%xmm10, %xmm4
@@ -6120,7 +5990,7 @@ aesgen_aesni_gcm_siv_open:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	movdqa	80(%r10), %xmm10
+	movdqa	80(%r11), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
 	aesenc	%xmm10, %xmm4
@@ -6129,7 +5999,7 @@ aesgen_aesni_gcm_siv_open:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	movdqa	96(%r10), %xmm10
+	movdqa	96(%r11), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
 	aesenc	%xmm10, %xmm4
@@ -6138,7 +6008,7 @@ aesgen_aesni_gcm_siv_open:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	movdqa	112(%r10), %xmm10
+	movdqa	112(%r11), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
 	aesenc	%xmm10, %xmm4
@@ -6147,7 +6017,7 @@ aesgen_aesni_gcm_siv_open:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	movdqa	128(%r10), %xmm10
+	movdqa	128(%r11), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
 	aesenc	%xmm10, %xmm4
@@ -6156,7 +6026,7 @@ aesgen_aesni_gcm_siv_open:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	movdqa	144(%r10), %xmm10
+	movdqa	144(%r11), %xmm10
 	aesenc	%xmm10, %xmm2
 	aesenc	%xmm10, %xmm3
 	aesenc	%xmm10, %xmm4
@@ -6165,7 +6035,7 @@ aesgen_aesni_gcm_siv_open:
 	aesenc	%xmm10, %xmm7
 	aesenc	%xmm10, %xmm8
 	aesenc	%xmm10, %xmm9
-	movdqa	160(%r10), %xmm10
+	movdqa	160(%r11), %xmm10
 	aesenclast	%xmm10, %xmm2
 	aesenclast	%xmm10, %xmm3
 	aesenclast	%xmm10, %xmm4
@@ -6176,35 +6046,35 @@ aesgen_aesni_gcm_siv_open:
 	aesenclast	%xmm10, %xmm9
 	movdqu	(%r9), %xmm10
 	pxor	%xmm10, %xmm2
-	movdqu	%xmm2, (%r11)
+	movdqu	%xmm2, (%rbx)
 	movdqu	16(%r9), %xmm2
 	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 16(%r11)
+	movdqu	%xmm3, 16(%rbx)
 	movdqu	32(%r9), %xmm2
 	pxor	%xmm2, %xmm4
-	movdqu	%xmm4, 32(%r11)
+	movdqu	%xmm4, 32(%rbx)
 	movdqu	48(%r9), %xmm2
 	pxor	%xmm2, %xmm5
-	movdqu	%xmm5, 48(%r11)
+	movdqu	%xmm5, 48(%rbx)
 	movdqu	64(%r9), %xmm2
 	pxor	%xmm2, %xmm6
-	movdqu	%xmm6, 64(%r11)
+	movdqu	%xmm6, 64(%rbx)
 	movdqu	80(%r9), %xmm2
 	pxor	%xmm2, %xmm7
-	movdqu	%xmm7, 80(%r11)
+	movdqu	%xmm7, 80(%rbx)
 	movdqu	96(%r9), %xmm2
 	pxor	%xmm2, %xmm8
-	movdqu	%xmm8, 96(%r11)
+	movdqu	%xmm8, 96(%rbx)
 	movdqu	112(%r9), %xmm2
 	pxor	%xmm2, %xmm9
-	movdqu	%xmm9, 112(%r11)
+	movdqu	%xmm9, 112(%rbx)
 	addq	$128, %r9
-	addq	$128, %r11
-	subq	$128, %rbx
+	addq	$128, %rbx
+	subq	$128, %rbp
 	jmp	.Laesgen_aesni_gcm_siv_open_ctr8_128
 .Laesgen_aesni_gcm_siv_open_ctr8_done128:
 .Laesgen_aesni_gcm_siv_open_ctr_small128:
-	cmpq	$64, %rbx
+	cmpq	$64, %rbp
 	jb	.Laesgen_aesni_gcm_siv_open_ctr4_done128
 	movdqa	%xmm0, %xmm2
 	movdqa	%xmm0, %xmm3
@@ -6214,220 +6084,220 @@ aesgen_aesni_gcm_siv_open:
 	movdqa	%xmm0, %xmm5
 	paddd	.Laesgen_aesni_gcm_siv_open_le32_3x1(%rip), %xmm5
 	paddd	.Laesgen_aesni_gcm_siv_open_le32_4x1(%rip), %xmm0
-	movdqa	(%r10), %xmm6
+	movdqa	(%r11), %xmm6
 	pxor	%xmm6, %xmm2
 	pxor	%xmm6, %xmm3
 	pxor	%xmm6, %xmm4
 	pxor	%xmm6, %xmm5
-	movdqa	16(%r10), %xmm6
+	movdqa	16(%r11), %xmm6
 	aesenc	%xmm6, %xmm2
 	aesenc	%xmm6, %xmm3
 	aesenc	%xmm6, %xmm4
 	aesenc	%xmm6, %xmm5
-	movdqa	32(%r10), %xmm6
+	movdqa	32(%r11), %xmm6
 	aesenc	%xmm6, %xmm2
 	aesenc	%xmm6, %xmm3
 	aesenc	%xmm6, %xmm4
 	aesenc	%xmm6, %xmm5
-	movdqa	48(%r10), %xmm6
+	movdqa	48(%r11), %xmm6
 	aesenc	%xmm6, %xmm2
 	aesenc	%xmm6, %xmm3
 	aesenc	%xmm6, %xmm4
 	aesenc	%xmm6, %xmm5
-	movdqa	64(%r10), %xmm6
+	movdqa	64(%r11), %xmm6
 	aesenc	%xmm6, %xmm2
 	aesenc	%xmm6, %xmm3
 	aesenc	%xmm6, %xmm4
 	aesenc	%xmm6, %xmm5
-	movdqa	80(%r10), %xmm6
+	movdqa	80(%r11), %xmm6
 	aesenc	%xmm6, %xmm2
 	aesenc	%xmm6, %xmm3
 	aesenc	%xmm6, %xmm4
 	aesenc	%xmm6, %xmm5
-	movdqa	96(%r10), %xmm6
+	movdqa	96(%r11), %xmm6
 	aesenc	%xmm6, %xmm2
 	aesenc	%xmm6, %xmm3
 	aesenc	%xmm6, %xmm4
 	aesenc	%xmm6, %xmm5
-	movdqa	112(%r10), %xmm6
+	movdqa	112(%r11), %xmm6
 	aesenc	%xmm6, %xmm2
 	aesenc	%xmm6, %xmm3
 	aesenc	%xmm6, %xmm4
 	aesenc	%xmm6, %xmm5
-	movdqa	128(%r10), %xmm6
+	movdqa	128(%r11), %xmm6
 	aesenc	%xmm6, %xmm2
 	aesenc	%xmm6, %xmm3
 	aesenc	%xmm6, %xmm4
 	aesenc	%xmm6, %xmm5
-	movdqa	144(%r10), %xmm6
+	movdqa	144(%r11), %xmm6
 	aesenc	%xmm6, %xmm2
 	aesenc	%xmm6, %xmm3
 	aesenc	%xmm6, %xmm4
 	aesenc	%xmm6, %xmm5
-	movdqa	160(%r10), %xmm6
+	movdqa	160(%r11), %xmm6
 	aesenclast	%xmm6, %xmm2
 	aesenclast	%xmm6, %xmm3
 	aesenclast	%xmm6, %xmm4
 	aesenclast	%xmm6, %xmm5
 	movdqu	(%r9), %xmm6
 	pxor	%xmm6, %xmm2
-	movdqu	%xmm2, (%r11)
+	movdqu	%xmm2, (%rbx)
 	movdqu	16(%r9), %xmm2
 	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 16(%r11)
+	movdqu	%xmm3, 16(%rbx)
 	movdqu	32(%r9), %xmm2
 	pxor	%xmm2, %xmm4
-	movdqu	%xmm4, 32(%r11)
+	movdqu	%xmm4, 32(%rbx)
 	movdqu	48(%r9), %xmm2
 	pxor	%xmm2, %xmm5
-	movdqu	%xmm5, 48(%r11)
+	movdqu	%xmm5, 48(%rbx)
 	addq	$64, %r9
-	addq	$64, %r11
-	subq	$64, %rbx
+	addq	$64, %rbx
+	subq	$64, %rbp
 .Laesgen_aesni_gcm_siv_open_ctr4_done128:
-	cmpq	$32, %rbx
+	cmpq	$32, %rbp
 	jb	.Laesgen_aesni_gcm_siv_open_ctr2_done128
 	movdqa	%xmm0, %xmm2
 	movdqa	%xmm0, %xmm3
 	paddd	.Laesgen_aesni_gcm_siv_open_le32_1x1(%rip), %xmm3
 	paddd	.Laesgen_aesni_gcm_siv_open_le32_2x1(%rip), %xmm0
-	movdqa	(%r10), %xmm4
+	movdqa	(%r11), %xmm4
 	pxor	%xmm4, %xmm2
 	pxor	%xmm4, %xmm3
-	movdqa	16(%r10), %xmm4
+	movdqa	16(%r11), %xmm4
 	aesenc	%xmm4, %xmm2
 	aesenc	%xmm4, %xmm3
-	movdqa	32(%r10), %xmm4
+	movdqa	32(%r11), %xmm4
 	aesenc	%xmm4, %xmm2
 	aesenc	%xmm4, %xmm3
-	movdqa	48(%r10), %xmm4
+	movdqa	48(%r11), %xmm4
 	aesenc	%xmm4, %xmm2
 	aesenc	%xmm4, %xmm3
-	movdqa	64(%r10), %xmm4
+	movdqa	64(%r11), %xmm4
 	aesenc	%xmm4, %xmm2
 	aesenc	%xmm4, %xmm3
-	movdqa	80(%r10), %xmm4
+	movdqa	80(%r11), %xmm4
 	aesenc	%xmm4, %xmm2
 	aesenc	%xmm4, %xmm3
-	movdqa	96(%r10), %xmm4
+	movdqa	96(%r11), %xmm4
 	aesenc	%xmm4, %xmm2
 	aesenc	%xmm4, %xmm3
-	movdqa	112(%r10), %xmm4
+	movdqa	112(%r11), %xmm4
 	aesenc	%xmm4, %xmm2
 	aesenc	%xmm4, %xmm3
-	movdqa	128(%r10), %xmm4
+	movdqa	128(%r11), %xmm4
 	aesenc	%xmm4, %xmm2
 	aesenc	%xmm4, %xmm3
-	movdqa	144(%r10), %xmm4
+	movdqa	144(%r11), %xmm4
 	aesenc	%xmm4, %xmm2
 	aesenc	%xmm4, %xmm3
-	movdqa	160(%r10), %xmm4
+	movdqa	160(%r11), %xmm4
 	aesenclast	%xmm4, %xmm2
 	aesenclast	%xmm4, %xmm3
 	movdqu	(%r9), %xmm4
 	pxor	%xmm4, %xmm2
-	movdqu	%xmm2, (%r11)
+	movdqu	%xmm2, (%rbx)
 	movdqu	16(%r9), %xmm2
 	pxor	%xmm2, %xmm3
-	movdqu	%xmm3, 16(%r11)
+	movdqu	%xmm3, 16(%rbx)
 	addq	$32, %r9
-	addq	$32, %r11
-	subq	$32, %rbx
+	addq	$32, %rbx
+	subq	$32, %rbp
 .Laesgen_aesni_gcm_siv_open_ctr2_done128:
-	cmpq	$16, %rbx
+	cmpq	$16, %rbp
 	jb	.Laesgen_aesni_gcm_siv_open_ctr1_done128
 	movdqa	%xmm0, %xmm2
 	paddd	.Laesgen_aesni_gcm_siv_open_le32_1x1(%rip), %xmm0
-	movdqa	(%r10), %xmm3
+	movdqa	(%r11), %xmm3
 	pxor	%xmm3, %xmm2
-	movdqa	16(%r10), %xmm3
+	movdqa	16(%r11), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	32(%r10), %xmm3
+	movdqa	32(%r11), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	48(%r10), %xmm3
+	movdqa	48(%r11), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	64(%r10), %xmm3
+	movdqa	64(%r11), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	80(%r10), %xmm3
+	movdqa	80(%r11), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	96(%r10), %xmm3
+	movdqa	96(%r11), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	112(%r10), %xmm3
+	movdqa	112(%r11), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	128(%r10), %xmm3
+	movdqa	128(%r11), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	144(%r10), %xmm3
+	movdqa	144(%r11), %xmm3
 	aesenc	%xmm3, %xmm2
-	movdqa	160(%r10), %xmm3
+	movdqa	160(%r11), %xmm3
 	aesenclast	%xmm3, %xmm2
 	movdqu	(%r9), %xmm3
 	pxor	%xmm3, %xmm2
-	movdqu	%xmm2, (%r11)
+	movdqu	%xmm2, (%rbx)
 	addq	$16, %r9
-	addq	$16, %r11
-	subq	$16, %rbx
+	addq	$16, %rbx
+	subq	$16, %rbp
 .Laesgen_aesni_gcm_siv_open_ctr1_done128:
-	testq	%rbx, %rbx
+	testq	%rbp, %rbp
 	je	.Laesgen_aesni_gcm_siv_open_ctr_end128
-	movdqa	(%r10), %xmm2
+	movdqa	(%r11), %xmm2
 	pxor	%xmm2, %xmm0
-	movdqa	16(%r10), %xmm2
+	movdqa	16(%r11), %xmm2
 	aesenc	%xmm2, %xmm0
-	movdqa	32(%r10), %xmm2
+	movdqa	32(%r11), %xmm2
 	aesenc	%xmm2, %xmm0
-	movdqa	48(%r10), %xmm2
+	movdqa	48(%r11), %xmm2
 	aesenc	%xmm2, %xmm0
-	movdqa	64(%r10), %xmm2
+	movdqa	64(%r11), %xmm2
 	aesenc	%xmm2, %xmm0
-	movdqa	80(%r10), %xmm2
+	movdqa	80(%r11), %xmm2
 	aesenc	%xmm2, %xmm0
-	movdqa	96(%r10), %xmm2
+	movdqa	96(%r11), %xmm2
 	aesenc	%xmm2, %xmm0
-	movdqa	112(%r10), %xmm2
+	movdqa	112(%r11), %xmm2
 	aesenc	%xmm2, %xmm0
-	movdqa	128(%r10), %xmm2
+	movdqa	128(%r11), %xmm2
 	aesenc	%xmm2, %xmm0
-	movdqa	144(%r10), %xmm2
+	movdqa	144(%r11), %xmm2
 	aesenc	%xmm2, %xmm0
-	movdqa	160(%r10), %xmm2
+	movdqa	160(%r11), %xmm2
 	aesenclast	%xmm2, %xmm0
-	movdqa	%xmm0, 752(%rdi)
-	leaq	752(%rdi), %r10
-	testq	$8, %rbx
+	movdqa	%xmm0, 784(%rdi)
+	leaq	784(%rdi), %r11
+	testq	$8, %rbp
 	je	.Laesgen_aesni_gcm_siv_open_no8_5
-	movq	(%r9), %rbp
-	xorq	(%r10), %rbp
-	movq	%rbp, (%r11)
+	movq	(%r9), %r12
+	xorq	(%r11), %r12
+	movq	%r12, (%rbx)
 	addq	$8, %r9
+	addq	$8, %rbx
 	addq	$8, %r11
-	addq	$8, %r10
 .Laesgen_aesni_gcm_siv_open_no8_5:
-	testq	$4, %rbx
+	testq	$4, %rbp
 	je	.Laesgen_aesni_gcm_siv_open_no4_5
-	movl	(%r9), %ebp
-	xorl	(%r10), %ebp
-	movl	%ebp, (%r11)
+	movl	(%r9), %r12d
+	xorl	(%r11), %r12d
+	movl	%r12d, (%rbx)
 	addq	$4, %r9
+	addq	$4, %rbx
 	addq	$4, %r11
-	addq	$4, %r10
 .Laesgen_aesni_gcm_siv_open_no4_5:
-	testq	$2, %rbx
+	testq	$2, %rbp
 	je	.Laesgen_aesni_gcm_siv_open_no2_5
-	movzbl	(%r9), %ebp
-	xorb	(%r10), %bpl
-	movb	%bpl, (%r11)
-	movzbl	1(%r9), %ebp
-	xorb	1(%r10), %bpl
-	movb	%bpl, 1(%r11)
+	movzbl	(%r9), %r12d
+	xorb	(%r11), %r12b
+	movb	%r12b, (%rbx)
+	movzbl	1(%r9), %r12d
+	xorb	1(%r11), %r12b
+	movb	%r12b, 1(%rbx)
 	addq	$2, %r9
+	addq	$2, %rbx
 	addq	$2, %r11
-	addq	$2, %r10
 .Laesgen_aesni_gcm_siv_open_no2_5:
-	testq	$1, %rbx
+	testq	$1, %rbp
 	je	.Laesgen_aesni_gcm_siv_open_no1_5
-	movzbl	(%r9), %ebp
-	xorb	(%r10), %bpl
-	movb	%bpl, (%r11)
+	movzbl	(%r9), %r12d
+	xorb	(%r11), %r12b
+	movb	%r12b, (%rbx)
 .Laesgen_aesni_gcm_siv_open_no1_5:
 .Laesgen_aesni_gcm_siv_open_ctr_end128:
 .Laesgen_aesni_gcm_siv_open_polyval8_4:
@@ -6438,20 +6308,10 @@ aesgen_aesni_gcm_siv_open:
 	pshufd	$78, %xmm0, %xmm1
 	pxor	%xmm0, %xmm1
 	movdqa	%xmm0, %xmm2
-	pclmulqdq	$0, 496(%rdi), %xmm2
-	pclmulqdq	$17, 496(%rdi), %xmm0
-	pclmulqdq	$0, 624(%rdi), %xmm1
+	pclmulqdq	$0, 512(%rdi), %xmm2
+	pclmulqdq	$17, 512(%rdi), %xmm0
+	pclmulqdq	$0, 656(%rdi), %xmm1
 	movdqu	16(%rdx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 512(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 512(%rdi), %xmm3
-	pxor	%xmm3, %xmm0
-	pclmulqdq	$0, 640(%rdi), %xmm4
-	pxor	%xmm4, %xmm1
-	movdqu	32(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
@@ -6459,9 +6319,9 @@ aesgen_aesni_gcm_siv_open:
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 528(%rdi), %xmm3
 	pxor	%xmm3, %xmm0
-	pclmulqdq	$0, 656(%rdi), %xmm4
+	pclmulqdq	$0, 672(%rdi), %xmm4
 	pxor	%xmm4, %xmm1
-	movdqu	48(%rdx), %xmm3
+	movdqu	32(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
@@ -6469,9 +6329,9 @@ aesgen_aesni_gcm_siv_open:
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 544(%rdi), %xmm3
 	pxor	%xmm3, %xmm0
-	pclmulqdq	$0, 672(%rdi), %xmm4
+	pclmulqdq	$0, 688(%rdi), %xmm4
 	pxor	%xmm4, %xmm1
-	movdqu	64(%rdx), %xmm3
+	movdqu	48(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
@@ -6479,9 +6339,9 @@ aesgen_aesni_gcm_siv_open:
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 560(%rdi), %xmm3
 	pxor	%xmm3, %xmm0
-	pclmulqdq	$0, 688(%rdi), %xmm4
+	pclmulqdq	$0, 704(%rdi), %xmm4
 	pxor	%xmm4, %xmm1
-	movdqu	80(%rdx), %xmm3
+	movdqu	64(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
@@ -6489,9 +6349,9 @@ aesgen_aesni_gcm_siv_open:
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 576(%rdi), %xmm3
 	pxor	%xmm3, %xmm0
-	pclmulqdq	$0, 704(%rdi), %xmm4
+	pclmulqdq	$0, 720(%rdi), %xmm4
 	pxor	%xmm4, %xmm1
-	movdqu	96(%rdx), %xmm3
+	movdqu	80(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
@@ -6499,9 +6359,9 @@ aesgen_aesni_gcm_siv_open:
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 592(%rdi), %xmm3
 	pxor	%xmm3, %xmm0
-	pclmulqdq	$0, 720(%rdi), %xmm4
+	pclmulqdq	$0, 736(%rdi), %xmm4
 	pxor	%xmm4, %xmm1
-	movdqu	112(%rdx), %xmm3
+	movdqu	96(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
@@ -6509,7 +6369,17 @@ aesgen_aesni_gcm_siv_open:
 	pxor	%xmm5, %xmm2
 	pclmulqdq	$17, 608(%rdi), %xmm3
 	pxor	%xmm3, %xmm0
-	pclmulqdq	$0, 736(%rdi), %xmm4
+	pclmulqdq	$0, 752(%rdi), %xmm4
+	pxor	%xmm4, %xmm1
+	movdqu	112(%rdx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, 624(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, 624(%rdi), %xmm3
+	pxor	%xmm3, %xmm0
+	pclmulqdq	$0, 768(%rdi), %xmm4
 	pxor	%xmm4, %xmm1
 	pxor	%xmm2, %xmm1
 	pxor	%xmm0, %xmm1
@@ -6533,234 +6403,184 @@ aesgen_aesni_gcm_siv_open:
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_gcm_siv_open_polyval8_4
 .Laesgen_aesni_gcm_siv_open_polyval8_done_4:
-.Laesgen_aesni_gcm_siv_open_polyval4_4:
-	cmpq	$64, %rcx
-	jb	.Laesgen_aesni_gcm_siv_open_polyval4_done_4
-	movdqu	(%rdx), %xmm0
+	leaq	15(%rcx), %r9
+	andq	$-16, %r9
+	negq	%r9
+	leaq	624(%rdi,%r9,1), %r9
+	pshufd	$78, %xmm1, %xmm0
 	pxor	%xmm1, %xmm0
-	pshufd	$78, %xmm0, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$0, 560(%rdi), %xmm2
-	pclmulqdq	$17, 560(%rdi), %xmm0
-	pclmulqdq	$0, 688(%rdi), %xmm1
+	movdqa	%xmm1, %xmm2
+	pclmulqdq	$0, (%r9), %xmm2
+	pclmulqdq	$17, (%r9), %xmm1
+	pclmulqdq	$0, 144(%r9), %xmm0
+	cmpq	$64, %rcx
+	jb	.Laesgen_aesni_gcm_siv_open_rest4_none_4
+	movdqu	(%rdx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, (%r9), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, (%r9), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 144(%r9), %xmm4
+	pxor	%xmm4, %xmm0
 	movdqu	16(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 576(%rdi), %xmm5
+	pclmulqdq	$0, 16(%r9), %xmm5
 	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 576(%rdi), %xmm3
-	pxor	%xmm3, %xmm0
-	pclmulqdq	$0, 704(%rdi), %xmm4
-	pxor	%xmm4, %xmm1
+	pclmulqdq	$17, 16(%r9), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 160(%r9), %xmm4
+	pxor	%xmm4, %xmm0
 	movdqu	32(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 592(%rdi), %xmm5
+	pclmulqdq	$0, 32(%r9), %xmm5
 	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 592(%rdi), %xmm3
-	pxor	%xmm3, %xmm0
-	pclmulqdq	$0, 720(%rdi), %xmm4
-	pxor	%xmm4, %xmm1
+	pclmulqdq	$17, 32(%r9), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 176(%r9), %xmm4
+	pxor	%xmm4, %xmm0
 	movdqu	48(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 608(%rdi), %xmm5
+	pclmulqdq	$0, 48(%r9), %xmm5
 	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm3
-	pxor	%xmm3, %xmm0
-	pclmulqdq	$0, 736(%rdi), %xmm4
-	pxor	%xmm4, %xmm1
-	pxor	%xmm2, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm3
-	pslldq	$8, %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	%xmm1, %xmm3
-	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm0
-	movdqa	%xmm2, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm1, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm1
+	pclmulqdq	$17, 48(%r9), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 192(%r9), %xmm4
+	pxor	%xmm4, %xmm0
 	addq	$64, %rdx
+	addq	$64, %r9
 	subq	$64, %rcx
-.Laesgen_aesni_gcm_siv_open_polyval4_done_4:
-.Laesgen_aesni_gcm_siv_open_polyval2_4:
+.Laesgen_aesni_gcm_siv_open_rest4_none_4:
 	cmpq	$32, %rcx
-	jb	.Laesgen_aesni_gcm_siv_open_polyval2_done_4
-	movdqu	(%rdx), %xmm0
-	pxor	%xmm1, %xmm0
-	pshufd	$78, %xmm0, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$0, 592(%rdi), %xmm2
-	pclmulqdq	$17, 592(%rdi), %xmm0
-	pclmulqdq	$0, 720(%rdi), %xmm1
+	jb	.Laesgen_aesni_gcm_siv_open_rest2_none_4
+	movdqu	(%rdx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, (%r9), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, (%r9), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 144(%r9), %xmm4
+	pxor	%xmm4, %xmm0
 	movdqu	16(%rdx), %xmm3
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
 	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 608(%rdi), %xmm5
+	pclmulqdq	$0, 16(%r9), %xmm5
 	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm3
-	pxor	%xmm3, %xmm0
-	pclmulqdq	$0, 736(%rdi), %xmm4
-	pxor	%xmm4, %xmm1
-	pxor	%xmm2, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm3
-	pslldq	$8, %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	%xmm1, %xmm3
-	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm0
-	movdqa	%xmm2, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm1, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm1
+	pclmulqdq	$17, 16(%r9), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 160(%r9), %xmm4
+	pxor	%xmm4, %xmm0
 	addq	$32, %rdx
+	addq	$32, %r9
 	subq	$32, %rcx
-.Laesgen_aesni_gcm_siv_open_polyval2_done_4:
-.Laesgen_aesni_gcm_siv_open_polyval1_4:
+.Laesgen_aesni_gcm_siv_open_rest2_none_4:
 	cmpq	$16, %rcx
-	jb	.Laesgen_aesni_gcm_siv_open_polyval1_done_4
-	movdqu	(%rdx), %xmm0
-	pxor	%xmm1, %xmm0
-	pshufd	$78, %xmm0, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$0, 608(%rdi), %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm0
-	pclmulqdq	$0, 736(%rdi), %xmm1
-	pxor	%xmm2, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm3
-	pslldq	$8, %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	%xmm1, %xmm3
-	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm0
-	movdqa	%xmm2, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm1, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm1
+	jb	.Laesgen_aesni_gcm_siv_open_rest1_none_4
+	movdqu	(%rdx), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, (%r9), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, (%r9), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 144(%r9), %xmm4
+	pxor	%xmm4, %xmm0
 	addq	$16, %rdx
+	addq	$16, %r9
 	subq	$16, %rcx
-.Laesgen_aesni_gcm_siv_open_polyval1_done_4:
+.Laesgen_aesni_gcm_siv_open_rest1_none_4:
 	testq	%rcx, %rcx
-	je	.Laesgen_aesni_gcm_siv_open_polyval_end_4
-	pxor	%xmm0, %xmm0
-	movdqa	%xmm0, 752(%rdi)
-	leaq	752(%rdi), %r9
+	je	.Laesgen_aesni_gcm_siv_open_rest_whole_4
+	pxor	%xmm3, %xmm3
+	movdqa	%xmm3, 784(%rdi)
+	leaq	784(%rdi), %r11
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_siv_open_no8_6
-	movq	(%rdx), %r10
-	movq	%r10, (%r9)
+	movq	(%rdx), %rbx
+	movq	%rbx, (%r11)
 	addq	$8, %rdx
-	addq	$8, %r9
+	addq	$8, %r11
 .Laesgen_aesni_gcm_siv_open_no8_6:
 	testq	$4, %rcx
 	je	.Laesgen_aesni_gcm_siv_open_no4_6
-	movl	(%rdx), %r10d
-	movl	%r10d, (%r9)
+	movl	(%rdx), %ebx
+	movl	%ebx, (%r11)
 	addq	$4, %rdx
-	addq	$4, %r9
+	addq	$4, %r11
 .Laesgen_aesni_gcm_siv_open_no4_6:
 	testq	$2, %rcx
 	je	.Laesgen_aesni_gcm_siv_open_no2_6
-	movzbl	(%rdx), %r10d
-	movb	%r10b, (%r9)
-	movzbl	1(%rdx), %r10d
-	movb	%r10b, 1(%r9)
+	movzbl	(%rdx), %ebx
+	movb	%bl, (%r11)
+	movzbl	1(%rdx), %ebx
+	movb	%bl, 1(%r11)
 	addq	$2, %rdx
-	addq	$2, %r9
+	addq	$2, %r11
 .Laesgen_aesni_gcm_siv_open_no2_6:
 	testq	$1, %rcx
 	je	.Laesgen_aesni_gcm_siv_open_no1_6
-	movzbl	(%rdx), %r10d
-	movb	%r10b, (%r9)
+	movzbl	(%rdx), %ebx
+	movb	%bl, (%r11)
 .Laesgen_aesni_gcm_siv_open_no1_6:
-	movdqu	752(%rdi), %xmm0
+	movdqa	784(%rdi), %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, (%r9), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, (%r9), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 144(%r9), %xmm4
+	pxor	%xmm4, %xmm0
+	addq	$16, %r9
+.Laesgen_aesni_gcm_siv_open_rest_whole_4:
+	shlq	$3, %r8
+	shlq	$3, %r10
+	movq	%r8, %xmm3
+	movq	%r10, %xmm4
+	punpcklqdq	%xmm4, %xmm3
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$0, (%r9), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$17, (%r9), %xmm3
+	pxor	%xmm3, %xmm1
+	pclmulqdq	$0, 144(%r9), %xmm4
+	pxor	%xmm4, %xmm0
+	pxor	%xmm2, %xmm0
 	pxor	%xmm1, %xmm0
-	pshufd	$78, %xmm0, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$0, 608(%rdi), %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm0
-	pclmulqdq	$0, 736(%rdi), %xmm1
-	pxor	%xmm2, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm3
+	movdqa	%xmm0, %xmm3
 	pslldq	$8, %xmm3
 	pxor	%xmm3, %xmm2
-	movdqa	%xmm1, %xmm3
-	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm0
-	movdqa	%xmm2, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm1, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm1
-.Laesgen_aesni_gcm_siv_open_polyval_end_4:
-	movq	24(%rsp), %rcx
-	shlq	$3, %r8
-	shlq	$3, %rcx
-	movq	%r8, %xmm0
-	movq	%rcx, %xmm2
-	punpcklqdq	%xmm2, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm1
-	pclmulqdq	$0, 608(%rdi), %xmm1
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm2
 	movdqa	%xmm0, %xmm3
-	pclmulqdq	$1, 608(%rdi), %xmm3
-	pclmulqdq	$16, 608(%rdi), %xmm0
-	pxor	%xmm0, %xmm3
-	movdqa	%xmm3, %xmm0
-	pslldq	$8, %xmm0
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm3, %xmm0
-	psrldq	$8, %xmm0
+	psrldq	$8, %xmm3
+	pxor	%xmm3, %xmm1
+	movdqa	%xmm2, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm2, %xmm2
 	pxor	%xmm0, %xmm2
-	movdqa	%xmm1, %xmm0
+	movdqa	%xmm2, %xmm0
 	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm1, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm1, %xmm1
-	pxor	%xmm0, %xmm1
-	pxor	%xmm2, %xmm1
-	movq	40(%rsp), %rcx
-	movq	48(%rsp), %rdx
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm0, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, %xmm1
+.Laesgen_aesni_gcm_siv_open_rest_nothing_4:
+	movq	48(%rsp), %rcx
+	movq	56(%rsp), %rdx
 	movd	8(%rsi), %xmm0
 	pslldq	$8, %xmm0
 	movq	(%rsi), %rsi
@@ -6791,9 +6611,9 @@ aesgen_aesni_gcm_siv_open:
 	aesenc	%xmm0, %xmm1
 	movdqa	160(%rsi), %xmm0
 	aesenclast	%xmm0, %xmm1
-	movdqa	%xmm1, 752(%rdi)
+	movdqa	%xmm1, 784(%rdi)
 	xorq	%rsi, %rsi
-	leaq	752(%rdi), %rdi
+	leaq	784(%rdi), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_siv_open_nocmp16_2
 	movq	(%rcx), %r8
@@ -6845,8 +6665,8 @@ aesgen_aesni_gcm_siv_open:
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_siv_open_done
 .Laesgen_aesni_gcm_siv_open_reject:
-	movq	32(%rsp), %rax
-	movq	24(%rsp), %rcx
+	movq	40(%rsp), %rax
+	movq	32(%rsp), %rcx
 .Laesgen_aesni_gcm_siv_open_zero16:
 	cmpq	$16, %rcx
 	jb	.Laesgen_aesni_gcm_siv_open_zero_tail
@@ -6888,6 +6708,7 @@ aesgen_aesni_gcm_siv_open:
 	pxor	%xmm8, %xmm8
 	pxor	%xmm9, %xmm9
 	pxor	%xmm10, %xmm10
+	popq	%r12
 	popq	%rbp
 	popq	%rbx
 	ret
@@ -6904,6 +6725,7 @@ aesgen_aesni_gcm_siv_open:
 	pxor	%xmm8, %xmm8
 	pxor	%xmm9, %xmm9
 	pxor	%xmm10, %xmm10
+	popq	%r12
 	popq	%rbp
 	popq	%rbx
 	ret
@@ -6919,6 +6741,7 @@ aesgen_aesni_gcm_siv_open:
 	pxor	%xmm8, %xmm8
 	pxor	%xmm9, %xmm9
 	pxor	%xmm10, %xmm10
+	popq	%r12
 	popq	%rbp
 	popq	%rbx
 	ret
@@ -7013,7 +6836,7 @@ aesgen_aesni_gcm_siv_open:
 	.byte	0x36, 0x00, 0x00, 0x00, 0x36, 0x00, 0x00, 0x00, 0x36, 0x00, 0x00, 0x00, 0x36, 0x00, 0x00, 0x00
 
 
-# wipe(ctx): zero all 768 bytes of the context.
+# wipe(ctx): zero all 832 bytes of the context.
 # Requires: SSE2
 	.text
 	.globl	aesgen_aesni_gcm_siv_wipe
@@ -7022,7 +6845,7 @@ aesgen_aesni_gcm_siv_open:
 aesgen_aesni_gcm_siv_wipe:
 	endbr64
 	pxor	%xmm0, %xmm0
-	movq	$12, %rax
+	movq	$13, %rax
 .Laesgen_aesni_gcm_siv_wipe_zero:
 	movdqa	%xmm0, (%rdi)
 	movdqa	%xmm0, 16(%rdi)

@@ -7,7 +7,7 @@
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).
  *   Requires: AESNI, PCLMULQDQ, AVX
- *   Context: 768 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
+ *   Context: 832 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_aesni_gcm_siv_init   requires AESNI, AVX
@@ -34,7 +34,7 @@ aesgen_aesni_gcm_siv_init:
 .Laesgen_aesni_gcm_siv_init_accepted:
 	vpxor	%xmm0, %xmm0, %xmm0
 	movq	%rdi, %rax
-	movq	$12, %rcx
+	movq	$13, %rcx
 .Laesgen_aesni_gcm_siv_init_zero:
 	vmovdqa	%xmm0, (%rax)
 	vmovdqa	%xmm0, 16(%rax)
@@ -483,8 +483,9 @@ aesgen_aesni_gcm_siv_init:
 	.p2align	5
 aesgen_aesni_gcm_siv_seal:
 	endbr64
-	movq	32(%rsp), %rax
-	movq	8(%rsp), %r10
+	pushq	%rbx
+	movq	40(%rsp), %rax
+	movq	16(%rsp), %r10
 	movabsq	$0x1000000000, %r11
 	cmpq	%r11, %r10
 	ja	.Laesgen_aesni_gcm_siv_seal_refuse
@@ -501,10 +502,11 @@ aesgen_aesni_gcm_siv_seal:
 	cmpl	$128, %eax
 	je	.Laesgen_aesni_gcm_siv_seal_message128
 .Laesgen_aesni_gcm_siv_seal_message256:
+	movq	16(%rsp), %rax
 	vmovd	8(%rsi), %xmm0
 	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rax
-	vmovq	%rax, %xmm1
+	movq	(%rsi), %rdx
+	vmovq	%rdx, %xmm1
 	vpor	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	vpor	.Laesgen_aesni_gcm_siv_seal_le32_0(%rip), %xmm0, %xmm1
@@ -754,10 +756,10 @@ aesgen_aesni_gcm_siv_seal:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 480(%rdi)
-	vmovdqa	%xmm1, 608(%rdi)
+	vmovdqa	%xmm1, 624(%rdi)
 	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 736(%rdi)
+	vmovdqa	%xmm0, 768(%rdi)
 	vpclmulqdq	$0, %xmm1, %xmm1, %xmm0
 	vpclmulqdq	$17, %xmm1, %xmm1, %xmm2
 	vpclmulqdq	$1, %xmm1, %xmm1, %xmm3
@@ -774,10 +776,15 @@ aesgen_aesni_gcm_siv_seal:
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 592(%rdi)
+	vmovdqa	%xmm0, 608(%rdi)
 	vpshufd	$78, %xmm0, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, 720(%rdi)
+	vmovdqa	%xmm2, 752(%rdi)
+	cmpq	$32, %r8
+	ja	.Laesgen_aesni_gcm_siv_seal_powers_more
+	cmpq	$16, %rax
+	jbe	.Laesgen_aesni_gcm_siv_seal_powers_done
+.Laesgen_aesni_gcm_siv_seal_powers_more:
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -794,10 +801,10 @@ aesgen_aesni_gcm_siv_seal:
 	vpshufd	$78, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
+	vmovdqa	%xmm2, 592(%rdi)
 	vpshufd	$78, %xmm2, %xmm3
 	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, 704(%rdi)
+	vmovdqa	%xmm3, 736(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm0, %xmm3
 	vpclmulqdq	$17, %xmm0, %xmm0, %xmm4
 	vpclmulqdq	$1, %xmm0, %xmm0, %xmm5
@@ -814,90 +821,111 @@ aesgen_aesni_gcm_siv_seal:
 	vpshufd	$78, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
-	vmovdqa	%xmm3, 560(%rdi)
+	vmovdqa	%xmm3, 576(%rdi)
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vmovdqa	%xmm4, 688(%rdi)
+	vmovdqa	%xmm4, 720(%rdi)
 	vpclmulqdq	$0, %xmm3, %xmm1, %xmm4
 	vpclmulqdq	$17, %xmm3, %xmm1, %xmm5
 	vpclmulqdq	$1, %xmm3, %xmm1, %xmm6
-	vpclmulqdq	$16, %xmm3, %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpslldq	$8, %xmm6, %xmm1
-	vpxor	%xmm1, %xmm4, %xmm4
-	vpsrldq	$8, %xmm6, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm1
+	vpclmulqdq	$16, %xmm3, %xmm1, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpslldq	$8, %xmm6, %xmm7
+	vpxor	%xmm7, %xmm4, %xmm4
+	vpsrldq	$8, %xmm6, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm6
 	vpshufd	$78, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm1
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm6
 	vpshufd	$78, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm4, %xmm4
+	vmovdqa	%xmm4, 560(%rdi)
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vmovdqa	%xmm5, 704(%rdi)
+	vpclmulqdq	$0, %xmm3, %xmm0, %xmm4
+	vpclmulqdq	$17, %xmm3, %xmm0, %xmm5
+	vpclmulqdq	$1, %xmm3, %xmm0, %xmm6
+	vpclmulqdq	$16, %xmm3, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpslldq	$8, %xmm6, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpsrldq	$8, %xmm6, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm4
 	vpxor	%xmm5, %xmm4, %xmm4
 	vmovdqa	%xmm4, 544(%rdi)
-	vpshufd	$78, %xmm4, %xmm1
-	vpxor	%xmm4, %xmm1, %xmm1
-	vmovdqa	%xmm1, 672(%rdi)
-	vpclmulqdq	$0, %xmm3, %xmm0, %xmm1
-	vpclmulqdq	$17, %xmm3, %xmm0, %xmm4
-	vpclmulqdq	$1, %xmm3, %xmm0, %xmm5
-	vpclmulqdq	$16, %xmm3, %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vpslldq	$8, %xmm5, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm5, %xmm0
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpxor	%xmm4, %xmm1, %xmm1
-	vmovdqa	%xmm1, 528(%rdi)
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 656(%rdi)
+	vpshufd	$78, %xmm4, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqa	%xmm0, 688(%rdi)
 	vpclmulqdq	$0, %xmm3, %xmm2, %xmm0
-	vpclmulqdq	$17, %xmm3, %xmm2, %xmm1
-	vpclmulqdq	$1, %xmm3, %xmm2, %xmm4
+	vpclmulqdq	$17, %xmm3, %xmm2, %xmm4
+	vpclmulqdq	$1, %xmm3, %xmm2, %xmm5
 	vpclmulqdq	$16, %xmm3, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vpslldq	$8, %xmm5, %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm5, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm1, %xmm1
 	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm2
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm2
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 512(%rdi)
-	vpshufd	$78, %xmm0, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vmovdqa	%xmm1, 640(%rdi)
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqa	%xmm0, 528(%rdi)
+	vpshufd	$78, %xmm0, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vmovdqa	%xmm2, 672(%rdi)
 	vpclmulqdq	$0, %xmm3, %xmm3, %xmm0
-	vpclmulqdq	$17, %xmm3, %xmm3, %xmm1
-	vpclmulqdq	$1, %xmm3, %xmm3, %xmm2
+	vpclmulqdq	$17, %xmm3, %xmm3, %xmm2
+	vpclmulqdq	$1, %xmm3, %xmm3, %xmm4
 	vpclmulqdq	$16, %xmm3, %xmm3, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpslldq	$8, %xmm2, %xmm3
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpsrldq	$8, %xmm2, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm2
+	vpsrldq	$8, %xmm4, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm3
 	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm3
 	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 496(%rdi)
-	vpshufd	$78, %xmm0, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vmovdqa	%xmm1, 624(%rdi)
+	vmovdqa	%xmm0, 512(%rdi)
+	vpshufd	$78, %xmm0, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vmovdqa	%xmm2, 656(%rdi)
+	vpclmulqdq	$0, %xmm1, %xmm0, %xmm2
+	vpclmulqdq	$17, %xmm1, %xmm0, %xmm3
+	vpclmulqdq	$1, %xmm1, %xmm0, %xmm4
+	vpclmulqdq	$16, %xmm1, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 496(%rdi)
+	vpshufd	$78, %xmm2, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vmovdqa	%xmm0, 640(%rdi)
+.Laesgen_aesni_gcm_siv_seal_powers_done:
 	vpxor	%xmm0, %xmm0, %xmm0
 	movq	%r8, %rax
 .Laesgen_aesni_gcm_siv_seal_polyval8:
@@ -907,71 +935,71 @@ aesgen_aesni_gcm_siv_seal:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 624(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 512(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 512(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 656(%rdi), %xmm0, %xmm0
 	vmovdqu	16(%rcx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 512(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 512(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 640(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	32(%rcx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 528(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 528(%rdi), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 656(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 672(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	48(%rcx), %xmm3
+	vmovdqu	32(%rcx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 544(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 544(%rdi), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 672(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 688(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	64(%rcx), %xmm3
+	vmovdqu	48(%rcx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 560(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 560(%rdi), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 688(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 704(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	80(%rcx), %xmm3
+	vmovdqu	64(%rcx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 576(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 576(%rdi), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 704(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	96(%rcx), %xmm3
+	vmovdqu	80(%rcx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 592(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 592(%rdi), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	112(%rcx), %xmm3
+	vmovdqu	96(%rcx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 608(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 608(%rdi), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 752(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	112(%rcx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 624(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 624(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 768(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -991,252 +1019,232 @@ aesgen_aesni_gcm_siv_seal:
 	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_siv_seal_polyval8
 .Laesgen_aesni_gcm_siv_seal_polyval8_done:
-.Laesgen_aesni_gcm_siv_seal_polyval4:
-	cmpq	$64, %rax
-	jb	.Laesgen_aesni_gcm_siv_seal_polyval4_done
-	vmovdqu	(%rcx), %xmm1
+	testq	%rax, %rax
+	je	.Laesgen_aesni_gcm_siv_seal_rest_nothing
+	leaq	15(%rax), %rdx
+	andq	$-16, %rdx
+	negq	%rdx
+	leaq	640(%rdi,%rdx,1), %rdx
+	vpshufd	$78, %xmm0, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 560(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 560(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 688(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, (%rdx), %xmm0, %xmm2
+	vpclmulqdq	$17, (%rdx), %xmm0, %xmm0
+	vpclmulqdq	$0, 144(%rdx), %xmm1, %xmm1
+	cmpq	$64, %rax
+	jb	.Laesgen_aesni_gcm_siv_seal_rest4_none
+	vmovdqu	(%rcx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, (%rdx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, (%rdx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$0, 144(%rdx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
 	vmovdqu	16(%rcx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 576(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 16(%rdx), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 576(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 704(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$17, 16(%rdx), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$0, 160(%rdx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
 	vmovdqu	32(%rcx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 592(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 32(%rdx), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 592(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$17, 32(%rdx), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$0, 176(%rdx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
 	vmovdqu	48(%rcx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 608(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 48(%rdx), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 608(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$17, 48(%rdx), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
+	vpclmulqdq	$0, 192(%rdx), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
 	addq	$64, %rcx
+	addq	$64, %rdx
 	subq	$64, %rax
-.Laesgen_aesni_gcm_siv_seal_polyval4_done:
-.Laesgen_aesni_gcm_siv_seal_polyval2:
+.Laesgen_aesni_gcm_siv_seal_rest4_none:
 	cmpq	$32, %rax
-	jb	.Laesgen_aesni_gcm_siv_seal_polyval2_done
-	vmovdqu	(%rcx), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 592(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 592(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 720(%rdi), %xmm0, %xmm0
+	jb	.Laesgen_aesni_gcm_siv_seal_rest2_none
+	vmovdqu	(%rcx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, (%rdx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, (%rdx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$0, 144(%rdx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
 	vmovdqu	16(%rcx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 608(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 16(%rdx), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 608(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$17, 16(%rdx), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
+	vpclmulqdq	$0, 160(%rdx), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
 	addq	$32, %rcx
+	addq	$32, %rdx
 	subq	$32, %rax
-.Laesgen_aesni_gcm_siv_seal_polyval2_done:
-.Laesgen_aesni_gcm_siv_seal_polyval1:
+.Laesgen_aesni_gcm_siv_seal_rest2_none:
 	cmpq	$16, %rax
-	jb	.Laesgen_aesni_gcm_siv_seal_polyval1_done
-	vmovdqu	(%rcx), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
+	jb	.Laesgen_aesni_gcm_siv_seal_rest1_none
+	vmovdqu	(%rcx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, (%rdx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, (%rdx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$0, 144(%rdx), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
 	addq	$16, %rcx
+	addq	$16, %rdx
 	subq	$16, %rax
-.Laesgen_aesni_gcm_siv_seal_polyval1_done:
+.Laesgen_aesni_gcm_siv_seal_rest1_none:
 	testq	%rax, %rax
-	je	.Laesgen_aesni_gcm_siv_seal_polyval_end
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 752(%rdi)
-	leaq	752(%rdi), %rdx
+	je	.Laesgen_aesni_gcm_siv_seal_rest_whole
+	vpxor	%xmm3, %xmm3, %xmm3
+	vmovdqa	%xmm3, 784(%rdi)
+	leaq	784(%rdi), %r10
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no8
-	movq	(%rcx), %r10
-	movq	%r10, (%rdx)
+	movq	(%rcx), %r11
+	movq	%r11, (%r10)
 	addq	$8, %rcx
-	addq	$8, %rdx
+	addq	$8, %r10
 .Laesgen_aesni_gcm_siv_seal_no8:
 	testq	$4, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no4
-	movl	(%rcx), %r10d
-	movl	%r10d, (%rdx)
+	movl	(%rcx), %r11d
+	movl	%r11d, (%r10)
 	addq	$4, %rcx
-	addq	$4, %rdx
+	addq	$4, %r10
 .Laesgen_aesni_gcm_siv_seal_no4:
 	testq	$2, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no2
-	movzbl	(%rcx), %r10d
-	movb	%r10b, (%rdx)
-	movzbl	1(%rcx), %r10d
-	movb	%r10b, 1(%rdx)
+	movzbl	(%rcx), %r11d
+	movb	%r11b, (%r10)
+	movzbl	1(%rcx), %r11d
+	movb	%r11b, 1(%r10)
 	addq	$2, %rcx
-	addq	$2, %rdx
+	addq	$2, %r10
 .Laesgen_aesni_gcm_siv_seal_no2:
 	testq	$1, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no1
-	movzbl	(%rcx), %r10d
-	movb	%r10b, (%rdx)
+	movzbl	(%rcx), %r11d
+	movb	%r11b, (%r10)
 .Laesgen_aesni_gcm_siv_seal_no1:
-	vmovdqu	752(%rdi), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
+	vmovdqa	784(%rdi), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, (%rdx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, (%rdx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$0, 144(%rdx), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	addq	$16, %rdx
+.Laesgen_aesni_gcm_siv_seal_rest_whole:
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpslldq	$8, %xmm1, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm1, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm1
 	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
 	vpxor	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
 	vmovdqa	%xmm2, %xmm0
-.Laesgen_aesni_gcm_siv_seal_polyval_end:
-	movq	8(%rsp), %rax
-	movq	%r9, %rcx
+.Laesgen_aesni_gcm_siv_seal_rest_nothing:
+	movq	16(%rsp), %rax
+	movq	16(%rsp), %rcx
+	movq	%r9, %rdx
 .Laesgen_aesni_gcm_siv_seal_polyval8_2:
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_siv_seal_polyval8_done_2
-	vmovdqu	(%rcx), %xmm1
+	vmovdqu	(%rdx), %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 624(%rdi), %xmm0, %xmm0
-	vmovdqu	16(%rcx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 512(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 512(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 640(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	32(%rcx), %xmm3
+	vpclmulqdq	$0, 512(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 512(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 656(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 528(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 528(%rdi), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 656(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 672(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	48(%rcx), %xmm3
+	vmovdqu	32(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 544(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 544(%rdi), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 672(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 688(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	64(%rcx), %xmm3
+	vmovdqu	48(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 560(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 560(%rdi), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 688(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 704(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	80(%rcx), %xmm3
+	vmovdqu	64(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 576(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 576(%rdi), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 704(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	96(%rcx), %xmm3
+	vmovdqu	80(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 592(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 592(%rdi), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	112(%rcx), %xmm3
+	vmovdqu	96(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 608(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 608(%rdi), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 752(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	112(%rdx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 624(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 624(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 768(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -1252,205 +1260,172 @@ aesgen_aesni_gcm_siv_seal:
 	vpxor	%xmm0, %xmm2, %xmm2
 	vpxor	%xmm1, %xmm2, %xmm2
 	vmovdqa	%xmm2, %xmm0
-	addq	$128, %rcx
+	addq	$128, %rdx
 	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_siv_seal_polyval8_2
 .Laesgen_aesni_gcm_siv_seal_polyval8_done_2:
-.Laesgen_aesni_gcm_siv_seal_polyval4_2:
+	leaq	15(%rax), %r10
+	andq	$-16, %r10
+	negq	%r10
+	leaq	624(%rdi,%r10,1), %r10
+	vpshufd	$78, %xmm0, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$0, (%r10), %xmm0, %xmm2
+	vpclmulqdq	$17, (%r10), %xmm0, %xmm0
+	vpclmulqdq	$0, 144(%r10), %xmm1, %xmm1
 	cmpq	$64, %rax
-	jb	.Laesgen_aesni_gcm_siv_seal_polyval4_done_2
-	vmovdqu	(%rcx), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 560(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 560(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 688(%rdi), %xmm0, %xmm0
-	vmovdqu	16(%rcx), %xmm3
+	jb	.Laesgen_aesni_gcm_siv_seal_rest4_none_2
+	vmovdqu	(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 576(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, (%r10), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 576(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 704(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$17, (%r10), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	32(%rcx), %xmm3
+	vpclmulqdq	$0, 144(%r10), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vmovdqu	16(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 592(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 16(%r10), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 592(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$17, 16(%r10), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	48(%rcx), %xmm3
+	vpclmulqdq	$0, 160(%r10), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vmovdqu	32(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 608(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 32(%r10), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 608(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$17, 32(%r10), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
+	vpclmulqdq	$0, 176(%r10), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
-	addq	$64, %rcx
+	vmovdqu	48(%rdx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 48(%r10), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 48(%r10), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$0, 192(%r10), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	addq	$64, %rdx
+	addq	$64, %r10
 	subq	$64, %rax
-.Laesgen_aesni_gcm_siv_seal_polyval4_done_2:
-.Laesgen_aesni_gcm_siv_seal_polyval2_2:
+.Laesgen_aesni_gcm_siv_seal_rest4_none_2:
 	cmpq	$32, %rax
-	jb	.Laesgen_aesni_gcm_siv_seal_polyval2_done_2
-	vmovdqu	(%rcx), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 592(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 592(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 720(%rdi), %xmm0, %xmm0
-	vmovdqu	16(%rcx), %xmm3
+	jb	.Laesgen_aesni_gcm_siv_seal_rest2_none_2
+	vmovdqu	(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 608(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, (%r10), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 608(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$17, (%r10), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
+	vpclmulqdq	$0, 144(%r10), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
-	addq	$32, %rcx
+	vmovdqu	16(%rdx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 16(%r10), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 16(%r10), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$0, 160(%r10), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	addq	$32, %rdx
+	addq	$32, %r10
 	subq	$32, %rax
-.Laesgen_aesni_gcm_siv_seal_polyval2_done_2:
-.Laesgen_aesni_gcm_siv_seal_polyval1_2:
+.Laesgen_aesni_gcm_siv_seal_rest2_none_2:
 	cmpq	$16, %rax
-	jb	.Laesgen_aesni_gcm_siv_seal_polyval1_done_2
-	vmovdqu	(%rcx), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
+	jb	.Laesgen_aesni_gcm_siv_seal_rest1_none_2
+	vmovdqu	(%rdx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, (%r10), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, (%r10), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$0, 144(%r10), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
-	addq	$16, %rcx
+	addq	$16, %rdx
+	addq	$16, %r10
 	subq	$16, %rax
-.Laesgen_aesni_gcm_siv_seal_polyval1_done_2:
+.Laesgen_aesni_gcm_siv_seal_rest1_none_2:
 	testq	%rax, %rax
-	je	.Laesgen_aesni_gcm_siv_seal_polyval_end_2
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 752(%rdi)
-	leaq	752(%rdi), %rdx
+	je	.Laesgen_aesni_gcm_siv_seal_rest_whole_2
+	vpxor	%xmm3, %xmm3, %xmm3
+	vmovdqa	%xmm3, 784(%rdi)
+	leaq	784(%rdi), %r11
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no8_2
-	movq	(%rcx), %r10
-	movq	%r10, (%rdx)
-	addq	$8, %rcx
+	movq	(%rdx), %rbx
+	movq	%rbx, (%r11)
 	addq	$8, %rdx
+	addq	$8, %r11
 .Laesgen_aesni_gcm_siv_seal_no8_2:
 	testq	$4, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no4_2
-	movl	(%rcx), %r10d
-	movl	%r10d, (%rdx)
-	addq	$4, %rcx
+	movl	(%rdx), %ebx
+	movl	%ebx, (%r11)
 	addq	$4, %rdx
+	addq	$4, %r11
 .Laesgen_aesni_gcm_siv_seal_no4_2:
 	testq	$2, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no2_2
-	movzbl	(%rcx), %r10d
-	movb	%r10b, (%rdx)
-	movzbl	1(%rcx), %r10d
-	movb	%r10b, 1(%rdx)
-	addq	$2, %rcx
+	movzbl	(%rdx), %ebx
+	movb	%bl, (%r11)
+	movzbl	1(%rdx), %ebx
+	movb	%bl, 1(%r11)
 	addq	$2, %rdx
+	addq	$2, %r11
 .Laesgen_aesni_gcm_siv_seal_no2_2:
 	testq	$1, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no1_2
-	movzbl	(%rcx), %r10d
-	movb	%r10b, (%rdx)
+	movzbl	(%rdx), %ebx
+	movb	%bl, (%r11)
 .Laesgen_aesni_gcm_siv_seal_no1_2:
-	vmovdqu	752(%rdi), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
+	vmovdqa	784(%rdi), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, (%r10), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, (%r10), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$0, 144(%r10), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
-.Laesgen_aesni_gcm_siv_seal_polyval_end_2:
-	movq	8(%rsp), %rax
+	addq	$16, %r10
+.Laesgen_aesni_gcm_siv_seal_rest_whole_2:
 	shlq	$3, %r8
-	shlq	$3, %rax
-	vmovq	%r8, %xmm1
-	vmovq	%rax, %xmm2
-	vpunpcklqdq	%xmm2, %xmm1, %xmm1
+	shlq	$3, %rcx
+	vmovq	%r8, %xmm3
+	vmovq	%rcx, %xmm4
+	vpunpcklqdq	%xmm4, %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, (%r10), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, (%r10), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$0, 144(%r10), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 608(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 608(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
+	vpslldq	$8, %xmm1, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm1, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
 	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
+.Laesgen_aesni_gcm_siv_seal_rest_nothing_2:
 	vmovd	8(%rsi), %xmm1
 	vpslldq	$8, %xmm1, %xmm1
 	movq	(%rsi), %rax
@@ -1489,10 +1464,10 @@ aesgen_aesni_gcm_siv_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rax), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	movq	24(%rsp), %rax
+	movq	32(%rsp), %rax
 	vmovdqu	%xmm0, (%rax)
-	movq	8(%rsp), %rax
-	movq	16(%rsp), %rcx
+	movq	16(%rsp), %rax
+	movq	24(%rsp), %rcx
 	leaq	256(%rdi), %rdx
 	vpor	.Laesgen_aesni_gcm_siv_seal_set_top(%rip), %xmm0, %xmm0
 .Laesgen_aesni_gcm_siv_seal_ctr8_256:
@@ -1888,8 +1863,8 @@ aesgen_aesni_gcm_siv_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rdx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 752(%rdi)
-	leaq	752(%rdi), %rdx
+	vmovdqa	%xmm0, 784(%rdi)
+	leaq	784(%rdi), %rdx
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no8_3
 	movq	(%r9), %rsi
@@ -1929,10 +1904,11 @@ aesgen_aesni_gcm_siv_seal:
 .Laesgen_aesni_gcm_siv_seal_ctr_end256:
 	jmp	.Laesgen_aesni_gcm_siv_seal_sealed
 .Laesgen_aesni_gcm_siv_seal_message128:
+	movq	16(%rsp), %rax
 	vmovd	8(%rsi), %xmm0
 	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rax
-	vmovq	%rax, %xmm1
+	movq	(%rsi), %rdx
+	vmovq	%rdx, %xmm1
 	vpor	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	vpor	.Laesgen_aesni_gcm_siv_seal_le32_0(%rip), %xmm0, %xmm1
@@ -2098,10 +2074,10 @@ aesgen_aesni_gcm_siv_seal:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 416(%rdi)
-	vmovdqa	%xmm1, 608(%rdi)
+	vmovdqa	%xmm1, 624(%rdi)
 	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 736(%rdi)
+	vmovdqa	%xmm0, 768(%rdi)
 	vpclmulqdq	$0, %xmm1, %xmm1, %xmm0
 	vpclmulqdq	$17, %xmm1, %xmm1, %xmm2
 	vpclmulqdq	$1, %xmm1, %xmm1, %xmm3
@@ -2118,10 +2094,15 @@ aesgen_aesni_gcm_siv_seal:
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 592(%rdi)
+	vmovdqa	%xmm0, 608(%rdi)
 	vpshufd	$78, %xmm0, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, 720(%rdi)
+	vmovdqa	%xmm2, 752(%rdi)
+	cmpq	$32, %r8
+	ja	.Laesgen_aesni_gcm_siv_seal_powers_more_2
+	cmpq	$16, %rax
+	jbe	.Laesgen_aesni_gcm_siv_seal_powers_done_2
+.Laesgen_aesni_gcm_siv_seal_powers_more_2:
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -2138,10 +2119,10 @@ aesgen_aesni_gcm_siv_seal:
 	vpshufd	$78, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
+	vmovdqa	%xmm2, 592(%rdi)
 	vpshufd	$78, %xmm2, %xmm3
 	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, 704(%rdi)
+	vmovdqa	%xmm3, 736(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm0, %xmm3
 	vpclmulqdq	$17, %xmm0, %xmm0, %xmm4
 	vpclmulqdq	$1, %xmm0, %xmm0, %xmm5
@@ -2158,90 +2139,111 @@ aesgen_aesni_gcm_siv_seal:
 	vpshufd	$78, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
-	vmovdqa	%xmm3, 560(%rdi)
+	vmovdqa	%xmm3, 576(%rdi)
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vmovdqa	%xmm4, 688(%rdi)
+	vmovdqa	%xmm4, 720(%rdi)
 	vpclmulqdq	$0, %xmm3, %xmm1, %xmm4
 	vpclmulqdq	$17, %xmm3, %xmm1, %xmm5
 	vpclmulqdq	$1, %xmm3, %xmm1, %xmm6
-	vpclmulqdq	$16, %xmm3, %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpslldq	$8, %xmm6, %xmm1
-	vpxor	%xmm1, %xmm4, %xmm4
-	vpsrldq	$8, %xmm6, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm1
+	vpclmulqdq	$16, %xmm3, %xmm1, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpslldq	$8, %xmm6, %xmm7
+	vpxor	%xmm7, %xmm4, %xmm4
+	vpsrldq	$8, %xmm6, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm6
 	vpshufd	$78, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm1
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm6
 	vpshufd	$78, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm4, %xmm4
+	vmovdqa	%xmm4, 560(%rdi)
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vmovdqa	%xmm5, 704(%rdi)
+	vpclmulqdq	$0, %xmm3, %xmm0, %xmm4
+	vpclmulqdq	$17, %xmm3, %xmm0, %xmm5
+	vpclmulqdq	$1, %xmm3, %xmm0, %xmm6
+	vpclmulqdq	$16, %xmm3, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpslldq	$8, %xmm6, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpsrldq	$8, %xmm6, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm4
 	vpxor	%xmm5, %xmm4, %xmm4
 	vmovdqa	%xmm4, 544(%rdi)
-	vpshufd	$78, %xmm4, %xmm1
-	vpxor	%xmm4, %xmm1, %xmm1
-	vmovdqa	%xmm1, 672(%rdi)
-	vpclmulqdq	$0, %xmm3, %xmm0, %xmm1
-	vpclmulqdq	$17, %xmm3, %xmm0, %xmm4
-	vpclmulqdq	$1, %xmm3, %xmm0, %xmm5
-	vpclmulqdq	$16, %xmm3, %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vpslldq	$8, %xmm5, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm5, %xmm0
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpxor	%xmm4, %xmm1, %xmm1
-	vmovdqa	%xmm1, 528(%rdi)
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 656(%rdi)
+	vpshufd	$78, %xmm4, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqa	%xmm0, 688(%rdi)
 	vpclmulqdq	$0, %xmm3, %xmm2, %xmm0
-	vpclmulqdq	$17, %xmm3, %xmm2, %xmm1
-	vpclmulqdq	$1, %xmm3, %xmm2, %xmm4
+	vpclmulqdq	$17, %xmm3, %xmm2, %xmm4
+	vpclmulqdq	$1, %xmm3, %xmm2, %xmm5
 	vpclmulqdq	$16, %xmm3, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vpslldq	$8, %xmm5, %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm5, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm1, %xmm1
 	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm2
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm2
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 512(%rdi)
-	vpshufd	$78, %xmm0, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vmovdqa	%xmm1, 640(%rdi)
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqa	%xmm0, 528(%rdi)
+	vpshufd	$78, %xmm0, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vmovdqa	%xmm2, 672(%rdi)
 	vpclmulqdq	$0, %xmm3, %xmm3, %xmm0
-	vpclmulqdq	$17, %xmm3, %xmm3, %xmm1
-	vpclmulqdq	$1, %xmm3, %xmm3, %xmm2
+	vpclmulqdq	$17, %xmm3, %xmm3, %xmm2
+	vpclmulqdq	$1, %xmm3, %xmm3, %xmm4
 	vpclmulqdq	$16, %xmm3, %xmm3, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpslldq	$8, %xmm2, %xmm3
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpsrldq	$8, %xmm2, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm2
+	vpsrldq	$8, %xmm4, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm3
 	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm3
 	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 496(%rdi)
-	vpshufd	$78, %xmm0, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vmovdqa	%xmm1, 624(%rdi)
+	vmovdqa	%xmm0, 512(%rdi)
+	vpshufd	$78, %xmm0, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vmovdqa	%xmm2, 656(%rdi)
+	vpclmulqdq	$0, %xmm1, %xmm0, %xmm2
+	vpclmulqdq	$17, %xmm1, %xmm0, %xmm3
+	vpclmulqdq	$1, %xmm1, %xmm0, %xmm4
+	vpclmulqdq	$16, %xmm1, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 496(%rdi)
+	vpshufd	$78, %xmm2, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vmovdqa	%xmm0, 640(%rdi)
+.Laesgen_aesni_gcm_siv_seal_powers_done_2:
 	vpxor	%xmm0, %xmm0, %xmm0
 	movq	%r8, %rax
 .Laesgen_aesni_gcm_siv_seal_polyval8_3:
@@ -2251,71 +2253,71 @@ aesgen_aesni_gcm_siv_seal:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 624(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 512(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 512(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 656(%rdi), %xmm0, %xmm0
 	vmovdqu	16(%rcx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 512(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 512(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 640(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	32(%rcx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 528(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 528(%rdi), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 656(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 672(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	48(%rcx), %xmm3
+	vmovdqu	32(%rcx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 544(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 544(%rdi), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 672(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 688(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	64(%rcx), %xmm3
+	vmovdqu	48(%rcx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 560(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 560(%rdi), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 688(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 704(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	80(%rcx), %xmm3
+	vmovdqu	64(%rcx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 576(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 576(%rdi), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 704(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	96(%rcx), %xmm3
+	vmovdqu	80(%rcx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 592(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 592(%rdi), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	112(%rcx), %xmm3
+	vmovdqu	96(%rcx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 608(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 608(%rdi), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 752(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	112(%rcx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 624(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 624(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 768(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -2335,252 +2337,232 @@ aesgen_aesni_gcm_siv_seal:
 	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_siv_seal_polyval8_3
 .Laesgen_aesni_gcm_siv_seal_polyval8_done_3:
-.Laesgen_aesni_gcm_siv_seal_polyval4_3:
-	cmpq	$64, %rax
-	jb	.Laesgen_aesni_gcm_siv_seal_polyval4_done_3
-	vmovdqu	(%rcx), %xmm1
+	testq	%rax, %rax
+	je	.Laesgen_aesni_gcm_siv_seal_rest_nothing_3
+	leaq	15(%rax), %rdx
+	andq	$-16, %rdx
+	negq	%rdx
+	leaq	640(%rdi,%rdx,1), %rdx
+	vpshufd	$78, %xmm0, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 560(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 560(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 688(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, (%rdx), %xmm0, %xmm2
+	vpclmulqdq	$17, (%rdx), %xmm0, %xmm0
+	vpclmulqdq	$0, 144(%rdx), %xmm1, %xmm1
+	cmpq	$64, %rax
+	jb	.Laesgen_aesni_gcm_siv_seal_rest4_none_3
+	vmovdqu	(%rcx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, (%rdx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, (%rdx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$0, 144(%rdx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
 	vmovdqu	16(%rcx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 576(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 16(%rdx), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 576(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 704(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$17, 16(%rdx), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$0, 160(%rdx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
 	vmovdqu	32(%rcx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 592(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 32(%rdx), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 592(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$17, 32(%rdx), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$0, 176(%rdx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
 	vmovdqu	48(%rcx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 608(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 48(%rdx), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 608(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$17, 48(%rdx), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
+	vpclmulqdq	$0, 192(%rdx), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
 	addq	$64, %rcx
+	addq	$64, %rdx
 	subq	$64, %rax
-.Laesgen_aesni_gcm_siv_seal_polyval4_done_3:
-.Laesgen_aesni_gcm_siv_seal_polyval2_3:
+.Laesgen_aesni_gcm_siv_seal_rest4_none_3:
 	cmpq	$32, %rax
-	jb	.Laesgen_aesni_gcm_siv_seal_polyval2_done_3
-	vmovdqu	(%rcx), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 592(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 592(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 720(%rdi), %xmm0, %xmm0
+	jb	.Laesgen_aesni_gcm_siv_seal_rest2_none_3
+	vmovdqu	(%rcx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, (%rdx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, (%rdx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$0, 144(%rdx), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
 	vmovdqu	16(%rcx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 608(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 16(%rdx), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 608(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$17, 16(%rdx), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
+	vpclmulqdq	$0, 160(%rdx), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
 	addq	$32, %rcx
+	addq	$32, %rdx
 	subq	$32, %rax
-.Laesgen_aesni_gcm_siv_seal_polyval2_done_3:
-.Laesgen_aesni_gcm_siv_seal_polyval1_3:
+.Laesgen_aesni_gcm_siv_seal_rest2_none_3:
 	cmpq	$16, %rax
-	jb	.Laesgen_aesni_gcm_siv_seal_polyval1_done_3
-	vmovdqu	(%rcx), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
+	jb	.Laesgen_aesni_gcm_siv_seal_rest1_none_3
+	vmovdqu	(%rcx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, (%rdx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, (%rdx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$0, 144(%rdx), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
 	addq	$16, %rcx
+	addq	$16, %rdx
 	subq	$16, %rax
-.Laesgen_aesni_gcm_siv_seal_polyval1_done_3:
+.Laesgen_aesni_gcm_siv_seal_rest1_none_3:
 	testq	%rax, %rax
-	je	.Laesgen_aesni_gcm_siv_seal_polyval_end_3
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 752(%rdi)
-	leaq	752(%rdi), %rdx
+	je	.Laesgen_aesni_gcm_siv_seal_rest_whole_3
+	vpxor	%xmm3, %xmm3, %xmm3
+	vmovdqa	%xmm3, 784(%rdi)
+	leaq	784(%rdi), %r10
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no8_4
-	movq	(%rcx), %r10
-	movq	%r10, (%rdx)
+	movq	(%rcx), %r11
+	movq	%r11, (%r10)
 	addq	$8, %rcx
-	addq	$8, %rdx
+	addq	$8, %r10
 .Laesgen_aesni_gcm_siv_seal_no8_4:
 	testq	$4, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no4_4
-	movl	(%rcx), %r10d
-	movl	%r10d, (%rdx)
+	movl	(%rcx), %r11d
+	movl	%r11d, (%r10)
 	addq	$4, %rcx
-	addq	$4, %rdx
+	addq	$4, %r10
 .Laesgen_aesni_gcm_siv_seal_no4_4:
 	testq	$2, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no2_4
-	movzbl	(%rcx), %r10d
-	movb	%r10b, (%rdx)
-	movzbl	1(%rcx), %r10d
-	movb	%r10b, 1(%rdx)
+	movzbl	(%rcx), %r11d
+	movb	%r11b, (%r10)
+	movzbl	1(%rcx), %r11d
+	movb	%r11b, 1(%r10)
 	addq	$2, %rcx
-	addq	$2, %rdx
+	addq	$2, %r10
 .Laesgen_aesni_gcm_siv_seal_no2_4:
 	testq	$1, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no1_4
-	movzbl	(%rcx), %r10d
-	movb	%r10b, (%rdx)
+	movzbl	(%rcx), %r11d
+	movb	%r11b, (%r10)
 .Laesgen_aesni_gcm_siv_seal_no1_4:
-	vmovdqu	752(%rdi), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
+	vmovdqa	784(%rdi), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, (%rdx), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, (%rdx), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$0, 144(%rdx), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	addq	$16, %rdx
+.Laesgen_aesni_gcm_siv_seal_rest_whole_3:
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpslldq	$8, %xmm1, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm1, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm1
 	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
 	vpxor	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
 	vmovdqa	%xmm2, %xmm0
-.Laesgen_aesni_gcm_siv_seal_polyval_end_3:
-	movq	8(%rsp), %rax
-	movq	%r9, %rcx
+.Laesgen_aesni_gcm_siv_seal_rest_nothing_3:
+	movq	16(%rsp), %rax
+	movq	16(%rsp), %rcx
+	movq	%r9, %rdx
 .Laesgen_aesni_gcm_siv_seal_polyval8_4:
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_siv_seal_polyval8_done_4
-	vmovdqu	(%rcx), %xmm1
+	vmovdqu	(%rdx), %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 496(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 496(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 624(%rdi), %xmm0, %xmm0
-	vmovdqu	16(%rcx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 512(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 512(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 640(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	32(%rcx), %xmm3
+	vpclmulqdq	$0, 512(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 512(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 656(%rdi), %xmm0, %xmm0
+	vmovdqu	16(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 528(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 528(%rdi), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 656(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 672(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	48(%rcx), %xmm3
+	vmovdqu	32(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 544(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 544(%rdi), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 672(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 688(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	64(%rcx), %xmm3
+	vmovdqu	48(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 560(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 560(%rdi), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 688(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 704(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	80(%rcx), %xmm3
+	vmovdqu	64(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 576(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 576(%rdi), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 704(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	96(%rcx), %xmm3
+	vmovdqu	80(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 592(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 592(%rdi), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	112(%rcx), %xmm3
+	vmovdqu	96(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 608(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 608(%rdi), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 752(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqu	112(%rdx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 624(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 624(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 768(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
@@ -2596,205 +2578,172 @@ aesgen_aesni_gcm_siv_seal:
 	vpxor	%xmm0, %xmm2, %xmm2
 	vpxor	%xmm1, %xmm2, %xmm2
 	vmovdqa	%xmm2, %xmm0
-	addq	$128, %rcx
+	addq	$128, %rdx
 	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_siv_seal_polyval8_4
 .Laesgen_aesni_gcm_siv_seal_polyval8_done_4:
-.Laesgen_aesni_gcm_siv_seal_polyval4_4:
+	leaq	15(%rax), %r10
+	andq	$-16, %r10
+	negq	%r10
+	leaq	624(%rdi,%r10,1), %r10
+	vpshufd	$78, %xmm0, %xmm1
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$0, (%r10), %xmm0, %xmm2
+	vpclmulqdq	$17, (%r10), %xmm0, %xmm0
+	vpclmulqdq	$0, 144(%r10), %xmm1, %xmm1
 	cmpq	$64, %rax
-	jb	.Laesgen_aesni_gcm_siv_seal_polyval4_done_4
-	vmovdqu	(%rcx), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 560(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 560(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 688(%rdi), %xmm0, %xmm0
-	vmovdqu	16(%rcx), %xmm3
+	jb	.Laesgen_aesni_gcm_siv_seal_rest4_none_4
+	vmovdqu	(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 576(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, (%r10), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 576(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 704(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$17, (%r10), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	32(%rcx), %xmm3
+	vpclmulqdq	$0, 144(%r10), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vmovdqu	16(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 592(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 16(%r10), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 592(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$17, 16(%r10), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	48(%rcx), %xmm3
+	vpclmulqdq	$0, 160(%r10), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vmovdqu	32(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 608(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 32(%r10), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 608(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$17, 32(%r10), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
+	vpclmulqdq	$0, 176(%r10), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
-	addq	$64, %rcx
+	vmovdqu	48(%rdx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 48(%r10), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 48(%r10), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$0, 192(%r10), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	addq	$64, %rdx
+	addq	$64, %r10
 	subq	$64, %rax
-.Laesgen_aesni_gcm_siv_seal_polyval4_done_4:
-.Laesgen_aesni_gcm_siv_seal_polyval2_4:
+.Laesgen_aesni_gcm_siv_seal_rest4_none_4:
 	cmpq	$32, %rax
-	jb	.Laesgen_aesni_gcm_siv_seal_polyval2_done_4
-	vmovdqu	(%rcx), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 592(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 592(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 720(%rdi), %xmm0, %xmm0
-	vmovdqu	16(%rcx), %xmm3
+	jb	.Laesgen_aesni_gcm_siv_seal_rest2_none_4
+	vmovdqu	(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 608(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, (%r10), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 608(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$17, (%r10), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
+	vpclmulqdq	$0, 144(%r10), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
-	addq	$32, %rcx
+	vmovdqu	16(%rdx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 16(%r10), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 16(%r10), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$0, 160(%r10), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	addq	$32, %rdx
+	addq	$32, %r10
 	subq	$32, %rax
-.Laesgen_aesni_gcm_siv_seal_polyval2_done_4:
-.Laesgen_aesni_gcm_siv_seal_polyval1_4:
+.Laesgen_aesni_gcm_siv_seal_rest2_none_4:
 	cmpq	$16, %rax
-	jb	.Laesgen_aesni_gcm_siv_seal_polyval1_done_4
-	vmovdqu	(%rcx), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
+	jb	.Laesgen_aesni_gcm_siv_seal_rest1_none_4
+	vmovdqu	(%rdx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, (%r10), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, (%r10), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$0, 144(%r10), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
-	addq	$16, %rcx
+	addq	$16, %rdx
+	addq	$16, %r10
 	subq	$16, %rax
-.Laesgen_aesni_gcm_siv_seal_polyval1_done_4:
+.Laesgen_aesni_gcm_siv_seal_rest1_none_4:
 	testq	%rax, %rax
-	je	.Laesgen_aesni_gcm_siv_seal_polyval_end_4
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 752(%rdi)
-	leaq	752(%rdi), %rdx
+	je	.Laesgen_aesni_gcm_siv_seal_rest_whole_4
+	vpxor	%xmm3, %xmm3, %xmm3
+	vmovdqa	%xmm3, 784(%rdi)
+	leaq	784(%rdi), %r11
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no8_5
-	movq	(%rcx), %r10
-	movq	%r10, (%rdx)
-	addq	$8, %rcx
+	movq	(%rdx), %rbx
+	movq	%rbx, (%r11)
 	addq	$8, %rdx
+	addq	$8, %r11
 .Laesgen_aesni_gcm_siv_seal_no8_5:
 	testq	$4, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no4_5
-	movl	(%rcx), %r10d
-	movl	%r10d, (%rdx)
-	addq	$4, %rcx
+	movl	(%rdx), %ebx
+	movl	%ebx, (%r11)
 	addq	$4, %rdx
+	addq	$4, %r11
 .Laesgen_aesni_gcm_siv_seal_no4_5:
 	testq	$2, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no2_5
-	movzbl	(%rcx), %r10d
-	movb	%r10b, (%rdx)
-	movzbl	1(%rcx), %r10d
-	movb	%r10b, 1(%rdx)
-	addq	$2, %rcx
+	movzbl	(%rdx), %ebx
+	movb	%bl, (%r11)
+	movzbl	1(%rdx), %ebx
+	movb	%bl, 1(%r11)
 	addq	$2, %rdx
+	addq	$2, %r11
 .Laesgen_aesni_gcm_siv_seal_no2_5:
 	testq	$1, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no1_5
-	movzbl	(%rcx), %r10d
-	movb	%r10b, (%rdx)
+	movzbl	(%rdx), %ebx
+	movb	%bl, (%r11)
 .Laesgen_aesni_gcm_siv_seal_no1_5:
-	vmovdqu	752(%rdi), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
+	vmovdqa	784(%rdi), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, (%r10), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, (%r10), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$0, 144(%r10), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
-.Laesgen_aesni_gcm_siv_seal_polyval_end_4:
-	movq	8(%rsp), %rax
+	addq	$16, %r10
+.Laesgen_aesni_gcm_siv_seal_rest_whole_4:
 	shlq	$3, %r8
-	shlq	$3, %rax
-	vmovq	%r8, %xmm1
-	vmovq	%rax, %xmm2
-	vpunpcklqdq	%xmm2, %xmm1, %xmm1
+	shlq	$3, %rcx
+	vmovq	%r8, %xmm3
+	vmovq	%rcx, %xmm4
+	vpunpcklqdq	%xmm4, %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, (%r10), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, (%r10), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$0, 144(%r10), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 608(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 608(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
+	vpslldq	$8, %xmm1, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm1, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
 	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
+.Laesgen_aesni_gcm_siv_seal_rest_nothing_4:
 	vmovd	8(%rsi), %xmm1
 	vpslldq	$8, %xmm1, %xmm1
 	movq	(%rsi), %rax
@@ -2825,10 +2774,10 @@ aesgen_aesni_gcm_siv_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rax), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	movq	24(%rsp), %rax
+	movq	32(%rsp), %rax
 	vmovdqu	%xmm0, (%rax)
-	movq	8(%rsp), %rax
-	movq	16(%rsp), %rcx
+	movq	16(%rsp), %rax
+	movq	24(%rsp), %rcx
 	leaq	256(%rdi), %rdx
 	vpor	.Laesgen_aesni_gcm_siv_seal_set_top(%rip), %xmm0, %xmm0
 .Laesgen_aesni_gcm_siv_seal_ctr8_128:
@@ -3140,8 +3089,8 @@ aesgen_aesni_gcm_siv_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rdx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 752(%rdi)
-	leaq	752(%rdi), %rdx
+	vmovdqa	%xmm0, 784(%rdi)
+	leaq	784(%rdi), %rdx
 	testq	$8, %rax
 	je	.Laesgen_aesni_gcm_siv_seal_no8_6
 	movq	(%r9), %rsi
@@ -3183,10 +3132,12 @@ aesgen_aesni_gcm_siv_seal:
 .Laesgen_aesni_gcm_siv_seal_sealed:
 	xorl	%eax, %eax
 	vzeroall
+	popq	%rbx
 	ret
 .Laesgen_aesni_gcm_siv_seal_refuse:
 	movl	$-1, %eax
 	vzeroall
+	popq	%rbx
 	ret
 	.size	aesgen_aesni_gcm_siv_seal, .-aesgen_aesni_gcm_siv_seal
 	.section	.rodata
@@ -3290,8 +3241,9 @@ aesgen_aesni_gcm_siv_open:
 	endbr64
 	pushq	%rbx
 	pushq	%rbp
-	movq	48(%rsp), %r10
-	movq	24(%rsp), %r11
+	pushq	%r12
+	movq	56(%rsp), %r10
+	movq	32(%rsp), %r11
 	movabsq	$0x1000000000, %rbx
 	cmpq	%rbx, %r11
 	ja	.Laesgen_aesni_gcm_siv_open_refuse
@@ -3308,10 +3260,11 @@ aesgen_aesni_gcm_siv_open:
 	cmpl	$128, %edx
 	je	.Laesgen_aesni_gcm_siv_open_message128
 .Laesgen_aesni_gcm_siv_open_message256:
+	movq	32(%rsp), %rdx
 	vmovd	8(%rsi), %xmm0
 	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rdx
-	vmovq	%rdx, %xmm1
+	movq	(%rsi), %r10
+	vmovq	%r10, %xmm1
 	vpor	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	vpor	.Laesgen_aesni_gcm_siv_open_le32_0(%rip), %xmm0, %xmm1
@@ -3561,10 +3514,10 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 480(%rdi)
-	vmovdqa	%xmm1, 608(%rdi)
+	vmovdqa	%xmm1, 624(%rdi)
 	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 736(%rdi)
+	vmovdqa	%xmm0, 768(%rdi)
 	vpclmulqdq	$0, %xmm1, %xmm1, %xmm0
 	vpclmulqdq	$17, %xmm1, %xmm1, %xmm2
 	vpclmulqdq	$1, %xmm1, %xmm1, %xmm3
@@ -3581,10 +3534,15 @@ aesgen_aesni_gcm_siv_open:
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 592(%rdi)
+	vmovdqa	%xmm0, 608(%rdi)
 	vpshufd	$78, %xmm0, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, 720(%rdi)
+	vmovdqa	%xmm2, 752(%rdi)
+	cmpq	$32, %r8
+	ja	.Laesgen_aesni_gcm_siv_open_powers_more
+	cmpq	$16, %rdx
+	jbe	.Laesgen_aesni_gcm_siv_open_powers_done
+.Laesgen_aesni_gcm_siv_open_powers_more:
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -3601,10 +3559,10 @@ aesgen_aesni_gcm_siv_open:
 	vpshufd	$78, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
+	vmovdqa	%xmm2, 592(%rdi)
 	vpshufd	$78, %xmm2, %xmm3
 	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, 704(%rdi)
+	vmovdqa	%xmm3, 736(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm0, %xmm3
 	vpclmulqdq	$17, %xmm0, %xmm0, %xmm4
 	vpclmulqdq	$1, %xmm0, %xmm0, %xmm5
@@ -3621,91 +3579,112 @@ aesgen_aesni_gcm_siv_open:
 	vpshufd	$78, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
-	vmovdqa	%xmm3, 560(%rdi)
+	vmovdqa	%xmm3, 576(%rdi)
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vmovdqa	%xmm4, 688(%rdi)
+	vmovdqa	%xmm4, 720(%rdi)
 	vpclmulqdq	$0, %xmm3, %xmm1, %xmm4
 	vpclmulqdq	$17, %xmm3, %xmm1, %xmm5
 	vpclmulqdq	$1, %xmm3, %xmm1, %xmm6
-	vpclmulqdq	$16, %xmm3, %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpslldq	$8, %xmm6, %xmm1
-	vpxor	%xmm1, %xmm4, %xmm4
-	vpsrldq	$8, %xmm6, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm1
+	vpclmulqdq	$16, %xmm3, %xmm1, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpslldq	$8, %xmm6, %xmm7
+	vpxor	%xmm7, %xmm4, %xmm4
+	vpsrldq	$8, %xmm6, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm6
 	vpshufd	$78, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm1
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm6
 	vpshufd	$78, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm4, %xmm4
+	vmovdqa	%xmm4, 560(%rdi)
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vmovdqa	%xmm5, 704(%rdi)
+	vpclmulqdq	$0, %xmm3, %xmm0, %xmm4
+	vpclmulqdq	$17, %xmm3, %xmm0, %xmm5
+	vpclmulqdq	$1, %xmm3, %xmm0, %xmm6
+	vpclmulqdq	$16, %xmm3, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpslldq	$8, %xmm6, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpsrldq	$8, %xmm6, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm4
 	vpxor	%xmm5, %xmm4, %xmm4
 	vmovdqa	%xmm4, 544(%rdi)
-	vpshufd	$78, %xmm4, %xmm1
-	vpxor	%xmm4, %xmm1, %xmm1
-	vmovdqa	%xmm1, 672(%rdi)
-	vpclmulqdq	$0, %xmm3, %xmm0, %xmm1
-	vpclmulqdq	$17, %xmm3, %xmm0, %xmm4
-	vpclmulqdq	$1, %xmm3, %xmm0, %xmm5
-	vpclmulqdq	$16, %xmm3, %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vpslldq	$8, %xmm5, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm5, %xmm0
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpxor	%xmm4, %xmm1, %xmm1
-	vmovdqa	%xmm1, 528(%rdi)
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 656(%rdi)
+	vpshufd	$78, %xmm4, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqa	%xmm0, 688(%rdi)
 	vpclmulqdq	$0, %xmm3, %xmm2, %xmm0
-	vpclmulqdq	$17, %xmm3, %xmm2, %xmm1
-	vpclmulqdq	$1, %xmm3, %xmm2, %xmm4
+	vpclmulqdq	$17, %xmm3, %xmm2, %xmm4
+	vpclmulqdq	$1, %xmm3, %xmm2, %xmm5
 	vpclmulqdq	$16, %xmm3, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vpslldq	$8, %xmm5, %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm5, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm1, %xmm1
 	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm2
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm2
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 512(%rdi)
-	vpshufd	$78, %xmm0, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vmovdqa	%xmm1, 640(%rdi)
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqa	%xmm0, 528(%rdi)
+	vpshufd	$78, %xmm0, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vmovdqa	%xmm2, 672(%rdi)
 	vpclmulqdq	$0, %xmm3, %xmm3, %xmm0
-	vpclmulqdq	$17, %xmm3, %xmm3, %xmm1
-	vpclmulqdq	$1, %xmm3, %xmm3, %xmm2
+	vpclmulqdq	$17, %xmm3, %xmm3, %xmm2
+	vpclmulqdq	$1, %xmm3, %xmm3, %xmm4
 	vpclmulqdq	$16, %xmm3, %xmm3, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpslldq	$8, %xmm2, %xmm3
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpsrldq	$8, %xmm2, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm2
+	vpsrldq	$8, %xmm4, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm3
 	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm3
 	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 496(%rdi)
-	vpshufd	$78, %xmm0, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vmovdqa	%xmm1, 624(%rdi)
-	movq	40(%rsp), %rdx
+	vmovdqa	%xmm0, 512(%rdi)
+	vpshufd	$78, %xmm0, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vmovdqa	%xmm2, 656(%rdi)
+	vpclmulqdq	$0, %xmm1, %xmm0, %xmm2
+	vpclmulqdq	$17, %xmm1, %xmm0, %xmm3
+	vpclmulqdq	$1, %xmm1, %xmm0, %xmm4
+	vpclmulqdq	$16, %xmm1, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 496(%rdi)
+	vpshufd	$78, %xmm2, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vmovdqa	%xmm0, 640(%rdi)
+.Laesgen_aesni_gcm_siv_open_powers_done:
+	movq	48(%rsp), %rdx
 	vmovdqu	(%rdx), %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	movq	%r8, %rdx
@@ -3716,71 +3695,71 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpshufd	$78, %xmm2, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$17, 496(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 624(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 512(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 512(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 656(%rdi), %xmm1, %xmm1
 	vmovdqu	16(%rcx), %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 512(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 512(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 640(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm1, %xmm1
-	vmovdqu	32(%rcx), %xmm4
 	vpshufd	$78, %xmm4, %xmm5
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpclmulqdq	$0, 528(%rdi), %xmm4, %xmm6
 	vpxor	%xmm6, %xmm3, %xmm3
 	vpclmulqdq	$17, 528(%rdi), %xmm4, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 656(%rdi), %xmm5, %xmm4
+	vpclmulqdq	$0, 672(%rdi), %xmm5, %xmm4
 	vpxor	%xmm4, %xmm1, %xmm1
-	vmovdqu	48(%rcx), %xmm4
+	vmovdqu	32(%rcx), %xmm4
 	vpshufd	$78, %xmm4, %xmm5
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpclmulqdq	$0, 544(%rdi), %xmm4, %xmm6
 	vpxor	%xmm6, %xmm3, %xmm3
 	vpclmulqdq	$17, 544(%rdi), %xmm4, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 672(%rdi), %xmm5, %xmm4
+	vpclmulqdq	$0, 688(%rdi), %xmm5, %xmm4
 	vpxor	%xmm4, %xmm1, %xmm1
-	vmovdqu	64(%rcx), %xmm4
+	vmovdqu	48(%rcx), %xmm4
 	vpshufd	$78, %xmm4, %xmm5
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpclmulqdq	$0, 560(%rdi), %xmm4, %xmm6
 	vpxor	%xmm6, %xmm3, %xmm3
 	vpclmulqdq	$17, 560(%rdi), %xmm4, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 688(%rdi), %xmm5, %xmm4
+	vpclmulqdq	$0, 704(%rdi), %xmm5, %xmm4
 	vpxor	%xmm4, %xmm1, %xmm1
-	vmovdqu	80(%rcx), %xmm4
+	vmovdqu	64(%rcx), %xmm4
 	vpshufd	$78, %xmm4, %xmm5
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpclmulqdq	$0, 576(%rdi), %xmm4, %xmm6
 	vpxor	%xmm6, %xmm3, %xmm3
 	vpclmulqdq	$17, 576(%rdi), %xmm4, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 704(%rdi), %xmm5, %xmm4
+	vpclmulqdq	$0, 720(%rdi), %xmm5, %xmm4
 	vpxor	%xmm4, %xmm1, %xmm1
-	vmovdqu	96(%rcx), %xmm4
+	vmovdqu	80(%rcx), %xmm4
 	vpshufd	$78, %xmm4, %xmm5
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpclmulqdq	$0, 592(%rdi), %xmm4, %xmm6
 	vpxor	%xmm6, %xmm3, %xmm3
 	vpclmulqdq	$17, 592(%rdi), %xmm4, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 720(%rdi), %xmm5, %xmm4
+	vpclmulqdq	$0, 736(%rdi), %xmm5, %xmm4
 	vpxor	%xmm4, %xmm1, %xmm1
-	vmovdqu	112(%rcx), %xmm4
+	vmovdqu	96(%rcx), %xmm4
 	vpshufd	$78, %xmm4, %xmm5
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpclmulqdq	$0, 608(%rdi), %xmm4, %xmm6
 	vpxor	%xmm6, %xmm3, %xmm3
 	vpclmulqdq	$17, 608(%rdi), %xmm4, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 736(%rdi), %xmm5, %xmm4
+	vpclmulqdq	$0, 752(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vmovdqu	112(%rcx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 624(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 624(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 768(%rdi), %xmm5, %xmm4
 	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
@@ -3800,186 +3779,166 @@ aesgen_aesni_gcm_siv_open:
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_siv_open_polyval8
 .Laesgen_aesni_gcm_siv_open_polyval8_done:
-.Laesgen_aesni_gcm_siv_open_polyval4:
-	cmpq	$64, %rdx
-	jb	.Laesgen_aesni_gcm_siv_open_polyval4_done
-	vmovdqu	(%rcx), %xmm2
+	testq	%rdx, %rdx
+	je	.Laesgen_aesni_gcm_siv_open_rest_nothing
+	leaq	15(%rdx), %r10
+	andq	$-16, %r10
+	negq	%r10
+	leaq	640(%rdi,%r10,1), %r10
+	vpshufd	$78, %xmm1, %xmm2
 	vpxor	%xmm1, %xmm2, %xmm2
-	vpshufd	$78, %xmm2, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$0, 560(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$17, 560(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 688(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, (%r10), %xmm1, %xmm3
+	vpclmulqdq	$17, (%r10), %xmm1, %xmm1
+	vpclmulqdq	$0, 144(%r10), %xmm2, %xmm2
+	cmpq	$64, %rdx
+	jb	.Laesgen_aesni_gcm_siv_open_rest4_none
+	vmovdqu	(%rcx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, (%r10), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, (%r10), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$0, 144(%r10), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
 	vmovdqu	16(%rcx), %xmm4
 	vpshufd	$78, %xmm4, %xmm5
 	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 576(%rdi), %xmm4, %xmm6
+	vpclmulqdq	$0, 16(%r10), %xmm4, %xmm6
 	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 576(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 704(%rdi), %xmm5, %xmm4
+	vpclmulqdq	$17, 16(%r10), %xmm4, %xmm4
 	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$0, 160(%r10), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
 	vmovdqu	32(%rcx), %xmm4
 	vpshufd	$78, %xmm4, %xmm5
 	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 592(%rdi), %xmm4, %xmm6
+	vpclmulqdq	$0, 32(%r10), %xmm4, %xmm6
 	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 592(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 720(%rdi), %xmm5, %xmm4
+	vpclmulqdq	$17, 32(%r10), %xmm4, %xmm4
 	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$0, 176(%r10), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
 	vmovdqu	48(%rcx), %xmm4
 	vpshufd	$78, %xmm4, %xmm5
 	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 608(%rdi), %xmm4, %xmm6
+	vpclmulqdq	$0, 48(%r10), %xmm4, %xmm6
 	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 608(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 736(%rdi), %xmm5, %xmm4
+	vpclmulqdq	$17, 48(%r10), %xmm4, %xmm4
 	vpxor	%xmm4, %xmm1, %xmm1
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpslldq	$8, %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm1, %xmm4
+	vpclmulqdq	$0, 192(%r10), %xmm5, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm1
 	addq	$64, %rcx
+	addq	$64, %r10
 	subq	$64, %rdx
-.Laesgen_aesni_gcm_siv_open_polyval4_done:
-.Laesgen_aesni_gcm_siv_open_polyval2:
+.Laesgen_aesni_gcm_siv_open_rest4_none:
 	cmpq	$32, %rdx
-	jb	.Laesgen_aesni_gcm_siv_open_polyval2_done
-	vmovdqu	(%rcx), %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpshufd	$78, %xmm2, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$0, 592(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$17, 592(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 720(%rdi), %xmm1, %xmm1
+	jb	.Laesgen_aesni_gcm_siv_open_rest2_none
+	vmovdqu	(%rcx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, (%r10), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, (%r10), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$0, 144(%r10), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
 	vmovdqu	16(%rcx), %xmm4
 	vpshufd	$78, %xmm4, %xmm5
 	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 608(%rdi), %xmm4, %xmm6
+	vpclmulqdq	$0, 16(%r10), %xmm4, %xmm6
 	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 608(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 736(%rdi), %xmm5, %xmm4
+	vpclmulqdq	$17, 16(%r10), %xmm4, %xmm4
 	vpxor	%xmm4, %xmm1, %xmm1
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpslldq	$8, %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm1, %xmm4
+	vpclmulqdq	$0, 160(%r10), %xmm5, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm1
 	addq	$32, %rcx
+	addq	$32, %r10
 	subq	$32, %rdx
-.Laesgen_aesni_gcm_siv_open_polyval2_done:
-.Laesgen_aesni_gcm_siv_open_polyval1:
+.Laesgen_aesni_gcm_siv_open_rest2_none:
 	cmpq	$16, %rdx
-	jb	.Laesgen_aesni_gcm_siv_open_polyval1_done
-	vmovdqu	(%rcx), %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpshufd	$78, %xmm2, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$0, 608(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$17, 608(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 736(%rdi), %xmm1, %xmm1
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpslldq	$8, %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm1, %xmm4
+	jb	.Laesgen_aesni_gcm_siv_open_rest1_none
+	vmovdqu	(%rcx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, (%r10), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, (%r10), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$0, 144(%r10), %xmm5, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm1
 	addq	$16, %rcx
+	addq	$16, %r10
 	subq	$16, %rdx
-.Laesgen_aesni_gcm_siv_open_polyval1_done:
+.Laesgen_aesni_gcm_siv_open_rest1_none:
 	testq	%rdx, %rdx
-	je	.Laesgen_aesni_gcm_siv_open_polyval_end
-	vpxor	%xmm2, %xmm2, %xmm2
-	vmovdqa	%xmm2, 752(%rdi)
-	leaq	752(%rdi), %r10
+	je	.Laesgen_aesni_gcm_siv_open_rest_whole
+	vpxor	%xmm4, %xmm4, %xmm4
+	vmovdqa	%xmm4, 784(%rdi)
+	leaq	784(%rdi), %r11
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_siv_open_no8
-	movq	(%rcx), %r11
-	movq	%r11, (%r10)
+	movq	(%rcx), %rbx
+	movq	%rbx, (%r11)
 	addq	$8, %rcx
-	addq	$8, %r10
+	addq	$8, %r11
 .Laesgen_aesni_gcm_siv_open_no8:
 	testq	$4, %rdx
 	je	.Laesgen_aesni_gcm_siv_open_no4
-	movl	(%rcx), %r11d
-	movl	%r11d, (%r10)
+	movl	(%rcx), %ebx
+	movl	%ebx, (%r11)
 	addq	$4, %rcx
-	addq	$4, %r10
+	addq	$4, %r11
 .Laesgen_aesni_gcm_siv_open_no4:
 	testq	$2, %rdx
 	je	.Laesgen_aesni_gcm_siv_open_no2
-	movzbl	(%rcx), %r11d
-	movb	%r11b, (%r10)
-	movzbl	1(%rcx), %r11d
-	movb	%r11b, 1(%r10)
+	movzbl	(%rcx), %ebx
+	movb	%bl, (%r11)
+	movzbl	1(%rcx), %ebx
+	movb	%bl, 1(%r11)
 	addq	$2, %rcx
-	addq	$2, %r10
+	addq	$2, %r11
 .Laesgen_aesni_gcm_siv_open_no2:
 	testq	$1, %rdx
 	je	.Laesgen_aesni_gcm_siv_open_no1
-	movzbl	(%rcx), %r11d
-	movb	%r11b, (%r10)
+	movzbl	(%rcx), %ebx
+	movb	%bl, (%r11)
 .Laesgen_aesni_gcm_siv_open_no1:
-	vmovdqu	752(%rdi), %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpshufd	$78, %xmm2, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$0, 608(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$17, 608(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 736(%rdi), %xmm1, %xmm1
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpslldq	$8, %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm1, %xmm4
+	vmovdqa	784(%rdi), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, (%r10), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, (%r10), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$0, 144(%r10), %xmm5, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
+	addq	$16, %r10
+.Laesgen_aesni_gcm_siv_open_rest_whole:
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpslldq	$8, %xmm2, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm2, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm2
 	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm1, %xmm3, %xmm3
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqa	%xmm3, %xmm1
-.Laesgen_aesni_gcm_siv_open_polyval_end:
-	movq	24(%rsp), %rcx
-	movq	32(%rsp), %rdx
-	leaq	256(%rdi), %r10
+.Laesgen_aesni_gcm_siv_open_rest_nothing:
+	movq	32(%rsp), %rcx
+	movq	40(%rsp), %rdx
+	movq	32(%rsp), %r10
+	leaq	256(%rdi), %r11
 	vpor	.Laesgen_aesni_gcm_siv_open_set_top(%rip), %xmm0, %xmm0
-	movq	%rdx, %r11
-	movq	%rcx, %rbx
+	movq	%rdx, %rbx
+	movq	%rcx, %rbp
 .Laesgen_aesni_gcm_siv_open_ctr8_256:
-	cmpq	$128, %rbx
+	cmpq	$128, %rbp
 	jb	.Laesgen_aesni_gcm_siv_open_ctr8_done256
 	vmovdqa	%xmm0, %xmm2
 	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_1x1(%rip), %xmm0, %xmm3
@@ -3990,7 +3949,7 @@ aesgen_aesni_gcm_siv_open:
 	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_6x1(%rip), %xmm0, %xmm8
 	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_7x1(%rip), %xmm0, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_8x1(%rip), %xmm0, %xmm0
-	vmovdqa	(%r10), %xmm10
+	vmovdqa	(%r11), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm10, %xmm4, %xmm4
@@ -3999,7 +3958,7 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm10, %xmm8, %xmm8
 	vpxor	%xmm10, %xmm9, %xmm9
-	vmovdqa	16(%r10), %xmm10
+	vmovdqa	16(%r11), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
 	vaesenc	%xmm10, %xmm4, %xmm4
@@ -4008,7 +3967,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	32(%r10), %xmm10
+	vmovdqa	32(%r11), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
 	vaesenc	%xmm10, %xmm4, %xmm4
@@ -4017,7 +3976,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	48(%r10), %xmm10
+	vmovdqa	48(%r11), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
 	vaesenc	%xmm10, %xmm4, %xmm4
@@ -4026,7 +3985,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	64(%r10), %xmm10
+	vmovdqa	64(%r11), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
 	vaesenc	%xmm10, %xmm4, %xmm4
@@ -4035,7 +3994,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	80(%r10), %xmm10
+	vmovdqa	80(%r11), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
 	vaesenc	%xmm10, %xmm4, %xmm4
@@ -4044,7 +4003,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	96(%r10), %xmm10
+	vmovdqa	96(%r11), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
 	vaesenc	%xmm10, %xmm4, %xmm4
@@ -4053,7 +4012,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	112(%r10), %xmm10
+	vmovdqa	112(%r11), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
 	vaesenc	%xmm10, %xmm4, %xmm4
@@ -4062,7 +4021,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	128(%r10), %xmm10
+	vmovdqa	128(%r11), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
 	vaesenc	%xmm10, %xmm4, %xmm4
@@ -4071,7 +4030,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	144(%r10), %xmm10
+	vmovdqa	144(%r11), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
 	vaesenc	%xmm10, %xmm4, %xmm4
@@ -4080,7 +4039,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	160(%r10), %xmm10
+	vmovdqa	160(%r11), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
 	vaesenc	%xmm10, %xmm4, %xmm4
@@ -4089,7 +4048,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	176(%r10), %xmm10
+	vmovdqa	176(%r11), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
 	vaesenc	%xmm10, %xmm4, %xmm4
@@ -4098,7 +4057,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	192(%r10), %xmm10
+	vmovdqa	192(%r11), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
 	vaesenc	%xmm10, %xmm4, %xmm4
@@ -4107,7 +4066,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	208(%r10), %xmm10
+	vmovdqa	208(%r11), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
 	vaesenc	%xmm10, %xmm4, %xmm4
@@ -4116,7 +4075,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	224(%r10), %xmm10
+	vmovdqa	224(%r11), %xmm10
 	vaesenclast	%xmm10, %xmm2, %xmm2
 	vaesenclast	%xmm10, %xmm3, %xmm3
 	vaesenclast	%xmm10, %xmm4, %xmm4
@@ -4126,288 +4085,288 @@ aesgen_aesni_gcm_siv_open:
 	vaesenclast	%xmm10, %xmm8, %xmm8
 	vaesenclast	%xmm10, %xmm9, %xmm9
 	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%r11)
+	vmovdqu	%xmm2, (%rbx)
 	vpxor	16(%r9), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%r11)
+	vmovdqu	%xmm3, 16(%rbx)
 	vpxor	32(%r9), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%r11)
+	vmovdqu	%xmm4, 32(%rbx)
 	vpxor	48(%r9), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%r11)
+	vmovdqu	%xmm5, 48(%rbx)
 	vpxor	64(%r9), %xmm6, %xmm6
-	vmovdqu	%xmm6, 64(%r11)
+	vmovdqu	%xmm6, 64(%rbx)
 	vpxor	80(%r9), %xmm7, %xmm7
-	vmovdqu	%xmm7, 80(%r11)
+	vmovdqu	%xmm7, 80(%rbx)
 	vpxor	96(%r9), %xmm8, %xmm8
-	vmovdqu	%xmm8, 96(%r11)
+	vmovdqu	%xmm8, 96(%rbx)
 	vpxor	112(%r9), %xmm9, %xmm9
-	vmovdqu	%xmm9, 112(%r11)
+	vmovdqu	%xmm9, 112(%rbx)
 	addq	$128, %r9
-	addq	$128, %r11
-	subq	$128, %rbx
+	addq	$128, %rbx
+	subq	$128, %rbp
 	jmp	.Laesgen_aesni_gcm_siv_open_ctr8_256
 .Laesgen_aesni_gcm_siv_open_ctr8_done256:
 .Laesgen_aesni_gcm_siv_open_ctr_small256:
-	cmpq	$64, %rbx
+	cmpq	$64, %rbp
 	jb	.Laesgen_aesni_gcm_siv_open_ctr4_done256
 	vmovdqa	%xmm0, %xmm2
 	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_1x1(%rip), %xmm0, %xmm3
 	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_2x1(%rip), %xmm0, %xmm4
 	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_3x1(%rip), %xmm0, %xmm5
 	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_4x1(%rip), %xmm0, %xmm0
-	vmovdqa	(%r10), %xmm6
+	vmovdqa	(%r11), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm6, %xmm4, %xmm4
 	vpxor	%xmm6, %xmm5, %xmm5
-	vmovdqa	16(%r10), %xmm6
+	vmovdqa	16(%r11), %xmm6
 	vaesenc	%xmm6, %xmm2, %xmm2
 	vaesenc	%xmm6, %xmm3, %xmm3
 	vaesenc	%xmm6, %xmm4, %xmm4
 	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	32(%r10), %xmm6
+	vmovdqa	32(%r11), %xmm6
 	vaesenc	%xmm6, %xmm2, %xmm2
 	vaesenc	%xmm6, %xmm3, %xmm3
 	vaesenc	%xmm6, %xmm4, %xmm4
 	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	48(%r10), %xmm6
+	vmovdqa	48(%r11), %xmm6
 	vaesenc	%xmm6, %xmm2, %xmm2
 	vaesenc	%xmm6, %xmm3, %xmm3
 	vaesenc	%xmm6, %xmm4, %xmm4
 	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	64(%r10), %xmm6
+	vmovdqa	64(%r11), %xmm6
 	vaesenc	%xmm6, %xmm2, %xmm2
 	vaesenc	%xmm6, %xmm3, %xmm3
 	vaesenc	%xmm6, %xmm4, %xmm4
 	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	80(%r10), %xmm6
+	vmovdqa	80(%r11), %xmm6
 	vaesenc	%xmm6, %xmm2, %xmm2
 	vaesenc	%xmm6, %xmm3, %xmm3
 	vaesenc	%xmm6, %xmm4, %xmm4
 	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	96(%r10), %xmm6
+	vmovdqa	96(%r11), %xmm6
 	vaesenc	%xmm6, %xmm2, %xmm2
 	vaesenc	%xmm6, %xmm3, %xmm3
 	vaesenc	%xmm6, %xmm4, %xmm4
 	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	112(%r10), %xmm6
+	vmovdqa	112(%r11), %xmm6
 	vaesenc	%xmm6, %xmm2, %xmm2
 	vaesenc	%xmm6, %xmm3, %xmm3
 	vaesenc	%xmm6, %xmm4, %xmm4
 	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	128(%r10), %xmm6
+	vmovdqa	128(%r11), %xmm6
 	vaesenc	%xmm6, %xmm2, %xmm2
 	vaesenc	%xmm6, %xmm3, %xmm3
 	vaesenc	%xmm6, %xmm4, %xmm4
 	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	144(%r10), %xmm6
+	vmovdqa	144(%r11), %xmm6
 	vaesenc	%xmm6, %xmm2, %xmm2
 	vaesenc	%xmm6, %xmm3, %xmm3
 	vaesenc	%xmm6, %xmm4, %xmm4
 	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	160(%r10), %xmm6
+	vmovdqa	160(%r11), %xmm6
 	vaesenc	%xmm6, %xmm2, %xmm2
 	vaesenc	%xmm6, %xmm3, %xmm3
 	vaesenc	%xmm6, %xmm4, %xmm4
 	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	176(%r10), %xmm6
+	vmovdqa	176(%r11), %xmm6
 	vaesenc	%xmm6, %xmm2, %xmm2
 	vaesenc	%xmm6, %xmm3, %xmm3
 	vaesenc	%xmm6, %xmm4, %xmm4
 	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	192(%r10), %xmm6
+	vmovdqa	192(%r11), %xmm6
 	vaesenc	%xmm6, %xmm2, %xmm2
 	vaesenc	%xmm6, %xmm3, %xmm3
 	vaesenc	%xmm6, %xmm4, %xmm4
 	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	208(%r10), %xmm6
+	vmovdqa	208(%r11), %xmm6
 	vaesenc	%xmm6, %xmm2, %xmm2
 	vaesenc	%xmm6, %xmm3, %xmm3
 	vaesenc	%xmm6, %xmm4, %xmm4
 	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	224(%r10), %xmm6
+	vmovdqa	224(%r11), %xmm6
 	vaesenclast	%xmm6, %xmm2, %xmm2
 	vaesenclast	%xmm6, %xmm3, %xmm3
 	vaesenclast	%xmm6, %xmm4, %xmm4
 	vaesenclast	%xmm6, %xmm5, %xmm5
 	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%r11)
+	vmovdqu	%xmm2, (%rbx)
 	vpxor	16(%r9), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%r11)
+	vmovdqu	%xmm3, 16(%rbx)
 	vpxor	32(%r9), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%r11)
+	vmovdqu	%xmm4, 32(%rbx)
 	vpxor	48(%r9), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%r11)
+	vmovdqu	%xmm5, 48(%rbx)
 	addq	$64, %r9
-	addq	$64, %r11
-	subq	$64, %rbx
+	addq	$64, %rbx
+	subq	$64, %rbp
 .Laesgen_aesni_gcm_siv_open_ctr4_done256:
-	cmpq	$32, %rbx
+	cmpq	$32, %rbp
 	jb	.Laesgen_aesni_gcm_siv_open_ctr2_done256
 	vmovdqa	%xmm0, %xmm2
 	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_1x1(%rip), %xmm0, %xmm3
 	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_2x1(%rip), %xmm0, %xmm0
-	vmovdqa	(%r10), %xmm4
+	vmovdqa	(%r11), %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm3, %xmm3
-	vmovdqa	16(%r10), %xmm4
+	vmovdqa	16(%r11), %xmm4
 	vaesenc	%xmm4, %xmm2, %xmm2
 	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	32(%r10), %xmm4
+	vmovdqa	32(%r11), %xmm4
 	vaesenc	%xmm4, %xmm2, %xmm2
 	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	48(%r10), %xmm4
+	vmovdqa	48(%r11), %xmm4
 	vaesenc	%xmm4, %xmm2, %xmm2
 	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	64(%r10), %xmm4
+	vmovdqa	64(%r11), %xmm4
 	vaesenc	%xmm4, %xmm2, %xmm2
 	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	80(%r10), %xmm4
+	vmovdqa	80(%r11), %xmm4
 	vaesenc	%xmm4, %xmm2, %xmm2
 	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	96(%r10), %xmm4
+	vmovdqa	96(%r11), %xmm4
 	vaesenc	%xmm4, %xmm2, %xmm2
 	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	112(%r10), %xmm4
+	vmovdqa	112(%r11), %xmm4
 	vaesenc	%xmm4, %xmm2, %xmm2
 	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	128(%r10), %xmm4
+	vmovdqa	128(%r11), %xmm4
 	vaesenc	%xmm4, %xmm2, %xmm2
 	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	144(%r10), %xmm4
+	vmovdqa	144(%r11), %xmm4
 	vaesenc	%xmm4, %xmm2, %xmm2
 	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	160(%r10), %xmm4
+	vmovdqa	160(%r11), %xmm4
 	vaesenc	%xmm4, %xmm2, %xmm2
 	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	176(%r10), %xmm4
+	vmovdqa	176(%r11), %xmm4
 	vaesenc	%xmm4, %xmm2, %xmm2
 	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	192(%r10), %xmm4
+	vmovdqa	192(%r11), %xmm4
 	vaesenc	%xmm4, %xmm2, %xmm2
 	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	208(%r10), %xmm4
+	vmovdqa	208(%r11), %xmm4
 	vaesenc	%xmm4, %xmm2, %xmm2
 	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	224(%r10), %xmm4
+	vmovdqa	224(%r11), %xmm4
 	vaesenclast	%xmm4, %xmm2, %xmm2
 	vaesenclast	%xmm4, %xmm3, %xmm3
 	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%r11)
+	vmovdqu	%xmm2, (%rbx)
 	vpxor	16(%r9), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%r11)
+	vmovdqu	%xmm3, 16(%rbx)
 	addq	$32, %r9
-	addq	$32, %r11
-	subq	$32, %rbx
+	addq	$32, %rbx
+	subq	$32, %rbp
 .Laesgen_aesni_gcm_siv_open_ctr2_done256:
-	cmpq	$16, %rbx
+	cmpq	$16, %rbp
 	jb	.Laesgen_aesni_gcm_siv_open_ctr1_done256
 	vmovdqa	%xmm0, %xmm2
 	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_1x1(%rip), %xmm0, %xmm0
-	vmovdqa	(%r10), %xmm3
+	vmovdqa	(%r11), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%r10), %xmm3
+	vmovdqa	16(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%r10), %xmm3
+	vmovdqa	32(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%r10), %xmm3
+	vmovdqa	48(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%r10), %xmm3
+	vmovdqa	64(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%r10), %xmm3
+	vmovdqa	80(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%r10), %xmm3
+	vmovdqa	96(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%r10), %xmm3
+	vmovdqa	112(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%r10), %xmm3
+	vmovdqa	128(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%r10), %xmm3
+	vmovdqa	144(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%r10), %xmm3
+	vmovdqa	160(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	176(%r10), %xmm3
+	vmovdqa	176(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	192(%r10), %xmm3
+	vmovdqa	192(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	208(%r10), %xmm3
+	vmovdqa	208(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	224(%r10), %xmm3
+	vmovdqa	224(%r11), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
 	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%r11)
+	vmovdqu	%xmm2, (%rbx)
 	addq	$16, %r9
-	addq	$16, %r11
-	subq	$16, %rbx
+	addq	$16, %rbx
+	subq	$16, %rbp
 .Laesgen_aesni_gcm_siv_open_ctr1_done256:
-	testq	%rbx, %rbx
+	testq	%rbp, %rbp
 	je	.Laesgen_aesni_gcm_siv_open_ctr_end256
-	vmovdqa	(%r10), %xmm2
+	vmovdqa	(%r11), %xmm2
 	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	16(%r10), %xmm2
+	vmovdqa	16(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	32(%r10), %xmm2
+	vmovdqa	32(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	48(%r10), %xmm2
+	vmovdqa	48(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	64(%r10), %xmm2
+	vmovdqa	64(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	80(%r10), %xmm2
+	vmovdqa	80(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	96(%r10), %xmm2
+	vmovdqa	96(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	112(%r10), %xmm2
+	vmovdqa	112(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	128(%r10), %xmm2
+	vmovdqa	128(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	144(%r10), %xmm2
+	vmovdqa	144(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	160(%r10), %xmm2
+	vmovdqa	160(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	176(%r10), %xmm2
+	vmovdqa	176(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	192(%r10), %xmm2
+	vmovdqa	192(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	208(%r10), %xmm2
+	vmovdqa	208(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	224(%r10), %xmm2
+	vmovdqa	224(%r11), %xmm2
 	vaesenclast	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 752(%rdi)
-	leaq	752(%rdi), %r10
-	testq	$8, %rbx
+	vmovdqa	%xmm0, 784(%rdi)
+	leaq	784(%rdi), %r11
+	testq	$8, %rbp
 	je	.Laesgen_aesni_gcm_siv_open_no8_2
-	movq	(%r9), %rbp
-	xorq	(%r10), %rbp
-	movq	%rbp, (%r11)
+	movq	(%r9), %r12
+	xorq	(%r11), %r12
+	movq	%r12, (%rbx)
 	addq	$8, %r9
+	addq	$8, %rbx
 	addq	$8, %r11
-	addq	$8, %r10
 .Laesgen_aesni_gcm_siv_open_no8_2:
-	testq	$4, %rbx
+	testq	$4, %rbp
 	je	.Laesgen_aesni_gcm_siv_open_no4_2
-	movl	(%r9), %ebp
-	xorl	(%r10), %ebp
-	movl	%ebp, (%r11)
+	movl	(%r9), %r12d
+	xorl	(%r11), %r12d
+	movl	%r12d, (%rbx)
 	addq	$4, %r9
+	addq	$4, %rbx
 	addq	$4, %r11
-	addq	$4, %r10
 .Laesgen_aesni_gcm_siv_open_no4_2:
-	testq	$2, %rbx
+	testq	$2, %rbp
 	je	.Laesgen_aesni_gcm_siv_open_no2_2
-	movzbl	(%r9), %ebp
-	xorb	(%r10), %bpl
-	movb	%bpl, (%r11)
-	movzbl	1(%r9), %ebp
-	xorb	1(%r10), %bpl
-	movb	%bpl, 1(%r11)
+	movzbl	(%r9), %r12d
+	xorb	(%r11), %r12b
+	movb	%r12b, (%rbx)
+	movzbl	1(%r9), %r12d
+	xorb	1(%r11), %r12b
+	movb	%r12b, 1(%rbx)
 	addq	$2, %r9
+	addq	$2, %rbx
 	addq	$2, %r11
-	addq	$2, %r10
 .Laesgen_aesni_gcm_siv_open_no2_2:
-	testq	$1, %rbx
+	testq	$1, %rbp
 	je	.Laesgen_aesni_gcm_siv_open_no1_2
-	movzbl	(%r9), %ebp
-	xorb	(%r10), %bpl
-	movb	%bpl, (%r11)
+	movzbl	(%r9), %r12d
+	xorb	(%r11), %r12b
+	movb	%r12b, (%rbx)
 .Laesgen_aesni_gcm_siv_open_no1_2:
 .Laesgen_aesni_gcm_siv_open_ctr_end256:
 .Laesgen_aesni_gcm_siv_open_polyval8_2:
@@ -4417,71 +4376,71 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpshufd	$78, %xmm0, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$17, 496(%rdi), %xmm0, %xmm0
-	vpclmulqdq	$0, 624(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 512(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$17, 512(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 656(%rdi), %xmm1, %xmm1
 	vmovdqu	16(%rdx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 512(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 512(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$0, 640(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vmovdqu	32(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 528(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 528(%rdi), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$0, 656(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 672(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vmovdqu	48(%rdx), %xmm3
+	vmovdqu	32(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 544(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 544(%rdi), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$0, 672(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 688(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vmovdqu	64(%rdx), %xmm3
+	vmovdqu	48(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 560(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 560(%rdi), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$0, 688(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 704(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vmovdqu	80(%rdx), %xmm3
+	vmovdqu	64(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 576(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 576(%rdi), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$0, 704(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vmovdqu	96(%rdx), %xmm3
+	vmovdqu	80(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 592(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 592(%rdi), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vmovdqu	112(%rdx), %xmm3
+	vmovdqu	96(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 608(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 608(%rdi), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 752(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vmovdqu	112(%rdx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 624(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 624(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$0, 768(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
@@ -4501,203 +4460,170 @@ aesgen_aesni_gcm_siv_open:
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_gcm_siv_open_polyval8_2
 .Laesgen_aesni_gcm_siv_open_polyval8_done_2:
-.Laesgen_aesni_gcm_siv_open_polyval4_2:
-	cmpq	$64, %rcx
-	jb	.Laesgen_aesni_gcm_siv_open_polyval4_done_2
-	vmovdqu	(%rdx), %xmm0
+	leaq	15(%rcx), %r9
+	andq	$-16, %r9
+	negq	%r9
+	leaq	624(%rdi,%r9,1), %r9
+	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpshufd	$78, %xmm0, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 560(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$17, 560(%rdi), %xmm0, %xmm0
-	vpclmulqdq	$0, 688(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, (%r9), %xmm1, %xmm2
+	vpclmulqdq	$17, (%r9), %xmm1, %xmm1
+	vpclmulqdq	$0, 144(%r9), %xmm0, %xmm0
+	cmpq	$64, %rcx
+	jb	.Laesgen_aesni_gcm_siv_open_rest4_none_2
+	vmovdqu	(%rdx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, (%r9), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, (%r9), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 144(%r9), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
 	vmovdqu	16(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 576(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 16(%r9), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 576(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$0, 704(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$17, 16(%r9), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 160(%r9), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
 	vmovdqu	32(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 592(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 32(%r9), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 592(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$17, 32(%r9), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 176(%r9), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
 	vmovdqu	48(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 608(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 48(%r9), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 608(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$17, 48(%r9), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpslldq	$8, %xmm1, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm1, %xmm3
+	vpclmulqdq	$0, 192(%r9), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm1
 	addq	$64, %rdx
+	addq	$64, %r9
 	subq	$64, %rcx
-.Laesgen_aesni_gcm_siv_open_polyval4_done_2:
-.Laesgen_aesni_gcm_siv_open_polyval2_2:
+.Laesgen_aesni_gcm_siv_open_rest4_none_2:
 	cmpq	$32, %rcx
-	jb	.Laesgen_aesni_gcm_siv_open_polyval2_done_2
-	vmovdqu	(%rdx), %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpshufd	$78, %xmm0, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 592(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$17, 592(%rdi), %xmm0, %xmm0
-	vpclmulqdq	$0, 720(%rdi), %xmm1, %xmm1
+	jb	.Laesgen_aesni_gcm_siv_open_rest2_none_2
+	vmovdqu	(%rdx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, (%r9), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, (%r9), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 144(%r9), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
 	vmovdqu	16(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 608(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 16(%r9), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 608(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$17, 16(%r9), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpslldq	$8, %xmm1, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm1, %xmm3
+	vpclmulqdq	$0, 160(%r9), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm1
 	addq	$32, %rdx
+	addq	$32, %r9
 	subq	$32, %rcx
-.Laesgen_aesni_gcm_siv_open_polyval2_done_2:
-.Laesgen_aesni_gcm_siv_open_polyval1_2:
+.Laesgen_aesni_gcm_siv_open_rest2_none_2:
 	cmpq	$16, %rcx
-	jb	.Laesgen_aesni_gcm_siv_open_polyval1_done_2
-	vmovdqu	(%rdx), %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpshufd	$78, %xmm0, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 608(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$17, 608(%rdi), %xmm0, %xmm0
-	vpclmulqdq	$0, 736(%rdi), %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpslldq	$8, %xmm1, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm1, %xmm3
+	jb	.Laesgen_aesni_gcm_siv_open_rest1_none_2
+	vmovdqu	(%rdx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, (%r9), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, (%r9), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 144(%r9), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm1
 	addq	$16, %rdx
+	addq	$16, %r9
 	subq	$16, %rcx
-.Laesgen_aesni_gcm_siv_open_polyval1_done_2:
+.Laesgen_aesni_gcm_siv_open_rest1_none_2:
 	testq	%rcx, %rcx
-	je	.Laesgen_aesni_gcm_siv_open_polyval_end_2
-	vpxor	%xmm0, %xmm0, %xmm0
-	vmovdqa	%xmm0, 752(%rdi)
-	leaq	752(%rdi), %r9
+	je	.Laesgen_aesni_gcm_siv_open_rest_whole_2
+	vpxor	%xmm3, %xmm3, %xmm3
+	vmovdqa	%xmm3, 784(%rdi)
+	leaq	784(%rdi), %r11
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_siv_open_no8_3
-	movq	(%rdx), %r10
-	movq	%r10, (%r9)
+	movq	(%rdx), %rbx
+	movq	%rbx, (%r11)
 	addq	$8, %rdx
-	addq	$8, %r9
+	addq	$8, %r11
 .Laesgen_aesni_gcm_siv_open_no8_3:
 	testq	$4, %rcx
 	je	.Laesgen_aesni_gcm_siv_open_no4_3
-	movl	(%rdx), %r10d
-	movl	%r10d, (%r9)
+	movl	(%rdx), %ebx
+	movl	%ebx, (%r11)
 	addq	$4, %rdx
-	addq	$4, %r9
+	addq	$4, %r11
 .Laesgen_aesni_gcm_siv_open_no4_3:
 	testq	$2, %rcx
 	je	.Laesgen_aesni_gcm_siv_open_no2_3
-	movzbl	(%rdx), %r10d
-	movb	%r10b, (%r9)
-	movzbl	1(%rdx), %r10d
-	movb	%r10b, 1(%r9)
+	movzbl	(%rdx), %ebx
+	movb	%bl, (%r11)
+	movzbl	1(%rdx), %ebx
+	movb	%bl, 1(%r11)
 	addq	$2, %rdx
-	addq	$2, %r9
+	addq	$2, %r11
 .Laesgen_aesni_gcm_siv_open_no2_3:
 	testq	$1, %rcx
 	je	.Laesgen_aesni_gcm_siv_open_no1_3
-	movzbl	(%rdx), %r10d
-	movb	%r10b, (%r9)
+	movzbl	(%rdx), %ebx
+	movb	%bl, (%r11)
 .Laesgen_aesni_gcm_siv_open_no1_3:
-	vmovdqu	752(%rdi), %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpshufd	$78, %xmm0, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 608(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$17, 608(%rdi), %xmm0, %xmm0
-	vpclmulqdq	$0, 736(%rdi), %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpslldq	$8, %xmm1, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm1, %xmm3
+	vmovdqa	784(%rdi), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, (%r9), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, (%r9), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 144(%r9), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm1
-.Laesgen_aesni_gcm_siv_open_polyval_end_2:
-	movq	24(%rsp), %rcx
+	addq	$16, %r9
+.Laesgen_aesni_gcm_siv_open_rest_whole_2:
 	shlq	$3, %r8
-	shlq	$3, %rcx
-	vmovq	%r8, %xmm0
-	vmovq	%rcx, %xmm2
-	vpunpcklqdq	%xmm2, %xmm0, %xmm0
+	shlq	$3, %r10
+	vmovq	%r8, %xmm3
+	vmovq	%r10, %xmm4
+	vpunpcklqdq	%xmm4, %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, (%r9), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, (%r9), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 144(%r9), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 608(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 608(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 608(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 608(%rdi), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm3, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	movq	40(%rsp), %rcx
-	movq	48(%rsp), %rdx
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm1
+.Laesgen_aesni_gcm_siv_open_rest_nothing_2:
+	movq	48(%rsp), %rcx
+	movq	56(%rsp), %rdx
 	vmovd	8(%rsi), %xmm0
 	vpslldq	$8, %xmm0, %xmm0
 	movq	(%rsi), %rsi
@@ -4736,9 +4662,9 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rsi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 752(%rdi)
+	vmovdqa	%xmm0, 784(%rdi)
 	xorq	%rsi, %rsi
-	leaq	752(%rdi), %rdi
+	leaq	784(%rdi), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_siv_open_nocmp16
 	movq	(%rcx), %r8
@@ -4787,10 +4713,11 @@ aesgen_aesni_gcm_siv_open:
 	sbbl	%eax, %eax
 	jmp	.Laesgen_aesni_gcm_siv_open_opened
 .Laesgen_aesni_gcm_siv_open_message128:
+	movq	32(%rsp), %rdx
 	vmovd	8(%rsi), %xmm0
 	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rdx
-	vmovq	%rdx, %xmm1
+	movq	(%rsi), %r10
+	vmovq	%r10, %xmm1
 	vpor	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	vpor	.Laesgen_aesni_gcm_siv_open_le32_0(%rip), %xmm0, %xmm1
@@ -4956,10 +4883,10 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 416(%rdi)
-	vmovdqa	%xmm1, 608(%rdi)
+	vmovdqa	%xmm1, 624(%rdi)
 	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 736(%rdi)
+	vmovdqa	%xmm0, 768(%rdi)
 	vpclmulqdq	$0, %xmm1, %xmm1, %xmm0
 	vpclmulqdq	$17, %xmm1, %xmm1, %xmm2
 	vpclmulqdq	$1, %xmm1, %xmm1, %xmm3
@@ -4976,10 +4903,15 @@ aesgen_aesni_gcm_siv_open:
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 592(%rdi)
+	vmovdqa	%xmm0, 608(%rdi)
 	vpshufd	$78, %xmm0, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, 720(%rdi)
+	vmovdqa	%xmm2, 752(%rdi)
+	cmpq	$32, %r8
+	ja	.Laesgen_aesni_gcm_siv_open_powers_more_2
+	cmpq	$16, %rdx
+	jbe	.Laesgen_aesni_gcm_siv_open_powers_done_2
+.Laesgen_aesni_gcm_siv_open_powers_more_2:
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
@@ -4996,10 +4928,10 @@ aesgen_aesni_gcm_siv_open:
 	vpshufd	$78, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 576(%rdi)
+	vmovdqa	%xmm2, 592(%rdi)
 	vpshufd	$78, %xmm2, %xmm3
 	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, 704(%rdi)
+	vmovdqa	%xmm3, 736(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm0, %xmm3
 	vpclmulqdq	$17, %xmm0, %xmm0, %xmm4
 	vpclmulqdq	$1, %xmm0, %xmm0, %xmm5
@@ -5016,91 +4948,112 @@ aesgen_aesni_gcm_siv_open:
 	vpshufd	$78, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
-	vmovdqa	%xmm3, 560(%rdi)
+	vmovdqa	%xmm3, 576(%rdi)
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vmovdqa	%xmm4, 688(%rdi)
+	vmovdqa	%xmm4, 720(%rdi)
 	vpclmulqdq	$0, %xmm3, %xmm1, %xmm4
 	vpclmulqdq	$17, %xmm3, %xmm1, %xmm5
 	vpclmulqdq	$1, %xmm3, %xmm1, %xmm6
-	vpclmulqdq	$16, %xmm3, %xmm1, %xmm1
-	vpxor	%xmm1, %xmm6, %xmm6
-	vpslldq	$8, %xmm6, %xmm1
-	vpxor	%xmm1, %xmm4, %xmm4
-	vpsrldq	$8, %xmm6, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm1
+	vpclmulqdq	$16, %xmm3, %xmm1, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpslldq	$8, %xmm6, %xmm7
+	vpxor	%xmm7, %xmm4, %xmm4
+	vpsrldq	$8, %xmm6, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm6
 	vpshufd	$78, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm1
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm6
 	vpshufd	$78, %xmm4, %xmm4
-	vpxor	%xmm1, %xmm4, %xmm4
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm4, %xmm4
+	vmovdqa	%xmm4, 560(%rdi)
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vmovdqa	%xmm5, 704(%rdi)
+	vpclmulqdq	$0, %xmm3, %xmm0, %xmm4
+	vpclmulqdq	$17, %xmm3, %xmm0, %xmm5
+	vpclmulqdq	$1, %xmm3, %xmm0, %xmm6
+	vpclmulqdq	$16, %xmm3, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm6, %xmm6
+	vpslldq	$8, %xmm6, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpsrldq	$8, %xmm6, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm4
 	vpxor	%xmm5, %xmm4, %xmm4
 	vmovdqa	%xmm4, 544(%rdi)
-	vpshufd	$78, %xmm4, %xmm1
-	vpxor	%xmm4, %xmm1, %xmm1
-	vmovdqa	%xmm1, 672(%rdi)
-	vpclmulqdq	$0, %xmm3, %xmm0, %xmm1
-	vpclmulqdq	$17, %xmm3, %xmm0, %xmm4
-	vpclmulqdq	$1, %xmm3, %xmm0, %xmm5
-	vpclmulqdq	$16, %xmm3, %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vpslldq	$8, %xmm5, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm5, %xmm0
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpxor	%xmm4, %xmm1, %xmm1
-	vmovdqa	%xmm1, 528(%rdi)
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 656(%rdi)
+	vpshufd	$78, %xmm4, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqa	%xmm0, 688(%rdi)
 	vpclmulqdq	$0, %xmm3, %xmm2, %xmm0
-	vpclmulqdq	$17, %xmm3, %xmm2, %xmm1
-	vpclmulqdq	$1, %xmm3, %xmm2, %xmm4
+	vpclmulqdq	$17, %xmm3, %xmm2, %xmm4
+	vpclmulqdq	$1, %xmm3, %xmm2, %xmm5
 	vpclmulqdq	$16, %xmm3, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vpslldq	$8, %xmm5, %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm5, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm1, %xmm1
 	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm2
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm2
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 512(%rdi)
-	vpshufd	$78, %xmm0, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vmovdqa	%xmm1, 640(%rdi)
+	vpxor	%xmm4, %xmm0, %xmm0
+	vmovdqa	%xmm0, 528(%rdi)
+	vpshufd	$78, %xmm0, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vmovdqa	%xmm2, 672(%rdi)
 	vpclmulqdq	$0, %xmm3, %xmm3, %xmm0
-	vpclmulqdq	$17, %xmm3, %xmm3, %xmm1
-	vpclmulqdq	$1, %xmm3, %xmm3, %xmm2
+	vpclmulqdq	$17, %xmm3, %xmm3, %xmm2
+	vpclmulqdq	$1, %xmm3, %xmm3, %xmm4
 	vpclmulqdq	$16, %xmm3, %xmm3, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpslldq	$8, %xmm2, %xmm3
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpsrldq	$8, %xmm2, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm2
+	vpsrldq	$8, %xmm4, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm3
 	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm3
 	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 496(%rdi)
-	vpshufd	$78, %xmm0, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vmovdqa	%xmm1, 624(%rdi)
-	movq	40(%rsp), %rdx
+	vmovdqa	%xmm0, 512(%rdi)
+	vpshufd	$78, %xmm0, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vmovdqa	%xmm2, 656(%rdi)
+	vpclmulqdq	$0, %xmm1, %xmm0, %xmm2
+	vpclmulqdq	$17, %xmm1, %xmm0, %xmm3
+	vpclmulqdq	$1, %xmm1, %xmm0, %xmm4
+	vpclmulqdq	$16, %xmm1, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 496(%rdi)
+	vpshufd	$78, %xmm2, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vmovdqa	%xmm0, 640(%rdi)
+.Laesgen_aesni_gcm_siv_open_powers_done_2:
+	movq	48(%rsp), %rdx
 	vmovdqu	(%rdx), %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	movq	%r8, %rdx
@@ -5111,71 +5064,71 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpshufd	$78, %xmm2, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$17, 496(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 624(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 512(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 512(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 656(%rdi), %xmm1, %xmm1
 	vmovdqu	16(%rcx), %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 512(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 512(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 640(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm1, %xmm1
-	vmovdqu	32(%rcx), %xmm4
 	vpshufd	$78, %xmm4, %xmm5
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpclmulqdq	$0, 528(%rdi), %xmm4, %xmm6
 	vpxor	%xmm6, %xmm3, %xmm3
 	vpclmulqdq	$17, 528(%rdi), %xmm4, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 656(%rdi), %xmm5, %xmm4
+	vpclmulqdq	$0, 672(%rdi), %xmm5, %xmm4
 	vpxor	%xmm4, %xmm1, %xmm1
-	vmovdqu	48(%rcx), %xmm4
+	vmovdqu	32(%rcx), %xmm4
 	vpshufd	$78, %xmm4, %xmm5
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpclmulqdq	$0, 544(%rdi), %xmm4, %xmm6
 	vpxor	%xmm6, %xmm3, %xmm3
 	vpclmulqdq	$17, 544(%rdi), %xmm4, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 672(%rdi), %xmm5, %xmm4
+	vpclmulqdq	$0, 688(%rdi), %xmm5, %xmm4
 	vpxor	%xmm4, %xmm1, %xmm1
-	vmovdqu	64(%rcx), %xmm4
+	vmovdqu	48(%rcx), %xmm4
 	vpshufd	$78, %xmm4, %xmm5
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpclmulqdq	$0, 560(%rdi), %xmm4, %xmm6
 	vpxor	%xmm6, %xmm3, %xmm3
 	vpclmulqdq	$17, 560(%rdi), %xmm4, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 688(%rdi), %xmm5, %xmm4
+	vpclmulqdq	$0, 704(%rdi), %xmm5, %xmm4
 	vpxor	%xmm4, %xmm1, %xmm1
-	vmovdqu	80(%rcx), %xmm4
+	vmovdqu	64(%rcx), %xmm4
 	vpshufd	$78, %xmm4, %xmm5
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpclmulqdq	$0, 576(%rdi), %xmm4, %xmm6
 	vpxor	%xmm6, %xmm3, %xmm3
 	vpclmulqdq	$17, 576(%rdi), %xmm4, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 704(%rdi), %xmm5, %xmm4
+	vpclmulqdq	$0, 720(%rdi), %xmm5, %xmm4
 	vpxor	%xmm4, %xmm1, %xmm1
-	vmovdqu	96(%rcx), %xmm4
+	vmovdqu	80(%rcx), %xmm4
 	vpshufd	$78, %xmm4, %xmm5
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpclmulqdq	$0, 592(%rdi), %xmm4, %xmm6
 	vpxor	%xmm6, %xmm3, %xmm3
 	vpclmulqdq	$17, 592(%rdi), %xmm4, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 720(%rdi), %xmm5, %xmm4
+	vpclmulqdq	$0, 736(%rdi), %xmm5, %xmm4
 	vpxor	%xmm4, %xmm1, %xmm1
-	vmovdqu	112(%rcx), %xmm4
+	vmovdqu	96(%rcx), %xmm4
 	vpshufd	$78, %xmm4, %xmm5
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpclmulqdq	$0, 608(%rdi), %xmm4, %xmm6
 	vpxor	%xmm6, %xmm3, %xmm3
 	vpclmulqdq	$17, 608(%rdi), %xmm4, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 736(%rdi), %xmm5, %xmm4
+	vpclmulqdq	$0, 752(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vmovdqu	112(%rcx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 624(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 624(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$0, 768(%rdi), %xmm5, %xmm4
 	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
@@ -5195,186 +5148,166 @@ aesgen_aesni_gcm_siv_open:
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_siv_open_polyval8_3
 .Laesgen_aesni_gcm_siv_open_polyval8_done_3:
-.Laesgen_aesni_gcm_siv_open_polyval4_3:
-	cmpq	$64, %rdx
-	jb	.Laesgen_aesni_gcm_siv_open_polyval4_done_3
-	vmovdqu	(%rcx), %xmm2
+	testq	%rdx, %rdx
+	je	.Laesgen_aesni_gcm_siv_open_rest_nothing_3
+	leaq	15(%rdx), %r10
+	andq	$-16, %r10
+	negq	%r10
+	leaq	640(%rdi,%r10,1), %r10
+	vpshufd	$78, %xmm1, %xmm2
 	vpxor	%xmm1, %xmm2, %xmm2
-	vpshufd	$78, %xmm2, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$0, 560(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$17, 560(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 688(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, (%r10), %xmm1, %xmm3
+	vpclmulqdq	$17, (%r10), %xmm1, %xmm1
+	vpclmulqdq	$0, 144(%r10), %xmm2, %xmm2
+	cmpq	$64, %rdx
+	jb	.Laesgen_aesni_gcm_siv_open_rest4_none_3
+	vmovdqu	(%rcx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, (%r10), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, (%r10), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$0, 144(%r10), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
 	vmovdqu	16(%rcx), %xmm4
 	vpshufd	$78, %xmm4, %xmm5
 	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 576(%rdi), %xmm4, %xmm6
+	vpclmulqdq	$0, 16(%r10), %xmm4, %xmm6
 	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 576(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 704(%rdi), %xmm5, %xmm4
+	vpclmulqdq	$17, 16(%r10), %xmm4, %xmm4
 	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$0, 160(%r10), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
 	vmovdqu	32(%rcx), %xmm4
 	vpshufd	$78, %xmm4, %xmm5
 	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 592(%rdi), %xmm4, %xmm6
+	vpclmulqdq	$0, 32(%r10), %xmm4, %xmm6
 	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 592(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 720(%rdi), %xmm5, %xmm4
+	vpclmulqdq	$17, 32(%r10), %xmm4, %xmm4
 	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$0, 176(%r10), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
 	vmovdqu	48(%rcx), %xmm4
 	vpshufd	$78, %xmm4, %xmm5
 	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 608(%rdi), %xmm4, %xmm6
+	vpclmulqdq	$0, 48(%r10), %xmm4, %xmm6
 	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 608(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 736(%rdi), %xmm5, %xmm4
+	vpclmulqdq	$17, 48(%r10), %xmm4, %xmm4
 	vpxor	%xmm4, %xmm1, %xmm1
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpslldq	$8, %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm1, %xmm4
+	vpclmulqdq	$0, 192(%r10), %xmm5, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm1
 	addq	$64, %rcx
+	addq	$64, %r10
 	subq	$64, %rdx
-.Laesgen_aesni_gcm_siv_open_polyval4_done_3:
-.Laesgen_aesni_gcm_siv_open_polyval2_3:
+.Laesgen_aesni_gcm_siv_open_rest4_none_3:
 	cmpq	$32, %rdx
-	jb	.Laesgen_aesni_gcm_siv_open_polyval2_done_3
-	vmovdqu	(%rcx), %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpshufd	$78, %xmm2, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$0, 592(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$17, 592(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 720(%rdi), %xmm1, %xmm1
+	jb	.Laesgen_aesni_gcm_siv_open_rest2_none_3
+	vmovdqu	(%rcx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, (%r10), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, (%r10), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$0, 144(%r10), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
 	vmovdqu	16(%rcx), %xmm4
 	vpshufd	$78, %xmm4, %xmm5
 	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 608(%rdi), %xmm4, %xmm6
+	vpclmulqdq	$0, 16(%r10), %xmm4, %xmm6
 	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 608(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 736(%rdi), %xmm5, %xmm4
+	vpclmulqdq	$17, 16(%r10), %xmm4, %xmm4
 	vpxor	%xmm4, %xmm1, %xmm1
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpslldq	$8, %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm1, %xmm4
+	vpclmulqdq	$0, 160(%r10), %xmm5, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm1
 	addq	$32, %rcx
+	addq	$32, %r10
 	subq	$32, %rdx
-.Laesgen_aesni_gcm_siv_open_polyval2_done_3:
-.Laesgen_aesni_gcm_siv_open_polyval1_3:
+.Laesgen_aesni_gcm_siv_open_rest2_none_3:
 	cmpq	$16, %rdx
-	jb	.Laesgen_aesni_gcm_siv_open_polyval1_done_3
-	vmovdqu	(%rcx), %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpshufd	$78, %xmm2, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$0, 608(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$17, 608(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 736(%rdi), %xmm1, %xmm1
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpslldq	$8, %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm1, %xmm4
+	jb	.Laesgen_aesni_gcm_siv_open_rest1_none_3
+	vmovdqu	(%rcx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, (%r10), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, (%r10), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$0, 144(%r10), %xmm5, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm1
 	addq	$16, %rcx
+	addq	$16, %r10
 	subq	$16, %rdx
-.Laesgen_aesni_gcm_siv_open_polyval1_done_3:
+.Laesgen_aesni_gcm_siv_open_rest1_none_3:
 	testq	%rdx, %rdx
-	je	.Laesgen_aesni_gcm_siv_open_polyval_end_3
-	vpxor	%xmm2, %xmm2, %xmm2
-	vmovdqa	%xmm2, 752(%rdi)
-	leaq	752(%rdi), %r10
+	je	.Laesgen_aesni_gcm_siv_open_rest_whole_3
+	vpxor	%xmm4, %xmm4, %xmm4
+	vmovdqa	%xmm4, 784(%rdi)
+	leaq	784(%rdi), %r11
 	testq	$8, %rdx
 	je	.Laesgen_aesni_gcm_siv_open_no8_4
-	movq	(%rcx), %r11
-	movq	%r11, (%r10)
+	movq	(%rcx), %rbx
+	movq	%rbx, (%r11)
 	addq	$8, %rcx
-	addq	$8, %r10
+	addq	$8, %r11
 .Laesgen_aesni_gcm_siv_open_no8_4:
 	testq	$4, %rdx
 	je	.Laesgen_aesni_gcm_siv_open_no4_4
-	movl	(%rcx), %r11d
-	movl	%r11d, (%r10)
+	movl	(%rcx), %ebx
+	movl	%ebx, (%r11)
 	addq	$4, %rcx
-	addq	$4, %r10
+	addq	$4, %r11
 .Laesgen_aesni_gcm_siv_open_no4_4:
 	testq	$2, %rdx
 	je	.Laesgen_aesni_gcm_siv_open_no2_4
-	movzbl	(%rcx), %r11d
-	movb	%r11b, (%r10)
-	movzbl	1(%rcx), %r11d
-	movb	%r11b, 1(%r10)
+	movzbl	(%rcx), %ebx
+	movb	%bl, (%r11)
+	movzbl	1(%rcx), %ebx
+	movb	%bl, 1(%r11)
 	addq	$2, %rcx
-	addq	$2, %r10
+	addq	$2, %r11
 .Laesgen_aesni_gcm_siv_open_no2_4:
 	testq	$1, %rdx
 	je	.Laesgen_aesni_gcm_siv_open_no1_4
-	movzbl	(%rcx), %r11d
-	movb	%r11b, (%r10)
+	movzbl	(%rcx), %ebx
+	movb	%bl, (%r11)
 .Laesgen_aesni_gcm_siv_open_no1_4:
-	vmovdqu	752(%rdi), %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpshufd	$78, %xmm2, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$0, 608(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$17, 608(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 736(%rdi), %xmm1, %xmm1
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpslldq	$8, %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm1, %xmm4
+	vmovdqa	784(%rdi), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, (%r10), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, (%r10), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$0, 144(%r10), %xmm5, %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
+	addq	$16, %r10
+.Laesgen_aesni_gcm_siv_open_rest_whole_3:
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpslldq	$8, %xmm2, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm2, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm2
 	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm1, %xmm3, %xmm3
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
 	vmovdqa	%xmm3, %xmm1
-.Laesgen_aesni_gcm_siv_open_polyval_end_3:
-	movq	24(%rsp), %rcx
-	movq	32(%rsp), %rdx
-	leaq	256(%rdi), %r10
+.Laesgen_aesni_gcm_siv_open_rest_nothing_3:
+	movq	32(%rsp), %rcx
+	movq	40(%rsp), %rdx
+	movq	32(%rsp), %r10
+	leaq	256(%rdi), %r11
 	vpor	.Laesgen_aesni_gcm_siv_open_set_top(%rip), %xmm0, %xmm0
-	movq	%rdx, %r11
-	movq	%rcx, %rbx
+	movq	%rdx, %rbx
+	movq	%rcx, %rbp
 .Laesgen_aesni_gcm_siv_open_ctr8_128:
-	cmpq	$128, %rbx
+	cmpq	$128, %rbp
 	jb	.Laesgen_aesni_gcm_siv_open_ctr8_done128
 	vmovdqa	%xmm0, %xmm2
 	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_1x1(%rip), %xmm0, %xmm3
@@ -5385,7 +5318,7 @@ aesgen_aesni_gcm_siv_open:
 	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_6x1(%rip), %xmm0, %xmm8
 	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_7x1(%rip), %xmm0, %xmm9
 	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_8x1(%rip), %xmm0, %xmm0
-	vmovdqa	(%r10), %xmm10
+	vmovdqa	(%r11), %xmm10
 	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm10, %xmm4, %xmm4
@@ -5394,7 +5327,7 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm10, %xmm8, %xmm8
 	vpxor	%xmm10, %xmm9, %xmm9
-	vmovdqa	16(%r10), %xmm10
+	vmovdqa	16(%r11), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
 	vaesenc	%xmm10, %xmm4, %xmm4
@@ -5403,7 +5336,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	32(%r10), %xmm10
+	vmovdqa	32(%r11), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
 	vaesenc	%xmm10, %xmm4, %xmm4
@@ -5412,7 +5345,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	48(%r10), %xmm10
+	vmovdqa	48(%r11), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
 	vaesenc	%xmm10, %xmm4, %xmm4
@@ -5421,7 +5354,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	64(%r10), %xmm10
+	vmovdqa	64(%r11), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
 	vaesenc	%xmm10, %xmm4, %xmm4
@@ -5430,7 +5363,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	80(%r10), %xmm10
+	vmovdqa	80(%r11), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
 	vaesenc	%xmm10, %xmm4, %xmm4
@@ -5439,7 +5372,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	96(%r10), %xmm10
+	vmovdqa	96(%r11), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
 	vaesenc	%xmm10, %xmm4, %xmm4
@@ -5448,7 +5381,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	112(%r10), %xmm10
+	vmovdqa	112(%r11), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
 	vaesenc	%xmm10, %xmm4, %xmm4
@@ -5457,7 +5390,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	128(%r10), %xmm10
+	vmovdqa	128(%r11), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
 	vaesenc	%xmm10, %xmm4, %xmm4
@@ -5466,7 +5399,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	144(%r10), %xmm10
+	vmovdqa	144(%r11), %xmm10
 	vaesenc	%xmm10, %xmm2, %xmm2
 	vaesenc	%xmm10, %xmm3, %xmm3
 	vaesenc	%xmm10, %xmm4, %xmm4
@@ -5475,7 +5408,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm10, %xmm7, %xmm7
 	vaesenc	%xmm10, %xmm8, %xmm8
 	vaesenc	%xmm10, %xmm9, %xmm9
-	vmovdqa	160(%r10), %xmm10
+	vmovdqa	160(%r11), %xmm10
 	vaesenclast	%xmm10, %xmm2, %xmm2
 	vaesenclast	%xmm10, %xmm3, %xmm3
 	vaesenclast	%xmm10, %xmm4, %xmm4
@@ -5485,240 +5418,240 @@ aesgen_aesni_gcm_siv_open:
 	vaesenclast	%xmm10, %xmm8, %xmm8
 	vaesenclast	%xmm10, %xmm9, %xmm9
 	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%r11)
+	vmovdqu	%xmm2, (%rbx)
 	vpxor	16(%r9), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%r11)
+	vmovdqu	%xmm3, 16(%rbx)
 	vpxor	32(%r9), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%r11)
+	vmovdqu	%xmm4, 32(%rbx)
 	vpxor	48(%r9), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%r11)
+	vmovdqu	%xmm5, 48(%rbx)
 	vpxor	64(%r9), %xmm6, %xmm6
-	vmovdqu	%xmm6, 64(%r11)
+	vmovdqu	%xmm6, 64(%rbx)
 	vpxor	80(%r9), %xmm7, %xmm7
-	vmovdqu	%xmm7, 80(%r11)
+	vmovdqu	%xmm7, 80(%rbx)
 	vpxor	96(%r9), %xmm8, %xmm8
-	vmovdqu	%xmm8, 96(%r11)
+	vmovdqu	%xmm8, 96(%rbx)
 	vpxor	112(%r9), %xmm9, %xmm9
-	vmovdqu	%xmm9, 112(%r11)
+	vmovdqu	%xmm9, 112(%rbx)
 	addq	$128, %r9
-	addq	$128, %r11
-	subq	$128, %rbx
+	addq	$128, %rbx
+	subq	$128, %rbp
 	jmp	.Laesgen_aesni_gcm_siv_open_ctr8_128
 .Laesgen_aesni_gcm_siv_open_ctr8_done128:
 .Laesgen_aesni_gcm_siv_open_ctr_small128:
-	cmpq	$64, %rbx
+	cmpq	$64, %rbp
 	jb	.Laesgen_aesni_gcm_siv_open_ctr4_done128
 	vmovdqa	%xmm0, %xmm2
 	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_1x1(%rip), %xmm0, %xmm3
 	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_2x1(%rip), %xmm0, %xmm4
 	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_3x1(%rip), %xmm0, %xmm5
 	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_4x1(%rip), %xmm0, %xmm0
-	vmovdqa	(%r10), %xmm6
+	vmovdqa	(%r11), %xmm6
 	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm6, %xmm4, %xmm4
 	vpxor	%xmm6, %xmm5, %xmm5
-	vmovdqa	16(%r10), %xmm6
+	vmovdqa	16(%r11), %xmm6
 	vaesenc	%xmm6, %xmm2, %xmm2
 	vaesenc	%xmm6, %xmm3, %xmm3
 	vaesenc	%xmm6, %xmm4, %xmm4
 	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	32(%r10), %xmm6
+	vmovdqa	32(%r11), %xmm6
 	vaesenc	%xmm6, %xmm2, %xmm2
 	vaesenc	%xmm6, %xmm3, %xmm3
 	vaesenc	%xmm6, %xmm4, %xmm4
 	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	48(%r10), %xmm6
+	vmovdqa	48(%r11), %xmm6
 	vaesenc	%xmm6, %xmm2, %xmm2
 	vaesenc	%xmm6, %xmm3, %xmm3
 	vaesenc	%xmm6, %xmm4, %xmm4
 	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	64(%r10), %xmm6
+	vmovdqa	64(%r11), %xmm6
 	vaesenc	%xmm6, %xmm2, %xmm2
 	vaesenc	%xmm6, %xmm3, %xmm3
 	vaesenc	%xmm6, %xmm4, %xmm4
 	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	80(%r10), %xmm6
+	vmovdqa	80(%r11), %xmm6
 	vaesenc	%xmm6, %xmm2, %xmm2
 	vaesenc	%xmm6, %xmm3, %xmm3
 	vaesenc	%xmm6, %xmm4, %xmm4
 	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	96(%r10), %xmm6
+	vmovdqa	96(%r11), %xmm6
 	vaesenc	%xmm6, %xmm2, %xmm2
 	vaesenc	%xmm6, %xmm3, %xmm3
 	vaesenc	%xmm6, %xmm4, %xmm4
 	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	112(%r10), %xmm6
+	vmovdqa	112(%r11), %xmm6
 	vaesenc	%xmm6, %xmm2, %xmm2
 	vaesenc	%xmm6, %xmm3, %xmm3
 	vaesenc	%xmm6, %xmm4, %xmm4
 	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	128(%r10), %xmm6
+	vmovdqa	128(%r11), %xmm6
 	vaesenc	%xmm6, %xmm2, %xmm2
 	vaesenc	%xmm6, %xmm3, %xmm3
 	vaesenc	%xmm6, %xmm4, %xmm4
 	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	144(%r10), %xmm6
+	vmovdqa	144(%r11), %xmm6
 	vaesenc	%xmm6, %xmm2, %xmm2
 	vaesenc	%xmm6, %xmm3, %xmm3
 	vaesenc	%xmm6, %xmm4, %xmm4
 	vaesenc	%xmm6, %xmm5, %xmm5
-	vmovdqa	160(%r10), %xmm6
+	vmovdqa	160(%r11), %xmm6
 	vaesenclast	%xmm6, %xmm2, %xmm2
 	vaesenclast	%xmm6, %xmm3, %xmm3
 	vaesenclast	%xmm6, %xmm4, %xmm4
 	vaesenclast	%xmm6, %xmm5, %xmm5
 	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%r11)
+	vmovdqu	%xmm2, (%rbx)
 	vpxor	16(%r9), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%r11)
+	vmovdqu	%xmm3, 16(%rbx)
 	vpxor	32(%r9), %xmm4, %xmm4
-	vmovdqu	%xmm4, 32(%r11)
+	vmovdqu	%xmm4, 32(%rbx)
 	vpxor	48(%r9), %xmm5, %xmm5
-	vmovdqu	%xmm5, 48(%r11)
+	vmovdqu	%xmm5, 48(%rbx)
 	addq	$64, %r9
-	addq	$64, %r11
-	subq	$64, %rbx
+	addq	$64, %rbx
+	subq	$64, %rbp
 .Laesgen_aesni_gcm_siv_open_ctr4_done128:
-	cmpq	$32, %rbx
+	cmpq	$32, %rbp
 	jb	.Laesgen_aesni_gcm_siv_open_ctr2_done128
 	vmovdqa	%xmm0, %xmm2
 	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_1x1(%rip), %xmm0, %xmm3
 	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_2x1(%rip), %xmm0, %xmm0
-	vmovdqa	(%r10), %xmm4
+	vmovdqa	(%r11), %xmm4
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm3, %xmm3
-	vmovdqa	16(%r10), %xmm4
+	vmovdqa	16(%r11), %xmm4
 	vaesenc	%xmm4, %xmm2, %xmm2
 	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	32(%r10), %xmm4
+	vmovdqa	32(%r11), %xmm4
 	vaesenc	%xmm4, %xmm2, %xmm2
 	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	48(%r10), %xmm4
+	vmovdqa	48(%r11), %xmm4
 	vaesenc	%xmm4, %xmm2, %xmm2
 	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	64(%r10), %xmm4
+	vmovdqa	64(%r11), %xmm4
 	vaesenc	%xmm4, %xmm2, %xmm2
 	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	80(%r10), %xmm4
+	vmovdqa	80(%r11), %xmm4
 	vaesenc	%xmm4, %xmm2, %xmm2
 	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	96(%r10), %xmm4
+	vmovdqa	96(%r11), %xmm4
 	vaesenc	%xmm4, %xmm2, %xmm2
 	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	112(%r10), %xmm4
+	vmovdqa	112(%r11), %xmm4
 	vaesenc	%xmm4, %xmm2, %xmm2
 	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	128(%r10), %xmm4
+	vmovdqa	128(%r11), %xmm4
 	vaesenc	%xmm4, %xmm2, %xmm2
 	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	144(%r10), %xmm4
+	vmovdqa	144(%r11), %xmm4
 	vaesenc	%xmm4, %xmm2, %xmm2
 	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	160(%r10), %xmm4
+	vmovdqa	160(%r11), %xmm4
 	vaesenclast	%xmm4, %xmm2, %xmm2
 	vaesenclast	%xmm4, %xmm3, %xmm3
 	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%r11)
+	vmovdqu	%xmm2, (%rbx)
 	vpxor	16(%r9), %xmm3, %xmm3
-	vmovdqu	%xmm3, 16(%r11)
+	vmovdqu	%xmm3, 16(%rbx)
 	addq	$32, %r9
-	addq	$32, %r11
-	subq	$32, %rbx
+	addq	$32, %rbx
+	subq	$32, %rbp
 .Laesgen_aesni_gcm_siv_open_ctr2_done128:
-	cmpq	$16, %rbx
+	cmpq	$16, %rbp
 	jb	.Laesgen_aesni_gcm_siv_open_ctr1_done128
 	vmovdqa	%xmm0, %xmm2
 	vpaddd	.Laesgen_aesni_gcm_siv_open_le32_1x1(%rip), %xmm0, %xmm0
-	vmovdqa	(%r10), %xmm3
+	vmovdqa	(%r11), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%r10), %xmm3
+	vmovdqa	16(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%r10), %xmm3
+	vmovdqa	32(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%r10), %xmm3
+	vmovdqa	48(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%r10), %xmm3
+	vmovdqa	64(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%r10), %xmm3
+	vmovdqa	80(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%r10), %xmm3
+	vmovdqa	96(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%r10), %xmm3
+	vmovdqa	112(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%r10), %xmm3
+	vmovdqa	128(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%r10), %xmm3
+	vmovdqa	144(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%r10), %xmm3
+	vmovdqa	160(%r11), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
 	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%r11)
+	vmovdqu	%xmm2, (%rbx)
 	addq	$16, %r9
-	addq	$16, %r11
-	subq	$16, %rbx
+	addq	$16, %rbx
+	subq	$16, %rbp
 .Laesgen_aesni_gcm_siv_open_ctr1_done128:
-	testq	%rbx, %rbx
+	testq	%rbp, %rbp
 	je	.Laesgen_aesni_gcm_siv_open_ctr_end128
-	vmovdqa	(%r10), %xmm2
+	vmovdqa	(%r11), %xmm2
 	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	16(%r10), %xmm2
+	vmovdqa	16(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	32(%r10), %xmm2
+	vmovdqa	32(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	48(%r10), %xmm2
+	vmovdqa	48(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	64(%r10), %xmm2
+	vmovdqa	64(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	80(%r10), %xmm2
+	vmovdqa	80(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	96(%r10), %xmm2
+	vmovdqa	96(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	112(%r10), %xmm2
+	vmovdqa	112(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	128(%r10), %xmm2
+	vmovdqa	128(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	144(%r10), %xmm2
+	vmovdqa	144(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	160(%r10), %xmm2
+	vmovdqa	160(%r11), %xmm2
 	vaesenclast	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 752(%rdi)
-	leaq	752(%rdi), %r10
-	testq	$8, %rbx
+	vmovdqa	%xmm0, 784(%rdi)
+	leaq	784(%rdi), %r11
+	testq	$8, %rbp
 	je	.Laesgen_aesni_gcm_siv_open_no8_5
-	movq	(%r9), %rbp
-	xorq	(%r10), %rbp
-	movq	%rbp, (%r11)
+	movq	(%r9), %r12
+	xorq	(%r11), %r12
+	movq	%r12, (%rbx)
 	addq	$8, %r9
+	addq	$8, %rbx
 	addq	$8, %r11
-	addq	$8, %r10
 .Laesgen_aesni_gcm_siv_open_no8_5:
-	testq	$4, %rbx
+	testq	$4, %rbp
 	je	.Laesgen_aesni_gcm_siv_open_no4_5
-	movl	(%r9), %ebp
-	xorl	(%r10), %ebp
-	movl	%ebp, (%r11)
+	movl	(%r9), %r12d
+	xorl	(%r11), %r12d
+	movl	%r12d, (%rbx)
 	addq	$4, %r9
+	addq	$4, %rbx
 	addq	$4, %r11
-	addq	$4, %r10
 .Laesgen_aesni_gcm_siv_open_no4_5:
-	testq	$2, %rbx
+	testq	$2, %rbp
 	je	.Laesgen_aesni_gcm_siv_open_no2_5
-	movzbl	(%r9), %ebp
-	xorb	(%r10), %bpl
-	movb	%bpl, (%r11)
-	movzbl	1(%r9), %ebp
-	xorb	1(%r10), %bpl
-	movb	%bpl, 1(%r11)
+	movzbl	(%r9), %r12d
+	xorb	(%r11), %r12b
+	movb	%r12b, (%rbx)
+	movzbl	1(%r9), %r12d
+	xorb	1(%r11), %r12b
+	movb	%r12b, 1(%rbx)
 	addq	$2, %r9
+	addq	$2, %rbx
 	addq	$2, %r11
-	addq	$2, %r10
 .Laesgen_aesni_gcm_siv_open_no2_5:
-	testq	$1, %rbx
+	testq	$1, %rbp
 	je	.Laesgen_aesni_gcm_siv_open_no1_5
-	movzbl	(%r9), %ebp
-	xorb	(%r10), %bpl
-	movb	%bpl, (%r11)
+	movzbl	(%r9), %r12d
+	xorb	(%r11), %r12b
+	movb	%r12b, (%rbx)
 .Laesgen_aesni_gcm_siv_open_no1_5:
 .Laesgen_aesni_gcm_siv_open_ctr_end128:
 .Laesgen_aesni_gcm_siv_open_polyval8_4:
@@ -5728,71 +5661,71 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpshufd	$78, %xmm0, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 496(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$17, 496(%rdi), %xmm0, %xmm0
-	vpclmulqdq	$0, 624(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 512(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$17, 512(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 656(%rdi), %xmm1, %xmm1
 	vmovdqu	16(%rdx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 512(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 512(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$0, 640(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vmovdqu	32(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 528(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 528(%rdi), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$0, 656(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 672(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vmovdqu	48(%rdx), %xmm3
+	vmovdqu	32(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 544(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 544(%rdi), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$0, 672(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 688(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vmovdqu	64(%rdx), %xmm3
+	vmovdqu	48(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 560(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 560(%rdi), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$0, 688(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 704(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vmovdqu	80(%rdx), %xmm3
+	vmovdqu	64(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 576(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 576(%rdi), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$0, 704(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vmovdqu	96(%rdx), %xmm3
+	vmovdqu	80(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 592(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 592(%rdi), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vmovdqu	112(%rdx), %xmm3
+	vmovdqu	96(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
 	vpclmulqdq	$0, 608(%rdi), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpclmulqdq	$17, 608(%rdi), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$0, 752(%rdi), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vmovdqu	112(%rdx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, 624(%rdi), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 624(%rdi), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$0, 768(%rdi), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
@@ -5812,203 +5745,170 @@ aesgen_aesni_gcm_siv_open:
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_gcm_siv_open_polyval8_4
 .Laesgen_aesni_gcm_siv_open_polyval8_done_4:
-.Laesgen_aesni_gcm_siv_open_polyval4_4:
-	cmpq	$64, %rcx
-	jb	.Laesgen_aesni_gcm_siv_open_polyval4_done_4
-	vmovdqu	(%rdx), %xmm0
+	leaq	15(%rcx), %r9
+	andq	$-16, %r9
+	negq	%r9
+	leaq	624(%rdi,%r9,1), %r9
+	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpshufd	$78, %xmm0, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 560(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$17, 560(%rdi), %xmm0, %xmm0
-	vpclmulqdq	$0, 688(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, (%r9), %xmm1, %xmm2
+	vpclmulqdq	$17, (%r9), %xmm1, %xmm1
+	vpclmulqdq	$0, 144(%r9), %xmm0, %xmm0
+	cmpq	$64, %rcx
+	jb	.Laesgen_aesni_gcm_siv_open_rest4_none_4
+	vmovdqu	(%rdx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, (%r9), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, (%r9), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 144(%r9), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
 	vmovdqu	16(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 576(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 16(%r9), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 576(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$0, 704(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$17, 16(%r9), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 160(%r9), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
 	vmovdqu	32(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 592(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 32(%r9), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 592(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$17, 32(%r9), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 176(%r9), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
 	vmovdqu	48(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 608(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 48(%r9), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 608(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$17, 48(%r9), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpslldq	$8, %xmm1, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm1, %xmm3
+	vpclmulqdq	$0, 192(%r9), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm1
 	addq	$64, %rdx
+	addq	$64, %r9
 	subq	$64, %rcx
-.Laesgen_aesni_gcm_siv_open_polyval4_done_4:
-.Laesgen_aesni_gcm_siv_open_polyval2_4:
+.Laesgen_aesni_gcm_siv_open_rest4_none_4:
 	cmpq	$32, %rcx
-	jb	.Laesgen_aesni_gcm_siv_open_polyval2_done_4
-	vmovdqu	(%rdx), %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpshufd	$78, %xmm0, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 592(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$17, 592(%rdi), %xmm0, %xmm0
-	vpclmulqdq	$0, 720(%rdi), %xmm1, %xmm1
+	jb	.Laesgen_aesni_gcm_siv_open_rest2_none_4
+	vmovdqu	(%rdx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, (%r9), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, (%r9), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 144(%r9), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
 	vmovdqu	16(%rdx), %xmm3
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 608(%rdi), %xmm3, %xmm5
+	vpclmulqdq	$0, 16(%r9), %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 608(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
+	vpclmulqdq	$17, 16(%r9), %xmm3, %xmm3
 	vpxor	%xmm3, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpslldq	$8, %xmm1, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm1, %xmm3
+	vpclmulqdq	$0, 160(%r9), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm1
 	addq	$32, %rdx
+	addq	$32, %r9
 	subq	$32, %rcx
-.Laesgen_aesni_gcm_siv_open_polyval2_done_4:
-.Laesgen_aesni_gcm_siv_open_polyval1_4:
+.Laesgen_aesni_gcm_siv_open_rest2_none_4:
 	cmpq	$16, %rcx
-	jb	.Laesgen_aesni_gcm_siv_open_polyval1_done_4
-	vmovdqu	(%rdx), %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpshufd	$78, %xmm0, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 608(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$17, 608(%rdi), %xmm0, %xmm0
-	vpclmulqdq	$0, 736(%rdi), %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpslldq	$8, %xmm1, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm1, %xmm3
+	jb	.Laesgen_aesni_gcm_siv_open_rest1_none_4
+	vmovdqu	(%rdx), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, (%r9), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, (%r9), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 144(%r9), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm1
 	addq	$16, %rdx
+	addq	$16, %r9
 	subq	$16, %rcx
-.Laesgen_aesni_gcm_siv_open_polyval1_done_4:
+.Laesgen_aesni_gcm_siv_open_rest1_none_4:
 	testq	%rcx, %rcx
-	je	.Laesgen_aesni_gcm_siv_open_polyval_end_4
-	vpxor	%xmm0, %xmm0, %xmm0
-	vmovdqa	%xmm0, 752(%rdi)
-	leaq	752(%rdi), %r9
+	je	.Laesgen_aesni_gcm_siv_open_rest_whole_4
+	vpxor	%xmm3, %xmm3, %xmm3
+	vmovdqa	%xmm3, 784(%rdi)
+	leaq	784(%rdi), %r11
 	testq	$8, %rcx
 	je	.Laesgen_aesni_gcm_siv_open_no8_6
-	movq	(%rdx), %r10
-	movq	%r10, (%r9)
+	movq	(%rdx), %rbx
+	movq	%rbx, (%r11)
 	addq	$8, %rdx
-	addq	$8, %r9
+	addq	$8, %r11
 .Laesgen_aesni_gcm_siv_open_no8_6:
 	testq	$4, %rcx
 	je	.Laesgen_aesni_gcm_siv_open_no4_6
-	movl	(%rdx), %r10d
-	movl	%r10d, (%r9)
+	movl	(%rdx), %ebx
+	movl	%ebx, (%r11)
 	addq	$4, %rdx
-	addq	$4, %r9
+	addq	$4, %r11
 .Laesgen_aesni_gcm_siv_open_no4_6:
 	testq	$2, %rcx
 	je	.Laesgen_aesni_gcm_siv_open_no2_6
-	movzbl	(%rdx), %r10d
-	movb	%r10b, (%r9)
-	movzbl	1(%rdx), %r10d
-	movb	%r10b, 1(%r9)
+	movzbl	(%rdx), %ebx
+	movb	%bl, (%r11)
+	movzbl	1(%rdx), %ebx
+	movb	%bl, 1(%r11)
 	addq	$2, %rdx
-	addq	$2, %r9
+	addq	$2, %r11
 .Laesgen_aesni_gcm_siv_open_no2_6:
 	testq	$1, %rcx
 	je	.Laesgen_aesni_gcm_siv_open_no1_6
-	movzbl	(%rdx), %r10d
-	movb	%r10b, (%r9)
+	movzbl	(%rdx), %ebx
+	movb	%bl, (%r11)
 .Laesgen_aesni_gcm_siv_open_no1_6:
-	vmovdqu	752(%rdi), %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpshufd	$78, %xmm0, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 608(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$17, 608(%rdi), %xmm0, %xmm0
-	vpclmulqdq	$0, 736(%rdi), %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpslldq	$8, %xmm1, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm1, %xmm3
+	vmovdqa	784(%rdi), %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, (%r9), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, (%r9), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 144(%r9), %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm1
-.Laesgen_aesni_gcm_siv_open_polyval_end_4:
-	movq	24(%rsp), %rcx
+	addq	$16, %r9
+.Laesgen_aesni_gcm_siv_open_rest_whole_4:
 	shlq	$3, %r8
-	shlq	$3, %rcx
-	vmovq	%r8, %xmm0
-	vmovq	%rcx, %xmm2
-	vpunpcklqdq	%xmm2, %xmm0, %xmm0
+	shlq	$3, %r10
+	vmovq	%r8, %xmm3
+	vmovq	%r10, %xmm4
+	vpunpcklqdq	%xmm4, %xmm3, %xmm3
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpclmulqdq	$0, (%r9), %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, (%r9), %xmm3, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$0, 144(%r9), %xmm4, %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 608(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 608(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 608(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 608(%rdi), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm3, %xmm0
+	vpslldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm0, %xmm3
+	vpxor	%xmm3, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	movq	40(%rsp), %rcx
-	movq	48(%rsp), %rdx
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm1
+.Laesgen_aesni_gcm_siv_open_rest_nothing_4:
+	movq	48(%rsp), %rcx
+	movq	56(%rsp), %rdx
 	vmovd	8(%rsi), %xmm0
 	vpslldq	$8, %xmm0, %xmm0
 	movq	(%rsi), %rsi
@@ -6039,9 +5939,9 @@ aesgen_aesni_gcm_siv_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rsi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 752(%rdi)
+	vmovdqa	%xmm0, 784(%rdi)
 	xorq	%rsi, %rsi
-	leaq	752(%rdi), %rdi
+	leaq	784(%rdi), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_aesni_gcm_siv_open_nocmp16_2
 	movq	(%rcx), %r8
@@ -6093,8 +5993,8 @@ aesgen_aesni_gcm_siv_open:
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_siv_open_done
 .Laesgen_aesni_gcm_siv_open_reject:
-	movq	32(%rsp), %rax
-	movq	24(%rsp), %rcx
+	movq	40(%rsp), %rax
+	movq	32(%rsp), %rcx
 .Laesgen_aesni_gcm_siv_open_zero16:
 	cmpq	$16, %rcx
 	jb	.Laesgen_aesni_gcm_siv_open_zero_tail
@@ -6126,17 +6026,20 @@ aesgen_aesni_gcm_siv_open:
 .Laesgen_aesni_gcm_siv_open_nozero1:
 	movl	$-1, %eax
 	vzeroall
+	popq	%r12
 	popq	%rbp
 	popq	%rbx
 	ret
 .Laesgen_aesni_gcm_siv_open_refuse:
 	movl	$-1, %eax
 	vzeroall
+	popq	%r12
 	popq	%rbp
 	popq	%rbx
 	ret
 .Laesgen_aesni_gcm_siv_open_done:
 	vzeroall
+	popq	%r12
 	popq	%rbp
 	popq	%rbx
 	ret
@@ -6231,7 +6134,7 @@ aesgen_aesni_gcm_siv_open:
 	.byte	0x36, 0x00, 0x00, 0x00, 0x36, 0x00, 0x00, 0x00, 0x36, 0x00, 0x00, 0x00, 0x36, 0x00, 0x00, 0x00
 
 
-# wipe(ctx): zero all 768 bytes of the context.
+# wipe(ctx): zero all 832 bytes of the context.
 # Requires: AVX
 	.text
 	.globl	aesgen_aesni_gcm_siv_wipe
@@ -6240,7 +6143,7 @@ aesgen_aesni_gcm_siv_open:
 aesgen_aesni_gcm_siv_wipe:
 	endbr64
 	vpxor	%xmm0, %xmm0, %xmm0
-	movq	$12, %rax
+	movq	$13, %rax
 .Laesgen_aesni_gcm_siv_wipe_zero:
 	vmovdqa	%xmm0, (%rdi)
 	vmovdqa	%xmm0, 16(%rdi)

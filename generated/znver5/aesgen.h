@@ -654,8 +654,8 @@ int  aesgen_bitsliced512_gcm_r2_finish_seal(void *ctx, uint8_t *tag, size_t tag_
 int  aesgen_bitsliced512_gcm_r2_finish_open(void *ctx, const uint8_t *tag, size_t tag_len);
 void aesgen_bitsliced512_gcm_r2_wipe(void *ctx);
 
-/* aesni-gcm-siv (AES-GCM-SIV (RFC 8452)): requires AESNI, PCLMULQDQ, AVX; ctx 768 bytes */
-#define AESGEN_AESNI_GCM_SIV_CTX_SIZE 768
+/* aesni-gcm-siv (AES-GCM-SIV (RFC 8452)): requires AESNI, PCLMULQDQ, AVX; ctx 832 bytes */
+#define AESGEN_AESNI_GCM_SIV_CTX_SIZE 832
 int  aesgen_aesni_gcm_siv_init(void *ctx, const uint8_t *key, size_t key_len);
 int  aesgen_aesni_gcm_siv_seal(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
                        const uint8_t *in, size_t len, uint8_t *out, uint8_t *tag, size_t tag_len);
@@ -663,8 +663,8 @@ int  aesgen_aesni_gcm_siv_open(void *ctx, const uint8_t *nonce, size_t nonce_len
                        const uint8_t *in, size_t len, uint8_t *out, const uint8_t *tag, size_t tag_len);
 void aesgen_aesni_gcm_siv_wipe(void *ctx);
 
-/* vaes256-gcm-siv (AES-GCM-SIV (RFC 8452)): requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ; ctx 1024 bytes */
-#define AESGEN_VAES256_GCM_SIV_CTX_SIZE 1024
+/* vaes256-gcm-siv (AES-GCM-SIV (RFC 8452)): requires AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ; ctx 1088 bytes */
+#define AESGEN_VAES256_GCM_SIV_CTX_SIZE 1088
 int  aesgen_vaes256_gcm_siv_init(void *ctx, const uint8_t *key, size_t key_len);
 int  aesgen_vaes256_gcm_siv_seal(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
                        const uint8_t *in, size_t len, uint8_t *out, uint8_t *tag, size_t tag_len);
@@ -672,8 +672,8 @@ int  aesgen_vaes256_gcm_siv_open(void *ctx, const uint8_t *nonce, size_t nonce_l
                        const uint8_t *in, size_t len, uint8_t *out, const uint8_t *tag, size_t tag_len);
 void aesgen_vaes256_gcm_siv_wipe(void *ctx);
 
-/* vaes512-gcm-siv (AES-GCM-SIV (RFC 8452)): requires AESNI, AVX, AVX2, BMI2, VAES, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL; ctx 1536 bytes */
-#define AESGEN_VAES512_GCM_SIV_CTX_SIZE 1536
+/* vaes512-gcm-siv (AES-GCM-SIV (RFC 8452)): requires AESNI, AVX, AVX2, BMI2, VAES, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL; ctx 1600 bytes */
+#define AESGEN_VAES512_GCM_SIV_CTX_SIZE 1600
 int  aesgen_vaes512_gcm_siv_init(void *ctx, const uint8_t *key, size_t key_len);
 int  aesgen_vaes512_gcm_siv_seal(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
                        const uint8_t *in, size_t len, uint8_t *out, uint8_t *tag, size_t tag_len);

@@ -7,7 +7,7 @@
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).
  *   Requires: AESNI, PCLMULQDQ, AVX, AVX2, VAES, VPCLMULQDQ
- *   Context: 1024 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
+ *   Context: 1088 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_vaes256_gcm_siv_init   requires AESNI, AVX
@@ -34,7 +34,7 @@ aesgen_vaes256_gcm_siv_init:
 .Laesgen_vaes256_gcm_siv_init_accepted:
 	vpxor	%xmm0, %xmm0, %xmm0
 	movq	%rdi, %rax
-	movq	$16, %rcx
+	movq	$17, %rcx
 .Laesgen_vaes256_gcm_siv_init_zero:
 	vmovdqu	%ymm0, (%rax)
 	vmovdqu	%ymm0, 32(%rax)
@@ -481,8 +481,9 @@ aesgen_vaes256_gcm_siv_init:
 	.p2align	5
 aesgen_vaes256_gcm_siv_seal:
 	endbr64
-	movq	32(%rsp), %rax
-	movq	8(%rsp), %r10
+	pushq	%rbx
+	movq	40(%rsp), %rax
+	movq	16(%rsp), %r10
 	movabsq	$0x1000000000, %r11
 	cmpq	%r11, %r10
 	ja	.Laesgen_vaes256_gcm_siv_seal_refuse
@@ -499,10 +500,11 @@ aesgen_vaes256_gcm_siv_seal:
 	cmpl	$128, %eax
 	je	.Laesgen_vaes256_gcm_siv_seal_message128
 .Laesgen_vaes256_gcm_siv_seal_message256:
+	movq	16(%rsp), %rax
 	vmovd	8(%rsi), %xmm0
 	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rax
-	vmovq	%rax, %xmm1
+	movq	(%rsi), %rdx
+	vmovq	%rdx, %xmm1
 	vpor	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	vpor	.Laesgen_vaes256_gcm_siv_seal_le32_0(%rip), %xmm0, %xmm1
@@ -752,174 +754,200 @@ aesgen_vaes256_gcm_siv_seal:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 480(%rdi)
-	vmovdqa	%xmm1, 736(%rdi)
+	vmovdqa	%xmm1, 752(%rdi)
 	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 992(%rdi)
+	vmovdqa	%xmm0, 1024(%rdi)
 	vpclmulqdq	$0, %xmm1, %xmm1, %xmm0
 	vpclmulqdq	$17, %xmm1, %xmm1, %xmm2
 	vpclmulqdq	$1, %xmm1, %xmm1, %xmm3
-	vpclmulqdq	$16, %xmm1, %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
+	vpclmulqdq	$16, %xmm1, %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpslldq	$8, %xmm3, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpsrldq	$8, %xmm3, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm3
 	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm3
 	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 720(%rdi)
-	vpshufd	$78, %xmm0, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vmovdqa	%xmm1, 976(%rdi)
-	vmovdqu	720(%rdi), %ymm0
-	vinserti128	$1, %xmm0, %ymm0, %ymm1
-	vpclmulqdq	$0, %ymm1, %ymm0, %ymm2
-	vpclmulqdq	$17, %ymm1, %ymm0, %ymm3
-	vpclmulqdq	$1, %ymm1, %ymm0, %ymm4
-	vpclmulqdq	$16, %ymm1, %ymm0, %ymm1
-	vpxor	%ymm1, %ymm4, %ymm4
-	vpslldq	$8, %ymm4, %ymm1
-	vpxor	%ymm1, %ymm2, %ymm2
-	vpsrldq	$8, %ymm4, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm2, %ymm1
-	vpshufd	$78, %ymm2, %ymm2
-	vpxor	%ymm1, %ymm2, %ymm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm2, %ymm1
-	vpshufd	$78, %ymm2, %ymm2
-	vpxor	%ymm1, %ymm2, %ymm2
-	vpxor	%ymm3, %ymm2, %ymm2
-	vmovdqu	%ymm2, 688(%rdi)
-	vpshufd	$78, %ymm2, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vmovdqu	%ymm1, 944(%rdi)
-	vinserti128	$1, %xmm2, %ymm2, %ymm1
-	vpclmulqdq	$0, %ymm1, %ymm0, %ymm3
-	vpclmulqdq	$17, %ymm1, %ymm0, %ymm4
-	vpclmulqdq	$1, %ymm1, %ymm0, %ymm5
-	vpclmulqdq	$16, %ymm1, %ymm0, %ymm6
-	vpxor	%ymm6, %ymm5, %ymm5
-	vpslldq	$8, %ymm5, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpsrldq	$8, %ymm5, %ymm6
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm3, %ymm5
-	vpshufd	$78, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm3, %ymm5
-	vpshufd	$78, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vmovdqu	%ymm3, 656(%rdi)
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vmovdqu	%ymm4, 912(%rdi)
-	vpclmulqdq	$0, %ymm1, %ymm2, %ymm4
-	vpclmulqdq	$17, %ymm1, %ymm2, %ymm5
-	vpclmulqdq	$1, %ymm1, %ymm2, %ymm6
-	vpclmulqdq	$16, %ymm1, %ymm2, %ymm1
-	vpxor	%ymm1, %ymm6, %ymm6
-	vpslldq	$8, %ymm6, %ymm1
-	vpxor	%ymm1, %ymm4, %ymm4
-	vpsrldq	$8, %ymm6, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm4, %ymm1
-	vpshufd	$78, %ymm4, %ymm4
-	vpxor	%ymm1, %ymm4, %ymm4
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm4, %ymm1
-	vpshufd	$78, %ymm4, %ymm4
-	vpxor	%ymm1, %ymm4, %ymm4
-	vpxor	%ymm5, %ymm4, %ymm4
-	vmovdqu	%ymm4, 624(%rdi)
-	vpshufd	$78, %ymm4, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vmovdqu	%ymm1, 880(%rdi)
-	vinserti128	$1, %xmm4, %ymm4, %ymm1
-	vpclmulqdq	$0, %ymm1, %ymm0, %ymm5
-	vpclmulqdq	$17, %ymm1, %ymm0, %ymm6
-	vpclmulqdq	$1, %ymm1, %ymm0, %ymm7
-	vpclmulqdq	$16, %ymm1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpslldq	$8, %ymm7, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vpsrldq	$8, %ymm7, %ymm0
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm5, %ymm0
-	vpshufd	$78, %ymm5, %ymm5
-	vpxor	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm5, %ymm0
-	vpshufd	$78, %ymm5, %ymm5
-	vpxor	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm6, %ymm5, %ymm5
-	vmovdqu	%ymm5, 592(%rdi)
-	vpshufd	$78, %ymm5, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vmovdqu	%ymm0, 848(%rdi)
-	vpclmulqdq	$0, %ymm1, %ymm2, %ymm0
-	vpclmulqdq	$17, %ymm1, %ymm2, %ymm5
-	vpclmulqdq	$1, %ymm1, %ymm2, %ymm6
-	vpclmulqdq	$16, %ymm1, %ymm2, %ymm2
-	vpxor	%ymm2, %ymm6, %ymm6
-	vpslldq	$8, %ymm6, %ymm2
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpsrldq	$8, %ymm6, %ymm2
+	vmovdqa	%xmm0, 736(%rdi)
+	vpshufd	$78, %xmm0, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vmovdqa	%xmm2, 1008(%rdi)
+	cmpq	$32, %r8
+	ja	.Laesgen_vaes256_gcm_siv_seal_powers_more
+	cmpq	$16, %rax
+	jbe	.Laesgen_vaes256_gcm_siv_seal_powers_done
+.Laesgen_vaes256_gcm_siv_seal_powers_more:
+	vmovdqu	736(%rdi), %ymm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm2
+	vpclmulqdq	$0, %ymm2, %ymm0, %ymm3
+	vpclmulqdq	$17, %ymm2, %ymm0, %ymm4
+	vpclmulqdq	$1, %ymm2, %ymm0, %ymm5
+	vpclmulqdq	$16, %ymm2, %ymm0, %ymm2
 	vpxor	%ymm2, %ymm5, %ymm5
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm0, %ymm2
-	vpshufd	$78, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm0, %ymm2
-	vpshufd	$78, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vmovdqu	%ymm0, 560(%rdi)
-	vpshufd	$78, %ymm0, %ymm2
-	vpxor	%ymm0, %ymm2, %ymm2
-	vmovdqu	%ymm2, 816(%rdi)
-	vpclmulqdq	$0, %ymm1, %ymm3, %ymm0
-	vpclmulqdq	$17, %ymm1, %ymm3, %ymm2
-	vpclmulqdq	$1, %ymm1, %ymm3, %ymm5
-	vpclmulqdq	$16, %ymm1, %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpslldq	$8, %ymm5, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpsrldq	$8, %ymm5, %ymm3
+	vpslldq	$8, %ymm5, %ymm2
+	vpxor	%ymm2, %ymm3, %ymm3
+	vpsrldq	$8, %ymm5, %ymm2
+	vpxor	%ymm2, %ymm4, %ymm4
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm3, %ymm2
+	vpshufd	$78, %ymm3, %ymm3
+	vpxor	%ymm2, %ymm3, %ymm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm3, %ymm2
+	vpshufd	$78, %ymm3, %ymm3
+	vpxor	%ymm2, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vmovdqu	%ymm3, 704(%rdi)
+	vpshufd	$78, %ymm3, %ymm2
 	vpxor	%ymm3, %ymm2, %ymm2
+	vmovdqu	%ymm2, 976(%rdi)
+	vinserti128	$1, %xmm3, %ymm3, %ymm2
+	vpclmulqdq	$0, %ymm2, %ymm0, %ymm4
+	vpclmulqdq	$17, %ymm2, %ymm0, %ymm5
+	vpclmulqdq	$1, %ymm2, %ymm0, %ymm6
+	vpclmulqdq	$16, %ymm2, %ymm0, %ymm7
+	vpxor	%ymm7, %ymm6, %ymm6
+	vpslldq	$8, %ymm6, %ymm7
+	vpxor	%ymm7, %ymm4, %ymm4
+	vpsrldq	$8, %ymm6, %ymm7
+	vpxor	%ymm7, %ymm5, %ymm5
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm4, %ymm6
+	vpshufd	$78, %ymm4, %ymm4
+	vpxor	%ymm6, %ymm4, %ymm4
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm4, %ymm6
+	vpshufd	$78, %ymm4, %ymm4
+	vpxor	%ymm6, %ymm4, %ymm4
+	vpxor	%ymm5, %ymm4, %ymm4
+	vmovdqu	%ymm4, 672(%rdi)
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vmovdqu	%ymm5, 944(%rdi)
+	vpclmulqdq	$0, %ymm2, %ymm3, %ymm5
+	vpclmulqdq	$17, %ymm2, %ymm3, %ymm6
+	vpclmulqdq	$1, %ymm2, %ymm3, %ymm7
+	vpclmulqdq	$16, %ymm2, %ymm3, %ymm2
+	vpxor	%ymm2, %ymm7, %ymm7
+	vpslldq	$8, %ymm7, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vpsrldq	$8, %ymm7, %ymm2
+	vpxor	%ymm2, %ymm6, %ymm6
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm5, %ymm2
+	vpshufd	$78, %ymm5, %ymm5
+	vpxor	%ymm2, %ymm5, %ymm5
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm5, %ymm2
+	vpshufd	$78, %ymm5, %ymm5
+	vpxor	%ymm2, %ymm5, %ymm5
+	vpxor	%ymm6, %ymm5, %ymm5
+	vmovdqu	%ymm5, 640(%rdi)
+	vpshufd	$78, %ymm5, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vmovdqu	%ymm2, 912(%rdi)
+	vinserti128	$1, %xmm5, %ymm5, %ymm2
+	vpclmulqdq	$0, %ymm2, %ymm0, %ymm6
+	vpclmulqdq	$17, %ymm2, %ymm0, %ymm7
+	vpclmulqdq	$1, %ymm2, %ymm0, %ymm8
+	vpclmulqdq	$16, %ymm2, %ymm0, %ymm0
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpslldq	$8, %ymm8, %ymm0
+	vpxor	%ymm0, %ymm6, %ymm6
+	vpsrldq	$8, %ymm8, %ymm0
+	vpxor	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm6, %ymm0
+	vpshufd	$78, %ymm6, %ymm6
+	vpxor	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm6, %ymm0
+	vpshufd	$78, %ymm6, %ymm6
+	vpxor	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm7, %ymm6, %ymm6
+	vmovdqu	%ymm6, 608(%rdi)
+	vpshufd	$78, %ymm6, %ymm0
+	vpxor	%ymm6, %ymm0, %ymm0
+	vmovdqu	%ymm0, 880(%rdi)
+	vpclmulqdq	$0, %ymm2, %ymm3, %ymm0
+	vpclmulqdq	$17, %ymm2, %ymm3, %ymm6
+	vpclmulqdq	$1, %ymm2, %ymm3, %ymm7
+	vpclmulqdq	$16, %ymm2, %ymm3, %ymm3
+	vpxor	%ymm3, %ymm7, %ymm7
+	vpslldq	$8, %ymm7, %ymm3
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpsrldq	$8, %ymm7, %ymm3
+	vpxor	%ymm3, %ymm6, %ymm6
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm0, %ymm3
 	vpshufd	$78, %ymm0, %ymm0
 	vpxor	%ymm3, %ymm0, %ymm0
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm0, %ymm3
 	vpshufd	$78, %ymm0, %ymm0
 	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm6, %ymm0, %ymm0
+	vmovdqu	%ymm0, 576(%rdi)
+	vpshufd	$78, %ymm0, %ymm3
+	vpxor	%ymm0, %ymm3, %ymm3
+	vmovdqu	%ymm3, 848(%rdi)
+	vpclmulqdq	$0, %ymm2, %ymm4, %ymm0
+	vpclmulqdq	$17, %ymm2, %ymm4, %ymm3
+	vpclmulqdq	$1, %ymm2, %ymm4, %ymm6
+	vpclmulqdq	$16, %ymm2, %ymm4, %ymm4
+	vpxor	%ymm4, %ymm6, %ymm6
+	vpslldq	$8, %ymm6, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpsrldq	$8, %ymm6, %ymm4
+	vpxor	%ymm4, %ymm3, %ymm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm0, %ymm4
+	vpshufd	$78, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm0, %ymm4
+	vpshufd	$78, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vmovdqu	%ymm0, 544(%rdi)
+	vpshufd	$78, %ymm0, %ymm3
+	vpxor	%ymm0, %ymm3, %ymm3
+	vmovdqu	%ymm3, 816(%rdi)
+	vpclmulqdq	$0, %ymm2, %ymm5, %ymm0
+	vpclmulqdq	$17, %ymm2, %ymm5, %ymm3
+	vpclmulqdq	$1, %ymm2, %ymm5, %ymm4
+	vpclmulqdq	$16, %ymm2, %ymm5, %ymm2
+	vpxor	%ymm2, %ymm4, %ymm4
+	vpslldq	$8, %ymm4, %ymm2
 	vpxor	%ymm2, %ymm0, %ymm0
-	vmovdqu	%ymm0, 528(%rdi)
+	vpsrldq	$8, %ymm4, %ymm2
+	vpxor	%ymm2, %ymm3, %ymm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm0, %ymm2
+	vpshufd	$78, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm0, %ymm2
+	vpshufd	$78, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vmovdqu	%ymm0, 512(%rdi)
 	vpshufd	$78, %ymm0, %ymm2
 	vpxor	%ymm0, %ymm2, %ymm2
 	vmovdqu	%ymm2, 784(%rdi)
-	vpclmulqdq	$0, %ymm1, %ymm4, %ymm0
-	vpclmulqdq	$17, %ymm1, %ymm4, %ymm2
-	vpclmulqdq	$1, %ymm1, %ymm4, %ymm3
-	vpclmulqdq	$16, %ymm1, %ymm4, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vpslldq	$8, %ymm3, %ymm1
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpsrldq	$8, %ymm3, %ymm1
-	vpxor	%ymm1, %ymm2, %ymm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm0, %ymm1
-	vpshufd	$78, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm0, %ymm1
-	vpshufd	$78, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vmovdqu	%ymm0, 496(%rdi)
-	vpshufd	$78, %ymm0, %ymm1
-	vpxor	%ymm0, %ymm1, %ymm1
-	vmovdqu	%ymm1, 752(%rdi)
+	vpclmulqdq	$0, %xmm1, %xmm0, %xmm2
+	vpclmulqdq	$17, %xmm1, %xmm0, %xmm3
+	vpclmulqdq	$1, %xmm1, %xmm0, %xmm4
+	vpclmulqdq	$16, %xmm1, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 496(%rdi)
+	vpshufd	$78, %xmm2, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vmovdqa	%xmm0, 768(%rdi)
+.Laesgen_vaes256_gcm_siv_seal_powers_done:
 	vpxor	%xmm0, %xmm0, %xmm0
 	movq	%r8, %rax
 .Laesgen_vaes256_gcm_siv_seal_polyval16:
@@ -929,71 +957,71 @@ aesgen_vaes256_gcm_siv_seal:
 	vpxor	%ymm0, %ymm1, %ymm1
 	vpshufd	$78, %ymm1, %ymm0
 	vpxor	%ymm1, %ymm0, %ymm0
-	vpclmulqdq	$0, 496(%rdi), %ymm1, %ymm2
-	vpclmulqdq	$17, 496(%rdi), %ymm1, %ymm1
-	vpclmulqdq	$0, 752(%rdi), %ymm0, %ymm0
+	vpclmulqdq	$0, 512(%rdi), %ymm1, %ymm2
+	vpclmulqdq	$17, 512(%rdi), %ymm1, %ymm1
+	vpclmulqdq	$0, 784(%rdi), %ymm0, %ymm0
 	vmovdqu	32(%rcx), %ymm3
 	vpshufd	$78, %ymm3, %ymm4
 	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 528(%rdi), %ymm3, %ymm5
+	vpclmulqdq	$0, 544(%rdi), %ymm3, %ymm5
 	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 528(%rdi), %ymm3, %ymm3
+	vpclmulqdq	$17, 544(%rdi), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 784(%rdi), %ymm4, %ymm3
+	vpclmulqdq	$0, 816(%rdi), %ymm4, %ymm3
 	vpxor	%ymm3, %ymm0, %ymm0
 	vmovdqu	64(%rcx), %ymm3
 	vpshufd	$78, %ymm3, %ymm4
 	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 560(%rdi), %ymm3, %ymm5
+	vpclmulqdq	$0, 576(%rdi), %ymm3, %ymm5
 	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 560(%rdi), %ymm3, %ymm3
+	vpclmulqdq	$17, 576(%rdi), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 816(%rdi), %ymm4, %ymm3
+	vpclmulqdq	$0, 848(%rdi), %ymm4, %ymm3
 	vpxor	%ymm3, %ymm0, %ymm0
 	vmovdqu	96(%rcx), %ymm3
 	vpshufd	$78, %ymm3, %ymm4
 	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 592(%rdi), %ymm3, %ymm5
+	vpclmulqdq	$0, 608(%rdi), %ymm3, %ymm5
 	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 592(%rdi), %ymm3, %ymm3
+	vpclmulqdq	$17, 608(%rdi), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 848(%rdi), %ymm4, %ymm3
+	vpclmulqdq	$0, 880(%rdi), %ymm4, %ymm3
 	vpxor	%ymm3, %ymm0, %ymm0
 	vmovdqu	128(%rcx), %ymm3
 	vpshufd	$78, %ymm3, %ymm4
 	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 624(%rdi), %ymm3, %ymm5
+	vpclmulqdq	$0, 640(%rdi), %ymm3, %ymm5
 	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 624(%rdi), %ymm3, %ymm3
+	vpclmulqdq	$17, 640(%rdi), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 880(%rdi), %ymm4, %ymm3
+	vpclmulqdq	$0, 912(%rdi), %ymm4, %ymm3
 	vpxor	%ymm3, %ymm0, %ymm0
 	vmovdqu	160(%rcx), %ymm3
 	vpshufd	$78, %ymm3, %ymm4
 	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 656(%rdi), %ymm3, %ymm5
+	vpclmulqdq	$0, 672(%rdi), %ymm3, %ymm5
 	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 656(%rdi), %ymm3, %ymm3
+	vpclmulqdq	$17, 672(%rdi), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 912(%rdi), %ymm4, %ymm3
+	vpclmulqdq	$0, 944(%rdi), %ymm4, %ymm3
 	vpxor	%ymm3, %ymm0, %ymm0
 	vmovdqu	192(%rcx), %ymm3
 	vpshufd	$78, %ymm3, %ymm4
 	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 688(%rdi), %ymm3, %ymm5
+	vpclmulqdq	$0, 704(%rdi), %ymm3, %ymm5
 	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 688(%rdi), %ymm3, %ymm3
+	vpclmulqdq	$17, 704(%rdi), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 944(%rdi), %ymm4, %ymm3
+	vpclmulqdq	$0, 976(%rdi), %ymm4, %ymm3
 	vpxor	%ymm3, %ymm0, %ymm0
 	vmovdqu	224(%rcx), %ymm3
 	vpshufd	$78, %ymm3, %ymm4
 	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 720(%rdi), %ymm3, %ymm5
+	vpclmulqdq	$0, 736(%rdi), %ymm3, %ymm5
 	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 720(%rdi), %ymm3, %ymm3
+	vpclmulqdq	$17, 736(%rdi), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 976(%rdi), %ymm4, %ymm3
+	vpclmulqdq	$0, 1008(%rdi), %ymm4, %ymm3
 	vpxor	%ymm3, %ymm0, %ymm0
 	vpxor	%ymm2, %ymm0, %ymm0
 	vpxor	%ymm1, %ymm0, %ymm0
@@ -1017,291 +1045,259 @@ aesgen_vaes256_gcm_siv_seal:
 	subq	$256, %rax
 	jmp	.Laesgen_vaes256_gcm_siv_seal_polyval16
 .Laesgen_vaes256_gcm_siv_seal_polyval16_done:
-.Laesgen_vaes256_gcm_siv_seal_polyval8:
-	cmpq	$128, %rax
-	jb	.Laesgen_vaes256_gcm_siv_seal_polyval8_done
-	vmovdqu	(%rcx), %ymm1
-	vpxor	%ymm0, %ymm1, %ymm1
-	vpshufd	$78, %ymm1, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpclmulqdq	$0, 624(%rdi), %ymm1, %ymm2
-	vpclmulqdq	$17, 624(%rdi), %ymm1, %ymm1
-	vpclmulqdq	$0, 880(%rdi), %ymm0, %ymm0
-	vmovdqu	32(%rcx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 656(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 656(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 912(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	64(%rcx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 688(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 688(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 944(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	96(%rcx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 720(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 720(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 976(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpslldq	$8, %ymm0, %ymm3
-	vpxor	%ymm3, %ymm2, %ymm2
-	vpsrldq	$8, %ymm0, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vextracti128	$1, %ymm2, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vextracti128	$1, %ymm1, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
-	addq	$128, %rcx
-	subq	$128, %rax
-.Laesgen_vaes256_gcm_siv_seal_polyval8_done:
-.Laesgen_vaes256_gcm_siv_seal_polyval4:
-	cmpq	$64, %rax
-	jb	.Laesgen_vaes256_gcm_siv_seal_polyval4_done
-	vmovdqu	(%rcx), %ymm1
-	vpxor	%ymm0, %ymm1, %ymm1
-	vpshufd	$78, %ymm1, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpclmulqdq	$0, 688(%rdi), %ymm1, %ymm2
-	vpclmulqdq	$17, 688(%rdi), %ymm1, %ymm1
-	vpclmulqdq	$0, 944(%rdi), %ymm0, %ymm0
-	vmovdqu	32(%rcx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 720(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 720(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 976(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpslldq	$8, %ymm0, %ymm3
-	vpxor	%ymm3, %ymm2, %ymm2
-	vpsrldq	$8, %ymm0, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vextracti128	$1, %ymm2, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vextracti128	$1, %ymm1, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
-	addq	$64, %rcx
-	subq	$64, %rax
-.Laesgen_vaes256_gcm_siv_seal_polyval4_done:
-.Laesgen_vaes256_gcm_siv_seal_polyval2:
-	cmpq	$32, %rax
-	jb	.Laesgen_vaes256_gcm_siv_seal_polyval2_done
-	vmovdqu	(%rcx), %ymm1
-	vpxor	%ymm0, %ymm1, %ymm1
-	vpshufd	$78, %ymm1, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpclmulqdq	$0, 720(%rdi), %ymm1, %ymm2
-	vpclmulqdq	$17, 720(%rdi), %ymm1, %ymm1
-	vpclmulqdq	$0, 976(%rdi), %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpslldq	$8, %ymm0, %ymm3
-	vpxor	%ymm3, %ymm2, %ymm2
-	vpsrldq	$8, %ymm0, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vextracti128	$1, %ymm2, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vextracti128	$1, %ymm1, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
-	addq	$32, %rcx
-	subq	$32, %rax
-.Laesgen_vaes256_gcm_siv_seal_polyval2_done:
-.Laesgen_vaes256_gcm_siv_seal_polyval1:
-	cmpq	$16, %rax
-	jb	.Laesgen_vaes256_gcm_siv_seal_polyval1_done
-	vmovdqu	(%rcx), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 736(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 736(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 992(%rdi), %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
-	addq	$16, %rcx
-	subq	$16, %rax
-.Laesgen_vaes256_gcm_siv_seal_polyval1_done:
 	testq	%rax, %rax
-	je	.Laesgen_vaes256_gcm_siv_seal_polyval_end
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 1008(%rdi)
-	leaq	1008(%rdi), %rdx
+	je	.Laesgen_vaes256_gcm_siv_seal_rest_nothing
+	leaq	15(%rax), %rdx
+	andq	$-16, %rdx
+	negq	%rdx
+	leaq	768(%rdi,%rdx,1), %rdx
+	vpxor	%ymm1, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm2, %ymm2
+	vpxor	%ymm3, %ymm3, %ymm3
+	vpshufd	$78, %xmm0, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, (%rdx), %xmm0, %xmm5
+	vpclmulqdq	$17, (%rdx), %xmm0, %xmm0
+	vpclmulqdq	$0, 272(%rdx), %xmm4, %xmm4
+	cmpq	$128, %rax
+	jb	.Laesgen_vaes256_gcm_siv_seal_rest8_none
+	vmovdqu	(%rcx), %ymm6
+	vpshufd	$78, %ymm6, %ymm7
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$0, (%rdx), %ymm6, %ymm8
+	vpxor	%ymm8, %ymm1, %ymm1
+	vpclmulqdq	$17, (%rdx), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpclmulqdq	$0, 272(%rdx), %ymm7, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vmovdqu	32(%rcx), %ymm6
+	vpshufd	$78, %ymm6, %ymm7
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$0, 32(%rdx), %ymm6, %ymm8
+	vpxor	%ymm8, %ymm1, %ymm1
+	vpclmulqdq	$17, 32(%rdx), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpclmulqdq	$0, 304(%rdx), %ymm7, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vmovdqu	64(%rcx), %ymm6
+	vpshufd	$78, %ymm6, %ymm7
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$0, 64(%rdx), %ymm6, %ymm8
+	vpxor	%ymm8, %ymm1, %ymm1
+	vpclmulqdq	$17, 64(%rdx), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpclmulqdq	$0, 336(%rdx), %ymm7, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vmovdqu	96(%rcx), %ymm6
+	vpshufd	$78, %ymm6, %ymm7
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$0, 96(%rdx), %ymm6, %ymm8
+	vpxor	%ymm8, %ymm1, %ymm1
+	vpclmulqdq	$17, 96(%rdx), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpclmulqdq	$0, 368(%rdx), %ymm7, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	addq	$128, %rcx
+	addq	$128, %rdx
+	subq	$128, %rax
+.Laesgen_vaes256_gcm_siv_seal_rest8_none:
+	cmpq	$64, %rax
+	jb	.Laesgen_vaes256_gcm_siv_seal_rest4_none
+	vmovdqu	(%rcx), %ymm6
+	vpshufd	$78, %ymm6, %ymm7
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$0, (%rdx), %ymm6, %ymm8
+	vpxor	%ymm8, %ymm1, %ymm1
+	vpclmulqdq	$17, (%rdx), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpclmulqdq	$0, 272(%rdx), %ymm7, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vmovdqu	32(%rcx), %ymm6
+	vpshufd	$78, %ymm6, %ymm7
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$0, 32(%rdx), %ymm6, %ymm8
+	vpxor	%ymm8, %ymm1, %ymm1
+	vpclmulqdq	$17, 32(%rdx), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpclmulqdq	$0, 304(%rdx), %ymm7, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	addq	$64, %rcx
+	addq	$64, %rdx
+	subq	$64, %rax
+.Laesgen_vaes256_gcm_siv_seal_rest4_none:
+	cmpq	$32, %rax
+	jb	.Laesgen_vaes256_gcm_siv_seal_rest2_none
+	vmovdqu	(%rcx), %ymm6
+	vpshufd	$78, %ymm6, %ymm7
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$0, (%rdx), %ymm6, %ymm8
+	vpxor	%ymm8, %ymm1, %ymm1
+	vpclmulqdq	$17, (%rdx), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpclmulqdq	$0, 272(%rdx), %ymm7, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	addq	$32, %rcx
+	addq	$32, %rdx
+	subq	$32, %rax
+.Laesgen_vaes256_gcm_siv_seal_rest2_none:
+	cmpq	$16, %rax
+	jb	.Laesgen_vaes256_gcm_siv_seal_rest1_none
+	vmovdqu	(%rcx), %xmm6
+	vpshufd	$78, %xmm6, %xmm7
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpclmulqdq	$0, (%rdx), %xmm6, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpclmulqdq	$17, (%rdx), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpclmulqdq	$0, 272(%rdx), %xmm7, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	addq	$16, %rcx
+	addq	$16, %rdx
+	subq	$16, %rax
+.Laesgen_vaes256_gcm_siv_seal_rest1_none:
+	testq	%rax, %rax
+	je	.Laesgen_vaes256_gcm_siv_seal_rest_whole
+	vpxor	%xmm6, %xmm6, %xmm6
+	vmovdqa	%xmm6, 1040(%rdi)
+	leaq	1040(%rdi), %r10
 	testq	$8, %rax
 	je	.Laesgen_vaes256_gcm_siv_seal_no8
-	movq	(%rcx), %r10
-	movq	%r10, (%rdx)
+	movq	(%rcx), %r11
+	movq	%r11, (%r10)
 	addq	$8, %rcx
-	addq	$8, %rdx
+	addq	$8, %r10
 .Laesgen_vaes256_gcm_siv_seal_no8:
 	testq	$4, %rax
 	je	.Laesgen_vaes256_gcm_siv_seal_no4
-	movl	(%rcx), %r10d
-	movl	%r10d, (%rdx)
+	movl	(%rcx), %r11d
+	movl	%r11d, (%r10)
 	addq	$4, %rcx
-	addq	$4, %rdx
+	addq	$4, %r10
 .Laesgen_vaes256_gcm_siv_seal_no4:
 	testq	$2, %rax
 	je	.Laesgen_vaes256_gcm_siv_seal_no2
-	movzbl	(%rcx), %r10d
-	movb	%r10b, (%rdx)
-	movzbl	1(%rcx), %r10d
-	movb	%r10b, 1(%rdx)
+	movzbl	(%rcx), %r11d
+	movb	%r11b, (%r10)
+	movzbl	1(%rcx), %r11d
+	movb	%r11b, 1(%r10)
 	addq	$2, %rcx
-	addq	$2, %rdx
+	addq	$2, %r10
 .Laesgen_vaes256_gcm_siv_seal_no2:
 	testq	$1, %rax
 	je	.Laesgen_vaes256_gcm_siv_seal_no1
-	movzbl	(%rcx), %r10d
-	movb	%r10b, (%rdx)
+	movzbl	(%rcx), %r11d
+	movb	%r11b, (%r10)
 .Laesgen_vaes256_gcm_siv_seal_no1:
-	vmovdqu	1008(%rdi), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 736(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 736(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 992(%rdi), %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
+	vmovdqa	1040(%rdi), %xmm6
+	vpshufd	$78, %xmm6, %xmm7
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpclmulqdq	$0, (%rdx), %xmm6, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpclmulqdq	$17, (%rdx), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpclmulqdq	$0, 272(%rdx), %xmm7, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	addq	$16, %rdx
+.Laesgen_vaes256_gcm_siv_seal_rest_whole:
+	vextracti128	$1, %ymm1, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vextracti128	$1, %ymm2, %xmm1
 	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
-.Laesgen_vaes256_gcm_siv_seal_polyval_end:
-	movq	8(%rsp), %rax
-	movq	%r9, %rcx
+	vpxor	%xmm2, %xmm0, %xmm0
+	vextracti128	$1, %ymm3, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm5, %xmm1
+	vpshufd	$78, %xmm5, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm5, %xmm1
+	vpshufd	$78, %xmm5, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpxor	%xmm0, %xmm5, %xmm5
+	vmovdqa	%xmm5, %xmm0
+.Laesgen_vaes256_gcm_siv_seal_rest_nothing:
+	movq	16(%rsp), %rax
+	movq	16(%rsp), %rcx
+	movq	%r9, %rdx
 .Laesgen_vaes256_gcm_siv_seal_polyval16_2:
 	cmpq	$256, %rax
 	jb	.Laesgen_vaes256_gcm_siv_seal_polyval16_done_2
-	vmovdqu	(%rcx), %ymm1
+	vmovdqu	(%rdx), %ymm1
 	vpxor	%ymm0, %ymm1, %ymm1
 	vpshufd	$78, %ymm1, %ymm0
 	vpxor	%ymm1, %ymm0, %ymm0
-	vpclmulqdq	$0, 496(%rdi), %ymm1, %ymm2
-	vpclmulqdq	$17, 496(%rdi), %ymm1, %ymm1
-	vpclmulqdq	$0, 752(%rdi), %ymm0, %ymm0
-	vmovdqu	32(%rcx), %ymm3
+	vpclmulqdq	$0, 512(%rdi), %ymm1, %ymm2
+	vpclmulqdq	$17, 512(%rdi), %ymm1, %ymm1
+	vpclmulqdq	$0, 784(%rdi), %ymm0, %ymm0
+	vmovdqu	32(%rdx), %ymm3
 	vpshufd	$78, %ymm3, %ymm4
 	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 528(%rdi), %ymm3, %ymm5
+	vpclmulqdq	$0, 544(%rdi), %ymm3, %ymm5
 	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 528(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 784(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	64(%rcx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 560(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 560(%rdi), %ymm3, %ymm3
+	vpclmulqdq	$17, 544(%rdi), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm1, %ymm1
 	vpclmulqdq	$0, 816(%rdi), %ymm4, %ymm3
 	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	96(%rcx), %ymm3
+	vmovdqu	64(%rdx), %ymm3
 	vpshufd	$78, %ymm3, %ymm4
 	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 592(%rdi), %ymm3, %ymm5
+	vpclmulqdq	$0, 576(%rdi), %ymm3, %ymm5
 	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 592(%rdi), %ymm3, %ymm3
+	vpclmulqdq	$17, 576(%rdi), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm1, %ymm1
 	vpclmulqdq	$0, 848(%rdi), %ymm4, %ymm3
 	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	128(%rcx), %ymm3
+	vmovdqu	96(%rdx), %ymm3
 	vpshufd	$78, %ymm3, %ymm4
 	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 624(%rdi), %ymm3, %ymm5
+	vpclmulqdq	$0, 608(%rdi), %ymm3, %ymm5
 	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 624(%rdi), %ymm3, %ymm3
+	vpclmulqdq	$17, 608(%rdi), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm1, %ymm1
 	vpclmulqdq	$0, 880(%rdi), %ymm4, %ymm3
 	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	160(%rcx), %ymm3
+	vmovdqu	128(%rdx), %ymm3
 	vpshufd	$78, %ymm3, %ymm4
 	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 656(%rdi), %ymm3, %ymm5
+	vpclmulqdq	$0, 640(%rdi), %ymm3, %ymm5
 	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 656(%rdi), %ymm3, %ymm3
+	vpclmulqdq	$17, 640(%rdi), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm1, %ymm1
 	vpclmulqdq	$0, 912(%rdi), %ymm4, %ymm3
 	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	192(%rcx), %ymm3
+	vmovdqu	160(%rdx), %ymm3
 	vpshufd	$78, %ymm3, %ymm4
 	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 688(%rdi), %ymm3, %ymm5
+	vpclmulqdq	$0, 672(%rdi), %ymm3, %ymm5
 	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 688(%rdi), %ymm3, %ymm3
+	vpclmulqdq	$17, 672(%rdi), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm1, %ymm1
 	vpclmulqdq	$0, 944(%rdi), %ymm4, %ymm3
 	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	224(%rcx), %ymm3
+	vmovdqu	192(%rdx), %ymm3
 	vpshufd	$78, %ymm3, %ymm4
 	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 720(%rdi), %ymm3, %ymm5
+	vpclmulqdq	$0, 704(%rdi), %ymm3, %ymm5
 	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 720(%rdi), %ymm3, %ymm3
+	vpclmulqdq	$17, 704(%rdi), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm1, %ymm1
 	vpclmulqdq	$0, 976(%rdi), %ymm4, %ymm3
+	vpxor	%ymm3, %ymm0, %ymm0
+	vmovdqu	224(%rdx), %ymm3
+	vpshufd	$78, %ymm3, %ymm4
+	vpxor	%ymm3, %ymm4, %ymm4
+	vpclmulqdq	$0, 736(%rdi), %ymm3, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$17, 736(%rdi), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpclmulqdq	$0, 1008(%rdi), %ymm4, %ymm3
 	vpxor	%ymm3, %ymm0, %ymm0
 	vpxor	%ymm2, %ymm0, %ymm0
 	vpxor	%ymm1, %ymm0, %ymm0
@@ -1321,244 +1317,199 @@ aesgen_vaes256_gcm_siv_seal:
 	vpxor	%xmm0, %xmm2, %xmm2
 	vpxor	%xmm1, %xmm2, %xmm2
 	vmovdqa	%xmm2, %xmm0
-	addq	$256, %rcx
+	addq	$256, %rdx
 	subq	$256, %rax
 	jmp	.Laesgen_vaes256_gcm_siv_seal_polyval16_2
 .Laesgen_vaes256_gcm_siv_seal_polyval16_done_2:
-.Laesgen_vaes256_gcm_siv_seal_polyval8_2:
+	leaq	15(%rax), %r10
+	andq	$-16, %r10
+	negq	%r10
+	leaq	752(%rdi,%r10,1), %r10
+	vpxor	%ymm1, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm2, %ymm2
+	vpxor	%ymm3, %ymm3, %ymm3
+	vpshufd	$78, %xmm0, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, (%r10), %xmm0, %xmm5
+	vpclmulqdq	$17, (%r10), %xmm0, %xmm0
+	vpclmulqdq	$0, 272(%r10), %xmm4, %xmm4
 	cmpq	$128, %rax
-	jb	.Laesgen_vaes256_gcm_siv_seal_polyval8_done_2
-	vmovdqu	(%rcx), %ymm1
-	vpxor	%ymm0, %ymm1, %ymm1
-	vpshufd	$78, %ymm1, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpclmulqdq	$0, 624(%rdi), %ymm1, %ymm2
-	vpclmulqdq	$17, 624(%rdi), %ymm1, %ymm1
-	vpclmulqdq	$0, 880(%rdi), %ymm0, %ymm0
-	vmovdqu	32(%rcx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 656(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 656(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 912(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	64(%rcx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 688(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 688(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 944(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	96(%rcx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 720(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 720(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 976(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpslldq	$8, %ymm0, %ymm3
-	vpxor	%ymm3, %ymm2, %ymm2
-	vpsrldq	$8, %ymm0, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vextracti128	$1, %ymm2, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vextracti128	$1, %ymm1, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
-	addq	$128, %rcx
+	jb	.Laesgen_vaes256_gcm_siv_seal_rest8_none_2
+	vmovdqu	(%rdx), %ymm6
+	vpshufd	$78, %ymm6, %ymm7
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$0, (%r10), %ymm6, %ymm8
+	vpxor	%ymm8, %ymm1, %ymm1
+	vpclmulqdq	$17, (%r10), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpclmulqdq	$0, 272(%r10), %ymm7, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vmovdqu	32(%rdx), %ymm6
+	vpshufd	$78, %ymm6, %ymm7
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$0, 32(%r10), %ymm6, %ymm8
+	vpxor	%ymm8, %ymm1, %ymm1
+	vpclmulqdq	$17, 32(%r10), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpclmulqdq	$0, 304(%r10), %ymm7, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vmovdqu	64(%rdx), %ymm6
+	vpshufd	$78, %ymm6, %ymm7
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$0, 64(%r10), %ymm6, %ymm8
+	vpxor	%ymm8, %ymm1, %ymm1
+	vpclmulqdq	$17, 64(%r10), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpclmulqdq	$0, 336(%r10), %ymm7, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vmovdqu	96(%rdx), %ymm6
+	vpshufd	$78, %ymm6, %ymm7
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$0, 96(%r10), %ymm6, %ymm8
+	vpxor	%ymm8, %ymm1, %ymm1
+	vpclmulqdq	$17, 96(%r10), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpclmulqdq	$0, 368(%r10), %ymm7, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	addq	$128, %rdx
+	addq	$128, %r10
 	subq	$128, %rax
-.Laesgen_vaes256_gcm_siv_seal_polyval8_done_2:
-.Laesgen_vaes256_gcm_siv_seal_polyval4_2:
+.Laesgen_vaes256_gcm_siv_seal_rest8_none_2:
 	cmpq	$64, %rax
-	jb	.Laesgen_vaes256_gcm_siv_seal_polyval4_done_2
-	vmovdqu	(%rcx), %ymm1
-	vpxor	%ymm0, %ymm1, %ymm1
-	vpshufd	$78, %ymm1, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpclmulqdq	$0, 688(%rdi), %ymm1, %ymm2
-	vpclmulqdq	$17, 688(%rdi), %ymm1, %ymm1
-	vpclmulqdq	$0, 944(%rdi), %ymm0, %ymm0
-	vmovdqu	32(%rcx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 720(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 720(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 976(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpslldq	$8, %ymm0, %ymm3
-	vpxor	%ymm3, %ymm2, %ymm2
-	vpsrldq	$8, %ymm0, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vextracti128	$1, %ymm2, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vextracti128	$1, %ymm1, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
-	addq	$64, %rcx
+	jb	.Laesgen_vaes256_gcm_siv_seal_rest4_none_2
+	vmovdqu	(%rdx), %ymm6
+	vpshufd	$78, %ymm6, %ymm7
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$0, (%r10), %ymm6, %ymm8
+	vpxor	%ymm8, %ymm1, %ymm1
+	vpclmulqdq	$17, (%r10), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpclmulqdq	$0, 272(%r10), %ymm7, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vmovdqu	32(%rdx), %ymm6
+	vpshufd	$78, %ymm6, %ymm7
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$0, 32(%r10), %ymm6, %ymm8
+	vpxor	%ymm8, %ymm1, %ymm1
+	vpclmulqdq	$17, 32(%r10), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpclmulqdq	$0, 304(%r10), %ymm7, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	addq	$64, %rdx
+	addq	$64, %r10
 	subq	$64, %rax
-.Laesgen_vaes256_gcm_siv_seal_polyval4_done_2:
-.Laesgen_vaes256_gcm_siv_seal_polyval2_2:
+.Laesgen_vaes256_gcm_siv_seal_rest4_none_2:
 	cmpq	$32, %rax
-	jb	.Laesgen_vaes256_gcm_siv_seal_polyval2_done_2
-	vmovdqu	(%rcx), %ymm1
-	vpxor	%ymm0, %ymm1, %ymm1
-	vpshufd	$78, %ymm1, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpclmulqdq	$0, 720(%rdi), %ymm1, %ymm2
-	vpclmulqdq	$17, 720(%rdi), %ymm1, %ymm1
-	vpclmulqdq	$0, 976(%rdi), %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpslldq	$8, %ymm0, %ymm3
-	vpxor	%ymm3, %ymm2, %ymm2
-	vpsrldq	$8, %ymm0, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vextracti128	$1, %ymm2, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vextracti128	$1, %ymm1, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
-	addq	$32, %rcx
+	jb	.Laesgen_vaes256_gcm_siv_seal_rest2_none_2
+	vmovdqu	(%rdx), %ymm6
+	vpshufd	$78, %ymm6, %ymm7
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$0, (%r10), %ymm6, %ymm8
+	vpxor	%ymm8, %ymm1, %ymm1
+	vpclmulqdq	$17, (%r10), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpclmulqdq	$0, 272(%r10), %ymm7, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	addq	$32, %rdx
+	addq	$32, %r10
 	subq	$32, %rax
-.Laesgen_vaes256_gcm_siv_seal_polyval2_done_2:
-.Laesgen_vaes256_gcm_siv_seal_polyval1_2:
+.Laesgen_vaes256_gcm_siv_seal_rest2_none_2:
 	cmpq	$16, %rax
-	jb	.Laesgen_vaes256_gcm_siv_seal_polyval1_done_2
-	vmovdqu	(%rcx), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 736(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 736(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 992(%rdi), %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
-	addq	$16, %rcx
+	jb	.Laesgen_vaes256_gcm_siv_seal_rest1_none_2
+	vmovdqu	(%rdx), %xmm6
+	vpshufd	$78, %xmm6, %xmm7
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpclmulqdq	$0, (%r10), %xmm6, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpclmulqdq	$17, (%r10), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpclmulqdq	$0, 272(%r10), %xmm7, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	addq	$16, %rdx
+	addq	$16, %r10
 	subq	$16, %rax
-.Laesgen_vaes256_gcm_siv_seal_polyval1_done_2:
+.Laesgen_vaes256_gcm_siv_seal_rest1_none_2:
 	testq	%rax, %rax
-	je	.Laesgen_vaes256_gcm_siv_seal_polyval_end_2
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 1008(%rdi)
-	leaq	1008(%rdi), %rdx
+	je	.Laesgen_vaes256_gcm_siv_seal_rest_whole_2
+	vpxor	%xmm6, %xmm6, %xmm6
+	vmovdqa	%xmm6, 1040(%rdi)
+	leaq	1040(%rdi), %r11
 	testq	$8, %rax
 	je	.Laesgen_vaes256_gcm_siv_seal_no8_2
-	movq	(%rcx), %r10
-	movq	%r10, (%rdx)
-	addq	$8, %rcx
+	movq	(%rdx), %rbx
+	movq	%rbx, (%r11)
 	addq	$8, %rdx
+	addq	$8, %r11
 .Laesgen_vaes256_gcm_siv_seal_no8_2:
 	testq	$4, %rax
 	je	.Laesgen_vaes256_gcm_siv_seal_no4_2
-	movl	(%rcx), %r10d
-	movl	%r10d, (%rdx)
-	addq	$4, %rcx
+	movl	(%rdx), %ebx
+	movl	%ebx, (%r11)
 	addq	$4, %rdx
+	addq	$4, %r11
 .Laesgen_vaes256_gcm_siv_seal_no4_2:
 	testq	$2, %rax
 	je	.Laesgen_vaes256_gcm_siv_seal_no2_2
-	movzbl	(%rcx), %r10d
-	movb	%r10b, (%rdx)
-	movzbl	1(%rcx), %r10d
-	movb	%r10b, 1(%rdx)
-	addq	$2, %rcx
+	movzbl	(%rdx), %ebx
+	movb	%bl, (%r11)
+	movzbl	1(%rdx), %ebx
+	movb	%bl, 1(%r11)
 	addq	$2, %rdx
+	addq	$2, %r11
 .Laesgen_vaes256_gcm_siv_seal_no2_2:
 	testq	$1, %rax
 	je	.Laesgen_vaes256_gcm_siv_seal_no1_2
-	movzbl	(%rcx), %r10d
-	movb	%r10b, (%rdx)
+	movzbl	(%rdx), %ebx
+	movb	%bl, (%r11)
 .Laesgen_vaes256_gcm_siv_seal_no1_2:
-	vmovdqu	1008(%rdi), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 736(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 736(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 992(%rdi), %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
-.Laesgen_vaes256_gcm_siv_seal_polyval_end_2:
-	movq	8(%rsp), %rax
+	vmovdqa	1040(%rdi), %xmm6
+	vpshufd	$78, %xmm6, %xmm7
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpclmulqdq	$0, (%r10), %xmm6, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpclmulqdq	$17, (%r10), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpclmulqdq	$0, 272(%r10), %xmm7, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	addq	$16, %r10
+.Laesgen_vaes256_gcm_siv_seal_rest_whole_2:
 	shlq	$3, %r8
-	shlq	$3, %rax
-	vmovq	%r8, %xmm1
-	vmovq	%rax, %xmm2
-	vpunpcklqdq	%xmm2, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 736(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 736(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 736(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
+	shlq	$3, %rcx
+	vmovq	%r8, %xmm6
+	vmovq	%rcx, %xmm7
+	vpunpcklqdq	%xmm7, %xmm6, %xmm6
+	vpshufd	$78, %xmm6, %xmm7
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpclmulqdq	$0, (%r10), %xmm6, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpclmulqdq	$17, (%r10), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpclmulqdq	$0, 272(%r10), %xmm7, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vextracti128	$1, %ymm1, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vextracti128	$1, %ymm2, %xmm1
 	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
+	vextracti128	$1, %ymm3, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm5, %xmm1
+	vpshufd	$78, %xmm5, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm5, %xmm1
+	vpshufd	$78, %xmm5, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpxor	%xmm0, %xmm5, %xmm5
+	vmovdqa	%xmm5, %xmm0
+.Laesgen_vaes256_gcm_siv_seal_rest_nothing_2:
 	vmovd	8(%rsi), %xmm1
 	vpslldq	$8, %xmm1, %xmm1
 	movq	(%rsi), %rax
@@ -1597,10 +1548,10 @@ aesgen_vaes256_gcm_siv_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rax), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	movq	24(%rsp), %rax
+	movq	32(%rsp), %rax
 	vmovdqu	%xmm0, (%rax)
-	movq	8(%rsp), %rax
-	movq	16(%rsp), %rcx
+	movq	16(%rsp), %rax
+	movq	24(%rsp), %rcx
 	leaq	256(%rdi), %rdx
 	vpor	.Laesgen_vaes256_gcm_siv_seal_set_top(%rip), %xmm0, %xmm0
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
@@ -2038,8 +1989,8 @@ aesgen_vaes256_gcm_siv_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rdx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 1008(%rdi)
-	leaq	1008(%rdi), %rdx
+	vmovdqa	%xmm0, 1040(%rdi)
+	leaq	1040(%rdi), %rdx
 	testq	$8, %rax
 	je	.Laesgen_vaes256_gcm_siv_seal_no8_3
 	movq	(%r9), %rsi
@@ -2079,10 +2030,11 @@ aesgen_vaes256_gcm_siv_seal:
 .Laesgen_vaes256_gcm_siv_seal_ctr_end256:
 	jmp	.Laesgen_vaes256_gcm_siv_seal_sealed
 .Laesgen_vaes256_gcm_siv_seal_message128:
+	movq	16(%rsp), %rax
 	vmovd	8(%rsi), %xmm0
 	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rax
-	vmovq	%rax, %xmm1
+	movq	(%rsi), %rdx
+	vmovq	%rdx, %xmm1
 	vpor	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	vpor	.Laesgen_vaes256_gcm_siv_seal_le32_0(%rip), %xmm0, %xmm1
@@ -2248,174 +2200,200 @@ aesgen_vaes256_gcm_siv_seal:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 416(%rdi)
-	vmovdqa	%xmm1, 736(%rdi)
+	vmovdqa	%xmm1, 752(%rdi)
 	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 992(%rdi)
+	vmovdqa	%xmm0, 1024(%rdi)
 	vpclmulqdq	$0, %xmm1, %xmm1, %xmm0
 	vpclmulqdq	$17, %xmm1, %xmm1, %xmm2
 	vpclmulqdq	$1, %xmm1, %xmm1, %xmm3
-	vpclmulqdq	$16, %xmm1, %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
+	vpclmulqdq	$16, %xmm1, %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpslldq	$8, %xmm3, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpsrldq	$8, %xmm3, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm3
 	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm3
 	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 720(%rdi)
-	vpshufd	$78, %xmm0, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vmovdqa	%xmm1, 976(%rdi)
-	vmovdqu	720(%rdi), %ymm0
-	vinserti128	$1, %xmm0, %ymm0, %ymm1
-	vpclmulqdq	$0, %ymm1, %ymm0, %ymm2
-	vpclmulqdq	$17, %ymm1, %ymm0, %ymm3
-	vpclmulqdq	$1, %ymm1, %ymm0, %ymm4
-	vpclmulqdq	$16, %ymm1, %ymm0, %ymm1
-	vpxor	%ymm1, %ymm4, %ymm4
-	vpslldq	$8, %ymm4, %ymm1
-	vpxor	%ymm1, %ymm2, %ymm2
-	vpsrldq	$8, %ymm4, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm2, %ymm1
-	vpshufd	$78, %ymm2, %ymm2
-	vpxor	%ymm1, %ymm2, %ymm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm2, %ymm1
-	vpshufd	$78, %ymm2, %ymm2
-	vpxor	%ymm1, %ymm2, %ymm2
-	vpxor	%ymm3, %ymm2, %ymm2
-	vmovdqu	%ymm2, 688(%rdi)
-	vpshufd	$78, %ymm2, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vmovdqu	%ymm1, 944(%rdi)
-	vinserti128	$1, %xmm2, %ymm2, %ymm1
-	vpclmulqdq	$0, %ymm1, %ymm0, %ymm3
-	vpclmulqdq	$17, %ymm1, %ymm0, %ymm4
-	vpclmulqdq	$1, %ymm1, %ymm0, %ymm5
-	vpclmulqdq	$16, %ymm1, %ymm0, %ymm6
-	vpxor	%ymm6, %ymm5, %ymm5
-	vpslldq	$8, %ymm5, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpsrldq	$8, %ymm5, %ymm6
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm3, %ymm5
-	vpshufd	$78, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm3, %ymm5
-	vpshufd	$78, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vmovdqu	%ymm3, 656(%rdi)
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vmovdqu	%ymm4, 912(%rdi)
-	vpclmulqdq	$0, %ymm1, %ymm2, %ymm4
-	vpclmulqdq	$17, %ymm1, %ymm2, %ymm5
-	vpclmulqdq	$1, %ymm1, %ymm2, %ymm6
-	vpclmulqdq	$16, %ymm1, %ymm2, %ymm1
-	vpxor	%ymm1, %ymm6, %ymm6
-	vpslldq	$8, %ymm6, %ymm1
-	vpxor	%ymm1, %ymm4, %ymm4
-	vpsrldq	$8, %ymm6, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm4, %ymm1
-	vpshufd	$78, %ymm4, %ymm4
-	vpxor	%ymm1, %ymm4, %ymm4
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm4, %ymm1
-	vpshufd	$78, %ymm4, %ymm4
-	vpxor	%ymm1, %ymm4, %ymm4
-	vpxor	%ymm5, %ymm4, %ymm4
-	vmovdqu	%ymm4, 624(%rdi)
-	vpshufd	$78, %ymm4, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vmovdqu	%ymm1, 880(%rdi)
-	vinserti128	$1, %xmm4, %ymm4, %ymm1
-	vpclmulqdq	$0, %ymm1, %ymm0, %ymm5
-	vpclmulqdq	$17, %ymm1, %ymm0, %ymm6
-	vpclmulqdq	$1, %ymm1, %ymm0, %ymm7
-	vpclmulqdq	$16, %ymm1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpslldq	$8, %ymm7, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vpsrldq	$8, %ymm7, %ymm0
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm5, %ymm0
-	vpshufd	$78, %ymm5, %ymm5
-	vpxor	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm5, %ymm0
-	vpshufd	$78, %ymm5, %ymm5
-	vpxor	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm6, %ymm5, %ymm5
-	vmovdqu	%ymm5, 592(%rdi)
-	vpshufd	$78, %ymm5, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vmovdqu	%ymm0, 848(%rdi)
-	vpclmulqdq	$0, %ymm1, %ymm2, %ymm0
-	vpclmulqdq	$17, %ymm1, %ymm2, %ymm5
-	vpclmulqdq	$1, %ymm1, %ymm2, %ymm6
-	vpclmulqdq	$16, %ymm1, %ymm2, %ymm2
-	vpxor	%ymm2, %ymm6, %ymm6
-	vpslldq	$8, %ymm6, %ymm2
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpsrldq	$8, %ymm6, %ymm2
+	vmovdqa	%xmm0, 736(%rdi)
+	vpshufd	$78, %xmm0, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vmovdqa	%xmm2, 1008(%rdi)
+	cmpq	$32, %r8
+	ja	.Laesgen_vaes256_gcm_siv_seal_powers_more_2
+	cmpq	$16, %rax
+	jbe	.Laesgen_vaes256_gcm_siv_seal_powers_done_2
+.Laesgen_vaes256_gcm_siv_seal_powers_more_2:
+	vmovdqu	736(%rdi), %ymm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm2
+	vpclmulqdq	$0, %ymm2, %ymm0, %ymm3
+	vpclmulqdq	$17, %ymm2, %ymm0, %ymm4
+	vpclmulqdq	$1, %ymm2, %ymm0, %ymm5
+	vpclmulqdq	$16, %ymm2, %ymm0, %ymm2
 	vpxor	%ymm2, %ymm5, %ymm5
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm0, %ymm2
-	vpshufd	$78, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm0, %ymm2
-	vpshufd	$78, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vmovdqu	%ymm0, 560(%rdi)
-	vpshufd	$78, %ymm0, %ymm2
-	vpxor	%ymm0, %ymm2, %ymm2
-	vmovdqu	%ymm2, 816(%rdi)
-	vpclmulqdq	$0, %ymm1, %ymm3, %ymm0
-	vpclmulqdq	$17, %ymm1, %ymm3, %ymm2
-	vpclmulqdq	$1, %ymm1, %ymm3, %ymm5
-	vpclmulqdq	$16, %ymm1, %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpslldq	$8, %ymm5, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpsrldq	$8, %ymm5, %ymm3
+	vpslldq	$8, %ymm5, %ymm2
+	vpxor	%ymm2, %ymm3, %ymm3
+	vpsrldq	$8, %ymm5, %ymm2
+	vpxor	%ymm2, %ymm4, %ymm4
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm3, %ymm2
+	vpshufd	$78, %ymm3, %ymm3
+	vpxor	%ymm2, %ymm3, %ymm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm3, %ymm2
+	vpshufd	$78, %ymm3, %ymm3
+	vpxor	%ymm2, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vmovdqu	%ymm3, 704(%rdi)
+	vpshufd	$78, %ymm3, %ymm2
 	vpxor	%ymm3, %ymm2, %ymm2
+	vmovdqu	%ymm2, 976(%rdi)
+	vinserti128	$1, %xmm3, %ymm3, %ymm2
+	vpclmulqdq	$0, %ymm2, %ymm0, %ymm4
+	vpclmulqdq	$17, %ymm2, %ymm0, %ymm5
+	vpclmulqdq	$1, %ymm2, %ymm0, %ymm6
+	vpclmulqdq	$16, %ymm2, %ymm0, %ymm7
+	vpxor	%ymm7, %ymm6, %ymm6
+	vpslldq	$8, %ymm6, %ymm7
+	vpxor	%ymm7, %ymm4, %ymm4
+	vpsrldq	$8, %ymm6, %ymm7
+	vpxor	%ymm7, %ymm5, %ymm5
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm4, %ymm6
+	vpshufd	$78, %ymm4, %ymm4
+	vpxor	%ymm6, %ymm4, %ymm4
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm4, %ymm6
+	vpshufd	$78, %ymm4, %ymm4
+	vpxor	%ymm6, %ymm4, %ymm4
+	vpxor	%ymm5, %ymm4, %ymm4
+	vmovdqu	%ymm4, 672(%rdi)
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vmovdqu	%ymm5, 944(%rdi)
+	vpclmulqdq	$0, %ymm2, %ymm3, %ymm5
+	vpclmulqdq	$17, %ymm2, %ymm3, %ymm6
+	vpclmulqdq	$1, %ymm2, %ymm3, %ymm7
+	vpclmulqdq	$16, %ymm2, %ymm3, %ymm2
+	vpxor	%ymm2, %ymm7, %ymm7
+	vpslldq	$8, %ymm7, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vpsrldq	$8, %ymm7, %ymm2
+	vpxor	%ymm2, %ymm6, %ymm6
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm5, %ymm2
+	vpshufd	$78, %ymm5, %ymm5
+	vpxor	%ymm2, %ymm5, %ymm5
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm5, %ymm2
+	vpshufd	$78, %ymm5, %ymm5
+	vpxor	%ymm2, %ymm5, %ymm5
+	vpxor	%ymm6, %ymm5, %ymm5
+	vmovdqu	%ymm5, 640(%rdi)
+	vpshufd	$78, %ymm5, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vmovdqu	%ymm2, 912(%rdi)
+	vinserti128	$1, %xmm5, %ymm5, %ymm2
+	vpclmulqdq	$0, %ymm2, %ymm0, %ymm6
+	vpclmulqdq	$17, %ymm2, %ymm0, %ymm7
+	vpclmulqdq	$1, %ymm2, %ymm0, %ymm8
+	vpclmulqdq	$16, %ymm2, %ymm0, %ymm0
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpslldq	$8, %ymm8, %ymm0
+	vpxor	%ymm0, %ymm6, %ymm6
+	vpsrldq	$8, %ymm8, %ymm0
+	vpxor	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm6, %ymm0
+	vpshufd	$78, %ymm6, %ymm6
+	vpxor	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm6, %ymm0
+	vpshufd	$78, %ymm6, %ymm6
+	vpxor	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm7, %ymm6, %ymm6
+	vmovdqu	%ymm6, 608(%rdi)
+	vpshufd	$78, %ymm6, %ymm0
+	vpxor	%ymm6, %ymm0, %ymm0
+	vmovdqu	%ymm0, 880(%rdi)
+	vpclmulqdq	$0, %ymm2, %ymm3, %ymm0
+	vpclmulqdq	$17, %ymm2, %ymm3, %ymm6
+	vpclmulqdq	$1, %ymm2, %ymm3, %ymm7
+	vpclmulqdq	$16, %ymm2, %ymm3, %ymm3
+	vpxor	%ymm3, %ymm7, %ymm7
+	vpslldq	$8, %ymm7, %ymm3
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpsrldq	$8, %ymm7, %ymm3
+	vpxor	%ymm3, %ymm6, %ymm6
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm0, %ymm3
 	vpshufd	$78, %ymm0, %ymm0
 	vpxor	%ymm3, %ymm0, %ymm0
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm0, %ymm3
 	vpshufd	$78, %ymm0, %ymm0
 	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm6, %ymm0, %ymm0
+	vmovdqu	%ymm0, 576(%rdi)
+	vpshufd	$78, %ymm0, %ymm3
+	vpxor	%ymm0, %ymm3, %ymm3
+	vmovdqu	%ymm3, 848(%rdi)
+	vpclmulqdq	$0, %ymm2, %ymm4, %ymm0
+	vpclmulqdq	$17, %ymm2, %ymm4, %ymm3
+	vpclmulqdq	$1, %ymm2, %ymm4, %ymm6
+	vpclmulqdq	$16, %ymm2, %ymm4, %ymm4
+	vpxor	%ymm4, %ymm6, %ymm6
+	vpslldq	$8, %ymm6, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpsrldq	$8, %ymm6, %ymm4
+	vpxor	%ymm4, %ymm3, %ymm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm0, %ymm4
+	vpshufd	$78, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm0, %ymm4
+	vpshufd	$78, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vmovdqu	%ymm0, 544(%rdi)
+	vpshufd	$78, %ymm0, %ymm3
+	vpxor	%ymm0, %ymm3, %ymm3
+	vmovdqu	%ymm3, 816(%rdi)
+	vpclmulqdq	$0, %ymm2, %ymm5, %ymm0
+	vpclmulqdq	$17, %ymm2, %ymm5, %ymm3
+	vpclmulqdq	$1, %ymm2, %ymm5, %ymm4
+	vpclmulqdq	$16, %ymm2, %ymm5, %ymm2
+	vpxor	%ymm2, %ymm4, %ymm4
+	vpslldq	$8, %ymm4, %ymm2
 	vpxor	%ymm2, %ymm0, %ymm0
-	vmovdqu	%ymm0, 528(%rdi)
+	vpsrldq	$8, %ymm4, %ymm2
+	vpxor	%ymm2, %ymm3, %ymm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm0, %ymm2
+	vpshufd	$78, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm0, %ymm2
+	vpshufd	$78, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vmovdqu	%ymm0, 512(%rdi)
 	vpshufd	$78, %ymm0, %ymm2
 	vpxor	%ymm0, %ymm2, %ymm2
 	vmovdqu	%ymm2, 784(%rdi)
-	vpclmulqdq	$0, %ymm1, %ymm4, %ymm0
-	vpclmulqdq	$17, %ymm1, %ymm4, %ymm2
-	vpclmulqdq	$1, %ymm1, %ymm4, %ymm3
-	vpclmulqdq	$16, %ymm1, %ymm4, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vpslldq	$8, %ymm3, %ymm1
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpsrldq	$8, %ymm3, %ymm1
-	vpxor	%ymm1, %ymm2, %ymm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm0, %ymm1
-	vpshufd	$78, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly256(%rip), %ymm0, %ymm1
-	vpshufd	$78, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vmovdqu	%ymm0, 496(%rdi)
-	vpshufd	$78, %ymm0, %ymm1
-	vpxor	%ymm0, %ymm1, %ymm1
-	vmovdqu	%ymm1, 752(%rdi)
+	vpclmulqdq	$0, %xmm1, %xmm0, %xmm2
+	vpclmulqdq	$17, %xmm1, %xmm0, %xmm3
+	vpclmulqdq	$1, %xmm1, %xmm0, %xmm4
+	vpclmulqdq	$16, %xmm1, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 496(%rdi)
+	vpshufd	$78, %xmm2, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vmovdqa	%xmm0, 768(%rdi)
+.Laesgen_vaes256_gcm_siv_seal_powers_done_2:
 	vpxor	%xmm0, %xmm0, %xmm0
 	movq	%r8, %rax
 .Laesgen_vaes256_gcm_siv_seal_polyval16_3:
@@ -2425,71 +2403,71 @@ aesgen_vaes256_gcm_siv_seal:
 	vpxor	%ymm0, %ymm1, %ymm1
 	vpshufd	$78, %ymm1, %ymm0
 	vpxor	%ymm1, %ymm0, %ymm0
-	vpclmulqdq	$0, 496(%rdi), %ymm1, %ymm2
-	vpclmulqdq	$17, 496(%rdi), %ymm1, %ymm1
-	vpclmulqdq	$0, 752(%rdi), %ymm0, %ymm0
+	vpclmulqdq	$0, 512(%rdi), %ymm1, %ymm2
+	vpclmulqdq	$17, 512(%rdi), %ymm1, %ymm1
+	vpclmulqdq	$0, 784(%rdi), %ymm0, %ymm0
 	vmovdqu	32(%rcx), %ymm3
 	vpshufd	$78, %ymm3, %ymm4
 	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 528(%rdi), %ymm3, %ymm5
+	vpclmulqdq	$0, 544(%rdi), %ymm3, %ymm5
 	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 528(%rdi), %ymm3, %ymm3
+	vpclmulqdq	$17, 544(%rdi), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 784(%rdi), %ymm4, %ymm3
+	vpclmulqdq	$0, 816(%rdi), %ymm4, %ymm3
 	vpxor	%ymm3, %ymm0, %ymm0
 	vmovdqu	64(%rcx), %ymm3
 	vpshufd	$78, %ymm3, %ymm4
 	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 560(%rdi), %ymm3, %ymm5
+	vpclmulqdq	$0, 576(%rdi), %ymm3, %ymm5
 	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 560(%rdi), %ymm3, %ymm3
+	vpclmulqdq	$17, 576(%rdi), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 816(%rdi), %ymm4, %ymm3
+	vpclmulqdq	$0, 848(%rdi), %ymm4, %ymm3
 	vpxor	%ymm3, %ymm0, %ymm0
 	vmovdqu	96(%rcx), %ymm3
 	vpshufd	$78, %ymm3, %ymm4
 	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 592(%rdi), %ymm3, %ymm5
+	vpclmulqdq	$0, 608(%rdi), %ymm3, %ymm5
 	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 592(%rdi), %ymm3, %ymm3
+	vpclmulqdq	$17, 608(%rdi), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 848(%rdi), %ymm4, %ymm3
+	vpclmulqdq	$0, 880(%rdi), %ymm4, %ymm3
 	vpxor	%ymm3, %ymm0, %ymm0
 	vmovdqu	128(%rcx), %ymm3
 	vpshufd	$78, %ymm3, %ymm4
 	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 624(%rdi), %ymm3, %ymm5
+	vpclmulqdq	$0, 640(%rdi), %ymm3, %ymm5
 	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 624(%rdi), %ymm3, %ymm3
+	vpclmulqdq	$17, 640(%rdi), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 880(%rdi), %ymm4, %ymm3
+	vpclmulqdq	$0, 912(%rdi), %ymm4, %ymm3
 	vpxor	%ymm3, %ymm0, %ymm0
 	vmovdqu	160(%rcx), %ymm3
 	vpshufd	$78, %ymm3, %ymm4
 	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 656(%rdi), %ymm3, %ymm5
+	vpclmulqdq	$0, 672(%rdi), %ymm3, %ymm5
 	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 656(%rdi), %ymm3, %ymm3
+	vpclmulqdq	$17, 672(%rdi), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 912(%rdi), %ymm4, %ymm3
+	vpclmulqdq	$0, 944(%rdi), %ymm4, %ymm3
 	vpxor	%ymm3, %ymm0, %ymm0
 	vmovdqu	192(%rcx), %ymm3
 	vpshufd	$78, %ymm3, %ymm4
 	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 688(%rdi), %ymm3, %ymm5
+	vpclmulqdq	$0, 704(%rdi), %ymm3, %ymm5
 	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 688(%rdi), %ymm3, %ymm3
+	vpclmulqdq	$17, 704(%rdi), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 944(%rdi), %ymm4, %ymm3
+	vpclmulqdq	$0, 976(%rdi), %ymm4, %ymm3
 	vpxor	%ymm3, %ymm0, %ymm0
 	vmovdqu	224(%rcx), %ymm3
 	vpshufd	$78, %ymm3, %ymm4
 	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 720(%rdi), %ymm3, %ymm5
+	vpclmulqdq	$0, 736(%rdi), %ymm3, %ymm5
 	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 720(%rdi), %ymm3, %ymm3
+	vpclmulqdq	$17, 736(%rdi), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 976(%rdi), %ymm4, %ymm3
+	vpclmulqdq	$0, 1008(%rdi), %ymm4, %ymm3
 	vpxor	%ymm3, %ymm0, %ymm0
 	vpxor	%ymm2, %ymm0, %ymm0
 	vpxor	%ymm1, %ymm0, %ymm0
@@ -2513,291 +2491,259 @@ aesgen_vaes256_gcm_siv_seal:
 	subq	$256, %rax
 	jmp	.Laesgen_vaes256_gcm_siv_seal_polyval16_3
 .Laesgen_vaes256_gcm_siv_seal_polyval16_done_3:
-.Laesgen_vaes256_gcm_siv_seal_polyval8_3:
-	cmpq	$128, %rax
-	jb	.Laesgen_vaes256_gcm_siv_seal_polyval8_done_3
-	vmovdqu	(%rcx), %ymm1
-	vpxor	%ymm0, %ymm1, %ymm1
-	vpshufd	$78, %ymm1, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpclmulqdq	$0, 624(%rdi), %ymm1, %ymm2
-	vpclmulqdq	$17, 624(%rdi), %ymm1, %ymm1
-	vpclmulqdq	$0, 880(%rdi), %ymm0, %ymm0
-	vmovdqu	32(%rcx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 656(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 656(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 912(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	64(%rcx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 688(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 688(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 944(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	96(%rcx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 720(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 720(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 976(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpslldq	$8, %ymm0, %ymm3
-	vpxor	%ymm3, %ymm2, %ymm2
-	vpsrldq	$8, %ymm0, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vextracti128	$1, %ymm2, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vextracti128	$1, %ymm1, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
-	addq	$128, %rcx
-	subq	$128, %rax
-.Laesgen_vaes256_gcm_siv_seal_polyval8_done_3:
-.Laesgen_vaes256_gcm_siv_seal_polyval4_3:
-	cmpq	$64, %rax
-	jb	.Laesgen_vaes256_gcm_siv_seal_polyval4_done_3
-	vmovdqu	(%rcx), %ymm1
-	vpxor	%ymm0, %ymm1, %ymm1
-	vpshufd	$78, %ymm1, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpclmulqdq	$0, 688(%rdi), %ymm1, %ymm2
-	vpclmulqdq	$17, 688(%rdi), %ymm1, %ymm1
-	vpclmulqdq	$0, 944(%rdi), %ymm0, %ymm0
-	vmovdqu	32(%rcx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 720(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 720(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 976(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpslldq	$8, %ymm0, %ymm3
-	vpxor	%ymm3, %ymm2, %ymm2
-	vpsrldq	$8, %ymm0, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vextracti128	$1, %ymm2, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vextracti128	$1, %ymm1, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
-	addq	$64, %rcx
-	subq	$64, %rax
-.Laesgen_vaes256_gcm_siv_seal_polyval4_done_3:
-.Laesgen_vaes256_gcm_siv_seal_polyval2_3:
-	cmpq	$32, %rax
-	jb	.Laesgen_vaes256_gcm_siv_seal_polyval2_done_3
-	vmovdqu	(%rcx), %ymm1
-	vpxor	%ymm0, %ymm1, %ymm1
-	vpshufd	$78, %ymm1, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpclmulqdq	$0, 720(%rdi), %ymm1, %ymm2
-	vpclmulqdq	$17, 720(%rdi), %ymm1, %ymm1
-	vpclmulqdq	$0, 976(%rdi), %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpslldq	$8, %ymm0, %ymm3
-	vpxor	%ymm3, %ymm2, %ymm2
-	vpsrldq	$8, %ymm0, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vextracti128	$1, %ymm2, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vextracti128	$1, %ymm1, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
-	addq	$32, %rcx
-	subq	$32, %rax
-.Laesgen_vaes256_gcm_siv_seal_polyval2_done_3:
-.Laesgen_vaes256_gcm_siv_seal_polyval1_3:
-	cmpq	$16, %rax
-	jb	.Laesgen_vaes256_gcm_siv_seal_polyval1_done_3
-	vmovdqu	(%rcx), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 736(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 736(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 992(%rdi), %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
-	addq	$16, %rcx
-	subq	$16, %rax
-.Laesgen_vaes256_gcm_siv_seal_polyval1_done_3:
 	testq	%rax, %rax
-	je	.Laesgen_vaes256_gcm_siv_seal_polyval_end_3
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 1008(%rdi)
-	leaq	1008(%rdi), %rdx
+	je	.Laesgen_vaes256_gcm_siv_seal_rest_nothing_3
+	leaq	15(%rax), %rdx
+	andq	$-16, %rdx
+	negq	%rdx
+	leaq	768(%rdi,%rdx,1), %rdx
+	vpxor	%ymm1, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm2, %ymm2
+	vpxor	%ymm3, %ymm3, %ymm3
+	vpshufd	$78, %xmm0, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, (%rdx), %xmm0, %xmm5
+	vpclmulqdq	$17, (%rdx), %xmm0, %xmm0
+	vpclmulqdq	$0, 272(%rdx), %xmm4, %xmm4
+	cmpq	$128, %rax
+	jb	.Laesgen_vaes256_gcm_siv_seal_rest8_none_3
+	vmovdqu	(%rcx), %ymm6
+	vpshufd	$78, %ymm6, %ymm7
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$0, (%rdx), %ymm6, %ymm8
+	vpxor	%ymm8, %ymm1, %ymm1
+	vpclmulqdq	$17, (%rdx), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpclmulqdq	$0, 272(%rdx), %ymm7, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vmovdqu	32(%rcx), %ymm6
+	vpshufd	$78, %ymm6, %ymm7
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$0, 32(%rdx), %ymm6, %ymm8
+	vpxor	%ymm8, %ymm1, %ymm1
+	vpclmulqdq	$17, 32(%rdx), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpclmulqdq	$0, 304(%rdx), %ymm7, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vmovdqu	64(%rcx), %ymm6
+	vpshufd	$78, %ymm6, %ymm7
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$0, 64(%rdx), %ymm6, %ymm8
+	vpxor	%ymm8, %ymm1, %ymm1
+	vpclmulqdq	$17, 64(%rdx), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpclmulqdq	$0, 336(%rdx), %ymm7, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vmovdqu	96(%rcx), %ymm6
+	vpshufd	$78, %ymm6, %ymm7
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$0, 96(%rdx), %ymm6, %ymm8
+	vpxor	%ymm8, %ymm1, %ymm1
+	vpclmulqdq	$17, 96(%rdx), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpclmulqdq	$0, 368(%rdx), %ymm7, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	addq	$128, %rcx
+	addq	$128, %rdx
+	subq	$128, %rax
+.Laesgen_vaes256_gcm_siv_seal_rest8_none_3:
+	cmpq	$64, %rax
+	jb	.Laesgen_vaes256_gcm_siv_seal_rest4_none_3
+	vmovdqu	(%rcx), %ymm6
+	vpshufd	$78, %ymm6, %ymm7
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$0, (%rdx), %ymm6, %ymm8
+	vpxor	%ymm8, %ymm1, %ymm1
+	vpclmulqdq	$17, (%rdx), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpclmulqdq	$0, 272(%rdx), %ymm7, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vmovdqu	32(%rcx), %ymm6
+	vpshufd	$78, %ymm6, %ymm7
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$0, 32(%rdx), %ymm6, %ymm8
+	vpxor	%ymm8, %ymm1, %ymm1
+	vpclmulqdq	$17, 32(%rdx), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpclmulqdq	$0, 304(%rdx), %ymm7, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	addq	$64, %rcx
+	addq	$64, %rdx
+	subq	$64, %rax
+.Laesgen_vaes256_gcm_siv_seal_rest4_none_3:
+	cmpq	$32, %rax
+	jb	.Laesgen_vaes256_gcm_siv_seal_rest2_none_3
+	vmovdqu	(%rcx), %ymm6
+	vpshufd	$78, %ymm6, %ymm7
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$0, (%rdx), %ymm6, %ymm8
+	vpxor	%ymm8, %ymm1, %ymm1
+	vpclmulqdq	$17, (%rdx), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpclmulqdq	$0, 272(%rdx), %ymm7, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	addq	$32, %rcx
+	addq	$32, %rdx
+	subq	$32, %rax
+.Laesgen_vaes256_gcm_siv_seal_rest2_none_3:
+	cmpq	$16, %rax
+	jb	.Laesgen_vaes256_gcm_siv_seal_rest1_none_3
+	vmovdqu	(%rcx), %xmm6
+	vpshufd	$78, %xmm6, %xmm7
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpclmulqdq	$0, (%rdx), %xmm6, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpclmulqdq	$17, (%rdx), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpclmulqdq	$0, 272(%rdx), %xmm7, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	addq	$16, %rcx
+	addq	$16, %rdx
+	subq	$16, %rax
+.Laesgen_vaes256_gcm_siv_seal_rest1_none_3:
+	testq	%rax, %rax
+	je	.Laesgen_vaes256_gcm_siv_seal_rest_whole_3
+	vpxor	%xmm6, %xmm6, %xmm6
+	vmovdqa	%xmm6, 1040(%rdi)
+	leaq	1040(%rdi), %r10
 	testq	$8, %rax
 	je	.Laesgen_vaes256_gcm_siv_seal_no8_4
-	movq	(%rcx), %r10
-	movq	%r10, (%rdx)
+	movq	(%rcx), %r11
+	movq	%r11, (%r10)
 	addq	$8, %rcx
-	addq	$8, %rdx
+	addq	$8, %r10
 .Laesgen_vaes256_gcm_siv_seal_no8_4:
 	testq	$4, %rax
 	je	.Laesgen_vaes256_gcm_siv_seal_no4_4
-	movl	(%rcx), %r10d
-	movl	%r10d, (%rdx)
+	movl	(%rcx), %r11d
+	movl	%r11d, (%r10)
 	addq	$4, %rcx
-	addq	$4, %rdx
+	addq	$4, %r10
 .Laesgen_vaes256_gcm_siv_seal_no4_4:
 	testq	$2, %rax
 	je	.Laesgen_vaes256_gcm_siv_seal_no2_4
-	movzbl	(%rcx), %r10d
-	movb	%r10b, (%rdx)
-	movzbl	1(%rcx), %r10d
-	movb	%r10b, 1(%rdx)
+	movzbl	(%rcx), %r11d
+	movb	%r11b, (%r10)
+	movzbl	1(%rcx), %r11d
+	movb	%r11b, 1(%r10)
 	addq	$2, %rcx
-	addq	$2, %rdx
+	addq	$2, %r10
 .Laesgen_vaes256_gcm_siv_seal_no2_4:
 	testq	$1, %rax
 	je	.Laesgen_vaes256_gcm_siv_seal_no1_4
-	movzbl	(%rcx), %r10d
-	movb	%r10b, (%rdx)
+	movzbl	(%rcx), %r11d
+	movb	%r11b, (%r10)
 .Laesgen_vaes256_gcm_siv_seal_no1_4:
-	vmovdqu	1008(%rdi), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 736(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 736(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 992(%rdi), %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
+	vmovdqa	1040(%rdi), %xmm6
+	vpshufd	$78, %xmm6, %xmm7
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpclmulqdq	$0, (%rdx), %xmm6, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpclmulqdq	$17, (%rdx), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpclmulqdq	$0, 272(%rdx), %xmm7, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	addq	$16, %rdx
+.Laesgen_vaes256_gcm_siv_seal_rest_whole_3:
+	vextracti128	$1, %ymm1, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vextracti128	$1, %ymm2, %xmm1
 	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
-.Laesgen_vaes256_gcm_siv_seal_polyval_end_3:
-	movq	8(%rsp), %rax
-	movq	%r9, %rcx
+	vpxor	%xmm2, %xmm0, %xmm0
+	vextracti128	$1, %ymm3, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm5, %xmm1
+	vpshufd	$78, %xmm5, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm5, %xmm1
+	vpshufd	$78, %xmm5, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpxor	%xmm0, %xmm5, %xmm5
+	vmovdqa	%xmm5, %xmm0
+.Laesgen_vaes256_gcm_siv_seal_rest_nothing_3:
+	movq	16(%rsp), %rax
+	movq	16(%rsp), %rcx
+	movq	%r9, %rdx
 .Laesgen_vaes256_gcm_siv_seal_polyval16_4:
 	cmpq	$256, %rax
 	jb	.Laesgen_vaes256_gcm_siv_seal_polyval16_done_4
-	vmovdqu	(%rcx), %ymm1
+	vmovdqu	(%rdx), %ymm1
 	vpxor	%ymm0, %ymm1, %ymm1
 	vpshufd	$78, %ymm1, %ymm0
 	vpxor	%ymm1, %ymm0, %ymm0
-	vpclmulqdq	$0, 496(%rdi), %ymm1, %ymm2
-	vpclmulqdq	$17, 496(%rdi), %ymm1, %ymm1
-	vpclmulqdq	$0, 752(%rdi), %ymm0, %ymm0
-	vmovdqu	32(%rcx), %ymm3
+	vpclmulqdq	$0, 512(%rdi), %ymm1, %ymm2
+	vpclmulqdq	$17, 512(%rdi), %ymm1, %ymm1
+	vpclmulqdq	$0, 784(%rdi), %ymm0, %ymm0
+	vmovdqu	32(%rdx), %ymm3
 	vpshufd	$78, %ymm3, %ymm4
 	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 528(%rdi), %ymm3, %ymm5
+	vpclmulqdq	$0, 544(%rdi), %ymm3, %ymm5
 	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 528(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 784(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	64(%rcx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 560(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 560(%rdi), %ymm3, %ymm3
+	vpclmulqdq	$17, 544(%rdi), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm1, %ymm1
 	vpclmulqdq	$0, 816(%rdi), %ymm4, %ymm3
 	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	96(%rcx), %ymm3
+	vmovdqu	64(%rdx), %ymm3
 	vpshufd	$78, %ymm3, %ymm4
 	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 592(%rdi), %ymm3, %ymm5
+	vpclmulqdq	$0, 576(%rdi), %ymm3, %ymm5
 	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 592(%rdi), %ymm3, %ymm3
+	vpclmulqdq	$17, 576(%rdi), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm1, %ymm1
 	vpclmulqdq	$0, 848(%rdi), %ymm4, %ymm3
 	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	128(%rcx), %ymm3
+	vmovdqu	96(%rdx), %ymm3
 	vpshufd	$78, %ymm3, %ymm4
 	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 624(%rdi), %ymm3, %ymm5
+	vpclmulqdq	$0, 608(%rdi), %ymm3, %ymm5
 	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 624(%rdi), %ymm3, %ymm3
+	vpclmulqdq	$17, 608(%rdi), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm1, %ymm1
 	vpclmulqdq	$0, 880(%rdi), %ymm4, %ymm3
 	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	160(%rcx), %ymm3
+	vmovdqu	128(%rdx), %ymm3
 	vpshufd	$78, %ymm3, %ymm4
 	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 656(%rdi), %ymm3, %ymm5
+	vpclmulqdq	$0, 640(%rdi), %ymm3, %ymm5
 	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 656(%rdi), %ymm3, %ymm3
+	vpclmulqdq	$17, 640(%rdi), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm1, %ymm1
 	vpclmulqdq	$0, 912(%rdi), %ymm4, %ymm3
 	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	192(%rcx), %ymm3
+	vmovdqu	160(%rdx), %ymm3
 	vpshufd	$78, %ymm3, %ymm4
 	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 688(%rdi), %ymm3, %ymm5
+	vpclmulqdq	$0, 672(%rdi), %ymm3, %ymm5
 	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 688(%rdi), %ymm3, %ymm3
+	vpclmulqdq	$17, 672(%rdi), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm1, %ymm1
 	vpclmulqdq	$0, 944(%rdi), %ymm4, %ymm3
 	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	224(%rcx), %ymm3
+	vmovdqu	192(%rdx), %ymm3
 	vpshufd	$78, %ymm3, %ymm4
 	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 720(%rdi), %ymm3, %ymm5
+	vpclmulqdq	$0, 704(%rdi), %ymm3, %ymm5
 	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 720(%rdi), %ymm3, %ymm3
+	vpclmulqdq	$17, 704(%rdi), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm1, %ymm1
 	vpclmulqdq	$0, 976(%rdi), %ymm4, %ymm3
+	vpxor	%ymm3, %ymm0, %ymm0
+	vmovdqu	224(%rdx), %ymm3
+	vpshufd	$78, %ymm3, %ymm4
+	vpxor	%ymm3, %ymm4, %ymm4
+	vpclmulqdq	$0, 736(%rdi), %ymm3, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$17, 736(%rdi), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpclmulqdq	$0, 1008(%rdi), %ymm4, %ymm3
 	vpxor	%ymm3, %ymm0, %ymm0
 	vpxor	%ymm2, %ymm0, %ymm0
 	vpxor	%ymm1, %ymm0, %ymm0
@@ -2817,244 +2763,199 @@ aesgen_vaes256_gcm_siv_seal:
 	vpxor	%xmm0, %xmm2, %xmm2
 	vpxor	%xmm1, %xmm2, %xmm2
 	vmovdqa	%xmm2, %xmm0
-	addq	$256, %rcx
+	addq	$256, %rdx
 	subq	$256, %rax
 	jmp	.Laesgen_vaes256_gcm_siv_seal_polyval16_4
 .Laesgen_vaes256_gcm_siv_seal_polyval16_done_4:
-.Laesgen_vaes256_gcm_siv_seal_polyval8_4:
+	leaq	15(%rax), %r10
+	andq	$-16, %r10
+	negq	%r10
+	leaq	752(%rdi,%r10,1), %r10
+	vpxor	%ymm1, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm2, %ymm2
+	vpxor	%ymm3, %ymm3, %ymm3
+	vpshufd	$78, %xmm0, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$0, (%r10), %xmm0, %xmm5
+	vpclmulqdq	$17, (%r10), %xmm0, %xmm0
+	vpclmulqdq	$0, 272(%r10), %xmm4, %xmm4
 	cmpq	$128, %rax
-	jb	.Laesgen_vaes256_gcm_siv_seal_polyval8_done_4
-	vmovdqu	(%rcx), %ymm1
-	vpxor	%ymm0, %ymm1, %ymm1
-	vpshufd	$78, %ymm1, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpclmulqdq	$0, 624(%rdi), %ymm1, %ymm2
-	vpclmulqdq	$17, 624(%rdi), %ymm1, %ymm1
-	vpclmulqdq	$0, 880(%rdi), %ymm0, %ymm0
-	vmovdqu	32(%rcx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 656(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 656(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 912(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	64(%rcx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 688(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 688(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 944(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	96(%rcx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 720(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 720(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 976(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpslldq	$8, %ymm0, %ymm3
-	vpxor	%ymm3, %ymm2, %ymm2
-	vpsrldq	$8, %ymm0, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vextracti128	$1, %ymm2, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vextracti128	$1, %ymm1, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
-	addq	$128, %rcx
+	jb	.Laesgen_vaes256_gcm_siv_seal_rest8_none_4
+	vmovdqu	(%rdx), %ymm6
+	vpshufd	$78, %ymm6, %ymm7
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$0, (%r10), %ymm6, %ymm8
+	vpxor	%ymm8, %ymm1, %ymm1
+	vpclmulqdq	$17, (%r10), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpclmulqdq	$0, 272(%r10), %ymm7, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vmovdqu	32(%rdx), %ymm6
+	vpshufd	$78, %ymm6, %ymm7
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$0, 32(%r10), %ymm6, %ymm8
+	vpxor	%ymm8, %ymm1, %ymm1
+	vpclmulqdq	$17, 32(%r10), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpclmulqdq	$0, 304(%r10), %ymm7, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vmovdqu	64(%rdx), %ymm6
+	vpshufd	$78, %ymm6, %ymm7
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$0, 64(%r10), %ymm6, %ymm8
+	vpxor	%ymm8, %ymm1, %ymm1
+	vpclmulqdq	$17, 64(%r10), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpclmulqdq	$0, 336(%r10), %ymm7, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vmovdqu	96(%rdx), %ymm6
+	vpshufd	$78, %ymm6, %ymm7
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$0, 96(%r10), %ymm6, %ymm8
+	vpxor	%ymm8, %ymm1, %ymm1
+	vpclmulqdq	$17, 96(%r10), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpclmulqdq	$0, 368(%r10), %ymm7, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	addq	$128, %rdx
+	addq	$128, %r10
 	subq	$128, %rax
-.Laesgen_vaes256_gcm_siv_seal_polyval8_done_4:
-.Laesgen_vaes256_gcm_siv_seal_polyval4_4:
+.Laesgen_vaes256_gcm_siv_seal_rest8_none_4:
 	cmpq	$64, %rax
-	jb	.Laesgen_vaes256_gcm_siv_seal_polyval4_done_4
-	vmovdqu	(%rcx), %ymm1
-	vpxor	%ymm0, %ymm1, %ymm1
-	vpshufd	$78, %ymm1, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpclmulqdq	$0, 688(%rdi), %ymm1, %ymm2
-	vpclmulqdq	$17, 688(%rdi), %ymm1, %ymm1
-	vpclmulqdq	$0, 944(%rdi), %ymm0, %ymm0
-	vmovdqu	32(%rcx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 720(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 720(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 976(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpslldq	$8, %ymm0, %ymm3
-	vpxor	%ymm3, %ymm2, %ymm2
-	vpsrldq	$8, %ymm0, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vextracti128	$1, %ymm2, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vextracti128	$1, %ymm1, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
-	addq	$64, %rcx
+	jb	.Laesgen_vaes256_gcm_siv_seal_rest4_none_4
+	vmovdqu	(%rdx), %ymm6
+	vpshufd	$78, %ymm6, %ymm7
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$0, (%r10), %ymm6, %ymm8
+	vpxor	%ymm8, %ymm1, %ymm1
+	vpclmulqdq	$17, (%r10), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpclmulqdq	$0, 272(%r10), %ymm7, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vmovdqu	32(%rdx), %ymm6
+	vpshufd	$78, %ymm6, %ymm7
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$0, 32(%r10), %ymm6, %ymm8
+	vpxor	%ymm8, %ymm1, %ymm1
+	vpclmulqdq	$17, 32(%r10), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpclmulqdq	$0, 304(%r10), %ymm7, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	addq	$64, %rdx
+	addq	$64, %r10
 	subq	$64, %rax
-.Laesgen_vaes256_gcm_siv_seal_polyval4_done_4:
-.Laesgen_vaes256_gcm_siv_seal_polyval2_4:
+.Laesgen_vaes256_gcm_siv_seal_rest4_none_4:
 	cmpq	$32, %rax
-	jb	.Laesgen_vaes256_gcm_siv_seal_polyval2_done_4
-	vmovdqu	(%rcx), %ymm1
-	vpxor	%ymm0, %ymm1, %ymm1
-	vpshufd	$78, %ymm1, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpclmulqdq	$0, 720(%rdi), %ymm1, %ymm2
-	vpclmulqdq	$17, 720(%rdi), %ymm1, %ymm1
-	vpclmulqdq	$0, 976(%rdi), %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpslldq	$8, %ymm0, %ymm3
-	vpxor	%ymm3, %ymm2, %ymm2
-	vpsrldq	$8, %ymm0, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vextracti128	$1, %ymm2, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vextracti128	$1, %ymm1, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
-	addq	$32, %rcx
+	jb	.Laesgen_vaes256_gcm_siv_seal_rest2_none_4
+	vmovdqu	(%rdx), %ymm6
+	vpshufd	$78, %ymm6, %ymm7
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$0, (%r10), %ymm6, %ymm8
+	vpxor	%ymm8, %ymm1, %ymm1
+	vpclmulqdq	$17, (%r10), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpclmulqdq	$0, 272(%r10), %ymm7, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	addq	$32, %rdx
+	addq	$32, %r10
 	subq	$32, %rax
-.Laesgen_vaes256_gcm_siv_seal_polyval2_done_4:
-.Laesgen_vaes256_gcm_siv_seal_polyval1_4:
+.Laesgen_vaes256_gcm_siv_seal_rest2_none_4:
 	cmpq	$16, %rax
-	jb	.Laesgen_vaes256_gcm_siv_seal_polyval1_done_4
-	vmovdqu	(%rcx), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 736(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 736(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 992(%rdi), %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
-	addq	$16, %rcx
+	jb	.Laesgen_vaes256_gcm_siv_seal_rest1_none_4
+	vmovdqu	(%rdx), %xmm6
+	vpshufd	$78, %xmm6, %xmm7
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpclmulqdq	$0, (%r10), %xmm6, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpclmulqdq	$17, (%r10), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpclmulqdq	$0, 272(%r10), %xmm7, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	addq	$16, %rdx
+	addq	$16, %r10
 	subq	$16, %rax
-.Laesgen_vaes256_gcm_siv_seal_polyval1_done_4:
+.Laesgen_vaes256_gcm_siv_seal_rest1_none_4:
 	testq	%rax, %rax
-	je	.Laesgen_vaes256_gcm_siv_seal_polyval_end_4
-	vpxor	%xmm1, %xmm1, %xmm1
-	vmovdqa	%xmm1, 1008(%rdi)
-	leaq	1008(%rdi), %rdx
+	je	.Laesgen_vaes256_gcm_siv_seal_rest_whole_4
+	vpxor	%xmm6, %xmm6, %xmm6
+	vmovdqa	%xmm6, 1040(%rdi)
+	leaq	1040(%rdi), %r11
 	testq	$8, %rax
 	je	.Laesgen_vaes256_gcm_siv_seal_no8_5
-	movq	(%rcx), %r10
-	movq	%r10, (%rdx)
-	addq	$8, %rcx
+	movq	(%rdx), %rbx
+	movq	%rbx, (%r11)
 	addq	$8, %rdx
+	addq	$8, %r11
 .Laesgen_vaes256_gcm_siv_seal_no8_5:
 	testq	$4, %rax
 	je	.Laesgen_vaes256_gcm_siv_seal_no4_5
-	movl	(%rcx), %r10d
-	movl	%r10d, (%rdx)
-	addq	$4, %rcx
+	movl	(%rdx), %ebx
+	movl	%ebx, (%r11)
 	addq	$4, %rdx
+	addq	$4, %r11
 .Laesgen_vaes256_gcm_siv_seal_no4_5:
 	testq	$2, %rax
 	je	.Laesgen_vaes256_gcm_siv_seal_no2_5
-	movzbl	(%rcx), %r10d
-	movb	%r10b, (%rdx)
-	movzbl	1(%rcx), %r10d
-	movb	%r10b, 1(%rdx)
-	addq	$2, %rcx
+	movzbl	(%rdx), %ebx
+	movb	%bl, (%r11)
+	movzbl	1(%rdx), %ebx
+	movb	%bl, 1(%r11)
 	addq	$2, %rdx
+	addq	$2, %r11
 .Laesgen_vaes256_gcm_siv_seal_no2_5:
 	testq	$1, %rax
 	je	.Laesgen_vaes256_gcm_siv_seal_no1_5
-	movzbl	(%rcx), %r10d
-	movb	%r10b, (%rdx)
+	movzbl	(%rdx), %ebx
+	movb	%bl, (%r11)
 .Laesgen_vaes256_gcm_siv_seal_no1_5:
-	vmovdqu	1008(%rdi), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 736(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 736(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 992(%rdi), %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
-.Laesgen_vaes256_gcm_siv_seal_polyval_end_4:
-	movq	8(%rsp), %rax
+	vmovdqa	1040(%rdi), %xmm6
+	vpshufd	$78, %xmm6, %xmm7
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpclmulqdq	$0, (%r10), %xmm6, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpclmulqdq	$17, (%r10), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpclmulqdq	$0, 272(%r10), %xmm7, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	addq	$16, %r10
+.Laesgen_vaes256_gcm_siv_seal_rest_whole_4:
 	shlq	$3, %r8
-	shlq	$3, %rax
-	vmovq	%r8, %xmm1
-	vmovq	%rax, %xmm2
-	vpunpcklqdq	%xmm2, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 736(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 736(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 736(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
+	shlq	$3, %rcx
+	vmovq	%r8, %xmm6
+	vmovq	%rcx, %xmm7
+	vpunpcklqdq	%xmm7, %xmm6, %xmm6
+	vpshufd	$78, %xmm6, %xmm7
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpclmulqdq	$0, (%r10), %xmm6, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpclmulqdq	$17, (%r10), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpclmulqdq	$0, 272(%r10), %xmm7, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vextracti128	$1, %ymm1, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vextracti128	$1, %ymm2, %xmm1
 	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
+	vextracti128	$1, %ymm3, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm5, %xmm1
+	vpshufd	$78, %xmm5, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm5, %xmm1
+	vpshufd	$78, %xmm5, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpxor	%xmm0, %xmm5, %xmm5
+	vmovdqa	%xmm5, %xmm0
+.Laesgen_vaes256_gcm_siv_seal_rest_nothing_4:
 	vmovd	8(%rsi), %xmm1
 	vpslldq	$8, %xmm1, %xmm1
 	movq	(%rsi), %rax
@@ -3085,10 +2986,10 @@ aesgen_vaes256_gcm_siv_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rax), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	movq	24(%rsp), %rax
+	movq	32(%rsp), %rax
 	vmovdqu	%xmm0, (%rax)
-	movq	8(%rsp), %rax
-	movq	16(%rsp), %rcx
+	movq	16(%rsp), %rax
+	movq	24(%rsp), %rcx
 	leaq	256(%rdi), %rdx
 	vpor	.Laesgen_vaes256_gcm_siv_seal_set_top(%rip), %xmm0, %xmm0
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
@@ -3434,8 +3335,8 @@ aesgen_vaes256_gcm_siv_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rdx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 1008(%rdi)
-	leaq	1008(%rdi), %rdx
+	vmovdqa	%xmm0, 1040(%rdi)
+	leaq	1040(%rdi), %rdx
 	testq	$8, %rax
 	je	.Laesgen_vaes256_gcm_siv_seal_no8_6
 	movq	(%r9), %rsi
@@ -3477,10 +3378,12 @@ aesgen_vaes256_gcm_siv_seal:
 .Laesgen_vaes256_gcm_siv_seal_sealed:
 	xorl	%eax, %eax
 	vzeroall
+	popq	%rbx
 	ret
 .Laesgen_vaes256_gcm_siv_seal_refuse:
 	movl	$-1, %eax
 	vzeroall
+	popq	%rbx
 	ret
 	.size	aesgen_vaes256_gcm_siv_seal, .-aesgen_vaes256_gcm_siv_seal
 	.section	.rodata
@@ -3604,8 +3507,9 @@ aesgen_vaes256_gcm_siv_open:
 	endbr64
 	pushq	%rbx
 	pushq	%rbp
-	movq	48(%rsp), %r10
-	movq	24(%rsp), %r11
+	pushq	%r12
+	movq	56(%rsp), %r10
+	movq	32(%rsp), %r11
 	movabsq	$0x1000000000, %rbx
 	cmpq	%rbx, %r11
 	ja	.Laesgen_vaes256_gcm_siv_open_refuse
@@ -3622,10 +3526,11 @@ aesgen_vaes256_gcm_siv_open:
 	cmpl	$128, %edx
 	je	.Laesgen_vaes256_gcm_siv_open_message128
 .Laesgen_vaes256_gcm_siv_open_message256:
+	movq	32(%rsp), %rdx
 	vmovd	8(%rsi), %xmm0
 	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rdx
-	vmovq	%rdx, %xmm1
+	movq	(%rsi), %r10
+	vmovq	%r10, %xmm1
 	vpor	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	vpor	.Laesgen_vaes256_gcm_siv_open_le32_0(%rip), %xmm0, %xmm1
@@ -3875,175 +3780,201 @@ aesgen_vaes256_gcm_siv_open:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 480(%rdi)
-	vmovdqa	%xmm1, 736(%rdi)
+	vmovdqa	%xmm1, 752(%rdi)
 	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 992(%rdi)
+	vmovdqa	%xmm0, 1024(%rdi)
 	vpclmulqdq	$0, %xmm1, %xmm1, %xmm0
 	vpclmulqdq	$17, %xmm1, %xmm1, %xmm2
 	vpclmulqdq	$1, %xmm1, %xmm1, %xmm3
-	vpclmulqdq	$16, %xmm1, %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm1
+	vpclmulqdq	$16, %xmm1, %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpslldq	$8, %xmm3, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpsrldq	$8, %xmm3, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm3
 	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm1
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm3
 	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 720(%rdi)
-	vpshufd	$78, %xmm0, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vmovdqa	%xmm1, 976(%rdi)
-	vmovdqu	720(%rdi), %ymm0
-	vinserti128	$1, %xmm0, %ymm0, %ymm1
-	vpclmulqdq	$0, %ymm1, %ymm0, %ymm2
-	vpclmulqdq	$17, %ymm1, %ymm0, %ymm3
-	vpclmulqdq	$1, %ymm1, %ymm0, %ymm4
-	vpclmulqdq	$16, %ymm1, %ymm0, %ymm1
-	vpxor	%ymm1, %ymm4, %ymm4
-	vpslldq	$8, %ymm4, %ymm1
-	vpxor	%ymm1, %ymm2, %ymm2
-	vpsrldq	$8, %ymm4, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm2, %ymm1
-	vpshufd	$78, %ymm2, %ymm2
-	vpxor	%ymm1, %ymm2, %ymm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm2, %ymm1
-	vpshufd	$78, %ymm2, %ymm2
-	vpxor	%ymm1, %ymm2, %ymm2
-	vpxor	%ymm3, %ymm2, %ymm2
-	vmovdqu	%ymm2, 688(%rdi)
-	vpshufd	$78, %ymm2, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vmovdqu	%ymm1, 944(%rdi)
-	vinserti128	$1, %xmm2, %ymm2, %ymm1
-	vpclmulqdq	$0, %ymm1, %ymm0, %ymm3
-	vpclmulqdq	$17, %ymm1, %ymm0, %ymm4
-	vpclmulqdq	$1, %ymm1, %ymm0, %ymm5
-	vpclmulqdq	$16, %ymm1, %ymm0, %ymm6
-	vpxor	%ymm6, %ymm5, %ymm5
-	vpslldq	$8, %ymm5, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpsrldq	$8, %ymm5, %ymm6
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm3, %ymm5
-	vpshufd	$78, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm3, %ymm5
-	vpshufd	$78, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vmovdqu	%ymm3, 656(%rdi)
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vmovdqu	%ymm4, 912(%rdi)
-	vpclmulqdq	$0, %ymm1, %ymm2, %ymm4
-	vpclmulqdq	$17, %ymm1, %ymm2, %ymm5
-	vpclmulqdq	$1, %ymm1, %ymm2, %ymm6
-	vpclmulqdq	$16, %ymm1, %ymm2, %ymm1
-	vpxor	%ymm1, %ymm6, %ymm6
-	vpslldq	$8, %ymm6, %ymm1
-	vpxor	%ymm1, %ymm4, %ymm4
-	vpsrldq	$8, %ymm6, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm4, %ymm1
-	vpshufd	$78, %ymm4, %ymm4
-	vpxor	%ymm1, %ymm4, %ymm4
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm4, %ymm1
-	vpshufd	$78, %ymm4, %ymm4
-	vpxor	%ymm1, %ymm4, %ymm4
-	vpxor	%ymm5, %ymm4, %ymm4
-	vmovdqu	%ymm4, 624(%rdi)
-	vpshufd	$78, %ymm4, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vmovdqu	%ymm1, 880(%rdi)
-	vinserti128	$1, %xmm4, %ymm4, %ymm1
-	vpclmulqdq	$0, %ymm1, %ymm0, %ymm5
-	vpclmulqdq	$17, %ymm1, %ymm0, %ymm6
-	vpclmulqdq	$1, %ymm1, %ymm0, %ymm7
-	vpclmulqdq	$16, %ymm1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpslldq	$8, %ymm7, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vpsrldq	$8, %ymm7, %ymm0
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm5, %ymm0
-	vpshufd	$78, %ymm5, %ymm5
-	vpxor	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm5, %ymm0
-	vpshufd	$78, %ymm5, %ymm5
-	vpxor	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm6, %ymm5, %ymm5
-	vmovdqu	%ymm5, 592(%rdi)
-	vpshufd	$78, %ymm5, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vmovdqu	%ymm0, 848(%rdi)
-	vpclmulqdq	$0, %ymm1, %ymm2, %ymm0
-	vpclmulqdq	$17, %ymm1, %ymm2, %ymm5
-	vpclmulqdq	$1, %ymm1, %ymm2, %ymm6
-	vpclmulqdq	$16, %ymm1, %ymm2, %ymm2
-	vpxor	%ymm2, %ymm6, %ymm6
-	vpslldq	$8, %ymm6, %ymm2
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpsrldq	$8, %ymm6, %ymm2
+	vmovdqa	%xmm0, 736(%rdi)
+	vpshufd	$78, %xmm0, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vmovdqa	%xmm2, 1008(%rdi)
+	cmpq	$32, %r8
+	ja	.Laesgen_vaes256_gcm_siv_open_powers_more
+	cmpq	$16, %rdx
+	jbe	.Laesgen_vaes256_gcm_siv_open_powers_done
+.Laesgen_vaes256_gcm_siv_open_powers_more:
+	vmovdqu	736(%rdi), %ymm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm2
+	vpclmulqdq	$0, %ymm2, %ymm0, %ymm3
+	vpclmulqdq	$17, %ymm2, %ymm0, %ymm4
+	vpclmulqdq	$1, %ymm2, %ymm0, %ymm5
+	vpclmulqdq	$16, %ymm2, %ymm0, %ymm2
 	vpxor	%ymm2, %ymm5, %ymm5
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm0, %ymm2
-	vpshufd	$78, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm0, %ymm2
-	vpshufd	$78, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vmovdqu	%ymm0, 560(%rdi)
-	vpshufd	$78, %ymm0, %ymm2
-	vpxor	%ymm0, %ymm2, %ymm2
-	vmovdqu	%ymm2, 816(%rdi)
-	vpclmulqdq	$0, %ymm1, %ymm3, %ymm0
-	vpclmulqdq	$17, %ymm1, %ymm3, %ymm2
-	vpclmulqdq	$1, %ymm1, %ymm3, %ymm5
-	vpclmulqdq	$16, %ymm1, %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpslldq	$8, %ymm5, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpsrldq	$8, %ymm5, %ymm3
+	vpslldq	$8, %ymm5, %ymm2
+	vpxor	%ymm2, %ymm3, %ymm3
+	vpsrldq	$8, %ymm5, %ymm2
+	vpxor	%ymm2, %ymm4, %ymm4
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm3, %ymm2
+	vpshufd	$78, %ymm3, %ymm3
+	vpxor	%ymm2, %ymm3, %ymm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm3, %ymm2
+	vpshufd	$78, %ymm3, %ymm3
+	vpxor	%ymm2, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vmovdqu	%ymm3, 704(%rdi)
+	vpshufd	$78, %ymm3, %ymm2
 	vpxor	%ymm3, %ymm2, %ymm2
+	vmovdqu	%ymm2, 976(%rdi)
+	vinserti128	$1, %xmm3, %ymm3, %ymm2
+	vpclmulqdq	$0, %ymm2, %ymm0, %ymm4
+	vpclmulqdq	$17, %ymm2, %ymm0, %ymm5
+	vpclmulqdq	$1, %ymm2, %ymm0, %ymm6
+	vpclmulqdq	$16, %ymm2, %ymm0, %ymm7
+	vpxor	%ymm7, %ymm6, %ymm6
+	vpslldq	$8, %ymm6, %ymm7
+	vpxor	%ymm7, %ymm4, %ymm4
+	vpsrldq	$8, %ymm6, %ymm7
+	vpxor	%ymm7, %ymm5, %ymm5
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm4, %ymm6
+	vpshufd	$78, %ymm4, %ymm4
+	vpxor	%ymm6, %ymm4, %ymm4
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm4, %ymm6
+	vpshufd	$78, %ymm4, %ymm4
+	vpxor	%ymm6, %ymm4, %ymm4
+	vpxor	%ymm5, %ymm4, %ymm4
+	vmovdqu	%ymm4, 672(%rdi)
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vmovdqu	%ymm5, 944(%rdi)
+	vpclmulqdq	$0, %ymm2, %ymm3, %ymm5
+	vpclmulqdq	$17, %ymm2, %ymm3, %ymm6
+	vpclmulqdq	$1, %ymm2, %ymm3, %ymm7
+	vpclmulqdq	$16, %ymm2, %ymm3, %ymm2
+	vpxor	%ymm2, %ymm7, %ymm7
+	vpslldq	$8, %ymm7, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vpsrldq	$8, %ymm7, %ymm2
+	vpxor	%ymm2, %ymm6, %ymm6
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm5, %ymm2
+	vpshufd	$78, %ymm5, %ymm5
+	vpxor	%ymm2, %ymm5, %ymm5
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm5, %ymm2
+	vpshufd	$78, %ymm5, %ymm5
+	vpxor	%ymm2, %ymm5, %ymm5
+	vpxor	%ymm6, %ymm5, %ymm5
+	vmovdqu	%ymm5, 640(%rdi)
+	vpshufd	$78, %ymm5, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vmovdqu	%ymm2, 912(%rdi)
+	vinserti128	$1, %xmm5, %ymm5, %ymm2
+	vpclmulqdq	$0, %ymm2, %ymm0, %ymm6
+	vpclmulqdq	$17, %ymm2, %ymm0, %ymm7
+	vpclmulqdq	$1, %ymm2, %ymm0, %ymm8
+	vpclmulqdq	$16, %ymm2, %ymm0, %ymm0
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpslldq	$8, %ymm8, %ymm0
+	vpxor	%ymm0, %ymm6, %ymm6
+	vpsrldq	$8, %ymm8, %ymm0
+	vpxor	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm6, %ymm0
+	vpshufd	$78, %ymm6, %ymm6
+	vpxor	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm6, %ymm0
+	vpshufd	$78, %ymm6, %ymm6
+	vpxor	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm7, %ymm6, %ymm6
+	vmovdqu	%ymm6, 608(%rdi)
+	vpshufd	$78, %ymm6, %ymm0
+	vpxor	%ymm6, %ymm0, %ymm0
+	vmovdqu	%ymm0, 880(%rdi)
+	vpclmulqdq	$0, %ymm2, %ymm3, %ymm0
+	vpclmulqdq	$17, %ymm2, %ymm3, %ymm6
+	vpclmulqdq	$1, %ymm2, %ymm3, %ymm7
+	vpclmulqdq	$16, %ymm2, %ymm3, %ymm3
+	vpxor	%ymm3, %ymm7, %ymm7
+	vpslldq	$8, %ymm7, %ymm3
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpsrldq	$8, %ymm7, %ymm3
+	vpxor	%ymm3, %ymm6, %ymm6
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm0, %ymm3
 	vpshufd	$78, %ymm0, %ymm0
 	vpxor	%ymm3, %ymm0, %ymm0
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm0, %ymm3
 	vpshufd	$78, %ymm0, %ymm0
 	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm6, %ymm0, %ymm0
+	vmovdqu	%ymm0, 576(%rdi)
+	vpshufd	$78, %ymm0, %ymm3
+	vpxor	%ymm0, %ymm3, %ymm3
+	vmovdqu	%ymm3, 848(%rdi)
+	vpclmulqdq	$0, %ymm2, %ymm4, %ymm0
+	vpclmulqdq	$17, %ymm2, %ymm4, %ymm3
+	vpclmulqdq	$1, %ymm2, %ymm4, %ymm6
+	vpclmulqdq	$16, %ymm2, %ymm4, %ymm4
+	vpxor	%ymm4, %ymm6, %ymm6
+	vpslldq	$8, %ymm6, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpsrldq	$8, %ymm6, %ymm4
+	vpxor	%ymm4, %ymm3, %ymm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm0, %ymm4
+	vpshufd	$78, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm0, %ymm4
+	vpshufd	$78, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vmovdqu	%ymm0, 544(%rdi)
+	vpshufd	$78, %ymm0, %ymm3
+	vpxor	%ymm0, %ymm3, %ymm3
+	vmovdqu	%ymm3, 816(%rdi)
+	vpclmulqdq	$0, %ymm2, %ymm5, %ymm0
+	vpclmulqdq	$17, %ymm2, %ymm5, %ymm3
+	vpclmulqdq	$1, %ymm2, %ymm5, %ymm4
+	vpclmulqdq	$16, %ymm2, %ymm5, %ymm2
+	vpxor	%ymm2, %ymm4, %ymm4
+	vpslldq	$8, %ymm4, %ymm2
 	vpxor	%ymm2, %ymm0, %ymm0
-	vmovdqu	%ymm0, 528(%rdi)
+	vpsrldq	$8, %ymm4, %ymm2
+	vpxor	%ymm2, %ymm3, %ymm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm0, %ymm2
+	vpshufd	$78, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm0, %ymm2
+	vpshufd	$78, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vmovdqu	%ymm0, 512(%rdi)
 	vpshufd	$78, %ymm0, %ymm2
 	vpxor	%ymm0, %ymm2, %ymm2
 	vmovdqu	%ymm2, 784(%rdi)
-	vpclmulqdq	$0, %ymm1, %ymm4, %ymm0
-	vpclmulqdq	$17, %ymm1, %ymm4, %ymm2
-	vpclmulqdq	$1, %ymm1, %ymm4, %ymm3
-	vpclmulqdq	$16, %ymm1, %ymm4, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vpslldq	$8, %ymm3, %ymm1
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpsrldq	$8, %ymm3, %ymm1
-	vpxor	%ymm1, %ymm2, %ymm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm0, %ymm1
-	vpshufd	$78, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm0, %ymm1
-	vpshufd	$78, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vmovdqu	%ymm0, 496(%rdi)
-	vpshufd	$78, %ymm0, %ymm1
-	vpxor	%ymm0, %ymm1, %ymm1
-	vmovdqu	%ymm1, 752(%rdi)
-	movq	40(%rsp), %rdx
+	vpclmulqdq	$0, %xmm1, %xmm0, %xmm2
+	vpclmulqdq	$17, %xmm1, %xmm0, %xmm3
+	vpclmulqdq	$1, %xmm1, %xmm0, %xmm4
+	vpclmulqdq	$16, %xmm1, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 496(%rdi)
+	vpshufd	$78, %xmm2, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vmovdqa	%xmm0, 768(%rdi)
+.Laesgen_vaes256_gcm_siv_open_powers_done:
+	movq	48(%rsp), %rdx
 	vmovdqu	(%rdx), %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	movq	%r8, %rdx
@@ -4054,71 +3985,71 @@ aesgen_vaes256_gcm_siv_open:
 	vpxor	%ymm1, %ymm2, %ymm2
 	vpshufd	$78, %ymm2, %ymm1
 	vpxor	%ymm2, %ymm1, %ymm1
-	vpclmulqdq	$0, 496(%rdi), %ymm2, %ymm3
-	vpclmulqdq	$17, 496(%rdi), %ymm2, %ymm2
-	vpclmulqdq	$0, 752(%rdi), %ymm1, %ymm1
+	vpclmulqdq	$0, 512(%rdi), %ymm2, %ymm3
+	vpclmulqdq	$17, 512(%rdi), %ymm2, %ymm2
+	vpclmulqdq	$0, 784(%rdi), %ymm1, %ymm1
 	vmovdqu	32(%rcx), %ymm4
 	vpshufd	$78, %ymm4, %ymm5
 	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 528(%rdi), %ymm4, %ymm6
+	vpclmulqdq	$0, 544(%rdi), %ymm4, %ymm6
 	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 528(%rdi), %ymm4, %ymm4
+	vpclmulqdq	$17, 544(%rdi), %ymm4, %ymm4
 	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 784(%rdi), %ymm5, %ymm4
+	vpclmulqdq	$0, 816(%rdi), %ymm5, %ymm4
 	vpxor	%ymm4, %ymm1, %ymm1
 	vmovdqu	64(%rcx), %ymm4
 	vpshufd	$78, %ymm4, %ymm5
 	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 560(%rdi), %ymm4, %ymm6
+	vpclmulqdq	$0, 576(%rdi), %ymm4, %ymm6
 	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 560(%rdi), %ymm4, %ymm4
+	vpclmulqdq	$17, 576(%rdi), %ymm4, %ymm4
 	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 816(%rdi), %ymm5, %ymm4
+	vpclmulqdq	$0, 848(%rdi), %ymm5, %ymm4
 	vpxor	%ymm4, %ymm1, %ymm1
 	vmovdqu	96(%rcx), %ymm4
 	vpshufd	$78, %ymm4, %ymm5
 	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 592(%rdi), %ymm4, %ymm6
+	vpclmulqdq	$0, 608(%rdi), %ymm4, %ymm6
 	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 592(%rdi), %ymm4, %ymm4
+	vpclmulqdq	$17, 608(%rdi), %ymm4, %ymm4
 	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 848(%rdi), %ymm5, %ymm4
+	vpclmulqdq	$0, 880(%rdi), %ymm5, %ymm4
 	vpxor	%ymm4, %ymm1, %ymm1
 	vmovdqu	128(%rcx), %ymm4
 	vpshufd	$78, %ymm4, %ymm5
 	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 624(%rdi), %ymm4, %ymm6
+	vpclmulqdq	$0, 640(%rdi), %ymm4, %ymm6
 	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 624(%rdi), %ymm4, %ymm4
+	vpclmulqdq	$17, 640(%rdi), %ymm4, %ymm4
 	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 880(%rdi), %ymm5, %ymm4
+	vpclmulqdq	$0, 912(%rdi), %ymm5, %ymm4
 	vpxor	%ymm4, %ymm1, %ymm1
 	vmovdqu	160(%rcx), %ymm4
 	vpshufd	$78, %ymm4, %ymm5
 	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 656(%rdi), %ymm4, %ymm6
+	vpclmulqdq	$0, 672(%rdi), %ymm4, %ymm6
 	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 656(%rdi), %ymm4, %ymm4
+	vpclmulqdq	$17, 672(%rdi), %ymm4, %ymm4
 	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 912(%rdi), %ymm5, %ymm4
+	vpclmulqdq	$0, 944(%rdi), %ymm5, %ymm4
 	vpxor	%ymm4, %ymm1, %ymm1
 	vmovdqu	192(%rcx), %ymm4
 	vpshufd	$78, %ymm4, %ymm5
 	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 688(%rdi), %ymm4, %ymm6
+	vpclmulqdq	$0, 704(%rdi), %ymm4, %ymm6
 	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 688(%rdi), %ymm4, %ymm4
+	vpclmulqdq	$17, 704(%rdi), %ymm4, %ymm4
 	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 944(%rdi), %ymm5, %ymm4
+	vpclmulqdq	$0, 976(%rdi), %ymm5, %ymm4
 	vpxor	%ymm4, %ymm1, %ymm1
 	vmovdqu	224(%rcx), %ymm4
 	vpshufd	$78, %ymm4, %ymm5
 	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 720(%rdi), %ymm4, %ymm6
+	vpclmulqdq	$0, 736(%rdi), %ymm4, %ymm6
 	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 720(%rdi), %ymm4, %ymm4
+	vpclmulqdq	$17, 736(%rdi), %ymm4, %ymm4
 	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 976(%rdi), %ymm5, %ymm4
+	vpclmulqdq	$0, 1008(%rdi), %ymm5, %ymm4
 	vpxor	%ymm4, %ymm1, %ymm1
 	vpxor	%ymm3, %ymm1, %ymm1
 	vpxor	%ymm2, %ymm1, %ymm1
@@ -4142,227 +4073,195 @@ aesgen_vaes256_gcm_siv_open:
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_siv_open_polyval16
 .Laesgen_vaes256_gcm_siv_open_polyval16_done:
-.Laesgen_vaes256_gcm_siv_open_polyval8:
-	cmpq	$128, %rdx
-	jb	.Laesgen_vaes256_gcm_siv_open_polyval8_done
-	vmovdqu	(%rcx), %ymm2
-	vpxor	%ymm1, %ymm2, %ymm2
-	vpshufd	$78, %ymm2, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vpclmulqdq	$0, 624(%rdi), %ymm2, %ymm3
-	vpclmulqdq	$17, 624(%rdi), %ymm2, %ymm2
-	vpclmulqdq	$0, 880(%rdi), %ymm1, %ymm1
-	vmovdqu	32(%rcx), %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 656(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 656(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 912(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm1, %ymm1
-	vmovdqu	64(%rcx), %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 688(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 688(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 944(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm1, %ymm1
-	vmovdqu	96(%rcx), %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 720(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 720(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 976(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vpslldq	$8, %ymm1, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpsrldq	$8, %ymm1, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vextracti128	$1, %ymm3, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vextracti128	$1, %ymm2, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm1
-	addq	$128, %rcx
-	subq	$128, %rdx
-.Laesgen_vaes256_gcm_siv_open_polyval8_done:
-.Laesgen_vaes256_gcm_siv_open_polyval4:
-	cmpq	$64, %rdx
-	jb	.Laesgen_vaes256_gcm_siv_open_polyval4_done
-	vmovdqu	(%rcx), %ymm2
-	vpxor	%ymm1, %ymm2, %ymm2
-	vpshufd	$78, %ymm2, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vpclmulqdq	$0, 688(%rdi), %ymm2, %ymm3
-	vpclmulqdq	$17, 688(%rdi), %ymm2, %ymm2
-	vpclmulqdq	$0, 944(%rdi), %ymm1, %ymm1
-	vmovdqu	32(%rcx), %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 720(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 720(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 976(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vpslldq	$8, %ymm1, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpsrldq	$8, %ymm1, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vextracti128	$1, %ymm3, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vextracti128	$1, %ymm2, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm1
-	addq	$64, %rcx
-	subq	$64, %rdx
-.Laesgen_vaes256_gcm_siv_open_polyval4_done:
-.Laesgen_vaes256_gcm_siv_open_polyval2:
-	cmpq	$32, %rdx
-	jb	.Laesgen_vaes256_gcm_siv_open_polyval2_done
-	vmovdqu	(%rcx), %ymm2
-	vpxor	%ymm1, %ymm2, %ymm2
-	vpshufd	$78, %ymm2, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vpclmulqdq	$0, 720(%rdi), %ymm2, %ymm3
-	vpclmulqdq	$17, 720(%rdi), %ymm2, %ymm2
-	vpclmulqdq	$0, 976(%rdi), %ymm1, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vpslldq	$8, %ymm1, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpsrldq	$8, %ymm1, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vextracti128	$1, %ymm3, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vextracti128	$1, %ymm2, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm1
-	addq	$32, %rcx
-	subq	$32, %rdx
-.Laesgen_vaes256_gcm_siv_open_polyval2_done:
-.Laesgen_vaes256_gcm_siv_open_polyval1:
-	cmpq	$16, %rdx
-	jb	.Laesgen_vaes256_gcm_siv_open_polyval1_done
-	vmovdqu	(%rcx), %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpshufd	$78, %xmm2, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$17, 736(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 992(%rdi), %xmm1, %xmm1
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpslldq	$8, %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm1
-	addq	$16, %rcx
-	subq	$16, %rdx
-.Laesgen_vaes256_gcm_siv_open_polyval1_done:
 	testq	%rdx, %rdx
-	je	.Laesgen_vaes256_gcm_siv_open_polyval_end
-	vpxor	%xmm2, %xmm2, %xmm2
-	vmovdqa	%xmm2, 1008(%rdi)
-	leaq	1008(%rdi), %r10
+	je	.Laesgen_vaes256_gcm_siv_open_rest_nothing
+	leaq	15(%rdx), %r10
+	andq	$-16, %r10
+	negq	%r10
+	leaq	768(%rdi,%r10,1), %r10
+	vpxor	%ymm2, %ymm2, %ymm2
+	vpxor	%ymm3, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm4, %ymm4
+	vpshufd	$78, %xmm1, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpclmulqdq	$0, (%r10), %xmm1, %xmm6
+	vpclmulqdq	$17, (%r10), %xmm1, %xmm1
+	vpclmulqdq	$0, 272(%r10), %xmm5, %xmm5
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes256_gcm_siv_open_rest8_none
+	vmovdqu	(%rcx), %ymm7
+	vpshufd	$78, %ymm7, %ymm8
+	vpxor	%ymm7, %ymm8, %ymm8
+	vpclmulqdq	$0, (%r10), %ymm7, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpclmulqdq	$17, (%r10), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm3, %ymm3
+	vpclmulqdq	$0, 272(%r10), %ymm8, %ymm7
+	vpxor	%ymm7, %ymm4, %ymm4
+	vmovdqu	32(%rcx), %ymm7
+	vpshufd	$78, %ymm7, %ymm8
+	vpxor	%ymm7, %ymm8, %ymm8
+	vpclmulqdq	$0, 32(%r10), %ymm7, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpclmulqdq	$17, 32(%r10), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm3, %ymm3
+	vpclmulqdq	$0, 304(%r10), %ymm8, %ymm7
+	vpxor	%ymm7, %ymm4, %ymm4
+	vmovdqu	64(%rcx), %ymm7
+	vpshufd	$78, %ymm7, %ymm8
+	vpxor	%ymm7, %ymm8, %ymm8
+	vpclmulqdq	$0, 64(%r10), %ymm7, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpclmulqdq	$17, 64(%r10), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm3, %ymm3
+	vpclmulqdq	$0, 336(%r10), %ymm8, %ymm7
+	vpxor	%ymm7, %ymm4, %ymm4
+	vmovdqu	96(%rcx), %ymm7
+	vpshufd	$78, %ymm7, %ymm8
+	vpxor	%ymm7, %ymm8, %ymm8
+	vpclmulqdq	$0, 96(%r10), %ymm7, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpclmulqdq	$17, 96(%r10), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm3, %ymm3
+	vpclmulqdq	$0, 368(%r10), %ymm8, %ymm7
+	vpxor	%ymm7, %ymm4, %ymm4
+	addq	$128, %rcx
+	addq	$128, %r10
+	subq	$128, %rdx
+.Laesgen_vaes256_gcm_siv_open_rest8_none:
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes256_gcm_siv_open_rest4_none
+	vmovdqu	(%rcx), %ymm7
+	vpshufd	$78, %ymm7, %ymm8
+	vpxor	%ymm7, %ymm8, %ymm8
+	vpclmulqdq	$0, (%r10), %ymm7, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpclmulqdq	$17, (%r10), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm3, %ymm3
+	vpclmulqdq	$0, 272(%r10), %ymm8, %ymm7
+	vpxor	%ymm7, %ymm4, %ymm4
+	vmovdqu	32(%rcx), %ymm7
+	vpshufd	$78, %ymm7, %ymm8
+	vpxor	%ymm7, %ymm8, %ymm8
+	vpclmulqdq	$0, 32(%r10), %ymm7, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpclmulqdq	$17, 32(%r10), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm3, %ymm3
+	vpclmulqdq	$0, 304(%r10), %ymm8, %ymm7
+	vpxor	%ymm7, %ymm4, %ymm4
+	addq	$64, %rcx
+	addq	$64, %r10
+	subq	$64, %rdx
+.Laesgen_vaes256_gcm_siv_open_rest4_none:
+	cmpq	$32, %rdx
+	jb	.Laesgen_vaes256_gcm_siv_open_rest2_none
+	vmovdqu	(%rcx), %ymm7
+	vpshufd	$78, %ymm7, %ymm8
+	vpxor	%ymm7, %ymm8, %ymm8
+	vpclmulqdq	$0, (%r10), %ymm7, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpclmulqdq	$17, (%r10), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm3, %ymm3
+	vpclmulqdq	$0, 272(%r10), %ymm8, %ymm7
+	vpxor	%ymm7, %ymm4, %ymm4
+	addq	$32, %rcx
+	addq	$32, %r10
+	subq	$32, %rdx
+.Laesgen_vaes256_gcm_siv_open_rest2_none:
+	cmpq	$16, %rdx
+	jb	.Laesgen_vaes256_gcm_siv_open_rest1_none
+	vmovdqu	(%rcx), %xmm7
+	vpshufd	$78, %xmm7, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpclmulqdq	$0, (%r10), %xmm7, %xmm9
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpclmulqdq	$17, (%r10), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm1, %xmm1
+	vpclmulqdq	$0, 272(%r10), %xmm8, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	addq	$16, %rcx
+	addq	$16, %r10
+	subq	$16, %rdx
+.Laesgen_vaes256_gcm_siv_open_rest1_none:
+	testq	%rdx, %rdx
+	je	.Laesgen_vaes256_gcm_siv_open_rest_whole
+	vpxor	%xmm7, %xmm7, %xmm7
+	vmovdqa	%xmm7, 1040(%rdi)
+	leaq	1040(%rdi), %r11
 	testq	$8, %rdx
 	je	.Laesgen_vaes256_gcm_siv_open_no8
-	movq	(%rcx), %r11
-	movq	%r11, (%r10)
+	movq	(%rcx), %rbx
+	movq	%rbx, (%r11)
 	addq	$8, %rcx
-	addq	$8, %r10
+	addq	$8, %r11
 .Laesgen_vaes256_gcm_siv_open_no8:
 	testq	$4, %rdx
 	je	.Laesgen_vaes256_gcm_siv_open_no4
-	movl	(%rcx), %r11d
-	movl	%r11d, (%r10)
+	movl	(%rcx), %ebx
+	movl	%ebx, (%r11)
 	addq	$4, %rcx
-	addq	$4, %r10
+	addq	$4, %r11
 .Laesgen_vaes256_gcm_siv_open_no4:
 	testq	$2, %rdx
 	je	.Laesgen_vaes256_gcm_siv_open_no2
-	movzbl	(%rcx), %r11d
-	movb	%r11b, (%r10)
-	movzbl	1(%rcx), %r11d
-	movb	%r11b, 1(%r10)
+	movzbl	(%rcx), %ebx
+	movb	%bl, (%r11)
+	movzbl	1(%rcx), %ebx
+	movb	%bl, 1(%r11)
 	addq	$2, %rcx
-	addq	$2, %r10
+	addq	$2, %r11
 .Laesgen_vaes256_gcm_siv_open_no2:
 	testq	$1, %rdx
 	je	.Laesgen_vaes256_gcm_siv_open_no1
-	movzbl	(%rcx), %r11d
-	movb	%r11b, (%r10)
+	movzbl	(%rcx), %ebx
+	movb	%bl, (%r11)
 .Laesgen_vaes256_gcm_siv_open_no1:
-	vmovdqu	1008(%rdi), %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpshufd	$78, %xmm2, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$17, 736(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 992(%rdi), %xmm1, %xmm1
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpslldq	$8, %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm1, %xmm3, %xmm3
+	vmovdqa	1040(%rdi), %xmm7
+	vpshufd	$78, %xmm7, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpclmulqdq	$0, (%r10), %xmm7, %xmm9
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpclmulqdq	$17, (%r10), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm1, %xmm1
+	vpclmulqdq	$0, 272(%r10), %xmm8, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	addq	$16, %r10
+.Laesgen_vaes256_gcm_siv_open_rest_whole:
+	vextracti128	$1, %ymm2, %xmm7
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm6, %xmm6
+	vextracti128	$1, %ymm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm1
-.Laesgen_vaes256_gcm_siv_open_polyval_end:
-	movq	24(%rsp), %rcx
-	movq	32(%rsp), %rdx
-	leaq	256(%rdi), %r10
+	vpxor	%xmm3, %xmm1, %xmm1
+	vextracti128	$1, %ymm4, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpxor	%xmm6, %xmm5, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpslldq	$8, %xmm5, %xmm2
+	vpxor	%xmm2, %xmm6, %xmm6
+	vpsrldq	$8, %xmm5, %xmm2
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm6, %xmm2
+	vpshufd	$78, %xmm6, %xmm6
+	vpxor	%xmm2, %xmm6, %xmm6
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm6, %xmm2
+	vpshufd	$78, %xmm6, %xmm6
+	vpxor	%xmm2, %xmm6, %xmm6
+	vpxor	%xmm1, %xmm6, %xmm6
+	vmovdqa	%xmm6, %xmm1
+.Laesgen_vaes256_gcm_siv_open_rest_nothing:
+	movq	32(%rsp), %rcx
+	movq	40(%rsp), %rdx
+	movq	32(%rsp), %r10
+	leaq	256(%rdi), %r11
 	vpor	.Laesgen_vaes256_gcm_siv_open_set_top(%rip), %xmm0, %xmm0
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vpaddd	.Laesgen_vaes256_gcm_siv_open_lane_counts2(%rip), %ymm0, %ymm0
-	movq	%rdx, %r11
-	movq	%rcx, %rbx
+	movq	%rdx, %rbx
+	movq	%rcx, %rbp
 .Laesgen_vaes256_gcm_siv_open_ctr16_256:
-	cmpq	$256, %rbx
+	cmpq	$256, %rbp
 	jb	.Laesgen_vaes256_gcm_siv_open_ctr16_done256
 	vmovdqa	%ymm0, %ymm2
 	vpaddd	.Laesgen_vaes256_gcm_siv_open_le32_2x2(%rip), %ymm0, %ymm3
@@ -4373,7 +4272,7 @@ aesgen_vaes256_gcm_siv_open:
 	vpaddd	.Laesgen_vaes256_gcm_siv_open_le32_12x2(%rip), %ymm0, %ymm8
 	vpaddd	.Laesgen_vaes256_gcm_siv_open_le32_14x2(%rip), %ymm0, %ymm9
 	vpaddd	.Laesgen_vaes256_gcm_siv_open_le32_16x2(%rip), %ymm0, %ymm0
-	vbroadcasti128	(%r10), %ymm10
+	vbroadcasti128	(%r11), %ymm10
 	vpxor	%ymm10, %ymm2, %ymm2
 	vpxor	%ymm10, %ymm3, %ymm3
 	vpxor	%ymm10, %ymm4, %ymm4
@@ -4382,7 +4281,7 @@ aesgen_vaes256_gcm_siv_open:
 	vpxor	%ymm10, %ymm7, %ymm7
 	vpxor	%ymm10, %ymm8, %ymm8
 	vpxor	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	16(%r10), %ymm10
+	vbroadcasti128	16(%r11), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
 	vaesenc	%ymm10, %ymm4, %ymm4
@@ -4391,7 +4290,7 @@ aesgen_vaes256_gcm_siv_open:
 	vaesenc	%ymm10, %ymm7, %ymm7
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	32(%r10), %ymm10
+	vbroadcasti128	32(%r11), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
 	vaesenc	%ymm10, %ymm4, %ymm4
@@ -4400,7 +4299,7 @@ aesgen_vaes256_gcm_siv_open:
 	vaesenc	%ymm10, %ymm7, %ymm7
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	48(%r10), %ymm10
+	vbroadcasti128	48(%r11), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
 	vaesenc	%ymm10, %ymm4, %ymm4
@@ -4409,7 +4308,7 @@ aesgen_vaes256_gcm_siv_open:
 	vaesenc	%ymm10, %ymm7, %ymm7
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	64(%r10), %ymm10
+	vbroadcasti128	64(%r11), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
 	vaesenc	%ymm10, %ymm4, %ymm4
@@ -4418,7 +4317,7 @@ aesgen_vaes256_gcm_siv_open:
 	vaesenc	%ymm10, %ymm7, %ymm7
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	80(%r10), %ymm10
+	vbroadcasti128	80(%r11), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
 	vaesenc	%ymm10, %ymm4, %ymm4
@@ -4427,7 +4326,7 @@ aesgen_vaes256_gcm_siv_open:
 	vaesenc	%ymm10, %ymm7, %ymm7
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	96(%r10), %ymm10
+	vbroadcasti128	96(%r11), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
 	vaesenc	%ymm10, %ymm4, %ymm4
@@ -4436,7 +4335,7 @@ aesgen_vaes256_gcm_siv_open:
 	vaesenc	%ymm10, %ymm7, %ymm7
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	112(%r10), %ymm10
+	vbroadcasti128	112(%r11), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
 	vaesenc	%ymm10, %ymm4, %ymm4
@@ -4445,7 +4344,7 @@ aesgen_vaes256_gcm_siv_open:
 	vaesenc	%ymm10, %ymm7, %ymm7
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	128(%r10), %ymm10
+	vbroadcasti128	128(%r11), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
 	vaesenc	%ymm10, %ymm4, %ymm4
@@ -4454,7 +4353,7 @@ aesgen_vaes256_gcm_siv_open:
 	vaesenc	%ymm10, %ymm7, %ymm7
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	144(%r10), %ymm10
+	vbroadcasti128	144(%r11), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
 	vaesenc	%ymm10, %ymm4, %ymm4
@@ -4463,7 +4362,7 @@ aesgen_vaes256_gcm_siv_open:
 	vaesenc	%ymm10, %ymm7, %ymm7
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	160(%r10), %ymm10
+	vbroadcasti128	160(%r11), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
 	vaesenc	%ymm10, %ymm4, %ymm4
@@ -4472,7 +4371,7 @@ aesgen_vaes256_gcm_siv_open:
 	vaesenc	%ymm10, %ymm7, %ymm7
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	176(%r10), %ymm10
+	vbroadcasti128	176(%r11), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
 	vaesenc	%ymm10, %ymm4, %ymm4
@@ -4481,7 +4380,7 @@ aesgen_vaes256_gcm_siv_open:
 	vaesenc	%ymm10, %ymm7, %ymm7
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	192(%r10), %ymm10
+	vbroadcasti128	192(%r11), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
 	vaesenc	%ymm10, %ymm4, %ymm4
@@ -4490,7 +4389,7 @@ aesgen_vaes256_gcm_siv_open:
 	vaesenc	%ymm10, %ymm7, %ymm7
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	208(%r10), %ymm10
+	vbroadcasti128	208(%r11), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
 	vaesenc	%ymm10, %ymm4, %ymm4
@@ -4499,7 +4398,7 @@ aesgen_vaes256_gcm_siv_open:
 	vaesenc	%ymm10, %ymm7, %ymm7
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	224(%r10), %ymm10
+	vbroadcasti128	224(%r11), %ymm10
 	vaesenclast	%ymm10, %ymm2, %ymm2
 	vaesenclast	%ymm10, %ymm3, %ymm3
 	vaesenclast	%ymm10, %ymm4, %ymm4
@@ -4509,328 +4408,328 @@ aesgen_vaes256_gcm_siv_open:
 	vaesenclast	%ymm10, %ymm8, %ymm8
 	vaesenclast	%ymm10, %ymm9, %ymm9
 	vpxor	(%r9), %ymm2, %ymm2
-	vmovdqu	%ymm2, (%r11)
+	vmovdqu	%ymm2, (%rbx)
 	vpxor	32(%r9), %ymm3, %ymm3
-	vmovdqu	%ymm3, 32(%r11)
+	vmovdqu	%ymm3, 32(%rbx)
 	vpxor	64(%r9), %ymm4, %ymm4
-	vmovdqu	%ymm4, 64(%r11)
+	vmovdqu	%ymm4, 64(%rbx)
 	vpxor	96(%r9), %ymm5, %ymm5
-	vmovdqu	%ymm5, 96(%r11)
+	vmovdqu	%ymm5, 96(%rbx)
 	vpxor	128(%r9), %ymm6, %ymm6
-	vmovdqu	%ymm6, 128(%r11)
+	vmovdqu	%ymm6, 128(%rbx)
 	vpxor	160(%r9), %ymm7, %ymm7
-	vmovdqu	%ymm7, 160(%r11)
+	vmovdqu	%ymm7, 160(%rbx)
 	vpxor	192(%r9), %ymm8, %ymm8
-	vmovdqu	%ymm8, 192(%r11)
+	vmovdqu	%ymm8, 192(%rbx)
 	vpxor	224(%r9), %ymm9, %ymm9
-	vmovdqu	%ymm9, 224(%r11)
+	vmovdqu	%ymm9, 224(%rbx)
 	addq	$256, %r9
-	addq	$256, %r11
-	subq	$256, %rbx
+	addq	$256, %rbx
+	subq	$256, %rbp
 	jmp	.Laesgen_vaes256_gcm_siv_open_ctr16_256
 .Laesgen_vaes256_gcm_siv_open_ctr16_done256:
 .Laesgen_vaes256_gcm_siv_open_ctr_small256:
-	cmpq	$128, %rbx
+	cmpq	$128, %rbp
 	jb	.Laesgen_vaes256_gcm_siv_open_ctr8_done256
 	vmovdqa	%ymm0, %ymm2
 	vpaddd	.Laesgen_vaes256_gcm_siv_open_le32_2x2(%rip), %ymm0, %ymm3
 	vpaddd	.Laesgen_vaes256_gcm_siv_open_le32_4x2(%rip), %ymm0, %ymm4
 	vpaddd	.Laesgen_vaes256_gcm_siv_open_le32_6x2(%rip), %ymm0, %ymm5
 	vpaddd	.Laesgen_vaes256_gcm_siv_open_le32_8x2(%rip), %ymm0, %ymm0
-	vbroadcasti128	(%r10), %ymm6
+	vbroadcasti128	(%r11), %ymm6
 	vpxor	%ymm6, %ymm2, %ymm2
 	vpxor	%ymm6, %ymm3, %ymm3
 	vpxor	%ymm6, %ymm4, %ymm4
 	vpxor	%ymm6, %ymm5, %ymm5
-	vbroadcasti128	16(%r10), %ymm6
+	vbroadcasti128	16(%r11), %ymm6
 	vaesenc	%ymm6, %ymm2, %ymm2
 	vaesenc	%ymm6, %ymm3, %ymm3
 	vaesenc	%ymm6, %ymm4, %ymm4
 	vaesenc	%ymm6, %ymm5, %ymm5
-	vbroadcasti128	32(%r10), %ymm6
+	vbroadcasti128	32(%r11), %ymm6
 	vaesenc	%ymm6, %ymm2, %ymm2
 	vaesenc	%ymm6, %ymm3, %ymm3
 	vaesenc	%ymm6, %ymm4, %ymm4
 	vaesenc	%ymm6, %ymm5, %ymm5
-	vbroadcasti128	48(%r10), %ymm6
+	vbroadcasti128	48(%r11), %ymm6
 	vaesenc	%ymm6, %ymm2, %ymm2
 	vaesenc	%ymm6, %ymm3, %ymm3
 	vaesenc	%ymm6, %ymm4, %ymm4
 	vaesenc	%ymm6, %ymm5, %ymm5
-	vbroadcasti128	64(%r10), %ymm6
+	vbroadcasti128	64(%r11), %ymm6
 	vaesenc	%ymm6, %ymm2, %ymm2
 	vaesenc	%ymm6, %ymm3, %ymm3
 	vaesenc	%ymm6, %ymm4, %ymm4
 	vaesenc	%ymm6, %ymm5, %ymm5
-	vbroadcasti128	80(%r10), %ymm6
+	vbroadcasti128	80(%r11), %ymm6
 	vaesenc	%ymm6, %ymm2, %ymm2
 	vaesenc	%ymm6, %ymm3, %ymm3
 	vaesenc	%ymm6, %ymm4, %ymm4
 	vaesenc	%ymm6, %ymm5, %ymm5
-	vbroadcasti128	96(%r10), %ymm6
+	vbroadcasti128	96(%r11), %ymm6
 	vaesenc	%ymm6, %ymm2, %ymm2
 	vaesenc	%ymm6, %ymm3, %ymm3
 	vaesenc	%ymm6, %ymm4, %ymm4
 	vaesenc	%ymm6, %ymm5, %ymm5
-	vbroadcasti128	112(%r10), %ymm6
+	vbroadcasti128	112(%r11), %ymm6
 	vaesenc	%ymm6, %ymm2, %ymm2
 	vaesenc	%ymm6, %ymm3, %ymm3
 	vaesenc	%ymm6, %ymm4, %ymm4
 	vaesenc	%ymm6, %ymm5, %ymm5
-	vbroadcasti128	128(%r10), %ymm6
+	vbroadcasti128	128(%r11), %ymm6
 	vaesenc	%ymm6, %ymm2, %ymm2
 	vaesenc	%ymm6, %ymm3, %ymm3
 	vaesenc	%ymm6, %ymm4, %ymm4
 	vaesenc	%ymm6, %ymm5, %ymm5
-	vbroadcasti128	144(%r10), %ymm6
+	vbroadcasti128	144(%r11), %ymm6
 	vaesenc	%ymm6, %ymm2, %ymm2
 	vaesenc	%ymm6, %ymm3, %ymm3
 	vaesenc	%ymm6, %ymm4, %ymm4
 	vaesenc	%ymm6, %ymm5, %ymm5
-	vbroadcasti128	160(%r10), %ymm6
+	vbroadcasti128	160(%r11), %ymm6
 	vaesenc	%ymm6, %ymm2, %ymm2
 	vaesenc	%ymm6, %ymm3, %ymm3
 	vaesenc	%ymm6, %ymm4, %ymm4
 	vaesenc	%ymm6, %ymm5, %ymm5
-	vbroadcasti128	176(%r10), %ymm6
+	vbroadcasti128	176(%r11), %ymm6
 	vaesenc	%ymm6, %ymm2, %ymm2
 	vaesenc	%ymm6, %ymm3, %ymm3
 	vaesenc	%ymm6, %ymm4, %ymm4
 	vaesenc	%ymm6, %ymm5, %ymm5
-	vbroadcasti128	192(%r10), %ymm6
+	vbroadcasti128	192(%r11), %ymm6
 	vaesenc	%ymm6, %ymm2, %ymm2
 	vaesenc	%ymm6, %ymm3, %ymm3
 	vaesenc	%ymm6, %ymm4, %ymm4
 	vaesenc	%ymm6, %ymm5, %ymm5
-	vbroadcasti128	208(%r10), %ymm6
+	vbroadcasti128	208(%r11), %ymm6
 	vaesenc	%ymm6, %ymm2, %ymm2
 	vaesenc	%ymm6, %ymm3, %ymm3
 	vaesenc	%ymm6, %ymm4, %ymm4
 	vaesenc	%ymm6, %ymm5, %ymm5
-	vbroadcasti128	224(%r10), %ymm6
+	vbroadcasti128	224(%r11), %ymm6
 	vaesenclast	%ymm6, %ymm2, %ymm2
 	vaesenclast	%ymm6, %ymm3, %ymm3
 	vaesenclast	%ymm6, %ymm4, %ymm4
 	vaesenclast	%ymm6, %ymm5, %ymm5
 	vpxor	(%r9), %ymm2, %ymm2
-	vmovdqu	%ymm2, (%r11)
+	vmovdqu	%ymm2, (%rbx)
 	vpxor	32(%r9), %ymm3, %ymm3
-	vmovdqu	%ymm3, 32(%r11)
+	vmovdqu	%ymm3, 32(%rbx)
 	vpxor	64(%r9), %ymm4, %ymm4
-	vmovdqu	%ymm4, 64(%r11)
+	vmovdqu	%ymm4, 64(%rbx)
 	vpxor	96(%r9), %ymm5, %ymm5
-	vmovdqu	%ymm5, 96(%r11)
+	vmovdqu	%ymm5, 96(%rbx)
 	addq	$128, %r9
-	addq	$128, %r11
-	subq	$128, %rbx
+	addq	$128, %rbx
+	subq	$128, %rbp
 .Laesgen_vaes256_gcm_siv_open_ctr8_done256:
-	cmpq	$64, %rbx
+	cmpq	$64, %rbp
 	jb	.Laesgen_vaes256_gcm_siv_open_ctr4_done256
 	vmovdqa	%ymm0, %ymm2
 	vpaddd	.Laesgen_vaes256_gcm_siv_open_le32_2x2(%rip), %ymm0, %ymm3
 	vpaddd	.Laesgen_vaes256_gcm_siv_open_le32_4x2(%rip), %ymm0, %ymm0
-	vbroadcasti128	(%r10), %ymm4
+	vbroadcasti128	(%r11), %ymm4
 	vpxor	%ymm4, %ymm2, %ymm2
 	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	16(%r10), %ymm4
+	vbroadcasti128	16(%r11), %ymm4
 	vaesenc	%ymm4, %ymm2, %ymm2
 	vaesenc	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	32(%r10), %ymm4
+	vbroadcasti128	32(%r11), %ymm4
 	vaesenc	%ymm4, %ymm2, %ymm2
 	vaesenc	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	48(%r10), %ymm4
+	vbroadcasti128	48(%r11), %ymm4
 	vaesenc	%ymm4, %ymm2, %ymm2
 	vaesenc	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	64(%r10), %ymm4
+	vbroadcasti128	64(%r11), %ymm4
 	vaesenc	%ymm4, %ymm2, %ymm2
 	vaesenc	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	80(%r10), %ymm4
+	vbroadcasti128	80(%r11), %ymm4
 	vaesenc	%ymm4, %ymm2, %ymm2
 	vaesenc	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	96(%r10), %ymm4
+	vbroadcasti128	96(%r11), %ymm4
 	vaesenc	%ymm4, %ymm2, %ymm2
 	vaesenc	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	112(%r10), %ymm4
+	vbroadcasti128	112(%r11), %ymm4
 	vaesenc	%ymm4, %ymm2, %ymm2
 	vaesenc	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	128(%r10), %ymm4
+	vbroadcasti128	128(%r11), %ymm4
 	vaesenc	%ymm4, %ymm2, %ymm2
 	vaesenc	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	144(%r10), %ymm4
+	vbroadcasti128	144(%r11), %ymm4
 	vaesenc	%ymm4, %ymm2, %ymm2
 	vaesenc	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	160(%r10), %ymm4
+	vbroadcasti128	160(%r11), %ymm4
 	vaesenc	%ymm4, %ymm2, %ymm2
 	vaesenc	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	176(%r10), %ymm4
+	vbroadcasti128	176(%r11), %ymm4
 	vaesenc	%ymm4, %ymm2, %ymm2
 	vaesenc	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	192(%r10), %ymm4
+	vbroadcasti128	192(%r11), %ymm4
 	vaesenc	%ymm4, %ymm2, %ymm2
 	vaesenc	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	208(%r10), %ymm4
+	vbroadcasti128	208(%r11), %ymm4
 	vaesenc	%ymm4, %ymm2, %ymm2
 	vaesenc	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	224(%r10), %ymm4
+	vbroadcasti128	224(%r11), %ymm4
 	vaesenclast	%ymm4, %ymm2, %ymm2
 	vaesenclast	%ymm4, %ymm3, %ymm3
 	vpxor	(%r9), %ymm2, %ymm2
-	vmovdqu	%ymm2, (%r11)
+	vmovdqu	%ymm2, (%rbx)
 	vpxor	32(%r9), %ymm3, %ymm3
-	vmovdqu	%ymm3, 32(%r11)
+	vmovdqu	%ymm3, 32(%rbx)
 	addq	$64, %r9
-	addq	$64, %r11
-	subq	$64, %rbx
+	addq	$64, %rbx
+	subq	$64, %rbp
 .Laesgen_vaes256_gcm_siv_open_ctr4_done256:
-	cmpq	$32, %rbx
+	cmpq	$32, %rbp
 	jb	.Laesgen_vaes256_gcm_siv_open_ctr2_done256
 	vmovdqa	%ymm0, %ymm2
 	vpaddd	.Laesgen_vaes256_gcm_siv_open_le32_2x2(%rip), %ymm0, %ymm0
-	vbroadcasti128	(%r10), %ymm3
+	vbroadcasti128	(%r11), %ymm3
 	vpxor	%ymm3, %ymm2, %ymm2
-	vbroadcasti128	16(%r10), %ymm3
+	vbroadcasti128	16(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti128	32(%r10), %ymm3
+	vbroadcasti128	32(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti128	48(%r10), %ymm3
+	vbroadcasti128	48(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti128	64(%r10), %ymm3
+	vbroadcasti128	64(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti128	80(%r10), %ymm3
+	vbroadcasti128	80(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti128	96(%r10), %ymm3
+	vbroadcasti128	96(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti128	112(%r10), %ymm3
+	vbroadcasti128	112(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti128	128(%r10), %ymm3
+	vbroadcasti128	128(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti128	144(%r10), %ymm3
+	vbroadcasti128	144(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti128	160(%r10), %ymm3
+	vbroadcasti128	160(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti128	176(%r10), %ymm3
+	vbroadcasti128	176(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti128	192(%r10), %ymm3
+	vbroadcasti128	192(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti128	208(%r10), %ymm3
+	vbroadcasti128	208(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti128	224(%r10), %ymm3
+	vbroadcasti128	224(%r11), %ymm3
 	vaesenclast	%ymm3, %ymm2, %ymm2
 	vpxor	(%r9), %ymm2, %ymm2
-	vmovdqu	%ymm2, (%r11)
+	vmovdqu	%ymm2, (%rbx)
 	addq	$32, %r9
-	addq	$32, %r11
-	subq	$32, %rbx
+	addq	$32, %rbx
+	subq	$32, %rbp
 .Laesgen_vaes256_gcm_siv_open_ctr2_done256:
-	cmpq	$16, %rbx
+	cmpq	$16, %rbp
 	jb	.Laesgen_vaes256_gcm_siv_open_ctr1_done256
 	vmovdqa	%xmm0, %xmm2
 	vpaddd	.Laesgen_vaes256_gcm_siv_open_le32_1x2(%rip), %ymm0, %ymm0
-	vmovdqa	(%r10), %xmm3
+	vmovdqa	(%r11), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%r10), %xmm3
+	vmovdqa	16(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%r10), %xmm3
+	vmovdqa	32(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%r10), %xmm3
+	vmovdqa	48(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%r10), %xmm3
+	vmovdqa	64(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%r10), %xmm3
+	vmovdqa	80(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%r10), %xmm3
+	vmovdqa	96(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%r10), %xmm3
+	vmovdqa	112(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%r10), %xmm3
+	vmovdqa	128(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%r10), %xmm3
+	vmovdqa	144(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%r10), %xmm3
+	vmovdqa	160(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	176(%r10), %xmm3
+	vmovdqa	176(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	192(%r10), %xmm3
+	vmovdqa	192(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	208(%r10), %xmm3
+	vmovdqa	208(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	224(%r10), %xmm3
+	vmovdqa	224(%r11), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
 	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%r11)
+	vmovdqu	%xmm2, (%rbx)
 	addq	$16, %r9
-	addq	$16, %r11
-	subq	$16, %rbx
+	addq	$16, %rbx
+	subq	$16, %rbp
 .Laesgen_vaes256_gcm_siv_open_ctr1_done256:
-	testq	%rbx, %rbx
+	testq	%rbp, %rbp
 	je	.Laesgen_vaes256_gcm_siv_open_ctr_end256
-	vmovdqa	(%r10), %xmm2
+	vmovdqa	(%r11), %xmm2
 	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	16(%r10), %xmm2
+	vmovdqa	16(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	32(%r10), %xmm2
+	vmovdqa	32(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	48(%r10), %xmm2
+	vmovdqa	48(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	64(%r10), %xmm2
+	vmovdqa	64(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	80(%r10), %xmm2
+	vmovdqa	80(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	96(%r10), %xmm2
+	vmovdqa	96(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	112(%r10), %xmm2
+	vmovdqa	112(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	128(%r10), %xmm2
+	vmovdqa	128(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	144(%r10), %xmm2
+	vmovdqa	144(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	160(%r10), %xmm2
+	vmovdqa	160(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	176(%r10), %xmm2
+	vmovdqa	176(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	192(%r10), %xmm2
+	vmovdqa	192(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	208(%r10), %xmm2
+	vmovdqa	208(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	224(%r10), %xmm2
+	vmovdqa	224(%r11), %xmm2
 	vaesenclast	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 1008(%rdi)
-	leaq	1008(%rdi), %r10
-	testq	$8, %rbx
+	vmovdqa	%xmm0, 1040(%rdi)
+	leaq	1040(%rdi), %r11
+	testq	$8, %rbp
 	je	.Laesgen_vaes256_gcm_siv_open_no8_2
-	movq	(%r9), %rbp
-	xorq	(%r10), %rbp
-	movq	%rbp, (%r11)
+	movq	(%r9), %r12
+	xorq	(%r11), %r12
+	movq	%r12, (%rbx)
 	addq	$8, %r9
+	addq	$8, %rbx
 	addq	$8, %r11
-	addq	$8, %r10
 .Laesgen_vaes256_gcm_siv_open_no8_2:
-	testq	$4, %rbx
+	testq	$4, %rbp
 	je	.Laesgen_vaes256_gcm_siv_open_no4_2
-	movl	(%r9), %ebp
-	xorl	(%r10), %ebp
-	movl	%ebp, (%r11)
+	movl	(%r9), %r12d
+	xorl	(%r11), %r12d
+	movl	%r12d, (%rbx)
 	addq	$4, %r9
+	addq	$4, %rbx
 	addq	$4, %r11
-	addq	$4, %r10
 .Laesgen_vaes256_gcm_siv_open_no4_2:
-	testq	$2, %rbx
+	testq	$2, %rbp
 	je	.Laesgen_vaes256_gcm_siv_open_no2_2
-	movzbl	(%r9), %ebp
-	xorb	(%r10), %bpl
-	movb	%bpl, (%r11)
-	movzbl	1(%r9), %ebp
-	xorb	1(%r10), %bpl
-	movb	%bpl, 1(%r11)
+	movzbl	(%r9), %r12d
+	xorb	(%r11), %r12b
+	movb	%r12b, (%rbx)
+	movzbl	1(%r9), %r12d
+	xorb	1(%r11), %r12b
+	movb	%r12b, 1(%rbx)
 	addq	$2, %r9
+	addq	$2, %rbx
 	addq	$2, %r11
-	addq	$2, %r10
 .Laesgen_vaes256_gcm_siv_open_no2_2:
-	testq	$1, %rbx
+	testq	$1, %rbp
 	je	.Laesgen_vaes256_gcm_siv_open_no1_2
-	movzbl	(%r9), %ebp
-	xorb	(%r10), %bpl
-	movb	%bpl, (%r11)
+	movzbl	(%r9), %r12d
+	xorb	(%r11), %r12b
+	movb	%r12b, (%rbx)
 .Laesgen_vaes256_gcm_siv_open_no1_2:
 .Laesgen_vaes256_gcm_siv_open_ctr_end256:
 .Laesgen_vaes256_gcm_siv_open_polyval16_2:
@@ -4840,71 +4739,71 @@ aesgen_vaes256_gcm_siv_open:
 	vpxor	%ymm1, %ymm0, %ymm0
 	vpshufd	$78, %ymm0, %ymm1
 	vpxor	%ymm0, %ymm1, %ymm1
-	vpclmulqdq	$0, 496(%rdi), %ymm0, %ymm2
-	vpclmulqdq	$17, 496(%rdi), %ymm0, %ymm0
-	vpclmulqdq	$0, 752(%rdi), %ymm1, %ymm1
+	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm2
+	vpclmulqdq	$17, 512(%rdi), %ymm0, %ymm0
+	vpclmulqdq	$0, 784(%rdi), %ymm1, %ymm1
 	vmovdqu	32(%rdx), %ymm3
 	vpshufd	$78, %ymm3, %ymm4
 	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 528(%rdi), %ymm3, %ymm5
+	vpclmulqdq	$0, 544(%rdi), %ymm3, %ymm5
 	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 528(%rdi), %ymm3, %ymm3
+	vpclmulqdq	$17, 544(%rdi), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm0, %ymm0
-	vpclmulqdq	$0, 784(%rdi), %ymm4, %ymm3
+	vpclmulqdq	$0, 816(%rdi), %ymm4, %ymm3
 	vpxor	%ymm3, %ymm1, %ymm1
 	vmovdqu	64(%rdx), %ymm3
 	vpshufd	$78, %ymm3, %ymm4
 	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 560(%rdi), %ymm3, %ymm5
+	vpclmulqdq	$0, 576(%rdi), %ymm3, %ymm5
 	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 560(%rdi), %ymm3, %ymm3
+	vpclmulqdq	$17, 576(%rdi), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm0, %ymm0
-	vpclmulqdq	$0, 816(%rdi), %ymm4, %ymm3
+	vpclmulqdq	$0, 848(%rdi), %ymm4, %ymm3
 	vpxor	%ymm3, %ymm1, %ymm1
 	vmovdqu	96(%rdx), %ymm3
 	vpshufd	$78, %ymm3, %ymm4
 	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 592(%rdi), %ymm3, %ymm5
+	vpclmulqdq	$0, 608(%rdi), %ymm3, %ymm5
 	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 592(%rdi), %ymm3, %ymm3
+	vpclmulqdq	$17, 608(%rdi), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm0, %ymm0
-	vpclmulqdq	$0, 848(%rdi), %ymm4, %ymm3
+	vpclmulqdq	$0, 880(%rdi), %ymm4, %ymm3
 	vpxor	%ymm3, %ymm1, %ymm1
 	vmovdqu	128(%rdx), %ymm3
 	vpshufd	$78, %ymm3, %ymm4
 	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 624(%rdi), %ymm3, %ymm5
+	vpclmulqdq	$0, 640(%rdi), %ymm3, %ymm5
 	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 624(%rdi), %ymm3, %ymm3
+	vpclmulqdq	$17, 640(%rdi), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm0, %ymm0
-	vpclmulqdq	$0, 880(%rdi), %ymm4, %ymm3
+	vpclmulqdq	$0, 912(%rdi), %ymm4, %ymm3
 	vpxor	%ymm3, %ymm1, %ymm1
 	vmovdqu	160(%rdx), %ymm3
 	vpshufd	$78, %ymm3, %ymm4
 	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 656(%rdi), %ymm3, %ymm5
+	vpclmulqdq	$0, 672(%rdi), %ymm3, %ymm5
 	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 656(%rdi), %ymm3, %ymm3
+	vpclmulqdq	$17, 672(%rdi), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm0, %ymm0
-	vpclmulqdq	$0, 912(%rdi), %ymm4, %ymm3
+	vpclmulqdq	$0, 944(%rdi), %ymm4, %ymm3
 	vpxor	%ymm3, %ymm1, %ymm1
 	vmovdqu	192(%rdx), %ymm3
 	vpshufd	$78, %ymm3, %ymm4
 	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 688(%rdi), %ymm3, %ymm5
+	vpclmulqdq	$0, 704(%rdi), %ymm3, %ymm5
 	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 688(%rdi), %ymm3, %ymm3
+	vpclmulqdq	$17, 704(%rdi), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm0, %ymm0
-	vpclmulqdq	$0, 944(%rdi), %ymm4, %ymm3
+	vpclmulqdq	$0, 976(%rdi), %ymm4, %ymm3
 	vpxor	%ymm3, %ymm1, %ymm1
 	vmovdqu	224(%rdx), %ymm3
 	vpshufd	$78, %ymm3, %ymm4
 	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 720(%rdi), %ymm3, %ymm5
+	vpclmulqdq	$0, 736(%rdi), %ymm3, %ymm5
 	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 720(%rdi), %ymm3, %ymm3
+	vpclmulqdq	$17, 736(%rdi), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm0, %ymm0
-	vpclmulqdq	$0, 976(%rdi), %ymm4, %ymm3
+	vpclmulqdq	$0, 1008(%rdi), %ymm4, %ymm3
 	vpxor	%ymm3, %ymm1, %ymm1
 	vpxor	%ymm2, %ymm1, %ymm1
 	vpxor	%ymm0, %ymm1, %ymm1
@@ -4928,242 +4827,197 @@ aesgen_vaes256_gcm_siv_open:
 	subq	$256, %rcx
 	jmp	.Laesgen_vaes256_gcm_siv_open_polyval16_2
 .Laesgen_vaes256_gcm_siv_open_polyval16_done_2:
-.Laesgen_vaes256_gcm_siv_open_polyval8_2:
+	leaq	15(%rcx), %r9
+	andq	$-16, %r9
+	negq	%r9
+	leaq	752(%rdi,%r9,1), %r9
+	vpxor	%ymm0, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm2, %ymm2
+	vpxor	%ymm3, %ymm3, %ymm3
+	vpshufd	$78, %xmm1, %xmm4
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpclmulqdq	$0, (%r9), %xmm1, %xmm5
+	vpclmulqdq	$17, (%r9), %xmm1, %xmm1
+	vpclmulqdq	$0, 272(%r9), %xmm4, %xmm4
 	cmpq	$128, %rcx
-	jb	.Laesgen_vaes256_gcm_siv_open_polyval8_done_2
-	vmovdqu	(%rdx), %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpshufd	$78, %ymm0, %ymm1
-	vpxor	%ymm0, %ymm1, %ymm1
-	vpclmulqdq	$0, 624(%rdi), %ymm0, %ymm2
-	vpclmulqdq	$17, 624(%rdi), %ymm0, %ymm0
-	vpclmulqdq	$0, 880(%rdi), %ymm1, %ymm1
-	vmovdqu	32(%rdx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 656(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 656(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpclmulqdq	$0, 912(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vmovdqu	64(%rdx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 688(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 688(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpclmulqdq	$0, 944(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vmovdqu	96(%rdx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 720(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 720(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpclmulqdq	$0, 976(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vpxor	%ymm0, %ymm1, %ymm1
-	vpslldq	$8, %ymm1, %ymm3
-	vpxor	%ymm3, %ymm2, %ymm2
-	vpsrldq	$8, %ymm1, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vextracti128	$1, %ymm2, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vextracti128	$1, %ymm0, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm1
+	jb	.Laesgen_vaes256_gcm_siv_open_rest8_none_2
+	vmovdqu	(%rdx), %ymm6
+	vpshufd	$78, %ymm6, %ymm7
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$0, (%r9), %ymm6, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpclmulqdq	$17, (%r9), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpclmulqdq	$0, 272(%r9), %ymm7, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vmovdqu	32(%rdx), %ymm6
+	vpshufd	$78, %ymm6, %ymm7
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$0, 32(%r9), %ymm6, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpclmulqdq	$17, 32(%r9), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpclmulqdq	$0, 304(%r9), %ymm7, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vmovdqu	64(%rdx), %ymm6
+	vpshufd	$78, %ymm6, %ymm7
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$0, 64(%r9), %ymm6, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpclmulqdq	$17, 64(%r9), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpclmulqdq	$0, 336(%r9), %ymm7, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vmovdqu	96(%rdx), %ymm6
+	vpshufd	$78, %ymm6, %ymm7
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$0, 96(%r9), %ymm6, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpclmulqdq	$17, 96(%r9), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpclmulqdq	$0, 368(%r9), %ymm7, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
 	addq	$128, %rdx
+	addq	$128, %r9
 	subq	$128, %rcx
-.Laesgen_vaes256_gcm_siv_open_polyval8_done_2:
-.Laesgen_vaes256_gcm_siv_open_polyval4_2:
+.Laesgen_vaes256_gcm_siv_open_rest8_none_2:
 	cmpq	$64, %rcx
-	jb	.Laesgen_vaes256_gcm_siv_open_polyval4_done_2
-	vmovdqu	(%rdx), %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpshufd	$78, %ymm0, %ymm1
-	vpxor	%ymm0, %ymm1, %ymm1
-	vpclmulqdq	$0, 688(%rdi), %ymm0, %ymm2
-	vpclmulqdq	$17, 688(%rdi), %ymm0, %ymm0
-	vpclmulqdq	$0, 944(%rdi), %ymm1, %ymm1
-	vmovdqu	32(%rdx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 720(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 720(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpclmulqdq	$0, 976(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vpxor	%ymm0, %ymm1, %ymm1
-	vpslldq	$8, %ymm1, %ymm3
-	vpxor	%ymm3, %ymm2, %ymm2
-	vpsrldq	$8, %ymm1, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vextracti128	$1, %ymm2, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vextracti128	$1, %ymm0, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm1
+	jb	.Laesgen_vaes256_gcm_siv_open_rest4_none_2
+	vmovdqu	(%rdx), %ymm6
+	vpshufd	$78, %ymm6, %ymm7
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$0, (%r9), %ymm6, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpclmulqdq	$17, (%r9), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpclmulqdq	$0, 272(%r9), %ymm7, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vmovdqu	32(%rdx), %ymm6
+	vpshufd	$78, %ymm6, %ymm7
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$0, 32(%r9), %ymm6, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpclmulqdq	$17, 32(%r9), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpclmulqdq	$0, 304(%r9), %ymm7, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
 	addq	$64, %rdx
+	addq	$64, %r9
 	subq	$64, %rcx
-.Laesgen_vaes256_gcm_siv_open_polyval4_done_2:
-.Laesgen_vaes256_gcm_siv_open_polyval2_2:
+.Laesgen_vaes256_gcm_siv_open_rest4_none_2:
 	cmpq	$32, %rcx
-	jb	.Laesgen_vaes256_gcm_siv_open_polyval2_done_2
-	vmovdqu	(%rdx), %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpshufd	$78, %ymm0, %ymm1
-	vpxor	%ymm0, %ymm1, %ymm1
-	vpclmulqdq	$0, 720(%rdi), %ymm0, %ymm2
-	vpclmulqdq	$17, 720(%rdi), %ymm0, %ymm0
-	vpclmulqdq	$0, 976(%rdi), %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vpxor	%ymm0, %ymm1, %ymm1
-	vpslldq	$8, %ymm1, %ymm3
-	vpxor	%ymm3, %ymm2, %ymm2
-	vpsrldq	$8, %ymm1, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vextracti128	$1, %ymm2, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vextracti128	$1, %ymm0, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm1
+	jb	.Laesgen_vaes256_gcm_siv_open_rest2_none_2
+	vmovdqu	(%rdx), %ymm6
+	vpshufd	$78, %ymm6, %ymm7
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$0, (%r9), %ymm6, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpclmulqdq	$17, (%r9), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpclmulqdq	$0, 272(%r9), %ymm7, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
 	addq	$32, %rdx
+	addq	$32, %r9
 	subq	$32, %rcx
-.Laesgen_vaes256_gcm_siv_open_polyval2_done_2:
-.Laesgen_vaes256_gcm_siv_open_polyval1_2:
+.Laesgen_vaes256_gcm_siv_open_rest2_none_2:
 	cmpq	$16, %rcx
-	jb	.Laesgen_vaes256_gcm_siv_open_polyval1_done_2
-	vmovdqu	(%rdx), %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpshufd	$78, %xmm0, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$17, 736(%rdi), %xmm0, %xmm0
-	vpclmulqdq	$0, 992(%rdi), %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpslldq	$8, %xmm1, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm1, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm1
+	jb	.Laesgen_vaes256_gcm_siv_open_rest1_none_2
+	vmovdqu	(%rdx), %xmm6
+	vpshufd	$78, %xmm6, %xmm7
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpclmulqdq	$0, (%r9), %xmm6, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpclmulqdq	$17, (%r9), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpclmulqdq	$0, 272(%r9), %xmm7, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
 	addq	$16, %rdx
+	addq	$16, %r9
 	subq	$16, %rcx
-.Laesgen_vaes256_gcm_siv_open_polyval1_done_2:
+.Laesgen_vaes256_gcm_siv_open_rest1_none_2:
 	testq	%rcx, %rcx
-	je	.Laesgen_vaes256_gcm_siv_open_polyval_end_2
-	vpxor	%xmm0, %xmm0, %xmm0
-	vmovdqa	%xmm0, 1008(%rdi)
-	leaq	1008(%rdi), %r9
+	je	.Laesgen_vaes256_gcm_siv_open_rest_whole_2
+	vpxor	%xmm6, %xmm6, %xmm6
+	vmovdqa	%xmm6, 1040(%rdi)
+	leaq	1040(%rdi), %r11
 	testq	$8, %rcx
 	je	.Laesgen_vaes256_gcm_siv_open_no8_3
-	movq	(%rdx), %r10
-	movq	%r10, (%r9)
+	movq	(%rdx), %rbx
+	movq	%rbx, (%r11)
 	addq	$8, %rdx
-	addq	$8, %r9
+	addq	$8, %r11
 .Laesgen_vaes256_gcm_siv_open_no8_3:
 	testq	$4, %rcx
 	je	.Laesgen_vaes256_gcm_siv_open_no4_3
-	movl	(%rdx), %r10d
-	movl	%r10d, (%r9)
+	movl	(%rdx), %ebx
+	movl	%ebx, (%r11)
 	addq	$4, %rdx
-	addq	$4, %r9
+	addq	$4, %r11
 .Laesgen_vaes256_gcm_siv_open_no4_3:
 	testq	$2, %rcx
 	je	.Laesgen_vaes256_gcm_siv_open_no2_3
-	movzbl	(%rdx), %r10d
-	movb	%r10b, (%r9)
-	movzbl	1(%rdx), %r10d
-	movb	%r10b, 1(%r9)
+	movzbl	(%rdx), %ebx
+	movb	%bl, (%r11)
+	movzbl	1(%rdx), %ebx
+	movb	%bl, 1(%r11)
 	addq	$2, %rdx
-	addq	$2, %r9
+	addq	$2, %r11
 .Laesgen_vaes256_gcm_siv_open_no2_3:
 	testq	$1, %rcx
 	je	.Laesgen_vaes256_gcm_siv_open_no1_3
-	movzbl	(%rdx), %r10d
-	movb	%r10b, (%r9)
+	movzbl	(%rdx), %ebx
+	movb	%bl, (%r11)
 .Laesgen_vaes256_gcm_siv_open_no1_3:
-	vmovdqu	1008(%rdi), %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpshufd	$78, %xmm0, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$17, 736(%rdi), %xmm0, %xmm0
-	vpclmulqdq	$0, 992(%rdi), %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpslldq	$8, %xmm1, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm1, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm1
-.Laesgen_vaes256_gcm_siv_open_polyval_end_2:
-	movq	24(%rsp), %rcx
+	vmovdqa	1040(%rdi), %xmm6
+	vpshufd	$78, %xmm6, %xmm7
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpclmulqdq	$0, (%r9), %xmm6, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpclmulqdq	$17, (%r9), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpclmulqdq	$0, 272(%r9), %xmm7, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	addq	$16, %r9
+.Laesgen_vaes256_gcm_siv_open_rest_whole_2:
 	shlq	$3, %r8
-	shlq	$3, %rcx
-	vmovq	%r8, %xmm0
-	vmovq	%rcx, %xmm2
-	vpunpcklqdq	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 736(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 736(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 736(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 736(%rdi), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm3, %xmm0
+	shlq	$3, %r10
+	vmovq	%r8, %xmm6
+	vmovq	%r10, %xmm7
+	vpunpcklqdq	%xmm7, %xmm6, %xmm6
+	vpshufd	$78, %xmm6, %xmm7
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpclmulqdq	$0, (%r9), %xmm6, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpclmulqdq	$17, (%r9), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpclmulqdq	$0, 272(%r9), %xmm7, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vextracti128	$1, %ymm0, %xmm6
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vextracti128	$1, %ymm2, %xmm0
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
-	movq	40(%rsp), %rcx
-	movq	48(%rsp), %rdx
+	vextracti128	$1, %ymm3, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm5
+	vmovdqa	%xmm5, %xmm1
+.Laesgen_vaes256_gcm_siv_open_rest_nothing_2:
+	movq	48(%rsp), %rcx
+	movq	56(%rsp), %rdx
 	vmovd	8(%rsi), %xmm0
 	vpslldq	$8, %xmm0, %xmm0
 	movq	(%rsi), %rsi
@@ -5202,9 +5056,9 @@ aesgen_vaes256_gcm_siv_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rsi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 1008(%rdi)
+	vmovdqa	%xmm0, 1040(%rdi)
 	xorq	%rsi, %rsi
-	leaq	1008(%rdi), %rdi
+	leaq	1040(%rdi), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_vaes256_gcm_siv_open_nocmp16
 	movq	(%rcx), %r8
@@ -5253,10 +5107,11 @@ aesgen_vaes256_gcm_siv_open:
 	sbbl	%eax, %eax
 	jmp	.Laesgen_vaes256_gcm_siv_open_opened
 .Laesgen_vaes256_gcm_siv_open_message128:
+	movq	32(%rsp), %rdx
 	vmovd	8(%rsi), %xmm0
 	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rdx
-	vmovq	%rdx, %xmm1
+	movq	(%rsi), %r10
+	vmovq	%r10, %xmm1
 	vpor	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	vpor	.Laesgen_vaes256_gcm_siv_open_le32_0(%rip), %xmm0, %xmm1
@@ -5422,175 +5277,201 @@ aesgen_vaes256_gcm_siv_open:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 416(%rdi)
-	vmovdqa	%xmm1, 736(%rdi)
+	vmovdqa	%xmm1, 752(%rdi)
 	vpshufd	$78, %xmm1, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 992(%rdi)
+	vmovdqa	%xmm0, 1024(%rdi)
 	vpclmulqdq	$0, %xmm1, %xmm1, %xmm0
 	vpclmulqdq	$17, %xmm1, %xmm1, %xmm2
 	vpclmulqdq	$1, %xmm1, %xmm1, %xmm3
-	vpclmulqdq	$16, %xmm1, %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm1
+	vpclmulqdq	$16, %xmm1, %xmm1, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpslldq	$8, %xmm3, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpsrldq	$8, %xmm3, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm3
 	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm1
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm3
 	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 720(%rdi)
-	vpshufd	$78, %xmm0, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vmovdqa	%xmm1, 976(%rdi)
-	vmovdqu	720(%rdi), %ymm0
-	vinserti128	$1, %xmm0, %ymm0, %ymm1
-	vpclmulqdq	$0, %ymm1, %ymm0, %ymm2
-	vpclmulqdq	$17, %ymm1, %ymm0, %ymm3
-	vpclmulqdq	$1, %ymm1, %ymm0, %ymm4
-	vpclmulqdq	$16, %ymm1, %ymm0, %ymm1
-	vpxor	%ymm1, %ymm4, %ymm4
-	vpslldq	$8, %ymm4, %ymm1
-	vpxor	%ymm1, %ymm2, %ymm2
-	vpsrldq	$8, %ymm4, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm2, %ymm1
-	vpshufd	$78, %ymm2, %ymm2
-	vpxor	%ymm1, %ymm2, %ymm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm2, %ymm1
-	vpshufd	$78, %ymm2, %ymm2
-	vpxor	%ymm1, %ymm2, %ymm2
-	vpxor	%ymm3, %ymm2, %ymm2
-	vmovdqu	%ymm2, 688(%rdi)
-	vpshufd	$78, %ymm2, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vmovdqu	%ymm1, 944(%rdi)
-	vinserti128	$1, %xmm2, %ymm2, %ymm1
-	vpclmulqdq	$0, %ymm1, %ymm0, %ymm3
-	vpclmulqdq	$17, %ymm1, %ymm0, %ymm4
-	vpclmulqdq	$1, %ymm1, %ymm0, %ymm5
-	vpclmulqdq	$16, %ymm1, %ymm0, %ymm6
-	vpxor	%ymm6, %ymm5, %ymm5
-	vpslldq	$8, %ymm5, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpsrldq	$8, %ymm5, %ymm6
-	vpxor	%ymm6, %ymm4, %ymm4
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm3, %ymm5
-	vpshufd	$78, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm3, %ymm5
-	vpshufd	$78, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vmovdqu	%ymm3, 656(%rdi)
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vmovdqu	%ymm4, 912(%rdi)
-	vpclmulqdq	$0, %ymm1, %ymm2, %ymm4
-	vpclmulqdq	$17, %ymm1, %ymm2, %ymm5
-	vpclmulqdq	$1, %ymm1, %ymm2, %ymm6
-	vpclmulqdq	$16, %ymm1, %ymm2, %ymm1
-	vpxor	%ymm1, %ymm6, %ymm6
-	vpslldq	$8, %ymm6, %ymm1
-	vpxor	%ymm1, %ymm4, %ymm4
-	vpsrldq	$8, %ymm6, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm4, %ymm1
-	vpshufd	$78, %ymm4, %ymm4
-	vpxor	%ymm1, %ymm4, %ymm4
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm4, %ymm1
-	vpshufd	$78, %ymm4, %ymm4
-	vpxor	%ymm1, %ymm4, %ymm4
-	vpxor	%ymm5, %ymm4, %ymm4
-	vmovdqu	%ymm4, 624(%rdi)
-	vpshufd	$78, %ymm4, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vmovdqu	%ymm1, 880(%rdi)
-	vinserti128	$1, %xmm4, %ymm4, %ymm1
-	vpclmulqdq	$0, %ymm1, %ymm0, %ymm5
-	vpclmulqdq	$17, %ymm1, %ymm0, %ymm6
-	vpclmulqdq	$1, %ymm1, %ymm0, %ymm7
-	vpclmulqdq	$16, %ymm1, %ymm0, %ymm0
-	vpxor	%ymm0, %ymm7, %ymm7
-	vpslldq	$8, %ymm7, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vpsrldq	$8, %ymm7, %ymm0
-	vpxor	%ymm0, %ymm6, %ymm6
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm5, %ymm0
-	vpshufd	$78, %ymm5, %ymm5
-	vpxor	%ymm0, %ymm5, %ymm5
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm5, %ymm0
-	vpshufd	$78, %ymm5, %ymm5
-	vpxor	%ymm0, %ymm5, %ymm5
-	vpxor	%ymm6, %ymm5, %ymm5
-	vmovdqu	%ymm5, 592(%rdi)
-	vpshufd	$78, %ymm5, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vmovdqu	%ymm0, 848(%rdi)
-	vpclmulqdq	$0, %ymm1, %ymm2, %ymm0
-	vpclmulqdq	$17, %ymm1, %ymm2, %ymm5
-	vpclmulqdq	$1, %ymm1, %ymm2, %ymm6
-	vpclmulqdq	$16, %ymm1, %ymm2, %ymm2
-	vpxor	%ymm2, %ymm6, %ymm6
-	vpslldq	$8, %ymm6, %ymm2
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpsrldq	$8, %ymm6, %ymm2
+	vmovdqa	%xmm0, 736(%rdi)
+	vpshufd	$78, %xmm0, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vmovdqa	%xmm2, 1008(%rdi)
+	cmpq	$32, %r8
+	ja	.Laesgen_vaes256_gcm_siv_open_powers_more_2
+	cmpq	$16, %rdx
+	jbe	.Laesgen_vaes256_gcm_siv_open_powers_done_2
+.Laesgen_vaes256_gcm_siv_open_powers_more_2:
+	vmovdqu	736(%rdi), %ymm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm2
+	vpclmulqdq	$0, %ymm2, %ymm0, %ymm3
+	vpclmulqdq	$17, %ymm2, %ymm0, %ymm4
+	vpclmulqdq	$1, %ymm2, %ymm0, %ymm5
+	vpclmulqdq	$16, %ymm2, %ymm0, %ymm2
 	vpxor	%ymm2, %ymm5, %ymm5
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm0, %ymm2
-	vpshufd	$78, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm0, %ymm2
-	vpshufd	$78, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vmovdqu	%ymm0, 560(%rdi)
-	vpshufd	$78, %ymm0, %ymm2
-	vpxor	%ymm0, %ymm2, %ymm2
-	vmovdqu	%ymm2, 816(%rdi)
-	vpclmulqdq	$0, %ymm1, %ymm3, %ymm0
-	vpclmulqdq	$17, %ymm1, %ymm3, %ymm2
-	vpclmulqdq	$1, %ymm1, %ymm3, %ymm5
-	vpclmulqdq	$16, %ymm1, %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vpslldq	$8, %ymm5, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpsrldq	$8, %ymm5, %ymm3
+	vpslldq	$8, %ymm5, %ymm2
+	vpxor	%ymm2, %ymm3, %ymm3
+	vpsrldq	$8, %ymm5, %ymm2
+	vpxor	%ymm2, %ymm4, %ymm4
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm3, %ymm2
+	vpshufd	$78, %ymm3, %ymm3
+	vpxor	%ymm2, %ymm3, %ymm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm3, %ymm2
+	vpshufd	$78, %ymm3, %ymm3
+	vpxor	%ymm2, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vmovdqu	%ymm3, 704(%rdi)
+	vpshufd	$78, %ymm3, %ymm2
 	vpxor	%ymm3, %ymm2, %ymm2
+	vmovdqu	%ymm2, 976(%rdi)
+	vinserti128	$1, %xmm3, %ymm3, %ymm2
+	vpclmulqdq	$0, %ymm2, %ymm0, %ymm4
+	vpclmulqdq	$17, %ymm2, %ymm0, %ymm5
+	vpclmulqdq	$1, %ymm2, %ymm0, %ymm6
+	vpclmulqdq	$16, %ymm2, %ymm0, %ymm7
+	vpxor	%ymm7, %ymm6, %ymm6
+	vpslldq	$8, %ymm6, %ymm7
+	vpxor	%ymm7, %ymm4, %ymm4
+	vpsrldq	$8, %ymm6, %ymm7
+	vpxor	%ymm7, %ymm5, %ymm5
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm4, %ymm6
+	vpshufd	$78, %ymm4, %ymm4
+	vpxor	%ymm6, %ymm4, %ymm4
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm4, %ymm6
+	vpshufd	$78, %ymm4, %ymm4
+	vpxor	%ymm6, %ymm4, %ymm4
+	vpxor	%ymm5, %ymm4, %ymm4
+	vmovdqu	%ymm4, 672(%rdi)
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vmovdqu	%ymm5, 944(%rdi)
+	vpclmulqdq	$0, %ymm2, %ymm3, %ymm5
+	vpclmulqdq	$17, %ymm2, %ymm3, %ymm6
+	vpclmulqdq	$1, %ymm2, %ymm3, %ymm7
+	vpclmulqdq	$16, %ymm2, %ymm3, %ymm2
+	vpxor	%ymm2, %ymm7, %ymm7
+	vpslldq	$8, %ymm7, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vpsrldq	$8, %ymm7, %ymm2
+	vpxor	%ymm2, %ymm6, %ymm6
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm5, %ymm2
+	vpshufd	$78, %ymm5, %ymm5
+	vpxor	%ymm2, %ymm5, %ymm5
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm5, %ymm2
+	vpshufd	$78, %ymm5, %ymm5
+	vpxor	%ymm2, %ymm5, %ymm5
+	vpxor	%ymm6, %ymm5, %ymm5
+	vmovdqu	%ymm5, 640(%rdi)
+	vpshufd	$78, %ymm5, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vmovdqu	%ymm2, 912(%rdi)
+	vinserti128	$1, %xmm5, %ymm5, %ymm2
+	vpclmulqdq	$0, %ymm2, %ymm0, %ymm6
+	vpclmulqdq	$17, %ymm2, %ymm0, %ymm7
+	vpclmulqdq	$1, %ymm2, %ymm0, %ymm8
+	vpclmulqdq	$16, %ymm2, %ymm0, %ymm0
+	vpxor	%ymm0, %ymm8, %ymm8
+	vpslldq	$8, %ymm8, %ymm0
+	vpxor	%ymm0, %ymm6, %ymm6
+	vpsrldq	$8, %ymm8, %ymm0
+	vpxor	%ymm0, %ymm7, %ymm7
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm6, %ymm0
+	vpshufd	$78, %ymm6, %ymm6
+	vpxor	%ymm0, %ymm6, %ymm6
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm6, %ymm0
+	vpshufd	$78, %ymm6, %ymm6
+	vpxor	%ymm0, %ymm6, %ymm6
+	vpxor	%ymm7, %ymm6, %ymm6
+	vmovdqu	%ymm6, 608(%rdi)
+	vpshufd	$78, %ymm6, %ymm0
+	vpxor	%ymm6, %ymm0, %ymm0
+	vmovdqu	%ymm0, 880(%rdi)
+	vpclmulqdq	$0, %ymm2, %ymm3, %ymm0
+	vpclmulqdq	$17, %ymm2, %ymm3, %ymm6
+	vpclmulqdq	$1, %ymm2, %ymm3, %ymm7
+	vpclmulqdq	$16, %ymm2, %ymm3, %ymm3
+	vpxor	%ymm3, %ymm7, %ymm7
+	vpslldq	$8, %ymm7, %ymm3
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpsrldq	$8, %ymm7, %ymm3
+	vpxor	%ymm3, %ymm6, %ymm6
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm0, %ymm3
 	vpshufd	$78, %ymm0, %ymm0
 	vpxor	%ymm3, %ymm0, %ymm0
 	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm0, %ymm3
 	vpshufd	$78, %ymm0, %ymm0
 	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm6, %ymm0, %ymm0
+	vmovdqu	%ymm0, 576(%rdi)
+	vpshufd	$78, %ymm0, %ymm3
+	vpxor	%ymm0, %ymm3, %ymm3
+	vmovdqu	%ymm3, 848(%rdi)
+	vpclmulqdq	$0, %ymm2, %ymm4, %ymm0
+	vpclmulqdq	$17, %ymm2, %ymm4, %ymm3
+	vpclmulqdq	$1, %ymm2, %ymm4, %ymm6
+	vpclmulqdq	$16, %ymm2, %ymm4, %ymm4
+	vpxor	%ymm4, %ymm6, %ymm6
+	vpslldq	$8, %ymm6, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpsrldq	$8, %ymm6, %ymm4
+	vpxor	%ymm4, %ymm3, %ymm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm0, %ymm4
+	vpshufd	$78, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm0, %ymm4
+	vpshufd	$78, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vmovdqu	%ymm0, 544(%rdi)
+	vpshufd	$78, %ymm0, %ymm3
+	vpxor	%ymm0, %ymm3, %ymm3
+	vmovdqu	%ymm3, 816(%rdi)
+	vpclmulqdq	$0, %ymm2, %ymm5, %ymm0
+	vpclmulqdq	$17, %ymm2, %ymm5, %ymm3
+	vpclmulqdq	$1, %ymm2, %ymm5, %ymm4
+	vpclmulqdq	$16, %ymm2, %ymm5, %ymm2
+	vpxor	%ymm2, %ymm4, %ymm4
+	vpslldq	$8, %ymm4, %ymm2
 	vpxor	%ymm2, %ymm0, %ymm0
-	vmovdqu	%ymm0, 528(%rdi)
+	vpsrldq	$8, %ymm4, %ymm2
+	vpxor	%ymm2, %ymm3, %ymm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm0, %ymm2
+	vpshufd	$78, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm0, %ymm2
+	vpshufd	$78, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vmovdqu	%ymm0, 512(%rdi)
 	vpshufd	$78, %ymm0, %ymm2
 	vpxor	%ymm0, %ymm2, %ymm2
 	vmovdqu	%ymm2, 784(%rdi)
-	vpclmulqdq	$0, %ymm1, %ymm4, %ymm0
-	vpclmulqdq	$17, %ymm1, %ymm4, %ymm2
-	vpclmulqdq	$1, %ymm1, %ymm4, %ymm3
-	vpclmulqdq	$16, %ymm1, %ymm4, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vpslldq	$8, %ymm3, %ymm1
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpsrldq	$8, %ymm3, %ymm1
-	vpxor	%ymm1, %ymm2, %ymm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm0, %ymm1
-	vpshufd	$78, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly256(%rip), %ymm0, %ymm1
-	vpshufd	$78, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vmovdqu	%ymm0, 496(%rdi)
-	vpshufd	$78, %ymm0, %ymm1
-	vpxor	%ymm0, %ymm1, %ymm1
-	vmovdqu	%ymm1, 752(%rdi)
-	movq	40(%rsp), %rdx
+	vpclmulqdq	$0, %xmm1, %xmm0, %xmm2
+	vpclmulqdq	$17, %xmm1, %xmm0, %xmm3
+	vpclmulqdq	$1, %xmm1, %xmm0, %xmm4
+	vpclmulqdq	$16, %xmm1, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 496(%rdi)
+	vpshufd	$78, %xmm2, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vmovdqa	%xmm0, 768(%rdi)
+.Laesgen_vaes256_gcm_siv_open_powers_done_2:
+	movq	48(%rsp), %rdx
 	vmovdqu	(%rdx), %xmm0
 	vpxor	%xmm1, %xmm1, %xmm1
 	movq	%r8, %rdx
@@ -5601,71 +5482,71 @@ aesgen_vaes256_gcm_siv_open:
 	vpxor	%ymm1, %ymm2, %ymm2
 	vpshufd	$78, %ymm2, %ymm1
 	vpxor	%ymm2, %ymm1, %ymm1
-	vpclmulqdq	$0, 496(%rdi), %ymm2, %ymm3
-	vpclmulqdq	$17, 496(%rdi), %ymm2, %ymm2
-	vpclmulqdq	$0, 752(%rdi), %ymm1, %ymm1
+	vpclmulqdq	$0, 512(%rdi), %ymm2, %ymm3
+	vpclmulqdq	$17, 512(%rdi), %ymm2, %ymm2
+	vpclmulqdq	$0, 784(%rdi), %ymm1, %ymm1
 	vmovdqu	32(%rcx), %ymm4
 	vpshufd	$78, %ymm4, %ymm5
 	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 528(%rdi), %ymm4, %ymm6
+	vpclmulqdq	$0, 544(%rdi), %ymm4, %ymm6
 	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 528(%rdi), %ymm4, %ymm4
+	vpclmulqdq	$17, 544(%rdi), %ymm4, %ymm4
 	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 784(%rdi), %ymm5, %ymm4
+	vpclmulqdq	$0, 816(%rdi), %ymm5, %ymm4
 	vpxor	%ymm4, %ymm1, %ymm1
 	vmovdqu	64(%rcx), %ymm4
 	vpshufd	$78, %ymm4, %ymm5
 	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 560(%rdi), %ymm4, %ymm6
+	vpclmulqdq	$0, 576(%rdi), %ymm4, %ymm6
 	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 560(%rdi), %ymm4, %ymm4
+	vpclmulqdq	$17, 576(%rdi), %ymm4, %ymm4
 	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 816(%rdi), %ymm5, %ymm4
+	vpclmulqdq	$0, 848(%rdi), %ymm5, %ymm4
 	vpxor	%ymm4, %ymm1, %ymm1
 	vmovdqu	96(%rcx), %ymm4
 	vpshufd	$78, %ymm4, %ymm5
 	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 592(%rdi), %ymm4, %ymm6
+	vpclmulqdq	$0, 608(%rdi), %ymm4, %ymm6
 	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 592(%rdi), %ymm4, %ymm4
+	vpclmulqdq	$17, 608(%rdi), %ymm4, %ymm4
 	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 848(%rdi), %ymm5, %ymm4
+	vpclmulqdq	$0, 880(%rdi), %ymm5, %ymm4
 	vpxor	%ymm4, %ymm1, %ymm1
 	vmovdqu	128(%rcx), %ymm4
 	vpshufd	$78, %ymm4, %ymm5
 	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 624(%rdi), %ymm4, %ymm6
+	vpclmulqdq	$0, 640(%rdi), %ymm4, %ymm6
 	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 624(%rdi), %ymm4, %ymm4
+	vpclmulqdq	$17, 640(%rdi), %ymm4, %ymm4
 	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 880(%rdi), %ymm5, %ymm4
+	vpclmulqdq	$0, 912(%rdi), %ymm5, %ymm4
 	vpxor	%ymm4, %ymm1, %ymm1
 	vmovdqu	160(%rcx), %ymm4
 	vpshufd	$78, %ymm4, %ymm5
 	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 656(%rdi), %ymm4, %ymm6
+	vpclmulqdq	$0, 672(%rdi), %ymm4, %ymm6
 	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 656(%rdi), %ymm4, %ymm4
+	vpclmulqdq	$17, 672(%rdi), %ymm4, %ymm4
 	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 912(%rdi), %ymm5, %ymm4
+	vpclmulqdq	$0, 944(%rdi), %ymm5, %ymm4
 	vpxor	%ymm4, %ymm1, %ymm1
 	vmovdqu	192(%rcx), %ymm4
 	vpshufd	$78, %ymm4, %ymm5
 	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 688(%rdi), %ymm4, %ymm6
+	vpclmulqdq	$0, 704(%rdi), %ymm4, %ymm6
 	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 688(%rdi), %ymm4, %ymm4
+	vpclmulqdq	$17, 704(%rdi), %ymm4, %ymm4
 	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 944(%rdi), %ymm5, %ymm4
+	vpclmulqdq	$0, 976(%rdi), %ymm5, %ymm4
 	vpxor	%ymm4, %ymm1, %ymm1
 	vmovdqu	224(%rcx), %ymm4
 	vpshufd	$78, %ymm4, %ymm5
 	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 720(%rdi), %ymm4, %ymm6
+	vpclmulqdq	$0, 736(%rdi), %ymm4, %ymm6
 	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 720(%rdi), %ymm4, %ymm4
+	vpclmulqdq	$17, 736(%rdi), %ymm4, %ymm4
 	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 976(%rdi), %ymm5, %ymm4
+	vpclmulqdq	$0, 1008(%rdi), %ymm5, %ymm4
 	vpxor	%ymm4, %ymm1, %ymm1
 	vpxor	%ymm3, %ymm1, %ymm1
 	vpxor	%ymm2, %ymm1, %ymm1
@@ -5689,227 +5570,195 @@ aesgen_vaes256_gcm_siv_open:
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_siv_open_polyval16_3
 .Laesgen_vaes256_gcm_siv_open_polyval16_done_3:
-.Laesgen_vaes256_gcm_siv_open_polyval8_3:
-	cmpq	$128, %rdx
-	jb	.Laesgen_vaes256_gcm_siv_open_polyval8_done_3
-	vmovdqu	(%rcx), %ymm2
-	vpxor	%ymm1, %ymm2, %ymm2
-	vpshufd	$78, %ymm2, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vpclmulqdq	$0, 624(%rdi), %ymm2, %ymm3
-	vpclmulqdq	$17, 624(%rdi), %ymm2, %ymm2
-	vpclmulqdq	$0, 880(%rdi), %ymm1, %ymm1
-	vmovdqu	32(%rcx), %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 656(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 656(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 912(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm1, %ymm1
-	vmovdqu	64(%rcx), %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 688(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 688(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 944(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm1, %ymm1
-	vmovdqu	96(%rcx), %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 720(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 720(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 976(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vpslldq	$8, %ymm1, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpsrldq	$8, %ymm1, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vextracti128	$1, %ymm3, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vextracti128	$1, %ymm2, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm1
-	addq	$128, %rcx
-	subq	$128, %rdx
-.Laesgen_vaes256_gcm_siv_open_polyval8_done_3:
-.Laesgen_vaes256_gcm_siv_open_polyval4_3:
-	cmpq	$64, %rdx
-	jb	.Laesgen_vaes256_gcm_siv_open_polyval4_done_3
-	vmovdqu	(%rcx), %ymm2
-	vpxor	%ymm1, %ymm2, %ymm2
-	vpshufd	$78, %ymm2, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vpclmulqdq	$0, 688(%rdi), %ymm2, %ymm3
-	vpclmulqdq	$17, 688(%rdi), %ymm2, %ymm2
-	vpclmulqdq	$0, 944(%rdi), %ymm1, %ymm1
-	vmovdqu	32(%rcx), %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 720(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 720(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 976(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vpslldq	$8, %ymm1, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpsrldq	$8, %ymm1, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vextracti128	$1, %ymm3, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vextracti128	$1, %ymm2, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm1
-	addq	$64, %rcx
-	subq	$64, %rdx
-.Laesgen_vaes256_gcm_siv_open_polyval4_done_3:
-.Laesgen_vaes256_gcm_siv_open_polyval2_3:
-	cmpq	$32, %rdx
-	jb	.Laesgen_vaes256_gcm_siv_open_polyval2_done_3
-	vmovdqu	(%rcx), %ymm2
-	vpxor	%ymm1, %ymm2, %ymm2
-	vpshufd	$78, %ymm2, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vpclmulqdq	$0, 720(%rdi), %ymm2, %ymm3
-	vpclmulqdq	$17, 720(%rdi), %ymm2, %ymm2
-	vpclmulqdq	$0, 976(%rdi), %ymm1, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vpslldq	$8, %ymm1, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpsrldq	$8, %ymm1, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vextracti128	$1, %ymm3, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vextracti128	$1, %ymm2, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm1
-	addq	$32, %rcx
-	subq	$32, %rdx
-.Laesgen_vaes256_gcm_siv_open_polyval2_done_3:
-.Laesgen_vaes256_gcm_siv_open_polyval1_3:
-	cmpq	$16, %rdx
-	jb	.Laesgen_vaes256_gcm_siv_open_polyval1_done_3
-	vmovdqu	(%rcx), %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpshufd	$78, %xmm2, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$17, 736(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 992(%rdi), %xmm1, %xmm1
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpslldq	$8, %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm1
-	addq	$16, %rcx
-	subq	$16, %rdx
-.Laesgen_vaes256_gcm_siv_open_polyval1_done_3:
 	testq	%rdx, %rdx
-	je	.Laesgen_vaes256_gcm_siv_open_polyval_end_3
-	vpxor	%xmm2, %xmm2, %xmm2
-	vmovdqa	%xmm2, 1008(%rdi)
-	leaq	1008(%rdi), %r10
+	je	.Laesgen_vaes256_gcm_siv_open_rest_nothing_3
+	leaq	15(%rdx), %r10
+	andq	$-16, %r10
+	negq	%r10
+	leaq	768(%rdi,%r10,1), %r10
+	vpxor	%ymm2, %ymm2, %ymm2
+	vpxor	%ymm3, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm4, %ymm4
+	vpshufd	$78, %xmm1, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpclmulqdq	$0, (%r10), %xmm1, %xmm6
+	vpclmulqdq	$17, (%r10), %xmm1, %xmm1
+	vpclmulqdq	$0, 272(%r10), %xmm5, %xmm5
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes256_gcm_siv_open_rest8_none_3
+	vmovdqu	(%rcx), %ymm7
+	vpshufd	$78, %ymm7, %ymm8
+	vpxor	%ymm7, %ymm8, %ymm8
+	vpclmulqdq	$0, (%r10), %ymm7, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpclmulqdq	$17, (%r10), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm3, %ymm3
+	vpclmulqdq	$0, 272(%r10), %ymm8, %ymm7
+	vpxor	%ymm7, %ymm4, %ymm4
+	vmovdqu	32(%rcx), %ymm7
+	vpshufd	$78, %ymm7, %ymm8
+	vpxor	%ymm7, %ymm8, %ymm8
+	vpclmulqdq	$0, 32(%r10), %ymm7, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpclmulqdq	$17, 32(%r10), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm3, %ymm3
+	vpclmulqdq	$0, 304(%r10), %ymm8, %ymm7
+	vpxor	%ymm7, %ymm4, %ymm4
+	vmovdqu	64(%rcx), %ymm7
+	vpshufd	$78, %ymm7, %ymm8
+	vpxor	%ymm7, %ymm8, %ymm8
+	vpclmulqdq	$0, 64(%r10), %ymm7, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpclmulqdq	$17, 64(%r10), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm3, %ymm3
+	vpclmulqdq	$0, 336(%r10), %ymm8, %ymm7
+	vpxor	%ymm7, %ymm4, %ymm4
+	vmovdqu	96(%rcx), %ymm7
+	vpshufd	$78, %ymm7, %ymm8
+	vpxor	%ymm7, %ymm8, %ymm8
+	vpclmulqdq	$0, 96(%r10), %ymm7, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpclmulqdq	$17, 96(%r10), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm3, %ymm3
+	vpclmulqdq	$0, 368(%r10), %ymm8, %ymm7
+	vpxor	%ymm7, %ymm4, %ymm4
+	addq	$128, %rcx
+	addq	$128, %r10
+	subq	$128, %rdx
+.Laesgen_vaes256_gcm_siv_open_rest8_none_3:
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes256_gcm_siv_open_rest4_none_3
+	vmovdqu	(%rcx), %ymm7
+	vpshufd	$78, %ymm7, %ymm8
+	vpxor	%ymm7, %ymm8, %ymm8
+	vpclmulqdq	$0, (%r10), %ymm7, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpclmulqdq	$17, (%r10), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm3, %ymm3
+	vpclmulqdq	$0, 272(%r10), %ymm8, %ymm7
+	vpxor	%ymm7, %ymm4, %ymm4
+	vmovdqu	32(%rcx), %ymm7
+	vpshufd	$78, %ymm7, %ymm8
+	vpxor	%ymm7, %ymm8, %ymm8
+	vpclmulqdq	$0, 32(%r10), %ymm7, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpclmulqdq	$17, 32(%r10), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm3, %ymm3
+	vpclmulqdq	$0, 304(%r10), %ymm8, %ymm7
+	vpxor	%ymm7, %ymm4, %ymm4
+	addq	$64, %rcx
+	addq	$64, %r10
+	subq	$64, %rdx
+.Laesgen_vaes256_gcm_siv_open_rest4_none_3:
+	cmpq	$32, %rdx
+	jb	.Laesgen_vaes256_gcm_siv_open_rest2_none_3
+	vmovdqu	(%rcx), %ymm7
+	vpshufd	$78, %ymm7, %ymm8
+	vpxor	%ymm7, %ymm8, %ymm8
+	vpclmulqdq	$0, (%r10), %ymm7, %ymm9
+	vpxor	%ymm9, %ymm2, %ymm2
+	vpclmulqdq	$17, (%r10), %ymm7, %ymm7
+	vpxor	%ymm7, %ymm3, %ymm3
+	vpclmulqdq	$0, 272(%r10), %ymm8, %ymm7
+	vpxor	%ymm7, %ymm4, %ymm4
+	addq	$32, %rcx
+	addq	$32, %r10
+	subq	$32, %rdx
+.Laesgen_vaes256_gcm_siv_open_rest2_none_3:
+	cmpq	$16, %rdx
+	jb	.Laesgen_vaes256_gcm_siv_open_rest1_none_3
+	vmovdqu	(%rcx), %xmm7
+	vpshufd	$78, %xmm7, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpclmulqdq	$0, (%r10), %xmm7, %xmm9
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpclmulqdq	$17, (%r10), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm1, %xmm1
+	vpclmulqdq	$0, 272(%r10), %xmm8, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	addq	$16, %rcx
+	addq	$16, %r10
+	subq	$16, %rdx
+.Laesgen_vaes256_gcm_siv_open_rest1_none_3:
+	testq	%rdx, %rdx
+	je	.Laesgen_vaes256_gcm_siv_open_rest_whole_3
+	vpxor	%xmm7, %xmm7, %xmm7
+	vmovdqa	%xmm7, 1040(%rdi)
+	leaq	1040(%rdi), %r11
 	testq	$8, %rdx
 	je	.Laesgen_vaes256_gcm_siv_open_no8_4
-	movq	(%rcx), %r11
-	movq	%r11, (%r10)
+	movq	(%rcx), %rbx
+	movq	%rbx, (%r11)
 	addq	$8, %rcx
-	addq	$8, %r10
+	addq	$8, %r11
 .Laesgen_vaes256_gcm_siv_open_no8_4:
 	testq	$4, %rdx
 	je	.Laesgen_vaes256_gcm_siv_open_no4_4
-	movl	(%rcx), %r11d
-	movl	%r11d, (%r10)
+	movl	(%rcx), %ebx
+	movl	%ebx, (%r11)
 	addq	$4, %rcx
-	addq	$4, %r10
+	addq	$4, %r11
 .Laesgen_vaes256_gcm_siv_open_no4_4:
 	testq	$2, %rdx
 	je	.Laesgen_vaes256_gcm_siv_open_no2_4
-	movzbl	(%rcx), %r11d
-	movb	%r11b, (%r10)
-	movzbl	1(%rcx), %r11d
-	movb	%r11b, 1(%r10)
+	movzbl	(%rcx), %ebx
+	movb	%bl, (%r11)
+	movzbl	1(%rcx), %ebx
+	movb	%bl, 1(%r11)
 	addq	$2, %rcx
-	addq	$2, %r10
+	addq	$2, %r11
 .Laesgen_vaes256_gcm_siv_open_no2_4:
 	testq	$1, %rdx
 	je	.Laesgen_vaes256_gcm_siv_open_no1_4
-	movzbl	(%rcx), %r11d
-	movb	%r11b, (%r10)
+	movzbl	(%rcx), %ebx
+	movb	%bl, (%r11)
 .Laesgen_vaes256_gcm_siv_open_no1_4:
-	vmovdqu	1008(%rdi), %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpshufd	$78, %xmm2, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$17, 736(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 992(%rdi), %xmm1, %xmm1
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpslldq	$8, %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm1, %xmm3, %xmm3
+	vmovdqa	1040(%rdi), %xmm7
+	vpshufd	$78, %xmm7, %xmm8
+	vpxor	%xmm7, %xmm8, %xmm8
+	vpclmulqdq	$0, (%r10), %xmm7, %xmm9
+	vpxor	%xmm9, %xmm6, %xmm6
+	vpclmulqdq	$17, (%r10), %xmm7, %xmm7
+	vpxor	%xmm7, %xmm1, %xmm1
+	vpclmulqdq	$0, 272(%r10), %xmm8, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	addq	$16, %r10
+.Laesgen_vaes256_gcm_siv_open_rest_whole_3:
+	vextracti128	$1, %ymm2, %xmm7
+	vpxor	%xmm7, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm6, %xmm6
+	vextracti128	$1, %ymm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm1
-.Laesgen_vaes256_gcm_siv_open_polyval_end_3:
-	movq	24(%rsp), %rcx
-	movq	32(%rsp), %rdx
-	leaq	256(%rdi), %r10
+	vpxor	%xmm3, %xmm1, %xmm1
+	vextracti128	$1, %ymm4, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpxor	%xmm6, %xmm5, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpslldq	$8, %xmm5, %xmm2
+	vpxor	%xmm2, %xmm6, %xmm6
+	vpsrldq	$8, %xmm5, %xmm2
+	vpxor	%xmm2, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm6, %xmm2
+	vpshufd	$78, %xmm6, %xmm6
+	vpxor	%xmm2, %xmm6, %xmm6
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm6, %xmm2
+	vpshufd	$78, %xmm6, %xmm6
+	vpxor	%xmm2, %xmm6, %xmm6
+	vpxor	%xmm1, %xmm6, %xmm6
+	vmovdqa	%xmm6, %xmm1
+.Laesgen_vaes256_gcm_siv_open_rest_nothing_3:
+	movq	32(%rsp), %rcx
+	movq	40(%rsp), %rdx
+	movq	32(%rsp), %r10
+	leaq	256(%rdi), %r11
 	vpor	.Laesgen_vaes256_gcm_siv_open_set_top(%rip), %xmm0, %xmm0
 	vinserti128	$1, %xmm0, %ymm0, %ymm0
 	vpaddd	.Laesgen_vaes256_gcm_siv_open_lane_counts2(%rip), %ymm0, %ymm0
-	movq	%rdx, %r11
-	movq	%rcx, %rbx
+	movq	%rdx, %rbx
+	movq	%rcx, %rbp
 .Laesgen_vaes256_gcm_siv_open_ctr16_128:
-	cmpq	$256, %rbx
+	cmpq	$256, %rbp
 	jb	.Laesgen_vaes256_gcm_siv_open_ctr16_done128
 	vmovdqa	%ymm0, %ymm2
 	vpaddd	.Laesgen_vaes256_gcm_siv_open_le32_2x2(%rip), %ymm0, %ymm3
@@ -5920,7 +5769,7 @@ aesgen_vaes256_gcm_siv_open:
 	vpaddd	.Laesgen_vaes256_gcm_siv_open_le32_12x2(%rip), %ymm0, %ymm8
 	vpaddd	.Laesgen_vaes256_gcm_siv_open_le32_14x2(%rip), %ymm0, %ymm9
 	vpaddd	.Laesgen_vaes256_gcm_siv_open_le32_16x2(%rip), %ymm0, %ymm0
-	vbroadcasti128	(%r10), %ymm10
+	vbroadcasti128	(%r11), %ymm10
 	vpxor	%ymm10, %ymm2, %ymm2
 	vpxor	%ymm10, %ymm3, %ymm3
 	vpxor	%ymm10, %ymm4, %ymm4
@@ -5929,7 +5778,7 @@ aesgen_vaes256_gcm_siv_open:
 	vpxor	%ymm10, %ymm7, %ymm7
 	vpxor	%ymm10, %ymm8, %ymm8
 	vpxor	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	16(%r10), %ymm10
+	vbroadcasti128	16(%r11), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
 	vaesenc	%ymm10, %ymm4, %ymm4
@@ -5938,7 +5787,7 @@ aesgen_vaes256_gcm_siv_open:
 	vaesenc	%ymm10, %ymm7, %ymm7
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	32(%r10), %ymm10
+	vbroadcasti128	32(%r11), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
 	vaesenc	%ymm10, %ymm4, %ymm4
@@ -5947,7 +5796,7 @@ aesgen_vaes256_gcm_siv_open:
 	vaesenc	%ymm10, %ymm7, %ymm7
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	48(%r10), %ymm10
+	vbroadcasti128	48(%r11), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
 	vaesenc	%ymm10, %ymm4, %ymm4
@@ -5956,7 +5805,7 @@ aesgen_vaes256_gcm_siv_open:
 	vaesenc	%ymm10, %ymm7, %ymm7
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	64(%r10), %ymm10
+	vbroadcasti128	64(%r11), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
 	vaesenc	%ymm10, %ymm4, %ymm4
@@ -5965,7 +5814,7 @@ aesgen_vaes256_gcm_siv_open:
 	vaesenc	%ymm10, %ymm7, %ymm7
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	80(%r10), %ymm10
+	vbroadcasti128	80(%r11), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
 	vaesenc	%ymm10, %ymm4, %ymm4
@@ -5974,7 +5823,7 @@ aesgen_vaes256_gcm_siv_open:
 	vaesenc	%ymm10, %ymm7, %ymm7
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	96(%r10), %ymm10
+	vbroadcasti128	96(%r11), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
 	vaesenc	%ymm10, %ymm4, %ymm4
@@ -5983,7 +5832,7 @@ aesgen_vaes256_gcm_siv_open:
 	vaesenc	%ymm10, %ymm7, %ymm7
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	112(%r10), %ymm10
+	vbroadcasti128	112(%r11), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
 	vaesenc	%ymm10, %ymm4, %ymm4
@@ -5992,7 +5841,7 @@ aesgen_vaes256_gcm_siv_open:
 	vaesenc	%ymm10, %ymm7, %ymm7
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	128(%r10), %ymm10
+	vbroadcasti128	128(%r11), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
 	vaesenc	%ymm10, %ymm4, %ymm4
@@ -6001,7 +5850,7 @@ aesgen_vaes256_gcm_siv_open:
 	vaesenc	%ymm10, %ymm7, %ymm7
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	144(%r10), %ymm10
+	vbroadcasti128	144(%r11), %ymm10
 	vaesenc	%ymm10, %ymm2, %ymm2
 	vaesenc	%ymm10, %ymm3, %ymm3
 	vaesenc	%ymm10, %ymm4, %ymm4
@@ -6010,7 +5859,7 @@ aesgen_vaes256_gcm_siv_open:
 	vaesenc	%ymm10, %ymm7, %ymm7
 	vaesenc	%ymm10, %ymm8, %ymm8
 	vaesenc	%ymm10, %ymm9, %ymm9
-	vbroadcasti128	160(%r10), %ymm10
+	vbroadcasti128	160(%r11), %ymm10
 	vaesenclast	%ymm10, %ymm2, %ymm2
 	vaesenclast	%ymm10, %ymm3, %ymm3
 	vaesenclast	%ymm10, %ymm4, %ymm4
@@ -6020,272 +5869,272 @@ aesgen_vaes256_gcm_siv_open:
 	vaesenclast	%ymm10, %ymm8, %ymm8
 	vaesenclast	%ymm10, %ymm9, %ymm9
 	vpxor	(%r9), %ymm2, %ymm2
-	vmovdqu	%ymm2, (%r11)
+	vmovdqu	%ymm2, (%rbx)
 	vpxor	32(%r9), %ymm3, %ymm3
-	vmovdqu	%ymm3, 32(%r11)
+	vmovdqu	%ymm3, 32(%rbx)
 	vpxor	64(%r9), %ymm4, %ymm4
-	vmovdqu	%ymm4, 64(%r11)
+	vmovdqu	%ymm4, 64(%rbx)
 	vpxor	96(%r9), %ymm5, %ymm5
-	vmovdqu	%ymm5, 96(%r11)
+	vmovdqu	%ymm5, 96(%rbx)
 	vpxor	128(%r9), %ymm6, %ymm6
-	vmovdqu	%ymm6, 128(%r11)
+	vmovdqu	%ymm6, 128(%rbx)
 	vpxor	160(%r9), %ymm7, %ymm7
-	vmovdqu	%ymm7, 160(%r11)
+	vmovdqu	%ymm7, 160(%rbx)
 	vpxor	192(%r9), %ymm8, %ymm8
-	vmovdqu	%ymm8, 192(%r11)
+	vmovdqu	%ymm8, 192(%rbx)
 	vpxor	224(%r9), %ymm9, %ymm9
-	vmovdqu	%ymm9, 224(%r11)
+	vmovdqu	%ymm9, 224(%rbx)
 	addq	$256, %r9
-	addq	$256, %r11
-	subq	$256, %rbx
+	addq	$256, %rbx
+	subq	$256, %rbp
 	jmp	.Laesgen_vaes256_gcm_siv_open_ctr16_128
 .Laesgen_vaes256_gcm_siv_open_ctr16_done128:
 .Laesgen_vaes256_gcm_siv_open_ctr_small128:
-	cmpq	$128, %rbx
+	cmpq	$128, %rbp
 	jb	.Laesgen_vaes256_gcm_siv_open_ctr8_done128
 	vmovdqa	%ymm0, %ymm2
 	vpaddd	.Laesgen_vaes256_gcm_siv_open_le32_2x2(%rip), %ymm0, %ymm3
 	vpaddd	.Laesgen_vaes256_gcm_siv_open_le32_4x2(%rip), %ymm0, %ymm4
 	vpaddd	.Laesgen_vaes256_gcm_siv_open_le32_6x2(%rip), %ymm0, %ymm5
 	vpaddd	.Laesgen_vaes256_gcm_siv_open_le32_8x2(%rip), %ymm0, %ymm0
-	vbroadcasti128	(%r10), %ymm6
+	vbroadcasti128	(%r11), %ymm6
 	vpxor	%ymm6, %ymm2, %ymm2
 	vpxor	%ymm6, %ymm3, %ymm3
 	vpxor	%ymm6, %ymm4, %ymm4
 	vpxor	%ymm6, %ymm5, %ymm5
-	vbroadcasti128	16(%r10), %ymm6
+	vbroadcasti128	16(%r11), %ymm6
 	vaesenc	%ymm6, %ymm2, %ymm2
 	vaesenc	%ymm6, %ymm3, %ymm3
 	vaesenc	%ymm6, %ymm4, %ymm4
 	vaesenc	%ymm6, %ymm5, %ymm5
-	vbroadcasti128	32(%r10), %ymm6
+	vbroadcasti128	32(%r11), %ymm6
 	vaesenc	%ymm6, %ymm2, %ymm2
 	vaesenc	%ymm6, %ymm3, %ymm3
 	vaesenc	%ymm6, %ymm4, %ymm4
 	vaesenc	%ymm6, %ymm5, %ymm5
-	vbroadcasti128	48(%r10), %ymm6
+	vbroadcasti128	48(%r11), %ymm6
 	vaesenc	%ymm6, %ymm2, %ymm2
 	vaesenc	%ymm6, %ymm3, %ymm3
 	vaesenc	%ymm6, %ymm4, %ymm4
 	vaesenc	%ymm6, %ymm5, %ymm5
-	vbroadcasti128	64(%r10), %ymm6
+	vbroadcasti128	64(%r11), %ymm6
 	vaesenc	%ymm6, %ymm2, %ymm2
 	vaesenc	%ymm6, %ymm3, %ymm3
 	vaesenc	%ymm6, %ymm4, %ymm4
 	vaesenc	%ymm6, %ymm5, %ymm5
-	vbroadcasti128	80(%r10), %ymm6
+	vbroadcasti128	80(%r11), %ymm6
 	vaesenc	%ymm6, %ymm2, %ymm2
 	vaesenc	%ymm6, %ymm3, %ymm3
 	vaesenc	%ymm6, %ymm4, %ymm4
 	vaesenc	%ymm6, %ymm5, %ymm5
-	vbroadcasti128	96(%r10), %ymm6
+	vbroadcasti128	96(%r11), %ymm6
 	vaesenc	%ymm6, %ymm2, %ymm2
 	vaesenc	%ymm6, %ymm3, %ymm3
 	vaesenc	%ymm6, %ymm4, %ymm4
 	vaesenc	%ymm6, %ymm5, %ymm5
-	vbroadcasti128	112(%r10), %ymm6
+	vbroadcasti128	112(%r11), %ymm6
 	vaesenc	%ymm6, %ymm2, %ymm2
 	vaesenc	%ymm6, %ymm3, %ymm3
 	vaesenc	%ymm6, %ymm4, %ymm4
 	vaesenc	%ymm6, %ymm5, %ymm5
-	vbroadcasti128	128(%r10), %ymm6
+	vbroadcasti128	128(%r11), %ymm6
 	vaesenc	%ymm6, %ymm2, %ymm2
 	vaesenc	%ymm6, %ymm3, %ymm3
 	vaesenc	%ymm6, %ymm4, %ymm4
 	vaesenc	%ymm6, %ymm5, %ymm5
-	vbroadcasti128	144(%r10), %ymm6
+	vbroadcasti128	144(%r11), %ymm6
 	vaesenc	%ymm6, %ymm2, %ymm2
 	vaesenc	%ymm6, %ymm3, %ymm3
 	vaesenc	%ymm6, %ymm4, %ymm4
 	vaesenc	%ymm6, %ymm5, %ymm5
-	vbroadcasti128	160(%r10), %ymm6
+	vbroadcasti128	160(%r11), %ymm6
 	vaesenclast	%ymm6, %ymm2, %ymm2
 	vaesenclast	%ymm6, %ymm3, %ymm3
 	vaesenclast	%ymm6, %ymm4, %ymm4
 	vaesenclast	%ymm6, %ymm5, %ymm5
 	vpxor	(%r9), %ymm2, %ymm2
-	vmovdqu	%ymm2, (%r11)
+	vmovdqu	%ymm2, (%rbx)
 	vpxor	32(%r9), %ymm3, %ymm3
-	vmovdqu	%ymm3, 32(%r11)
+	vmovdqu	%ymm3, 32(%rbx)
 	vpxor	64(%r9), %ymm4, %ymm4
-	vmovdqu	%ymm4, 64(%r11)
+	vmovdqu	%ymm4, 64(%rbx)
 	vpxor	96(%r9), %ymm5, %ymm5
-	vmovdqu	%ymm5, 96(%r11)
+	vmovdqu	%ymm5, 96(%rbx)
 	addq	$128, %r9
-	addq	$128, %r11
-	subq	$128, %rbx
+	addq	$128, %rbx
+	subq	$128, %rbp
 .Laesgen_vaes256_gcm_siv_open_ctr8_done128:
-	cmpq	$64, %rbx
+	cmpq	$64, %rbp
 	jb	.Laesgen_vaes256_gcm_siv_open_ctr4_done128
 	vmovdqa	%ymm0, %ymm2
 	vpaddd	.Laesgen_vaes256_gcm_siv_open_le32_2x2(%rip), %ymm0, %ymm3
 	vpaddd	.Laesgen_vaes256_gcm_siv_open_le32_4x2(%rip), %ymm0, %ymm0
-	vbroadcasti128	(%r10), %ymm4
+	vbroadcasti128	(%r11), %ymm4
 	vpxor	%ymm4, %ymm2, %ymm2
 	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	16(%r10), %ymm4
+	vbroadcasti128	16(%r11), %ymm4
 	vaesenc	%ymm4, %ymm2, %ymm2
 	vaesenc	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	32(%r10), %ymm4
+	vbroadcasti128	32(%r11), %ymm4
 	vaesenc	%ymm4, %ymm2, %ymm2
 	vaesenc	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	48(%r10), %ymm4
+	vbroadcasti128	48(%r11), %ymm4
 	vaesenc	%ymm4, %ymm2, %ymm2
 	vaesenc	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	64(%r10), %ymm4
+	vbroadcasti128	64(%r11), %ymm4
 	vaesenc	%ymm4, %ymm2, %ymm2
 	vaesenc	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	80(%r10), %ymm4
+	vbroadcasti128	80(%r11), %ymm4
 	vaesenc	%ymm4, %ymm2, %ymm2
 	vaesenc	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	96(%r10), %ymm4
+	vbroadcasti128	96(%r11), %ymm4
 	vaesenc	%ymm4, %ymm2, %ymm2
 	vaesenc	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	112(%r10), %ymm4
+	vbroadcasti128	112(%r11), %ymm4
 	vaesenc	%ymm4, %ymm2, %ymm2
 	vaesenc	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	128(%r10), %ymm4
+	vbroadcasti128	128(%r11), %ymm4
 	vaesenc	%ymm4, %ymm2, %ymm2
 	vaesenc	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	144(%r10), %ymm4
+	vbroadcasti128	144(%r11), %ymm4
 	vaesenc	%ymm4, %ymm2, %ymm2
 	vaesenc	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	160(%r10), %ymm4
+	vbroadcasti128	160(%r11), %ymm4
 	vaesenclast	%ymm4, %ymm2, %ymm2
 	vaesenclast	%ymm4, %ymm3, %ymm3
 	vpxor	(%r9), %ymm2, %ymm2
-	vmovdqu	%ymm2, (%r11)
+	vmovdqu	%ymm2, (%rbx)
 	vpxor	32(%r9), %ymm3, %ymm3
-	vmovdqu	%ymm3, 32(%r11)
+	vmovdqu	%ymm3, 32(%rbx)
 	addq	$64, %r9
-	addq	$64, %r11
-	subq	$64, %rbx
+	addq	$64, %rbx
+	subq	$64, %rbp
 .Laesgen_vaes256_gcm_siv_open_ctr4_done128:
-	cmpq	$32, %rbx
+	cmpq	$32, %rbp
 	jb	.Laesgen_vaes256_gcm_siv_open_ctr2_done128
 	vmovdqa	%ymm0, %ymm2
 	vpaddd	.Laesgen_vaes256_gcm_siv_open_le32_2x2(%rip), %ymm0, %ymm0
-	vbroadcasti128	(%r10), %ymm3
+	vbroadcasti128	(%r11), %ymm3
 	vpxor	%ymm3, %ymm2, %ymm2
-	vbroadcasti128	16(%r10), %ymm3
+	vbroadcasti128	16(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti128	32(%r10), %ymm3
+	vbroadcasti128	32(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti128	48(%r10), %ymm3
+	vbroadcasti128	48(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti128	64(%r10), %ymm3
+	vbroadcasti128	64(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti128	80(%r10), %ymm3
+	vbroadcasti128	80(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti128	96(%r10), %ymm3
+	vbroadcasti128	96(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti128	112(%r10), %ymm3
+	vbroadcasti128	112(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti128	128(%r10), %ymm3
+	vbroadcasti128	128(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti128	144(%r10), %ymm3
+	vbroadcasti128	144(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti128	160(%r10), %ymm3
+	vbroadcasti128	160(%r11), %ymm3
 	vaesenclast	%ymm3, %ymm2, %ymm2
 	vpxor	(%r9), %ymm2, %ymm2
-	vmovdqu	%ymm2, (%r11)
+	vmovdqu	%ymm2, (%rbx)
 	addq	$32, %r9
-	addq	$32, %r11
-	subq	$32, %rbx
+	addq	$32, %rbx
+	subq	$32, %rbp
 .Laesgen_vaes256_gcm_siv_open_ctr2_done128:
-	cmpq	$16, %rbx
+	cmpq	$16, %rbp
 	jb	.Laesgen_vaes256_gcm_siv_open_ctr1_done128
 	vmovdqa	%xmm0, %xmm2
 	vpaddd	.Laesgen_vaes256_gcm_siv_open_le32_1x2(%rip), %ymm0, %ymm0
-	vmovdqa	(%r10), %xmm3
+	vmovdqa	(%r11), %xmm3
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	16(%r10), %xmm3
+	vmovdqa	16(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	32(%r10), %xmm3
+	vmovdqa	32(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	48(%r10), %xmm3
+	vmovdqa	48(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	64(%r10), %xmm3
+	vmovdqa	64(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	80(%r10), %xmm3
+	vmovdqa	80(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	96(%r10), %xmm3
+	vmovdqa	96(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	112(%r10), %xmm3
+	vmovdqa	112(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	128(%r10), %xmm3
+	vmovdqa	128(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	144(%r10), %xmm3
+	vmovdqa	144(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa	160(%r10), %xmm3
+	vmovdqa	160(%r11), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
 	vpxor	(%r9), %xmm2, %xmm2
-	vmovdqu	%xmm2, (%r11)
+	vmovdqu	%xmm2, (%rbx)
 	addq	$16, %r9
-	addq	$16, %r11
-	subq	$16, %rbx
+	addq	$16, %rbx
+	subq	$16, %rbp
 .Laesgen_vaes256_gcm_siv_open_ctr1_done128:
-	testq	%rbx, %rbx
+	testq	%rbp, %rbp
 	je	.Laesgen_vaes256_gcm_siv_open_ctr_end128
-	vmovdqa	(%r10), %xmm2
+	vmovdqa	(%r11), %xmm2
 	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	16(%r10), %xmm2
+	vmovdqa	16(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	32(%r10), %xmm2
+	vmovdqa	32(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	48(%r10), %xmm2
+	vmovdqa	48(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	64(%r10), %xmm2
+	vmovdqa	64(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	80(%r10), %xmm2
+	vmovdqa	80(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	96(%r10), %xmm2
+	vmovdqa	96(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	112(%r10), %xmm2
+	vmovdqa	112(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	128(%r10), %xmm2
+	vmovdqa	128(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	144(%r10), %xmm2
+	vmovdqa	144(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	160(%r10), %xmm2
+	vmovdqa	160(%r11), %xmm2
 	vaesenclast	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 1008(%rdi)
-	leaq	1008(%rdi), %r10
-	testq	$8, %rbx
+	vmovdqa	%xmm0, 1040(%rdi)
+	leaq	1040(%rdi), %r11
+	testq	$8, %rbp
 	je	.Laesgen_vaes256_gcm_siv_open_no8_5
-	movq	(%r9), %rbp
-	xorq	(%r10), %rbp
-	movq	%rbp, (%r11)
+	movq	(%r9), %r12
+	xorq	(%r11), %r12
+	movq	%r12, (%rbx)
 	addq	$8, %r9
+	addq	$8, %rbx
 	addq	$8, %r11
-	addq	$8, %r10
 .Laesgen_vaes256_gcm_siv_open_no8_5:
-	testq	$4, %rbx
+	testq	$4, %rbp
 	je	.Laesgen_vaes256_gcm_siv_open_no4_5
-	movl	(%r9), %ebp
-	xorl	(%r10), %ebp
-	movl	%ebp, (%r11)
+	movl	(%r9), %r12d
+	xorl	(%r11), %r12d
+	movl	%r12d, (%rbx)
 	addq	$4, %r9
+	addq	$4, %rbx
 	addq	$4, %r11
-	addq	$4, %r10
 .Laesgen_vaes256_gcm_siv_open_no4_5:
-	testq	$2, %rbx
+	testq	$2, %rbp
 	je	.Laesgen_vaes256_gcm_siv_open_no2_5
-	movzbl	(%r9), %ebp
-	xorb	(%r10), %bpl
-	movb	%bpl, (%r11)
-	movzbl	1(%r9), %ebp
-	xorb	1(%r10), %bpl
-	movb	%bpl, 1(%r11)
+	movzbl	(%r9), %r12d
+	xorb	(%r11), %r12b
+	movb	%r12b, (%rbx)
+	movzbl	1(%r9), %r12d
+	xorb	1(%r11), %r12b
+	movb	%r12b, 1(%rbx)
 	addq	$2, %r9
+	addq	$2, %rbx
 	addq	$2, %r11
-	addq	$2, %r10
 .Laesgen_vaes256_gcm_siv_open_no2_5:
-	testq	$1, %rbx
+	testq	$1, %rbp
 	je	.Laesgen_vaes256_gcm_siv_open_no1_5
-	movzbl	(%r9), %ebp
-	xorb	(%r10), %bpl
-	movb	%bpl, (%r11)
+	movzbl	(%r9), %r12d
+	xorb	(%r11), %r12b
+	movb	%r12b, (%rbx)
 .Laesgen_vaes256_gcm_siv_open_no1_5:
 .Laesgen_vaes256_gcm_siv_open_ctr_end128:
 .Laesgen_vaes256_gcm_siv_open_polyval16_4:
@@ -6295,71 +6144,71 @@ aesgen_vaes256_gcm_siv_open:
 	vpxor	%ymm1, %ymm0, %ymm0
 	vpshufd	$78, %ymm0, %ymm1
 	vpxor	%ymm0, %ymm1, %ymm1
-	vpclmulqdq	$0, 496(%rdi), %ymm0, %ymm2
-	vpclmulqdq	$17, 496(%rdi), %ymm0, %ymm0
-	vpclmulqdq	$0, 752(%rdi), %ymm1, %ymm1
+	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm2
+	vpclmulqdq	$17, 512(%rdi), %ymm0, %ymm0
+	vpclmulqdq	$0, 784(%rdi), %ymm1, %ymm1
 	vmovdqu	32(%rdx), %ymm3
 	vpshufd	$78, %ymm3, %ymm4
 	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 528(%rdi), %ymm3, %ymm5
+	vpclmulqdq	$0, 544(%rdi), %ymm3, %ymm5
 	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 528(%rdi), %ymm3, %ymm3
+	vpclmulqdq	$17, 544(%rdi), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm0, %ymm0
-	vpclmulqdq	$0, 784(%rdi), %ymm4, %ymm3
+	vpclmulqdq	$0, 816(%rdi), %ymm4, %ymm3
 	vpxor	%ymm3, %ymm1, %ymm1
 	vmovdqu	64(%rdx), %ymm3
 	vpshufd	$78, %ymm3, %ymm4
 	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 560(%rdi), %ymm3, %ymm5
+	vpclmulqdq	$0, 576(%rdi), %ymm3, %ymm5
 	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 560(%rdi), %ymm3, %ymm3
+	vpclmulqdq	$17, 576(%rdi), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm0, %ymm0
-	vpclmulqdq	$0, 816(%rdi), %ymm4, %ymm3
+	vpclmulqdq	$0, 848(%rdi), %ymm4, %ymm3
 	vpxor	%ymm3, %ymm1, %ymm1
 	vmovdqu	96(%rdx), %ymm3
 	vpshufd	$78, %ymm3, %ymm4
 	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 592(%rdi), %ymm3, %ymm5
+	vpclmulqdq	$0, 608(%rdi), %ymm3, %ymm5
 	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 592(%rdi), %ymm3, %ymm3
+	vpclmulqdq	$17, 608(%rdi), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm0, %ymm0
-	vpclmulqdq	$0, 848(%rdi), %ymm4, %ymm3
+	vpclmulqdq	$0, 880(%rdi), %ymm4, %ymm3
 	vpxor	%ymm3, %ymm1, %ymm1
 	vmovdqu	128(%rdx), %ymm3
 	vpshufd	$78, %ymm3, %ymm4
 	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 624(%rdi), %ymm3, %ymm5
+	vpclmulqdq	$0, 640(%rdi), %ymm3, %ymm5
 	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 624(%rdi), %ymm3, %ymm3
+	vpclmulqdq	$17, 640(%rdi), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm0, %ymm0
-	vpclmulqdq	$0, 880(%rdi), %ymm4, %ymm3
+	vpclmulqdq	$0, 912(%rdi), %ymm4, %ymm3
 	vpxor	%ymm3, %ymm1, %ymm1
 	vmovdqu	160(%rdx), %ymm3
 	vpshufd	$78, %ymm3, %ymm4
 	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 656(%rdi), %ymm3, %ymm5
+	vpclmulqdq	$0, 672(%rdi), %ymm3, %ymm5
 	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 656(%rdi), %ymm3, %ymm3
+	vpclmulqdq	$17, 672(%rdi), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm0, %ymm0
-	vpclmulqdq	$0, 912(%rdi), %ymm4, %ymm3
+	vpclmulqdq	$0, 944(%rdi), %ymm4, %ymm3
 	vpxor	%ymm3, %ymm1, %ymm1
 	vmovdqu	192(%rdx), %ymm3
 	vpshufd	$78, %ymm3, %ymm4
 	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 688(%rdi), %ymm3, %ymm5
+	vpclmulqdq	$0, 704(%rdi), %ymm3, %ymm5
 	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 688(%rdi), %ymm3, %ymm3
+	vpclmulqdq	$17, 704(%rdi), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm0, %ymm0
-	vpclmulqdq	$0, 944(%rdi), %ymm4, %ymm3
+	vpclmulqdq	$0, 976(%rdi), %ymm4, %ymm3
 	vpxor	%ymm3, %ymm1, %ymm1
 	vmovdqu	224(%rdx), %ymm3
 	vpshufd	$78, %ymm3, %ymm4
 	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 720(%rdi), %ymm3, %ymm5
+	vpclmulqdq	$0, 736(%rdi), %ymm3, %ymm5
 	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 720(%rdi), %ymm3, %ymm3
+	vpclmulqdq	$17, 736(%rdi), %ymm3, %ymm3
 	vpxor	%ymm3, %ymm0, %ymm0
-	vpclmulqdq	$0, 976(%rdi), %ymm4, %ymm3
+	vpclmulqdq	$0, 1008(%rdi), %ymm4, %ymm3
 	vpxor	%ymm3, %ymm1, %ymm1
 	vpxor	%ymm2, %ymm1, %ymm1
 	vpxor	%ymm0, %ymm1, %ymm1
@@ -6383,242 +6232,197 @@ aesgen_vaes256_gcm_siv_open:
 	subq	$256, %rcx
 	jmp	.Laesgen_vaes256_gcm_siv_open_polyval16_4
 .Laesgen_vaes256_gcm_siv_open_polyval16_done_4:
-.Laesgen_vaes256_gcm_siv_open_polyval8_4:
+	leaq	15(%rcx), %r9
+	andq	$-16, %r9
+	negq	%r9
+	leaq	752(%rdi,%r9,1), %r9
+	vpxor	%ymm0, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm2, %ymm2
+	vpxor	%ymm3, %ymm3, %ymm3
+	vpshufd	$78, %xmm1, %xmm4
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpclmulqdq	$0, (%r9), %xmm1, %xmm5
+	vpclmulqdq	$17, (%r9), %xmm1, %xmm1
+	vpclmulqdq	$0, 272(%r9), %xmm4, %xmm4
 	cmpq	$128, %rcx
-	jb	.Laesgen_vaes256_gcm_siv_open_polyval8_done_4
-	vmovdqu	(%rdx), %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpshufd	$78, %ymm0, %ymm1
-	vpxor	%ymm0, %ymm1, %ymm1
-	vpclmulqdq	$0, 624(%rdi), %ymm0, %ymm2
-	vpclmulqdq	$17, 624(%rdi), %ymm0, %ymm0
-	vpclmulqdq	$0, 880(%rdi), %ymm1, %ymm1
-	vmovdqu	32(%rdx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 656(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 656(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpclmulqdq	$0, 912(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vmovdqu	64(%rdx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 688(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 688(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpclmulqdq	$0, 944(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vmovdqu	96(%rdx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 720(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 720(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpclmulqdq	$0, 976(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vpxor	%ymm0, %ymm1, %ymm1
-	vpslldq	$8, %ymm1, %ymm3
-	vpxor	%ymm3, %ymm2, %ymm2
-	vpsrldq	$8, %ymm1, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vextracti128	$1, %ymm2, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vextracti128	$1, %ymm0, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm1
+	jb	.Laesgen_vaes256_gcm_siv_open_rest8_none_4
+	vmovdqu	(%rdx), %ymm6
+	vpshufd	$78, %ymm6, %ymm7
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$0, (%r9), %ymm6, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpclmulqdq	$17, (%r9), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpclmulqdq	$0, 272(%r9), %ymm7, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vmovdqu	32(%rdx), %ymm6
+	vpshufd	$78, %ymm6, %ymm7
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$0, 32(%r9), %ymm6, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpclmulqdq	$17, 32(%r9), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpclmulqdq	$0, 304(%r9), %ymm7, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vmovdqu	64(%rdx), %ymm6
+	vpshufd	$78, %ymm6, %ymm7
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$0, 64(%r9), %ymm6, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpclmulqdq	$17, 64(%r9), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpclmulqdq	$0, 336(%r9), %ymm7, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vmovdqu	96(%rdx), %ymm6
+	vpshufd	$78, %ymm6, %ymm7
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$0, 96(%r9), %ymm6, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpclmulqdq	$17, 96(%r9), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpclmulqdq	$0, 368(%r9), %ymm7, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
 	addq	$128, %rdx
+	addq	$128, %r9
 	subq	$128, %rcx
-.Laesgen_vaes256_gcm_siv_open_polyval8_done_4:
-.Laesgen_vaes256_gcm_siv_open_polyval4_4:
+.Laesgen_vaes256_gcm_siv_open_rest8_none_4:
 	cmpq	$64, %rcx
-	jb	.Laesgen_vaes256_gcm_siv_open_polyval4_done_4
-	vmovdqu	(%rdx), %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpshufd	$78, %ymm0, %ymm1
-	vpxor	%ymm0, %ymm1, %ymm1
-	vpclmulqdq	$0, 688(%rdi), %ymm0, %ymm2
-	vpclmulqdq	$17, 688(%rdi), %ymm0, %ymm0
-	vpclmulqdq	$0, 944(%rdi), %ymm1, %ymm1
-	vmovdqu	32(%rdx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 720(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 720(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpclmulqdq	$0, 976(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vpxor	%ymm0, %ymm1, %ymm1
-	vpslldq	$8, %ymm1, %ymm3
-	vpxor	%ymm3, %ymm2, %ymm2
-	vpsrldq	$8, %ymm1, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vextracti128	$1, %ymm2, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vextracti128	$1, %ymm0, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm1
+	jb	.Laesgen_vaes256_gcm_siv_open_rest4_none_4
+	vmovdqu	(%rdx), %ymm6
+	vpshufd	$78, %ymm6, %ymm7
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$0, (%r9), %ymm6, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpclmulqdq	$17, (%r9), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpclmulqdq	$0, 272(%r9), %ymm7, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vmovdqu	32(%rdx), %ymm6
+	vpshufd	$78, %ymm6, %ymm7
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$0, 32(%r9), %ymm6, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpclmulqdq	$17, 32(%r9), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpclmulqdq	$0, 304(%r9), %ymm7, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
 	addq	$64, %rdx
+	addq	$64, %r9
 	subq	$64, %rcx
-.Laesgen_vaes256_gcm_siv_open_polyval4_done_4:
-.Laesgen_vaes256_gcm_siv_open_polyval2_4:
+.Laesgen_vaes256_gcm_siv_open_rest4_none_4:
 	cmpq	$32, %rcx
-	jb	.Laesgen_vaes256_gcm_siv_open_polyval2_done_4
-	vmovdqu	(%rdx), %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpshufd	$78, %ymm0, %ymm1
-	vpxor	%ymm0, %ymm1, %ymm1
-	vpclmulqdq	$0, 720(%rdi), %ymm0, %ymm2
-	vpclmulqdq	$17, 720(%rdi), %ymm0, %ymm0
-	vpclmulqdq	$0, 976(%rdi), %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vpxor	%ymm0, %ymm1, %ymm1
-	vpslldq	$8, %ymm1, %ymm3
-	vpxor	%ymm3, %ymm2, %ymm2
-	vpsrldq	$8, %ymm1, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vextracti128	$1, %ymm2, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vextracti128	$1, %ymm0, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm1
+	jb	.Laesgen_vaes256_gcm_siv_open_rest2_none_4
+	vmovdqu	(%rdx), %ymm6
+	vpshufd	$78, %ymm6, %ymm7
+	vpxor	%ymm6, %ymm7, %ymm7
+	vpclmulqdq	$0, (%r9), %ymm6, %ymm8
+	vpxor	%ymm8, %ymm0, %ymm0
+	vpclmulqdq	$17, (%r9), %ymm6, %ymm6
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpclmulqdq	$0, 272(%r9), %ymm7, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
 	addq	$32, %rdx
+	addq	$32, %r9
 	subq	$32, %rcx
-.Laesgen_vaes256_gcm_siv_open_polyval2_done_4:
-.Laesgen_vaes256_gcm_siv_open_polyval1_4:
+.Laesgen_vaes256_gcm_siv_open_rest2_none_4:
 	cmpq	$16, %rcx
-	jb	.Laesgen_vaes256_gcm_siv_open_polyval1_done_4
-	vmovdqu	(%rdx), %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpshufd	$78, %xmm0, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$17, 736(%rdi), %xmm0, %xmm0
-	vpclmulqdq	$0, 992(%rdi), %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpslldq	$8, %xmm1, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm1, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm1
+	jb	.Laesgen_vaes256_gcm_siv_open_rest1_none_4
+	vmovdqu	(%rdx), %xmm6
+	vpshufd	$78, %xmm6, %xmm7
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpclmulqdq	$0, (%r9), %xmm6, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpclmulqdq	$17, (%r9), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpclmulqdq	$0, 272(%r9), %xmm7, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
 	addq	$16, %rdx
+	addq	$16, %r9
 	subq	$16, %rcx
-.Laesgen_vaes256_gcm_siv_open_polyval1_done_4:
+.Laesgen_vaes256_gcm_siv_open_rest1_none_4:
 	testq	%rcx, %rcx
-	je	.Laesgen_vaes256_gcm_siv_open_polyval_end_4
-	vpxor	%xmm0, %xmm0, %xmm0
-	vmovdqa	%xmm0, 1008(%rdi)
-	leaq	1008(%rdi), %r9
+	je	.Laesgen_vaes256_gcm_siv_open_rest_whole_4
+	vpxor	%xmm6, %xmm6, %xmm6
+	vmovdqa	%xmm6, 1040(%rdi)
+	leaq	1040(%rdi), %r11
 	testq	$8, %rcx
 	je	.Laesgen_vaes256_gcm_siv_open_no8_6
-	movq	(%rdx), %r10
-	movq	%r10, (%r9)
+	movq	(%rdx), %rbx
+	movq	%rbx, (%r11)
 	addq	$8, %rdx
-	addq	$8, %r9
+	addq	$8, %r11
 .Laesgen_vaes256_gcm_siv_open_no8_6:
 	testq	$4, %rcx
 	je	.Laesgen_vaes256_gcm_siv_open_no4_6
-	movl	(%rdx), %r10d
-	movl	%r10d, (%r9)
+	movl	(%rdx), %ebx
+	movl	%ebx, (%r11)
 	addq	$4, %rdx
-	addq	$4, %r9
+	addq	$4, %r11
 .Laesgen_vaes256_gcm_siv_open_no4_6:
 	testq	$2, %rcx
 	je	.Laesgen_vaes256_gcm_siv_open_no2_6
-	movzbl	(%rdx), %r10d
-	movb	%r10b, (%r9)
-	movzbl	1(%rdx), %r10d
-	movb	%r10b, 1(%r9)
+	movzbl	(%rdx), %ebx
+	movb	%bl, (%r11)
+	movzbl	1(%rdx), %ebx
+	movb	%bl, 1(%r11)
 	addq	$2, %rdx
-	addq	$2, %r9
+	addq	$2, %r11
 .Laesgen_vaes256_gcm_siv_open_no2_6:
 	testq	$1, %rcx
 	je	.Laesgen_vaes256_gcm_siv_open_no1_6
-	movzbl	(%rdx), %r10d
-	movb	%r10b, (%r9)
+	movzbl	(%rdx), %ebx
+	movb	%bl, (%r11)
 .Laesgen_vaes256_gcm_siv_open_no1_6:
-	vmovdqu	1008(%rdi), %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpshufd	$78, %xmm0, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$17, 736(%rdi), %xmm0, %xmm0
-	vpclmulqdq	$0, 992(%rdi), %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpslldq	$8, %xmm1, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm1, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm1
-.Laesgen_vaes256_gcm_siv_open_polyval_end_4:
-	movq	24(%rsp), %rcx
+	vmovdqa	1040(%rdi), %xmm6
+	vpshufd	$78, %xmm6, %xmm7
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpclmulqdq	$0, (%r9), %xmm6, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpclmulqdq	$17, (%r9), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpclmulqdq	$0, 272(%r9), %xmm7, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	addq	$16, %r9
+.Laesgen_vaes256_gcm_siv_open_rest_whole_4:
 	shlq	$3, %r8
-	shlq	$3, %rcx
-	vmovq	%r8, %xmm0
-	vmovq	%rcx, %xmm2
-	vpunpcklqdq	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 736(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 736(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 736(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 736(%rdi), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm3, %xmm0
+	shlq	$3, %r10
+	vmovq	%r8, %xmm6
+	vmovq	%r10, %xmm7
+	vpunpcklqdq	%xmm7, %xmm6, %xmm6
+	vpshufd	$78, %xmm6, %xmm7
+	vpxor	%xmm6, %xmm7, %xmm7
+	vpclmulqdq	$0, (%r9), %xmm6, %xmm8
+	vpxor	%xmm8, %xmm5, %xmm5
+	vpclmulqdq	$17, (%r9), %xmm6, %xmm6
+	vpxor	%xmm6, %xmm1, %xmm1
+	vpclmulqdq	$0, 272(%r9), %xmm7, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vextracti128	$1, %ymm0, %xmm6
+	vpxor	%xmm6, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vextracti128	$1, %ymm2, %xmm0
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
-	movq	40(%rsp), %rcx
-	movq	48(%rsp), %rdx
+	vextracti128	$1, %ymm3, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm3, %xmm4, %xmm4
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm5, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm1, %xmm5, %xmm5
+	vmovdqa	%xmm5, %xmm1
+.Laesgen_vaes256_gcm_siv_open_rest_nothing_4:
+	movq	48(%rsp), %rcx
+	movq	56(%rsp), %rdx
 	vmovd	8(%rsi), %xmm0
 	vpslldq	$8, %xmm0, %xmm0
 	movq	(%rsi), %rsi
@@ -6649,9 +6453,9 @@ aesgen_vaes256_gcm_siv_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rsi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 1008(%rdi)
+	vmovdqa	%xmm0, 1040(%rdi)
 	xorq	%rsi, %rsi
-	leaq	1008(%rdi), %rdi
+	leaq	1040(%rdi), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_vaes256_gcm_siv_open_nocmp16_2
 	movq	(%rcx), %r8
@@ -6703,8 +6507,8 @@ aesgen_vaes256_gcm_siv_open:
 	testq	%rax, %rax
 	je	.Laesgen_vaes256_gcm_siv_open_done
 .Laesgen_vaes256_gcm_siv_open_reject:
-	movq	32(%rsp), %rax
-	movq	24(%rsp), %rcx
+	movq	40(%rsp), %rax
+	movq	32(%rsp), %rcx
 .Laesgen_vaes256_gcm_siv_open_zero16:
 	cmpq	$16, %rcx
 	jb	.Laesgen_vaes256_gcm_siv_open_zero_tail
@@ -6736,17 +6540,20 @@ aesgen_vaes256_gcm_siv_open:
 .Laesgen_vaes256_gcm_siv_open_nozero1:
 	movl	$-1, %eax
 	vzeroall
+	popq	%r12
 	popq	%rbp
 	popq	%rbx
 	ret
 .Laesgen_vaes256_gcm_siv_open_refuse:
 	movl	$-1, %eax
 	vzeroall
+	popq	%r12
 	popq	%rbp
 	popq	%rbx
 	ret
 .Laesgen_vaes256_gcm_siv_open_done:
 	vzeroall
+	popq	%r12
 	popq	%rbp
 	popq	%rbx
 	ret
@@ -6861,7 +6668,7 @@ aesgen_vaes256_gcm_siv_open:
 	.byte	0x36, 0x00, 0x00, 0x00, 0x36, 0x00, 0x00, 0x00, 0x36, 0x00, 0x00, 0x00, 0x36, 0x00, 0x00, 0x00
 
 
-# wipe(ctx): zero all 1024 bytes of the context.
+# wipe(ctx): zero all 1088 bytes of the context.
 # Requires: AVX
 	.text
 	.globl	aesgen_vaes256_gcm_siv_wipe
@@ -6870,7 +6677,7 @@ aesgen_vaes256_gcm_siv_open:
 aesgen_vaes256_gcm_siv_wipe:
 	endbr64
 	vpxor	%xmm0, %xmm0, %xmm0
-	movq	$16, %rax
+	movq	$17, %rax
 .Laesgen_vaes256_gcm_siv_wipe_zero:
 	vmovdqu	%ymm0, (%rdi)
 	vmovdqu	%ymm0, 32(%rdi)

@@ -7,7 +7,7 @@
  *   Constant time: yes (no branch or memory index depends on the key, the data or
  *   the keystream; FACE table indices come from the public counter byte 15 only).
  *   Requires: AESNI, AVX, AVX2, BMI2, VAES, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL
- *   Context: 1536 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
+ *   Context: 1600 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
  *
  * Entry points (prototypes in aesgen.h):
  *   aesgen_vaes512_gcm_siv_init   requires AESNI, AVX, AVX512F, AVX512VL
@@ -34,7 +34,7 @@ aesgen_vaes512_gcm_siv_init:
 .Laesgen_vaes512_gcm_siv_init_accepted:
 	vpxorq	%xmm0, %xmm0, %xmm0
 	movq	%rdi, %rax
-	movq	$24, %rcx
+	movq	$25, %rcx
 .Laesgen_vaes512_gcm_siv_init_zero:
 	vmovdqu64	%zmm0, (%rax)
 	addq	$64, %rax
@@ -498,10 +498,11 @@ aesgen_vaes512_gcm_siv_seal:
 	cmpl	$128, %eax
 	je	.Laesgen_vaes512_gcm_siv_seal_message128
 .Laesgen_vaes512_gcm_siv_seal_message256:
+	movq	8(%rsp), %rax
 	vmovd	8(%rsi), %xmm0
 	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rax
-	vmovq	%rax, %xmm1
+	movq	(%rsi), %rdx
+	vmovq	%rdx, %xmm1
 	vporq	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_siv_seal_le32_0(%rip), %xmm0, %xmm1
@@ -764,10 +765,10 @@ aesgen_vaes512_gcm_siv_seal:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 480(%rdi)
-	vmovdqa64	%xmm1, 992(%rdi)
+	vmovdqa64	%xmm1, 1008(%rdi)
 	vpshufd	$78, %xmm1, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 1504(%rdi)
+	vmovdqa64	%xmm0, 1536(%rdi)
 	vpclmulqdq	$0, %xmm1, %xmm1, %xmm0
 	vpclmulqdq	$17, %xmm1, %xmm1, %xmm2
 	vpclmulqdq	$1, %xmm1, %xmm1, %xmm3
@@ -784,194 +785,220 @@ aesgen_vaes512_gcm_siv_seal:
 	vpshufd	$78, %xmm0, %xmm0
 	vpxorq	%xmm3, %xmm0, %xmm0
 	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 976(%rdi)
+	vmovdqa64	%xmm0, 992(%rdi)
 	vpshufd	$78, %xmm0, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1488(%rdi)
+	vmovdqa64	%xmm2, 1520(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm1
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm5
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm5
+	vpxorq	%xmm5, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm5
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm4
 	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm1
+	vpxorq	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm4
 	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm4, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 976(%rdi)
+	vpshufd	$78, %xmm2, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vmovdqa64	%xmm3, 1504(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm0, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm0, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm0, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm0, %xmm0
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 960(%rdi)
-	vpshufd	$78, %xmm2, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1472(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm0, %xmm1
-	vpclmulqdq	$17, %xmm0, %xmm0, %xmm2
-	vpclmulqdq	$1, %xmm0, %xmm0, %xmm3
-	vpclmulqdq	$16, %xmm0, %xmm0, %xmm0
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm0
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm3, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 944(%rdi)
-	vpshufd	$78, %xmm1, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 1456(%rdi)
-	vmovdqu64	944(%rdi), %zmm0
-	vshufi32x4	$0, %zmm0, %zmm0, %zmm1
-	vpclmulqdq	$0, %zmm1, %zmm0, %zmm2
-	vpclmulqdq	$17, %zmm1, %zmm0, %zmm3
-	vpclmulqdq	$1, %zmm1, %zmm0, %zmm4
-	vpclmulqdq	$16, %zmm1, %zmm0, %zmm1
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vpslldq	$8, %zmm4, %zmm1
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpsrldq	$8, %zmm4, %zmm1
-	vpxorq	%zmm1, %zmm3, %zmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm2, %zmm1
-	vpshufd	$78, %zmm2, %zmm2
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm2, %zmm1
-	vpshufd	$78, %zmm2, %zmm2
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vmovdqu64	%zmm2, 880(%rdi)
-	vpshufd	$78, %zmm2, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vmovdqu64	%zmm1, 1392(%rdi)
-	vshufi32x4	$0, %zmm2, %zmm2, %zmm1
-	vpclmulqdq	$0, %zmm1, %zmm0, %zmm3
-	vpclmulqdq	$17, %zmm1, %zmm0, %zmm4
-	vpclmulqdq	$1, %zmm1, %zmm0, %zmm5
-	vpclmulqdq	$16, %zmm1, %zmm0, %zmm6
-	vpxorq	%zmm6, %zmm5, %zmm5
-	vpslldq	$8, %zmm5, %zmm6
-	vpxorq	%zmm6, %zmm3, %zmm3
-	vpsrldq	$8, %zmm5, %zmm6
-	vpxorq	%zmm6, %zmm4, %zmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm3, %zmm5
-	vpshufd	$78, %zmm3, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm3, %zmm5
-	vpshufd	$78, %zmm3, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vmovdqu64	%zmm3, 816(%rdi)
-	vpshufd	$78, %zmm3, %zmm4
-	vpxorq	%zmm3, %zmm4, %zmm4
-	vmovdqu64	%zmm4, 1328(%rdi)
-	vpclmulqdq	$0, %zmm1, %zmm2, %zmm4
-	vpclmulqdq	$17, %zmm1, %zmm2, %zmm5
-	vpclmulqdq	$1, %zmm1, %zmm2, %zmm6
-	vpclmulqdq	$16, %zmm1, %zmm2, %zmm1
-	vpxorq	%zmm1, %zmm6, %zmm6
-	vpslldq	$8, %zmm6, %zmm1
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vpsrldq	$8, %zmm6, %zmm1
-	vpxorq	%zmm1, %zmm5, %zmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm4, %zmm1
-	vpshufd	$78, %zmm4, %zmm4
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm4, %zmm1
-	vpshufd	$78, %zmm4, %zmm4
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vmovdqu64	%zmm4, 752(%rdi)
-	vpshufd	$78, %zmm4, %zmm1
-	vpxorq	%zmm4, %zmm1, %zmm1
-	vmovdqu64	%zmm1, 1264(%rdi)
-	vshufi32x4	$0, %zmm4, %zmm4, %zmm1
-	vpclmulqdq	$0, %zmm1, %zmm0, %zmm5
-	vpclmulqdq	$17, %zmm1, %zmm0, %zmm6
-	vpclmulqdq	$1, %zmm1, %zmm0, %zmm7
-	vpclmulqdq	$16, %zmm1, %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm7, %zmm7
-	vpslldq	$8, %zmm7, %zmm0
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpsrldq	$8, %zmm7, %zmm0
-	vpxorq	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm5, %zmm0
-	vpshufd	$78, %zmm5, %zmm5
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm5, %zmm0
-	vpshufd	$78, %zmm5, %zmm5
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm6, %zmm5, %zmm5
-	vmovdqu64	%zmm5, 688(%rdi)
-	vpshufd	$78, %zmm5, %zmm0
-	vpxorq	%zmm5, %zmm0, %zmm0
-	vmovdqu64	%zmm0, 1200(%rdi)
-	vpclmulqdq	$0, %zmm1, %zmm2, %zmm0
-	vpclmulqdq	$17, %zmm1, %zmm2, %zmm5
-	vpclmulqdq	$1, %zmm1, %zmm2, %zmm6
-	vpclmulqdq	$16, %zmm1, %zmm2, %zmm2
-	vpxorq	%zmm2, %zmm6, %zmm6
-	vpslldq	$8, %zmm6, %zmm2
-	vpxorq	%zmm2, %zmm0, %zmm0
-	vpsrldq	$8, %zmm6, %zmm2
+	vpshufd	$78, %xmm2, %xmm0
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vmovdqa64	%xmm0, 1488(%rdi)
+	cmpq	$64, %r8
+	ja	.Laesgen_vaes512_gcm_siv_seal_powers_more
+	cmpq	$48, %rax
+	jbe	.Laesgen_vaes512_gcm_siv_seal_powers_done
+.Laesgen_vaes512_gcm_siv_seal_powers_more:
+	vmovdqu64	960(%rdi), %zmm0
+	vshufi32x4	$0, %zmm0, %zmm0, %zmm2
+	vpclmulqdq	$0, %zmm2, %zmm0, %zmm3
+	vpclmulqdq	$17, %zmm2, %zmm0, %zmm4
+	vpclmulqdq	$1, %zmm2, %zmm0, %zmm5
+	vpclmulqdq	$16, %zmm2, %zmm0, %zmm2
 	vpxorq	%zmm2, %zmm5, %zmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm0, %zmm2
-	vpshufd	$78, %zmm0, %zmm0
-	vpxorq	%zmm2, %zmm0, %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm0, %zmm2
-	vpshufd	$78, %zmm0, %zmm0
-	vpxorq	%zmm2, %zmm0, %zmm0
-	vpxorq	%zmm5, %zmm0, %zmm0
-	vmovdqu64	%zmm0, 624(%rdi)
-	vpshufd	$78, %zmm0, %zmm2
-	vpxorq	%zmm0, %zmm2, %zmm2
-	vmovdqu64	%zmm2, 1136(%rdi)
-	vpclmulqdq	$0, %zmm1, %zmm3, %zmm0
-	vpclmulqdq	$17, %zmm1, %zmm3, %zmm2
-	vpclmulqdq	$1, %zmm1, %zmm3, %zmm5
-	vpclmulqdq	$16, %zmm1, %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm5, %zmm5
-	vpslldq	$8, %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm0, %zmm0
-	vpsrldq	$8, %zmm5, %zmm3
+	vpslldq	$8, %zmm5, %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpsrldq	$8, %zmm5, %zmm2
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm3, %zmm2
+	vpshufd	$78, %zmm3, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm3, %zmm2
+	vpshufd	$78, %zmm3, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpxorq	%zmm4, %zmm3, %zmm3
+	vmovdqu64	%zmm3, 896(%rdi)
+	vpshufd	$78, %zmm3, %zmm2
 	vpxorq	%zmm3, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1424(%rdi)
+	vshufi32x4	$0, %zmm3, %zmm3, %zmm2
+	vpclmulqdq	$0, %zmm2, %zmm0, %zmm4
+	vpclmulqdq	$17, %zmm2, %zmm0, %zmm5
+	vpclmulqdq	$1, %zmm2, %zmm0, %zmm6
+	vpclmulqdq	$16, %zmm2, %zmm0, %zmm7
+	vpxorq	%zmm7, %zmm6, %zmm6
+	vpslldq	$8, %zmm6, %zmm7
+	vpxorq	%zmm7, %zmm4, %zmm4
+	vpsrldq	$8, %zmm6, %zmm7
+	vpxorq	%zmm7, %zmm5, %zmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm4, %zmm6
+	vpshufd	$78, %zmm4, %zmm4
+	vpxorq	%zmm6, %zmm4, %zmm4
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm4, %zmm6
+	vpshufd	$78, %zmm4, %zmm4
+	vpxorq	%zmm6, %zmm4, %zmm4
+	vpxorq	%zmm5, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 832(%rdi)
+	vpshufd	$78, %zmm4, %zmm5
+	vpxorq	%zmm4, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 1360(%rdi)
+	vpclmulqdq	$0, %zmm2, %zmm3, %zmm5
+	vpclmulqdq	$17, %zmm2, %zmm3, %zmm6
+	vpclmulqdq	$1, %zmm2, %zmm3, %zmm7
+	vpclmulqdq	$16, %zmm2, %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vpslldq	$8, %zmm7, %zmm2
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpsrldq	$8, %zmm7, %zmm2
+	vpxorq	%zmm2, %zmm6, %zmm6
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm5, %zmm2
+	vpshufd	$78, %zmm5, %zmm5
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm5, %zmm2
+	vpshufd	$78, %zmm5, %zmm5
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpxorq	%zmm6, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 768(%rdi)
+	vpshufd	$78, %zmm5, %zmm2
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1296(%rdi)
+	vshufi32x4	$0, %zmm5, %zmm5, %zmm2
+	vpclmulqdq	$0, %zmm2, %zmm0, %zmm6
+	vpclmulqdq	$17, %zmm2, %zmm0, %zmm7
+	vpclmulqdq	$1, %zmm2, %zmm0, %zmm8
+	vpclmulqdq	$16, %zmm2, %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpslldq	$8, %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpsrldq	$8, %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm6, %zmm0
+	vpshufd	$78, %zmm6, %zmm6
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm6, %zmm0
+	vpshufd	$78, %zmm6, %zmm6
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm7, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 704(%rdi)
+	vpshufd	$78, %zmm6, %zmm0
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vmovdqu64	%zmm0, 1232(%rdi)
+	vpclmulqdq	$0, %zmm2, %zmm3, %zmm0
+	vpclmulqdq	$17, %zmm2, %zmm3, %zmm6
+	vpclmulqdq	$1, %zmm2, %zmm3, %zmm7
+	vpclmulqdq	$16, %zmm2, %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpslldq	$8, %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vpsrldq	$8, %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm6, %zmm6
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm0, %zmm3
 	vpshufd	$78, %zmm0, %zmm0
 	vpxorq	%zmm3, %zmm0, %zmm0
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm0, %zmm3
 	vpshufd	$78, %zmm0, %zmm0
 	vpxorq	%zmm3, %zmm0, %zmm0
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vmovdqu64	%zmm0, 640(%rdi)
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vmovdqu64	%zmm3, 1168(%rdi)
+	vpclmulqdq	$0, %zmm2, %zmm4, %zmm0
+	vpclmulqdq	$17, %zmm2, %zmm4, %zmm3
+	vpclmulqdq	$1, %zmm2, %zmm4, %zmm6
+	vpclmulqdq	$16, %zmm2, %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm6, %zmm6
+	vpslldq	$8, %zmm6, %zmm4
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpsrldq	$8, %zmm6, %zmm4
+	vpxorq	%zmm4, %zmm3, %zmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm0, %zmm4
+	vpshufd	$78, %zmm0, %zmm0
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm0, %zmm4
+	vpshufd	$78, %zmm0, %zmm0
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vmovdqu64	%zmm0, 576(%rdi)
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vmovdqu64	%zmm3, 1104(%rdi)
+	vpclmulqdq	$0, %zmm2, %zmm5, %zmm0
+	vpclmulqdq	$17, %zmm2, %zmm5, %zmm3
+	vpclmulqdq	$1, %zmm2, %zmm5, %zmm4
+	vpclmulqdq	$16, %zmm2, %zmm5, %zmm2
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpslldq	$8, %zmm4, %zmm2
 	vpxorq	%zmm2, %zmm0, %zmm0
-	vmovdqu64	%zmm0, 560(%rdi)
+	vpsrldq	$8, %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm0, %zmm2
+	vpshufd	$78, %zmm0, %zmm0
+	vpxorq	%zmm2, %zmm0, %zmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm0, %zmm2
+	vpshufd	$78, %zmm0, %zmm0
+	vpxorq	%zmm2, %zmm0, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vmovdqu64	%zmm0, 512(%rdi)
 	vpshufd	$78, %zmm0, %zmm2
 	vpxorq	%zmm0, %zmm2, %zmm2
-	vmovdqu64	%zmm2, 1072(%rdi)
-	vpclmulqdq	$0, %zmm1, %zmm4, %zmm0
-	vpclmulqdq	$17, %zmm1, %zmm4, %zmm2
-	vpclmulqdq	$1, %zmm1, %zmm4, %zmm3
-	vpclmulqdq	$16, %zmm1, %zmm4, %zmm1
-	vpxorq	%zmm1, %zmm3, %zmm3
-	vpslldq	$8, %zmm3, %zmm1
-	vpxorq	%zmm1, %zmm0, %zmm0
-	vpsrldq	$8, %zmm3, %zmm1
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm0, %zmm1
-	vpshufd	$78, %zmm0, %zmm0
-	vpxorq	%zmm1, %zmm0, %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm0, %zmm1
-	vpshufd	$78, %zmm0, %zmm0
-	vpxorq	%zmm1, %zmm0, %zmm0
-	vpxorq	%zmm2, %zmm0, %zmm0
-	vmovdqu64	%zmm0, 496(%rdi)
-	vpshufd	$78, %zmm0, %zmm1
-	vpxorq	%zmm0, %zmm1, %zmm1
-	vmovdqu64	%zmm1, 1008(%rdi)
+	vmovdqu64	%zmm2, 1040(%rdi)
+	vpclmulqdq	$0, %xmm1, %xmm0, %xmm2
+	vpclmulqdq	$17, %xmm1, %xmm0, %xmm3
+	vpclmulqdq	$1, %xmm1, %xmm0, %xmm4
+	vpclmulqdq	$16, %xmm1, %xmm0, %xmm0
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 496(%rdi)
+	vpshufd	$78, %xmm2, %xmm0
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+.Laesgen_vaes512_gcm_siv_seal_powers_done:
 	vpxorq	%xmm0, %xmm0, %xmm0
 	movq	%r8, %rax
 .Laesgen_vaes512_gcm_siv_seal_polyval32:
@@ -979,70 +1006,70 @@ aesgen_vaes512_gcm_siv_seal:
 	jb	.Laesgen_vaes512_gcm_siv_seal_polyval32_done
 	vmovdqu64	384(%rcx), %zmm1
 	vmovdqu64	448(%rcx), %zmm2
-	vmovdqu64	880(%rdi), %zmm3
-	vmovdqu64	944(%rdi), %zmm4
+	vmovdqu64	896(%rdi), %zmm3
+	vmovdqu64	960(%rdi), %zmm4
 	vpshufd	$78, %zmm1, %zmm5
 	vpxorq	%zmm1, %zmm5, %zmm5
 	vpclmulqdq	$0, %zmm3, %zmm1, %zmm6
 	vpclmulqdq	$17, %zmm3, %zmm1, %zmm1
-	vpclmulqdq	$0, 1392(%rdi), %zmm5, %zmm3
+	vpclmulqdq	$0, 1424(%rdi), %zmm5, %zmm3
 	vpshufd	$78, %zmm2, %zmm5
 	vpxorq	%zmm2, %zmm5, %zmm5
 	vpclmulqdq	$0, %zmm4, %zmm2, %zmm7
 	vpclmulqdq	$17, %zmm4, %zmm2, %zmm2
-	vpclmulqdq	$0, 1456(%rdi), %zmm5, %zmm4
+	vpclmulqdq	$0, 1488(%rdi), %zmm5, %zmm4
 	vpxorq	%zmm7, %zmm6, %zmm5
 	vpxorq	%zmm2, %zmm1, %zmm1
 	vpxorq	%zmm4, %zmm3, %zmm2
 	vmovdqu64	256(%rcx), %zmm3
 	vmovdqu64	320(%rcx), %zmm4
-	vmovdqu64	752(%rdi), %zmm6
-	vmovdqu64	816(%rdi), %zmm7
+	vmovdqu64	768(%rdi), %zmm6
+	vmovdqu64	832(%rdi), %zmm7
 	vpshufd	$78, %zmm3, %zmm8
 	vpxorq	%zmm3, %zmm8, %zmm8
 	vpclmulqdq	$0, %zmm6, %zmm3, %zmm9
 	vpclmulqdq	$17, %zmm6, %zmm3, %zmm3
-	vpclmulqdq	$0, 1264(%rdi), %zmm8, %zmm6
+	vpclmulqdq	$0, 1296(%rdi), %zmm8, %zmm6
 	vpshufd	$78, %zmm4, %zmm8
 	vpxorq	%zmm4, %zmm8, %zmm8
 	vpclmulqdq	$0, %zmm7, %zmm4, %zmm10
 	vpclmulqdq	$17, %zmm7, %zmm4, %zmm4
-	vpclmulqdq	$0, 1328(%rdi), %zmm8, %zmm7
+	vpclmulqdq	$0, 1360(%rdi), %zmm8, %zmm7
 	vpternlogd	$150, %zmm10, %zmm9, %zmm5
 	vpternlogd	$150, %zmm4, %zmm3, %zmm1
 	vpternlogd	$150, %zmm7, %zmm6, %zmm2
 	vmovdqu64	128(%rcx), %zmm3
 	vmovdqu64	192(%rcx), %zmm4
-	vmovdqu64	624(%rdi), %zmm6
-	vmovdqu64	688(%rdi), %zmm7
+	vmovdqu64	640(%rdi), %zmm6
+	vmovdqu64	704(%rdi), %zmm7
 	vpshufd	$78, %zmm3, %zmm8
 	vpxorq	%zmm3, %zmm8, %zmm8
 	vpclmulqdq	$0, %zmm6, %zmm3, %zmm9
 	vpclmulqdq	$17, %zmm6, %zmm3, %zmm3
-	vpclmulqdq	$0, 1136(%rdi), %zmm8, %zmm6
+	vpclmulqdq	$0, 1168(%rdi), %zmm8, %zmm6
 	vpshufd	$78, %zmm4, %zmm8
 	vpxorq	%zmm4, %zmm8, %zmm8
 	vpclmulqdq	$0, %zmm7, %zmm4, %zmm10
 	vpclmulqdq	$17, %zmm7, %zmm4, %zmm4
-	vpclmulqdq	$0, 1200(%rdi), %zmm8, %zmm7
+	vpclmulqdq	$0, 1232(%rdi), %zmm8, %zmm7
 	vpternlogd	$150, %zmm10, %zmm9, %zmm5
 	vpternlogd	$150, %zmm4, %zmm3, %zmm1
 	vpternlogd	$150, %zmm7, %zmm6, %zmm2
 	vmovdqu64	(%rcx), %zmm3
 	vpxorq	%zmm0, %zmm3, %zmm3
 	vmovdqu64	64(%rcx), %zmm0
-	vmovdqu64	496(%rdi), %zmm4
-	vmovdqu64	560(%rdi), %zmm6
+	vmovdqu64	512(%rdi), %zmm4
+	vmovdqu64	576(%rdi), %zmm6
 	vpshufd	$78, %zmm3, %zmm7
 	vpxorq	%zmm3, %zmm7, %zmm7
 	vpclmulqdq	$0, %zmm4, %zmm3, %zmm8
 	vpclmulqdq	$17, %zmm4, %zmm3, %zmm3
-	vpclmulqdq	$0, 1008(%rdi), %zmm7, %zmm4
+	vpclmulqdq	$0, 1040(%rdi), %zmm7, %zmm4
 	vpshufd	$78, %zmm0, %zmm7
 	vpxorq	%zmm0, %zmm7, %zmm7
 	vpclmulqdq	$0, %zmm6, %zmm0, %zmm9
 	vpclmulqdq	$17, %zmm6, %zmm0, %zmm0
-	vpclmulqdq	$0, 1072(%rdi), %zmm7, %zmm6
+	vpclmulqdq	$0, 1104(%rdi), %zmm7, %zmm6
 	vpternlogd	$150, %zmm9, %zmm8, %zmm5
 	vpternlogd	$150, %zmm0, %zmm3, %zmm1
 	vpternlogd	$150, %zmm6, %zmm4, %zmm2
@@ -1071,299 +1098,257 @@ aesgen_vaes512_gcm_siv_seal:
 	subq	$512, %rax
 	jmp	.Laesgen_vaes512_gcm_siv_seal_polyval32
 .Laesgen_vaes512_gcm_siv_seal_polyval32_done:
-.Laesgen_vaes512_gcm_siv_seal_polyval16:
+	testq	%rax, %rax
+	je	.Laesgen_vaes512_gcm_siv_seal_rest_nothing
+	leaq	15(%rax), %rdx
+	andq	$-16, %rdx
+	negq	%rdx
+	leaq	1024(%rdi,%rdx,1), %rdx
+	vpxorq	%ymm1, %ymm1, %ymm1
+	vpxorq	%ymm2, %ymm2, %ymm2
+	vpxorq	%ymm3, %ymm3, %ymm3
+	vpxorq	%zmm4, %zmm4, %zmm4
+	vpxorq	%zmm5, %zmm5, %zmm5
+	vpxorq	%zmm6, %zmm6, %zmm6
+	vpshufd	$78, %xmm0, %xmm7
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, (%rdx), %xmm0, %xmm8
+	vpclmulqdq	$17, (%rdx), %xmm0, %xmm0
+	vpclmulqdq	$0, 528(%rdx), %xmm7, %xmm7
 	cmpq	$256, %rax
-	jb	.Laesgen_vaes512_gcm_siv_seal_polyval16_done
-	vmovdqu64	128(%rcx), %zmm1
-	vmovdqu64	192(%rcx), %zmm2
-	vmovdqu64	880(%rdi), %zmm3
-	vmovdqu64	944(%rdi), %zmm4
-	vpshufd	$78, %zmm1, %zmm5
-	vpxorq	%zmm1, %zmm5, %zmm5
-	vpclmulqdq	$0, %zmm3, %zmm1, %zmm6
-	vpclmulqdq	$17, %zmm3, %zmm1, %zmm1
-	vpclmulqdq	$0, 1392(%rdi), %zmm5, %zmm3
-	vpshufd	$78, %zmm2, %zmm5
-	vpxorq	%zmm2, %zmm5, %zmm5
-	vpclmulqdq	$0, %zmm4, %zmm2, %zmm7
-	vpclmulqdq	$17, %zmm4, %zmm2, %zmm2
-	vpclmulqdq	$0, 1456(%rdi), %zmm5, %zmm4
-	vpxorq	%zmm7, %zmm6, %zmm5
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vpxorq	%zmm4, %zmm3, %zmm2
-	vmovdqu64	(%rcx), %zmm3
-	vpxorq	%zmm0, %zmm3, %zmm3
-	vmovdqu64	64(%rcx), %zmm0
-	vmovdqu64	752(%rdi), %zmm4
-	vmovdqu64	816(%rdi), %zmm6
-	vpshufd	$78, %zmm3, %zmm7
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, %zmm4, %zmm3, %zmm8
-	vpclmulqdq	$17, %zmm4, %zmm3, %zmm3
-	vpclmulqdq	$0, 1264(%rdi), %zmm7, %zmm4
-	vpshufd	$78, %zmm0, %zmm7
-	vpxorq	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$0, %zmm6, %zmm0, %zmm9
-	vpclmulqdq	$17, %zmm6, %zmm0, %zmm0
-	vpclmulqdq	$0, 1328(%rdi), %zmm7, %zmm6
-	vpternlogd	$150, %zmm9, %zmm8, %zmm5
-	vpternlogd	$150, %zmm0, %zmm3, %zmm1
-	vpternlogd	$150, %zmm6, %zmm4, %zmm2
-	vpternlogd	$150, %zmm1, %zmm5, %zmm2
-	vpslldq	$8, %zmm2, %zmm0
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpsrldq	$8, %zmm2, %zmm0
-	vpxorq	%zmm0, %zmm1, %zmm1
-	vextracti64x4	$1, %zmm5, %ymm0
-	vpxorq	%ymm0, %ymm5, %ymm5
-	vextracti32x4	$1, %ymm5, %xmm0
-	vpxorq	%xmm0, %xmm5, %xmm5
-	vextracti64x4	$1, %zmm1, %ymm0
-	vpxorq	%ymm0, %ymm1, %ymm1
-	vextracti32x4	$1, %ymm1, %xmm0
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm5, %xmm0
-	vpshufd	$78, %xmm5, %xmm5
-	vpxorq	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm5, %xmm0
-	vpshufd	$78, %xmm5, %xmm5
-	vpxorq	%xmm0, %xmm5, %xmm5
-	vpxorq	%xmm1, %xmm5, %xmm5
-	vmovdqa64	%xmm5, %xmm0
+	jb	.Laesgen_vaes512_gcm_siv_seal_rest16_none
+	vmovdqu64	128(%rcx), %zmm9
+	vmovdqu64	192(%rcx), %zmm10
+	vmovdqu64	128(%rdx), %zmm11
+	vmovdqu64	192(%rdx), %zmm12
+	vpshufd	$78, %zmm9, %zmm13
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vpclmulqdq	$0, 656(%rdx), %zmm13, %zmm11
+	vpshufd	$78, %zmm10, %zmm13
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vpclmulqdq	$0, 720(%rdx), %zmm13, %zmm12
+	vpternlogd	$150, %zmm15, %zmm14, %zmm4
+	vpternlogd	$150, %zmm10, %zmm9, %zmm5
+	vpternlogd	$150, %zmm12, %zmm11, %zmm6
+	vmovdqu64	(%rcx), %zmm9
+	vmovdqu64	64(%rcx), %zmm10
+	vmovdqu64	(%rdx), %zmm11
+	vmovdqu64	64(%rdx), %zmm12
+	vpshufd	$78, %zmm9, %zmm13
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vpclmulqdq	$0, 528(%rdx), %zmm13, %zmm11
+	vpshufd	$78, %zmm10, %zmm13
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vpclmulqdq	$0, 592(%rdx), %zmm13, %zmm12
+	vpternlogd	$150, %zmm15, %zmm14, %zmm4
+	vpternlogd	$150, %zmm10, %zmm9, %zmm5
+	vpternlogd	$150, %zmm12, %zmm11, %zmm6
 	addq	$256, %rcx
+	addq	$256, %rdx
 	subq	$256, %rax
-.Laesgen_vaes512_gcm_siv_seal_polyval16_done:
-.Laesgen_vaes512_gcm_siv_seal_polyval8:
+.Laesgen_vaes512_gcm_siv_seal_rest16_none:
 	cmpq	$128, %rax
-	jb	.Laesgen_vaes512_gcm_siv_seal_polyval8_done
-	vmovdqu64	(%rcx), %zmm1
-	vpxorq	%zmm0, %zmm1, %zmm1
-	vmovdqu64	64(%rcx), %zmm0
-	vmovdqu64	880(%rdi), %zmm2
-	vmovdqu64	944(%rdi), %zmm3
-	vpshufd	$78, %zmm1, %zmm4
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vpclmulqdq	$0, %zmm2, %zmm1, %zmm5
-	vpclmulqdq	$17, %zmm2, %zmm1, %zmm1
-	vpclmulqdq	$0, 1392(%rdi), %zmm4, %zmm2
-	vpshufd	$78, %zmm0, %zmm4
-	vpxorq	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, %zmm3, %zmm0, %zmm6
-	vpclmulqdq	$17, %zmm3, %zmm0, %zmm0
-	vpclmulqdq	$0, 1456(%rdi), %zmm4, %zmm3
-	vpxorq	%zmm6, %zmm5, %zmm4
-	vpxorq	%zmm0, %zmm1, %zmm0
-	vpxorq	%zmm3, %zmm2, %zmm1
-	vpternlogd	$150, %zmm0, %zmm4, %zmm1
-	vpslldq	$8, %zmm1, %zmm2
-	vpxorq	%zmm2, %zmm4, %zmm4
-	vpsrldq	$8, %zmm1, %zmm2
-	vpxorq	%zmm2, %zmm0, %zmm0
+	jb	.Laesgen_vaes512_gcm_siv_seal_rest8_none
+	vmovdqu64	(%rcx), %zmm9
+	vmovdqu64	64(%rcx), %zmm10
+	vmovdqu64	(%rdx), %zmm11
+	vmovdqu64	64(%rdx), %zmm12
+	vpshufd	$78, %zmm9, %zmm13
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vpclmulqdq	$0, 528(%rdx), %zmm13, %zmm11
+	vpshufd	$78, %zmm10, %zmm13
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vpclmulqdq	$0, 592(%rdx), %zmm13, %zmm12
+	vpternlogd	$150, %zmm15, %zmm14, %zmm4
+	vpternlogd	$150, %zmm10, %zmm9, %zmm5
+	vpternlogd	$150, %zmm12, %zmm11, %zmm6
+	addq	$128, %rcx
+	addq	$128, %rdx
+	subq	$128, %rax
+.Laesgen_vaes512_gcm_siv_seal_rest8_none:
+	cmpq	$64, %rax
+	jb	.Laesgen_vaes512_gcm_siv_seal_rest4_none
+	vmovdqu64	(%rcx), %zmm9
+	vpshufd	$78, %zmm9, %zmm10
+	vpxorq	%zmm9, %zmm10, %zmm10
+	vpclmulqdq	$0, (%rdx), %zmm9, %zmm11
+	vpxorq	%zmm11, %zmm4, %zmm4
+	vpclmulqdq	$17, (%rdx), %zmm9, %zmm9
+	vpxorq	%zmm9, %zmm5, %zmm5
+	vpclmulqdq	$0, 528(%rdx), %zmm10, %zmm9
+	vpxorq	%zmm9, %zmm6, %zmm6
+	addq	$64, %rcx
+	addq	$64, %rdx
+	subq	$64, %rax
+.Laesgen_vaes512_gcm_siv_seal_rest4_none:
+	cmpq	$32, %rax
+	jb	.Laesgen_vaes512_gcm_siv_seal_rest2_none
+	vmovdqu64	(%rcx), %ymm9
+	vpshufd	$78, %ymm9, %ymm10
+	vpxorq	%ymm9, %ymm10, %ymm10
+	vpclmulqdq	$0, (%rdx), %ymm9, %ymm11
+	vpxorq	%ymm11, %ymm1, %ymm1
+	vpclmulqdq	$17, (%rdx), %ymm9, %ymm9
+	vpxorq	%ymm9, %ymm2, %ymm2
+	vpclmulqdq	$0, 528(%rdx), %ymm10, %ymm9
+	vpxorq	%ymm9, %ymm3, %ymm3
+	addq	$32, %rcx
+	addq	$32, %rdx
+	subq	$32, %rax
+.Laesgen_vaes512_gcm_siv_seal_rest2_none:
+	cmpq	$16, %rax
+	jb	.Laesgen_vaes512_gcm_siv_seal_rest1_none
+	vmovdqu64	(%rcx), %xmm9
+	vpshufd	$78, %xmm9, %xmm10
+	vpxorq	%xmm9, %xmm10, %xmm10
+	vpclmulqdq	$0, (%rdx), %xmm9, %xmm11
+	vpxorq	%xmm11, %xmm8, %xmm8
+	vpclmulqdq	$17, (%rdx), %xmm9, %xmm9
+	vpxorq	%xmm9, %xmm0, %xmm0
+	vpclmulqdq	$0, 528(%rdx), %xmm10, %xmm9
+	vpxorq	%xmm9, %xmm7, %xmm7
+	addq	$16, %rcx
+	addq	$16, %rdx
+	subq	$16, %rax
+.Laesgen_vaes512_gcm_siv_seal_rest1_none:
+	testq	%rax, %rax
+	je	.Laesgen_vaes512_gcm_siv_seal_rest_whole
+	movq	$-1, %r10
+	bzhiq	%rax, %r10, %r10
+	kmovq	%r10, %k1
+	vmovdqu8	(%rcx), %xmm9{%k1}{z}
+	vpshufd	$78, %xmm9, %xmm10
+	vpxorq	%xmm9, %xmm10, %xmm10
+	vpclmulqdq	$0, (%rdx), %xmm9, %xmm11
+	vpxorq	%xmm11, %xmm8, %xmm8
+	vpclmulqdq	$17, (%rdx), %xmm9, %xmm9
+	vpxorq	%xmm9, %xmm0, %xmm0
+	vpclmulqdq	$0, 528(%rdx), %xmm10, %xmm9
+	vpxorq	%xmm9, %xmm7, %xmm7
+	addq	$16, %rdx
+.Laesgen_vaes512_gcm_siv_seal_rest_whole:
+	vextracti32x4	$1, %ymm1, %xmm9
+	vpxorq	%xmm9, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm8, %xmm8
+	vextracti32x4	$1, %ymm2, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vextracti32x4	$1, %ymm3, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpxorq	%xmm3, %xmm7, %xmm7
 	vextracti64x4	$1, %zmm4, %ymm1
 	vpxorq	%ymm1, %ymm4, %ymm4
 	vextracti32x4	$1, %ymm4, %xmm1
 	vpxorq	%xmm1, %xmm4, %xmm4
-	vextracti64x4	$1, %zmm0, %ymm1
-	vpxorq	%ymm1, %ymm0, %ymm0
-	vextracti32x4	$1, %ymm0, %xmm1
+	vpxorq	%xmm4, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm5, %ymm1
+	vpxorq	%ymm1, %ymm5, %ymm5
+	vextracti32x4	$1, %ymm5, %xmm1
+	vpxorq	%xmm1, %xmm5, %xmm5
+	vpxorq	%xmm5, %xmm0, %xmm0
+	vextracti64x4	$1, %zmm6, %ymm1
+	vpxorq	%ymm1, %ymm6, %ymm6
+	vextracti32x4	$1, %ymm6, %xmm1
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm7, %xmm7
+	vpternlogd	$150, %xmm0, %xmm8, %xmm7
+	vpslldq	$8, %xmm7, %xmm1
+	vpxorq	%xmm1, %xmm8, %xmm8
+	vpsrldq	$8, %xmm7, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm1
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm1
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpxorq	%xmm0, %xmm4, %xmm4
-	vmovdqa64	%xmm4, %xmm0
-	addq	$128, %rcx
-	subq	$128, %rax
-.Laesgen_vaes512_gcm_siv_seal_polyval8_done:
-.Laesgen_vaes512_gcm_siv_seal_polyval4:
-	cmpq	$64, %rax
-	jb	.Laesgen_vaes512_gcm_siv_seal_polyval4_done
-	vmovdqu64	(%rcx), %zmm1
-	vpxorq	%zmm0, %zmm1, %zmm1
-	vpshufd	$78, %zmm1, %zmm0
-	vpxorq	%zmm1, %zmm0, %zmm0
-	vpclmulqdq	$0, 944(%rdi), %zmm1, %zmm2
-	vpclmulqdq	$17, 944(%rdi), %zmm1, %zmm1
-	vpclmulqdq	$0, 1456(%rdi), %zmm0, %zmm0
-	vpternlogd	$150, %zmm1, %zmm2, %zmm0
-	vpslldq	$8, %zmm0, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vpsrldq	$8, %zmm0, %zmm3
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vextracti64x4	$1, %zmm2, %ymm0
-	vpxorq	%ymm0, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm1, %ymm0
-	vpxorq	%ymm0, %ymm1, %ymm1
-	vextracti32x4	$1, %ymm1, %xmm0
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
-	addq	$64, %rcx
-	subq	$64, %rax
-.Laesgen_vaes512_gcm_siv_seal_polyval4_done:
-.Laesgen_vaes512_gcm_siv_seal_polyval2:
-	cmpq	$32, %rax
-	jb	.Laesgen_vaes512_gcm_siv_seal_polyval2_done
-	vmovdqu64	(%rcx), %ymm1
-	vpxorq	%ymm0, %ymm1, %ymm1
-	vpshufd	$78, %ymm1, %ymm0
-	vpxorq	%ymm1, %ymm0, %ymm0
-	vpclmulqdq	$0, 976(%rdi), %ymm1, %ymm2
-	vpclmulqdq	$17, 976(%rdi), %ymm1, %ymm1
-	vpclmulqdq	$0, 1488(%rdi), %ymm0, %ymm0
-	vpternlogd	$150, %ymm1, %ymm2, %ymm0
-	vpslldq	$8, %ymm0, %ymm3
-	vpxorq	%ymm3, %ymm2, %ymm2
-	vpsrldq	$8, %ymm0, %ymm3
-	vpxorq	%ymm3, %ymm1, %ymm1
-	vextracti32x4	$1, %ymm2, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti32x4	$1, %ymm1, %xmm0
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
-	addq	$32, %rcx
-	subq	$32, %rax
-.Laesgen_vaes512_gcm_siv_seal_polyval2_done:
-.Laesgen_vaes512_gcm_siv_seal_polyval1:
-	cmpq	$16, %rax
-	jb	.Laesgen_vaes512_gcm_siv_seal_polyval1_done
-	vmovdqu64	(%rcx), %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 992(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 992(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 1504(%rdi), %xmm0, %xmm0
-	vpternlogd	$150, %xmm1, %xmm2, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
-	addq	$16, %rcx
-	subq	$16, %rax
-.Laesgen_vaes512_gcm_siv_seal_polyval1_done:
-	testq	%rax, %rax
-	je	.Laesgen_vaes512_gcm_siv_seal_polyval_end
-	movq	$-1, %rdx
-	bzhiq	%rax, %rdx, %rdx
-	kmovq	%rdx, %k1
-	vmovdqu8	(%rcx), %xmm1{%k1}{z}
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 992(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 992(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 992(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 992(%rdi), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, %xmm0
-.Laesgen_vaes512_gcm_siv_seal_polyval_end:
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm8, %xmm1
+	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm1, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm8, %xmm1
+	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm1, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vmovdqa64	%xmm8, %xmm0
+.Laesgen_vaes512_gcm_siv_seal_rest_nothing:
 	movq	8(%rsp), %rax
-	movq	%r9, %rcx
+	movq	8(%rsp), %rcx
+	movq	%r9, %rdx
 .Laesgen_vaes512_gcm_siv_seal_polyval32_2:
 	cmpq	$512, %rax
 	jb	.Laesgen_vaes512_gcm_siv_seal_polyval32_done_2
-	vmovdqu64	384(%rcx), %zmm1
-	vmovdqu64	448(%rcx), %zmm2
-	vmovdqu64	880(%rdi), %zmm3
-	vmovdqu64	944(%rdi), %zmm4
+	vmovdqu64	384(%rdx), %zmm1
+	vmovdqu64	448(%rdx), %zmm2
+	vmovdqu64	896(%rdi), %zmm3
+	vmovdqu64	960(%rdi), %zmm4
 	vpshufd	$78, %zmm1, %zmm5
 	vpxorq	%zmm1, %zmm5, %zmm5
 	vpclmulqdq	$0, %zmm3, %zmm1, %zmm6
 	vpclmulqdq	$17, %zmm3, %zmm1, %zmm1
-	vpclmulqdq	$0, 1392(%rdi), %zmm5, %zmm3
+	vpclmulqdq	$0, 1424(%rdi), %zmm5, %zmm3
 	vpshufd	$78, %zmm2, %zmm5
 	vpxorq	%zmm2, %zmm5, %zmm5
 	vpclmulqdq	$0, %zmm4, %zmm2, %zmm7
 	vpclmulqdq	$17, %zmm4, %zmm2, %zmm2
-	vpclmulqdq	$0, 1456(%rdi), %zmm5, %zmm4
+	vpclmulqdq	$0, 1488(%rdi), %zmm5, %zmm4
 	vpxorq	%zmm7, %zmm6, %zmm5
 	vpxorq	%zmm2, %zmm1, %zmm1
 	vpxorq	%zmm4, %zmm3, %zmm2
-	vmovdqu64	256(%rcx), %zmm3
-	vmovdqu64	320(%rcx), %zmm4
-	vmovdqu64	752(%rdi), %zmm6
-	vmovdqu64	816(%rdi), %zmm7
+	vmovdqu64	256(%rdx), %zmm3
+	vmovdqu64	320(%rdx), %zmm4
+	vmovdqu64	768(%rdi), %zmm6
+	vmovdqu64	832(%rdi), %zmm7
 	vpshufd	$78, %zmm3, %zmm8
 	vpxorq	%zmm3, %zmm8, %zmm8
 	vpclmulqdq	$0, %zmm6, %zmm3, %zmm9
 	vpclmulqdq	$17, %zmm6, %zmm3, %zmm3
-	vpclmulqdq	$0, 1264(%rdi), %zmm8, %zmm6
+	vpclmulqdq	$0, 1296(%rdi), %zmm8, %zmm6
 	vpshufd	$78, %zmm4, %zmm8
 	vpxorq	%zmm4, %zmm8, %zmm8
 	vpclmulqdq	$0, %zmm7, %zmm4, %zmm10
 	vpclmulqdq	$17, %zmm7, %zmm4, %zmm4
-	vpclmulqdq	$0, 1328(%rdi), %zmm8, %zmm7
+	vpclmulqdq	$0, 1360(%rdi), %zmm8, %zmm7
 	vpternlogd	$150, %zmm10, %zmm9, %zmm5
 	vpternlogd	$150, %zmm4, %zmm3, %zmm1
 	vpternlogd	$150, %zmm7, %zmm6, %zmm2
-	vmovdqu64	128(%rcx), %zmm3
-	vmovdqu64	192(%rcx), %zmm4
-	vmovdqu64	624(%rdi), %zmm6
-	vmovdqu64	688(%rdi), %zmm7
+	vmovdqu64	128(%rdx), %zmm3
+	vmovdqu64	192(%rdx), %zmm4
+	vmovdqu64	640(%rdi), %zmm6
+	vmovdqu64	704(%rdi), %zmm7
 	vpshufd	$78, %zmm3, %zmm8
 	vpxorq	%zmm3, %zmm8, %zmm8
 	vpclmulqdq	$0, %zmm6, %zmm3, %zmm9
 	vpclmulqdq	$17, %zmm6, %zmm3, %zmm3
-	vpclmulqdq	$0, 1136(%rdi), %zmm8, %zmm6
+	vpclmulqdq	$0, 1168(%rdi), %zmm8, %zmm6
 	vpshufd	$78, %zmm4, %zmm8
 	vpxorq	%zmm4, %zmm8, %zmm8
 	vpclmulqdq	$0, %zmm7, %zmm4, %zmm10
 	vpclmulqdq	$17, %zmm7, %zmm4, %zmm4
-	vpclmulqdq	$0, 1200(%rdi), %zmm8, %zmm7
+	vpclmulqdq	$0, 1232(%rdi), %zmm8, %zmm7
 	vpternlogd	$150, %zmm10, %zmm9, %zmm5
 	vpternlogd	$150, %zmm4, %zmm3, %zmm1
 	vpternlogd	$150, %zmm7, %zmm6, %zmm2
-	vmovdqu64	(%rcx), %zmm3
+	vmovdqu64	(%rdx), %zmm3
 	vpxorq	%zmm0, %zmm3, %zmm3
-	vmovdqu64	64(%rcx), %zmm0
-	vmovdqu64	496(%rdi), %zmm4
-	vmovdqu64	560(%rdi), %zmm6
+	vmovdqu64	64(%rdx), %zmm0
+	vmovdqu64	512(%rdi), %zmm4
+	vmovdqu64	576(%rdi), %zmm6
 	vpshufd	$78, %zmm3, %zmm7
 	vpxorq	%zmm3, %zmm7, %zmm7
 	vpclmulqdq	$0, %zmm4, %zmm3, %zmm8
 	vpclmulqdq	$17, %zmm4, %zmm3, %zmm3
-	vpclmulqdq	$0, 1008(%rdi), %zmm7, %zmm4
+	vpclmulqdq	$0, 1040(%rdi), %zmm7, %zmm4
 	vpshufd	$78, %zmm0, %zmm7
 	vpxorq	%zmm0, %zmm7, %zmm7
 	vpclmulqdq	$0, %zmm6, %zmm0, %zmm9
 	vpclmulqdq	$17, %zmm6, %zmm0, %zmm0
-	vpclmulqdq	$0, 1072(%rdi), %zmm7, %zmm6
+	vpclmulqdq	$0, 1104(%rdi), %zmm7, %zmm6
 	vpternlogd	$150, %zmm9, %zmm8, %zmm5
 	vpternlogd	$150, %zmm0, %zmm3, %zmm1
 	vpternlogd	$150, %zmm6, %zmm4, %zmm2
@@ -1388,256 +1373,200 @@ aesgen_vaes512_gcm_siv_seal:
 	vpxorq	%xmm0, %xmm5, %xmm5
 	vpxorq	%xmm1, %xmm5, %xmm5
 	vmovdqa64	%xmm5, %xmm0
-	addq	$512, %rcx
+	addq	$512, %rdx
 	subq	$512, %rax
 	jmp	.Laesgen_vaes512_gcm_siv_seal_polyval32_2
 .Laesgen_vaes512_gcm_siv_seal_polyval32_done_2:
-.Laesgen_vaes512_gcm_siv_seal_polyval16_2:
+	leaq	15(%rax), %r10
+	andq	$-16, %r10
+	negq	%r10
+	leaq	1008(%rdi,%r10,1), %r10
+	vpxorq	%ymm1, %ymm1, %ymm1
+	vpxorq	%ymm2, %ymm2, %ymm2
+	vpxorq	%ymm3, %ymm3, %ymm3
+	vpxorq	%zmm4, %zmm4, %zmm4
+	vpxorq	%zmm5, %zmm5, %zmm5
+	vpxorq	%zmm6, %zmm6, %zmm6
+	vpshufd	$78, %xmm0, %xmm7
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, (%r10), %xmm0, %xmm8
+	vpclmulqdq	$17, (%r10), %xmm0, %xmm0
+	vpclmulqdq	$0, 528(%r10), %xmm7, %xmm7
 	cmpq	$256, %rax
-	jb	.Laesgen_vaes512_gcm_siv_seal_polyval16_done_2
-	vmovdqu64	128(%rcx), %zmm1
-	vmovdqu64	192(%rcx), %zmm2
-	vmovdqu64	880(%rdi), %zmm3
-	vmovdqu64	944(%rdi), %zmm4
-	vpshufd	$78, %zmm1, %zmm5
-	vpxorq	%zmm1, %zmm5, %zmm5
-	vpclmulqdq	$0, %zmm3, %zmm1, %zmm6
-	vpclmulqdq	$17, %zmm3, %zmm1, %zmm1
-	vpclmulqdq	$0, 1392(%rdi), %zmm5, %zmm3
-	vpshufd	$78, %zmm2, %zmm5
-	vpxorq	%zmm2, %zmm5, %zmm5
-	vpclmulqdq	$0, %zmm4, %zmm2, %zmm7
-	vpclmulqdq	$17, %zmm4, %zmm2, %zmm2
-	vpclmulqdq	$0, 1456(%rdi), %zmm5, %zmm4
-	vpxorq	%zmm7, %zmm6, %zmm5
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vpxorq	%zmm4, %zmm3, %zmm2
-	vmovdqu64	(%rcx), %zmm3
-	vpxorq	%zmm0, %zmm3, %zmm3
-	vmovdqu64	64(%rcx), %zmm0
-	vmovdqu64	752(%rdi), %zmm4
-	vmovdqu64	816(%rdi), %zmm6
-	vpshufd	$78, %zmm3, %zmm7
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, %zmm4, %zmm3, %zmm8
-	vpclmulqdq	$17, %zmm4, %zmm3, %zmm3
-	vpclmulqdq	$0, 1264(%rdi), %zmm7, %zmm4
-	vpshufd	$78, %zmm0, %zmm7
-	vpxorq	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$0, %zmm6, %zmm0, %zmm9
-	vpclmulqdq	$17, %zmm6, %zmm0, %zmm0
-	vpclmulqdq	$0, 1328(%rdi), %zmm7, %zmm6
-	vpternlogd	$150, %zmm9, %zmm8, %zmm5
-	vpternlogd	$150, %zmm0, %zmm3, %zmm1
-	vpternlogd	$150, %zmm6, %zmm4, %zmm2
-	vpternlogd	$150, %zmm1, %zmm5, %zmm2
-	vpslldq	$8, %zmm2, %zmm0
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpsrldq	$8, %zmm2, %zmm0
-	vpxorq	%zmm0, %zmm1, %zmm1
-	vextracti64x4	$1, %zmm5, %ymm0
-	vpxorq	%ymm0, %ymm5, %ymm5
-	vextracti32x4	$1, %ymm5, %xmm0
-	vpxorq	%xmm0, %xmm5, %xmm5
-	vextracti64x4	$1, %zmm1, %ymm0
-	vpxorq	%ymm0, %ymm1, %ymm1
-	vextracti32x4	$1, %ymm1, %xmm0
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm5, %xmm0
-	vpshufd	$78, %xmm5, %xmm5
-	vpxorq	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm5, %xmm0
-	vpshufd	$78, %xmm5, %xmm5
-	vpxorq	%xmm0, %xmm5, %xmm5
-	vpxorq	%xmm1, %xmm5, %xmm5
-	vmovdqa64	%xmm5, %xmm0
-	addq	$256, %rcx
+	jb	.Laesgen_vaes512_gcm_siv_seal_rest16_none_2
+	vmovdqu64	128(%rdx), %zmm9
+	vmovdqu64	192(%rdx), %zmm10
+	vmovdqu64	128(%r10), %zmm11
+	vmovdqu64	192(%r10), %zmm12
+	vpshufd	$78, %zmm9, %zmm13
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vpclmulqdq	$0, 656(%r10), %zmm13, %zmm11
+	vpshufd	$78, %zmm10, %zmm13
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vpclmulqdq	$0, 720(%r10), %zmm13, %zmm12
+	vpternlogd	$150, %zmm15, %zmm14, %zmm4
+	vpternlogd	$150, %zmm10, %zmm9, %zmm5
+	vpternlogd	$150, %zmm12, %zmm11, %zmm6
+	vmovdqu64	(%rdx), %zmm9
+	vmovdqu64	64(%rdx), %zmm10
+	vmovdqu64	(%r10), %zmm11
+	vmovdqu64	64(%r10), %zmm12
+	vpshufd	$78, %zmm9, %zmm13
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vpclmulqdq	$0, 528(%r10), %zmm13, %zmm11
+	vpshufd	$78, %zmm10, %zmm13
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vpclmulqdq	$0, 592(%r10), %zmm13, %zmm12
+	vpternlogd	$150, %zmm15, %zmm14, %zmm4
+	vpternlogd	$150, %zmm10, %zmm9, %zmm5
+	vpternlogd	$150, %zmm12, %zmm11, %zmm6
+	addq	$256, %rdx
+	addq	$256, %r10
 	subq	$256, %rax
-.Laesgen_vaes512_gcm_siv_seal_polyval16_done_2:
-.Laesgen_vaes512_gcm_siv_seal_polyval8_2:
+.Laesgen_vaes512_gcm_siv_seal_rest16_none_2:
 	cmpq	$128, %rax
-	jb	.Laesgen_vaes512_gcm_siv_seal_polyval8_done_2
-	vmovdqu64	(%rcx), %zmm1
-	vpxorq	%zmm0, %zmm1, %zmm1
-	vmovdqu64	64(%rcx), %zmm0
-	vmovdqu64	880(%rdi), %zmm2
-	vmovdqu64	944(%rdi), %zmm3
-	vpshufd	$78, %zmm1, %zmm4
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vpclmulqdq	$0, %zmm2, %zmm1, %zmm5
-	vpclmulqdq	$17, %zmm2, %zmm1, %zmm1
-	vpclmulqdq	$0, 1392(%rdi), %zmm4, %zmm2
-	vpshufd	$78, %zmm0, %zmm4
-	vpxorq	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, %zmm3, %zmm0, %zmm6
-	vpclmulqdq	$17, %zmm3, %zmm0, %zmm0
-	vpclmulqdq	$0, 1456(%rdi), %zmm4, %zmm3
-	vpxorq	%zmm6, %zmm5, %zmm4
-	vpxorq	%zmm0, %zmm1, %zmm0
-	vpxorq	%zmm3, %zmm2, %zmm1
-	vpternlogd	$150, %zmm0, %zmm4, %zmm1
-	vpslldq	$8, %zmm1, %zmm2
-	vpxorq	%zmm2, %zmm4, %zmm4
-	vpsrldq	$8, %zmm1, %zmm2
-	vpxorq	%zmm2, %zmm0, %zmm0
+	jb	.Laesgen_vaes512_gcm_siv_seal_rest8_none_2
+	vmovdqu64	(%rdx), %zmm9
+	vmovdqu64	64(%rdx), %zmm10
+	vmovdqu64	(%r10), %zmm11
+	vmovdqu64	64(%r10), %zmm12
+	vpshufd	$78, %zmm9, %zmm13
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vpclmulqdq	$0, 528(%r10), %zmm13, %zmm11
+	vpshufd	$78, %zmm10, %zmm13
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vpclmulqdq	$0, 592(%r10), %zmm13, %zmm12
+	vpternlogd	$150, %zmm15, %zmm14, %zmm4
+	vpternlogd	$150, %zmm10, %zmm9, %zmm5
+	vpternlogd	$150, %zmm12, %zmm11, %zmm6
+	addq	$128, %rdx
+	addq	$128, %r10
+	subq	$128, %rax
+.Laesgen_vaes512_gcm_siv_seal_rest8_none_2:
+	cmpq	$64, %rax
+	jb	.Laesgen_vaes512_gcm_siv_seal_rest4_none_2
+	vmovdqu64	(%rdx), %zmm9
+	vpshufd	$78, %zmm9, %zmm10
+	vpxorq	%zmm9, %zmm10, %zmm10
+	vpclmulqdq	$0, (%r10), %zmm9, %zmm11
+	vpxorq	%zmm11, %zmm4, %zmm4
+	vpclmulqdq	$17, (%r10), %zmm9, %zmm9
+	vpxorq	%zmm9, %zmm5, %zmm5
+	vpclmulqdq	$0, 528(%r10), %zmm10, %zmm9
+	vpxorq	%zmm9, %zmm6, %zmm6
+	addq	$64, %rdx
+	addq	$64, %r10
+	subq	$64, %rax
+.Laesgen_vaes512_gcm_siv_seal_rest4_none_2:
+	cmpq	$32, %rax
+	jb	.Laesgen_vaes512_gcm_siv_seal_rest2_none_2
+	vmovdqu64	(%rdx), %ymm9
+	vpshufd	$78, %ymm9, %ymm10
+	vpxorq	%ymm9, %ymm10, %ymm10
+	vpclmulqdq	$0, (%r10), %ymm9, %ymm11
+	vpxorq	%ymm11, %ymm1, %ymm1
+	vpclmulqdq	$17, (%r10), %ymm9, %ymm9
+	vpxorq	%ymm9, %ymm2, %ymm2
+	vpclmulqdq	$0, 528(%r10), %ymm10, %ymm9
+	vpxorq	%ymm9, %ymm3, %ymm3
+	addq	$32, %rdx
+	addq	$32, %r10
+	subq	$32, %rax
+.Laesgen_vaes512_gcm_siv_seal_rest2_none_2:
+	cmpq	$16, %rax
+	jb	.Laesgen_vaes512_gcm_siv_seal_rest1_none_2
+	vmovdqu64	(%rdx), %xmm9
+	vpshufd	$78, %xmm9, %xmm10
+	vpxorq	%xmm9, %xmm10, %xmm10
+	vpclmulqdq	$0, (%r10), %xmm9, %xmm11
+	vpxorq	%xmm11, %xmm8, %xmm8
+	vpclmulqdq	$17, (%r10), %xmm9, %xmm9
+	vpxorq	%xmm9, %xmm0, %xmm0
+	vpclmulqdq	$0, 528(%r10), %xmm10, %xmm9
+	vpxorq	%xmm9, %xmm7, %xmm7
+	addq	$16, %rdx
+	addq	$16, %r10
+	subq	$16, %rax
+.Laesgen_vaes512_gcm_siv_seal_rest1_none_2:
+	testq	%rax, %rax
+	je	.Laesgen_vaes512_gcm_siv_seal_rest_whole_2
+	movq	$-1, %r11
+	bzhiq	%rax, %r11, %r11
+	kmovq	%r11, %k1
+	vmovdqu8	(%rdx), %xmm9{%k1}{z}
+	vpshufd	$78, %xmm9, %xmm10
+	vpxorq	%xmm9, %xmm10, %xmm10
+	vpclmulqdq	$0, (%r10), %xmm9, %xmm11
+	vpxorq	%xmm11, %xmm8, %xmm8
+	vpclmulqdq	$17, (%r10), %xmm9, %xmm9
+	vpxorq	%xmm9, %xmm0, %xmm0
+	vpclmulqdq	$0, 528(%r10), %xmm10, %xmm9
+	vpxorq	%xmm9, %xmm7, %xmm7
+	addq	$16, %r10
+.Laesgen_vaes512_gcm_siv_seal_rest_whole_2:
+	shlq	$3, %r8
+	shlq	$3, %rcx
+	vmovq	%r8, %xmm9
+	vmovq	%rcx, %xmm10
+	vpunpcklqdq	%xmm10, %xmm9, %xmm9
+	vpshufd	$78, %xmm9, %xmm10
+	vpxorq	%xmm9, %xmm10, %xmm10
+	vpclmulqdq	$0, (%r10), %xmm9, %xmm11
+	vpxorq	%xmm11, %xmm8, %xmm8
+	vpclmulqdq	$17, (%r10), %xmm9, %xmm9
+	vpxorq	%xmm9, %xmm0, %xmm0
+	vpclmulqdq	$0, 528(%r10), %xmm10, %xmm9
+	vpxorq	%xmm9, %xmm7, %xmm7
+	vextracti32x4	$1, %ymm1, %xmm9
+	vpxorq	%xmm9, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm8, %xmm8
+	vextracti32x4	$1, %ymm2, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vextracti32x4	$1, %ymm3, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpxorq	%xmm3, %xmm7, %xmm7
 	vextracti64x4	$1, %zmm4, %ymm1
 	vpxorq	%ymm1, %ymm4, %ymm4
 	vextracti32x4	$1, %ymm4, %xmm1
 	vpxorq	%xmm1, %xmm4, %xmm4
-	vextracti64x4	$1, %zmm0, %ymm1
-	vpxorq	%ymm1, %ymm0, %ymm0
-	vextracti32x4	$1, %ymm0, %xmm1
+	vpxorq	%xmm4, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm5, %ymm1
+	vpxorq	%ymm1, %ymm5, %ymm5
+	vextracti32x4	$1, %ymm5, %xmm1
+	vpxorq	%xmm1, %xmm5, %xmm5
+	vpxorq	%xmm5, %xmm0, %xmm0
+	vextracti64x4	$1, %zmm6, %ymm1
+	vpxorq	%ymm1, %ymm6, %ymm6
+	vextracti32x4	$1, %ymm6, %xmm1
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm7, %xmm7
+	vpternlogd	$150, %xmm0, %xmm8, %xmm7
+	vpslldq	$8, %xmm7, %xmm1
+	vpxorq	%xmm1, %xmm8, %xmm8
+	vpsrldq	$8, %xmm7, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm1
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm1
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpxorq	%xmm0, %xmm4, %xmm4
-	vmovdqa64	%xmm4, %xmm0
-	addq	$128, %rcx
-	subq	$128, %rax
-.Laesgen_vaes512_gcm_siv_seal_polyval8_done_2:
-.Laesgen_vaes512_gcm_siv_seal_polyval4_2:
-	cmpq	$64, %rax
-	jb	.Laesgen_vaes512_gcm_siv_seal_polyval4_done_2
-	vmovdqu64	(%rcx), %zmm1
-	vpxorq	%zmm0, %zmm1, %zmm1
-	vpshufd	$78, %zmm1, %zmm0
-	vpxorq	%zmm1, %zmm0, %zmm0
-	vpclmulqdq	$0, 944(%rdi), %zmm1, %zmm2
-	vpclmulqdq	$17, 944(%rdi), %zmm1, %zmm1
-	vpclmulqdq	$0, 1456(%rdi), %zmm0, %zmm0
-	vpternlogd	$150, %zmm1, %zmm2, %zmm0
-	vpslldq	$8, %zmm0, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vpsrldq	$8, %zmm0, %zmm3
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vextracti64x4	$1, %zmm2, %ymm0
-	vpxorq	%ymm0, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm1, %ymm0
-	vpxorq	%ymm0, %ymm1, %ymm1
-	vextracti32x4	$1, %ymm1, %xmm0
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
-	addq	$64, %rcx
-	subq	$64, %rax
-.Laesgen_vaes512_gcm_siv_seal_polyval4_done_2:
-.Laesgen_vaes512_gcm_siv_seal_polyval2_2:
-	cmpq	$32, %rax
-	jb	.Laesgen_vaes512_gcm_siv_seal_polyval2_done_2
-	vmovdqu64	(%rcx), %ymm1
-	vpxorq	%ymm0, %ymm1, %ymm1
-	vpshufd	$78, %ymm1, %ymm0
-	vpxorq	%ymm1, %ymm0, %ymm0
-	vpclmulqdq	$0, 976(%rdi), %ymm1, %ymm2
-	vpclmulqdq	$17, 976(%rdi), %ymm1, %ymm1
-	vpclmulqdq	$0, 1488(%rdi), %ymm0, %ymm0
-	vpternlogd	$150, %ymm1, %ymm2, %ymm0
-	vpslldq	$8, %ymm0, %ymm3
-	vpxorq	%ymm3, %ymm2, %ymm2
-	vpsrldq	$8, %ymm0, %ymm3
-	vpxorq	%ymm3, %ymm1, %ymm1
-	vextracti32x4	$1, %ymm2, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti32x4	$1, %ymm1, %xmm0
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
-	addq	$32, %rcx
-	subq	$32, %rax
-.Laesgen_vaes512_gcm_siv_seal_polyval2_done_2:
-.Laesgen_vaes512_gcm_siv_seal_polyval1_2:
-	cmpq	$16, %rax
-	jb	.Laesgen_vaes512_gcm_siv_seal_polyval1_done_2
-	vmovdqu64	(%rcx), %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 992(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 992(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 1504(%rdi), %xmm0, %xmm0
-	vpternlogd	$150, %xmm1, %xmm2, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
-	addq	$16, %rcx
-	subq	$16, %rax
-.Laesgen_vaes512_gcm_siv_seal_polyval1_done_2:
-	testq	%rax, %rax
-	je	.Laesgen_vaes512_gcm_siv_seal_polyval_end_2
-	movq	$-1, %rdx
-	bzhiq	%rax, %rdx, %rdx
-	kmovq	%rdx, %k1
-	vmovdqu8	(%rcx), %xmm1{%k1}{z}
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 992(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 992(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 992(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 992(%rdi), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, %xmm0
-.Laesgen_vaes512_gcm_siv_seal_polyval_end_2:
-	movq	8(%rsp), %rax
-	shlq	$3, %r8
-	shlq	$3, %rax
-	vmovq	%r8, %xmm1
-	vmovq	%rax, %xmm2
-	vpunpcklqdq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 992(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 992(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 992(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 992(%rdi), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm8, %xmm1
+	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm1, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm8, %xmm1
+	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm1, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vmovdqa64	%xmm8, %xmm0
+.Laesgen_vaes512_gcm_siv_seal_rest_nothing_2:
 	vmovd	8(%rsi), %xmm1
 	vpslldq	$8, %xmm1, %xmm1
 	movq	(%rsi), %rax
@@ -2167,10 +2096,11 @@ aesgen_vaes512_gcm_siv_seal:
 .Laesgen_vaes512_gcm_siv_seal_ctr_end256:
 	jmp	.Laesgen_vaes512_gcm_siv_seal_sealed
 .Laesgen_vaes512_gcm_siv_seal_message128:
+	movq	8(%rsp), %rax
 	vmovd	8(%rsi), %xmm0
 	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rax
-	vmovq	%rax, %xmm1
+	movq	(%rsi), %rdx
+	vmovq	%rdx, %xmm1
 	vporq	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_siv_seal_le32_0(%rip), %xmm0, %xmm1
@@ -2346,10 +2276,10 @@ aesgen_vaes512_gcm_siv_seal:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 416(%rdi)
-	vmovdqa64	%xmm1, 992(%rdi)
+	vmovdqa64	%xmm1, 1008(%rdi)
 	vpshufd	$78, %xmm1, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 1504(%rdi)
+	vmovdqa64	%xmm0, 1536(%rdi)
 	vpclmulqdq	$0, %xmm1, %xmm1, %xmm0
 	vpclmulqdq	$17, %xmm1, %xmm1, %xmm2
 	vpclmulqdq	$1, %xmm1, %xmm1, %xmm3
@@ -2366,194 +2296,220 @@ aesgen_vaes512_gcm_siv_seal:
 	vpshufd	$78, %xmm0, %xmm0
 	vpxorq	%xmm3, %xmm0, %xmm0
 	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 976(%rdi)
+	vmovdqa64	%xmm0, 992(%rdi)
 	vpshufd	$78, %xmm0, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1488(%rdi)
+	vmovdqa64	%xmm2, 1520(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm1
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm5
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm5
+	vpxorq	%xmm5, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm5
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm4
 	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm1
+	vpxorq	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm4
 	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm4, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 976(%rdi)
+	vpshufd	$78, %xmm2, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vmovdqa64	%xmm3, 1504(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm0, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm0, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm0, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm0, %xmm0
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 960(%rdi)
-	vpshufd	$78, %xmm2, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1472(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm0, %xmm1
-	vpclmulqdq	$17, %xmm0, %xmm0, %xmm2
-	vpclmulqdq	$1, %xmm0, %xmm0, %xmm3
-	vpclmulqdq	$16, %xmm0, %xmm0, %xmm0
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm0
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm3, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 944(%rdi)
-	vpshufd	$78, %xmm1, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 1456(%rdi)
-	vmovdqu64	944(%rdi), %zmm0
-	vshufi32x4	$0, %zmm0, %zmm0, %zmm1
-	vpclmulqdq	$0, %zmm1, %zmm0, %zmm2
-	vpclmulqdq	$17, %zmm1, %zmm0, %zmm3
-	vpclmulqdq	$1, %zmm1, %zmm0, %zmm4
-	vpclmulqdq	$16, %zmm1, %zmm0, %zmm1
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vpslldq	$8, %zmm4, %zmm1
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpsrldq	$8, %zmm4, %zmm1
-	vpxorq	%zmm1, %zmm3, %zmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm2, %zmm1
-	vpshufd	$78, %zmm2, %zmm2
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm2, %zmm1
-	vpshufd	$78, %zmm2, %zmm2
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vmovdqu64	%zmm2, 880(%rdi)
-	vpshufd	$78, %zmm2, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vmovdqu64	%zmm1, 1392(%rdi)
-	vshufi32x4	$0, %zmm2, %zmm2, %zmm1
-	vpclmulqdq	$0, %zmm1, %zmm0, %zmm3
-	vpclmulqdq	$17, %zmm1, %zmm0, %zmm4
-	vpclmulqdq	$1, %zmm1, %zmm0, %zmm5
-	vpclmulqdq	$16, %zmm1, %zmm0, %zmm6
-	vpxorq	%zmm6, %zmm5, %zmm5
-	vpslldq	$8, %zmm5, %zmm6
-	vpxorq	%zmm6, %zmm3, %zmm3
-	vpsrldq	$8, %zmm5, %zmm6
-	vpxorq	%zmm6, %zmm4, %zmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm3, %zmm5
-	vpshufd	$78, %zmm3, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm3, %zmm5
-	vpshufd	$78, %zmm3, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vmovdqu64	%zmm3, 816(%rdi)
-	vpshufd	$78, %zmm3, %zmm4
-	vpxorq	%zmm3, %zmm4, %zmm4
-	vmovdqu64	%zmm4, 1328(%rdi)
-	vpclmulqdq	$0, %zmm1, %zmm2, %zmm4
-	vpclmulqdq	$17, %zmm1, %zmm2, %zmm5
-	vpclmulqdq	$1, %zmm1, %zmm2, %zmm6
-	vpclmulqdq	$16, %zmm1, %zmm2, %zmm1
-	vpxorq	%zmm1, %zmm6, %zmm6
-	vpslldq	$8, %zmm6, %zmm1
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vpsrldq	$8, %zmm6, %zmm1
-	vpxorq	%zmm1, %zmm5, %zmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm4, %zmm1
-	vpshufd	$78, %zmm4, %zmm4
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm4, %zmm1
-	vpshufd	$78, %zmm4, %zmm4
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vmovdqu64	%zmm4, 752(%rdi)
-	vpshufd	$78, %zmm4, %zmm1
-	vpxorq	%zmm4, %zmm1, %zmm1
-	vmovdqu64	%zmm1, 1264(%rdi)
-	vshufi32x4	$0, %zmm4, %zmm4, %zmm1
-	vpclmulqdq	$0, %zmm1, %zmm0, %zmm5
-	vpclmulqdq	$17, %zmm1, %zmm0, %zmm6
-	vpclmulqdq	$1, %zmm1, %zmm0, %zmm7
-	vpclmulqdq	$16, %zmm1, %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm7, %zmm7
-	vpslldq	$8, %zmm7, %zmm0
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpsrldq	$8, %zmm7, %zmm0
-	vpxorq	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm5, %zmm0
-	vpshufd	$78, %zmm5, %zmm5
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm5, %zmm0
-	vpshufd	$78, %zmm5, %zmm5
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm6, %zmm5, %zmm5
-	vmovdqu64	%zmm5, 688(%rdi)
-	vpshufd	$78, %zmm5, %zmm0
-	vpxorq	%zmm5, %zmm0, %zmm0
-	vmovdqu64	%zmm0, 1200(%rdi)
-	vpclmulqdq	$0, %zmm1, %zmm2, %zmm0
-	vpclmulqdq	$17, %zmm1, %zmm2, %zmm5
-	vpclmulqdq	$1, %zmm1, %zmm2, %zmm6
-	vpclmulqdq	$16, %zmm1, %zmm2, %zmm2
-	vpxorq	%zmm2, %zmm6, %zmm6
-	vpslldq	$8, %zmm6, %zmm2
-	vpxorq	%zmm2, %zmm0, %zmm0
-	vpsrldq	$8, %zmm6, %zmm2
+	vpshufd	$78, %xmm2, %xmm0
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vmovdqa64	%xmm0, 1488(%rdi)
+	cmpq	$64, %r8
+	ja	.Laesgen_vaes512_gcm_siv_seal_powers_more_2
+	cmpq	$48, %rax
+	jbe	.Laesgen_vaes512_gcm_siv_seal_powers_done_2
+.Laesgen_vaes512_gcm_siv_seal_powers_more_2:
+	vmovdqu64	960(%rdi), %zmm0
+	vshufi32x4	$0, %zmm0, %zmm0, %zmm2
+	vpclmulqdq	$0, %zmm2, %zmm0, %zmm3
+	vpclmulqdq	$17, %zmm2, %zmm0, %zmm4
+	vpclmulqdq	$1, %zmm2, %zmm0, %zmm5
+	vpclmulqdq	$16, %zmm2, %zmm0, %zmm2
 	vpxorq	%zmm2, %zmm5, %zmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm0, %zmm2
-	vpshufd	$78, %zmm0, %zmm0
-	vpxorq	%zmm2, %zmm0, %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm0, %zmm2
-	vpshufd	$78, %zmm0, %zmm0
-	vpxorq	%zmm2, %zmm0, %zmm0
-	vpxorq	%zmm5, %zmm0, %zmm0
-	vmovdqu64	%zmm0, 624(%rdi)
-	vpshufd	$78, %zmm0, %zmm2
-	vpxorq	%zmm0, %zmm2, %zmm2
-	vmovdqu64	%zmm2, 1136(%rdi)
-	vpclmulqdq	$0, %zmm1, %zmm3, %zmm0
-	vpclmulqdq	$17, %zmm1, %zmm3, %zmm2
-	vpclmulqdq	$1, %zmm1, %zmm3, %zmm5
-	vpclmulqdq	$16, %zmm1, %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm5, %zmm5
-	vpslldq	$8, %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm0, %zmm0
-	vpsrldq	$8, %zmm5, %zmm3
+	vpslldq	$8, %zmm5, %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpsrldq	$8, %zmm5, %zmm2
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm3, %zmm2
+	vpshufd	$78, %zmm3, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm3, %zmm2
+	vpshufd	$78, %zmm3, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpxorq	%zmm4, %zmm3, %zmm3
+	vmovdqu64	%zmm3, 896(%rdi)
+	vpshufd	$78, %zmm3, %zmm2
 	vpxorq	%zmm3, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1424(%rdi)
+	vshufi32x4	$0, %zmm3, %zmm3, %zmm2
+	vpclmulqdq	$0, %zmm2, %zmm0, %zmm4
+	vpclmulqdq	$17, %zmm2, %zmm0, %zmm5
+	vpclmulqdq	$1, %zmm2, %zmm0, %zmm6
+	vpclmulqdq	$16, %zmm2, %zmm0, %zmm7
+	vpxorq	%zmm7, %zmm6, %zmm6
+	vpslldq	$8, %zmm6, %zmm7
+	vpxorq	%zmm7, %zmm4, %zmm4
+	vpsrldq	$8, %zmm6, %zmm7
+	vpxorq	%zmm7, %zmm5, %zmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm4, %zmm6
+	vpshufd	$78, %zmm4, %zmm4
+	vpxorq	%zmm6, %zmm4, %zmm4
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm4, %zmm6
+	vpshufd	$78, %zmm4, %zmm4
+	vpxorq	%zmm6, %zmm4, %zmm4
+	vpxorq	%zmm5, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 832(%rdi)
+	vpshufd	$78, %zmm4, %zmm5
+	vpxorq	%zmm4, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 1360(%rdi)
+	vpclmulqdq	$0, %zmm2, %zmm3, %zmm5
+	vpclmulqdq	$17, %zmm2, %zmm3, %zmm6
+	vpclmulqdq	$1, %zmm2, %zmm3, %zmm7
+	vpclmulqdq	$16, %zmm2, %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vpslldq	$8, %zmm7, %zmm2
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpsrldq	$8, %zmm7, %zmm2
+	vpxorq	%zmm2, %zmm6, %zmm6
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm5, %zmm2
+	vpshufd	$78, %zmm5, %zmm5
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm5, %zmm2
+	vpshufd	$78, %zmm5, %zmm5
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpxorq	%zmm6, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 768(%rdi)
+	vpshufd	$78, %zmm5, %zmm2
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1296(%rdi)
+	vshufi32x4	$0, %zmm5, %zmm5, %zmm2
+	vpclmulqdq	$0, %zmm2, %zmm0, %zmm6
+	vpclmulqdq	$17, %zmm2, %zmm0, %zmm7
+	vpclmulqdq	$1, %zmm2, %zmm0, %zmm8
+	vpclmulqdq	$16, %zmm2, %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpslldq	$8, %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpsrldq	$8, %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm6, %zmm0
+	vpshufd	$78, %zmm6, %zmm6
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm6, %zmm0
+	vpshufd	$78, %zmm6, %zmm6
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm7, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 704(%rdi)
+	vpshufd	$78, %zmm6, %zmm0
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vmovdqu64	%zmm0, 1232(%rdi)
+	vpclmulqdq	$0, %zmm2, %zmm3, %zmm0
+	vpclmulqdq	$17, %zmm2, %zmm3, %zmm6
+	vpclmulqdq	$1, %zmm2, %zmm3, %zmm7
+	vpclmulqdq	$16, %zmm2, %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpslldq	$8, %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vpsrldq	$8, %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm6, %zmm6
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm0, %zmm3
 	vpshufd	$78, %zmm0, %zmm0
 	vpxorq	%zmm3, %zmm0, %zmm0
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm0, %zmm3
 	vpshufd	$78, %zmm0, %zmm0
 	vpxorq	%zmm3, %zmm0, %zmm0
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vmovdqu64	%zmm0, 640(%rdi)
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vmovdqu64	%zmm3, 1168(%rdi)
+	vpclmulqdq	$0, %zmm2, %zmm4, %zmm0
+	vpclmulqdq	$17, %zmm2, %zmm4, %zmm3
+	vpclmulqdq	$1, %zmm2, %zmm4, %zmm6
+	vpclmulqdq	$16, %zmm2, %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm6, %zmm6
+	vpslldq	$8, %zmm6, %zmm4
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpsrldq	$8, %zmm6, %zmm4
+	vpxorq	%zmm4, %zmm3, %zmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm0, %zmm4
+	vpshufd	$78, %zmm0, %zmm0
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm0, %zmm4
+	vpshufd	$78, %zmm0, %zmm0
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vmovdqu64	%zmm0, 576(%rdi)
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vmovdqu64	%zmm3, 1104(%rdi)
+	vpclmulqdq	$0, %zmm2, %zmm5, %zmm0
+	vpclmulqdq	$17, %zmm2, %zmm5, %zmm3
+	vpclmulqdq	$1, %zmm2, %zmm5, %zmm4
+	vpclmulqdq	$16, %zmm2, %zmm5, %zmm2
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpslldq	$8, %zmm4, %zmm2
 	vpxorq	%zmm2, %zmm0, %zmm0
-	vmovdqu64	%zmm0, 560(%rdi)
+	vpsrldq	$8, %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm0, %zmm2
+	vpshufd	$78, %zmm0, %zmm0
+	vpxorq	%zmm2, %zmm0, %zmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm0, %zmm2
+	vpshufd	$78, %zmm0, %zmm0
+	vpxorq	%zmm2, %zmm0, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vmovdqu64	%zmm0, 512(%rdi)
 	vpshufd	$78, %zmm0, %zmm2
 	vpxorq	%zmm0, %zmm2, %zmm2
-	vmovdqu64	%zmm2, 1072(%rdi)
-	vpclmulqdq	$0, %zmm1, %zmm4, %zmm0
-	vpclmulqdq	$17, %zmm1, %zmm4, %zmm2
-	vpclmulqdq	$1, %zmm1, %zmm4, %zmm3
-	vpclmulqdq	$16, %zmm1, %zmm4, %zmm1
-	vpxorq	%zmm1, %zmm3, %zmm3
-	vpslldq	$8, %zmm3, %zmm1
-	vpxorq	%zmm1, %zmm0, %zmm0
-	vpsrldq	$8, %zmm3, %zmm1
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm0, %zmm1
-	vpshufd	$78, %zmm0, %zmm0
-	vpxorq	%zmm1, %zmm0, %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly512(%rip), %zmm0, %zmm1
-	vpshufd	$78, %zmm0, %zmm0
-	vpxorq	%zmm1, %zmm0, %zmm0
-	vpxorq	%zmm2, %zmm0, %zmm0
-	vmovdqu64	%zmm0, 496(%rdi)
-	vpshufd	$78, %zmm0, %zmm1
-	vpxorq	%zmm0, %zmm1, %zmm1
-	vmovdqu64	%zmm1, 1008(%rdi)
+	vmovdqu64	%zmm2, 1040(%rdi)
+	vpclmulqdq	$0, %xmm1, %xmm0, %xmm2
+	vpclmulqdq	$17, %xmm1, %xmm0, %xmm3
+	vpclmulqdq	$1, %xmm1, %xmm0, %xmm4
+	vpclmulqdq	$16, %xmm1, %xmm0, %xmm0
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 496(%rdi)
+	vpshufd	$78, %xmm2, %xmm0
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+.Laesgen_vaes512_gcm_siv_seal_powers_done_2:
 	vpxorq	%xmm0, %xmm0, %xmm0
 	movq	%r8, %rax
 .Laesgen_vaes512_gcm_siv_seal_polyval32_3:
@@ -2561,70 +2517,70 @@ aesgen_vaes512_gcm_siv_seal:
 	jb	.Laesgen_vaes512_gcm_siv_seal_polyval32_done_3
 	vmovdqu64	384(%rcx), %zmm1
 	vmovdqu64	448(%rcx), %zmm2
-	vmovdqu64	880(%rdi), %zmm3
-	vmovdqu64	944(%rdi), %zmm4
+	vmovdqu64	896(%rdi), %zmm3
+	vmovdqu64	960(%rdi), %zmm4
 	vpshufd	$78, %zmm1, %zmm5
 	vpxorq	%zmm1, %zmm5, %zmm5
 	vpclmulqdq	$0, %zmm3, %zmm1, %zmm6
 	vpclmulqdq	$17, %zmm3, %zmm1, %zmm1
-	vpclmulqdq	$0, 1392(%rdi), %zmm5, %zmm3
+	vpclmulqdq	$0, 1424(%rdi), %zmm5, %zmm3
 	vpshufd	$78, %zmm2, %zmm5
 	vpxorq	%zmm2, %zmm5, %zmm5
 	vpclmulqdq	$0, %zmm4, %zmm2, %zmm7
 	vpclmulqdq	$17, %zmm4, %zmm2, %zmm2
-	vpclmulqdq	$0, 1456(%rdi), %zmm5, %zmm4
+	vpclmulqdq	$0, 1488(%rdi), %zmm5, %zmm4
 	vpxorq	%zmm7, %zmm6, %zmm5
 	vpxorq	%zmm2, %zmm1, %zmm1
 	vpxorq	%zmm4, %zmm3, %zmm2
 	vmovdqu64	256(%rcx), %zmm3
 	vmovdqu64	320(%rcx), %zmm4
-	vmovdqu64	752(%rdi), %zmm6
-	vmovdqu64	816(%rdi), %zmm7
+	vmovdqu64	768(%rdi), %zmm6
+	vmovdqu64	832(%rdi), %zmm7
 	vpshufd	$78, %zmm3, %zmm8
 	vpxorq	%zmm3, %zmm8, %zmm8
 	vpclmulqdq	$0, %zmm6, %zmm3, %zmm9
 	vpclmulqdq	$17, %zmm6, %zmm3, %zmm3
-	vpclmulqdq	$0, 1264(%rdi), %zmm8, %zmm6
+	vpclmulqdq	$0, 1296(%rdi), %zmm8, %zmm6
 	vpshufd	$78, %zmm4, %zmm8
 	vpxorq	%zmm4, %zmm8, %zmm8
 	vpclmulqdq	$0, %zmm7, %zmm4, %zmm10
 	vpclmulqdq	$17, %zmm7, %zmm4, %zmm4
-	vpclmulqdq	$0, 1328(%rdi), %zmm8, %zmm7
+	vpclmulqdq	$0, 1360(%rdi), %zmm8, %zmm7
 	vpternlogd	$150, %zmm10, %zmm9, %zmm5
 	vpternlogd	$150, %zmm4, %zmm3, %zmm1
 	vpternlogd	$150, %zmm7, %zmm6, %zmm2
 	vmovdqu64	128(%rcx), %zmm3
 	vmovdqu64	192(%rcx), %zmm4
-	vmovdqu64	624(%rdi), %zmm6
-	vmovdqu64	688(%rdi), %zmm7
+	vmovdqu64	640(%rdi), %zmm6
+	vmovdqu64	704(%rdi), %zmm7
 	vpshufd	$78, %zmm3, %zmm8
 	vpxorq	%zmm3, %zmm8, %zmm8
 	vpclmulqdq	$0, %zmm6, %zmm3, %zmm9
 	vpclmulqdq	$17, %zmm6, %zmm3, %zmm3
-	vpclmulqdq	$0, 1136(%rdi), %zmm8, %zmm6
+	vpclmulqdq	$0, 1168(%rdi), %zmm8, %zmm6
 	vpshufd	$78, %zmm4, %zmm8
 	vpxorq	%zmm4, %zmm8, %zmm8
 	vpclmulqdq	$0, %zmm7, %zmm4, %zmm10
 	vpclmulqdq	$17, %zmm7, %zmm4, %zmm4
-	vpclmulqdq	$0, 1200(%rdi), %zmm8, %zmm7
+	vpclmulqdq	$0, 1232(%rdi), %zmm8, %zmm7
 	vpternlogd	$150, %zmm10, %zmm9, %zmm5
 	vpternlogd	$150, %zmm4, %zmm3, %zmm1
 	vpternlogd	$150, %zmm7, %zmm6, %zmm2
 	vmovdqu64	(%rcx), %zmm3
 	vpxorq	%zmm0, %zmm3, %zmm3
 	vmovdqu64	64(%rcx), %zmm0
-	vmovdqu64	496(%rdi), %zmm4
-	vmovdqu64	560(%rdi), %zmm6
+	vmovdqu64	512(%rdi), %zmm4
+	vmovdqu64	576(%rdi), %zmm6
 	vpshufd	$78, %zmm3, %zmm7
 	vpxorq	%zmm3, %zmm7, %zmm7
 	vpclmulqdq	$0, %zmm4, %zmm3, %zmm8
 	vpclmulqdq	$17, %zmm4, %zmm3, %zmm3
-	vpclmulqdq	$0, 1008(%rdi), %zmm7, %zmm4
+	vpclmulqdq	$0, 1040(%rdi), %zmm7, %zmm4
 	vpshufd	$78, %zmm0, %zmm7
 	vpxorq	%zmm0, %zmm7, %zmm7
 	vpclmulqdq	$0, %zmm6, %zmm0, %zmm9
 	vpclmulqdq	$17, %zmm6, %zmm0, %zmm0
-	vpclmulqdq	$0, 1072(%rdi), %zmm7, %zmm6
+	vpclmulqdq	$0, 1104(%rdi), %zmm7, %zmm6
 	vpternlogd	$150, %zmm9, %zmm8, %zmm5
 	vpternlogd	$150, %zmm0, %zmm3, %zmm1
 	vpternlogd	$150, %zmm6, %zmm4, %zmm2
@@ -2653,299 +2609,257 @@ aesgen_vaes512_gcm_siv_seal:
 	subq	$512, %rax
 	jmp	.Laesgen_vaes512_gcm_siv_seal_polyval32_3
 .Laesgen_vaes512_gcm_siv_seal_polyval32_done_3:
-.Laesgen_vaes512_gcm_siv_seal_polyval16_3:
+	testq	%rax, %rax
+	je	.Laesgen_vaes512_gcm_siv_seal_rest_nothing_3
+	leaq	15(%rax), %rdx
+	andq	$-16, %rdx
+	negq	%rdx
+	leaq	1024(%rdi,%rdx,1), %rdx
+	vpxorq	%ymm1, %ymm1, %ymm1
+	vpxorq	%ymm2, %ymm2, %ymm2
+	vpxorq	%ymm3, %ymm3, %ymm3
+	vpxorq	%zmm4, %zmm4, %zmm4
+	vpxorq	%zmm5, %zmm5, %zmm5
+	vpxorq	%zmm6, %zmm6, %zmm6
+	vpshufd	$78, %xmm0, %xmm7
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, (%rdx), %xmm0, %xmm8
+	vpclmulqdq	$17, (%rdx), %xmm0, %xmm0
+	vpclmulqdq	$0, 528(%rdx), %xmm7, %xmm7
 	cmpq	$256, %rax
-	jb	.Laesgen_vaes512_gcm_siv_seal_polyval16_done_3
-	vmovdqu64	128(%rcx), %zmm1
-	vmovdqu64	192(%rcx), %zmm2
-	vmovdqu64	880(%rdi), %zmm3
-	vmovdqu64	944(%rdi), %zmm4
-	vpshufd	$78, %zmm1, %zmm5
-	vpxorq	%zmm1, %zmm5, %zmm5
-	vpclmulqdq	$0, %zmm3, %zmm1, %zmm6
-	vpclmulqdq	$17, %zmm3, %zmm1, %zmm1
-	vpclmulqdq	$0, 1392(%rdi), %zmm5, %zmm3
-	vpshufd	$78, %zmm2, %zmm5
-	vpxorq	%zmm2, %zmm5, %zmm5
-	vpclmulqdq	$0, %zmm4, %zmm2, %zmm7
-	vpclmulqdq	$17, %zmm4, %zmm2, %zmm2
-	vpclmulqdq	$0, 1456(%rdi), %zmm5, %zmm4
-	vpxorq	%zmm7, %zmm6, %zmm5
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vpxorq	%zmm4, %zmm3, %zmm2
-	vmovdqu64	(%rcx), %zmm3
-	vpxorq	%zmm0, %zmm3, %zmm3
-	vmovdqu64	64(%rcx), %zmm0
-	vmovdqu64	752(%rdi), %zmm4
-	vmovdqu64	816(%rdi), %zmm6
-	vpshufd	$78, %zmm3, %zmm7
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, %zmm4, %zmm3, %zmm8
-	vpclmulqdq	$17, %zmm4, %zmm3, %zmm3
-	vpclmulqdq	$0, 1264(%rdi), %zmm7, %zmm4
-	vpshufd	$78, %zmm0, %zmm7
-	vpxorq	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$0, %zmm6, %zmm0, %zmm9
-	vpclmulqdq	$17, %zmm6, %zmm0, %zmm0
-	vpclmulqdq	$0, 1328(%rdi), %zmm7, %zmm6
-	vpternlogd	$150, %zmm9, %zmm8, %zmm5
-	vpternlogd	$150, %zmm0, %zmm3, %zmm1
-	vpternlogd	$150, %zmm6, %zmm4, %zmm2
-	vpternlogd	$150, %zmm1, %zmm5, %zmm2
-	vpslldq	$8, %zmm2, %zmm0
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpsrldq	$8, %zmm2, %zmm0
-	vpxorq	%zmm0, %zmm1, %zmm1
-	vextracti64x4	$1, %zmm5, %ymm0
-	vpxorq	%ymm0, %ymm5, %ymm5
-	vextracti32x4	$1, %ymm5, %xmm0
-	vpxorq	%xmm0, %xmm5, %xmm5
-	vextracti64x4	$1, %zmm1, %ymm0
-	vpxorq	%ymm0, %ymm1, %ymm1
-	vextracti32x4	$1, %ymm1, %xmm0
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm5, %xmm0
-	vpshufd	$78, %xmm5, %xmm5
-	vpxorq	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm5, %xmm0
-	vpshufd	$78, %xmm5, %xmm5
-	vpxorq	%xmm0, %xmm5, %xmm5
-	vpxorq	%xmm1, %xmm5, %xmm5
-	vmovdqa64	%xmm5, %xmm0
+	jb	.Laesgen_vaes512_gcm_siv_seal_rest16_none_3
+	vmovdqu64	128(%rcx), %zmm9
+	vmovdqu64	192(%rcx), %zmm10
+	vmovdqu64	128(%rdx), %zmm11
+	vmovdqu64	192(%rdx), %zmm12
+	vpshufd	$78, %zmm9, %zmm13
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vpclmulqdq	$0, 656(%rdx), %zmm13, %zmm11
+	vpshufd	$78, %zmm10, %zmm13
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vpclmulqdq	$0, 720(%rdx), %zmm13, %zmm12
+	vpternlogd	$150, %zmm15, %zmm14, %zmm4
+	vpternlogd	$150, %zmm10, %zmm9, %zmm5
+	vpternlogd	$150, %zmm12, %zmm11, %zmm6
+	vmovdqu64	(%rcx), %zmm9
+	vmovdqu64	64(%rcx), %zmm10
+	vmovdqu64	(%rdx), %zmm11
+	vmovdqu64	64(%rdx), %zmm12
+	vpshufd	$78, %zmm9, %zmm13
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vpclmulqdq	$0, 528(%rdx), %zmm13, %zmm11
+	vpshufd	$78, %zmm10, %zmm13
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vpclmulqdq	$0, 592(%rdx), %zmm13, %zmm12
+	vpternlogd	$150, %zmm15, %zmm14, %zmm4
+	vpternlogd	$150, %zmm10, %zmm9, %zmm5
+	vpternlogd	$150, %zmm12, %zmm11, %zmm6
 	addq	$256, %rcx
+	addq	$256, %rdx
 	subq	$256, %rax
-.Laesgen_vaes512_gcm_siv_seal_polyval16_done_3:
-.Laesgen_vaes512_gcm_siv_seal_polyval8_3:
+.Laesgen_vaes512_gcm_siv_seal_rest16_none_3:
 	cmpq	$128, %rax
-	jb	.Laesgen_vaes512_gcm_siv_seal_polyval8_done_3
-	vmovdqu64	(%rcx), %zmm1
-	vpxorq	%zmm0, %zmm1, %zmm1
-	vmovdqu64	64(%rcx), %zmm0
-	vmovdqu64	880(%rdi), %zmm2
-	vmovdqu64	944(%rdi), %zmm3
-	vpshufd	$78, %zmm1, %zmm4
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vpclmulqdq	$0, %zmm2, %zmm1, %zmm5
-	vpclmulqdq	$17, %zmm2, %zmm1, %zmm1
-	vpclmulqdq	$0, 1392(%rdi), %zmm4, %zmm2
-	vpshufd	$78, %zmm0, %zmm4
-	vpxorq	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, %zmm3, %zmm0, %zmm6
-	vpclmulqdq	$17, %zmm3, %zmm0, %zmm0
-	vpclmulqdq	$0, 1456(%rdi), %zmm4, %zmm3
-	vpxorq	%zmm6, %zmm5, %zmm4
-	vpxorq	%zmm0, %zmm1, %zmm0
-	vpxorq	%zmm3, %zmm2, %zmm1
-	vpternlogd	$150, %zmm0, %zmm4, %zmm1
-	vpslldq	$8, %zmm1, %zmm2
-	vpxorq	%zmm2, %zmm4, %zmm4
-	vpsrldq	$8, %zmm1, %zmm2
-	vpxorq	%zmm2, %zmm0, %zmm0
+	jb	.Laesgen_vaes512_gcm_siv_seal_rest8_none_3
+	vmovdqu64	(%rcx), %zmm9
+	vmovdqu64	64(%rcx), %zmm10
+	vmovdqu64	(%rdx), %zmm11
+	vmovdqu64	64(%rdx), %zmm12
+	vpshufd	$78, %zmm9, %zmm13
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vpclmulqdq	$0, 528(%rdx), %zmm13, %zmm11
+	vpshufd	$78, %zmm10, %zmm13
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vpclmulqdq	$0, 592(%rdx), %zmm13, %zmm12
+	vpternlogd	$150, %zmm15, %zmm14, %zmm4
+	vpternlogd	$150, %zmm10, %zmm9, %zmm5
+	vpternlogd	$150, %zmm12, %zmm11, %zmm6
+	addq	$128, %rcx
+	addq	$128, %rdx
+	subq	$128, %rax
+.Laesgen_vaes512_gcm_siv_seal_rest8_none_3:
+	cmpq	$64, %rax
+	jb	.Laesgen_vaes512_gcm_siv_seal_rest4_none_3
+	vmovdqu64	(%rcx), %zmm9
+	vpshufd	$78, %zmm9, %zmm10
+	vpxorq	%zmm9, %zmm10, %zmm10
+	vpclmulqdq	$0, (%rdx), %zmm9, %zmm11
+	vpxorq	%zmm11, %zmm4, %zmm4
+	vpclmulqdq	$17, (%rdx), %zmm9, %zmm9
+	vpxorq	%zmm9, %zmm5, %zmm5
+	vpclmulqdq	$0, 528(%rdx), %zmm10, %zmm9
+	vpxorq	%zmm9, %zmm6, %zmm6
+	addq	$64, %rcx
+	addq	$64, %rdx
+	subq	$64, %rax
+.Laesgen_vaes512_gcm_siv_seal_rest4_none_3:
+	cmpq	$32, %rax
+	jb	.Laesgen_vaes512_gcm_siv_seal_rest2_none_3
+	vmovdqu64	(%rcx), %ymm9
+	vpshufd	$78, %ymm9, %ymm10
+	vpxorq	%ymm9, %ymm10, %ymm10
+	vpclmulqdq	$0, (%rdx), %ymm9, %ymm11
+	vpxorq	%ymm11, %ymm1, %ymm1
+	vpclmulqdq	$17, (%rdx), %ymm9, %ymm9
+	vpxorq	%ymm9, %ymm2, %ymm2
+	vpclmulqdq	$0, 528(%rdx), %ymm10, %ymm9
+	vpxorq	%ymm9, %ymm3, %ymm3
+	addq	$32, %rcx
+	addq	$32, %rdx
+	subq	$32, %rax
+.Laesgen_vaes512_gcm_siv_seal_rest2_none_3:
+	cmpq	$16, %rax
+	jb	.Laesgen_vaes512_gcm_siv_seal_rest1_none_3
+	vmovdqu64	(%rcx), %xmm9
+	vpshufd	$78, %xmm9, %xmm10
+	vpxorq	%xmm9, %xmm10, %xmm10
+	vpclmulqdq	$0, (%rdx), %xmm9, %xmm11
+	vpxorq	%xmm11, %xmm8, %xmm8
+	vpclmulqdq	$17, (%rdx), %xmm9, %xmm9
+	vpxorq	%xmm9, %xmm0, %xmm0
+	vpclmulqdq	$0, 528(%rdx), %xmm10, %xmm9
+	vpxorq	%xmm9, %xmm7, %xmm7
+	addq	$16, %rcx
+	addq	$16, %rdx
+	subq	$16, %rax
+.Laesgen_vaes512_gcm_siv_seal_rest1_none_3:
+	testq	%rax, %rax
+	je	.Laesgen_vaes512_gcm_siv_seal_rest_whole_3
+	movq	$-1, %r10
+	bzhiq	%rax, %r10, %r10
+	kmovq	%r10, %k1
+	vmovdqu8	(%rcx), %xmm9{%k1}{z}
+	vpshufd	$78, %xmm9, %xmm10
+	vpxorq	%xmm9, %xmm10, %xmm10
+	vpclmulqdq	$0, (%rdx), %xmm9, %xmm11
+	vpxorq	%xmm11, %xmm8, %xmm8
+	vpclmulqdq	$17, (%rdx), %xmm9, %xmm9
+	vpxorq	%xmm9, %xmm0, %xmm0
+	vpclmulqdq	$0, 528(%rdx), %xmm10, %xmm9
+	vpxorq	%xmm9, %xmm7, %xmm7
+	addq	$16, %rdx
+.Laesgen_vaes512_gcm_siv_seal_rest_whole_3:
+	vextracti32x4	$1, %ymm1, %xmm9
+	vpxorq	%xmm9, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm8, %xmm8
+	vextracti32x4	$1, %ymm2, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vextracti32x4	$1, %ymm3, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpxorq	%xmm3, %xmm7, %xmm7
 	vextracti64x4	$1, %zmm4, %ymm1
 	vpxorq	%ymm1, %ymm4, %ymm4
 	vextracti32x4	$1, %ymm4, %xmm1
 	vpxorq	%xmm1, %xmm4, %xmm4
-	vextracti64x4	$1, %zmm0, %ymm1
-	vpxorq	%ymm1, %ymm0, %ymm0
-	vextracti32x4	$1, %ymm0, %xmm1
+	vpxorq	%xmm4, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm5, %ymm1
+	vpxorq	%ymm1, %ymm5, %ymm5
+	vextracti32x4	$1, %ymm5, %xmm1
+	vpxorq	%xmm1, %xmm5, %xmm5
+	vpxorq	%xmm5, %xmm0, %xmm0
+	vextracti64x4	$1, %zmm6, %ymm1
+	vpxorq	%ymm1, %ymm6, %ymm6
+	vextracti32x4	$1, %ymm6, %xmm1
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm7, %xmm7
+	vpternlogd	$150, %xmm0, %xmm8, %xmm7
+	vpslldq	$8, %xmm7, %xmm1
+	vpxorq	%xmm1, %xmm8, %xmm8
+	vpsrldq	$8, %xmm7, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm1
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm1
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpxorq	%xmm0, %xmm4, %xmm4
-	vmovdqa64	%xmm4, %xmm0
-	addq	$128, %rcx
-	subq	$128, %rax
-.Laesgen_vaes512_gcm_siv_seal_polyval8_done_3:
-.Laesgen_vaes512_gcm_siv_seal_polyval4_3:
-	cmpq	$64, %rax
-	jb	.Laesgen_vaes512_gcm_siv_seal_polyval4_done_3
-	vmovdqu64	(%rcx), %zmm1
-	vpxorq	%zmm0, %zmm1, %zmm1
-	vpshufd	$78, %zmm1, %zmm0
-	vpxorq	%zmm1, %zmm0, %zmm0
-	vpclmulqdq	$0, 944(%rdi), %zmm1, %zmm2
-	vpclmulqdq	$17, 944(%rdi), %zmm1, %zmm1
-	vpclmulqdq	$0, 1456(%rdi), %zmm0, %zmm0
-	vpternlogd	$150, %zmm1, %zmm2, %zmm0
-	vpslldq	$8, %zmm0, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vpsrldq	$8, %zmm0, %zmm3
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vextracti64x4	$1, %zmm2, %ymm0
-	vpxorq	%ymm0, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm1, %ymm0
-	vpxorq	%ymm0, %ymm1, %ymm1
-	vextracti32x4	$1, %ymm1, %xmm0
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
-	addq	$64, %rcx
-	subq	$64, %rax
-.Laesgen_vaes512_gcm_siv_seal_polyval4_done_3:
-.Laesgen_vaes512_gcm_siv_seal_polyval2_3:
-	cmpq	$32, %rax
-	jb	.Laesgen_vaes512_gcm_siv_seal_polyval2_done_3
-	vmovdqu64	(%rcx), %ymm1
-	vpxorq	%ymm0, %ymm1, %ymm1
-	vpshufd	$78, %ymm1, %ymm0
-	vpxorq	%ymm1, %ymm0, %ymm0
-	vpclmulqdq	$0, 976(%rdi), %ymm1, %ymm2
-	vpclmulqdq	$17, 976(%rdi), %ymm1, %ymm1
-	vpclmulqdq	$0, 1488(%rdi), %ymm0, %ymm0
-	vpternlogd	$150, %ymm1, %ymm2, %ymm0
-	vpslldq	$8, %ymm0, %ymm3
-	vpxorq	%ymm3, %ymm2, %ymm2
-	vpsrldq	$8, %ymm0, %ymm3
-	vpxorq	%ymm3, %ymm1, %ymm1
-	vextracti32x4	$1, %ymm2, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti32x4	$1, %ymm1, %xmm0
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
-	addq	$32, %rcx
-	subq	$32, %rax
-.Laesgen_vaes512_gcm_siv_seal_polyval2_done_3:
-.Laesgen_vaes512_gcm_siv_seal_polyval1_3:
-	cmpq	$16, %rax
-	jb	.Laesgen_vaes512_gcm_siv_seal_polyval1_done_3
-	vmovdqu64	(%rcx), %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 992(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 992(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 1504(%rdi), %xmm0, %xmm0
-	vpternlogd	$150, %xmm1, %xmm2, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
-	addq	$16, %rcx
-	subq	$16, %rax
-.Laesgen_vaes512_gcm_siv_seal_polyval1_done_3:
-	testq	%rax, %rax
-	je	.Laesgen_vaes512_gcm_siv_seal_polyval_end_3
-	movq	$-1, %rdx
-	bzhiq	%rax, %rdx, %rdx
-	kmovq	%rdx, %k1
-	vmovdqu8	(%rcx), %xmm1{%k1}{z}
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 992(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 992(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 992(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 992(%rdi), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, %xmm0
-.Laesgen_vaes512_gcm_siv_seal_polyval_end_3:
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm8, %xmm1
+	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm1, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm8, %xmm1
+	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm1, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vmovdqa64	%xmm8, %xmm0
+.Laesgen_vaes512_gcm_siv_seal_rest_nothing_3:
 	movq	8(%rsp), %rax
-	movq	%r9, %rcx
+	movq	8(%rsp), %rcx
+	movq	%r9, %rdx
 .Laesgen_vaes512_gcm_siv_seal_polyval32_4:
 	cmpq	$512, %rax
 	jb	.Laesgen_vaes512_gcm_siv_seal_polyval32_done_4
-	vmovdqu64	384(%rcx), %zmm1
-	vmovdqu64	448(%rcx), %zmm2
-	vmovdqu64	880(%rdi), %zmm3
-	vmovdqu64	944(%rdi), %zmm4
+	vmovdqu64	384(%rdx), %zmm1
+	vmovdqu64	448(%rdx), %zmm2
+	vmovdqu64	896(%rdi), %zmm3
+	vmovdqu64	960(%rdi), %zmm4
 	vpshufd	$78, %zmm1, %zmm5
 	vpxorq	%zmm1, %zmm5, %zmm5
 	vpclmulqdq	$0, %zmm3, %zmm1, %zmm6
 	vpclmulqdq	$17, %zmm3, %zmm1, %zmm1
-	vpclmulqdq	$0, 1392(%rdi), %zmm5, %zmm3
+	vpclmulqdq	$0, 1424(%rdi), %zmm5, %zmm3
 	vpshufd	$78, %zmm2, %zmm5
 	vpxorq	%zmm2, %zmm5, %zmm5
 	vpclmulqdq	$0, %zmm4, %zmm2, %zmm7
 	vpclmulqdq	$17, %zmm4, %zmm2, %zmm2
-	vpclmulqdq	$0, 1456(%rdi), %zmm5, %zmm4
+	vpclmulqdq	$0, 1488(%rdi), %zmm5, %zmm4
 	vpxorq	%zmm7, %zmm6, %zmm5
 	vpxorq	%zmm2, %zmm1, %zmm1
 	vpxorq	%zmm4, %zmm3, %zmm2
-	vmovdqu64	256(%rcx), %zmm3
-	vmovdqu64	320(%rcx), %zmm4
-	vmovdqu64	752(%rdi), %zmm6
-	vmovdqu64	816(%rdi), %zmm7
+	vmovdqu64	256(%rdx), %zmm3
+	vmovdqu64	320(%rdx), %zmm4
+	vmovdqu64	768(%rdi), %zmm6
+	vmovdqu64	832(%rdi), %zmm7
 	vpshufd	$78, %zmm3, %zmm8
 	vpxorq	%zmm3, %zmm8, %zmm8
 	vpclmulqdq	$0, %zmm6, %zmm3, %zmm9
 	vpclmulqdq	$17, %zmm6, %zmm3, %zmm3
-	vpclmulqdq	$0, 1264(%rdi), %zmm8, %zmm6
+	vpclmulqdq	$0, 1296(%rdi), %zmm8, %zmm6
 	vpshufd	$78, %zmm4, %zmm8
 	vpxorq	%zmm4, %zmm8, %zmm8
 	vpclmulqdq	$0, %zmm7, %zmm4, %zmm10
 	vpclmulqdq	$17, %zmm7, %zmm4, %zmm4
-	vpclmulqdq	$0, 1328(%rdi), %zmm8, %zmm7
+	vpclmulqdq	$0, 1360(%rdi), %zmm8, %zmm7
 	vpternlogd	$150, %zmm10, %zmm9, %zmm5
 	vpternlogd	$150, %zmm4, %zmm3, %zmm1
 	vpternlogd	$150, %zmm7, %zmm6, %zmm2
-	vmovdqu64	128(%rcx), %zmm3
-	vmovdqu64	192(%rcx), %zmm4
-	vmovdqu64	624(%rdi), %zmm6
-	vmovdqu64	688(%rdi), %zmm7
+	vmovdqu64	128(%rdx), %zmm3
+	vmovdqu64	192(%rdx), %zmm4
+	vmovdqu64	640(%rdi), %zmm6
+	vmovdqu64	704(%rdi), %zmm7
 	vpshufd	$78, %zmm3, %zmm8
 	vpxorq	%zmm3, %zmm8, %zmm8
 	vpclmulqdq	$0, %zmm6, %zmm3, %zmm9
 	vpclmulqdq	$17, %zmm6, %zmm3, %zmm3
-	vpclmulqdq	$0, 1136(%rdi), %zmm8, %zmm6
+	vpclmulqdq	$0, 1168(%rdi), %zmm8, %zmm6
 	vpshufd	$78, %zmm4, %zmm8
 	vpxorq	%zmm4, %zmm8, %zmm8
 	vpclmulqdq	$0, %zmm7, %zmm4, %zmm10
 	vpclmulqdq	$17, %zmm7, %zmm4, %zmm4
-	vpclmulqdq	$0, 1200(%rdi), %zmm8, %zmm7
+	vpclmulqdq	$0, 1232(%rdi), %zmm8, %zmm7
 	vpternlogd	$150, %zmm10, %zmm9, %zmm5
 	vpternlogd	$150, %zmm4, %zmm3, %zmm1
 	vpternlogd	$150, %zmm7, %zmm6, %zmm2
-	vmovdqu64	(%rcx), %zmm3
+	vmovdqu64	(%rdx), %zmm3
 	vpxorq	%zmm0, %zmm3, %zmm3
-	vmovdqu64	64(%rcx), %zmm0
-	vmovdqu64	496(%rdi), %zmm4
-	vmovdqu64	560(%rdi), %zmm6
+	vmovdqu64	64(%rdx), %zmm0
+	vmovdqu64	512(%rdi), %zmm4
+	vmovdqu64	576(%rdi), %zmm6
 	vpshufd	$78, %zmm3, %zmm7
 	vpxorq	%zmm3, %zmm7, %zmm7
 	vpclmulqdq	$0, %zmm4, %zmm3, %zmm8
 	vpclmulqdq	$17, %zmm4, %zmm3, %zmm3
-	vpclmulqdq	$0, 1008(%rdi), %zmm7, %zmm4
+	vpclmulqdq	$0, 1040(%rdi), %zmm7, %zmm4
 	vpshufd	$78, %zmm0, %zmm7
 	vpxorq	%zmm0, %zmm7, %zmm7
 	vpclmulqdq	$0, %zmm6, %zmm0, %zmm9
 	vpclmulqdq	$17, %zmm6, %zmm0, %zmm0
-	vpclmulqdq	$0, 1072(%rdi), %zmm7, %zmm6
+	vpclmulqdq	$0, 1104(%rdi), %zmm7, %zmm6
 	vpternlogd	$150, %zmm9, %zmm8, %zmm5
 	vpternlogd	$150, %zmm0, %zmm3, %zmm1
 	vpternlogd	$150, %zmm6, %zmm4, %zmm2
@@ -2970,256 +2884,200 @@ aesgen_vaes512_gcm_siv_seal:
 	vpxorq	%xmm0, %xmm5, %xmm5
 	vpxorq	%xmm1, %xmm5, %xmm5
 	vmovdqa64	%xmm5, %xmm0
-	addq	$512, %rcx
+	addq	$512, %rdx
 	subq	$512, %rax
 	jmp	.Laesgen_vaes512_gcm_siv_seal_polyval32_4
 .Laesgen_vaes512_gcm_siv_seal_polyval32_done_4:
-.Laesgen_vaes512_gcm_siv_seal_polyval16_4:
+	leaq	15(%rax), %r10
+	andq	$-16, %r10
+	negq	%r10
+	leaq	1008(%rdi,%r10,1), %r10
+	vpxorq	%ymm1, %ymm1, %ymm1
+	vpxorq	%ymm2, %ymm2, %ymm2
+	vpxorq	%ymm3, %ymm3, %ymm3
+	vpxorq	%zmm4, %zmm4, %zmm4
+	vpxorq	%zmm5, %zmm5, %zmm5
+	vpxorq	%zmm6, %zmm6, %zmm6
+	vpshufd	$78, %xmm0, %xmm7
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$0, (%r10), %xmm0, %xmm8
+	vpclmulqdq	$17, (%r10), %xmm0, %xmm0
+	vpclmulqdq	$0, 528(%r10), %xmm7, %xmm7
 	cmpq	$256, %rax
-	jb	.Laesgen_vaes512_gcm_siv_seal_polyval16_done_4
-	vmovdqu64	128(%rcx), %zmm1
-	vmovdqu64	192(%rcx), %zmm2
-	vmovdqu64	880(%rdi), %zmm3
-	vmovdqu64	944(%rdi), %zmm4
-	vpshufd	$78, %zmm1, %zmm5
-	vpxorq	%zmm1, %zmm5, %zmm5
-	vpclmulqdq	$0, %zmm3, %zmm1, %zmm6
-	vpclmulqdq	$17, %zmm3, %zmm1, %zmm1
-	vpclmulqdq	$0, 1392(%rdi), %zmm5, %zmm3
-	vpshufd	$78, %zmm2, %zmm5
-	vpxorq	%zmm2, %zmm5, %zmm5
-	vpclmulqdq	$0, %zmm4, %zmm2, %zmm7
-	vpclmulqdq	$17, %zmm4, %zmm2, %zmm2
-	vpclmulqdq	$0, 1456(%rdi), %zmm5, %zmm4
-	vpxorq	%zmm7, %zmm6, %zmm5
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vpxorq	%zmm4, %zmm3, %zmm2
-	vmovdqu64	(%rcx), %zmm3
-	vpxorq	%zmm0, %zmm3, %zmm3
-	vmovdqu64	64(%rcx), %zmm0
-	vmovdqu64	752(%rdi), %zmm4
-	vmovdqu64	816(%rdi), %zmm6
-	vpshufd	$78, %zmm3, %zmm7
-	vpxorq	%zmm3, %zmm7, %zmm7
-	vpclmulqdq	$0, %zmm4, %zmm3, %zmm8
-	vpclmulqdq	$17, %zmm4, %zmm3, %zmm3
-	vpclmulqdq	$0, 1264(%rdi), %zmm7, %zmm4
-	vpshufd	$78, %zmm0, %zmm7
-	vpxorq	%zmm0, %zmm7, %zmm7
-	vpclmulqdq	$0, %zmm6, %zmm0, %zmm9
-	vpclmulqdq	$17, %zmm6, %zmm0, %zmm0
-	vpclmulqdq	$0, 1328(%rdi), %zmm7, %zmm6
-	vpternlogd	$150, %zmm9, %zmm8, %zmm5
-	vpternlogd	$150, %zmm0, %zmm3, %zmm1
-	vpternlogd	$150, %zmm6, %zmm4, %zmm2
-	vpternlogd	$150, %zmm1, %zmm5, %zmm2
-	vpslldq	$8, %zmm2, %zmm0
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpsrldq	$8, %zmm2, %zmm0
-	vpxorq	%zmm0, %zmm1, %zmm1
-	vextracti64x4	$1, %zmm5, %ymm0
-	vpxorq	%ymm0, %ymm5, %ymm5
-	vextracti32x4	$1, %ymm5, %xmm0
-	vpxorq	%xmm0, %xmm5, %xmm5
-	vextracti64x4	$1, %zmm1, %ymm0
-	vpxorq	%ymm0, %ymm1, %ymm1
-	vextracti32x4	$1, %ymm1, %xmm0
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm5, %xmm0
-	vpshufd	$78, %xmm5, %xmm5
-	vpxorq	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm5, %xmm0
-	vpshufd	$78, %xmm5, %xmm5
-	vpxorq	%xmm0, %xmm5, %xmm5
-	vpxorq	%xmm1, %xmm5, %xmm5
-	vmovdqa64	%xmm5, %xmm0
-	addq	$256, %rcx
+	jb	.Laesgen_vaes512_gcm_siv_seal_rest16_none_4
+	vmovdqu64	128(%rdx), %zmm9
+	vmovdqu64	192(%rdx), %zmm10
+	vmovdqu64	128(%r10), %zmm11
+	vmovdqu64	192(%r10), %zmm12
+	vpshufd	$78, %zmm9, %zmm13
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vpclmulqdq	$0, 656(%r10), %zmm13, %zmm11
+	vpshufd	$78, %zmm10, %zmm13
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vpclmulqdq	$0, 720(%r10), %zmm13, %zmm12
+	vpternlogd	$150, %zmm15, %zmm14, %zmm4
+	vpternlogd	$150, %zmm10, %zmm9, %zmm5
+	vpternlogd	$150, %zmm12, %zmm11, %zmm6
+	vmovdqu64	(%rdx), %zmm9
+	vmovdqu64	64(%rdx), %zmm10
+	vmovdqu64	(%r10), %zmm11
+	vmovdqu64	64(%r10), %zmm12
+	vpshufd	$78, %zmm9, %zmm13
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vpclmulqdq	$0, 528(%r10), %zmm13, %zmm11
+	vpshufd	$78, %zmm10, %zmm13
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vpclmulqdq	$0, 592(%r10), %zmm13, %zmm12
+	vpternlogd	$150, %zmm15, %zmm14, %zmm4
+	vpternlogd	$150, %zmm10, %zmm9, %zmm5
+	vpternlogd	$150, %zmm12, %zmm11, %zmm6
+	addq	$256, %rdx
+	addq	$256, %r10
 	subq	$256, %rax
-.Laesgen_vaes512_gcm_siv_seal_polyval16_done_4:
-.Laesgen_vaes512_gcm_siv_seal_polyval8_4:
+.Laesgen_vaes512_gcm_siv_seal_rest16_none_4:
 	cmpq	$128, %rax
-	jb	.Laesgen_vaes512_gcm_siv_seal_polyval8_done_4
-	vmovdqu64	(%rcx), %zmm1
-	vpxorq	%zmm0, %zmm1, %zmm1
-	vmovdqu64	64(%rcx), %zmm0
-	vmovdqu64	880(%rdi), %zmm2
-	vmovdqu64	944(%rdi), %zmm3
-	vpshufd	$78, %zmm1, %zmm4
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vpclmulqdq	$0, %zmm2, %zmm1, %zmm5
-	vpclmulqdq	$17, %zmm2, %zmm1, %zmm1
-	vpclmulqdq	$0, 1392(%rdi), %zmm4, %zmm2
-	vpshufd	$78, %zmm0, %zmm4
-	vpxorq	%zmm0, %zmm4, %zmm4
-	vpclmulqdq	$0, %zmm3, %zmm0, %zmm6
-	vpclmulqdq	$17, %zmm3, %zmm0, %zmm0
-	vpclmulqdq	$0, 1456(%rdi), %zmm4, %zmm3
-	vpxorq	%zmm6, %zmm5, %zmm4
-	vpxorq	%zmm0, %zmm1, %zmm0
-	vpxorq	%zmm3, %zmm2, %zmm1
-	vpternlogd	$150, %zmm0, %zmm4, %zmm1
-	vpslldq	$8, %zmm1, %zmm2
-	vpxorq	%zmm2, %zmm4, %zmm4
-	vpsrldq	$8, %zmm1, %zmm2
-	vpxorq	%zmm2, %zmm0, %zmm0
+	jb	.Laesgen_vaes512_gcm_siv_seal_rest8_none_4
+	vmovdqu64	(%rdx), %zmm9
+	vmovdqu64	64(%rdx), %zmm10
+	vmovdqu64	(%r10), %zmm11
+	vmovdqu64	64(%r10), %zmm12
+	vpshufd	$78, %zmm9, %zmm13
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vpclmulqdq	$0, 528(%r10), %zmm13, %zmm11
+	vpshufd	$78, %zmm10, %zmm13
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vpclmulqdq	$0, 592(%r10), %zmm13, %zmm12
+	vpternlogd	$150, %zmm15, %zmm14, %zmm4
+	vpternlogd	$150, %zmm10, %zmm9, %zmm5
+	vpternlogd	$150, %zmm12, %zmm11, %zmm6
+	addq	$128, %rdx
+	addq	$128, %r10
+	subq	$128, %rax
+.Laesgen_vaes512_gcm_siv_seal_rest8_none_4:
+	cmpq	$64, %rax
+	jb	.Laesgen_vaes512_gcm_siv_seal_rest4_none_4
+	vmovdqu64	(%rdx), %zmm9
+	vpshufd	$78, %zmm9, %zmm10
+	vpxorq	%zmm9, %zmm10, %zmm10
+	vpclmulqdq	$0, (%r10), %zmm9, %zmm11
+	vpxorq	%zmm11, %zmm4, %zmm4
+	vpclmulqdq	$17, (%r10), %zmm9, %zmm9
+	vpxorq	%zmm9, %zmm5, %zmm5
+	vpclmulqdq	$0, 528(%r10), %zmm10, %zmm9
+	vpxorq	%zmm9, %zmm6, %zmm6
+	addq	$64, %rdx
+	addq	$64, %r10
+	subq	$64, %rax
+.Laesgen_vaes512_gcm_siv_seal_rest4_none_4:
+	cmpq	$32, %rax
+	jb	.Laesgen_vaes512_gcm_siv_seal_rest2_none_4
+	vmovdqu64	(%rdx), %ymm9
+	vpshufd	$78, %ymm9, %ymm10
+	vpxorq	%ymm9, %ymm10, %ymm10
+	vpclmulqdq	$0, (%r10), %ymm9, %ymm11
+	vpxorq	%ymm11, %ymm1, %ymm1
+	vpclmulqdq	$17, (%r10), %ymm9, %ymm9
+	vpxorq	%ymm9, %ymm2, %ymm2
+	vpclmulqdq	$0, 528(%r10), %ymm10, %ymm9
+	vpxorq	%ymm9, %ymm3, %ymm3
+	addq	$32, %rdx
+	addq	$32, %r10
+	subq	$32, %rax
+.Laesgen_vaes512_gcm_siv_seal_rest2_none_4:
+	cmpq	$16, %rax
+	jb	.Laesgen_vaes512_gcm_siv_seal_rest1_none_4
+	vmovdqu64	(%rdx), %xmm9
+	vpshufd	$78, %xmm9, %xmm10
+	vpxorq	%xmm9, %xmm10, %xmm10
+	vpclmulqdq	$0, (%r10), %xmm9, %xmm11
+	vpxorq	%xmm11, %xmm8, %xmm8
+	vpclmulqdq	$17, (%r10), %xmm9, %xmm9
+	vpxorq	%xmm9, %xmm0, %xmm0
+	vpclmulqdq	$0, 528(%r10), %xmm10, %xmm9
+	vpxorq	%xmm9, %xmm7, %xmm7
+	addq	$16, %rdx
+	addq	$16, %r10
+	subq	$16, %rax
+.Laesgen_vaes512_gcm_siv_seal_rest1_none_4:
+	testq	%rax, %rax
+	je	.Laesgen_vaes512_gcm_siv_seal_rest_whole_4
+	movq	$-1, %r11
+	bzhiq	%rax, %r11, %r11
+	kmovq	%r11, %k1
+	vmovdqu8	(%rdx), %xmm9{%k1}{z}
+	vpshufd	$78, %xmm9, %xmm10
+	vpxorq	%xmm9, %xmm10, %xmm10
+	vpclmulqdq	$0, (%r10), %xmm9, %xmm11
+	vpxorq	%xmm11, %xmm8, %xmm8
+	vpclmulqdq	$17, (%r10), %xmm9, %xmm9
+	vpxorq	%xmm9, %xmm0, %xmm0
+	vpclmulqdq	$0, 528(%r10), %xmm10, %xmm9
+	vpxorq	%xmm9, %xmm7, %xmm7
+	addq	$16, %r10
+.Laesgen_vaes512_gcm_siv_seal_rest_whole_4:
+	shlq	$3, %r8
+	shlq	$3, %rcx
+	vmovq	%r8, %xmm9
+	vmovq	%rcx, %xmm10
+	vpunpcklqdq	%xmm10, %xmm9, %xmm9
+	vpshufd	$78, %xmm9, %xmm10
+	vpxorq	%xmm9, %xmm10, %xmm10
+	vpclmulqdq	$0, (%r10), %xmm9, %xmm11
+	vpxorq	%xmm11, %xmm8, %xmm8
+	vpclmulqdq	$17, (%r10), %xmm9, %xmm9
+	vpxorq	%xmm9, %xmm0, %xmm0
+	vpclmulqdq	$0, 528(%r10), %xmm10, %xmm9
+	vpxorq	%xmm9, %xmm7, %xmm7
+	vextracti32x4	$1, %ymm1, %xmm9
+	vpxorq	%xmm9, %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm8, %xmm8
+	vextracti32x4	$1, %ymm2, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vextracti32x4	$1, %ymm3, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpxorq	%xmm3, %xmm7, %xmm7
 	vextracti64x4	$1, %zmm4, %ymm1
 	vpxorq	%ymm1, %ymm4, %ymm4
 	vextracti32x4	$1, %ymm4, %xmm1
 	vpxorq	%xmm1, %xmm4, %xmm4
-	vextracti64x4	$1, %zmm0, %ymm1
-	vpxorq	%ymm1, %ymm0, %ymm0
-	vextracti32x4	$1, %ymm0, %xmm1
+	vpxorq	%xmm4, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm5, %ymm1
+	vpxorq	%ymm1, %ymm5, %ymm5
+	vextracti32x4	$1, %ymm5, %xmm1
+	vpxorq	%xmm1, %xmm5, %xmm5
+	vpxorq	%xmm5, %xmm0, %xmm0
+	vextracti64x4	$1, %zmm6, %ymm1
+	vpxorq	%ymm1, %ymm6, %ymm6
+	vextracti32x4	$1, %ymm6, %xmm1
+	vpxorq	%xmm1, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm7, %xmm7
+	vpternlogd	$150, %xmm0, %xmm8, %xmm7
+	vpslldq	$8, %xmm7, %xmm1
+	vpxorq	%xmm1, %xmm8, %xmm8
+	vpsrldq	$8, %xmm7, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm1
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm1
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpxorq	%xmm0, %xmm4, %xmm4
-	vmovdqa64	%xmm4, %xmm0
-	addq	$128, %rcx
-	subq	$128, %rax
-.Laesgen_vaes512_gcm_siv_seal_polyval8_done_4:
-.Laesgen_vaes512_gcm_siv_seal_polyval4_4:
-	cmpq	$64, %rax
-	jb	.Laesgen_vaes512_gcm_siv_seal_polyval4_done_4
-	vmovdqu64	(%rcx), %zmm1
-	vpxorq	%zmm0, %zmm1, %zmm1
-	vpshufd	$78, %zmm1, %zmm0
-	vpxorq	%zmm1, %zmm0, %zmm0
-	vpclmulqdq	$0, 944(%rdi), %zmm1, %zmm2
-	vpclmulqdq	$17, 944(%rdi), %zmm1, %zmm1
-	vpclmulqdq	$0, 1456(%rdi), %zmm0, %zmm0
-	vpternlogd	$150, %zmm1, %zmm2, %zmm0
-	vpslldq	$8, %zmm0, %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vpsrldq	$8, %zmm0, %zmm3
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vextracti64x4	$1, %zmm2, %ymm0
-	vpxorq	%ymm0, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti64x4	$1, %zmm1, %ymm0
-	vpxorq	%ymm0, %ymm1, %ymm1
-	vextracti32x4	$1, %ymm1, %xmm0
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
-	addq	$64, %rcx
-	subq	$64, %rax
-.Laesgen_vaes512_gcm_siv_seal_polyval4_done_4:
-.Laesgen_vaes512_gcm_siv_seal_polyval2_4:
-	cmpq	$32, %rax
-	jb	.Laesgen_vaes512_gcm_siv_seal_polyval2_done_4
-	vmovdqu64	(%rcx), %ymm1
-	vpxorq	%ymm0, %ymm1, %ymm1
-	vpshufd	$78, %ymm1, %ymm0
-	vpxorq	%ymm1, %ymm0, %ymm0
-	vpclmulqdq	$0, 976(%rdi), %ymm1, %ymm2
-	vpclmulqdq	$17, 976(%rdi), %ymm1, %ymm1
-	vpclmulqdq	$0, 1488(%rdi), %ymm0, %ymm0
-	vpternlogd	$150, %ymm1, %ymm2, %ymm0
-	vpslldq	$8, %ymm0, %ymm3
-	vpxorq	%ymm3, %ymm2, %ymm2
-	vpsrldq	$8, %ymm0, %ymm3
-	vpxorq	%ymm3, %ymm1, %ymm1
-	vextracti32x4	$1, %ymm2, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vextracti32x4	$1, %ymm1, %xmm0
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
-	addq	$32, %rcx
-	subq	$32, %rax
-.Laesgen_vaes512_gcm_siv_seal_polyval2_done_4:
-.Laesgen_vaes512_gcm_siv_seal_polyval1_4:
-	cmpq	$16, %rax
-	jb	.Laesgen_vaes512_gcm_siv_seal_polyval1_done_4
-	vmovdqu64	(%rcx), %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 992(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 992(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 1504(%rdi), %xmm0, %xmm0
-	vpternlogd	$150, %xmm1, %xmm2, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vmovdqa64	%xmm2, %xmm0
-	addq	$16, %rcx
-	subq	$16, %rax
-.Laesgen_vaes512_gcm_siv_seal_polyval1_done_4:
-	testq	%rax, %rax
-	je	.Laesgen_vaes512_gcm_siv_seal_polyval_end_4
-	movq	$-1, %rdx
-	bzhiq	%rax, %rdx, %rdx
-	kmovq	%rdx, %k1
-	vmovdqu8	(%rcx), %xmm1{%k1}{z}
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 992(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 992(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 992(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 992(%rdi), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, %xmm0
-.Laesgen_vaes512_gcm_siv_seal_polyval_end_4:
-	movq	8(%rsp), %rax
-	shlq	$3, %r8
-	shlq	$3, %rax
-	vmovq	%r8, %xmm1
-	vmovq	%rax, %xmm2
-	vpunpcklqdq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 992(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 992(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 992(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 992(%rdi), %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm8, %xmm1
+	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm1, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm8, %xmm1
+	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm1, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vmovdqa64	%xmm8, %xmm0
+.Laesgen_vaes512_gcm_siv_seal_rest_nothing_4:
 	vmovd	8(%rsi), %xmm1
 	vpslldq	$8, %xmm1, %xmm1
 	movq	(%rsi), %rax
@@ -3797,8 +3655,9 @@ aesgen_vaes512_gcm_siv_seal:
 aesgen_vaes512_gcm_siv_open:
 	endbr64
 	pushq	%rbx
-	movq	40(%rsp), %r10
-	movq	16(%rsp), %r11
+	pushq	%rbp
+	movq	48(%rsp), %r10
+	movq	24(%rsp), %r11
 	movabsq	$0x1000000000, %rbx
 	cmpq	%rbx, %r11
 	ja	.Laesgen_vaes512_gcm_siv_open_refuse
@@ -3815,10 +3674,11 @@ aesgen_vaes512_gcm_siv_open:
 	cmpl	$128, %edx
 	je	.Laesgen_vaes512_gcm_siv_open_message128
 .Laesgen_vaes512_gcm_siv_open_message256:
+	movq	24(%rsp), %rdx
 	vmovd	8(%rsi), %xmm0
 	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rdx
-	vmovq	%rdx, %xmm1
+	movq	(%rsi), %r10
+	vmovq	%r10, %xmm1
 	vporq	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_siv_open_le32_0(%rip), %xmm0, %xmm1
@@ -4081,10 +3941,10 @@ aesgen_vaes512_gcm_siv_open:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 480(%rdi)
-	vmovdqa64	%xmm1, 992(%rdi)
+	vmovdqa64	%xmm1, 1008(%rdi)
 	vpshufd	$78, %xmm1, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 1504(%rdi)
+	vmovdqa64	%xmm0, 1536(%rdi)
 	vpclmulqdq	$0, %xmm1, %xmm1, %xmm0
 	vpclmulqdq	$17, %xmm1, %xmm1, %xmm2
 	vpclmulqdq	$1, %xmm1, %xmm1, %xmm3
@@ -4101,195 +3961,221 @@ aesgen_vaes512_gcm_siv_open:
 	vpshufd	$78, %xmm0, %xmm0
 	vpxorq	%xmm3, %xmm0, %xmm0
 	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 976(%rdi)
+	vmovdqa64	%xmm0, 992(%rdi)
 	vpshufd	$78, %xmm0, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1488(%rdi)
+	vmovdqa64	%xmm2, 1520(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm5
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm5
+	vpxorq	%xmm5, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm5
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm4
 	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
+	vpxorq	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm4
 	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm4, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 976(%rdi)
+	vpshufd	$78, %xmm2, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vmovdqa64	%xmm3, 1504(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm0, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm0, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm0, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm0, %xmm0
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 960(%rdi)
-	vpshufd	$78, %xmm2, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1472(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm0, %xmm1
-	vpclmulqdq	$17, %xmm0, %xmm0, %xmm2
-	vpclmulqdq	$1, %xmm0, %xmm0, %xmm3
-	vpclmulqdq	$16, %xmm0, %xmm0, %xmm0
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm0
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm3, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 944(%rdi)
-	vpshufd	$78, %xmm1, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 1456(%rdi)
-	vmovdqu64	944(%rdi), %zmm0
-	vshufi32x4	$0, %zmm0, %zmm0, %zmm1
-	vpclmulqdq	$0, %zmm1, %zmm0, %zmm2
-	vpclmulqdq	$17, %zmm1, %zmm0, %zmm3
-	vpclmulqdq	$1, %zmm1, %zmm0, %zmm4
-	vpclmulqdq	$16, %zmm1, %zmm0, %zmm1
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vpslldq	$8, %zmm4, %zmm1
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpsrldq	$8, %zmm4, %zmm1
-	vpxorq	%zmm1, %zmm3, %zmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm2, %zmm1
-	vpshufd	$78, %zmm2, %zmm2
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm2, %zmm1
-	vpshufd	$78, %zmm2, %zmm2
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vmovdqu64	%zmm2, 880(%rdi)
-	vpshufd	$78, %zmm2, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vmovdqu64	%zmm1, 1392(%rdi)
-	vshufi32x4	$0, %zmm2, %zmm2, %zmm1
-	vpclmulqdq	$0, %zmm1, %zmm0, %zmm3
-	vpclmulqdq	$17, %zmm1, %zmm0, %zmm4
-	vpclmulqdq	$1, %zmm1, %zmm0, %zmm5
-	vpclmulqdq	$16, %zmm1, %zmm0, %zmm6
-	vpxorq	%zmm6, %zmm5, %zmm5
-	vpslldq	$8, %zmm5, %zmm6
-	vpxorq	%zmm6, %zmm3, %zmm3
-	vpsrldq	$8, %zmm5, %zmm6
-	vpxorq	%zmm6, %zmm4, %zmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm3, %zmm5
-	vpshufd	$78, %zmm3, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm3, %zmm5
-	vpshufd	$78, %zmm3, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vmovdqu64	%zmm3, 816(%rdi)
-	vpshufd	$78, %zmm3, %zmm4
-	vpxorq	%zmm3, %zmm4, %zmm4
-	vmovdqu64	%zmm4, 1328(%rdi)
-	vpclmulqdq	$0, %zmm1, %zmm2, %zmm4
-	vpclmulqdq	$17, %zmm1, %zmm2, %zmm5
-	vpclmulqdq	$1, %zmm1, %zmm2, %zmm6
-	vpclmulqdq	$16, %zmm1, %zmm2, %zmm1
-	vpxorq	%zmm1, %zmm6, %zmm6
-	vpslldq	$8, %zmm6, %zmm1
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vpsrldq	$8, %zmm6, %zmm1
-	vpxorq	%zmm1, %zmm5, %zmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm4, %zmm1
-	vpshufd	$78, %zmm4, %zmm4
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm4, %zmm1
-	vpshufd	$78, %zmm4, %zmm4
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vmovdqu64	%zmm4, 752(%rdi)
-	vpshufd	$78, %zmm4, %zmm1
-	vpxorq	%zmm4, %zmm1, %zmm1
-	vmovdqu64	%zmm1, 1264(%rdi)
-	vshufi32x4	$0, %zmm4, %zmm4, %zmm1
-	vpclmulqdq	$0, %zmm1, %zmm0, %zmm5
-	vpclmulqdq	$17, %zmm1, %zmm0, %zmm6
-	vpclmulqdq	$1, %zmm1, %zmm0, %zmm7
-	vpclmulqdq	$16, %zmm1, %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm7, %zmm7
-	vpslldq	$8, %zmm7, %zmm0
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpsrldq	$8, %zmm7, %zmm0
-	vpxorq	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm5, %zmm0
-	vpshufd	$78, %zmm5, %zmm5
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm5, %zmm0
-	vpshufd	$78, %zmm5, %zmm5
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm6, %zmm5, %zmm5
-	vmovdqu64	%zmm5, 688(%rdi)
-	vpshufd	$78, %zmm5, %zmm0
-	vpxorq	%zmm5, %zmm0, %zmm0
-	vmovdqu64	%zmm0, 1200(%rdi)
-	vpclmulqdq	$0, %zmm1, %zmm2, %zmm0
-	vpclmulqdq	$17, %zmm1, %zmm2, %zmm5
-	vpclmulqdq	$1, %zmm1, %zmm2, %zmm6
-	vpclmulqdq	$16, %zmm1, %zmm2, %zmm2
-	vpxorq	%zmm2, %zmm6, %zmm6
-	vpslldq	$8, %zmm6, %zmm2
-	vpxorq	%zmm2, %zmm0, %zmm0
-	vpsrldq	$8, %zmm6, %zmm2
+	vpshufd	$78, %xmm2, %xmm0
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vmovdqa64	%xmm0, 1488(%rdi)
+	cmpq	$64, %r8
+	ja	.Laesgen_vaes512_gcm_siv_open_powers_more
+	cmpq	$48, %rdx
+	jbe	.Laesgen_vaes512_gcm_siv_open_powers_done
+.Laesgen_vaes512_gcm_siv_open_powers_more:
+	vmovdqu64	960(%rdi), %zmm0
+	vshufi32x4	$0, %zmm0, %zmm0, %zmm2
+	vpclmulqdq	$0, %zmm2, %zmm0, %zmm3
+	vpclmulqdq	$17, %zmm2, %zmm0, %zmm4
+	vpclmulqdq	$1, %zmm2, %zmm0, %zmm5
+	vpclmulqdq	$16, %zmm2, %zmm0, %zmm2
 	vpxorq	%zmm2, %zmm5, %zmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm0, %zmm2
-	vpshufd	$78, %zmm0, %zmm0
-	vpxorq	%zmm2, %zmm0, %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm0, %zmm2
-	vpshufd	$78, %zmm0, %zmm0
-	vpxorq	%zmm2, %zmm0, %zmm0
-	vpxorq	%zmm5, %zmm0, %zmm0
-	vmovdqu64	%zmm0, 624(%rdi)
-	vpshufd	$78, %zmm0, %zmm2
-	vpxorq	%zmm0, %zmm2, %zmm2
-	vmovdqu64	%zmm2, 1136(%rdi)
-	vpclmulqdq	$0, %zmm1, %zmm3, %zmm0
-	vpclmulqdq	$17, %zmm1, %zmm3, %zmm2
-	vpclmulqdq	$1, %zmm1, %zmm3, %zmm5
-	vpclmulqdq	$16, %zmm1, %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm5, %zmm5
-	vpslldq	$8, %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm0, %zmm0
-	vpsrldq	$8, %zmm5, %zmm3
+	vpslldq	$8, %zmm5, %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpsrldq	$8, %zmm5, %zmm2
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm3, %zmm2
+	vpshufd	$78, %zmm3, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm3, %zmm2
+	vpshufd	$78, %zmm3, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpxorq	%zmm4, %zmm3, %zmm3
+	vmovdqu64	%zmm3, 896(%rdi)
+	vpshufd	$78, %zmm3, %zmm2
 	vpxorq	%zmm3, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1424(%rdi)
+	vshufi32x4	$0, %zmm3, %zmm3, %zmm2
+	vpclmulqdq	$0, %zmm2, %zmm0, %zmm4
+	vpclmulqdq	$17, %zmm2, %zmm0, %zmm5
+	vpclmulqdq	$1, %zmm2, %zmm0, %zmm6
+	vpclmulqdq	$16, %zmm2, %zmm0, %zmm7
+	vpxorq	%zmm7, %zmm6, %zmm6
+	vpslldq	$8, %zmm6, %zmm7
+	vpxorq	%zmm7, %zmm4, %zmm4
+	vpsrldq	$8, %zmm6, %zmm7
+	vpxorq	%zmm7, %zmm5, %zmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm4, %zmm6
+	vpshufd	$78, %zmm4, %zmm4
+	vpxorq	%zmm6, %zmm4, %zmm4
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm4, %zmm6
+	vpshufd	$78, %zmm4, %zmm4
+	vpxorq	%zmm6, %zmm4, %zmm4
+	vpxorq	%zmm5, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 832(%rdi)
+	vpshufd	$78, %zmm4, %zmm5
+	vpxorq	%zmm4, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 1360(%rdi)
+	vpclmulqdq	$0, %zmm2, %zmm3, %zmm5
+	vpclmulqdq	$17, %zmm2, %zmm3, %zmm6
+	vpclmulqdq	$1, %zmm2, %zmm3, %zmm7
+	vpclmulqdq	$16, %zmm2, %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vpslldq	$8, %zmm7, %zmm2
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpsrldq	$8, %zmm7, %zmm2
+	vpxorq	%zmm2, %zmm6, %zmm6
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm5, %zmm2
+	vpshufd	$78, %zmm5, %zmm5
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm5, %zmm2
+	vpshufd	$78, %zmm5, %zmm5
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpxorq	%zmm6, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 768(%rdi)
+	vpshufd	$78, %zmm5, %zmm2
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1296(%rdi)
+	vshufi32x4	$0, %zmm5, %zmm5, %zmm2
+	vpclmulqdq	$0, %zmm2, %zmm0, %zmm6
+	vpclmulqdq	$17, %zmm2, %zmm0, %zmm7
+	vpclmulqdq	$1, %zmm2, %zmm0, %zmm8
+	vpclmulqdq	$16, %zmm2, %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpslldq	$8, %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpsrldq	$8, %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm6, %zmm0
+	vpshufd	$78, %zmm6, %zmm6
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm6, %zmm0
+	vpshufd	$78, %zmm6, %zmm6
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm7, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 704(%rdi)
+	vpshufd	$78, %zmm6, %zmm0
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vmovdqu64	%zmm0, 1232(%rdi)
+	vpclmulqdq	$0, %zmm2, %zmm3, %zmm0
+	vpclmulqdq	$17, %zmm2, %zmm3, %zmm6
+	vpclmulqdq	$1, %zmm2, %zmm3, %zmm7
+	vpclmulqdq	$16, %zmm2, %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpslldq	$8, %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vpsrldq	$8, %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm6, %zmm6
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm0, %zmm3
 	vpshufd	$78, %zmm0, %zmm0
 	vpxorq	%zmm3, %zmm0, %zmm0
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm0, %zmm3
 	vpshufd	$78, %zmm0, %zmm0
 	vpxorq	%zmm3, %zmm0, %zmm0
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vmovdqu64	%zmm0, 640(%rdi)
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vmovdqu64	%zmm3, 1168(%rdi)
+	vpclmulqdq	$0, %zmm2, %zmm4, %zmm0
+	vpclmulqdq	$17, %zmm2, %zmm4, %zmm3
+	vpclmulqdq	$1, %zmm2, %zmm4, %zmm6
+	vpclmulqdq	$16, %zmm2, %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm6, %zmm6
+	vpslldq	$8, %zmm6, %zmm4
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpsrldq	$8, %zmm6, %zmm4
+	vpxorq	%zmm4, %zmm3, %zmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm0, %zmm4
+	vpshufd	$78, %zmm0, %zmm0
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm0, %zmm4
+	vpshufd	$78, %zmm0, %zmm0
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vmovdqu64	%zmm0, 576(%rdi)
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vmovdqu64	%zmm3, 1104(%rdi)
+	vpclmulqdq	$0, %zmm2, %zmm5, %zmm0
+	vpclmulqdq	$17, %zmm2, %zmm5, %zmm3
+	vpclmulqdq	$1, %zmm2, %zmm5, %zmm4
+	vpclmulqdq	$16, %zmm2, %zmm5, %zmm2
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpslldq	$8, %zmm4, %zmm2
 	vpxorq	%zmm2, %zmm0, %zmm0
-	vmovdqu64	%zmm0, 560(%rdi)
+	vpsrldq	$8, %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm0, %zmm2
+	vpshufd	$78, %zmm0, %zmm0
+	vpxorq	%zmm2, %zmm0, %zmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm0, %zmm2
+	vpshufd	$78, %zmm0, %zmm0
+	vpxorq	%zmm2, %zmm0, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vmovdqu64	%zmm0, 512(%rdi)
 	vpshufd	$78, %zmm0, %zmm2
 	vpxorq	%zmm0, %zmm2, %zmm2
-	vmovdqu64	%zmm2, 1072(%rdi)
-	vpclmulqdq	$0, %zmm1, %zmm4, %zmm0
-	vpclmulqdq	$17, %zmm1, %zmm4, %zmm2
-	vpclmulqdq	$1, %zmm1, %zmm4, %zmm3
-	vpclmulqdq	$16, %zmm1, %zmm4, %zmm1
-	vpxorq	%zmm1, %zmm3, %zmm3
-	vpslldq	$8, %zmm3, %zmm1
-	vpxorq	%zmm1, %zmm0, %zmm0
-	vpsrldq	$8, %zmm3, %zmm1
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm0, %zmm1
-	vpshufd	$78, %zmm0, %zmm0
-	vpxorq	%zmm1, %zmm0, %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm0, %zmm1
-	vpshufd	$78, %zmm0, %zmm0
-	vpxorq	%zmm1, %zmm0, %zmm0
-	vpxorq	%zmm2, %zmm0, %zmm0
-	vmovdqu64	%zmm0, 496(%rdi)
-	vpshufd	$78, %zmm0, %zmm1
-	vpxorq	%zmm0, %zmm1, %zmm1
-	vmovdqu64	%zmm1, 1008(%rdi)
-	movq	32(%rsp), %rdx
+	vmovdqu64	%zmm2, 1040(%rdi)
+	vpclmulqdq	$0, %xmm1, %xmm0, %xmm2
+	vpclmulqdq	$17, %xmm1, %xmm0, %xmm3
+	vpclmulqdq	$1, %xmm1, %xmm0, %xmm4
+	vpclmulqdq	$16, %xmm1, %xmm0, %xmm0
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 496(%rdi)
+	vpshufd	$78, %xmm2, %xmm0
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+.Laesgen_vaes512_gcm_siv_open_powers_done:
+	movq	40(%rsp), %rdx
 	vmovdqu64	(%rdx), %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	movq	%r8, %rdx
@@ -4298,70 +4184,70 @@ aesgen_vaes512_gcm_siv_open:
 	jb	.Laesgen_vaes512_gcm_siv_open_polyval32_done
 	vmovdqu64	384(%rcx), %zmm2
 	vmovdqu64	448(%rcx), %zmm3
-	vmovdqu64	880(%rdi), %zmm4
-	vmovdqu64	944(%rdi), %zmm5
+	vmovdqu64	896(%rdi), %zmm4
+	vmovdqu64	960(%rdi), %zmm5
 	vpshufd	$78, %zmm2, %zmm6
 	vpxorq	%zmm2, %zmm6, %zmm6
 	vpclmulqdq	$0, %zmm4, %zmm2, %zmm7
 	vpclmulqdq	$17, %zmm4, %zmm2, %zmm2
-	vpclmulqdq	$0, 1392(%rdi), %zmm6, %zmm4
+	vpclmulqdq	$0, 1424(%rdi), %zmm6, %zmm4
 	vpshufd	$78, %zmm3, %zmm6
 	vpxorq	%zmm3, %zmm6, %zmm6
 	vpclmulqdq	$0, %zmm5, %zmm3, %zmm8
 	vpclmulqdq	$17, %zmm5, %zmm3, %zmm3
-	vpclmulqdq	$0, 1456(%rdi), %zmm6, %zmm5
+	vpclmulqdq	$0, 1488(%rdi), %zmm6, %zmm5
 	vpxorq	%zmm8, %zmm7, %zmm6
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpxorq	%zmm5, %zmm4, %zmm3
 	vmovdqu64	256(%rcx), %zmm4
 	vmovdqu64	320(%rcx), %zmm5
-	vmovdqu64	752(%rdi), %zmm7
-	vmovdqu64	816(%rdi), %zmm8
+	vmovdqu64	768(%rdi), %zmm7
+	vmovdqu64	832(%rdi), %zmm8
 	vpshufd	$78, %zmm4, %zmm9
 	vpxorq	%zmm4, %zmm9, %zmm9
 	vpclmulqdq	$0, %zmm7, %zmm4, %zmm10
 	vpclmulqdq	$17, %zmm7, %zmm4, %zmm4
-	vpclmulqdq	$0, 1264(%rdi), %zmm9, %zmm7
+	vpclmulqdq	$0, 1296(%rdi), %zmm9, %zmm7
 	vpshufd	$78, %zmm5, %zmm9
 	vpxorq	%zmm5, %zmm9, %zmm9
 	vpclmulqdq	$0, %zmm8, %zmm5, %zmm11
 	vpclmulqdq	$17, %zmm8, %zmm5, %zmm5
-	vpclmulqdq	$0, 1328(%rdi), %zmm9, %zmm8
+	vpclmulqdq	$0, 1360(%rdi), %zmm9, %zmm8
 	vpternlogd	$150, %zmm11, %zmm10, %zmm6
 	vpternlogd	$150, %zmm5, %zmm4, %zmm2
 	vpternlogd	$150, %zmm8, %zmm7, %zmm3
 	vmovdqu64	128(%rcx), %zmm4
 	vmovdqu64	192(%rcx), %zmm5
-	vmovdqu64	624(%rdi), %zmm7
-	vmovdqu64	688(%rdi), %zmm8
+	vmovdqu64	640(%rdi), %zmm7
+	vmovdqu64	704(%rdi), %zmm8
 	vpshufd	$78, %zmm4, %zmm9
 	vpxorq	%zmm4, %zmm9, %zmm9
 	vpclmulqdq	$0, %zmm7, %zmm4, %zmm10
 	vpclmulqdq	$17, %zmm7, %zmm4, %zmm4
-	vpclmulqdq	$0, 1136(%rdi), %zmm9, %zmm7
+	vpclmulqdq	$0, 1168(%rdi), %zmm9, %zmm7
 	vpshufd	$78, %zmm5, %zmm9
 	vpxorq	%zmm5, %zmm9, %zmm9
 	vpclmulqdq	$0, %zmm8, %zmm5, %zmm11
 	vpclmulqdq	$17, %zmm8, %zmm5, %zmm5
-	vpclmulqdq	$0, 1200(%rdi), %zmm9, %zmm8
+	vpclmulqdq	$0, 1232(%rdi), %zmm9, %zmm8
 	vpternlogd	$150, %zmm11, %zmm10, %zmm6
 	vpternlogd	$150, %zmm5, %zmm4, %zmm2
 	vpternlogd	$150, %zmm8, %zmm7, %zmm3
 	vmovdqu64	(%rcx), %zmm4
 	vpxorq	%zmm1, %zmm4, %zmm4
 	vmovdqu64	64(%rcx), %zmm1
-	vmovdqu64	496(%rdi), %zmm5
-	vmovdqu64	560(%rdi), %zmm7
+	vmovdqu64	512(%rdi), %zmm5
+	vmovdqu64	576(%rdi), %zmm7
 	vpshufd	$78, %zmm4, %zmm8
 	vpxorq	%zmm4, %zmm8, %zmm8
 	vpclmulqdq	$0, %zmm5, %zmm4, %zmm9
 	vpclmulqdq	$17, %zmm5, %zmm4, %zmm4
-	vpclmulqdq	$0, 1008(%rdi), %zmm8, %zmm5
+	vpclmulqdq	$0, 1040(%rdi), %zmm8, %zmm5
 	vpshufd	$78, %zmm1, %zmm8
 	vpxorq	%zmm1, %zmm8, %zmm8
 	vpclmulqdq	$0, %zmm7, %zmm1, %zmm10
 	vpclmulqdq	$17, %zmm7, %zmm1, %zmm1
-	vpclmulqdq	$0, 1072(%rdi), %zmm8, %zmm7
+	vpclmulqdq	$0, 1104(%rdi), %zmm8, %zmm7
 	vpternlogd	$150, %zmm10, %zmm9, %zmm6
 	vpternlogd	$150, %zmm1, %zmm4, %zmm2
 	vpternlogd	$150, %zmm7, %zmm5, %zmm3
@@ -4390,231 +4276,189 @@ aesgen_vaes512_gcm_siv_open:
 	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_siv_open_polyval32
 .Laesgen_vaes512_gcm_siv_open_polyval32_done:
-.Laesgen_vaes512_gcm_siv_open_polyval16:
+	testq	%rdx, %rdx
+	je	.Laesgen_vaes512_gcm_siv_open_rest_nothing
+	leaq	15(%rdx), %r10
+	andq	$-16, %r10
+	negq	%r10
+	leaq	1024(%rdi,%r10,1), %r10
+	vpxorq	%ymm2, %ymm2, %ymm2
+	vpxorq	%ymm3, %ymm3, %ymm3
+	vpxorq	%ymm4, %ymm4, %ymm4
+	vpxorq	%zmm5, %zmm5, %zmm5
+	vpxorq	%zmm6, %zmm6, %zmm6
+	vpxorq	%zmm7, %zmm7, %zmm7
+	vpshufd	$78, %xmm1, %xmm8
+	vpxorq	%xmm1, %xmm8, %xmm8
+	vpclmulqdq	$0, (%r10), %xmm1, %xmm9
+	vpclmulqdq	$17, (%r10), %xmm1, %xmm1
+	vpclmulqdq	$0, 528(%r10), %xmm8, %xmm8
 	cmpq	$256, %rdx
-	jb	.Laesgen_vaes512_gcm_siv_open_polyval16_done
-	vmovdqu64	128(%rcx), %zmm2
-	vmovdqu64	192(%rcx), %zmm3
-	vmovdqu64	880(%rdi), %zmm4
-	vmovdqu64	944(%rdi), %zmm5
-	vpshufd	$78, %zmm2, %zmm6
-	vpxorq	%zmm2, %zmm6, %zmm6
-	vpclmulqdq	$0, %zmm4, %zmm2, %zmm7
-	vpclmulqdq	$17, %zmm4, %zmm2, %zmm2
-	vpclmulqdq	$0, 1392(%rdi), %zmm6, %zmm4
-	vpshufd	$78, %zmm3, %zmm6
-	vpxorq	%zmm3, %zmm6, %zmm6
-	vpclmulqdq	$0, %zmm5, %zmm3, %zmm8
-	vpclmulqdq	$17, %zmm5, %zmm3, %zmm3
-	vpclmulqdq	$0, 1456(%rdi), %zmm6, %zmm5
-	vpxorq	%zmm8, %zmm7, %zmm6
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vpxorq	%zmm5, %zmm4, %zmm3
-	vmovdqu64	(%rcx), %zmm4
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vmovdqu64	64(%rcx), %zmm1
-	vmovdqu64	752(%rdi), %zmm5
-	vmovdqu64	816(%rdi), %zmm7
-	vpshufd	$78, %zmm4, %zmm8
-	vpxorq	%zmm4, %zmm8, %zmm8
-	vpclmulqdq	$0, %zmm5, %zmm4, %zmm9
-	vpclmulqdq	$17, %zmm5, %zmm4, %zmm4
-	vpclmulqdq	$0, 1264(%rdi), %zmm8, %zmm5
-	vpshufd	$78, %zmm1, %zmm8
-	vpxorq	%zmm1, %zmm8, %zmm8
-	vpclmulqdq	$0, %zmm7, %zmm1, %zmm10
-	vpclmulqdq	$17, %zmm7, %zmm1, %zmm1
-	vpclmulqdq	$0, 1328(%rdi), %zmm8, %zmm7
-	vpternlogd	$150, %zmm10, %zmm9, %zmm6
-	vpternlogd	$150, %zmm1, %zmm4, %zmm2
-	vpternlogd	$150, %zmm7, %zmm5, %zmm3
-	vpternlogd	$150, %zmm2, %zmm6, %zmm3
-	vpslldq	$8, %zmm3, %zmm1
-	vpxorq	%zmm1, %zmm6, %zmm6
-	vpsrldq	$8, %zmm3, %zmm1
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm6, %ymm1
-	vpxorq	%ymm1, %ymm6, %ymm6
-	vextracti32x4	$1, %ymm6, %xmm1
-	vpxorq	%xmm1, %xmm6, %xmm6
-	vextracti64x4	$1, %zmm2, %ymm1
-	vpxorq	%ymm1, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm6, %xmm1
-	vpshufd	$78, %xmm6, %xmm6
-	vpxorq	%xmm1, %xmm6, %xmm6
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm6, %xmm1
-	vpshufd	$78, %xmm6, %xmm6
-	vpxorq	%xmm1, %xmm6, %xmm6
-	vpxorq	%xmm2, %xmm6, %xmm6
-	vmovdqa64	%xmm6, %xmm1
+	jb	.Laesgen_vaes512_gcm_siv_open_rest16_none
+	vmovdqu64	128(%rcx), %zmm10
+	vmovdqu64	192(%rcx), %zmm11
+	vmovdqu64	128(%r10), %zmm12
+	vmovdqu64	192(%r10), %zmm13
+	vpshufd	$78, %zmm10, %zmm14
+	vpxorq	%zmm10, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vpclmulqdq	$0, 656(%r10), %zmm14, %zmm12
+	vpshufd	$78, %zmm11, %zmm14
+	vpxorq	%zmm11, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm13, %zmm11, %zmm16
+	vpclmulqdq	$17, %zmm13, %zmm11, %zmm11
+	vpclmulqdq	$0, 720(%r10), %zmm14, %zmm13
+	vpternlogd	$150, %zmm16, %zmm15, %zmm5
+	vpternlogd	$150, %zmm11, %zmm10, %zmm6
+	vpternlogd	$150, %zmm13, %zmm12, %zmm7
+	vmovdqu64	(%rcx), %zmm10
+	vmovdqu64	64(%rcx), %zmm11
+	vmovdqu64	(%r10), %zmm12
+	vmovdqu64	64(%r10), %zmm13
+	vpshufd	$78, %zmm10, %zmm14
+	vpxorq	%zmm10, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vpclmulqdq	$0, 528(%r10), %zmm14, %zmm12
+	vpshufd	$78, %zmm11, %zmm14
+	vpxorq	%zmm11, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm13, %zmm11, %zmm16
+	vpclmulqdq	$17, %zmm13, %zmm11, %zmm11
+	vpclmulqdq	$0, 592(%r10), %zmm14, %zmm13
+	vpternlogd	$150, %zmm16, %zmm15, %zmm5
+	vpternlogd	$150, %zmm11, %zmm10, %zmm6
+	vpternlogd	$150, %zmm13, %zmm12, %zmm7
 	addq	$256, %rcx
+	addq	$256, %r10
 	subq	$256, %rdx
-.Laesgen_vaes512_gcm_siv_open_polyval16_done:
-.Laesgen_vaes512_gcm_siv_open_polyval8:
+.Laesgen_vaes512_gcm_siv_open_rest16_none:
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_siv_open_polyval8_done
-	vmovdqu64	(%rcx), %zmm2
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vmovdqu64	64(%rcx), %zmm1
-	vmovdqu64	880(%rdi), %zmm3
-	vmovdqu64	944(%rdi), %zmm4
-	vpshufd	$78, %zmm2, %zmm5
-	vpxorq	%zmm2, %zmm5, %zmm5
-	vpclmulqdq	$0, %zmm3, %zmm2, %zmm6
-	vpclmulqdq	$17, %zmm3, %zmm2, %zmm2
-	vpclmulqdq	$0, 1392(%rdi), %zmm5, %zmm3
-	vpshufd	$78, %zmm1, %zmm5
-	vpxorq	%zmm1, %zmm5, %zmm5
-	vpclmulqdq	$0, %zmm4, %zmm1, %zmm7
-	vpclmulqdq	$17, %zmm4, %zmm1, %zmm1
-	vpclmulqdq	$0, 1456(%rdi), %zmm5, %zmm4
-	vpxorq	%zmm7, %zmm6, %zmm5
-	vpxorq	%zmm1, %zmm2, %zmm1
-	vpxorq	%zmm4, %zmm3, %zmm2
-	vpternlogd	$150, %zmm1, %zmm5, %zmm2
-	vpslldq	$8, %zmm2, %zmm3
-	vpxorq	%zmm3, %zmm5, %zmm5
-	vpsrldq	$8, %zmm2, %zmm3
-	vpxorq	%zmm3, %zmm1, %zmm1
+	jb	.Laesgen_vaes512_gcm_siv_open_rest8_none
+	vmovdqu64	(%rcx), %zmm10
+	vmovdqu64	64(%rcx), %zmm11
+	vmovdqu64	(%r10), %zmm12
+	vmovdqu64	64(%r10), %zmm13
+	vpshufd	$78, %zmm10, %zmm14
+	vpxorq	%zmm10, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vpclmulqdq	$0, 528(%r10), %zmm14, %zmm12
+	vpshufd	$78, %zmm11, %zmm14
+	vpxorq	%zmm11, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm13, %zmm11, %zmm16
+	vpclmulqdq	$17, %zmm13, %zmm11, %zmm11
+	vpclmulqdq	$0, 592(%r10), %zmm14, %zmm13
+	vpternlogd	$150, %zmm16, %zmm15, %zmm5
+	vpternlogd	$150, %zmm11, %zmm10, %zmm6
+	vpternlogd	$150, %zmm13, %zmm12, %zmm7
+	addq	$128, %rcx
+	addq	$128, %r10
+	subq	$128, %rdx
+.Laesgen_vaes512_gcm_siv_open_rest8_none:
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_siv_open_rest4_none
+	vmovdqu64	(%rcx), %zmm10
+	vpshufd	$78, %zmm10, %zmm11
+	vpxorq	%zmm10, %zmm11, %zmm11
+	vpclmulqdq	$0, (%r10), %zmm10, %zmm12
+	vpxorq	%zmm12, %zmm5, %zmm5
+	vpclmulqdq	$17, (%r10), %zmm10, %zmm10
+	vpxorq	%zmm10, %zmm6, %zmm6
+	vpclmulqdq	$0, 528(%r10), %zmm11, %zmm10
+	vpxorq	%zmm10, %zmm7, %zmm7
+	addq	$64, %rcx
+	addq	$64, %r10
+	subq	$64, %rdx
+.Laesgen_vaes512_gcm_siv_open_rest4_none:
+	cmpq	$32, %rdx
+	jb	.Laesgen_vaes512_gcm_siv_open_rest2_none
+	vmovdqu64	(%rcx), %ymm10
+	vpshufd	$78, %ymm10, %ymm11
+	vpxorq	%ymm10, %ymm11, %ymm11
+	vpclmulqdq	$0, (%r10), %ymm10, %ymm12
+	vpxorq	%ymm12, %ymm2, %ymm2
+	vpclmulqdq	$17, (%r10), %ymm10, %ymm10
+	vpxorq	%ymm10, %ymm3, %ymm3
+	vpclmulqdq	$0, 528(%r10), %ymm11, %ymm10
+	vpxorq	%ymm10, %ymm4, %ymm4
+	addq	$32, %rcx
+	addq	$32, %r10
+	subq	$32, %rdx
+.Laesgen_vaes512_gcm_siv_open_rest2_none:
+	cmpq	$16, %rdx
+	jb	.Laesgen_vaes512_gcm_siv_open_rest1_none
+	vmovdqu64	(%rcx), %xmm10
+	vpshufd	$78, %xmm10, %xmm11
+	vpxorq	%xmm10, %xmm11, %xmm11
+	vpclmulqdq	$0, (%r10), %xmm10, %xmm12
+	vpxorq	%xmm12, %xmm9, %xmm9
+	vpclmulqdq	$17, (%r10), %xmm10, %xmm10
+	vpxorq	%xmm10, %xmm1, %xmm1
+	vpclmulqdq	$0, 528(%r10), %xmm11, %xmm10
+	vpxorq	%xmm10, %xmm8, %xmm8
+	addq	$16, %rcx
+	addq	$16, %r10
+	subq	$16, %rdx
+.Laesgen_vaes512_gcm_siv_open_rest1_none:
+	testq	%rdx, %rdx
+	je	.Laesgen_vaes512_gcm_siv_open_rest_whole
+	movq	$-1, %r11
+	bzhiq	%rdx, %r11, %r11
+	kmovq	%r11, %k1
+	vmovdqu8	(%rcx), %xmm10{%k1}{z}
+	vpshufd	$78, %xmm10, %xmm11
+	vpxorq	%xmm10, %xmm11, %xmm11
+	vpclmulqdq	$0, (%r10), %xmm10, %xmm12
+	vpxorq	%xmm12, %xmm9, %xmm9
+	vpclmulqdq	$17, (%r10), %xmm10, %xmm10
+	vpxorq	%xmm10, %xmm1, %xmm1
+	vpclmulqdq	$0, 528(%r10), %xmm11, %xmm10
+	vpxorq	%xmm10, %xmm8, %xmm8
+	addq	$16, %r10
+.Laesgen_vaes512_gcm_siv_open_rest_whole:
+	vextracti32x4	$1, %ymm2, %xmm10
+	vpxorq	%xmm10, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm9, %xmm9
+	vextracti32x4	$1, %ymm3, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vextracti32x4	$1, %ymm4, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpxorq	%xmm4, %xmm8, %xmm8
 	vextracti64x4	$1, %zmm5, %ymm2
 	vpxorq	%ymm2, %ymm5, %ymm5
 	vextracti32x4	$1, %ymm5, %xmm2
 	vpxorq	%xmm2, %xmm5, %xmm5
-	vextracti64x4	$1, %zmm1, %ymm2
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vextracti32x4	$1, %ymm1, %xmm2
+	vpxorq	%xmm5, %xmm9, %xmm9
+	vextracti64x4	$1, %zmm6, %ymm2
+	vpxorq	%ymm2, %ymm6, %ymm6
+	vextracti32x4	$1, %ymm6, %xmm2
+	vpxorq	%xmm2, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm1, %xmm1
+	vextracti64x4	$1, %zmm7, %ymm2
+	vpxorq	%ymm2, %ymm7, %ymm7
+	vextracti32x4	$1, %ymm7, %xmm2
+	vpxorq	%xmm2, %xmm7, %xmm7
+	vpxorq	%xmm7, %xmm8, %xmm8
+	vpternlogd	$150, %xmm1, %xmm9, %xmm8
+	vpslldq	$8, %xmm8, %xmm2
+	vpxorq	%xmm2, %xmm9, %xmm9
+	vpsrldq	$8, %xmm8, %xmm2
 	vpxorq	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm5, %xmm2
-	vpshufd	$78, %xmm5, %xmm5
-	vpxorq	%xmm2, %xmm5, %xmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm5, %xmm2
-	vpshufd	$78, %xmm5, %xmm5
-	vpxorq	%xmm2, %xmm5, %xmm5
-	vpxorq	%xmm1, %xmm5, %xmm5
-	vmovdqa64	%xmm5, %xmm1
-	addq	$128, %rcx
-	subq	$128, %rdx
-.Laesgen_vaes512_gcm_siv_open_polyval8_done:
-.Laesgen_vaes512_gcm_siv_open_polyval4:
-	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_siv_open_polyval4_done
-	vmovdqu64	(%rcx), %zmm2
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpshufd	$78, %zmm2, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vpclmulqdq	$0, 944(%rdi), %zmm2, %zmm3
-	vpclmulqdq	$17, 944(%rdi), %zmm2, %zmm2
-	vpclmulqdq	$0, 1456(%rdi), %zmm1, %zmm1
-	vpternlogd	$150, %zmm2, %zmm3, %zmm1
-	vpslldq	$8, %zmm1, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vpsrldq	$8, %zmm1, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm3, %ymm1
-	vpxorq	%ymm1, %ymm3, %ymm3
-	vextracti32x4	$1, %ymm3, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vextracti64x4	$1, %zmm2, %ymm1
-	vpxorq	%ymm1, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vmovdqa64	%xmm3, %xmm1
-	addq	$64, %rcx
-	subq	$64, %rdx
-.Laesgen_vaes512_gcm_siv_open_polyval4_done:
-.Laesgen_vaes512_gcm_siv_open_polyval2:
-	cmpq	$32, %rdx
-	jb	.Laesgen_vaes512_gcm_siv_open_polyval2_done
-	vmovdqu64	(%rcx), %ymm2
-	vpxorq	%ymm1, %ymm2, %ymm2
-	vpshufd	$78, %ymm2, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vpclmulqdq	$0, 976(%rdi), %ymm2, %ymm3
-	vpclmulqdq	$17, 976(%rdi), %ymm2, %ymm2
-	vpclmulqdq	$0, 1488(%rdi), %ymm1, %ymm1
-	vpternlogd	$150, %ymm2, %ymm3, %ymm1
-	vpslldq	$8, %ymm1, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vpsrldq	$8, %ymm1, %ymm4
-	vpxorq	%ymm4, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm3, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vextracti32x4	$1, %ymm2, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vmovdqa64	%xmm3, %xmm1
-	addq	$32, %rcx
-	subq	$32, %rdx
-.Laesgen_vaes512_gcm_siv_open_polyval2_done:
-.Laesgen_vaes512_gcm_siv_open_polyval1:
-	cmpq	$16, %rdx
-	jb	.Laesgen_vaes512_gcm_siv_open_polyval1_done
-	vmovdqu64	(%rcx), %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpshufd	$78, %xmm2, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$0, 992(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$17, 992(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 1504(%rdi), %xmm1, %xmm1
-	vpternlogd	$150, %xmm2, %xmm3, %xmm1
-	vpslldq	$8, %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vmovdqa64	%xmm3, %xmm1
-	addq	$16, %rcx
-	subq	$16, %rdx
-.Laesgen_vaes512_gcm_siv_open_polyval1_done:
-	testq	%rdx, %rdx
-	je	.Laesgen_vaes512_gcm_siv_open_polyval_end
-	movq	$-1, %r10
-	bzhiq	%rdx, %r10, %r10
-	kmovq	%r10, %k1
-	vmovdqu8	(%rcx), %xmm2{%k1}{z}
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$0, 992(%rdi), %xmm2, %xmm1
-	vpclmulqdq	$17, 992(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 992(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 992(%rdi), %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vmovdqa64	%xmm1, %xmm1
-.Laesgen_vaes512_gcm_siv_open_polyval_end:
-	movq	16(%rsp), %rcx
-	movq	24(%rsp), %rdx
-	leaq	256(%rdi), %r10
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm9, %xmm2
+	vpshufd	$78, %xmm9, %xmm9
+	vpxorq	%xmm2, %xmm9, %xmm9
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm9, %xmm2
+	vpshufd	$78, %xmm9, %xmm9
+	vpxorq	%xmm2, %xmm9, %xmm9
+	vpxorq	%xmm1, %xmm9, %xmm9
+	vmovdqa64	%xmm9, %xmm1
+.Laesgen_vaes512_gcm_siv_open_rest_nothing:
+	movq	24(%rsp), %rcx
+	movq	32(%rsp), %rdx
+	movq	24(%rsp), %r10
+	leaq	256(%rdi), %r11
 	vporq	.Laesgen_vaes512_gcm_siv_open_set_top(%rip), %xmm0, %xmm0
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_lane_counts4(%rip), %zmm0, %zmm0
@@ -4629,7 +4473,7 @@ aesgen_vaes512_gcm_siv_open:
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_24x4(%rip), %zmm0, %zmm8
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_28x4(%rip), %zmm0, %zmm9
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_32x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r10), %zmm10
+	vbroadcasti32x4	(%r11), %zmm10
 	vpxorq	%zmm10, %zmm2, %zmm2
 	vpxorq	%zmm10, %zmm3, %zmm3
 	vpxorq	%zmm10, %zmm4, %zmm4
@@ -4638,7 +4482,7 @@ aesgen_vaes512_gcm_siv_open:
 	vpxorq	%zmm10, %zmm7, %zmm7
 	vpxorq	%zmm10, %zmm8, %zmm8
 	vpxorq	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	16(%r10), %zmm10
+	vbroadcasti32x4	16(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -4647,7 +4491,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	32(%r10), %zmm10
+	vbroadcasti32x4	32(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -4656,7 +4500,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	48(%r10), %zmm10
+	vbroadcasti32x4	48(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -4665,7 +4509,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	64(%r10), %zmm10
+	vbroadcasti32x4	64(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -4674,7 +4518,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	80(%r10), %zmm10
+	vbroadcasti32x4	80(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -4683,7 +4527,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	96(%r10), %zmm10
+	vbroadcasti32x4	96(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -4692,7 +4536,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	112(%r10), %zmm10
+	vbroadcasti32x4	112(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -4701,7 +4545,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	128(%r10), %zmm10
+	vbroadcasti32x4	128(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -4710,7 +4554,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	144(%r10), %zmm10
+	vbroadcasti32x4	144(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -4719,7 +4563,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	160(%r10), %zmm10
+	vbroadcasti32x4	160(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -4728,7 +4572,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	176(%r10), %zmm10
+	vbroadcasti32x4	176(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -4737,7 +4581,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	192(%r10), %zmm10
+	vbroadcasti32x4	192(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -4746,7 +4590,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	208(%r10), %zmm10
+	vbroadcasti32x4	208(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -4755,7 +4599,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	224(%r10), %zmm10
+	vbroadcasti32x4	224(%r11), %zmm10
 	vaesenclast	%zmm10, %zmm2, %zmm2
 	vaesenclast	%zmm10, %zmm3, %zmm3
 	vaesenclast	%zmm10, %zmm4, %zmm4
@@ -4795,29 +4639,29 @@ aesgen_vaes512_gcm_siv_open:
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_24x4(%rip), %zmm0, %zmm8
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_28x4(%rip), %zmm0, %zmm9
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_32x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r10), %zmm10
+	vbroadcasti32x4	(%r11), %zmm10
 	vpxorq	%zmm10, %zmm2, %zmm2
 	vmovdqu64	-128(%rdx), %zmm11
 	vpxorq	%zmm10, %zmm3, %zmm3
 	vmovdqu64	-64(%rdx), %zmm12
 	vpxorq	%zmm10, %zmm4, %zmm4
 	vpxorq	%zmm10, %zmm5, %zmm5
-	vmovdqu64	880(%rdi), %zmm13
+	vmovdqu64	896(%rdi), %zmm13
 	vpxorq	%zmm10, %zmm6, %zmm6
-	vmovdqu64	944(%rdi), %zmm14
+	vmovdqu64	960(%rdi), %zmm14
 	vpxorq	%zmm10, %zmm7, %zmm7
 	vpxorq	%zmm10, %zmm8, %zmm8
 	vpshufd	$78, %zmm11, %zmm15
 	vpxorq	%zmm10, %zmm9, %zmm9
 	vpxorq	%zmm11, %zmm15, %zmm15
-	vbroadcasti32x4	16(%r10), %zmm10
+	vbroadcasti32x4	16(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vpclmulqdq	$0, %zmm13, %zmm11, %zmm16
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vpclmulqdq	$17, %zmm13, %zmm11, %zmm11
 	vaesenc	%zmm10, %zmm4, %zmm4
 	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$0, 1392(%rdi), %zmm15, %zmm13
+	vpclmulqdq	$0, 1424(%rdi), %zmm15, %zmm13
 	vaesenc	%zmm10, %zmm6, %zmm6
 	vpshufd	$78, %zmm12, %zmm15
 	vaesenc	%zmm10, %zmm7, %zmm7
@@ -4825,11 +4669,11 @@ aesgen_vaes512_gcm_siv_open:
 	vpxorq	%zmm12, %zmm15, %zmm15
 	vaesenc	%zmm10, %zmm9, %zmm9
 	vpclmulqdq	$0, %zmm14, %zmm12, %zmm17
-	vbroadcasti32x4	32(%r10), %zmm10
+	vbroadcasti32x4	32(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vpclmulqdq	$17, %zmm14, %zmm12, %zmm12
 	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$0, 1456(%rdi), %zmm15, %zmm14
+	vpclmulqdq	$0, 1488(%rdi), %zmm15, %zmm14
 	vaesenc	%zmm10, %zmm4, %zmm4
 	vaesenc	%zmm10, %zmm5, %zmm5
 	vpxorq	%zmm17, %zmm16, %zmm15
@@ -4840,14 +4684,14 @@ aesgen_vaes512_gcm_siv_open:
 	vpxorq	%zmm14, %zmm13, %zmm12
 	vaesenc	%zmm10, %zmm9, %zmm9
 	vmovdqu64	-256(%rdx), %zmm13
-	vbroadcasti32x4	48(%r10), %zmm10
+	vbroadcasti32x4	48(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vmovdqu64	-192(%rdx), %zmm14
 	vaesenc	%zmm10, %zmm3, %zmm3
-	vmovdqu64	752(%rdi), %zmm16
+	vmovdqu64	768(%rdi), %zmm16
 	vaesenc	%zmm10, %zmm4, %zmm4
 	vaesenc	%zmm10, %zmm5, %zmm5
-	vmovdqu64	816(%rdi), %zmm17
+	vmovdqu64	832(%rdi), %zmm17
 	vaesenc	%zmm10, %zmm6, %zmm6
 	vpshufd	$78, %zmm13, %zmm18
 	vaesenc	%zmm10, %zmm7, %zmm7
@@ -4855,11 +4699,11 @@ aesgen_vaes512_gcm_siv_open:
 	vpxorq	%zmm13, %zmm18, %zmm18
 	vaesenc	%zmm10, %zmm9, %zmm9
 	vpclmulqdq	$0, %zmm16, %zmm13, %zmm19
-	vbroadcasti32x4	64(%r10), %zmm10
+	vbroadcasti32x4	64(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vpclmulqdq	$17, %zmm16, %zmm13, %zmm13
 	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$0, 1264(%rdi), %zmm18, %zmm16
+	vpclmulqdq	$0, 1296(%rdi), %zmm18, %zmm16
 	vaesenc	%zmm10, %zmm4, %zmm4
 	vaesenc	%zmm10, %zmm5, %zmm5
 	vpshufd	$78, %zmm14, %zmm18
@@ -4870,9 +4714,9 @@ aesgen_vaes512_gcm_siv_open:
 	vpclmulqdq	$0, %zmm17, %zmm14, %zmm20
 	vaesenc	%zmm10, %zmm9, %zmm9
 	vpclmulqdq	$17, %zmm17, %zmm14, %zmm14
-	vbroadcasti32x4	80(%r10), %zmm10
+	vbroadcasti32x4	80(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$0, 1328(%rdi), %zmm18, %zmm17
+	vpclmulqdq	$0, 1360(%rdi), %zmm18, %zmm17
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vpternlogd	$150, %zmm20, %zmm19, %zmm15
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -4885,11 +4729,11 @@ aesgen_vaes512_gcm_siv_open:
 	vmovdqu64	-384(%rdx), %zmm13
 	vaesenc	%zmm10, %zmm9, %zmm9
 	vmovdqu64	-320(%rdx), %zmm14
-	vbroadcasti32x4	96(%r10), %zmm10
+	vbroadcasti32x4	96(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
-	vmovdqu64	624(%rdi), %zmm16
+	vmovdqu64	640(%rdi), %zmm16
 	vaesenc	%zmm10, %zmm3, %zmm3
-	vmovdqu64	688(%rdi), %zmm17
+	vmovdqu64	704(%rdi), %zmm17
 	vaesenc	%zmm10, %zmm4, %zmm4
 	vaesenc	%zmm10, %zmm5, %zmm5
 	vpshufd	$78, %zmm13, %zmm18
@@ -4900,9 +4744,9 @@ aesgen_vaes512_gcm_siv_open:
 	vpclmulqdq	$0, %zmm16, %zmm13, %zmm19
 	vaesenc	%zmm10, %zmm9, %zmm9
 	vpclmulqdq	$17, %zmm16, %zmm13, %zmm13
-	vbroadcasti32x4	112(%r10), %zmm10
+	vbroadcasti32x4	112(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$0, 1136(%rdi), %zmm18, %zmm16
+	vpclmulqdq	$0, 1168(%rdi), %zmm18, %zmm16
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vpshufd	$78, %zmm14, %zmm18
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -4914,8 +4758,8 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vpclmulqdq	$17, %zmm17, %zmm14, %zmm14
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$0, 1200(%rdi), %zmm18, %zmm17
-	vbroadcasti32x4	128(%r10), %zmm10
+	vpclmulqdq	$0, 1232(%rdi), %zmm18, %zmm17
+	vbroadcasti32x4	128(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vpternlogd	$150, %zmm20, %zmm19, %zmm15
 	vaesenc	%zmm10, %zmm3, %zmm3
@@ -4930,11 +4774,11 @@ aesgen_vaes512_gcm_siv_open:
 	vpxorq	%zmm1, %zmm13, %zmm13
 	vaesenc	%zmm10, %zmm9, %zmm9
 	vmovdqu64	-448(%rdx), %zmm10
-	vbroadcasti32x4	144(%r10), %zmm1
+	vbroadcasti32x4	144(%r11), %zmm1
 	vaesenc	%zmm1, %zmm2, %zmm2
-	vmovdqu64	496(%rdi), %zmm14
+	vmovdqu64	512(%rdi), %zmm14
 	vaesenc	%zmm1, %zmm3, %zmm3
-	vmovdqu64	560(%rdi), %zmm16
+	vmovdqu64	576(%rdi), %zmm16
 	vaesenc	%zmm1, %zmm4, %zmm4
 	vaesenc	%zmm1, %zmm5, %zmm5
 	vpshufd	$78, %zmm13, %zmm17
@@ -4945,9 +4789,9 @@ aesgen_vaes512_gcm_siv_open:
 	vpclmulqdq	$0, %zmm14, %zmm13, %zmm18
 	vaesenc	%zmm1, %zmm9, %zmm9
 	vpclmulqdq	$17, %zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	160(%r10), %zmm1
+	vbroadcasti32x4	160(%r11), %zmm1
 	vaesenc	%zmm1, %zmm2, %zmm2
-	vpclmulqdq	$0, 1008(%rdi), %zmm17, %zmm14
+	vpclmulqdq	$0, 1040(%rdi), %zmm17, %zmm14
 	vaesenc	%zmm1, %zmm3, %zmm3
 	vpshufd	$78, %zmm10, %zmm17
 	vaesenc	%zmm1, %zmm4, %zmm4
@@ -4959,8 +4803,8 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm1, %zmm8, %zmm8
 	vpclmulqdq	$17, %zmm16, %zmm10, %zmm10
 	vaesenc	%zmm1, %zmm9, %zmm9
-	vpclmulqdq	$0, 1072(%rdi), %zmm17, %zmm16
-	vbroadcasti32x4	176(%r10), %zmm1
+	vpclmulqdq	$0, 1104(%rdi), %zmm17, %zmm16
+	vbroadcasti32x4	176(%r11), %zmm1
 	vaesenc	%zmm1, %zmm2, %zmm2
 	vpternlogd	$150, %zmm19, %zmm18, %zmm15
 	vaesenc	%zmm1, %zmm3, %zmm3
@@ -4975,7 +4819,7 @@ aesgen_vaes512_gcm_siv_open:
 	vpslldq	$8, %zmm12, %zmm10
 	vaesenc	%zmm1, %zmm9, %zmm9
 	vpxorq	%zmm10, %zmm15, %zmm15
-	vbroadcasti32x4	192(%r10), %zmm1
+	vbroadcasti32x4	192(%r11), %zmm1
 	vaesenc	%zmm1, %zmm2, %zmm2
 	vpsrldq	$8, %zmm12, %zmm10
 	vaesenc	%zmm1, %zmm3, %zmm3
@@ -4990,7 +4834,7 @@ aesgen_vaes512_gcm_siv_open:
 	vextracti32x4	$1, %ymm15, %xmm10
 	vaesenc	%zmm1, %zmm9, %zmm9
 	vpxorq	%xmm10, %xmm15, %xmm15
-	vbroadcasti32x4	208(%r10), %zmm1
+	vbroadcasti32x4	208(%r11), %zmm1
 	vaesenc	%zmm1, %zmm2, %zmm2
 	vextracti64x4	$1, %zmm11, %ymm10
 	vaesenc	%zmm1, %zmm3, %zmm3
@@ -5005,7 +4849,7 @@ aesgen_vaes512_gcm_siv_open:
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm15, %xmm10
 	vaesenc	%zmm1, %zmm9, %zmm9
 	vpshufd	$78, %xmm15, %xmm15
-	vbroadcasti32x4	224(%r10), %zmm1
+	vbroadcasti32x4	224(%r11), %zmm1
 	vaesenclast	%zmm1, %zmm2, %zmm2
 	vpxorq	%xmm10, %xmm15, %xmm15
 	vaesenclast	%zmm1, %zmm3, %zmm3
@@ -5043,70 +4887,70 @@ aesgen_vaes512_gcm_siv_open:
 .Laesgen_vaes512_gcm_siv_open_ctr32_done256:
 	vmovdqu64	-128(%rdx), %zmm2
 	vmovdqu64	-64(%rdx), %zmm3
-	vmovdqu64	880(%rdi), %zmm4
-	vmovdqu64	944(%rdi), %zmm5
+	vmovdqu64	896(%rdi), %zmm4
+	vmovdqu64	960(%rdi), %zmm5
 	vpshufd	$78, %zmm2, %zmm6
 	vpxorq	%zmm2, %zmm6, %zmm6
 	vpclmulqdq	$0, %zmm4, %zmm2, %zmm7
 	vpclmulqdq	$17, %zmm4, %zmm2, %zmm2
-	vpclmulqdq	$0, 1392(%rdi), %zmm6, %zmm4
+	vpclmulqdq	$0, 1424(%rdi), %zmm6, %zmm4
 	vpshufd	$78, %zmm3, %zmm6
 	vpxorq	%zmm3, %zmm6, %zmm6
 	vpclmulqdq	$0, %zmm5, %zmm3, %zmm8
 	vpclmulqdq	$17, %zmm5, %zmm3, %zmm3
-	vpclmulqdq	$0, 1456(%rdi), %zmm6, %zmm5
+	vpclmulqdq	$0, 1488(%rdi), %zmm6, %zmm5
 	vpxorq	%zmm8, %zmm7, %zmm6
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpxorq	%zmm5, %zmm4, %zmm3
 	vmovdqu64	-256(%rdx), %zmm4
 	vmovdqu64	-192(%rdx), %zmm5
-	vmovdqu64	752(%rdi), %zmm7
-	vmovdqu64	816(%rdi), %zmm8
+	vmovdqu64	768(%rdi), %zmm7
+	vmovdqu64	832(%rdi), %zmm8
 	vpshufd	$78, %zmm4, %zmm9
 	vpxorq	%zmm4, %zmm9, %zmm9
 	vpclmulqdq	$0, %zmm7, %zmm4, %zmm10
 	vpclmulqdq	$17, %zmm7, %zmm4, %zmm4
-	vpclmulqdq	$0, 1264(%rdi), %zmm9, %zmm7
+	vpclmulqdq	$0, 1296(%rdi), %zmm9, %zmm7
 	vpshufd	$78, %zmm5, %zmm9
 	vpxorq	%zmm5, %zmm9, %zmm9
 	vpclmulqdq	$0, %zmm8, %zmm5, %zmm11
 	vpclmulqdq	$17, %zmm8, %zmm5, %zmm5
-	vpclmulqdq	$0, 1328(%rdi), %zmm9, %zmm8
+	vpclmulqdq	$0, 1360(%rdi), %zmm9, %zmm8
 	vpternlogd	$150, %zmm11, %zmm10, %zmm6
 	vpternlogd	$150, %zmm5, %zmm4, %zmm2
 	vpternlogd	$150, %zmm8, %zmm7, %zmm3
 	vmovdqu64	-384(%rdx), %zmm4
 	vmovdqu64	-320(%rdx), %zmm5
-	vmovdqu64	624(%rdi), %zmm7
-	vmovdqu64	688(%rdi), %zmm8
+	vmovdqu64	640(%rdi), %zmm7
+	vmovdqu64	704(%rdi), %zmm8
 	vpshufd	$78, %zmm4, %zmm9
 	vpxorq	%zmm4, %zmm9, %zmm9
 	vpclmulqdq	$0, %zmm7, %zmm4, %zmm10
 	vpclmulqdq	$17, %zmm7, %zmm4, %zmm4
-	vpclmulqdq	$0, 1136(%rdi), %zmm9, %zmm7
+	vpclmulqdq	$0, 1168(%rdi), %zmm9, %zmm7
 	vpshufd	$78, %zmm5, %zmm9
 	vpxorq	%zmm5, %zmm9, %zmm9
 	vpclmulqdq	$0, %zmm8, %zmm5, %zmm11
 	vpclmulqdq	$17, %zmm8, %zmm5, %zmm5
-	vpclmulqdq	$0, 1200(%rdi), %zmm9, %zmm8
+	vpclmulqdq	$0, 1232(%rdi), %zmm9, %zmm8
 	vpternlogd	$150, %zmm11, %zmm10, %zmm6
 	vpternlogd	$150, %zmm5, %zmm4, %zmm2
 	vpternlogd	$150, %zmm8, %zmm7, %zmm3
 	vmovdqu64	-512(%rdx), %zmm4
 	vpxorq	%zmm1, %zmm4, %zmm4
 	vmovdqu64	-448(%rdx), %zmm1
-	vmovdqu64	496(%rdi), %zmm5
-	vmovdqu64	560(%rdi), %zmm7
+	vmovdqu64	512(%rdi), %zmm5
+	vmovdqu64	576(%rdi), %zmm7
 	vpshufd	$78, %zmm4, %zmm8
 	vpxorq	%zmm4, %zmm8, %zmm8
 	vpclmulqdq	$0, %zmm5, %zmm4, %zmm9
 	vpclmulqdq	$17, %zmm5, %zmm4, %zmm4
-	vpclmulqdq	$0, 1008(%rdi), %zmm8, %zmm5
+	vpclmulqdq	$0, 1040(%rdi), %zmm8, %zmm5
 	vpshufd	$78, %zmm1, %zmm8
 	vpxorq	%zmm1, %zmm8, %zmm8
 	vpclmulqdq	$0, %zmm7, %zmm1, %zmm10
 	vpclmulqdq	$17, %zmm7, %zmm1, %zmm1
-	vpclmulqdq	$0, 1072(%rdi), %zmm8, %zmm7
+	vpclmulqdq	$0, 1104(%rdi), %zmm8, %zmm7
 	vpternlogd	$150, %zmm10, %zmm9, %zmm6
 	vpternlogd	$150, %zmm1, %zmm4, %zmm2
 	vpternlogd	$150, %zmm7, %zmm5, %zmm3
@@ -5132,6 +4976,8 @@ aesgen_vaes512_gcm_siv_open:
 	vpxorq	%xmm2, %xmm6, %xmm6
 	vmovdqa64	%xmm6, %xmm1
 .Laesgen_vaes512_gcm_siv_open_ctr_small256:
+	movq	%rdx, %rbx
+	movq	%rcx, %rbp
 	cmpq	$256, %rcx
 	jb	.Laesgen_vaes512_gcm_siv_open_ctr16_done256
 	vmovdqa64	%zmm0, %zmm2
@@ -5139,77 +4985,77 @@ aesgen_vaes512_gcm_siv_open:
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm4
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_12x4(%rip), %zmm0, %zmm5
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_16x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r10), %zmm6
+	vbroadcasti32x4	(%r11), %zmm6
 	vpxorq	%zmm6, %zmm2, %zmm2
 	vpxorq	%zmm6, %zmm3, %zmm3
 	vpxorq	%zmm6, %zmm4, %zmm4
 	vpxorq	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	16(%r10), %zmm6
+	vbroadcasti32x4	16(%r11), %zmm6
 	vaesenc	%zmm6, %zmm2, %zmm2
 	vaesenc	%zmm6, %zmm3, %zmm3
 	vaesenc	%zmm6, %zmm4, %zmm4
 	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	32(%r10), %zmm6
+	vbroadcasti32x4	32(%r11), %zmm6
 	vaesenc	%zmm6, %zmm2, %zmm2
 	vaesenc	%zmm6, %zmm3, %zmm3
 	vaesenc	%zmm6, %zmm4, %zmm4
 	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	48(%r10), %zmm6
+	vbroadcasti32x4	48(%r11), %zmm6
 	vaesenc	%zmm6, %zmm2, %zmm2
 	vaesenc	%zmm6, %zmm3, %zmm3
 	vaesenc	%zmm6, %zmm4, %zmm4
 	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	64(%r10), %zmm6
+	vbroadcasti32x4	64(%r11), %zmm6
 	vaesenc	%zmm6, %zmm2, %zmm2
 	vaesenc	%zmm6, %zmm3, %zmm3
 	vaesenc	%zmm6, %zmm4, %zmm4
 	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	80(%r10), %zmm6
+	vbroadcasti32x4	80(%r11), %zmm6
 	vaesenc	%zmm6, %zmm2, %zmm2
 	vaesenc	%zmm6, %zmm3, %zmm3
 	vaesenc	%zmm6, %zmm4, %zmm4
 	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	96(%r10), %zmm6
+	vbroadcasti32x4	96(%r11), %zmm6
 	vaesenc	%zmm6, %zmm2, %zmm2
 	vaesenc	%zmm6, %zmm3, %zmm3
 	vaesenc	%zmm6, %zmm4, %zmm4
 	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	112(%r10), %zmm6
+	vbroadcasti32x4	112(%r11), %zmm6
 	vaesenc	%zmm6, %zmm2, %zmm2
 	vaesenc	%zmm6, %zmm3, %zmm3
 	vaesenc	%zmm6, %zmm4, %zmm4
 	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	128(%r10), %zmm6
+	vbroadcasti32x4	128(%r11), %zmm6
 	vaesenc	%zmm6, %zmm2, %zmm2
 	vaesenc	%zmm6, %zmm3, %zmm3
 	vaesenc	%zmm6, %zmm4, %zmm4
 	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	144(%r10), %zmm6
+	vbroadcasti32x4	144(%r11), %zmm6
 	vaesenc	%zmm6, %zmm2, %zmm2
 	vaesenc	%zmm6, %zmm3, %zmm3
 	vaesenc	%zmm6, %zmm4, %zmm4
 	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	160(%r10), %zmm6
+	vbroadcasti32x4	160(%r11), %zmm6
 	vaesenc	%zmm6, %zmm2, %zmm2
 	vaesenc	%zmm6, %zmm3, %zmm3
 	vaesenc	%zmm6, %zmm4, %zmm4
 	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	176(%r10), %zmm6
+	vbroadcasti32x4	176(%r11), %zmm6
 	vaesenc	%zmm6, %zmm2, %zmm2
 	vaesenc	%zmm6, %zmm3, %zmm3
 	vaesenc	%zmm6, %zmm4, %zmm4
 	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	192(%r10), %zmm6
+	vbroadcasti32x4	192(%r11), %zmm6
 	vaesenc	%zmm6, %zmm2, %zmm2
 	vaesenc	%zmm6, %zmm3, %zmm3
 	vaesenc	%zmm6, %zmm4, %zmm4
 	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	208(%r10), %zmm6
+	vbroadcasti32x4	208(%r11), %zmm6
 	vaesenc	%zmm6, %zmm2, %zmm2
 	vaesenc	%zmm6, %zmm3, %zmm3
 	vaesenc	%zmm6, %zmm4, %zmm4
 	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	224(%r10), %zmm6
+	vbroadcasti32x4	224(%r11), %zmm6
 	vaesenclast	%zmm6, %zmm2, %zmm2
 	vaesenclast	%zmm6, %zmm3, %zmm3
 	vaesenclast	%zmm6, %zmm4, %zmm4
@@ -5222,62 +5068,6 @@ aesgen_vaes512_gcm_siv_open:
 	vmovdqu64	%zmm4, 128(%rdx)
 	vpxorq	192(%r9), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rdx)
-	vmovdqu64	128(%rdx), %zmm2
-	vmovdqu64	192(%rdx), %zmm3
-	vmovdqu64	880(%rdi), %zmm4
-	vmovdqu64	944(%rdi), %zmm5
-	vpshufd	$78, %zmm2, %zmm6
-	vpxorq	%zmm2, %zmm6, %zmm6
-	vpclmulqdq	$0, %zmm4, %zmm2, %zmm7
-	vpclmulqdq	$17, %zmm4, %zmm2, %zmm2
-	vpclmulqdq	$0, 1392(%rdi), %zmm6, %zmm4
-	vpshufd	$78, %zmm3, %zmm6
-	vpxorq	%zmm3, %zmm6, %zmm6
-	vpclmulqdq	$0, %zmm5, %zmm3, %zmm8
-	vpclmulqdq	$17, %zmm5, %zmm3, %zmm3
-	vpclmulqdq	$0, 1456(%rdi), %zmm6, %zmm5
-	vpxorq	%zmm8, %zmm7, %zmm6
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vpxorq	%zmm5, %zmm4, %zmm3
-	vmovdqu64	(%rdx), %zmm4
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vmovdqu64	64(%rdx), %zmm1
-	vmovdqu64	752(%rdi), %zmm5
-	vmovdqu64	816(%rdi), %zmm7
-	vpshufd	$78, %zmm4, %zmm8
-	vpxorq	%zmm4, %zmm8, %zmm8
-	vpclmulqdq	$0, %zmm5, %zmm4, %zmm9
-	vpclmulqdq	$17, %zmm5, %zmm4, %zmm4
-	vpclmulqdq	$0, 1264(%rdi), %zmm8, %zmm5
-	vpshufd	$78, %zmm1, %zmm8
-	vpxorq	%zmm1, %zmm8, %zmm8
-	vpclmulqdq	$0, %zmm7, %zmm1, %zmm10
-	vpclmulqdq	$17, %zmm7, %zmm1, %zmm1
-	vpclmulqdq	$0, 1328(%rdi), %zmm8, %zmm7
-	vpternlogd	$150, %zmm10, %zmm9, %zmm6
-	vpternlogd	$150, %zmm1, %zmm4, %zmm2
-	vpternlogd	$150, %zmm7, %zmm5, %zmm3
-	vpternlogd	$150, %zmm2, %zmm6, %zmm3
-	vpslldq	$8, %zmm3, %zmm1
-	vpxorq	%zmm1, %zmm6, %zmm6
-	vpsrldq	$8, %zmm3, %zmm1
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm6, %ymm1
-	vpxorq	%ymm1, %ymm6, %ymm6
-	vextracti32x4	$1, %ymm6, %xmm1
-	vpxorq	%xmm1, %xmm6, %xmm6
-	vextracti64x4	$1, %zmm2, %ymm1
-	vpxorq	%ymm1, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm6, %xmm1
-	vpshufd	$78, %xmm6, %xmm6
-	vpxorq	%xmm1, %xmm6, %xmm6
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm6, %xmm1
-	vpshufd	$78, %xmm6, %xmm6
-	vpxorq	%xmm1, %xmm6, %xmm6
-	vpxorq	%xmm2, %xmm6, %xmm6
-	vmovdqa64	%xmm6, %xmm1
 	addq	$256, %r9
 	addq	$256, %rdx
 	subq	$256, %rcx
@@ -5287,94 +5077,55 @@ aesgen_vaes512_gcm_siv_open:
 	vmovdqa64	%zmm0, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm3
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r10), %zmm4
+	vbroadcasti32x4	(%r11), %zmm4
 	vpxorq	%zmm4, %zmm2, %zmm2
 	vpxorq	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	16(%r10), %zmm4
+	vbroadcasti32x4	16(%r11), %zmm4
 	vaesenc	%zmm4, %zmm2, %zmm2
 	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	32(%r10), %zmm4
+	vbroadcasti32x4	32(%r11), %zmm4
 	vaesenc	%zmm4, %zmm2, %zmm2
 	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	48(%r10), %zmm4
+	vbroadcasti32x4	48(%r11), %zmm4
 	vaesenc	%zmm4, %zmm2, %zmm2
 	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	64(%r10), %zmm4
+	vbroadcasti32x4	64(%r11), %zmm4
 	vaesenc	%zmm4, %zmm2, %zmm2
 	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	80(%r10), %zmm4
+	vbroadcasti32x4	80(%r11), %zmm4
 	vaesenc	%zmm4, %zmm2, %zmm2
 	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	96(%r10), %zmm4
+	vbroadcasti32x4	96(%r11), %zmm4
 	vaesenc	%zmm4, %zmm2, %zmm2
 	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	112(%r10), %zmm4
+	vbroadcasti32x4	112(%r11), %zmm4
 	vaesenc	%zmm4, %zmm2, %zmm2
 	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	128(%r10), %zmm4
+	vbroadcasti32x4	128(%r11), %zmm4
 	vaesenc	%zmm4, %zmm2, %zmm2
 	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	144(%r10), %zmm4
+	vbroadcasti32x4	144(%r11), %zmm4
 	vaesenc	%zmm4, %zmm2, %zmm2
 	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	160(%r10), %zmm4
+	vbroadcasti32x4	160(%r11), %zmm4
 	vaesenc	%zmm4, %zmm2, %zmm2
 	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	176(%r10), %zmm4
+	vbroadcasti32x4	176(%r11), %zmm4
 	vaesenc	%zmm4, %zmm2, %zmm2
 	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	192(%r10), %zmm4
+	vbroadcasti32x4	192(%r11), %zmm4
 	vaesenc	%zmm4, %zmm2, %zmm2
 	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	208(%r10), %zmm4
+	vbroadcasti32x4	208(%r11), %zmm4
 	vaesenc	%zmm4, %zmm2, %zmm2
 	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	224(%r10), %zmm4
+	vbroadcasti32x4	224(%r11), %zmm4
 	vaesenclast	%zmm4, %zmm2, %zmm2
 	vaesenclast	%zmm4, %zmm3, %zmm3
 	vpxorq	(%r9), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rdx)
 	vpxorq	64(%r9), %zmm3, %zmm3
 	vmovdqu64	%zmm3, 64(%rdx)
-	vmovdqu64	(%rdx), %zmm2
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vmovdqu64	64(%rdx), %zmm1
-	vmovdqu64	880(%rdi), %zmm3
-	vmovdqu64	944(%rdi), %zmm4
-	vpshufd	$78, %zmm2, %zmm5
-	vpxorq	%zmm2, %zmm5, %zmm5
-	vpclmulqdq	$0, %zmm3, %zmm2, %zmm6
-	vpclmulqdq	$17, %zmm3, %zmm2, %zmm2
-	vpclmulqdq	$0, 1392(%rdi), %zmm5, %zmm3
-	vpshufd	$78, %zmm1, %zmm5
-	vpxorq	%zmm1, %zmm5, %zmm5
-	vpclmulqdq	$0, %zmm4, %zmm1, %zmm7
-	vpclmulqdq	$17, %zmm4, %zmm1, %zmm1
-	vpclmulqdq	$0, 1456(%rdi), %zmm5, %zmm4
-	vpxorq	%zmm7, %zmm6, %zmm5
-	vpxorq	%zmm1, %zmm2, %zmm1
-	vpxorq	%zmm4, %zmm3, %zmm2
-	vpternlogd	$150, %zmm1, %zmm5, %zmm2
-	vpslldq	$8, %zmm2, %zmm3
-	vpxorq	%zmm3, %zmm5, %zmm5
-	vpsrldq	$8, %zmm2, %zmm3
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vextracti64x4	$1, %zmm5, %ymm2
-	vpxorq	%ymm2, %ymm5, %ymm5
-	vextracti32x4	$1, %ymm5, %xmm2
-	vpxorq	%xmm2, %xmm5, %xmm5
-	vextracti64x4	$1, %zmm1, %ymm2
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vextracti32x4	$1, %ymm1, %xmm2
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm5, %xmm2
-	vpshufd	$78, %xmm5, %xmm5
-	vpxorq	%xmm2, %xmm5, %xmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm5, %xmm2
-	vpshufd	$78, %xmm5, %xmm5
-	vpxorq	%xmm2, %xmm5, %xmm5
-	vpxorq	%xmm1, %xmm5, %xmm5
-	vmovdqa64	%xmm5, %xmm1
 	addq	$128, %r9
 	addq	$128, %rdx
 	subq	$128, %rcx
@@ -5383,66 +5134,38 @@ aesgen_vaes512_gcm_siv_open:
 	jb	.Laesgen_vaes512_gcm_siv_open_ctr4_done256
 	vmovdqa64	%zmm0, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r10), %zmm3
+	vbroadcasti32x4	(%r11), %zmm3
 	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	16(%r10), %zmm3
+	vbroadcasti32x4	16(%r11), %zmm3
 	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	32(%r10), %zmm3
+	vbroadcasti32x4	32(%r11), %zmm3
 	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	48(%r10), %zmm3
+	vbroadcasti32x4	48(%r11), %zmm3
 	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	64(%r10), %zmm3
+	vbroadcasti32x4	64(%r11), %zmm3
 	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	80(%r10), %zmm3
+	vbroadcasti32x4	80(%r11), %zmm3
 	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	96(%r10), %zmm3
+	vbroadcasti32x4	96(%r11), %zmm3
 	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	112(%r10), %zmm3
+	vbroadcasti32x4	112(%r11), %zmm3
 	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	128(%r10), %zmm3
+	vbroadcasti32x4	128(%r11), %zmm3
 	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	144(%r10), %zmm3
+	vbroadcasti32x4	144(%r11), %zmm3
 	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	160(%r10), %zmm3
+	vbroadcasti32x4	160(%r11), %zmm3
 	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	176(%r10), %zmm3
+	vbroadcasti32x4	176(%r11), %zmm3
 	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	192(%r10), %zmm3
+	vbroadcasti32x4	192(%r11), %zmm3
 	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	208(%r10), %zmm3
+	vbroadcasti32x4	208(%r11), %zmm3
 	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	224(%r10), %zmm3
+	vbroadcasti32x4	224(%r11), %zmm3
 	vaesenclast	%zmm3, %zmm2, %zmm2
 	vpxorq	(%r9), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rdx)
-	vmovdqu64	(%rdx), %zmm2
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpshufd	$78, %zmm2, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vpclmulqdq	$0, 944(%rdi), %zmm2, %zmm3
-	vpclmulqdq	$17, 944(%rdi), %zmm2, %zmm2
-	vpclmulqdq	$0, 1456(%rdi), %zmm1, %zmm1
-	vpternlogd	$150, %zmm2, %zmm3, %zmm1
-	vpslldq	$8, %zmm1, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vpsrldq	$8, %zmm1, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm3, %ymm1
-	vpxorq	%ymm1, %ymm3, %ymm3
-	vextracti32x4	$1, %ymm3, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vextracti64x4	$1, %zmm2, %ymm1
-	vpxorq	%ymm1, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vmovdqa64	%xmm3, %xmm1
 	addq	$64, %r9
 	addq	$64, %rdx
 	subq	$64, %rcx
@@ -5451,62 +5174,38 @@ aesgen_vaes512_gcm_siv_open:
 	jb	.Laesgen_vaes512_gcm_siv_open_ctr2_done256
 	vmovdqa64	%ymm0, %ymm2
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_2x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r10), %ymm3
+	vbroadcasti32x4	(%r11), %ymm3
 	vpxorq	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	16(%r10), %ymm3
+	vbroadcasti32x4	16(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	32(%r10), %ymm3
+	vbroadcasti32x4	32(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	48(%r10), %ymm3
+	vbroadcasti32x4	48(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	64(%r10), %ymm3
+	vbroadcasti32x4	64(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	80(%r10), %ymm3
+	vbroadcasti32x4	80(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	96(%r10), %ymm3
+	vbroadcasti32x4	96(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	112(%r10), %ymm3
+	vbroadcasti32x4	112(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	128(%r10), %ymm3
+	vbroadcasti32x4	128(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	144(%r10), %ymm3
+	vbroadcasti32x4	144(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	160(%r10), %ymm3
+	vbroadcasti32x4	160(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	176(%r10), %ymm3
+	vbroadcasti32x4	176(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	192(%r10), %ymm3
+	vbroadcasti32x4	192(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	208(%r10), %ymm3
+	vbroadcasti32x4	208(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	224(%r10), %ymm3
+	vbroadcasti32x4	224(%r11), %ymm3
 	vaesenclast	%ymm3, %ymm2, %ymm2
 	vpxorq	(%r9), %ymm2, %ymm2
 	vmovdqu64	%ymm2, (%rdx)
-	vmovdqu64	(%rdx), %ymm2
-	vpxorq	%ymm1, %ymm2, %ymm2
-	vpshufd	$78, %ymm2, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vpclmulqdq	$0, 976(%rdi), %ymm2, %ymm3
-	vpclmulqdq	$17, 976(%rdi), %ymm2, %ymm2
-	vpclmulqdq	$0, 1488(%rdi), %ymm1, %ymm1
-	vpternlogd	$150, %ymm2, %ymm3, %ymm1
-	vpslldq	$8, %ymm1, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vpsrldq	$8, %ymm1, %ymm4
-	vpxorq	%ymm4, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm3, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vextracti32x4	$1, %ymm2, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vmovdqa64	%xmm3, %xmm1
 	addq	$32, %r9
 	addq	$32, %rdx
 	subq	$32, %rcx
@@ -5515,58 +5214,38 @@ aesgen_vaes512_gcm_siv_open:
 	jb	.Laesgen_vaes512_gcm_siv_open_ctr1_done256
 	vmovdqa64	%xmm0, %xmm2
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_1x4(%rip), %zmm0, %zmm0
-	vmovdqa64	(%r10), %xmm3
+	vmovdqa64	(%r11), %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	16(%r10), %xmm3
+	vmovdqa64	16(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	32(%r10), %xmm3
+	vmovdqa64	32(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	48(%r10), %xmm3
+	vmovdqa64	48(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	64(%r10), %xmm3
+	vmovdqa64	64(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	80(%r10), %xmm3
+	vmovdqa64	80(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	96(%r10), %xmm3
+	vmovdqa64	96(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	112(%r10), %xmm3
+	vmovdqa64	112(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	128(%r10), %xmm3
+	vmovdqa64	128(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	144(%r10), %xmm3
+	vmovdqa64	144(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	160(%r10), %xmm3
+	vmovdqa64	160(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	176(%r10), %xmm3
+	vmovdqa64	176(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	192(%r10), %xmm3
+	vmovdqa64	192(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	208(%r10), %xmm3
+	vmovdqa64	208(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	224(%r10), %xmm3
+	vmovdqa64	224(%r11), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
 	vpxorq	(%r9), %xmm2, %xmm2
 	vmovdqu64	%xmm2, (%rdx)
-	vmovdqu64	(%rdx), %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpshufd	$78, %xmm2, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$0, 992(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$17, 992(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 1504(%rdi), %xmm1, %xmm1
-	vpternlogd	$150, %xmm2, %xmm3, %xmm1
-	vpslldq	$8, %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vmovdqa64	%xmm3, %xmm1
 	addq	$16, %r9
 	addq	$16, %rdx
 	subq	$16, %rcx
@@ -5574,88 +5253,235 @@ aesgen_vaes512_gcm_siv_open:
 	testq	%rcx, %rcx
 	je	.Laesgen_vaes512_gcm_siv_open_ctr_end256
 	vmovdqa64	%xmm0, %xmm0
-	vmovdqa64	(%r10), %xmm2
+	vmovdqa64	(%r11), %xmm2
 	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	16(%r10), %xmm2
+	vmovdqa64	16(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	32(%r10), %xmm2
+	vmovdqa64	32(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	48(%r10), %xmm2
+	vmovdqa64	48(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	64(%r10), %xmm2
+	vmovdqa64	64(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	80(%r10), %xmm2
+	vmovdqa64	80(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	96(%r10), %xmm2
+	vmovdqa64	96(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	112(%r10), %xmm2
+	vmovdqa64	112(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	128(%r10), %xmm2
+	vmovdqa64	128(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	144(%r10), %xmm2
+	vmovdqa64	144(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	160(%r10), %xmm2
+	vmovdqa64	160(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	176(%r10), %xmm2
+	vmovdqa64	176(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	192(%r10), %xmm2
+	vmovdqa64	192(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	208(%r10), %xmm2
+	vmovdqa64	208(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	224(%r10), %xmm2
+	vmovdqa64	224(%r11), %xmm2
 	vaesenclast	%xmm2, %xmm0, %xmm0
-	movq	$-1, %r10
-	bzhiq	%rcx, %r10, %r10
-	kmovq	%r10, %k1
+	movq	$-1, %r11
+	bzhiq	%rcx, %r11, %r11
+	kmovq	%r11, %k1
 	vmovdqu8	(%r9), %xmm2{%k1}{z}
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqu8	%xmm0, (%rdx){%k1}
-	vmovdqu8	%xmm0, %xmm0{%k1}{z}
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 992(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 992(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 992(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 992(%rdi), %xmm0, %xmm0
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm0
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm3, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	%xmm1, %xmm1
 .Laesgen_vaes512_gcm_siv_open_ctr_end256:
-	movq	16(%rsp), %rcx
+	leaq	15(%rbp), %rcx
+	andq	$-16, %rcx
+	negq	%rcx
+	leaq	1008(%rdi,%rcx,1), %rcx
+	vpxorq	%ymm0, %ymm0, %ymm0
+	vpxorq	%ymm2, %ymm2, %ymm2
+	vpxorq	%ymm3, %ymm3, %ymm3
+	vpxorq	%zmm4, %zmm4, %zmm4
+	vpxorq	%zmm5, %zmm5, %zmm5
+	vpxorq	%zmm6, %zmm6, %zmm6
+	vpshufd	$78, %xmm1, %xmm7
+	vpxorq	%xmm1, %xmm7, %xmm7
+	vpclmulqdq	$0, (%rcx), %xmm1, %xmm8
+	vpclmulqdq	$17, (%rcx), %xmm1, %xmm1
+	vpclmulqdq	$0, 528(%rcx), %xmm7, %xmm7
+	cmpq	$256, %rbp
+	jb	.Laesgen_vaes512_gcm_siv_open_rest16_none_2
+	vmovdqu64	128(%rbx), %zmm9
+	vmovdqu64	192(%rbx), %zmm10
+	vmovdqu64	128(%rcx), %zmm11
+	vmovdqu64	192(%rcx), %zmm12
+	vpshufd	$78, %zmm9, %zmm13
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vpclmulqdq	$0, 656(%rcx), %zmm13, %zmm11
+	vpshufd	$78, %zmm10, %zmm13
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vpclmulqdq	$0, 720(%rcx), %zmm13, %zmm12
+	vpternlogd	$150, %zmm15, %zmm14, %zmm4
+	vpternlogd	$150, %zmm10, %zmm9, %zmm5
+	vpternlogd	$150, %zmm12, %zmm11, %zmm6
+	vmovdqu64	(%rbx), %zmm9
+	vmovdqu64	64(%rbx), %zmm10
+	vmovdqu64	(%rcx), %zmm11
+	vmovdqu64	64(%rcx), %zmm12
+	vpshufd	$78, %zmm9, %zmm13
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vpclmulqdq	$0, 528(%rcx), %zmm13, %zmm11
+	vpshufd	$78, %zmm10, %zmm13
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vpclmulqdq	$0, 592(%rcx), %zmm13, %zmm12
+	vpternlogd	$150, %zmm15, %zmm14, %zmm4
+	vpternlogd	$150, %zmm10, %zmm9, %zmm5
+	vpternlogd	$150, %zmm12, %zmm11, %zmm6
+	addq	$256, %rbx
+	addq	$256, %rcx
+	subq	$256, %rbp
+.Laesgen_vaes512_gcm_siv_open_rest16_none_2:
+	cmpq	$128, %rbp
+	jb	.Laesgen_vaes512_gcm_siv_open_rest8_none_2
+	vmovdqu64	(%rbx), %zmm9
+	vmovdqu64	64(%rbx), %zmm10
+	vmovdqu64	(%rcx), %zmm11
+	vmovdqu64	64(%rcx), %zmm12
+	vpshufd	$78, %zmm9, %zmm13
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vpclmulqdq	$0, 528(%rcx), %zmm13, %zmm11
+	vpshufd	$78, %zmm10, %zmm13
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vpclmulqdq	$0, 592(%rcx), %zmm13, %zmm12
+	vpternlogd	$150, %zmm15, %zmm14, %zmm4
+	vpternlogd	$150, %zmm10, %zmm9, %zmm5
+	vpternlogd	$150, %zmm12, %zmm11, %zmm6
+	addq	$128, %rbx
+	addq	$128, %rcx
+	subq	$128, %rbp
+.Laesgen_vaes512_gcm_siv_open_rest8_none_2:
+	cmpq	$64, %rbp
+	jb	.Laesgen_vaes512_gcm_siv_open_rest4_none_2
+	vmovdqu64	(%rbx), %zmm9
+	vpshufd	$78, %zmm9, %zmm10
+	vpxorq	%zmm9, %zmm10, %zmm10
+	vpclmulqdq	$0, (%rcx), %zmm9, %zmm11
+	vpxorq	%zmm11, %zmm4, %zmm4
+	vpclmulqdq	$17, (%rcx), %zmm9, %zmm9
+	vpxorq	%zmm9, %zmm5, %zmm5
+	vpclmulqdq	$0, 528(%rcx), %zmm10, %zmm9
+	vpxorq	%zmm9, %zmm6, %zmm6
+	addq	$64, %rbx
+	addq	$64, %rcx
+	subq	$64, %rbp
+.Laesgen_vaes512_gcm_siv_open_rest4_none_2:
+	cmpq	$32, %rbp
+	jb	.Laesgen_vaes512_gcm_siv_open_rest2_none_2
+	vmovdqu64	(%rbx), %ymm9
+	vpshufd	$78, %ymm9, %ymm10
+	vpxorq	%ymm9, %ymm10, %ymm10
+	vpclmulqdq	$0, (%rcx), %ymm9, %ymm11
+	vpxorq	%ymm11, %ymm0, %ymm0
+	vpclmulqdq	$17, (%rcx), %ymm9, %ymm9
+	vpxorq	%ymm9, %ymm2, %ymm2
+	vpclmulqdq	$0, 528(%rcx), %ymm10, %ymm9
+	vpxorq	%ymm9, %ymm3, %ymm3
+	addq	$32, %rbx
+	addq	$32, %rcx
+	subq	$32, %rbp
+.Laesgen_vaes512_gcm_siv_open_rest2_none_2:
+	cmpq	$16, %rbp
+	jb	.Laesgen_vaes512_gcm_siv_open_rest1_none_2
+	vmovdqu64	(%rbx), %xmm9
+	vpshufd	$78, %xmm9, %xmm10
+	vpxorq	%xmm9, %xmm10, %xmm10
+	vpclmulqdq	$0, (%rcx), %xmm9, %xmm11
+	vpxorq	%xmm11, %xmm8, %xmm8
+	vpclmulqdq	$17, (%rcx), %xmm9, %xmm9
+	vpxorq	%xmm9, %xmm1, %xmm1
+	vpclmulqdq	$0, 528(%rcx), %xmm10, %xmm9
+	vpxorq	%xmm9, %xmm7, %xmm7
+	addq	$16, %rbx
+	addq	$16, %rcx
+	subq	$16, %rbp
+.Laesgen_vaes512_gcm_siv_open_rest1_none_2:
+	testq	%rbp, %rbp
+	je	.Laesgen_vaes512_gcm_siv_open_rest_whole_2
+	movq	$-1, %rdx
+	bzhiq	%rbp, %rdx, %rdx
+	kmovq	%rdx, %k1
+	vmovdqu8	(%rbx), %xmm9{%k1}{z}
+	vpshufd	$78, %xmm9, %xmm10
+	vpxorq	%xmm9, %xmm10, %xmm10
+	vpclmulqdq	$0, (%rcx), %xmm9, %xmm11
+	vpxorq	%xmm11, %xmm8, %xmm8
+	vpclmulqdq	$17, (%rcx), %xmm9, %xmm9
+	vpxorq	%xmm9, %xmm1, %xmm1
+	vpclmulqdq	$0, 528(%rcx), %xmm10, %xmm9
+	vpxorq	%xmm9, %xmm7, %xmm7
+	addq	$16, %rcx
+.Laesgen_vaes512_gcm_siv_open_rest_whole_2:
 	shlq	$3, %r8
-	shlq	$3, %rcx
-	vmovq	%r8, %xmm0
-	vmovq	%rcx, %xmm2
-	vpunpcklqdq	%xmm2, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 992(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 992(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 992(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 992(%rdi), %xmm0, %xmm0
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm0
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm3, %xmm0
+	shlq	$3, %r10
+	vmovq	%r8, %xmm9
+	vmovq	%r10, %xmm10
+	vpunpcklqdq	%xmm10, %xmm9, %xmm9
+	vpshufd	$78, %xmm9, %xmm10
+	vpxorq	%xmm9, %xmm10, %xmm10
+	vpclmulqdq	$0, (%rcx), %xmm9, %xmm11
+	vpxorq	%xmm11, %xmm8, %xmm8
+	vpclmulqdq	$17, (%rcx), %xmm9, %xmm9
+	vpxorq	%xmm9, %xmm1, %xmm1
+	vpclmulqdq	$0, 528(%rcx), %xmm10, %xmm9
+	vpxorq	%xmm9, %xmm7, %xmm7
+	vextracti32x4	$1, %ymm0, %xmm9
+	vpxorq	%xmm9, %xmm0, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vextracti32x4	$1, %ymm2, %xmm0
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	%xmm1, %xmm1
-	movq	32(%rsp), %rcx
-	movq	40(%rsp), %rdx
+	vextracti32x4	$1, %ymm3, %xmm0
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vpxorq	%xmm3, %xmm7, %xmm7
+	vextracti64x4	$1, %zmm4, %ymm0
+	vpxorq	%ymm0, %ymm4, %ymm4
+	vextracti32x4	$1, %ymm4, %xmm0
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpxorq	%xmm4, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm5, %ymm0
+	vpxorq	%ymm0, %ymm5, %ymm5
+	vextracti32x4	$1, %ymm5, %xmm0
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpxorq	%xmm5, %xmm1, %xmm1
+	vextracti64x4	$1, %zmm6, %ymm0
+	vpxorq	%ymm0, %ymm6, %ymm6
+	vextracti32x4	$1, %ymm6, %xmm0
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm7, %xmm7
+	vpternlogd	$150, %xmm1, %xmm8, %xmm7
+	vpslldq	$8, %xmm7, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpsrldq	$8, %xmm7, %xmm0
+	vpxorq	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm8, %xmm0
+	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm8, %xmm0
+	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm1, %xmm8, %xmm8
+	vmovdqa64	%xmm8, %xmm1
+.Laesgen_vaes512_gcm_siv_open_rest_nothing_2:
+	movq	40(%rsp), %rcx
+	movq	48(%rsp), %rdx
 	vmovd	8(%rsi), %xmm0
 	vpslldq	$8, %xmm0, %xmm0
 	movq	(%rsi), %rsi
@@ -5694,9 +5520,9 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	224(%rsi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 1520(%rdi)
+	vmovdqa64	%xmm0, 1552(%rdi)
 	xorq	%rsi, %rsi
-	leaq	1520(%rdi), %rdi
+	leaq	1552(%rdi), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_vaes512_gcm_siv_open_nocmp16
 	movq	(%rcx), %r8
@@ -5745,10 +5571,11 @@ aesgen_vaes512_gcm_siv_open:
 	sbbl	%eax, %eax
 	jmp	.Laesgen_vaes512_gcm_siv_open_opened
 .Laesgen_vaes512_gcm_siv_open_message128:
+	movq	24(%rsp), %rdx
 	vmovd	8(%rsi), %xmm0
 	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rdx
-	vmovq	%rdx, %xmm1
+	movq	(%rsi), %r10
+	vmovq	%r10, %xmm1
 	vporq	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_siv_open_le32_0(%rip), %xmm0, %xmm1
@@ -5924,10 +5751,10 @@ aesgen_vaes512_gcm_siv_open:
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 416(%rdi)
-	vmovdqa64	%xmm1, 992(%rdi)
+	vmovdqa64	%xmm1, 1008(%rdi)
 	vpshufd	$78, %xmm1, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 1504(%rdi)
+	vmovdqa64	%xmm0, 1536(%rdi)
 	vpclmulqdq	$0, %xmm1, %xmm1, %xmm0
 	vpclmulqdq	$17, %xmm1, %xmm1, %xmm2
 	vpclmulqdq	$1, %xmm1, %xmm1, %xmm3
@@ -5944,195 +5771,221 @@ aesgen_vaes512_gcm_siv_open:
 	vpshufd	$78, %xmm0, %xmm0
 	vpxorq	%xmm3, %xmm0, %xmm0
 	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 976(%rdi)
+	vmovdqa64	%xmm0, 992(%rdi)
 	vpshufd	$78, %xmm0, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1488(%rdi)
+	vmovdqa64	%xmm2, 1520(%rdi)
 	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
 	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
 	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm1, %xmm1
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
+	vpclmulqdq	$16, %xmm0, %xmm1, %xmm5
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm5
+	vpxorq	%xmm5, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm5
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm4
 	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
+	vpxorq	%xmm4, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm4
 	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm4, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 976(%rdi)
+	vpshufd	$78, %xmm2, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vmovdqa64	%xmm3, 1504(%rdi)
+	vpclmulqdq	$0, %xmm0, %xmm0, %xmm2
+	vpclmulqdq	$17, %xmm0, %xmm0, %xmm3
+	vpclmulqdq	$1, %xmm0, %xmm0, %xmm4
+	vpclmulqdq	$16, %xmm0, %xmm0, %xmm0
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 960(%rdi)
-	vpshufd	$78, %xmm2, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1472(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm0, %xmm1
-	vpclmulqdq	$17, %xmm0, %xmm0, %xmm2
-	vpclmulqdq	$1, %xmm0, %xmm0, %xmm3
-	vpclmulqdq	$16, %xmm0, %xmm0, %xmm0
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm0
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm3, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	%xmm1, 944(%rdi)
-	vpshufd	$78, %xmm1, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 1456(%rdi)
-	vmovdqu64	944(%rdi), %zmm0
-	vshufi32x4	$0, %zmm0, %zmm0, %zmm1
-	vpclmulqdq	$0, %zmm1, %zmm0, %zmm2
-	vpclmulqdq	$17, %zmm1, %zmm0, %zmm3
-	vpclmulqdq	$1, %zmm1, %zmm0, %zmm4
-	vpclmulqdq	$16, %zmm1, %zmm0, %zmm1
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vpslldq	$8, %zmm4, %zmm1
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpsrldq	$8, %zmm4, %zmm1
-	vpxorq	%zmm1, %zmm3, %zmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm2, %zmm1
-	vpshufd	$78, %zmm2, %zmm2
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm2, %zmm1
-	vpshufd	$78, %zmm2, %zmm2
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vmovdqu64	%zmm2, 880(%rdi)
-	vpshufd	$78, %zmm2, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vmovdqu64	%zmm1, 1392(%rdi)
-	vshufi32x4	$0, %zmm2, %zmm2, %zmm1
-	vpclmulqdq	$0, %zmm1, %zmm0, %zmm3
-	vpclmulqdq	$17, %zmm1, %zmm0, %zmm4
-	vpclmulqdq	$1, %zmm1, %zmm0, %zmm5
-	vpclmulqdq	$16, %zmm1, %zmm0, %zmm6
-	vpxorq	%zmm6, %zmm5, %zmm5
-	vpslldq	$8, %zmm5, %zmm6
-	vpxorq	%zmm6, %zmm3, %zmm3
-	vpsrldq	$8, %zmm5, %zmm6
-	vpxorq	%zmm6, %zmm4, %zmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm3, %zmm5
-	vpshufd	$78, %zmm3, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm3, %zmm5
-	vpshufd	$78, %zmm3, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vmovdqu64	%zmm3, 816(%rdi)
-	vpshufd	$78, %zmm3, %zmm4
-	vpxorq	%zmm3, %zmm4, %zmm4
-	vmovdqu64	%zmm4, 1328(%rdi)
-	vpclmulqdq	$0, %zmm1, %zmm2, %zmm4
-	vpclmulqdq	$17, %zmm1, %zmm2, %zmm5
-	vpclmulqdq	$1, %zmm1, %zmm2, %zmm6
-	vpclmulqdq	$16, %zmm1, %zmm2, %zmm1
-	vpxorq	%zmm1, %zmm6, %zmm6
-	vpslldq	$8, %zmm6, %zmm1
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vpsrldq	$8, %zmm6, %zmm1
-	vpxorq	%zmm1, %zmm5, %zmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm4, %zmm1
-	vpshufd	$78, %zmm4, %zmm4
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm4, %zmm1
-	vpshufd	$78, %zmm4, %zmm4
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vmovdqu64	%zmm4, 752(%rdi)
-	vpshufd	$78, %zmm4, %zmm1
-	vpxorq	%zmm4, %zmm1, %zmm1
-	vmovdqu64	%zmm1, 1264(%rdi)
-	vshufi32x4	$0, %zmm4, %zmm4, %zmm1
-	vpclmulqdq	$0, %zmm1, %zmm0, %zmm5
-	vpclmulqdq	$17, %zmm1, %zmm0, %zmm6
-	vpclmulqdq	$1, %zmm1, %zmm0, %zmm7
-	vpclmulqdq	$16, %zmm1, %zmm0, %zmm0
-	vpxorq	%zmm0, %zmm7, %zmm7
-	vpslldq	$8, %zmm7, %zmm0
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpsrldq	$8, %zmm7, %zmm0
-	vpxorq	%zmm0, %zmm6, %zmm6
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm5, %zmm0
-	vpshufd	$78, %zmm5, %zmm5
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm5, %zmm0
-	vpshufd	$78, %zmm5, %zmm5
-	vpxorq	%zmm0, %zmm5, %zmm5
-	vpxorq	%zmm6, %zmm5, %zmm5
-	vmovdqu64	%zmm5, 688(%rdi)
-	vpshufd	$78, %zmm5, %zmm0
-	vpxorq	%zmm5, %zmm0, %zmm0
-	vmovdqu64	%zmm0, 1200(%rdi)
-	vpclmulqdq	$0, %zmm1, %zmm2, %zmm0
-	vpclmulqdq	$17, %zmm1, %zmm2, %zmm5
-	vpclmulqdq	$1, %zmm1, %zmm2, %zmm6
-	vpclmulqdq	$16, %zmm1, %zmm2, %zmm2
-	vpxorq	%zmm2, %zmm6, %zmm6
-	vpslldq	$8, %zmm6, %zmm2
-	vpxorq	%zmm2, %zmm0, %zmm0
-	vpsrldq	$8, %zmm6, %zmm2
+	vpshufd	$78, %xmm2, %xmm0
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vmovdqa64	%xmm0, 1488(%rdi)
+	cmpq	$64, %r8
+	ja	.Laesgen_vaes512_gcm_siv_open_powers_more_2
+	cmpq	$48, %rdx
+	jbe	.Laesgen_vaes512_gcm_siv_open_powers_done_2
+.Laesgen_vaes512_gcm_siv_open_powers_more_2:
+	vmovdqu64	960(%rdi), %zmm0
+	vshufi32x4	$0, %zmm0, %zmm0, %zmm2
+	vpclmulqdq	$0, %zmm2, %zmm0, %zmm3
+	vpclmulqdq	$17, %zmm2, %zmm0, %zmm4
+	vpclmulqdq	$1, %zmm2, %zmm0, %zmm5
+	vpclmulqdq	$16, %zmm2, %zmm0, %zmm2
 	vpxorq	%zmm2, %zmm5, %zmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm0, %zmm2
-	vpshufd	$78, %zmm0, %zmm0
-	vpxorq	%zmm2, %zmm0, %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm0, %zmm2
-	vpshufd	$78, %zmm0, %zmm0
-	vpxorq	%zmm2, %zmm0, %zmm0
-	vpxorq	%zmm5, %zmm0, %zmm0
-	vmovdqu64	%zmm0, 624(%rdi)
-	vpshufd	$78, %zmm0, %zmm2
-	vpxorq	%zmm0, %zmm2, %zmm2
-	vmovdqu64	%zmm2, 1136(%rdi)
-	vpclmulqdq	$0, %zmm1, %zmm3, %zmm0
-	vpclmulqdq	$17, %zmm1, %zmm3, %zmm2
-	vpclmulqdq	$1, %zmm1, %zmm3, %zmm5
-	vpclmulqdq	$16, %zmm1, %zmm3, %zmm3
-	vpxorq	%zmm3, %zmm5, %zmm5
-	vpslldq	$8, %zmm5, %zmm3
-	vpxorq	%zmm3, %zmm0, %zmm0
-	vpsrldq	$8, %zmm5, %zmm3
+	vpslldq	$8, %zmm5, %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpsrldq	$8, %zmm5, %zmm2
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm3, %zmm2
+	vpshufd	$78, %zmm3, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm3, %zmm2
+	vpshufd	$78, %zmm3, %zmm3
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpxorq	%zmm4, %zmm3, %zmm3
+	vmovdqu64	%zmm3, 896(%rdi)
+	vpshufd	$78, %zmm3, %zmm2
 	vpxorq	%zmm3, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1424(%rdi)
+	vshufi32x4	$0, %zmm3, %zmm3, %zmm2
+	vpclmulqdq	$0, %zmm2, %zmm0, %zmm4
+	vpclmulqdq	$17, %zmm2, %zmm0, %zmm5
+	vpclmulqdq	$1, %zmm2, %zmm0, %zmm6
+	vpclmulqdq	$16, %zmm2, %zmm0, %zmm7
+	vpxorq	%zmm7, %zmm6, %zmm6
+	vpslldq	$8, %zmm6, %zmm7
+	vpxorq	%zmm7, %zmm4, %zmm4
+	vpsrldq	$8, %zmm6, %zmm7
+	vpxorq	%zmm7, %zmm5, %zmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm4, %zmm6
+	vpshufd	$78, %zmm4, %zmm4
+	vpxorq	%zmm6, %zmm4, %zmm4
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm4, %zmm6
+	vpshufd	$78, %zmm4, %zmm4
+	vpxorq	%zmm6, %zmm4, %zmm4
+	vpxorq	%zmm5, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 832(%rdi)
+	vpshufd	$78, %zmm4, %zmm5
+	vpxorq	%zmm4, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 1360(%rdi)
+	vpclmulqdq	$0, %zmm2, %zmm3, %zmm5
+	vpclmulqdq	$17, %zmm2, %zmm3, %zmm6
+	vpclmulqdq	$1, %zmm2, %zmm3, %zmm7
+	vpclmulqdq	$16, %zmm2, %zmm3, %zmm2
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vpslldq	$8, %zmm7, %zmm2
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpsrldq	$8, %zmm7, %zmm2
+	vpxorq	%zmm2, %zmm6, %zmm6
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm5, %zmm2
+	vpshufd	$78, %zmm5, %zmm5
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm5, %zmm2
+	vpshufd	$78, %zmm5, %zmm5
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpxorq	%zmm6, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 768(%rdi)
+	vpshufd	$78, %zmm5, %zmm2
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vmovdqu64	%zmm2, 1296(%rdi)
+	vshufi32x4	$0, %zmm5, %zmm5, %zmm2
+	vpclmulqdq	$0, %zmm2, %zmm0, %zmm6
+	vpclmulqdq	$17, %zmm2, %zmm0, %zmm7
+	vpclmulqdq	$1, %zmm2, %zmm0, %zmm8
+	vpclmulqdq	$16, %zmm2, %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpslldq	$8, %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpsrldq	$8, %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm6, %zmm0
+	vpshufd	$78, %zmm6, %zmm6
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm6, %zmm0
+	vpshufd	$78, %zmm6, %zmm6
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm7, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 704(%rdi)
+	vpshufd	$78, %zmm6, %zmm0
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vmovdqu64	%zmm0, 1232(%rdi)
+	vpclmulqdq	$0, %zmm2, %zmm3, %zmm0
+	vpclmulqdq	$17, %zmm2, %zmm3, %zmm6
+	vpclmulqdq	$1, %zmm2, %zmm3, %zmm7
+	vpclmulqdq	$16, %zmm2, %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpslldq	$8, %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vpsrldq	$8, %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm6, %zmm6
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm0, %zmm3
 	vpshufd	$78, %zmm0, %zmm0
 	vpxorq	%zmm3, %zmm0, %zmm0
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm0, %zmm3
 	vpshufd	$78, %zmm0, %zmm0
 	vpxorq	%zmm3, %zmm0, %zmm0
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vmovdqu64	%zmm0, 640(%rdi)
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vmovdqu64	%zmm3, 1168(%rdi)
+	vpclmulqdq	$0, %zmm2, %zmm4, %zmm0
+	vpclmulqdq	$17, %zmm2, %zmm4, %zmm3
+	vpclmulqdq	$1, %zmm2, %zmm4, %zmm6
+	vpclmulqdq	$16, %zmm2, %zmm4, %zmm4
+	vpxorq	%zmm4, %zmm6, %zmm6
+	vpslldq	$8, %zmm6, %zmm4
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpsrldq	$8, %zmm6, %zmm4
+	vpxorq	%zmm4, %zmm3, %zmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm0, %zmm4
+	vpshufd	$78, %zmm0, %zmm0
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm0, %zmm4
+	vpshufd	$78, %zmm0, %zmm0
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vmovdqu64	%zmm0, 576(%rdi)
+	vpshufd	$78, %zmm0, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vmovdqu64	%zmm3, 1104(%rdi)
+	vpclmulqdq	$0, %zmm2, %zmm5, %zmm0
+	vpclmulqdq	$17, %zmm2, %zmm5, %zmm3
+	vpclmulqdq	$1, %zmm2, %zmm5, %zmm4
+	vpclmulqdq	$16, %zmm2, %zmm5, %zmm2
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpslldq	$8, %zmm4, %zmm2
 	vpxorq	%zmm2, %zmm0, %zmm0
-	vmovdqu64	%zmm0, 560(%rdi)
+	vpsrldq	$8, %zmm4, %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm0, %zmm2
+	vpshufd	$78, %zmm0, %zmm0
+	vpxorq	%zmm2, %zmm0, %zmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm0, %zmm2
+	vpshufd	$78, %zmm0, %zmm0
+	vpxorq	%zmm2, %zmm0, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vmovdqu64	%zmm0, 512(%rdi)
 	vpshufd	$78, %zmm0, %zmm2
 	vpxorq	%zmm0, %zmm2, %zmm2
-	vmovdqu64	%zmm2, 1072(%rdi)
-	vpclmulqdq	$0, %zmm1, %zmm4, %zmm0
-	vpclmulqdq	$17, %zmm1, %zmm4, %zmm2
-	vpclmulqdq	$1, %zmm1, %zmm4, %zmm3
-	vpclmulqdq	$16, %zmm1, %zmm4, %zmm1
-	vpxorq	%zmm1, %zmm3, %zmm3
-	vpslldq	$8, %zmm3, %zmm1
-	vpxorq	%zmm1, %zmm0, %zmm0
-	vpsrldq	$8, %zmm3, %zmm1
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm0, %zmm1
-	vpshufd	$78, %zmm0, %zmm0
-	vpxorq	%zmm1, %zmm0, %zmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly512(%rip), %zmm0, %zmm1
-	vpshufd	$78, %zmm0, %zmm0
-	vpxorq	%zmm1, %zmm0, %zmm0
-	vpxorq	%zmm2, %zmm0, %zmm0
-	vmovdqu64	%zmm0, 496(%rdi)
-	vpshufd	$78, %zmm0, %zmm1
-	vpxorq	%zmm0, %zmm1, %zmm1
-	vmovdqu64	%zmm1, 1008(%rdi)
-	movq	32(%rsp), %rdx
+	vmovdqu64	%zmm2, 1040(%rdi)
+	vpclmulqdq	$0, %xmm1, %xmm0, %xmm2
+	vpclmulqdq	$17, %xmm1, %xmm0, %xmm3
+	vpclmulqdq	$1, %xmm1, %xmm0, %xmm4
+	vpclmulqdq	$16, %xmm1, %xmm0, %xmm0
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 496(%rdi)
+	vpshufd	$78, %xmm2, %xmm0
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+.Laesgen_vaes512_gcm_siv_open_powers_done_2:
+	movq	40(%rsp), %rdx
 	vmovdqu64	(%rdx), %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
 	movq	%r8, %rdx
@@ -6141,70 +5994,70 @@ aesgen_vaes512_gcm_siv_open:
 	jb	.Laesgen_vaes512_gcm_siv_open_polyval32_done_2
 	vmovdqu64	384(%rcx), %zmm2
 	vmovdqu64	448(%rcx), %zmm3
-	vmovdqu64	880(%rdi), %zmm4
-	vmovdqu64	944(%rdi), %zmm5
+	vmovdqu64	896(%rdi), %zmm4
+	vmovdqu64	960(%rdi), %zmm5
 	vpshufd	$78, %zmm2, %zmm6
 	vpxorq	%zmm2, %zmm6, %zmm6
 	vpclmulqdq	$0, %zmm4, %zmm2, %zmm7
 	vpclmulqdq	$17, %zmm4, %zmm2, %zmm2
-	vpclmulqdq	$0, 1392(%rdi), %zmm6, %zmm4
+	vpclmulqdq	$0, 1424(%rdi), %zmm6, %zmm4
 	vpshufd	$78, %zmm3, %zmm6
 	vpxorq	%zmm3, %zmm6, %zmm6
 	vpclmulqdq	$0, %zmm5, %zmm3, %zmm8
 	vpclmulqdq	$17, %zmm5, %zmm3, %zmm3
-	vpclmulqdq	$0, 1456(%rdi), %zmm6, %zmm5
+	vpclmulqdq	$0, 1488(%rdi), %zmm6, %zmm5
 	vpxorq	%zmm8, %zmm7, %zmm6
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpxorq	%zmm5, %zmm4, %zmm3
 	vmovdqu64	256(%rcx), %zmm4
 	vmovdqu64	320(%rcx), %zmm5
-	vmovdqu64	752(%rdi), %zmm7
-	vmovdqu64	816(%rdi), %zmm8
+	vmovdqu64	768(%rdi), %zmm7
+	vmovdqu64	832(%rdi), %zmm8
 	vpshufd	$78, %zmm4, %zmm9
 	vpxorq	%zmm4, %zmm9, %zmm9
 	vpclmulqdq	$0, %zmm7, %zmm4, %zmm10
 	vpclmulqdq	$17, %zmm7, %zmm4, %zmm4
-	vpclmulqdq	$0, 1264(%rdi), %zmm9, %zmm7
+	vpclmulqdq	$0, 1296(%rdi), %zmm9, %zmm7
 	vpshufd	$78, %zmm5, %zmm9
 	vpxorq	%zmm5, %zmm9, %zmm9
 	vpclmulqdq	$0, %zmm8, %zmm5, %zmm11
 	vpclmulqdq	$17, %zmm8, %zmm5, %zmm5
-	vpclmulqdq	$0, 1328(%rdi), %zmm9, %zmm8
+	vpclmulqdq	$0, 1360(%rdi), %zmm9, %zmm8
 	vpternlogd	$150, %zmm11, %zmm10, %zmm6
 	vpternlogd	$150, %zmm5, %zmm4, %zmm2
 	vpternlogd	$150, %zmm8, %zmm7, %zmm3
 	vmovdqu64	128(%rcx), %zmm4
 	vmovdqu64	192(%rcx), %zmm5
-	vmovdqu64	624(%rdi), %zmm7
-	vmovdqu64	688(%rdi), %zmm8
+	vmovdqu64	640(%rdi), %zmm7
+	vmovdqu64	704(%rdi), %zmm8
 	vpshufd	$78, %zmm4, %zmm9
 	vpxorq	%zmm4, %zmm9, %zmm9
 	vpclmulqdq	$0, %zmm7, %zmm4, %zmm10
 	vpclmulqdq	$17, %zmm7, %zmm4, %zmm4
-	vpclmulqdq	$0, 1136(%rdi), %zmm9, %zmm7
+	vpclmulqdq	$0, 1168(%rdi), %zmm9, %zmm7
 	vpshufd	$78, %zmm5, %zmm9
 	vpxorq	%zmm5, %zmm9, %zmm9
 	vpclmulqdq	$0, %zmm8, %zmm5, %zmm11
 	vpclmulqdq	$17, %zmm8, %zmm5, %zmm5
-	vpclmulqdq	$0, 1200(%rdi), %zmm9, %zmm8
+	vpclmulqdq	$0, 1232(%rdi), %zmm9, %zmm8
 	vpternlogd	$150, %zmm11, %zmm10, %zmm6
 	vpternlogd	$150, %zmm5, %zmm4, %zmm2
 	vpternlogd	$150, %zmm8, %zmm7, %zmm3
 	vmovdqu64	(%rcx), %zmm4
 	vpxorq	%zmm1, %zmm4, %zmm4
 	vmovdqu64	64(%rcx), %zmm1
-	vmovdqu64	496(%rdi), %zmm5
-	vmovdqu64	560(%rdi), %zmm7
+	vmovdqu64	512(%rdi), %zmm5
+	vmovdqu64	576(%rdi), %zmm7
 	vpshufd	$78, %zmm4, %zmm8
 	vpxorq	%zmm4, %zmm8, %zmm8
 	vpclmulqdq	$0, %zmm5, %zmm4, %zmm9
 	vpclmulqdq	$17, %zmm5, %zmm4, %zmm4
-	vpclmulqdq	$0, 1008(%rdi), %zmm8, %zmm5
+	vpclmulqdq	$0, 1040(%rdi), %zmm8, %zmm5
 	vpshufd	$78, %zmm1, %zmm8
 	vpxorq	%zmm1, %zmm8, %zmm8
 	vpclmulqdq	$0, %zmm7, %zmm1, %zmm10
 	vpclmulqdq	$17, %zmm7, %zmm1, %zmm1
-	vpclmulqdq	$0, 1072(%rdi), %zmm8, %zmm7
+	vpclmulqdq	$0, 1104(%rdi), %zmm8, %zmm7
 	vpternlogd	$150, %zmm10, %zmm9, %zmm6
 	vpternlogd	$150, %zmm1, %zmm4, %zmm2
 	vpternlogd	$150, %zmm7, %zmm5, %zmm3
@@ -6233,231 +6086,189 @@ aesgen_vaes512_gcm_siv_open:
 	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_siv_open_polyval32_2
 .Laesgen_vaes512_gcm_siv_open_polyval32_done_2:
-.Laesgen_vaes512_gcm_siv_open_polyval16_2:
+	testq	%rdx, %rdx
+	je	.Laesgen_vaes512_gcm_siv_open_rest_nothing_3
+	leaq	15(%rdx), %r10
+	andq	$-16, %r10
+	negq	%r10
+	leaq	1024(%rdi,%r10,1), %r10
+	vpxorq	%ymm2, %ymm2, %ymm2
+	vpxorq	%ymm3, %ymm3, %ymm3
+	vpxorq	%ymm4, %ymm4, %ymm4
+	vpxorq	%zmm5, %zmm5, %zmm5
+	vpxorq	%zmm6, %zmm6, %zmm6
+	vpxorq	%zmm7, %zmm7, %zmm7
+	vpshufd	$78, %xmm1, %xmm8
+	vpxorq	%xmm1, %xmm8, %xmm8
+	vpclmulqdq	$0, (%r10), %xmm1, %xmm9
+	vpclmulqdq	$17, (%r10), %xmm1, %xmm1
+	vpclmulqdq	$0, 528(%r10), %xmm8, %xmm8
 	cmpq	$256, %rdx
-	jb	.Laesgen_vaes512_gcm_siv_open_polyval16_done_2
-	vmovdqu64	128(%rcx), %zmm2
-	vmovdqu64	192(%rcx), %zmm3
-	vmovdqu64	880(%rdi), %zmm4
-	vmovdqu64	944(%rdi), %zmm5
-	vpshufd	$78, %zmm2, %zmm6
-	vpxorq	%zmm2, %zmm6, %zmm6
-	vpclmulqdq	$0, %zmm4, %zmm2, %zmm7
-	vpclmulqdq	$17, %zmm4, %zmm2, %zmm2
-	vpclmulqdq	$0, 1392(%rdi), %zmm6, %zmm4
-	vpshufd	$78, %zmm3, %zmm6
-	vpxorq	%zmm3, %zmm6, %zmm6
-	vpclmulqdq	$0, %zmm5, %zmm3, %zmm8
-	vpclmulqdq	$17, %zmm5, %zmm3, %zmm3
-	vpclmulqdq	$0, 1456(%rdi), %zmm6, %zmm5
-	vpxorq	%zmm8, %zmm7, %zmm6
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vpxorq	%zmm5, %zmm4, %zmm3
-	vmovdqu64	(%rcx), %zmm4
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vmovdqu64	64(%rcx), %zmm1
-	vmovdqu64	752(%rdi), %zmm5
-	vmovdqu64	816(%rdi), %zmm7
-	vpshufd	$78, %zmm4, %zmm8
-	vpxorq	%zmm4, %zmm8, %zmm8
-	vpclmulqdq	$0, %zmm5, %zmm4, %zmm9
-	vpclmulqdq	$17, %zmm5, %zmm4, %zmm4
-	vpclmulqdq	$0, 1264(%rdi), %zmm8, %zmm5
-	vpshufd	$78, %zmm1, %zmm8
-	vpxorq	%zmm1, %zmm8, %zmm8
-	vpclmulqdq	$0, %zmm7, %zmm1, %zmm10
-	vpclmulqdq	$17, %zmm7, %zmm1, %zmm1
-	vpclmulqdq	$0, 1328(%rdi), %zmm8, %zmm7
-	vpternlogd	$150, %zmm10, %zmm9, %zmm6
-	vpternlogd	$150, %zmm1, %zmm4, %zmm2
-	vpternlogd	$150, %zmm7, %zmm5, %zmm3
-	vpternlogd	$150, %zmm2, %zmm6, %zmm3
-	vpslldq	$8, %zmm3, %zmm1
-	vpxorq	%zmm1, %zmm6, %zmm6
-	vpsrldq	$8, %zmm3, %zmm1
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm6, %ymm1
-	vpxorq	%ymm1, %ymm6, %ymm6
-	vextracti32x4	$1, %ymm6, %xmm1
-	vpxorq	%xmm1, %xmm6, %xmm6
-	vextracti64x4	$1, %zmm2, %ymm1
-	vpxorq	%ymm1, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm6, %xmm1
-	vpshufd	$78, %xmm6, %xmm6
-	vpxorq	%xmm1, %xmm6, %xmm6
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm6, %xmm1
-	vpshufd	$78, %xmm6, %xmm6
-	vpxorq	%xmm1, %xmm6, %xmm6
-	vpxorq	%xmm2, %xmm6, %xmm6
-	vmovdqa64	%xmm6, %xmm1
+	jb	.Laesgen_vaes512_gcm_siv_open_rest16_none_3
+	vmovdqu64	128(%rcx), %zmm10
+	vmovdqu64	192(%rcx), %zmm11
+	vmovdqu64	128(%r10), %zmm12
+	vmovdqu64	192(%r10), %zmm13
+	vpshufd	$78, %zmm10, %zmm14
+	vpxorq	%zmm10, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vpclmulqdq	$0, 656(%r10), %zmm14, %zmm12
+	vpshufd	$78, %zmm11, %zmm14
+	vpxorq	%zmm11, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm13, %zmm11, %zmm16
+	vpclmulqdq	$17, %zmm13, %zmm11, %zmm11
+	vpclmulqdq	$0, 720(%r10), %zmm14, %zmm13
+	vpternlogd	$150, %zmm16, %zmm15, %zmm5
+	vpternlogd	$150, %zmm11, %zmm10, %zmm6
+	vpternlogd	$150, %zmm13, %zmm12, %zmm7
+	vmovdqu64	(%rcx), %zmm10
+	vmovdqu64	64(%rcx), %zmm11
+	vmovdqu64	(%r10), %zmm12
+	vmovdqu64	64(%r10), %zmm13
+	vpshufd	$78, %zmm10, %zmm14
+	vpxorq	%zmm10, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vpclmulqdq	$0, 528(%r10), %zmm14, %zmm12
+	vpshufd	$78, %zmm11, %zmm14
+	vpxorq	%zmm11, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm13, %zmm11, %zmm16
+	vpclmulqdq	$17, %zmm13, %zmm11, %zmm11
+	vpclmulqdq	$0, 592(%r10), %zmm14, %zmm13
+	vpternlogd	$150, %zmm16, %zmm15, %zmm5
+	vpternlogd	$150, %zmm11, %zmm10, %zmm6
+	vpternlogd	$150, %zmm13, %zmm12, %zmm7
 	addq	$256, %rcx
+	addq	$256, %r10
 	subq	$256, %rdx
-.Laesgen_vaes512_gcm_siv_open_polyval16_done_2:
-.Laesgen_vaes512_gcm_siv_open_polyval8_2:
+.Laesgen_vaes512_gcm_siv_open_rest16_none_3:
 	cmpq	$128, %rdx
-	jb	.Laesgen_vaes512_gcm_siv_open_polyval8_done_2
-	vmovdqu64	(%rcx), %zmm2
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vmovdqu64	64(%rcx), %zmm1
-	vmovdqu64	880(%rdi), %zmm3
-	vmovdqu64	944(%rdi), %zmm4
-	vpshufd	$78, %zmm2, %zmm5
-	vpxorq	%zmm2, %zmm5, %zmm5
-	vpclmulqdq	$0, %zmm3, %zmm2, %zmm6
-	vpclmulqdq	$17, %zmm3, %zmm2, %zmm2
-	vpclmulqdq	$0, 1392(%rdi), %zmm5, %zmm3
-	vpshufd	$78, %zmm1, %zmm5
-	vpxorq	%zmm1, %zmm5, %zmm5
-	vpclmulqdq	$0, %zmm4, %zmm1, %zmm7
-	vpclmulqdq	$17, %zmm4, %zmm1, %zmm1
-	vpclmulqdq	$0, 1456(%rdi), %zmm5, %zmm4
-	vpxorq	%zmm7, %zmm6, %zmm5
-	vpxorq	%zmm1, %zmm2, %zmm1
-	vpxorq	%zmm4, %zmm3, %zmm2
-	vpternlogd	$150, %zmm1, %zmm5, %zmm2
-	vpslldq	$8, %zmm2, %zmm3
-	vpxorq	%zmm3, %zmm5, %zmm5
-	vpsrldq	$8, %zmm2, %zmm3
-	vpxorq	%zmm3, %zmm1, %zmm1
+	jb	.Laesgen_vaes512_gcm_siv_open_rest8_none_3
+	vmovdqu64	(%rcx), %zmm10
+	vmovdqu64	64(%rcx), %zmm11
+	vmovdqu64	(%r10), %zmm12
+	vmovdqu64	64(%r10), %zmm13
+	vpshufd	$78, %zmm10, %zmm14
+	vpxorq	%zmm10, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vpclmulqdq	$0, 528(%r10), %zmm14, %zmm12
+	vpshufd	$78, %zmm11, %zmm14
+	vpxorq	%zmm11, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm13, %zmm11, %zmm16
+	vpclmulqdq	$17, %zmm13, %zmm11, %zmm11
+	vpclmulqdq	$0, 592(%r10), %zmm14, %zmm13
+	vpternlogd	$150, %zmm16, %zmm15, %zmm5
+	vpternlogd	$150, %zmm11, %zmm10, %zmm6
+	vpternlogd	$150, %zmm13, %zmm12, %zmm7
+	addq	$128, %rcx
+	addq	$128, %r10
+	subq	$128, %rdx
+.Laesgen_vaes512_gcm_siv_open_rest8_none_3:
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_siv_open_rest4_none_3
+	vmovdqu64	(%rcx), %zmm10
+	vpshufd	$78, %zmm10, %zmm11
+	vpxorq	%zmm10, %zmm11, %zmm11
+	vpclmulqdq	$0, (%r10), %zmm10, %zmm12
+	vpxorq	%zmm12, %zmm5, %zmm5
+	vpclmulqdq	$17, (%r10), %zmm10, %zmm10
+	vpxorq	%zmm10, %zmm6, %zmm6
+	vpclmulqdq	$0, 528(%r10), %zmm11, %zmm10
+	vpxorq	%zmm10, %zmm7, %zmm7
+	addq	$64, %rcx
+	addq	$64, %r10
+	subq	$64, %rdx
+.Laesgen_vaes512_gcm_siv_open_rest4_none_3:
+	cmpq	$32, %rdx
+	jb	.Laesgen_vaes512_gcm_siv_open_rest2_none_3
+	vmovdqu64	(%rcx), %ymm10
+	vpshufd	$78, %ymm10, %ymm11
+	vpxorq	%ymm10, %ymm11, %ymm11
+	vpclmulqdq	$0, (%r10), %ymm10, %ymm12
+	vpxorq	%ymm12, %ymm2, %ymm2
+	vpclmulqdq	$17, (%r10), %ymm10, %ymm10
+	vpxorq	%ymm10, %ymm3, %ymm3
+	vpclmulqdq	$0, 528(%r10), %ymm11, %ymm10
+	vpxorq	%ymm10, %ymm4, %ymm4
+	addq	$32, %rcx
+	addq	$32, %r10
+	subq	$32, %rdx
+.Laesgen_vaes512_gcm_siv_open_rest2_none_3:
+	cmpq	$16, %rdx
+	jb	.Laesgen_vaes512_gcm_siv_open_rest1_none_3
+	vmovdqu64	(%rcx), %xmm10
+	vpshufd	$78, %xmm10, %xmm11
+	vpxorq	%xmm10, %xmm11, %xmm11
+	vpclmulqdq	$0, (%r10), %xmm10, %xmm12
+	vpxorq	%xmm12, %xmm9, %xmm9
+	vpclmulqdq	$17, (%r10), %xmm10, %xmm10
+	vpxorq	%xmm10, %xmm1, %xmm1
+	vpclmulqdq	$0, 528(%r10), %xmm11, %xmm10
+	vpxorq	%xmm10, %xmm8, %xmm8
+	addq	$16, %rcx
+	addq	$16, %r10
+	subq	$16, %rdx
+.Laesgen_vaes512_gcm_siv_open_rest1_none_3:
+	testq	%rdx, %rdx
+	je	.Laesgen_vaes512_gcm_siv_open_rest_whole_3
+	movq	$-1, %r11
+	bzhiq	%rdx, %r11, %r11
+	kmovq	%r11, %k1
+	vmovdqu8	(%rcx), %xmm10{%k1}{z}
+	vpshufd	$78, %xmm10, %xmm11
+	vpxorq	%xmm10, %xmm11, %xmm11
+	vpclmulqdq	$0, (%r10), %xmm10, %xmm12
+	vpxorq	%xmm12, %xmm9, %xmm9
+	vpclmulqdq	$17, (%r10), %xmm10, %xmm10
+	vpxorq	%xmm10, %xmm1, %xmm1
+	vpclmulqdq	$0, 528(%r10), %xmm11, %xmm10
+	vpxorq	%xmm10, %xmm8, %xmm8
+	addq	$16, %r10
+.Laesgen_vaes512_gcm_siv_open_rest_whole_3:
+	vextracti32x4	$1, %ymm2, %xmm10
+	vpxorq	%xmm10, %xmm2, %xmm2
+	vpxorq	%xmm2, %xmm9, %xmm9
+	vextracti32x4	$1, %ymm3, %xmm2
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpxorq	%xmm3, %xmm1, %xmm1
+	vextracti32x4	$1, %ymm4, %xmm2
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpxorq	%xmm4, %xmm8, %xmm8
 	vextracti64x4	$1, %zmm5, %ymm2
 	vpxorq	%ymm2, %ymm5, %ymm5
 	vextracti32x4	$1, %ymm5, %xmm2
 	vpxorq	%xmm2, %xmm5, %xmm5
-	vextracti64x4	$1, %zmm1, %ymm2
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vextracti32x4	$1, %ymm1, %xmm2
+	vpxorq	%xmm5, %xmm9, %xmm9
+	vextracti64x4	$1, %zmm6, %ymm2
+	vpxorq	%ymm2, %ymm6, %ymm6
+	vextracti32x4	$1, %ymm6, %xmm2
+	vpxorq	%xmm2, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm1, %xmm1
+	vextracti64x4	$1, %zmm7, %ymm2
+	vpxorq	%ymm2, %ymm7, %ymm7
+	vextracti32x4	$1, %ymm7, %xmm2
+	vpxorq	%xmm2, %xmm7, %xmm7
+	vpxorq	%xmm7, %xmm8, %xmm8
+	vpternlogd	$150, %xmm1, %xmm9, %xmm8
+	vpslldq	$8, %xmm8, %xmm2
+	vpxorq	%xmm2, %xmm9, %xmm9
+	vpsrldq	$8, %xmm8, %xmm2
 	vpxorq	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm5, %xmm2
-	vpshufd	$78, %xmm5, %xmm5
-	vpxorq	%xmm2, %xmm5, %xmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm5, %xmm2
-	vpshufd	$78, %xmm5, %xmm5
-	vpxorq	%xmm2, %xmm5, %xmm5
-	vpxorq	%xmm1, %xmm5, %xmm5
-	vmovdqa64	%xmm5, %xmm1
-	addq	$128, %rcx
-	subq	$128, %rdx
-.Laesgen_vaes512_gcm_siv_open_polyval8_done_2:
-.Laesgen_vaes512_gcm_siv_open_polyval4_2:
-	cmpq	$64, %rdx
-	jb	.Laesgen_vaes512_gcm_siv_open_polyval4_done_2
-	vmovdqu64	(%rcx), %zmm2
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpshufd	$78, %zmm2, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vpclmulqdq	$0, 944(%rdi), %zmm2, %zmm3
-	vpclmulqdq	$17, 944(%rdi), %zmm2, %zmm2
-	vpclmulqdq	$0, 1456(%rdi), %zmm1, %zmm1
-	vpternlogd	$150, %zmm2, %zmm3, %zmm1
-	vpslldq	$8, %zmm1, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vpsrldq	$8, %zmm1, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm3, %ymm1
-	vpxorq	%ymm1, %ymm3, %ymm3
-	vextracti32x4	$1, %ymm3, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vextracti64x4	$1, %zmm2, %ymm1
-	vpxorq	%ymm1, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vmovdqa64	%xmm3, %xmm1
-	addq	$64, %rcx
-	subq	$64, %rdx
-.Laesgen_vaes512_gcm_siv_open_polyval4_done_2:
-.Laesgen_vaes512_gcm_siv_open_polyval2_2:
-	cmpq	$32, %rdx
-	jb	.Laesgen_vaes512_gcm_siv_open_polyval2_done_2
-	vmovdqu64	(%rcx), %ymm2
-	vpxorq	%ymm1, %ymm2, %ymm2
-	vpshufd	$78, %ymm2, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vpclmulqdq	$0, 976(%rdi), %ymm2, %ymm3
-	vpclmulqdq	$17, 976(%rdi), %ymm2, %ymm2
-	vpclmulqdq	$0, 1488(%rdi), %ymm1, %ymm1
-	vpternlogd	$150, %ymm2, %ymm3, %ymm1
-	vpslldq	$8, %ymm1, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vpsrldq	$8, %ymm1, %ymm4
-	vpxorq	%ymm4, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm3, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vextracti32x4	$1, %ymm2, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vmovdqa64	%xmm3, %xmm1
-	addq	$32, %rcx
-	subq	$32, %rdx
-.Laesgen_vaes512_gcm_siv_open_polyval2_done_2:
-.Laesgen_vaes512_gcm_siv_open_polyval1_2:
-	cmpq	$16, %rdx
-	jb	.Laesgen_vaes512_gcm_siv_open_polyval1_done_2
-	vmovdqu64	(%rcx), %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpshufd	$78, %xmm2, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$0, 992(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$17, 992(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 1504(%rdi), %xmm1, %xmm1
-	vpternlogd	$150, %xmm2, %xmm3, %xmm1
-	vpslldq	$8, %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vmovdqa64	%xmm3, %xmm1
-	addq	$16, %rcx
-	subq	$16, %rdx
-.Laesgen_vaes512_gcm_siv_open_polyval1_done_2:
-	testq	%rdx, %rdx
-	je	.Laesgen_vaes512_gcm_siv_open_polyval_end_2
-	movq	$-1, %r10
-	bzhiq	%rdx, %r10, %r10
-	kmovq	%r10, %k1
-	vmovdqu8	(%rcx), %xmm2{%k1}{z}
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$0, 992(%rdi), %xmm2, %xmm1
-	vpclmulqdq	$17, 992(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 992(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 992(%rdi), %xmm2, %xmm2
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	%xmm3, %xmm1, %xmm1
-	vmovdqa64	%xmm1, %xmm1
-.Laesgen_vaes512_gcm_siv_open_polyval_end_2:
-	movq	16(%rsp), %rcx
-	movq	24(%rsp), %rdx
-	leaq	256(%rdi), %r10
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm9, %xmm2
+	vpshufd	$78, %xmm9, %xmm9
+	vpxorq	%xmm2, %xmm9, %xmm9
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm9, %xmm2
+	vpshufd	$78, %xmm9, %xmm9
+	vpxorq	%xmm2, %xmm9, %xmm9
+	vpxorq	%xmm1, %xmm9, %xmm9
+	vmovdqa64	%xmm9, %xmm1
+.Laesgen_vaes512_gcm_siv_open_rest_nothing_3:
+	movq	24(%rsp), %rcx
+	movq	32(%rsp), %rdx
+	movq	24(%rsp), %r10
+	leaq	256(%rdi), %r11
 	vporq	.Laesgen_vaes512_gcm_siv_open_set_top(%rip), %xmm0, %xmm0
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_lane_counts4(%rip), %zmm0, %zmm0
@@ -6472,7 +6283,7 @@ aesgen_vaes512_gcm_siv_open:
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_24x4(%rip), %zmm0, %zmm8
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_28x4(%rip), %zmm0, %zmm9
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_32x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r10), %zmm10
+	vbroadcasti32x4	(%r11), %zmm10
 	vpxorq	%zmm10, %zmm2, %zmm2
 	vpxorq	%zmm10, %zmm3, %zmm3
 	vpxorq	%zmm10, %zmm4, %zmm4
@@ -6481,7 +6292,7 @@ aesgen_vaes512_gcm_siv_open:
 	vpxorq	%zmm10, %zmm7, %zmm7
 	vpxorq	%zmm10, %zmm8, %zmm8
 	vpxorq	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	16(%r10), %zmm10
+	vbroadcasti32x4	16(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -6490,7 +6301,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	32(%r10), %zmm10
+	vbroadcasti32x4	32(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -6499,7 +6310,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	48(%r10), %zmm10
+	vbroadcasti32x4	48(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -6508,7 +6319,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	64(%r10), %zmm10
+	vbroadcasti32x4	64(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -6517,7 +6328,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	80(%r10), %zmm10
+	vbroadcasti32x4	80(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -6526,7 +6337,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	96(%r10), %zmm10
+	vbroadcasti32x4	96(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -6535,7 +6346,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	112(%r10), %zmm10
+	vbroadcasti32x4	112(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -6544,7 +6355,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	128(%r10), %zmm10
+	vbroadcasti32x4	128(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -6553,7 +6364,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	144(%r10), %zmm10
+	vbroadcasti32x4	144(%r11), %zmm10
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -6562,7 +6373,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	160(%r10), %zmm10
+	vbroadcasti32x4	160(%r11), %zmm10
 	vaesenclast	%zmm10, %zmm2, %zmm2
 	vaesenclast	%zmm10, %zmm3, %zmm3
 	vaesenclast	%zmm10, %zmm4, %zmm4
@@ -6602,15 +6413,15 @@ aesgen_vaes512_gcm_siv_open:
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_24x4(%rip), %zmm0, %zmm8
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_28x4(%rip), %zmm0, %zmm9
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_32x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r10), %zmm10
+	vbroadcasti32x4	(%r11), %zmm10
 	vpxorq	%zmm10, %zmm2, %zmm2
 	vmovdqu64	-128(%rdx), %zmm11
 	vpxorq	%zmm10, %zmm3, %zmm3
 	vmovdqu64	-64(%rdx), %zmm12
 	vpxorq	%zmm10, %zmm4, %zmm4
-	vmovdqu64	880(%rdi), %zmm13
+	vmovdqu64	896(%rdi), %zmm13
 	vpxorq	%zmm10, %zmm5, %zmm5
-	vmovdqu64	944(%rdi), %zmm14
+	vmovdqu64	960(%rdi), %zmm14
 	vpxorq	%zmm10, %zmm6, %zmm6
 	vpshufd	$78, %zmm11, %zmm15
 	vpxorq	%zmm10, %zmm7, %zmm7
@@ -6619,8 +6430,8 @@ aesgen_vaes512_gcm_siv_open:
 	vpclmulqdq	$0, %zmm13, %zmm11, %zmm16
 	vpxorq	%zmm10, %zmm9, %zmm9
 	vpclmulqdq	$17, %zmm13, %zmm11, %zmm11
-	vbroadcasti32x4	16(%r10), %zmm10
-	vpclmulqdq	$0, 1392(%rdi), %zmm15, %zmm13
+	vbroadcasti32x4	16(%r11), %zmm10
+	vpclmulqdq	$0, 1424(%rdi), %zmm15, %zmm13
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vpshufd	$78, %zmm12, %zmm15
 	vaesenc	%zmm10, %zmm3, %zmm3
@@ -6631,32 +6442,32 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm6, %zmm6
 	vpclmulqdq	$17, %zmm14, %zmm12, %zmm12
 	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$0, 1456(%rdi), %zmm15, %zmm14
+	vpclmulqdq	$0, 1488(%rdi), %zmm15, %zmm14
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vpxorq	%zmm17, %zmm16, %zmm15
 	vaesenc	%zmm10, %zmm9, %zmm9
 	vpxorq	%zmm12, %zmm11, %zmm11
-	vbroadcasti32x4	32(%r10), %zmm10
+	vbroadcasti32x4	32(%r11), %zmm10
 	vpxorq	%zmm14, %zmm13, %zmm12
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vmovdqu64	-256(%rdx), %zmm13
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vmovdqu64	-192(%rdx), %zmm14
 	vaesenc	%zmm10, %zmm4, %zmm4
-	vmovdqu64	752(%rdi), %zmm16
+	vmovdqu64	768(%rdi), %zmm16
 	vaesenc	%zmm10, %zmm5, %zmm5
 	vaesenc	%zmm10, %zmm6, %zmm6
-	vmovdqu64	816(%rdi), %zmm17
+	vmovdqu64	832(%rdi), %zmm17
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vpshufd	$78, %zmm13, %zmm18
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vpxorq	%zmm13, %zmm18, %zmm18
 	vaesenc	%zmm10, %zmm9, %zmm9
 	vpclmulqdq	$0, %zmm16, %zmm13, %zmm19
-	vbroadcasti32x4	48(%r10), %zmm10
+	vbroadcasti32x4	48(%r11), %zmm10
 	vpclmulqdq	$17, %zmm16, %zmm13, %zmm13
 	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$0, 1264(%rdi), %zmm18, %zmm16
+	vpclmulqdq	$0, 1296(%rdi), %zmm18, %zmm16
 	vaesenc	%zmm10, %zmm3, %zmm3
 	vpshufd	$78, %zmm14, %zmm18
 	vaesenc	%zmm10, %zmm4, %zmm4
@@ -6667,10 +6478,10 @@ aesgen_vaes512_gcm_siv_open:
 	vpclmulqdq	$17, %zmm17, %zmm14, %zmm14
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$0, 1328(%rdi), %zmm18, %zmm17
+	vpclmulqdq	$0, 1360(%rdi), %zmm18, %zmm17
 	vaesenc	%zmm10, %zmm9, %zmm9
 	vpternlogd	$150, %zmm20, %zmm19, %zmm15
-	vbroadcasti32x4	64(%r10), %zmm10
+	vbroadcasti32x4	64(%r11), %zmm10
 	vpternlogd	$150, %zmm14, %zmm13, %zmm11
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vpternlogd	$150, %zmm17, %zmm16, %zmm12
@@ -6679,20 +6490,20 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm4, %zmm4
 	vmovdqu64	-320(%rdx), %zmm14
 	vaesenc	%zmm10, %zmm5, %zmm5
-	vmovdqu64	624(%rdi), %zmm16
+	vmovdqu64	640(%rdi), %zmm16
 	vaesenc	%zmm10, %zmm6, %zmm6
-	vmovdqu64	688(%rdi), %zmm17
+	vmovdqu64	704(%rdi), %zmm17
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vpshufd	$78, %zmm13, %zmm18
 	vaesenc	%zmm10, %zmm8, %zmm8
 	vpxorq	%zmm13, %zmm18, %zmm18
 	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	80(%r10), %zmm10
+	vbroadcasti32x4	80(%r11), %zmm10
 	vpclmulqdq	$0, %zmm16, %zmm13, %zmm19
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vpclmulqdq	$17, %zmm16, %zmm13, %zmm13
 	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$0, 1136(%rdi), %zmm18, %zmm16
+	vpclmulqdq	$0, 1168(%rdi), %zmm18, %zmm16
 	vaesenc	%zmm10, %zmm4, %zmm4
 	vpshufd	$78, %zmm14, %zmm18
 	vaesenc	%zmm10, %zmm5, %zmm5
@@ -6702,10 +6513,10 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm7, %zmm7
 	vpclmulqdq	$17, %zmm17, %zmm14, %zmm14
 	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$0, 1200(%rdi), %zmm18, %zmm17
+	vpclmulqdq	$0, 1232(%rdi), %zmm18, %zmm17
 	vaesenc	%zmm10, %zmm9, %zmm9
 	vpternlogd	$150, %zmm20, %zmm19, %zmm15
-	vbroadcasti32x4	96(%r10), %zmm10
+	vbroadcasti32x4	96(%r11), %zmm10
 	vpternlogd	$150, %zmm14, %zmm13, %zmm11
 	vaesenc	%zmm10, %zmm2, %zmm2
 	vaesenc	%zmm10, %zmm3, %zmm3
@@ -6717,12 +6528,12 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm10, %zmm6, %zmm6
 	vmovdqu64	-448(%rdx), %zmm14
 	vaesenc	%zmm10, %zmm7, %zmm7
-	vmovdqu64	496(%rdi), %zmm16
+	vmovdqu64	512(%rdi), %zmm16
 	vaesenc	%zmm10, %zmm8, %zmm8
-	vmovdqu64	560(%rdi), %zmm17
+	vmovdqu64	576(%rdi), %zmm17
 	vaesenc	%zmm10, %zmm9, %zmm9
 	vpshufd	$78, %zmm13, %zmm10
-	vbroadcasti32x4	112(%r10), %zmm1
+	vbroadcasti32x4	112(%r11), %zmm1
 	vpxorq	%zmm13, %zmm10, %zmm10
 	vaesenc	%zmm1, %zmm2, %zmm2
 	vpclmulqdq	$0, %zmm16, %zmm13, %zmm18
@@ -6730,7 +6541,7 @@ aesgen_vaes512_gcm_siv_open:
 	vpclmulqdq	$17, %zmm16, %zmm13, %zmm13
 	vaesenc	%zmm1, %zmm4, %zmm4
 	vaesenc	%zmm1, %zmm5, %zmm5
-	vpclmulqdq	$0, 1008(%rdi), %zmm10, %zmm10
+	vpclmulqdq	$0, 1040(%rdi), %zmm10, %zmm10
 	vaesenc	%zmm1, %zmm6, %zmm6
 	vpshufd	$78, %zmm14, %zmm16
 	vaesenc	%zmm1, %zmm7, %zmm7
@@ -6739,8 +6550,8 @@ aesgen_vaes512_gcm_siv_open:
 	vpclmulqdq	$0, %zmm17, %zmm14, %zmm19
 	vaesenc	%zmm1, %zmm9, %zmm9
 	vpclmulqdq	$17, %zmm17, %zmm14, %zmm14
-	vbroadcasti32x4	128(%r10), %zmm1
-	vpclmulqdq	$0, 1072(%rdi), %zmm16, %zmm16
+	vbroadcasti32x4	128(%r11), %zmm1
+	vpclmulqdq	$0, 1104(%rdi), %zmm16, %zmm16
 	vaesenc	%zmm1, %zmm2, %zmm2
 	vpternlogd	$150, %zmm19, %zmm18, %zmm15
 	vaesenc	%zmm1, %zmm3, %zmm3
@@ -6756,7 +6567,7 @@ aesgen_vaes512_gcm_siv_open:
 	vpxorq	%zmm10, %zmm15, %zmm15
 	vaesenc	%zmm1, %zmm9, %zmm9
 	vpsrldq	$8, %zmm12, %zmm10
-	vbroadcasti32x4	144(%r10), %zmm1
+	vbroadcasti32x4	144(%r11), %zmm1
 	vpxorq	%zmm10, %zmm11, %zmm11
 	vaesenc	%zmm1, %zmm2, %zmm2
 	vextracti64x4	$1, %zmm15, %ymm10
@@ -6773,7 +6584,7 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%zmm1, %zmm8, %zmm8
 	vaesenc	%zmm1, %zmm9, %zmm9
 	vextracti32x4	$1, %ymm11, %xmm10
-	vbroadcasti32x4	160(%r10), %zmm1
+	vbroadcasti32x4	160(%r11), %zmm1
 	vpxorq	%xmm10, %xmm11, %xmm11
 	vaesenclast	%zmm1, %zmm2, %zmm2
 	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm15, %xmm10
@@ -6814,70 +6625,70 @@ aesgen_vaes512_gcm_siv_open:
 .Laesgen_vaes512_gcm_siv_open_ctr32_done128:
 	vmovdqu64	-128(%rdx), %zmm2
 	vmovdqu64	-64(%rdx), %zmm3
-	vmovdqu64	880(%rdi), %zmm4
-	vmovdqu64	944(%rdi), %zmm5
+	vmovdqu64	896(%rdi), %zmm4
+	vmovdqu64	960(%rdi), %zmm5
 	vpshufd	$78, %zmm2, %zmm6
 	vpxorq	%zmm2, %zmm6, %zmm6
 	vpclmulqdq	$0, %zmm4, %zmm2, %zmm7
 	vpclmulqdq	$17, %zmm4, %zmm2, %zmm2
-	vpclmulqdq	$0, 1392(%rdi), %zmm6, %zmm4
+	vpclmulqdq	$0, 1424(%rdi), %zmm6, %zmm4
 	vpshufd	$78, %zmm3, %zmm6
 	vpxorq	%zmm3, %zmm6, %zmm6
 	vpclmulqdq	$0, %zmm5, %zmm3, %zmm8
 	vpclmulqdq	$17, %zmm5, %zmm3, %zmm3
-	vpclmulqdq	$0, 1456(%rdi), %zmm6, %zmm5
+	vpclmulqdq	$0, 1488(%rdi), %zmm6, %zmm5
 	vpxorq	%zmm8, %zmm7, %zmm6
 	vpxorq	%zmm3, %zmm2, %zmm2
 	vpxorq	%zmm5, %zmm4, %zmm3
 	vmovdqu64	-256(%rdx), %zmm4
 	vmovdqu64	-192(%rdx), %zmm5
-	vmovdqu64	752(%rdi), %zmm7
-	vmovdqu64	816(%rdi), %zmm8
+	vmovdqu64	768(%rdi), %zmm7
+	vmovdqu64	832(%rdi), %zmm8
 	vpshufd	$78, %zmm4, %zmm9
 	vpxorq	%zmm4, %zmm9, %zmm9
 	vpclmulqdq	$0, %zmm7, %zmm4, %zmm10
 	vpclmulqdq	$17, %zmm7, %zmm4, %zmm4
-	vpclmulqdq	$0, 1264(%rdi), %zmm9, %zmm7
+	vpclmulqdq	$0, 1296(%rdi), %zmm9, %zmm7
 	vpshufd	$78, %zmm5, %zmm9
 	vpxorq	%zmm5, %zmm9, %zmm9
 	vpclmulqdq	$0, %zmm8, %zmm5, %zmm11
 	vpclmulqdq	$17, %zmm8, %zmm5, %zmm5
-	vpclmulqdq	$0, 1328(%rdi), %zmm9, %zmm8
+	vpclmulqdq	$0, 1360(%rdi), %zmm9, %zmm8
 	vpternlogd	$150, %zmm11, %zmm10, %zmm6
 	vpternlogd	$150, %zmm5, %zmm4, %zmm2
 	vpternlogd	$150, %zmm8, %zmm7, %zmm3
 	vmovdqu64	-384(%rdx), %zmm4
 	vmovdqu64	-320(%rdx), %zmm5
-	vmovdqu64	624(%rdi), %zmm7
-	vmovdqu64	688(%rdi), %zmm8
+	vmovdqu64	640(%rdi), %zmm7
+	vmovdqu64	704(%rdi), %zmm8
 	vpshufd	$78, %zmm4, %zmm9
 	vpxorq	%zmm4, %zmm9, %zmm9
 	vpclmulqdq	$0, %zmm7, %zmm4, %zmm10
 	vpclmulqdq	$17, %zmm7, %zmm4, %zmm4
-	vpclmulqdq	$0, 1136(%rdi), %zmm9, %zmm7
+	vpclmulqdq	$0, 1168(%rdi), %zmm9, %zmm7
 	vpshufd	$78, %zmm5, %zmm9
 	vpxorq	%zmm5, %zmm9, %zmm9
 	vpclmulqdq	$0, %zmm8, %zmm5, %zmm11
 	vpclmulqdq	$17, %zmm8, %zmm5, %zmm5
-	vpclmulqdq	$0, 1200(%rdi), %zmm9, %zmm8
+	vpclmulqdq	$0, 1232(%rdi), %zmm9, %zmm8
 	vpternlogd	$150, %zmm11, %zmm10, %zmm6
 	vpternlogd	$150, %zmm5, %zmm4, %zmm2
 	vpternlogd	$150, %zmm8, %zmm7, %zmm3
 	vmovdqu64	-512(%rdx), %zmm4
 	vpxorq	%zmm1, %zmm4, %zmm4
 	vmovdqu64	-448(%rdx), %zmm1
-	vmovdqu64	496(%rdi), %zmm5
-	vmovdqu64	560(%rdi), %zmm7
+	vmovdqu64	512(%rdi), %zmm5
+	vmovdqu64	576(%rdi), %zmm7
 	vpshufd	$78, %zmm4, %zmm8
 	vpxorq	%zmm4, %zmm8, %zmm8
 	vpclmulqdq	$0, %zmm5, %zmm4, %zmm9
 	vpclmulqdq	$17, %zmm5, %zmm4, %zmm4
-	vpclmulqdq	$0, 1008(%rdi), %zmm8, %zmm5
+	vpclmulqdq	$0, 1040(%rdi), %zmm8, %zmm5
 	vpshufd	$78, %zmm1, %zmm8
 	vpxorq	%zmm1, %zmm8, %zmm8
 	vpclmulqdq	$0, %zmm7, %zmm1, %zmm10
 	vpclmulqdq	$17, %zmm7, %zmm1, %zmm1
-	vpclmulqdq	$0, 1072(%rdi), %zmm8, %zmm7
+	vpclmulqdq	$0, 1104(%rdi), %zmm8, %zmm7
 	vpternlogd	$150, %zmm10, %zmm9, %zmm6
 	vpternlogd	$150, %zmm1, %zmm4, %zmm2
 	vpternlogd	$150, %zmm7, %zmm5, %zmm3
@@ -6903,6 +6714,8 @@ aesgen_vaes512_gcm_siv_open:
 	vpxorq	%xmm2, %xmm6, %xmm6
 	vmovdqa64	%xmm6, %xmm1
 .Laesgen_vaes512_gcm_siv_open_ctr_small128:
+	movq	%rdx, %rbx
+	movq	%rcx, %rbp
 	cmpq	$256, %rcx
 	jb	.Laesgen_vaes512_gcm_siv_open_ctr16_done128
 	vmovdqa64	%zmm0, %zmm2
@@ -6910,57 +6723,57 @@ aesgen_vaes512_gcm_siv_open:
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm4
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_12x4(%rip), %zmm0, %zmm5
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_16x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r10), %zmm6
+	vbroadcasti32x4	(%r11), %zmm6
 	vpxorq	%zmm6, %zmm2, %zmm2
 	vpxorq	%zmm6, %zmm3, %zmm3
 	vpxorq	%zmm6, %zmm4, %zmm4
 	vpxorq	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	16(%r10), %zmm6
+	vbroadcasti32x4	16(%r11), %zmm6
 	vaesenc	%zmm6, %zmm2, %zmm2
 	vaesenc	%zmm6, %zmm3, %zmm3
 	vaesenc	%zmm6, %zmm4, %zmm4
 	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	32(%r10), %zmm6
+	vbroadcasti32x4	32(%r11), %zmm6
 	vaesenc	%zmm6, %zmm2, %zmm2
 	vaesenc	%zmm6, %zmm3, %zmm3
 	vaesenc	%zmm6, %zmm4, %zmm4
 	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	48(%r10), %zmm6
+	vbroadcasti32x4	48(%r11), %zmm6
 	vaesenc	%zmm6, %zmm2, %zmm2
 	vaesenc	%zmm6, %zmm3, %zmm3
 	vaesenc	%zmm6, %zmm4, %zmm4
 	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	64(%r10), %zmm6
+	vbroadcasti32x4	64(%r11), %zmm6
 	vaesenc	%zmm6, %zmm2, %zmm2
 	vaesenc	%zmm6, %zmm3, %zmm3
 	vaesenc	%zmm6, %zmm4, %zmm4
 	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	80(%r10), %zmm6
+	vbroadcasti32x4	80(%r11), %zmm6
 	vaesenc	%zmm6, %zmm2, %zmm2
 	vaesenc	%zmm6, %zmm3, %zmm3
 	vaesenc	%zmm6, %zmm4, %zmm4
 	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	96(%r10), %zmm6
+	vbroadcasti32x4	96(%r11), %zmm6
 	vaesenc	%zmm6, %zmm2, %zmm2
 	vaesenc	%zmm6, %zmm3, %zmm3
 	vaesenc	%zmm6, %zmm4, %zmm4
 	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	112(%r10), %zmm6
+	vbroadcasti32x4	112(%r11), %zmm6
 	vaesenc	%zmm6, %zmm2, %zmm2
 	vaesenc	%zmm6, %zmm3, %zmm3
 	vaesenc	%zmm6, %zmm4, %zmm4
 	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	128(%r10), %zmm6
+	vbroadcasti32x4	128(%r11), %zmm6
 	vaesenc	%zmm6, %zmm2, %zmm2
 	vaesenc	%zmm6, %zmm3, %zmm3
 	vaesenc	%zmm6, %zmm4, %zmm4
 	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	144(%r10), %zmm6
+	vbroadcasti32x4	144(%r11), %zmm6
 	vaesenc	%zmm6, %zmm2, %zmm2
 	vaesenc	%zmm6, %zmm3, %zmm3
 	vaesenc	%zmm6, %zmm4, %zmm4
 	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	160(%r10), %zmm6
+	vbroadcasti32x4	160(%r11), %zmm6
 	vaesenclast	%zmm6, %zmm2, %zmm2
 	vaesenclast	%zmm6, %zmm3, %zmm3
 	vaesenclast	%zmm6, %zmm4, %zmm4
@@ -6973,62 +6786,6 @@ aesgen_vaes512_gcm_siv_open:
 	vmovdqu64	%zmm4, 128(%rdx)
 	vpxorq	192(%r9), %zmm5, %zmm5
 	vmovdqu64	%zmm5, 192(%rdx)
-	vmovdqu64	128(%rdx), %zmm2
-	vmovdqu64	192(%rdx), %zmm3
-	vmovdqu64	880(%rdi), %zmm4
-	vmovdqu64	944(%rdi), %zmm5
-	vpshufd	$78, %zmm2, %zmm6
-	vpxorq	%zmm2, %zmm6, %zmm6
-	vpclmulqdq	$0, %zmm4, %zmm2, %zmm7
-	vpclmulqdq	$17, %zmm4, %zmm2, %zmm2
-	vpclmulqdq	$0, 1392(%rdi), %zmm6, %zmm4
-	vpshufd	$78, %zmm3, %zmm6
-	vpxorq	%zmm3, %zmm6, %zmm6
-	vpclmulqdq	$0, %zmm5, %zmm3, %zmm8
-	vpclmulqdq	$17, %zmm5, %zmm3, %zmm3
-	vpclmulqdq	$0, 1456(%rdi), %zmm6, %zmm5
-	vpxorq	%zmm8, %zmm7, %zmm6
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vpxorq	%zmm5, %zmm4, %zmm3
-	vmovdqu64	(%rdx), %zmm4
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vmovdqu64	64(%rdx), %zmm1
-	vmovdqu64	752(%rdi), %zmm5
-	vmovdqu64	816(%rdi), %zmm7
-	vpshufd	$78, %zmm4, %zmm8
-	vpxorq	%zmm4, %zmm8, %zmm8
-	vpclmulqdq	$0, %zmm5, %zmm4, %zmm9
-	vpclmulqdq	$17, %zmm5, %zmm4, %zmm4
-	vpclmulqdq	$0, 1264(%rdi), %zmm8, %zmm5
-	vpshufd	$78, %zmm1, %zmm8
-	vpxorq	%zmm1, %zmm8, %zmm8
-	vpclmulqdq	$0, %zmm7, %zmm1, %zmm10
-	vpclmulqdq	$17, %zmm7, %zmm1, %zmm1
-	vpclmulqdq	$0, 1328(%rdi), %zmm8, %zmm7
-	vpternlogd	$150, %zmm10, %zmm9, %zmm6
-	vpternlogd	$150, %zmm1, %zmm4, %zmm2
-	vpternlogd	$150, %zmm7, %zmm5, %zmm3
-	vpternlogd	$150, %zmm2, %zmm6, %zmm3
-	vpslldq	$8, %zmm3, %zmm1
-	vpxorq	%zmm1, %zmm6, %zmm6
-	vpsrldq	$8, %zmm3, %zmm1
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm6, %ymm1
-	vpxorq	%ymm1, %ymm6, %ymm6
-	vextracti32x4	$1, %ymm6, %xmm1
-	vpxorq	%xmm1, %xmm6, %xmm6
-	vextracti64x4	$1, %zmm2, %ymm1
-	vpxorq	%ymm1, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm6, %xmm1
-	vpshufd	$78, %xmm6, %xmm6
-	vpxorq	%xmm1, %xmm6, %xmm6
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm6, %xmm1
-	vpshufd	$78, %xmm6, %xmm6
-	vpxorq	%xmm1, %xmm6, %xmm6
-	vpxorq	%xmm2, %xmm6, %xmm6
-	vmovdqa64	%xmm6, %xmm1
 	addq	$256, %r9
 	addq	$256, %rdx
 	subq	$256, %rcx
@@ -7038,82 +6795,43 @@ aesgen_vaes512_gcm_siv_open:
 	vmovdqa64	%zmm0, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm3
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r10), %zmm4
+	vbroadcasti32x4	(%r11), %zmm4
 	vpxorq	%zmm4, %zmm2, %zmm2
 	vpxorq	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	16(%r10), %zmm4
+	vbroadcasti32x4	16(%r11), %zmm4
 	vaesenc	%zmm4, %zmm2, %zmm2
 	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	32(%r10), %zmm4
+	vbroadcasti32x4	32(%r11), %zmm4
 	vaesenc	%zmm4, %zmm2, %zmm2
 	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	48(%r10), %zmm4
+	vbroadcasti32x4	48(%r11), %zmm4
 	vaesenc	%zmm4, %zmm2, %zmm2
 	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	64(%r10), %zmm4
+	vbroadcasti32x4	64(%r11), %zmm4
 	vaesenc	%zmm4, %zmm2, %zmm2
 	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	80(%r10), %zmm4
+	vbroadcasti32x4	80(%r11), %zmm4
 	vaesenc	%zmm4, %zmm2, %zmm2
 	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	96(%r10), %zmm4
+	vbroadcasti32x4	96(%r11), %zmm4
 	vaesenc	%zmm4, %zmm2, %zmm2
 	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	112(%r10), %zmm4
+	vbroadcasti32x4	112(%r11), %zmm4
 	vaesenc	%zmm4, %zmm2, %zmm2
 	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	128(%r10), %zmm4
+	vbroadcasti32x4	128(%r11), %zmm4
 	vaesenc	%zmm4, %zmm2, %zmm2
 	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	144(%r10), %zmm4
+	vbroadcasti32x4	144(%r11), %zmm4
 	vaesenc	%zmm4, %zmm2, %zmm2
 	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	160(%r10), %zmm4
+	vbroadcasti32x4	160(%r11), %zmm4
 	vaesenclast	%zmm4, %zmm2, %zmm2
 	vaesenclast	%zmm4, %zmm3, %zmm3
 	vpxorq	(%r9), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rdx)
 	vpxorq	64(%r9), %zmm3, %zmm3
 	vmovdqu64	%zmm3, 64(%rdx)
-	vmovdqu64	(%rdx), %zmm2
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vmovdqu64	64(%rdx), %zmm1
-	vmovdqu64	880(%rdi), %zmm3
-	vmovdqu64	944(%rdi), %zmm4
-	vpshufd	$78, %zmm2, %zmm5
-	vpxorq	%zmm2, %zmm5, %zmm5
-	vpclmulqdq	$0, %zmm3, %zmm2, %zmm6
-	vpclmulqdq	$17, %zmm3, %zmm2, %zmm2
-	vpclmulqdq	$0, 1392(%rdi), %zmm5, %zmm3
-	vpshufd	$78, %zmm1, %zmm5
-	vpxorq	%zmm1, %zmm5, %zmm5
-	vpclmulqdq	$0, %zmm4, %zmm1, %zmm7
-	vpclmulqdq	$17, %zmm4, %zmm1, %zmm1
-	vpclmulqdq	$0, 1456(%rdi), %zmm5, %zmm4
-	vpxorq	%zmm7, %zmm6, %zmm5
-	vpxorq	%zmm1, %zmm2, %zmm1
-	vpxorq	%zmm4, %zmm3, %zmm2
-	vpternlogd	$150, %zmm1, %zmm5, %zmm2
-	vpslldq	$8, %zmm2, %zmm3
-	vpxorq	%zmm3, %zmm5, %zmm5
-	vpsrldq	$8, %zmm2, %zmm3
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vextracti64x4	$1, %zmm5, %ymm2
-	vpxorq	%ymm2, %ymm5, %ymm5
-	vextracti32x4	$1, %ymm5, %xmm2
-	vpxorq	%xmm2, %xmm5, %xmm5
-	vextracti64x4	$1, %zmm1, %ymm2
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vextracti32x4	$1, %ymm1, %xmm2
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm5, %xmm2
-	vpshufd	$78, %xmm5, %xmm5
-	vpxorq	%xmm2, %xmm5, %xmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm5, %xmm2
-	vpshufd	$78, %xmm5, %xmm5
-	vpxorq	%xmm2, %xmm5, %xmm5
-	vpxorq	%xmm1, %xmm5, %xmm5
-	vmovdqa64	%xmm5, %xmm1
 	addq	$128, %r9
 	addq	$128, %rdx
 	subq	$128, %rcx
@@ -7122,58 +6840,30 @@ aesgen_vaes512_gcm_siv_open:
 	jb	.Laesgen_vaes512_gcm_siv_open_ctr4_done128
 	vmovdqa64	%zmm0, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r10), %zmm3
+	vbroadcasti32x4	(%r11), %zmm3
 	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	16(%r10), %zmm3
+	vbroadcasti32x4	16(%r11), %zmm3
 	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	32(%r10), %zmm3
+	vbroadcasti32x4	32(%r11), %zmm3
 	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	48(%r10), %zmm3
+	vbroadcasti32x4	48(%r11), %zmm3
 	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	64(%r10), %zmm3
+	vbroadcasti32x4	64(%r11), %zmm3
 	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	80(%r10), %zmm3
+	vbroadcasti32x4	80(%r11), %zmm3
 	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	96(%r10), %zmm3
+	vbroadcasti32x4	96(%r11), %zmm3
 	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	112(%r10), %zmm3
+	vbroadcasti32x4	112(%r11), %zmm3
 	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	128(%r10), %zmm3
+	vbroadcasti32x4	128(%r11), %zmm3
 	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	144(%r10), %zmm3
+	vbroadcasti32x4	144(%r11), %zmm3
 	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	160(%r10), %zmm3
+	vbroadcasti32x4	160(%r11), %zmm3
 	vaesenclast	%zmm3, %zmm2, %zmm2
 	vpxorq	(%r9), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rdx)
-	vmovdqu64	(%rdx), %zmm2
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vpshufd	$78, %zmm2, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vpclmulqdq	$0, 944(%rdi), %zmm2, %zmm3
-	vpclmulqdq	$17, 944(%rdi), %zmm2, %zmm2
-	vpclmulqdq	$0, 1456(%rdi), %zmm1, %zmm1
-	vpternlogd	$150, %zmm2, %zmm3, %zmm1
-	vpslldq	$8, %zmm1, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vpsrldq	$8, %zmm1, %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm3, %ymm1
-	vpxorq	%ymm1, %ymm3, %ymm3
-	vextracti32x4	$1, %ymm3, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vextracti64x4	$1, %zmm2, %ymm1
-	vpxorq	%ymm1, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vmovdqa64	%xmm3, %xmm1
 	addq	$64, %r9
 	addq	$64, %rdx
 	subq	$64, %rcx
@@ -7182,54 +6872,30 @@ aesgen_vaes512_gcm_siv_open:
 	jb	.Laesgen_vaes512_gcm_siv_open_ctr2_done128
 	vmovdqa64	%ymm0, %ymm2
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_2x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r10), %ymm3
+	vbroadcasti32x4	(%r11), %ymm3
 	vpxorq	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	16(%r10), %ymm3
+	vbroadcasti32x4	16(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	32(%r10), %ymm3
+	vbroadcasti32x4	32(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	48(%r10), %ymm3
+	vbroadcasti32x4	48(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	64(%r10), %ymm3
+	vbroadcasti32x4	64(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	80(%r10), %ymm3
+	vbroadcasti32x4	80(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	96(%r10), %ymm3
+	vbroadcasti32x4	96(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	112(%r10), %ymm3
+	vbroadcasti32x4	112(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	128(%r10), %ymm3
+	vbroadcasti32x4	128(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	144(%r10), %ymm3
+	vbroadcasti32x4	144(%r11), %ymm3
 	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	160(%r10), %ymm3
+	vbroadcasti32x4	160(%r11), %ymm3
 	vaesenclast	%ymm3, %ymm2, %ymm2
 	vpxorq	(%r9), %ymm2, %ymm2
 	vmovdqu64	%ymm2, (%rdx)
-	vmovdqu64	(%rdx), %ymm2
-	vpxorq	%ymm1, %ymm2, %ymm2
-	vpshufd	$78, %ymm2, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vpclmulqdq	$0, 976(%rdi), %ymm2, %ymm3
-	vpclmulqdq	$17, 976(%rdi), %ymm2, %ymm2
-	vpclmulqdq	$0, 1488(%rdi), %ymm1, %ymm1
-	vpternlogd	$150, %ymm2, %ymm3, %ymm1
-	vpslldq	$8, %ymm1, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vpsrldq	$8, %ymm1, %ymm4
-	vpxorq	%ymm4, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm3, %xmm1
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vextracti32x4	$1, %ymm2, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vmovdqa64	%xmm3, %xmm1
 	addq	$32, %r9
 	addq	$32, %rdx
 	subq	$32, %rcx
@@ -7238,50 +6904,30 @@ aesgen_vaes512_gcm_siv_open:
 	jb	.Laesgen_vaes512_gcm_siv_open_ctr1_done128
 	vmovdqa64	%xmm0, %xmm2
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_1x4(%rip), %zmm0, %zmm0
-	vmovdqa64	(%r10), %xmm3
+	vmovdqa64	(%r11), %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	16(%r10), %xmm3
+	vmovdqa64	16(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	32(%r10), %xmm3
+	vmovdqa64	32(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	48(%r10), %xmm3
+	vmovdqa64	48(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	64(%r10), %xmm3
+	vmovdqa64	64(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	80(%r10), %xmm3
+	vmovdqa64	80(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	96(%r10), %xmm3
+	vmovdqa64	96(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	112(%r10), %xmm3
+	vmovdqa64	112(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	128(%r10), %xmm3
+	vmovdqa64	128(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	144(%r10), %xmm3
+	vmovdqa64	144(%r11), %xmm3
 	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	160(%r10), %xmm3
+	vmovdqa64	160(%r11), %xmm3
 	vaesenclast	%xmm3, %xmm2, %xmm2
 	vpxorq	(%r9), %xmm2, %xmm2
 	vmovdqu64	%xmm2, (%rdx)
-	vmovdqu64	(%rdx), %xmm2
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpshufd	$78, %xmm2, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$0, 992(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$17, 992(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 1504(%rdi), %xmm1, %xmm1
-	vpternlogd	$150, %xmm2, %xmm3, %xmm1
-	vpslldq	$8, %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxorq	%xmm1, %xmm3, %xmm3
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vmovdqa64	%xmm3, %xmm1
 	addq	$16, %r9
 	addq	$16, %rdx
 	subq	$16, %rcx
@@ -7289,80 +6935,227 @@ aesgen_vaes512_gcm_siv_open:
 	testq	%rcx, %rcx
 	je	.Laesgen_vaes512_gcm_siv_open_ctr_end128
 	vmovdqa64	%xmm0, %xmm0
-	vmovdqa64	(%r10), %xmm2
+	vmovdqa64	(%r11), %xmm2
 	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	16(%r10), %xmm2
+	vmovdqa64	16(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	32(%r10), %xmm2
+	vmovdqa64	32(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	48(%r10), %xmm2
+	vmovdqa64	48(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	64(%r10), %xmm2
+	vmovdqa64	64(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	80(%r10), %xmm2
+	vmovdqa64	80(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	96(%r10), %xmm2
+	vmovdqa64	96(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	112(%r10), %xmm2
+	vmovdqa64	112(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	128(%r10), %xmm2
+	vmovdqa64	128(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	144(%r10), %xmm2
+	vmovdqa64	144(%r11), %xmm2
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	160(%r10), %xmm2
+	vmovdqa64	160(%r11), %xmm2
 	vaesenclast	%xmm2, %xmm0, %xmm0
-	movq	$-1, %r10
-	bzhiq	%rcx, %r10, %r10
-	kmovq	%r10, %k1
+	movq	$-1, %r11
+	bzhiq	%rcx, %r11, %r11
+	kmovq	%r11, %k1
 	vmovdqu8	(%r9), %xmm2{%k1}{z}
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqu8	%xmm0, (%rdx){%k1}
-	vmovdqu8	%xmm0, %xmm0{%k1}{z}
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 992(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 992(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 992(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 992(%rdi), %xmm0, %xmm0
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm0
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm3, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	%xmm1, %xmm1
 .Laesgen_vaes512_gcm_siv_open_ctr_end128:
-	movq	16(%rsp), %rcx
+	leaq	15(%rbp), %rcx
+	andq	$-16, %rcx
+	negq	%rcx
+	leaq	1008(%rdi,%rcx,1), %rcx
+	vpxorq	%ymm0, %ymm0, %ymm0
+	vpxorq	%ymm2, %ymm2, %ymm2
+	vpxorq	%ymm3, %ymm3, %ymm3
+	vpxorq	%zmm4, %zmm4, %zmm4
+	vpxorq	%zmm5, %zmm5, %zmm5
+	vpxorq	%zmm6, %zmm6, %zmm6
+	vpshufd	$78, %xmm1, %xmm7
+	vpxorq	%xmm1, %xmm7, %xmm7
+	vpclmulqdq	$0, (%rcx), %xmm1, %xmm8
+	vpclmulqdq	$17, (%rcx), %xmm1, %xmm1
+	vpclmulqdq	$0, 528(%rcx), %xmm7, %xmm7
+	cmpq	$256, %rbp
+	jb	.Laesgen_vaes512_gcm_siv_open_rest16_none_4
+	vmovdqu64	128(%rbx), %zmm9
+	vmovdqu64	192(%rbx), %zmm10
+	vmovdqu64	128(%rcx), %zmm11
+	vmovdqu64	192(%rcx), %zmm12
+	vpshufd	$78, %zmm9, %zmm13
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vpclmulqdq	$0, 656(%rcx), %zmm13, %zmm11
+	vpshufd	$78, %zmm10, %zmm13
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vpclmulqdq	$0, 720(%rcx), %zmm13, %zmm12
+	vpternlogd	$150, %zmm15, %zmm14, %zmm4
+	vpternlogd	$150, %zmm10, %zmm9, %zmm5
+	vpternlogd	$150, %zmm12, %zmm11, %zmm6
+	vmovdqu64	(%rbx), %zmm9
+	vmovdqu64	64(%rbx), %zmm10
+	vmovdqu64	(%rcx), %zmm11
+	vmovdqu64	64(%rcx), %zmm12
+	vpshufd	$78, %zmm9, %zmm13
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vpclmulqdq	$0, 528(%rcx), %zmm13, %zmm11
+	vpshufd	$78, %zmm10, %zmm13
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vpclmulqdq	$0, 592(%rcx), %zmm13, %zmm12
+	vpternlogd	$150, %zmm15, %zmm14, %zmm4
+	vpternlogd	$150, %zmm10, %zmm9, %zmm5
+	vpternlogd	$150, %zmm12, %zmm11, %zmm6
+	addq	$256, %rbx
+	addq	$256, %rcx
+	subq	$256, %rbp
+.Laesgen_vaes512_gcm_siv_open_rest16_none_4:
+	cmpq	$128, %rbp
+	jb	.Laesgen_vaes512_gcm_siv_open_rest8_none_4
+	vmovdqu64	(%rbx), %zmm9
+	vmovdqu64	64(%rbx), %zmm10
+	vmovdqu64	(%rcx), %zmm11
+	vmovdqu64	64(%rcx), %zmm12
+	vpshufd	$78, %zmm9, %zmm13
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm11, %zmm9, %zmm14
+	vpclmulqdq	$17, %zmm11, %zmm9, %zmm9
+	vpclmulqdq	$0, 528(%rcx), %zmm13, %zmm11
+	vpshufd	$78, %zmm10, %zmm13
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm12, %zmm10, %zmm15
+	vpclmulqdq	$17, %zmm12, %zmm10, %zmm10
+	vpclmulqdq	$0, 592(%rcx), %zmm13, %zmm12
+	vpternlogd	$150, %zmm15, %zmm14, %zmm4
+	vpternlogd	$150, %zmm10, %zmm9, %zmm5
+	vpternlogd	$150, %zmm12, %zmm11, %zmm6
+	addq	$128, %rbx
+	addq	$128, %rcx
+	subq	$128, %rbp
+.Laesgen_vaes512_gcm_siv_open_rest8_none_4:
+	cmpq	$64, %rbp
+	jb	.Laesgen_vaes512_gcm_siv_open_rest4_none_4
+	vmovdqu64	(%rbx), %zmm9
+	vpshufd	$78, %zmm9, %zmm10
+	vpxorq	%zmm9, %zmm10, %zmm10
+	vpclmulqdq	$0, (%rcx), %zmm9, %zmm11
+	vpxorq	%zmm11, %zmm4, %zmm4
+	vpclmulqdq	$17, (%rcx), %zmm9, %zmm9
+	vpxorq	%zmm9, %zmm5, %zmm5
+	vpclmulqdq	$0, 528(%rcx), %zmm10, %zmm9
+	vpxorq	%zmm9, %zmm6, %zmm6
+	addq	$64, %rbx
+	addq	$64, %rcx
+	subq	$64, %rbp
+.Laesgen_vaes512_gcm_siv_open_rest4_none_4:
+	cmpq	$32, %rbp
+	jb	.Laesgen_vaes512_gcm_siv_open_rest2_none_4
+	vmovdqu64	(%rbx), %ymm9
+	vpshufd	$78, %ymm9, %ymm10
+	vpxorq	%ymm9, %ymm10, %ymm10
+	vpclmulqdq	$0, (%rcx), %ymm9, %ymm11
+	vpxorq	%ymm11, %ymm0, %ymm0
+	vpclmulqdq	$17, (%rcx), %ymm9, %ymm9
+	vpxorq	%ymm9, %ymm2, %ymm2
+	vpclmulqdq	$0, 528(%rcx), %ymm10, %ymm9
+	vpxorq	%ymm9, %ymm3, %ymm3
+	addq	$32, %rbx
+	addq	$32, %rcx
+	subq	$32, %rbp
+.Laesgen_vaes512_gcm_siv_open_rest2_none_4:
+	cmpq	$16, %rbp
+	jb	.Laesgen_vaes512_gcm_siv_open_rest1_none_4
+	vmovdqu64	(%rbx), %xmm9
+	vpshufd	$78, %xmm9, %xmm10
+	vpxorq	%xmm9, %xmm10, %xmm10
+	vpclmulqdq	$0, (%rcx), %xmm9, %xmm11
+	vpxorq	%xmm11, %xmm8, %xmm8
+	vpclmulqdq	$17, (%rcx), %xmm9, %xmm9
+	vpxorq	%xmm9, %xmm1, %xmm1
+	vpclmulqdq	$0, 528(%rcx), %xmm10, %xmm9
+	vpxorq	%xmm9, %xmm7, %xmm7
+	addq	$16, %rbx
+	addq	$16, %rcx
+	subq	$16, %rbp
+.Laesgen_vaes512_gcm_siv_open_rest1_none_4:
+	testq	%rbp, %rbp
+	je	.Laesgen_vaes512_gcm_siv_open_rest_whole_4
+	movq	$-1, %rdx
+	bzhiq	%rbp, %rdx, %rdx
+	kmovq	%rdx, %k1
+	vmovdqu8	(%rbx), %xmm9{%k1}{z}
+	vpshufd	$78, %xmm9, %xmm10
+	vpxorq	%xmm9, %xmm10, %xmm10
+	vpclmulqdq	$0, (%rcx), %xmm9, %xmm11
+	vpxorq	%xmm11, %xmm8, %xmm8
+	vpclmulqdq	$17, (%rcx), %xmm9, %xmm9
+	vpxorq	%xmm9, %xmm1, %xmm1
+	vpclmulqdq	$0, 528(%rcx), %xmm10, %xmm9
+	vpxorq	%xmm9, %xmm7, %xmm7
+	addq	$16, %rcx
+.Laesgen_vaes512_gcm_siv_open_rest_whole_4:
 	shlq	$3, %r8
-	shlq	$3, %rcx
-	vmovq	%r8, %xmm0
-	vmovq	%rcx, %xmm2
-	vpunpcklqdq	%xmm2, %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 992(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 992(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 992(%rdi), %xmm0, %xmm3
-	vpclmulqdq	$16, 992(%rdi), %xmm0, %xmm0
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm0
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm3, %xmm0
+	shlq	$3, %r10
+	vmovq	%r8, %xmm9
+	vmovq	%r10, %xmm10
+	vpunpcklqdq	%xmm10, %xmm9, %xmm9
+	vpshufd	$78, %xmm9, %xmm10
+	vpxorq	%xmm9, %xmm10, %xmm10
+	vpclmulqdq	$0, (%rcx), %xmm9, %xmm11
+	vpxorq	%xmm11, %xmm8, %xmm8
+	vpclmulqdq	$17, (%rcx), %xmm9, %xmm9
+	vpxorq	%xmm9, %xmm1, %xmm1
+	vpclmulqdq	$0, 528(%rcx), %xmm10, %xmm9
+	vpxorq	%xmm9, %xmm7, %xmm7
+	vextracti32x4	$1, %ymm0, %xmm9
+	vpxorq	%xmm9, %xmm0, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vextracti32x4	$1, %ymm2, %xmm0
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxorq	%xmm0, %xmm1, %xmm1
 	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	%xmm1, %xmm1
-	movq	32(%rsp), %rcx
-	movq	40(%rsp), %rdx
+	vextracti32x4	$1, %ymm3, %xmm0
+	vpxorq	%xmm0, %xmm3, %xmm3
+	vpxorq	%xmm3, %xmm7, %xmm7
+	vextracti64x4	$1, %zmm4, %ymm0
+	vpxorq	%ymm0, %ymm4, %ymm4
+	vextracti32x4	$1, %ymm4, %xmm0
+	vpxorq	%xmm0, %xmm4, %xmm4
+	vpxorq	%xmm4, %xmm8, %xmm8
+	vextracti64x4	$1, %zmm5, %ymm0
+	vpxorq	%ymm0, %ymm5, %ymm5
+	vextracti32x4	$1, %ymm5, %xmm0
+	vpxorq	%xmm0, %xmm5, %xmm5
+	vpxorq	%xmm5, %xmm1, %xmm1
+	vextracti64x4	$1, %zmm6, %ymm0
+	vpxorq	%ymm0, %ymm6, %ymm6
+	vextracti32x4	$1, %ymm6, %xmm0
+	vpxorq	%xmm0, %xmm6, %xmm6
+	vpxorq	%xmm6, %xmm7, %xmm7
+	vpternlogd	$150, %xmm1, %xmm8, %xmm7
+	vpslldq	$8, %xmm7, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpsrldq	$8, %xmm7, %xmm0
+	vpxorq	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm8, %xmm0
+	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm8, %xmm0
+	vpshufd	$78, %xmm8, %xmm8
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm1, %xmm8, %xmm8
+	vmovdqa64	%xmm8, %xmm1
+.Laesgen_vaes512_gcm_siv_open_rest_nothing_4:
+	movq	40(%rsp), %rcx
+	movq	48(%rsp), %rdx
 	vmovd	8(%rsi), %xmm0
 	vpslldq	$8, %xmm0, %xmm0
 	movq	(%rsi), %rsi
@@ -7393,9 +7186,9 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	160(%rsi), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 1520(%rdi)
+	vmovdqa64	%xmm0, 1552(%rdi)
 	xorq	%rsi, %rsi
-	leaq	1520(%rdi), %rdi
+	leaq	1552(%rdi), %rdi
 	testq	$16, %rdx
 	je	.Laesgen_vaes512_gcm_siv_open_nocmp16_2
 	movq	(%rcx), %r8
@@ -7447,8 +7240,8 @@ aesgen_vaes512_gcm_siv_open:
 	testq	%rax, %rax
 	je	.Laesgen_vaes512_gcm_siv_open_done
 .Laesgen_vaes512_gcm_siv_open_reject:
-	movq	24(%rsp), %rax
-	movq	16(%rsp), %rcx
+	movq	32(%rsp), %rax
+	movq	24(%rsp), %rcx
 .Laesgen_vaes512_gcm_siv_open_zero16:
 	cmpq	$16, %rcx
 	jb	.Laesgen_vaes512_gcm_siv_open_zero_tail
@@ -7485,6 +7278,7 @@ aesgen_vaes512_gcm_siv_open:
 	vpxorq	%xmm19, %xmm19, %xmm19
 	vpxorq	%xmm20, %xmm20, %xmm20
 	vzeroall
+	popq	%rbp
 	popq	%rbx
 	ret
 .Laesgen_vaes512_gcm_siv_open_refuse:
@@ -7495,6 +7289,7 @@ aesgen_vaes512_gcm_siv_open:
 	vpxorq	%xmm19, %xmm19, %xmm19
 	vpxorq	%xmm20, %xmm20, %xmm20
 	vzeroall
+	popq	%rbp
 	popq	%rbx
 	ret
 .Laesgen_vaes512_gcm_siv_open_done:
@@ -7504,6 +7299,7 @@ aesgen_vaes512_gcm_siv_open:
 	vpxorq	%xmm19, %xmm19, %xmm19
 	vpxorq	%xmm20, %xmm20, %xmm20
 	vzeroall
+	popq	%rbp
 	popq	%rbx
 	ret
 	.size	aesgen_vaes512_gcm_siv_open, .-aesgen_vaes512_gcm_siv_open
@@ -7645,7 +7441,7 @@ aesgen_vaes512_gcm_siv_open:
 	.byte	0x36, 0x00, 0x00, 0x00, 0x36, 0x00, 0x00, 0x00, 0x36, 0x00, 0x00, 0x00, 0x36, 0x00, 0x00, 0x00
 
 
-# wipe(ctx): zero all 1536 bytes of the context.
+# wipe(ctx): zero all 1600 bytes of the context.
 # Requires: AVX, AVX512F, AVX512VL
 	.text
 	.globl	aesgen_vaes512_gcm_siv_wipe
@@ -7654,7 +7450,7 @@ aesgen_vaes512_gcm_siv_open:
 aesgen_vaes512_gcm_siv_wipe:
 	endbr64
 	vpxorq	%xmm0, %xmm0, %xmm0
-	movq	$24, %rax
+	movq	$25, %rax
 .Laesgen_vaes512_gcm_siv_wipe_zero:
 	vmovdqu64	%zmm0, (%rdi)
 	addq	$64, %rdi

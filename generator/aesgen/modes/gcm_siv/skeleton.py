@@ -17,10 +17,10 @@ frame can), then the tag compare, and on a mismatch zeroes what it wrote. Length
 and the tag compare's result only.
 
 What a frame (one per instruction set: x86_64.Body) supplies beyond GcmFrame's layers:
-derive(nonce, bits), hash_bytes(x, ptr, length, region), hash_length_block(x, aad_len,
-len), tag_block(x, nonce, bits), ctr(bits, tag, in, length, out) (its batch loop in region
-steady-<bits>), ctr_and_hash(bits, tag, in, length, out, x), store_tag(ptr, tag),
-load_tag(ptr).
+derive(nonce, bits, lengths), hash_bytes(x, ptr, length, region, lengths) (with lengths, the
+length block LE64(AAD bits) || LE64(plaintext bits) after the bytes), tag_block(x, nonce,
+bits), ctr(bits, tag, in, length, out) (its batch loop in region steady-<bits>),
+ctr_and_hash(bits, tag, in, length, out, x, lengths), store_tag(ptr, tag), load_tag(ptr).
 """
 from __future__ import annotations
 
@@ -77,12 +77,12 @@ def build_seal(k) -> Function:
     _checked(g, nonce_len, g.arg("tag_len"), aad_len, g.arg("len"), refuse, refuse)
 
     def message(bits: int) -> None:
-        g.derive(nonce, bits)
+        g.derive(nonce, bits, (aad_len, g.arg("len")))
         x = g.zero_block()
         g.hash_bytes(x, aad, aad_len)
         # the plaintext, before out is written; its loop and CTR's are the steady state
-        g.hash_bytes(x, inp, g.arg("len"), region=f"steady-{bits}")
-        g.hash_length_block(x, aad_len, g.arg("len"))
+        g.hash_bytes(x, inp, g.arg("len"), region=f"steady-{bits}",
+                     lengths=(aad_len, g.arg("len")))
         tag = g.tag_block(x, nonce, bits)
         g.store_tag(g.arg("tag"), tag)
         g.ctr(bits, tag, inp, g.arg("len"), g.arg("out"))
@@ -105,13 +105,13 @@ def build_open(k) -> Function:
     _checked(g, nonce_len, g.arg("tag_len"), aad_len, g.arg("len"), refuse, reject)
 
     def message(bits: int) -> None:
-        g.derive(nonce, bits)
+        g.derive(nonce, bits, (aad_len, g.arg("len")))
         given = g.load_tag(g.arg("tag"))
         x = g.zero_block()
         g.hash_bytes(x, aad, aad_len)
-        # CTR, and POLYVAL over the plaintext it writes
-        g.ctr_and_hash(bits, given, inp, g.arg("len"), g.arg("out"), x)
-        g.hash_length_block(x, aad_len, g.arg("len"))
+        # CTR, and POLYVAL over the plaintext it writes and the length block
+        g.ctr_and_hash(bits, given, inp, g.arg("len"), g.arg("out"), x,
+                       (aad_len, g.arg("len")))
         g.tag_differs(g.arg("tag"), g.arg("tag_len"), g.tag_block(x, nonce, bits))
     g.per_key_size("message", message, b.label("opened"))
     return open_epilogue(g, refuse, reject, done)

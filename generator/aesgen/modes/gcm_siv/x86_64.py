@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 
 from ...dsl.operands import Imm, Label, Mem, Reg, kmask
-from ...gf128.x86_64.clmul import ClmulHash
+from ...gf128.x86_64.clmul import ClmulHash, Products
 from ...isa.table import load_table
 from ...kernels import ctx_layout
 from ...kernels.engine_choice import engine_for
@@ -85,14 +85,17 @@ class GcmSivKernel:
         self.engine = engine_for(spec)
         self.lanes = spec.width // 128
         self.batch = self.hash_batch = BATCH_REGISTERS
-        self.powers = self.table_powers = BATCH_REGISTERS * self.lanes
+        # a batch's powers, and one more: a message's end (fewer blocks than a batch, a
+        # partial block, the length block) is hashed with one reduction (hash_rest)
+        self.powers = BATCH_REGISTERS * self.lanes
+        self.table_powers = self.powers + 1
         self.hash_width = spec.width
         self.karatsuba = spec.hash_multiply == "karatsuba"
         self.sliced_hash = self.table_hash = False
         self.short_records = self.masked_tails = self.spills = False
         self.face_rounds = 0
         self.counter = spec.counter_policy
-        self.layout = layout(self.powers, self.karatsuba)
+        self.layout = layout(self.table_powers, self.karatsuba)
         self.run = None
 
     def body(self, entry: str, doc: str) -> "Body":
@@ -129,8 +132,9 @@ class Body(GcmBody):
                           - ctx_layout.ROUND_KEYS))
         return r
 
-    def derive(self, nonce: Reg, bits: int) -> None:
-        """The message's keys from the nonce (skeleton.py, step 1)."""
+    def derive(self, nonce: Reg, bits: int, lengths: tuple[Reg, Reg]) -> None:
+        """The message's keys from the nonce (skeleton.py, step 1); ``lengths`` (the AAD's
+        and the plaintext's) tell how many powers of H the message needs."""
         b, v = self.b, self.v
         with b.phase("derive"):
             n = self._nonce(nonce)
@@ -147,7 +151,7 @@ class Body(GcmBody):
                 halves.append(lo)
             auth, enc = halves[0], halves[1:]
             self._expand(enc, bits)
-            self.keep_hash_key(auth)
+            self.keep_hash_key(auth, lengths)
 
     def _expand(self, enc: list[Reg], bits: int) -> None:
         """FIPS-197's key expansion of the message key in registers, each round key stored
@@ -182,12 +186,16 @@ class Body(GcmBody):
             keys.append(k)
 
     # --- POLYVAL ------------------------------------------------------------------------
-    def keep_hash_key(self, h: Reg) -> None:
+    def keep_hash_key(self, h: Reg, lengths: tuple[Reg, Reg] | None = None) -> None:
         """The powers H^1 .. H^T of the message's H into H_POWERS (and their Karatsuba keys),
         by a tree, not a chain: H^i = H^(i-m) H^m for m the largest power of two below i,
         so the multiplies of one level are independent. On ymm and zmm, H^1 .. H^lanes so,
         then each wide register of lanes powers times H^m broadcast, lane by lane: T = 32
-        on zmm takes 3 xmm and 7 zmm multiplies, 5 in a row."""
+        on zmm takes 3 xmm and 7 zmm multiplies, 5 in a row (and H^33 one more). Those
+        past H^f (f = lanes, at least 2) only when ``lengths`` say the message needs them:
+        a message of AAD and plaintext up to f and f - 1 blocks (64 and 48 bytes on zmm,
+        32 and 16 on xmm) is hashed by hash_rest alone, H^m for m <= f (the lengths are
+        public)."""
         k, b, v = self.k, self.b, self.v
         lanes, w, top = k.lanes, k.spec.width, k.table_powers
 
@@ -199,84 +207,153 @@ class Body(GcmBody):
 
         pw = {1: h}
         keep(1, h)
-        for i in range(2, lanes + 1 if lanes > 1 else top + 1):
+
+        def tree(i: int) -> None:
             m = 1 << ((i - 1).bit_length() - 1)
             pw[i] = self.hash.dot(pw[i - m], pw[m])
             keep(i, pw[i])
+        first = max(lanes, 2)                   # always: enough for a short record
+        for i in range(2, first + 1):
+            tree(i)
+        top_done = b.label("powers_done")
+        if lengths is not None:
+            more = b.label("powers_more")
+            self.isa.compare_jump(b, "a", lengths[0], 16 * first, more)
+            self.isa.compare_jump(b, "be", lengths[1], 16 * (first - 1), top_done)
+            b.bind(more)
         if lanes == 1:
-            return
-        groups = {0: b.vec(w)}                  # j -> H^(j+lanes) .. H^(j+1), one a lane
-        v.load(groups[0], self.power(lanes, w), aligned=False)
-        m = lanes
-        while m < top:
-            hm = b.vec(w)
-            v.broadcast_register(hm, groups[m - lanes].view(128))   # H^m in every lane
-            for j in range(0, m, lanes):
-                p = self.hash.dot_lanes(groups[j], hm)
-                groups[m + j] = p
-                keep(m + j + lanes, p)
-            m *= 2
+            for i in range(first + 1, k.powers + 1):
+                tree(i)
+        else:
+            groups = {0: b.vec(w)}              # j -> H^(j+lanes) .. H^(j+1), one a lane
+            v.load(groups[0], self.power(lanes, w), aligned=False)
+            m = lanes
+            while m < k.powers:
+                hm = b.vec(w)
+                v.broadcast_register(hm, groups[m - lanes].view(128))   # H^m in every lane
+                for j in range(0, m, lanes):
+                    p = self.hash.dot_lanes(groups[j], hm)
+                    groups[m + j] = p
+                    keep(m + j + lanes, p)
+                m *= 2
+            pw[k.powers] = groups[k.powers - lanes].view(128)
+        for i in range(k.powers + 1, top + 1):  # past a batch: one at a time
+            pw[i] = self.hash.dot(pw[i - 1], h)
+            keep(i, pw[i])
+        b.bind(top_done)
 
-    def hash_bytes(self, x: Reg, ptr: Reg, length: Reg, region: str | None = None) -> None:
-        """X through POLYVAL over length bytes at ptr, the last block zero-padded; ptr and
+    def hash_bytes(self, x: Reg, ptr: Reg, length: Reg, region: str | None = None,
+                   lengths: tuple[Reg, Reg] | None = None) -> None:
+        """X through POLYVAL over length bytes at ptr, the last block zero-padded, and with
+        ``lengths`` (the AAD's and the plaintext's) the length block after them; ptr and
         length are the caller's (copies are consumed). Whole batches in a loop (in
-        ``region`` when given: the reports' steady state), then the ladder's halves (one
-        reduction each), then the partial block."""
-        a, b, v, isa = self.a, self.b, self.v, self.isa
+        ``region`` when given: the reports' steady state), the rest by hash_rest."""
+        a, b, isa = self.a, self.b, self.isa
         p, n = b.gp(), b.gp()
         isa.move(b, p, ptr)
         isa.move(b, n, length)
-        w = self.k.spec.width
+        w, batch = self.k.spec.width, self.k.powers
         with b.phase_names({"ghash_multiply": "polyval_multiply"}):
-            for step, n_blocks in enumerate(ladder(self.k.powers)):
-                top, next_ = b.label(f"polyval{n_blocks}"), b.label(f"polyval{n_blocks}_done")
-                steady = region and step == 0
-                with b.region(region) if steady else contextlib.nullcontext():
-                    b.bind(top)
-                    with b.phase("loop"):
-                        isa.compare_jump(b, "b", n, 16 * n_blocks, next_)
-                    self.hash_blocks(x, p, n_blocks, width=min(w, 128 * n_blocks))
-                    with b.phase("loop"):
-                        a.add(p, Imm(16 * n_blocks))
-                        a.sub(n, Imm(16 * n_blocks))
-                        if step == 0:
-                            a.jmp(top)
-                b.bind(next_)
-            done = b.label("polyval_end")
+            top, next_ = b.label(f"polyval{batch}"), b.label(f"polyval{batch}_done")
+            with b.region(region) if region else contextlib.nullcontext():
+                b.bind(top)
+                with b.phase("loop"):
+                    isa.compare_jump(b, "b", n, 16 * batch, next_)
+                self.hash_blocks(x, p, batch, width=w)
+                with b.phase("loop"):
+                    a.add(p, Imm(16 * batch))
+                    a.sub(n, Imm(16 * batch))
+                    a.jmp(top)
+            b.bind(next_)
+        self.hash_rest(x, p, n, lengths)
+
+    def hash_rest(self, x: Reg, p: Reg, n: Reg, lengths: tuple[Reg, Reg] | None) -> None:
+        """X through POLYVAL over the n bytes at p (fewer than a batch: the ladder's halves,
+        a partial block zero-padded) and with ``lengths`` the length block, in one
+        reduction: with m the blocks hashed here, X H^m + B1 H^m + B2 H^(m-1) + ... + L H,
+        the powers read from H^m on through a pointer that advances past those used (m
+        and the pointer depend on lengths alone). Products of each register width are
+        summed apart, their lanes folded together before the reduction. p and n are
+        consumed."""
+        a, b, v, k = self.a, self.b, self.v, self.k
+        w = k.spec.width
+        apart = (k.layout.offset("H_KARATSUBA") - k.layout.offset("H_POWERS")
+                 if k.karatsuba else 0)
+        nothing = b.label("rest_nothing")
+        if lengths is None:                     # m = 0: X stays as it is
             with b.phase("tail"):
-                isa.jump_if_zero(b, n, done)
-                if v.evex:                  # a masked load: nothing read past the end
-                    y = b.xmm()
+                self.isa.jump_if_zero(b, n, nothing)
+        pw = b.gp()                             # H^m: 16 (table_powers - m) into H_POWERS
+        a.lea(pw, Mem(64, base=n, disp=15))
+        b.emit("and", pw, Imm(-16))
+        b.emit("neg", pw)
+        a.lea(pw, Mem(64, base=self.ctx, index=pw, disp=k.layout.offset("H_POWERS")
+                      + 16 * (k.table_powers - (1 if lengths else 0))))
+
+        def power_at(disp: int, width: int, field: str = "H_POWERS") -> Mem:
+            return Mem(width, base=pw, disp=disp + (apart if field == "H_KARATSUBA" else 0))
+
+        def mul(y: Reg, acc):
+            return self.mul_power_at(y, power_at(0, 128), acc)
+
+        with b.phase_names({"ghash_multiply": "polyval_multiply"}), \
+                b.phase("polyval_multiply"):
+            sums = {}                           # width -> Products, zero to begin with
+            for width in sorted({min(w, 128 * s) for s in ladder(k.powers)[1:]} - {128}):
+                zero = [b.vec(width) for _ in range(3)]
+                for r in zero:
+                    v.xor(r, r, r)
+                sums[width] = Products(*zero, karatsuba=k.karatsuba)
+            sums[128] = mul(x, None)            # X H^m
+            for size in ladder(k.powers)[1:]:
+                width = min(w, 128 * size)
+                lanes = width // 128
+                skip = b.label(f"rest{size}_none")
+                with b.phase("loop"):
+                    self.isa.compare_jump(b, "b", n, 16 * size, skip)
+                sums[width] = self.products(
+                    None, p, size // lanes, 0, width,
+                    lambda j, field, width=width, lanes=lanes: power_at(16 * lanes * j, width,
+                                                                         field),
+                    sums[width])
+                with b.phase("loop"):
+                    a.add(p, Imm(16 * size))
+                    a.add(pw, Imm(16 * size))
+                    a.sub(n, Imm(16 * size))
+                b.bind(skip)
+            last = b.label("rest_whole")
+            with b.phase("tail"):
+                self.isa.jump_if_zero(b, n, last)
+                y = b.xmm()
+                if v.evex:                      # a masked load: nothing read past the end
                     v.first_bytes_mask(kmask(1), n)
                     v.load_masked(y, Mem(128, base=p), kmask(1))
-                    self.hash_register(x, y)
                 else:
                     v.store(self.f("SCRATCH"), self.zero_vec())
                     short_move(b, n, src=p, dst=self.addr("SCRATCH"))
-                    self.hash_blocks(x, self.ctx, 1, disp=self.k.layout.offset("SCRATCH"))
-            b.bind(done)
-
-    def hash_register(self, x: Reg, y: Reg) -> None:
-        """X = (X ^ y) H: a block in a register (y is consumed)."""
-        with self.b.phase("polyval_multiply"):
-            self.v.xor(y, y, x)
-            self.v.copy(x, self.times_h(y))
-
-    def hash_length_block(self, x: Reg, aad_len: Reg, length: Reg) -> None:
-        """X through POLYVAL over LE64(bits of AAD) || LE64(bits of the plaintext)."""
-        a, b, v = self.a, self.b, self.v
-        with b.phase_names({"ghash_multiply": "polyval_multiply"}):
-            aad_bits, msg_bits = b.gp(), b.gp()
-            a.mov(aad_bits, aad_len)
-            a.shl(aad_bits, Imm(3))
-            a.mov(msg_bits, length)
-            a.shl(msg_bits, Imm(3))
-            lens, t = b.xmm(), b.xmm()
-            v.from_gp64(lens, aad_bits)
-            v.from_gp64(t, msg_bits)
-            v.unpack_low_qwords(lens, lens, t)
-            v.xor(lens, lens, x)
-            v.copy(x, self.times_h(lens))
+                    v.load(y, self.f("SCRATCH"))
+                sums[128] = mul(y, sums[128])
+                a.add(pw, Imm(16))
+            b.bind(last)
+            if lengths is not None:             # LE64(bits of AAD) || LE64(bits of text)
+                aad_bits, msg_bits = b.gp(), b.gp()
+                a.mov(aad_bits, lengths[0])
+                a.shl(aad_bits, Imm(3))
+                a.mov(msg_bits, lengths[1])
+                a.shl(msg_bits, Imm(3))
+                lens, t = b.xmm(), b.xmm()
+                v.from_gp64(lens, aad_bits)
+                v.from_gp64(t, msg_bits)
+                v.unpack_low_qwords(lens, lens, t)
+                sums[128] = mul(lens, sums[128])
+            total = sums.pop(128)
+            for part in sums.values():          # the wide sums' lanes onto the xmm one
+                for mine, theirs in ((total.lo, part.lo), (total.hi, part.hi),
+                                     (total.mi, part.mi)):
+                    v.xor(mine, mine, self.hash.fold_lanes(theirs))
+        with b.phase("reduction"):
+            v.copy(x, self.hash.reduce(total))
+        b.bind(nothing)
 
     # --- the tag and the counter ---------------------------------------------------------
     def tag_block(self, x: Reg, nonce: Reg, bits: int) -> Reg:
@@ -305,24 +382,27 @@ class Body(GcmBody):
                             align=width // 8)
 
     def ctr_and_hash(self, bits: int, tag: Reg, inp: Reg, length: Reg, out: Reg,
-                     x: Reg) -> None:
-        """ctr, and X through POLYVAL over what it writes (open's plaintext): on zmm in one
-        stitched loop (a batch's AES rounds beside the POLYVAL of the batch before); in 16
-        registers the two passes one after the other (a batch of each does not fit)."""
+                     x: Reg, lengths: tuple[Reg, Reg]) -> None:
+        """ctr, and X through POLYVAL over what it writes (open's plaintext) and the length
+        block: on zmm in one stitched loop (a batch's AES rounds beside the POLYVAL of the
+        batch before); in 16 registers the two passes one after the other (a batch of each
+        does not fit)."""
         if self.k.lanes == 4:
-            self.ctr(bits, tag, inp, length, out, x)
+            self.ctr(bits, tag, inp, length, out, (x, lengths))
         else:
             self.ctr(bits, tag, inp, length, out)
-            self.hash_bytes(x, out, length)
+            self.hash_bytes(x, out, length, lengths=lengths)
 
     def ctr(self, bits: int, tag: Reg, inp: Reg, length: Reg, out: Reg,
-            x: Reg | None = None) -> None:
+            hashing: tuple | None = None) -> None:
         """out = in ^ AES-CTR from the tag with bit 127 set over length bytes: whole batches
-        in a loop, the ladder's halves, and the block the message ends inside (its
-        keystream in SCRATCH, the bytes moved by pieces). The counters of a register's
-        lanes are consecutive; C's lanes hold the next ones. With ``x``, X also goes
-        through POLYVAL over out as it is written: the batch loop a pipeline whose first
-        batch is not hashed in its own iteration and whose last is hashed after it."""
+        in a loop, the ladder's halves, and the block the message ends inside (masked on
+        zmm; else its keystream in SCRATCH, the bytes moved by pieces). The counters of a
+        register's lanes are consecutive; C's lanes hold the next ones. With ``hashing``
+        (X, lengths), X also goes through POLYVAL over out as it is written and the length
+        block: the batch loop a pipeline whose first batch is not hashed in its own
+        iteration and whose last is hashed after it; what follows it by hash_rest."""
+        x, lengths = hashing if hashing else (None, None)
         a, b, v, isa = self.a, self.b, self.v, self.isa
         keys = Keys(self.message_keys_base(), None, 128)
         nr, w = ROUNDS[bits], self.k.spec.width
@@ -365,8 +445,6 @@ class Body(GcmBody):
             else:
                 self.beside(rounds, hashing)
             self.xor_store(blocks, src, dst)
-            if x is not None and hashing is None and n_blocks < batch:
-                self.hash_blocks(x, dst, n_blocks, width=width)    # a ladder step's own
             self.advance(src, dst, n, n_blocks)
 
         def previous_batch() -> None:                   # the batch just written
@@ -391,6 +469,10 @@ class Body(GcmBody):
             with b.region(f"drain-{bits}"):
                 previous_batch()
         b.bind(small)
+        if x is not None:                               # what hash_rest will hash
+            rest, rest_n = b.gp(), b.gp()
+            isa.move(b, rest, dst)
+            isa.move(b, rest_n, n)
         for n_blocks in ladder(batch)[1:]:
             next_ = b.label(f"ctr{n_blocks}_done{bits}")
             with b.region(f"ladder-{bits}"):
@@ -411,21 +493,12 @@ class Body(GcmBody):
                 v.load_masked(t, Mem(128, base=src), k)
                 v.xor(last, last, t)
                 v.store_masked(Mem(128, base=dst), last, k)
-                if x is not None:           # the plaintext block, zero-padded
-                    v.keep_masked(last, last, k)
-                    self.hash_register(x, last)
-                b.bind(end)
-                return
-            v.store(self.f("SCRATCH"), last)
-            written = b.gp() if x is not None else None
-            if written is not None:
-                isa.move(b, written, dst)               # short_move consumes its pointers
-            short_move(b, n, src=src, dst=dst, xor=self.addr("SCRATCH"))
-            if written is not None:                     # the block just written, padded
-                v.store(self.f("SCRATCH"), self.zero_vec())
-                short_move(b, n, src=written, dst=self.addr("SCRATCH"))
-                self.hash_blocks(x, self.ctx, 1, disp=self.k.layout.offset("SCRATCH"))
+            else:
+                v.store(self.f("SCRATCH"), last)
+                short_move(b, n, src=src, dst=dst, xor=self.addr("SCRATCH"))
         b.bind(end)
+        if x is not None:
+            self.hash_rest(x, rest, rest_n, lengths)
 
 
 def build_kernel(spec: KernelSpec) -> BuiltKernel:
