@@ -37,7 +37,7 @@ def _zmm_aeads():
     for preset in PRESETS:
         data = json.loads((GENERATED / preset / "manifest.json").read_text())
         for info in data["aeads"]:
-            if info["width"] != 512:
+            if info["width"] != 512 or info["mode"] != "gcm":    # GCM-SIV: test_x86emu
                 continue
             text = (GENERATED / preset / info["file"]).read_text()
             body = text[text.index("*/"):]
