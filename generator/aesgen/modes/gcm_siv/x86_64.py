@@ -25,6 +25,7 @@ from ...kernels import ctx_layout
 from ...kernels.engine_choice import engine_for
 from ...kernels.engines import Keys
 from ...kernels.fields import Field, FieldLayout
+from ...kernels.key_schedule import RCON
 from ...kernels.spec import ROUNDS, KernelSpec
 from ...kernels.vector_ops import VectorOps
 from ...dsl.builder import KernelBuilder
@@ -39,9 +40,8 @@ from .skeleton import build_all
 # count one batch of each a block): 8, 16 or 32 blocks on xmm, ymm, zmm; POLYVAL reduces
 # once a batch, by the powers H^(8 lanes) .. H^1 computed for every message
 BATCH_REGISTERS = BATCH
-# AES-128's round constants, and the key schedule's byte moves (PSHUFB controls): the last
-# word of the key, rotated (RotWord), in every column; and not rotated (AES-256's SubWord)
-RCON = (0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0x1B, 0x36)
+# the key schedule's byte moves (PSHUFB controls): the last word of the key, rotated
+# (RotWord), in every column; and not rotated (AES-256's SubWord)
 ROT_LAST_WORD = bytes([13, 14, 15, 12] * 4)
 LAST_WORD = bytes([12, 13, 14, 15] * 4)
 # the POLYVAL result XOR the nonce loses bit 127; the counter block gains it
