@@ -56,3 +56,49 @@ def shared_library(tmp_path_factory):
         return built[src_dir]
 
     return build
+
+
+# --- how pytest-xdist hands out the work (`aesgen test`: -n <cores> --dist loadfile) -------
+# loadfile sends a test file to one worker as a whole (its module fixtures and functools
+# caches of rendered sets stay useful), the files with the most tests first. The slow files
+# have few tests: left to that order they would start last and run alone at the end. So
+# these go first, slowest first (measured; the order is a choice of schedule, nothing
+# depends on it), and the cases of the tests named in SPREAD, each an `aesgen generate` of
+# its own with no cache to share, go one by one to whichever worker is free.
+SLOW_FIRST = (
+    "test_regenerate.py",
+    "test_aarch64_backend.py",
+    "test_assemble.py",
+)
+SPREAD = ("test_regenerate.py::test_recorded_command_regenerates_the_folder",)
+
+
+def pytest_xdist_make_scheduler(config, log):
+    if config.getoption("dist", None) != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class SlowFilesFirst(LoadFileScheduling):
+        ordered = False
+
+        def _split_scope(self, nodeid: str) -> str:
+            if any(s in nodeid for s in SPREAD):
+                return nodeid
+            return super()._split_scope(nodeid)
+
+        def _assign_work_unit(self, node) -> None:
+            if not self.ordered:       # the queue is complete before the first unit goes
+                self.ordered = True
+                units = sorted(self.workqueue.items(), key=lambda unit: _rank(unit[0]))
+                self.workqueue.clear()
+                self.workqueue.update(units)
+            super()._assign_work_unit(node)
+
+    return SlowFilesFirst(config, log)
+
+
+def _rank(scope: str) -> int:
+    """Where a unit of work goes in the queue: the slow files first, in SLOW_FIRST's order;
+    the others after them, as xdist orders them (sorted() keeps their order)."""
+    file = Path(scope.split("::", 1)[0]).name
+    return SLOW_FIRST.index(file) if file in SLOW_FIRST else len(SLOW_FIRST)

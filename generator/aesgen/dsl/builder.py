@@ -20,15 +20,18 @@ from .operands import A64_GP, A64_VEC, GP, VEC, VIRTUAL_BASE, Label, Mem, Operan
 class _Asm:
     """``b.asm.NAME(*operands)`` emits instruction NAME; an attribute per table mnemonic."""
 
+    __slots__ = ("_builder",)
+
     def __init__(self, builder: "KernelBuilder") -> None:
         self._builder = builder
 
     def __getattr__(self, name: str):
-        if not self._builder.table.forms_named(name):
-            raise AttributeError(f"{self._builder.table.isa} has no instruction {name!r}")
+        builder = self._builder
+        if not builder.table.has(name):
+            raise AttributeError(f"{builder.table.isa} has no instruction {name!r}")
 
         def emit(*operands: Operand, comment: str = "") -> None:
-            self._builder.emit(name, *operands, comment=comment)
+            builder.emit(name, *operands, comment=comment)
 
         return emit
 
@@ -37,7 +40,6 @@ class KernelBuilder:
     def __init__(self, table: InstructionTable, symbol: str, *, doc: str = "") -> None:
         self.table = table
         self.function = Function(symbol, doc=doc)
-        self.asm = _Asm(self)
         self._next_id = VIRTUAL_BASE
         self._labels: set[str] = set()
         self._phase = "other"
@@ -46,6 +48,13 @@ class KernelBuilder:
         self._weight = 1
         # table row suffixes to try first, e.g. ("evx", "evy", "z") for an EVEX kernel
         self.prefer: tuple[str, ...] = ()
+
+    @property
+    def asm(self) -> _Asm:
+        # made on each use, not kept: a builder holding its _Asm (which holds the builder)
+        # would be a reference cycle, and the whole function body with it would wait for
+        # the cyclic garbage collector instead of going when the builder does
+        return _Asm(self)
 
     # --- values ---------------------------------------------------------------------
     @property

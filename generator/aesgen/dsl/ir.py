@@ -6,7 +6,7 @@ that reports can count instructions per phase of the steady-state loop.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields
 
 from ..isa.table import Form
 from .operands import Label, Masked, Mem, Operand, Reg, VList
@@ -27,26 +27,36 @@ class Instruction:
 
     def registers_read(self) -> list[Reg]:
         regs: list[Reg] = []
-        for spec, op in zip(self.form.operands, self.operands):
-            if isinstance(op, Reg) and "r" in spec.access:
-                regs.append(op)
-            elif isinstance(op, VList) and "r" in spec.access:
-                regs.extend(op.regs)
-            elif isinstance(op, Mem):
-                regs.extend(op.registers())
-            elif isinstance(op, Masked):
+        for (reads, _), op in zip(self.form.access, self.operands):
+            t = type(op)
+            if t is Reg:
+                if reads:
+                    regs.append(op)
+            elif t is Mem:
+                if op.base is not None:
+                    regs.append(op.base)
+                if op.index is not None:
+                    regs.append(op.index)
+            elif t is VList:
+                if reads:
+                    regs.extend(op.regs)
+            elif t is Masked:
                 regs.append(op.reg)
         return regs
 
     def registers_written(self) -> list[Reg]:
         out = []
-        for spec, op in zip(self.form.operands, self.operands):
-            if isinstance(op, Reg) and "w" in spec.access:
-                out.append(op)
-            elif isinstance(op, VList) and "w" in spec.access:
-                out.extend(op.regs)
-            elif isinstance(op, Mem):
-                out.extend(op.written_registers())     # AArch64 pre/post-index
+        for (_, writes), op in zip(self.form.access, self.operands):
+            t = type(op)
+            if t is Reg:
+                if writes:
+                    out.append(op)
+            elif t is VList:
+                if writes:
+                    out.extend(op.regs)
+            elif t is Mem:
+                if op.writeback and op.base is not None:     # AArch64 pre/post-index
+                    out.append(op.base)
         return out
 
     def label_target(self) -> str | None:
@@ -69,7 +79,15 @@ class Instruction:
         return self.name in ("jmp", "ret", "b")
 
     def with_operands(self, operands: tuple[Operand, ...]) -> "Instruction":
-        return replace(self, operands=operands)
+        # replace(self, operands=operands) without its cost (passes rewrite every
+        # instruction): every field but the operands, as they are
+        return Instruction(self.form, operands, self.phase, self.region, self.comment,
+                           self.weight)
+
+
+# with_operands names every field
+assert [f.name for f in fields(Instruction)] == ["form", "operands", "phase", "region",
+                                                 "comment", "weight"]
 
 
 @dataclass(frozen=True)

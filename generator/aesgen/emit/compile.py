@@ -5,8 +5,11 @@ tests ask for the same kernels many times.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
-from dataclasses import dataclass, replace
+import gc
+from dataclasses import dataclass, field, replace
+from typing import Iterator
 
 from ..dsl.ir import Function
 from ..kernels.spec import METHODS, KernelSpec
@@ -37,6 +40,8 @@ class CompiledKernel:
     # (section, name, offset, size, doc) of a context built from declared fields
     context_fields: tuple = ()
     batch_registers: int | None = None     # the skeleton's own batch, when not the preset's
+    # stats(), worked out beforehand (compiled_summary: the functions keep no instructions)
+    precomputed_stats: dict | None = field(default=None, compare=False)
 
     @property
     def interleave(self) -> int:
@@ -54,6 +59,8 @@ class CompiledKernel:
 
     def stats(self) -> dict:
         """Per-block counts of the mode's hot entry, by its report phases, per key size."""
+        if self.precomputed_stats is not None:
+            return self.precomputed_stats
         desc = mode(self.spec.mode)
         hot = self.functions[desc.hot_entry]
         blocks = self.interleave * self.spec.lanes
@@ -64,11 +71,46 @@ class CompiledKernel:
         }
 
 
+@contextlib.contextmanager
+def cyclic_gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection inside (as it was before, after).
+
+    Compiling a kernel allocates millions of small objects that live until its passes are
+    done; the collector, triggered every few hundred allocations, would walk them (and
+    every kernel compiled before, cached) again and again: about half the time of a
+    compile. Nothing here needs it: what the compile leaves behind is freed by reference
+    counting, and any cycle by the next collection after the pause."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 @functools.lru_cache(maxsize=None)
 def compile_kernel(spec: KernelSpec) -> CompiledKernel:
     """Build ``spec``'s kernel with the skeleton its mode names for its instruction set and
     method (modes/), run the pass pipeline on every function under its calling convention,
     and print it. The same path for every mode, method and instruction set."""
+    with cyclic_gc_paused():
+        return _compile_kernel(spec)
+
+
+def compiled_summary(spec: KernelSpec) -> CompiledKernel:
+    """compile_kernel(spec) as generating a set needs it, small enough to send from one
+    process to another: the same texts, features, symbols and stats(), but functions
+    without their instruction lists. Not memoised: for a process that compiles each
+    kernel once (compile_all's workers)."""
+    with cyclic_gc_paused():
+        ck = _compile_kernel(spec)
+    return replace(ck, functions={entry: replace(fn, body=[])
+                                  for entry, fn in ck.functions.items()},
+                   precomputed_stats=ck.stats())
+
+
+def _compile_kernel(spec: KernelSpec) -> CompiledKernel:
     if spec.method not in METHODS:
         raise ValueError(f"method {spec.method!r} is not implemented; implemented: "
                          f"{', '.join(IMPLEMENTED_METHODS)}")

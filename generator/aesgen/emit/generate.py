@@ -12,10 +12,10 @@ import jinja2
 
 from .. import __version__
 from ..kernels.spec import SBOX_NETLISTS, SLICED_METHODS, KernelSpec
-from ..modes import encoding_for, hash_engine_for, mode
+from ..modes import encoding_for, features_for, hash_engine_for, hash_engines_of, mode
 from ..paths import TEMPLATES
 from ..targets import Preset, load_features, load_priority
-from .compile import CompiledKernel, compile_kernel
+from .compile import CompiledKernel, compile_kernel, compiled_summary
 
 
 def timing_warning(ck: CompiledKernel) -> str | None:
@@ -65,6 +65,9 @@ class GenerateRequest:
     prefix: str
     command: str
     modes: tuple[str, ...] = ("ctr", "gcm")
+    # a hash engine to take instead of the mode's first, where the mode offers it at a
+    # kernel's width and the preset has what it needs ("" = each mode's first)
+    hash_engine: str = ""
 
 
 class OutputError(OSError):
@@ -85,6 +88,10 @@ def plan_kernels(req: GenerateRequest) -> list[KernelSpec]:
                 raise ValueError(f"preset {req.preset.name} has no method {method!r}")
             hash_engine = hash_engine_for(desc, choice.width,
                                           req.preset.features_of(choice), choice.method)
+            if req.hash_engine and req.hash_engine in hash_engines_of(desc, choice.method):
+                needs = features_for(desc, choice.width, req.hash_engine)
+                if needs is not None and set(needs) <= set(req.preset.features_of(choice)):
+                    hash_engine = req.hash_engine
             if choice.method not in desc.methods or hash_engine is None:
                 continue
             encoding = encoding_for(desc, choice.width, choice.encoding)
@@ -157,11 +164,20 @@ def compile_all(specs: list[KernelSpec], jobs: int | None = None,
                 progress(n, len(specs), spec.name)
         return out
     import concurrent.futures
+    import gc
     import multiprocessing
 
+    # The kernels planned last (the AEAD modes, the higher FACE levels) take longest: they
+    # go first, so that no process is left compiling a big one while the others are done.
+    # A worker sends back the kernel without its instruction lists (compiled_summary):
+    # pickling those and unpickling them here cost more than compiling. The workers live
+    # for this set alone and keep nothing: no cyclic garbage collector there (see
+    # compile.cyclic_gc_paused).
     with concurrent.futures.ProcessPoolExecutor(
-            jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-        futures = {pool.submit(compile_kernel, spec): i for i, spec in enumerate(specs)}
+            jobs, mp_context=multiprocessing.get_context("fork"),
+            initializer=gc.disable) as pool:
+        futures = {pool.submit(compiled_summary, specs[i]): i
+                   for i in reversed(range(len(specs)))}
         results: list = [None] * len(specs)
         for n, done in enumerate(concurrent.futures.as_completed(futures), 1):
             i = futures[done]

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from functools import cache, cached_property
 from pathlib import Path
 
-from ..dsl.operands import Operand, kind_matches
+from ..dsl.operands import A64_GP, A64_ZR, Imm, Mem, Operand, kind_matches
 
 HERE = Path(__file__).parent
 
@@ -30,9 +30,15 @@ class Form:
     operands: tuple[OperandSpec, ...]
     features: tuple[str, ...]
 
-    @property
+    @cached_property
     def base_name(self) -> str:
         return self.name.split(".")[0]
+
+    @cached_property
+    def access(self) -> tuple[tuple[bool, bool], ...]:
+        """(reads, writes) of each operand position: what the passes ask of every
+        instruction, worked out once a form."""
+        return tuple(("r" in s.access, "w" in s.access) for s in self.operands)
 
     def accepts(self, operands: tuple[Operand, ...]) -> bool:
         return len(operands) == len(self.operands) and all(
@@ -54,8 +60,15 @@ class InstructionTable:
             index.setdefault(f.base_name, []).append(f)
         return index
 
+    @cached_property
+    def _matched(self) -> dict:
+        return {}
+
     def forms_named(self, name: str) -> list[Form]:
         return list(self._by_name.get(name, ()))
+
+    def has(self, name: str) -> bool:
+        return name in self._by_name
 
     def match(self, name: str, operands: tuple[Operand, ...],
               prefer: tuple[str, ...] = ()) -> Form:
@@ -63,7 +76,17 @@ class InstructionTable:
 
         ``prefer`` lists row suffixes (e.g. ``("evx", "z")``) tried before the others: how
         a kernel that needs EVEX encodings picks them over the VEX rows of a mnemonic.
+        Memoised by what a form's acceptance depends on (match_key), so a kernel's
+        million instructions search the table a few thousand times.
         """
+        key = (name, prefer, *map(match_key, operands))
+        form = self._matched.get(key)
+        if form is None:
+            form = self._matched[key] = self._search(name, operands, prefer)
+        return form
+
+    def _search(self, name: str, operands: tuple[Operand, ...],
+                prefer: tuple[str, ...]) -> Form:
         candidates = self.forms_named(name)
         if not candidates:
             raise KeyError(f"{self.isa}: no instruction {name!r} in the table")
@@ -76,6 +99,19 @@ class InstructionTable:
         given = " ".join(op.kind for op in operands)
         known = "; ".join(f.signature() for f in candidates)
         raise TypeError(f"{self.isa}: {name} does not take ({given}); forms: {known}")
+
+
+def match_key(op: Operand):
+    """What decides whether a table operand spec accepts ``op`` (OperandSpec.accepts,
+    kind_matches): an immediate's value (A64 immediates are checked by value), an AArch64
+    memory operand's addressing mode and offset, and otherwise the operand's kind."""
+    t = type(op)
+    if t is Imm:
+        return ("#", op.value)
+    if t is Mem and op.base is not None and op.base.cls == A64_GP:
+        return ("[", op.width, op.base.id == A64_ZR, op.index is None, op.scale, op.disp,
+                op.writeback)
+    return op.kind
 
 
 def parse_table(isa: str, text: str) -> InstructionTable:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..dsl.ir import Function, Instruction
-from ..dsl.operands import A64_GP, A64_VEC, SP, VEC, Imm, Mem, Reg, gp, xreg
+from ..dsl.operands import A64_GP, A64_VEC, SP, VEC, Imm, Masked, Mem, Reg, VList, gp, xreg
 from ..isa.table import load_table
 from .abi import AbiSpec
 
@@ -13,6 +13,28 @@ def _make(abi: AbiSpec, name: str, *operands, phase: str = "frame",
           comment: str = "") -> Instruction:
     table = load_table(abi.isa)
     return Instruction(table.match(name, operands), operands, phase, "frame", comment)
+
+
+def _used_keys(instructions: list[Instruction]) -> set:
+    """The keys of every register the instructions read or write: every register an
+    operand names (each operand position of a table form is read, written or both)."""
+    keys = set()
+    add = keys.add
+    for ins in instructions:
+        for op in ins.operands:
+            t = type(op)
+            if t is Reg:
+                add((op.cls, op.id))
+            elif t is Mem:
+                if op.base is not None:
+                    add((op.base.cls, op.base.id))
+                if op.index is not None:
+                    add((op.index.cls, op.index.id))
+            elif t is VList:
+                keys.update((r.cls, r.id) for r in op.regs)
+            elif t is Masked:
+                add((op.reg.cls, op.reg.id))
+    return keys
 
 
 def insert_frame(function: Function, abi: AbiSpec) -> Function:
@@ -26,16 +48,18 @@ def insert_frame(function: Function, abi: AbiSpec) -> Function:
     """
     if abi.isa == "aarch64":
         return insert_frame_a64(function, abi)
-    used_keys = {r.key for ins in function.instructions()
-                 for r in ins.registers_read() + ins.registers_written()}
+    instructions = function.instructions()
+    used_keys = _used_keys(instructions)
     saved = tuple(r for r in abi.callee_saved if r.key in used_keys)
     vectors = sorted(k[1] for k in used_keys if k[0] == VEC)
-    uses_vex = any(ins.name.startswith("v") for ins in function.instructions())
+    uses_vex = any(ins.name.startswith("v") for ins in instructions)
 
     rsp = gp("rsp")
 
     def rebase(item):
-        if not isinstance(item, Instruction) or not saved:
+        if not saved or not isinstance(item, Instruction) or not any(
+                type(op) is Mem and op.base is not None and op.base.id == rsp.id
+                and op.base == rsp for op in item.operands):
             return item
         ops = tuple(replace(op, disp=op.disp + 8 * len(saved))
                     if isinstance(op, Mem) and op.base == rsp else op for op in item.operands)
@@ -93,11 +117,11 @@ def insert_frame_a64(function: Function, abi: AbiSpec) -> Function:
     With ``scrub_vectors`` every vector register the function used is zeroed (`eor v, v, v`)
     before each return, d8-d15 before their caller's values are reloaded.
     """
-    used_keys = {r.key for ins in function.instructions()
-                 for r in ins.registers_read() + ins.registers_written()}
+    instructions = function.instructions()
+    used_keys = _used_keys(instructions)
     saved = tuple(r for r in abi.callee_saved if r.key in used_keys)
     gps = [r.x for r in saved if r.cls == A64_GP]
-    calls = any(ins.is_call for ins in function.instructions())
+    calls = any(ins.is_call for ins in instructions)
     if calls:
         gps = [xreg(29), xreg(30)] + gps        # a call (bl) overwrites the return address
     vecs = [r.d for r in saved if r.cls == A64_VEC]
@@ -129,7 +153,8 @@ def insert_frame_a64(function: Function, abi: AbiSpec) -> Function:
     body = []
     for n, item in enumerate(function.body):
         is_ins = isinstance(item, Instruction)
-        if is_ins and size and any(isinstance(op, Mem) and op.base == SP
+        if is_ins and size and any(type(op) is Mem and op.base is not None
+                                   and op.base.id == SP.id and op.base == SP
                                    for op in item.operands):
             # written as at entry (stack arguments at [sp], [sp, #8]): the frame moves them
             item = replace(item, operands=tuple(

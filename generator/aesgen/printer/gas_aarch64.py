@@ -39,10 +39,19 @@ class ElfFlavour:
 SHIFT_KINDS = {"sh16": "lsl", "lsl6": "lsl"}
 
 
+# the text of a register view by (class, id, width, arrangement, lane): a few hundred views
+# print a million times
+_REGISTER_TEXT: dict[tuple, str] = {}
+
+
 def _reg(r: Reg) -> str:
-    if r.is_virtual:
-        raise ValueError(f"virtual register {r!r} reached the printer")
-    return r.name()
+    key = (r.cls, r.id, r.width, r.arr, r.lane)
+    text = _REGISTER_TEXT.get(key)
+    if text is None:
+        if r.is_virtual:
+            raise ValueError(f"virtual register {r!r} reached the printer")
+        text = _REGISTER_TEXT[key] = r.name()
+    return text
 
 
 def _imm(value: int) -> str:

@@ -32,35 +32,50 @@ class ElfFlavour:
         return "\t.text"
 
 
-def format_operand(op) -> str:
-    if isinstance(op, Reg):
+# the text of a register by (class, id, width): a few dozen registers print a million times
+_REGISTER_TEXT: dict[tuple[str, int, int], str] = {}
+
+
+def _register(op: Reg) -> str:
+    key = (op.cls, op.id, op.width)
+    text = _REGISTER_TEXT.get(key)
+    if text is None or op.arr or op.lane >= 0:    # (AArch64 views do not come here)
         if op.is_virtual:
             raise ValueError(f"virtual register {op!r} reached the printer")
-        return f"%{op.name()}"
-    if isinstance(op, Imm):
-        return f"${op.value}" if -4096 < op.value < 4096 else f"${op.value:#x}"
-    if isinstance(op, Label):
-        return op.name
+        text = f"%{op.name()}"
+        if not op.arr and op.lane < 0:
+            _REGISTER_TEXT[key] = text
+    return text
+
+
+def format_operand(op) -> str:
+    if isinstance(op, Reg):
+        return _register(op)
     if isinstance(op, Mem):
         if op.rip_label is not None:
             disp = f"{op.rip_label}+{op.disp}" if op.disp else op.rip_label
             return f"{disp}(%rip)"
         disp = str(op.disp) if op.disp else ""
         if op.index is None:
-            return f"{disp}({format_operand(op.base)})"
-        return f"{disp}({format_operand(op.base)},{format_operand(op.index)},{op.scale})"
+            return f"{disp}({_register(op.base)})"
+        return f"{disp}({_register(op.base)},{_register(op.index)},{op.scale})"
+    if isinstance(op, Imm):
+        return f"${op.value}" if -4096 < op.value < 4096 else f"${op.value:#x}"
+    if isinstance(op, Label):
+        return op.name
     raise TypeError(f"cannot print operand {op!r}")
 
 
 def format_instruction(ins: Instruction) -> str:
-    operands = list(ins.operands)
+    operands = ins.operands
     if operands and isinstance(operands[-1], Masked):     # on the destination: {%k1}{z}
+        operands = list(operands)
         mask = operands.pop()
         texts = [format_operand(op) for op in operands]
         texts[0] += f"{{%{mask.reg.name()}}}" + ("{z}" if mask.zero else "")
         ops = ", ".join(reversed(texts))
     else:
-        ops = ", ".join(format_operand(op) for op in reversed(operands))
+        ops = ", ".join(map(format_operand, reversed(operands)))
     text = f"\t{ins.form.mnemonic}\t{ops}" if ops else f"\t{ins.form.mnemonic}"
     if ins.comment:
         text = f"{text:<48}# {ins.comment}"

@@ -3,11 +3,11 @@
 The total line has the shape CI reads: ``total: N passed, N failed, N skipped``. A skipped
 GoogleTest case is listed with the reason the harness gave (e.g. a missing CPU feature).
 
-On an x86-64 host the AArch64 presets' binaries (cross-built by the same build.ninja) run
-under ``qemu-aarch64 -cpu max``, split into GoogleTest shards that run side by side (one
-per core), with AESGEN_TEST_EXPECT_ALL_KERNELS=1: that CPU model has every feature, so a
-kernel that would be skipped there is a failure. A missing cross toolchain or emulator is a
-failure too, named, never a silent skip.
+Each binary runs split into GoogleTest shards side by side, one a core (up to 4). On an
+x86-64 host the AArch64 presets' binaries (cross-built by the same build.ninja) run under
+``qemu-aarch64 -cpu max``, with AESGEN_TEST_EXPECT_ALL_KERNELS=1: that CPU model has every
+feature, so a kernel that would be skipped there is a failure. A missing cross toolchain
+or emulator is a failure too, named, never a silent skip.
 """
 from __future__ import annotations
 
@@ -185,6 +185,8 @@ def run_harness(root: Path, builddir: Path, gtest_filter: str | None) -> list[tu
     cross_presets = discover_presets(root, xarch) if xarch == cross.arch else []
     path = write_build_ninja(root, builddir, "aesgen test", cross=cross)
     parts: list[tuple[str, Tally]] = []
+    # a binary's tests split over the cores (GoogleTest sharding): each test runs once
+    shards = max(1, min(4, os.cpu_count() or 1))
 
     # The host's presets (build/<preset>/...), then the cross ones: a cross toolchain
     # problem fails the cross part without hiding the host's results.
@@ -201,7 +203,8 @@ def run_harness(root: Path, builddir: Path, gtest_filter: str | None) -> list[tu
         if not binaries:
             host = Tally(failed=1, notes=["no GoogleTest binary was built"])
         for binary in binaries:
-            host.add(run_gtest_suite(GtestSuite(binary, label=f"{arch} (native)"), gtest_filter))
+            host.add(run_gtest_suite(GtestSuite(binary, label=f"{arch} (native)",
+                                                shards=shards), gtest_filter))
     parts.append((f"googletest {arch}", host))
 
     if xarch is None:
@@ -224,7 +227,6 @@ def run_harness(root: Path, builddir: Path, gtest_filter: str | None) -> list[tu
         parts.append((f"googletest {label}", Tally(
             failed=1, notes=[f"the {cross.arch} harness did not build (ninja failed)"])))
         return parts
-    shards = max(1, min(4, os.cpu_count() or 1))
     launcher = tuple(cross.run.split())
     # `-cpu max` has every feature: there a kernel that would be skipped is a failure.
     every_feature = any(a == "-cpu" and b == "max" for a, b in zip(launcher, launcher[1:]))
