@@ -122,10 +122,11 @@ def test_committed_aarch64_sets_have_gcm_for_every_method() -> None:
             continue
         doc = json.loads(manifest.read_text())
         methods = [m.method for m in preset.methods]
-        assert [a["name"] for a in doc["aeads"]] == [f"{m}-gcm-{f}" for m in methods
-                                                     for f in ("none", "r1", "r2")]
+        gcm = [a for a in doc["aeads"] if a["mode"] == "gcm"]
+        assert [a["name"] for a in gcm] == [f"{m}-gcm-{f}" for m in methods
+                                            for f in ("none", "r1", "r2")]
         ctr_features = {k["method"]: k["features"] for k in doc["kernels"]}
-        for a in doc["aeads"]:
+        for a in gcm:
             assert a["constant_time"] is True, a["name"]
             text = (manifest.parent / a["file"]).read_text()
             assert "// paciasp" in text and "// autiasp" in text, a["name"]
@@ -144,6 +145,52 @@ def test_committed_aarch64_sets_have_gcm_for_every_method() -> None:
                 assert f"\t{op}\t" in text, (a["name"], op)
             checked.add(a["method"])
     assert checked == {"armv8-ce", *NEON_METHODS}, checked
+
+
+def test_committed_aarch64_sets_have_gcm_siv_with_the_crypto_extension() -> None:
+    """Every committed AArch64 set with armv8-ce lists armv8-ce-gcm-siv, POLYVAL by PMULL
+    (AESE and PMULL/PMULL2 in its file), constant time; a set without the Crypto Extension
+    has no GCM-SIV (no constant-time POLYVAL without a 64-bit carry-less multiply yet)."""
+    import json
+
+    from aesgen.paths import GENERATED
+    from aesgen.targets import find_preset
+
+    seen = 0
+    for manifest in sorted(GENERATED.glob("*/manifest.json")):
+        preset = find_preset(manifest.parent.name)
+        if preset.arch != "aarch64":
+            continue
+        doc = json.loads(manifest.read_text())
+        siv = [a for a in doc["aeads"] if a["mode"] == "gcm-siv"]
+        if "armv8-ce" not in [m.method for m in preset.methods]:
+            assert siv == [], manifest.parent.name
+            continue
+        (a,) = siv
+        assert (a["name"], a["hash"], a["constant_time"]) == ("armv8-ce-gcm-siv", "pmull", True)
+        assert sorted(a["instruction_counts"]["steady_state"]) == ["128", "256"]   # no 192
+        assert (a["counter"], a["nonce_bytes"], a["tag_bytes"]) == ("le32", [12, 12], [16, 16])
+        text = (manifest.parent / a["file"]).read_text()
+        for op in ("aese", "aesmc", "pmull", "pmull2", "tbl"):
+            assert f"\t{op}\t" in text, op
+        seen += 1
+    assert seen >= 2
+
+
+def test_pmull_in_polyval_order_takes_blocks_and_h_as_they_are() -> None:
+    """PmullHash(polyval=True) (RFC 8452's POLYVAL, for GCM-SIV): a block is one LDR, no
+    byte reversal; the key is H itself (no H~ doubling); the multiply and reduction are the
+    GHASH engine's (the GCM-SIV kernels' tests run them against RFC 8452)."""
+    b = KernelBuilder(load_table("aarch64"), "t")
+    g = PmullHash(b, None, 1, False, polyval=True)
+    h, x = b.vec(128), b.vec(128)
+    assert g.hash_key(h) is h and not b.function.body
+    ptr = A64Scalar().args(b, 1)[0]
+    before = len(b.function.body)
+    g.load_block(x, Mem(128, base=ptr))
+    assert [ins.name for ins in b.function.body[before:]] == ["ldr"]
+    ghash = PmullHash(KernelBuilder(load_table("aarch64"), "u"), None, 1, False)
+    assert ghash.hash_key(h) is not h
 
 
 def test_pmull8_model_is_the_carryless_multiply() -> None:

@@ -13,6 +13,14 @@ PMULL2 the high ones, so the cross products of schoolbook take one operand with 
 swapped (EXT by 8), and Karatsuba's middle product the halves XORed (precomputed for the
 powers of H). Operands are registers: the powers are loaded from the context (H_POWERS,
 highest first, and with Karatsuba H_KARATSUBA).
+
+POLYVAL (RFC 8452, AES-GCM-SIV) is the same engine in its other bit order (``polyval``), as
+clmul.py's ``ClmulHash(polyval=True)``: a block loaded as it is (LDR Q puts bytes 0..7 in the
+low half, little-endian) is already POLYVAL's integer, the key is H itself (no byte
+reversal, no H~), and dot(a, b) = a b x^-128 mod x^128 + x^127 + x^126 + x^121 + 1 is
+POLYVAL's own product (RFC 8452 Appendix A: GHASH is this dot on byte-reversed blocks with
+the key H x). Multiplies, Karatsuba keys, the two folds by 0xC200000000000000 and the
+powers' addressing are unchanged.
 """
 from __future__ import annotations
 
@@ -28,6 +36,23 @@ class PmullHash(A64Ghash):
     # X, the three sums, a block, a power of H and its Karatsuba key, two products, the
     # reduction constant
     registers = 10
+
+    def __init__(self, b, f, powers: int, karatsuba: bool, polyval: bool = False) -> None:
+        """``polyval``: POLYVAL's bit order (module text): blocks as they are, H itself."""
+        super().__init__(b, f, powers, karatsuba)
+        self.polyval = polyval
+
+    def load_block(self, dst: Reg, src: Mem) -> None:
+        """dst = the 16 bytes at src in hash order: byte-reversed for GHASH, as they are
+        for POLYVAL."""
+        if self.polyval:
+            self.a.ldr(dst.q, src)
+        else:
+            super().load_block(dst, src)
+
+    def hash_key(self, h: Reg) -> Reg:
+        """GHASH's H~ from H in block order (base.py); POLYVAL's key is H as it is."""
+        return h if self.polyval else super().hash_key(h)
 
     def poly(self) -> Reg:
         """0xC200000000000000 in the low half (clmul.POLY's high qword: PMULL multiplies
@@ -125,17 +150,30 @@ class PmullHash(A64Ghash):
         with self.b.phase("ghash_multiply"):
             return self.dot(y, h, hk)
 
-    def absorb(self, x: Reg, ptr: Reg, n: int, disp: int = 0) -> None:
+    def load_powers(self, n: int) -> dict[int, tuple[Reg, Reg | None]]:
+        """H^n .. H^1 (and their Karatsuba keys) in registers, for absorb's ``keys``: a loop
+        that hashes and does nothing else has the room to keep them (2n registers with
+        Karatsuba, n without)."""
+        return {i: self._power_regs(i) for i in range(n, 0, -1)}
+
+    def absorb(self, x: Reg, ptr: Reg, n: int, disp: int = 0, *,
+               keys: dict[int, tuple[Reg, Reg | None]] | None = None,
+               carried_last: bool = False) -> None:
+        """X = (X ^ B1) H^n ^ B2 H^(n-1) ^ .. ^ Bn H for the n blocks at ptr + disp, one
+        reduction. ``keys``: the powers in registers (load_powers), else each loaded where
+        it is used. ``carried_last``: the block X joins is multiplied last, so the X the
+        next call takes waits on one multiply and the reduction, not on the sum of every
+        product before it (the chain that bounds a loop of hashes alone)."""
         b, a = self.b, self.a
         acc = None
-        for j in range(n):
+        for j in list(range(1, n)) + [0] if carried_last else range(n):
             y = b.vec(128)
             with b.phase("load_store"):
                 self.load_block(y, Mem(128, base=ptr, disp=disp + 16 * j))
             with b.phase("ghash_multiply"):
                 if j == 0:
                     a.eor(y.b16, y.b16, x.b16)
-                h, hk = self._power_regs(n - j)
+                h, hk = keys[n - j] if keys is not None else self._power_regs(n - j)
                 acc = self.multiply(y, h, acc, hk)
         with b.phase("reduction"):
             self.reduce(acc, dst=x)

@@ -16,21 +16,49 @@ from the tag it was given with POLYVAL over what it writes (one stitched loop wh
 frame can), then the tag compare, and on a mismatch zeroes what it wrote. Lengths are public: the branches below depend on lengths, the key size
 and the tag compare's result only.
 
-What a frame (one per instruction set: x86_64.Body) supplies beyond GcmFrame's layers:
+What a frame (one per instruction set: x86_64.Body, aarch64.Body) supplies beyond
+GcmFrame's layers:
 derive(nonce, bits, lengths), hash_bytes(x, ptr, length, region, lengths) (with lengths, the
 length block LE64(AAD bits) || LE64(plaintext bits) after the bytes), tag_block(x, nonce,
 bits), ctr(bits, tag, in, length, out) (its batch loop in region steady-<bits>),
 ctr_and_hash(bits, tag, in, length, out, x, lengths), store_tag(ptr, tag), load_tag(ptr).
+The context (``layout``) and the block counts a message's end goes through (``ladder``) are
+the same on every instruction set.
 """
 from __future__ import annotations
 
 from ...dsl.ir import Function
+from ...kernels import ctx_layout
+from ...kernels.fields import Field, FieldLayout
 from ...kernels.key_schedule import accept_key_length, expand_by_size
 from ..gcm.skeleton import build_wipe, open_epilogue
 
 MAX_BYTES = 1 << 36             # RFC 8452 section 6: plaintext and AAD, P_MAX and A_MAX
 NONCE_BYTES = 12
 TAG_BYTES = 16
+
+
+def layout(powers: int, karatsuba: bool) -> FieldLayout:
+    """The context: the key-generating key's cipher section, then the message's keys."""
+    return FieldLayout.build(ctx_layout.CIPHER_FIELDS + [
+        Field("mode", "MSG_KEYS", 240, 16, "the message's encryption key, expanded (derived "
+              "from the nonce, RFC 8452 section 4)"),
+        Field("hash", "H_POWERS", 16 * powers, 16, f"the message's authentication key H: "
+              f"H^{powers} .. H^1, highest first"),
+    ] + ([Field("hash", "H_KARATSUBA", 16 * powers, 16, "for each power, its two halves "
+                "XORed (Karatsuba's middle key)")] if karatsuba else []) + [
+        Field("mode", "SCRATCH", 16, 16, "a block the message ends inside; the tag being "
+              "compared"),
+    ])
+
+
+def ladder(batch: int) -> list[int]:
+    """The block counts a message's blocks go through: whole batches in a loop, then what
+    is left (fewer than a batch) in halves, each at most once (no loop of single blocks)."""
+    sizes = [batch]
+    while sizes[-1] > 1:
+        sizes.append(sizes[-1] // 2)
+    return sizes
 
 
 def _checked(g, nonce_len, tag_len, aad_len, length, refuse, reject) -> None:

@@ -24,7 +24,6 @@ from ...isa.table import load_table
 from ...kernels import ctx_layout
 from ...kernels.engine_choice import engine_for
 from ...kernels.engines import Keys
-from ...kernels.fields import Field, FieldLayout
 from ...kernels.key_schedule import RCON
 from ...kernels.spec import ROUNDS, KernelSpec
 from ...kernels.vector_ops import VectorOps
@@ -34,7 +33,7 @@ from ...passes.abi import sysv_with_vectors
 from .. import BuiltKernel
 from ..gcm.skeleton import BATCH
 from ..gcm.x86_64 import Body as GcmBody
-from .skeleton import build_all
+from .skeleton import build_all, ladder, layout
 
 # registers of blocks a batch, of the CTR loop and of the POLYVAL loop alike (the reports
 # count one batch of each a block): 8, 16 or 32 blocks on xmm, ymm, zmm; POLYVAL reduces
@@ -47,29 +46,6 @@ LAST_WORD = bytes([12, 13, 14, 15] * 4)
 # the POLYVAL result XOR the nonce loses bit 127; the counter block gains it
 CLEAR_TOP = bytes([0xFF] * 15 + [0x7F])
 SET_TOP = bytes(15) + bytes([0x80])
-
-
-def layout(powers: int, karatsuba: bool) -> FieldLayout:
-    """The context: the key-generating key's cipher section, then the message's keys."""
-    return FieldLayout.build(ctx_layout.CIPHER_FIELDS + [
-        Field("mode", "MSG_KEYS", 240, 16, "the message's encryption key, expanded (derived "
-              "from the nonce, RFC 8452 section 4)"),
-        Field("hash", "H_POWERS", 16 * powers, 16, f"the message's authentication key H: "
-              f"H^{powers} .. H^1, highest first"),
-    ] + ([Field("hash", "H_KARATSUBA", 16 * powers, 16, "for each power, its two halves "
-                "XORed (Karatsuba's middle key)")] if karatsuba else []) + [
-        Field("mode", "SCRATCH", 16, 16, "a block the message ends inside; the tag being "
-              "compared"),
-    ])
-
-
-def ladder(batch: int) -> list[int]:
-    """The block counts a message's blocks go through: whole batches in a loop, then what
-    is left (fewer than a batch) in halves, each at most once (no loop of single blocks)."""
-    sizes = [batch]
-    while sizes[-1] > 1:
-        sizes.append(sizes[-1] // 2)
-    return sizes
 
 
 class GcmSivKernel:
