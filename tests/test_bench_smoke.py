@@ -9,7 +9,14 @@ peer (gcm_seal: OpenSSL, each ipsec-mb manager, libgcrypt, and BoringSSL where i
 is installed), and what is not there must be named on stderr with the reason; so must every
 AES-GCM-SIV implementation, sealing and opening (gcm_siv_seal, gcm_siv_open: the set's GCM-SIV
 kernels, libgcrypt, BoringSSL), each with ticks per record besides ticks per byte, and a short
-`--what gcm-siv` run goes through the report's tables; and, asked for, every GHASH-alone
+`--what gcm-siv` run goes through the report's tables; so must every AES-OTR implementation
+(otr_seal, otr_open: the set's OTR kernels, AES-OCB in libgcrypt and OpenSSL) and the CTR and
+GCM kernels it is compared with (otr_ref), what cannot run named with its reason, and a short
+`--what otr` run goes through the report's tables. Until a generated set has OTR kernels, a
+mock set (tests/bench_otr_mock/mock_otr.c, AES-OTR in C, linked into x86-64-v2's program in
+place of its AEAD table) shows the OTR kernels' path: they are checked and timed, an unknown
+OTR mode and a missing CPU feature are named as skipped, and each of seven faults makes the
+program refuse the kernel before timing it; and, asked for, every GHASH-alone
 implementation (the set's GCM kernels, OpenSSL, ct-1bit-ghash, ct-holes-ghash), each checked
 by the program against OpenSSL's tags first. A second run with OPENSSL_ia32cap masking AES-NI
 must register OpenSSL's CTR alone, as `openssl-noaesni`. No time is ever asserted. The report
@@ -28,7 +35,8 @@ from pathlib import Path
 
 import pytest
 
-from aesgen.build.configure import ConfigureError, discover_presets, host_arch, write_build_ninja
+from aesgen.build.configure import (ConfigureError, discover_bench_units, discover_presets,
+                                    host_arch, write_build_ninja)
 from aesgen.paths import ROOT
 from aesgen.report import bench as B
 
@@ -47,9 +55,13 @@ pytestmark = [
 SIZES = "--aesgen_sizes=16,256"       # 16 for stream/msg_iv/fresh_iv, 256 for first
 AEAD_SIZES = "--aesgen_aead_sizes=64"  # the smallest gcm_seal record of the tables
 MESSAGE_MODES = ("stream", "msg_iv", "fresh_iv")
-AEAD_MODES = ("gcm_seal", "gcm_siv_seal", "gcm_siv_open")
+AEAD_MODES = ("gcm_seal", "gcm_siv_seal", "gcm_siv_open", "otr_seal", "otr_open", "otr_ref")
 GCM_KEY_BITS = (128, 256)
 GCM_SIV_MODES = ("gcm_siv_seal", "gcm_siv_open")
+OTR_MODES = ("otr_seal", "otr_open")
+OTR_KERNEL_MODES = ("otr", "otr-v2", "otr-s", "otr-v2-s")  # what otr_bench.cc times as OTR
+OTR_REF_METHODS = ("aesni", "vaes512")  # compared with OTR whether or not an OTR kernel has them
+OTR_PEERS = ("libgcrypt-ocb", "openssl-ocb")
 NOAESNI = "~0x200000200000000"        # clears bits 57 (AES-NI), 33 (PCLMULQDQ) of word 0
 RUN_TIMEOUT = 120
 
@@ -137,7 +149,7 @@ def check_figures(run: dict) -> None:
     wanted = ["ticks"] if mode == "setup" else ["ticks_per_byte"]
     if mode == "first":
         wanted.append("ticks")
-    if mode in GCM_SIV_MODES:
+    if mode in GCM_SIV_MODES or mode in OTR_MODES or mode == "otr_ref":
         wanted.append("ticks_per_message")
     for counter in wanted:
         value = run.get(counter)
@@ -322,6 +334,221 @@ def test_gcm_siv_run_gives_the_report_its_tables(preset, bench_binaries, tmp_pat
     assert "1420 B" not in sections[2][0]  # ticks per record: small records only
 
 
+def expected_otr_impls(m: dict, flags: set[str], stderr: str) -> tuple[dict, list[str]]:
+    """IMPL -> (mode, key sizes) of every OTR implementation and comparison kernel this machine
+    should run: the set's OTR kernels (16- and 32-byte keys), each OCB peer that is not named
+    on `stderr` as skipped, and the CTR and GCM kernels without FACE of aesni, vaes512 and
+    the OTR kernels' methods (the set's key sizes of 128 and 256); and the ones it cannot run,
+    each of which must be on stderr as "skip IMPL: why"."""
+    want: dict[str, tuple[str, tuple[int, ...]]] = {}
+    skipped = []
+
+    def runs_here(entry: dict) -> bool:
+        return all(CPUINFO_FLAG.get(f, f.lower()) in flags for f in entry.get("features", []))
+
+    methods = list(OTR_REF_METHODS)
+    for aead in m.get("aeads", []):
+        if not aead.get("mode", "").startswith("otr"):
+            continue
+        if aead["mode"] in OTR_KERNEL_MODES and runs_here(aead):
+            want[aead["name"]] = ("otr", GCM_KEY_BITS)
+            methods.append(aead["method"])
+        else:
+            skipped.append(aead["name"])
+    for peer in OTR_PEERS:
+        # a peer library without OCB is allowed, as long as the program says so
+        if not re.search(rf"^skip {re.escape(peer)}: \S", stderr, re.M):
+            want[peer] = ("otr", GCM_KEY_BITS)
+    ref_bits = tuple(b for b in m["key_bits"] if b in GCM_KEY_BITS)
+    for method in dict.fromkeys(methods):
+        refs = [k for k in m["kernels"] if k["name"] == f"{method}-face-none"]
+        refs += [a for a in m.get("aeads", []) if a["name"] == f"{method}-gcm-none"]
+        for ref in refs:
+            if runs_here(ref):
+                want[ref["name"]] = ("otr_ref", ref_bits)
+            else:
+                skipped.append(ref["name"])
+    return want, skipped
+
+
+def check_otr_run(data: dict, stderr: str, want: dict, skipped: list[str]) -> dict:
+    """The names of an --aesgen_what=otr run at --aesgen_aead_sizes=64 are exactly `want`'s,
+    with their figures; `skipped` are named on stderr. Returns the runs by name."""
+    for impl in skipped:
+        assert re.search(rf"^skip {re.escape(impl)}: \S", stderr, re.M), \
+            f"{impl} is neither run nor reported as skipped:\n{stderr}"
+    runs = {r["name"]: r for r in data["benchmarks"]}
+    expected = set()
+    for impl, (kind, bits_list) in want.items():
+        modes = OTR_MODES if kind == "otr" else ("otr_ref",)
+        expected |= {f"{impl}/{mode}/{bits}/64" for bits in bits_list for mode in modes}
+    assert set(runs) == expected, f"missing {sorted(expected - set(runs))}, " \
+                                  f"extra {sorted(set(runs) - expected)}"
+    for run in runs.values():
+        check_figures(run)
+    return runs
+
+
+@pytest.mark.parametrize("preset", PRESETS, ids=lambda p: p.name)
+def test_every_otr_implementation_seals_and_opens_with_positive_figures(preset, bench_binaries,
+                                                                       tmp_path):
+    binary = bench_binaries[preset.name]
+    data, stderr = run_bench(binary, tmp_path, "--aesgen_what=otr")
+    want, skipped = expected_otr_impls(manifest(preset), cpu_flags(), stderr)
+    check_otr_run(data, stderr, want, skipped)
+    # OCB is in libgcrypt since 1.7 and in OpenSSL unless built without it: Debian has both
+    assert set(OTR_PEERS) <= set(want), stderr
+    assert data["context"]["libgcrypt_version"]
+    assert sorted(r["name"] for r in data["benchmarks"]) == \
+        sorted(listed_names(binary, None, "--aesgen_what=otr"))
+
+
+def _otr_report(binary: Path, tmp_path: Path, sizes=(16, 1420)) -> tuple[dict, list]:
+    """`aesgen bench --what otr` in small: two processes of the program, each benchmark once,
+    summarized and rendered as the command does (AES-128)."""
+    plan = B.BenchPlan(binary, sizes=(16,), keys=(128,), filter=None, repetitions=1,
+                       min_time=0.001, warmup=0.0, what=("otr",), aead_sizes=sizes)
+    runs = B.run_processes(plan, tmp_path, "main", "otr smoke", 2)
+    summary = B.summarize(*runs)
+    return summary, B.otr_sections(summary, (128,), sizes, "the set")
+
+
+def _table_rows(text: str, head: str) -> dict[str, list[str]]:
+    """label -> cells of the console table under the line starting with `head`; a label may
+    hold one space ("aesni-face-none (CTR)")."""
+    lines = text.strip().splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith(head))
+    rows = {}
+    for ln in lines[start + 2:]:
+        if not ln.strip():
+            break
+        m = re.match(r"(\S+(?: \((?:CTR|GCM)\))?)\s+(.*)$", ln)
+        rows[m.group(1)] = m.group(2).split()
+    return rows
+
+
+@pytest.mark.parametrize("preset", [p for p in PRESETS if p.name == "x86-64-v2"],
+                         ids=lambda p: p.name)
+def test_otr_run_gives_the_report_its_tables(preset, bench_binaries, tmp_path):
+    summary, sections = _otr_report(bench_binaries[preset.name], tmp_path)
+    assert {r["mode"] for r in summary.values()} == {*OTR_MODES, "otr_ref"}
+    for row in summary.values():
+        assert row["median"] > 0 and row["ticks_per_message"] > 0, row
+        assert row["processes"] == 2
+    texts = [t for t, _ in sections]
+    seal = _table_rows(texts[0], "AES-128-OTR seal")
+    assert set(OTR_PEERS) <= set(seal) and "aesni-face-none (CTR)" in seal, texts[0]
+    assert "aesni-gcm-none (GCM)" in seal, texts[0]
+    for label, cells in seal.items():
+        figures = [float(c) for c in cells if re.fullmatch(r"[0-9.]+", c)]
+        assert len(figures) == 2 and all(f > 0 for f in figures), (label, cells)
+    opened = _table_rows(texts[1], "AES-128-OTR open")
+    assert set(OTR_PEERS) <= set(opened)
+    assert not any("(" in label for label in opened)  # the comparison is in the seal table
+    assert "seal 16 B" in texts[2] and "open 16 B" in texts[2] and "1420 B" not in texts[2]
+    assert "| libgcrypt-ocb |" in sections[0][1] and "| aesni-face-none (CTR) |" in sections[0][1]
+    want, _ = expected_otr_impls(manifest(preset), cpu_flags(), "")
+    kernels = [n for n in want if want[n][0] == "otr" and n not in OTR_PEERS]
+    if not kernels:
+        assert texts[-1].strip().startswith("no AES-OTR kernel ran: the set has none"), texts
+        return
+    assert set(kernels) <= set(seal) and set(kernels) <= set(opened), texts[:2]
+    targets = texts[-1].strip().splitlines()
+    assert targets[0].startswith("OTR kernels against their targets"), texts[-1]
+    for kernel in kernels:  # e.g. aesni-otr against libgcrypt's OCB and aesni-face-none
+        line = next(ln for ln in targets if ln.split()[0] == kernel)
+        assert "1420 B" in line and "x libgcrypt-ocb" in line, line
+        assert f"the ticks of {kernel.split('-otr')[0]}-face-none (CTR)" in line, line
+
+
+@pytest.fixture(scope="session")
+def otr_mock_bench(bench_binaries, tmp_path_factory) -> Path:
+    """x86-64-v2's aesgen_bench relinked with tests/bench_otr_mock/mock_otr.c's aesgen_aeads[]
+    in place of the set's (whose registry is compiled again with that table renamed): the
+    same harness objects, CTR kernels and libraries."""
+    if "x86-64-v2" not in bench_binaries:
+        pytest.skip("no x86-64-v2 set to build the mock OTR program from")
+    binary = bench_binaries["x86-64-v2"]
+    objdir, builddir = binary.parent, binary.parent.parent
+    pdir = ROOT / "generated" / "x86-64-v2"
+    work = tmp_path_factory.mktemp("otr-mock")
+    libs = next(line.split("=", 1)[1].split() for line in
+                (builddir / "build.ninja").read_text().splitlines()
+                if line.startswith("bench_libs ="))
+    units = [objdir / "harness" / f"{u}.o" for u in discover_bench_units(ROOT)]
+    kernels = [o for o in sorted((objdir / "gen").glob("*.o"))
+               if o.name != "aesgen_registry.c.o"]
+    steps = [
+        ["gcc", "-c", "-O1", "-I", str(pdir), "-Daesgen_aeads=aesgen_set_aeads",
+         "-Daesgen_aead_count=aesgen_set_aead_count", str(pdir / "aesgen_registry.c"),
+         "-o", str(work / "registry.o")],
+        ["gcc", "-c", "-O1", "-Wall", "-Wextra", "-Werror", "-I", str(pdir),
+         str(ROOT / "tests" / "bench_otr_mock" / "mock_otr.c"), "-o", str(work / "mock_otr.o")],
+        ["g++", "-o", str(work / "aesgen_bench"), *map(str, kernels), *map(str, units),
+         str(work / "registry.o"), str(work / "mock_otr.o"), *libs],
+    ]
+    for cmd in steps:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, f"{' '.join(cmd)}:\n{proc.stderr}"
+    return work / "aesgen_bench"
+
+
+MOCK_OTR = {"mock-otr": "otr", "mock-otr-v2": "otr-v2", "mock-otr-v1": "otr-v1",
+            "mock-otr-missing": "otr"}
+
+
+def test_otr_kernels_are_checked_and_timed_beside_the_peers(otr_mock_bench, tmp_path):
+    data, stderr = run_bench(otr_mock_bench, tmp_path, "--aesgen_what=otr")
+    assert re.search(r'^skip mock-otr-v1: mode "otr-v1" is not one this program checks', stderr,
+                     re.M), stderr
+    assert re.search(r"^skip mock-otr-missing: needs bit62$", stderr, re.M), stderr
+    m = manifest(next(p for p in PRESETS if p.name == "x86-64-v2"))
+    m = {**m, "aeads": [{"name": n, "mode": mode, "method": "mock",
+                         "features": ["NOSUCHFEATURE"] if n.endswith("missing") else []}
+                        for n, mode in MOCK_OTR.items()]}
+    want, skipped = expected_otr_impls(m, cpu_flags(), stderr)
+    assert {"mock-otr", "mock-otr-v2"} <= set(want) and "mock-otr-v1" in skipped
+    check_otr_run(data, stderr, want, skipped)
+    # and through the report: the kernels are rows, with their speed-ups over the peers
+    summary, sections = _otr_report(otr_mock_bench, tmp_path)
+    seal = _table_rows(sections[0][0], "AES-128-OTR seal")
+    assert list(seal)[:2] == ["mock-otr", "mock-otr-v2"], seal
+    targets = sections[-1][0]
+    assert targets.strip().startswith("OTR kernels against their targets"), targets
+    line = next(ln for ln in targets.splitlines() if ln.strip().startswith("mock-otr "))
+    assert "AES-128  1420 B" in line and "x libgcrypt-ocb" in line and "x openssl-ocb" in line
+    rows = B.otr_ratios(summary, (128,), (1420,))
+    assert {r["impl"] for r in rows} == {"mock-otr", "mock-otr-v2"}
+    for r in rows:
+        peer = summary["libgcrypt-ocb/otr_seal/128/1420"]["median"]
+        assert r["speedup_seal"]["libgcrypt-ocb"] == pytest.approx(peer / r["seal"])
+        assert r["versus"] == {}  # no mock-face-none or mock-gcm-none to compare with
+
+
+@pytest.mark.parametrize("fault, messages", [
+    ("tag", ["FATAL: mock-otr/128 ", "its tag differs from the reference's (v3.1-p)"]),
+    ("v2-masks", ["FATAL: mock-otr-v2/128 ",  # the v3.1 kernel passes
+                  "seal's ciphertext differs from the reference's (v2-p)"]),
+    ("tau", ["1-byte tag: seal's ciphertext differs"]),
+    ("aad", ["13 bytes of AAD", "its tag differs from the reference's"]),
+    ("past-end", ["(seal's ciphertext): wrote past its output"]),
+    ("any-tag", ["open accepted a changed tag"]),
+    ("no-zero", ["open refused a changed tag but left its output not all zero"]),
+], ids=lambda v: v if isinstance(v, str) else None)
+def test_a_wrong_otr_kernel_is_refused_before_timing(otr_mock_bench, fault, messages):
+    cmd = [str(otr_mock_bench), "--aesgen_what=otr", "--aesgen_keys=128", AEAD_SIZES,
+           "--benchmark_min_time=0.001"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT,
+                          env={**os.environ, "AESGEN_MOCK_OTR_FAULT": fault})
+    assert proc.returncode != 0, proc.stderr
+    fatal = [ln for ln in proc.stderr.splitlines() if "FATAL" in ln]
+    assert len(fatal) == 1 and "FATAL: mock-otr" in fatal[0], proc.stderr
+    for message in messages:
+        assert message in fatal[0], fatal[0]
+    assert "refusing to benchmark it" in fatal[0]
+    assert "otr_seal" not in proc.stdout  # nothing was timed
+
+
 GHASH_PEERS = ("openssl-ghash", "ct-1bit-ghash", "ct-holes-ghash")
 
 
@@ -354,6 +581,7 @@ def test_ghash_is_asked_for_and_masked_openssl_runs_alone(preset, bench_binaries
         ["openssl-noaesni-ghash/ghash/128/64"]
     assert listed_names(binary, None, "--aesgen_what=ghash", "--aesgen_keys=256") == []
     assert listed_names(binary, env, "--aesgen_what=gcm-siv") == []  # OpenSSL 3.0: no GCM-SIV
+    assert listed_names(binary, env, "--aesgen_what=otr") == []  # no OTR table in the child
     # only AES-NI masked: OpenSSL would still hash with PCLMULQDQ, which the program refuses
     proc = subprocess.run([str(binary), "--aesgen_what=ghash", "--aesgen_list"],
                           capture_output=True, text=True, timeout=RUN_TIMEOUT,
@@ -367,14 +595,17 @@ def test_aesgen_what_picks_the_tables(preset, bench_binaries):
     ctr = listed_names(binary, None, "--aesgen_what=ctr")
     gcm = listed_names(binary, None, "--aesgen_what=gcm")
     siv = listed_names(binary, None, "--aesgen_what=gcm-siv")
+    otr = listed_names(binary, None, "--aesgen_what=otr")
     default = listed_names(binary)
-    assert ctr and gcm and siv
+    assert ctr and gcm and siv and otr
     assert not any(n.split("/")[1] in AEAD_MODES for n in ctr)
     assert all("/gcm_seal/" in n for n in gcm)  # gcm is GCM alone
     assert all(n.split("/")[1] in GCM_SIV_MODES for n in siv)
-    assert sorted(default) == sorted(ctr + gcm + siv)
-    # sizes and keys apply to gcm_seal and the GCM-SIV benchmarks too
-    for what in ("gcm", "gcm-siv"):
+    assert all(n.split("/")[1] in (*OTR_MODES, "otr_ref") for n in otr)
+    assert sorted(default) == sorted(ctr + gcm + siv + otr)
+    assert sorted(listed_names(binary, None, "--aesgen_what=otr,gcm")) == sorted(gcm + otr)
+    # sizes and keys apply to gcm_seal, the GCM-SIV and the OTR benchmarks too
+    for what in ("gcm", "gcm-siv", "otr"):
         names = listed_names(binary, None, f"--aesgen_what={what}", "--aesgen_aead_sizes=17,1420",
                              "--aesgen_keys=256")
         assert {n.split("/", 2)[2] for n in names} == {"256/17", "256/1420"}, what
@@ -508,8 +739,87 @@ def test_gcm_siv_tables_have_ticks_per_byte_and_per_record():
     assert B.per_message_table(summary, 128, (1420,)) == ""  # no small size asked for
 
 
+def test_otr_tables_and_ratios_from_made_up_runs():
+    def run(values: dict[str, float]) -> dict:
+        data = _fake_run({name: [v] for name, v in values.items()})
+        for b in data["benchmarks"]:
+            b["ticks_per_message"] = b["ticks_per_byte"] * int(b["run_name"].rsplit("/", 1)[1])
+        return data
+
+    figures = {"vaes512-otr/otr_seal/128/16384": 0.100, "vaes512-otr/otr_open/128/16384": 0.110,
+               "vaes512-otr/otr_seal/128/16": 8.0, "vaes512-otr/otr_open/128/16": 9.0,
+               "aesni-otr-v2/otr_seal/128/16384": 0.400,
+               "libgcrypt-ocb/otr_seal/128/16384": 0.125, "libgcrypt-ocb/otr_open/128/16384": 0.132,
+               "openssl-ocb/otr_seal/128/16384": 0.250, "libgcrypt-ocb/otr_seal/128/16": 13.0,
+               "vaes512-face-none/otr_ref/128/16384": 0.080,
+               "vaes512-gcm-none/otr_ref/128/16384": 0.125,
+               "aesni-face-none/otr_ref/128/16384": 0.200,
+               "vaes512-face-none/stream/128/16384": 0.05,  # a CTR table's row: not OTR's
+               "libgcrypt-gcm-siv/gcm_siv_seal/128/16384": 0.4}
+    summary = B.summarize(run(figures), run(figures))
+    assert B.otr_kernels(summary) == ["aesni-otr-v2", "vaes512-otr"]
+    seal = B.otr_table(summary, "otr_seal", 128, (16, 16384))
+    lines = seal.splitlines()
+    assert lines[0].startswith("AES-128-OTR seal") and "16384 B" in lines[0]
+    labels = [re.split(r"\s{2,}", ln)[0] for ln in lines[2:]]
+    assert labels == ["aesni-otr-v2", "vaes512-otr", "libgcrypt-ocb", "openssl-ocb",
+                      "aesni-face-none (CTR)", "vaes512-face-none (CTR)",
+                      "vaes512-gcm-none (GCM)"], labels
+    assert "libgcrypt-gcm-siv" not in seal and "0.050" not in seal
+    opened = B.otr_table(summary, "otr_open", 128, (16384,)).splitlines()
+    assert [ln.split()[0] for ln in opened[2:]] == ["vaes512-otr", "libgcrypt-ocb"]
+    md = B.otr_table(summary, "otr_seal", 128, (16384,), markdown=True)
+    assert "| vaes512-gcm-none (GCM) | 0.125 ±0% [0.125..0.125] |" in md
+    per_record = B.per_message_table(summary, 128, (16, 16384), modes=B.OTR_MODES,
+                                     cipher="OTR").splitlines()
+    assert "seal 16 B" in per_record[0] and "open 16 B" in per_record[0]
+    # rows with a record of at most 256 bytes only (aesni-otr-v2 ran at 16384 B alone)
+    assert [ln.split()[0] for ln in per_record[2:]] == ["vaes512-otr", "libgcrypt-ocb"]
+    assert per_record[2].split()[1:3] == ["128", "±"]  # 8.0 ticks/B x 16 B
+    assert B.otr_table(summary, "otr_seal", 256, (16384,)) == ""
+
+    (row,) = B.otr_ratios(summary, (128,), (16384,))[1:]
+    assert row["impl"] == "vaes512-otr" and row["seal"] == 0.100 and row["open"] == 0.110
+    assert row["speedup_seal"] == {"libgcrypt-ocb": pytest.approx(1.25),
+                                   "openssl-ocb": pytest.approx(2.5)}
+    assert row["speedup_open"] == {"libgcrypt-ocb": pytest.approx(1.2)}
+    assert row["versus"]["CTR"] == {"impl": "vaes512-face-none", "ratio": pytest.approx(1.25)}
+    assert row["versus"]["GCM"] == {"impl": "vaes512-gcm-none", "ratio": pytest.approx(0.8)}
+    aesni = B.otr_ratios(summary, (128,), (16384,))[0]
+    assert aesni["impl"] == "aesni-otr-v2" and aesni["open"] is None
+    assert aesni["versus"] == {"CTR": {"impl": "aesni-face-none", "ratio": pytest.approx(2.0)}}
+
+    sections = B.otr_sections(summary, (128,), (16, 16384))
+    targets = sections[-1][0]
+    assert "OTR kernels against their targets" in targets
+    vaes = next(ln for ln in targets.splitlines() if "vaes512-otr" in ln)
+    assert "16384 B" in vaes and "1.25x libgcrypt-ocb, 2.50x openssl-ocb" in vaes
+    assert "1.25x the ticks of vaes512-face-none (CTR)" in vaes
+    assert "0.80x the ticks of vaes512-gcm-none (GCM)" in vaes
+    assert "open 0.110 ticks/B: 1.20x libgcrypt-ocb" in vaes
+    assert " 16 B" not in targets  # at the target sizes (16384 here), not every size
+
+    # without an OTR kernel: the peers and the comparison, and a line saying why
+    peers_only = {n: v for n, v in figures.items() if "-otr" not in n}
+    summary = B.summarize(run(peers_only))
+    sections = B.otr_sections(summary, (128,), (16384,), "generated/x")
+    assert sections[-1][0].strip() == (
+        "no AES-OTR kernel ran: generated/x has none this CPU runs yet (modes otr, otr-v2, "
+        "otr-s, otr-v2-s); "
+        "the OTR tables hold the OCB peers and the comparison rows only")
+    assert B.otr_ratios(summary, (128,), (16384,)) == []
+    assert B.otr_sections(B.summarize(run({"openssl/stream/128/16": 1.0})), (128,), (16,)) == []
+
+
 def test_bench_refuses_gcm_siv_without_its_key_sizes(aesgen_exe):
     proc = subprocess.run([str(aesgen_exe), "bench", "--cpu", "x86-64-v2", "--what", "gcm-siv",
                            "--keys", "192"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2, proc.stderr
     assert "no GCM-SIV table for key sizes 192" in proc.stderr, proc.stderr
+
+
+def test_bench_refuses_otr_without_its_key_sizes(aesgen_exe):
+    proc = subprocess.run([str(aesgen_exe), "bench", "--cpu", "x86-64-v2", "--what", "otr",
+                           "--keys", "192"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert "no OTR table for key sizes 192" in proc.stderr, proc.stderr

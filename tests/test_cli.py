@@ -223,7 +223,7 @@ def test_jobs_do_not_change_the_output(aesgen_exe, tmp_path):
     assert one.returncode == 0 and three.returncode == 0, (one.stderr, three.stderr)
     names = sorted(p.name for p in (tmp_path / "one").iterdir())
     assert names == sorted(p.name for p in (tmp_path / "three").iterdir())
-    assert len(names) == 10         # CTR, GCM at r2 (and GCM-SIV, which has no FACE)
+    assert len(names) == 14         # CTR, GCM at r2 (and GCM-SIV and 4 OTR, without FACE)
     for name in names:
         a = (tmp_path / "one" / name).read_text().replace("-j 1 -o one", "")
         assert a == (tmp_path / "three" / name).read_text().replace("-j 3 -o three", ""), name
@@ -239,7 +239,8 @@ def test_regenerating_removes_files_the_old_manifest_listed(aesgen_exe, tmp_path
     assert proc.returncode == 0, proc.stderr
     assert tree(tmp_path) == ["s"] + [f"s/{n}" for n in (
         "aesgen.h", "aesgen_registry.c", "aesni_face_r1.S", "aesni_gcm_r1.S",
-        "aesni_gcm_siv.S", "manifest.json", "notes.txt")]
+        "aesni_gcm_siv.S", "aesni_otr.S", "aesni_otr_s.S", "aesni_otr_v2.S",
+        "aesni_otr_v2_s.S", "manifest.json", "notes.txt")]
 
 
 # --- stats --------------------------------------------------------------------------------

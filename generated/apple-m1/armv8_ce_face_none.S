@@ -5,7 +5,7 @@
  *   FACE level none, 8 blocks per batch, NEON-SHA3 encoding,
  *   key sizes 128, 192, 256 bits.
  *   Constant time: yes (no branch or memory index depends on the key, the data or
- *   the keystream; FACE table indices come from the public counter byte 15 only).
+ *   the keystream).
  *   Requires: ASIMD, AES, SHA3
  *   Context: 384 bytes, 64-byte aligned (see aesgen_kernel in aesgen.h).
  *   x18 (platform register) is never used; entry points start with `bti c`; vector registers

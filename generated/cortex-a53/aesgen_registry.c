@@ -199,11 +199,41 @@ const aesgen_aead aesgen_aeads[] = {
      aesgen_neon_bitsliced_gcm_r2_init, aesgen_neon_bitsliced_gcm_r2_seal, aesgen_neon_bitsliced_gcm_r2_open, aesgen_neon_bitsliced_gcm_r2_start, aesgen_neon_bitsliced_gcm_r2_aad,
      aesgen_neon_bitsliced_gcm_r2_encrypt, aesgen_neon_bitsliced_gcm_r2_decrypt, aesgen_neon_bitsliced_gcm_r2_finish_seal, aesgen_neon_bitsliced_gcm_r2_finish_open,
      aesgen_neon_bitsliced_gcm_r2_wipe},
+    {"armv8-ce-gcm-siv", "gcm-siv", "armv8-ce", "none", 1,
+     AESGEN_CPU_ASIMD | AESGEN_CPU_AES | AESGEN_CPU_PMULL, 704,
+     12, 12, 16, 16,
+     aesgen_armv8_ce_gcm_siv_init, aesgen_armv8_ce_gcm_siv_seal, aesgen_armv8_ce_gcm_siv_open, 0, 0,
+     0, 0, 0, 0,
+     aesgen_armv8_ce_gcm_siv_wipe},
+    {"armv8-ce-otr", "otr", "armv8-ce", "none", 1,
+     AESGEN_CPU_ASIMD | AESGEN_CPU_AES, 704,
+     1, 15, 1, 16,
+     aesgen_armv8_ce_otr_init, aesgen_armv8_ce_otr_seal, aesgen_armv8_ce_otr_open, 0, 0,
+     0, 0, 0, 0,
+     aesgen_armv8_ce_otr_wipe},
+    {"armv8-ce-otr-v2", "otr-v2", "armv8-ce", "none", 1,
+     AESGEN_CPU_ASIMD | AESGEN_CPU_AES, 704,
+     1, 15, 1, 16,
+     aesgen_armv8_ce_otr_v2_init, aesgen_armv8_ce_otr_v2_seal, aesgen_armv8_ce_otr_v2_open, 0, 0,
+     0, 0, 0, 0,
+     aesgen_armv8_ce_otr_v2_wipe},
+    {"armv8-ce-otr-s", "otr-s", "armv8-ce", "none", 1,
+     AESGEN_CPU_ASIMD | AESGEN_CPU_AES, 704,
+     1, 15, 1, 16,
+     aesgen_armv8_ce_otr_s_init, aesgen_armv8_ce_otr_s_seal, aesgen_armv8_ce_otr_s_open, 0, 0,
+     0, 0, 0, 0,
+     aesgen_armv8_ce_otr_s_wipe},
+    {"armv8-ce-otr-v2-s", "otr-v2-s", "armv8-ce", "none", 1,
+     AESGEN_CPU_ASIMD | AESGEN_CPU_AES, 704,
+     1, 15, 1, 16,
+     aesgen_armv8_ce_otr_v2_s_init, aesgen_armv8_ce_otr_v2_s_seal, aesgen_armv8_ce_otr_v2_s_open, 0, 0,
+     0, 0, 0, 0,
+     aesgen_armv8_ce_otr_v2_s_wipe},
 };
 const size_t aesgen_aead_count = sizeof(aesgen_aeads) / sizeof(aesgen_aeads[0]);
-static const unsigned char aesgen_aead_is_zmm[] = { 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+static const unsigned char aesgen_aead_is_zmm[] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
 /* fastest first: the order of the CTR kernel of the same method and FACE level */
-static const unsigned char aesgen_aead_priority[] = { 2, 1, 0, 5, 4, 3, 8, 7, 6 };
+static const unsigned char aesgen_aead_priority[] = { 2, 1, 0, 9, 10, 11, 12, 13, 5, 4, 3, 8, 7, 6 };
 
 const aesgen_aead *aesgen_best_aead(const char *mode)
 {

@@ -225,11 +225,35 @@ const aesgen_aead aesgen_aeads[] = {
      aesgen_aesni_gcm_siv_init, aesgen_aesni_gcm_siv_seal, aesgen_aesni_gcm_siv_open, 0, 0,
      0, 0, 0, 0,
      aesgen_aesni_gcm_siv_wipe},
+    {"aesni-otr", "otr", "aesni", "none", 1,
+     AESGEN_CPU_AESNI | AESGEN_CPU_AVX, 512,
+     1, 15, 1, 16,
+     aesgen_aesni_otr_init, aesgen_aesni_otr_seal, aesgen_aesni_otr_open, 0, 0,
+     0, 0, 0, 0,
+     aesgen_aesni_otr_wipe},
+    {"aesni-otr-v2", "otr-v2", "aesni", "none", 1,
+     AESGEN_CPU_AESNI | AESGEN_CPU_AVX, 512,
+     1, 15, 1, 16,
+     aesgen_aesni_otr_v2_init, aesgen_aesni_otr_v2_seal, aesgen_aesni_otr_v2_open, 0, 0,
+     0, 0, 0, 0,
+     aesgen_aesni_otr_v2_wipe},
+    {"aesni-otr-s", "otr-s", "aesni", "none", 1,
+     AESGEN_CPU_AESNI | AESGEN_CPU_AVX, 512,
+     1, 15, 1, 16,
+     aesgen_aesni_otr_s_init, aesgen_aesni_otr_s_seal, aesgen_aesni_otr_s_open, 0, 0,
+     0, 0, 0, 0,
+     aesgen_aesni_otr_s_wipe},
+    {"aesni-otr-v2-s", "otr-v2-s", "aesni", "none", 1,
+     AESGEN_CPU_AESNI | AESGEN_CPU_AVX, 512,
+     1, 15, 1, 16,
+     aesgen_aesni_otr_v2_s_init, aesgen_aesni_otr_v2_s_seal, aesgen_aesni_otr_v2_s_open, 0, 0,
+     0, 0, 0, 0,
+     aesgen_aesni_otr_v2_s_wipe},
 };
 const size_t aesgen_aead_count = sizeof(aesgen_aeads) / sizeof(aesgen_aeads[0]);
-static const unsigned char aesgen_aead_is_zmm[] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+static const unsigned char aesgen_aead_is_zmm[] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
 /* fastest first: the order of the CTR kernel of the same method and FACE level */
-static const unsigned char aesgen_aead_priority[] = { 2, 1, 0, 9, 8, 7, 6, 5, 4, 3 };
+static const unsigned char aesgen_aead_priority[] = { 2, 1, 0, 9, 10, 11, 12, 13, 8, 7, 6, 5, 4, 3 };
 
 const aesgen_aead *aesgen_best_aead(const char *mode)
 {

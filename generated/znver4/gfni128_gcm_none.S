@@ -5,7 +5,7 @@
  *   FACE level none, 5 blocks per batch, AVX encoding,
  *   key sizes 128, 192, 256 bits.
  *   Constant time: yes (no branch or memory index depends on the key, the data or
- *   the keystream; FACE table indices come from the public counter byte 15 only).
+ *   the keystream).
  *   Requires: PCLMULQDQ, AVX, GFNI
  *   Context: 640 bytes, 64-byte aligned (see aesgen_aead in aesgen.h).
  *

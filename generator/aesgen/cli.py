@@ -383,8 +383,9 @@ def compare(cpu, kernels, keys, mca_cpus, output) -> None:
 
     preset = _preset_named(cpu)
     key_bits = _split_list(keys, KEY_BITS, "key size", int)
+    from .modes import MODES
     req = GenerateRequest(preset, tuple(m.variant for m in preset.methods), FACE_LEVELS,
-                          KEY_BITS, "aesgen_", "aesgen compare")
+                          KEY_BITS, "aesgen_", "aesgen compare", tuple(MODES))
     specs = plan_kernels(req)
     if kernels:
         wanted = [k.strip() for k in kernels.split(",") if k.strip()]
@@ -421,22 +422,68 @@ def compare(cpu, kernels, keys, mca_cpus, output) -> None:
 
 @main.command()
 @click.option("--cpu", default="native", show_default=True, metavar="PRESET|native",
+              help="Preset whose OTR kernels are built with each doubling method (x86-64).")
+@click.option("--mca-cpu", "mca_cpus", default="znver4,sapphirerapids,znver5",
+              show_default=True, metavar="CPU[,CPU]", help="llvm-mca models.")
+@click.option("--processes", default=5, show_default=True, type=click.IntRange(1, 50),
+              help="Separate processes measuring each variant (median and spread).")
+@click.option("--sizes", default="4096,16384", show_default=True, metavar="BYTES[,BYTES]",
+              help="Record sizes the seal is measured at.")
+@click.option("--no-measure", is_flag=True,
+              help="Counts and llvm-mca only (no kernel is run: any CPU).")
+def doubling(cpu, mca_cpus, processes, sizes, no_measure) -> None:
+    """Seed 001's comparison of GF(2^128) doubling methods, on the OTR kernels.
+
+    Each OTR kernel of the preset is built with each doubling method its register width
+    takes (krovetz: Krovetz's 5 instructions a doubling; clmul: a register of consecutive
+    masks moved on by one carry-less multiply). For each: instructions a step and a
+    doubling, the masks' and all instructions per block of the steady loop, llvm-mca
+    cycles per block on each model, and (unless --no-measure, on a CPU that runs them) the
+    seal's ticks/byte with a new nonce and 13 bytes of AAD, median [min..max] over
+    processes. The kernels differ in the doubling alone.
+    """
+    from .report import doubling as D
+
+    preset = _preset_named(cpu)
+    if preset.arch != "x86_64":
+        raise UserError(f"aesgen doubling compares the x86-64 doubling engines; preset "
+                        f"{preset.name} is {preset.arch}")
+    cpus = tuple(c.strip() for c in mca_cpus.split(",") if c.strip())
+    size_list = _split_sizes(sizes)
+    if max(size_list) > D.MAX_SIZE:
+        raise UserError(f"bad message size {max(size_list)}: aesgen doubling measures "
+                        f"records of up to {D.MAX_SIZE} bytes")
+    click.echo(f"aesgen: building {preset.name}'s OTR kernels with each doubling method "
+               f"and running llvm-mca for {', '.join(cpus)} ...", err=True)
+    rows = D.static_rows(preset, cpus)
+    measured = {}
+    if not no_measure:
+        measured = D.measure(preset, processes, size_list,
+                             progress=lambda m: click.echo(f"aesgen: {m}", err=True))
+    click.echo(D.render(rows, measured, cpus, size_list), nl=False)
+
+
+@main.command()
+@click.option("--cpu", default="native", show_default=True, metavar="PRESET|native",
               help="Which generated/<preset>/ set to measure.")
 @click.option("--filter", "name_filter", default=None, metavar="REGEX",
               help="Only benchmarks whose IMPL/MODE/KEYBITS/SIZE name matches.")
 @click.option("--sizes", default=None, metavar="BYTES[,BYTES]",
               help="Message sizes (default 16,1024,4096,20480,40960).")
 @click.option("--keys", default=None, metavar="BITS[,BITS]",
-              help="Key sizes (default 128,192,256, GCM and GCM-SIV 128,256; --quick: 128).")
+              help="Key sizes (default 128,192,256, GCM, GCM-SIV and OTR 128,256; --quick: "
+                   "128).")
 @click.option("--what", default=",".join(BENCH_DEFAULT_WHAT), show_default=True,
-              metavar="ctr,gcm,gcm-siv,ghash",
+              metavar="ctr,gcm,gcm-siv,otr,ghash",
               help="Which tables, any of: the CTR ones (ctr), the AES-GCM seal ones (gcm), "
                    "the AES-GCM-SIV seal, open and ticks-per-record ones (gcm-siv, beside "
-                   "libgcrypt and BoringSSL), GHASH alone (ghash, AES-128, beside "
-                   "constant-time GHASHs without a carry-less multiply).")
+                   "libgcrypt and BoringSSL), the AES-OTR seal, open and ticks-per-record "
+                   "ones (otr, beside AES-OCB in libgcrypt and OpenSSL, with the same "
+                   "method's CTR and GCM kernels for comparison), GHASH alone (ghash, "
+                   "AES-128, beside constant-time GHASHs without a carry-less multiply).")
 @click.option("--aead-sizes", default=None, metavar="BYTES[,BYTES]",
-              help="GCM and GCM-SIV record and GHASH message sizes (default GCM and GHASH "
-                   "64,256,1420,4096,16384; GCM-SIV 16,64,256,1420,4096,16384).")
+              help="GCM, GCM-SIV and OTR record and GHASH message sizes (default GCM and "
+                   "GHASH 64,256,1420,4096,16384; GCM-SIV and OTR 16,64,256,1420,4096,16384).")
 @click.option("--processes", default=3, show_default=True, type=click.IntRange(1, 100),
               help="Run the benchmark program this many times, one process after the "
                    "other; cells are medians over all, ± the spread of the per-process "
@@ -450,8 +497,9 @@ def compare(cpu, kernels, keys, mca_cpus, output) -> None:
               help="Where bench.json, bench.md and bench.png go.")
 def bench(cpu, name_filter, sizes, keys, what, aead_sizes, processes, quick, repetitions,
           output) -> None:
-    """Benchmark the kernels beside OpenSSL (AES-NI and masked), Intel ipsec-mb, and for
-    AES-GCM and AES-GCM-SIV libgcrypt and BoringSSL.
+    """Benchmark the kernels beside OpenSSL (AES-NI and masked), Intel ipsec-mb, for
+    AES-GCM and AES-GCM-SIV libgcrypt and BoringSSL, and for AES-OTR AES-OCB in libgcrypt
+    and OpenSSL.
 
     \b
     Builds build/<preset>/aesgen_bench and runs it --processes times, then (CTR) runs
@@ -464,6 +512,12 @@ def bench(cpu, name_filter, sizes, keys, what, aead_sizes, processes, quick, rep
     GCM-SIV: such records sealed, and opened, beside libgcrypt's and BoringSSL's
     GCM-SIV, in ticks per byte and, up to 256 bytes, ticks per record (at 16 bytes
     mostly GCM-SIV's per-nonce key derivation and set-up).
+    OTR: such records sealed, and opened, by the set's AES-OTR kernels beside AES-OCB
+    (RFC 7253) in libgcrypt and OpenSSL, in ticks per byte and, up to 256 bytes, ticks
+    per record; the seal table ends with the same method's CTR and GCM kernels without
+    FACE (aesni, vaes512 and each OTR kernel's method) for comparison, and each OTR
+    kernel's speed-up over the peers and ratio to that CTR and GCM follow at 1420 and
+    16384 bytes.
     GHASH (only when asked): one AAD-only message per iteration, the set's GCM kernels
     beside OpenSSL's GHASH (with PCLMULQDQ and masked) and two constant-time GHASHs in C.
     Figures are TSC ticks, not core cycles: this VM has no core cycle counter.
@@ -489,8 +543,9 @@ def bench(cpu, name_filter, sizes, keys, what, aead_sizes, processes, quick, rep
                         f"{B.AEAD_MAX_SIZE}")
     aead_size_list = given_aead_sizes or B.AEAD_SIZES        # gcm_seal and ghash
     siv_size_list = given_aead_sizes or B.GCM_SIV_SIZES      # gcm_siv_seal and gcm_siv_open
+    otr_size_list = given_aead_sizes or B.OTR_SIZES          # otr_seal, otr_open, otr_ref
     aead_keys = tuple(b for b in key_list if b in B.AEAD_KEYS)
-    if set(what_list) <= {"gcm", "gcm-siv"} and not aead_keys:
+    if set(what_list) <= {"gcm", "gcm-siv", "otr"} and not aead_keys:
         raise UserError(f"no {' or '.join(w.upper() for w in what_list)} table for key sizes "
                         f"{', '.join(map(str, key_list))}: they are measured with "
                         f"{' and '.join(map(str, B.AEAD_KEYS))}-bit keys")
@@ -548,6 +603,10 @@ def bench(cpu, name_filter, sizes, keys, what, aead_sizes, processes, quick, rep
     for t, t_md in B.gcm_siv_sections(summary, aead_keys, tuple(siv_size_list)):
         text.append(t)
         md += [t_md, ""]
+    for t, t_md in B.otr_sections(summary, aead_keys, tuple(otr_size_list),
+                                  f"generated/{preset.name}"):
+        text.append(t)
+        md += [t_md, ""]
     t = B.ghash_table(summary, tuple(aead_size_list))
     if t:
         text.append(f"\n{B.MODE_TITLES[B.GHASH_MODE]}\n{t}")
@@ -584,6 +643,7 @@ def bench(cpu, name_filter, sizes, keys, what, aead_sizes, processes, quick, rep
     (out_dir / "bench.json").write_text(json.dumps(
         {"preset": preset.name, "context": context, "results": summary,
          "setup": setup, "break_even": even, "what": list(what_list),
+         "otr_ratios": B.otr_ratios(summary, aead_keys, tuple(otr_size_list)),
          "processes": processes, "repetitions_per_process": reps, "skipped": skipped},
         indent=2, sort_keys=True) + "\n")
     (out_dir / "bench.md").write_text("\n".join(md) + "\n")
@@ -595,7 +655,8 @@ def bench(cpu, name_filter, sizes, keys, what, aead_sizes, processes, quick, rep
 
 def _child_has_work(what: tuple, name_filter: str | None, aead_sizes: tuple) -> bool:
     """Whether the child run (OpenSSL alone, AES-NI and PCLMULQDQ masked: openssl-noaesni
-    CTR, openssl-noaesni-gcm, openssl-noaesni-ghash; no GCM-SIV, which OpenSSL 3.0 lacks)
+    CTR, openssl-noaesni-gcm, openssl-noaesni-ghash; no GCM-SIV, which OpenSSL 3.0 lacks,
+    and no OTR table)
     would run a benchmark: a table asked for has one of its names, and the user's filter
     lets one through."""
     import re
@@ -603,6 +664,7 @@ def _child_has_work(what: tuple, name_filter: str | None, aead_sizes: tuple) -> 
     names = {"ctr": ["openssl-noaesni/stream/128/4096"],
              "gcm": ["openssl-noaesni-gcm/gcm_seal/128/16384"],
              "gcm-siv": [],
+             "otr": [],
              "ghash": [f"openssl-noaesni-ghash/ghash/128/{s}" for s in aead_sizes]}
     return any(name_filter is None or re.search(name_filter, name)
                for table in what for name in names[table])

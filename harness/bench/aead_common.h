@@ -1,7 +1,9 @@
 // aead_common.h: what the AEAD benchmarks of aesgen_bench share (gcm_bench.cc, AES-GCM;
-// gcm_siv_bench.cc, AES-GCM-SIV): the shape of the record every iteration seals or opens
-// (its nonces, its AAD), the BoringSSL library dlopen()ed beside OpenSSL, libgcrypt's
-// one-time initialisation, and the library versions the report's context names.
+// gcm_siv_bench.cc, AES-GCM-SIV; otr_bench.cc, AES-OTR beside AES-OCB): the shape of the
+// record every iteration seals or opens (its nonces, its AAD), the records an open
+// benchmark opens in turn, the ticks-per-record counter, the BoringSSL library dlopen()ed
+// beside OpenSSL, libgcrypt's one-time initialisation, and the library versions the
+// report's context names.
 //
 // Header-only (inline), as bench_common.h: the functions with a static local (the loaded
 // library, the initialisation) have one instance in the program, however many translation
@@ -14,10 +16,15 @@
 #include <dlfcn.h>
 #include <gcrypt.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
+#include <vector>
+
+#include "bench_common.h"
 
 namespace aesgen_bench {
 
@@ -52,6 +59,52 @@ class TlsNonces {
   uint8_t iv_[kNonceLen];
   alignas(16) uint8_t nonce_[kNonceLen];
 };
+
+// Records of `size` bytes sealed before an open benchmark's timed loop, each under a
+// nonce of its own (TlsNonces from sequence number 0), for the loop to open in turn: as
+// many as fill kRecordsBytes (from kMinRecords to kMaxRecords), so the loop reads about as
+// much memory as a seal loop does and no record follows one with its nonce.  `seal`
+// writes the record sealed under `nonce` (ciphertext then tag, size + kTagLen bytes) to
+// `record`.
+class SealedRecords {
+ public:
+  static constexpr size_t kRecordsBytes = 65536;
+  static constexpr size_t kMinRecords = 2, kMaxRecords = 16;
+
+  SealedRecords(size_t size, const std::function<void(const uint8_t *nonce, uint8_t *record)> &seal)
+      : count_(std::clamp(kRecordsBytes / (size + kTagLen), kMinRecords, kMaxRecords)),
+        stride_((size + kTagLen + 63) & ~size_t{63}), data_(AlignedBuffer(count_ * stride_)),
+        nonces_(count_) {
+    TlsNonces seq;
+    for (size_t i = 0; i < count_; i++) {
+      std::memcpy(nonces_[i].bytes, seq.Next(), kNonceLen);
+      seal(nonces_[i].bytes, Record(i));
+    }
+  }
+  ~SealedRecords() { std::free(data_); }
+  SealedRecords(const SealedRecords &) = delete;
+  SealedRecords &operator=(const SealedRecords &) = delete;
+
+  size_t count() const { return count_; }
+  const uint8_t *Nonce(size_t i) const { return nonces_[i].bytes; }
+  uint8_t *Record(size_t i) { return data_ + i * stride_; }
+
+ private:
+  struct Nonce12 {
+    uint8_t bytes[kNonceLen];
+  };
+  size_t count_, stride_;
+  uint8_t *data_;
+  std::vector<Nonce12> nonces_;
+};
+
+// The ticks_per_message counter of the AEAD benchmarks that report one (GCM-SIV, OTR):
+// TSC ticks per iteration, one record each.
+inline void ReportTicksPerRecord(benchmark::State &state, uint64_t ticks) {
+  state.counters["ticks_per_message"] = benchmark::Counter(
+      state.iterations() > 0 ? static_cast<double>(ticks) / static_cast<double>(state.iterations())
+                             : 0.0);
+}
 
 // ---------------------------------------------------------------------------
 // BoringSSL

@@ -1,9 +1,10 @@
 // bench_common.h: what the translation units of aesgen_bench share (bench_main.cc, the
 // CTR benchmarks; gcm_bench.cc, the AES-GCM ones; gcm_siv_bench.cc, AES-GCM-SIV;
-// ghash_bench.cc, GHASH alone): the fatal and the skip messages, the TSC, the shared
-// buffers, the key, the ticks-per-byte counter, OpenSSL's capability vector, the aesgen
-// feature names and the ipsec-mb managers.  What only the AEAD benchmarks share (the record
-// shape, BoringSSL, libgcrypt) is in aead_common.h.
+// otr_bench.cc, AES-OTR; ghash_bench.cc, GHASH alone): the fatal and the skip messages, the
+// TSC, the shared buffers, the key, the ticks-per-byte counter, OpenSSL's capability vector,
+// the aesgen feature names and the ipsec-mb managers.  What only the AEAD benchmarks share
+// (the record shape, the records an open benchmark opens, BoringSSL, libgcrypt) is in
+// aead_common.h.
 //
 // Header-only (inline): the build compiles each .cc of harness/bench/ once per preset,
 // against that preset's aesgen.h, and links them together.

@@ -1,10 +1,11 @@
 // bench_main.cc: Google Benchmark program for the kernels of one generated aesgen
 // set, beside OpenSSL and Intel's ipsec-mb (x86-64 only); the AES-GCM tables, beside
 // libgcrypt and BoringSSL too, are in gcm_bench.cc, AES-GCM-SIV (beside libgcrypt and
-// BoringSSL) in gcm_siv_bench.cc, GHASH alone in ghash_bench.cc.
+// BoringSSL) in gcm_siv_bench.cc, AES-OTR (beside AES-OCB in libgcrypt and OpenSSL) in
+// otr_bench.cc, GHASH alone in ghash_bench.cc.
 //
 // Built once per generated folder (generated/<preset>/) from every .cc of harness/bench/
-// (bench_main.cc, gcm_bench.cc, gcm_siv_bench.cc, ghash_bench.cc) with
+// (bench_main.cc, gcm_bench.cc, gcm_siv_bench.cc, ghash_bench.cc, otr_bench.cc) with
 // -DAESGEN_BENCH_PRESET="<preset>", linked with -lbenchmark -lcrypto -lIPSec_MB -lgcrypt
 // -ldl.
 //
@@ -39,6 +40,15 @@
 // `libgcrypt-gcm-siv`, `boringssl-gcm-siv` (gcm_siv_bench.h); nothing with OPENSSL_ia32cap
 // set.
 //
+// and IMPL/otr_seal/KEYBITS/SIZE and IMPL/otr_open/KEYBITS/SIZE, KEYBITS 128 and 256, SIZE
+// 16 64 256 1420 4096 16384: one AES-OTR record sealed, or opened, per iteration (its own
+// 12-byte nonce, 13 bytes of AAD, 16-byte tag), IMPL an OTR kernel of the set (mode "otr",
+// v3.1, "otr-v2", "otr-s", "otr-v2-s"), `libgcrypt-ocb`, `openssl-ocb` (AES-OCB, RFC 7253);
+// beside them, for
+// comparison, IMPL/otr_ref/KEYBITS/SIZE: the set's METHOD-face-none CTR kernel (a new IV,
+// SIZE bytes) and METHOD-gcm-none GCM kernel (a record) for aesni, vaes512 and the OTR
+// kernels' methods (otr_bench.h); nothing with OPENSSL_ia32cap set.
+//
 // and, only when asked (--aesgen_what=ghash), IMPL/ghash/128/SIZE: one AAD-only AES-128-GCM
 // message of SIZE bytes per iteration, GHASH and little else; IMPL a GCM kernel of the
 // set, `openssl-ghash`, `ct-1bit-ghash`, `ct-holes-ghash` (constant-time GHASHs in C
@@ -48,22 +58,24 @@
 //
 // Counters: ticks_per_byte (TSC ticks read with lfence around the whole timing
 // loop, / iterations / SIZE); setup reports `ticks` per iteration instead; first
-// reports both; gcm_siv_seal and gcm_siv_open report ticks_per_message (ticks /
-// iterations) beside ticks_per_byte.  Bytes processed are set so bytes_per_second is
-// reported.
+// reports both; gcm_siv_seal, gcm_siv_open, otr_seal, otr_open and otr_ref report
+// ticks_per_message (ticks / iterations) beside ticks_per_byte.  Bytes processed are set
+// so bytes_per_second is reported.
 //
 // Before anything is timed, every IMPL/KEYBITS is checked against a one-shot
 // OpenSSL encryption (itself checked against the SP 800-38A vectors, for GCM and GHASH
 // against the GCM specification's); GCM-SIV against libgcrypt's, else BoringSSL's
-// (checked against RFC 8452's vectors); a mismatch aborts the program naming the
-// implementation.
+// (checked against RFC 8452's vectors); OTR against this program's own AES-OTR (checked
+// against specs/aes-otr.md's vectors), OCB against RFC 7253's vectors; a mismatch aborts
+// the program naming the implementation.
 //
 // Flags of our own (removed before Google Benchmark sees the rest):
 //   --aesgen_what=ctr,gcm    which benchmarks: the CTR modes (ctr), gcm_seal (gcm),
-//                            gcm_siv_seal and gcm_siv_open (gcm-siv), ghash; any of them
-//                            (default ctr,gcm,gcm-siv)
+//                            gcm_siv_seal and gcm_siv_open (gcm-siv), otr_seal, otr_open
+//                            and otr_ref (otr), ghash; any of them (default
+//                            ctr,gcm,gcm-siv,otr)
 //   --aesgen_sizes=16,4096   register only these CTR sizes (setup is always registered)
-//   --aesgen_aead_sizes=64,1420  gcm_seal, gcm-siv and ghash sizes (any of 1..65520
+//   --aesgen_aead_sizes=64,1420  gcm_seal, gcm-siv, otr and ghash sizes (any of 1..65520
 //                            bytes), in place of each one's defaults
 //   --aesgen_keys=128,256    register only these key sizes
 //   --aesgen_list            print the names that would be registered and exit
@@ -93,6 +105,7 @@
 #include "gcm_bench.h"
 #include "gcm_siv_bench.h"
 #include "ghash_bench.h"
+#include "otr_bench.h"
 
 #ifndef AESGEN_BENCH_PRESET
 #error "compile with -DAESGEN_BENCH_PRESET=\"<preset name>\" (build.ninja does)"
@@ -589,7 +602,7 @@ struct Options {
   std::set<size_t> first_sizes;  // empty = as `sizes` selects
   std::set<int> key_bits;  // empty = all
   std::vector<size_t> aead_sizes;  // empty = each AEAD table's defaults
-  bool ctr = true, gcm = true, gcm_siv = true, ghash = false;  // --aesgen_what
+  bool ctr = true, gcm = true, gcm_siv = true, otr = true, ghash = false;  // --aesgen_what
   bool list = false;
 };
 
@@ -627,10 +640,12 @@ void PrintOwnFlags() {
       "  --aesgen_keys=128,256    register only these key sizes\n"
       "  --aesgen_what=ctr,gcm    any of: the CTR benchmarks (ctr), gcm_seal (gcm),\n"
       "                           AES-GCM-SIV gcm_siv_seal and gcm_siv_open (gcm-siv),\n"
-      "                           GHASH alone (ghash); default ctr,gcm,gcm-siv\n"
-      "  --aesgen_aead_sizes=64,1420  gcm_seal, gcm-siv and ghash sizes, 1..65520\n"
+      "                           AES-OTR otr_seal and otr_open beside AES-OCB, and the\n"
+      "                           otr_ref comparison (otr), GHASH alone (ghash); default\n"
+      "                           ctr,gcm,gcm-siv,otr\n"
+      "  --aesgen_aead_sizes=64,1420  gcm_seal, gcm-siv, otr and ghash sizes, 1..65520\n"
       "                           (default gcm_seal and ghash 64,256,1420,4096,16384;\n"
-      "                           gcm-siv 16,64,256,1420,4096,16384)\n"
+      "                           gcm-siv and otr 16,64,256,1420,4096,16384)\n"
       "  --aesgen_list            print the benchmark names and exit\n"
       "  env OPENSSL_ia32cap=~0x200000200000000  benchmark only OpenSSL, without AES-NI\n"
       "                           and PCLMULQDQ (ghash refuses a mask that keeps PCLMULQDQ)\n\n");
@@ -678,7 +693,7 @@ Options ParseOwnFlags(int *argc, char **argv) {
       }
       opt.aead_sizes.assign(sizes.begin(), sizes.end());
     } else if (const char *v = value_of("--aesgen_what")) {
-      opt.ctr = opt.gcm = opt.gcm_siv = opt.ghash = false;
+      opt.ctr = opt.gcm = opt.gcm_siv = opt.otr = opt.ghash = false;
       std::stringstream ss(v);
       std::string item;
       while (std::getline(ss, item, ',')) {
@@ -688,12 +703,14 @@ Options ParseOwnFlags(int *argc, char **argv) {
           opt.gcm = true;
         else if (item == "gcm-siv")
           opt.gcm_siv = true;
+        else if (item == "otr")
+          opt.otr = true;
         else if (item == "ghash")
           opt.ghash = true;
         else
-          UsageError("--aesgen_what: '" + item + "' is not ctr, gcm, gcm-siv or ghash");
+          UsageError("--aesgen_what: '" + item + "' is not ctr, gcm, gcm-siv, otr or ghash");
       }
-      if (!opt.ctr && !opt.gcm && !opt.gcm_siv && !opt.ghash)
+      if (!opt.ctr && !opt.gcm && !opt.gcm_siv && !opt.otr && !opt.ghash)
         UsageError("--aesgen_what: empty list");
     } else if (arg == "--aesgen_list") {
       opt.list = true;
@@ -798,6 +815,7 @@ int main(int argc, char **argv) {
   // --aesgen_aead_sizes, or each table's own sizes
   const std::vector<size_t> &gcm_sizes = opt.aead_sizes.empty() ? kGcmSizes : opt.aead_sizes;
   const std::vector<size_t> &siv_sizes = opt.aead_sizes.empty() ? kGcmSivSizes : opt.aead_sizes;
+  const std::vector<size_t> &otr_sizes = opt.aead_sizes.empty() ? kOtrSizes : opt.aead_sizes;
   // beside OpenSSL with AES-NI and PCLMULQDQ masked, only its own GCM (gcm_bench.cc) and
   // GHASH (ghash_bench.cc)
   const std::vector<GcmTarget> gcm_targets =
@@ -805,6 +823,8 @@ int main(int argc, char **argv) {
   const std::vector<GcmSivTarget> siv_targets =
       opt.gcm_siv ? RegisterGcmSiv(siv_sizes, opt.key_bits, names)
                   : std::vector<GcmSivTarget>{};
+  const std::vector<OtrTarget> otr_targets =
+      opt.otr ? RegisterOtr(otr_sizes, opt.key_bits, names) : std::vector<OtrTarget>{};
   const std::vector<GhashTarget> ghash_targets =
       opt.ghash ? RegisterGhash(gcm_sizes, opt.key_bits, names) : std::vector<GhashTarget>{};
   if (opt.list) {
@@ -818,10 +838,11 @@ int main(int argc, char **argv) {
   for (const Target &t : targets) VerifyImpl(t.name, *t.impl, t.key_bits);
   VerifyGcm(gcm_targets, gcm_sizes);
   VerifyGcmSiv(siv_targets, siv_sizes);
+  VerifyOtr(otr_targets, otr_sizes);
   VerifyGhash(ghash_targets, gcm_sizes);
 
   AddContext();
-  if (!gcm_targets.empty() || !siv_targets.empty()) AddAeadPeerContext();
+  if (!gcm_targets.empty() || !siv_targets.empty() || !otr_targets.empty()) AddAeadPeerContext();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

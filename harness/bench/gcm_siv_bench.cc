@@ -27,7 +27,7 @@
 //
 // GCM-SIV derives its keys from each nonce, so the open benchmarks cannot reuse one record
 // with a new nonce each time: they open, in turn, records sealed before the timed loop
-// under nonces of their own (SealedRecords).
+// under nonces of their own (SealedRecords, aead_common.h).
 
 #include "gcm_siv_bench.h"
 
@@ -54,8 +54,6 @@ namespace {
 constexpr size_t kGuardLen = 16;  // bytes after an output that nothing may write
 constexpr uint8_t kGuardByte = 0xe5;
 const std::vector<size_t> kVerifyLengths = {0, 1, 15, 16, 17, 255, 1420, 4100};
-constexpr size_t kRecordsBytes = 65536;  // what the records an open benchmark cycles through fill
-constexpr size_t kMinRecords = 2, kMaxRecords = 16;
 
 std::string Bits(int key_bits) { return std::to_string(key_bits); }
 
@@ -349,12 +347,6 @@ std::vector<GcmSivFactory> AvailableGcmSiv() {
 // ---------------------------------------------------------------------------
 // The timed loops
 
-void ReportPerMessage(benchmark::State &state, uint64_t ticks) {
-  state.counters["ticks_per_message"] = benchmark::Counter(
-      state.iterations() > 0 ? static_cast<double>(ticks) / static_cast<double>(state.iterations())
-                             : 0.0);
-}
-
 void BenchSeal(benchmark::State &state, GcmSivImpl &impl, size_t size) {
   const Buffers &buf = SharedBuffers();
   const Key key = BaseKey();
@@ -365,48 +357,17 @@ void BenchSeal(benchmark::State &state, GcmSivImpl &impl, size_t size) {
   for (auto _ : state) impl.Seal(nonces.Next(), RecordAad(), kAadLen, buf.in, size, buf.out);
   const uint64_t ticks = Ticks() - t0;
   ReportPerByte(state, ticks, size);
-  ReportPerMessage(state, ticks);
+  ReportTicksPerRecord(state, ticks);
 }
-
-// Records of `size` bytes sealed by `impl` under its current key, each under a nonce of
-// its own, for an open benchmark to open in turn: as many as fill kRecordsBytes (from
-// kMinRecords to kMaxRecords), so the loop reads about as much memory as a seal loop
-// does and no record follows one with its nonce.
-class SealedRecords {
- public:
-  SealedRecords(GcmSivImpl &impl, size_t size)
-      : count_(std::clamp(kRecordsBytes / (size + kTagLen), kMinRecords, kMaxRecords)),
-        stride_((size + kTagLen + 63) & ~size_t{63}), data_(AlignedBuffer(count_ * stride_)),
-        nonces_(count_) {
-    TlsNonces seq;
-    for (size_t i = 0; i < count_; i++) {
-      std::memcpy(nonces_[i].bytes, seq.Next(), kNonceLen);
-      impl.Seal(nonces_[i].bytes, RecordAad(), kAadLen, SharedBuffers().in, size, Record(i));
-    }
-  }
-  ~SealedRecords() { std::free(data_); }
-  SealedRecords(const SealedRecords &) = delete;
-  SealedRecords &operator=(const SealedRecords &) = delete;
-
-  size_t count() const { return count_; }
-  const uint8_t *Nonce(size_t i) const { return nonces_[i].bytes; }
-  uint8_t *Record(size_t i) { return data_ + i * stride_; }
-
- private:
-  struct Nonce12 {
-    uint8_t bytes[kNonceLen];
-  };
-  size_t count_, stride_;
-  uint8_t *data_;
-  std::vector<Nonce12> nonces_;
-};
 
 void BenchOpen(benchmark::State &state, GcmSivImpl &impl, const std::string &label,
                size_t size) {
   const Buffers &buf = SharedBuffers();
   const Key key = BaseKey();
   impl.SetKey(key.bytes);
-  SealedRecords records(impl, size);
+  SealedRecords records(size, [&impl, &buf, size](const uint8_t *nonce, uint8_t *record) {
+    impl.Seal(nonce, RecordAad(), kAadLen, buf.in, size, record);
+  });
   bool ok = impl.Open(records.Nonce(0), RecordAad(), kAadLen, records.Record(0), size,
                       buf.out);  // warm-up
   size_t i = 1 % records.count();
@@ -418,7 +379,7 @@ void BenchOpen(benchmark::State &state, GcmSivImpl &impl, const std::string &lab
   const uint64_t ticks = Ticks() - t0;
   if (!ok) Die(label + ": open of a record it sealed itself failed during the benchmark");
   ReportPerByte(state, ticks, size);
-  ReportPerMessage(state, ticks);
+  ReportTicksPerRecord(state, ticks);
 }
 
 // ---------------------------------------------------------------------------

@@ -3,8 +3,9 @@
  * on counter blocks); GHASH, the counter (inc32), the streaming state, the
  * length checks and the tag compare are written here, all in the
  * caller-owned context (MOCK_CTX_SIZE bytes).  Nothing in it is fast.
- * aesgen_aeads[] also lists the GCM-SIV kernels of mock_gcm_siv.c (with
- * switches of their own, MOCK_BROKEN_SIV_*).
+ * aesgen_aeads[] also lists the GCM-SIV kernels of mock_gcm_siv.c and the
+ * AES-OTR kernels of mock_otr.c (with switches of their own, MOCK_BROKEN_SIV_*
+ * and MOCK_BROKEN_OTR_*).
  *
  * Compile-time switches break it on purpose, one way each, to show that
  * harness/aead_tests.cc notices:
@@ -21,6 +22,7 @@
  */
 #include "aesgen.h"
 #include "mock_gcm_siv.h"
+#include "mock_otr.h"
 
 #include <openssl/evp.h>
 #include <stddef.h>
@@ -361,15 +363,28 @@ static void mock_wipe(void *ctx) {
      mock_siv_init, mock_siv_seal, mock_siv_open, NULL, NULL, NULL, NULL, NULL, NULL,           \
      mock_siv_wipe}
 
+/* AES-OTR (mock_otr.c): nonces of 1..15 bytes, tags of 1..16, no streaming;
+ * one seal and open per variant. */
+#define MOCK_OTR_AEAD(name, mode, variant, features)                                           \
+    {name, mode, "mock", "none", 1, features, MOCK_OTR_CTX_SIZE, 1, 15, 1, 16, mock_otr_init, \
+     mock_otr_seal_##variant, mock_otr_open_##variant, NULL, NULL, NULL, NULL, NULL, NULL,    \
+     mock_otr_wipe}
+
 /* The table-method GCM one first: aesgen_best_aead("gcm") must pass over it;
- * the GCM-SIV one this CPU cannot run before the one it can, for
- * aesgen_best_aead("gcm-siv"). */
+ * the GCM-SIV and OTR ones this CPU cannot run before the ones it can, for
+ * aesgen_best_aead("gcm-siv") and ("otr").  Every OTR variant has a kernel:
+ * "otr" (v3.1, parallel AD), "otr-v2", and the serial-AD "otr-s", "otr-v2-s". */
 const aesgen_aead aesgen_aeads[] = {
     MOCK_AEAD("mock-table-gcm", "table", "none", 0, 0),
     MOCK_AEAD("mock-gcm", "mock", "r2", 1, 0),
     MOCK_AEAD("mock-gcm-needs-mock-feature", "mock", "none", 1, AESGEN_CPU_MOCK),
     MOCK_SIV_AEAD("mock-gcm-siv-needs-mock-feature", AESGEN_CPU_MOCK),
     MOCK_SIV_AEAD("mock-gcm-siv", 0),
+    MOCK_OTR_AEAD("mock-otr-needs-mock-feature", "otr", v3p, AESGEN_CPU_MOCK),
+    MOCK_OTR_AEAD("mock-otr", "otr", v3p, 0),
+    MOCK_OTR_AEAD("mock-otr-v2", "otr-v2", v2p, 0),
+    MOCK_OTR_AEAD("mock-otr-s", "otr-s", v3s, 0),
+    MOCK_OTR_AEAD("mock-otr-v2-s", "otr-v2-s", v2s, 0),
 };
 const size_t aesgen_aead_count = sizeof aesgen_aeads / sizeof aesgen_aeads[0];
 const unsigned aesgen_key_bits_supported = 7;

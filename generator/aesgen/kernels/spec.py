@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..modes import hash_engines_of, mode as mode_descriptor
+from ..modes import MODES as MODE_DESCRIPTORS, hash_engines_of, mode as mode_descriptor
 from ..modes.counter import POLICIES, CounterPolicy
 
 FACE_LEVELS = ("none", "r1", "r2")
@@ -27,7 +27,7 @@ METHODS = {
     "bitsliced": ((128, 256, 512), True),
 }
 # modes of operation (generator/aesgen/modes/): the keystream mode and the AEADs
-MODES = ("ctr", "gcm", "gcm-siv")
+MODES = tuple(MODE_DESCRIPTORS)
 ENCODINGS = ("sse", "avx", "evex", "neon", "neon-sha3")
 # the instruction set a method's kernels are written in (default x86_64), and its encodings
 AARCH64_METHODS = ("armv8-ce", "neon-tbl", "neon-bitsliced")

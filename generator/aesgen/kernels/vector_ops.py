@@ -228,6 +228,16 @@ class VectorOps:
         """dst = src >> 8*count within each 128-bit lane (PSRLDQ)."""
         self._shift("psrldq", dst, src, count)
 
+    def shift_dwords_left(self, dst: Reg, src: Reg, count: int) -> None:
+        """dst = src << count per 32-bit element (PSLLD)."""
+        self._shift("pslld", dst, src, count)
+
+    def shift_qwords_by(self, dst: Reg, src: Reg, counts: Reg | Mem, *, left: bool) -> None:
+        """dst = src shifted per 64-bit element by that element of counts (VPSLLVQ,
+        VPSRLVQ: a count of 64 or more gives 0); ymm and zmm."""
+        self._emit("vpsllvq" if left else "vpsrlvq", dst, src,
+                   counts.at(dst.width) if isinstance(counts, Mem) else counts)
+
     def shift_dwords_arith(self, dst: Reg, src: Reg, count: int) -> None:
         """dst = src >> count per signed 32-bit element (PSRAD): 31 spreads each sign bit."""
         self._shift("psrad", dst, src, count)

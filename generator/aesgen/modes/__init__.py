@@ -130,19 +130,61 @@ GCM_SIV = ModeDescriptor(
             "loop", "tail"),
     oracle="RFC 8452 Appendix C; the cryptography package's AESGCMSIV (pytest); a "
            "reference over OpenSSL's AES (harness)",
-    methods=("aesni", "vaes256", "vaes512"),
+    methods=("aesni", "vaes256", "vaes512", "armv8-ce"),
     needs=(),
-    # POLYVAL is the carry-less engine in another bit order, at the cipher's width
+    # POLYVAL is the carry-less engine in another bit order, at the cipher's width; on
+    # AArch64 the Crypto Extension's PMULL/PMULL2 (gf128/aarch64/pmull.py, polyval)
     hashes=(("clmul", ((128, ("PCLMULQDQ",)), (256, ("PCLMULQDQ", "VPCLMULQDQ")),
-                       (512, ("PCLMULQDQ", "VPCLMULQDQ", "BMI2")))),),
+                       (512, ("PCLMULQDQ", "VPCLMULQDQ", "BMI2")))),
+            ("pmull", ((128, ("PMULL",)),))),
     faces=("none",),
     # as GCM's: xmm and ymm in VEX forms (16 registers), zmm in EVEX (32)
     encodings=(((128, "evex"), "avx"), ((256, "evex"), "avx")),
-    skeletons=(("x86_64", "*", "aesgen.modes.gcm_siv.x86_64"),),
+    skeletons=(("x86_64", "*", "aesgen.modes.gcm_siv.x86_64"),
+               ("aarch64", "*", "aesgen.modes.gcm_siv.aarch64")),
     counters=("le32",),
     nonce=(12, 12), tag=(16, 16), key_bits=(128, 256))
 
-MODES = {m.name: m for m in (CTR, GCM, GCM_SIV)}
+
+def _otr(name: str, title: str) -> ModeDescriptor:
+    return ModeDescriptor(
+        name=name, aead=True, title=title,
+        entries=GCM.entries, absent=GCM_SIV.absent,
+        # one loop: the pairs' two Feistel rounds, their masks and the checksum
+        hot_entry="seal",
+        phases=("masks", "aes", "load_store", "loop", "tail"),
+        oracle="specs/aes-otr.md Appendix A; the Python model (pytest); a reference over "
+               "OpenSSL's AES (harness)",
+        methods=("aesni", "vaes256", "vaes512", "armv8-ce"),
+        needs=(),
+        # the hash engine of OTR is its mask doubling (gf128/x86_64/doubling.py): on ymm and
+        # zmm a register of consecutive masks moved on by one carry-less multiply, on xmm
+        # Krovetz's doubling a mask at a time (clmul there too: `aesgen doubling` measures
+        # both)
+        hashes=(("krovetz", ((128, ("SSE2",)),)),
+                ("clmul", ((128, ("PCLMULQDQ",)),
+                           (256, ("PCLMULQDQ", "VPCLMULQDQ", "AVX2")),
+                           (512, ("PCLMULQDQ", "VPCLMULQDQ", "AVX512F")))),
+                # AArch64: Krovetz's doubling on byte lanes, masks in block order
+                # (gf128/aarch64/doubling.py), armv8-ce's alone
+                ("neon-krovetz", ((128, ("ASIMD",)),))),
+        method_hashes=(("armv8-ce", ("neon-krovetz",)),),
+        faces=("none",),
+        encodings=(((128, "evex"), "avx"), ((256, "evex"), "avx")),
+        skeletons=(("x86_64", "*", "aesgen.modes.otr.x86_64"),
+                   ("aarch64", "*", "aesgen.modes.otr.aarch64")),
+        counters=("none",),
+        nonce=(1, 15), tag=(1, 16), key_bits=(128, 256))
+
+
+# specs/aes-otr.md: v3.1 (the final version) and seed 001's v2, the AD in parallel (p) or
+# serial (s)
+OTR = _otr("otr", "AES-OTR v3.1, parallel AD (specs/aes-otr.md)")
+OTR_V2 = _otr("otr-v2", "AES-OTR v2, parallel AD (specs/aes-otr.md section 10; seed 001)")
+OTR_S = _otr("otr-s", "AES-OTR v3.1, serial AD (specs/aes-otr.md)")
+OTR_V2_S = _otr("otr-v2-s", "AES-OTR v2, serial AD (specs/aes-otr.md section 10)")
+
+MODES = {m.name: m for m in (CTR, GCM, GCM_SIV, OTR, OTR_V2, OTR_S, OTR_V2_S)}
 
 
 def features_for(desc: ModeDescriptor, width: int,

@@ -64,4 +64,7 @@ INC32 = CounterPolicy("inc32", 32, "bytes 12..15 are a 32-bit big-endian number 
                                    "bytes 0..11 stay (SP 800-38D inc_32)")
 LE32 = CounterPolicy("le32", 32, "bytes 0..3 are a 32-bit little-endian number that wraps; "
                                  "bytes 4..15 stay (RFC 8452's AES-GCM-SIV)", little=True)
-POLICIES = {p.name: p for p in (BE128, INC32, LE32)}
+# OTR counts nothing: every block has its own mask (a GF(2^128) doubling chain)
+NO_COUNTER = CounterPolicy("none", 0, "no counter: each block is masked by its own power "
+                                      "of 2 times L (AES-OTR)")
+POLICIES = {p.name: p for p in (BE128, INC32, LE32, NO_COUNTER)}

@@ -6,8 +6,11 @@ cycles) and, for set-up, ``ticks``. MODE is a CTR mode (stream, msg_iv, fresh_iv
 first), ``gcm_seal`` (one TLS-style AES-GCM record per iteration, beside OpenSSL, ipsec-mb,
 libgcrypt and BoringSSL), ``gcm_siv_seal`` and ``gcm_siv_open`` (one AES-GCM-SIV record
 sealed or opened per iteration, beside libgcrypt and BoringSSL; these also report
-``ticks_per_message``, which at small sizes is GCM-SIV's per-nonce key derivation and set-up)
-or ``ghash`` (one AAD-only AES-128-GCM message per iteration: GHASH alone, beside OpenSSL's
+``ticks_per_message``, which at small sizes is GCM-SIV's per-nonce key derivation and set-up),
+``otr_seal`` and ``otr_open`` (one AES-OTR record sealed or opened per iteration, beside
+AES-OCB in libgcrypt and OpenSSL) with ``otr_ref`` (the same method's CTR and GCM kernels
+without FACE, per record, for comparison), all three with ``ticks_per_message`` too, or
+``ghash`` (one AAD-only AES-128-GCM message per iteration: GHASH alone, beside OpenSSL's
 and two constant-time GHASHs in C without a carry-less multiplier).
 This module runs it as it is (aesgen kernels and peers) and again with OpenSSL's AES-NI and
 PCLMULQDQ masked (``OPENSSL_ia32cap``), which makes OpenSSL take its bitsliced AES and its
@@ -44,18 +47,35 @@ MODE_TITLES = {"stream": "streaming (one IV, messages continue the counter)",
                "gcm_siv_open": "GCM-SIV open per record (a valid record under its own nonce, "
                                "13-byte AAD, 16-byte tag; the per-nonce key derivation "
                                "included)",
+               "otr_seal": "OTR seal per record (new 12-byte nonce, 13-byte AAD, 16-byte "
+                           "tag; the peers are AES-OCB, RFC 7253)",
+               "otr_open": "OTR open per record (a valid record under its own nonce, 13-byte "
+                           "AAD, 16-byte tag; the peers are AES-OCB, RFC 7253)",
+               "otr_ref": "for comparison, not OTR: the same method's CTR kernel without FACE "
+                          "(a new IV, SIZE bytes of keystream XOR) and GCM kernel without FACE "
+                          "(a record sealed), per record",
                "ghash": "GHASH alone (AAD only, AES-128: per message a new nonce, the bytes "
                         "as AAD, the 16-byte tag; ct-* hash the data and the length block, no "
                         "AES)"}
 # What `--what` picks: the CTR benchmarks, the AES-GCM seal benchmarks, the AES-GCM-SIV seal
-# and open ones, GHASH alone; and what the program runs when not told.
-WHAT = ("ctr", "gcm", "gcm-siv", "ghash")
-# GCM-SIV is in the default (its few implementations at six sizes are a small part of a
-# default run); GHASH alone is asked for
-DEFAULT_WHAT = ("ctr", "gcm", "gcm-siv")
+# and open ones, the AES-OTR seal and open ones (beside OCB, with their CTR and GCM
+# comparison), GHASH alone; and what the program runs when not told.
+WHAT = ("ctr", "gcm", "gcm-siv", "otr", "ghash")
+# GCM-SIV and OTR are in the default (their few implementations at six sizes are a small
+# part of a default run); GHASH alone is asked for
+DEFAULT_WHAT = ("ctr", "gcm", "gcm-siv", "otr")
 AEAD_MODE = "gcm_seal"
 GCM_SIV_MODES = ("gcm_siv_seal", "gcm_siv_open")
 GCM_SIV_SIZES = (16, 64, 256, 1420, 4096, 16384)
+OTR_MODES = ("otr_seal", "otr_open")
+OTR_REF_MODE = "otr_ref"
+OTR_SIZES = (16, 64, 256, 1420, 4096, 16384)
+# the record sizes the OTR targets are stated at (1420 B: a TLS record on a 1500-byte MTU;
+# 16 KiB: TLS's largest); the ratio lines are given at these where they ran
+OTR_TARGET_SIZES = (1420, 16384)
+# the modes of aesgen_aeads[] the program times as OTR (harness/bench/otr_bench.cc): v3.1
+# and v2, with the AD parallel or serial
+OTR_KERNEL_MODES = ("otr", "otr-v2", "otr-s", "otr-v2-s")
 # the ticks-per-message table has the GCM-SIV sizes up to this: where the per-nonce set-up
 # is most of a record's cost
 PER_MESSAGE_MAX_SIZE = 256
@@ -80,7 +100,7 @@ class BenchPlan:
     first_sizes: tuple[int, ...] = FIRST_SIZES
     what: tuple[str, ...] = DEFAULT_WHAT
     # None: each AEAD table's own sizes (gcm_seal and ghash AEAD_SIZES, GCM-SIV
-    # GCM_SIV_SIZES); given, every AEAD table's
+    # GCM_SIV_SIZES, OTR OTR_SIZES); given, every AEAD table's
     aead_sizes: tuple[int, ...] | None = None
 
 
@@ -195,7 +215,7 @@ def summarize(*runs: dict) -> dict[str, dict]:
     median and ``spread`` is (max - min) of those over the median (``spread_over``
     "processes"), since timings differ more from process to process than within one;
     otherwise it is the spread of the repetitions (``spread_over`` "repetitions").
-    Benchmarks that report ``ticks_per_message`` (GCM-SIV) get it the same way, as
+    Benchmarks that report ``ticks_per_message`` (GCM-SIV, OTR) get it the same way, as
     ``ticks_per_message``, ``ticks_per_message_process_medians`` and
     ``ticks_per_message_spread``."""
     samples: dict[str, list[float]] = {}
@@ -348,32 +368,35 @@ def gcm_siv_table(summary: dict[str, dict], mode: str, bits: int, sizes: tuple[i
 
 
 def per_message_table(summary: dict[str, dict], bits: int, sizes: tuple[int, ...],
-                      markdown: bool = False) -> str:
-    """AES-GCM-SIV TSC ticks per record, seal and open, at the sizes up to
-    PER_MESSAGE_MAX_SIZE: rows implementations, columns seal and open at each size, cells
-    the median ± half the spread (markdown also [lowest..highest per-process median]). At
-    16 bytes a record's cost is mostly what GCM-SIV does once per nonce: derive the
-    authentication and encryption keys, expand the latter, the POLYVAL key's powers. Empty
-    when no such benchmark ran at this key size."""
-    cols = [(mode, s) for s in sizes if s <= PER_MESSAGE_MAX_SIZE for mode in GCM_SIV_MODES]
+                      markdown: bool = False, modes: tuple[str, str] = GCM_SIV_MODES,
+                      cipher: str = "GCM-SIV",
+                      note: str = "mostly the per-nonce key derivation and set-up at 16 B"
+                      ) -> str:
+    """TSC ticks per record, seal and open (`modes`: GCM-SIV's by default, or OTR_MODES),
+    at the sizes up to PER_MESSAGE_MAX_SIZE: rows implementations, columns seal and open at
+    each size, cells the median ± half the spread (markdown also [lowest..highest
+    per-process median]). At 16 bytes a GCM-SIV record's cost is mostly what it does once per
+    nonce: derive the authentication and encryption keys, expand the latter, the POLYVAL
+    key's powers. Empty when no such benchmark ran at this key size."""
+    cols = [(mode, s) for s in sizes if s <= PER_MESSAGE_MAX_SIZE for mode in modes]
     rows = [(impl, {(r["mode"], r["size"]): r for r in summary.values()
                     if r["impl"] == impl and r["key_bits"] == bits
-                    and r["mode"] in GCM_SIV_MODES and "ticks_per_message" in r})
+                    and r["mode"] in modes and "ticks_per_message" in r})
             for impl in impl_order(summary)]
-    rows = [(i, cells) for i, cells in rows if cells]
+    rows = [(i, cells) for i, cells in rows if any(c in cells for c in cols)]
     if not rows or not cols:
         return ""
-    heads = [f"{mode.removeprefix('gcm_siv_')} {s} B" for mode, s in cols]
+    heads = [f"{mode.rsplit('_', 1)[1]} {s} B" for mode, s in cols]
     if markdown:
-        out = [f"**AES-{bits}-GCM-SIV, TSC ticks per record** (seal and open; mostly the "
-               f"per-nonce key derivation and set-up at 16 B) — median of all repetitions, "
-               f"± half {spread_note(summary)} [lowest..highest per-process median]", "",
+        out = [f"**AES-{bits}-{cipher}, TSC ticks per record** (seal and open; {note}) — "
+               f"median of all repetitions, ± half {spread_note(summary)} "
+               f"[lowest..highest per-process median]", "",
                "| implementation | " + " | ".join(heads) + " |", "|---|" + "---:|" * len(cols)]
         for impl, cells in rows:
             out.append(f"| {impl} | " + " | ".join(_per_message_md(cells.get(c))
                                                      for c in cols) + " |")
         return "\n".join(out) + "\n"
-    head = f"{f'AES-{bits}-GCM-SIV ticks':<22}" + "".join(f"{h:>16}" for h in heads)
+    head = f"{f'AES-{bits}-{cipher} ticks':<22}" + "".join(f"{h:>16}" for h in heads)
     out = [head, "-" * len(head)]
     for impl, cells in rows:
         out.append(f"{impl:<22}" + "".join(_per_message_text(cells.get(c)) for c in cols))
@@ -417,16 +440,167 @@ def gcm_siv_sections(summary: dict[str, dict], keys: tuple[int, ...],
     return out
 
 
-def _size_table(summary: dict[str, dict], mode: str, bits: int, sizes: tuple[int, ...],
-                head_label: str, md_label: str, markdown: bool) -> str:
-    """The table of one mode and key size whose columns are sizes (gcm_seal, gcm_siv_seal,
-    gcm_siv_open, ghash)."""
+def is_peer(impl: str) -> bool:
+    """Whether an IMPL is a peer library (or a constant-time GHASH in C), not a kernel of
+    the set."""
+    return impl.startswith(PEER_PREFIXES)
+
+
+def otr_kernels(summary: dict[str, dict], bits: int | None = None) -> list[str]:
+    """The set's OTR kernels that ran (otr_seal or otr_open rows not of a peer), in
+    impl_order; at one key size when `bits` is given."""
+    ran = {r["impl"] for r in summary.values() if r["mode"] in OTR_MODES
+           and not is_peer(r["impl"]) and (bits is None or r["key_bits"] == bits)}
+    return [i for i in impl_order(summary) if i in ran]
+
+
+def otr_method(impl: str) -> str:
+    """The method of an OTR kernel's name: vaes512-otr, vaes256-otr-v2-s -> vaes512,
+    vaes256."""
+    return impl.split("-otr", 1)[0]
+
+
+def otr_comparison_names(method: str) -> dict[str, str]:
+    """The comparison kernels (otr_ref) of a method, by what they are: its CTR and its GCM
+    kernel without FACE."""
+    return {"CTR": f"{method}-face-none", "GCM": f"{method}-gcm-none"}
+
+
+def otr_table(summary: dict[str, dict], mode: str, bits: int, sizes: tuple[int, ...],
+              markdown: bool = False) -> str:
+    """AES-OTR seal or open (mode otr_seal or otr_open): rows the OTR kernels and the OCB
+    peers, columns record sizes, cells as in aead_table. The seal table ends with the
+    comparison rows (otr_ref), labelled "IMPL (CTR)" or "IMPL (GCM)". Empty when no OTR or
+    OCB row ran at this key size."""
+    extra = []
+    if mode == "otr_seal":
+        for impl, cells in _size_rows(summary, OTR_REF_MODE, bits):
+            what = "GCM" if "-gcm-" in impl else "CTR"
+            extra.append((f"{impl} ({what})", cells))
+    what = mode.removeprefix("otr_")
+    return _size_table(summary, mode, bits, sizes, f"AES-{bits}-OTR {what}",
+                       f"AES-{bits}-OTR", markdown, extra_rows=extra)
+
+
+def _ratio(numerator: float | None, denominator: float | None) -> float | None:
+    return numerator / denominator if numerator and denominator else None
+
+
+def otr_ratios(summary: dict[str, dict], keys: tuple[int, ...],
+               sizes: tuple[int, ...]) -> list[dict]:
+    """What the OTR targets are stated as, per OTR kernel, key size and record size that ran:
+    its seal and open ticks per byte; the speed-up over each OCB peer (the peer's ticks over
+    the kernel's, seal against seal and open against open: > 1 is faster); its seal's
+    ticks over its method's CTR kernel's and GCM kernel's without FACE (otr_ref: 1.15 is 15%
+    slower than that CTR)."""
+    out = []
+    by_name = {(r["impl"], r["mode"], r["key_bits"], r["size"]): r["median"]
+               for r in summary.values()}
+    peers = sorted({r["impl"] for r in summary.values()
+                    if r["mode"] in OTR_MODES and is_peer(r["impl"])})
+    for bits in keys:
+        for impl in otr_kernels(summary, bits):
+            for size in sizes:
+                seal = by_name.get((impl, "otr_seal", bits, size))
+                opn = by_name.get((impl, "otr_open", bits, size))
+                if seal is None and opn is None:
+                    continue
+                row = {"impl": impl, "key_bits": bits, "size": size, "seal": seal, "open": opn,
+                       "speedup_seal": {}, "speedup_open": {}, "versus": {}}
+                for peer in peers:
+                    if (x := _ratio(by_name.get((peer, "otr_seal", bits, size)), seal)):
+                        row["speedup_seal"][peer] = x
+                    if (x := _ratio(by_name.get((peer, "otr_open", bits, size)), opn)):
+                        row["speedup_open"][peer] = x
+                for what, ref in otr_comparison_names(otr_method(impl)).items():
+                    if (x := _ratio(seal, by_name.get((ref, OTR_REF_MODE, bits, size)))):
+                        row["versus"][what] = {"impl": ref, "ratio": x}
+                out.append(row)
+    return out
+
+
+def _ratio_text(r: dict) -> str:
+    """One line of the OTR ratios, e.g. "vaes512-otr  AES-128 16384 B  seal 0.101 ticks/B:
+    1.25x libgcrypt-ocb, 2.31x openssl-ocb; 1.12x the ticks of vaes512-face-none (CTR), ...;
+    open 0.098 ticks/B: 1.30x libgcrypt-ocb, ..."."""
+    parts = []
+    for what in ("seal", "open"):
+        if r[what] is None:
+            continue
+        bits = [f"{x:.2f}x {peer}" for peer, x in r[f"speedup_{what}"].items()]
+        if what == "seal":
+            bits += [f"{v['ratio']:.2f}x the ticks of {v['impl']} ({k})"
+                     for k, v in r["versus"].items()]
+        parts.append(f"{what} {r[what]:.3f} ticks/B" + (": " + ", ".join(bits) if bits else ""))
+    return f"{r['impl']:<18} AES-{r['key_bits']} {r['size']:>5} B  " + "; ".join(parts)
+
+
+OTR_RATIO_NOTE = ("speed-up over a peer = its ticks / the kernel's (seal against seal, open "
+                  "against open; > 1 is faster); against CTR and GCM = the kernel's seal "
+                  "ticks / theirs (1.15 is 15% slower)")
+
+
+def otr_sections(summary: dict[str, dict], keys: tuple[int, ...], sizes: tuple[int, ...],
+                 set_name: str = "this set") -> list[tuple[str, str]]:
+    """The AES-OTR part of the report, per key size: the seal table (with the CTR and GCM
+    comparison rows), the open table and the ticks-per-record table; then the OTR kernels
+    against their targets (otr_ratios at OTR_TARGET_SIZES, or the largest size run, for
+    AES-128 or the first key size run), or, when no OTR kernel ran, a line saying so. Each
+    as (console text, markdown); nothing where no OTR benchmark ran."""
+    out = []
+    for bits in keys:
+        for mode in OTR_MODES:
+            t = otr_table(summary, mode, bits, sizes)
+            if t:
+                out.append((f"\n{MODE_TITLES[mode]}\n{t}",
+                            otr_table(summary, mode, bits, sizes, markdown=True)))
+        note = "at 16 B mostly the block-cipher calls once per nonce and for the tag"
+        t = per_message_table(summary, bits, sizes, modes=OTR_MODES, cipher="OTR", note=note)
+        if t:
+            out.append((f"\nOTR and OCB TSC ticks per record, seal and open ({note})\n{t}",
+                        per_message_table(summary, bits, sizes, markdown=True,
+                                          modes=OTR_MODES, cipher="OTR", note=note)))
+    if not out:
+        return out
+    if not otr_kernels(summary):
+        line = (f"no AES-OTR kernel ran: {set_name} has none this CPU runs yet (modes "
+                f"{', '.join(OTR_KERNEL_MODES)}); the OTR tables hold the OCB peers and the "
+                f"comparison rows only")
+        out.append((f"\n{line}", f"*{line[0].upper() + line[1:]}.*\n"))
+        return out
+    ran_keys = [b for b in keys if otr_kernels(summary, b)]
+    text_keys = (128,) if 128 in ran_keys else tuple(ran_keys[:1])
+    ran_sizes = sorted({r["size"] for r in summary.values() if r["mode"] in OTR_MODES})
+    text_sizes = tuple(s for s in OTR_TARGET_SIZES if s in ran_sizes) or tuple(ran_sizes[-1:])
+    rows = otr_ratios(summary, text_keys, text_sizes)
+    if rows:
+        head = f"OTR kernels against their targets ({OTR_RATIO_NOTE})"
+        out.append(("\n" + head + "\n" + "\n".join("  " + _ratio_text(r) for r in rows) + "\n",
+                    f"**{head[0].upper() + head[1:]}**\n\n"
+                    + "\n".join(f"- {_ratio_text(r)}" for r in rows) + "\n"))
+    return out
+
+
+def _size_rows(summary: dict[str, dict], mode: str, bits: int) -> list[tuple[str, dict]]:
+    """(implementation, {size: row}) of one mode and key size, in impl_order; only those
+    that ran."""
     rows = [(impl, {r["size"]: r for r in summary.values()
                     if r["impl"] == impl and r["mode"] == mode and r["key_bits"] == bits})
             for impl in impl_order(summary)]
-    rows = [(i, cells) for i, cells in rows if cells]
+    return [(i, cells) for i, cells in rows if cells]
+
+
+def _size_table(summary: dict[str, dict], mode: str, bits: int, sizes: tuple[int, ...],
+                head_label: str, md_label: str, markdown: bool,
+                extra_rows: list[tuple[str, dict]] | None = None) -> str:
+    """The table of one mode and key size whose columns are sizes (gcm_seal, gcm_siv_seal,
+    gcm_siv_open, otr_seal, otr_open, ghash); `extra_rows` (label, {size: row}) follow the
+    mode's own (the OTR seal table's comparison rows). Empty when the mode has no row."""
+    rows = _size_rows(summary, mode, bits)
     if not rows:
         return ""
+    rows += extra_rows or []
+    width = max(22, max(len(label) + 1 for label, _ in rows))
     if markdown:
         out = [f"**{md_label}, {MODE_TITLES[mode]}** — TSC ticks per byte, median "
                f"of all repetitions, ± half {spread_note(summary)} [lowest..highest "
@@ -447,10 +621,10 @@ def _size_table(summary: dict[str, dict], mode: str, bits: int, sizes: tuple[int
                 vals.append(cell)
             out.append(f"| {impl} | " + " | ".join(vals) + " |")
         return "\n".join(out) + "\n"
-    head = f"{head_label:<22}" + "".join(f"{str(s) + ' B':>16}" for s in sizes)
+    head = f"{head_label:<{width}}" + "".join(f"{str(s) + ' B':>16}" for s in sizes)
     out = [head, "-" * len(head)]
     for impl, cells in rows:
-        line = f"{impl:<22}"
+        line = f"{impl:<{width}}"
         for s in sizes:
             c = cells.get(s)
             line += f"{c['median']:>9.3f} ±{c['spread'] * 50:>3.0f}% " if c else f"{'':>16}"
@@ -503,12 +677,17 @@ FACE_STYLES = {"none": ":", "r1": "--", "r2": "-"}
 
 def _style(impl: str) -> dict:
     """Colour by method, line style by FACE level; peers grey-ish with their own markers
-    (the same for a peer's CTR, GCM, GCM-SIV and GHASH rows: `openssl`, `openssl-gcm`,
-    `libgcrypt-gcm-siv`, `openssl-ghash`)."""
-    peer = impl.removesuffix("-gcm-siv").removesuffix("-gcm").removesuffix("-ghash")
+    (the same for a peer's CTR, GCM, GCM-SIV, OCB and GHASH rows: `openssl`, `openssl-gcm`,
+    `libgcrypt-gcm-siv`, `openssl-ocb`, `openssl-ghash`)."""
+    peer = (impl.removesuffix("-gcm-siv").removesuffix("-gcm").removesuffix("-ghash")
+            .removesuffix("-ocb"))
     if peer in PEER_STYLES:
         colour, marker = PEER_STYLES[peer]
         return {"color": colour, "marker": marker, "linestyle": "-.", "linewidth": 1.5}
+    if "-otr" in impl:  # OTR kernels: solid for v3.1, dashed for v2
+        return {"color": FAMILY_COLOURS.get(otr_method(impl), "gray"), "marker": "o",
+                "markersize": 3, "linestyle": "--" if "-otr-v2" in impl else "-",
+                "linewidth": 1.5}
     family, _, face = impl.partition("-face-" if "-face-" in impl else "-gcm-")
     return {"color": FAMILY_COLOURS.get(family, "gray"), "marker": "o", "markersize": 3,
             "linestyle": FACE_STYLES.get(face, "-"), "linewidth": 1.8 if face == "r2" else 1.2}
@@ -519,7 +698,7 @@ def plot(summary: dict[str, dict], path: Path, bits: int, title: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    modes = [m for m in (*MODES, AEAD_MODE, *GCM_SIV_MODES, GHASH_MODE)
+    modes = [m for m in (*MODES, AEAD_MODE, *GCM_SIV_MODES, *OTR_MODES, GHASH_MODE)
              if any(r["mode"] == m and r["key_bits"] == bits for r in summary.values())]
     if not modes:
         return
@@ -536,6 +715,7 @@ def plot(summary: dict[str, dict], path: Path, bits: int, title: str) -> None:
         ax.set_xlabel("message size (bytes)")
         ax.set_ylabel("TSC ticks per byte (lower is better)")
         cipher = (f"AES-{bits}-GCM-SIV" if mode in GCM_SIV_MODES
+                  else f"AES-{bits}-OTR (OCB peers)" if mode in OTR_MODES
                   else f"AES-{bits}-GCM" if mode in (AEAD_MODE, GHASH_MODE) else f"AES-{bits}")
         ax.set_title(f"{cipher}: {MODE_TITLES[mode].split(' (')[0]}", fontsize=10)
         ax.grid(True, which="both", alpha=0.3)

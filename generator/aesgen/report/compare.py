@@ -223,7 +223,7 @@ def render_compare(rows: list[dict], mca_cpus: tuple[str, ...]) -> str:
         pb = r["per_block"]
         line = (f"{r['kernel']:<26}{r['key_bits']:>5}{pb['total']:>10.2f}"
                 f"{pb.get('rounds_0_2', 0):>6.2f}"
-                f"{pb.get('rounds_3_nr', pb.get('aes', 0)):>7.2f}{pb['counter']:>6.2f}")
+                f"{pb.get('rounds_3_nr', pb.get('aes', 0)):>7.2f}{pb.get('counter', 0):>6.2f}")
         line += "".join(f"{r['mix_per_block'][m]:>8.2f}" for m in MIX)
         for c in mca_cpus:
             m = r["mca"][c]

@@ -9,7 +9,7 @@ from ..modes import mode
 
 HEADINGS = {"aes": "AES", "face": "FACE", "ghash_multiply": "GHASH mul", "reduction": "reduction",
             "polyval_multiply": "POLYVAL mul", "derive": "derive",
-            "load_store": "load/store", "tail": "tail",
+            "load_store": "load/store", "tail": "tail", "masks": "masks",
             "counter": "counter", "transpose": "transpose", "rounds_0_2": "rounds 0-2", "rounds_3_nr": "rounds 3..Nr",
             "load_xor_store": "load/xor/store", "loop": "loop", "total": "total"}
 
