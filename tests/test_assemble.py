@@ -114,7 +114,7 @@ def test_every_file_assembles_and_compiles(preset, config, built):
     req, files, d = built(preset, config)
     faces, keys, _, modes = CONFIGS[config]
     p = PRESETS[preset]
-    from aesgen.modes import GCM, GCM_SIV, hash_engine_for
+    from aesgen.modes import GCM, GCM_SIV, MODES, hash_engine_for
 
     def aead(desc, levels, stem):
         """The files of an AEAD mode: a method it takes, with a hash engine of its width on
@@ -124,10 +124,13 @@ def test_every_file_assembles_and_compiles(preset, config, built):
             return []
         return [f"{m.variant}_{stem(f)}.S" for m in p.methods for f in levels
                 if m.method in desc.methods and f in desc.faces
-                and hash_engine_for(desc, m.width, p.features_of(m)) is not None]
+                and hash_engine_for(desc, m.width, p.features_of(m), m.method) is not None]
+    otr = [MODES[name] for name in ("otr", "otr-v2", "otr-s", "otr-v2-s")]
     want = ([f"{m.variant}_face_{f}.S" for m in p.methods for f in faces]
             + aead(GCM, faces, lambda f: f"gcm_{f}")
-            + aead(GCM_SIV, GCM_SIV.faces, lambda f: "gcm_siv"))
+            + aead(GCM_SIV, GCM_SIV.faces, lambda f: "gcm_siv")
+            + [name for desc in otr for name in aead(
+                desc, desc.faces, lambda f, desc=desc: desc.name.replace("-", "_"))])
     assert sorted(n for n in files if n.endswith(".S")) == sorted(want)
     for name in files:
         if name.endswith(".S"):

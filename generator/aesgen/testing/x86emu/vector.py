@@ -38,7 +38,8 @@ for _mn, _e in (("vmovdqu8", 8), ("vmovdqu16", 16), ("vmovdqu32", 32), ("vmovdqu
                 ("vextracti32x4", 32), ("vextracti64x2", 64), ("vextracti32x8", 32),
                 ("vextracti64x4", 64),
                 ("vpbroadcastb", 8), ("vpbroadcastw", 16), ("vpbroadcastd", 32),
-                ("vpbroadcastq", 64), ("vpermq", 64)):
+                ("vpbroadcastq", 64), ("vpermq", 64), ("valignq", 64), ("vpermi2q", 64),
+                ("vpsllvq", 64), ("vpsrlvq", 64)):
     ESIZE[_mn] = (_e, _e)
 ESIZE["vgf2p8affineqb"] = (8, 64)
 ESIZE["vgf2p8affineinvqb"] = (8, 64)
@@ -611,6 +612,69 @@ def _h_ternlog(d: Decoder):
 
 HANDLERS["vpternlogd"] = _h_ternlog
 HANDLERS["vpternlogq"] = _h_ternlog
+
+
+def _h_vpermi2q(d: Decoder):
+    """VPERMI2Q idx/dest, table1, table2 (Intel order; AT&T reversed): qword i of dest =
+    qword (idx_i mod 2n) of table1 || table2 (n qwords a register; table2 the high half)."""
+    ops = d.ops
+    d.need(len(ops) == 3 and not ops[2].mask)
+    c_op, b_op, a_op = ops[0], ops[1], ops[2]
+    W = _vwidth(d, a_op)
+    n = W // 8
+    ga, gb, gc = d.vget(a_op, W), d.vget(b_op, W), d.vget(c_op, W)
+    s = d.vset(a_op, W, False, 64)
+
+    def fn(idx, t1, t2):
+        both = t1 | (t2 << (64 * n))
+        out = 0
+        for i in range(n):
+            sel = ((idx >> (64 * i)) & 0xFFFFFFFFFFFFFFFF) % (2 * n)
+            out |= ((both >> (64 * sel)) & 0xFFFFFFFFFFFFFFFF) << (64 * i)
+        return out
+
+    def bind(m, nxt):
+        a, b, c, put = ga(m), gb(m), gc(m), s(m)
+
+        def run():
+            put(fn(a(), b(), c()))
+            return nxt
+        return run
+    return bind
+
+
+HANDLERS["vpermi2q"] = _h_vpermi2q
+
+
+def _valignq(W, k):
+    """VALIGNQ dest, src1, src2, imm: src1 || src2 (src1 high) shifted right by imm qwords."""
+    bits = 8 * W
+
+    def f(a, b):
+        return (((a << bits) | b) >> (64 * (k % (W // 8)))) & ((1 << bits) - 1)
+    return f
+
+
+HANDLERS["valignq"] = _vec_binary(_valignq, imm=True)
+
+
+def _shift_by_qwords(left: bool):
+    """VPSLLVQ / VPSRLVQ: each qword shifted by that qword of the counts (64 or more: 0)."""
+    def of_width(W):
+        def f(a, counts):
+            out = 0
+            for i in range(W // 8):
+                x = (a >> (64 * i)) & 0xFFFFFFFFFFFFFFFF
+                c = (counts >> (64 * i)) & 0xFFFFFFFFFFFFFFFF
+                y = 0 if c >= 64 else ((x << c) if left else (x >> c)) & 0xFFFFFFFFFFFFFFFF
+                out |= y << (64 * i)
+            return out
+        return f
+    return of_width
+
+
+HANDLERS["vpsllvq"] = _vec_binary(_shift_by_qwords(True))
+HANDLERS["vpsrlvq"] = _vec_binary(_shift_by_qwords(False))
 
 
 # --- 128-bit lane moves: broadcast, insert, extract, shuffle --------------------------------
