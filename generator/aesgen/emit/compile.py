@@ -5,6 +5,7 @@ tests ask for the same kernels many times.
 """
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import gc
@@ -96,6 +97,11 @@ def compile_kernel(spec: KernelSpec) -> CompiledKernel:
     and print it. The same path for every mode, method and instruction set."""
     with cyclic_gc_paused():
         return _compile_kernel(spec)
+
+
+# The kept kernels go when the interpreter exits: left in place, the collections at its
+# finalization would walk their millions of objects (seconds a preset).
+atexit.register(compile_kernel.cache_clear)
 
 
 def compiled_summary(spec: KernelSpec) -> CompiledKernel:
