@@ -183,3 +183,34 @@ def test_stats_reports_gcm_siv_by_phase(aesgen_exe) -> None:
         # AES-128 runs 10 rounds a block (9 AESENC, 1 AESENCLAST, and key loads beside)
         assert cells["AES"] >= (10 if bits == "128" else 14)
         assert 4 <= cells["POLYVAL mul"] <= 12 and cells["counter"] > 0
+
+
+def test_gfni_methods_have_a_gcm_siv_without_carry_less_multiply() -> None:
+    """The constant-time form without a carry-less multiply: every committed x86 set lists,
+    for each of its gfni methods, a GCM-SIV kernel hashed by the byte-sliced engine in
+    POLYVAL's bit order (manifest "hash"), constant time, whose file multiplies by
+    GF2P8AFFINEQB and has no carry-less multiply and no AES instruction. (The kernels
+    themselves run every test above with the others.)"""
+    from test_methods import AES_INSTRUCTION
+    from aesgen.paths import GENERATED
+    from aesgen.targets import find_preset
+
+    checked = 0
+    for manifest in sorted(GENERATED.glob("*/manifest.json")):
+        preset = find_preset(manifest.parent.name)
+        if preset.arch != "x86_64":
+            continue
+        aeads = {a["name"]: a for a in json.loads(manifest.read_text()).get("aeads", [])}
+        for choice in preset.methods:
+            if choice.method != "gfni":
+                continue
+            name = f"{choice.variant}-gcm-siv"
+            assert name in aeads, f"{manifest.parent.name} lacks {name}"
+            a = aeads[name]
+            assert a["hash"] == "bytesliced" and a["constant_time"] is True, name
+            text = (manifest.parent / a["file"]).read_text().lower()
+            assert "gf2p8affineqb" in text, name
+            assert "pclmulqdq" not in text, f"{name} runs a carry-less multiply"
+            assert not AES_INSTRUCTION.search(text), f"{name} runs an AES instruction"
+            checked += 1
+    assert checked >= 10, checked

@@ -312,6 +312,18 @@ const aesgen_aead aesgen_aeads[] = {
      aesgen_vaes256_gcm_siv_init, aesgen_vaes256_gcm_siv_seal, aesgen_vaes256_gcm_siv_open, 0, 0,
      0, 0, 0, 0,
      aesgen_vaes256_gcm_siv_wipe},
+    {"gfni128-gcm-siv", "gcm-siv", "gfni", "none", 1,
+     AESGEN_CPU_AVX | AESGEN_CPU_AVX2 | AESGEN_CPU_GFNI, 9088,
+     12, 12, 16, 16,
+     aesgen_gfni128_gcm_siv_init, aesgen_gfni128_gcm_siv_seal, aesgen_gfni128_gcm_siv_open, 0, 0,
+     0, 0, 0, 0,
+     aesgen_gfni128_gcm_siv_wipe},
+    {"gfni256-gcm-siv", "gcm-siv", "gfni", "none", 1,
+     AESGEN_CPU_AVX | AESGEN_CPU_AVX2 | AESGEN_CPU_GFNI, 9088,
+     12, 12, 16, 16,
+     aesgen_gfni256_gcm_siv_init, aesgen_gfni256_gcm_siv_seal, aesgen_gfni256_gcm_siv_open, 0, 0,
+     0, 0, 0, 0,
+     aesgen_gfni256_gcm_siv_wipe},
     {"aesni-otr", "otr", "aesni", "none", 1,
      AESGEN_CPU_AESNI | AESGEN_CPU_AVX, 512,
      1, 15, 1, 16,
@@ -362,9 +374,9 @@ const aesgen_aead aesgen_aeads[] = {
      aesgen_vaes256_otr_v2_s_wipe},
 };
 const size_t aesgen_aead_count = sizeof(aesgen_aeads) / sizeof(aesgen_aeads[0]);
-static const unsigned char aesgen_aead_is_zmm[] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+static const unsigned char aesgen_aead_is_zmm[] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
 /* fastest first: the order of the CTR kernel of the same method and FACE level */
-static const unsigned char aesgen_aead_priority[] = { 5, 4, 3, 19, 21, 23, 25, 27, 2, 1, 0, 18, 20, 22, 24, 26, 11, 10, 9, 8, 7, 6, 17, 16, 15, 14, 13, 12 };
+static const unsigned char aesgen_aead_priority[] = { 5, 4, 3, 19, 23, 25, 27, 29, 2, 1, 0, 18, 22, 24, 26, 28, 11, 10, 9, 21, 8, 7, 6, 20, 17, 16, 15, 14, 13, 12 };
 
 const aesgen_aead *aesgen_best_aead(const char *mode)
 {

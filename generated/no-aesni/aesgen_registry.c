@@ -273,11 +273,29 @@ const aesgen_aead aesgen_aeads[] = {
      aesgen_bitsliced256_gcm_r2_init, aesgen_bitsliced256_gcm_r2_seal, aesgen_bitsliced256_gcm_r2_open, aesgen_bitsliced256_gcm_r2_start, aesgen_bitsliced256_gcm_r2_aad,
      aesgen_bitsliced256_gcm_r2_encrypt, aesgen_bitsliced256_gcm_r2_decrypt, aesgen_bitsliced256_gcm_r2_finish_seal, aesgen_bitsliced256_gcm_r2_finish_open,
      aesgen_bitsliced256_gcm_r2_wipe},
+    {"gfni128-gcm-siv", "gcm-siv", "gfni", "none", 1,
+     AESGEN_CPU_AVX | AESGEN_CPU_AVX2 | AESGEN_CPU_GFNI, 9088,
+     12, 12, 16, 16,
+     aesgen_gfni128_gcm_siv_init, aesgen_gfni128_gcm_siv_seal, aesgen_gfni128_gcm_siv_open, 0, 0,
+     0, 0, 0, 0,
+     aesgen_gfni128_gcm_siv_wipe},
+    {"gfni256-gcm-siv", "gcm-siv", "gfni", "none", 1,
+     AESGEN_CPU_AVX | AESGEN_CPU_AVX2 | AESGEN_CPU_GFNI, 9088,
+     12, 12, 16, 16,
+     aesgen_gfni256_gcm_siv_init, aesgen_gfni256_gcm_siv_seal, aesgen_gfni256_gcm_siv_open, 0, 0,
+     0, 0, 0, 0,
+     aesgen_gfni256_gcm_siv_wipe},
+    {"gfni512-gcm-siv", "gcm-siv", "gfni", "none", 1,
+     AESGEN_CPU_AVX | AESGEN_CPU_AVX2 | AESGEN_CPU_BMI2 | AESGEN_CPU_GFNI | AESGEN_CPU_AVX512F | AESGEN_CPU_AVX512BW | AESGEN_CPU_AVX512VL, 9088,
+     12, 12, 16, 16,
+     aesgen_gfni512_gcm_siv_init, aesgen_gfni512_gcm_siv_seal, aesgen_gfni512_gcm_siv_open, 0, 0,
+     0, 0, 0, 0,
+     aesgen_gfni512_gcm_siv_wipe},
 };
 const size_t aesgen_aead_count = sizeof(aesgen_aeads) / sizeof(aesgen_aeads[0]);
-static const unsigned char aesgen_aead_is_zmm[] = { 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0 };
+static const unsigned char aesgen_aead_is_zmm[] = { 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1 };
 /* fastest first: the order of the CTR kernel of the same method and FACE level */
-static const unsigned char aesgen_aead_priority[] = { 8, 7, 6, 5, 4, 3, 2, 1, 0, 14, 13, 12, 11, 10, 9 };
+static const unsigned char aesgen_aead_priority[] = { 8, 7, 6, 17, 5, 4, 3, 16, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9 };
 
 const aesgen_aead *aesgen_best_aead(const char *mode)
 {

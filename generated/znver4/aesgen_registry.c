@@ -372,6 +372,24 @@ const aesgen_aead aesgen_aeads[] = {
      aesgen_vaes512_gcm_siv_init, aesgen_vaes512_gcm_siv_seal, aesgen_vaes512_gcm_siv_open, 0, 0,
      0, 0, 0, 0,
      aesgen_vaes512_gcm_siv_wipe},
+    {"gfni128-gcm-siv", "gcm-siv", "gfni", "none", 1,
+     AESGEN_CPU_AVX | AESGEN_CPU_AVX2 | AESGEN_CPU_GFNI, 9088,
+     12, 12, 16, 16,
+     aesgen_gfni128_gcm_siv_init, aesgen_gfni128_gcm_siv_seal, aesgen_gfni128_gcm_siv_open, 0, 0,
+     0, 0, 0, 0,
+     aesgen_gfni128_gcm_siv_wipe},
+    {"gfni256-gcm-siv", "gcm-siv", "gfni", "none", 1,
+     AESGEN_CPU_AVX | AESGEN_CPU_AVX2 | AESGEN_CPU_GFNI, 9088,
+     12, 12, 16, 16,
+     aesgen_gfni256_gcm_siv_init, aesgen_gfni256_gcm_siv_seal, aesgen_gfni256_gcm_siv_open, 0, 0,
+     0, 0, 0, 0,
+     aesgen_gfni256_gcm_siv_wipe},
+    {"gfni512-gcm-siv", "gcm-siv", "gfni", "none", 1,
+     AESGEN_CPU_AVX | AESGEN_CPU_AVX2 | AESGEN_CPU_BMI2 | AESGEN_CPU_GFNI | AESGEN_CPU_AVX512F | AESGEN_CPU_AVX512BW | AESGEN_CPU_AVX512VL, 9088,
+     12, 12, 16, 16,
+     aesgen_gfni512_gcm_siv_init, aesgen_gfni512_gcm_siv_seal, aesgen_gfni512_gcm_siv_open, 0, 0,
+     0, 0, 0, 0,
+     aesgen_gfni512_gcm_siv_wipe},
     {"aesni-otr", "otr", "aesni", "none", 1,
      AESGEN_CPU_AESNI | AESGEN_CPU_AVX, 512,
      1, 15, 1, 16,
@@ -446,9 +464,9 @@ const aesgen_aead aesgen_aeads[] = {
      aesgen_vaes512_otr_v2_s_wipe},
 };
 const size_t aesgen_aead_count = sizeof(aesgen_aeads) / sizeof(aesgen_aeads[0]);
-static const unsigned char aesgen_aead_is_zmm[] = { 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1 };
+static const unsigned char aesgen_aead_is_zmm[] = { 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1 };
 /* fastest first: the order of the CTR kernel of the same method and FACE level */
-static const unsigned char aesgen_aead_priority[] = { 8, 7, 6, 26, 29, 32, 35, 38, 5, 4, 3, 25, 28, 31, 34, 37, 2, 1, 0, 24, 27, 30, 33, 36, 17, 16, 15, 14, 13, 12, 11, 10, 9, 23, 22, 21, 20, 19, 18 };
+static const unsigned char aesgen_aead_priority[] = { 8, 7, 6, 26, 32, 35, 38, 41, 5, 4, 3, 25, 31, 34, 37, 40, 2, 1, 0, 24, 30, 33, 36, 39, 17, 16, 15, 29, 14, 13, 12, 28, 11, 10, 9, 27, 23, 22, 21, 20, 19, 18 };
 
 const aesgen_aead *aesgen_best_aead(const char *mode)
 {

@@ -681,6 +681,33 @@ int  aesgen_vaes512_gcm_siv_open(void *ctx, const uint8_t *nonce, size_t nonce_l
                        const uint8_t *in, size_t len, uint8_t *out, const uint8_t *tag, size_t tag_len);
 void aesgen_vaes512_gcm_siv_wipe(void *ctx);
 
+/* gfni128-gcm-siv (AES-GCM-SIV (RFC 8452)): requires AVX, AVX2, GFNI; ctx 9088 bytes */
+#define AESGEN_GFNI128_GCM_SIV_CTX_SIZE 9088
+int  aesgen_gfni128_gcm_siv_init(void *ctx, const uint8_t *key, size_t key_len);
+int  aesgen_gfni128_gcm_siv_seal(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
+                       const uint8_t *in, size_t len, uint8_t *out, uint8_t *tag, size_t tag_len);
+int  aesgen_gfni128_gcm_siv_open(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
+                       const uint8_t *in, size_t len, uint8_t *out, const uint8_t *tag, size_t tag_len);
+void aesgen_gfni128_gcm_siv_wipe(void *ctx);
+
+/* gfni256-gcm-siv (AES-GCM-SIV (RFC 8452)): requires AVX, AVX2, GFNI; ctx 9088 bytes */
+#define AESGEN_GFNI256_GCM_SIV_CTX_SIZE 9088
+int  aesgen_gfni256_gcm_siv_init(void *ctx, const uint8_t *key, size_t key_len);
+int  aesgen_gfni256_gcm_siv_seal(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
+                       const uint8_t *in, size_t len, uint8_t *out, uint8_t *tag, size_t tag_len);
+int  aesgen_gfni256_gcm_siv_open(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
+                       const uint8_t *in, size_t len, uint8_t *out, const uint8_t *tag, size_t tag_len);
+void aesgen_gfni256_gcm_siv_wipe(void *ctx);
+
+/* gfni512-gcm-siv (AES-GCM-SIV (RFC 8452)): requires AVX, AVX2, BMI2, GFNI, AVX512F, AVX512BW, AVX512VL; ctx 9088 bytes */
+#define AESGEN_GFNI512_GCM_SIV_CTX_SIZE 9088
+int  aesgen_gfni512_gcm_siv_init(void *ctx, const uint8_t *key, size_t key_len);
+int  aesgen_gfni512_gcm_siv_seal(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
+                       const uint8_t *in, size_t len, uint8_t *out, uint8_t *tag, size_t tag_len);
+int  aesgen_gfni512_gcm_siv_open(void *ctx, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
+                       const uint8_t *in, size_t len, uint8_t *out, const uint8_t *tag, size_t tag_len);
+void aesgen_gfni512_gcm_siv_wipe(void *ctx);
+
 /* aesni-otr (AES-OTR v3.1, parallel AD (specs/aes-otr.md)): requires AESNI, AVX; ctx 512 bytes */
 #define AESGEN_AESNI_OTR_CTX_SIZE 512
 int  aesgen_aesni_otr_init(void *ctx, const uint8_t *key, size_t key_len);

@@ -84,12 +84,25 @@ def mulx(v: int) -> int:
     return (v >> 1) ^ GHASH_R if v & 1 else v >> 1
 
 
-def matrices(p: bytes) -> list[int]:
+def polyval_to_ghash(p: bytes) -> bytes:
+    """The GHASH-order element whose multiply is POLYVAL's dot by p (RFC 8452 Appendix A):
+    mulX_GHASH(ByteReverse(p)). With it, POLYVAL_H(X) = ByteReverse(GHASH_H'(ByteReverse(X)))
+    block by block, so POLYVAL is this engine with its bytes numbered from the other end."""
+    return to_block(mulx(from_block(p[::-1])))
+
+
+def matrices(p: bytes, polyval: bool = False) -> list[int]:
     """The 256 matrix qwords of 'times P', in the context's order: index 16 p + j holds
     M[p][j] (input byte p, output byte j), so the four of output register a for input byte
     p are one 32-byte load. Derivation: input bit c of byte p is the coefficient of x^k,
     k = 8 p + 7 - c, whose image is P x^k (k doublings of P); byte j of the images of
-    byte p's eight bits, transposed, is M[p][j]."""
+    byte p's eight bits, transposed, is M[p][j].
+
+    ``polyval``: the matrices of POLYVAL's dot by P (bytes as they are in memory): those of
+    GHASH's times polyval_to_ghash(P) with input and output bytes numbered from the other
+    end, M'[p][j] = M[15 - p][15 - j]; the bits inside a byte keep their order."""
+    if polyval:
+        return _renumbered(matrices(polyval_to_ghash(p)))
     images, v = [], from_block(p)
     for _ in range(128):
         images.append(to_block(v))
@@ -154,6 +167,27 @@ def ghash(h: bytes, data: bytes, pieces: list[int] | None = None) -> bytes:
             state = absorb(state, hashed, piece, mats[8])
             hashed += len(piece)
     return finish(state, hashed, mats)
+
+
+def polyval(h: bytes, data: bytes, pieces: list[int] | None = None) -> bytes:
+    """POLYVAL_H(data) (whole blocks) the way the engine computes it: the powers of H under
+    POLYVAL's dot are, through polyval_to_ghash, GHASH's powers of H', so the matrices are
+    those powers' with the bytes renumbered; blocks, streams and the finish are GHASH's."""
+    hg = from_block(polyval_to_ghash(h))
+    mats = {e: _renumbered(matrices(to_block(_power(hg, e)))) for e in POWERS}
+    blocks = [data[i:i + 16] for i in range(0, len(data), 16)]
+    pieces = pieces or [STREAMS] * ((len(blocks) + STREAMS - 1) // STREAMS)
+    state, hashed = [0] * 16, 0
+    for n in pieces:
+        piece, blocks = blocks[:n], blocks[n:]
+        if piece:
+            state = absorb(state, hashed, piece, mats[8])
+            hashed += len(piece)
+    return finish(state, hashed, mats)
+
+
+def _renumbered(m: list[int]) -> list[int]:
+    return [m[16 * (15 - i) + 15 - j] for i in range(16) for j in range(16)]
 
 
 def _power(h: int, e: int) -> int:

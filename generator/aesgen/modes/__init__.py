@@ -130,13 +130,18 @@ GCM_SIV = ModeDescriptor(
             "loop", "tail"),
     oracle="RFC 8452 Appendix C; the cryptography package's AESGCMSIV (pytest); a "
            "reference over OpenSSL's AES (harness)",
-    methods=("aesni", "vaes256", "vaes512", "armv8-ce"),
+    methods=("aesni", "vaes256", "vaes512", "gfni", "armv8-ce"),
     needs=(),
     # POLYVAL is the carry-less engine in another bit order, at the cipher's width; on
-    # AArch64 the Crypto Extension's PMULL/PMULL2 (gf128/aarch64/pmull.py, polyval)
+    # AArch64 the Crypto Extension's PMULL/PMULL2 (gf128/aarch64/pmull.py, polyval); the
+    # gfni method's constant-time form without a carry-less multiply or AES instruction:
+    # the byte-sliced streams of GF2P8AFFINEQB in POLYVAL's bit order
     hashes=(("clmul", ((128, ("PCLMULQDQ",)), (256, ("PCLMULQDQ", "VPCLMULQDQ")),
                        (512, ("PCLMULQDQ", "VPCLMULQDQ", "BMI2")))),
-            ("pmull", ((128, ("PMULL",)),))),
+            ("pmull", ((128, ("PMULL",)),)),
+            ("bytesliced", ((128, ("GFNI", "AVX2")), (256, ("GFNI", "AVX2")),
+                            (512, ("GFNI", "AVX512F", "AVX512BW", "AVX512VL"))))),
+    method_hashes=(("gfni", ("bytesliced",)),),
     faces=("none",),
     # as GCM's: xmm and ymm in VEX forms (16 registers), zmm in EVEX (32)
     encodings=(((128, "evex"), "avx"), ((256, "evex"), "avx")),

@@ -69,10 +69,14 @@ class ByteSlicedHash:
     features = ("GFNI", "AVX2")
 
     def __init__(self, b: KernelBuilder, v: VectorOps,
-                 f: Callable[..., Mem]) -> None:
+                 f: Callable[..., Mem], polyval: bool = False) -> None:
         if v.sse:
             raise ValueError("the byte-sliced GHASH runs on ymm: VEX or EVEX encodings")
         self.b, self.v, self.f, self.a = b, v, f, b.asm
+        # POLYVAL's bit order (RFC 8452): the matrices of GHASH's times H' =
+        # mulX_GHASH(ByteReverse(H)) with the bytes numbered from the other end
+        # (gf128/bytesliced.py, matrices); blocks, streams and the finish are unchanged
+        self.polyval = polyval
         # the lane moves have other mnemonics in EVEX (AVX-512 VL) form
         self.insert = "vinserti32x4" if v.evex else "vinserti128"
         self.extract = "vextracti32x4" if v.evex else "vextracti128"
@@ -312,12 +316,21 @@ class ByteSlicedHash:
         a, b, v = self.a, self.b, self.v
         v.store(self.f("WORK"), p)
         hi, lo, r, ptr, left = b.gp(), b.gp(), b.gp(), b.gp(), b.gp()
-        a.mov(hi, self.f("WORK", width=64))
-        a.mov(lo, self.f("WORK", 8, width=64))
-        a.bswap(hi)                                  # V as a 128-bit big-endian integer
-        a.bswap(lo)
-        a.movabs(r, Imm(R_HIGH))
-        a.lea(ptr, self.f("MATRICES", MATRIX_BYTES * POWERS.index(power)))
+        base = MATRIX_BYTES * POWERS.index(power)
+        if self.polyval:                     # V = mulX_GHASH(ByteReverse(P))
+            a.movabs(r, Imm(R_HIGH))
+            a.mov(hi, self.f("WORK", 8, width=64))
+            a.mov(lo, self.f("WORK", width=64))
+            times_x(b, lo, hi, r)
+            # GHASH's input byte p is POLYVAL's 15 - p: the last 128 bytes first
+            a.lea(ptr, self.f("MATRICES", base + MATRIX_BYTES - 128))
+        else:
+            a.mov(hi, self.f("WORK", width=64))
+            a.mov(lo, self.f("WORK", 8, width=64))
+            a.bswap(hi)                              # V as a 128-bit big-endian integer
+            a.bswap(lo)
+            a.movabs(r, Imm(R_HIGH))
+            a.lea(ptr, self.f("MATRICES", base))
         a.mov(left, Imm(16))
         transposer = b.vec(256)
         v.load(transposer, b.const("transposer", TRANSPOSER.to_bytes(8, "little") * 4,
@@ -326,17 +339,21 @@ class ByteSlicedHash:
         b.bind(top)
         with b.repeat(16):
             for m in range(8):
-                t = b.gp()
-                for half, src in ((0, hi), (8, lo)):
-                    a.mov(t, src)
-                    a.bswap(t)
-                    a.mov(Mem(64, base=ptr, disp=16 * m + half), t)
+                if self.polyval:                     # the row's bytes from the other end
+                    a.mov(Mem(64, base=ptr, disp=16 * m), lo)
+                    a.mov(Mem(64, base=ptr, disp=16 * m + 8), hi)
+                else:
+                    t = b.gp()
+                    for half, src in ((0, hi), (8, lo)):
+                        a.mov(t, src)
+                        a.bswap(t)
+                        a.mov(Mem(64, base=ptr, disp=16 * m + half), t)
                 times_x(b, lo, hi, r)
             qs = self.slice_blocks(ptr, 0, STREAMS)
             for q, x in enumerate(qs):
                 m_ = b.vec(256)
                 v.affine(m_, transposer, x, 0)
                 v.store(Mem(256, base=ptr, disp=32 * q), m_, aligned=False)
-            a.add(ptr, Imm(128))
+            a.add(ptr, Imm(-128 if self.polyval else 128))
             a.sub(left, Imm(1))
             a.jne(top)

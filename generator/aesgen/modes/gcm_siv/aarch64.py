@@ -157,6 +157,10 @@ class Body(GcmBody):
         b.emit_stitched(_fused_pairs(first), second)
 
     # --- the message's keys --------------------------------------------------------------
+    def hash_start(self) -> Reg:
+        """POLYVAL's state before any block: zero, in a register."""
+        return self.zero_block()
+
     def derive(self, nonce: Reg, bits: int, lengths: tuple[Reg, Reg]) -> None:
         """The message's keys from the nonce (skeleton.py, step 1); ``lengths`` (the AAD's
         and the plaintext's) tell how many powers of H the message needs."""

@@ -18,7 +18,9 @@ and the tag compare's result only.
 
 What a frame (one per instruction set: x86_64.Body, aarch64.Body) supplies beyond
 GcmFrame's layers:
-derive(nonce, bits, lengths), hash_bytes(x, ptr, length, region, lengths) (with lengths, the
+derive(nonce, bits, lengths), hash_start() (POLYVAL's state X of no block: a register,
+or None where the engine keeps it in the context), hash_bytes(x, ptr, length, region,
+lengths) (with lengths, the
 length block LE64(AAD bits) || LE64(plaintext bits) after the bytes), tag_block(x, nonce,
 bits), ctr(bits, tag, in, length, out) (its batch loop in region steady-<bits>),
 ctr_and_hash(bits, tag, in, length, out, x, lengths), store_tag(ptr, tag), load_tag(ptr).
@@ -38,27 +40,33 @@ NONCE_BYTES = 12
 TAG_BYTES = 16
 
 
-def layout(powers: int, karatsuba: bool) -> FieldLayout:
-    """The context: the key-generating key's cipher section, then the message's keys."""
+def layout(powers: int, karatsuba: bool, hash_fields: list[Field] | None = None) -> FieldLayout:
+    """The context: the key-generating key's cipher section, then the message's keys: the
+    powers of H of the carry-less engines, or ``hash_fields`` of another hash engine (whose
+    key expansion reads the derived key from SCRATCH: 32 bytes then)."""
+    if hash_fields is None:
+        hash_fields = [
+            Field("hash", "H_POWERS", 16 * powers, 16, f"the message's authentication key H: "
+                  f"H^{powers} .. H^1, highest first"),
+        ] + ([Field("hash", "H_KARATSUBA", 16 * powers, 16, "for each power, its two halves "
+                    "XORed (Karatsuba's middle key)")] if karatsuba else [])
+        scratch = 16
+    else:
+        scratch = 32
     return FieldLayout.build(ctx_layout.CIPHER_FIELDS + [
         Field("mode", "MSG_KEYS", 240, 16, "the message's encryption key, expanded (derived "
               "from the nonce, RFC 8452 section 4)"),
-        Field("hash", "H_POWERS", 16 * powers, 16, f"the message's authentication key H: "
-              f"H^{powers} .. H^1, highest first"),
-    ] + ([Field("hash", "H_KARATSUBA", 16 * powers, 16, "for each power, its two halves "
-                "XORed (Karatsuba's middle key)")] if karatsuba else []) + [
-        Field("mode", "SCRATCH", 16, 16, "a block the message ends inside; the tag being "
-              "compared"),
+    ] + hash_fields + [
+        Field("mode", "SCRATCH", scratch, 16, "a block the message ends inside; the tag being "
+              "compared" + ("; the derived key being expanded" if scratch > 16 else "")),
     ])
 
 
 def ladder(batch: int) -> list[int]:
     """The block counts a message's blocks go through: whole batches in a loop, then what
-    is left (fewer than a batch) in halves, each at most once (no loop of single blocks)."""
-    sizes = [batch]
-    while sizes[-1] > 1:
-        sizes.append(sizes[-1] // 2)
-    return sizes
+    is left (fewer than a batch) by powers of two, each at most once (no loop of single
+    blocks): halves of a batch of a power of two, [5, 4, 2, 1] for 5."""
+    return [batch] + [1 << j for j in reversed(range((batch - 1).bit_length()))]
 
 
 def _checked(g, nonce_len, tag_len, aad_len, length, refuse, reject) -> None:
@@ -106,7 +114,7 @@ def build_seal(k) -> Function:
 
     def message(bits: int) -> None:
         g.derive(nonce, bits, (aad_len, g.arg("len")))
-        x = g.zero_block()
+        x = g.hash_start()
         g.hash_bytes(x, aad, aad_len)
         # the plaintext, before out is written; its loop and CTR's are the steady state
         g.hash_bytes(x, inp, g.arg("len"), region=f"steady-{bits}",
@@ -135,7 +143,7 @@ def build_open(k) -> Function:
     def message(bits: int) -> None:
         g.derive(nonce, bits, (aad_len, g.arg("len")))
         given = g.load_tag(g.arg("tag"))
-        x = g.zero_block()
+        x = g.hash_start()
         g.hash_bytes(x, aad, aad_len)
         # CTR, and POLYVAL over the plaintext it writes and the length block
         g.ctr_and_hash(bits, given, inp, g.arg("len"), g.arg("out"), x,

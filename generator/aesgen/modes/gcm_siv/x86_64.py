@@ -19,6 +19,8 @@ from __future__ import annotations
 import contextlib
 
 from ...dsl.operands import Imm, Label, Mem, Reg, kmask
+from ...gf128.x86_64 import bytesliced
+from ...gf128.x86_64.bytesliced import ByteSlicedHash
 from ...gf128.x86_64.clmul import ClmulHash, Products
 from ...isa.table import load_table
 from ...kernels import ctx_layout
@@ -60,6 +62,13 @@ class GcmSivKernel:
         self.table = load_table("x86_64")
         self.engine = engine_for(spec)
         self.lanes = spec.width // 128
+        # the hash engine: the carry-less multiply at the cipher's width, or without it
+        # (the gfni method's constant-time form) byte-sliced streams in the context
+        self.sliced_hash = spec.hash == "bytesliced"
+        if not self.sliced_hash and spec.method not in ("aesni", "vaes256", "vaes512"):
+            raise ValueError(f"{spec.name}: GCM-SIV's carry-less POLYVAL stitches with AES "
+                             f"instructions; the {spec.method} method hashes by the "
+                             f"byte-sliced engine (hash 'bytesliced')")
         self.batch = self.hash_batch = BATCH_REGISTERS
         # a batch's powers, and one more: a message's end (fewer blocks than a batch, a
         # partial block, the length block) is hashed with one reduction (hash_rest)
@@ -67,16 +76,18 @@ class GcmSivKernel:
         self.table_powers = self.powers + 1
         self.hash_width = spec.width
         self.karatsuba = spec.hash_multiply == "karatsuba"
-        self.sliced_hash = self.table_hash = False
+        self.table_hash = False
         self.short_records = self.masked_tails = self.spills = False
         self.face_rounds = 0
         self.counter = spec.counter_policy
-        self.layout = layout(self.table_powers, self.karatsuba)
+        self.layout = layout(self.table_powers, self.karatsuba,
+                             bytesliced.fields() if self.sliced_hash else None)
         self.run = None
 
     def body(self, entry: str, doc: str) -> "Body":
         b = KernelBuilder(self.table, self.spec.symbol(entry), doc=doc)
-        return Body(self, b, VectorOps(b, self.spec.encoding))
+        return (SlicedBody if self.sliced_hash else Body)(self, b,
+                                                          VectorOps(b, self.spec.encoding))
 
 
 class Body(GcmBody):
@@ -86,6 +97,10 @@ class Body(GcmBody):
     def __post_init__(self) -> None:
         super().__post_init__()
         self.hash = ClmulHash(self.b, self.v, polyval=True)
+
+    def hash_start(self) -> Reg:
+        """POLYVAL's state before any block: zero, in a register."""
+        return self.zero_vec()
 
     # --- the message's keys -----------------------------------------------------------
     def _nonce(self, nonce: Reg) -> Reg:
@@ -311,17 +326,8 @@ class Body(GcmBody):
                 sums[128] = mul(y, sums[128])
                 a.add(pw, Imm(16))
             b.bind(last)
-            if lengths is not None:             # LE64(bits of AAD) || LE64(bits of text)
-                aad_bits, msg_bits = b.gp(), b.gp()
-                a.mov(aad_bits, lengths[0])
-                a.shl(aad_bits, Imm(3))
-                a.mov(msg_bits, lengths[1])
-                a.shl(msg_bits, Imm(3))
-                lens, t = b.xmm(), b.xmm()
-                v.from_gp64(lens, aad_bits)
-                v.from_gp64(t, msg_bits)
-                v.unpack_low_qwords(lens, lens, t)
-                sums[128] = mul(lens, sums[128])
+            if lengths is not None:
+                sums[128] = mul(self._length_block(lengths), sums[128])
             total = sums.pop(128)
             for part in sums.values():          # the wide sums' lanes onto the xmm one
                 for mine, theirs in ((total.lo, part.lo), (total.hi, part.hi),
@@ -330,6 +336,20 @@ class Body(GcmBody):
         with b.phase("reduction"):
             v.copy(x, self.hash.reduce(total))
         b.bind(nothing)
+
+    def _length_block(self, lengths: tuple[Reg, Reg]) -> Reg:
+        """The length block LE64(bits of AAD) || LE64(bits of text), in a register."""
+        a, b, v = self.a, self.b, self.v
+        aad_bits, msg_bits = b.gp(), b.gp()
+        a.mov(aad_bits, lengths[0])
+        a.shl(aad_bits, Imm(3))
+        a.mov(msg_bits, lengths[1])
+        a.shl(msg_bits, Imm(3))
+        lens, t = b.xmm(), b.xmm()
+        v.from_gp64(lens, aad_bits)
+        v.from_gp64(t, msg_bits)
+        v.unpack_low_qwords(lens, lens, t)
+        return lens
 
     # --- the tag and the counter ---------------------------------------------------------
     def tag_block(self, x: Reg, nonce: Reg, bits: int) -> Reg:
@@ -475,6 +495,92 @@ class Body(GcmBody):
         b.bind(end)
         if x is not None:
             self.hash_rest(x, rest, rest_n, lengths)
+
+
+class SlicedBody(Body):
+    """The same layers with POLYVAL by the byte-sliced engine (gf128/x86_64/bytesliced.py in
+    POLYVAL's bit order: GF2P8AFFINEQB, no carry-less multiply) and the key expanded by the
+    round engine (no AES instruction): the gfni method's constant-time form. POLYVAL's
+    state is the engine's streams in the context (STREAMS, HASHED), so ``x`` is None
+    until tag_block reads the value; the hash runs apart from the rounds (its multiply
+    takes the registers), open's CTR and POLYVAL in two passes. Eight blocks a multiply,
+    whatever their number: the matrices of H, H^2, H^4 and H^8 (8 KiB) are the message's
+    set-up."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.streams = ByteSlicedHash(self.b, self.v, self.f, polyval=True)
+
+    def hash_start(self) -> None:
+        self.streams.reset("STREAMS", "HASHED")
+
+    def _expand(self, enc: list[Reg], bits: int) -> None:
+        """The round engine's key expansion (FIPS-197 word by word, its own SubWord) of
+        the derived key, stored to SCRATCH for it, into MSG_KEYS."""
+        for i, k in enumerate(enc):
+            self.v.store(self.f("SCRATCH", 16 * i), k)
+        self.k.engine.expand_key(self.k, self.b, self.message_keys_base(),
+                                 self.addr("SCRATCH"), bits)
+
+    def keep_hash_key(self, h: Reg, lengths: tuple[Reg, Reg] | None = None) -> None:
+        """The matrices of H, H^2, H^4 and H^8 under POLYVAL's dot (every message: the
+        multiply is the same whatever the lengths)."""
+        self.streams.setup(h)
+
+    def hash_bytes(self, x: None, ptr: Reg, length: Reg, region: str | None = None,
+                   lengths: tuple[Reg, Reg] | None = None) -> None:
+        """The streams through POLYVAL over length bytes at ptr, the last block
+        zero-padded, and with ``lengths`` the length block after them: 8 blocks a
+        multiply, as many blocks an iteration as CTR's batch (in ``region`` when given: the
+        reports count a block of each loop), then halves of it down to 1 block (8 a
+        multiply), the partial block and the length block one multiply each. ptr and length are the caller's."""
+        a, b, v, isa, s = self.a, self.b, self.v, self.isa, self.streams
+        p, n = b.gp(), b.gp()
+        isa.move(b, p, ptr)
+        isa.move(b, n, length)
+        batch = self.k.batch * self.k.lanes
+        with b.phase_names({"ghash_multiply": "polyval_multiply"}):
+            top, done = b.label(f"polyval{batch}"), b.label(f"polyval{batch}_done")
+            with b.region(region) if region else contextlib.nullcontext():
+                b.bind(top)
+                with b.phase("loop"):
+                    isa.compare_jump(b, "b", n, 16 * batch, done)
+                s.absorb_blocks("STREAMS", "HASHED", p, batch)
+                with b.phase("loop"):
+                    a.add(p, Imm(16 * batch))
+                    a.sub(n, Imm(16 * batch))
+                    a.jmp(top)
+            b.bind(done)
+            for size in ladder(batch)[1:]:
+                skip = b.label(f"polyval{size}_none")
+                with b.phase("loop"):
+                    isa.compare_jump(b, "b", n, 16 * size, skip)
+                s.absorb_blocks("STREAMS", "HASHED", p, size)
+                with b.phase("loop"):
+                    a.add(p, Imm(16 * size))
+                    a.sub(n, Imm(16 * size))
+                b.bind(skip)
+            whole = b.label("polyval_whole")
+            with b.phase("tail"):
+                isa.jump_if_zero(b, n, whole)
+                v.store(self.f("SCRATCH"), self.zero_vec())
+                short_move(b, n, src=p, dst=self.addr("SCRATCH"))
+                y = b.xmm()
+                v.load(y, self.f("SCRATCH"))
+                s.absorb_block("STREAMS", "HASHED", y)
+            b.bind(whole)
+            if lengths is not None:             # LE64(bits of AAD) || LE64(bits of text)
+                s.absorb_block("STREAMS", "HASHED", self._length_block(lengths))
+
+    def tag_block(self, x: None, nonce: Reg, bits: int) -> Reg:
+        """POLYVAL's value (the streams folded: they are not needed after it), then the
+        tag as with the carry-less engines."""
+        return super().tag_block(self.streams.value("STREAMS", "HASHED"), nonce, bits)
+
+    def ctr_and_hash(self, bits: int, tag: Reg, inp: Reg, length: Reg, out: Reg,
+                     x: None, lengths: tuple[Reg, Reg]) -> None:
+        self.ctr(bits, tag, inp, length, out)
+        self.hash_bytes(x, out, length, lengths=lengths)
 
 
 def build_kernel(spec: KernelSpec) -> BuiltKernel:
