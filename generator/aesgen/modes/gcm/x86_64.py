@@ -296,7 +296,7 @@ class Body(GcmFrame):
         return self.hash.multiply(y, h, acc)
 
     def products(self, x: Reg | None, ptr: Reg, regs: int, disp: int, width: int,
-                 power_of, acc: Products | None = None) -> Products:
+                 power_of, acc: Products | None = None, x_last: bool = False) -> Products:
         """acc + the unreduced products of the ``regs`` registers of blocks at ptr + disp,
         register j times the powers power_of(j, field) gives (a Mem in field H_POWERS or
         H_KARATSUBA); X (when given) joins register 0's first lane. Under EVEX the
@@ -304,11 +304,12 @@ class Body(GcmFrame):
         registers the register X joins is multiplied and summed last: the other products
         do not depend on X, so the chain from one reduction to the next (X, one multiply,
         one sum, the lane fold, the reduction) stays shorter than the multiplies take (16
-        registers have no room to keep X that long)."""
+        registers have no room to keep X that long beside a batch of AES; ``x_last`` asks
+        for it where nothing else runs: a loop of hashing alone)."""
         h = self.hash
         step = 2 if self.v.evex and regs % 2 == 0 else 1
         order = range(0, regs, step)
-        for j0 in reversed(order) if self.v.evex else order:
+        for j0 in reversed(order) if self.v.evex or x_last else order:
             ys = []
             for j in range(j0, j0 + step):
                 y = self.b.vec(width)
@@ -330,10 +331,12 @@ class Body(GcmFrame):
                         hks, acc)
         return acc
 
-    def hash_blocks(self, x: Reg, ptr: Reg, n: int, disp: int = 0, width: int = 128) -> None:
+    def hash_blocks(self, x: Reg, ptr: Reg, n: int, disp: int = 0, width: int = 128,
+                    x_last: bool = False) -> None:
         """X = (X ^ B1) H^n ^ B2 H^(n-1) ^ .. ^ Bn H for the n blocks at ptr + disp: one
         reduction. At width 256 a register takes two blocks, the powers two a load. (The
-        byte-sliced engine hashes them into its streams, 8 a multiply.)"""
+        byte-sliced engine hashes them into its streams, 8 a multiply.) ``x_last``: see
+        products."""
         if self.streams is not None:
             self.streams.absorb_blocks("STREAMS", "HASHED", ptr, n, disp)
             return
@@ -348,7 +351,8 @@ class Body(GcmFrame):
             return
         lanes = width // 128
         acc = self.products(x, ptr, n // lanes, disp, width,
-                            lambda j, field: self.power(n - lanes * j, width, field))
+                            lambda j, field: self.power(n - lanes * j, width, field),
+                            x_last=x_last)
         with self.b.phase("reduction"):
             self.v.copy(x, self.hash.reduce(acc))
 

@@ -250,7 +250,9 @@ class Body(GcmBody):
                 b.bind(top)
                 with b.phase("loop"):
                     isa.compare_jump(b, "b", n, 16 * batch, next_)
-                self.hash_blocks(x, p, batch, width=w)
+                # X's block multiplied last: the chain from one reduction to the next is
+                # then one multiply, not the batch's
+                self.hash_blocks(x, p, batch, width=w, x_last=True)
                 with b.phase("loop"):
                     a.add(p, Imm(16 * batch))
                     a.sub(n, Imm(16 * batch))
