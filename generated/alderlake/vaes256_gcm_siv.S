@@ -621,6 +621,7 @@ aesgen_vaes256_gcm_siv_seal:
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpunpcklqdq	%xmm4, %xmm3, %xmm3
 	vpunpcklqdq	%xmm0, %xmm5, %xmm5
+	vmovdqa	%xmm1, 752(%rdi)
 	vmovdqa	%xmm3, 256(%rdi)
 	vmovdqa	%xmm5, 272(%rdi)
 	vpxor	%xmm0, %xmm0, %xmm0
@@ -629,6 +630,7 @@ aesgen_vaes256_gcm_siv_seal:
 	vpslldq	$4, %xmm3, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
+	vpclmulqdq	$0, %xmm1, %xmm1, %xmm6
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
@@ -637,6 +639,7 @@ aesgen_vaes256_gcm_siv_seal:
 	vpshufb	.Laesgen_vaes256_gcm_siv_seal_last_word(%rip), %xmm3, %xmm2
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vpslldq	$4, %xmm5, %xmm4
+	vpclmulqdq	$17, %xmm1, %xmm1, %xmm7
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
@@ -645,6 +648,7 @@ aesgen_vaes256_gcm_siv_seal:
 	vpxor	%xmm2, %xmm5, %xmm5
 	vmovdqa	%xmm5, 304(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_seal_rot_last_word(%rip), %xmm5, %xmm2
+	vpclmulqdq	$1, %xmm1, %xmm1, %xmm8
 	vaesenclast	.Laesgen_vaes256_gcm_siv_seal_rcon1(%rip), %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
@@ -653,6 +657,7 @@ aesgen_vaes256_gcm_siv_seal:
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, %xmm1, %xmm1, %xmm9
 	vmovdqa	%xmm3, 320(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_seal_last_word(%rip), %xmm3, %xmm2
 	vaesenclast	%xmm0, %xmm2, %xmm2
@@ -660,6 +665,7 @@ aesgen_vaes256_gcm_siv_seal:
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
+	vpxor	%xmm9, %xmm8, %xmm8
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpxor	%xmm2, %xmm5, %xmm5
@@ -668,6 +674,7 @@ aesgen_vaes256_gcm_siv_seal:
 	vaesenclast	.Laesgen_vaes256_gcm_siv_seal_rcon2(%rip), %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
+	vpslldq	$8, %xmm8, %xmm9
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
@@ -676,6 +683,7 @@ aesgen_vaes256_gcm_siv_seal:
 	vmovdqa	%xmm3, 352(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_seal_last_word(%rip), %xmm3, %xmm2
 	vaesenclast	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm9, %xmm6, %xmm6
 	vpslldq	$4, %xmm5, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
@@ -684,6 +692,7 @@ aesgen_vaes256_gcm_siv_seal:
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpxor	%xmm2, %xmm5, %xmm5
 	vmovdqa	%xmm5, 368(%rdi)
+	vpsrldq	$8, %xmm8, %xmm9
 	vpshufb	.Laesgen_vaes256_gcm_siv_seal_rot_last_word(%rip), %xmm5, %xmm2
 	vaesenclast	.Laesgen_vaes256_gcm_siv_seal_rcon3(%rip), %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm4
@@ -692,6 +701,7 @@ aesgen_vaes256_gcm_siv_seal:
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, 384(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_seal_last_word(%rip), %xmm3, %xmm2
@@ -699,6 +709,7 @@ aesgen_vaes256_gcm_siv_seal:
 	vpslldq	$4, %xmm5, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm6, %xmm8
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
@@ -707,6 +718,7 @@ aesgen_vaes256_gcm_siv_seal:
 	vpshufb	.Laesgen_vaes256_gcm_siv_seal_rot_last_word(%rip), %xmm5, %xmm2
 	vaesenclast	.Laesgen_vaes256_gcm_siv_seal_rcon4(%rip), %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm4
+	vpshufd	$78, %xmm6, %xmm6
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
@@ -716,6 +728,7 @@ aesgen_vaes256_gcm_siv_seal:
 	vmovdqa	%xmm3, 416(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_seal_last_word(%rip), %xmm3, %xmm2
 	vaesenclast	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm8, %xmm6, %xmm6
 	vpslldq	$4, %xmm5, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
@@ -723,6 +736,7 @@ aesgen_vaes256_gcm_siv_seal:
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpxor	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm6, %xmm8
 	vmovdqa	%xmm5, 432(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_seal_rot_last_word(%rip), %xmm5, %xmm2
 	vaesenclast	.Laesgen_vaes256_gcm_siv_seal_rcon5(%rip), %xmm2, %xmm2
@@ -731,6 +745,7 @@ aesgen_vaes256_gcm_siv_seal:
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
+	vpshufd	$78, %xmm6, %xmm6
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, 448(%rdi)
@@ -738,6 +753,7 @@ aesgen_vaes256_gcm_siv_seal:
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vpslldq	$4, %xmm5, %xmm0
 	vpxor	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm6, %xmm6
 	vpslldq	$4, %xmm0, %xmm0
 	vpxor	%xmm0, %xmm5, %xmm5
 	vpslldq	$4, %xmm0, %xmm0
@@ -746,6 +762,7 @@ aesgen_vaes256_gcm_siv_seal:
 	vmovdqa	%xmm5, 464(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_seal_rot_last_word(%rip), %xmm5, %xmm0
 	vaesenclast	.Laesgen_vaes256_gcm_siv_seal_rcon6(%rip), %xmm0, %xmm0
+	vpxor	%xmm7, %xmm6, %xmm6
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
@@ -754,24 +771,7 @@ aesgen_vaes256_gcm_siv_seal:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 480(%rdi)
-	vmovdqa	%xmm1, 752(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm1, %xmm0
-	vpclmulqdq	$17, %xmm1, %xmm1, %xmm2
-	vpclmulqdq	$1, %xmm1, %xmm1, %xmm3
-	vpclmulqdq	$16, %xmm1, %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 736(%rdi)
+	vmovdqa	%xmm6, 736(%rdi)
 	cmpq	$32, %r8
 	ja	.Laesgen_vaes256_gcm_siv_seal_powers_more
 	cmpq	$16, %rax
@@ -923,91 +923,92 @@ aesgen_vaes256_gcm_siv_seal:
 .Laesgen_vaes256_gcm_siv_seal_polyval16:
 	cmpq	$256, %rax
 	jb	.Laesgen_vaes256_gcm_siv_seal_polyval16_done
+	vmovdqu	224(%rcx), %ymm1
+	vpclmulqdq	$0, 736(%rdi), %ymm1, %ymm2
+	vpclmulqdq	$17, 736(%rdi), %ymm1, %ymm3
+	vpclmulqdq	$1, 736(%rdi), %ymm1, %ymm4
+	vpclmulqdq	$16, 736(%rdi), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm4, %ymm4
+	vmovdqu	192(%rcx), %ymm1
+	vpclmulqdq	$0, 704(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$17, 704(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpclmulqdq	$1, 704(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm4, %ymm4
+	vpclmulqdq	$16, 704(%rdi), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm4, %ymm4
+	vmovdqu	160(%rcx), %ymm1
+	vpclmulqdq	$0, 672(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$17, 672(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpclmulqdq	$1, 672(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm4, %ymm4
+	vpclmulqdq	$16, 672(%rdi), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm4, %ymm4
+	vmovdqu	128(%rcx), %ymm1
+	vpclmulqdq	$0, 640(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$17, 640(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpclmulqdq	$1, 640(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm4, %ymm4
+	vpclmulqdq	$16, 640(%rdi), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm4, %ymm4
+	vmovdqu	96(%rcx), %ymm1
+	vpclmulqdq	$0, 608(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$17, 608(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpclmulqdq	$1, 608(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm4, %ymm4
+	vpclmulqdq	$16, 608(%rdi), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm4, %ymm4
+	vmovdqu	64(%rcx), %ymm1
+	vpclmulqdq	$0, 576(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$17, 576(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpclmulqdq	$1, 576(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm4, %ymm4
+	vpclmulqdq	$16, 576(%rdi), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm4, %ymm4
+	vmovdqu	32(%rcx), %ymm1
+	vpclmulqdq	$0, 544(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$17, 544(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpclmulqdq	$1, 544(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm4, %ymm4
+	vpclmulqdq	$16, 544(%rdi), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm4, %ymm4
 	vmovdqu	(%rcx), %ymm1
 	vpxor	%ymm0, %ymm1, %ymm1
 	vpclmulqdq	$0, 512(%rdi), %ymm1, %ymm0
-	vpclmulqdq	$17, 512(%rdi), %ymm1, %ymm2
-	vpclmulqdq	$1, 512(%rdi), %ymm1, %ymm3
-	vpclmulqdq	$16, 512(%rdi), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vmovdqu	32(%rcx), %ymm1
-	vpclmulqdq	$0, 544(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpclmulqdq	$17, 544(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$1, 544(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpclmulqdq	$16, 544(%rdi), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vmovdqu	64(%rcx), %ymm1
-	vpclmulqdq	$0, 576(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpclmulqdq	$17, 576(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$1, 576(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpclmulqdq	$16, 576(%rdi), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vmovdqu	96(%rcx), %ymm1
-	vpclmulqdq	$0, 608(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpclmulqdq	$17, 608(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$1, 608(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpclmulqdq	$16, 608(%rdi), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vmovdqu	128(%rcx), %ymm1
-	vpclmulqdq	$0, 640(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpclmulqdq	$17, 640(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$1, 640(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpclmulqdq	$16, 640(%rdi), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vmovdqu	160(%rcx), %ymm1
-	vpclmulqdq	$0, 672(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpclmulqdq	$17, 672(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$1, 672(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpclmulqdq	$16, 672(%rdi), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vmovdqu	192(%rcx), %ymm1
-	vpclmulqdq	$0, 704(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpclmulqdq	$17, 704(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$1, 704(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpclmulqdq	$16, 704(%rdi), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vmovdqu	224(%rcx), %ymm1
-	vpclmulqdq	$0, 736(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpclmulqdq	$17, 736(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$1, 736(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpclmulqdq	$16, 736(%rdi), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vpslldq	$8, %ymm3, %ymm1
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpsrldq	$8, %ymm3, %ymm1
-	vpxor	%ymm1, %ymm2, %ymm2
-	vextracti128	$1, %ymm0, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vextracti128	$1, %ymm2, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$17, 512(%rdi), %ymm1, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$1, 512(%rdi), %ymm1, %ymm0
+	vpxor	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$16, 512(%rdi), %ymm1, %ymm0
+	vpxor	%ymm0, %ymm4, %ymm4
+	vpslldq	$8, %ymm4, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vpsrldq	$8, %ymm4, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vextracti128	$1, %ymm2, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vextracti128	$1, %ymm3, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
 	addq	$256, %rcx
 	subq	$256, %rax
 	jmp	.Laesgen_vaes256_gcm_siv_seal_polyval16
@@ -1194,91 +1195,92 @@ aesgen_vaes256_gcm_siv_seal:
 .Laesgen_vaes256_gcm_siv_seal_polyval16_2:
 	cmpq	$256, %rax
 	jb	.Laesgen_vaes256_gcm_siv_seal_polyval16_done_2
+	vmovdqu	224(%rdx), %ymm1
+	vpclmulqdq	$0, 736(%rdi), %ymm1, %ymm2
+	vpclmulqdq	$17, 736(%rdi), %ymm1, %ymm3
+	vpclmulqdq	$1, 736(%rdi), %ymm1, %ymm4
+	vpclmulqdq	$16, 736(%rdi), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm4, %ymm4
+	vmovdqu	192(%rdx), %ymm1
+	vpclmulqdq	$0, 704(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$17, 704(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpclmulqdq	$1, 704(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm4, %ymm4
+	vpclmulqdq	$16, 704(%rdi), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm4, %ymm4
+	vmovdqu	160(%rdx), %ymm1
+	vpclmulqdq	$0, 672(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$17, 672(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpclmulqdq	$1, 672(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm4, %ymm4
+	vpclmulqdq	$16, 672(%rdi), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm4, %ymm4
+	vmovdqu	128(%rdx), %ymm1
+	vpclmulqdq	$0, 640(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$17, 640(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpclmulqdq	$1, 640(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm4, %ymm4
+	vpclmulqdq	$16, 640(%rdi), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm4, %ymm4
+	vmovdqu	96(%rdx), %ymm1
+	vpclmulqdq	$0, 608(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$17, 608(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpclmulqdq	$1, 608(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm4, %ymm4
+	vpclmulqdq	$16, 608(%rdi), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm4, %ymm4
+	vmovdqu	64(%rdx), %ymm1
+	vpclmulqdq	$0, 576(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$17, 576(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpclmulqdq	$1, 576(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm4, %ymm4
+	vpclmulqdq	$16, 576(%rdi), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm4, %ymm4
+	vmovdqu	32(%rdx), %ymm1
+	vpclmulqdq	$0, 544(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$17, 544(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpclmulqdq	$1, 544(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm4, %ymm4
+	vpclmulqdq	$16, 544(%rdi), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm4, %ymm4
 	vmovdqu	(%rdx), %ymm1
 	vpxor	%ymm0, %ymm1, %ymm1
 	vpclmulqdq	$0, 512(%rdi), %ymm1, %ymm0
-	vpclmulqdq	$17, 512(%rdi), %ymm1, %ymm2
-	vpclmulqdq	$1, 512(%rdi), %ymm1, %ymm3
-	vpclmulqdq	$16, 512(%rdi), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vmovdqu	32(%rdx), %ymm1
-	vpclmulqdq	$0, 544(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpclmulqdq	$17, 544(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$1, 544(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpclmulqdq	$16, 544(%rdi), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vmovdqu	64(%rdx), %ymm1
-	vpclmulqdq	$0, 576(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpclmulqdq	$17, 576(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$1, 576(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpclmulqdq	$16, 576(%rdi), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vmovdqu	96(%rdx), %ymm1
-	vpclmulqdq	$0, 608(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpclmulqdq	$17, 608(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$1, 608(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpclmulqdq	$16, 608(%rdi), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vmovdqu	128(%rdx), %ymm1
-	vpclmulqdq	$0, 640(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpclmulqdq	$17, 640(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$1, 640(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpclmulqdq	$16, 640(%rdi), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vmovdqu	160(%rdx), %ymm1
-	vpclmulqdq	$0, 672(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpclmulqdq	$17, 672(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$1, 672(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpclmulqdq	$16, 672(%rdi), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vmovdqu	192(%rdx), %ymm1
-	vpclmulqdq	$0, 704(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpclmulqdq	$17, 704(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$1, 704(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpclmulqdq	$16, 704(%rdi), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vmovdqu	224(%rdx), %ymm1
-	vpclmulqdq	$0, 736(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpclmulqdq	$17, 736(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$1, 736(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpclmulqdq	$16, 736(%rdi), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vpslldq	$8, %ymm3, %ymm1
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpsrldq	$8, %ymm3, %ymm1
-	vpxor	%ymm1, %ymm2, %ymm2
-	vextracti128	$1, %ymm0, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vextracti128	$1, %ymm2, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$17, 512(%rdi), %ymm1, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$1, 512(%rdi), %ymm1, %ymm0
+	vpxor	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$16, 512(%rdi), %ymm1, %ymm0
+	vpxor	%ymm0, %ymm4, %ymm4
+	vpslldq	$8, %ymm4, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vpsrldq	$8, %ymm4, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vextracti128	$1, %ymm2, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vextracti128	$1, %ymm3, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
 	addq	$256, %rdx
 	subq	$256, %rax
 	jmp	.Laesgen_vaes256_gcm_siv_seal_polyval16_2
@@ -2058,12 +2060,14 @@ aesgen_vaes256_gcm_siv_seal:
 	vaesenclast	%xmm4, %xmm0, %xmm0
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpunpcklqdq	%xmm0, %xmm3, %xmm3
+	vmovdqa	%xmm1, 752(%rdi)
 	vmovdqa	%xmm3, 256(%rdi)
 	vpxor	%xmm0, %xmm0, %xmm0
 	vpshufb	.Laesgen_vaes256_gcm_siv_seal_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_vaes256_gcm_siv_seal_rcon0(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$0, %xmm1, %xmm1, %xmm4
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
@@ -2071,29 +2075,34 @@ aesgen_vaes256_gcm_siv_seal:
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 272(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_seal_rot_last_word(%rip), %xmm3, %xmm0
+	vpclmulqdq	$17, %xmm1, %xmm1, %xmm5
 	vaesenclast	.Laesgen_vaes256_gcm_siv_seal_rcon1(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$1, %xmm1, %xmm1, %xmm6
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 288(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_seal_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_vaes256_gcm_siv_seal_rcon2(%rip), %xmm0, %xmm0
+	vpclmulqdq	$16, %xmm1, %xmm1, %xmm7
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpxor	%xmm7, %xmm6, %xmm6
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 304(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_seal_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_vaes256_gcm_siv_seal_rcon3(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpslldq	$8, %xmm6, %xmm7
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
@@ -2101,29 +2110,34 @@ aesgen_vaes256_gcm_siv_seal:
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 320(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_seal_rot_last_word(%rip), %xmm3, %xmm0
+	vpxor	%xmm7, %xmm4, %xmm4
 	vaesenclast	.Laesgen_vaes256_gcm_siv_seal_rcon4(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpsrldq	$8, %xmm6, %xmm7
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 336(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_seal_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_vaes256_gcm_siv_seal_rcon5(%rip), %xmm0, %xmm0
+	vpxor	%xmm7, %xmm5, %xmm5
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm6
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 352(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_seal_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_vaes256_gcm_siv_seal_rcon6(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpshufd	$78, %xmm4, %xmm4
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
@@ -2131,53 +2145,41 @@ aesgen_vaes256_gcm_siv_seal:
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 368(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_seal_rot_last_word(%rip), %xmm3, %xmm0
+	vpxor	%xmm6, %xmm4, %xmm4
 	vaesenclast	.Laesgen_vaes256_gcm_siv_seal_rcon7(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm6
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 384(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_seal_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_vaes256_gcm_siv_seal_rcon8(%rip), %xmm0, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 400(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_seal_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_vaes256_gcm_siv_seal_rcon9(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm4, %xmm4
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 416(%rdi)
-	vmovdqa	%xmm1, 752(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm1, %xmm0
-	vpclmulqdq	$17, %xmm1, %xmm1, %xmm2
-	vpclmulqdq	$1, %xmm1, %xmm1, %xmm3
-	vpclmulqdq	$16, %xmm1, %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 736(%rdi)
+	vmovdqa	%xmm4, 736(%rdi)
 	cmpq	$32, %r8
 	ja	.Laesgen_vaes256_gcm_siv_seal_powers_more_2
 	cmpq	$16, %rax
@@ -2329,91 +2331,92 @@ aesgen_vaes256_gcm_siv_seal:
 .Laesgen_vaes256_gcm_siv_seal_polyval16_3:
 	cmpq	$256, %rax
 	jb	.Laesgen_vaes256_gcm_siv_seal_polyval16_done_3
+	vmovdqu	224(%rcx), %ymm1
+	vpclmulqdq	$0, 736(%rdi), %ymm1, %ymm2
+	vpclmulqdq	$17, 736(%rdi), %ymm1, %ymm3
+	vpclmulqdq	$1, 736(%rdi), %ymm1, %ymm4
+	vpclmulqdq	$16, 736(%rdi), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm4, %ymm4
+	vmovdqu	192(%rcx), %ymm1
+	vpclmulqdq	$0, 704(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$17, 704(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpclmulqdq	$1, 704(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm4, %ymm4
+	vpclmulqdq	$16, 704(%rdi), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm4, %ymm4
+	vmovdqu	160(%rcx), %ymm1
+	vpclmulqdq	$0, 672(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$17, 672(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpclmulqdq	$1, 672(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm4, %ymm4
+	vpclmulqdq	$16, 672(%rdi), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm4, %ymm4
+	vmovdqu	128(%rcx), %ymm1
+	vpclmulqdq	$0, 640(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$17, 640(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpclmulqdq	$1, 640(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm4, %ymm4
+	vpclmulqdq	$16, 640(%rdi), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm4, %ymm4
+	vmovdqu	96(%rcx), %ymm1
+	vpclmulqdq	$0, 608(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$17, 608(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpclmulqdq	$1, 608(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm4, %ymm4
+	vpclmulqdq	$16, 608(%rdi), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm4, %ymm4
+	vmovdqu	64(%rcx), %ymm1
+	vpclmulqdq	$0, 576(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$17, 576(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpclmulqdq	$1, 576(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm4, %ymm4
+	vpclmulqdq	$16, 576(%rdi), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm4, %ymm4
+	vmovdqu	32(%rcx), %ymm1
+	vpclmulqdq	$0, 544(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$17, 544(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpclmulqdq	$1, 544(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm4, %ymm4
+	vpclmulqdq	$16, 544(%rdi), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm4, %ymm4
 	vmovdqu	(%rcx), %ymm1
 	vpxor	%ymm0, %ymm1, %ymm1
 	vpclmulqdq	$0, 512(%rdi), %ymm1, %ymm0
-	vpclmulqdq	$17, 512(%rdi), %ymm1, %ymm2
-	vpclmulqdq	$1, 512(%rdi), %ymm1, %ymm3
-	vpclmulqdq	$16, 512(%rdi), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vmovdqu	32(%rcx), %ymm1
-	vpclmulqdq	$0, 544(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpclmulqdq	$17, 544(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$1, 544(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpclmulqdq	$16, 544(%rdi), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vmovdqu	64(%rcx), %ymm1
-	vpclmulqdq	$0, 576(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpclmulqdq	$17, 576(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$1, 576(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpclmulqdq	$16, 576(%rdi), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vmovdqu	96(%rcx), %ymm1
-	vpclmulqdq	$0, 608(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpclmulqdq	$17, 608(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$1, 608(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpclmulqdq	$16, 608(%rdi), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vmovdqu	128(%rcx), %ymm1
-	vpclmulqdq	$0, 640(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpclmulqdq	$17, 640(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$1, 640(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpclmulqdq	$16, 640(%rdi), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vmovdqu	160(%rcx), %ymm1
-	vpclmulqdq	$0, 672(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpclmulqdq	$17, 672(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$1, 672(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpclmulqdq	$16, 672(%rdi), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vmovdqu	192(%rcx), %ymm1
-	vpclmulqdq	$0, 704(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpclmulqdq	$17, 704(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$1, 704(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpclmulqdq	$16, 704(%rdi), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vmovdqu	224(%rcx), %ymm1
-	vpclmulqdq	$0, 736(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpclmulqdq	$17, 736(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$1, 736(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpclmulqdq	$16, 736(%rdi), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vpslldq	$8, %ymm3, %ymm1
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpsrldq	$8, %ymm3, %ymm1
-	vpxor	%ymm1, %ymm2, %ymm2
-	vextracti128	$1, %ymm0, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vextracti128	$1, %ymm2, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$17, 512(%rdi), %ymm1, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$1, 512(%rdi), %ymm1, %ymm0
+	vpxor	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$16, 512(%rdi), %ymm1, %ymm0
+	vpxor	%ymm0, %ymm4, %ymm4
+	vpslldq	$8, %ymm4, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vpsrldq	$8, %ymm4, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vextracti128	$1, %ymm2, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vextracti128	$1, %ymm3, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
 	addq	$256, %rcx
 	subq	$256, %rax
 	jmp	.Laesgen_vaes256_gcm_siv_seal_polyval16_3
@@ -2600,91 +2603,92 @@ aesgen_vaes256_gcm_siv_seal:
 .Laesgen_vaes256_gcm_siv_seal_polyval16_4:
 	cmpq	$256, %rax
 	jb	.Laesgen_vaes256_gcm_siv_seal_polyval16_done_4
+	vmovdqu	224(%rdx), %ymm1
+	vpclmulqdq	$0, 736(%rdi), %ymm1, %ymm2
+	vpclmulqdq	$17, 736(%rdi), %ymm1, %ymm3
+	vpclmulqdq	$1, 736(%rdi), %ymm1, %ymm4
+	vpclmulqdq	$16, 736(%rdi), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm4, %ymm4
+	vmovdqu	192(%rdx), %ymm1
+	vpclmulqdq	$0, 704(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$17, 704(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpclmulqdq	$1, 704(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm4, %ymm4
+	vpclmulqdq	$16, 704(%rdi), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm4, %ymm4
+	vmovdqu	160(%rdx), %ymm1
+	vpclmulqdq	$0, 672(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$17, 672(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpclmulqdq	$1, 672(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm4, %ymm4
+	vpclmulqdq	$16, 672(%rdi), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm4, %ymm4
+	vmovdqu	128(%rdx), %ymm1
+	vpclmulqdq	$0, 640(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$17, 640(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpclmulqdq	$1, 640(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm4, %ymm4
+	vpclmulqdq	$16, 640(%rdi), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm4, %ymm4
+	vmovdqu	96(%rdx), %ymm1
+	vpclmulqdq	$0, 608(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$17, 608(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpclmulqdq	$1, 608(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm4, %ymm4
+	vpclmulqdq	$16, 608(%rdi), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm4, %ymm4
+	vmovdqu	64(%rdx), %ymm1
+	vpclmulqdq	$0, 576(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$17, 576(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpclmulqdq	$1, 576(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm4, %ymm4
+	vpclmulqdq	$16, 576(%rdi), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm4, %ymm4
+	vmovdqu	32(%rdx), %ymm1
+	vpclmulqdq	$0, 544(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$17, 544(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpclmulqdq	$1, 544(%rdi), %ymm1, %ymm5
+	vpxor	%ymm5, %ymm4, %ymm4
+	vpclmulqdq	$16, 544(%rdi), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm4, %ymm4
 	vmovdqu	(%rdx), %ymm1
 	vpxor	%ymm0, %ymm1, %ymm1
 	vpclmulqdq	$0, 512(%rdi), %ymm1, %ymm0
-	vpclmulqdq	$17, 512(%rdi), %ymm1, %ymm2
-	vpclmulqdq	$1, 512(%rdi), %ymm1, %ymm3
-	vpclmulqdq	$16, 512(%rdi), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vmovdqu	32(%rdx), %ymm1
-	vpclmulqdq	$0, 544(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpclmulqdq	$17, 544(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$1, 544(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpclmulqdq	$16, 544(%rdi), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vmovdqu	64(%rdx), %ymm1
-	vpclmulqdq	$0, 576(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpclmulqdq	$17, 576(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$1, 576(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpclmulqdq	$16, 576(%rdi), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vmovdqu	96(%rdx), %ymm1
-	vpclmulqdq	$0, 608(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpclmulqdq	$17, 608(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$1, 608(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpclmulqdq	$16, 608(%rdi), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vmovdqu	128(%rdx), %ymm1
-	vpclmulqdq	$0, 640(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpclmulqdq	$17, 640(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$1, 640(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpclmulqdq	$16, 640(%rdi), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vmovdqu	160(%rdx), %ymm1
-	vpclmulqdq	$0, 672(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpclmulqdq	$17, 672(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$1, 672(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpclmulqdq	$16, 672(%rdi), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vmovdqu	192(%rdx), %ymm1
-	vpclmulqdq	$0, 704(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpclmulqdq	$17, 704(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$1, 704(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpclmulqdq	$16, 704(%rdi), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vmovdqu	224(%rdx), %ymm1
-	vpclmulqdq	$0, 736(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpclmulqdq	$17, 736(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$1, 736(%rdi), %ymm1, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpclmulqdq	$16, 736(%rdi), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vpslldq	$8, %ymm3, %ymm1
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpsrldq	$8, %ymm3, %ymm1
-	vpxor	%ymm1, %ymm2, %ymm2
-	vextracti128	$1, %ymm0, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vextracti128	$1, %ymm2, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$17, 512(%rdi), %ymm1, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vpclmulqdq	$1, 512(%rdi), %ymm1, %ymm0
+	vpxor	%ymm0, %ymm4, %ymm4
+	vpclmulqdq	$16, 512(%rdi), %ymm1, %ymm0
+	vpxor	%ymm0, %ymm4, %ymm4
+	vpslldq	$8, %ymm4, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vpsrldq	$8, %ymm4, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vextracti128	$1, %ymm2, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vextracti128	$1, %ymm3, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
 	addq	$256, %rdx
 	subq	$256, %rax
 	jmp	.Laesgen_vaes256_gcm_siv_seal_polyval16_4
@@ -3567,6 +3571,7 @@ aesgen_vaes256_gcm_siv_open:
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpunpcklqdq	%xmm4, %xmm3, %xmm3
 	vpunpcklqdq	%xmm0, %xmm5, %xmm5
+	vmovdqa	%xmm1, 752(%rdi)
 	vmovdqa	%xmm3, 256(%rdi)
 	vmovdqa	%xmm5, 272(%rdi)
 	vpxor	%xmm0, %xmm0, %xmm0
@@ -3575,6 +3580,7 @@ aesgen_vaes256_gcm_siv_open:
 	vpslldq	$4, %xmm3, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
+	vpclmulqdq	$0, %xmm1, %xmm1, %xmm6
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
@@ -3583,6 +3589,7 @@ aesgen_vaes256_gcm_siv_open:
 	vpshufb	.Laesgen_vaes256_gcm_siv_open_last_word(%rip), %xmm3, %xmm2
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vpslldq	$4, %xmm5, %xmm4
+	vpclmulqdq	$17, %xmm1, %xmm1, %xmm7
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
@@ -3591,6 +3598,7 @@ aesgen_vaes256_gcm_siv_open:
 	vpxor	%xmm2, %xmm5, %xmm5
 	vmovdqa	%xmm5, 304(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_open_rot_last_word(%rip), %xmm5, %xmm2
+	vpclmulqdq	$1, %xmm1, %xmm1, %xmm8
 	vaesenclast	.Laesgen_vaes256_gcm_siv_open_rcon1(%rip), %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
@@ -3599,6 +3607,7 @@ aesgen_vaes256_gcm_siv_open:
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, %xmm1, %xmm1, %xmm9
 	vmovdqa	%xmm3, 320(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_open_last_word(%rip), %xmm3, %xmm2
 	vaesenclast	%xmm0, %xmm2, %xmm2
@@ -3606,6 +3615,7 @@ aesgen_vaes256_gcm_siv_open:
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
+	vpxor	%xmm9, %xmm8, %xmm8
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpxor	%xmm2, %xmm5, %xmm5
@@ -3614,6 +3624,7 @@ aesgen_vaes256_gcm_siv_open:
 	vaesenclast	.Laesgen_vaes256_gcm_siv_open_rcon2(%rip), %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
+	vpslldq	$8, %xmm8, %xmm9
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
@@ -3622,6 +3633,7 @@ aesgen_vaes256_gcm_siv_open:
 	vmovdqa	%xmm3, 352(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_open_last_word(%rip), %xmm3, %xmm2
 	vaesenclast	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm9, %xmm6, %xmm6
 	vpslldq	$4, %xmm5, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
@@ -3630,6 +3642,7 @@ aesgen_vaes256_gcm_siv_open:
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpxor	%xmm2, %xmm5, %xmm5
 	vmovdqa	%xmm5, 368(%rdi)
+	vpsrldq	$8, %xmm8, %xmm9
 	vpshufb	.Laesgen_vaes256_gcm_siv_open_rot_last_word(%rip), %xmm5, %xmm2
 	vaesenclast	.Laesgen_vaes256_gcm_siv_open_rcon3(%rip), %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm4
@@ -3638,6 +3651,7 @@ aesgen_vaes256_gcm_siv_open:
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, 384(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_open_last_word(%rip), %xmm3, %xmm2
@@ -3645,6 +3659,7 @@ aesgen_vaes256_gcm_siv_open:
 	vpslldq	$4, %xmm5, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm6, %xmm8
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
@@ -3653,6 +3668,7 @@ aesgen_vaes256_gcm_siv_open:
 	vpshufb	.Laesgen_vaes256_gcm_siv_open_rot_last_word(%rip), %xmm5, %xmm2
 	vaesenclast	.Laesgen_vaes256_gcm_siv_open_rcon4(%rip), %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm4
+	vpshufd	$78, %xmm6, %xmm6
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
@@ -3662,6 +3678,7 @@ aesgen_vaes256_gcm_siv_open:
 	vmovdqa	%xmm3, 416(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_open_last_word(%rip), %xmm3, %xmm2
 	vaesenclast	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm8, %xmm6, %xmm6
 	vpslldq	$4, %xmm5, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
@@ -3669,6 +3686,7 @@ aesgen_vaes256_gcm_siv_open:
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpxor	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm6, %xmm8
 	vmovdqa	%xmm5, 432(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_open_rot_last_word(%rip), %xmm5, %xmm2
 	vaesenclast	.Laesgen_vaes256_gcm_siv_open_rcon5(%rip), %xmm2, %xmm2
@@ -3677,6 +3695,7 @@ aesgen_vaes256_gcm_siv_open:
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
+	vpshufd	$78, %xmm6, %xmm6
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, 448(%rdi)
@@ -3684,6 +3703,7 @@ aesgen_vaes256_gcm_siv_open:
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vpslldq	$4, %xmm5, %xmm0
 	vpxor	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm6, %xmm6
 	vpslldq	$4, %xmm0, %xmm0
 	vpxor	%xmm0, %xmm5, %xmm5
 	vpslldq	$4, %xmm0, %xmm0
@@ -3692,6 +3712,7 @@ aesgen_vaes256_gcm_siv_open:
 	vmovdqa	%xmm5, 464(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_open_rot_last_word(%rip), %xmm5, %xmm0
 	vaesenclast	.Laesgen_vaes256_gcm_siv_open_rcon6(%rip), %xmm0, %xmm0
+	vpxor	%xmm7, %xmm6, %xmm6
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
@@ -3700,24 +3721,7 @@ aesgen_vaes256_gcm_siv_open:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 480(%rdi)
-	vmovdqa	%xmm1, 752(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm1, %xmm0
-	vpclmulqdq	$17, %xmm1, %xmm1, %xmm2
-	vpclmulqdq	$1, %xmm1, %xmm1, %xmm3
-	vpclmulqdq	$16, %xmm1, %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 736(%rdi)
+	vmovdqa	%xmm6, 736(%rdi)
 	cmpq	$32, %r8
 	ja	.Laesgen_vaes256_gcm_siv_open_powers_more
 	cmpq	$16, %rdx
@@ -3871,91 +3875,92 @@ aesgen_vaes256_gcm_siv_open:
 .Laesgen_vaes256_gcm_siv_open_polyval16:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_siv_open_polyval16_done
+	vmovdqu	224(%rcx), %ymm2
+	vpclmulqdq	$0, 736(%rdi), %ymm2, %ymm3
+	vpclmulqdq	$17, 736(%rdi), %ymm2, %ymm4
+	vpclmulqdq	$1, 736(%rdi), %ymm2, %ymm5
+	vpclmulqdq	$16, 736(%rdi), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vmovdqu	192(%rcx), %ymm2
+	vpclmulqdq	$0, 704(%rdi), %ymm2, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 704(%rdi), %ymm2, %ymm6
+	vpxor	%ymm6, %ymm4, %ymm4
+	vpclmulqdq	$1, 704(%rdi), %ymm2, %ymm6
+	vpxor	%ymm6, %ymm5, %ymm5
+	vpclmulqdq	$16, 704(%rdi), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vmovdqu	160(%rcx), %ymm2
+	vpclmulqdq	$0, 672(%rdi), %ymm2, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 672(%rdi), %ymm2, %ymm6
+	vpxor	%ymm6, %ymm4, %ymm4
+	vpclmulqdq	$1, 672(%rdi), %ymm2, %ymm6
+	vpxor	%ymm6, %ymm5, %ymm5
+	vpclmulqdq	$16, 672(%rdi), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vmovdqu	128(%rcx), %ymm2
+	vpclmulqdq	$0, 640(%rdi), %ymm2, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 640(%rdi), %ymm2, %ymm6
+	vpxor	%ymm6, %ymm4, %ymm4
+	vpclmulqdq	$1, 640(%rdi), %ymm2, %ymm6
+	vpxor	%ymm6, %ymm5, %ymm5
+	vpclmulqdq	$16, 640(%rdi), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vmovdqu	96(%rcx), %ymm2
+	vpclmulqdq	$0, 608(%rdi), %ymm2, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 608(%rdi), %ymm2, %ymm6
+	vpxor	%ymm6, %ymm4, %ymm4
+	vpclmulqdq	$1, 608(%rdi), %ymm2, %ymm6
+	vpxor	%ymm6, %ymm5, %ymm5
+	vpclmulqdq	$16, 608(%rdi), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vmovdqu	64(%rcx), %ymm2
+	vpclmulqdq	$0, 576(%rdi), %ymm2, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 576(%rdi), %ymm2, %ymm6
+	vpxor	%ymm6, %ymm4, %ymm4
+	vpclmulqdq	$1, 576(%rdi), %ymm2, %ymm6
+	vpxor	%ymm6, %ymm5, %ymm5
+	vpclmulqdq	$16, 576(%rdi), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vmovdqu	32(%rcx), %ymm2
+	vpclmulqdq	$0, 544(%rdi), %ymm2, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 544(%rdi), %ymm2, %ymm6
+	vpxor	%ymm6, %ymm4, %ymm4
+	vpclmulqdq	$1, 544(%rdi), %ymm2, %ymm6
+	vpxor	%ymm6, %ymm5, %ymm5
+	vpclmulqdq	$16, 544(%rdi), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
 	vmovdqu	(%rcx), %ymm2
 	vpxor	%ymm1, %ymm2, %ymm2
 	vpclmulqdq	$0, 512(%rdi), %ymm2, %ymm1
-	vpclmulqdq	$17, 512(%rdi), %ymm2, %ymm3
-	vpclmulqdq	$1, 512(%rdi), %ymm2, %ymm4
-	vpclmulqdq	$16, 512(%rdi), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm4, %ymm4
-	vmovdqu	32(%rcx), %ymm2
-	vpclmulqdq	$0, 544(%rdi), %ymm2, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpclmulqdq	$17, 544(%rdi), %ymm2, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpclmulqdq	$1, 544(%rdi), %ymm2, %ymm5
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpclmulqdq	$16, 544(%rdi), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm4, %ymm4
-	vmovdqu	64(%rcx), %ymm2
-	vpclmulqdq	$0, 576(%rdi), %ymm2, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpclmulqdq	$17, 576(%rdi), %ymm2, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpclmulqdq	$1, 576(%rdi), %ymm2, %ymm5
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpclmulqdq	$16, 576(%rdi), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm4, %ymm4
-	vmovdqu	96(%rcx), %ymm2
-	vpclmulqdq	$0, 608(%rdi), %ymm2, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpclmulqdq	$17, 608(%rdi), %ymm2, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpclmulqdq	$1, 608(%rdi), %ymm2, %ymm5
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpclmulqdq	$16, 608(%rdi), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm4, %ymm4
-	vmovdqu	128(%rcx), %ymm2
-	vpclmulqdq	$0, 640(%rdi), %ymm2, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpclmulqdq	$17, 640(%rdi), %ymm2, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpclmulqdq	$1, 640(%rdi), %ymm2, %ymm5
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpclmulqdq	$16, 640(%rdi), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm4, %ymm4
-	vmovdqu	160(%rcx), %ymm2
-	vpclmulqdq	$0, 672(%rdi), %ymm2, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpclmulqdq	$17, 672(%rdi), %ymm2, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpclmulqdq	$1, 672(%rdi), %ymm2, %ymm5
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpclmulqdq	$16, 672(%rdi), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm4, %ymm4
-	vmovdqu	192(%rcx), %ymm2
-	vpclmulqdq	$0, 704(%rdi), %ymm2, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpclmulqdq	$17, 704(%rdi), %ymm2, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpclmulqdq	$1, 704(%rdi), %ymm2, %ymm5
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpclmulqdq	$16, 704(%rdi), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm4, %ymm4
-	vmovdqu	224(%rcx), %ymm2
-	vpclmulqdq	$0, 736(%rdi), %ymm2, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpclmulqdq	$17, 736(%rdi), %ymm2, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpclmulqdq	$1, 736(%rdi), %ymm2, %ymm5
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpclmulqdq	$16, 736(%rdi), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm4, %ymm4
-	vpslldq	$8, %ymm4, %ymm2
-	vpxor	%ymm2, %ymm1, %ymm1
-	vpsrldq	$8, %ymm4, %ymm2
-	vpxor	%ymm2, %ymm3, %ymm3
-	vextracti128	$1, %ymm1, %xmm2
-	vpxor	%xmm2, %xmm1, %xmm1
-	vextracti128	$1, %ymm3, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vpclmulqdq	$17, 512(%rdi), %ymm2, %ymm1
+	vpxor	%ymm1, %ymm4, %ymm4
+	vpclmulqdq	$1, 512(%rdi), %ymm2, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vpclmulqdq	$16, 512(%rdi), %ymm2, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vpslldq	$8, %ymm5, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vpsrldq	$8, %ymm5, %ymm1
+	vpxor	%ymm1, %ymm4, %ymm4
+	vextracti128	$1, %ymm3, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vextracti128	$1, %ymm4, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm1
 	addq	$256, %rcx
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_siv_open_polyval16
@@ -4620,91 +4625,92 @@ aesgen_vaes256_gcm_siv_open:
 .Laesgen_vaes256_gcm_siv_open_polyval16_2:
 	cmpq	$256, %rcx
 	jb	.Laesgen_vaes256_gcm_siv_open_polyval16_done_2
+	vmovdqu	224(%rdx), %ymm0
+	vpclmulqdq	$0, 736(%rdi), %ymm0, %ymm2
+	vpclmulqdq	$17, 736(%rdi), %ymm0, %ymm3
+	vpclmulqdq	$1, 736(%rdi), %ymm0, %ymm4
+	vpclmulqdq	$16, 736(%rdi), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm4, %ymm4
+	vmovdqu	192(%rdx), %ymm0
+	vpclmulqdq	$0, 704(%rdi), %ymm0, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$17, 704(%rdi), %ymm0, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpclmulqdq	$1, 704(%rdi), %ymm0, %ymm5
+	vpxor	%ymm5, %ymm4, %ymm4
+	vpclmulqdq	$16, 704(%rdi), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm4, %ymm4
+	vmovdqu	160(%rdx), %ymm0
+	vpclmulqdq	$0, 672(%rdi), %ymm0, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$17, 672(%rdi), %ymm0, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpclmulqdq	$1, 672(%rdi), %ymm0, %ymm5
+	vpxor	%ymm5, %ymm4, %ymm4
+	vpclmulqdq	$16, 672(%rdi), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm4, %ymm4
+	vmovdqu	128(%rdx), %ymm0
+	vpclmulqdq	$0, 640(%rdi), %ymm0, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$17, 640(%rdi), %ymm0, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpclmulqdq	$1, 640(%rdi), %ymm0, %ymm5
+	vpxor	%ymm5, %ymm4, %ymm4
+	vpclmulqdq	$16, 640(%rdi), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm4, %ymm4
+	vmovdqu	96(%rdx), %ymm0
+	vpclmulqdq	$0, 608(%rdi), %ymm0, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$17, 608(%rdi), %ymm0, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpclmulqdq	$1, 608(%rdi), %ymm0, %ymm5
+	vpxor	%ymm5, %ymm4, %ymm4
+	vpclmulqdq	$16, 608(%rdi), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm4, %ymm4
+	vmovdqu	64(%rdx), %ymm0
+	vpclmulqdq	$0, 576(%rdi), %ymm0, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$17, 576(%rdi), %ymm0, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpclmulqdq	$1, 576(%rdi), %ymm0, %ymm5
+	vpxor	%ymm5, %ymm4, %ymm4
+	vpclmulqdq	$16, 576(%rdi), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm4, %ymm4
+	vmovdqu	32(%rdx), %ymm0
+	vpclmulqdq	$0, 544(%rdi), %ymm0, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$17, 544(%rdi), %ymm0, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpclmulqdq	$1, 544(%rdi), %ymm0, %ymm5
+	vpxor	%ymm5, %ymm4, %ymm4
+	vpclmulqdq	$16, 544(%rdi), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm4, %ymm4
 	vmovdqu	(%rdx), %ymm0
 	vpxor	%ymm1, %ymm0, %ymm0
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm1
-	vpclmulqdq	$17, 512(%rdi), %ymm0, %ymm2
-	vpclmulqdq	$1, 512(%rdi), %ymm0, %ymm3
+	vpxor	%ymm1, %ymm2, %ymm2
+	vpclmulqdq	$17, 512(%rdi), %ymm0, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vpclmulqdq	$1, 512(%rdi), %ymm0, %ymm1
+	vpxor	%ymm1, %ymm4, %ymm4
 	vpclmulqdq	$16, 512(%rdi), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vmovdqu	32(%rdx), %ymm0
-	vpclmulqdq	$0, 544(%rdi), %ymm0, %ymm4
-	vpxor	%ymm4, %ymm1, %ymm1
-	vpclmulqdq	$17, 544(%rdi), %ymm0, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$1, 544(%rdi), %ymm0, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpclmulqdq	$16, 544(%rdi), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vmovdqu	64(%rdx), %ymm0
-	vpclmulqdq	$0, 576(%rdi), %ymm0, %ymm4
-	vpxor	%ymm4, %ymm1, %ymm1
-	vpclmulqdq	$17, 576(%rdi), %ymm0, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$1, 576(%rdi), %ymm0, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpclmulqdq	$16, 576(%rdi), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vmovdqu	96(%rdx), %ymm0
-	vpclmulqdq	$0, 608(%rdi), %ymm0, %ymm4
-	vpxor	%ymm4, %ymm1, %ymm1
-	vpclmulqdq	$17, 608(%rdi), %ymm0, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$1, 608(%rdi), %ymm0, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpclmulqdq	$16, 608(%rdi), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vmovdqu	128(%rdx), %ymm0
-	vpclmulqdq	$0, 640(%rdi), %ymm0, %ymm4
-	vpxor	%ymm4, %ymm1, %ymm1
-	vpclmulqdq	$17, 640(%rdi), %ymm0, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$1, 640(%rdi), %ymm0, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpclmulqdq	$16, 640(%rdi), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vmovdqu	160(%rdx), %ymm0
-	vpclmulqdq	$0, 672(%rdi), %ymm0, %ymm4
-	vpxor	%ymm4, %ymm1, %ymm1
-	vpclmulqdq	$17, 672(%rdi), %ymm0, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$1, 672(%rdi), %ymm0, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpclmulqdq	$16, 672(%rdi), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vmovdqu	192(%rdx), %ymm0
-	vpclmulqdq	$0, 704(%rdi), %ymm0, %ymm4
-	vpxor	%ymm4, %ymm1, %ymm1
-	vpclmulqdq	$17, 704(%rdi), %ymm0, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$1, 704(%rdi), %ymm0, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpclmulqdq	$16, 704(%rdi), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vmovdqu	224(%rdx), %ymm0
-	vpclmulqdq	$0, 736(%rdi), %ymm0, %ymm4
-	vpxor	%ymm4, %ymm1, %ymm1
-	vpclmulqdq	$17, 736(%rdi), %ymm0, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$1, 736(%rdi), %ymm0, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpclmulqdq	$16, 736(%rdi), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpslldq	$8, %ymm3, %ymm0
-	vpxor	%ymm0, %ymm1, %ymm1
-	vpsrldq	$8, %ymm3, %ymm0
+	vpxor	%ymm0, %ymm4, %ymm4
+	vpslldq	$8, %ymm4, %ymm0
 	vpxor	%ymm0, %ymm2, %ymm2
-	vextracti128	$1, %ymm1, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm1
+	vpsrldq	$8, %ymm4, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
 	vextracti128	$1, %ymm2, %xmm0
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
+	vextracti128	$1, %ymm3, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm1
 	addq	$256, %rdx
 	subq	$256, %rcx
 	jmp	.Laesgen_vaes256_gcm_siv_open_polyval16_2
@@ -5055,12 +5061,14 @@ aesgen_vaes256_gcm_siv_open:
 	vaesenclast	%xmm4, %xmm0, %xmm0
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpunpcklqdq	%xmm0, %xmm3, %xmm3
+	vmovdqa	%xmm1, 752(%rdi)
 	vmovdqa	%xmm3, 256(%rdi)
 	vpxor	%xmm0, %xmm0, %xmm0
 	vpshufb	.Laesgen_vaes256_gcm_siv_open_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_vaes256_gcm_siv_open_rcon0(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$0, %xmm1, %xmm1, %xmm4
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
@@ -5068,29 +5076,34 @@ aesgen_vaes256_gcm_siv_open:
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 272(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_open_rot_last_word(%rip), %xmm3, %xmm0
+	vpclmulqdq	$17, %xmm1, %xmm1, %xmm5
 	vaesenclast	.Laesgen_vaes256_gcm_siv_open_rcon1(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$1, %xmm1, %xmm1, %xmm6
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 288(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_open_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_vaes256_gcm_siv_open_rcon2(%rip), %xmm0, %xmm0
+	vpclmulqdq	$16, %xmm1, %xmm1, %xmm7
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpxor	%xmm7, %xmm6, %xmm6
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 304(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_open_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_vaes256_gcm_siv_open_rcon3(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpslldq	$8, %xmm6, %xmm7
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
@@ -5098,29 +5111,34 @@ aesgen_vaes256_gcm_siv_open:
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 320(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_open_rot_last_word(%rip), %xmm3, %xmm0
+	vpxor	%xmm7, %xmm4, %xmm4
 	vaesenclast	.Laesgen_vaes256_gcm_siv_open_rcon4(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpsrldq	$8, %xmm6, %xmm7
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 336(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_open_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_vaes256_gcm_siv_open_rcon5(%rip), %xmm0, %xmm0
+	vpxor	%xmm7, %xmm5, %xmm5
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm6
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 352(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_open_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_vaes256_gcm_siv_open_rcon6(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpshufd	$78, %xmm4, %xmm4
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
@@ -5128,53 +5146,41 @@ aesgen_vaes256_gcm_siv_open:
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 368(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_open_rot_last_word(%rip), %xmm3, %xmm0
+	vpxor	%xmm6, %xmm4, %xmm4
 	vaesenclast	.Laesgen_vaes256_gcm_siv_open_rcon7(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm6
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 384(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_open_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_vaes256_gcm_siv_open_rcon8(%rip), %xmm0, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 400(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_open_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_vaes256_gcm_siv_open_rcon9(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm4, %xmm4
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 416(%rdi)
-	vmovdqa	%xmm1, 752(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm1, %xmm0
-	vpclmulqdq	$17, %xmm1, %xmm1, %xmm2
-	vpclmulqdq	$1, %xmm1, %xmm1, %xmm3
-	vpclmulqdq	$16, %xmm1, %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 736(%rdi)
+	vmovdqa	%xmm4, 736(%rdi)
 	cmpq	$32, %r8
 	ja	.Laesgen_vaes256_gcm_siv_open_powers_more_2
 	cmpq	$16, %rdx
@@ -5328,91 +5334,92 @@ aesgen_vaes256_gcm_siv_open:
 .Laesgen_vaes256_gcm_siv_open_polyval16_3:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_siv_open_polyval16_done_3
+	vmovdqu	224(%rcx), %ymm2
+	vpclmulqdq	$0, 736(%rdi), %ymm2, %ymm3
+	vpclmulqdq	$17, 736(%rdi), %ymm2, %ymm4
+	vpclmulqdq	$1, 736(%rdi), %ymm2, %ymm5
+	vpclmulqdq	$16, 736(%rdi), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vmovdqu	192(%rcx), %ymm2
+	vpclmulqdq	$0, 704(%rdi), %ymm2, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 704(%rdi), %ymm2, %ymm6
+	vpxor	%ymm6, %ymm4, %ymm4
+	vpclmulqdq	$1, 704(%rdi), %ymm2, %ymm6
+	vpxor	%ymm6, %ymm5, %ymm5
+	vpclmulqdq	$16, 704(%rdi), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vmovdqu	160(%rcx), %ymm2
+	vpclmulqdq	$0, 672(%rdi), %ymm2, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 672(%rdi), %ymm2, %ymm6
+	vpxor	%ymm6, %ymm4, %ymm4
+	vpclmulqdq	$1, 672(%rdi), %ymm2, %ymm6
+	vpxor	%ymm6, %ymm5, %ymm5
+	vpclmulqdq	$16, 672(%rdi), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vmovdqu	128(%rcx), %ymm2
+	vpclmulqdq	$0, 640(%rdi), %ymm2, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 640(%rdi), %ymm2, %ymm6
+	vpxor	%ymm6, %ymm4, %ymm4
+	vpclmulqdq	$1, 640(%rdi), %ymm2, %ymm6
+	vpxor	%ymm6, %ymm5, %ymm5
+	vpclmulqdq	$16, 640(%rdi), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vmovdqu	96(%rcx), %ymm2
+	vpclmulqdq	$0, 608(%rdi), %ymm2, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 608(%rdi), %ymm2, %ymm6
+	vpxor	%ymm6, %ymm4, %ymm4
+	vpclmulqdq	$1, 608(%rdi), %ymm2, %ymm6
+	vpxor	%ymm6, %ymm5, %ymm5
+	vpclmulqdq	$16, 608(%rdi), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vmovdqu	64(%rcx), %ymm2
+	vpclmulqdq	$0, 576(%rdi), %ymm2, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 576(%rdi), %ymm2, %ymm6
+	vpxor	%ymm6, %ymm4, %ymm4
+	vpclmulqdq	$1, 576(%rdi), %ymm2, %ymm6
+	vpxor	%ymm6, %ymm5, %ymm5
+	vpclmulqdq	$16, 576(%rdi), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vmovdqu	32(%rcx), %ymm2
+	vpclmulqdq	$0, 544(%rdi), %ymm2, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 544(%rdi), %ymm2, %ymm6
+	vpxor	%ymm6, %ymm4, %ymm4
+	vpclmulqdq	$1, 544(%rdi), %ymm2, %ymm6
+	vpxor	%ymm6, %ymm5, %ymm5
+	vpclmulqdq	$16, 544(%rdi), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
 	vmovdqu	(%rcx), %ymm2
 	vpxor	%ymm1, %ymm2, %ymm2
 	vpclmulqdq	$0, 512(%rdi), %ymm2, %ymm1
-	vpclmulqdq	$17, 512(%rdi), %ymm2, %ymm3
-	vpclmulqdq	$1, 512(%rdi), %ymm2, %ymm4
-	vpclmulqdq	$16, 512(%rdi), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm4, %ymm4
-	vmovdqu	32(%rcx), %ymm2
-	vpclmulqdq	$0, 544(%rdi), %ymm2, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpclmulqdq	$17, 544(%rdi), %ymm2, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpclmulqdq	$1, 544(%rdi), %ymm2, %ymm5
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpclmulqdq	$16, 544(%rdi), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm4, %ymm4
-	vmovdqu	64(%rcx), %ymm2
-	vpclmulqdq	$0, 576(%rdi), %ymm2, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpclmulqdq	$17, 576(%rdi), %ymm2, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpclmulqdq	$1, 576(%rdi), %ymm2, %ymm5
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpclmulqdq	$16, 576(%rdi), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm4, %ymm4
-	vmovdqu	96(%rcx), %ymm2
-	vpclmulqdq	$0, 608(%rdi), %ymm2, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpclmulqdq	$17, 608(%rdi), %ymm2, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpclmulqdq	$1, 608(%rdi), %ymm2, %ymm5
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpclmulqdq	$16, 608(%rdi), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm4, %ymm4
-	vmovdqu	128(%rcx), %ymm2
-	vpclmulqdq	$0, 640(%rdi), %ymm2, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpclmulqdq	$17, 640(%rdi), %ymm2, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpclmulqdq	$1, 640(%rdi), %ymm2, %ymm5
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpclmulqdq	$16, 640(%rdi), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm4, %ymm4
-	vmovdqu	160(%rcx), %ymm2
-	vpclmulqdq	$0, 672(%rdi), %ymm2, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpclmulqdq	$17, 672(%rdi), %ymm2, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpclmulqdq	$1, 672(%rdi), %ymm2, %ymm5
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpclmulqdq	$16, 672(%rdi), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm4, %ymm4
-	vmovdqu	192(%rcx), %ymm2
-	vpclmulqdq	$0, 704(%rdi), %ymm2, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpclmulqdq	$17, 704(%rdi), %ymm2, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpclmulqdq	$1, 704(%rdi), %ymm2, %ymm5
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpclmulqdq	$16, 704(%rdi), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm4, %ymm4
-	vmovdqu	224(%rcx), %ymm2
-	vpclmulqdq	$0, 736(%rdi), %ymm2, %ymm5
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpclmulqdq	$17, 736(%rdi), %ymm2, %ymm5
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpclmulqdq	$1, 736(%rdi), %ymm2, %ymm5
-	vpxor	%ymm5, %ymm4, %ymm4
-	vpclmulqdq	$16, 736(%rdi), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm4, %ymm4
-	vpslldq	$8, %ymm4, %ymm2
-	vpxor	%ymm2, %ymm1, %ymm1
-	vpsrldq	$8, %ymm4, %ymm2
-	vpxor	%ymm2, %ymm3, %ymm3
-	vextracti128	$1, %ymm1, %xmm2
-	vpxor	%xmm2, %xmm1, %xmm1
-	vextracti128	$1, %ymm3, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vpclmulqdq	$17, 512(%rdi), %ymm2, %ymm1
+	vpxor	%ymm1, %ymm4, %ymm4
+	vpclmulqdq	$1, 512(%rdi), %ymm2, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vpclmulqdq	$16, 512(%rdi), %ymm2, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vpslldq	$8, %ymm5, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vpsrldq	$8, %ymm5, %ymm1
+	vpxor	%ymm1, %ymm4, %ymm4
+	vextracti128	$1, %ymm3, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vextracti128	$1, %ymm4, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm1
 	addq	$256, %rcx
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_siv_open_polyval16_3
@@ -5985,91 +5992,92 @@ aesgen_vaes256_gcm_siv_open:
 .Laesgen_vaes256_gcm_siv_open_polyval16_4:
 	cmpq	$256, %rcx
 	jb	.Laesgen_vaes256_gcm_siv_open_polyval16_done_4
+	vmovdqu	224(%rdx), %ymm0
+	vpclmulqdq	$0, 736(%rdi), %ymm0, %ymm2
+	vpclmulqdq	$17, 736(%rdi), %ymm0, %ymm3
+	vpclmulqdq	$1, 736(%rdi), %ymm0, %ymm4
+	vpclmulqdq	$16, 736(%rdi), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm4, %ymm4
+	vmovdqu	192(%rdx), %ymm0
+	vpclmulqdq	$0, 704(%rdi), %ymm0, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$17, 704(%rdi), %ymm0, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpclmulqdq	$1, 704(%rdi), %ymm0, %ymm5
+	vpxor	%ymm5, %ymm4, %ymm4
+	vpclmulqdq	$16, 704(%rdi), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm4, %ymm4
+	vmovdqu	160(%rdx), %ymm0
+	vpclmulqdq	$0, 672(%rdi), %ymm0, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$17, 672(%rdi), %ymm0, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpclmulqdq	$1, 672(%rdi), %ymm0, %ymm5
+	vpxor	%ymm5, %ymm4, %ymm4
+	vpclmulqdq	$16, 672(%rdi), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm4, %ymm4
+	vmovdqu	128(%rdx), %ymm0
+	vpclmulqdq	$0, 640(%rdi), %ymm0, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$17, 640(%rdi), %ymm0, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpclmulqdq	$1, 640(%rdi), %ymm0, %ymm5
+	vpxor	%ymm5, %ymm4, %ymm4
+	vpclmulqdq	$16, 640(%rdi), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm4, %ymm4
+	vmovdqu	96(%rdx), %ymm0
+	vpclmulqdq	$0, 608(%rdi), %ymm0, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$17, 608(%rdi), %ymm0, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpclmulqdq	$1, 608(%rdi), %ymm0, %ymm5
+	vpxor	%ymm5, %ymm4, %ymm4
+	vpclmulqdq	$16, 608(%rdi), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm4, %ymm4
+	vmovdqu	64(%rdx), %ymm0
+	vpclmulqdq	$0, 576(%rdi), %ymm0, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$17, 576(%rdi), %ymm0, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpclmulqdq	$1, 576(%rdi), %ymm0, %ymm5
+	vpxor	%ymm5, %ymm4, %ymm4
+	vpclmulqdq	$16, 576(%rdi), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm4, %ymm4
+	vmovdqu	32(%rdx), %ymm0
+	vpclmulqdq	$0, 544(%rdi), %ymm0, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$17, 544(%rdi), %ymm0, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpclmulqdq	$1, 544(%rdi), %ymm0, %ymm5
+	vpxor	%ymm5, %ymm4, %ymm4
+	vpclmulqdq	$16, 544(%rdi), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm4, %ymm4
 	vmovdqu	(%rdx), %ymm0
 	vpxor	%ymm1, %ymm0, %ymm0
 	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm1
-	vpclmulqdq	$17, 512(%rdi), %ymm0, %ymm2
-	vpclmulqdq	$1, 512(%rdi), %ymm0, %ymm3
+	vpxor	%ymm1, %ymm2, %ymm2
+	vpclmulqdq	$17, 512(%rdi), %ymm0, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vpclmulqdq	$1, 512(%rdi), %ymm0, %ymm1
+	vpxor	%ymm1, %ymm4, %ymm4
 	vpclmulqdq	$16, 512(%rdi), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vmovdqu	32(%rdx), %ymm0
-	vpclmulqdq	$0, 544(%rdi), %ymm0, %ymm4
-	vpxor	%ymm4, %ymm1, %ymm1
-	vpclmulqdq	$17, 544(%rdi), %ymm0, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$1, 544(%rdi), %ymm0, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpclmulqdq	$16, 544(%rdi), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vmovdqu	64(%rdx), %ymm0
-	vpclmulqdq	$0, 576(%rdi), %ymm0, %ymm4
-	vpxor	%ymm4, %ymm1, %ymm1
-	vpclmulqdq	$17, 576(%rdi), %ymm0, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$1, 576(%rdi), %ymm0, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpclmulqdq	$16, 576(%rdi), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vmovdqu	96(%rdx), %ymm0
-	vpclmulqdq	$0, 608(%rdi), %ymm0, %ymm4
-	vpxor	%ymm4, %ymm1, %ymm1
-	vpclmulqdq	$17, 608(%rdi), %ymm0, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$1, 608(%rdi), %ymm0, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpclmulqdq	$16, 608(%rdi), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vmovdqu	128(%rdx), %ymm0
-	vpclmulqdq	$0, 640(%rdi), %ymm0, %ymm4
-	vpxor	%ymm4, %ymm1, %ymm1
-	vpclmulqdq	$17, 640(%rdi), %ymm0, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$1, 640(%rdi), %ymm0, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpclmulqdq	$16, 640(%rdi), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vmovdqu	160(%rdx), %ymm0
-	vpclmulqdq	$0, 672(%rdi), %ymm0, %ymm4
-	vpxor	%ymm4, %ymm1, %ymm1
-	vpclmulqdq	$17, 672(%rdi), %ymm0, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$1, 672(%rdi), %ymm0, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpclmulqdq	$16, 672(%rdi), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vmovdqu	192(%rdx), %ymm0
-	vpclmulqdq	$0, 704(%rdi), %ymm0, %ymm4
-	vpxor	%ymm4, %ymm1, %ymm1
-	vpclmulqdq	$17, 704(%rdi), %ymm0, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$1, 704(%rdi), %ymm0, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpclmulqdq	$16, 704(%rdi), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vmovdqu	224(%rdx), %ymm0
-	vpclmulqdq	$0, 736(%rdi), %ymm0, %ymm4
-	vpxor	%ymm4, %ymm1, %ymm1
-	vpclmulqdq	$17, 736(%rdi), %ymm0, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$1, 736(%rdi), %ymm0, %ymm4
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpclmulqdq	$16, 736(%rdi), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vpslldq	$8, %ymm3, %ymm0
-	vpxor	%ymm0, %ymm1, %ymm1
-	vpsrldq	$8, %ymm3, %ymm0
+	vpxor	%ymm0, %ymm4, %ymm4
+	vpslldq	$8, %ymm4, %ymm0
 	vpxor	%ymm0, %ymm2, %ymm2
-	vextracti128	$1, %ymm1, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm1
+	vpsrldq	$8, %ymm4, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
 	vextracti128	$1, %ymm2, %xmm0
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
+	vextracti128	$1, %ymm3, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm1
 	addq	$256, %rdx
 	subq	$256, %rcx
 	jmp	.Laesgen_vaes256_gcm_siv_open_polyval16_4

@@ -7673,73 +7673,1235 @@ aesgen_gfni512_gcm_siv_seal:
 	movq	24(%rsp), %rax
 	movq	32(%rsp), %rcx
 	leaq	256(%rdi), %rdx
+	vbroadcasti32x4	144(%rdx), %zmm1
+	vbroadcasti32x4	160(%rdx), %zmm2
+	vbroadcasti32x4	176(%rdx), %zmm3
+	vbroadcasti32x4	192(%rdx), %zmm4
+	vbroadcasti32x4	208(%rdx), %zmm5
+	vbroadcasti32x4	224(%rdx), %zmm6
 	vporq	.Laesgen_gfni512_gcm_siv_seal_set_top(%rip), %xmm0, %xmm0
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vpaddd	.Laesgen_gfni512_gcm_siv_seal_lane_counts4(%rip), %zmm0, %zmm0
 .Laesgen_gfni512_gcm_siv_seal_ctr32_256:
 	cmpq	$512, %rax
 	jb	.Laesgen_gfni512_gcm_siv_seal_ctr32_done256
-	vmovdqa64	%zmm0, %zmm1
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm2
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_8x4(%rip), %zmm0, %zmm3
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_12x4(%rip), %zmm0, %zmm4
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_16x4(%rip), %zmm0, %zmm5
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_20x4(%rip), %zmm0, %zmm6
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_24x4(%rip), %zmm0, %zmm7
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_28x4(%rip), %zmm0, %zmm8
+	vmovdqa64	%zmm0, %zmm7
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm8
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_8x4(%rip), %zmm0, %zmm9
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_12x4(%rip), %zmm0, %zmm10
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_16x4(%rip), %zmm0, %zmm11
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_20x4(%rip), %zmm0, %zmm12
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_24x4(%rip), %zmm0, %zmm13
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_28x4(%rip), %zmm0, %zmm14
 	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_32x4(%rip), %zmm0, %zmm0
+	vbroadcasti32x4	(%rdx), %zmm15
+	vpxorq	%zmm15, %zmm7, %zmm7
+	vpxorq	%zmm15, %zmm8, %zmm8
+	vpxorq	%zmm15, %zmm9, %zmm9
+	vpxorq	%zmm15, %zmm10, %zmm10
+	vpxorq	%zmm15, %zmm11, %zmm11
+	vpxorq	%zmm15, %zmm12, %zmm12
+	vpxorq	%zmm15, %zmm13, %zmm13
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vbroadcasti32x4	16(%rdx), %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm7
+	vpxorq	%zmm15, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm8
+	vpxorq	%zmm15, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm9
+	vpxorq	%zmm15, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm10
+	vpxorq	%zmm15, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm11
+	vpxorq	%zmm15, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm12
+	vpxorq	%zmm15, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm13
+	vpxorq	%zmm15, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm14
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vbroadcasti32x4	32(%rdx), %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm7
+	vpxorq	%zmm15, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm8
+	vpxorq	%zmm15, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm9
+	vpxorq	%zmm15, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm10
+	vpxorq	%zmm15, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm11
+	vpxorq	%zmm15, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm12
+	vpxorq	%zmm15, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm13
+	vpxorq	%zmm15, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm14
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vbroadcasti32x4	48(%rdx), %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm7
+	vpxorq	%zmm15, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm8
+	vpxorq	%zmm15, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm9
+	vpxorq	%zmm15, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm10
+	vpxorq	%zmm15, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm11
+	vpxorq	%zmm15, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm12
+	vpxorq	%zmm15, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm13
+	vpxorq	%zmm15, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm14
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vbroadcasti32x4	64(%rdx), %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm7
+	vpxorq	%zmm15, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm8
+	vpxorq	%zmm15, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm9
+	vpxorq	%zmm15, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm10
+	vpxorq	%zmm15, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm11
+	vpxorq	%zmm15, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm12
+	vpxorq	%zmm15, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm13
+	vpxorq	%zmm15, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm14
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vbroadcasti32x4	80(%rdx), %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm7
+	vpxorq	%zmm15, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm8
+	vpxorq	%zmm15, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm9
+	vpxorq	%zmm15, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm10
+	vpxorq	%zmm15, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm11
+	vpxorq	%zmm15, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm12
+	vpxorq	%zmm15, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm13
+	vpxorq	%zmm15, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm14
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vbroadcasti32x4	96(%rdx), %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm7
+	vpxorq	%zmm15, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm8
+	vpxorq	%zmm15, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm9
+	vpxorq	%zmm15, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm10
+	vpxorq	%zmm15, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm11
+	vpxorq	%zmm15, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm12
+	vpxorq	%zmm15, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm13
+	vpxorq	%zmm15, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm14
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vbroadcasti32x4	112(%rdx), %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm7
+	vpxorq	%zmm15, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm8
+	vpxorq	%zmm15, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm9
+	vpxorq	%zmm15, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm10
+	vpxorq	%zmm15, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm11
+	vpxorq	%zmm15, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm12
+	vpxorq	%zmm15, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm13
+	vpxorq	%zmm15, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm14
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vbroadcasti32x4	128(%rdx), %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm7
+	vpxorq	%zmm15, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm8
+	vpxorq	%zmm15, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm9
+	vpxorq	%zmm15, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm10
+	vpxorq	%zmm15, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm11
+	vpxorq	%zmm15, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm12
+	vpxorq	%zmm15, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm13
+	vpxorq	%zmm15, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm14
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm7
+	vpxorq	%zmm1, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm8
+	vpxorq	%zmm1, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm9
+	vpxorq	%zmm1, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm10
+	vpxorq	%zmm1, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm11
+	vpxorq	%zmm1, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm12
+	vpxorq	%zmm1, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm13
+	vpxorq	%zmm1, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm14
+	vpxorq	%zmm1, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm7
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm8
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm9
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm10
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm11
+	vpxorq	%zmm2, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm12
+	vpxorq	%zmm2, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm13
+	vpxorq	%zmm2, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm14
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm7
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm8
+	vpxorq	%zmm3, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm9
+	vpxorq	%zmm3, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm10
+	vpxorq	%zmm3, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm11
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm12
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm13
+	vpxorq	%zmm3, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm14
+	vpxorq	%zmm3, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm7
+	vpxorq	%zmm4, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm8
+	vpxorq	%zmm4, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm9
+	vpxorq	%zmm4, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm10
+	vpxorq	%zmm4, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm11
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm12
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm13
+	vpxorq	%zmm4, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm14
+	vpxorq	%zmm4, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm7
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm8
+	vpxorq	%zmm5, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm9
+	vpxorq	%zmm5, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm10
+	vpxorq	%zmm5, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm11
+	vpxorq	%zmm5, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm12
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm13
+	vpxorq	%zmm5, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm14
+	vpxorq	%zmm5, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm8, %zmm8
+	vpxorq	%zmm6, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm9, %zmm9
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm10, %zmm10
+	vpxorq	%zmm6, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm11, %zmm11
+	vpxorq	%zmm6, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm12, %zmm12
+	vpxorq	%zmm6, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm13, %zmm13
+	vpxorq	%zmm6, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm14, %zmm14
+	vpxorq	%zmm6, %zmm14, %zmm14
+	vpxorq	(%r9), %zmm7, %zmm7
+	vmovdqu64	%zmm7, (%rcx)
+	vpxorq	64(%r9), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 64(%rcx)
+	vpxorq	128(%r9), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 128(%rcx)
+	vpxorq	192(%r9), %zmm10, %zmm10
+	vmovdqu64	%zmm10, 192(%rcx)
+	vpxorq	256(%r9), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 256(%rcx)
+	vpxorq	320(%r9), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 320(%rcx)
+	vpxorq	384(%r9), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 384(%rcx)
+	vpxorq	448(%r9), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 448(%rcx)
+	addq	$512, %r9
+	addq	$512, %rcx
+	subq	$512, %rax
+	jmp	.Laesgen_gfni512_gcm_siv_seal_ctr32_256
+.Laesgen_gfni512_gcm_siv_seal_ctr32_done256:
+.Laesgen_gfni512_gcm_siv_seal_ctr_small256:
+	cmpq	$256, %rax
+	jb	.Laesgen_gfni512_gcm_siv_seal_ctr16_done256
+	vmovdqa64	%zmm0, %zmm7
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm8
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_8x4(%rip), %zmm0, %zmm9
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_12x4(%rip), %zmm0, %zmm10
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_16x4(%rip), %zmm0, %zmm0
+	vbroadcasti32x4	(%rdx), %zmm11
+	vpxorq	%zmm11, %zmm7, %zmm7
+	vpxorq	%zmm11, %zmm8, %zmm8
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	16(%rdx), %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm7
+	vpxorq	%zmm11, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm8
+	vpxorq	%zmm11, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm9
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	32(%rdx), %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm7
+	vpxorq	%zmm11, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm8
+	vpxorq	%zmm11, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm9
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	48(%rdx), %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm7
+	vpxorq	%zmm11, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm8
+	vpxorq	%zmm11, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm9
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	64(%rdx), %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm7
+	vpxorq	%zmm11, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm8
+	vpxorq	%zmm11, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm9
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	80(%rdx), %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm7
+	vpxorq	%zmm11, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm8
+	vpxorq	%zmm11, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm9
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	96(%rdx), %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm7
+	vpxorq	%zmm11, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm8
+	vpxorq	%zmm11, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm9
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	112(%rdx), %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm7
+	vpxorq	%zmm11, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm8
+	vpxorq	%zmm11, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm9
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	128(%rdx), %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm7
+	vpxorq	%zmm11, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm8
+	vpxorq	%zmm11, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm9
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm7
+	vpxorq	%zmm1, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm8
+	vpxorq	%zmm1, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm1, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm1, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm7
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm8
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm7
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm8
+	vpxorq	%zmm3, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm3, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm3, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm7
+	vpxorq	%zmm4, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm8
+	vpxorq	%zmm4, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm4, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm4, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm7
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm8
+	vpxorq	%zmm5, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm5, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm5, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm8, %zmm8
+	vpxorq	%zmm6, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm9, %zmm9
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm10, %zmm10
+	vpxorq	%zmm6, %zmm10, %zmm10
+	vpxorq	(%r9), %zmm7, %zmm7
+	vmovdqu64	%zmm7, (%rcx)
+	vpxorq	64(%r9), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 64(%rcx)
+	vpxorq	128(%r9), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 128(%rcx)
+	vpxorq	192(%r9), %zmm10, %zmm10
+	vmovdqu64	%zmm10, 192(%rcx)
+	addq	$256, %r9
+	addq	$256, %rcx
+	subq	$256, %rax
+.Laesgen_gfni512_gcm_siv_seal_ctr16_done256:
+	cmpq	$128, %rax
+	jb	.Laesgen_gfni512_gcm_siv_seal_ctr8_done256
+	vmovdqa64	%zmm0, %zmm7
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm8
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_8x4(%rip), %zmm0, %zmm0
 	vbroadcasti32x4	(%rdx), %zmm9
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm6, %zmm6
 	vpxorq	%zmm9, %zmm7, %zmm7
 	vpxorq	%zmm9, %zmm8, %zmm8
 	vbroadcasti32x4	16(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
 	vpxorq	%zmm11, %zmm10, %zmm10
@@ -7755,48 +8917,6 @@ aesgen_gfni512_gcm_siv_seal:
 	vpternlogd	$150, %zmm10, %zmm11, %zmm8
 	vpxorq	%zmm9, %zmm8, %zmm8
 	vbroadcasti32x4	32(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
 	vpxorq	%zmm11, %zmm10, %zmm10
@@ -7812,48 +8932,6 @@ aesgen_gfni512_gcm_siv_seal:
 	vpternlogd	$150, %zmm10, %zmm11, %zmm8
 	vpxorq	%zmm9, %zmm8, %zmm8
 	vbroadcasti32x4	48(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
 	vpxorq	%zmm11, %zmm10, %zmm10
@@ -7869,48 +8947,6 @@ aesgen_gfni512_gcm_siv_seal:
 	vpternlogd	$150, %zmm10, %zmm11, %zmm8
 	vpxorq	%zmm9, %zmm8, %zmm8
 	vbroadcasti32x4	64(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
 	vpxorq	%zmm11, %zmm10, %zmm10
@@ -7926,48 +8962,6 @@ aesgen_gfni512_gcm_siv_seal:
 	vpternlogd	$150, %zmm10, %zmm11, %zmm8
 	vpxorq	%zmm9, %zmm8, %zmm8
 	vbroadcasti32x4	80(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
 	vpxorq	%zmm11, %zmm10, %zmm10
@@ -7983,48 +8977,6 @@ aesgen_gfni512_gcm_siv_seal:
 	vpternlogd	$150, %zmm10, %zmm11, %zmm8
 	vpxorq	%zmm9, %zmm8, %zmm8
 	vbroadcasti32x4	96(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
 	vpxorq	%zmm11, %zmm10, %zmm10
@@ -8040,48 +8992,6 @@ aesgen_gfni512_gcm_siv_seal:
 	vpternlogd	$150, %zmm10, %zmm11, %zmm8
 	vpxorq	%zmm9, %zmm8, %zmm8
 	vbroadcasti32x4	112(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
 	vpxorq	%zmm11, %zmm10, %zmm10
@@ -8097,48 +9007,6 @@ aesgen_gfni512_gcm_siv_seal:
 	vpternlogd	$150, %zmm10, %zmm11, %zmm8
 	vpxorq	%zmm9, %zmm8, %zmm8
 	vbroadcasti32x4	128(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
 	vpxorq	%zmm11, %zmm10, %zmm10
@@ -8153,1326 +9021,428 @@ aesgen_gfni512_gcm_siv_seal:
 	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
 	vpternlogd	$150, %zmm10, %zmm11, %zmm8
 	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	144(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	160(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	176(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	192(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	208(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	224(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm1, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm6, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm9, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm7
+	vpxorq	%zmm1, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm9, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm8
+	vpxorq	%zmm1, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm9, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm7
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm9, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm8
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm9, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm7
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm9, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm8
+	vpxorq	%zmm3, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm9, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm7
+	vpxorq	%zmm4, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm9, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm8
+	vpxorq	%zmm4, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm9, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm7
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm9, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm8
+	vpxorq	%zmm5, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm7
 	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm7, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm8, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rcx)
-	vpxorq	64(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 64(%rcx)
-	vpxorq	128(%r9), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 128(%rcx)
-	vpxorq	192(%r9), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 192(%rcx)
-	vpxorq	256(%r9), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 256(%rcx)
-	vpxorq	320(%r9), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 320(%rcx)
-	vpxorq	384(%r9), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 384(%rcx)
-	vpxorq	448(%r9), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 448(%rcx)
-	addq	$512, %r9
-	addq	$512, %rcx
-	subq	$512, %rax
-	jmp	.Laesgen_gfni512_gcm_siv_seal_ctr32_256
-.Laesgen_gfni512_gcm_siv_seal_ctr32_done256:
-.Laesgen_gfni512_gcm_siv_seal_ctr_small256:
-	cmpq	$256, %rax
-	jb	.Laesgen_gfni512_gcm_siv_seal_ctr16_done256
-	vmovdqa64	%zmm0, %zmm1
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm2
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_8x4(%rip), %zmm0, %zmm3
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_12x4(%rip), %zmm0, %zmm4
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_16x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%rdx), %zmm5
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	16(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	32(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	48(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	64(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	80(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	96(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	112(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	128(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	144(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	160(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	176(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	192(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	208(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	224(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm1, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm2, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm3, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm4, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rcx)
-	vpxorq	64(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 64(%rcx)
-	vpxorq	128(%r9), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 128(%rcx)
-	vpxorq	192(%r9), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 192(%rcx)
-	addq	$256, %r9
-	addq	$256, %rcx
-	subq	$256, %rax
-.Laesgen_gfni512_gcm_siv_seal_ctr16_done256:
-	cmpq	$128, %rax
-	jb	.Laesgen_gfni512_gcm_siv_seal_ctr8_done256
-	vmovdqa64	%zmm0, %zmm1
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm2
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_8x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%rdx), %zmm3
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	16(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	32(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	48(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	64(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	80(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	96(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	112(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	128(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	144(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	160(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	176(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	192(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	208(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	224(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm1, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm2, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rcx)
-	vpxorq	64(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 64(%rcx)
+	vpxorq	%zmm6, %zmm8, %zmm8
+	vpxorq	(%r9), %zmm7, %zmm7
+	vmovdqu64	%zmm7, (%rcx)
+	vpxorq	64(%r9), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 64(%rcx)
 	addq	$128, %r9
 	addq	$128, %rcx
 	subq	$128, %rax
 .Laesgen_gfni512_gcm_siv_seal_ctr8_done256:
 	cmpq	$64, %rax
 	jb	.Laesgen_gfni512_gcm_siv_seal_ctr4_done256
-	vmovdqa64	%zmm0, %zmm1
+	vmovdqa64	%zmm0, %zmm7
 	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%rdx), %zmm2
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	16(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	32(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	48(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	64(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	80(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	96(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	112(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	128(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	144(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	160(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	176(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	192(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	208(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	224(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm1, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rcx)
+	vbroadcasti32x4	(%rdx), %zmm8
+	vpxorq	%zmm8, %zmm7, %zmm7
+	vbroadcasti32x4	16(%rdx), %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm9, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm7
+	vpxorq	%zmm8, %zmm7, %zmm7
+	vbroadcasti32x4	32(%rdx), %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm9, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm7
+	vpxorq	%zmm8, %zmm7, %zmm7
+	vbroadcasti32x4	48(%rdx), %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm9, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm7
+	vpxorq	%zmm8, %zmm7, %zmm7
+	vbroadcasti32x4	64(%rdx), %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm9, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm7
+	vpxorq	%zmm8, %zmm7, %zmm7
+	vbroadcasti32x4	80(%rdx), %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm9, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm7
+	vpxorq	%zmm8, %zmm7, %zmm7
+	vbroadcasti32x4	96(%rdx), %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm9, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm7
+	vpxorq	%zmm8, %zmm7, %zmm7
+	vbroadcasti32x4	112(%rdx), %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm9, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm7
+	vpxorq	%zmm8, %zmm7, %zmm7
+	vbroadcasti32x4	128(%rdx), %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm9, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm7
+	vpxorq	%zmm8, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm8, %zmm9
+	vpxorq	%zmm9, %zmm8, %zmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm8, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm8, %zmm8
+	vpternlogd	$150, %zmm8, %zmm9, %zmm7
+	vpxorq	%zmm1, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm8, %zmm9
+	vpxorq	%zmm9, %zmm8, %zmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm8, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm8, %zmm8
+	vpternlogd	$150, %zmm8, %zmm9, %zmm7
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm8, %zmm9
+	vpxorq	%zmm9, %zmm8, %zmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm8, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm8, %zmm8
+	vpternlogd	$150, %zmm8, %zmm9, %zmm7
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm8, %zmm9
+	vpxorq	%zmm9, %zmm8, %zmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm8, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm8, %zmm8
+	vpternlogd	$150, %zmm8, %zmm9, %zmm7
+	vpxorq	%zmm4, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm8, %zmm9
+	vpxorq	%zmm9, %zmm8, %zmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm8, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm8, %zmm8
+	vpternlogd	$150, %zmm8, %zmm9, %zmm7
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpxorq	(%r9), %zmm7, %zmm7
+	vmovdqu64	%zmm7, (%rcx)
 	addq	$64, %r9
 	addq	$64, %rcx
 	subq	$64, %rax
 .Laesgen_gfni512_gcm_siv_seal_ctr4_done256:
 	cmpq	$32, %rax
 	jb	.Laesgen_gfni512_gcm_siv_seal_ctr2_done256
-	vmovdqa64	%ymm0, %ymm1
+	vmovdqa64	%ymm0, %ymm7
 	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_2x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%rdx), %ymm2
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	16(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	32(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	48(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	64(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	80(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	96(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	112(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	128(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	144(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	160(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	176(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	192(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	208(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	224(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm1, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vpxorq	(%r9), %ymm1, %ymm1
-	vmovdqu64	%ymm1, (%rcx)
+	vbroadcasti32x4	(%rdx), %ymm8
+	vpxorq	%ymm8, %ymm7, %ymm7
+	vbroadcasti32x4	16(%rdx), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm9, %ymm10
+	vpxorq	%ymm10, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm9, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm9, %ymm9
+	vpternlogd	$150, %ymm9, %ymm10, %ymm7
+	vpxorq	%ymm8, %ymm7, %ymm7
+	vbroadcasti32x4	32(%rdx), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm9, %ymm10
+	vpxorq	%ymm10, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm9, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm9, %ymm9
+	vpternlogd	$150, %ymm9, %ymm10, %ymm7
+	vpxorq	%ymm8, %ymm7, %ymm7
+	vbroadcasti32x4	48(%rdx), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm9, %ymm10
+	vpxorq	%ymm10, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm9, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm9, %ymm9
+	vpternlogd	$150, %ymm9, %ymm10, %ymm7
+	vpxorq	%ymm8, %ymm7, %ymm7
+	vbroadcasti32x4	64(%rdx), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm9, %ymm10
+	vpxorq	%ymm10, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm9, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm9, %ymm9
+	vpternlogd	$150, %ymm9, %ymm10, %ymm7
+	vpxorq	%ymm8, %ymm7, %ymm7
+	vbroadcasti32x4	80(%rdx), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm9, %ymm10
+	vpxorq	%ymm10, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm9, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm9, %ymm9
+	vpternlogd	$150, %ymm9, %ymm10, %ymm7
+	vpxorq	%ymm8, %ymm7, %ymm7
+	vbroadcasti32x4	96(%rdx), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm9, %ymm10
+	vpxorq	%ymm10, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm9, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm9, %ymm9
+	vpternlogd	$150, %ymm9, %ymm10, %ymm7
+	vpxorq	%ymm8, %ymm7, %ymm7
+	vbroadcasti32x4	112(%rdx), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm9, %ymm10
+	vpxorq	%ymm10, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm9, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm9, %ymm9
+	vpternlogd	$150, %ymm9, %ymm10, %ymm7
+	vpxorq	%ymm8, %ymm7, %ymm7
+	vbroadcasti32x4	128(%rdx), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm9, %ymm10
+	vpxorq	%ymm10, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm9, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm9, %ymm9
+	vpternlogd	$150, %ymm9, %ymm10, %ymm7
+	vpxorq	%ymm8, %ymm7, %ymm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm7, %ymm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm8, %ymm9
+	vpxorq	%ymm9, %ymm8, %ymm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm8, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm8, %ymm8
+	vpternlogd	$150, %ymm8, %ymm9, %ymm7
+	vpxorq	%ymm1, %ymm7, %ymm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm7, %ymm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm8, %ymm9
+	vpxorq	%ymm9, %ymm8, %ymm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm8, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm8, %ymm8
+	vpternlogd	$150, %ymm8, %ymm9, %ymm7
+	vpxorq	%ymm2, %ymm7, %ymm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm7, %ymm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm8, %ymm9
+	vpxorq	%ymm9, %ymm8, %ymm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm8, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm8, %ymm8
+	vpternlogd	$150, %ymm8, %ymm9, %ymm7
+	vpxorq	%ymm3, %ymm7, %ymm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm7, %ymm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm8, %ymm9
+	vpxorq	%ymm9, %ymm8, %ymm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm8, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm8, %ymm8
+	vpternlogd	$150, %ymm8, %ymm9, %ymm7
+	vpxorq	%ymm4, %ymm7, %ymm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm7, %ymm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm8, %ymm9
+	vpxorq	%ymm9, %ymm8, %ymm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm8, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm8, %ymm8
+	vpternlogd	$150, %ymm8, %ymm9, %ymm7
+	vpxorq	%ymm5, %ymm7, %ymm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm7, %ymm7
+	vpxorq	%ymm6, %ymm7, %ymm7
+	vpxorq	(%r9), %ymm7, %ymm7
+	vmovdqu64	%ymm7, (%rcx)
 	addq	$32, %r9
 	addq	$32, %rcx
 	subq	$32, %rax
 .Laesgen_gfni512_gcm_siv_seal_ctr2_done256:
 	cmpq	$16, %rax
 	jb	.Laesgen_gfni512_gcm_siv_seal_ctr1_done256
-	vmovdqa64	%xmm0, %xmm1
+	vmovdqa64	%xmm0, %xmm7
 	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_1x4(%rip), %zmm0, %zmm0
-	vmovdqa64	(%rdx), %xmm2
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	16(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	32(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	48(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	64(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	80(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	96(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	112(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	128(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	144(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	160(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	176(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	192(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	208(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	224(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	(%r9), %xmm1, %xmm1
-	vmovdqu64	%xmm1, (%rcx)
+	vmovdqa64	(%rdx), %xmm8
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vmovdqa64	16(%rdx), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpternlogd	$150, %xmm9, %xmm10, %xmm7
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vmovdqa64	32(%rdx), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpternlogd	$150, %xmm9, %xmm10, %xmm7
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vmovdqa64	48(%rdx), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpternlogd	$150, %xmm9, %xmm10, %xmm7
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vmovdqa64	64(%rdx), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpternlogd	$150, %xmm9, %xmm10, %xmm7
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vmovdqa64	80(%rdx), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpternlogd	$150, %xmm9, %xmm10, %xmm7
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vmovdqa64	96(%rdx), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpternlogd	$150, %xmm9, %xmm10, %xmm7
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vmovdqa64	112(%rdx), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpternlogd	$150, %xmm9, %xmm10, %xmm7
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vmovdqa64	128(%rdx), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpternlogd	$150, %xmm9, %xmm10, %xmm7
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm7, %xmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm8, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
+	vpternlogd	$150, %xmm8, %xmm9, %xmm7
+	vpxorq	%xmm1, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm7, %xmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm8, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
+	vpternlogd	$150, %xmm8, %xmm9, %xmm7
+	vpxorq	%xmm2, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm7, %xmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm8, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
+	vpternlogd	$150, %xmm8, %xmm9, %xmm7
+	vpxorq	%xmm3, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm7, %xmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm8, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
+	vpternlogd	$150, %xmm8, %xmm9, %xmm7
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm7, %xmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm8, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
+	vpternlogd	$150, %xmm8, %xmm9, %xmm7
+	vpxorq	%xmm5, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm7, %xmm7
+	vpxorq	%xmm6, %xmm7, %xmm7
+	vpxorq	(%r9), %xmm7, %xmm7
+	vmovdqu64	%xmm7, (%rcx)
 	addq	$16, %r9
 	addq	$16, %rcx
 	subq	$16, %rax
@@ -9480,116 +9450,110 @@ aesgen_gfni512_gcm_siv_seal:
 	testq	%rax, %rax
 	je	.Laesgen_gfni512_gcm_siv_seal_ctr_end256
 	vmovdqa64	%xmm0, %xmm0
-	vmovdqa64	(%rdx), %xmm1
+	vmovdqa64	(%rdx), %xmm7
+	vpxorq	%xmm7, %xmm0, %xmm0
+	vmovdqa64	16(%rdx), %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm8, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
+	vpternlogd	$150, %xmm8, %xmm9, %xmm0
+	vpxorq	%xmm7, %xmm0, %xmm0
+	vmovdqa64	32(%rdx), %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm8, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
+	vpternlogd	$150, %xmm8, %xmm9, %xmm0
+	vpxorq	%xmm7, %xmm0, %xmm0
+	vmovdqa64	48(%rdx), %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm8, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
+	vpternlogd	$150, %xmm8, %xmm9, %xmm0
+	vpxorq	%xmm7, %xmm0, %xmm0
+	vmovdqa64	64(%rdx), %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm8, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
+	vpternlogd	$150, %xmm8, %xmm9, %xmm0
+	vpxorq	%xmm7, %xmm0, %xmm0
+	vmovdqa64	80(%rdx), %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm8, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
+	vpternlogd	$150, %xmm8, %xmm9, %xmm0
+	vpxorq	%xmm7, %xmm0, %xmm0
+	vmovdqa64	96(%rdx), %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm8, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
+	vpternlogd	$150, %xmm8, %xmm9, %xmm0
+	vpxorq	%xmm7, %xmm0, %xmm0
+	vmovdqa64	112(%rdx), %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm8, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
+	vpternlogd	$150, %xmm8, %xmm9, %xmm0
+	vpxorq	%xmm7, %xmm0, %xmm0
+	vmovdqa64	128(%rdx), %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm8, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
+	vpternlogd	$150, %xmm8, %xmm9, %xmm0
+	vpxorq	%xmm7, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm7, %xmm8
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm7, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm7, %xmm7
+	vpternlogd	$150, %xmm7, %xmm8, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	16(%rdx), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	32(%rdx), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	48(%rdx), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	64(%rdx), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	80(%rdx), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	96(%rdx), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	112(%rdx), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	128(%rdx), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	144(%rdx), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	160(%rdx), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	176(%rdx), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	192(%rdx), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	208(%rdx), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	224(%rdx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm1
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm1, %xmm7
+	vpxorq	%xmm7, %xmm1, %xmm1
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm1, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm1, %xmm1
+	vpternlogd	$150, %xmm1, %xmm7, %xmm0
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm1
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm1, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm1, %xmm1
+	vpternlogd	$150, %xmm1, %xmm2, %xmm0
+	vpxorq	%xmm3, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm1
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm1, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm1, %xmm1
+	vpternlogd	$150, %xmm1, %xmm2, %xmm0
+	vpxorq	%xmm4, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm1
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm1, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm1, %xmm1
+	vpternlogd	$150, %xmm1, %xmm2, %xmm0
+	vpxorq	%xmm5, %xmm0, %xmm0
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
+	vpxorq	%xmm6, %xmm0, %xmm0
 	movq	$-1, %rdx
 	bzhiq	%rax, %rdx, %rdx
 	kmovq	%rdx, %k1
@@ -16316,73 +16280,891 @@ aesgen_gfni512_gcm_siv_seal:
 	movq	24(%rsp), %rax
 	movq	32(%rsp), %rcx
 	leaq	256(%rdi), %rdx
+	vbroadcasti32x4	80(%rdx), %zmm1
+	vbroadcasti32x4	96(%rdx), %zmm2
+	vbroadcasti32x4	112(%rdx), %zmm3
+	vbroadcasti32x4	128(%rdx), %zmm4
+	vbroadcasti32x4	144(%rdx), %zmm5
+	vbroadcasti32x4	160(%rdx), %zmm6
 	vporq	.Laesgen_gfni512_gcm_siv_seal_set_top(%rip), %xmm0, %xmm0
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vpaddd	.Laesgen_gfni512_gcm_siv_seal_lane_counts4(%rip), %zmm0, %zmm0
 .Laesgen_gfni512_gcm_siv_seal_ctr32_128:
 	cmpq	$512, %rax
 	jb	.Laesgen_gfni512_gcm_siv_seal_ctr32_done128
-	vmovdqa64	%zmm0, %zmm1
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm2
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_8x4(%rip), %zmm0, %zmm3
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_12x4(%rip), %zmm0, %zmm4
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_16x4(%rip), %zmm0, %zmm5
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_20x4(%rip), %zmm0, %zmm6
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_24x4(%rip), %zmm0, %zmm7
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_28x4(%rip), %zmm0, %zmm8
+	vmovdqa64	%zmm0, %zmm7
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm8
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_8x4(%rip), %zmm0, %zmm9
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_12x4(%rip), %zmm0, %zmm10
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_16x4(%rip), %zmm0, %zmm11
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_20x4(%rip), %zmm0, %zmm12
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_24x4(%rip), %zmm0, %zmm13
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_28x4(%rip), %zmm0, %zmm14
 	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_32x4(%rip), %zmm0, %zmm0
+	vbroadcasti32x4	(%rdx), %zmm15
+	vpxorq	%zmm15, %zmm7, %zmm7
+	vpxorq	%zmm15, %zmm8, %zmm8
+	vpxorq	%zmm15, %zmm9, %zmm9
+	vpxorq	%zmm15, %zmm10, %zmm10
+	vpxorq	%zmm15, %zmm11, %zmm11
+	vpxorq	%zmm15, %zmm12, %zmm12
+	vpxorq	%zmm15, %zmm13, %zmm13
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vbroadcasti32x4	16(%rdx), %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm7
+	vpxorq	%zmm15, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm8
+	vpxorq	%zmm15, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm9
+	vpxorq	%zmm15, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm10
+	vpxorq	%zmm15, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm11
+	vpxorq	%zmm15, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm12
+	vpxorq	%zmm15, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm13
+	vpxorq	%zmm15, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm14
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vbroadcasti32x4	32(%rdx), %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm7
+	vpxorq	%zmm15, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm8
+	vpxorq	%zmm15, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm9
+	vpxorq	%zmm15, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm10
+	vpxorq	%zmm15, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm11
+	vpxorq	%zmm15, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm12
+	vpxorq	%zmm15, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm13
+	vpxorq	%zmm15, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm14
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vbroadcasti32x4	48(%rdx), %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm7
+	vpxorq	%zmm15, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm8
+	vpxorq	%zmm15, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm9
+	vpxorq	%zmm15, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm10
+	vpxorq	%zmm15, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm11
+	vpxorq	%zmm15, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm12
+	vpxorq	%zmm15, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm13
+	vpxorq	%zmm15, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm14
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vbroadcasti32x4	64(%rdx), %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm7
+	vpxorq	%zmm15, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm8
+	vpxorq	%zmm15, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm9
+	vpxorq	%zmm15, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm10
+	vpxorq	%zmm15, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm11
+	vpxorq	%zmm15, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm12
+	vpxorq	%zmm15, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm13
+	vpxorq	%zmm15, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm16, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm14
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm7
+	vpxorq	%zmm1, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm8
+	vpxorq	%zmm1, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm9
+	vpxorq	%zmm1, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm10
+	vpxorq	%zmm1, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm11
+	vpxorq	%zmm1, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm12
+	vpxorq	%zmm1, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm13
+	vpxorq	%zmm1, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm14
+	vpxorq	%zmm1, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm7
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm8
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm9
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm10
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm11
+	vpxorq	%zmm2, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm12
+	vpxorq	%zmm2, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm13
+	vpxorq	%zmm2, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm14
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm7
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm8
+	vpxorq	%zmm3, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm9
+	vpxorq	%zmm3, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm10
+	vpxorq	%zmm3, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm11
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm12
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm13
+	vpxorq	%zmm3, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm14
+	vpxorq	%zmm3, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm7
+	vpxorq	%zmm4, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm8
+	vpxorq	%zmm4, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm9
+	vpxorq	%zmm4, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm10
+	vpxorq	%zmm4, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm11
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm12
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm13
+	vpxorq	%zmm4, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm14
+	vpxorq	%zmm4, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm7
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm8
+	vpxorq	%zmm5, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm9
+	vpxorq	%zmm5, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm10
+	vpxorq	%zmm5, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm11
+	vpxorq	%zmm5, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm12
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm13
+	vpxorq	%zmm5, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm15, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm14
+	vpxorq	%zmm5, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm8, %zmm8
+	vpxorq	%zmm6, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm9, %zmm9
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm10, %zmm10
+	vpxorq	%zmm6, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm11, %zmm11
+	vpxorq	%zmm6, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm12, %zmm12
+	vpxorq	%zmm6, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm13, %zmm13
+	vpxorq	%zmm6, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm14, %zmm14
+	vpxorq	%zmm6, %zmm14, %zmm14
+	vpxorq	(%r9), %zmm7, %zmm7
+	vmovdqu64	%zmm7, (%rcx)
+	vpxorq	64(%r9), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 64(%rcx)
+	vpxorq	128(%r9), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 128(%rcx)
+	vpxorq	192(%r9), %zmm10, %zmm10
+	vmovdqu64	%zmm10, 192(%rcx)
+	vpxorq	256(%r9), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 256(%rcx)
+	vpxorq	320(%r9), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 320(%rcx)
+	vpxorq	384(%r9), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 384(%rcx)
+	vpxorq	448(%r9), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 448(%rcx)
+	addq	$512, %r9
+	addq	$512, %rcx
+	subq	$512, %rax
+	jmp	.Laesgen_gfni512_gcm_siv_seal_ctr32_128
+.Laesgen_gfni512_gcm_siv_seal_ctr32_done128:
+.Laesgen_gfni512_gcm_siv_seal_ctr_small128:
+	cmpq	$256, %rax
+	jb	.Laesgen_gfni512_gcm_siv_seal_ctr16_done128
+	vmovdqa64	%zmm0, %zmm7
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm8
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_8x4(%rip), %zmm0, %zmm9
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_12x4(%rip), %zmm0, %zmm10
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_16x4(%rip), %zmm0, %zmm0
+	vbroadcasti32x4	(%rdx), %zmm11
+	vpxorq	%zmm11, %zmm7, %zmm7
+	vpxorq	%zmm11, %zmm8, %zmm8
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	16(%rdx), %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm7
+	vpxorq	%zmm11, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm8
+	vpxorq	%zmm11, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm9
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	32(%rdx), %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm7
+	vpxorq	%zmm11, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm8
+	vpxorq	%zmm11, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm9
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	48(%rdx), %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm7
+	vpxorq	%zmm11, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm8
+	vpxorq	%zmm11, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm9
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	64(%rdx), %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm7
+	vpxorq	%zmm11, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm8
+	vpxorq	%zmm11, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm9
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm7
+	vpxorq	%zmm1, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm8
+	vpxorq	%zmm1, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm1, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm1, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm7
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm8
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm7
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm8
+	vpxorq	%zmm3, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm3, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm3, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm7
+	vpxorq	%zmm4, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm8
+	vpxorq	%zmm4, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm4, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm4, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm7
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm8
+	vpxorq	%zmm5, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm5, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm5, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm8, %zmm8
+	vpxorq	%zmm6, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm9, %zmm9
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm10, %zmm10
+	vpxorq	%zmm6, %zmm10, %zmm10
+	vpxorq	(%r9), %zmm7, %zmm7
+	vmovdqu64	%zmm7, (%rcx)
+	vpxorq	64(%r9), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 64(%rcx)
+	vpxorq	128(%r9), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 128(%rcx)
+	vpxorq	192(%r9), %zmm10, %zmm10
+	vmovdqu64	%zmm10, 192(%rcx)
+	addq	$256, %r9
+	addq	$256, %rcx
+	subq	$256, %rax
+.Laesgen_gfni512_gcm_siv_seal_ctr16_done128:
+	cmpq	$128, %rax
+	jb	.Laesgen_gfni512_gcm_siv_seal_ctr8_done128
+	vmovdqa64	%zmm0, %zmm7
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm8
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_8x4(%rip), %zmm0, %zmm0
 	vbroadcasti32x4	(%rdx), %zmm9
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm6, %zmm6
 	vpxorq	%zmm9, %zmm7, %zmm7
 	vpxorq	%zmm9, %zmm8, %zmm8
 	vbroadcasti32x4	16(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
 	vpxorq	%zmm11, %zmm10, %zmm10
@@ -16398,48 +17180,6 @@ aesgen_gfni512_gcm_siv_seal:
 	vpternlogd	$150, %zmm10, %zmm11, %zmm8
 	vpxorq	%zmm9, %zmm8, %zmm8
 	vbroadcasti32x4	32(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
 	vpxorq	%zmm11, %zmm10, %zmm10
@@ -16455,48 +17195,6 @@ aesgen_gfni512_gcm_siv_seal:
 	vpternlogd	$150, %zmm10, %zmm11, %zmm8
 	vpxorq	%zmm9, %zmm8, %zmm8
 	vbroadcasti32x4	48(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
 	vpxorq	%zmm11, %zmm10, %zmm10
@@ -16512,48 +17210,6 @@ aesgen_gfni512_gcm_siv_seal:
 	vpternlogd	$150, %zmm10, %zmm11, %zmm8
 	vpxorq	%zmm9, %zmm8, %zmm8
 	vbroadcasti32x4	64(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
 	vpxorq	%zmm11, %zmm10, %zmm10
@@ -16568,1054 +17224,332 @@ aesgen_gfni512_gcm_siv_seal:
 	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
 	vpternlogd	$150, %zmm10, %zmm11, %zmm8
 	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	80(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	96(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	112(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	128(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	144(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	160(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm1, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm6, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm9, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm7
+	vpxorq	%zmm1, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm9, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm8
+	vpxorq	%zmm1, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm9, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm7
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm9, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm8
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm9, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm7
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm9, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm8
+	vpxorq	%zmm3, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm9, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm7
+	vpxorq	%zmm4, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm9, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm8
+	vpxorq	%zmm4, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm9, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm7
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm9, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm8
+	vpxorq	%zmm5, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm7
 	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm7, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm8, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rcx)
-	vpxorq	64(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 64(%rcx)
-	vpxorq	128(%r9), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 128(%rcx)
-	vpxorq	192(%r9), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 192(%rcx)
-	vpxorq	256(%r9), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 256(%rcx)
-	vpxorq	320(%r9), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 320(%rcx)
-	vpxorq	384(%r9), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 384(%rcx)
-	vpxorq	448(%r9), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 448(%rcx)
-	addq	$512, %r9
-	addq	$512, %rcx
-	subq	$512, %rax
-	jmp	.Laesgen_gfni512_gcm_siv_seal_ctr32_128
-.Laesgen_gfni512_gcm_siv_seal_ctr32_done128:
-.Laesgen_gfni512_gcm_siv_seal_ctr_small128:
-	cmpq	$256, %rax
-	jb	.Laesgen_gfni512_gcm_siv_seal_ctr16_done128
-	vmovdqa64	%zmm0, %zmm1
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm2
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_8x4(%rip), %zmm0, %zmm3
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_12x4(%rip), %zmm0, %zmm4
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_16x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%rdx), %zmm5
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	16(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	32(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	48(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	64(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	80(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	96(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	112(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	128(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	144(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	160(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm1, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm2, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm3, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm4, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rcx)
-	vpxorq	64(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 64(%rcx)
-	vpxorq	128(%r9), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 128(%rcx)
-	vpxorq	192(%r9), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 192(%rcx)
-	addq	$256, %r9
-	addq	$256, %rcx
-	subq	$256, %rax
-.Laesgen_gfni512_gcm_siv_seal_ctr16_done128:
-	cmpq	$128, %rax
-	jb	.Laesgen_gfni512_gcm_siv_seal_ctr8_done128
-	vmovdqa64	%zmm0, %zmm1
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm2
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_8x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%rdx), %zmm3
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	16(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	32(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	48(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	64(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	80(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	96(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	112(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	128(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	144(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	160(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm1, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm2, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rcx)
-	vpxorq	64(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 64(%rcx)
+	vpxorq	%zmm6, %zmm8, %zmm8
+	vpxorq	(%r9), %zmm7, %zmm7
+	vmovdqu64	%zmm7, (%rcx)
+	vpxorq	64(%r9), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 64(%rcx)
 	addq	$128, %r9
 	addq	$128, %rcx
 	subq	$128, %rax
 .Laesgen_gfni512_gcm_siv_seal_ctr8_done128:
 	cmpq	$64, %rax
 	jb	.Laesgen_gfni512_gcm_siv_seal_ctr4_done128
-	vmovdqa64	%zmm0, %zmm1
+	vmovdqa64	%zmm0, %zmm7
 	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%rdx), %zmm2
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	16(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	32(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	48(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	64(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	80(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	96(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	112(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	128(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	144(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	160(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm1, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rcx)
+	vbroadcasti32x4	(%rdx), %zmm8
+	vpxorq	%zmm8, %zmm7, %zmm7
+	vbroadcasti32x4	16(%rdx), %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm9, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm7
+	vpxorq	%zmm8, %zmm7, %zmm7
+	vbroadcasti32x4	32(%rdx), %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm9, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm7
+	vpxorq	%zmm8, %zmm7, %zmm7
+	vbroadcasti32x4	48(%rdx), %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm9, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm7
+	vpxorq	%zmm8, %zmm7, %zmm7
+	vbroadcasti32x4	64(%rdx), %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm9, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm7
+	vpxorq	%zmm8, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm8, %zmm9
+	vpxorq	%zmm9, %zmm8, %zmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm8, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm8, %zmm8
+	vpternlogd	$150, %zmm8, %zmm9, %zmm7
+	vpxorq	%zmm1, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm8, %zmm9
+	vpxorq	%zmm9, %zmm8, %zmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm8, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm8, %zmm8
+	vpternlogd	$150, %zmm8, %zmm9, %zmm7
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm8, %zmm9
+	vpxorq	%zmm9, %zmm8, %zmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm8, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm8, %zmm8
+	vpternlogd	$150, %zmm8, %zmm9, %zmm7
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm8, %zmm9
+	vpxorq	%zmm9, %zmm8, %zmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm8, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm8, %zmm8
+	vpternlogd	$150, %zmm8, %zmm9, %zmm7
+	vpxorq	%zmm4, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm8, %zmm9
+	vpxorq	%zmm9, %zmm8, %zmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm8, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm8, %zmm8
+	vpternlogd	$150, %zmm8, %zmm9, %zmm7
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpxorq	(%r9), %zmm7, %zmm7
+	vmovdqu64	%zmm7, (%rcx)
 	addq	$64, %r9
 	addq	$64, %rcx
 	subq	$64, %rax
 .Laesgen_gfni512_gcm_siv_seal_ctr4_done128:
 	cmpq	$32, %rax
 	jb	.Laesgen_gfni512_gcm_siv_seal_ctr2_done128
-	vmovdqa64	%ymm0, %ymm1
+	vmovdqa64	%ymm0, %ymm7
 	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_2x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%rdx), %ymm2
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	16(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	32(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	48(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	64(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	80(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	96(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	112(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	128(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	144(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	160(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm1, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vpxorq	(%r9), %ymm1, %ymm1
-	vmovdqu64	%ymm1, (%rcx)
+	vbroadcasti32x4	(%rdx), %ymm8
+	vpxorq	%ymm8, %ymm7, %ymm7
+	vbroadcasti32x4	16(%rdx), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm9, %ymm10
+	vpxorq	%ymm10, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm9, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm9, %ymm9
+	vpternlogd	$150, %ymm9, %ymm10, %ymm7
+	vpxorq	%ymm8, %ymm7, %ymm7
+	vbroadcasti32x4	32(%rdx), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm9, %ymm10
+	vpxorq	%ymm10, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm9, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm9, %ymm9
+	vpternlogd	$150, %ymm9, %ymm10, %ymm7
+	vpxorq	%ymm8, %ymm7, %ymm7
+	vbroadcasti32x4	48(%rdx), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm9, %ymm10
+	vpxorq	%ymm10, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm9, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm9, %ymm9
+	vpternlogd	$150, %ymm9, %ymm10, %ymm7
+	vpxorq	%ymm8, %ymm7, %ymm7
+	vbroadcasti32x4	64(%rdx), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm9, %ymm10
+	vpxorq	%ymm10, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm9, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm9, %ymm9
+	vpternlogd	$150, %ymm9, %ymm10, %ymm7
+	vpxorq	%ymm8, %ymm7, %ymm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm7, %ymm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm8, %ymm9
+	vpxorq	%ymm9, %ymm8, %ymm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm8, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm8, %ymm8
+	vpternlogd	$150, %ymm8, %ymm9, %ymm7
+	vpxorq	%ymm1, %ymm7, %ymm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm7, %ymm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm8, %ymm9
+	vpxorq	%ymm9, %ymm8, %ymm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm8, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm8, %ymm8
+	vpternlogd	$150, %ymm8, %ymm9, %ymm7
+	vpxorq	%ymm2, %ymm7, %ymm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm7, %ymm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm8, %ymm9
+	vpxorq	%ymm9, %ymm8, %ymm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm8, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm8, %ymm8
+	vpternlogd	$150, %ymm8, %ymm9, %ymm7
+	vpxorq	%ymm3, %ymm7, %ymm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm7, %ymm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm8, %ymm9
+	vpxorq	%ymm9, %ymm8, %ymm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm8, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm8, %ymm8
+	vpternlogd	$150, %ymm8, %ymm9, %ymm7
+	vpxorq	%ymm4, %ymm7, %ymm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm7, %ymm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm8, %ymm9
+	vpxorq	%ymm9, %ymm8, %ymm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm8, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm8, %ymm8
+	vpternlogd	$150, %ymm8, %ymm9, %ymm7
+	vpxorq	%ymm5, %ymm7, %ymm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm7, %ymm7
+	vpxorq	%ymm6, %ymm7, %ymm7
+	vpxorq	(%r9), %ymm7, %ymm7
+	vmovdqu64	%ymm7, (%rcx)
 	addq	$32, %r9
 	addq	$32, %rcx
 	subq	$32, %rax
 .Laesgen_gfni512_gcm_siv_seal_ctr2_done128:
 	cmpq	$16, %rax
 	jb	.Laesgen_gfni512_gcm_siv_seal_ctr1_done128
-	vmovdqa64	%xmm0, %xmm1
+	vmovdqa64	%xmm0, %xmm7
 	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_1x4(%rip), %zmm0, %zmm0
-	vmovdqa64	(%rdx), %xmm2
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	16(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	32(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	48(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	64(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	80(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	96(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	112(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	128(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	144(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	160(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	(%r9), %xmm1, %xmm1
-	vmovdqu64	%xmm1, (%rcx)
+	vmovdqa64	(%rdx), %xmm8
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vmovdqa64	16(%rdx), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpternlogd	$150, %xmm9, %xmm10, %xmm7
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vmovdqa64	32(%rdx), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpternlogd	$150, %xmm9, %xmm10, %xmm7
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vmovdqa64	48(%rdx), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpternlogd	$150, %xmm9, %xmm10, %xmm7
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vmovdqa64	64(%rdx), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpternlogd	$150, %xmm9, %xmm10, %xmm7
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm7, %xmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm8, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
+	vpternlogd	$150, %xmm8, %xmm9, %xmm7
+	vpxorq	%xmm1, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm7, %xmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm8, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
+	vpternlogd	$150, %xmm8, %xmm9, %xmm7
+	vpxorq	%xmm2, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm7, %xmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm8, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
+	vpternlogd	$150, %xmm8, %xmm9, %xmm7
+	vpxorq	%xmm3, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm7, %xmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm8, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
+	vpternlogd	$150, %xmm8, %xmm9, %xmm7
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm7, %xmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm8, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
+	vpternlogd	$150, %xmm8, %xmm9, %xmm7
+	vpxorq	%xmm5, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm7, %xmm7
+	vpxorq	%xmm6, %xmm7, %xmm7
+	vpxorq	(%r9), %xmm7, %xmm7
+	vmovdqu64	%xmm7, (%rcx)
 	addq	$16, %r9
 	addq	$16, %rcx
 	subq	$16, %rax
@@ -17623,84 +17557,78 @@ aesgen_gfni512_gcm_siv_seal:
 	testq	%rax, %rax
 	je	.Laesgen_gfni512_gcm_siv_seal_ctr_end128
 	vmovdqa64	%xmm0, %xmm0
-	vmovdqa64	(%rdx), %xmm1
+	vmovdqa64	(%rdx), %xmm7
+	vpxorq	%xmm7, %xmm0, %xmm0
+	vmovdqa64	16(%rdx), %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm8, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
+	vpternlogd	$150, %xmm8, %xmm9, %xmm0
+	vpxorq	%xmm7, %xmm0, %xmm0
+	vmovdqa64	32(%rdx), %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm8, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
+	vpternlogd	$150, %xmm8, %xmm9, %xmm0
+	vpxorq	%xmm7, %xmm0, %xmm0
+	vmovdqa64	48(%rdx), %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm8, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
+	vpternlogd	$150, %xmm8, %xmm9, %xmm0
+	vpxorq	%xmm7, %xmm0, %xmm0
+	vmovdqa64	64(%rdx), %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm8, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
+	vpternlogd	$150, %xmm8, %xmm9, %xmm0
+	vpxorq	%xmm7, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm7, %xmm8
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm7, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm7, %xmm7
+	vpternlogd	$150, %xmm7, %xmm8, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	16(%rdx), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	32(%rdx), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	48(%rdx), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	64(%rdx), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	80(%rdx), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	96(%rdx), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	112(%rdx), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	128(%rdx), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	144(%rdx), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	160(%rdx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm1
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm1, %xmm7
+	vpxorq	%xmm7, %xmm1, %xmm1
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm1, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm1, %xmm1
+	vpternlogd	$150, %xmm1, %xmm7, %xmm0
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm1
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm1, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm1, %xmm1
+	vpternlogd	$150, %xmm1, %xmm2, %xmm0
+	vpxorq	%xmm3, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm1
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm1, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm1, %xmm1
+	vpternlogd	$150, %xmm1, %xmm2, %xmm0
+	vpxorq	%xmm4, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm1
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm1, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm1, %xmm1
+	vpternlogd	$150, %xmm1, %xmm2, %xmm0
+	vpxorq	%xmm5, %xmm0, %xmm0
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
+	vpxorq	%xmm6, %xmm0, %xmm0
 	movq	$-1, %rdx
 	bzhiq	%rax, %rdx, %rdx
 	kmovq	%rdx, %k1
@@ -17711,12 +17639,16 @@ aesgen_gfni512_gcm_siv_seal:
 	jmp	.Laesgen_gfni512_gcm_siv_seal_sealed
 .Laesgen_gfni512_gcm_siv_seal_sealed:
 	xorl	%eax, %eax
+	vpxorq	%xmm16, %xmm16, %xmm16
+	vpxorq	%xmm17, %xmm17, %xmm17
 	vzeroall
 	popq	%rbp
 	popq	%rbx
 	ret
 .Laesgen_gfni512_gcm_siv_seal_refuse:
 	movl	$-1, %eax
+	vpxorq	%xmm16, %xmm16, %xmm16
+	vpxorq	%xmm17, %xmm17, %xmm17
 	vzeroall
 	popq	%rbp
 	popq	%rbx
@@ -22004,6 +21936,12 @@ aesgen_gfni512_gcm_siv_open:
 	movq	40(%rsp), %rdx
 	movq	32(%rsp), %r10
 	leaq	256(%rdi), %r11
+	vbroadcasti32x4	144(%r11), %zmm1
+	vbroadcasti32x4	160(%r11), %zmm2
+	vbroadcasti32x4	176(%r11), %zmm3
+	vbroadcasti32x4	192(%r11), %zmm4
+	vbroadcasti32x4	208(%r11), %zmm5
+	vbroadcasti32x4	224(%r11), %zmm6
 	vporq	.Laesgen_gfni512_gcm_siv_open_set_top(%rip), %xmm0, %xmm0
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vpaddd	.Laesgen_gfni512_gcm_siv_open_lane_counts4(%rip), %zmm0, %zmm0
@@ -22012,67 +21950,1223 @@ aesgen_gfni512_gcm_siv_open:
 .Laesgen_gfni512_gcm_siv_open_ctr32_256:
 	cmpq	$512, %rbp
 	jb	.Laesgen_gfni512_gcm_siv_open_ctr32_done256
-	vmovdqa64	%zmm0, %zmm1
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm2
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm3
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_12x4(%rip), %zmm0, %zmm4
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_16x4(%rip), %zmm0, %zmm5
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_20x4(%rip), %zmm0, %zmm6
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_24x4(%rip), %zmm0, %zmm7
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_28x4(%rip), %zmm0, %zmm8
+	vmovdqa64	%zmm0, %zmm7
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm8
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm9
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_12x4(%rip), %zmm0, %zmm10
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_16x4(%rip), %zmm0, %zmm11
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_20x4(%rip), %zmm0, %zmm12
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_24x4(%rip), %zmm0, %zmm13
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_28x4(%rip), %zmm0, %zmm14
 	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_32x4(%rip), %zmm0, %zmm0
+	vbroadcasti32x4	(%r11), %zmm15
+	vpxorq	%zmm15, %zmm7, %zmm7
+	vpxorq	%zmm15, %zmm8, %zmm8
+	vpxorq	%zmm15, %zmm9, %zmm9
+	vpxorq	%zmm15, %zmm10, %zmm10
+	vpxorq	%zmm15, %zmm11, %zmm11
+	vpxorq	%zmm15, %zmm12, %zmm12
+	vpxorq	%zmm15, %zmm13, %zmm13
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vbroadcasti32x4	16(%r11), %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm7
+	vpxorq	%zmm15, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm8
+	vpxorq	%zmm15, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm9
+	vpxorq	%zmm15, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm10
+	vpxorq	%zmm15, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm11
+	vpxorq	%zmm15, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm12
+	vpxorq	%zmm15, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm13
+	vpxorq	%zmm15, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm14
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vbroadcasti32x4	32(%r11), %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm7
+	vpxorq	%zmm15, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm8
+	vpxorq	%zmm15, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm9
+	vpxorq	%zmm15, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm10
+	vpxorq	%zmm15, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm11
+	vpxorq	%zmm15, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm12
+	vpxorq	%zmm15, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm13
+	vpxorq	%zmm15, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm14
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vbroadcasti32x4	48(%r11), %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm7
+	vpxorq	%zmm15, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm8
+	vpxorq	%zmm15, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm9
+	vpxorq	%zmm15, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm10
+	vpxorq	%zmm15, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm11
+	vpxorq	%zmm15, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm12
+	vpxorq	%zmm15, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm13
+	vpxorq	%zmm15, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm14
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vbroadcasti32x4	64(%r11), %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm7
+	vpxorq	%zmm15, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm8
+	vpxorq	%zmm15, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm9
+	vpxorq	%zmm15, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm10
+	vpxorq	%zmm15, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm11
+	vpxorq	%zmm15, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm12
+	vpxorq	%zmm15, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm13
+	vpxorq	%zmm15, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm14
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vbroadcasti32x4	80(%r11), %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm7
+	vpxorq	%zmm15, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm8
+	vpxorq	%zmm15, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm9
+	vpxorq	%zmm15, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm10
+	vpxorq	%zmm15, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm11
+	vpxorq	%zmm15, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm12
+	vpxorq	%zmm15, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm13
+	vpxorq	%zmm15, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm14
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vbroadcasti32x4	96(%r11), %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm7
+	vpxorq	%zmm15, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm8
+	vpxorq	%zmm15, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm9
+	vpxorq	%zmm15, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm10
+	vpxorq	%zmm15, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm11
+	vpxorq	%zmm15, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm12
+	vpxorq	%zmm15, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm13
+	vpxorq	%zmm15, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm14
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vbroadcasti32x4	112(%r11), %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm7
+	vpxorq	%zmm15, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm8
+	vpxorq	%zmm15, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm9
+	vpxorq	%zmm15, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm10
+	vpxorq	%zmm15, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm11
+	vpxorq	%zmm15, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm12
+	vpxorq	%zmm15, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm13
+	vpxorq	%zmm15, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm14
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vbroadcasti32x4	128(%r11), %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm7
+	vpxorq	%zmm15, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm8
+	vpxorq	%zmm15, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm9
+	vpxorq	%zmm15, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm10
+	vpxorq	%zmm15, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm11
+	vpxorq	%zmm15, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm12
+	vpxorq	%zmm15, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm13
+	vpxorq	%zmm15, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm14
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm7
+	vpxorq	%zmm1, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm8
+	vpxorq	%zmm1, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm9
+	vpxorq	%zmm1, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm10
+	vpxorq	%zmm1, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm11
+	vpxorq	%zmm1, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm12
+	vpxorq	%zmm1, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm13
+	vpxorq	%zmm1, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm14
+	vpxorq	%zmm1, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm7
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm8
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm9
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm10
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm11
+	vpxorq	%zmm2, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm12
+	vpxorq	%zmm2, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm13
+	vpxorq	%zmm2, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm14
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm7
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm8
+	vpxorq	%zmm3, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm9
+	vpxorq	%zmm3, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm10
+	vpxorq	%zmm3, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm11
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm12
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm13
+	vpxorq	%zmm3, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm14
+	vpxorq	%zmm3, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm7
+	vpxorq	%zmm4, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm8
+	vpxorq	%zmm4, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm9
+	vpxorq	%zmm4, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm10
+	vpxorq	%zmm4, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm11
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm12
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm13
+	vpxorq	%zmm4, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm14
+	vpxorq	%zmm4, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm7
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm8
+	vpxorq	%zmm5, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm9
+	vpxorq	%zmm5, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm10
+	vpxorq	%zmm5, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm11
+	vpxorq	%zmm5, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm12
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm13
+	vpxorq	%zmm5, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm14
+	vpxorq	%zmm5, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm8, %zmm8
+	vpxorq	%zmm6, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm9, %zmm9
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm10, %zmm10
+	vpxorq	%zmm6, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm11, %zmm11
+	vpxorq	%zmm6, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm12, %zmm12
+	vpxorq	%zmm6, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm13, %zmm13
+	vpxorq	%zmm6, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm14, %zmm14
+	vpxorq	%zmm6, %zmm14, %zmm14
+	vpxorq	(%r9), %zmm7, %zmm7
+	vmovdqu64	%zmm7, (%rbx)
+	vpxorq	64(%r9), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 64(%rbx)
+	vpxorq	128(%r9), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 128(%rbx)
+	vpxorq	192(%r9), %zmm10, %zmm10
+	vmovdqu64	%zmm10, 192(%rbx)
+	vpxorq	256(%r9), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 256(%rbx)
+	vpxorq	320(%r9), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 320(%rbx)
+	vpxorq	384(%r9), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 384(%rbx)
+	vpxorq	448(%r9), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 448(%rbx)
+	addq	$512, %r9
+	addq	$512, %rbx
+	subq	$512, %rbp
+	jmp	.Laesgen_gfni512_gcm_siv_open_ctr32_256
+.Laesgen_gfni512_gcm_siv_open_ctr32_done256:
+.Laesgen_gfni512_gcm_siv_open_ctr_small256:
+	cmpq	$256, %rbp
+	jb	.Laesgen_gfni512_gcm_siv_open_ctr16_done256
+	vmovdqa64	%zmm0, %zmm7
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm8
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm9
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_12x4(%rip), %zmm0, %zmm10
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_16x4(%rip), %zmm0, %zmm0
+	vbroadcasti32x4	(%r11), %zmm11
+	vpxorq	%zmm11, %zmm7, %zmm7
+	vpxorq	%zmm11, %zmm8, %zmm8
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	16(%r11), %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm7
+	vpxorq	%zmm11, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm8
+	vpxorq	%zmm11, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm9
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	32(%r11), %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm7
+	vpxorq	%zmm11, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm8
+	vpxorq	%zmm11, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm9
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	48(%r11), %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm7
+	vpxorq	%zmm11, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm8
+	vpxorq	%zmm11, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm9
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	64(%r11), %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm7
+	vpxorq	%zmm11, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm8
+	vpxorq	%zmm11, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm9
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	80(%r11), %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm7
+	vpxorq	%zmm11, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm8
+	vpxorq	%zmm11, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm9
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	96(%r11), %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm7
+	vpxorq	%zmm11, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm8
+	vpxorq	%zmm11, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm9
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	112(%r11), %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm7
+	vpxorq	%zmm11, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm8
+	vpxorq	%zmm11, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm9
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	128(%r11), %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm7
+	vpxorq	%zmm11, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm8
+	vpxorq	%zmm11, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm9
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm7
+	vpxorq	%zmm1, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm8
+	vpxorq	%zmm1, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm1, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm1, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm7
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm8
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm7
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm8
+	vpxorq	%zmm3, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm3, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm3, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm7
+	vpxorq	%zmm4, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm8
+	vpxorq	%zmm4, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm4, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm4, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm7
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm8
+	vpxorq	%zmm5, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm5, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm5, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm8, %zmm8
+	vpxorq	%zmm6, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm9, %zmm9
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm10, %zmm10
+	vpxorq	%zmm6, %zmm10, %zmm10
+	vpxorq	(%r9), %zmm7, %zmm7
+	vmovdqu64	%zmm7, (%rbx)
+	vpxorq	64(%r9), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 64(%rbx)
+	vpxorq	128(%r9), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 128(%rbx)
+	vpxorq	192(%r9), %zmm10, %zmm10
+	vmovdqu64	%zmm10, 192(%rbx)
+	addq	$256, %r9
+	addq	$256, %rbx
+	subq	$256, %rbp
+.Laesgen_gfni512_gcm_siv_open_ctr16_done256:
+	cmpq	$128, %rbp
+	jb	.Laesgen_gfni512_gcm_siv_open_ctr8_done256
+	vmovdqa64	%zmm0, %zmm7
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm8
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm0
 	vbroadcasti32x4	(%r11), %zmm9
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm6, %zmm6
 	vpxorq	%zmm9, %zmm7, %zmm7
 	vpxorq	%zmm9, %zmm8, %zmm8
 	vbroadcasti32x4	16(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
 	vpxorq	%zmm11, %zmm10, %zmm10
@@ -22088,48 +23182,6 @@ aesgen_gfni512_gcm_siv_open:
 	vpternlogd	$150, %zmm10, %zmm11, %zmm8
 	vpxorq	%zmm9, %zmm8, %zmm8
 	vbroadcasti32x4	32(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
 	vpxorq	%zmm11, %zmm10, %zmm10
@@ -22145,48 +23197,6 @@ aesgen_gfni512_gcm_siv_open:
 	vpternlogd	$150, %zmm10, %zmm11, %zmm8
 	vpxorq	%zmm9, %zmm8, %zmm8
 	vbroadcasti32x4	48(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
 	vpxorq	%zmm11, %zmm10, %zmm10
@@ -22202,48 +23212,6 @@ aesgen_gfni512_gcm_siv_open:
 	vpternlogd	$150, %zmm10, %zmm11, %zmm8
 	vpxorq	%zmm9, %zmm8, %zmm8
 	vbroadcasti32x4	64(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
 	vpxorq	%zmm11, %zmm10, %zmm10
@@ -22259,48 +23227,6 @@ aesgen_gfni512_gcm_siv_open:
 	vpternlogd	$150, %zmm10, %zmm11, %zmm8
 	vpxorq	%zmm9, %zmm8, %zmm8
 	vbroadcasti32x4	80(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
 	vpxorq	%zmm11, %zmm10, %zmm10
@@ -22316,48 +23242,6 @@ aesgen_gfni512_gcm_siv_open:
 	vpternlogd	$150, %zmm10, %zmm11, %zmm8
 	vpxorq	%zmm9, %zmm8, %zmm8
 	vbroadcasti32x4	96(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
 	vpxorq	%zmm11, %zmm10, %zmm10
@@ -22373,48 +23257,6 @@ aesgen_gfni512_gcm_siv_open:
 	vpternlogd	$150, %zmm10, %zmm11, %zmm8
 	vpxorq	%zmm9, %zmm8, %zmm8
 	vbroadcasti32x4	112(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
 	vpxorq	%zmm11, %zmm10, %zmm10
@@ -22430,48 +23272,6 @@ aesgen_gfni512_gcm_siv_open:
 	vpternlogd	$150, %zmm10, %zmm11, %zmm8
 	vpxorq	%zmm9, %zmm8, %zmm8
 	vbroadcasti32x4	128(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
 	vpxorq	%zmm11, %zmm10, %zmm10
@@ -22486,1326 +23286,428 @@ aesgen_gfni512_gcm_siv_open:
 	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
 	vpternlogd	$150, %zmm10, %zmm11, %zmm8
 	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	144(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	160(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	176(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	192(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	208(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	224(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm1, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm6, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm9, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm7
+	vpxorq	%zmm1, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm9, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm8
+	vpxorq	%zmm1, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm9, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm7
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm9, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm8
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm9, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm7
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm9, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm8
+	vpxorq	%zmm3, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm9, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm7
+	vpxorq	%zmm4, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm9, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm8
+	vpxorq	%zmm4, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm9, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm7
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm9, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm8
+	vpxorq	%zmm5, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm7
 	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm7, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm8, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rbx)
-	vpxorq	64(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 64(%rbx)
-	vpxorq	128(%r9), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 128(%rbx)
-	vpxorq	192(%r9), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 192(%rbx)
-	vpxorq	256(%r9), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 256(%rbx)
-	vpxorq	320(%r9), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 320(%rbx)
-	vpxorq	384(%r9), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 384(%rbx)
-	vpxorq	448(%r9), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 448(%rbx)
-	addq	$512, %r9
-	addq	$512, %rbx
-	subq	$512, %rbp
-	jmp	.Laesgen_gfni512_gcm_siv_open_ctr32_256
-.Laesgen_gfni512_gcm_siv_open_ctr32_done256:
-.Laesgen_gfni512_gcm_siv_open_ctr_small256:
-	cmpq	$256, %rbp
-	jb	.Laesgen_gfni512_gcm_siv_open_ctr16_done256
-	vmovdqa64	%zmm0, %zmm1
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm2
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm3
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_12x4(%rip), %zmm0, %zmm4
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_16x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r11), %zmm5
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	16(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	32(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	48(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	64(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	80(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	96(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	112(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	128(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	144(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	160(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	176(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	192(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	208(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	224(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm1, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm2, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm3, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm4, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rbx)
-	vpxorq	64(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 64(%rbx)
-	vpxorq	128(%r9), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 128(%rbx)
-	vpxorq	192(%r9), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 192(%rbx)
-	addq	$256, %r9
-	addq	$256, %rbx
-	subq	$256, %rbp
-.Laesgen_gfni512_gcm_siv_open_ctr16_done256:
-	cmpq	$128, %rbp
-	jb	.Laesgen_gfni512_gcm_siv_open_ctr8_done256
-	vmovdqa64	%zmm0, %zmm1
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm2
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r11), %zmm3
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	16(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	32(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	48(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	64(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	80(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	96(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	112(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	128(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	144(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	160(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	176(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	192(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	208(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	224(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm1, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm2, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rbx)
-	vpxorq	64(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 64(%rbx)
+	vpxorq	%zmm6, %zmm8, %zmm8
+	vpxorq	(%r9), %zmm7, %zmm7
+	vmovdqu64	%zmm7, (%rbx)
+	vpxorq	64(%r9), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 64(%rbx)
 	addq	$128, %r9
 	addq	$128, %rbx
 	subq	$128, %rbp
 .Laesgen_gfni512_gcm_siv_open_ctr8_done256:
 	cmpq	$64, %rbp
 	jb	.Laesgen_gfni512_gcm_siv_open_ctr4_done256
-	vmovdqa64	%zmm0, %zmm1
+	vmovdqa64	%zmm0, %zmm7
 	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r11), %zmm2
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	16(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	32(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	48(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	64(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	80(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	96(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	112(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	128(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	144(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	160(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	176(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	192(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	208(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	224(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm1, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rbx)
+	vbroadcasti32x4	(%r11), %zmm8
+	vpxorq	%zmm8, %zmm7, %zmm7
+	vbroadcasti32x4	16(%r11), %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm9, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm7
+	vpxorq	%zmm8, %zmm7, %zmm7
+	vbroadcasti32x4	32(%r11), %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm9, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm7
+	vpxorq	%zmm8, %zmm7, %zmm7
+	vbroadcasti32x4	48(%r11), %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm9, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm7
+	vpxorq	%zmm8, %zmm7, %zmm7
+	vbroadcasti32x4	64(%r11), %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm9, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm7
+	vpxorq	%zmm8, %zmm7, %zmm7
+	vbroadcasti32x4	80(%r11), %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm9, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm7
+	vpxorq	%zmm8, %zmm7, %zmm7
+	vbroadcasti32x4	96(%r11), %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm9, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm7
+	vpxorq	%zmm8, %zmm7, %zmm7
+	vbroadcasti32x4	112(%r11), %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm9, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm7
+	vpxorq	%zmm8, %zmm7, %zmm7
+	vbroadcasti32x4	128(%r11), %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm9, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm7
+	vpxorq	%zmm8, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm8, %zmm9
+	vpxorq	%zmm9, %zmm8, %zmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm8, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm8, %zmm8
+	vpternlogd	$150, %zmm8, %zmm9, %zmm7
+	vpxorq	%zmm1, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm8, %zmm9
+	vpxorq	%zmm9, %zmm8, %zmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm8, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm8, %zmm8
+	vpternlogd	$150, %zmm8, %zmm9, %zmm7
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm8, %zmm9
+	vpxorq	%zmm9, %zmm8, %zmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm8, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm8, %zmm8
+	vpternlogd	$150, %zmm8, %zmm9, %zmm7
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm8, %zmm9
+	vpxorq	%zmm9, %zmm8, %zmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm8, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm8, %zmm8
+	vpternlogd	$150, %zmm8, %zmm9, %zmm7
+	vpxorq	%zmm4, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm8, %zmm9
+	vpxorq	%zmm9, %zmm8, %zmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm8, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm8, %zmm8
+	vpternlogd	$150, %zmm8, %zmm9, %zmm7
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpxorq	(%r9), %zmm7, %zmm7
+	vmovdqu64	%zmm7, (%rbx)
 	addq	$64, %r9
 	addq	$64, %rbx
 	subq	$64, %rbp
 .Laesgen_gfni512_gcm_siv_open_ctr4_done256:
 	cmpq	$32, %rbp
 	jb	.Laesgen_gfni512_gcm_siv_open_ctr2_done256
-	vmovdqa64	%ymm0, %ymm1
+	vmovdqa64	%ymm0, %ymm7
 	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_2x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r11), %ymm2
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	16(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	32(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	48(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	64(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	80(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	96(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	112(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	128(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	144(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	160(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	176(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	192(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	208(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	224(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm1, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vpxorq	(%r9), %ymm1, %ymm1
-	vmovdqu64	%ymm1, (%rbx)
+	vbroadcasti32x4	(%r11), %ymm8
+	vpxorq	%ymm8, %ymm7, %ymm7
+	vbroadcasti32x4	16(%r11), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm9, %ymm10
+	vpxorq	%ymm10, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm9, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm9, %ymm9
+	vpternlogd	$150, %ymm9, %ymm10, %ymm7
+	vpxorq	%ymm8, %ymm7, %ymm7
+	vbroadcasti32x4	32(%r11), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm9, %ymm10
+	vpxorq	%ymm10, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm9, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm9, %ymm9
+	vpternlogd	$150, %ymm9, %ymm10, %ymm7
+	vpxorq	%ymm8, %ymm7, %ymm7
+	vbroadcasti32x4	48(%r11), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm9, %ymm10
+	vpxorq	%ymm10, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm9, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm9, %ymm9
+	vpternlogd	$150, %ymm9, %ymm10, %ymm7
+	vpxorq	%ymm8, %ymm7, %ymm7
+	vbroadcasti32x4	64(%r11), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm9, %ymm10
+	vpxorq	%ymm10, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm9, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm9, %ymm9
+	vpternlogd	$150, %ymm9, %ymm10, %ymm7
+	vpxorq	%ymm8, %ymm7, %ymm7
+	vbroadcasti32x4	80(%r11), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm9, %ymm10
+	vpxorq	%ymm10, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm9, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm9, %ymm9
+	vpternlogd	$150, %ymm9, %ymm10, %ymm7
+	vpxorq	%ymm8, %ymm7, %ymm7
+	vbroadcasti32x4	96(%r11), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm9, %ymm10
+	vpxorq	%ymm10, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm9, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm9, %ymm9
+	vpternlogd	$150, %ymm9, %ymm10, %ymm7
+	vpxorq	%ymm8, %ymm7, %ymm7
+	vbroadcasti32x4	112(%r11), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm9, %ymm10
+	vpxorq	%ymm10, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm9, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm9, %ymm9
+	vpternlogd	$150, %ymm9, %ymm10, %ymm7
+	vpxorq	%ymm8, %ymm7, %ymm7
+	vbroadcasti32x4	128(%r11), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm9, %ymm10
+	vpxorq	%ymm10, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm9, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm9, %ymm9
+	vpternlogd	$150, %ymm9, %ymm10, %ymm7
+	vpxorq	%ymm8, %ymm7, %ymm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm7, %ymm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm8, %ymm9
+	vpxorq	%ymm9, %ymm8, %ymm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm8, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm8, %ymm8
+	vpternlogd	$150, %ymm8, %ymm9, %ymm7
+	vpxorq	%ymm1, %ymm7, %ymm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm7, %ymm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm8, %ymm9
+	vpxorq	%ymm9, %ymm8, %ymm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm8, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm8, %ymm8
+	vpternlogd	$150, %ymm8, %ymm9, %ymm7
+	vpxorq	%ymm2, %ymm7, %ymm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm7, %ymm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm8, %ymm9
+	vpxorq	%ymm9, %ymm8, %ymm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm8, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm8, %ymm8
+	vpternlogd	$150, %ymm8, %ymm9, %ymm7
+	vpxorq	%ymm3, %ymm7, %ymm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm7, %ymm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm8, %ymm9
+	vpxorq	%ymm9, %ymm8, %ymm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm8, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm8, %ymm8
+	vpternlogd	$150, %ymm8, %ymm9, %ymm7
+	vpxorq	%ymm4, %ymm7, %ymm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm7, %ymm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm8, %ymm9
+	vpxorq	%ymm9, %ymm8, %ymm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm8, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm8, %ymm8
+	vpternlogd	$150, %ymm8, %ymm9, %ymm7
+	vpxorq	%ymm5, %ymm7, %ymm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm7, %ymm7
+	vpxorq	%ymm6, %ymm7, %ymm7
+	vpxorq	(%r9), %ymm7, %ymm7
+	vmovdqu64	%ymm7, (%rbx)
 	addq	$32, %r9
 	addq	$32, %rbx
 	subq	$32, %rbp
 .Laesgen_gfni512_gcm_siv_open_ctr2_done256:
 	cmpq	$16, %rbp
 	jb	.Laesgen_gfni512_gcm_siv_open_ctr1_done256
-	vmovdqa64	%xmm0, %xmm1
+	vmovdqa64	%xmm0, %xmm7
 	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_1x4(%rip), %zmm0, %zmm0
-	vmovdqa64	(%r11), %xmm2
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	16(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	32(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	48(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	64(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	80(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	96(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	112(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	128(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	144(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	160(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	176(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	192(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	208(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	224(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	(%r9), %xmm1, %xmm1
-	vmovdqu64	%xmm1, (%rbx)
+	vmovdqa64	(%r11), %xmm8
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vmovdqa64	16(%r11), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpternlogd	$150, %xmm9, %xmm10, %xmm7
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vmovdqa64	32(%r11), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpternlogd	$150, %xmm9, %xmm10, %xmm7
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vmovdqa64	48(%r11), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpternlogd	$150, %xmm9, %xmm10, %xmm7
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vmovdqa64	64(%r11), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpternlogd	$150, %xmm9, %xmm10, %xmm7
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vmovdqa64	80(%r11), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpternlogd	$150, %xmm9, %xmm10, %xmm7
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vmovdqa64	96(%r11), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpternlogd	$150, %xmm9, %xmm10, %xmm7
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vmovdqa64	112(%r11), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpternlogd	$150, %xmm9, %xmm10, %xmm7
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vmovdqa64	128(%r11), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpternlogd	$150, %xmm9, %xmm10, %xmm7
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm7, %xmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm8, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
+	vpternlogd	$150, %xmm8, %xmm9, %xmm7
+	vpxorq	%xmm1, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm7, %xmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm8, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
+	vpternlogd	$150, %xmm8, %xmm9, %xmm7
+	vpxorq	%xmm2, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm7, %xmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm8, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
+	vpternlogd	$150, %xmm8, %xmm9, %xmm7
+	vpxorq	%xmm3, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm7, %xmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm8, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
+	vpternlogd	$150, %xmm8, %xmm9, %xmm7
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm7, %xmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm8, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
+	vpternlogd	$150, %xmm8, %xmm9, %xmm7
+	vpxorq	%xmm5, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm7, %xmm7
+	vpxorq	%xmm6, %xmm7, %xmm7
+	vpxorq	(%r9), %xmm7, %xmm7
+	vmovdqu64	%xmm7, (%rbx)
 	addq	$16, %r9
 	addq	$16, %rbx
 	subq	$16, %rbp
@@ -23813,116 +23715,110 @@ aesgen_gfni512_gcm_siv_open:
 	testq	%rbp, %rbp
 	je	.Laesgen_gfni512_gcm_siv_open_ctr_end256
 	vmovdqa64	%xmm0, %xmm0
-	vmovdqa64	(%r11), %xmm1
+	vmovdqa64	(%r11), %xmm7
+	vpxorq	%xmm7, %xmm0, %xmm0
+	vmovdqa64	16(%r11), %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm8, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
+	vpternlogd	$150, %xmm8, %xmm9, %xmm0
+	vpxorq	%xmm7, %xmm0, %xmm0
+	vmovdqa64	32(%r11), %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm8, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
+	vpternlogd	$150, %xmm8, %xmm9, %xmm0
+	vpxorq	%xmm7, %xmm0, %xmm0
+	vmovdqa64	48(%r11), %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm8, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
+	vpternlogd	$150, %xmm8, %xmm9, %xmm0
+	vpxorq	%xmm7, %xmm0, %xmm0
+	vmovdqa64	64(%r11), %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm8, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
+	vpternlogd	$150, %xmm8, %xmm9, %xmm0
+	vpxorq	%xmm7, %xmm0, %xmm0
+	vmovdqa64	80(%r11), %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm8, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
+	vpternlogd	$150, %xmm8, %xmm9, %xmm0
+	vpxorq	%xmm7, %xmm0, %xmm0
+	vmovdqa64	96(%r11), %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm8, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
+	vpternlogd	$150, %xmm8, %xmm9, %xmm0
+	vpxorq	%xmm7, %xmm0, %xmm0
+	vmovdqa64	112(%r11), %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm8, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
+	vpternlogd	$150, %xmm8, %xmm9, %xmm0
+	vpxorq	%xmm7, %xmm0, %xmm0
+	vmovdqa64	128(%r11), %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm8, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
+	vpternlogd	$150, %xmm8, %xmm9, %xmm0
+	vpxorq	%xmm7, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm7, %xmm8
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm7, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm7, %xmm7
+	vpternlogd	$150, %xmm7, %xmm8, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	16(%r11), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	32(%r11), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	48(%r11), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	64(%r11), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	80(%r11), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	96(%r11), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	112(%r11), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	128(%r11), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	144(%r11), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	160(%r11), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	176(%r11), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	192(%r11), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	208(%r11), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	224(%r11), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm1
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm1, %xmm7
+	vpxorq	%xmm7, %xmm1, %xmm1
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm1, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm1, %xmm1
+	vpternlogd	$150, %xmm1, %xmm7, %xmm0
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm1
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm1, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm1, %xmm1
+	vpternlogd	$150, %xmm1, %xmm2, %xmm0
+	vpxorq	%xmm3, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm1
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm1, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm1, %xmm1
+	vpternlogd	$150, %xmm1, %xmm2, %xmm0
+	vpxorq	%xmm4, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm1
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm1, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm1, %xmm1
+	vpternlogd	$150, %xmm1, %xmm2, %xmm0
+	vpxorq	%xmm5, %xmm0, %xmm0
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
+	vpxorq	%xmm6, %xmm0, %xmm0
 	movq	$-1, %r11
 	bzhiq	%rbp, %r11, %r11
 	kmovq	%r11, %k1
@@ -30730,6 +30626,12 @@ aesgen_gfni512_gcm_siv_open:
 	movq	40(%rsp), %rdx
 	movq	32(%rsp), %r10
 	leaq	256(%rdi), %r11
+	vbroadcasti32x4	80(%r11), %zmm1
+	vbroadcasti32x4	96(%r11), %zmm2
+	vbroadcasti32x4	112(%r11), %zmm3
+	vbroadcasti32x4	128(%r11), %zmm4
+	vbroadcasti32x4	144(%r11), %zmm5
+	vbroadcasti32x4	160(%r11), %zmm6
 	vporq	.Laesgen_gfni512_gcm_siv_open_set_top(%rip), %xmm0, %xmm0
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vpaddd	.Laesgen_gfni512_gcm_siv_open_lane_counts4(%rip), %zmm0, %zmm0
@@ -30738,67 +30640,879 @@ aesgen_gfni512_gcm_siv_open:
 .Laesgen_gfni512_gcm_siv_open_ctr32_128:
 	cmpq	$512, %rbp
 	jb	.Laesgen_gfni512_gcm_siv_open_ctr32_done128
-	vmovdqa64	%zmm0, %zmm1
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm2
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm3
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_12x4(%rip), %zmm0, %zmm4
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_16x4(%rip), %zmm0, %zmm5
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_20x4(%rip), %zmm0, %zmm6
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_24x4(%rip), %zmm0, %zmm7
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_28x4(%rip), %zmm0, %zmm8
+	vmovdqa64	%zmm0, %zmm7
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm8
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm9
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_12x4(%rip), %zmm0, %zmm10
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_16x4(%rip), %zmm0, %zmm11
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_20x4(%rip), %zmm0, %zmm12
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_24x4(%rip), %zmm0, %zmm13
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_28x4(%rip), %zmm0, %zmm14
 	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_32x4(%rip), %zmm0, %zmm0
+	vbroadcasti32x4	(%r11), %zmm15
+	vpxorq	%zmm15, %zmm7, %zmm7
+	vpxorq	%zmm15, %zmm8, %zmm8
+	vpxorq	%zmm15, %zmm9, %zmm9
+	vpxorq	%zmm15, %zmm10, %zmm10
+	vpxorq	%zmm15, %zmm11, %zmm11
+	vpxorq	%zmm15, %zmm12, %zmm12
+	vpxorq	%zmm15, %zmm13, %zmm13
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vbroadcasti32x4	16(%r11), %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm7
+	vpxorq	%zmm15, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm8
+	vpxorq	%zmm15, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm9
+	vpxorq	%zmm15, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm10
+	vpxorq	%zmm15, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm11
+	vpxorq	%zmm15, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm12
+	vpxorq	%zmm15, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm13
+	vpxorq	%zmm15, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm14
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vbroadcasti32x4	32(%r11), %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm7
+	vpxorq	%zmm15, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm8
+	vpxorq	%zmm15, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm9
+	vpxorq	%zmm15, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm10
+	vpxorq	%zmm15, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm11
+	vpxorq	%zmm15, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm12
+	vpxorq	%zmm15, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm13
+	vpxorq	%zmm15, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm14
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vbroadcasti32x4	48(%r11), %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm7
+	vpxorq	%zmm15, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm8
+	vpxorq	%zmm15, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm9
+	vpxorq	%zmm15, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm10
+	vpxorq	%zmm15, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm11
+	vpxorq	%zmm15, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm12
+	vpxorq	%zmm15, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm13
+	vpxorq	%zmm15, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm14
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vbroadcasti32x4	64(%r11), %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm7
+	vpxorq	%zmm15, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm8
+	vpxorq	%zmm15, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm9
+	vpxorq	%zmm15, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm10
+	vpxorq	%zmm15, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm11
+	vpxorq	%zmm15, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm12
+	vpxorq	%zmm15, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm13
+	vpxorq	%zmm15, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16, %zmm17
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm16, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16, %zmm16
+	vpternlogd	$150, %zmm16, %zmm17, %zmm14
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm7
+	vpxorq	%zmm1, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm8
+	vpxorq	%zmm1, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm9
+	vpxorq	%zmm1, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm10
+	vpxorq	%zmm1, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm11
+	vpxorq	%zmm1, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm12
+	vpxorq	%zmm1, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm13
+	vpxorq	%zmm1, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm14
+	vpxorq	%zmm1, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm7
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm8
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm9
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm10
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm11
+	vpxorq	%zmm2, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm12
+	vpxorq	%zmm2, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm13
+	vpxorq	%zmm2, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm14
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm7
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm8
+	vpxorq	%zmm3, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm9
+	vpxorq	%zmm3, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm10
+	vpxorq	%zmm3, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm11
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm12
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm13
+	vpxorq	%zmm3, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm14
+	vpxorq	%zmm3, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm7
+	vpxorq	%zmm4, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm8
+	vpxorq	%zmm4, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm9
+	vpxorq	%zmm4, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm10
+	vpxorq	%zmm4, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm11
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm12
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm13
+	vpxorq	%zmm4, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm14
+	vpxorq	%zmm4, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm7
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm8
+	vpxorq	%zmm5, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm9
+	vpxorq	%zmm5, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm10
+	vpxorq	%zmm5, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm11
+	vpxorq	%zmm5, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm12
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm13
+	vpxorq	%zmm5, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15, %zmm16
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm15, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15, %zmm15
+	vpternlogd	$150, %zmm15, %zmm16, %zmm14
+	vpxorq	%zmm5, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm8, %zmm8
+	vpxorq	%zmm6, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm9, %zmm9
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm10, %zmm10
+	vpxorq	%zmm6, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm11, %zmm11
+	vpxorq	%zmm6, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm12, %zmm12
+	vpxorq	%zmm6, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm13, %zmm13
+	vpxorq	%zmm6, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm14, %zmm14
+	vpxorq	%zmm6, %zmm14, %zmm14
+	vpxorq	(%r9), %zmm7, %zmm7
+	vmovdqu64	%zmm7, (%rbx)
+	vpxorq	64(%r9), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 64(%rbx)
+	vpxorq	128(%r9), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 128(%rbx)
+	vpxorq	192(%r9), %zmm10, %zmm10
+	vmovdqu64	%zmm10, 192(%rbx)
+	vpxorq	256(%r9), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 256(%rbx)
+	vpxorq	320(%r9), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 320(%rbx)
+	vpxorq	384(%r9), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 384(%rbx)
+	vpxorq	448(%r9), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 448(%rbx)
+	addq	$512, %r9
+	addq	$512, %rbx
+	subq	$512, %rbp
+	jmp	.Laesgen_gfni512_gcm_siv_open_ctr32_128
+.Laesgen_gfni512_gcm_siv_open_ctr32_done128:
+.Laesgen_gfni512_gcm_siv_open_ctr_small128:
+	cmpq	$256, %rbp
+	jb	.Laesgen_gfni512_gcm_siv_open_ctr16_done128
+	vmovdqa64	%zmm0, %zmm7
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm8
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm9
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_12x4(%rip), %zmm0, %zmm10
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_16x4(%rip), %zmm0, %zmm0
+	vbroadcasti32x4	(%r11), %zmm11
+	vpxorq	%zmm11, %zmm7, %zmm7
+	vpxorq	%zmm11, %zmm8, %zmm8
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	16(%r11), %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm7
+	vpxorq	%zmm11, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm8
+	vpxorq	%zmm11, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm9
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	32(%r11), %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm7
+	vpxorq	%zmm11, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm8
+	vpxorq	%zmm11, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm9
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	48(%r11), %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm7
+	vpxorq	%zmm11, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm8
+	vpxorq	%zmm11, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm9
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	64(%r11), %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm7
+	vpxorq	%zmm11, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm8
+	vpxorq	%zmm11, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm9
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm7
+	vpxorq	%zmm1, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm8
+	vpxorq	%zmm1, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm1, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm1, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm7
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm8
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm7
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm8
+	vpxorq	%zmm3, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm3, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm3, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm7
+	vpxorq	%zmm4, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm8
+	vpxorq	%zmm4, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm4, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm4, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm7
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm8
+	vpxorq	%zmm5, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm5, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm5, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm8, %zmm8
+	vpxorq	%zmm6, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm9, %zmm9
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm10, %zmm10
+	vpxorq	%zmm6, %zmm10, %zmm10
+	vpxorq	(%r9), %zmm7, %zmm7
+	vmovdqu64	%zmm7, (%rbx)
+	vpxorq	64(%r9), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 64(%rbx)
+	vpxorq	128(%r9), %zmm9, %zmm9
+	vmovdqu64	%zmm9, 128(%rbx)
+	vpxorq	192(%r9), %zmm10, %zmm10
+	vmovdqu64	%zmm10, 192(%rbx)
+	addq	$256, %r9
+	addq	$256, %rbx
+	subq	$256, %rbp
+.Laesgen_gfni512_gcm_siv_open_ctr16_done128:
+	cmpq	$128, %rbp
+	jb	.Laesgen_gfni512_gcm_siv_open_ctr8_done128
+	vmovdqa64	%zmm0, %zmm7
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm8
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm0
 	vbroadcasti32x4	(%r11), %zmm9
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm6, %zmm6
 	vpxorq	%zmm9, %zmm7, %zmm7
 	vpxorq	%zmm9, %zmm8, %zmm8
 	vbroadcasti32x4	16(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
 	vpxorq	%zmm11, %zmm10, %zmm10
@@ -30814,48 +31528,6 @@ aesgen_gfni512_gcm_siv_open:
 	vpternlogd	$150, %zmm10, %zmm11, %zmm8
 	vpxorq	%zmm9, %zmm8, %zmm8
 	vbroadcasti32x4	32(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
 	vpxorq	%zmm11, %zmm10, %zmm10
@@ -30871,48 +31543,6 @@ aesgen_gfni512_gcm_siv_open:
 	vpternlogd	$150, %zmm10, %zmm11, %zmm8
 	vpxorq	%zmm9, %zmm8, %zmm8
 	vbroadcasti32x4	48(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
 	vpxorq	%zmm11, %zmm10, %zmm10
@@ -30928,48 +31558,6 @@ aesgen_gfni512_gcm_siv_open:
 	vpternlogd	$150, %zmm10, %zmm11, %zmm8
 	vpxorq	%zmm9, %zmm8, %zmm8
 	vbroadcasti32x4	64(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm10
 	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
 	vpxorq	%zmm11, %zmm10, %zmm10
@@ -30984,1054 +31572,332 @@ aesgen_gfni512_gcm_siv_open:
 	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
 	vpternlogd	$150, %zmm10, %zmm11, %zmm8
 	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	80(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	96(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	112(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	128(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	144(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	160(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm1, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm6, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm9, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm7
+	vpxorq	%zmm1, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm9, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm8
+	vpxorq	%zmm1, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm9, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm7
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm9, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm8
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm9, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm7
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm9, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm8
+	vpxorq	%zmm3, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm9, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm7
+	vpxorq	%zmm4, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm9, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm8
+	vpxorq	%zmm4, %zmm8, %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm9, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm7
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm9, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm8
+	vpxorq	%zmm5, %zmm8, %zmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm7
 	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm7, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm8
 	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm8, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rbx)
-	vpxorq	64(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 64(%rbx)
-	vpxorq	128(%r9), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 128(%rbx)
-	vpxorq	192(%r9), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 192(%rbx)
-	vpxorq	256(%r9), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 256(%rbx)
-	vpxorq	320(%r9), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 320(%rbx)
-	vpxorq	384(%r9), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 384(%rbx)
-	vpxorq	448(%r9), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 448(%rbx)
-	addq	$512, %r9
-	addq	$512, %rbx
-	subq	$512, %rbp
-	jmp	.Laesgen_gfni512_gcm_siv_open_ctr32_128
-.Laesgen_gfni512_gcm_siv_open_ctr32_done128:
-.Laesgen_gfni512_gcm_siv_open_ctr_small128:
-	cmpq	$256, %rbp
-	jb	.Laesgen_gfni512_gcm_siv_open_ctr16_done128
-	vmovdqa64	%zmm0, %zmm1
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm2
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm3
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_12x4(%rip), %zmm0, %zmm4
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_16x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r11), %zmm5
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	16(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	32(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	48(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	64(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	80(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	96(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	112(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	128(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	144(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	160(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm1, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm2, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm3, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm4, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rbx)
-	vpxorq	64(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 64(%rbx)
-	vpxorq	128(%r9), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 128(%rbx)
-	vpxorq	192(%r9), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 192(%rbx)
-	addq	$256, %r9
-	addq	$256, %rbx
-	subq	$256, %rbp
-.Laesgen_gfni512_gcm_siv_open_ctr16_done128:
-	cmpq	$128, %rbp
-	jb	.Laesgen_gfni512_gcm_siv_open_ctr8_done128
-	vmovdqa64	%zmm0, %zmm1
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm2
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r11), %zmm3
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	16(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	32(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	48(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	64(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	80(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	96(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	112(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	128(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	144(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	160(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm1, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm2, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rbx)
-	vpxorq	64(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 64(%rbx)
+	vpxorq	%zmm6, %zmm8, %zmm8
+	vpxorq	(%r9), %zmm7, %zmm7
+	vmovdqu64	%zmm7, (%rbx)
+	vpxorq	64(%r9), %zmm8, %zmm8
+	vmovdqu64	%zmm8, 64(%rbx)
 	addq	$128, %r9
 	addq	$128, %rbx
 	subq	$128, %rbp
 .Laesgen_gfni512_gcm_siv_open_ctr8_done128:
 	cmpq	$64, %rbp
 	jb	.Laesgen_gfni512_gcm_siv_open_ctr4_done128
-	vmovdqa64	%zmm0, %zmm1
+	vmovdqa64	%zmm0, %zmm7
 	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r11), %zmm2
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	16(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	32(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	48(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	64(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	80(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	96(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	112(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	128(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	144(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	160(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm1, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rbx)
+	vbroadcasti32x4	(%r11), %zmm8
+	vpxorq	%zmm8, %zmm7, %zmm7
+	vbroadcasti32x4	16(%r11), %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm9, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm7
+	vpxorq	%zmm8, %zmm7, %zmm7
+	vbroadcasti32x4	32(%r11), %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm9, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm7
+	vpxorq	%zmm8, %zmm7, %zmm7
+	vbroadcasti32x4	48(%r11), %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm9, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm7
+	vpxorq	%zmm8, %zmm7, %zmm7
+	vbroadcasti32x4	64(%r11), %zmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm9, %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm9, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm9, %zmm9
+	vpternlogd	$150, %zmm9, %zmm10, %zmm7
+	vpxorq	%zmm8, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm8, %zmm9
+	vpxorq	%zmm9, %zmm8, %zmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm8, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm8, %zmm8
+	vpternlogd	$150, %zmm8, %zmm9, %zmm7
+	vpxorq	%zmm1, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm8, %zmm9
+	vpxorq	%zmm9, %zmm8, %zmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm8, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm8, %zmm8
+	vpternlogd	$150, %zmm8, %zmm9, %zmm7
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm8, %zmm9
+	vpxorq	%zmm9, %zmm8, %zmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm8, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm8, %zmm8
+	vpternlogd	$150, %zmm8, %zmm9, %zmm7
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm8, %zmm9
+	vpxorq	%zmm9, %zmm8, %zmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm8, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm8, %zmm8
+	vpternlogd	$150, %zmm8, %zmm9, %zmm7
+	vpxorq	%zmm4, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm8, %zmm9
+	vpxorq	%zmm9, %zmm8, %zmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm8, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm8, %zmm8
+	vpternlogd	$150, %zmm8, %zmm9, %zmm7
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpxorq	(%r9), %zmm7, %zmm7
+	vmovdqu64	%zmm7, (%rbx)
 	addq	$64, %r9
 	addq	$64, %rbx
 	subq	$64, %rbp
 .Laesgen_gfni512_gcm_siv_open_ctr4_done128:
 	cmpq	$32, %rbp
 	jb	.Laesgen_gfni512_gcm_siv_open_ctr2_done128
-	vmovdqa64	%ymm0, %ymm1
+	vmovdqa64	%ymm0, %ymm7
 	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_2x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r11), %ymm2
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	16(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	32(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	48(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	64(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	80(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	96(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	112(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	128(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	144(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	160(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm1, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vpxorq	(%r9), %ymm1, %ymm1
-	vmovdqu64	%ymm1, (%rbx)
+	vbroadcasti32x4	(%r11), %ymm8
+	vpxorq	%ymm8, %ymm7, %ymm7
+	vbroadcasti32x4	16(%r11), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm9, %ymm10
+	vpxorq	%ymm10, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm9, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm9, %ymm9
+	vpternlogd	$150, %ymm9, %ymm10, %ymm7
+	vpxorq	%ymm8, %ymm7, %ymm7
+	vbroadcasti32x4	32(%r11), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm9, %ymm10
+	vpxorq	%ymm10, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm9, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm9, %ymm9
+	vpternlogd	$150, %ymm9, %ymm10, %ymm7
+	vpxorq	%ymm8, %ymm7, %ymm7
+	vbroadcasti32x4	48(%r11), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm9, %ymm10
+	vpxorq	%ymm10, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm9, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm9, %ymm9
+	vpternlogd	$150, %ymm9, %ymm10, %ymm7
+	vpxorq	%ymm8, %ymm7, %ymm7
+	vbroadcasti32x4	64(%r11), %ymm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm7, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm9, %ymm10
+	vpxorq	%ymm10, %ymm9, %ymm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm9, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm9, %ymm9
+	vpternlogd	$150, %ymm9, %ymm10, %ymm7
+	vpxorq	%ymm8, %ymm7, %ymm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm7, %ymm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm8, %ymm9
+	vpxorq	%ymm9, %ymm8, %ymm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm8, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm8, %ymm8
+	vpternlogd	$150, %ymm8, %ymm9, %ymm7
+	vpxorq	%ymm1, %ymm7, %ymm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm7, %ymm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm8, %ymm9
+	vpxorq	%ymm9, %ymm8, %ymm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm8, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm8, %ymm8
+	vpternlogd	$150, %ymm8, %ymm9, %ymm7
+	vpxorq	%ymm2, %ymm7, %ymm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm7, %ymm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm8, %ymm9
+	vpxorq	%ymm9, %ymm8, %ymm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm8, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm8, %ymm8
+	vpternlogd	$150, %ymm8, %ymm9, %ymm7
+	vpxorq	%ymm3, %ymm7, %ymm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm7, %ymm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm8, %ymm9
+	vpxorq	%ymm9, %ymm8, %ymm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm8, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm8, %ymm8
+	vpternlogd	$150, %ymm8, %ymm9, %ymm7
+	vpxorq	%ymm4, %ymm7, %ymm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm7, %ymm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm8, %ymm9
+	vpxorq	%ymm9, %ymm8, %ymm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm8, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm8, %ymm8
+	vpternlogd	$150, %ymm8, %ymm9, %ymm7
+	vpxorq	%ymm5, %ymm7, %ymm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm7, %ymm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm7, %ymm7
+	vpxorq	%ymm6, %ymm7, %ymm7
+	vpxorq	(%r9), %ymm7, %ymm7
+	vmovdqu64	%ymm7, (%rbx)
 	addq	$32, %r9
 	addq	$32, %rbx
 	subq	$32, %rbp
 .Laesgen_gfni512_gcm_siv_open_ctr2_done128:
 	cmpq	$16, %rbp
 	jb	.Laesgen_gfni512_gcm_siv_open_ctr1_done128
-	vmovdqa64	%xmm0, %xmm1
+	vmovdqa64	%xmm0, %xmm7
 	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_1x4(%rip), %zmm0, %zmm0
-	vmovdqa64	(%r11), %xmm2
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	16(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	32(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	48(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	64(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	80(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	96(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	112(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	128(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	144(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	160(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	(%r9), %xmm1, %xmm1
-	vmovdqu64	%xmm1, (%rbx)
+	vmovdqa64	(%r11), %xmm8
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vmovdqa64	16(%r11), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpternlogd	$150, %xmm9, %xmm10, %xmm7
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vmovdqa64	32(%r11), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpternlogd	$150, %xmm9, %xmm10, %xmm7
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vmovdqa64	48(%r11), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpternlogd	$150, %xmm9, %xmm10, %xmm7
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vmovdqa64	64(%r11), %xmm8
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpternlogd	$150, %xmm9, %xmm10, %xmm7
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm7, %xmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm8, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
+	vpternlogd	$150, %xmm8, %xmm9, %xmm7
+	vpxorq	%xmm1, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm7, %xmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm8, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
+	vpternlogd	$150, %xmm8, %xmm9, %xmm7
+	vpxorq	%xmm2, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm7, %xmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm8, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
+	vpternlogd	$150, %xmm8, %xmm9, %xmm7
+	vpxorq	%xmm3, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm7, %xmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm8, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
+	vpternlogd	$150, %xmm8, %xmm9, %xmm7
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm7, %xmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm8, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
+	vpternlogd	$150, %xmm8, %xmm9, %xmm7
+	vpxorq	%xmm5, %xmm7, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm7, %xmm7
+	vpxorq	%xmm6, %xmm7, %xmm7
+	vpxorq	(%r9), %xmm7, %xmm7
+	vmovdqu64	%xmm7, (%rbx)
 	addq	$16, %r9
 	addq	$16, %rbx
 	subq	$16, %rbp
@@ -32039,84 +31905,78 @@ aesgen_gfni512_gcm_siv_open:
 	testq	%rbp, %rbp
 	je	.Laesgen_gfni512_gcm_siv_open_ctr_end128
 	vmovdqa64	%xmm0, %xmm0
-	vmovdqa64	(%r11), %xmm1
+	vmovdqa64	(%r11), %xmm7
+	vpxorq	%xmm7, %xmm0, %xmm0
+	vmovdqa64	16(%r11), %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm8, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm8, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
+	vpternlogd	$150, %xmm8, %xmm9, %xmm0
+	vpxorq	%xmm7, %xmm0, %xmm0
+	vmovdqa64	32(%r11), %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm8, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm8, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
+	vpternlogd	$150, %xmm8, %xmm9, %xmm0
+	vpxorq	%xmm7, %xmm0, %xmm0
+	vmovdqa64	48(%r11), %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm8, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm8, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm8, %xmm8
+	vpternlogd	$150, %xmm8, %xmm9, %xmm0
+	vpxorq	%xmm7, %xmm0, %xmm0
+	vmovdqa64	64(%r11), %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm8
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm8, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm8, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm8, %xmm8
+	vpternlogd	$150, %xmm8, %xmm9, %xmm0
+	vpxorq	%xmm7, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm7
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm7, %xmm8
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm7, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm7, %xmm7
+	vpternlogd	$150, %xmm7, %xmm8, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	16(%r11), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	32(%r11), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	48(%r11), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	64(%r11), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	80(%r11), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	96(%r11), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	112(%r11), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	128(%r11), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	144(%r11), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	160(%r11), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm1
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm1, %xmm7
+	vpxorq	%xmm7, %xmm1, %xmm1
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm1, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm1, %xmm1
+	vpternlogd	$150, %xmm1, %xmm7, %xmm0
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm1
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm1, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm1, %xmm1
+	vpternlogd	$150, %xmm1, %xmm2, %xmm0
+	vpxorq	%xmm3, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm1
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm1, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm1, %xmm1
+	vpternlogd	$150, %xmm1, %xmm2, %xmm0
+	vpxorq	%xmm4, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm1
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm1, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm1, %xmm1
+	vpternlogd	$150, %xmm1, %xmm2, %xmm0
+	vpxorq	%xmm5, %xmm0, %xmm0
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
+	vpxorq	%xmm6, %xmm0, %xmm0
 	movq	$-1, %r11
 	bzhiq	%rbp, %r11, %r11
 	kmovq	%r11, %k1
@@ -35290,6 +35150,8 @@ aesgen_gfni512_gcm_siv_open:
 	movb	$0, (%rax)
 .Laesgen_gfni512_gcm_siv_open_nozero1:
 	movl	$-1, %eax
+	vpxorq	%xmm16, %xmm16, %xmm16
+	vpxorq	%xmm17, %xmm17, %xmm17
 	vzeroall
 	popq	%r12
 	popq	%rbp
@@ -35297,12 +35159,16 @@ aesgen_gfni512_gcm_siv_open:
 	ret
 .Laesgen_gfni512_gcm_siv_open_refuse:
 	movl	$-1, %eax
+	vpxorq	%xmm16, %xmm16, %xmm16
+	vpxorq	%xmm17, %xmm17, %xmm17
 	vzeroall
 	popq	%r12
 	popq	%rbp
 	popq	%rbx
 	ret
 .Laesgen_gfni512_gcm_siv_open_done:
+	vpxorq	%xmm16, %xmm16, %xmm16
+	vpxorq	%xmm17, %xmm17, %xmm17
 	vzeroall
 	popq	%r12
 	popq	%rbp

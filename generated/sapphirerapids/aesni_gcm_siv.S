@@ -623,6 +623,7 @@ aesgen_aesni_gcm_siv_seal:
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpunpcklqdq	%xmm4, %xmm3, %xmm3
 	vpunpcklqdq	%xmm0, %xmm5, %xmm5
+	vmovdqa	%xmm1, 624(%rdi)
 	vmovdqa	%xmm3, 256(%rdi)
 	vmovdqa	%xmm5, 272(%rdi)
 	vpxor	%xmm0, %xmm0, %xmm0
@@ -631,6 +632,7 @@ aesgen_aesni_gcm_siv_seal:
 	vpslldq	$4, %xmm3, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
+	vpclmulqdq	$0, %xmm1, %xmm1, %xmm6
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
@@ -639,6 +641,7 @@ aesgen_aesni_gcm_siv_seal:
 	vpshufb	.Laesgen_aesni_gcm_siv_seal_last_word(%rip), %xmm3, %xmm2
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vpslldq	$4, %xmm5, %xmm4
+	vpclmulqdq	$17, %xmm1, %xmm1, %xmm7
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
@@ -647,6 +650,7 @@ aesgen_aesni_gcm_siv_seal:
 	vpxor	%xmm2, %xmm5, %xmm5
 	vmovdqa	%xmm5, 304(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm5, %xmm2
+	vpclmulqdq	$1, %xmm1, %xmm1, %xmm8
 	vaesenclast	.Laesgen_aesni_gcm_siv_seal_rcon1(%rip), %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
@@ -655,6 +659,7 @@ aesgen_aesni_gcm_siv_seal:
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, %xmm1, %xmm1, %xmm9
 	vmovdqa	%xmm3, 320(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_seal_last_word(%rip), %xmm3, %xmm2
 	vaesenclast	%xmm0, %xmm2, %xmm2
@@ -662,6 +667,7 @@ aesgen_aesni_gcm_siv_seal:
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
+	vpxor	%xmm9, %xmm8, %xmm8
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpxor	%xmm2, %xmm5, %xmm5
@@ -670,6 +676,7 @@ aesgen_aesni_gcm_siv_seal:
 	vaesenclast	.Laesgen_aesni_gcm_siv_seal_rcon2(%rip), %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
+	vpslldq	$8, %xmm8, %xmm9
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
@@ -678,6 +685,7 @@ aesgen_aesni_gcm_siv_seal:
 	vmovdqa	%xmm3, 352(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_seal_last_word(%rip), %xmm3, %xmm2
 	vaesenclast	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm9, %xmm6, %xmm6
 	vpslldq	$4, %xmm5, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
@@ -686,6 +694,7 @@ aesgen_aesni_gcm_siv_seal:
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpxor	%xmm2, %xmm5, %xmm5
 	vmovdqa	%xmm5, 368(%rdi)
+	vpsrldq	$8, %xmm8, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm5, %xmm2
 	vaesenclast	.Laesgen_aesni_gcm_siv_seal_rcon3(%rip), %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm4
@@ -694,6 +703,7 @@ aesgen_aesni_gcm_siv_seal:
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, 384(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_seal_last_word(%rip), %xmm3, %xmm2
@@ -701,6 +711,7 @@ aesgen_aesni_gcm_siv_seal:
 	vpslldq	$4, %xmm5, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm6, %xmm8
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
@@ -709,6 +720,7 @@ aesgen_aesni_gcm_siv_seal:
 	vpshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm5, %xmm2
 	vaesenclast	.Laesgen_aesni_gcm_siv_seal_rcon4(%rip), %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm4
+	vpshufd	$78, %xmm6, %xmm6
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
@@ -718,6 +730,7 @@ aesgen_aesni_gcm_siv_seal:
 	vmovdqa	%xmm3, 416(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_seal_last_word(%rip), %xmm3, %xmm2
 	vaesenclast	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm8, %xmm6, %xmm6
 	vpslldq	$4, %xmm5, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
@@ -725,6 +738,7 @@ aesgen_aesni_gcm_siv_seal:
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpxor	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm6, %xmm8
 	vmovdqa	%xmm5, 432(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm5, %xmm2
 	vaesenclast	.Laesgen_aesni_gcm_siv_seal_rcon5(%rip), %xmm2, %xmm2
@@ -733,6 +747,7 @@ aesgen_aesni_gcm_siv_seal:
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
+	vpshufd	$78, %xmm6, %xmm6
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, 448(%rdi)
@@ -740,6 +755,7 @@ aesgen_aesni_gcm_siv_seal:
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vpslldq	$4, %xmm5, %xmm0
 	vpxor	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm6, %xmm6
 	vpslldq	$4, %xmm0, %xmm0
 	vpxor	%xmm0, %xmm5, %xmm5
 	vpslldq	$4, %xmm0, %xmm0
@@ -748,6 +764,7 @@ aesgen_aesni_gcm_siv_seal:
 	vmovdqa	%xmm5, 464(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm5, %xmm0
 	vaesenclast	.Laesgen_aesni_gcm_siv_seal_rcon6(%rip), %xmm0, %xmm0
+	vpxor	%xmm7, %xmm6, %xmm6
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
@@ -756,11 +773,16 @@ aesgen_aesni_gcm_siv_seal:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 480(%rdi)
-	vmovdqa	%xmm1, 624(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm1, %xmm0
-	vpclmulqdq	$17, %xmm1, %xmm1, %xmm2
-	vpclmulqdq	$1, %xmm1, %xmm1, %xmm3
-	vpclmulqdq	$16, %xmm1, %xmm1, %xmm4
+	vmovdqa	%xmm6, 608(%rdi)
+	cmpq	$32, %r8
+	ja	.Laesgen_aesni_gcm_siv_seal_powers_more
+	cmpq	$16, %rax
+	jbe	.Laesgen_aesni_gcm_siv_seal_powers_done
+.Laesgen_aesni_gcm_siv_seal_powers_more:
+	vpclmulqdq	$0, %xmm6, %xmm1, %xmm0
+	vpclmulqdq	$17, %xmm6, %xmm1, %xmm2
+	vpclmulqdq	$1, %xmm6, %xmm1, %xmm3
+	vpclmulqdq	$16, %xmm6, %xmm1, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
@@ -773,16 +795,11 @@ aesgen_aesni_gcm_siv_seal:
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 608(%rdi)
-	cmpq	$32, %r8
-	ja	.Laesgen_aesni_gcm_siv_seal_powers_more
-	cmpq	$16, %rax
-	jbe	.Laesgen_aesni_gcm_siv_seal_powers_done
-.Laesgen_aesni_gcm_siv_seal_powers_more:
-	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
-	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm1, %xmm5
+	vmovdqa	%xmm0, 592(%rdi)
+	vpclmulqdq	$0, %xmm6, %xmm6, %xmm2
+	vpclmulqdq	$17, %xmm6, %xmm6, %xmm3
+	vpclmulqdq	$1, %xmm6, %xmm6, %xmm4
+	vpclmulqdq	$16, %xmm6, %xmm6, %xmm5
 	vpxor	%xmm5, %xmm4, %xmm4
 	vpslldq	$8, %xmm4, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
@@ -795,11 +812,28 @@ aesgen_aesni_gcm_siv_seal:
 	vpshufd	$78, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 592(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm0, %xmm3
-	vpclmulqdq	$17, %xmm0, %xmm0, %xmm4
-	vpclmulqdq	$1, %xmm0, %xmm0, %xmm5
-	vpclmulqdq	$16, %xmm0, %xmm0, %xmm6
+	vmovdqa	%xmm2, 576(%rdi)
+	vpclmulqdq	$0, %xmm2, %xmm1, %xmm3
+	vpclmulqdq	$17, %xmm2, %xmm1, %xmm4
+	vpclmulqdq	$1, %xmm2, %xmm1, %xmm5
+	vpclmulqdq	$16, %xmm2, %xmm1, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpslldq	$8, %xmm5, %xmm7
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpsrldq	$8, %xmm5, %xmm7
+	vpxor	%xmm7, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm5
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm5
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	%xmm3, 560(%rdi)
+	vpclmulqdq	$0, %xmm2, %xmm6, %xmm3
+	vpclmulqdq	$17, %xmm2, %xmm6, %xmm4
+	vpclmulqdq	$1, %xmm2, %xmm6, %xmm5
+	vpclmulqdq	$16, %xmm2, %xmm6, %xmm6
 	vpxor	%xmm6, %xmm5, %xmm5
 	vpslldq	$8, %xmm5, %xmm6
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -812,74 +846,40 @@ aesgen_aesni_gcm_siv_seal:
 	vpshufd	$78, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
-	vmovdqa	%xmm3, 576(%rdi)
-	vpclmulqdq	$0, %xmm3, %xmm1, %xmm4
-	vpclmulqdq	$17, %xmm3, %xmm1, %xmm5
-	vpclmulqdq	$1, %xmm3, %xmm1, %xmm6
-	vpclmulqdq	$16, %xmm3, %xmm1, %xmm7
-	vpxor	%xmm7, %xmm6, %xmm6
-	vpslldq	$8, %xmm6, %xmm7
-	vpxor	%xmm7, %xmm4, %xmm4
-	vpsrldq	$8, %xmm6, %xmm7
-	vpxor	%xmm7, %xmm5, %xmm5
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm6
-	vpshufd	$78, %xmm4, %xmm4
-	vpxor	%xmm6, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm6
-	vpshufd	$78, %xmm4, %xmm4
-	vpxor	%xmm6, %xmm4, %xmm4
-	vpxor	%xmm5, %xmm4, %xmm4
-	vmovdqa	%xmm4, 560(%rdi)
-	vpclmulqdq	$0, %xmm3, %xmm0, %xmm4
-	vpclmulqdq	$17, %xmm3, %xmm0, %xmm5
-	vpclmulqdq	$1, %xmm3, %xmm0, %xmm6
-	vpclmulqdq	$16, %xmm3, %xmm0, %xmm0
-	vpxor	%xmm0, %xmm6, %xmm6
-	vpslldq	$8, %xmm6, %xmm0
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpsrldq	$8, %xmm6, %xmm0
+	vmovdqa	%xmm3, 544(%rdi)
+	vpclmulqdq	$0, %xmm2, %xmm0, %xmm3
+	vpclmulqdq	$17, %xmm2, %xmm0, %xmm4
+	vpclmulqdq	$1, %xmm2, %xmm0, %xmm5
+	vpclmulqdq	$16, %xmm2, %xmm0, %xmm0
 	vpxor	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm0
-	vpshufd	$78, %xmm4, %xmm4
+	vpslldq	$8, %xmm5, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpsrldq	$8, %xmm5, %xmm0
 	vpxor	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm0
-	vpshufd	$78, %xmm4, %xmm4
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm5, %xmm4, %xmm4
-	vmovdqa	%xmm4, 544(%rdi)
-	vpclmulqdq	$0, %xmm3, %xmm2, %xmm0
-	vpclmulqdq	$17, %xmm3, %xmm2, %xmm4
-	vpclmulqdq	$1, %xmm3, %xmm2, %xmm5
-	vpclmulqdq	$16, %xmm3, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vpslldq	$8, %xmm5, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm5, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	%xmm3, 528(%rdi)
+	vpclmulqdq	$0, %xmm2, %xmm2, %xmm0
+	vpclmulqdq	$17, %xmm2, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm2, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm2, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm3, %xmm3
 	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm2
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm2
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm4, %xmm0, %xmm0
-	vmovdqa	%xmm0, 528(%rdi)
-	vpclmulqdq	$0, %xmm3, %xmm3, %xmm0
-	vpclmulqdq	$17, %xmm3, %xmm3, %xmm2
-	vpclmulqdq	$1, %xmm3, %xmm3, %xmm4
-	vpclmulqdq	$16, %xmm3, %xmm3, %xmm3
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
 	vmovdqa	%xmm0, 512(%rdi)
 	vpclmulqdq	$0, %xmm1, %xmm0, %xmm2
 	vpclmulqdq	$17, %xmm1, %xmm0, %xmm3
@@ -904,87 +904,88 @@ aesgen_aesni_gcm_siv_seal:
 .Laesgen_aesni_gcm_siv_seal_polyval8:
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_siv_seal_polyval8_done
+	vmovdqu	112(%rcx), %xmm1
+	vpclmulqdq	$0, 624(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 624(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$1, 624(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$16, 624(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vmovdqu	96(%rcx), %xmm1
+	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 608(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 608(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vmovdqu	80(%rcx), %xmm1
+	vpclmulqdq	$0, 592(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 592(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 592(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 592(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vmovdqu	64(%rcx), %xmm1
+	vpclmulqdq	$0, 576(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 576(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 576(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 576(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vmovdqu	48(%rcx), %xmm1
+	vpclmulqdq	$0, 560(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 560(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 560(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 560(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vmovdqu	32(%rcx), %xmm1
+	vpclmulqdq	$0, 544(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 544(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 544(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 544(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vmovdqu	16(%rcx), %xmm1
+	vpclmulqdq	$0, 528(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 528(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 528(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 528(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
 	vmovdqu	(%rcx), %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 512(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 512(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 512(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 512(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	16(%rcx), %xmm1
-	vpclmulqdq	$0, 528(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 528(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 528(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 528(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	32(%rcx), %xmm1
-	vpclmulqdq	$0, 544(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 544(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 544(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 544(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	48(%rcx), %xmm1
-	vpclmulqdq	$0, 560(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 560(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 560(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 560(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	64(%rcx), %xmm1
-	vpclmulqdq	$0, 576(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 576(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 576(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 576(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	80(%rcx), %xmm1
-	vpclmulqdq	$0, 592(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 592(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 592(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 592(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	96(%rcx), %xmm1
-	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 608(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 608(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	112(%rcx), %xmm1
-	vpclmulqdq	$0, 624(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 624(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 624(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 624(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$17, 512(%rdi), %xmm1, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$1, 512(%rdi), %xmm1, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, 512(%rdi), %xmm1, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
 	addq	$128, %rcx
 	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_siv_seal_polyval8
@@ -1144,87 +1145,88 @@ aesgen_aesni_gcm_siv_seal:
 .Laesgen_aesni_gcm_siv_seal_polyval8_2:
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_siv_seal_polyval8_done_2
+	vmovdqu	112(%rdx), %xmm1
+	vpclmulqdq	$0, 624(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 624(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$1, 624(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$16, 624(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vmovdqu	96(%rdx), %xmm1
+	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 608(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 608(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vmovdqu	80(%rdx), %xmm1
+	vpclmulqdq	$0, 592(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 592(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 592(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 592(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vmovdqu	64(%rdx), %xmm1
+	vpclmulqdq	$0, 576(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 576(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 576(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 576(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vmovdqu	48(%rdx), %xmm1
+	vpclmulqdq	$0, 560(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 560(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 560(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 560(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vmovdqu	32(%rdx), %xmm1
+	vpclmulqdq	$0, 544(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 544(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 544(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 544(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vmovdqu	16(%rdx), %xmm1
+	vpclmulqdq	$0, 528(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 528(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 528(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 528(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
 	vmovdqu	(%rdx), %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 512(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 512(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 512(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 512(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	16(%rdx), %xmm1
-	vpclmulqdq	$0, 528(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 528(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 528(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 528(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	32(%rdx), %xmm1
-	vpclmulqdq	$0, 544(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 544(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 544(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 544(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	48(%rdx), %xmm1
-	vpclmulqdq	$0, 560(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 560(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 560(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 560(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	64(%rdx), %xmm1
-	vpclmulqdq	$0, 576(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 576(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 576(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 576(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	80(%rdx), %xmm1
-	vpclmulqdq	$0, 592(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 592(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 592(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 592(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	96(%rdx), %xmm1
-	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 608(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 608(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	112(%rdx), %xmm1
-	vpclmulqdq	$0, 624(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 624(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 624(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 624(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$17, 512(%rdi), %xmm1, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$1, 512(%rdi), %xmm1, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, 512(%rdi), %xmm1, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
 	addq	$128, %rdx
 	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_siv_seal_polyval8_2
@@ -1935,12 +1937,14 @@ aesgen_aesni_gcm_siv_seal:
 	vaesenclast	%xmm4, %xmm0, %xmm0
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpunpcklqdq	%xmm0, %xmm3, %xmm3
+	vmovdqa	%xmm1, 624(%rdi)
 	vmovdqa	%xmm3, 256(%rdi)
 	vpxor	%xmm0, %xmm0, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_aesni_gcm_siv_seal_rcon0(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$0, %xmm1, %xmm1, %xmm4
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
@@ -1948,29 +1952,34 @@ aesgen_aesni_gcm_siv_seal:
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 272(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm3, %xmm0
+	vpclmulqdq	$17, %xmm1, %xmm1, %xmm5
 	vaesenclast	.Laesgen_aesni_gcm_siv_seal_rcon1(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$1, %xmm1, %xmm1, %xmm6
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 288(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_aesni_gcm_siv_seal_rcon2(%rip), %xmm0, %xmm0
+	vpclmulqdq	$16, %xmm1, %xmm1, %xmm7
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpxor	%xmm7, %xmm6, %xmm6
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 304(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_aesni_gcm_siv_seal_rcon3(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpslldq	$8, %xmm6, %xmm7
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
@@ -1978,29 +1987,34 @@ aesgen_aesni_gcm_siv_seal:
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 320(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm3, %xmm0
+	vpxor	%xmm7, %xmm4, %xmm4
 	vaesenclast	.Laesgen_aesni_gcm_siv_seal_rcon4(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpsrldq	$8, %xmm6, %xmm7
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 336(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_aesni_gcm_siv_seal_rcon5(%rip), %xmm0, %xmm0
+	vpxor	%xmm7, %xmm5, %xmm5
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm6
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 352(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_aesni_gcm_siv_seal_rcon6(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpshufd	$78, %xmm4, %xmm4
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
@@ -2008,159 +2022,147 @@ aesgen_aesni_gcm_siv_seal:
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 368(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm3, %xmm0
+	vpxor	%xmm6, %xmm4, %xmm4
 	vaesenclast	.Laesgen_aesni_gcm_siv_seal_rcon7(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm6
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 384(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_aesni_gcm_siv_seal_rcon8(%rip), %xmm0, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 400(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_aesni_gcm_siv_seal_rcon9(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm4, %xmm4
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 416(%rdi)
-	vmovdqa	%xmm1, 624(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm1, %xmm0
-	vpclmulqdq	$17, %xmm1, %xmm1, %xmm2
-	vpclmulqdq	$1, %xmm1, %xmm1, %xmm3
-	vpclmulqdq	$16, %xmm1, %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 608(%rdi)
+	vmovdqa	%xmm4, 608(%rdi)
 	cmpq	$32, %r8
 	ja	.Laesgen_aesni_gcm_siv_seal_powers_more_2
 	cmpq	$16, %rax
 	jbe	.Laesgen_aesni_gcm_siv_seal_powers_done_2
 .Laesgen_aesni_gcm_siv_seal_powers_more_2:
-	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
-	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm1, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm5
+	vpclmulqdq	$0, %xmm4, %xmm1, %xmm0
+	vpclmulqdq	$17, %xmm4, %xmm1, %xmm2
+	vpclmulqdq	$1, %xmm4, %xmm1, %xmm3
+	vpclmulqdq	$16, %xmm4, %xmm1, %xmm5
 	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm4
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm4
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 592(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm0, %xmm3
-	vpclmulqdq	$17, %xmm0, %xmm0, %xmm4
-	vpclmulqdq	$1, %xmm0, %xmm0, %xmm5
-	vpclmulqdq	$16, %xmm0, %xmm0, %xmm6
+	vpslldq	$8, %xmm3, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpsrldq	$8, %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm3
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm3
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vmovdqa	%xmm0, 592(%rdi)
+	vpclmulqdq	$0, %xmm4, %xmm4, %xmm2
+	vpclmulqdq	$17, %xmm4, %xmm4, %xmm3
+	vpclmulqdq	$1, %xmm4, %xmm4, %xmm5
+	vpclmulqdq	$16, %xmm4, %xmm4, %xmm6
 	vpxor	%xmm6, %xmm5, %xmm5
 	vpslldq	$8, %xmm5, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpsrldq	$8, %xmm5, %xmm6
-	vpxor	%xmm6, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm5
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm5
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpxor	%xmm4, %xmm3, %xmm3
-	vmovdqa	%xmm3, 576(%rdi)
-	vpclmulqdq	$0, %xmm3, %xmm1, %xmm4
-	vpclmulqdq	$17, %xmm3, %xmm1, %xmm5
-	vpclmulqdq	$1, %xmm3, %xmm1, %xmm6
-	vpclmulqdq	$16, %xmm3, %xmm1, %xmm7
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm5
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm5
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 576(%rdi)
+	vpclmulqdq	$0, %xmm2, %xmm1, %xmm3
+	vpclmulqdq	$17, %xmm2, %xmm1, %xmm5
+	vpclmulqdq	$1, %xmm2, %xmm1, %xmm6
+	vpclmulqdq	$16, %xmm2, %xmm1, %xmm7
 	vpxor	%xmm7, %xmm6, %xmm6
 	vpslldq	$8, %xmm6, %xmm7
-	vpxor	%xmm7, %xmm4, %xmm4
+	vpxor	%xmm7, %xmm3, %xmm3
 	vpsrldq	$8, %xmm6, %xmm7
 	vpxor	%xmm7, %xmm5, %xmm5
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm6
-	vpshufd	$78, %xmm4, %xmm4
-	vpxor	%xmm6, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm6
-	vpshufd	$78, %xmm4, %xmm4
-	vpxor	%xmm6, %xmm4, %xmm4
-	vpxor	%xmm5, %xmm4, %xmm4
-	vmovdqa	%xmm4, 560(%rdi)
-	vpclmulqdq	$0, %xmm3, %xmm0, %xmm4
-	vpclmulqdq	$17, %xmm3, %xmm0, %xmm5
-	vpclmulqdq	$1, %xmm3, %xmm0, %xmm6
-	vpclmulqdq	$16, %xmm3, %xmm0, %xmm0
-	vpxor	%xmm0, %xmm6, %xmm6
-	vpslldq	$8, %xmm6, %xmm0
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpsrldq	$8, %xmm6, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm6
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm6
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vmovdqa	%xmm3, 560(%rdi)
+	vpclmulqdq	$0, %xmm2, %xmm4, %xmm3
+	vpclmulqdq	$17, %xmm2, %xmm4, %xmm5
+	vpclmulqdq	$1, %xmm2, %xmm4, %xmm6
+	vpclmulqdq	$16, %xmm2, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpslldq	$8, %xmm6, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm6, %xmm4
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm4
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm4
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vmovdqa	%xmm3, 544(%rdi)
+	vpclmulqdq	$0, %xmm2, %xmm0, %xmm3
+	vpclmulqdq	$17, %xmm2, %xmm0, %xmm4
+	vpclmulqdq	$1, %xmm2, %xmm0, %xmm5
+	vpclmulqdq	$16, %xmm2, %xmm0, %xmm0
 	vpxor	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm0
-	vpshufd	$78, %xmm4, %xmm4
+	vpslldq	$8, %xmm5, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpsrldq	$8, %xmm5, %xmm0
 	vpxor	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm0
-	vpshufd	$78, %xmm4, %xmm4
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm5, %xmm4, %xmm4
-	vmovdqa	%xmm4, 544(%rdi)
-	vpclmulqdq	$0, %xmm3, %xmm2, %xmm0
-	vpclmulqdq	$17, %xmm3, %xmm2, %xmm4
-	vpclmulqdq	$1, %xmm3, %xmm2, %xmm5
-	vpclmulqdq	$16, %xmm3, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vpslldq	$8, %xmm5, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm5, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	%xmm3, 528(%rdi)
+	vpclmulqdq	$0, %xmm2, %xmm2, %xmm0
+	vpclmulqdq	$17, %xmm2, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm2, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm2, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm3, %xmm3
 	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm2
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm2
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm4, %xmm0, %xmm0
-	vmovdqa	%xmm0, 528(%rdi)
-	vpclmulqdq	$0, %xmm3, %xmm3, %xmm0
-	vpclmulqdq	$17, %xmm3, %xmm3, %xmm2
-	vpclmulqdq	$1, %xmm3, %xmm3, %xmm4
-	vpclmulqdq	$16, %xmm3, %xmm3, %xmm3
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
 	vmovdqa	%xmm0, 512(%rdi)
 	vpclmulqdq	$0, %xmm1, %xmm0, %xmm2
 	vpclmulqdq	$17, %xmm1, %xmm0, %xmm3
@@ -2185,87 +2187,88 @@ aesgen_aesni_gcm_siv_seal:
 .Laesgen_aesni_gcm_siv_seal_polyval8_3:
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_siv_seal_polyval8_done_3
+	vmovdqu	112(%rcx), %xmm1
+	vpclmulqdq	$0, 624(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 624(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$1, 624(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$16, 624(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vmovdqu	96(%rcx), %xmm1
+	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 608(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 608(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vmovdqu	80(%rcx), %xmm1
+	vpclmulqdq	$0, 592(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 592(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 592(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 592(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vmovdqu	64(%rcx), %xmm1
+	vpclmulqdq	$0, 576(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 576(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 576(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 576(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vmovdqu	48(%rcx), %xmm1
+	vpclmulqdq	$0, 560(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 560(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 560(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 560(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vmovdqu	32(%rcx), %xmm1
+	vpclmulqdq	$0, 544(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 544(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 544(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 544(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vmovdqu	16(%rcx), %xmm1
+	vpclmulqdq	$0, 528(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 528(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 528(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 528(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
 	vmovdqu	(%rcx), %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 512(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 512(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 512(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 512(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	16(%rcx), %xmm1
-	vpclmulqdq	$0, 528(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 528(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 528(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 528(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	32(%rcx), %xmm1
-	vpclmulqdq	$0, 544(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 544(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 544(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 544(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	48(%rcx), %xmm1
-	vpclmulqdq	$0, 560(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 560(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 560(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 560(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	64(%rcx), %xmm1
-	vpclmulqdq	$0, 576(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 576(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 576(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 576(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	80(%rcx), %xmm1
-	vpclmulqdq	$0, 592(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 592(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 592(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 592(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	96(%rcx), %xmm1
-	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 608(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 608(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	112(%rcx), %xmm1
-	vpclmulqdq	$0, 624(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 624(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 624(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 624(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$17, 512(%rdi), %xmm1, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$1, 512(%rdi), %xmm1, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, 512(%rdi), %xmm1, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
 	addq	$128, %rcx
 	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_siv_seal_polyval8_3
@@ -2425,87 +2428,88 @@ aesgen_aesni_gcm_siv_seal:
 .Laesgen_aesni_gcm_siv_seal_polyval8_4:
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_siv_seal_polyval8_done_4
+	vmovdqu	112(%rdx), %xmm1
+	vpclmulqdq	$0, 624(%rdi), %xmm1, %xmm2
+	vpclmulqdq	$17, 624(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$1, 624(%rdi), %xmm1, %xmm4
+	vpclmulqdq	$16, 624(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vmovdqu	96(%rdx), %xmm1
+	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 608(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 608(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vmovdqu	80(%rdx), %xmm1
+	vpclmulqdq	$0, 592(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 592(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 592(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 592(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vmovdqu	64(%rdx), %xmm1
+	vpclmulqdq	$0, 576(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 576(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 576(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 576(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vmovdqu	48(%rdx), %xmm1
+	vpclmulqdq	$0, 560(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 560(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 560(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 560(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vmovdqu	32(%rdx), %xmm1
+	vpclmulqdq	$0, 544(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 544(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 544(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 544(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vmovdqu	16(%rdx), %xmm1
+	vpclmulqdq	$0, 528(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 528(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 528(%rdi), %xmm1, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 528(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
 	vmovdqu	(%rdx), %xmm1
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpclmulqdq	$0, 512(%rdi), %xmm1, %xmm0
-	vpclmulqdq	$17, 512(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$1, 512(%rdi), %xmm1, %xmm3
-	vpclmulqdq	$16, 512(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	16(%rdx), %xmm1
-	vpclmulqdq	$0, 528(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 528(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 528(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 528(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	32(%rdx), %xmm1
-	vpclmulqdq	$0, 544(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 544(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 544(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 544(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	48(%rdx), %xmm1
-	vpclmulqdq	$0, 560(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 560(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 560(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 560(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	64(%rdx), %xmm1
-	vpclmulqdq	$0, 576(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 576(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 576(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 576(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	80(%rdx), %xmm1
-	vpclmulqdq	$0, 592(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 592(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 592(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 592(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	96(%rdx), %xmm1
-	vpclmulqdq	$0, 608(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 608(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 608(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 608(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vmovdqu	112(%rdx), %xmm1
-	vpclmulqdq	$0, 624(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$17, 624(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 624(%rdi), %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 624(%rdi), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm1
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$17, 512(%rdi), %xmm1, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$1, 512(%rdi), %xmm1, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, 512(%rdi), %xmm1, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm0
 	addq	$128, %rdx
 	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_siv_seal_polyval8_4
@@ -3307,6 +3311,7 @@ aesgen_aesni_gcm_siv_open:
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpunpcklqdq	%xmm4, %xmm3, %xmm3
 	vpunpcklqdq	%xmm0, %xmm5, %xmm5
+	vmovdqa	%xmm1, 624(%rdi)
 	vmovdqa	%xmm3, 256(%rdi)
 	vmovdqa	%xmm5, 272(%rdi)
 	vpxor	%xmm0, %xmm0, %xmm0
@@ -3315,6 +3320,7 @@ aesgen_aesni_gcm_siv_open:
 	vpslldq	$4, %xmm3, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
+	vpclmulqdq	$0, %xmm1, %xmm1, %xmm6
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
@@ -3323,6 +3329,7 @@ aesgen_aesni_gcm_siv_open:
 	vpshufb	.Laesgen_aesni_gcm_siv_open_last_word(%rip), %xmm3, %xmm2
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vpslldq	$4, %xmm5, %xmm4
+	vpclmulqdq	$17, %xmm1, %xmm1, %xmm7
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
@@ -3331,6 +3338,7 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm2, %xmm5, %xmm5
 	vmovdqa	%xmm5, 304(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm5, %xmm2
+	vpclmulqdq	$1, %xmm1, %xmm1, %xmm8
 	vaesenclast	.Laesgen_aesni_gcm_siv_open_rcon1(%rip), %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
@@ -3339,6 +3347,7 @@ aesgen_aesni_gcm_siv_open:
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, %xmm1, %xmm1, %xmm9
 	vmovdqa	%xmm3, 320(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_open_last_word(%rip), %xmm3, %xmm2
 	vaesenclast	%xmm0, %xmm2, %xmm2
@@ -3346,6 +3355,7 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
+	vpxor	%xmm9, %xmm8, %xmm8
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpxor	%xmm2, %xmm5, %xmm5
@@ -3354,6 +3364,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenclast	.Laesgen_aesni_gcm_siv_open_rcon2(%rip), %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
+	vpslldq	$8, %xmm8, %xmm9
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
@@ -3362,6 +3373,7 @@ aesgen_aesni_gcm_siv_open:
 	vmovdqa	%xmm3, 352(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_open_last_word(%rip), %xmm3, %xmm2
 	vaesenclast	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm9, %xmm6, %xmm6
 	vpslldq	$4, %xmm5, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
@@ -3370,6 +3382,7 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpxor	%xmm2, %xmm5, %xmm5
 	vmovdqa	%xmm5, 368(%rdi)
+	vpsrldq	$8, %xmm8, %xmm9
 	vpshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm5, %xmm2
 	vaesenclast	.Laesgen_aesni_gcm_siv_open_rcon3(%rip), %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm4
@@ -3378,6 +3391,7 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, 384(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_open_last_word(%rip), %xmm3, %xmm2
@@ -3385,6 +3399,7 @@ aesgen_aesni_gcm_siv_open:
 	vpslldq	$4, %xmm5, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm6, %xmm8
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
@@ -3393,6 +3408,7 @@ aesgen_aesni_gcm_siv_open:
 	vpshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm5, %xmm2
 	vaesenclast	.Laesgen_aesni_gcm_siv_open_rcon4(%rip), %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm4
+	vpshufd	$78, %xmm6, %xmm6
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
@@ -3402,6 +3418,7 @@ aesgen_aesni_gcm_siv_open:
 	vmovdqa	%xmm3, 416(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_open_last_word(%rip), %xmm3, %xmm2
 	vaesenclast	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm8, %xmm6, %xmm6
 	vpslldq	$4, %xmm5, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
@@ -3409,6 +3426,7 @@ aesgen_aesni_gcm_siv_open:
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpxor	%xmm2, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm6, %xmm8
 	vmovdqa	%xmm5, 432(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm5, %xmm2
 	vaesenclast	.Laesgen_aesni_gcm_siv_open_rcon5(%rip), %xmm2, %xmm2
@@ -3417,6 +3435,7 @@ aesgen_aesni_gcm_siv_open:
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
+	vpshufd	$78, %xmm6, %xmm6
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, 448(%rdi)
@@ -3424,6 +3443,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vpslldq	$4, %xmm5, %xmm0
 	vpxor	%xmm0, %xmm5, %xmm5
+	vpxor	%xmm8, %xmm6, %xmm6
 	vpslldq	$4, %xmm0, %xmm0
 	vpxor	%xmm0, %xmm5, %xmm5
 	vpslldq	$4, %xmm0, %xmm0
@@ -3432,6 +3452,7 @@ aesgen_aesni_gcm_siv_open:
 	vmovdqa	%xmm5, 464(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm5, %xmm0
 	vaesenclast	.Laesgen_aesni_gcm_siv_open_rcon6(%rip), %xmm0, %xmm0
+	vpxor	%xmm7, %xmm6, %xmm6
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
@@ -3440,11 +3461,16 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 480(%rdi)
-	vmovdqa	%xmm1, 624(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm1, %xmm0
-	vpclmulqdq	$17, %xmm1, %xmm1, %xmm2
-	vpclmulqdq	$1, %xmm1, %xmm1, %xmm3
-	vpclmulqdq	$16, %xmm1, %xmm1, %xmm4
+	vmovdqa	%xmm6, 608(%rdi)
+	cmpq	$32, %r8
+	ja	.Laesgen_aesni_gcm_siv_open_powers_more
+	cmpq	$16, %rdx
+	jbe	.Laesgen_aesni_gcm_siv_open_powers_done
+.Laesgen_aesni_gcm_siv_open_powers_more:
+	vpclmulqdq	$0, %xmm6, %xmm1, %xmm0
+	vpclmulqdq	$17, %xmm6, %xmm1, %xmm2
+	vpclmulqdq	$1, %xmm6, %xmm1, %xmm3
+	vpclmulqdq	$16, %xmm6, %xmm1, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
@@ -3457,16 +3483,11 @@ aesgen_aesni_gcm_siv_open:
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 608(%rdi)
-	cmpq	$32, %r8
-	ja	.Laesgen_aesni_gcm_siv_open_powers_more
-	cmpq	$16, %rdx
-	jbe	.Laesgen_aesni_gcm_siv_open_powers_done
-.Laesgen_aesni_gcm_siv_open_powers_more:
-	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
-	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm1, %xmm5
+	vmovdqa	%xmm0, 592(%rdi)
+	vpclmulqdq	$0, %xmm6, %xmm6, %xmm2
+	vpclmulqdq	$17, %xmm6, %xmm6, %xmm3
+	vpclmulqdq	$1, %xmm6, %xmm6, %xmm4
+	vpclmulqdq	$16, %xmm6, %xmm6, %xmm5
 	vpxor	%xmm5, %xmm4, %xmm4
 	vpslldq	$8, %xmm4, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
@@ -3479,11 +3500,28 @@ aesgen_aesni_gcm_siv_open:
 	vpshufd	$78, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 592(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm0, %xmm3
-	vpclmulqdq	$17, %xmm0, %xmm0, %xmm4
-	vpclmulqdq	$1, %xmm0, %xmm0, %xmm5
-	vpclmulqdq	$16, %xmm0, %xmm0, %xmm6
+	vmovdqa	%xmm2, 576(%rdi)
+	vpclmulqdq	$0, %xmm2, %xmm1, %xmm3
+	vpclmulqdq	$17, %xmm2, %xmm1, %xmm4
+	vpclmulqdq	$1, %xmm2, %xmm1, %xmm5
+	vpclmulqdq	$16, %xmm2, %xmm1, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpslldq	$8, %xmm5, %xmm7
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpsrldq	$8, %xmm5, %xmm7
+	vpxor	%xmm7, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm5
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm5
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	%xmm3, 560(%rdi)
+	vpclmulqdq	$0, %xmm2, %xmm6, %xmm3
+	vpclmulqdq	$17, %xmm2, %xmm6, %xmm4
+	vpclmulqdq	$1, %xmm2, %xmm6, %xmm5
+	vpclmulqdq	$16, %xmm2, %xmm6, %xmm6
 	vpxor	%xmm6, %xmm5, %xmm5
 	vpslldq	$8, %xmm5, %xmm6
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -3496,74 +3534,40 @@ aesgen_aesni_gcm_siv_open:
 	vpshufd	$78, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
-	vmovdqa	%xmm3, 576(%rdi)
-	vpclmulqdq	$0, %xmm3, %xmm1, %xmm4
-	vpclmulqdq	$17, %xmm3, %xmm1, %xmm5
-	vpclmulqdq	$1, %xmm3, %xmm1, %xmm6
-	vpclmulqdq	$16, %xmm3, %xmm1, %xmm7
-	vpxor	%xmm7, %xmm6, %xmm6
-	vpslldq	$8, %xmm6, %xmm7
-	vpxor	%xmm7, %xmm4, %xmm4
-	vpsrldq	$8, %xmm6, %xmm7
-	vpxor	%xmm7, %xmm5, %xmm5
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm6
-	vpshufd	$78, %xmm4, %xmm4
-	vpxor	%xmm6, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm6
-	vpshufd	$78, %xmm4, %xmm4
-	vpxor	%xmm6, %xmm4, %xmm4
-	vpxor	%xmm5, %xmm4, %xmm4
-	vmovdqa	%xmm4, 560(%rdi)
-	vpclmulqdq	$0, %xmm3, %xmm0, %xmm4
-	vpclmulqdq	$17, %xmm3, %xmm0, %xmm5
-	vpclmulqdq	$1, %xmm3, %xmm0, %xmm6
-	vpclmulqdq	$16, %xmm3, %xmm0, %xmm0
-	vpxor	%xmm0, %xmm6, %xmm6
-	vpslldq	$8, %xmm6, %xmm0
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpsrldq	$8, %xmm6, %xmm0
+	vmovdqa	%xmm3, 544(%rdi)
+	vpclmulqdq	$0, %xmm2, %xmm0, %xmm3
+	vpclmulqdq	$17, %xmm2, %xmm0, %xmm4
+	vpclmulqdq	$1, %xmm2, %xmm0, %xmm5
+	vpclmulqdq	$16, %xmm2, %xmm0, %xmm0
 	vpxor	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm0
-	vpshufd	$78, %xmm4, %xmm4
+	vpslldq	$8, %xmm5, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpsrldq	$8, %xmm5, %xmm0
 	vpxor	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm0
-	vpshufd	$78, %xmm4, %xmm4
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm5, %xmm4, %xmm4
-	vmovdqa	%xmm4, 544(%rdi)
-	vpclmulqdq	$0, %xmm3, %xmm2, %xmm0
-	vpclmulqdq	$17, %xmm3, %xmm2, %xmm4
-	vpclmulqdq	$1, %xmm3, %xmm2, %xmm5
-	vpclmulqdq	$16, %xmm3, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vpslldq	$8, %xmm5, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm5, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	%xmm3, 528(%rdi)
+	vpclmulqdq	$0, %xmm2, %xmm2, %xmm0
+	vpclmulqdq	$17, %xmm2, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm2, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm2, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm3, %xmm3
 	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm2
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm2
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm4, %xmm0, %xmm0
-	vmovdqa	%xmm0, 528(%rdi)
-	vpclmulqdq	$0, %xmm3, %xmm3, %xmm0
-	vpclmulqdq	$17, %xmm3, %xmm3, %xmm2
-	vpclmulqdq	$1, %xmm3, %xmm3, %xmm4
-	vpclmulqdq	$16, %xmm3, %xmm3, %xmm3
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
 	vmovdqa	%xmm0, 512(%rdi)
 	vpclmulqdq	$0, %xmm1, %xmm0, %xmm2
 	vpclmulqdq	$17, %xmm1, %xmm0, %xmm3
@@ -3590,87 +3594,88 @@ aesgen_aesni_gcm_siv_open:
 .Laesgen_aesni_gcm_siv_open_polyval8:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_siv_open_polyval8_done
+	vmovdqu	112(%rcx), %xmm2
+	vpclmulqdq	$0, 624(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 624(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$1, 624(%rdi), %xmm2, %xmm5
+	vpclmulqdq	$16, 624(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vmovdqu	96(%rcx), %xmm2
+	vpclmulqdq	$0, 608(%rdi), %xmm2, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 608(%rdi), %xmm2, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpclmulqdq	$1, 608(%rdi), %xmm2, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vpclmulqdq	$16, 608(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vmovdqu	80(%rcx), %xmm2
+	vpclmulqdq	$0, 592(%rdi), %xmm2, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 592(%rdi), %xmm2, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpclmulqdq	$1, 592(%rdi), %xmm2, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vpclmulqdq	$16, 592(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vmovdqu	64(%rcx), %xmm2
+	vpclmulqdq	$0, 576(%rdi), %xmm2, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 576(%rdi), %xmm2, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpclmulqdq	$1, 576(%rdi), %xmm2, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vpclmulqdq	$16, 576(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vmovdqu	48(%rcx), %xmm2
+	vpclmulqdq	$0, 560(%rdi), %xmm2, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 560(%rdi), %xmm2, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpclmulqdq	$1, 560(%rdi), %xmm2, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vpclmulqdq	$16, 560(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vmovdqu	32(%rcx), %xmm2
+	vpclmulqdq	$0, 544(%rdi), %xmm2, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 544(%rdi), %xmm2, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpclmulqdq	$1, 544(%rdi), %xmm2, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vpclmulqdq	$16, 544(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vmovdqu	16(%rcx), %xmm2
+	vpclmulqdq	$0, 528(%rdi), %xmm2, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 528(%rdi), %xmm2, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpclmulqdq	$1, 528(%rdi), %xmm2, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vpclmulqdq	$16, 528(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
 	vmovdqu	(%rcx), %xmm2
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpclmulqdq	$0, 512(%rdi), %xmm2, %xmm1
-	vpclmulqdq	$17, 512(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 512(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 512(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rcx), %xmm2
-	vpclmulqdq	$0, 528(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vpclmulqdq	$17, 528(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 528(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 528(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	32(%rcx), %xmm2
-	vpclmulqdq	$0, 544(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vpclmulqdq	$17, 544(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 544(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 544(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	48(%rcx), %xmm2
-	vpclmulqdq	$0, 560(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vpclmulqdq	$17, 560(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 560(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 560(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	64(%rcx), %xmm2
-	vpclmulqdq	$0, 576(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vpclmulqdq	$17, 576(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 576(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 576(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	80(%rcx), %xmm2
-	vpclmulqdq	$0, 592(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vpclmulqdq	$17, 592(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 592(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 592(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	96(%rcx), %xmm2
-	vpclmulqdq	$0, 608(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vpclmulqdq	$17, 608(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 608(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 608(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	112(%rcx), %xmm2
-	vpclmulqdq	$0, 624(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vpclmulqdq	$17, 624(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 624(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 624(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$17, 512(%rdi), %xmm2, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpclmulqdq	$1, 512(%rdi), %xmm2, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpclmulqdq	$16, 512(%rdi), %xmm2, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpslldq	$8, %xmm5, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpsrldq	$8, %xmm5, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm1
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_siv_open_polyval8
@@ -4266,87 +4271,88 @@ aesgen_aesni_gcm_siv_open:
 .Laesgen_aesni_gcm_siv_open_polyval8_2:
 	cmpq	$128, %rcx
 	jb	.Laesgen_aesni_gcm_siv_open_polyval8_done_2
+	vmovdqu	112(%rdx), %xmm0
+	vpclmulqdq	$0, 624(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$17, 624(%rdi), %xmm0, %xmm3
+	vpclmulqdq	$1, 624(%rdi), %xmm0, %xmm4
+	vpclmulqdq	$16, 624(%rdi), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vmovdqu	96(%rdx), %xmm0
+	vpclmulqdq	$0, 608(%rdi), %xmm0, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 608(%rdi), %xmm0, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 608(%rdi), %xmm0, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 608(%rdi), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vmovdqu	80(%rdx), %xmm0
+	vpclmulqdq	$0, 592(%rdi), %xmm0, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 592(%rdi), %xmm0, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 592(%rdi), %xmm0, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 592(%rdi), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vmovdqu	64(%rdx), %xmm0
+	vpclmulqdq	$0, 576(%rdi), %xmm0, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 576(%rdi), %xmm0, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 576(%rdi), %xmm0, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 576(%rdi), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vmovdqu	48(%rdx), %xmm0
+	vpclmulqdq	$0, 560(%rdi), %xmm0, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 560(%rdi), %xmm0, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 560(%rdi), %xmm0, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 560(%rdi), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vmovdqu	32(%rdx), %xmm0
+	vpclmulqdq	$0, 544(%rdi), %xmm0, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 544(%rdi), %xmm0, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 544(%rdi), %xmm0, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 544(%rdi), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vmovdqu	16(%rdx), %xmm0
+	vpclmulqdq	$0, 528(%rdi), %xmm0, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 528(%rdi), %xmm0, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 528(%rdi), %xmm0, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 528(%rdi), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
 	vmovdqu	(%rdx), %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpclmulqdq	$0, 512(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 512(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 512(%rdi), %xmm0, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$17, 512(%rdi), %xmm0, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$1, 512(%rdi), %xmm0, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
 	vpclmulqdq	$16, 512(%rdi), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vmovdqu	16(%rdx), %xmm0
-	vpclmulqdq	$0, 528(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm1, %xmm1
-	vpclmulqdq	$17, 528(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 528(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 528(%rdi), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vmovdqu	32(%rdx), %xmm0
-	vpclmulqdq	$0, 544(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm1, %xmm1
-	vpclmulqdq	$17, 544(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 544(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 544(%rdi), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vmovdqu	48(%rdx), %xmm0
-	vpclmulqdq	$0, 560(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm1, %xmm1
-	vpclmulqdq	$17, 560(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 560(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 560(%rdi), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vmovdqu	64(%rdx), %xmm0
-	vpclmulqdq	$0, 576(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm1, %xmm1
-	vpclmulqdq	$17, 576(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 576(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 576(%rdi), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vmovdqu	80(%rdx), %xmm0
-	vpclmulqdq	$0, 592(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm1, %xmm1
-	vpclmulqdq	$17, 592(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 592(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 592(%rdi), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vmovdqu	96(%rdx), %xmm0
-	vpclmulqdq	$0, 608(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm1, %xmm1
-	vpclmulqdq	$17, 608(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 608(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 608(%rdi), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vmovdqu	112(%rdx), %xmm0
-	vpclmulqdq	$0, 624(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm1, %xmm1
-	vpclmulqdq	$17, 624(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 624(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 624(%rdi), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm3, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm1
 	addq	$128, %rdx
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_gcm_siv_open_polyval8_2
@@ -4670,12 +4676,14 @@ aesgen_aesni_gcm_siv_open:
 	vaesenclast	%xmm4, %xmm0, %xmm0
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpunpcklqdq	%xmm0, %xmm3, %xmm3
+	vmovdqa	%xmm1, 624(%rdi)
 	vmovdqa	%xmm3, 256(%rdi)
 	vpxor	%xmm0, %xmm0, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_aesni_gcm_siv_open_rcon0(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$0, %xmm1, %xmm1, %xmm4
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
@@ -4683,29 +4691,34 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 272(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm3, %xmm0
+	vpclmulqdq	$17, %xmm1, %xmm1, %xmm5
 	vaesenclast	.Laesgen_aesni_gcm_siv_open_rcon1(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$1, %xmm1, %xmm1, %xmm6
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 288(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_aesni_gcm_siv_open_rcon2(%rip), %xmm0, %xmm0
+	vpclmulqdq	$16, %xmm1, %xmm1, %xmm7
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpxor	%xmm7, %xmm6, %xmm6
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 304(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_aesni_gcm_siv_open_rcon3(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpslldq	$8, %xmm6, %xmm7
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
@@ -4713,29 +4726,34 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 320(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm3, %xmm0
+	vpxor	%xmm7, %xmm4, %xmm4
 	vaesenclast	.Laesgen_aesni_gcm_siv_open_rcon4(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpsrldq	$8, %xmm6, %xmm7
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 336(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_aesni_gcm_siv_open_rcon5(%rip), %xmm0, %xmm0
+	vpxor	%xmm7, %xmm5, %xmm5
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm6
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 352(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_aesni_gcm_siv_open_rcon6(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpshufd	$78, %xmm4, %xmm4
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
@@ -4743,159 +4761,147 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 368(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm3, %xmm0
+	vpxor	%xmm6, %xmm4, %xmm4
 	vaesenclast	.Laesgen_aesni_gcm_siv_open_rcon7(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm6
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 384(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_aesni_gcm_siv_open_rcon8(%rip), %xmm0, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 400(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_aesni_gcm_siv_open_rcon9(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm4, %xmm4
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 416(%rdi)
-	vmovdqa	%xmm1, 624(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm1, %xmm0
-	vpclmulqdq	$17, %xmm1, %xmm1, %xmm2
-	vpclmulqdq	$1, %xmm1, %xmm1, %xmm3
-	vpclmulqdq	$16, %xmm1, %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 608(%rdi)
+	vmovdqa	%xmm4, 608(%rdi)
 	cmpq	$32, %r8
 	ja	.Laesgen_aesni_gcm_siv_open_powers_more_2
 	cmpq	$16, %rdx
 	jbe	.Laesgen_aesni_gcm_siv_open_powers_done_2
 .Laesgen_aesni_gcm_siv_open_powers_more_2:
-	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
-	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm1, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm5
+	vpclmulqdq	$0, %xmm4, %xmm1, %xmm0
+	vpclmulqdq	$17, %xmm4, %xmm1, %xmm2
+	vpclmulqdq	$1, %xmm4, %xmm1, %xmm3
+	vpclmulqdq	$16, %xmm4, %xmm1, %xmm5
 	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm4
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm4
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 592(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm0, %xmm3
-	vpclmulqdq	$17, %xmm0, %xmm0, %xmm4
-	vpclmulqdq	$1, %xmm0, %xmm0, %xmm5
-	vpclmulqdq	$16, %xmm0, %xmm0, %xmm6
+	vpslldq	$8, %xmm3, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpsrldq	$8, %xmm3, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm3
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm3
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vmovdqa	%xmm0, 592(%rdi)
+	vpclmulqdq	$0, %xmm4, %xmm4, %xmm2
+	vpclmulqdq	$17, %xmm4, %xmm4, %xmm3
+	vpclmulqdq	$1, %xmm4, %xmm4, %xmm5
+	vpclmulqdq	$16, %xmm4, %xmm4, %xmm6
 	vpxor	%xmm6, %xmm5, %xmm5
 	vpslldq	$8, %xmm5, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpsrldq	$8, %xmm5, %xmm6
-	vpxor	%xmm6, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm5
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm5
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpxor	%xmm4, %xmm3, %xmm3
-	vmovdqa	%xmm3, 576(%rdi)
-	vpclmulqdq	$0, %xmm3, %xmm1, %xmm4
-	vpclmulqdq	$17, %xmm3, %xmm1, %xmm5
-	vpclmulqdq	$1, %xmm3, %xmm1, %xmm6
-	vpclmulqdq	$16, %xmm3, %xmm1, %xmm7
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm5
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm5
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 576(%rdi)
+	vpclmulqdq	$0, %xmm2, %xmm1, %xmm3
+	vpclmulqdq	$17, %xmm2, %xmm1, %xmm5
+	vpclmulqdq	$1, %xmm2, %xmm1, %xmm6
+	vpclmulqdq	$16, %xmm2, %xmm1, %xmm7
 	vpxor	%xmm7, %xmm6, %xmm6
 	vpslldq	$8, %xmm6, %xmm7
-	vpxor	%xmm7, %xmm4, %xmm4
+	vpxor	%xmm7, %xmm3, %xmm3
 	vpsrldq	$8, %xmm6, %xmm7
 	vpxor	%xmm7, %xmm5, %xmm5
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm6
-	vpshufd	$78, %xmm4, %xmm4
-	vpxor	%xmm6, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm6
-	vpshufd	$78, %xmm4, %xmm4
-	vpxor	%xmm6, %xmm4, %xmm4
-	vpxor	%xmm5, %xmm4, %xmm4
-	vmovdqa	%xmm4, 560(%rdi)
-	vpclmulqdq	$0, %xmm3, %xmm0, %xmm4
-	vpclmulqdq	$17, %xmm3, %xmm0, %xmm5
-	vpclmulqdq	$1, %xmm3, %xmm0, %xmm6
-	vpclmulqdq	$16, %xmm3, %xmm0, %xmm0
-	vpxor	%xmm0, %xmm6, %xmm6
-	vpslldq	$8, %xmm6, %xmm0
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpsrldq	$8, %xmm6, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm6
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm6
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vmovdqa	%xmm3, 560(%rdi)
+	vpclmulqdq	$0, %xmm2, %xmm4, %xmm3
+	vpclmulqdq	$17, %xmm2, %xmm4, %xmm5
+	vpclmulqdq	$1, %xmm2, %xmm4, %xmm6
+	vpclmulqdq	$16, %xmm2, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpslldq	$8, %xmm6, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm6, %xmm4
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm4
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm4
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vmovdqa	%xmm3, 544(%rdi)
+	vpclmulqdq	$0, %xmm2, %xmm0, %xmm3
+	vpclmulqdq	$17, %xmm2, %xmm0, %xmm4
+	vpclmulqdq	$1, %xmm2, %xmm0, %xmm5
+	vpclmulqdq	$16, %xmm2, %xmm0, %xmm0
 	vpxor	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm0
-	vpshufd	$78, %xmm4, %xmm4
+	vpslldq	$8, %xmm5, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpsrldq	$8, %xmm5, %xmm0
 	vpxor	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm0
-	vpshufd	$78, %xmm4, %xmm4
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm5, %xmm4, %xmm4
-	vmovdqa	%xmm4, 544(%rdi)
-	vpclmulqdq	$0, %xmm3, %xmm2, %xmm0
-	vpclmulqdq	$17, %xmm3, %xmm2, %xmm4
-	vpclmulqdq	$1, %xmm3, %xmm2, %xmm5
-	vpclmulqdq	$16, %xmm3, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vpslldq	$8, %xmm5, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm5, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	%xmm3, 528(%rdi)
+	vpclmulqdq	$0, %xmm2, %xmm2, %xmm0
+	vpclmulqdq	$17, %xmm2, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm2, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm2, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm3, %xmm3
 	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm2
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm2
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm4, %xmm0, %xmm0
-	vmovdqa	%xmm0, 528(%rdi)
-	vpclmulqdq	$0, %xmm3, %xmm3, %xmm0
-	vpclmulqdq	$17, %xmm3, %xmm3, %xmm2
-	vpclmulqdq	$1, %xmm3, %xmm3, %xmm4
-	vpclmulqdq	$16, %xmm3, %xmm3, %xmm3
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
 	vmovdqa	%xmm0, 512(%rdi)
 	vpclmulqdq	$0, %xmm1, %xmm0, %xmm2
 	vpclmulqdq	$17, %xmm1, %xmm0, %xmm3
@@ -4922,87 +4928,88 @@ aesgen_aesni_gcm_siv_open:
 .Laesgen_aesni_gcm_siv_open_polyval8_3:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_siv_open_polyval8_done_3
+	vmovdqu	112(%rcx), %xmm2
+	vpclmulqdq	$0, 624(%rdi), %xmm2, %xmm3
+	vpclmulqdq	$17, 624(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$1, 624(%rdi), %xmm2, %xmm5
+	vpclmulqdq	$16, 624(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vmovdqu	96(%rcx), %xmm2
+	vpclmulqdq	$0, 608(%rdi), %xmm2, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 608(%rdi), %xmm2, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpclmulqdq	$1, 608(%rdi), %xmm2, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vpclmulqdq	$16, 608(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vmovdqu	80(%rcx), %xmm2
+	vpclmulqdq	$0, 592(%rdi), %xmm2, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 592(%rdi), %xmm2, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpclmulqdq	$1, 592(%rdi), %xmm2, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vpclmulqdq	$16, 592(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vmovdqu	64(%rcx), %xmm2
+	vpclmulqdq	$0, 576(%rdi), %xmm2, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 576(%rdi), %xmm2, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpclmulqdq	$1, 576(%rdi), %xmm2, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vpclmulqdq	$16, 576(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vmovdqu	48(%rcx), %xmm2
+	vpclmulqdq	$0, 560(%rdi), %xmm2, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 560(%rdi), %xmm2, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpclmulqdq	$1, 560(%rdi), %xmm2, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vpclmulqdq	$16, 560(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vmovdqu	32(%rcx), %xmm2
+	vpclmulqdq	$0, 544(%rdi), %xmm2, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 544(%rdi), %xmm2, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpclmulqdq	$1, 544(%rdi), %xmm2, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vpclmulqdq	$16, 544(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
+	vmovdqu	16(%rcx), %xmm2
+	vpclmulqdq	$0, 528(%rdi), %xmm2, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 528(%rdi), %xmm2, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpclmulqdq	$1, 528(%rdi), %xmm2, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vpclmulqdq	$16, 528(%rdi), %xmm2, %xmm2
+	vpxor	%xmm2, %xmm5, %xmm5
 	vmovdqu	(%rcx), %xmm2
 	vpxor	%xmm1, %xmm2, %xmm2
 	vpclmulqdq	$0, 512(%rdi), %xmm2, %xmm1
-	vpclmulqdq	$17, 512(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$1, 512(%rdi), %xmm2, %xmm4
-	vpclmulqdq	$16, 512(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	16(%rcx), %xmm2
-	vpclmulqdq	$0, 528(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vpclmulqdq	$17, 528(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 528(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 528(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	32(%rcx), %xmm2
-	vpclmulqdq	$0, 544(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vpclmulqdq	$17, 544(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 544(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 544(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	48(%rcx), %xmm2
-	vpclmulqdq	$0, 560(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vpclmulqdq	$17, 560(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 560(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 560(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	64(%rcx), %xmm2
-	vpclmulqdq	$0, 576(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vpclmulqdq	$17, 576(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 576(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 576(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	80(%rcx), %xmm2
-	vpclmulqdq	$0, 592(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vpclmulqdq	$17, 592(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 592(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 592(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	96(%rcx), %xmm2
-	vpclmulqdq	$0, 608(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vpclmulqdq	$17, 608(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 608(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 608(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vmovdqu	112(%rcx), %xmm2
-	vpclmulqdq	$0, 624(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm1, %xmm1
-	vpclmulqdq	$17, 624(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$1, 624(%rdi), %xmm2, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpclmulqdq	$16, 624(%rdi), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpsrldq	$8, %xmm4, %xmm2
-	vpxor	%xmm2, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm2
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpxor	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$17, 512(%rdi), %xmm2, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpclmulqdq	$1, 512(%rdi), %xmm2, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpclmulqdq	$16, 512(%rdi), %xmm2, %xmm1
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpslldq	$8, %xmm5, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpsrldq	$8, %xmm5, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm1
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_siv_open_polyval8_3
@@ -5514,87 +5521,88 @@ aesgen_aesni_gcm_siv_open:
 .Laesgen_aesni_gcm_siv_open_polyval8_4:
 	cmpq	$128, %rcx
 	jb	.Laesgen_aesni_gcm_siv_open_polyval8_done_4
+	vmovdqu	112(%rdx), %xmm0
+	vpclmulqdq	$0, 624(%rdi), %xmm0, %xmm2
+	vpclmulqdq	$17, 624(%rdi), %xmm0, %xmm3
+	vpclmulqdq	$1, 624(%rdi), %xmm0, %xmm4
+	vpclmulqdq	$16, 624(%rdi), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vmovdqu	96(%rdx), %xmm0
+	vpclmulqdq	$0, 608(%rdi), %xmm0, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 608(%rdi), %xmm0, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 608(%rdi), %xmm0, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 608(%rdi), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vmovdqu	80(%rdx), %xmm0
+	vpclmulqdq	$0, 592(%rdi), %xmm0, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 592(%rdi), %xmm0, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 592(%rdi), %xmm0, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 592(%rdi), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vmovdqu	64(%rdx), %xmm0
+	vpclmulqdq	$0, 576(%rdi), %xmm0, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 576(%rdi), %xmm0, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 576(%rdi), %xmm0, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 576(%rdi), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vmovdqu	48(%rdx), %xmm0
+	vpclmulqdq	$0, 560(%rdi), %xmm0, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 560(%rdi), %xmm0, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 560(%rdi), %xmm0, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 560(%rdi), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vmovdqu	32(%rdx), %xmm0
+	vpclmulqdq	$0, 544(%rdi), %xmm0, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 544(%rdi), %xmm0, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 544(%rdi), %xmm0, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 544(%rdi), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vmovdqu	16(%rdx), %xmm0
+	vpclmulqdq	$0, 528(%rdi), %xmm0, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$17, 528(%rdi), %xmm0, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, 528(%rdi), %xmm0, %xmm5
+	vpxor	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, 528(%rdi), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
 	vmovdqu	(%rdx), %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpclmulqdq	$0, 512(%rdi), %xmm0, %xmm1
-	vpclmulqdq	$17, 512(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$1, 512(%rdi), %xmm0, %xmm3
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$17, 512(%rdi), %xmm0, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$1, 512(%rdi), %xmm0, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
 	vpclmulqdq	$16, 512(%rdi), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vmovdqu	16(%rdx), %xmm0
-	vpclmulqdq	$0, 528(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm1, %xmm1
-	vpclmulqdq	$17, 528(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 528(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 528(%rdi), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vmovdqu	32(%rdx), %xmm0
-	vpclmulqdq	$0, 544(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm1, %xmm1
-	vpclmulqdq	$17, 544(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 544(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 544(%rdi), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vmovdqu	48(%rdx), %xmm0
-	vpclmulqdq	$0, 560(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm1, %xmm1
-	vpclmulqdq	$17, 560(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 560(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 560(%rdi), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vmovdqu	64(%rdx), %xmm0
-	vpclmulqdq	$0, 576(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm1, %xmm1
-	vpclmulqdq	$17, 576(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 576(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 576(%rdi), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vmovdqu	80(%rdx), %xmm0
-	vpclmulqdq	$0, 592(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm1, %xmm1
-	vpclmulqdq	$17, 592(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 592(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 592(%rdi), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vmovdqu	96(%rdx), %xmm0
-	vpclmulqdq	$0, 608(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm1, %xmm1
-	vpclmulqdq	$17, 608(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 608(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 608(%rdi), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vmovdqu	112(%rdx), %xmm0
-	vpclmulqdq	$0, 624(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm1, %xmm1
-	vpclmulqdq	$17, 624(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$1, 624(%rdi), %xmm0, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpclmulqdq	$16, 624(%rdi), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm0
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpsrldq	$8, %xmm3, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm0
 	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1, %xmm0
-	vpshufd	$78, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
+	vpsrldq	$8, %xmm4, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, %xmm1
 	addq	$128, %rdx
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_gcm_siv_open_polyval8_4

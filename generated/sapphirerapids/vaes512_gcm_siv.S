@@ -619,204 +619,204 @@ aesgen_vaes512_gcm_siv_seal:
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpunpcklqdq	%xmm4, %xmm3, %xmm3
 	vpunpcklqdq	%xmm0, %xmm5, %xmm5
+	vmovdqa64	%xmm1, 1008(%rdi)
 	vmovdqa64	%xmm3, 256(%rdi)
 	vmovdqa64	%xmm5, 272(%rdi)
 	vpxorq	%xmm0, %xmm0, %xmm0
+	vpclmulqdq	$0, %xmm1, %xmm1, %xmm6
 	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm5, %xmm2
 	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon0(%rip), %xmm2, %xmm2
 	vmovdqa64	%xmm3, %xmm3
+	vpclmulqdq	$17, %xmm1, %xmm1, %xmm7
 	vpslldq	$4, %xmm3, %xmm4
 	vpxorq	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
+	vpclmulqdq	$1, %xmm1, %xmm1, %xmm8
 	vpxorq	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
 	vpxorq	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, %xmm1, %xmm1, %xmm4
 	vpxorq	%xmm2, %xmm3, %xmm3
 	vmovdqa64	%xmm3, 288(%rdi)
 	vpshufb	.Laesgen_vaes512_gcm_siv_seal_last_word(%rip), %xmm3, %xmm2
+	vpxorq	%xmm4, %xmm8, %xmm8
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm5, %xmm4
 	vpslldq	$4, %xmm4, %xmm5
+	vpslldq	$8, %xmm8, %xmm9
 	vpxorq	%xmm5, %xmm4, %xmm4
 	vpslldq	$4, %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm9, %xmm6, %xmm6
 	vpslldq	$4, %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm4, %xmm4
+	vpsrldq	$8, %xmm8, %xmm9
 	vpxorq	%xmm2, %xmm4, %xmm4
 	vmovdqa64	%xmm4, 304(%rdi)
 	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm4, %xmm2
+	vpxorq	%xmm9, %xmm7, %xmm7
 	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon1(%rip), %xmm2, %xmm2
 	vmovdqa64	%xmm3, %xmm3
 	vpslldq	$4, %xmm3, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm6, %xmm8
 	vpxorq	%xmm5, %xmm3, %xmm3
 	vpslldq	$4, %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm3, %xmm3
+	vpshufd	$78, %xmm6, %xmm6
 	vpslldq	$4, %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm3, %xmm3
 	vpxorq	%xmm2, %xmm3, %xmm3
+	vpxorq	%xmm8, %xmm6, %xmm6
 	vmovdqa64	%xmm3, 320(%rdi)
 	vpshufb	.Laesgen_vaes512_gcm_siv_seal_last_word(%rip), %xmm3, %xmm2
 	vaesenclast	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm6, %xmm8
 	vmovdqa64	%xmm4, %xmm4
 	vpslldq	$4, %xmm4, %xmm5
 	vpxorq	%xmm5, %xmm4, %xmm4
+	vpshufd	$78, %xmm6, %xmm6
 	vpslldq	$4, %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm8, %xmm6, %xmm6
 	vpslldq	$4, %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm4, %xmm4
 	vpxorq	%xmm2, %xmm4, %xmm4
+	vpxorq	%xmm7, %xmm6, %xmm6
 	vmovdqa64	%xmm4, 336(%rdi)
 	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm4, %xmm2
 	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon2(%rip), %xmm2, %xmm2
+	vmovdqa64	%xmm6, 992(%rdi)
 	vmovdqa64	%xmm3, %xmm3
 	vpslldq	$4, %xmm3, %xmm5
 	vpxorq	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$0, %xmm6, %xmm1, %xmm7
 	vpslldq	$4, %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm3, %xmm3
 	vpslldq	$4, %xmm5, %xmm5
+	vpclmulqdq	$17, %xmm6, %xmm1, %xmm8
 	vpxorq	%xmm5, %xmm3, %xmm3
 	vpxorq	%xmm2, %xmm3, %xmm3
 	vmovdqa64	%xmm3, 352(%rdi)
+	vpclmulqdq	$1, %xmm6, %xmm1, %xmm9
 	vpshufb	.Laesgen_vaes512_gcm_siv_seal_last_word(%rip), %xmm3, %xmm2
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm4, %xmm4
+	vpclmulqdq	$16, %xmm6, %xmm1, %xmm10
 	vpslldq	$4, %xmm4, %xmm5
 	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm10, %xmm9, %xmm9
 	vpslldq	$4, %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm4, %xmm4
 	vpslldq	$4, %xmm5, %xmm5
+	vpslldq	$8, %xmm9, %xmm10
 	vpxorq	%xmm5, %xmm4, %xmm4
 	vpxorq	%xmm2, %xmm4, %xmm4
 	vmovdqa64	%xmm4, 368(%rdi)
+	vpxorq	%xmm10, %xmm7, %xmm7
 	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm4, %xmm2
 	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon3(%rip), %xmm2, %xmm2
 	vmovdqa64	%xmm3, %xmm3
+	vpsrldq	$8, %xmm9, %xmm10
 	vpslldq	$4, %xmm3, %xmm5
 	vpxorq	%xmm5, %xmm3, %xmm3
 	vpslldq	$4, %xmm5, %xmm5
+	vpxorq	%xmm10, %xmm8, %xmm8
 	vpxorq	%xmm5, %xmm3, %xmm3
 	vpslldq	$4, %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm7, %xmm9
 	vpxorq	%xmm2, %xmm3, %xmm3
 	vmovdqa64	%xmm3, 384(%rdi)
 	vpshufb	.Laesgen_vaes512_gcm_siv_seal_last_word(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm7, %xmm7
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm4, %xmm4
 	vpslldq	$4, %xmm4, %xmm5
+	vpxorq	%xmm9, %xmm7, %xmm7
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpslldq	$4, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm7, %xmm9
 	vpxorq	%xmm5, %xmm4, %xmm4
 	vpslldq	$4, %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm4, %xmm4
-	vpslldq	$4, %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
+	vpshufd	$78, %xmm7, %xmm7
 	vpxorq	%xmm2, %xmm4, %xmm4
 	vmovdqa64	%xmm4, 400(%rdi)
 	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm4, %xmm2
+	vpxorq	%xmm9, %xmm7, %xmm7
 	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon4(%rip), %xmm2, %xmm2
 	vmovdqa64	%xmm3, %xmm3
 	vpslldq	$4, %xmm3, %xmm5
+	vpxorq	%xmm8, %xmm7, %xmm7
 	vpxorq	%xmm5, %xmm3, %xmm3
 	vpslldq	$4, %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm3, %xmm3
+	vmovdqa64	%xmm7, 976(%rdi)
 	vpslldq	$4, %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm3, %xmm3
 	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$0, %xmm6, %xmm6, %xmm7
 	vmovdqa64	%xmm3, 416(%rdi)
 	vpshufb	.Laesgen_vaes512_gcm_siv_seal_last_word(%rip), %xmm3, %xmm2
 	vaesenclast	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$17, %xmm6, %xmm6, %xmm8
 	vmovdqa64	%xmm4, %xmm4
 	vpslldq	$4, %xmm4, %xmm5
+	vpclmulqdq	$1, %xmm6, %xmm6, %xmm9
 	vpxorq	%xmm5, %xmm4, %xmm4
 	vpslldq	$4, %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, %xmm6, %xmm6, %xmm6
 	vpslldq	$4, %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm4, %xmm4
 	vpxorq	%xmm2, %xmm4, %xmm4
+	vpxorq	%xmm6, %xmm9, %xmm9
 	vmovdqa64	%xmm4, 432(%rdi)
 	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm4, %xmm2
 	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon5(%rip), %xmm2, %xmm2
+	vpslldq	$8, %xmm9, %xmm6
 	vmovdqa64	%xmm3, %xmm3
 	vpslldq	$4, %xmm3, %xmm5
 	vpxorq	%xmm5, %xmm3, %xmm3
+	vpxorq	%xmm6, %xmm7, %xmm7
 	vpslldq	$4, %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm3, %xmm3
 	vpslldq	$4, %xmm5, %xmm5
+	vpsrldq	$8, %xmm9, %xmm6
 	vpxorq	%xmm5, %xmm3, %xmm3
 	vpxorq	%xmm2, %xmm3, %xmm3
 	vmovdqa64	%xmm3, 448(%rdi)
+	vpxorq	%xmm6, %xmm8, %xmm8
 	vpshufb	.Laesgen_vaes512_gcm_siv_seal_last_word(%rip), %xmm3, %xmm2
 	vaesenclast	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm7, %xmm5
 	vmovdqa64	%xmm4, %xmm0
 	vpslldq	$4, %xmm0, %xmm4
 	vpxorq	%xmm4, %xmm0, %xmm0
+	vpshufd	$78, %xmm7, %xmm7
 	vpslldq	$4, %xmm4, %xmm4
 	vpxorq	%xmm4, %xmm0, %xmm0
 	vpslldq	$4, %xmm4, %xmm4
+	vpxorq	%xmm5, %xmm7, %xmm7
 	vpxorq	%xmm4, %xmm0, %xmm0
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, 464(%rdi)
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm7, %xmm4
 	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm0, %xmm0
 	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon6(%rip), %xmm0, %xmm0
 	vmovdqa64	%xmm3, %xmm2
+	vpshufd	$78, %xmm7, %xmm7
 	vpslldq	$4, %xmm2, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm3
+	vpxorq	%xmm4, %xmm7, %xmm7
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm8, %xmm7, %xmm7
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 480(%rdi)
-	vmovdqa64	%xmm1, 1008(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm1, %xmm0
-	vpclmulqdq	$17, %xmm1, %xmm1, %xmm2
-	vpclmulqdq	$1, %xmm1, %xmm1, %xmm3
-	vpclmulqdq	$16, %xmm1, %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 992(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
-	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm1, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm4
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm4
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 976(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm0, %xmm2
-	vpclmulqdq	$17, %xmm0, %xmm0, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm0, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm0, %xmm0
-	vpxorq	%xmm0, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm0
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 960(%rdi)
+	vmovdqa64	%xmm7, 960(%rdi)
 	cmpq	$64, %r8
 	ja	.Laesgen_vaes512_gcm_siv_seal_powers_more
 	cmpq	$48, %rax
@@ -1558,172 +1558,172 @@ aesgen_vaes512_gcm_siv_seal:
 	movq	8(%rsp), %rax
 	movq	16(%rsp), %rcx
 	leaq	256(%rdi), %rdx
+	vbroadcasti32x4	96(%rdx), %zmm1
+	vbroadcasti32x4	112(%rdx), %zmm2
+	vbroadcasti32x4	128(%rdx), %zmm3
+	vbroadcasti32x4	144(%rdx), %zmm4
+	vbroadcasti32x4	160(%rdx), %zmm5
+	vbroadcasti32x4	176(%rdx), %zmm6
+	vbroadcasti32x4	192(%rdx), %zmm7
+	vbroadcasti32x4	208(%rdx), %zmm8
+	vbroadcasti32x4	224(%rdx), %zmm9
 	vporq	.Laesgen_vaes512_gcm_siv_seal_set_top(%rip), %xmm0, %xmm0
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vpaddd	.Laesgen_vaes512_gcm_siv_seal_lane_counts4(%rip), %zmm0, %zmm0
 .Laesgen_vaes512_gcm_siv_seal_ctr32_256:
 	cmpq	$512, %rax
 	jb	.Laesgen_vaes512_gcm_siv_seal_ctr32_done256
-	vmovdqa64	%zmm0, %zmm1
-	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm2
-	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_8x4(%rip), %zmm0, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_12x4(%rip), %zmm0, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_16x4(%rip), %zmm0, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_20x4(%rip), %zmm0, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_24x4(%rip), %zmm0, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_28x4(%rip), %zmm0, %zmm8
+	vmovdqa64	%zmm0, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_8x4(%rip), %zmm0, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_12x4(%rip), %zmm0, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_16x4(%rip), %zmm0, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_20x4(%rip), %zmm0, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_24x4(%rip), %zmm0, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_28x4(%rip), %zmm0, %zmm17
 	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_32x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%rdx), %zmm9
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	16(%rdx), %zmm9
-	vaesenc	%zmm9, %zmm1, %zmm1
-	vaesenc	%zmm9, %zmm2, %zmm2
-	vaesenc	%zmm9, %zmm3, %zmm3
-	vaesenc	%zmm9, %zmm4, %zmm4
-	vaesenc	%zmm9, %zmm5, %zmm5
-	vaesenc	%zmm9, %zmm6, %zmm6
-	vaesenc	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	32(%rdx), %zmm9
-	vaesenc	%zmm9, %zmm1, %zmm1
-	vaesenc	%zmm9, %zmm2, %zmm2
-	vaesenc	%zmm9, %zmm3, %zmm3
-	vaesenc	%zmm9, %zmm4, %zmm4
-	vaesenc	%zmm9, %zmm5, %zmm5
-	vaesenc	%zmm9, %zmm6, %zmm6
-	vaesenc	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	48(%rdx), %zmm9
-	vaesenc	%zmm9, %zmm1, %zmm1
-	vaesenc	%zmm9, %zmm2, %zmm2
-	vaesenc	%zmm9, %zmm3, %zmm3
-	vaesenc	%zmm9, %zmm4, %zmm4
-	vaesenc	%zmm9, %zmm5, %zmm5
-	vaesenc	%zmm9, %zmm6, %zmm6
-	vaesenc	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	64(%rdx), %zmm9
-	vaesenc	%zmm9, %zmm1, %zmm1
-	vaesenc	%zmm9, %zmm2, %zmm2
-	vaesenc	%zmm9, %zmm3, %zmm3
-	vaesenc	%zmm9, %zmm4, %zmm4
-	vaesenc	%zmm9, %zmm5, %zmm5
-	vaesenc	%zmm9, %zmm6, %zmm6
-	vaesenc	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	80(%rdx), %zmm9
-	vaesenc	%zmm9, %zmm1, %zmm1
-	vaesenc	%zmm9, %zmm2, %zmm2
-	vaesenc	%zmm9, %zmm3, %zmm3
-	vaesenc	%zmm9, %zmm4, %zmm4
-	vaesenc	%zmm9, %zmm5, %zmm5
-	vaesenc	%zmm9, %zmm6, %zmm6
-	vaesenc	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	96(%rdx), %zmm9
-	vaesenc	%zmm9, %zmm1, %zmm1
-	vaesenc	%zmm9, %zmm2, %zmm2
-	vaesenc	%zmm9, %zmm3, %zmm3
-	vaesenc	%zmm9, %zmm4, %zmm4
-	vaesenc	%zmm9, %zmm5, %zmm5
-	vaesenc	%zmm9, %zmm6, %zmm6
-	vaesenc	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	112(%rdx), %zmm9
-	vaesenc	%zmm9, %zmm1, %zmm1
-	vaesenc	%zmm9, %zmm2, %zmm2
-	vaesenc	%zmm9, %zmm3, %zmm3
-	vaesenc	%zmm9, %zmm4, %zmm4
-	vaesenc	%zmm9, %zmm5, %zmm5
-	vaesenc	%zmm9, %zmm6, %zmm6
-	vaesenc	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	128(%rdx), %zmm9
-	vaesenc	%zmm9, %zmm1, %zmm1
-	vaesenc	%zmm9, %zmm2, %zmm2
-	vaesenc	%zmm9, %zmm3, %zmm3
-	vaesenc	%zmm9, %zmm4, %zmm4
-	vaesenc	%zmm9, %zmm5, %zmm5
-	vaesenc	%zmm9, %zmm6, %zmm6
-	vaesenc	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	144(%rdx), %zmm9
-	vaesenc	%zmm9, %zmm1, %zmm1
-	vaesenc	%zmm9, %zmm2, %zmm2
-	vaesenc	%zmm9, %zmm3, %zmm3
-	vaesenc	%zmm9, %zmm4, %zmm4
-	vaesenc	%zmm9, %zmm5, %zmm5
-	vaesenc	%zmm9, %zmm6, %zmm6
-	vaesenc	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	160(%rdx), %zmm9
-	vaesenc	%zmm9, %zmm1, %zmm1
-	vaesenc	%zmm9, %zmm2, %zmm2
-	vaesenc	%zmm9, %zmm3, %zmm3
-	vaesenc	%zmm9, %zmm4, %zmm4
-	vaesenc	%zmm9, %zmm5, %zmm5
-	vaesenc	%zmm9, %zmm6, %zmm6
-	vaesenc	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	176(%rdx), %zmm9
-	vaesenc	%zmm9, %zmm1, %zmm1
-	vaesenc	%zmm9, %zmm2, %zmm2
-	vaesenc	%zmm9, %zmm3, %zmm3
-	vaesenc	%zmm9, %zmm4, %zmm4
-	vaesenc	%zmm9, %zmm5, %zmm5
-	vaesenc	%zmm9, %zmm6, %zmm6
-	vaesenc	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	192(%rdx), %zmm9
-	vaesenc	%zmm9, %zmm1, %zmm1
-	vaesenc	%zmm9, %zmm2, %zmm2
-	vaesenc	%zmm9, %zmm3, %zmm3
-	vaesenc	%zmm9, %zmm4, %zmm4
-	vaesenc	%zmm9, %zmm5, %zmm5
-	vaesenc	%zmm9, %zmm6, %zmm6
-	vaesenc	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	208(%rdx), %zmm9
-	vaesenc	%zmm9, %zmm1, %zmm1
-	vaesenc	%zmm9, %zmm2, %zmm2
-	vaesenc	%zmm9, %zmm3, %zmm3
-	vaesenc	%zmm9, %zmm4, %zmm4
-	vaesenc	%zmm9, %zmm5, %zmm5
-	vaesenc	%zmm9, %zmm6, %zmm6
-	vaesenc	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	224(%rdx), %zmm9
-	vaesenclast	%zmm9, %zmm1, %zmm1
-	vaesenclast	%zmm9, %zmm2, %zmm2
-	vaesenclast	%zmm9, %zmm3, %zmm3
-	vaesenclast	%zmm9, %zmm4, %zmm4
-	vaesenclast	%zmm9, %zmm5, %zmm5
-	vaesenclast	%zmm9, %zmm6, %zmm6
-	vaesenclast	%zmm9, %zmm7, %zmm7
-	vaesenclast	%zmm9, %zmm8, %zmm8
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rcx)
-	vpxorq	64(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 64(%rcx)
-	vpxorq	128(%r9), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 128(%rcx)
-	vpxorq	192(%r9), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 192(%rcx)
-	vpxorq	256(%r9), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 256(%rcx)
-	vpxorq	320(%r9), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 320(%rcx)
-	vpxorq	384(%r9), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 384(%rcx)
-	vpxorq	448(%r9), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 448(%rcx)
+	vbroadcasti32x4	(%rdx), %zmm18
+	vpxorq	%zmm18, %zmm10, %zmm10
+	vpxorq	%zmm18, %zmm11, %zmm11
+	vpxorq	%zmm18, %zmm12, %zmm12
+	vpxorq	%zmm18, %zmm13, %zmm13
+	vpxorq	%zmm18, %zmm14, %zmm14
+	vpxorq	%zmm18, %zmm15, %zmm15
+	vpxorq	%zmm18, %zmm16, %zmm16
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vbroadcasti32x4	16(%rdx), %zmm18
+	vaesenc	%zmm18, %zmm10, %zmm10
+	vaesenc	%zmm18, %zmm11, %zmm11
+	vaesenc	%zmm18, %zmm12, %zmm12
+	vaesenc	%zmm18, %zmm13, %zmm13
+	vaesenc	%zmm18, %zmm14, %zmm14
+	vaesenc	%zmm18, %zmm15, %zmm15
+	vaesenc	%zmm18, %zmm16, %zmm16
+	vaesenc	%zmm18, %zmm17, %zmm17
+	vbroadcasti32x4	32(%rdx), %zmm18
+	vaesenc	%zmm18, %zmm10, %zmm10
+	vaesenc	%zmm18, %zmm11, %zmm11
+	vaesenc	%zmm18, %zmm12, %zmm12
+	vaesenc	%zmm18, %zmm13, %zmm13
+	vaesenc	%zmm18, %zmm14, %zmm14
+	vaesenc	%zmm18, %zmm15, %zmm15
+	vaesenc	%zmm18, %zmm16, %zmm16
+	vaesenc	%zmm18, %zmm17, %zmm17
+	vbroadcasti32x4	48(%rdx), %zmm18
+	vaesenc	%zmm18, %zmm10, %zmm10
+	vaesenc	%zmm18, %zmm11, %zmm11
+	vaesenc	%zmm18, %zmm12, %zmm12
+	vaesenc	%zmm18, %zmm13, %zmm13
+	vaesenc	%zmm18, %zmm14, %zmm14
+	vaesenc	%zmm18, %zmm15, %zmm15
+	vaesenc	%zmm18, %zmm16, %zmm16
+	vaesenc	%zmm18, %zmm17, %zmm17
+	vbroadcasti32x4	64(%rdx), %zmm18
+	vaesenc	%zmm18, %zmm10, %zmm10
+	vaesenc	%zmm18, %zmm11, %zmm11
+	vaesenc	%zmm18, %zmm12, %zmm12
+	vaesenc	%zmm18, %zmm13, %zmm13
+	vaesenc	%zmm18, %zmm14, %zmm14
+	vaesenc	%zmm18, %zmm15, %zmm15
+	vaesenc	%zmm18, %zmm16, %zmm16
+	vaesenc	%zmm18, %zmm17, %zmm17
+	vbroadcasti32x4	80(%rdx), %zmm18
+	vaesenc	%zmm18, %zmm10, %zmm10
+	vaesenc	%zmm18, %zmm11, %zmm11
+	vaesenc	%zmm18, %zmm12, %zmm12
+	vaesenc	%zmm18, %zmm13, %zmm13
+	vaesenc	%zmm18, %zmm14, %zmm14
+	vaesenc	%zmm18, %zmm15, %zmm15
+	vaesenc	%zmm18, %zmm16, %zmm16
+	vaesenc	%zmm18, %zmm17, %zmm17
+	vaesenc	%zmm1, %zmm10, %zmm10
+	vaesenc	%zmm1, %zmm11, %zmm11
+	vaesenc	%zmm1, %zmm12, %zmm12
+	vaesenc	%zmm1, %zmm13, %zmm13
+	vaesenc	%zmm1, %zmm14, %zmm14
+	vaesenc	%zmm1, %zmm15, %zmm15
+	vaesenc	%zmm1, %zmm16, %zmm16
+	vaesenc	%zmm1, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm10, %zmm10
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm10, %zmm10
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm10, %zmm10
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm10, %zmm10
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm10, %zmm10
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenclast	%zmm9, %zmm10, %zmm10
+	vaesenclast	%zmm9, %zmm11, %zmm11
+	vaesenclast	%zmm9, %zmm12, %zmm12
+	vaesenclast	%zmm9, %zmm13, %zmm13
+	vaesenclast	%zmm9, %zmm14, %zmm14
+	vaesenclast	%zmm9, %zmm15, %zmm15
+	vaesenclast	%zmm9, %zmm16, %zmm16
+	vaesenclast	%zmm9, %zmm17, %zmm17
+	vpxorq	(%r9), %zmm10, %zmm10
+	vmovdqu64	%zmm10, (%rcx)
+	vpxorq	64(%r9), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 64(%rcx)
+	vpxorq	128(%r9), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 128(%rcx)
+	vpxorq	192(%r9), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 192(%rcx)
+	vpxorq	256(%r9), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 256(%rcx)
+	vpxorq	320(%r9), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 320(%rcx)
+	vpxorq	384(%r9), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 384(%rcx)
+	vpxorq	448(%r9), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 448(%rcx)
 	addq	$512, %r9
 	addq	$512, %rcx
 	subq	$512, %rax
@@ -1732,272 +1732,227 @@ aesgen_vaes512_gcm_siv_seal:
 .Laesgen_vaes512_gcm_siv_seal_ctr_small256:
 	cmpq	$256, %rax
 	jb	.Laesgen_vaes512_gcm_siv_seal_ctr16_done256
-	vmovdqa64	%zmm0, %zmm1
-	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm2
-	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_8x4(%rip), %zmm0, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_12x4(%rip), %zmm0, %zmm4
+	vmovdqa64	%zmm0, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_8x4(%rip), %zmm0, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_12x4(%rip), %zmm0, %zmm13
 	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_16x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%rdx), %zmm5
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	16(%rdx), %zmm5
-	vaesenc	%zmm5, %zmm1, %zmm1
-	vaesenc	%zmm5, %zmm2, %zmm2
-	vaesenc	%zmm5, %zmm3, %zmm3
-	vaesenc	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	32(%rdx), %zmm5
-	vaesenc	%zmm5, %zmm1, %zmm1
-	vaesenc	%zmm5, %zmm2, %zmm2
-	vaesenc	%zmm5, %zmm3, %zmm3
-	vaesenc	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	48(%rdx), %zmm5
-	vaesenc	%zmm5, %zmm1, %zmm1
-	vaesenc	%zmm5, %zmm2, %zmm2
-	vaesenc	%zmm5, %zmm3, %zmm3
-	vaesenc	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	64(%rdx), %zmm5
-	vaesenc	%zmm5, %zmm1, %zmm1
-	vaesenc	%zmm5, %zmm2, %zmm2
-	vaesenc	%zmm5, %zmm3, %zmm3
-	vaesenc	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	80(%rdx), %zmm5
-	vaesenc	%zmm5, %zmm1, %zmm1
-	vaesenc	%zmm5, %zmm2, %zmm2
-	vaesenc	%zmm5, %zmm3, %zmm3
-	vaesenc	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	96(%rdx), %zmm5
-	vaesenc	%zmm5, %zmm1, %zmm1
-	vaesenc	%zmm5, %zmm2, %zmm2
-	vaesenc	%zmm5, %zmm3, %zmm3
-	vaesenc	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	112(%rdx), %zmm5
-	vaesenc	%zmm5, %zmm1, %zmm1
-	vaesenc	%zmm5, %zmm2, %zmm2
-	vaesenc	%zmm5, %zmm3, %zmm3
-	vaesenc	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	128(%rdx), %zmm5
-	vaesenc	%zmm5, %zmm1, %zmm1
-	vaesenc	%zmm5, %zmm2, %zmm2
-	vaesenc	%zmm5, %zmm3, %zmm3
-	vaesenc	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	144(%rdx), %zmm5
-	vaesenc	%zmm5, %zmm1, %zmm1
-	vaesenc	%zmm5, %zmm2, %zmm2
-	vaesenc	%zmm5, %zmm3, %zmm3
-	vaesenc	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	160(%rdx), %zmm5
-	vaesenc	%zmm5, %zmm1, %zmm1
-	vaesenc	%zmm5, %zmm2, %zmm2
-	vaesenc	%zmm5, %zmm3, %zmm3
-	vaesenc	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	176(%rdx), %zmm5
-	vaesenc	%zmm5, %zmm1, %zmm1
-	vaesenc	%zmm5, %zmm2, %zmm2
-	vaesenc	%zmm5, %zmm3, %zmm3
-	vaesenc	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	192(%rdx), %zmm5
-	vaesenc	%zmm5, %zmm1, %zmm1
-	vaesenc	%zmm5, %zmm2, %zmm2
-	vaesenc	%zmm5, %zmm3, %zmm3
-	vaesenc	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	208(%rdx), %zmm5
-	vaesenc	%zmm5, %zmm1, %zmm1
-	vaesenc	%zmm5, %zmm2, %zmm2
-	vaesenc	%zmm5, %zmm3, %zmm3
-	vaesenc	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	224(%rdx), %zmm5
-	vaesenclast	%zmm5, %zmm1, %zmm1
-	vaesenclast	%zmm5, %zmm2, %zmm2
-	vaesenclast	%zmm5, %zmm3, %zmm3
-	vaesenclast	%zmm5, %zmm4, %zmm4
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rcx)
-	vpxorq	64(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 64(%rcx)
-	vpxorq	128(%r9), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 128(%rcx)
-	vpxorq	192(%r9), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 192(%rcx)
+	vbroadcasti32x4	(%rdx), %zmm14
+	vpxorq	%zmm14, %zmm10, %zmm10
+	vpxorq	%zmm14, %zmm11, %zmm11
+	vpxorq	%zmm14, %zmm12, %zmm12
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vbroadcasti32x4	16(%rdx), %zmm14
+	vaesenc	%zmm14, %zmm10, %zmm10
+	vaesenc	%zmm14, %zmm11, %zmm11
+	vaesenc	%zmm14, %zmm12, %zmm12
+	vaesenc	%zmm14, %zmm13, %zmm13
+	vbroadcasti32x4	32(%rdx), %zmm14
+	vaesenc	%zmm14, %zmm10, %zmm10
+	vaesenc	%zmm14, %zmm11, %zmm11
+	vaesenc	%zmm14, %zmm12, %zmm12
+	vaesenc	%zmm14, %zmm13, %zmm13
+	vbroadcasti32x4	48(%rdx), %zmm14
+	vaesenc	%zmm14, %zmm10, %zmm10
+	vaesenc	%zmm14, %zmm11, %zmm11
+	vaesenc	%zmm14, %zmm12, %zmm12
+	vaesenc	%zmm14, %zmm13, %zmm13
+	vbroadcasti32x4	64(%rdx), %zmm14
+	vaesenc	%zmm14, %zmm10, %zmm10
+	vaesenc	%zmm14, %zmm11, %zmm11
+	vaesenc	%zmm14, %zmm12, %zmm12
+	vaesenc	%zmm14, %zmm13, %zmm13
+	vbroadcasti32x4	80(%rdx), %zmm14
+	vaesenc	%zmm14, %zmm10, %zmm10
+	vaesenc	%zmm14, %zmm11, %zmm11
+	vaesenc	%zmm14, %zmm12, %zmm12
+	vaesenc	%zmm14, %zmm13, %zmm13
+	vaesenc	%zmm1, %zmm10, %zmm10
+	vaesenc	%zmm1, %zmm11, %zmm11
+	vaesenc	%zmm1, %zmm12, %zmm12
+	vaesenc	%zmm1, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm10, %zmm10
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm10, %zmm10
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm10, %zmm10
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm10, %zmm10
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm10, %zmm10
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenclast	%zmm9, %zmm10, %zmm10
+	vaesenclast	%zmm9, %zmm11, %zmm11
+	vaesenclast	%zmm9, %zmm12, %zmm12
+	vaesenclast	%zmm9, %zmm13, %zmm13
+	vpxorq	(%r9), %zmm10, %zmm10
+	vmovdqu64	%zmm10, (%rcx)
+	vpxorq	64(%r9), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 64(%rcx)
+	vpxorq	128(%r9), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 128(%rcx)
+	vpxorq	192(%r9), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 192(%rcx)
 	addq	$256, %r9
 	addq	$256, %rcx
 	subq	$256, %rax
 .Laesgen_vaes512_gcm_siv_seal_ctr16_done256:
 	cmpq	$128, %rax
 	jb	.Laesgen_vaes512_gcm_siv_seal_ctr8_done256
-	vmovdqa64	%zmm0, %zmm1
-	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm2
+	vmovdqa64	%zmm0, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm11
 	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_8x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%rdx), %zmm3
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	16(%rdx), %zmm3
-	vaesenc	%zmm3, %zmm1, %zmm1
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	32(%rdx), %zmm3
-	vaesenc	%zmm3, %zmm1, %zmm1
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	48(%rdx), %zmm3
-	vaesenc	%zmm3, %zmm1, %zmm1
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	64(%rdx), %zmm3
-	vaesenc	%zmm3, %zmm1, %zmm1
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	80(%rdx), %zmm3
-	vaesenc	%zmm3, %zmm1, %zmm1
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	96(%rdx), %zmm3
-	vaesenc	%zmm3, %zmm1, %zmm1
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	112(%rdx), %zmm3
-	vaesenc	%zmm3, %zmm1, %zmm1
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	128(%rdx), %zmm3
-	vaesenc	%zmm3, %zmm1, %zmm1
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	144(%rdx), %zmm3
-	vaesenc	%zmm3, %zmm1, %zmm1
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	160(%rdx), %zmm3
-	vaesenc	%zmm3, %zmm1, %zmm1
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	176(%rdx), %zmm3
-	vaesenc	%zmm3, %zmm1, %zmm1
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	192(%rdx), %zmm3
-	vaesenc	%zmm3, %zmm1, %zmm1
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	208(%rdx), %zmm3
-	vaesenc	%zmm3, %zmm1, %zmm1
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	224(%rdx), %zmm3
-	vaesenclast	%zmm3, %zmm1, %zmm1
-	vaesenclast	%zmm3, %zmm2, %zmm2
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rcx)
-	vpxorq	64(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 64(%rcx)
+	vbroadcasti32x4	(%rdx), %zmm12
+	vpxorq	%zmm12, %zmm10, %zmm10
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vbroadcasti32x4	16(%rdx), %zmm12
+	vaesenc	%zmm12, %zmm10, %zmm10
+	vaesenc	%zmm12, %zmm11, %zmm11
+	vbroadcasti32x4	32(%rdx), %zmm12
+	vaesenc	%zmm12, %zmm10, %zmm10
+	vaesenc	%zmm12, %zmm11, %zmm11
+	vbroadcasti32x4	48(%rdx), %zmm12
+	vaesenc	%zmm12, %zmm10, %zmm10
+	vaesenc	%zmm12, %zmm11, %zmm11
+	vbroadcasti32x4	64(%rdx), %zmm12
+	vaesenc	%zmm12, %zmm10, %zmm10
+	vaesenc	%zmm12, %zmm11, %zmm11
+	vbroadcasti32x4	80(%rdx), %zmm12
+	vaesenc	%zmm12, %zmm10, %zmm10
+	vaesenc	%zmm12, %zmm11, %zmm11
+	vaesenc	%zmm1, %zmm10, %zmm10
+	vaesenc	%zmm1, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm10, %zmm10
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm10, %zmm10
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm10, %zmm10
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm10, %zmm10
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm10, %zmm10
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenclast	%zmm9, %zmm10, %zmm10
+	vaesenclast	%zmm9, %zmm11, %zmm11
+	vpxorq	(%r9), %zmm10, %zmm10
+	vmovdqu64	%zmm10, (%rcx)
+	vpxorq	64(%r9), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 64(%rcx)
 	addq	$128, %r9
 	addq	$128, %rcx
 	subq	$128, %rax
 .Laesgen_vaes512_gcm_siv_seal_ctr8_done256:
 	cmpq	$64, %rax
 	jb	.Laesgen_vaes512_gcm_siv_seal_ctr4_done256
-	vmovdqa64	%zmm0, %zmm1
+	vmovdqa64	%zmm0, %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%rdx), %zmm2
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	16(%rdx), %zmm2
-	vaesenc	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	32(%rdx), %zmm2
-	vaesenc	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	48(%rdx), %zmm2
-	vaesenc	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	64(%rdx), %zmm2
-	vaesenc	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	80(%rdx), %zmm2
-	vaesenc	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	96(%rdx), %zmm2
-	vaesenc	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	112(%rdx), %zmm2
-	vaesenc	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	128(%rdx), %zmm2
-	vaesenc	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	144(%rdx), %zmm2
-	vaesenc	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	160(%rdx), %zmm2
-	vaesenc	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	176(%rdx), %zmm2
-	vaesenc	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	192(%rdx), %zmm2
-	vaesenc	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	208(%rdx), %zmm2
-	vaesenc	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	224(%rdx), %zmm2
-	vaesenclast	%zmm2, %zmm1, %zmm1
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rcx)
+	vbroadcasti32x4	(%rdx), %zmm11
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	16(%rdx), %zmm11
+	vaesenc	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	32(%rdx), %zmm11
+	vaesenc	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	48(%rdx), %zmm11
+	vaesenc	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	64(%rdx), %zmm11
+	vaesenc	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	80(%rdx), %zmm11
+	vaesenc	%zmm11, %zmm10, %zmm10
+	vaesenc	%zmm1, %zmm10, %zmm10
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vaesenc	%zmm3, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vaesenc	%zmm5, %zmm10, %zmm10
+	vaesenc	%zmm6, %zmm10, %zmm10
+	vaesenc	%zmm7, %zmm10, %zmm10
+	vaesenc	%zmm8, %zmm10, %zmm10
+	vaesenclast	%zmm9, %zmm10, %zmm10
+	vpxorq	(%r9), %zmm10, %zmm10
+	vmovdqu64	%zmm10, (%rcx)
 	addq	$64, %r9
 	addq	$64, %rcx
 	subq	$64, %rax
 .Laesgen_vaes512_gcm_siv_seal_ctr4_done256:
 	cmpq	$32, %rax
 	jb	.Laesgen_vaes512_gcm_siv_seal_ctr2_done256
-	vmovdqa64	%ymm0, %ymm1
+	vmovdqa64	%ymm0, %ymm10
 	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_2x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%rdx), %ymm2
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	16(%rdx), %ymm2
-	vaesenc	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	32(%rdx), %ymm2
-	vaesenc	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	48(%rdx), %ymm2
-	vaesenc	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	64(%rdx), %ymm2
-	vaesenc	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	80(%rdx), %ymm2
-	vaesenc	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	96(%rdx), %ymm2
-	vaesenc	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	112(%rdx), %ymm2
-	vaesenc	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	128(%rdx), %ymm2
-	vaesenc	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	144(%rdx), %ymm2
-	vaesenc	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	160(%rdx), %ymm2
-	vaesenc	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	176(%rdx), %ymm2
-	vaesenc	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	192(%rdx), %ymm2
-	vaesenc	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	208(%rdx), %ymm2
-	vaesenc	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	224(%rdx), %ymm2
-	vaesenclast	%ymm2, %ymm1, %ymm1
-	vpxorq	(%r9), %ymm1, %ymm1
-	vmovdqu64	%ymm1, (%rcx)
+	vbroadcasti32x4	(%rdx), %ymm11
+	vpxorq	%ymm11, %ymm10, %ymm10
+	vbroadcasti32x4	16(%rdx), %ymm11
+	vaesenc	%ymm11, %ymm10, %ymm10
+	vbroadcasti32x4	32(%rdx), %ymm11
+	vaesenc	%ymm11, %ymm10, %ymm10
+	vbroadcasti32x4	48(%rdx), %ymm11
+	vaesenc	%ymm11, %ymm10, %ymm10
+	vbroadcasti32x4	64(%rdx), %ymm11
+	vaesenc	%ymm11, %ymm10, %ymm10
+	vbroadcasti32x4	80(%rdx), %ymm11
+	vaesenc	%ymm11, %ymm10, %ymm10
+	vaesenc	%ymm1, %ymm10, %ymm10
+	vaesenc	%ymm2, %ymm10, %ymm10
+	vaesenc	%ymm3, %ymm10, %ymm10
+	vaesenc	%ymm4, %ymm10, %ymm10
+	vaesenc	%ymm5, %ymm10, %ymm10
+	vaesenc	%ymm6, %ymm10, %ymm10
+	vaesenc	%ymm7, %ymm10, %ymm10
+	vaesenc	%ymm8, %ymm10, %ymm10
+	vaesenclast	%ymm9, %ymm10, %ymm10
+	vpxorq	(%r9), %ymm10, %ymm10
+	vmovdqu64	%ymm10, (%rcx)
 	addq	$32, %r9
 	addq	$32, %rcx
 	subq	$32, %rax
 .Laesgen_vaes512_gcm_siv_seal_ctr2_done256:
 	cmpq	$16, %rax
 	jb	.Laesgen_vaes512_gcm_siv_seal_ctr1_done256
-	vmovdqa64	%xmm0, %xmm1
+	vmovdqa64	%xmm0, %xmm10
 	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_1x4(%rip), %zmm0, %zmm0
-	vmovdqa64	(%rdx), %xmm2
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	16(%rdx), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa64	32(%rdx), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa64	48(%rdx), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa64	64(%rdx), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa64	80(%rdx), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa64	96(%rdx), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa64	112(%rdx), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa64	128(%rdx), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa64	144(%rdx), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa64	160(%rdx), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa64	176(%rdx), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa64	192(%rdx), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa64	208(%rdx), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa64	224(%rdx), %xmm2
-	vaesenclast	%xmm2, %xmm1, %xmm1
-	vpxorq	(%r9), %xmm1, %xmm1
-	vmovdqu64	%xmm1, (%rcx)
+	vmovdqa64	(%rdx), %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vmovdqa64	16(%rdx), %xmm11
+	vaesenc	%xmm11, %xmm10, %xmm10
+	vmovdqa64	32(%rdx), %xmm11
+	vaesenc	%xmm11, %xmm10, %xmm10
+	vmovdqa64	48(%rdx), %xmm11
+	vaesenc	%xmm11, %xmm10, %xmm10
+	vmovdqa64	64(%rdx), %xmm11
+	vaesenc	%xmm11, %xmm10, %xmm10
+	vmovdqa64	80(%rdx), %xmm11
+	vaesenc	%xmm11, %xmm10, %xmm10
+	vaesenc	%xmm1, %xmm10, %xmm10
+	vaesenc	%xmm2, %xmm10, %xmm10
+	vaesenc	%xmm3, %xmm10, %xmm10
+	vaesenc	%xmm4, %xmm10, %xmm10
+	vaesenc	%xmm5, %xmm10, %xmm10
+	vaesenc	%xmm6, %xmm10, %xmm10
+	vaesenc	%xmm7, %xmm10, %xmm10
+	vaesenc	%xmm8, %xmm10, %xmm10
+	vaesenclast	%xmm9, %xmm10, %xmm10
+	vpxorq	(%r9), %xmm10, %xmm10
+	vmovdqu64	%xmm10, (%rcx)
 	addq	$16, %r9
 	addq	$16, %rcx
 	subq	$16, %rax
@@ -2005,36 +1960,27 @@ aesgen_vaes512_gcm_siv_seal:
 	testq	%rax, %rax
 	je	.Laesgen_vaes512_gcm_siv_seal_ctr_end256
 	vmovdqa64	%xmm0, %xmm0
-	vmovdqa64	(%rdx), %xmm1
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	16(%rdx), %xmm1
+	vmovdqa64	(%rdx), %xmm10
+	vpxorq	%xmm10, %xmm0, %xmm0
+	vmovdqa64	16(%rdx), %xmm10
+	vaesenc	%xmm10, %xmm0, %xmm0
+	vmovdqa64	32(%rdx), %xmm10
+	vaesenc	%xmm10, %xmm0, %xmm0
+	vmovdqa64	48(%rdx), %xmm10
+	vaesenc	%xmm10, %xmm0, %xmm0
+	vmovdqa64	64(%rdx), %xmm10
+	vaesenc	%xmm10, %xmm0, %xmm0
+	vmovdqa64	80(%rdx), %xmm10
+	vaesenc	%xmm10, %xmm0, %xmm0
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa64	32(%rdx), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa64	48(%rdx), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa64	64(%rdx), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa64	80(%rdx), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa64	96(%rdx), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa64	112(%rdx), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa64	128(%rdx), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa64	144(%rdx), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa64	160(%rdx), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa64	176(%rdx), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa64	192(%rdx), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa64	208(%rdx), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa64	224(%rdx), %xmm1
-	vaesenclast	%xmm1, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm3, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm5, %xmm0, %xmm0
+	vaesenc	%xmm6, %xmm0, %xmm0
+	vaesenc	%xmm7, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenclast	%xmm9, %xmm0, %xmm0
 	movq	$-1, %rdx
 	bzhiq	%rax, %rdx, %rdx
 	kmovq	%rdx, %k1
@@ -2112,170 +2058,170 @@ aesgen_vaes512_gcm_siv_seal:
 	vaesenclast	%xmm4, %xmm0, %xmm0
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpunpcklqdq	%xmm0, %xmm3, %xmm3
+	vmovdqa64	%xmm1, 1008(%rdi)
 	vmovdqa64	%xmm3, 256(%rdi)
 	vpxorq	%xmm0, %xmm0, %xmm0
 	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm3, %xmm0
+	vpclmulqdq	$0, %xmm1, %xmm1, %xmm4
 	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon0(%rip), %xmm0, %xmm0
 	vmovdqa64	%xmm3, %xmm2
+	vpclmulqdq	$17, %xmm1, %xmm1, %xmm5
 	vpslldq	$4, %xmm2, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpclmulqdq	$1, %xmm1, %xmm1, %xmm6
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpclmulqdq	$16, %xmm1, %xmm1, %xmm7
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm7, %xmm6, %xmm6
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 272(%rdi)
 	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm2, %xmm0
+	vpslldq	$8, %xmm6, %xmm7
 	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon1(%rip), %xmm0, %xmm0
 	vmovdqa64	%xmm2, %xmm2
+	vpxorq	%xmm7, %xmm4, %xmm4
 	vpslldq	$4, %xmm2, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm6, %xmm7
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm7, %xmm5, %xmm5
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm3
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 288(%rdi)
 	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
 	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon2(%rip), %xmm0, %xmm0
 	vmovdqa64	%xmm2, %xmm2
+	vpxorq	%xmm3, %xmm4, %xmm4
 	vpslldq	$4, %xmm2, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm6
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpshufd	$78, %xmm4, %xmm4
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm6, %xmm4, %xmm4
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 304(%rdi)
 	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm2, %xmm0
+	vpxorq	%xmm5, %xmm4, %xmm4
 	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon3(%rip), %xmm0, %xmm0
 	vmovdqa64	%xmm2, %xmm2
+	vmovdqa64	%xmm4, 992(%rdi)
 	vpslldq	$4, %xmm2, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpclmulqdq	$0, %xmm4, %xmm1, %xmm5
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpclmulqdq	$17, %xmm4, %xmm1, %xmm6
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpclmulqdq	$1, %xmm4, %xmm1, %xmm7
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 320(%rdi)
 	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm2, %xmm0
+	vpclmulqdq	$16, %xmm4, %xmm1, %xmm3
 	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon4(%rip), %xmm0, %xmm0
 	vmovdqa64	%xmm2, %xmm2
+	vpxorq	%xmm3, %xmm7, %xmm7
 	vpslldq	$4, %xmm2, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpslldq	$8, %xmm7, %xmm8
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm8, %xmm5, %xmm5
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm7, %xmm8
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 336(%rdi)
 	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm2, %xmm0
+	vpxorq	%xmm8, %xmm6, %xmm6
 	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon5(%rip), %xmm0, %xmm0
 	vmovdqa64	%xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm5, %xmm7
 	vpslldq	$4, %xmm2, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpshufd	$78, %xmm5, %xmm5
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm7, %xmm5, %xmm5
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm5, %xmm3
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 352(%rdi)
 	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
 	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon6(%rip), %xmm0, %xmm0
 	vmovdqa64	%xmm2, %xmm2
+	vpxorq	%xmm3, %xmm5, %xmm5
 	vpslldq	$4, %xmm2, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm6, %xmm5, %xmm5
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm5, 976(%rdi)
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpclmulqdq	$0, %xmm4, %xmm4, %xmm5
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 368(%rdi)
 	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm2, %xmm0
+	vpclmulqdq	$17, %xmm4, %xmm4, %xmm6
 	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon7(%rip), %xmm0, %xmm0
 	vmovdqa64	%xmm2, %xmm2
+	vpclmulqdq	$1, %xmm4, %xmm4, %xmm7
 	vpslldq	$4, %xmm2, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpclmulqdq	$16, %xmm4, %xmm4, %xmm4
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm4, %xmm7, %xmm7
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpslldq	$8, %xmm7, %xmm4
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 384(%rdi)
 	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm2, %xmm0
+	vpxorq	%xmm4, %xmm5, %xmm5
 	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon8(%rip), %xmm0, %xmm0
 	vmovdqa64	%xmm2, %xmm2
+	vpsrldq	$8, %xmm7, %xmm4
 	vpslldq	$4, %xmm2, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm4, %xmm6, %xmm6
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm5, %xmm4
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpshufd	$78, %xmm5, %xmm5
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 400(%rdi)
 	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm2, %xmm0
+	vpxorq	%xmm4, %xmm5, %xmm5
 	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon9(%rip), %xmm0, %xmm0
 	vmovdqa64	%xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm5, %xmm4
 	vpslldq	$4, %xmm2, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpshufd	$78, %xmm5, %xmm5
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm6, %xmm5, %xmm5
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 416(%rdi)
-	vmovdqa64	%xmm1, 1008(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm1, %xmm0
-	vpclmulqdq	$17, %xmm1, %xmm1, %xmm2
-	vpclmulqdq	$1, %xmm1, %xmm1, %xmm3
-	vpclmulqdq	$16, %xmm1, %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 992(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
-	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm1, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm4
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm4
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 976(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm0, %xmm2
-	vpclmulqdq	$17, %xmm0, %xmm0, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm0, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm0, %xmm0
-	vpxorq	%xmm0, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm0
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 960(%rdi)
+	vmovdqa64	%xmm5, 960(%rdi)
 	cmpq	$64, %r8
 	ja	.Laesgen_vaes512_gcm_siv_seal_powers_more_2
 	cmpq	$48, %rax
@@ -3009,136 +2955,136 @@ aesgen_vaes512_gcm_siv_seal:
 	movq	8(%rsp), %rax
 	movq	16(%rsp), %rcx
 	leaq	256(%rdi), %rdx
+	vbroadcasti32x4	32(%rdx), %zmm1
+	vbroadcasti32x4	48(%rdx), %zmm2
+	vbroadcasti32x4	64(%rdx), %zmm3
+	vbroadcasti32x4	80(%rdx), %zmm4
+	vbroadcasti32x4	96(%rdx), %zmm5
+	vbroadcasti32x4	112(%rdx), %zmm6
+	vbroadcasti32x4	128(%rdx), %zmm7
+	vbroadcasti32x4	144(%rdx), %zmm8
+	vbroadcasti32x4	160(%rdx), %zmm9
 	vporq	.Laesgen_vaes512_gcm_siv_seal_set_top(%rip), %xmm0, %xmm0
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vpaddd	.Laesgen_vaes512_gcm_siv_seal_lane_counts4(%rip), %zmm0, %zmm0
 .Laesgen_vaes512_gcm_siv_seal_ctr32_128:
 	cmpq	$512, %rax
 	jb	.Laesgen_vaes512_gcm_siv_seal_ctr32_done128
-	vmovdqa64	%zmm0, %zmm1
-	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm2
-	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_8x4(%rip), %zmm0, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_12x4(%rip), %zmm0, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_16x4(%rip), %zmm0, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_20x4(%rip), %zmm0, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_24x4(%rip), %zmm0, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_28x4(%rip), %zmm0, %zmm8
+	vmovdqa64	%zmm0, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_8x4(%rip), %zmm0, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_12x4(%rip), %zmm0, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_16x4(%rip), %zmm0, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_20x4(%rip), %zmm0, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_24x4(%rip), %zmm0, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_28x4(%rip), %zmm0, %zmm17
 	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_32x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%rdx), %zmm9
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	16(%rdx), %zmm9
-	vaesenc	%zmm9, %zmm1, %zmm1
-	vaesenc	%zmm9, %zmm2, %zmm2
-	vaesenc	%zmm9, %zmm3, %zmm3
-	vaesenc	%zmm9, %zmm4, %zmm4
-	vaesenc	%zmm9, %zmm5, %zmm5
-	vaesenc	%zmm9, %zmm6, %zmm6
-	vaesenc	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	32(%rdx), %zmm9
-	vaesenc	%zmm9, %zmm1, %zmm1
-	vaesenc	%zmm9, %zmm2, %zmm2
-	vaesenc	%zmm9, %zmm3, %zmm3
-	vaesenc	%zmm9, %zmm4, %zmm4
-	vaesenc	%zmm9, %zmm5, %zmm5
-	vaesenc	%zmm9, %zmm6, %zmm6
-	vaesenc	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	48(%rdx), %zmm9
-	vaesenc	%zmm9, %zmm1, %zmm1
-	vaesenc	%zmm9, %zmm2, %zmm2
-	vaesenc	%zmm9, %zmm3, %zmm3
-	vaesenc	%zmm9, %zmm4, %zmm4
-	vaesenc	%zmm9, %zmm5, %zmm5
-	vaesenc	%zmm9, %zmm6, %zmm6
-	vaesenc	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	64(%rdx), %zmm9
-	vaesenc	%zmm9, %zmm1, %zmm1
-	vaesenc	%zmm9, %zmm2, %zmm2
-	vaesenc	%zmm9, %zmm3, %zmm3
-	vaesenc	%zmm9, %zmm4, %zmm4
-	vaesenc	%zmm9, %zmm5, %zmm5
-	vaesenc	%zmm9, %zmm6, %zmm6
-	vaesenc	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	80(%rdx), %zmm9
-	vaesenc	%zmm9, %zmm1, %zmm1
-	vaesenc	%zmm9, %zmm2, %zmm2
-	vaesenc	%zmm9, %zmm3, %zmm3
-	vaesenc	%zmm9, %zmm4, %zmm4
-	vaesenc	%zmm9, %zmm5, %zmm5
-	vaesenc	%zmm9, %zmm6, %zmm6
-	vaesenc	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	96(%rdx), %zmm9
-	vaesenc	%zmm9, %zmm1, %zmm1
-	vaesenc	%zmm9, %zmm2, %zmm2
-	vaesenc	%zmm9, %zmm3, %zmm3
-	vaesenc	%zmm9, %zmm4, %zmm4
-	vaesenc	%zmm9, %zmm5, %zmm5
-	vaesenc	%zmm9, %zmm6, %zmm6
-	vaesenc	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	112(%rdx), %zmm9
-	vaesenc	%zmm9, %zmm1, %zmm1
-	vaesenc	%zmm9, %zmm2, %zmm2
-	vaesenc	%zmm9, %zmm3, %zmm3
-	vaesenc	%zmm9, %zmm4, %zmm4
-	vaesenc	%zmm9, %zmm5, %zmm5
-	vaesenc	%zmm9, %zmm6, %zmm6
-	vaesenc	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	128(%rdx), %zmm9
-	vaesenc	%zmm9, %zmm1, %zmm1
-	vaesenc	%zmm9, %zmm2, %zmm2
-	vaesenc	%zmm9, %zmm3, %zmm3
-	vaesenc	%zmm9, %zmm4, %zmm4
-	vaesenc	%zmm9, %zmm5, %zmm5
-	vaesenc	%zmm9, %zmm6, %zmm6
-	vaesenc	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	144(%rdx), %zmm9
-	vaesenc	%zmm9, %zmm1, %zmm1
-	vaesenc	%zmm9, %zmm2, %zmm2
-	vaesenc	%zmm9, %zmm3, %zmm3
-	vaesenc	%zmm9, %zmm4, %zmm4
-	vaesenc	%zmm9, %zmm5, %zmm5
-	vaesenc	%zmm9, %zmm6, %zmm6
-	vaesenc	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	160(%rdx), %zmm9
-	vaesenclast	%zmm9, %zmm1, %zmm1
-	vaesenclast	%zmm9, %zmm2, %zmm2
-	vaesenclast	%zmm9, %zmm3, %zmm3
-	vaesenclast	%zmm9, %zmm4, %zmm4
-	vaesenclast	%zmm9, %zmm5, %zmm5
-	vaesenclast	%zmm9, %zmm6, %zmm6
-	vaesenclast	%zmm9, %zmm7, %zmm7
-	vaesenclast	%zmm9, %zmm8, %zmm8
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rcx)
-	vpxorq	64(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 64(%rcx)
-	vpxorq	128(%r9), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 128(%rcx)
-	vpxorq	192(%r9), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 192(%rcx)
-	vpxorq	256(%r9), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 256(%rcx)
-	vpxorq	320(%r9), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 320(%rcx)
-	vpxorq	384(%r9), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 384(%rcx)
-	vpxorq	448(%r9), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 448(%rcx)
+	vbroadcasti32x4	(%rdx), %zmm18
+	vpxorq	%zmm18, %zmm10, %zmm10
+	vpxorq	%zmm18, %zmm11, %zmm11
+	vpxorq	%zmm18, %zmm12, %zmm12
+	vpxorq	%zmm18, %zmm13, %zmm13
+	vpxorq	%zmm18, %zmm14, %zmm14
+	vpxorq	%zmm18, %zmm15, %zmm15
+	vpxorq	%zmm18, %zmm16, %zmm16
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vbroadcasti32x4	16(%rdx), %zmm18
+	vaesenc	%zmm18, %zmm10, %zmm10
+	vaesenc	%zmm18, %zmm11, %zmm11
+	vaesenc	%zmm18, %zmm12, %zmm12
+	vaesenc	%zmm18, %zmm13, %zmm13
+	vaesenc	%zmm18, %zmm14, %zmm14
+	vaesenc	%zmm18, %zmm15, %zmm15
+	vaesenc	%zmm18, %zmm16, %zmm16
+	vaesenc	%zmm18, %zmm17, %zmm17
+	vaesenc	%zmm1, %zmm10, %zmm10
+	vaesenc	%zmm1, %zmm11, %zmm11
+	vaesenc	%zmm1, %zmm12, %zmm12
+	vaesenc	%zmm1, %zmm13, %zmm13
+	vaesenc	%zmm1, %zmm14, %zmm14
+	vaesenc	%zmm1, %zmm15, %zmm15
+	vaesenc	%zmm1, %zmm16, %zmm16
+	vaesenc	%zmm1, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm10, %zmm10
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm10, %zmm10
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm10, %zmm10
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm10, %zmm10
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm10, %zmm10
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenclast	%zmm9, %zmm10, %zmm10
+	vaesenclast	%zmm9, %zmm11, %zmm11
+	vaesenclast	%zmm9, %zmm12, %zmm12
+	vaesenclast	%zmm9, %zmm13, %zmm13
+	vaesenclast	%zmm9, %zmm14, %zmm14
+	vaesenclast	%zmm9, %zmm15, %zmm15
+	vaesenclast	%zmm9, %zmm16, %zmm16
+	vaesenclast	%zmm9, %zmm17, %zmm17
+	vpxorq	(%r9), %zmm10, %zmm10
+	vmovdqu64	%zmm10, (%rcx)
+	vpxorq	64(%r9), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 64(%rcx)
+	vpxorq	128(%r9), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 128(%rcx)
+	vpxorq	192(%r9), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 192(%rcx)
+	vpxorq	256(%r9), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 256(%rcx)
+	vpxorq	320(%r9), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 320(%rcx)
+	vpxorq	384(%r9), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 384(%rcx)
+	vpxorq	448(%r9), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 448(%rcx)
 	addq	$512, %r9
 	addq	$512, %rcx
 	subq	$512, %rax
@@ -3147,216 +3093,171 @@ aesgen_vaes512_gcm_siv_seal:
 .Laesgen_vaes512_gcm_siv_seal_ctr_small128:
 	cmpq	$256, %rax
 	jb	.Laesgen_vaes512_gcm_siv_seal_ctr16_done128
-	vmovdqa64	%zmm0, %zmm1
-	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm2
-	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_8x4(%rip), %zmm0, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_12x4(%rip), %zmm0, %zmm4
+	vmovdqa64	%zmm0, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_8x4(%rip), %zmm0, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_12x4(%rip), %zmm0, %zmm13
 	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_16x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%rdx), %zmm5
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	16(%rdx), %zmm5
-	vaesenc	%zmm5, %zmm1, %zmm1
-	vaesenc	%zmm5, %zmm2, %zmm2
-	vaesenc	%zmm5, %zmm3, %zmm3
-	vaesenc	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	32(%rdx), %zmm5
-	vaesenc	%zmm5, %zmm1, %zmm1
-	vaesenc	%zmm5, %zmm2, %zmm2
-	vaesenc	%zmm5, %zmm3, %zmm3
-	vaesenc	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	48(%rdx), %zmm5
-	vaesenc	%zmm5, %zmm1, %zmm1
-	vaesenc	%zmm5, %zmm2, %zmm2
-	vaesenc	%zmm5, %zmm3, %zmm3
-	vaesenc	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	64(%rdx), %zmm5
-	vaesenc	%zmm5, %zmm1, %zmm1
-	vaesenc	%zmm5, %zmm2, %zmm2
-	vaesenc	%zmm5, %zmm3, %zmm3
-	vaesenc	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	80(%rdx), %zmm5
-	vaesenc	%zmm5, %zmm1, %zmm1
-	vaesenc	%zmm5, %zmm2, %zmm2
-	vaesenc	%zmm5, %zmm3, %zmm3
-	vaesenc	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	96(%rdx), %zmm5
-	vaesenc	%zmm5, %zmm1, %zmm1
-	vaesenc	%zmm5, %zmm2, %zmm2
-	vaesenc	%zmm5, %zmm3, %zmm3
-	vaesenc	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	112(%rdx), %zmm5
-	vaesenc	%zmm5, %zmm1, %zmm1
-	vaesenc	%zmm5, %zmm2, %zmm2
-	vaesenc	%zmm5, %zmm3, %zmm3
-	vaesenc	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	128(%rdx), %zmm5
-	vaesenc	%zmm5, %zmm1, %zmm1
-	vaesenc	%zmm5, %zmm2, %zmm2
-	vaesenc	%zmm5, %zmm3, %zmm3
-	vaesenc	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	144(%rdx), %zmm5
-	vaesenc	%zmm5, %zmm1, %zmm1
-	vaesenc	%zmm5, %zmm2, %zmm2
-	vaesenc	%zmm5, %zmm3, %zmm3
-	vaesenc	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	160(%rdx), %zmm5
-	vaesenclast	%zmm5, %zmm1, %zmm1
-	vaesenclast	%zmm5, %zmm2, %zmm2
-	vaesenclast	%zmm5, %zmm3, %zmm3
-	vaesenclast	%zmm5, %zmm4, %zmm4
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rcx)
-	vpxorq	64(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 64(%rcx)
-	vpxorq	128(%r9), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 128(%rcx)
-	vpxorq	192(%r9), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 192(%rcx)
+	vbroadcasti32x4	(%rdx), %zmm14
+	vpxorq	%zmm14, %zmm10, %zmm10
+	vpxorq	%zmm14, %zmm11, %zmm11
+	vpxorq	%zmm14, %zmm12, %zmm12
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vbroadcasti32x4	16(%rdx), %zmm14
+	vaesenc	%zmm14, %zmm10, %zmm10
+	vaesenc	%zmm14, %zmm11, %zmm11
+	vaesenc	%zmm14, %zmm12, %zmm12
+	vaesenc	%zmm14, %zmm13, %zmm13
+	vaesenc	%zmm1, %zmm10, %zmm10
+	vaesenc	%zmm1, %zmm11, %zmm11
+	vaesenc	%zmm1, %zmm12, %zmm12
+	vaesenc	%zmm1, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm10, %zmm10
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm10, %zmm10
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm10, %zmm10
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm10, %zmm10
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm10, %zmm10
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenclast	%zmm9, %zmm10, %zmm10
+	vaesenclast	%zmm9, %zmm11, %zmm11
+	vaesenclast	%zmm9, %zmm12, %zmm12
+	vaesenclast	%zmm9, %zmm13, %zmm13
+	vpxorq	(%r9), %zmm10, %zmm10
+	vmovdqu64	%zmm10, (%rcx)
+	vpxorq	64(%r9), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 64(%rcx)
+	vpxorq	128(%r9), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 128(%rcx)
+	vpxorq	192(%r9), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 192(%rcx)
 	addq	$256, %r9
 	addq	$256, %rcx
 	subq	$256, %rax
 .Laesgen_vaes512_gcm_siv_seal_ctr16_done128:
 	cmpq	$128, %rax
 	jb	.Laesgen_vaes512_gcm_siv_seal_ctr8_done128
-	vmovdqa64	%zmm0, %zmm1
-	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm2
+	vmovdqa64	%zmm0, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm11
 	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_8x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%rdx), %zmm3
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	16(%rdx), %zmm3
-	vaesenc	%zmm3, %zmm1, %zmm1
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	32(%rdx), %zmm3
-	vaesenc	%zmm3, %zmm1, %zmm1
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	48(%rdx), %zmm3
-	vaesenc	%zmm3, %zmm1, %zmm1
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	64(%rdx), %zmm3
-	vaesenc	%zmm3, %zmm1, %zmm1
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	80(%rdx), %zmm3
-	vaesenc	%zmm3, %zmm1, %zmm1
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	96(%rdx), %zmm3
-	vaesenc	%zmm3, %zmm1, %zmm1
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	112(%rdx), %zmm3
-	vaesenc	%zmm3, %zmm1, %zmm1
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	128(%rdx), %zmm3
-	vaesenc	%zmm3, %zmm1, %zmm1
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	144(%rdx), %zmm3
-	vaesenc	%zmm3, %zmm1, %zmm1
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	160(%rdx), %zmm3
-	vaesenclast	%zmm3, %zmm1, %zmm1
-	vaesenclast	%zmm3, %zmm2, %zmm2
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rcx)
-	vpxorq	64(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 64(%rcx)
+	vbroadcasti32x4	(%rdx), %zmm12
+	vpxorq	%zmm12, %zmm10, %zmm10
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vbroadcasti32x4	16(%rdx), %zmm12
+	vaesenc	%zmm12, %zmm10, %zmm10
+	vaesenc	%zmm12, %zmm11, %zmm11
+	vaesenc	%zmm1, %zmm10, %zmm10
+	vaesenc	%zmm1, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm10, %zmm10
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm10, %zmm10
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm10, %zmm10
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm10, %zmm10
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm10, %zmm10
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenclast	%zmm9, %zmm10, %zmm10
+	vaesenclast	%zmm9, %zmm11, %zmm11
+	vpxorq	(%r9), %zmm10, %zmm10
+	vmovdqu64	%zmm10, (%rcx)
+	vpxorq	64(%r9), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 64(%rcx)
 	addq	$128, %r9
 	addq	$128, %rcx
 	subq	$128, %rax
 .Laesgen_vaes512_gcm_siv_seal_ctr8_done128:
 	cmpq	$64, %rax
 	jb	.Laesgen_vaes512_gcm_siv_seal_ctr4_done128
-	vmovdqa64	%zmm0, %zmm1
+	vmovdqa64	%zmm0, %zmm10
 	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%rdx), %zmm2
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	16(%rdx), %zmm2
-	vaesenc	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	32(%rdx), %zmm2
-	vaesenc	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	48(%rdx), %zmm2
-	vaesenc	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	64(%rdx), %zmm2
-	vaesenc	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	80(%rdx), %zmm2
-	vaesenc	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	96(%rdx), %zmm2
-	vaesenc	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	112(%rdx), %zmm2
-	vaesenc	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	128(%rdx), %zmm2
-	vaesenc	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	144(%rdx), %zmm2
-	vaesenc	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	160(%rdx), %zmm2
-	vaesenclast	%zmm2, %zmm1, %zmm1
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rcx)
+	vbroadcasti32x4	(%rdx), %zmm11
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	16(%rdx), %zmm11
+	vaesenc	%zmm11, %zmm10, %zmm10
+	vaesenc	%zmm1, %zmm10, %zmm10
+	vaesenc	%zmm2, %zmm10, %zmm10
+	vaesenc	%zmm3, %zmm10, %zmm10
+	vaesenc	%zmm4, %zmm10, %zmm10
+	vaesenc	%zmm5, %zmm10, %zmm10
+	vaesenc	%zmm6, %zmm10, %zmm10
+	vaesenc	%zmm7, %zmm10, %zmm10
+	vaesenc	%zmm8, %zmm10, %zmm10
+	vaesenclast	%zmm9, %zmm10, %zmm10
+	vpxorq	(%r9), %zmm10, %zmm10
+	vmovdqu64	%zmm10, (%rcx)
 	addq	$64, %r9
 	addq	$64, %rcx
 	subq	$64, %rax
 .Laesgen_vaes512_gcm_siv_seal_ctr4_done128:
 	cmpq	$32, %rax
 	jb	.Laesgen_vaes512_gcm_siv_seal_ctr2_done128
-	vmovdqa64	%ymm0, %ymm1
+	vmovdqa64	%ymm0, %ymm10
 	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_2x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%rdx), %ymm2
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	16(%rdx), %ymm2
-	vaesenc	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	32(%rdx), %ymm2
-	vaesenc	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	48(%rdx), %ymm2
-	vaesenc	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	64(%rdx), %ymm2
-	vaesenc	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	80(%rdx), %ymm2
-	vaesenc	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	96(%rdx), %ymm2
-	vaesenc	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	112(%rdx), %ymm2
-	vaesenc	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	128(%rdx), %ymm2
-	vaesenc	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	144(%rdx), %ymm2
-	vaesenc	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	160(%rdx), %ymm2
-	vaesenclast	%ymm2, %ymm1, %ymm1
-	vpxorq	(%r9), %ymm1, %ymm1
-	vmovdqu64	%ymm1, (%rcx)
+	vbroadcasti32x4	(%rdx), %ymm11
+	vpxorq	%ymm11, %ymm10, %ymm10
+	vbroadcasti32x4	16(%rdx), %ymm11
+	vaesenc	%ymm11, %ymm10, %ymm10
+	vaesenc	%ymm1, %ymm10, %ymm10
+	vaesenc	%ymm2, %ymm10, %ymm10
+	vaesenc	%ymm3, %ymm10, %ymm10
+	vaesenc	%ymm4, %ymm10, %ymm10
+	vaesenc	%ymm5, %ymm10, %ymm10
+	vaesenc	%ymm6, %ymm10, %ymm10
+	vaesenc	%ymm7, %ymm10, %ymm10
+	vaesenc	%ymm8, %ymm10, %ymm10
+	vaesenclast	%ymm9, %ymm10, %ymm10
+	vpxorq	(%r9), %ymm10, %ymm10
+	vmovdqu64	%ymm10, (%rcx)
 	addq	$32, %r9
 	addq	$32, %rcx
 	subq	$32, %rax
 .Laesgen_vaes512_gcm_siv_seal_ctr2_done128:
 	cmpq	$16, %rax
 	jb	.Laesgen_vaes512_gcm_siv_seal_ctr1_done128
-	vmovdqa64	%xmm0, %xmm1
+	vmovdqa64	%xmm0, %xmm10
 	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_1x4(%rip), %zmm0, %zmm0
-	vmovdqa64	(%rdx), %xmm2
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	16(%rdx), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa64	32(%rdx), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa64	48(%rdx), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa64	64(%rdx), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa64	80(%rdx), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa64	96(%rdx), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa64	112(%rdx), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa64	128(%rdx), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa64	144(%rdx), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa64	160(%rdx), %xmm2
-	vaesenclast	%xmm2, %xmm1, %xmm1
-	vpxorq	(%r9), %xmm1, %xmm1
-	vmovdqu64	%xmm1, (%rcx)
+	vmovdqa64	(%rdx), %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vmovdqa64	16(%rdx), %xmm11
+	vaesenc	%xmm11, %xmm10, %xmm10
+	vaesenc	%xmm1, %xmm10, %xmm10
+	vaesenc	%xmm2, %xmm10, %xmm10
+	vaesenc	%xmm3, %xmm10, %xmm10
+	vaesenc	%xmm4, %xmm10, %xmm10
+	vaesenc	%xmm5, %xmm10, %xmm10
+	vaesenc	%xmm6, %xmm10, %xmm10
+	vaesenc	%xmm7, %xmm10, %xmm10
+	vaesenc	%xmm8, %xmm10, %xmm10
+	vaesenclast	%xmm9, %xmm10, %xmm10
+	vpxorq	(%r9), %xmm10, %xmm10
+	vmovdqu64	%xmm10, (%rcx)
 	addq	$16, %r9
 	addq	$16, %rcx
 	subq	$16, %rax
@@ -3364,28 +3265,19 @@ aesgen_vaes512_gcm_siv_seal:
 	testq	%rax, %rax
 	je	.Laesgen_vaes512_gcm_siv_seal_ctr_end128
 	vmovdqa64	%xmm0, %xmm0
-	vmovdqa64	(%rdx), %xmm1
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	16(%rdx), %xmm1
+	vmovdqa64	(%rdx), %xmm10
+	vpxorq	%xmm10, %xmm0, %xmm0
+	vmovdqa64	16(%rdx), %xmm10
+	vaesenc	%xmm10, %xmm0, %xmm0
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa64	32(%rdx), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa64	48(%rdx), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa64	64(%rdx), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa64	80(%rdx), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa64	96(%rdx), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa64	112(%rdx), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa64	128(%rdx), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa64	144(%rdx), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa64	160(%rdx), %xmm1
-	vaesenclast	%xmm1, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm3, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm5, %xmm0, %xmm0
+	vaesenc	%xmm6, %xmm0, %xmm0
+	vaesenc	%xmm7, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenclast	%xmm9, %xmm0, %xmm0
 	movq	$-1, %rdx
 	bzhiq	%rax, %rdx, %rdx
 	kmovq	%rdx, %k1
@@ -3398,12 +3290,14 @@ aesgen_vaes512_gcm_siv_seal:
 	xorl	%eax, %eax
 	vpxorq	%xmm16, %xmm16, %xmm16
 	vpxorq	%xmm17, %xmm17, %xmm17
+	vpxorq	%xmm18, %xmm18, %xmm18
 	vzeroall
 	ret
 .Laesgen_vaes512_gcm_siv_seal_refuse:
 	movl	$-1, %eax
 	vpxorq	%xmm16, %xmm16, %xmm16
 	vpxorq	%xmm17, %xmm17, %xmm17
+	vpxorq	%xmm18, %xmm18, %xmm18
 	vzeroall
 	ret
 	.size	aesgen_vaes512_gcm_siv_seal, .-aesgen_vaes512_gcm_siv_seal
@@ -3695,204 +3589,204 @@ aesgen_vaes512_gcm_siv_open:
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpunpcklqdq	%xmm4, %xmm3, %xmm3
 	vpunpcklqdq	%xmm0, %xmm5, %xmm5
+	vmovdqa64	%xmm1, 1008(%rdi)
 	vmovdqa64	%xmm3, 256(%rdi)
 	vmovdqa64	%xmm5, 272(%rdi)
 	vpxorq	%xmm0, %xmm0, %xmm0
+	vpclmulqdq	$0, %xmm1, %xmm1, %xmm6
 	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm5, %xmm2
 	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon0(%rip), %xmm2, %xmm2
 	vmovdqa64	%xmm3, %xmm3
+	vpclmulqdq	$17, %xmm1, %xmm1, %xmm7
 	vpslldq	$4, %xmm3, %xmm4
 	vpxorq	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
+	vpclmulqdq	$1, %xmm1, %xmm1, %xmm8
 	vpxorq	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
 	vpxorq	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, %xmm1, %xmm1, %xmm4
 	vpxorq	%xmm2, %xmm3, %xmm3
 	vmovdqa64	%xmm3, 288(%rdi)
 	vpshufb	.Laesgen_vaes512_gcm_siv_open_last_word(%rip), %xmm3, %xmm2
+	vpxorq	%xmm4, %xmm8, %xmm8
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm5, %xmm4
 	vpslldq	$4, %xmm4, %xmm5
+	vpslldq	$8, %xmm8, %xmm9
 	vpxorq	%xmm5, %xmm4, %xmm4
 	vpslldq	$4, %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm9, %xmm6, %xmm6
 	vpslldq	$4, %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm4, %xmm4
+	vpsrldq	$8, %xmm8, %xmm9
 	vpxorq	%xmm2, %xmm4, %xmm4
 	vmovdqa64	%xmm4, 304(%rdi)
 	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm4, %xmm2
+	vpxorq	%xmm9, %xmm7, %xmm7
 	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon1(%rip), %xmm2, %xmm2
 	vmovdqa64	%xmm3, %xmm3
 	vpslldq	$4, %xmm3, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm6, %xmm8
 	vpxorq	%xmm5, %xmm3, %xmm3
 	vpslldq	$4, %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm3, %xmm3
+	vpshufd	$78, %xmm6, %xmm6
 	vpslldq	$4, %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm3, %xmm3
 	vpxorq	%xmm2, %xmm3, %xmm3
+	vpxorq	%xmm8, %xmm6, %xmm6
 	vmovdqa64	%xmm3, 320(%rdi)
 	vpshufb	.Laesgen_vaes512_gcm_siv_open_last_word(%rip), %xmm3, %xmm2
 	vaesenclast	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm6, %xmm8
 	vmovdqa64	%xmm4, %xmm4
 	vpslldq	$4, %xmm4, %xmm5
 	vpxorq	%xmm5, %xmm4, %xmm4
+	vpshufd	$78, %xmm6, %xmm6
 	vpslldq	$4, %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm8, %xmm6, %xmm6
 	vpslldq	$4, %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm4, %xmm4
 	vpxorq	%xmm2, %xmm4, %xmm4
+	vpxorq	%xmm7, %xmm6, %xmm6
 	vmovdqa64	%xmm4, 336(%rdi)
 	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm4, %xmm2
 	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon2(%rip), %xmm2, %xmm2
+	vmovdqa64	%xmm6, 992(%rdi)
 	vmovdqa64	%xmm3, %xmm3
 	vpslldq	$4, %xmm3, %xmm5
 	vpxorq	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$0, %xmm6, %xmm1, %xmm7
 	vpslldq	$4, %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm3, %xmm3
 	vpslldq	$4, %xmm5, %xmm5
+	vpclmulqdq	$17, %xmm6, %xmm1, %xmm8
 	vpxorq	%xmm5, %xmm3, %xmm3
 	vpxorq	%xmm2, %xmm3, %xmm3
 	vmovdqa64	%xmm3, 352(%rdi)
+	vpclmulqdq	$1, %xmm6, %xmm1, %xmm9
 	vpshufb	.Laesgen_vaes512_gcm_siv_open_last_word(%rip), %xmm3, %xmm2
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm4, %xmm4
+	vpclmulqdq	$16, %xmm6, %xmm1, %xmm10
 	vpslldq	$4, %xmm4, %xmm5
 	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm10, %xmm9, %xmm9
 	vpslldq	$4, %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm4, %xmm4
 	vpslldq	$4, %xmm5, %xmm5
+	vpslldq	$8, %xmm9, %xmm10
 	vpxorq	%xmm5, %xmm4, %xmm4
 	vpxorq	%xmm2, %xmm4, %xmm4
 	vmovdqa64	%xmm4, 368(%rdi)
+	vpxorq	%xmm10, %xmm7, %xmm7
 	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm4, %xmm2
 	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon3(%rip), %xmm2, %xmm2
 	vmovdqa64	%xmm3, %xmm3
+	vpsrldq	$8, %xmm9, %xmm10
 	vpslldq	$4, %xmm3, %xmm5
 	vpxorq	%xmm5, %xmm3, %xmm3
 	vpslldq	$4, %xmm5, %xmm5
+	vpxorq	%xmm10, %xmm8, %xmm8
 	vpxorq	%xmm5, %xmm3, %xmm3
 	vpslldq	$4, %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm7, %xmm9
 	vpxorq	%xmm2, %xmm3, %xmm3
 	vmovdqa64	%xmm3, 384(%rdi)
 	vpshufb	.Laesgen_vaes512_gcm_siv_open_last_word(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm7, %xmm7
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm4, %xmm4
 	vpslldq	$4, %xmm4, %xmm5
+	vpxorq	%xmm9, %xmm7, %xmm7
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpslldq	$4, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm7, %xmm9
 	vpxorq	%xmm5, %xmm4, %xmm4
 	vpslldq	$4, %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm4, %xmm4
-	vpslldq	$4, %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
+	vpshufd	$78, %xmm7, %xmm7
 	vpxorq	%xmm2, %xmm4, %xmm4
 	vmovdqa64	%xmm4, 400(%rdi)
 	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm4, %xmm2
+	vpxorq	%xmm9, %xmm7, %xmm7
 	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon4(%rip), %xmm2, %xmm2
 	vmovdqa64	%xmm3, %xmm3
 	vpslldq	$4, %xmm3, %xmm5
+	vpxorq	%xmm8, %xmm7, %xmm7
 	vpxorq	%xmm5, %xmm3, %xmm3
 	vpslldq	$4, %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm3, %xmm3
+	vmovdqa64	%xmm7, 976(%rdi)
 	vpslldq	$4, %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm3, %xmm3
 	vpxorq	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$0, %xmm6, %xmm6, %xmm7
 	vmovdqa64	%xmm3, 416(%rdi)
 	vpshufb	.Laesgen_vaes512_gcm_siv_open_last_word(%rip), %xmm3, %xmm2
 	vaesenclast	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$17, %xmm6, %xmm6, %xmm8
 	vmovdqa64	%xmm4, %xmm4
 	vpslldq	$4, %xmm4, %xmm5
+	vpclmulqdq	$1, %xmm6, %xmm6, %xmm9
 	vpxorq	%xmm5, %xmm4, %xmm4
 	vpslldq	$4, %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm4, %xmm4
+	vpclmulqdq	$16, %xmm6, %xmm6, %xmm6
 	vpslldq	$4, %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm4, %xmm4
 	vpxorq	%xmm2, %xmm4, %xmm4
+	vpxorq	%xmm6, %xmm9, %xmm9
 	vmovdqa64	%xmm4, 432(%rdi)
 	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm4, %xmm2
 	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon5(%rip), %xmm2, %xmm2
+	vpslldq	$8, %xmm9, %xmm6
 	vmovdqa64	%xmm3, %xmm3
 	vpslldq	$4, %xmm3, %xmm5
 	vpxorq	%xmm5, %xmm3, %xmm3
+	vpxorq	%xmm6, %xmm7, %xmm7
 	vpslldq	$4, %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm3, %xmm3
 	vpslldq	$4, %xmm5, %xmm5
+	vpsrldq	$8, %xmm9, %xmm6
 	vpxorq	%xmm5, %xmm3, %xmm3
 	vpxorq	%xmm2, %xmm3, %xmm3
 	vmovdqa64	%xmm3, 448(%rdi)
+	vpxorq	%xmm6, %xmm8, %xmm8
 	vpshufb	.Laesgen_vaes512_gcm_siv_open_last_word(%rip), %xmm3, %xmm2
 	vaesenclast	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm7, %xmm5
 	vmovdqa64	%xmm4, %xmm0
 	vpslldq	$4, %xmm0, %xmm4
 	vpxorq	%xmm4, %xmm0, %xmm0
+	vpshufd	$78, %xmm7, %xmm7
 	vpslldq	$4, %xmm4, %xmm4
 	vpxorq	%xmm4, %xmm0, %xmm0
 	vpslldq	$4, %xmm4, %xmm4
+	vpxorq	%xmm5, %xmm7, %xmm7
 	vpxorq	%xmm4, %xmm0, %xmm0
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqa64	%xmm0, 464(%rdi)
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm7, %xmm4
 	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm0, %xmm0
 	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon6(%rip), %xmm0, %xmm0
 	vmovdqa64	%xmm3, %xmm2
+	vpshufd	$78, %xmm7, %xmm7
 	vpslldq	$4, %xmm2, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm3
+	vpxorq	%xmm4, %xmm7, %xmm7
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm8, %xmm7, %xmm7
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 480(%rdi)
-	vmovdqa64	%xmm1, 1008(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm1, %xmm0
-	vpclmulqdq	$17, %xmm1, %xmm1, %xmm2
-	vpclmulqdq	$1, %xmm1, %xmm1, %xmm3
-	vpclmulqdq	$16, %xmm1, %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 992(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
-	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm1, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm4
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm4
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 976(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm0, %xmm2
-	vpclmulqdq	$17, %xmm0, %xmm0, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm0, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm0, %xmm0
-	vpxorq	%xmm0, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm0
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 960(%rdi)
+	vmovdqa64	%xmm7, 960(%rdi)
 	cmpq	$64, %r8
 	ja	.Laesgen_vaes512_gcm_siv_open_powers_more
 	cmpq	$48, %rdx
@@ -4315,785 +4209,731 @@ aesgen_vaes512_gcm_siv_open:
 	movq	32(%rsp), %rdx
 	movq	24(%rsp), %r10
 	leaq	256(%rdi), %r11
+	vbroadcasti32x4	96(%r11), %zmm2
+	vbroadcasti32x4	112(%r11), %zmm3
+	vbroadcasti32x4	128(%r11), %zmm4
+	vbroadcasti32x4	144(%r11), %zmm5
+	vbroadcasti32x4	160(%r11), %zmm6
+	vbroadcasti32x4	176(%r11), %zmm7
+	vbroadcasti32x4	192(%r11), %zmm8
+	vbroadcasti32x4	208(%r11), %zmm9
+	vbroadcasti32x4	224(%r11), %zmm10
 	vporq	.Laesgen_vaes512_gcm_siv_open_set_top(%rip), %xmm0, %xmm0
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_lane_counts4(%rip), %zmm0, %zmm0
 	cmpq	$512, %rcx
 	jb	.Laesgen_vaes512_gcm_siv_open_ctr_small256
-	vmovdqa64	%zmm0, %zmm2
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_12x4(%rip), %zmm0, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_16x4(%rip), %zmm0, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_20x4(%rip), %zmm0, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_24x4(%rip), %zmm0, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_28x4(%rip), %zmm0, %zmm9
+	vmovdqa64	%zmm0, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_12x4(%rip), %zmm0, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_16x4(%rip), %zmm0, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_20x4(%rip), %zmm0, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_24x4(%rip), %zmm0, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_28x4(%rip), %zmm0, %zmm18
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_32x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r11), %zmm10
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm5, %zmm5
-	vpxorq	%zmm10, %zmm6, %zmm6
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	16(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	32(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	48(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	64(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	80(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	96(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	112(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	128(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	144(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	160(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	176(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	192(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	208(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	224(%r11), %zmm10
-	vaesenclast	%zmm10, %zmm2, %zmm2
-	vaesenclast	%zmm10, %zmm3, %zmm3
-	vaesenclast	%zmm10, %zmm4, %zmm4
-	vaesenclast	%zmm10, %zmm5, %zmm5
-	vaesenclast	%zmm10, %zmm6, %zmm6
-	vaesenclast	%zmm10, %zmm7, %zmm7
-	vaesenclast	%zmm10, %zmm8, %zmm8
-	vaesenclast	%zmm10, %zmm9, %zmm9
-	vpxorq	(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rdx)
-	vpxorq	64(%r9), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rdx)
-	vpxorq	128(%r9), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rdx)
-	vpxorq	192(%r9), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rdx)
-	vpxorq	256(%r9), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rdx)
-	vpxorq	320(%r9), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rdx)
-	vpxorq	384(%r9), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rdx)
-	vpxorq	448(%r9), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rdx)
+	vbroadcasti32x4	(%r11), %zmm19
+	vpxorq	%zmm19, %zmm11, %zmm11
+	vpxorq	%zmm19, %zmm12, %zmm12
+	vpxorq	%zmm19, %zmm13, %zmm13
+	vpxorq	%zmm19, %zmm14, %zmm14
+	vpxorq	%zmm19, %zmm15, %zmm15
+	vpxorq	%zmm19, %zmm16, %zmm16
+	vpxorq	%zmm19, %zmm17, %zmm17
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vbroadcasti32x4	16(%r11), %zmm19
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vbroadcasti32x4	32(%r11), %zmm19
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vbroadcasti32x4	48(%r11), %zmm19
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vbroadcasti32x4	64(%r11), %zmm19
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vbroadcasti32x4	80(%r11), %zmm19
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vaesenclast	%zmm10, %zmm15, %zmm15
+	vaesenclast	%zmm10, %zmm16, %zmm16
+	vaesenclast	%zmm10, %zmm17, %zmm17
+	vaesenclast	%zmm10, %zmm18, %zmm18
+	vpxorq	(%r9), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rdx)
+	vpxorq	64(%r9), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rdx)
+	vpxorq	128(%r9), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 128(%rdx)
+	vpxorq	192(%r9), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 192(%rdx)
+	vpxorq	256(%r9), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 256(%rdx)
+	vpxorq	320(%r9), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 320(%rdx)
+	vpxorq	384(%r9), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 384(%rdx)
+	vpxorq	448(%r9), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 448(%rdx)
 	addq	$512, %r9
 	addq	$512, %rdx
 	subq	$512, %rcx
 .Laesgen_vaes512_gcm_siv_open_ctr32_256:
 	cmpq	$512, %rcx
 	jb	.Laesgen_vaes512_gcm_siv_open_ctr32_done256
-	vmovdqa64	%zmm0, %zmm2
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_12x4(%rip), %zmm0, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_16x4(%rip), %zmm0, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_20x4(%rip), %zmm0, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_24x4(%rip), %zmm0, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_28x4(%rip), %zmm0, %zmm9
+	vmovdqa64	%zmm0, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_12x4(%rip), %zmm0, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_16x4(%rip), %zmm0, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_20x4(%rip), %zmm0, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_24x4(%rip), %zmm0, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_28x4(%rip), %zmm0, %zmm18
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_32x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r11), %zmm10
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vmovdqu64	-128(%rdx), %zmm11
-	vpxorq	%zmm10, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm4, %zmm4
-	vmovdqu64	-64(%rdx), %zmm12
-	vpxorq	%zmm10, %zmm5, %zmm5
-	vmovdqu64	896(%rdi), %zmm13
-	vpxorq	%zmm10, %zmm6, %zmm6
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vmovdqu64	960(%rdi), %zmm14
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$0, %zmm13, %zmm11, %zmm15
-	vpxorq	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	16(%r11), %zmm10
-	vpclmulqdq	$17, %zmm13, %zmm11, %zmm16
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$1, %zmm13, %zmm11, %zmm17
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$16, %zmm13, %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$0, %zmm14, %zmm12, %zmm13
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$17, %zmm14, %zmm12, %zmm18
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$1, %zmm14, %zmm12, %zmm19
-	vbroadcasti32x4	32(%r11), %zmm10
-	vpclmulqdq	$16, %zmm14, %zmm12, %zmm12
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpxorq	%zmm13, %zmm15, %zmm13
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpxorq	%zmm18, %zmm16, %zmm14
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vmovdqa64	%zmm17, %zmm15
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpternlogd	$150, %zmm19, %zmm11, %zmm15
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpxorq	%zmm12, %zmm15, %zmm15
-	vbroadcasti32x4	48(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vmovdqu64	-256(%rdx), %zmm11
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vmovdqu64	-192(%rdx), %zmm12
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vmovdqu64	768(%rdi), %zmm16
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vmovdqu64	832(%rdi), %zmm17
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$0, %zmm16, %zmm11, %zmm18
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	64(%r11), %zmm10
-	vpclmulqdq	$17, %zmm16, %zmm11, %zmm19
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$1, %zmm16, %zmm11, %zmm20
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$16, %zmm16, %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$0, %zmm17, %zmm12, %zmm16
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$17, %zmm17, %zmm12, %zmm21
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$1, %zmm17, %zmm12, %zmm22
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	80(%r11), %zmm10
-	vpclmulqdq	$16, %zmm17, %zmm12, %zmm12
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpternlogd	$150, %zmm16, %zmm18, %zmm13
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpternlogd	$150, %zmm21, %zmm19, %zmm14
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpternlogd	$150, %zmm11, %zmm20, %zmm15
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpternlogd	$150, %zmm12, %zmm22, %zmm15
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vmovdqu64	-384(%rdx), %zmm11
-	vbroadcasti32x4	96(%r11), %zmm10
-	vmovdqu64	-320(%rdx), %zmm12
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vmovdqu64	640(%rdi), %zmm16
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vmovdqu64	704(%rdi), %zmm17
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$0, %zmm16, %zmm11, %zmm18
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$17, %zmm16, %zmm11, %zmm19
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$1, %zmm16, %zmm11, %zmm20
-	vbroadcasti32x4	112(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$16, %zmm16, %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$0, %zmm17, %zmm12, %zmm16
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$17, %zmm17, %zmm12, %zmm21
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$1, %zmm17, %zmm12, %zmm22
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$16, %zmm17, %zmm12, %zmm12
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	128(%r11), %zmm10
-	vpternlogd	$150, %zmm16, %zmm18, %zmm13
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpternlogd	$150, %zmm21, %zmm19, %zmm14
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpternlogd	$150, %zmm11, %zmm20, %zmm15
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpternlogd	$150, %zmm12, %zmm22, %zmm15
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vmovdqu64	-512(%rdx), %zmm11
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpxorq	%zmm1, %zmm11, %zmm11
-	vbroadcasti32x4	144(%r11), %zmm1
-	vmovdqu64	-448(%rdx), %zmm10
-	vaesenc	%zmm1, %zmm2, %zmm2
-	vaesenc	%zmm1, %zmm3, %zmm3
-	vmovdqu64	512(%rdi), %zmm12
-	vaesenc	%zmm1, %zmm4, %zmm4
-	vmovdqu64	576(%rdi), %zmm16
-	vaesenc	%zmm1, %zmm5, %zmm5
-	vaesenc	%zmm1, %zmm6, %zmm6
-	vpclmulqdq	$0, %zmm12, %zmm11, %zmm17
-	vaesenc	%zmm1, %zmm7, %zmm7
-	vpclmulqdq	$17, %zmm12, %zmm11, %zmm18
-	vaesenc	%zmm1, %zmm8, %zmm8
-	vaesenc	%zmm1, %zmm9, %zmm9
-	vpclmulqdq	$1, %zmm12, %zmm11, %zmm19
-	vbroadcasti32x4	160(%r11), %zmm1
-	vaesenc	%zmm1, %zmm2, %zmm2
-	vpclmulqdq	$16, %zmm12, %zmm11, %zmm11
-	vaesenc	%zmm1, %zmm3, %zmm3
-	vpclmulqdq	$0, %zmm16, %zmm10, %zmm12
-	vaesenc	%zmm1, %zmm4, %zmm4
-	vaesenc	%zmm1, %zmm5, %zmm5
-	vpclmulqdq	$17, %zmm16, %zmm10, %zmm20
-	vaesenc	%zmm1, %zmm6, %zmm6
-	vpclmulqdq	$1, %zmm16, %zmm10, %zmm21
-	vaesenc	%zmm1, %zmm7, %zmm7
-	vaesenc	%zmm1, %zmm8, %zmm8
-	vpclmulqdq	$16, %zmm16, %zmm10, %zmm10
-	vaesenc	%zmm1, %zmm9, %zmm9
-	vpternlogd	$150, %zmm12, %zmm17, %zmm13
-	vbroadcasti32x4	176(%r11), %zmm1
-	vaesenc	%zmm1, %zmm2, %zmm2
-	vpternlogd	$150, %zmm20, %zmm18, %zmm14
-	vaesenc	%zmm1, %zmm3, %zmm3
-	vaesenc	%zmm1, %zmm4, %zmm4
-	vpternlogd	$150, %zmm11, %zmm19, %zmm15
-	vaesenc	%zmm1, %zmm5, %zmm5
-	vpternlogd	$150, %zmm10, %zmm21, %zmm15
-	vaesenc	%zmm1, %zmm6, %zmm6
-	vaesenc	%zmm1, %zmm7, %zmm7
-	vpslldq	$8, %zmm15, %zmm10
-	vaesenc	%zmm1, %zmm8, %zmm8
-	vpxorq	%zmm10, %zmm13, %zmm13
-	vaesenc	%zmm1, %zmm9, %zmm9
-	vbroadcasti32x4	192(%r11), %zmm1
-	vpsrldq	$8, %zmm15, %zmm10
-	vaesenc	%zmm1, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm14, %zmm14
-	vaesenc	%zmm1, %zmm3, %zmm3
-	vaesenc	%zmm1, %zmm4, %zmm4
-	vextracti64x4	$1, %zmm13, %ymm10
-	vaesenc	%zmm1, %zmm5, %zmm5
-	vaesenc	%zmm1, %zmm6, %zmm6
-	vpxorq	%ymm10, %ymm13, %ymm13
-	vaesenc	%zmm1, %zmm7, %zmm7
-	vextracti32x4	$1, %ymm13, %xmm10
-	vaesenc	%zmm1, %zmm8, %zmm8
-	vaesenc	%zmm1, %zmm9, %zmm9
-	vpxorq	%xmm10, %xmm13, %xmm13
-	vbroadcasti32x4	208(%r11), %zmm1
-	vextracti64x4	$1, %zmm14, %ymm10
-	vaesenc	%zmm1, %zmm2, %zmm2
-	vaesenc	%zmm1, %zmm3, %zmm3
-	vpxorq	%ymm10, %ymm14, %ymm14
-	vaesenc	%zmm1, %zmm4, %zmm4
-	vextracti32x4	$1, %ymm14, %xmm10
-	vaesenc	%zmm1, %zmm5, %zmm5
-	vaesenc	%zmm1, %zmm6, %zmm6
-	vpxorq	%xmm10, %xmm14, %xmm14
-	vaesenc	%zmm1, %zmm7, %zmm7
-	vaesenc	%zmm1, %zmm8, %zmm8
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm13, %xmm10
-	vaesenc	%zmm1, %zmm9, %zmm9
-	vpshufd	$78, %xmm13, %xmm13
-	vbroadcasti32x4	224(%r11), %zmm1
-	vaesenclast	%zmm1, %zmm2, %zmm2
-	vpxorq	%xmm10, %xmm13, %xmm13
-	vaesenclast	%zmm1, %zmm3, %zmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm13, %xmm10
-	vaesenclast	%zmm1, %zmm4, %zmm4
-	vaesenclast	%zmm1, %zmm5, %zmm5
-	vpshufd	$78, %xmm13, %xmm13
-	vaesenclast	%zmm1, %zmm6, %zmm6
-	vpxorq	%xmm10, %xmm13, %xmm13
-	vaesenclast	%zmm1, %zmm7, %zmm7
-	vaesenclast	%zmm1, %zmm8, %zmm8
-	vpxorq	%xmm14, %xmm13, %xmm13
-	vaesenclast	%zmm1, %zmm9, %zmm9
-	vmovdqa64	%xmm13, %xmm1
-	vpxorq	(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rdx)
-	vpxorq	64(%r9), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rdx)
-	vpxorq	128(%r9), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rdx)
-	vpxorq	192(%r9), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rdx)
-	vpxorq	256(%r9), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rdx)
-	vpxorq	320(%r9), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rdx)
-	vpxorq	384(%r9), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rdx)
-	vpxorq	448(%r9), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rdx)
+	vbroadcasti32x4	(%r11), %zmm19
+	vpxorq	%zmm19, %zmm11, %zmm11
+	vmovdqu64	-128(%rdx), %zmm20
+	vpxorq	%zmm19, %zmm12, %zmm12
+	vmovdqu64	-64(%rdx), %zmm21
+	vpxorq	%zmm19, %zmm13, %zmm13
+	vpxorq	%zmm19, %zmm14, %zmm14
+	vmovdqu64	896(%rdi), %zmm22
+	vpxorq	%zmm19, %zmm15, %zmm15
+	vmovdqu64	960(%rdi), %zmm23
+	vpxorq	%zmm19, %zmm16, %zmm16
+	vpxorq	%zmm19, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm22, %zmm20, %zmm24
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm22, %zmm20, %zmm25
+	vbroadcasti32x4	16(%r11), %zmm19
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vpclmulqdq	$1, %zmm22, %zmm20, %zmm26
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm23, %zmm21, %zmm22
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm23, %zmm21, %zmm27
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vpclmulqdq	$1, %zmm23, %zmm21, %zmm28
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vpclmulqdq	$16, %zmm23, %zmm21, %zmm21
+	vbroadcasti32x4	32(%r11), %zmm19
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vpxorq	%zmm22, %zmm24, %zmm22
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpxorq	%zmm27, %zmm25, %zmm23
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vmovdqa64	%zmm26, %zmm24
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpternlogd	$150, %zmm28, %zmm20, %zmm24
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpxorq	%zmm21, %zmm24, %zmm24
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vmovdqu64	-256(%rdx), %zmm20
+	vbroadcasti32x4	48(%r11), %zmm19
+	vmovdqu64	-192(%rdx), %zmm21
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vmovdqu64	768(%rdi), %zmm25
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vmovdqu64	832(%rdi), %zmm26
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm27
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm28
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm29
+	vbroadcasti32x4	64(%r11), %zmm19
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm26, %zmm21, %zmm25
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm26, %zmm21, %zmm30
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$1, %zmm26, %zmm21, %zmm31
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vpclmulqdq	$16, %zmm26, %zmm21, %zmm21
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vpternlogd	$150, %zmm25, %zmm27, %zmm22
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vbroadcasti32x4	80(%r11), %zmm19
+	vpternlogd	$150, %zmm30, %zmm28, %zmm23
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vpternlogd	$150, %zmm20, %zmm29, %zmm24
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vpternlogd	$150, %zmm21, %zmm31, %zmm24
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vmovdqu64	-384(%rdx), %zmm20
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vmovdqu64	-320(%rdx), %zmm21
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vmovdqu64	640(%rdi), %zmm25
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vmovdqu64	704(%rdi), %zmm19
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm26
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm27
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm28
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm19, %zmm21, %zmm25
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm19, %zmm21, %zmm29
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpclmulqdq	$1, %zmm19, %zmm21, %zmm30
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vpclmulqdq	$16, %zmm19, %zmm21, %zmm19
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vpternlogd	$150, %zmm25, %zmm26, %zmm22
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vpternlogd	$150, %zmm29, %zmm27, %zmm23
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpternlogd	$150, %zmm20, %zmm28, %zmm24
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vpternlogd	$150, %zmm19, %zmm30, %zmm24
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vmovdqu64	-512(%rdx), %zmm19
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vpxorq	%zmm1, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vmovdqu64	-448(%rdx), %zmm1
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vmovdqu64	512(%rdi), %zmm20
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vmovdqu64	576(%rdi), %zmm21
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm21, %zmm1, %zmm20
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vpclmulqdq	$17, %zmm21, %zmm1, %zmm28
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vpclmulqdq	$1, %zmm21, %zmm1, %zmm29
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vpclmulqdq	$16, %zmm21, %zmm1, %zmm1
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm25, %zmm22
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vpternlogd	$150, %zmm28, %zmm26, %zmm23
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vpternlogd	$150, %zmm19, %zmm27, %zmm24
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vpternlogd	$150, %zmm1, %zmm29, %zmm24
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpslldq	$8, %zmm24, %zmm1
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vpxorq	%zmm1, %zmm22, %zmm22
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vpsrldq	$8, %zmm24, %zmm1
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vpxorq	%zmm1, %zmm23, %zmm23
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vextracti64x4	$1, %zmm22, %ymm1
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vpxorq	%ymm1, %ymm22, %ymm22
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vextracti32x4	$1, %ymm22, %xmm1
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vpxorq	%xmm1, %xmm22, %xmm22
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vextracti64x4	$1, %zmm23, %ymm1
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vpxorq	%ymm1, %ymm23, %ymm23
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vextracti32x4	$1, %ymm23, %xmm1
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vpxorq	%xmm1, %xmm23, %xmm23
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm22, %xmm1
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vpshufd	$78, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vpxorq	%xmm1, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm22, %xmm1
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vpshufd	$78, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm15, %zmm15
+	vaesenclast	%zmm10, %zmm16, %zmm16
+	vpxorq	%xmm1, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm17, %zmm17
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm18, %zmm18
+	vmovdqa64	%xmm22, %xmm1
+	vpxorq	(%r9), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rdx)
+	vpxorq	64(%r9), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rdx)
+	vpxorq	128(%r9), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 128(%rdx)
+	vpxorq	192(%r9), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 192(%rdx)
+	vpxorq	256(%r9), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 256(%rdx)
+	vpxorq	320(%r9), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 320(%rdx)
+	vpxorq	384(%r9), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 384(%rdx)
+	vpxorq	448(%r9), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 448(%rdx)
 	addq	$512, %r9
 	addq	$512, %rdx
 	subq	$512, %rcx
 	jmp	.Laesgen_vaes512_gcm_siv_open_ctr32_256
 .Laesgen_vaes512_gcm_siv_open_ctr32_done256:
-	vmovdqu64	-128(%rdx), %zmm2
-	vmovdqu64	-64(%rdx), %zmm3
-	vmovdqu64	896(%rdi), %zmm4
-	vmovdqu64	960(%rdi), %zmm5
-	vpclmulqdq	$0, %zmm4, %zmm2, %zmm6
-	vpclmulqdq	$17, %zmm4, %zmm2, %zmm7
-	vpclmulqdq	$1, %zmm4, %zmm2, %zmm8
-	vpclmulqdq	$16, %zmm4, %zmm2, %zmm2
-	vpclmulqdq	$0, %zmm5, %zmm3, %zmm4
-	vpclmulqdq	$17, %zmm5, %zmm3, %zmm9
-	vpclmulqdq	$1, %zmm5, %zmm3, %zmm10
-	vpclmulqdq	$16, %zmm5, %zmm3, %zmm3
-	vpxorq	%zmm4, %zmm6, %zmm4
-	vpxorq	%zmm9, %zmm7, %zmm5
-	vmovdqa64	%zmm8, %zmm6
-	vpternlogd	$150, %zmm10, %zmm2, %zmm6
-	vpxorq	%zmm3, %zmm6, %zmm6
-	vmovdqu64	-256(%rdx), %zmm2
-	vmovdqu64	-192(%rdx), %zmm3
-	vmovdqu64	768(%rdi), %zmm7
-	vmovdqu64	832(%rdi), %zmm8
-	vpclmulqdq	$0, %zmm7, %zmm2, %zmm9
-	vpclmulqdq	$17, %zmm7, %zmm2, %zmm10
-	vpclmulqdq	$1, %zmm7, %zmm2, %zmm11
-	vpclmulqdq	$16, %zmm7, %zmm2, %zmm2
-	vpclmulqdq	$0, %zmm8, %zmm3, %zmm7
-	vpclmulqdq	$17, %zmm8, %zmm3, %zmm12
-	vpclmulqdq	$1, %zmm8, %zmm3, %zmm13
-	vpclmulqdq	$16, %zmm8, %zmm3, %zmm3
-	vpternlogd	$150, %zmm7, %zmm9, %zmm4
-	vpternlogd	$150, %zmm12, %zmm10, %zmm5
-	vpternlogd	$150, %zmm2, %zmm11, %zmm6
-	vpternlogd	$150, %zmm3, %zmm13, %zmm6
-	vmovdqu64	-384(%rdx), %zmm2
-	vmovdqu64	-320(%rdx), %zmm3
-	vmovdqu64	640(%rdi), %zmm7
-	vmovdqu64	704(%rdi), %zmm8
-	vpclmulqdq	$0, %zmm7, %zmm2, %zmm9
-	vpclmulqdq	$17, %zmm7, %zmm2, %zmm10
-	vpclmulqdq	$1, %zmm7, %zmm2, %zmm11
-	vpclmulqdq	$16, %zmm7, %zmm2, %zmm2
-	vpclmulqdq	$0, %zmm8, %zmm3, %zmm7
-	vpclmulqdq	$17, %zmm8, %zmm3, %zmm12
-	vpclmulqdq	$1, %zmm8, %zmm3, %zmm13
-	vpclmulqdq	$16, %zmm8, %zmm3, %zmm3
-	vpternlogd	$150, %zmm7, %zmm9, %zmm4
-	vpternlogd	$150, %zmm12, %zmm10, %zmm5
-	vpternlogd	$150, %zmm2, %zmm11, %zmm6
-	vpternlogd	$150, %zmm3, %zmm13, %zmm6
-	vmovdqu64	-512(%rdx), %zmm2
-	vpxorq	%zmm1, %zmm2, %zmm2
+	vmovdqu64	-128(%rdx), %zmm11
+	vmovdqu64	-64(%rdx), %zmm12
+	vmovdqu64	896(%rdi), %zmm13
+	vmovdqu64	960(%rdi), %zmm14
+	vpclmulqdq	$0, %zmm13, %zmm11, %zmm15
+	vpclmulqdq	$17, %zmm13, %zmm11, %zmm16
+	vpclmulqdq	$1, %zmm13, %zmm11, %zmm17
+	vpclmulqdq	$16, %zmm13, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm14, %zmm12, %zmm13
+	vpclmulqdq	$17, %zmm14, %zmm12, %zmm18
+	vpclmulqdq	$1, %zmm14, %zmm12, %zmm19
+	vpclmulqdq	$16, %zmm14, %zmm12, %zmm12
+	vpxorq	%zmm13, %zmm15, %zmm13
+	vpxorq	%zmm18, %zmm16, %zmm14
+	vmovdqa64	%zmm17, %zmm15
+	vpternlogd	$150, %zmm19, %zmm11, %zmm15
+	vpxorq	%zmm12, %zmm15, %zmm15
+	vmovdqu64	-256(%rdx), %zmm11
+	vmovdqu64	-192(%rdx), %zmm12
+	vmovdqu64	768(%rdi), %zmm16
+	vmovdqu64	832(%rdi), %zmm17
+	vpclmulqdq	$0, %zmm16, %zmm11, %zmm18
+	vpclmulqdq	$17, %zmm16, %zmm11, %zmm19
+	vpclmulqdq	$1, %zmm16, %zmm11, %zmm20
+	vpclmulqdq	$16, %zmm16, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm17, %zmm12, %zmm16
+	vpclmulqdq	$17, %zmm17, %zmm12, %zmm21
+	vpclmulqdq	$1, %zmm17, %zmm12, %zmm22
+	vpclmulqdq	$16, %zmm17, %zmm12, %zmm12
+	vpternlogd	$150, %zmm16, %zmm18, %zmm13
+	vpternlogd	$150, %zmm21, %zmm19, %zmm14
+	vpternlogd	$150, %zmm11, %zmm20, %zmm15
+	vpternlogd	$150, %zmm12, %zmm22, %zmm15
+	vmovdqu64	-384(%rdx), %zmm11
+	vmovdqu64	-320(%rdx), %zmm12
+	vmovdqu64	640(%rdi), %zmm16
+	vmovdqu64	704(%rdi), %zmm17
+	vpclmulqdq	$0, %zmm16, %zmm11, %zmm18
+	vpclmulqdq	$17, %zmm16, %zmm11, %zmm19
+	vpclmulqdq	$1, %zmm16, %zmm11, %zmm20
+	vpclmulqdq	$16, %zmm16, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm17, %zmm12, %zmm16
+	vpclmulqdq	$17, %zmm17, %zmm12, %zmm21
+	vpclmulqdq	$1, %zmm17, %zmm12, %zmm22
+	vpclmulqdq	$16, %zmm17, %zmm12, %zmm12
+	vpternlogd	$150, %zmm16, %zmm18, %zmm13
+	vpternlogd	$150, %zmm21, %zmm19, %zmm14
+	vpternlogd	$150, %zmm11, %zmm20, %zmm15
+	vpternlogd	$150, %zmm12, %zmm22, %zmm15
+	vmovdqu64	-512(%rdx), %zmm11
+	vpxorq	%zmm1, %zmm11, %zmm11
 	vmovdqu64	-448(%rdx), %zmm1
-	vmovdqu64	512(%rdi), %zmm3
-	vmovdqu64	576(%rdi), %zmm7
-	vpclmulqdq	$0, %zmm3, %zmm2, %zmm8
-	vpclmulqdq	$17, %zmm3, %zmm2, %zmm9
-	vpclmulqdq	$1, %zmm3, %zmm2, %zmm10
-	vpclmulqdq	$16, %zmm3, %zmm2, %zmm2
-	vpclmulqdq	$0, %zmm7, %zmm1, %zmm3
-	vpclmulqdq	$17, %zmm7, %zmm1, %zmm11
-	vpclmulqdq	$1, %zmm7, %zmm1, %zmm12
-	vpclmulqdq	$16, %zmm7, %zmm1, %zmm1
-	vpternlogd	$150, %zmm3, %zmm8, %zmm4
-	vpternlogd	$150, %zmm11, %zmm9, %zmm5
-	vpternlogd	$150, %zmm2, %zmm10, %zmm6
-	vpternlogd	$150, %zmm1, %zmm12, %zmm6
-	vpslldq	$8, %zmm6, %zmm1
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vpsrldq	$8, %zmm6, %zmm1
-	vpxorq	%zmm1, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm4, %ymm1
-	vpxorq	%ymm1, %ymm4, %ymm4
-	vextracti32x4	$1, %ymm4, %xmm1
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vextracti64x4	$1, %zmm5, %ymm1
-	vpxorq	%ymm1, %ymm5, %ymm5
-	vextracti32x4	$1, %ymm5, %xmm1
-	vpxorq	%xmm1, %xmm5, %xmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm1
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm1
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vmovdqa64	%xmm4, %xmm1
+	vmovdqu64	512(%rdi), %zmm12
+	vmovdqu64	576(%rdi), %zmm16
+	vpclmulqdq	$0, %zmm12, %zmm11, %zmm17
+	vpclmulqdq	$17, %zmm12, %zmm11, %zmm18
+	vpclmulqdq	$1, %zmm12, %zmm11, %zmm19
+	vpclmulqdq	$16, %zmm12, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm16, %zmm1, %zmm12
+	vpclmulqdq	$17, %zmm16, %zmm1, %zmm20
+	vpclmulqdq	$1, %zmm16, %zmm1, %zmm21
+	vpclmulqdq	$16, %zmm16, %zmm1, %zmm1
+	vpternlogd	$150, %zmm12, %zmm17, %zmm13
+	vpternlogd	$150, %zmm20, %zmm18, %zmm14
+	vpternlogd	$150, %zmm11, %zmm19, %zmm15
+	vpternlogd	$150, %zmm1, %zmm21, %zmm15
+	vpslldq	$8, %zmm15, %zmm1
+	vpxorq	%zmm1, %zmm13, %zmm13
+	vpsrldq	$8, %zmm15, %zmm1
+	vpxorq	%zmm1, %zmm14, %zmm14
+	vextracti64x4	$1, %zmm13, %ymm1
+	vpxorq	%ymm1, %ymm13, %ymm13
+	vextracti32x4	$1, %ymm13, %xmm1
+	vpxorq	%xmm1, %xmm13, %xmm13
+	vextracti64x4	$1, %zmm14, %ymm1
+	vpxorq	%ymm1, %ymm14, %ymm14
+	vextracti32x4	$1, %ymm14, %xmm1
+	vpxorq	%xmm1, %xmm14, %xmm14
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm13, %xmm1
+	vpshufd	$78, %xmm13, %xmm13
+	vpxorq	%xmm1, %xmm13, %xmm13
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm13, %xmm1
+	vpshufd	$78, %xmm13, %xmm13
+	vpxorq	%xmm1, %xmm13, %xmm13
+	vpxorq	%xmm14, %xmm13, %xmm13
+	vmovdqa64	%xmm13, %xmm1
 .Laesgen_vaes512_gcm_siv_open_ctr_small256:
 	movq	%rdx, %rbx
 	movq	%rcx, %rbp
 	cmpq	$256, %rcx
 	jb	.Laesgen_vaes512_gcm_siv_open_ctr16_done256
-	vmovdqa64	%zmm0, %zmm2
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_12x4(%rip), %zmm0, %zmm5
+	vmovdqa64	%zmm0, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_12x4(%rip), %zmm0, %zmm14
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_16x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r11), %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
-	vpxorq	%zmm6, %zmm3, %zmm3
-	vpxorq	%zmm6, %zmm4, %zmm4
-	vpxorq	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	16(%r11), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	32(%r11), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	48(%r11), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	64(%r11), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	80(%r11), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	96(%r11), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	112(%r11), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	128(%r11), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	144(%r11), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	160(%r11), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	176(%r11), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	192(%r11), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	208(%r11), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	224(%r11), %zmm6
-	vaesenclast	%zmm6, %zmm2, %zmm2
-	vaesenclast	%zmm6, %zmm3, %zmm3
-	vaesenclast	%zmm6, %zmm4, %zmm4
-	vaesenclast	%zmm6, %zmm5, %zmm5
-	vpxorq	(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rdx)
-	vpxorq	64(%r9), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rdx)
-	vpxorq	128(%r9), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rdx)
-	vpxorq	192(%r9), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rdx)
+	vbroadcasti32x4	(%r11), %zmm15
+	vpxorq	%zmm15, %zmm11, %zmm11
+	vpxorq	%zmm15, %zmm12, %zmm12
+	vpxorq	%zmm15, %zmm13, %zmm13
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vbroadcasti32x4	16(%r11), %zmm15
+	vaesenc	%zmm15, %zmm11, %zmm11
+	vaesenc	%zmm15, %zmm12, %zmm12
+	vaesenc	%zmm15, %zmm13, %zmm13
+	vaesenc	%zmm15, %zmm14, %zmm14
+	vbroadcasti32x4	32(%r11), %zmm15
+	vaesenc	%zmm15, %zmm11, %zmm11
+	vaesenc	%zmm15, %zmm12, %zmm12
+	vaesenc	%zmm15, %zmm13, %zmm13
+	vaesenc	%zmm15, %zmm14, %zmm14
+	vbroadcasti32x4	48(%r11), %zmm15
+	vaesenc	%zmm15, %zmm11, %zmm11
+	vaesenc	%zmm15, %zmm12, %zmm12
+	vaesenc	%zmm15, %zmm13, %zmm13
+	vaesenc	%zmm15, %zmm14, %zmm14
+	vbroadcasti32x4	64(%r11), %zmm15
+	vaesenc	%zmm15, %zmm11, %zmm11
+	vaesenc	%zmm15, %zmm12, %zmm12
+	vaesenc	%zmm15, %zmm13, %zmm13
+	vaesenc	%zmm15, %zmm14, %zmm14
+	vbroadcasti32x4	80(%r11), %zmm15
+	vaesenc	%zmm15, %zmm11, %zmm11
+	vaesenc	%zmm15, %zmm12, %zmm12
+	vaesenc	%zmm15, %zmm13, %zmm13
+	vaesenc	%zmm15, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vpxorq	(%r9), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rdx)
+	vpxorq	64(%r9), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rdx)
+	vpxorq	128(%r9), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 128(%rdx)
+	vpxorq	192(%r9), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 192(%rdx)
 	addq	$256, %r9
 	addq	$256, %rdx
 	subq	$256, %rcx
 .Laesgen_vaes512_gcm_siv_open_ctr16_done256:
 	cmpq	$128, %rcx
 	jb	.Laesgen_vaes512_gcm_siv_open_ctr8_done256
-	vmovdqa64	%zmm0, %zmm2
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm3
+	vmovdqa64	%zmm0, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm12
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r11), %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	16(%r11), %zmm4
-	vaesenc	%zmm4, %zmm2, %zmm2
-	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	32(%r11), %zmm4
-	vaesenc	%zmm4, %zmm2, %zmm2
-	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	48(%r11), %zmm4
-	vaesenc	%zmm4, %zmm2, %zmm2
-	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	64(%r11), %zmm4
-	vaesenc	%zmm4, %zmm2, %zmm2
-	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	80(%r11), %zmm4
-	vaesenc	%zmm4, %zmm2, %zmm2
-	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	96(%r11), %zmm4
-	vaesenc	%zmm4, %zmm2, %zmm2
-	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	112(%r11), %zmm4
-	vaesenc	%zmm4, %zmm2, %zmm2
-	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	128(%r11), %zmm4
-	vaesenc	%zmm4, %zmm2, %zmm2
-	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	144(%r11), %zmm4
-	vaesenc	%zmm4, %zmm2, %zmm2
-	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	160(%r11), %zmm4
-	vaesenc	%zmm4, %zmm2, %zmm2
-	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	176(%r11), %zmm4
-	vaesenc	%zmm4, %zmm2, %zmm2
-	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	192(%r11), %zmm4
-	vaesenc	%zmm4, %zmm2, %zmm2
-	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	208(%r11), %zmm4
-	vaesenc	%zmm4, %zmm2, %zmm2
-	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	224(%r11), %zmm4
-	vaesenclast	%zmm4, %zmm2, %zmm2
-	vaesenclast	%zmm4, %zmm3, %zmm3
-	vpxorq	(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rdx)
-	vpxorq	64(%r9), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rdx)
+	vbroadcasti32x4	(%r11), %zmm13
+	vpxorq	%zmm13, %zmm11, %zmm11
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vbroadcasti32x4	16(%r11), %zmm13
+	vaesenc	%zmm13, %zmm11, %zmm11
+	vaesenc	%zmm13, %zmm12, %zmm12
+	vbroadcasti32x4	32(%r11), %zmm13
+	vaesenc	%zmm13, %zmm11, %zmm11
+	vaesenc	%zmm13, %zmm12, %zmm12
+	vbroadcasti32x4	48(%r11), %zmm13
+	vaesenc	%zmm13, %zmm11, %zmm11
+	vaesenc	%zmm13, %zmm12, %zmm12
+	vbroadcasti32x4	64(%r11), %zmm13
+	vaesenc	%zmm13, %zmm11, %zmm11
+	vaesenc	%zmm13, %zmm12, %zmm12
+	vbroadcasti32x4	80(%r11), %zmm13
+	vaesenc	%zmm13, %zmm11, %zmm11
+	vaesenc	%zmm13, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vpxorq	(%r9), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rdx)
+	vpxorq	64(%r9), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rdx)
 	addq	$128, %r9
 	addq	$128, %rdx
 	subq	$128, %rcx
 .Laesgen_vaes512_gcm_siv_open_ctr8_done256:
 	cmpq	$64, %rcx
 	jb	.Laesgen_vaes512_gcm_siv_open_ctr4_done256
-	vmovdqa64	%zmm0, %zmm2
+	vmovdqa64	%zmm0, %zmm11
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r11), %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	16(%r11), %zmm3
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	32(%r11), %zmm3
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	48(%r11), %zmm3
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	64(%r11), %zmm3
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	80(%r11), %zmm3
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	96(%r11), %zmm3
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	112(%r11), %zmm3
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	128(%r11), %zmm3
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	144(%r11), %zmm3
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	160(%r11), %zmm3
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	176(%r11), %zmm3
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	192(%r11), %zmm3
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	208(%r11), %zmm3
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	224(%r11), %zmm3
-	vaesenclast	%zmm3, %zmm2, %zmm2
-	vpxorq	(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rdx)
+	vbroadcasti32x4	(%r11), %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vbroadcasti32x4	16(%r11), %zmm12
+	vaesenc	%zmm12, %zmm11, %zmm11
+	vbroadcasti32x4	32(%r11), %zmm12
+	vaesenc	%zmm12, %zmm11, %zmm11
+	vbroadcasti32x4	48(%r11), %zmm12
+	vaesenc	%zmm12, %zmm11, %zmm11
+	vbroadcasti32x4	64(%r11), %zmm12
+	vaesenc	%zmm12, %zmm11, %zmm11
+	vbroadcasti32x4	80(%r11), %zmm12
+	vaesenc	%zmm12, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vpxorq	(%r9), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rdx)
 	addq	$64, %r9
 	addq	$64, %rdx
 	subq	$64, %rcx
 .Laesgen_vaes512_gcm_siv_open_ctr4_done256:
 	cmpq	$32, %rcx
 	jb	.Laesgen_vaes512_gcm_siv_open_ctr2_done256
-	vmovdqa64	%ymm0, %ymm2
+	vmovdqa64	%ymm0, %ymm11
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_2x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r11), %ymm3
-	vpxorq	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	16(%r11), %ymm3
-	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	32(%r11), %ymm3
-	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	48(%r11), %ymm3
-	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	64(%r11), %ymm3
-	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	80(%r11), %ymm3
-	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	96(%r11), %ymm3
-	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	112(%r11), %ymm3
-	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	128(%r11), %ymm3
-	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	144(%r11), %ymm3
-	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	160(%r11), %ymm3
-	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	176(%r11), %ymm3
-	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	192(%r11), %ymm3
-	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	208(%r11), %ymm3
-	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	224(%r11), %ymm3
-	vaesenclast	%ymm3, %ymm2, %ymm2
-	vpxorq	(%r9), %ymm2, %ymm2
-	vmovdqu64	%ymm2, (%rdx)
+	vbroadcasti32x4	(%r11), %ymm12
+	vpxorq	%ymm12, %ymm11, %ymm11
+	vbroadcasti32x4	16(%r11), %ymm12
+	vaesenc	%ymm12, %ymm11, %ymm11
+	vbroadcasti32x4	32(%r11), %ymm12
+	vaesenc	%ymm12, %ymm11, %ymm11
+	vbroadcasti32x4	48(%r11), %ymm12
+	vaesenc	%ymm12, %ymm11, %ymm11
+	vbroadcasti32x4	64(%r11), %ymm12
+	vaesenc	%ymm12, %ymm11, %ymm11
+	vbroadcasti32x4	80(%r11), %ymm12
+	vaesenc	%ymm12, %ymm11, %ymm11
+	vaesenc	%ymm2, %ymm11, %ymm11
+	vaesenc	%ymm3, %ymm11, %ymm11
+	vaesenc	%ymm4, %ymm11, %ymm11
+	vaesenc	%ymm5, %ymm11, %ymm11
+	vaesenc	%ymm6, %ymm11, %ymm11
+	vaesenc	%ymm7, %ymm11, %ymm11
+	vaesenc	%ymm8, %ymm11, %ymm11
+	vaesenc	%ymm9, %ymm11, %ymm11
+	vaesenclast	%ymm10, %ymm11, %ymm11
+	vpxorq	(%r9), %ymm11, %ymm11
+	vmovdqu64	%ymm11, (%rdx)
 	addq	$32, %r9
 	addq	$32, %rdx
 	subq	$32, %rcx
 .Laesgen_vaes512_gcm_siv_open_ctr2_done256:
 	cmpq	$16, %rcx
 	jb	.Laesgen_vaes512_gcm_siv_open_ctr1_done256
-	vmovdqa64	%xmm0, %xmm2
+	vmovdqa64	%xmm0, %xmm11
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_1x4(%rip), %zmm0, %zmm0
-	vmovdqa64	(%r11), %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	16(%r11), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	32(%r11), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	48(%r11), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	64(%r11), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	80(%r11), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	96(%r11), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	112(%r11), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	128(%r11), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	144(%r11), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	160(%r11), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	176(%r11), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	192(%r11), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	208(%r11), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	224(%r11), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vpxorq	(%r9), %xmm2, %xmm2
-	vmovdqu64	%xmm2, (%rdx)
+	vmovdqa64	(%r11), %xmm12
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vmovdqa64	16(%r11), %xmm12
+	vaesenc	%xmm12, %xmm11, %xmm11
+	vmovdqa64	32(%r11), %xmm12
+	vaesenc	%xmm12, %xmm11, %xmm11
+	vmovdqa64	48(%r11), %xmm12
+	vaesenc	%xmm12, %xmm11, %xmm11
+	vmovdqa64	64(%r11), %xmm12
+	vaesenc	%xmm12, %xmm11, %xmm11
+	vmovdqa64	80(%r11), %xmm12
+	vaesenc	%xmm12, %xmm11, %xmm11
+	vaesenc	%xmm2, %xmm11, %xmm11
+	vaesenc	%xmm3, %xmm11, %xmm11
+	vaesenc	%xmm4, %xmm11, %xmm11
+	vaesenc	%xmm5, %xmm11, %xmm11
+	vaesenc	%xmm6, %xmm11, %xmm11
+	vaesenc	%xmm7, %xmm11, %xmm11
+	vaesenc	%xmm8, %xmm11, %xmm11
+	vaesenc	%xmm9, %xmm11, %xmm11
+	vaesenclast	%xmm10, %xmm11, %xmm11
+	vpxorq	(%r9), %xmm11, %xmm11
+	vmovdqu64	%xmm11, (%rdx)
 	addq	$16, %r9
 	addq	$16, %rdx
 	subq	$16, %rcx
@@ -5101,36 +4941,27 @@ aesgen_vaes512_gcm_siv_open:
 	testq	%rcx, %rcx
 	je	.Laesgen_vaes512_gcm_siv_open_ctr_end256
 	vmovdqa64	%xmm0, %xmm0
-	vmovdqa64	(%r11), %xmm2
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	16(%r11), %xmm2
+	vmovdqa64	(%r11), %xmm11
+	vpxorq	%xmm11, %xmm0, %xmm0
+	vmovdqa64	16(%r11), %xmm11
+	vaesenc	%xmm11, %xmm0, %xmm0
+	vmovdqa64	32(%r11), %xmm11
+	vaesenc	%xmm11, %xmm0, %xmm0
+	vmovdqa64	48(%r11), %xmm11
+	vaesenc	%xmm11, %xmm0, %xmm0
+	vmovdqa64	64(%r11), %xmm11
+	vaesenc	%xmm11, %xmm0, %xmm0
+	vmovdqa64	80(%r11), %xmm11
+	vaesenc	%xmm11, %xmm0, %xmm0
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	32(%r11), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	48(%r11), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	64(%r11), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	80(%r11), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	96(%r11), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	112(%r11), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	128(%r11), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	144(%r11), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	160(%r11), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	176(%r11), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	192(%r11), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	208(%r11), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	224(%r11), %xmm2
-	vaesenclast	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm3, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm5, %xmm0, %xmm0
+	vaesenc	%xmm6, %xmm0, %xmm0
+	vaesenc	%xmm7, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm9, %xmm0, %xmm0
+	vaesenclast	%xmm10, %xmm0, %xmm0
 	movq	$-1, %r11
 	bzhiq	%rcx, %r11, %r11
 	kmovq	%r11, %k1
@@ -5483,170 +5314,170 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenclast	%xmm4, %xmm0, %xmm0
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpunpcklqdq	%xmm0, %xmm3, %xmm3
+	vmovdqa64	%xmm1, 1008(%rdi)
 	vmovdqa64	%xmm3, 256(%rdi)
 	vpxorq	%xmm0, %xmm0, %xmm0
 	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm3, %xmm0
+	vpclmulqdq	$0, %xmm1, %xmm1, %xmm4
 	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon0(%rip), %xmm0, %xmm0
 	vmovdqa64	%xmm3, %xmm2
+	vpclmulqdq	$17, %xmm1, %xmm1, %xmm5
 	vpslldq	$4, %xmm2, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpclmulqdq	$1, %xmm1, %xmm1, %xmm6
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpclmulqdq	$16, %xmm1, %xmm1, %xmm7
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm7, %xmm6, %xmm6
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 272(%rdi)
 	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm2, %xmm0
+	vpslldq	$8, %xmm6, %xmm7
 	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon1(%rip), %xmm0, %xmm0
 	vmovdqa64	%xmm2, %xmm2
+	vpxorq	%xmm7, %xmm4, %xmm4
 	vpslldq	$4, %xmm2, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm6, %xmm7
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm7, %xmm5, %xmm5
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm3
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 288(%rdi)
 	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm4, %xmm4
 	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon2(%rip), %xmm0, %xmm0
 	vmovdqa64	%xmm2, %xmm2
+	vpxorq	%xmm3, %xmm4, %xmm4
 	vpslldq	$4, %xmm2, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm6
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpshufd	$78, %xmm4, %xmm4
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm6, %xmm4, %xmm4
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 304(%rdi)
 	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm2, %xmm0
+	vpxorq	%xmm5, %xmm4, %xmm4
 	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon3(%rip), %xmm0, %xmm0
 	vmovdqa64	%xmm2, %xmm2
+	vmovdqa64	%xmm4, 992(%rdi)
 	vpslldq	$4, %xmm2, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpclmulqdq	$0, %xmm4, %xmm1, %xmm5
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpclmulqdq	$17, %xmm4, %xmm1, %xmm6
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpclmulqdq	$1, %xmm4, %xmm1, %xmm7
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 320(%rdi)
 	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm2, %xmm0
+	vpclmulqdq	$16, %xmm4, %xmm1, %xmm3
 	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon4(%rip), %xmm0, %xmm0
 	vmovdqa64	%xmm2, %xmm2
+	vpxorq	%xmm3, %xmm7, %xmm7
 	vpslldq	$4, %xmm2, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpslldq	$8, %xmm7, %xmm8
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm8, %xmm5, %xmm5
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm7, %xmm8
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 336(%rdi)
 	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm2, %xmm0
+	vpxorq	%xmm8, %xmm6, %xmm6
 	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon5(%rip), %xmm0, %xmm0
 	vmovdqa64	%xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm5, %xmm7
 	vpslldq	$4, %xmm2, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpshufd	$78, %xmm5, %xmm5
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm7, %xmm5, %xmm5
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm5, %xmm3
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 352(%rdi)
 	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
 	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon6(%rip), %xmm0, %xmm0
 	vmovdqa64	%xmm2, %xmm2
+	vpxorq	%xmm3, %xmm5, %xmm5
 	vpslldq	$4, %xmm2, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm6, %xmm5, %xmm5
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm5, 976(%rdi)
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpclmulqdq	$0, %xmm4, %xmm4, %xmm5
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 368(%rdi)
 	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm2, %xmm0
+	vpclmulqdq	$17, %xmm4, %xmm4, %xmm6
 	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon7(%rip), %xmm0, %xmm0
 	vmovdqa64	%xmm2, %xmm2
+	vpclmulqdq	$1, %xmm4, %xmm4, %xmm7
 	vpslldq	$4, %xmm2, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpclmulqdq	$16, %xmm4, %xmm4, %xmm4
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm4, %xmm7, %xmm7
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpslldq	$8, %xmm7, %xmm4
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 384(%rdi)
 	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm2, %xmm0
+	vpxorq	%xmm4, %xmm5, %xmm5
 	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon8(%rip), %xmm0, %xmm0
 	vmovdqa64	%xmm2, %xmm2
+	vpsrldq	$8, %xmm7, %xmm4
 	vpslldq	$4, %xmm2, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm4, %xmm6, %xmm6
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm5, %xmm4
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpshufd	$78, %xmm5, %xmm5
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 400(%rdi)
 	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm2, %xmm0
+	vpxorq	%xmm4, %xmm5, %xmm5
 	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon9(%rip), %xmm0, %xmm0
 	vmovdqa64	%xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm5, %xmm4
 	vpslldq	$4, %xmm2, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpshufd	$78, %xmm5, %xmm5
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm6, %xmm5, %xmm5
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 416(%rdi)
-	vmovdqa64	%xmm1, 1008(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm1, %xmm0
-	vpclmulqdq	$17, %xmm1, %xmm1, %xmm2
-	vpclmulqdq	$1, %xmm1, %xmm1, %xmm3
-	vpclmulqdq	$16, %xmm1, %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 992(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
-	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm1, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm4
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm4
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 976(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm0, %xmm2
-	vpclmulqdq	$17, %xmm0, %xmm0, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm0, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm0, %xmm0
-	vpxorq	%xmm0, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm0
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 960(%rdi)
+	vmovdqa64	%xmm5, 960(%rdi)
 	cmpq	$64, %r8
 	ja	.Laesgen_vaes512_gcm_siv_open_powers_more_2
 	cmpq	$48, %rdx
@@ -6069,657 +5900,603 @@ aesgen_vaes512_gcm_siv_open:
 	movq	32(%rsp), %rdx
 	movq	24(%rsp), %r10
 	leaq	256(%rdi), %r11
+	vbroadcasti32x4	32(%r11), %zmm2
+	vbroadcasti32x4	48(%r11), %zmm3
+	vbroadcasti32x4	64(%r11), %zmm4
+	vbroadcasti32x4	80(%r11), %zmm5
+	vbroadcasti32x4	96(%r11), %zmm6
+	vbroadcasti32x4	112(%r11), %zmm7
+	vbroadcasti32x4	128(%r11), %zmm8
+	vbroadcasti32x4	144(%r11), %zmm9
+	vbroadcasti32x4	160(%r11), %zmm10
 	vporq	.Laesgen_vaes512_gcm_siv_open_set_top(%rip), %xmm0, %xmm0
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_lane_counts4(%rip), %zmm0, %zmm0
 	cmpq	$512, %rcx
 	jb	.Laesgen_vaes512_gcm_siv_open_ctr_small128
-	vmovdqa64	%zmm0, %zmm2
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_12x4(%rip), %zmm0, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_16x4(%rip), %zmm0, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_20x4(%rip), %zmm0, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_24x4(%rip), %zmm0, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_28x4(%rip), %zmm0, %zmm9
+	vmovdqa64	%zmm0, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_12x4(%rip), %zmm0, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_16x4(%rip), %zmm0, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_20x4(%rip), %zmm0, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_24x4(%rip), %zmm0, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_28x4(%rip), %zmm0, %zmm18
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_32x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r11), %zmm10
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm5, %zmm5
-	vpxorq	%zmm10, %zmm6, %zmm6
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	16(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	32(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	48(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	64(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	80(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	96(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	112(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	128(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	144(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	160(%r11), %zmm10
-	vaesenclast	%zmm10, %zmm2, %zmm2
-	vaesenclast	%zmm10, %zmm3, %zmm3
-	vaesenclast	%zmm10, %zmm4, %zmm4
-	vaesenclast	%zmm10, %zmm5, %zmm5
-	vaesenclast	%zmm10, %zmm6, %zmm6
-	vaesenclast	%zmm10, %zmm7, %zmm7
-	vaesenclast	%zmm10, %zmm8, %zmm8
-	vaesenclast	%zmm10, %zmm9, %zmm9
-	vpxorq	(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rdx)
-	vpxorq	64(%r9), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rdx)
-	vpxorq	128(%r9), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rdx)
-	vpxorq	192(%r9), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rdx)
-	vpxorq	256(%r9), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rdx)
-	vpxorq	320(%r9), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rdx)
-	vpxorq	384(%r9), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rdx)
-	vpxorq	448(%r9), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rdx)
+	vbroadcasti32x4	(%r11), %zmm19
+	vpxorq	%zmm19, %zmm11, %zmm11
+	vpxorq	%zmm19, %zmm12, %zmm12
+	vpxorq	%zmm19, %zmm13, %zmm13
+	vpxorq	%zmm19, %zmm14, %zmm14
+	vpxorq	%zmm19, %zmm15, %zmm15
+	vpxorq	%zmm19, %zmm16, %zmm16
+	vpxorq	%zmm19, %zmm17, %zmm17
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vbroadcasti32x4	16(%r11), %zmm19
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vaesenclast	%zmm10, %zmm15, %zmm15
+	vaesenclast	%zmm10, %zmm16, %zmm16
+	vaesenclast	%zmm10, %zmm17, %zmm17
+	vaesenclast	%zmm10, %zmm18, %zmm18
+	vpxorq	(%r9), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rdx)
+	vpxorq	64(%r9), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rdx)
+	vpxorq	128(%r9), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 128(%rdx)
+	vpxorq	192(%r9), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 192(%rdx)
+	vpxorq	256(%r9), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 256(%rdx)
+	vpxorq	320(%r9), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 320(%rdx)
+	vpxorq	384(%r9), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 384(%rdx)
+	vpxorq	448(%r9), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 448(%rdx)
 	addq	$512, %r9
 	addq	$512, %rdx
 	subq	$512, %rcx
 .Laesgen_vaes512_gcm_siv_open_ctr32_128:
 	cmpq	$512, %rcx
 	jb	.Laesgen_vaes512_gcm_siv_open_ctr32_done128
-	vmovdqa64	%zmm0, %zmm2
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_12x4(%rip), %zmm0, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_16x4(%rip), %zmm0, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_20x4(%rip), %zmm0, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_24x4(%rip), %zmm0, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_28x4(%rip), %zmm0, %zmm9
+	vmovdqa64	%zmm0, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_12x4(%rip), %zmm0, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_16x4(%rip), %zmm0, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_20x4(%rip), %zmm0, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_24x4(%rip), %zmm0, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_28x4(%rip), %zmm0, %zmm18
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_32x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r11), %zmm10
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vmovdqu64	-128(%rdx), %zmm11
-	vpxorq	%zmm10, %zmm3, %zmm3
-	vmovdqu64	-64(%rdx), %zmm12
-	vpxorq	%zmm10, %zmm4, %zmm4
-	vmovdqu64	896(%rdi), %zmm13
-	vpxorq	%zmm10, %zmm5, %zmm5
-	vmovdqu64	960(%rdi), %zmm14
-	vpxorq	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$0, %zmm13, %zmm11, %zmm15
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$17, %zmm13, %zmm11, %zmm16
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$1, %zmm13, %zmm11, %zmm17
-	vbroadcasti32x4	16(%r11), %zmm10
-	vpclmulqdq	$16, %zmm13, %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$0, %zmm14, %zmm12, %zmm13
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$17, %zmm14, %zmm12, %zmm18
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$1, %zmm14, %zmm12, %zmm19
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$16, %zmm14, %zmm12, %zmm12
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpxorq	%zmm13, %zmm15, %zmm13
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm18, %zmm16, %zmm14
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vmovdqa64	%zmm17, %zmm15
-	vbroadcasti32x4	32(%r11), %zmm10
-	vpternlogd	$150, %zmm19, %zmm11, %zmm15
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpxorq	%zmm12, %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vmovdqu64	-256(%rdx), %zmm11
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vmovdqu64	-192(%rdx), %zmm12
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vmovdqu64	768(%rdi), %zmm16
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vmovdqu64	832(%rdi), %zmm17
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$0, %zmm16, %zmm11, %zmm18
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$17, %zmm16, %zmm11, %zmm19
-	vbroadcasti32x4	48(%r11), %zmm10
-	vpclmulqdq	$1, %zmm16, %zmm11, %zmm20
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$16, %zmm16, %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$0, %zmm17, %zmm12, %zmm16
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$17, %zmm17, %zmm12, %zmm21
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$1, %zmm17, %zmm12, %zmm22
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$16, %zmm17, %zmm12, %zmm12
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpternlogd	$150, %zmm16, %zmm18, %zmm13
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpternlogd	$150, %zmm21, %zmm19, %zmm14
-	vbroadcasti32x4	64(%r11), %zmm10
-	vpternlogd	$150, %zmm11, %zmm20, %zmm15
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpternlogd	$150, %zmm12, %zmm22, %zmm15
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vmovdqu64	-384(%rdx), %zmm11
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vmovdqu64	-320(%rdx), %zmm12
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vmovdqu64	640(%rdi), %zmm16
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vmovdqu64	704(%rdi), %zmm17
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$0, %zmm16, %zmm11, %zmm18
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$17, %zmm16, %zmm11, %zmm19
-	vbroadcasti32x4	80(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$1, %zmm16, %zmm11, %zmm20
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$16, %zmm16, %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpclmulqdq	$0, %zmm17, %zmm12, %zmm16
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$17, %zmm17, %zmm12, %zmm21
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$1, %zmm17, %zmm12, %zmm22
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$16, %zmm17, %zmm12, %zmm12
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpternlogd	$150, %zmm16, %zmm18, %zmm13
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	96(%r11), %zmm10
-	vpternlogd	$150, %zmm21, %zmm19, %zmm14
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpternlogd	$150, %zmm11, %zmm20, %zmm15
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpternlogd	$150, %zmm12, %zmm22, %zmm15
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vmovdqu64	-512(%rdx), %zmm11
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpxorq	%zmm1, %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vmovdqu64	-448(%rdx), %zmm12
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vmovdqu64	512(%rdi), %zmm16
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vmovdqu64	576(%rdi), %zmm10
-	vbroadcasti32x4	112(%r11), %zmm1
-	vpclmulqdq	$0, %zmm16, %zmm11, %zmm17
-	vaesenc	%zmm1, %zmm2, %zmm2
-	vpclmulqdq	$17, %zmm16, %zmm11, %zmm18
-	vaesenc	%zmm1, %zmm3, %zmm3
-	vpclmulqdq	$1, %zmm16, %zmm11, %zmm19
-	vaesenc	%zmm1, %zmm4, %zmm4
-	vpclmulqdq	$16, %zmm16, %zmm11, %zmm11
-	vaesenc	%zmm1, %zmm5, %zmm5
-	vpclmulqdq	$0, %zmm10, %zmm12, %zmm16
-	vaesenc	%zmm1, %zmm6, %zmm6
-	vaesenc	%zmm1, %zmm7, %zmm7
-	vpclmulqdq	$17, %zmm10, %zmm12, %zmm20
-	vaesenc	%zmm1, %zmm8, %zmm8
-	vpclmulqdq	$1, %zmm10, %zmm12, %zmm21
-	vaesenc	%zmm1, %zmm9, %zmm9
-	vpclmulqdq	$16, %zmm10, %zmm12, %zmm10
-	vbroadcasti32x4	128(%r11), %zmm1
-	vpternlogd	$150, %zmm16, %zmm17, %zmm13
-	vaesenc	%zmm1, %zmm2, %zmm2
-	vpternlogd	$150, %zmm20, %zmm18, %zmm14
-	vaesenc	%zmm1, %zmm3, %zmm3
-	vpternlogd	$150, %zmm11, %zmm19, %zmm15
-	vaesenc	%zmm1, %zmm4, %zmm4
-	vpternlogd	$150, %zmm10, %zmm21, %zmm15
-	vaesenc	%zmm1, %zmm5, %zmm5
-	vaesenc	%zmm1, %zmm6, %zmm6
-	vpslldq	$8, %zmm15, %zmm10
-	vaesenc	%zmm1, %zmm7, %zmm7
-	vpxorq	%zmm10, %zmm13, %zmm13
-	vaesenc	%zmm1, %zmm8, %zmm8
-	vpsrldq	$8, %zmm15, %zmm10
-	vaesenc	%zmm1, %zmm9, %zmm9
-	vpxorq	%zmm10, %zmm14, %zmm14
-	vbroadcasti32x4	144(%r11), %zmm1
-	vextracti64x4	$1, %zmm13, %ymm10
-	vaesenc	%zmm1, %zmm2, %zmm2
-	vpxorq	%ymm10, %ymm13, %ymm13
-	vaesenc	%zmm1, %zmm3, %zmm3
-	vaesenc	%zmm1, %zmm4, %zmm4
-	vextracti32x4	$1, %ymm13, %xmm10
-	vaesenc	%zmm1, %zmm5, %zmm5
-	vpxorq	%xmm10, %xmm13, %xmm13
-	vaesenc	%zmm1, %zmm6, %zmm6
-	vextracti64x4	$1, %zmm14, %ymm10
-	vaesenc	%zmm1, %zmm7, %zmm7
-	vpxorq	%ymm10, %ymm14, %ymm14
-	vaesenc	%zmm1, %zmm8, %zmm8
-	vextracti32x4	$1, %ymm14, %xmm10
-	vaesenc	%zmm1, %zmm9, %zmm9
-	vpxorq	%xmm10, %xmm14, %xmm14
-	vbroadcasti32x4	160(%r11), %zmm1
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm13, %xmm10
-	vaesenclast	%zmm1, %zmm2, %zmm2
-	vaesenclast	%zmm1, %zmm3, %zmm3
-	vpshufd	$78, %xmm13, %xmm13
-	vaesenclast	%zmm1, %zmm4, %zmm4
-	vpxorq	%xmm10, %xmm13, %xmm13
-	vaesenclast	%zmm1, %zmm5, %zmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm13, %xmm10
-	vaesenclast	%zmm1, %zmm6, %zmm6
-	vpshufd	$78, %xmm13, %xmm13
-	vaesenclast	%zmm1, %zmm7, %zmm7
-	vpxorq	%xmm10, %xmm13, %xmm13
-	vaesenclast	%zmm1, %zmm8, %zmm8
-	vpxorq	%xmm14, %xmm13, %xmm13
-	vaesenclast	%zmm1, %zmm9, %zmm9
-	vmovdqa64	%xmm13, %xmm1
-	vpxorq	(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rdx)
-	vpxorq	64(%r9), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rdx)
-	vpxorq	128(%r9), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rdx)
-	vpxorq	192(%r9), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rdx)
-	vpxorq	256(%r9), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rdx)
-	vpxorq	320(%r9), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rdx)
-	vpxorq	384(%r9), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rdx)
-	vpxorq	448(%r9), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rdx)
+	vbroadcasti32x4	(%r11), %zmm19
+	vpxorq	%zmm19, %zmm11, %zmm11
+	vmovdqu64	-128(%rdx), %zmm20
+	vpxorq	%zmm19, %zmm12, %zmm12
+	vmovdqu64	-64(%rdx), %zmm21
+	vpxorq	%zmm19, %zmm13, %zmm13
+	vmovdqu64	896(%rdi), %zmm22
+	vpxorq	%zmm19, %zmm14, %zmm14
+	vmovdqu64	960(%rdi), %zmm23
+	vpxorq	%zmm19, %zmm15, %zmm15
+	vpclmulqdq	$0, %zmm22, %zmm20, %zmm24
+	vpxorq	%zmm19, %zmm16, %zmm16
+	vpclmulqdq	$17, %zmm22, %zmm20, %zmm25
+	vpxorq	%zmm19, %zmm17, %zmm17
+	vpclmulqdq	$1, %zmm22, %zmm20, %zmm26
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vpclmulqdq	$16, %zmm22, %zmm20, %zmm20
+	vbroadcasti32x4	16(%r11), %zmm19
+	vpclmulqdq	$0, %zmm23, %zmm21, %zmm22
+	vaesenc	%zmm19, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm23, %zmm21, %zmm27
+	vaesenc	%zmm19, %zmm12, %zmm12
+	vpclmulqdq	$1, %zmm23, %zmm21, %zmm28
+	vaesenc	%zmm19, %zmm13, %zmm13
+	vpclmulqdq	$16, %zmm23, %zmm21, %zmm21
+	vaesenc	%zmm19, %zmm14, %zmm14
+	vpxorq	%zmm22, %zmm24, %zmm22
+	vaesenc	%zmm19, %zmm15, %zmm15
+	vpxorq	%zmm27, %zmm25, %zmm23
+	vaesenc	%zmm19, %zmm16, %zmm16
+	vmovdqa64	%zmm26, %zmm24
+	vaesenc	%zmm19, %zmm17, %zmm17
+	vpternlogd	$150, %zmm28, %zmm20, %zmm24
+	vaesenc	%zmm19, %zmm18, %zmm18
+	vpxorq	%zmm21, %zmm24, %zmm24
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vmovdqu64	-256(%rdx), %zmm19
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vmovdqu64	-192(%rdx), %zmm20
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vmovdqu64	768(%rdi), %zmm21
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vmovdqu64	832(%rdi), %zmm25
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm26
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm27
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm28
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm19
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm21
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vpternlogd	$150, %zmm21, %zmm26, %zmm22
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vpternlogd	$150, %zmm29, %zmm27, %zmm23
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm28, %zmm24
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vpternlogd	$150, %zmm20, %zmm30, %zmm24
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vmovdqu64	-384(%rdx), %zmm19
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vmovdqu64	-320(%rdx), %zmm20
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vmovdqu64	640(%rdi), %zmm21
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vmovdqu64	704(%rdi), %zmm25
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm21, %zmm19, %zmm26
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm21, %zmm19, %zmm27
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vpclmulqdq	$1, %zmm21, %zmm19, %zmm28
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vpclmulqdq	$16, %zmm21, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$0, %zmm25, %zmm20, %zmm21
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm25, %zmm20, %zmm29
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vpclmulqdq	$1, %zmm25, %zmm20, %zmm30
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpclmulqdq	$16, %zmm25, %zmm20, %zmm20
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vpternlogd	$150, %zmm21, %zmm26, %zmm22
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vpternlogd	$150, %zmm29, %zmm27, %zmm23
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vpternlogd	$150, %zmm19, %zmm28, %zmm24
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vpternlogd	$150, %zmm20, %zmm30, %zmm24
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vmovdqu64	-512(%rdx), %zmm19
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vpxorq	%zmm1, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vmovdqu64	-448(%rdx), %zmm1
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vmovdqu64	512(%rdi), %zmm20
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vmovdqu64	576(%rdi), %zmm21
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm20, %zmm19, %zmm25
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vpclmulqdq	$17, %zmm20, %zmm19, %zmm26
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vpclmulqdq	$1, %zmm20, %zmm19, %zmm27
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vpclmulqdq	$16, %zmm20, %zmm19, %zmm19
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm21, %zmm1, %zmm20
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm21, %zmm1, %zmm28
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vpclmulqdq	$1, %zmm21, %zmm1, %zmm29
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vpclmulqdq	$16, %zmm21, %zmm1, %zmm1
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm25, %zmm22
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vpternlogd	$150, %zmm28, %zmm26, %zmm23
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vpternlogd	$150, %zmm19, %zmm27, %zmm24
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vpternlogd	$150, %zmm1, %zmm29, %zmm24
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vpslldq	$8, %zmm24, %zmm1
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vpxorq	%zmm1, %zmm22, %zmm22
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vpsrldq	$8, %zmm24, %zmm1
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vpxorq	%zmm1, %zmm23, %zmm23
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vextracti64x4	$1, %zmm22, %ymm1
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vpxorq	%ymm1, %ymm22, %ymm22
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vextracti32x4	$1, %ymm22, %xmm1
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vpxorq	%xmm1, %xmm22, %xmm22
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vextracti64x4	$1, %zmm23, %ymm1
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vpxorq	%ymm1, %ymm23, %ymm23
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vextracti32x4	$1, %ymm23, %xmm1
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vpxorq	%xmm1, %xmm23, %xmm23
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm22, %xmm1
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vpshufd	$78, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vpxorq	%xmm1, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm22, %xmm1
+	vaesenclast	%zmm10, %zmm15, %zmm15
+	vpshufd	$78, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm16, %zmm16
+	vpxorq	%xmm1, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm17, %zmm17
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vaesenclast	%zmm10, %zmm18, %zmm18
+	vmovdqa64	%xmm22, %xmm1
+	vpxorq	(%r9), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rdx)
+	vpxorq	64(%r9), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rdx)
+	vpxorq	128(%r9), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 128(%rdx)
+	vpxorq	192(%r9), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 192(%rdx)
+	vpxorq	256(%r9), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 256(%rdx)
+	vpxorq	320(%r9), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 320(%rdx)
+	vpxorq	384(%r9), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 384(%rdx)
+	vpxorq	448(%r9), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 448(%rdx)
 	addq	$512, %r9
 	addq	$512, %rdx
 	subq	$512, %rcx
 	jmp	.Laesgen_vaes512_gcm_siv_open_ctr32_128
 .Laesgen_vaes512_gcm_siv_open_ctr32_done128:
-	vmovdqu64	-128(%rdx), %zmm2
-	vmovdqu64	-64(%rdx), %zmm3
-	vmovdqu64	896(%rdi), %zmm4
-	vmovdqu64	960(%rdi), %zmm5
-	vpclmulqdq	$0, %zmm4, %zmm2, %zmm6
-	vpclmulqdq	$17, %zmm4, %zmm2, %zmm7
-	vpclmulqdq	$1, %zmm4, %zmm2, %zmm8
-	vpclmulqdq	$16, %zmm4, %zmm2, %zmm2
-	vpclmulqdq	$0, %zmm5, %zmm3, %zmm4
-	vpclmulqdq	$17, %zmm5, %zmm3, %zmm9
-	vpclmulqdq	$1, %zmm5, %zmm3, %zmm10
-	vpclmulqdq	$16, %zmm5, %zmm3, %zmm3
-	vpxorq	%zmm4, %zmm6, %zmm4
-	vpxorq	%zmm9, %zmm7, %zmm5
-	vmovdqa64	%zmm8, %zmm6
-	vpternlogd	$150, %zmm10, %zmm2, %zmm6
-	vpxorq	%zmm3, %zmm6, %zmm6
-	vmovdqu64	-256(%rdx), %zmm2
-	vmovdqu64	-192(%rdx), %zmm3
-	vmovdqu64	768(%rdi), %zmm7
-	vmovdqu64	832(%rdi), %zmm8
-	vpclmulqdq	$0, %zmm7, %zmm2, %zmm9
-	vpclmulqdq	$17, %zmm7, %zmm2, %zmm10
-	vpclmulqdq	$1, %zmm7, %zmm2, %zmm11
-	vpclmulqdq	$16, %zmm7, %zmm2, %zmm2
-	vpclmulqdq	$0, %zmm8, %zmm3, %zmm7
-	vpclmulqdq	$17, %zmm8, %zmm3, %zmm12
-	vpclmulqdq	$1, %zmm8, %zmm3, %zmm13
-	vpclmulqdq	$16, %zmm8, %zmm3, %zmm3
-	vpternlogd	$150, %zmm7, %zmm9, %zmm4
-	vpternlogd	$150, %zmm12, %zmm10, %zmm5
-	vpternlogd	$150, %zmm2, %zmm11, %zmm6
-	vpternlogd	$150, %zmm3, %zmm13, %zmm6
-	vmovdqu64	-384(%rdx), %zmm2
-	vmovdqu64	-320(%rdx), %zmm3
-	vmovdqu64	640(%rdi), %zmm7
-	vmovdqu64	704(%rdi), %zmm8
-	vpclmulqdq	$0, %zmm7, %zmm2, %zmm9
-	vpclmulqdq	$17, %zmm7, %zmm2, %zmm10
-	vpclmulqdq	$1, %zmm7, %zmm2, %zmm11
-	vpclmulqdq	$16, %zmm7, %zmm2, %zmm2
-	vpclmulqdq	$0, %zmm8, %zmm3, %zmm7
-	vpclmulqdq	$17, %zmm8, %zmm3, %zmm12
-	vpclmulqdq	$1, %zmm8, %zmm3, %zmm13
-	vpclmulqdq	$16, %zmm8, %zmm3, %zmm3
-	vpternlogd	$150, %zmm7, %zmm9, %zmm4
-	vpternlogd	$150, %zmm12, %zmm10, %zmm5
-	vpternlogd	$150, %zmm2, %zmm11, %zmm6
-	vpternlogd	$150, %zmm3, %zmm13, %zmm6
-	vmovdqu64	-512(%rdx), %zmm2
-	vpxorq	%zmm1, %zmm2, %zmm2
+	vmovdqu64	-128(%rdx), %zmm11
+	vmovdqu64	-64(%rdx), %zmm12
+	vmovdqu64	896(%rdi), %zmm13
+	vmovdqu64	960(%rdi), %zmm14
+	vpclmulqdq	$0, %zmm13, %zmm11, %zmm15
+	vpclmulqdq	$17, %zmm13, %zmm11, %zmm16
+	vpclmulqdq	$1, %zmm13, %zmm11, %zmm17
+	vpclmulqdq	$16, %zmm13, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm14, %zmm12, %zmm13
+	vpclmulqdq	$17, %zmm14, %zmm12, %zmm18
+	vpclmulqdq	$1, %zmm14, %zmm12, %zmm19
+	vpclmulqdq	$16, %zmm14, %zmm12, %zmm12
+	vpxorq	%zmm13, %zmm15, %zmm13
+	vpxorq	%zmm18, %zmm16, %zmm14
+	vmovdqa64	%zmm17, %zmm15
+	vpternlogd	$150, %zmm19, %zmm11, %zmm15
+	vpxorq	%zmm12, %zmm15, %zmm15
+	vmovdqu64	-256(%rdx), %zmm11
+	vmovdqu64	-192(%rdx), %zmm12
+	vmovdqu64	768(%rdi), %zmm16
+	vmovdqu64	832(%rdi), %zmm17
+	vpclmulqdq	$0, %zmm16, %zmm11, %zmm18
+	vpclmulqdq	$17, %zmm16, %zmm11, %zmm19
+	vpclmulqdq	$1, %zmm16, %zmm11, %zmm20
+	vpclmulqdq	$16, %zmm16, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm17, %zmm12, %zmm16
+	vpclmulqdq	$17, %zmm17, %zmm12, %zmm21
+	vpclmulqdq	$1, %zmm17, %zmm12, %zmm22
+	vpclmulqdq	$16, %zmm17, %zmm12, %zmm12
+	vpternlogd	$150, %zmm16, %zmm18, %zmm13
+	vpternlogd	$150, %zmm21, %zmm19, %zmm14
+	vpternlogd	$150, %zmm11, %zmm20, %zmm15
+	vpternlogd	$150, %zmm12, %zmm22, %zmm15
+	vmovdqu64	-384(%rdx), %zmm11
+	vmovdqu64	-320(%rdx), %zmm12
+	vmovdqu64	640(%rdi), %zmm16
+	vmovdqu64	704(%rdi), %zmm17
+	vpclmulqdq	$0, %zmm16, %zmm11, %zmm18
+	vpclmulqdq	$17, %zmm16, %zmm11, %zmm19
+	vpclmulqdq	$1, %zmm16, %zmm11, %zmm20
+	vpclmulqdq	$16, %zmm16, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm17, %zmm12, %zmm16
+	vpclmulqdq	$17, %zmm17, %zmm12, %zmm21
+	vpclmulqdq	$1, %zmm17, %zmm12, %zmm22
+	vpclmulqdq	$16, %zmm17, %zmm12, %zmm12
+	vpternlogd	$150, %zmm16, %zmm18, %zmm13
+	vpternlogd	$150, %zmm21, %zmm19, %zmm14
+	vpternlogd	$150, %zmm11, %zmm20, %zmm15
+	vpternlogd	$150, %zmm12, %zmm22, %zmm15
+	vmovdqu64	-512(%rdx), %zmm11
+	vpxorq	%zmm1, %zmm11, %zmm11
 	vmovdqu64	-448(%rdx), %zmm1
-	vmovdqu64	512(%rdi), %zmm3
-	vmovdqu64	576(%rdi), %zmm7
-	vpclmulqdq	$0, %zmm3, %zmm2, %zmm8
-	vpclmulqdq	$17, %zmm3, %zmm2, %zmm9
-	vpclmulqdq	$1, %zmm3, %zmm2, %zmm10
-	vpclmulqdq	$16, %zmm3, %zmm2, %zmm2
-	vpclmulqdq	$0, %zmm7, %zmm1, %zmm3
-	vpclmulqdq	$17, %zmm7, %zmm1, %zmm11
-	vpclmulqdq	$1, %zmm7, %zmm1, %zmm12
-	vpclmulqdq	$16, %zmm7, %zmm1, %zmm1
-	vpternlogd	$150, %zmm3, %zmm8, %zmm4
-	vpternlogd	$150, %zmm11, %zmm9, %zmm5
-	vpternlogd	$150, %zmm2, %zmm10, %zmm6
-	vpternlogd	$150, %zmm1, %zmm12, %zmm6
-	vpslldq	$8, %zmm6, %zmm1
-	vpxorq	%zmm1, %zmm4, %zmm4
-	vpsrldq	$8, %zmm6, %zmm1
-	vpxorq	%zmm1, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm4, %ymm1
-	vpxorq	%ymm1, %ymm4, %ymm4
-	vextracti32x4	$1, %ymm4, %xmm1
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vextracti64x4	$1, %zmm5, %ymm1
-	vpxorq	%ymm1, %ymm5, %ymm5
-	vextracti32x4	$1, %ymm5, %xmm1
-	vpxorq	%xmm1, %xmm5, %xmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm1
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm1
-	vpshufd	$78, %xmm4, %xmm4
-	vpxorq	%xmm1, %xmm4, %xmm4
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vmovdqa64	%xmm4, %xmm1
+	vmovdqu64	512(%rdi), %zmm12
+	vmovdqu64	576(%rdi), %zmm16
+	vpclmulqdq	$0, %zmm12, %zmm11, %zmm17
+	vpclmulqdq	$17, %zmm12, %zmm11, %zmm18
+	vpclmulqdq	$1, %zmm12, %zmm11, %zmm19
+	vpclmulqdq	$16, %zmm12, %zmm11, %zmm11
+	vpclmulqdq	$0, %zmm16, %zmm1, %zmm12
+	vpclmulqdq	$17, %zmm16, %zmm1, %zmm20
+	vpclmulqdq	$1, %zmm16, %zmm1, %zmm21
+	vpclmulqdq	$16, %zmm16, %zmm1, %zmm1
+	vpternlogd	$150, %zmm12, %zmm17, %zmm13
+	vpternlogd	$150, %zmm20, %zmm18, %zmm14
+	vpternlogd	$150, %zmm11, %zmm19, %zmm15
+	vpternlogd	$150, %zmm1, %zmm21, %zmm15
+	vpslldq	$8, %zmm15, %zmm1
+	vpxorq	%zmm1, %zmm13, %zmm13
+	vpsrldq	$8, %zmm15, %zmm1
+	vpxorq	%zmm1, %zmm14, %zmm14
+	vextracti64x4	$1, %zmm13, %ymm1
+	vpxorq	%ymm1, %ymm13, %ymm13
+	vextracti32x4	$1, %ymm13, %xmm1
+	vpxorq	%xmm1, %xmm13, %xmm13
+	vextracti64x4	$1, %zmm14, %ymm1
+	vpxorq	%ymm1, %ymm14, %ymm14
+	vextracti32x4	$1, %ymm14, %xmm1
+	vpxorq	%xmm1, %xmm14, %xmm14
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm13, %xmm1
+	vpshufd	$78, %xmm13, %xmm13
+	vpxorq	%xmm1, %xmm13, %xmm13
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm13, %xmm1
+	vpshufd	$78, %xmm13, %xmm13
+	vpxorq	%xmm1, %xmm13, %xmm13
+	vpxorq	%xmm14, %xmm13, %xmm13
+	vmovdqa64	%xmm13, %xmm1
 .Laesgen_vaes512_gcm_siv_open_ctr_small128:
 	movq	%rdx, %rbx
 	movq	%rcx, %rbp
 	cmpq	$256, %rcx
 	jb	.Laesgen_vaes512_gcm_siv_open_ctr16_done128
-	vmovdqa64	%zmm0, %zmm2
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_12x4(%rip), %zmm0, %zmm5
+	vmovdqa64	%zmm0, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_12x4(%rip), %zmm0, %zmm14
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_16x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r11), %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
-	vpxorq	%zmm6, %zmm3, %zmm3
-	vpxorq	%zmm6, %zmm4, %zmm4
-	vpxorq	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	16(%r11), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	32(%r11), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	48(%r11), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	64(%r11), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	80(%r11), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	96(%r11), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	112(%r11), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	128(%r11), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	144(%r11), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	160(%r11), %zmm6
-	vaesenclast	%zmm6, %zmm2, %zmm2
-	vaesenclast	%zmm6, %zmm3, %zmm3
-	vaesenclast	%zmm6, %zmm4, %zmm4
-	vaesenclast	%zmm6, %zmm5, %zmm5
-	vpxorq	(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rdx)
-	vpxorq	64(%r9), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rdx)
-	vpxorq	128(%r9), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rdx)
-	vpxorq	192(%r9), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rdx)
+	vbroadcasti32x4	(%r11), %zmm15
+	vpxorq	%zmm15, %zmm11, %zmm11
+	vpxorq	%zmm15, %zmm12, %zmm12
+	vpxorq	%zmm15, %zmm13, %zmm13
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vbroadcasti32x4	16(%r11), %zmm15
+	vaesenc	%zmm15, %zmm11, %zmm11
+	vaesenc	%zmm15, %zmm12, %zmm12
+	vaesenc	%zmm15, %zmm13, %zmm13
+	vaesenc	%zmm15, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vpxorq	(%r9), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rdx)
+	vpxorq	64(%r9), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rdx)
+	vpxorq	128(%r9), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 128(%rdx)
+	vpxorq	192(%r9), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 192(%rdx)
 	addq	$256, %r9
 	addq	$256, %rdx
 	subq	$256, %rcx
 .Laesgen_vaes512_gcm_siv_open_ctr16_done128:
 	cmpq	$128, %rcx
 	jb	.Laesgen_vaes512_gcm_siv_open_ctr8_done128
-	vmovdqa64	%zmm0, %zmm2
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm3
+	vmovdqa64	%zmm0, %zmm11
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm12
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r11), %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	16(%r11), %zmm4
-	vaesenc	%zmm4, %zmm2, %zmm2
-	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	32(%r11), %zmm4
-	vaesenc	%zmm4, %zmm2, %zmm2
-	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	48(%r11), %zmm4
-	vaesenc	%zmm4, %zmm2, %zmm2
-	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	64(%r11), %zmm4
-	vaesenc	%zmm4, %zmm2, %zmm2
-	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	80(%r11), %zmm4
-	vaesenc	%zmm4, %zmm2, %zmm2
-	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	96(%r11), %zmm4
-	vaesenc	%zmm4, %zmm2, %zmm2
-	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	112(%r11), %zmm4
-	vaesenc	%zmm4, %zmm2, %zmm2
-	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	128(%r11), %zmm4
-	vaesenc	%zmm4, %zmm2, %zmm2
-	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	144(%r11), %zmm4
-	vaesenc	%zmm4, %zmm2, %zmm2
-	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	160(%r11), %zmm4
-	vaesenclast	%zmm4, %zmm2, %zmm2
-	vaesenclast	%zmm4, %zmm3, %zmm3
-	vpxorq	(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rdx)
-	vpxorq	64(%r9), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rdx)
+	vbroadcasti32x4	(%r11), %zmm13
+	vpxorq	%zmm13, %zmm11, %zmm11
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vbroadcasti32x4	16(%r11), %zmm13
+	vaesenc	%zmm13, %zmm11, %zmm11
+	vaesenc	%zmm13, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vpxorq	(%r9), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rdx)
+	vpxorq	64(%r9), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rdx)
 	addq	$128, %r9
 	addq	$128, %rdx
 	subq	$128, %rcx
 .Laesgen_vaes512_gcm_siv_open_ctr8_done128:
 	cmpq	$64, %rcx
 	jb	.Laesgen_vaes512_gcm_siv_open_ctr4_done128
-	vmovdqa64	%zmm0, %zmm2
+	vmovdqa64	%zmm0, %zmm11
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r11), %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	16(%r11), %zmm3
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	32(%r11), %zmm3
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	48(%r11), %zmm3
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	64(%r11), %zmm3
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	80(%r11), %zmm3
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	96(%r11), %zmm3
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	112(%r11), %zmm3
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	128(%r11), %zmm3
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	144(%r11), %zmm3
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	160(%r11), %zmm3
-	vaesenclast	%zmm3, %zmm2, %zmm2
-	vpxorq	(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rdx)
+	vbroadcasti32x4	(%r11), %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vbroadcasti32x4	16(%r11), %zmm12
+	vaesenc	%zmm12, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vpxorq	(%r9), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rdx)
 	addq	$64, %r9
 	addq	$64, %rdx
 	subq	$64, %rcx
 .Laesgen_vaes512_gcm_siv_open_ctr4_done128:
 	cmpq	$32, %rcx
 	jb	.Laesgen_vaes512_gcm_siv_open_ctr2_done128
-	vmovdqa64	%ymm0, %ymm2
+	vmovdqa64	%ymm0, %ymm11
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_2x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r11), %ymm3
-	vpxorq	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	16(%r11), %ymm3
-	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	32(%r11), %ymm3
-	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	48(%r11), %ymm3
-	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	64(%r11), %ymm3
-	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	80(%r11), %ymm3
-	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	96(%r11), %ymm3
-	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	112(%r11), %ymm3
-	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	128(%r11), %ymm3
-	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	144(%r11), %ymm3
-	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	160(%r11), %ymm3
-	vaesenclast	%ymm3, %ymm2, %ymm2
-	vpxorq	(%r9), %ymm2, %ymm2
-	vmovdqu64	%ymm2, (%rdx)
+	vbroadcasti32x4	(%r11), %ymm12
+	vpxorq	%ymm12, %ymm11, %ymm11
+	vbroadcasti32x4	16(%r11), %ymm12
+	vaesenc	%ymm12, %ymm11, %ymm11
+	vaesenc	%ymm2, %ymm11, %ymm11
+	vaesenc	%ymm3, %ymm11, %ymm11
+	vaesenc	%ymm4, %ymm11, %ymm11
+	vaesenc	%ymm5, %ymm11, %ymm11
+	vaesenc	%ymm6, %ymm11, %ymm11
+	vaesenc	%ymm7, %ymm11, %ymm11
+	vaesenc	%ymm8, %ymm11, %ymm11
+	vaesenc	%ymm9, %ymm11, %ymm11
+	vaesenclast	%ymm10, %ymm11, %ymm11
+	vpxorq	(%r9), %ymm11, %ymm11
+	vmovdqu64	%ymm11, (%rdx)
 	addq	$32, %r9
 	addq	$32, %rdx
 	subq	$32, %rcx
 .Laesgen_vaes512_gcm_siv_open_ctr2_done128:
 	cmpq	$16, %rcx
 	jb	.Laesgen_vaes512_gcm_siv_open_ctr1_done128
-	vmovdqa64	%xmm0, %xmm2
+	vmovdqa64	%xmm0, %xmm11
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_1x4(%rip), %zmm0, %zmm0
-	vmovdqa64	(%r11), %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	16(%r11), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	32(%r11), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	48(%r11), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	64(%r11), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	80(%r11), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	96(%r11), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	112(%r11), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	128(%r11), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	144(%r11), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	160(%r11), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vpxorq	(%r9), %xmm2, %xmm2
-	vmovdqu64	%xmm2, (%rdx)
+	vmovdqa64	(%r11), %xmm12
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vmovdqa64	16(%r11), %xmm12
+	vaesenc	%xmm12, %xmm11, %xmm11
+	vaesenc	%xmm2, %xmm11, %xmm11
+	vaesenc	%xmm3, %xmm11, %xmm11
+	vaesenc	%xmm4, %xmm11, %xmm11
+	vaesenc	%xmm5, %xmm11, %xmm11
+	vaesenc	%xmm6, %xmm11, %xmm11
+	vaesenc	%xmm7, %xmm11, %xmm11
+	vaesenc	%xmm8, %xmm11, %xmm11
+	vaesenc	%xmm9, %xmm11, %xmm11
+	vaesenclast	%xmm10, %xmm11, %xmm11
+	vpxorq	(%r9), %xmm11, %xmm11
+	vmovdqu64	%xmm11, (%rdx)
 	addq	$16, %r9
 	addq	$16, %rdx
 	subq	$16, %rcx
@@ -6727,28 +6504,19 @@ aesgen_vaes512_gcm_siv_open:
 	testq	%rcx, %rcx
 	je	.Laesgen_vaes512_gcm_siv_open_ctr_end128
 	vmovdqa64	%xmm0, %xmm0
-	vmovdqa64	(%r11), %xmm2
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	16(%r11), %xmm2
+	vmovdqa64	(%r11), %xmm11
+	vpxorq	%xmm11, %xmm0, %xmm0
+	vmovdqa64	16(%r11), %xmm11
+	vaesenc	%xmm11, %xmm0, %xmm0
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	32(%r11), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	48(%r11), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	64(%r11), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	80(%r11), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	96(%r11), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	112(%r11), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	128(%r11), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	144(%r11), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	160(%r11), %xmm2
-	vaesenclast	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm3, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm5, %xmm0, %xmm0
+	vaesenc	%xmm6, %xmm0, %xmm0
+	vaesenc	%xmm7, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm9, %xmm0, %xmm0
+	vaesenclast	%xmm10, %xmm0, %xmm0
 	movq	$-1, %r11
 	bzhiq	%rcx, %r11, %r11
 	kmovq	%r11, %k1
@@ -7067,6 +6835,15 @@ aesgen_vaes512_gcm_siv_open:
 	vpxorq	%xmm20, %xmm20, %xmm20
 	vpxorq	%xmm21, %xmm21, %xmm21
 	vpxorq	%xmm22, %xmm22, %xmm22
+	vpxorq	%xmm23, %xmm23, %xmm23
+	vpxorq	%xmm24, %xmm24, %xmm24
+	vpxorq	%xmm25, %xmm25, %xmm25
+	vpxorq	%xmm26, %xmm26, %xmm26
+	vpxorq	%xmm27, %xmm27, %xmm27
+	vpxorq	%xmm28, %xmm28, %xmm28
+	vpxorq	%xmm29, %xmm29, %xmm29
+	vpxorq	%xmm30, %xmm30, %xmm30
+	vpxorq	%xmm31, %xmm31, %xmm31
 	vzeroall
 	popq	%rbp
 	popq	%rbx
@@ -7080,6 +6857,15 @@ aesgen_vaes512_gcm_siv_open:
 	vpxorq	%xmm20, %xmm20, %xmm20
 	vpxorq	%xmm21, %xmm21, %xmm21
 	vpxorq	%xmm22, %xmm22, %xmm22
+	vpxorq	%xmm23, %xmm23, %xmm23
+	vpxorq	%xmm24, %xmm24, %xmm24
+	vpxorq	%xmm25, %xmm25, %xmm25
+	vpxorq	%xmm26, %xmm26, %xmm26
+	vpxorq	%xmm27, %xmm27, %xmm27
+	vpxorq	%xmm28, %xmm28, %xmm28
+	vpxorq	%xmm29, %xmm29, %xmm29
+	vpxorq	%xmm30, %xmm30, %xmm30
+	vpxorq	%xmm31, %xmm31, %xmm31
 	vzeroall
 	popq	%rbp
 	popq	%rbx
@@ -7092,6 +6878,15 @@ aesgen_vaes512_gcm_siv_open:
 	vpxorq	%xmm20, %xmm20, %xmm20
 	vpxorq	%xmm21, %xmm21, %xmm21
 	vpxorq	%xmm22, %xmm22, %xmm22
+	vpxorq	%xmm23, %xmm23, %xmm23
+	vpxorq	%xmm24, %xmm24, %xmm24
+	vpxorq	%xmm25, %xmm25, %xmm25
+	vpxorq	%xmm26, %xmm26, %xmm26
+	vpxorq	%xmm27, %xmm27, %xmm27
+	vpxorq	%xmm28, %xmm28, %xmm28
+	vpxorq	%xmm29, %xmm29, %xmm29
+	vpxorq	%xmm30, %xmm30, %xmm30
+	vpxorq	%xmm31, %xmm31, %xmm31
 	vzeroall
 	popq	%rbp
 	popq	%rbx

@@ -628,85 +628,103 @@ aesgen_aesni_gcm_siv_seal:
 	punpcklqdq	%xmm2, %xmm1
 	punpcklqdq	%xmm4, %xmm3
 	punpcklqdq	%xmm0, %xmm5
+	movdqa	%xmm1, 624(%rdi)
+	pshufd	$78, %xmm1, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, 768(%rdi)
 	movdqa	%xmm3, 256(%rdi)
 	movdqa	%xmm5, 272(%rdi)
 	pxor	%xmm0, %xmm0
 	movdqa	%xmm5, %xmm2
 	pshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm2
 	aesenclast	.Laesgen_aesni_gcm_siv_seal_rcon0(%rip), %xmm2
+	movdqa	%xmm1, %xmm6
 	movdqa	%xmm3, %xmm4
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm3
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm3
 	pslldq	$4, %xmm4
+	pclmulqdq	$0, %xmm1, %xmm6
 	pxor	%xmm4, %xmm3
 	pxor	%xmm2, %xmm3
 	movdqa	%xmm3, 288(%rdi)
 	movdqa	%xmm3, %xmm2
 	pshufb	.Laesgen_aesni_gcm_siv_seal_last_word(%rip), %xmm2
 	aesenclast	%xmm0, %xmm2
+	movdqa	%xmm1, %xmm7
 	movdqa	%xmm5, %xmm4
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm5
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm5
+	pclmulqdq	$17, %xmm1, %xmm7
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm5
 	pxor	%xmm2, %xmm5
 	movdqa	%xmm5, 304(%rdi)
 	movdqa	%xmm5, %xmm2
 	pshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm2
+	movdqa	%xmm1, %xmm8
 	aesenclast	.Laesgen_aesni_gcm_siv_seal_rcon1(%rip), %xmm2
 	movdqa	%xmm3, %xmm4
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm3
 	pslldq	$4, %xmm4
+	pclmulqdq	$1, %xmm1, %xmm8
 	pxor	%xmm4, %xmm3
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm3
 	pxor	%xmm2, %xmm3
 	movdqa	%xmm3, 320(%rdi)
 	movdqa	%xmm3, %xmm2
+	movdqa	%xmm1, %xmm9
 	pshufb	.Laesgen_aesni_gcm_siv_seal_last_word(%rip), %xmm2
 	aesenclast	%xmm0, %xmm2
 	movdqa	%xmm5, %xmm4
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm5
 	pslldq	$4, %xmm4
+	pclmulqdq	$16, %xmm1, %xmm9
 	pxor	%xmm4, %xmm5
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm5
 	pxor	%xmm2, %xmm5
 	movdqa	%xmm5, 336(%rdi)
 	movdqa	%xmm5, %xmm2
+	pxor	%xmm9, %xmm8
 	pshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm2
 	aesenclast	.Laesgen_aesni_gcm_siv_seal_rcon2(%rip), %xmm2
 	movdqa	%xmm3, %xmm4
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm3
+	movdqa	%xmm8, %xmm9
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm3
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm3
 	pxor	%xmm2, %xmm3
 	movdqa	%xmm3, 352(%rdi)
+	pslldq	$8, %xmm9
 	movdqa	%xmm3, %xmm2
 	pshufb	.Laesgen_aesni_gcm_siv_seal_last_word(%rip), %xmm2
 	aesenclast	%xmm0, %xmm2
 	movdqa	%xmm5, %xmm4
 	pslldq	$4, %xmm4
+	pxor	%xmm9, %xmm6
 	pxor	%xmm4, %xmm5
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm5
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm5
 	pxor	%xmm2, %xmm5
+	movdqa	%xmm8, %xmm9
 	movdqa	%xmm5, 368(%rdi)
 	movdqa	%xmm5, %xmm2
 	pshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm2
 	aesenclast	.Laesgen_aesni_gcm_siv_seal_rcon3(%rip), %xmm2
 	movdqa	%xmm3, %xmm4
+	psrldq	$8, %xmm9
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm3
 	pslldq	$4, %xmm4
@@ -714,39 +732,46 @@ aesgen_aesni_gcm_siv_seal:
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm3
 	pxor	%xmm2, %xmm3
+	pxor	%xmm9, %xmm7
 	movdqa	%xmm3, 384(%rdi)
 	movdqa	%xmm3, %xmm2
 	pshufb	.Laesgen_aesni_gcm_siv_seal_last_word(%rip), %xmm2
 	aesenclast	%xmm0, %xmm2
 	movdqa	%xmm5, %xmm4
+	movdqa	%xmm6, %xmm8
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm5
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm5
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm5
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm8
 	pxor	%xmm2, %xmm5
 	movdqa	%xmm5, 400(%rdi)
 	movdqa	%xmm5, %xmm2
 	pshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm2
 	aesenclast	.Laesgen_aesni_gcm_siv_seal_rcon4(%rip), %xmm2
+	pshufd	$78, %xmm6, %xmm6
 	movdqa	%xmm3, %xmm4
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm3
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm3
 	pslldq	$4, %xmm4
+	pxor	%xmm8, %xmm6
 	pxor	%xmm4, %xmm3
 	pxor	%xmm2, %xmm3
 	movdqa	%xmm3, 416(%rdi)
 	movdqa	%xmm3, %xmm2
 	pshufb	.Laesgen_aesni_gcm_siv_seal_last_word(%rip), %xmm2
 	aesenclast	%xmm0, %xmm2
+	movdqa	%xmm6, %xmm8
 	movdqa	%xmm5, %xmm4
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm5
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm5
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm8
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm5
 	pxor	%xmm2, %xmm5
@@ -754,50 +779,58 @@ aesgen_aesni_gcm_siv_seal:
 	movdqa	%xmm5, %xmm2
 	pshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm2
 	aesenclast	.Laesgen_aesni_gcm_siv_seal_rcon5(%rip), %xmm2
+	pshufd	$78, %xmm6, %xmm6
 	movdqa	%xmm3, %xmm4
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm3
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm3
+	pxor	%xmm8, %xmm6
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm3
 	pxor	%xmm2, %xmm3
 	movdqa	%xmm3, 448(%rdi)
 	movdqa	%xmm3, %xmm2
 	pshufb	.Laesgen_aesni_gcm_siv_seal_last_word(%rip), %xmm2
+	pxor	%xmm7, %xmm6
 	aesenclast	%xmm0, %xmm2
 	movdqa	%xmm5, %xmm0
 	pslldq	$4, %xmm0
 	pxor	%xmm0, %xmm5
 	pslldq	$4, %xmm0
+	movdqa	%xmm6, 608(%rdi)
 	pxor	%xmm0, %xmm5
 	pslldq	$4, %xmm0
 	pxor	%xmm0, %xmm5
 	pxor	%xmm2, %xmm5
 	movdqa	%xmm5, 464(%rdi)
+	pshufd	$78, %xmm6, %xmm2
 	pshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm5
 	aesenclast	.Laesgen_aesni_gcm_siv_seal_rcon6(%rip), %xmm5
 	movdqa	%xmm3, %xmm0
 	pslldq	$4, %xmm0
 	pxor	%xmm0, %xmm3
+	pxor	%xmm6, %xmm2
 	pslldq	$4, %xmm0
 	pxor	%xmm0, %xmm3
 	pslldq	$4, %xmm0
 	pxor	%xmm0, %xmm3
 	pxor	%xmm5, %xmm3
 	movdqa	%xmm3, 480(%rdi)
-	movdqa	%xmm1, 624(%rdi)
-	pshufd	$78, %xmm1, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, 768(%rdi)
+	movdqa	%xmm2, 752(%rdi)
+	cmpq	$32, %r8
+	ja	.Laesgen_aesni_gcm_siv_seal_powers_more
+	cmpq	$16, %rax
+	jbe	.Laesgen_aesni_gcm_siv_seal_powers_done
+.Laesgen_aesni_gcm_siv_seal_powers_more:
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, %xmm1, %xmm0
+	pclmulqdq	$0, %xmm6, %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, %xmm1, %xmm2
+	pclmulqdq	$17, %xmm6, %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, %xmm1, %xmm3
+	pclmulqdq	$1, %xmm6, %xmm3
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$16, %xmm1, %xmm4
+	pclmulqdq	$16, %xmm6, %xmm4
 	pxor	%xmm4, %xmm3
 	movdqa	%xmm3, %xmm4
 	pslldq	$8, %xmm4
@@ -814,23 +847,18 @@ aesgen_aesni_gcm_siv_seal:
 	pshufd	$78, %xmm0, %xmm0
 	pxor	%xmm3, %xmm0
 	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, 608(%rdi)
+	movdqa	%xmm0, 592(%rdi)
 	pshufd	$78, %xmm0, %xmm2
 	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, 752(%rdi)
-	cmpq	$32, %r8
-	ja	.Laesgen_aesni_gcm_siv_seal_powers_more
-	cmpq	$16, %rax
-	jbe	.Laesgen_aesni_gcm_siv_seal_powers_done
-.Laesgen_aesni_gcm_siv_seal_powers_more:
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$0, %xmm0, %xmm2
-	movdqa	%xmm1, %xmm3
-	pclmulqdq	$17, %xmm0, %xmm3
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, %xmm0, %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$16, %xmm0, %xmm5
+	movdqa	%xmm2, 736(%rdi)
+	movdqa	%xmm6, %xmm2
+	pclmulqdq	$0, %xmm6, %xmm2
+	movdqa	%xmm6, %xmm3
+	pclmulqdq	$17, %xmm6, %xmm3
+	movdqa	%xmm6, %xmm4
+	pclmulqdq	$1, %xmm6, %xmm4
+	movdqa	%xmm6, %xmm5
+	pclmulqdq	$16, %xmm6, %xmm5
 	pxor	%xmm5, %xmm4
 	movdqa	%xmm4, %xmm5
 	pslldq	$8, %xmm5
@@ -847,18 +875,45 @@ aesgen_aesni_gcm_siv_seal:
 	pshufd	$78, %xmm2, %xmm2
 	pxor	%xmm4, %xmm2
 	pxor	%xmm3, %xmm2
-	movdqa	%xmm2, 592(%rdi)
+	movdqa	%xmm2, 576(%rdi)
 	pshufd	$78, %xmm2, %xmm3
 	pxor	%xmm2, %xmm3
-	movdqa	%xmm3, 736(%rdi)
-	movdqa	%xmm0, %xmm3
-	pclmulqdq	$0, %xmm0, %xmm3
-	movdqa	%xmm0, %xmm4
-	pclmulqdq	$17, %xmm0, %xmm4
-	movdqa	%xmm0, %xmm5
-	pclmulqdq	$1, %xmm0, %xmm5
-	movdqa	%xmm0, %xmm6
-	pclmulqdq	$16, %xmm0, %xmm6
+	movdqa	%xmm3, 720(%rdi)
+	movdqa	%xmm1, %xmm3
+	pclmulqdq	$0, %xmm2, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, %xmm2, %xmm4
+	movdqa	%xmm1, %xmm5
+	pclmulqdq	$1, %xmm2, %xmm5
+	movdqa	%xmm1, %xmm7
+	pclmulqdq	$16, %xmm2, %xmm7
+	pxor	%xmm7, %xmm5
+	movdqa	%xmm5, %xmm7
+	pslldq	$8, %xmm7
+	pxor	%xmm7, %xmm3
+	movdqa	%xmm5, %xmm7
+	psrldq	$8, %xmm7
+	pxor	%xmm7, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm5
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm5
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm5, %xmm3
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm3, 560(%rdi)
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm4, 704(%rdi)
+	movdqa	%xmm6, %xmm3
+	pclmulqdq	$0, %xmm2, %xmm3
+	movdqa	%xmm6, %xmm4
+	pclmulqdq	$17, %xmm2, %xmm4
+	movdqa	%xmm6, %xmm5
+	pclmulqdq	$1, %xmm2, %xmm5
+	pclmulqdq	$16, %xmm2, %xmm6
 	pxor	%xmm6, %xmm5
 	movdqa	%xmm5, %xmm6
 	pslldq	$8, %xmm6
@@ -875,79 +930,51 @@ aesgen_aesni_gcm_siv_seal:
 	pshufd	$78, %xmm3, %xmm3
 	pxor	%xmm5, %xmm3
 	pxor	%xmm4, %xmm3
-	movdqa	%xmm3, 576(%rdi)
+	movdqa	%xmm3, 544(%rdi)
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
-	movdqa	%xmm4, 720(%rdi)
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, %xmm3, %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, %xmm3, %xmm5
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, %xmm3, %xmm6
-	movdqa	%xmm1, %xmm7
-	pclmulqdq	$16, %xmm3, %xmm7
-	pxor	%xmm7, %xmm6
-	movdqa	%xmm6, %xmm7
-	pslldq	$8, %xmm7
-	pxor	%xmm7, %xmm4
-	movdqa	%xmm6, %xmm7
-	psrldq	$8, %xmm7
-	pxor	%xmm7, %xmm5
-	movdqa	%xmm4, %xmm6
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm6
-	pshufd	$78, %xmm4, %xmm4
-	pxor	%xmm6, %xmm4
-	movdqa	%xmm4, %xmm6
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm6
-	pshufd	$78, %xmm4, %xmm4
-	pxor	%xmm6, %xmm4
-	pxor	%xmm5, %xmm4
-	movdqa	%xmm4, 560(%rdi)
-	pshufd	$78, %xmm4, %xmm5
-	pxor	%xmm4, %xmm5
-	movdqa	%xmm5, 704(%rdi)
+	movdqa	%xmm4, 688(%rdi)
+	movdqa	%xmm0, %xmm3
+	pclmulqdq	$0, %xmm2, %xmm3
 	movdqa	%xmm0, %xmm4
-	pclmulqdq	$0, %xmm3, %xmm4
+	pclmulqdq	$17, %xmm2, %xmm4
 	movdqa	%xmm0, %xmm5
-	pclmulqdq	$17, %xmm3, %xmm5
-	movdqa	%xmm0, %xmm6
-	pclmulqdq	$1, %xmm3, %xmm6
-	pclmulqdq	$16, %xmm3, %xmm0
-	pxor	%xmm0, %xmm6
-	movdqa	%xmm6, %xmm0
-	pslldq	$8, %xmm0
-	pxor	%xmm0, %xmm4
-	movdqa	%xmm6, %xmm0
-	psrldq	$8, %xmm0
+	pclmulqdq	$1, %xmm2, %xmm5
+	pclmulqdq	$16, %xmm2, %xmm0
 	pxor	%xmm0, %xmm5
-	movdqa	%xmm4, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm4, %xmm4
+	movdqa	%xmm5, %xmm0
+	pslldq	$8, %xmm0
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm5, %xmm0
+	psrldq	$8, %xmm0
 	pxor	%xmm0, %xmm4
-	movdqa	%xmm4, %xmm0
+	movdqa	%xmm3, %xmm0
 	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm4, %xmm4
-	pxor	%xmm0, %xmm4
-	pxor	%xmm5, %xmm4
-	movdqa	%xmm4, 544(%rdi)
-	pshufd	$78, %xmm4, %xmm0
-	pxor	%xmm4, %xmm0
-	movdqa	%xmm0, 688(%rdi)
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm3, 528(%rdi)
+	pshufd	$78, %xmm3, %xmm0
+	pxor	%xmm3, %xmm0
+	movdqa	%xmm0, 672(%rdi)
 	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, %xmm3, %xmm0
+	pclmulqdq	$0, %xmm2, %xmm0
+	movdqa	%xmm2, %xmm3
+	pclmulqdq	$17, %xmm2, %xmm3
 	movdqa	%xmm2, %xmm4
-	pclmulqdq	$17, %xmm3, %xmm4
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, %xmm3, %xmm5
-	pclmulqdq	$16, %xmm3, %xmm2
-	pxor	%xmm2, %xmm5
-	movdqa	%xmm5, %xmm2
+	pclmulqdq	$1, %xmm2, %xmm4
+	pclmulqdq	$16, %xmm2, %xmm2
+	pxor	%xmm2, %xmm4
+	movdqa	%xmm4, %xmm2
 	pslldq	$8, %xmm2
 	pxor	%xmm2, %xmm0
-	movdqa	%xmm5, %xmm2
+	movdqa	%xmm4, %xmm2
 	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm4
+	pxor	%xmm2, %xmm3
 	movdqa	%xmm0, %xmm2
 	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2
 	pshufd	$78, %xmm0, %xmm0
@@ -956,34 +983,7 @@ aesgen_aesni_gcm_siv_seal:
 	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2
 	pshufd	$78, %xmm0, %xmm0
 	pxor	%xmm2, %xmm0
-	pxor	%xmm4, %xmm0
-	movdqa	%xmm0, 528(%rdi)
-	pshufd	$78, %xmm0, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, 672(%rdi)
-	movdqa	%xmm3, %xmm0
-	pclmulqdq	$0, %xmm3, %xmm0
-	movdqa	%xmm3, %xmm2
-	pclmulqdq	$17, %xmm3, %xmm2
-	movdqa	%xmm3, %xmm4
-	pclmulqdq	$1, %xmm3, %xmm4
-	pclmulqdq	$16, %xmm3, %xmm3
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm4, %xmm3
-	pslldq	$8, %xmm3
 	pxor	%xmm3, %xmm0
-	movdqa	%xmm4, %xmm3
-	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	%xmm0, %xmm3
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm3, %xmm0
-	movdqa	%xmm0, %xmm3
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm3, %xmm0
-	pxor	%xmm2, %xmm0
 	movdqa	%xmm0, 512(%rdi)
 	pshufd	$78, %xmm0, %xmm2
 	pxor	%xmm0, %xmm2
@@ -1021,102 +1021,102 @@ aesgen_aesni_gcm_siv_seal:
 .Laesgen_aesni_gcm_siv_seal_polyval8:
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_siv_seal_polyval8_done
-	movdqu	(%rcx), %xmm1
-	pxor	%xmm0, %xmm1
-	pshufd	$78, %xmm1, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$0, 512(%rdi), %xmm2
-	pclmulqdq	$17, 512(%rdi), %xmm1
+	movdqu	112(%rcx), %xmm1
+	pshufd	$78, %xmm1, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm1, %xmm3
+	pclmulqdq	$0, 624(%rdi), %xmm3
+	pclmulqdq	$17, 624(%rdi), %xmm1
+	pclmulqdq	$0, 768(%rdi), %xmm2
+	movdqu	96(%rcx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 608(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 608(%rdi), %xmm4
+	pxor	%xmm4, %xmm1
+	pclmulqdq	$0, 752(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	movdqu	80(%rcx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 592(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 592(%rdi), %xmm4
+	pxor	%xmm4, %xmm1
+	pclmulqdq	$0, 736(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	movdqu	64(%rcx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 576(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 576(%rdi), %xmm4
+	pxor	%xmm4, %xmm1
+	pclmulqdq	$0, 720(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	movdqu	48(%rcx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 560(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 560(%rdi), %xmm4
+	pxor	%xmm4, %xmm1
+	pclmulqdq	$0, 704(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	movdqu	32(%rcx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 544(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 544(%rdi), %xmm4
+	pxor	%xmm4, %xmm1
+	pclmulqdq	$0, 688(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	movdqu	16(%rcx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 528(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 528(%rdi), %xmm4
+	pxor	%xmm4, %xmm1
+	pclmulqdq	$0, 672(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	movdqu	(%rcx), %xmm4
+	pxor	%xmm0, %xmm4
+	pshufd	$78, %xmm4, %xmm0
+	pxor	%xmm4, %xmm0
+	movdqa	%xmm4, %xmm5
+	pclmulqdq	$0, 512(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	pclmulqdq	$17, 512(%rdi), %xmm4
+	pxor	%xmm4, %xmm1
 	pclmulqdq	$0, 656(%rdi), %xmm0
-	movdqu	16(%rcx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 528(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 528(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 672(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	32(%rcx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 544(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 544(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 688(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	48(%rcx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 560(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 560(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 704(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	64(%rcx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 576(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 576(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 720(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	80(%rcx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 592(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 592(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 736(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	96(%rcx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 608(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 752(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	112(%rcx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 624(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 624(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 768(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm3
-	pslldq	$8, %xmm3
+	pxor	%xmm0, %xmm2
 	pxor	%xmm3, %xmm2
-	movdqa	%xmm0, %xmm3
-	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm1
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
 	pxor	%xmm1, %xmm2
 	movdqa	%xmm2, %xmm0
+	pslldq	$8, %xmm0
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm2, %xmm0
+	psrldq	$8, %xmm0
+	pxor	%xmm0, %xmm1
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	pxor	%xmm1, %xmm3
+	movdqa	%xmm3, %xmm0
 	addq	$128, %rcx
 	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_siv_seal_polyval8
@@ -1291,102 +1291,102 @@ aesgen_aesni_gcm_siv_seal:
 .Laesgen_aesni_gcm_siv_seal_polyval8_2:
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_siv_seal_polyval8_done_2
-	movdqu	(%rdx), %xmm1
-	pxor	%xmm0, %xmm1
-	pshufd	$78, %xmm1, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$0, 512(%rdi), %xmm2
-	pclmulqdq	$17, 512(%rdi), %xmm1
+	movdqu	112(%rdx), %xmm1
+	pshufd	$78, %xmm1, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm1, %xmm3
+	pclmulqdq	$0, 624(%rdi), %xmm3
+	pclmulqdq	$17, 624(%rdi), %xmm1
+	pclmulqdq	$0, 768(%rdi), %xmm2
+	movdqu	96(%rdx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 608(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 608(%rdi), %xmm4
+	pxor	%xmm4, %xmm1
+	pclmulqdq	$0, 752(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	movdqu	80(%rdx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 592(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 592(%rdi), %xmm4
+	pxor	%xmm4, %xmm1
+	pclmulqdq	$0, 736(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	movdqu	64(%rdx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 576(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 576(%rdi), %xmm4
+	pxor	%xmm4, %xmm1
+	pclmulqdq	$0, 720(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	movdqu	48(%rdx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 560(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 560(%rdi), %xmm4
+	pxor	%xmm4, %xmm1
+	pclmulqdq	$0, 704(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	movdqu	32(%rdx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 544(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 544(%rdi), %xmm4
+	pxor	%xmm4, %xmm1
+	pclmulqdq	$0, 688(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	movdqu	16(%rdx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 528(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 528(%rdi), %xmm4
+	pxor	%xmm4, %xmm1
+	pclmulqdq	$0, 672(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	movdqu	(%rdx), %xmm4
+	pxor	%xmm0, %xmm4
+	pshufd	$78, %xmm4, %xmm0
+	pxor	%xmm4, %xmm0
+	movdqa	%xmm4, %xmm5
+	pclmulqdq	$0, 512(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	pclmulqdq	$17, 512(%rdi), %xmm4
+	pxor	%xmm4, %xmm1
 	pclmulqdq	$0, 656(%rdi), %xmm0
-	movdqu	16(%rdx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 528(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 528(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 672(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	32(%rdx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 544(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 544(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 688(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	48(%rdx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 560(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 560(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 704(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	64(%rdx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 576(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 576(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 720(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	80(%rdx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 592(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 592(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 736(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	96(%rdx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 608(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 752(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	112(%rdx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 624(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 624(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 768(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm3
-	pslldq	$8, %xmm3
+	pxor	%xmm0, %xmm2
 	pxor	%xmm3, %xmm2
-	movdqa	%xmm0, %xmm3
-	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm1
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
 	pxor	%xmm1, %xmm2
 	movdqa	%xmm2, %xmm0
+	pslldq	$8, %xmm0
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm2, %xmm0
+	psrldq	$8, %xmm0
+	pxor	%xmm0, %xmm1
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	pxor	%xmm1, %xmm3
+	movdqa	%xmm3, %xmm0
 	addq	$128, %rdx
 	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_siv_seal_polyval8_2
@@ -2142,290 +2142,317 @@ aesgen_aesni_gcm_siv_seal:
 	aesenclast	%xmm4, %xmm0
 	punpcklqdq	%xmm2, %xmm1
 	punpcklqdq	%xmm0, %xmm3
+	movdqa	%xmm1, 624(%rdi)
+	pshufd	$78, %xmm1, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, 768(%rdi)
 	movdqa	%xmm3, 256(%rdi)
 	pxor	%xmm0, %xmm0
 	movdqa	%xmm3, %xmm0
 	pshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm0
 	aesenclast	.Laesgen_aesni_gcm_siv_seal_rcon0(%rip), %xmm0
+	movdqa	%xmm1, %xmm4
 	movdqa	%xmm3, %xmm2
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
 	pslldq	$4, %xmm2
+	pclmulqdq	$0, %xmm1, %xmm4
 	pxor	%xmm2, %xmm3
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
 	pxor	%xmm0, %xmm3
 	movdqa	%xmm3, 272(%rdi)
+	movdqa	%xmm1, %xmm5
 	movdqa	%xmm3, %xmm0
 	pshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm0
 	aesenclast	.Laesgen_aesni_gcm_siv_seal_rcon1(%rip), %xmm0
+	pclmulqdq	$17, %xmm1, %xmm5
 	movdqa	%xmm3, %xmm2
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
+	movdqa	%xmm1, %xmm6
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
 	pxor	%xmm0, %xmm3
 	movdqa	%xmm3, 288(%rdi)
 	movdqa	%xmm3, %xmm0
+	pclmulqdq	$1, %xmm1, %xmm6
 	pshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm0
 	aesenclast	.Laesgen_aesni_gcm_siv_seal_rcon2(%rip), %xmm0
 	movdqa	%xmm3, %xmm2
+	movdqa	%xmm1, %xmm7
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
 	pslldq	$4, %xmm2
+	pclmulqdq	$16, %xmm1, %xmm7
 	pxor	%xmm2, %xmm3
 	pxor	%xmm0, %xmm3
 	movdqa	%xmm3, 304(%rdi)
 	movdqa	%xmm3, %xmm0
 	pshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm0
+	pxor	%xmm7, %xmm6
 	aesenclast	.Laesgen_aesni_gcm_siv_seal_rcon3(%rip), %xmm0
 	movdqa	%xmm3, %xmm2
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
+	movdqa	%xmm6, %xmm7
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
+	pslldq	$8, %xmm7
 	pxor	%xmm0, %xmm3
 	movdqa	%xmm3, 320(%rdi)
 	movdqa	%xmm3, %xmm0
 	pshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm0
 	aesenclast	.Laesgen_aesni_gcm_siv_seal_rcon4(%rip), %xmm0
+	pxor	%xmm7, %xmm4
 	movdqa	%xmm3, %xmm2
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
 	pslldq	$4, %xmm2
+	movdqa	%xmm6, %xmm7
 	pxor	%xmm2, %xmm3
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
 	pxor	%xmm0, %xmm3
+	psrldq	$8, %xmm7
 	movdqa	%xmm3, 336(%rdi)
 	movdqa	%xmm3, %xmm0
 	pshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm0
 	aesenclast	.Laesgen_aesni_gcm_siv_seal_rcon5(%rip), %xmm0
+	pxor	%xmm7, %xmm5
 	movdqa	%xmm3, %xmm2
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
+	movdqa	%xmm4, %xmm6
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
 	pxor	%xmm0, %xmm3
 	movdqa	%xmm3, 352(%rdi)
 	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm0
 	aesenclast	.Laesgen_aesni_gcm_siv_seal_rcon6(%rip), %xmm0
 	movdqa	%xmm3, %xmm2
+	pshufd	$78, %xmm4, %xmm4
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
 	pslldq	$4, %xmm2
+	pxor	%xmm6, %xmm4
 	pxor	%xmm2, %xmm3
 	pxor	%xmm0, %xmm3
 	movdqa	%xmm3, 368(%rdi)
 	movdqa	%xmm3, %xmm0
 	pshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm0
+	movdqa	%xmm4, %xmm6
 	aesenclast	.Laesgen_aesni_gcm_siv_seal_rcon7(%rip), %xmm0
 	movdqa	%xmm3, %xmm2
 	pslldq	$4, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm6
 	pxor	%xmm2, %xmm3
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
+	pshufd	$78, %xmm4, %xmm4
 	pxor	%xmm0, %xmm3
 	movdqa	%xmm3, 384(%rdi)
 	movdqa	%xmm3, %xmm0
 	pshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm0
 	aesenclast	.Laesgen_aesni_gcm_siv_seal_rcon8(%rip), %xmm0
+	pxor	%xmm6, %xmm4
 	movdqa	%xmm3, %xmm2
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
 	pslldq	$4, %xmm2
+	pxor	%xmm5, %xmm4
 	pxor	%xmm2, %xmm3
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
 	pxor	%xmm0, %xmm3
+	movdqa	%xmm4, 608(%rdi)
 	movdqa	%xmm3, 400(%rdi)
 	movdqa	%xmm3, %xmm0
 	pshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm0
 	aesenclast	.Laesgen_aesni_gcm_siv_seal_rcon9(%rip), %xmm0
+	pshufd	$78, %xmm4, %xmm5
 	movdqa	%xmm3, %xmm2
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
+	pxor	%xmm4, %xmm5
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
 	pxor	%xmm0, %xmm3
 	movdqa	%xmm3, 416(%rdi)
-	movdqa	%xmm1, 624(%rdi)
-	pshufd	$78, %xmm1, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, 768(%rdi)
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, %xmm1, %xmm0
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, %xmm1, %xmm2
-	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, %xmm1, %xmm3
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$16, %xmm1, %xmm4
-	pxor	%xmm4, %xmm3
-	movdqa	%xmm3, %xmm4
-	pslldq	$8, %xmm4
-	pxor	%xmm4, %xmm0
-	movdqa	%xmm3, %xmm4
-	psrldq	$8, %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm0, %xmm3
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm3, %xmm0
-	movdqa	%xmm0, %xmm3
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm3, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, 608(%rdi)
-	pshufd	$78, %xmm0, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, 752(%rdi)
+	movdqa	%xmm5, 752(%rdi)
 	cmpq	$32, %r8
 	ja	.Laesgen_aesni_gcm_siv_seal_powers_more_2
 	cmpq	$16, %rax
 	jbe	.Laesgen_aesni_gcm_siv_seal_powers_done_2
 .Laesgen_aesni_gcm_siv_seal_powers_more_2:
+	movdqa	%xmm1, %xmm0
+	pclmulqdq	$0, %xmm4, %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$0, %xmm0, %xmm2
+	pclmulqdq	$17, %xmm4, %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$17, %xmm0, %xmm3
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, %xmm0, %xmm4
+	pclmulqdq	$1, %xmm4, %xmm3
 	movdqa	%xmm1, %xmm5
-	pclmulqdq	$16, %xmm0, %xmm5
-	pxor	%xmm5, %xmm4
-	movdqa	%xmm4, %xmm5
-	pslldq	$8, %xmm5
-	pxor	%xmm5, %xmm2
-	movdqa	%xmm4, %xmm5
-	psrldq	$8, %xmm5
+	pclmulqdq	$16, %xmm4, %xmm5
 	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm4, %xmm2
-	pxor	%xmm3, %xmm2
-	movdqa	%xmm2, 592(%rdi)
-	pshufd	$78, %xmm2, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm3, 736(%rdi)
+	movdqa	%xmm3, %xmm5
+	pslldq	$8, %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm3, %xmm5
+	psrldq	$8, %xmm5
+	pxor	%xmm5, %xmm2
 	movdqa	%xmm0, %xmm3
-	pclmulqdq	$0, %xmm0, %xmm3
-	movdqa	%xmm0, %xmm4
-	pclmulqdq	$17, %xmm0, %xmm4
-	movdqa	%xmm0, %xmm5
-	pclmulqdq	$1, %xmm0, %xmm5
-	movdqa	%xmm0, %xmm6
-	pclmulqdq	$16, %xmm0, %xmm6
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm3, %xmm0
+	movdqa	%xmm0, %xmm3
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm3, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, 592(%rdi)
+	pshufd	$78, %xmm0, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, 736(%rdi)
+	movdqa	%xmm4, %xmm2
+	pclmulqdq	$0, %xmm4, %xmm2
+	movdqa	%xmm4, %xmm3
+	pclmulqdq	$17, %xmm4, %xmm3
+	movdqa	%xmm4, %xmm5
+	pclmulqdq	$1, %xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$16, %xmm4, %xmm6
 	pxor	%xmm6, %xmm5
 	movdqa	%xmm5, %xmm6
 	pslldq	$8, %xmm6
-	pxor	%xmm6, %xmm3
+	pxor	%xmm6, %xmm2
 	movdqa	%xmm5, %xmm6
 	psrldq	$8, %xmm6
-	pxor	%xmm6, %xmm4
-	movdqa	%xmm3, %xmm5
+	pxor	%xmm6, %xmm3
+	movdqa	%xmm2, %xmm5
 	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm5
-	pshufd	$78, %xmm3, %xmm3
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm3, %xmm5
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm5, %xmm2
+	movdqa	%xmm2, %xmm5
 	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm5
-	pshufd	$78, %xmm3, %xmm3
-	pxor	%xmm5, %xmm3
-	pxor	%xmm4, %xmm3
-	movdqa	%xmm3, 576(%rdi)
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm4, 720(%rdi)
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, %xmm3, %xmm4
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm5, %xmm2
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm2, 576(%rdi)
+	pshufd	$78, %xmm2, %xmm3
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm3, 720(%rdi)
+	movdqa	%xmm1, %xmm3
+	pclmulqdq	$0, %xmm2, %xmm3
 	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, %xmm3, %xmm5
+	pclmulqdq	$17, %xmm2, %xmm5
 	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, %xmm3, %xmm6
+	pclmulqdq	$1, %xmm2, %xmm6
 	movdqa	%xmm1, %xmm7
-	pclmulqdq	$16, %xmm3, %xmm7
+	pclmulqdq	$16, %xmm2, %xmm7
 	pxor	%xmm7, %xmm6
 	movdqa	%xmm6, %xmm7
 	pslldq	$8, %xmm7
-	pxor	%xmm7, %xmm4
+	pxor	%xmm7, %xmm3
 	movdqa	%xmm6, %xmm7
 	psrldq	$8, %xmm7
 	pxor	%xmm7, %xmm5
-	movdqa	%xmm4, %xmm6
+	movdqa	%xmm3, %xmm6
 	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm6
-	pshufd	$78, %xmm4, %xmm4
-	pxor	%xmm6, %xmm4
-	movdqa	%xmm4, %xmm6
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm6, %xmm3
+	movdqa	%xmm3, %xmm6
 	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm6
-	pshufd	$78, %xmm4, %xmm4
-	pxor	%xmm6, %xmm4
-	pxor	%xmm5, %xmm4
-	movdqa	%xmm4, 560(%rdi)
-	pshufd	$78, %xmm4, %xmm5
-	pxor	%xmm4, %xmm5
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm6, %xmm3
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm3, 560(%rdi)
+	pshufd	$78, %xmm3, %xmm5
+	pxor	%xmm3, %xmm5
 	movdqa	%xmm5, 704(%rdi)
+	movdqa	%xmm4, %xmm3
+	pclmulqdq	$0, %xmm2, %xmm3
+	movdqa	%xmm4, %xmm5
+	pclmulqdq	$17, %xmm2, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$1, %xmm2, %xmm6
+	pclmulqdq	$16, %xmm2, %xmm4
+	pxor	%xmm4, %xmm6
+	movdqa	%xmm6, %xmm4
+	pslldq	$8, %xmm4
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm6, %xmm4
+	psrldq	$8, %xmm4
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm3, %xmm4
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm3, %xmm4
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm4, %xmm3
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm3, 544(%rdi)
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm4, 688(%rdi)
+	movdqa	%xmm0, %xmm3
+	pclmulqdq	$0, %xmm2, %xmm3
 	movdqa	%xmm0, %xmm4
-	pclmulqdq	$0, %xmm3, %xmm4
+	pclmulqdq	$17, %xmm2, %xmm4
 	movdqa	%xmm0, %xmm5
-	pclmulqdq	$17, %xmm3, %xmm5
-	movdqa	%xmm0, %xmm6
-	pclmulqdq	$1, %xmm3, %xmm6
-	pclmulqdq	$16, %xmm3, %xmm0
-	pxor	%xmm0, %xmm6
-	movdqa	%xmm6, %xmm0
-	pslldq	$8, %xmm0
-	pxor	%xmm0, %xmm4
-	movdqa	%xmm6, %xmm0
-	psrldq	$8, %xmm0
+	pclmulqdq	$1, %xmm2, %xmm5
+	pclmulqdq	$16, %xmm2, %xmm0
 	pxor	%xmm0, %xmm5
-	movdqa	%xmm4, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm4, %xmm4
+	movdqa	%xmm5, %xmm0
+	pslldq	$8, %xmm0
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm5, %xmm0
+	psrldq	$8, %xmm0
 	pxor	%xmm0, %xmm4
-	movdqa	%xmm4, %xmm0
+	movdqa	%xmm3, %xmm0
 	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm4, %xmm4
-	pxor	%xmm0, %xmm4
-	pxor	%xmm5, %xmm4
-	movdqa	%xmm4, 544(%rdi)
-	pshufd	$78, %xmm4, %xmm0
-	pxor	%xmm4, %xmm0
-	movdqa	%xmm0, 688(%rdi)
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm3, 528(%rdi)
+	pshufd	$78, %xmm3, %xmm0
+	pxor	%xmm3, %xmm0
+	movdqa	%xmm0, 672(%rdi)
 	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, %xmm3, %xmm0
+	pclmulqdq	$0, %xmm2, %xmm0
+	movdqa	%xmm2, %xmm3
+	pclmulqdq	$17, %xmm2, %xmm3
 	movdqa	%xmm2, %xmm4
-	pclmulqdq	$17, %xmm3, %xmm4
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, %xmm3, %xmm5
-	pclmulqdq	$16, %xmm3, %xmm2
-	pxor	%xmm2, %xmm5
-	movdqa	%xmm5, %xmm2
+	pclmulqdq	$1, %xmm2, %xmm4
+	pclmulqdq	$16, %xmm2, %xmm2
+	pxor	%xmm2, %xmm4
+	movdqa	%xmm4, %xmm2
 	pslldq	$8, %xmm2
 	pxor	%xmm2, %xmm0
-	movdqa	%xmm5, %xmm2
+	movdqa	%xmm4, %xmm2
 	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm4
+	pxor	%xmm2, %xmm3
 	movdqa	%xmm0, %xmm2
 	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2
 	pshufd	$78, %xmm0, %xmm0
@@ -2434,34 +2461,7 @@ aesgen_aesni_gcm_siv_seal:
 	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2
 	pshufd	$78, %xmm0, %xmm0
 	pxor	%xmm2, %xmm0
-	pxor	%xmm4, %xmm0
-	movdqa	%xmm0, 528(%rdi)
-	pshufd	$78, %xmm0, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, 672(%rdi)
-	movdqa	%xmm3, %xmm0
-	pclmulqdq	$0, %xmm3, %xmm0
-	movdqa	%xmm3, %xmm2
-	pclmulqdq	$17, %xmm3, %xmm2
-	movdqa	%xmm3, %xmm4
-	pclmulqdq	$1, %xmm3, %xmm4
-	pclmulqdq	$16, %xmm3, %xmm3
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm4, %xmm3
-	pslldq	$8, %xmm3
 	pxor	%xmm3, %xmm0
-	movdqa	%xmm4, %xmm3
-	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	%xmm0, %xmm3
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm3, %xmm0
-	movdqa	%xmm0, %xmm3
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm3, %xmm0
-	pxor	%xmm2, %xmm0
 	movdqa	%xmm0, 512(%rdi)
 	pshufd	$78, %xmm0, %xmm2
 	pxor	%xmm0, %xmm2
@@ -2499,102 +2499,102 @@ aesgen_aesni_gcm_siv_seal:
 .Laesgen_aesni_gcm_siv_seal_polyval8_3:
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_siv_seal_polyval8_done_3
-	movdqu	(%rcx), %xmm1
-	pxor	%xmm0, %xmm1
-	pshufd	$78, %xmm1, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$0, 512(%rdi), %xmm2
-	pclmulqdq	$17, 512(%rdi), %xmm1
+	movdqu	112(%rcx), %xmm1
+	pshufd	$78, %xmm1, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm1, %xmm3
+	pclmulqdq	$0, 624(%rdi), %xmm3
+	pclmulqdq	$17, 624(%rdi), %xmm1
+	pclmulqdq	$0, 768(%rdi), %xmm2
+	movdqu	96(%rcx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 608(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 608(%rdi), %xmm4
+	pxor	%xmm4, %xmm1
+	pclmulqdq	$0, 752(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	movdqu	80(%rcx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 592(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 592(%rdi), %xmm4
+	pxor	%xmm4, %xmm1
+	pclmulqdq	$0, 736(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	movdqu	64(%rcx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 576(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 576(%rdi), %xmm4
+	pxor	%xmm4, %xmm1
+	pclmulqdq	$0, 720(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	movdqu	48(%rcx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 560(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 560(%rdi), %xmm4
+	pxor	%xmm4, %xmm1
+	pclmulqdq	$0, 704(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	movdqu	32(%rcx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 544(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 544(%rdi), %xmm4
+	pxor	%xmm4, %xmm1
+	pclmulqdq	$0, 688(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	movdqu	16(%rcx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 528(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 528(%rdi), %xmm4
+	pxor	%xmm4, %xmm1
+	pclmulqdq	$0, 672(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	movdqu	(%rcx), %xmm4
+	pxor	%xmm0, %xmm4
+	pshufd	$78, %xmm4, %xmm0
+	pxor	%xmm4, %xmm0
+	movdqa	%xmm4, %xmm5
+	pclmulqdq	$0, 512(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	pclmulqdq	$17, 512(%rdi), %xmm4
+	pxor	%xmm4, %xmm1
 	pclmulqdq	$0, 656(%rdi), %xmm0
-	movdqu	16(%rcx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 528(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 528(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 672(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	32(%rcx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 544(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 544(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 688(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	48(%rcx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 560(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 560(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 704(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	64(%rcx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 576(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 576(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 720(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	80(%rcx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 592(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 592(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 736(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	96(%rcx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 608(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 752(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	112(%rcx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 624(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 624(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 768(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm3
-	pslldq	$8, %xmm3
+	pxor	%xmm0, %xmm2
 	pxor	%xmm3, %xmm2
-	movdqa	%xmm0, %xmm3
-	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm1
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
 	pxor	%xmm1, %xmm2
 	movdqa	%xmm2, %xmm0
+	pslldq	$8, %xmm0
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm2, %xmm0
+	psrldq	$8, %xmm0
+	pxor	%xmm0, %xmm1
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	pxor	%xmm1, %xmm3
+	movdqa	%xmm3, %xmm0
 	addq	$128, %rcx
 	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_siv_seal_polyval8_3
@@ -2769,102 +2769,102 @@ aesgen_aesni_gcm_siv_seal:
 .Laesgen_aesni_gcm_siv_seal_polyval8_4:
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_siv_seal_polyval8_done_4
-	movdqu	(%rdx), %xmm1
-	pxor	%xmm0, %xmm1
-	pshufd	$78, %xmm1, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$0, 512(%rdi), %xmm2
-	pclmulqdq	$17, 512(%rdi), %xmm1
+	movdqu	112(%rdx), %xmm1
+	pshufd	$78, %xmm1, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm1, %xmm3
+	pclmulqdq	$0, 624(%rdi), %xmm3
+	pclmulqdq	$17, 624(%rdi), %xmm1
+	pclmulqdq	$0, 768(%rdi), %xmm2
+	movdqu	96(%rdx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 608(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 608(%rdi), %xmm4
+	pxor	%xmm4, %xmm1
+	pclmulqdq	$0, 752(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	movdqu	80(%rdx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 592(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 592(%rdi), %xmm4
+	pxor	%xmm4, %xmm1
+	pclmulqdq	$0, 736(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	movdqu	64(%rdx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 576(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 576(%rdi), %xmm4
+	pxor	%xmm4, %xmm1
+	pclmulqdq	$0, 720(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	movdqu	48(%rdx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 560(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 560(%rdi), %xmm4
+	pxor	%xmm4, %xmm1
+	pclmulqdq	$0, 704(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	movdqu	32(%rdx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 544(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 544(%rdi), %xmm4
+	pxor	%xmm4, %xmm1
+	pclmulqdq	$0, 688(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	movdqu	16(%rdx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 528(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 528(%rdi), %xmm4
+	pxor	%xmm4, %xmm1
+	pclmulqdq	$0, 672(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	movdqu	(%rdx), %xmm4
+	pxor	%xmm0, %xmm4
+	pshufd	$78, %xmm4, %xmm0
+	pxor	%xmm4, %xmm0
+	movdqa	%xmm4, %xmm5
+	pclmulqdq	$0, 512(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	pclmulqdq	$17, 512(%rdi), %xmm4
+	pxor	%xmm4, %xmm1
 	pclmulqdq	$0, 656(%rdi), %xmm0
-	movdqu	16(%rdx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 528(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 528(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 672(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	32(%rdx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 544(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 544(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 688(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	48(%rdx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 560(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 560(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 704(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	64(%rdx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 576(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 576(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 720(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	80(%rdx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 592(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 592(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 736(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	96(%rdx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 608(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 752(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	112(%rdx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 624(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 624(%rdi), %xmm3
-	pxor	%xmm3, %xmm1
-	pclmulqdq	$0, 768(%rdi), %xmm4
-	pxor	%xmm4, %xmm0
-	pxor	%xmm2, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, %xmm3
-	pslldq	$8, %xmm3
+	pxor	%xmm0, %xmm2
 	pxor	%xmm3, %xmm2
-	movdqa	%xmm0, %xmm3
-	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm1
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm0, %xmm2
 	pxor	%xmm1, %xmm2
 	movdqa	%xmm2, %xmm0
+	pslldq	$8, %xmm0
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm2, %xmm0
+	psrldq	$8, %xmm0
+	pxor	%xmm0, %xmm1
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	pxor	%xmm1, %xmm3
+	movdqa	%xmm3, %xmm0
 	addq	$128, %rdx
 	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_siv_seal_polyval8_4
@@ -3731,85 +3731,103 @@ aesgen_aesni_gcm_siv_open:
 	punpcklqdq	%xmm2, %xmm1
 	punpcklqdq	%xmm4, %xmm3
 	punpcklqdq	%xmm0, %xmm5
+	movdqa	%xmm1, 624(%rdi)
+	pshufd	$78, %xmm1, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, 768(%rdi)
 	movdqa	%xmm3, 256(%rdi)
 	movdqa	%xmm5, 272(%rdi)
 	pxor	%xmm0, %xmm0
 	movdqa	%xmm5, %xmm2
 	pshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm2
 	aesenclast	.Laesgen_aesni_gcm_siv_open_rcon0(%rip), %xmm2
+	movdqa	%xmm1, %xmm6
 	movdqa	%xmm3, %xmm4
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm3
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm3
 	pslldq	$4, %xmm4
+	pclmulqdq	$0, %xmm1, %xmm6
 	pxor	%xmm4, %xmm3
 	pxor	%xmm2, %xmm3
 	movdqa	%xmm3, 288(%rdi)
 	movdqa	%xmm3, %xmm2
 	pshufb	.Laesgen_aesni_gcm_siv_open_last_word(%rip), %xmm2
 	aesenclast	%xmm0, %xmm2
+	movdqa	%xmm1, %xmm7
 	movdqa	%xmm5, %xmm4
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm5
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm5
+	pclmulqdq	$17, %xmm1, %xmm7
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm5
 	pxor	%xmm2, %xmm5
 	movdqa	%xmm5, 304(%rdi)
 	movdqa	%xmm5, %xmm2
 	pshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm2
+	movdqa	%xmm1, %xmm8
 	aesenclast	.Laesgen_aesni_gcm_siv_open_rcon1(%rip), %xmm2
 	movdqa	%xmm3, %xmm4
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm3
 	pslldq	$4, %xmm4
+	pclmulqdq	$1, %xmm1, %xmm8
 	pxor	%xmm4, %xmm3
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm3
 	pxor	%xmm2, %xmm3
 	movdqa	%xmm3, 320(%rdi)
 	movdqa	%xmm3, %xmm2
+	movdqa	%xmm1, %xmm9
 	pshufb	.Laesgen_aesni_gcm_siv_open_last_word(%rip), %xmm2
 	aesenclast	%xmm0, %xmm2
 	movdqa	%xmm5, %xmm4
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm5
 	pslldq	$4, %xmm4
+	pclmulqdq	$16, %xmm1, %xmm9
 	pxor	%xmm4, %xmm5
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm5
 	pxor	%xmm2, %xmm5
 	movdqa	%xmm5, 336(%rdi)
 	movdqa	%xmm5, %xmm2
+	pxor	%xmm9, %xmm8
 	pshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm2
 	aesenclast	.Laesgen_aesni_gcm_siv_open_rcon2(%rip), %xmm2
 	movdqa	%xmm3, %xmm4
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm3
+	movdqa	%xmm8, %xmm9
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm3
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm3
 	pxor	%xmm2, %xmm3
 	movdqa	%xmm3, 352(%rdi)
+	pslldq	$8, %xmm9
 	movdqa	%xmm3, %xmm2
 	pshufb	.Laesgen_aesni_gcm_siv_open_last_word(%rip), %xmm2
 	aesenclast	%xmm0, %xmm2
 	movdqa	%xmm5, %xmm4
 	pslldq	$4, %xmm4
+	pxor	%xmm9, %xmm6
 	pxor	%xmm4, %xmm5
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm5
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm5
 	pxor	%xmm2, %xmm5
+	movdqa	%xmm8, %xmm9
 	movdqa	%xmm5, 368(%rdi)
 	movdqa	%xmm5, %xmm2
 	pshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm2
 	aesenclast	.Laesgen_aesni_gcm_siv_open_rcon3(%rip), %xmm2
 	movdqa	%xmm3, %xmm4
+	psrldq	$8, %xmm9
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm3
 	pslldq	$4, %xmm4
@@ -3817,39 +3835,46 @@ aesgen_aesni_gcm_siv_open:
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm3
 	pxor	%xmm2, %xmm3
+	pxor	%xmm9, %xmm7
 	movdqa	%xmm3, 384(%rdi)
 	movdqa	%xmm3, %xmm2
 	pshufb	.Laesgen_aesni_gcm_siv_open_last_word(%rip), %xmm2
 	aesenclast	%xmm0, %xmm2
 	movdqa	%xmm5, %xmm4
+	movdqa	%xmm6, %xmm8
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm5
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm5
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm5
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm8
 	pxor	%xmm2, %xmm5
 	movdqa	%xmm5, 400(%rdi)
 	movdqa	%xmm5, %xmm2
 	pshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm2
 	aesenclast	.Laesgen_aesni_gcm_siv_open_rcon4(%rip), %xmm2
+	pshufd	$78, %xmm6, %xmm6
 	movdqa	%xmm3, %xmm4
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm3
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm3
 	pslldq	$4, %xmm4
+	pxor	%xmm8, %xmm6
 	pxor	%xmm4, %xmm3
 	pxor	%xmm2, %xmm3
 	movdqa	%xmm3, 416(%rdi)
 	movdqa	%xmm3, %xmm2
 	pshufb	.Laesgen_aesni_gcm_siv_open_last_word(%rip), %xmm2
 	aesenclast	%xmm0, %xmm2
+	movdqa	%xmm6, %xmm8
 	movdqa	%xmm5, %xmm4
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm5
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm5
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm8
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm5
 	pxor	%xmm2, %xmm5
@@ -3857,50 +3882,58 @@ aesgen_aesni_gcm_siv_open:
 	movdqa	%xmm5, %xmm2
 	pshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm2
 	aesenclast	.Laesgen_aesni_gcm_siv_open_rcon5(%rip), %xmm2
+	pshufd	$78, %xmm6, %xmm6
 	movdqa	%xmm3, %xmm4
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm3
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm3
+	pxor	%xmm8, %xmm6
 	pslldq	$4, %xmm4
 	pxor	%xmm4, %xmm3
 	pxor	%xmm2, %xmm3
 	movdqa	%xmm3, 448(%rdi)
 	movdqa	%xmm3, %xmm2
 	pshufb	.Laesgen_aesni_gcm_siv_open_last_word(%rip), %xmm2
+	pxor	%xmm7, %xmm6
 	aesenclast	%xmm0, %xmm2
 	movdqa	%xmm5, %xmm0
 	pslldq	$4, %xmm0
 	pxor	%xmm0, %xmm5
 	pslldq	$4, %xmm0
+	movdqa	%xmm6, 608(%rdi)
 	pxor	%xmm0, %xmm5
 	pslldq	$4, %xmm0
 	pxor	%xmm0, %xmm5
 	pxor	%xmm2, %xmm5
 	movdqa	%xmm5, 464(%rdi)
+	pshufd	$78, %xmm6, %xmm2
 	pshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm5
 	aesenclast	.Laesgen_aesni_gcm_siv_open_rcon6(%rip), %xmm5
 	movdqa	%xmm3, %xmm0
 	pslldq	$4, %xmm0
 	pxor	%xmm0, %xmm3
+	pxor	%xmm6, %xmm2
 	pslldq	$4, %xmm0
 	pxor	%xmm0, %xmm3
 	pslldq	$4, %xmm0
 	pxor	%xmm0, %xmm3
 	pxor	%xmm5, %xmm3
 	movdqa	%xmm3, 480(%rdi)
-	movdqa	%xmm1, 624(%rdi)
-	pshufd	$78, %xmm1, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, 768(%rdi)
+	movdqa	%xmm2, 752(%rdi)
+	cmpq	$32, %r8
+	ja	.Laesgen_aesni_gcm_siv_open_powers_more
+	cmpq	$16, %rdx
+	jbe	.Laesgen_aesni_gcm_siv_open_powers_done
+.Laesgen_aesni_gcm_siv_open_powers_more:
 	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, %xmm1, %xmm0
+	pclmulqdq	$0, %xmm6, %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, %xmm1, %xmm2
+	pclmulqdq	$17, %xmm6, %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, %xmm1, %xmm3
+	pclmulqdq	$1, %xmm6, %xmm3
 	movdqa	%xmm1, %xmm4
-	pclmulqdq	$16, %xmm1, %xmm4
+	pclmulqdq	$16, %xmm6, %xmm4
 	pxor	%xmm4, %xmm3
 	movdqa	%xmm3, %xmm4
 	pslldq	$8, %xmm4
@@ -3917,23 +3950,18 @@ aesgen_aesni_gcm_siv_open:
 	pshufd	$78, %xmm0, %xmm0
 	pxor	%xmm3, %xmm0
 	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, 608(%rdi)
+	movdqa	%xmm0, 592(%rdi)
 	pshufd	$78, %xmm0, %xmm2
 	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, 752(%rdi)
-	cmpq	$32, %r8
-	ja	.Laesgen_aesni_gcm_siv_open_powers_more
-	cmpq	$16, %rdx
-	jbe	.Laesgen_aesni_gcm_siv_open_powers_done
-.Laesgen_aesni_gcm_siv_open_powers_more:
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$0, %xmm0, %xmm2
-	movdqa	%xmm1, %xmm3
-	pclmulqdq	$17, %xmm0, %xmm3
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, %xmm0, %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$16, %xmm0, %xmm5
+	movdqa	%xmm2, 736(%rdi)
+	movdqa	%xmm6, %xmm2
+	pclmulqdq	$0, %xmm6, %xmm2
+	movdqa	%xmm6, %xmm3
+	pclmulqdq	$17, %xmm6, %xmm3
+	movdqa	%xmm6, %xmm4
+	pclmulqdq	$1, %xmm6, %xmm4
+	movdqa	%xmm6, %xmm5
+	pclmulqdq	$16, %xmm6, %xmm5
 	pxor	%xmm5, %xmm4
 	movdqa	%xmm4, %xmm5
 	pslldq	$8, %xmm5
@@ -3950,18 +3978,45 @@ aesgen_aesni_gcm_siv_open:
 	pshufd	$78, %xmm2, %xmm2
 	pxor	%xmm4, %xmm2
 	pxor	%xmm3, %xmm2
-	movdqa	%xmm2, 592(%rdi)
+	movdqa	%xmm2, 576(%rdi)
 	pshufd	$78, %xmm2, %xmm3
 	pxor	%xmm2, %xmm3
-	movdqa	%xmm3, 736(%rdi)
-	movdqa	%xmm0, %xmm3
-	pclmulqdq	$0, %xmm0, %xmm3
-	movdqa	%xmm0, %xmm4
-	pclmulqdq	$17, %xmm0, %xmm4
-	movdqa	%xmm0, %xmm5
-	pclmulqdq	$1, %xmm0, %xmm5
-	movdqa	%xmm0, %xmm6
-	pclmulqdq	$16, %xmm0, %xmm6
+	movdqa	%xmm3, 720(%rdi)
+	movdqa	%xmm1, %xmm3
+	pclmulqdq	$0, %xmm2, %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$17, %xmm2, %xmm4
+	movdqa	%xmm1, %xmm5
+	pclmulqdq	$1, %xmm2, %xmm5
+	movdqa	%xmm1, %xmm7
+	pclmulqdq	$16, %xmm2, %xmm7
+	pxor	%xmm7, %xmm5
+	movdqa	%xmm5, %xmm7
+	pslldq	$8, %xmm7
+	pxor	%xmm7, %xmm3
+	movdqa	%xmm5, %xmm7
+	psrldq	$8, %xmm7
+	pxor	%xmm7, %xmm4
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm5
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm3, %xmm5
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm5
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm5, %xmm3
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm3, 560(%rdi)
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm4, 704(%rdi)
+	movdqa	%xmm6, %xmm3
+	pclmulqdq	$0, %xmm2, %xmm3
+	movdqa	%xmm6, %xmm4
+	pclmulqdq	$17, %xmm2, %xmm4
+	movdqa	%xmm6, %xmm5
+	pclmulqdq	$1, %xmm2, %xmm5
+	pclmulqdq	$16, %xmm2, %xmm6
 	pxor	%xmm6, %xmm5
 	movdqa	%xmm5, %xmm6
 	pslldq	$8, %xmm6
@@ -3978,79 +4033,51 @@ aesgen_aesni_gcm_siv_open:
 	pshufd	$78, %xmm3, %xmm3
 	pxor	%xmm5, %xmm3
 	pxor	%xmm4, %xmm3
-	movdqa	%xmm3, 576(%rdi)
+	movdqa	%xmm3, 544(%rdi)
 	pshufd	$78, %xmm3, %xmm4
 	pxor	%xmm3, %xmm4
-	movdqa	%xmm4, 720(%rdi)
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, %xmm3, %xmm4
-	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, %xmm3, %xmm5
-	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, %xmm3, %xmm6
-	movdqa	%xmm1, %xmm7
-	pclmulqdq	$16, %xmm3, %xmm7
-	pxor	%xmm7, %xmm6
-	movdqa	%xmm6, %xmm7
-	pslldq	$8, %xmm7
-	pxor	%xmm7, %xmm4
-	movdqa	%xmm6, %xmm7
-	psrldq	$8, %xmm7
-	pxor	%xmm7, %xmm5
-	movdqa	%xmm4, %xmm6
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm6
-	pshufd	$78, %xmm4, %xmm4
-	pxor	%xmm6, %xmm4
-	movdqa	%xmm4, %xmm6
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm6
-	pshufd	$78, %xmm4, %xmm4
-	pxor	%xmm6, %xmm4
-	pxor	%xmm5, %xmm4
-	movdqa	%xmm4, 560(%rdi)
-	pshufd	$78, %xmm4, %xmm5
-	pxor	%xmm4, %xmm5
-	movdqa	%xmm5, 704(%rdi)
+	movdqa	%xmm4, 688(%rdi)
+	movdqa	%xmm0, %xmm3
+	pclmulqdq	$0, %xmm2, %xmm3
 	movdqa	%xmm0, %xmm4
-	pclmulqdq	$0, %xmm3, %xmm4
+	pclmulqdq	$17, %xmm2, %xmm4
 	movdqa	%xmm0, %xmm5
-	pclmulqdq	$17, %xmm3, %xmm5
-	movdqa	%xmm0, %xmm6
-	pclmulqdq	$1, %xmm3, %xmm6
-	pclmulqdq	$16, %xmm3, %xmm0
-	pxor	%xmm0, %xmm6
-	movdqa	%xmm6, %xmm0
-	pslldq	$8, %xmm0
-	pxor	%xmm0, %xmm4
-	movdqa	%xmm6, %xmm0
-	psrldq	$8, %xmm0
+	pclmulqdq	$1, %xmm2, %xmm5
+	pclmulqdq	$16, %xmm2, %xmm0
 	pxor	%xmm0, %xmm5
-	movdqa	%xmm4, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm4, %xmm4
+	movdqa	%xmm5, %xmm0
+	pslldq	$8, %xmm0
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm5, %xmm0
+	psrldq	$8, %xmm0
 	pxor	%xmm0, %xmm4
-	movdqa	%xmm4, %xmm0
+	movdqa	%xmm3, %xmm0
 	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm4, %xmm4
-	pxor	%xmm0, %xmm4
-	pxor	%xmm5, %xmm4
-	movdqa	%xmm4, 544(%rdi)
-	pshufd	$78, %xmm4, %xmm0
-	pxor	%xmm4, %xmm0
-	movdqa	%xmm0, 688(%rdi)
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm3, 528(%rdi)
+	pshufd	$78, %xmm3, %xmm0
+	pxor	%xmm3, %xmm0
+	movdqa	%xmm0, 672(%rdi)
 	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, %xmm3, %xmm0
+	pclmulqdq	$0, %xmm2, %xmm0
+	movdqa	%xmm2, %xmm3
+	pclmulqdq	$17, %xmm2, %xmm3
 	movdqa	%xmm2, %xmm4
-	pclmulqdq	$17, %xmm3, %xmm4
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, %xmm3, %xmm5
-	pclmulqdq	$16, %xmm3, %xmm2
-	pxor	%xmm2, %xmm5
-	movdqa	%xmm5, %xmm2
+	pclmulqdq	$1, %xmm2, %xmm4
+	pclmulqdq	$16, %xmm2, %xmm2
+	pxor	%xmm2, %xmm4
+	movdqa	%xmm4, %xmm2
 	pslldq	$8, %xmm2
 	pxor	%xmm2, %xmm0
-	movdqa	%xmm5, %xmm2
+	movdqa	%xmm4, %xmm2
 	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm4
+	pxor	%xmm2, %xmm3
 	movdqa	%xmm0, %xmm2
 	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2
 	pshufd	$78, %xmm0, %xmm0
@@ -4059,34 +4086,7 @@ aesgen_aesni_gcm_siv_open:
 	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2
 	pshufd	$78, %xmm0, %xmm0
 	pxor	%xmm2, %xmm0
-	pxor	%xmm4, %xmm0
-	movdqa	%xmm0, 528(%rdi)
-	pshufd	$78, %xmm0, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, 672(%rdi)
-	movdqa	%xmm3, %xmm0
-	pclmulqdq	$0, %xmm3, %xmm0
-	movdqa	%xmm3, %xmm2
-	pclmulqdq	$17, %xmm3, %xmm2
-	movdqa	%xmm3, %xmm4
-	pclmulqdq	$1, %xmm3, %xmm4
-	pclmulqdq	$16, %xmm3, %xmm3
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm4, %xmm3
-	pslldq	$8, %xmm3
 	pxor	%xmm3, %xmm0
-	movdqa	%xmm4, %xmm3
-	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	%xmm0, %xmm3
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm3, %xmm0
-	movdqa	%xmm0, %xmm3
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm3, %xmm0
-	pxor	%xmm2, %xmm0
 	movdqa	%xmm0, 512(%rdi)
 	pshufd	$78, %xmm0, %xmm2
 	pxor	%xmm0, %xmm2
@@ -4126,102 +4126,102 @@ aesgen_aesni_gcm_siv_open:
 .Laesgen_aesni_gcm_siv_open_polyval8:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_siv_open_polyval8_done
-	movdqu	(%rcx), %xmm2
-	pxor	%xmm1, %xmm2
-	pshufd	$78, %xmm2, %xmm1
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$0, 512(%rdi), %xmm3
-	pclmulqdq	$17, 512(%rdi), %xmm2
+	movdqu	112(%rcx), %xmm2
+	pshufd	$78, %xmm2, %xmm3
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm2, %xmm4
+	pclmulqdq	$0, 624(%rdi), %xmm4
+	pclmulqdq	$17, 624(%rdi), %xmm2
+	pclmulqdq	$0, 768(%rdi), %xmm3
+	movdqu	96(%rcx), %xmm5
+	pshufd	$78, %xmm5, %xmm6
+	pxor	%xmm5, %xmm6
+	movdqa	%xmm5, %xmm7
+	pclmulqdq	$0, 608(%rdi), %xmm7
+	pxor	%xmm7, %xmm4
+	pclmulqdq	$17, 608(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$0, 752(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	movdqu	80(%rcx), %xmm5
+	pshufd	$78, %xmm5, %xmm6
+	pxor	%xmm5, %xmm6
+	movdqa	%xmm5, %xmm7
+	pclmulqdq	$0, 592(%rdi), %xmm7
+	pxor	%xmm7, %xmm4
+	pclmulqdq	$17, 592(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$0, 736(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	movdqu	64(%rcx), %xmm5
+	pshufd	$78, %xmm5, %xmm6
+	pxor	%xmm5, %xmm6
+	movdqa	%xmm5, %xmm7
+	pclmulqdq	$0, 576(%rdi), %xmm7
+	pxor	%xmm7, %xmm4
+	pclmulqdq	$17, 576(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$0, 720(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	movdqu	48(%rcx), %xmm5
+	pshufd	$78, %xmm5, %xmm6
+	pxor	%xmm5, %xmm6
+	movdqa	%xmm5, %xmm7
+	pclmulqdq	$0, 560(%rdi), %xmm7
+	pxor	%xmm7, %xmm4
+	pclmulqdq	$17, 560(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$0, 704(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	movdqu	32(%rcx), %xmm5
+	pshufd	$78, %xmm5, %xmm6
+	pxor	%xmm5, %xmm6
+	movdqa	%xmm5, %xmm7
+	pclmulqdq	$0, 544(%rdi), %xmm7
+	pxor	%xmm7, %xmm4
+	pclmulqdq	$17, 544(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$0, 688(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	movdqu	16(%rcx), %xmm5
+	pshufd	$78, %xmm5, %xmm6
+	pxor	%xmm5, %xmm6
+	movdqa	%xmm5, %xmm7
+	pclmulqdq	$0, 528(%rdi), %xmm7
+	pxor	%xmm7, %xmm4
+	pclmulqdq	$17, 528(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$0, 672(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	movdqu	(%rcx), %xmm5
+	pxor	%xmm1, %xmm5
+	pshufd	$78, %xmm5, %xmm1
+	pxor	%xmm5, %xmm1
+	movdqa	%xmm5, %xmm6
+	pclmulqdq	$0, 512(%rdi), %xmm6
+	pxor	%xmm6, %xmm4
+	pclmulqdq	$17, 512(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
 	pclmulqdq	$0, 656(%rdi), %xmm1
-	movdqu	16(%rcx), %xmm4
-	pshufd	$78, %xmm4, %xmm5
-	pxor	%xmm4, %xmm5
-	movdqa	%xmm4, %xmm6
-	pclmulqdq	$0, 528(%rdi), %xmm6
-	pxor	%xmm6, %xmm3
-	pclmulqdq	$17, 528(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	pclmulqdq	$0, 672(%rdi), %xmm5
-	pxor	%xmm5, %xmm1
-	movdqu	32(%rcx), %xmm4
-	pshufd	$78, %xmm4, %xmm5
-	pxor	%xmm4, %xmm5
-	movdqa	%xmm4, %xmm6
-	pclmulqdq	$0, 544(%rdi), %xmm6
-	pxor	%xmm6, %xmm3
-	pclmulqdq	$17, 544(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	pclmulqdq	$0, 688(%rdi), %xmm5
-	pxor	%xmm5, %xmm1
-	movdqu	48(%rcx), %xmm4
-	pshufd	$78, %xmm4, %xmm5
-	pxor	%xmm4, %xmm5
-	movdqa	%xmm4, %xmm6
-	pclmulqdq	$0, 560(%rdi), %xmm6
-	pxor	%xmm6, %xmm3
-	pclmulqdq	$17, 560(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	pclmulqdq	$0, 704(%rdi), %xmm5
-	pxor	%xmm5, %xmm1
-	movdqu	64(%rcx), %xmm4
-	pshufd	$78, %xmm4, %xmm5
-	pxor	%xmm4, %xmm5
-	movdqa	%xmm4, %xmm6
-	pclmulqdq	$0, 576(%rdi), %xmm6
-	pxor	%xmm6, %xmm3
-	pclmulqdq	$17, 576(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	pclmulqdq	$0, 720(%rdi), %xmm5
-	pxor	%xmm5, %xmm1
-	movdqu	80(%rcx), %xmm4
-	pshufd	$78, %xmm4, %xmm5
-	pxor	%xmm4, %xmm5
-	movdqa	%xmm4, %xmm6
-	pclmulqdq	$0, 592(%rdi), %xmm6
-	pxor	%xmm6, %xmm3
-	pclmulqdq	$17, 592(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	pclmulqdq	$0, 736(%rdi), %xmm5
-	pxor	%xmm5, %xmm1
-	movdqu	96(%rcx), %xmm4
-	pshufd	$78, %xmm4, %xmm5
-	pxor	%xmm4, %xmm5
-	movdqa	%xmm4, %xmm6
-	pclmulqdq	$0, 608(%rdi), %xmm6
-	pxor	%xmm6, %xmm3
-	pclmulqdq	$17, 608(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	pclmulqdq	$0, 752(%rdi), %xmm5
-	pxor	%xmm5, %xmm1
-	movdqu	112(%rcx), %xmm4
-	pshufd	$78, %xmm4, %xmm5
-	pxor	%xmm4, %xmm5
-	movdqa	%xmm4, %xmm6
-	pclmulqdq	$0, 624(%rdi), %xmm6
-	pxor	%xmm6, %xmm3
-	pclmulqdq	$17, 624(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	pclmulqdq	$0, 768(%rdi), %xmm5
-	pxor	%xmm5, %xmm1
-	pxor	%xmm3, %xmm1
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm1, %xmm4
-	pslldq	$8, %xmm4
+	pxor	%xmm1, %xmm3
 	pxor	%xmm4, %xmm3
-	movdqa	%xmm1, %xmm4
-	psrldq	$8, %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm3, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm3, %xmm3
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm3, %xmm3
-	pxor	%xmm1, %xmm3
 	pxor	%xmm2, %xmm3
 	movdqa	%xmm3, %xmm1
+	pslldq	$8, %xmm1
+	pxor	%xmm1, %xmm4
+	movdqa	%xmm3, %xmm1
+	psrldq	$8, %xmm1
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm4, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm4, %xmm4
+	pxor	%xmm1, %xmm4
+	movdqa	%xmm4, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm4, %xmm4
+	pxor	%xmm1, %xmm4
+	pxor	%xmm2, %xmm4
+	movdqa	%xmm4, %xmm1
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_siv_open_polyval8
@@ -4858,102 +4858,102 @@ aesgen_aesni_gcm_siv_open:
 .Laesgen_aesni_gcm_siv_open_polyval8_2:
 	cmpq	$128, %rcx
 	jb	.Laesgen_aesni_gcm_siv_open_polyval8_done_2
-	movdqu	(%rdx), %xmm0
-	pxor	%xmm1, %xmm0
-	pshufd	$78, %xmm0, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$0, 512(%rdi), %xmm2
-	pclmulqdq	$17, 512(%rdi), %xmm0
+	movdqu	112(%rdx), %xmm0
+	pshufd	$78, %xmm0, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm0, %xmm3
+	pclmulqdq	$0, 624(%rdi), %xmm3
+	pclmulqdq	$17, 624(%rdi), %xmm0
+	pclmulqdq	$0, 768(%rdi), %xmm2
+	movdqu	96(%rdx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 608(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 608(%rdi), %xmm4
+	pxor	%xmm4, %xmm0
+	pclmulqdq	$0, 752(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	movdqu	80(%rdx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 592(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 592(%rdi), %xmm4
+	pxor	%xmm4, %xmm0
+	pclmulqdq	$0, 736(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	movdqu	64(%rdx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 576(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 576(%rdi), %xmm4
+	pxor	%xmm4, %xmm0
+	pclmulqdq	$0, 720(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	movdqu	48(%rdx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 560(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 560(%rdi), %xmm4
+	pxor	%xmm4, %xmm0
+	pclmulqdq	$0, 704(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	movdqu	32(%rdx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 544(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 544(%rdi), %xmm4
+	pxor	%xmm4, %xmm0
+	pclmulqdq	$0, 688(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	movdqu	16(%rdx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 528(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 528(%rdi), %xmm4
+	pxor	%xmm4, %xmm0
+	pclmulqdq	$0, 672(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	movdqu	(%rdx), %xmm4
+	pxor	%xmm1, %xmm4
+	pshufd	$78, %xmm4, %xmm1
+	pxor	%xmm4, %xmm1
+	movdqa	%xmm4, %xmm5
+	pclmulqdq	$0, 512(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	pclmulqdq	$17, 512(%rdi), %xmm4
+	pxor	%xmm4, %xmm0
 	pclmulqdq	$0, 656(%rdi), %xmm1
-	movdqu	16(%rdx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 528(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 528(%rdi), %xmm3
-	pxor	%xmm3, %xmm0
-	pclmulqdq	$0, 672(%rdi), %xmm4
-	pxor	%xmm4, %xmm1
-	movdqu	32(%rdx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 544(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 544(%rdi), %xmm3
-	pxor	%xmm3, %xmm0
-	pclmulqdq	$0, 688(%rdi), %xmm4
-	pxor	%xmm4, %xmm1
-	movdqu	48(%rdx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 560(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 560(%rdi), %xmm3
-	pxor	%xmm3, %xmm0
-	pclmulqdq	$0, 704(%rdi), %xmm4
-	pxor	%xmm4, %xmm1
-	movdqu	64(%rdx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 576(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 576(%rdi), %xmm3
-	pxor	%xmm3, %xmm0
-	pclmulqdq	$0, 720(%rdi), %xmm4
-	pxor	%xmm4, %xmm1
-	movdqu	80(%rdx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 592(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 592(%rdi), %xmm3
-	pxor	%xmm3, %xmm0
-	pclmulqdq	$0, 736(%rdi), %xmm4
-	pxor	%xmm4, %xmm1
-	movdqu	96(%rdx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 608(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm3
-	pxor	%xmm3, %xmm0
-	pclmulqdq	$0, 752(%rdi), %xmm4
-	pxor	%xmm4, %xmm1
-	movdqu	112(%rdx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 624(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 624(%rdi), %xmm3
-	pxor	%xmm3, %xmm0
-	pclmulqdq	$0, 768(%rdi), %xmm4
-	pxor	%xmm4, %xmm1
-	pxor	%xmm2, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm3
-	pslldq	$8, %xmm3
+	pxor	%xmm1, %xmm2
 	pxor	%xmm3, %xmm2
-	movdqa	%xmm1, %xmm3
-	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm0
-	movdqa	%xmm2, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm1, %xmm2
 	pxor	%xmm0, %xmm2
 	movdqa	%xmm2, %xmm1
+	pslldq	$8, %xmm1
+	pxor	%xmm1, %xmm3
+	movdqa	%xmm2, %xmm1
+	psrldq	$8, %xmm1
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm3, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm1, %xmm3
+	movdqa	%xmm3, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm1, %xmm3
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm3, %xmm1
 	addq	$128, %rdx
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_gcm_siv_open_polyval8_2
@@ -5296,290 +5296,317 @@ aesgen_aesni_gcm_siv_open:
 	aesenclast	%xmm4, %xmm0
 	punpcklqdq	%xmm2, %xmm1
 	punpcklqdq	%xmm0, %xmm3
+	movdqa	%xmm1, 624(%rdi)
+	pshufd	$78, %xmm1, %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm0, 768(%rdi)
 	movdqa	%xmm3, 256(%rdi)
 	pxor	%xmm0, %xmm0
 	movdqa	%xmm3, %xmm0
 	pshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm0
 	aesenclast	.Laesgen_aesni_gcm_siv_open_rcon0(%rip), %xmm0
+	movdqa	%xmm1, %xmm4
 	movdqa	%xmm3, %xmm2
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
 	pslldq	$4, %xmm2
+	pclmulqdq	$0, %xmm1, %xmm4
 	pxor	%xmm2, %xmm3
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
 	pxor	%xmm0, %xmm3
 	movdqa	%xmm3, 272(%rdi)
+	movdqa	%xmm1, %xmm5
 	movdqa	%xmm3, %xmm0
 	pshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm0
 	aesenclast	.Laesgen_aesni_gcm_siv_open_rcon1(%rip), %xmm0
+	pclmulqdq	$17, %xmm1, %xmm5
 	movdqa	%xmm3, %xmm2
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
+	movdqa	%xmm1, %xmm6
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
 	pxor	%xmm0, %xmm3
 	movdqa	%xmm3, 288(%rdi)
 	movdqa	%xmm3, %xmm0
+	pclmulqdq	$1, %xmm1, %xmm6
 	pshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm0
 	aesenclast	.Laesgen_aesni_gcm_siv_open_rcon2(%rip), %xmm0
 	movdqa	%xmm3, %xmm2
+	movdqa	%xmm1, %xmm7
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
 	pslldq	$4, %xmm2
+	pclmulqdq	$16, %xmm1, %xmm7
 	pxor	%xmm2, %xmm3
 	pxor	%xmm0, %xmm3
 	movdqa	%xmm3, 304(%rdi)
 	movdqa	%xmm3, %xmm0
 	pshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm0
+	pxor	%xmm7, %xmm6
 	aesenclast	.Laesgen_aesni_gcm_siv_open_rcon3(%rip), %xmm0
 	movdqa	%xmm3, %xmm2
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
+	movdqa	%xmm6, %xmm7
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
+	pslldq	$8, %xmm7
 	pxor	%xmm0, %xmm3
 	movdqa	%xmm3, 320(%rdi)
 	movdqa	%xmm3, %xmm0
 	pshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm0
 	aesenclast	.Laesgen_aesni_gcm_siv_open_rcon4(%rip), %xmm0
+	pxor	%xmm7, %xmm4
 	movdqa	%xmm3, %xmm2
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
 	pslldq	$4, %xmm2
+	movdqa	%xmm6, %xmm7
 	pxor	%xmm2, %xmm3
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
 	pxor	%xmm0, %xmm3
+	psrldq	$8, %xmm7
 	movdqa	%xmm3, 336(%rdi)
 	movdqa	%xmm3, %xmm0
 	pshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm0
 	aesenclast	.Laesgen_aesni_gcm_siv_open_rcon5(%rip), %xmm0
+	pxor	%xmm7, %xmm5
 	movdqa	%xmm3, %xmm2
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
+	movdqa	%xmm4, %xmm6
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
 	pxor	%xmm0, %xmm3
 	movdqa	%xmm3, 352(%rdi)
 	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm6
 	pshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm0
 	aesenclast	.Laesgen_aesni_gcm_siv_open_rcon6(%rip), %xmm0
 	movdqa	%xmm3, %xmm2
+	pshufd	$78, %xmm4, %xmm4
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
 	pslldq	$4, %xmm2
+	pxor	%xmm6, %xmm4
 	pxor	%xmm2, %xmm3
 	pxor	%xmm0, %xmm3
 	movdqa	%xmm3, 368(%rdi)
 	movdqa	%xmm3, %xmm0
 	pshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm0
+	movdqa	%xmm4, %xmm6
 	aesenclast	.Laesgen_aesni_gcm_siv_open_rcon7(%rip), %xmm0
 	movdqa	%xmm3, %xmm2
 	pslldq	$4, %xmm2
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm6
 	pxor	%xmm2, %xmm3
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
+	pshufd	$78, %xmm4, %xmm4
 	pxor	%xmm0, %xmm3
 	movdqa	%xmm3, 384(%rdi)
 	movdqa	%xmm3, %xmm0
 	pshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm0
 	aesenclast	.Laesgen_aesni_gcm_siv_open_rcon8(%rip), %xmm0
+	pxor	%xmm6, %xmm4
 	movdqa	%xmm3, %xmm2
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
 	pslldq	$4, %xmm2
+	pxor	%xmm5, %xmm4
 	pxor	%xmm2, %xmm3
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
 	pxor	%xmm0, %xmm3
+	movdqa	%xmm4, 608(%rdi)
 	movdqa	%xmm3, 400(%rdi)
 	movdqa	%xmm3, %xmm0
 	pshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm0
 	aesenclast	.Laesgen_aesni_gcm_siv_open_rcon9(%rip), %xmm0
+	pshufd	$78, %xmm4, %xmm5
 	movdqa	%xmm3, %xmm2
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
+	pxor	%xmm4, %xmm5
 	pslldq	$4, %xmm2
 	pxor	%xmm2, %xmm3
 	pxor	%xmm0, %xmm3
 	movdqa	%xmm3, 416(%rdi)
-	movdqa	%xmm1, 624(%rdi)
-	pshufd	$78, %xmm1, %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	%xmm0, 768(%rdi)
-	movdqa	%xmm1, %xmm0
-	pclmulqdq	$0, %xmm1, %xmm0
-	movdqa	%xmm1, %xmm2
-	pclmulqdq	$17, %xmm1, %xmm2
-	movdqa	%xmm1, %xmm3
-	pclmulqdq	$1, %xmm1, %xmm3
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$16, %xmm1, %xmm4
-	pxor	%xmm4, %xmm3
-	movdqa	%xmm3, %xmm4
-	pslldq	$8, %xmm4
-	pxor	%xmm4, %xmm0
-	movdqa	%xmm3, %xmm4
-	psrldq	$8, %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm0, %xmm3
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm3, %xmm0
-	movdqa	%xmm0, %xmm3
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm3, %xmm0
-	pxor	%xmm2, %xmm0
-	movdqa	%xmm0, 608(%rdi)
-	pshufd	$78, %xmm0, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, 752(%rdi)
+	movdqa	%xmm5, 752(%rdi)
 	cmpq	$32, %r8
 	ja	.Laesgen_aesni_gcm_siv_open_powers_more_2
 	cmpq	$16, %rdx
 	jbe	.Laesgen_aesni_gcm_siv_open_powers_done_2
 .Laesgen_aesni_gcm_siv_open_powers_more_2:
+	movdqa	%xmm1, %xmm0
+	pclmulqdq	$0, %xmm4, %xmm0
 	movdqa	%xmm1, %xmm2
-	pclmulqdq	$0, %xmm0, %xmm2
+	pclmulqdq	$17, %xmm4, %xmm2
 	movdqa	%xmm1, %xmm3
-	pclmulqdq	$17, %xmm0, %xmm3
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$1, %xmm0, %xmm4
+	pclmulqdq	$1, %xmm4, %xmm3
 	movdqa	%xmm1, %xmm5
-	pclmulqdq	$16, %xmm0, %xmm5
-	pxor	%xmm5, %xmm4
-	movdqa	%xmm4, %xmm5
-	pslldq	$8, %xmm5
-	pxor	%xmm5, %xmm2
-	movdqa	%xmm4, %xmm5
-	psrldq	$8, %xmm5
+	pclmulqdq	$16, %xmm4, %xmm5
 	pxor	%xmm5, %xmm3
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm2, %xmm4
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm4, %xmm2
-	pxor	%xmm3, %xmm2
-	movdqa	%xmm2, 592(%rdi)
-	pshufd	$78, %xmm2, %xmm3
-	pxor	%xmm2, %xmm3
-	movdqa	%xmm3, 736(%rdi)
+	movdqa	%xmm3, %xmm5
+	pslldq	$8, %xmm5
+	pxor	%xmm5, %xmm0
+	movdqa	%xmm3, %xmm5
+	psrldq	$8, %xmm5
+	pxor	%xmm5, %xmm2
 	movdqa	%xmm0, %xmm3
-	pclmulqdq	$0, %xmm0, %xmm3
-	movdqa	%xmm0, %xmm4
-	pclmulqdq	$17, %xmm0, %xmm4
-	movdqa	%xmm0, %xmm5
-	pclmulqdq	$1, %xmm0, %xmm5
-	movdqa	%xmm0, %xmm6
-	pclmulqdq	$16, %xmm0, %xmm6
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm3, %xmm0
+	movdqa	%xmm0, %xmm3
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3
+	pshufd	$78, %xmm0, %xmm0
+	pxor	%xmm3, %xmm0
+	pxor	%xmm2, %xmm0
+	movdqa	%xmm0, 592(%rdi)
+	pshufd	$78, %xmm0, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm2, 736(%rdi)
+	movdqa	%xmm4, %xmm2
+	pclmulqdq	$0, %xmm4, %xmm2
+	movdqa	%xmm4, %xmm3
+	pclmulqdq	$17, %xmm4, %xmm3
+	movdqa	%xmm4, %xmm5
+	pclmulqdq	$1, %xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$16, %xmm4, %xmm6
 	pxor	%xmm6, %xmm5
 	movdqa	%xmm5, %xmm6
 	pslldq	$8, %xmm6
-	pxor	%xmm6, %xmm3
+	pxor	%xmm6, %xmm2
 	movdqa	%xmm5, %xmm6
 	psrldq	$8, %xmm6
-	pxor	%xmm6, %xmm4
-	movdqa	%xmm3, %xmm5
+	pxor	%xmm6, %xmm3
+	movdqa	%xmm2, %xmm5
 	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm5
-	pshufd	$78, %xmm3, %xmm3
-	pxor	%xmm5, %xmm3
-	movdqa	%xmm3, %xmm5
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm5, %xmm2
+	movdqa	%xmm2, %xmm5
 	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm5
-	pshufd	$78, %xmm3, %xmm3
-	pxor	%xmm5, %xmm3
-	pxor	%xmm4, %xmm3
-	movdqa	%xmm3, 576(%rdi)
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm4, 720(%rdi)
-	movdqa	%xmm1, %xmm4
-	pclmulqdq	$0, %xmm3, %xmm4
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm5, %xmm2
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm2, 576(%rdi)
+	pshufd	$78, %xmm2, %xmm3
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm3, 720(%rdi)
+	movdqa	%xmm1, %xmm3
+	pclmulqdq	$0, %xmm2, %xmm3
 	movdqa	%xmm1, %xmm5
-	pclmulqdq	$17, %xmm3, %xmm5
+	pclmulqdq	$17, %xmm2, %xmm5
 	movdqa	%xmm1, %xmm6
-	pclmulqdq	$1, %xmm3, %xmm6
+	pclmulqdq	$1, %xmm2, %xmm6
 	movdqa	%xmm1, %xmm7
-	pclmulqdq	$16, %xmm3, %xmm7
+	pclmulqdq	$16, %xmm2, %xmm7
 	pxor	%xmm7, %xmm6
 	movdqa	%xmm6, %xmm7
 	pslldq	$8, %xmm7
-	pxor	%xmm7, %xmm4
+	pxor	%xmm7, %xmm3
 	movdqa	%xmm6, %xmm7
 	psrldq	$8, %xmm7
 	pxor	%xmm7, %xmm5
-	movdqa	%xmm4, %xmm6
+	movdqa	%xmm3, %xmm6
 	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm6
-	pshufd	$78, %xmm4, %xmm4
-	pxor	%xmm6, %xmm4
-	movdqa	%xmm4, %xmm6
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm6, %xmm3
+	movdqa	%xmm3, %xmm6
 	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm6
-	pshufd	$78, %xmm4, %xmm4
-	pxor	%xmm6, %xmm4
-	pxor	%xmm5, %xmm4
-	movdqa	%xmm4, 560(%rdi)
-	pshufd	$78, %xmm4, %xmm5
-	pxor	%xmm4, %xmm5
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm6, %xmm3
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm3, 560(%rdi)
+	pshufd	$78, %xmm3, %xmm5
+	pxor	%xmm3, %xmm5
 	movdqa	%xmm5, 704(%rdi)
+	movdqa	%xmm4, %xmm3
+	pclmulqdq	$0, %xmm2, %xmm3
+	movdqa	%xmm4, %xmm5
+	pclmulqdq	$17, %xmm2, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$1, %xmm2, %xmm6
+	pclmulqdq	$16, %xmm2, %xmm4
+	pxor	%xmm4, %xmm6
+	movdqa	%xmm6, %xmm4
+	pslldq	$8, %xmm4
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm6, %xmm4
+	psrldq	$8, %xmm4
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm3, %xmm4
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm3, %xmm4
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm4, %xmm3
+	pxor	%xmm5, %xmm3
+	movdqa	%xmm3, 544(%rdi)
+	pshufd	$78, %xmm3, %xmm4
+	pxor	%xmm3, %xmm4
+	movdqa	%xmm4, 688(%rdi)
+	movdqa	%xmm0, %xmm3
+	pclmulqdq	$0, %xmm2, %xmm3
 	movdqa	%xmm0, %xmm4
-	pclmulqdq	$0, %xmm3, %xmm4
+	pclmulqdq	$17, %xmm2, %xmm4
 	movdqa	%xmm0, %xmm5
-	pclmulqdq	$17, %xmm3, %xmm5
-	movdqa	%xmm0, %xmm6
-	pclmulqdq	$1, %xmm3, %xmm6
-	pclmulqdq	$16, %xmm3, %xmm0
-	pxor	%xmm0, %xmm6
-	movdqa	%xmm6, %xmm0
-	pslldq	$8, %xmm0
-	pxor	%xmm0, %xmm4
-	movdqa	%xmm6, %xmm0
-	psrldq	$8, %xmm0
+	pclmulqdq	$1, %xmm2, %xmm5
+	pclmulqdq	$16, %xmm2, %xmm0
 	pxor	%xmm0, %xmm5
-	movdqa	%xmm4, %xmm0
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm4, %xmm4
+	movdqa	%xmm5, %xmm0
+	pslldq	$8, %xmm0
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm5, %xmm0
+	psrldq	$8, %xmm0
 	pxor	%xmm0, %xmm4
-	movdqa	%xmm4, %xmm0
+	movdqa	%xmm3, %xmm0
 	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
-	pshufd	$78, %xmm4, %xmm4
-	pxor	%xmm0, %xmm4
-	pxor	%xmm5, %xmm4
-	movdqa	%xmm4, 544(%rdi)
-	pshufd	$78, %xmm4, %xmm0
-	pxor	%xmm4, %xmm0
-	movdqa	%xmm0, 688(%rdi)
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm3, %xmm0
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm0, %xmm3
+	pxor	%xmm4, %xmm3
+	movdqa	%xmm3, 528(%rdi)
+	pshufd	$78, %xmm3, %xmm0
+	pxor	%xmm3, %xmm0
+	movdqa	%xmm0, 672(%rdi)
 	movdqa	%xmm2, %xmm0
-	pclmulqdq	$0, %xmm3, %xmm0
+	pclmulqdq	$0, %xmm2, %xmm0
+	movdqa	%xmm2, %xmm3
+	pclmulqdq	$17, %xmm2, %xmm3
 	movdqa	%xmm2, %xmm4
-	pclmulqdq	$17, %xmm3, %xmm4
-	movdqa	%xmm2, %xmm5
-	pclmulqdq	$1, %xmm3, %xmm5
-	pclmulqdq	$16, %xmm3, %xmm2
-	pxor	%xmm2, %xmm5
-	movdqa	%xmm5, %xmm2
+	pclmulqdq	$1, %xmm2, %xmm4
+	pclmulqdq	$16, %xmm2, %xmm2
+	pxor	%xmm2, %xmm4
+	movdqa	%xmm4, %xmm2
 	pslldq	$8, %xmm2
 	pxor	%xmm2, %xmm0
-	movdqa	%xmm5, %xmm2
+	movdqa	%xmm4, %xmm2
 	psrldq	$8, %xmm2
-	pxor	%xmm2, %xmm4
+	pxor	%xmm2, %xmm3
 	movdqa	%xmm0, %xmm2
 	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2
 	pshufd	$78, %xmm0, %xmm0
@@ -5588,34 +5615,7 @@ aesgen_aesni_gcm_siv_open:
 	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2
 	pshufd	$78, %xmm0, %xmm0
 	pxor	%xmm2, %xmm0
-	pxor	%xmm4, %xmm0
-	movdqa	%xmm0, 528(%rdi)
-	pshufd	$78, %xmm0, %xmm2
-	pxor	%xmm0, %xmm2
-	movdqa	%xmm2, 672(%rdi)
-	movdqa	%xmm3, %xmm0
-	pclmulqdq	$0, %xmm3, %xmm0
-	movdqa	%xmm3, %xmm2
-	pclmulqdq	$17, %xmm3, %xmm2
-	movdqa	%xmm3, %xmm4
-	pclmulqdq	$1, %xmm3, %xmm4
-	pclmulqdq	$16, %xmm3, %xmm3
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm4, %xmm3
-	pslldq	$8, %xmm3
 	pxor	%xmm3, %xmm0
-	movdqa	%xmm4, %xmm3
-	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm2
-	movdqa	%xmm0, %xmm3
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm3, %xmm0
-	movdqa	%xmm0, %xmm3
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3
-	pshufd	$78, %xmm0, %xmm0
-	pxor	%xmm3, %xmm0
-	pxor	%xmm2, %xmm0
 	movdqa	%xmm0, 512(%rdi)
 	pshufd	$78, %xmm0, %xmm2
 	pxor	%xmm0, %xmm2
@@ -5655,102 +5655,102 @@ aesgen_aesni_gcm_siv_open:
 .Laesgen_aesni_gcm_siv_open_polyval8_3:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_siv_open_polyval8_done_3
-	movdqu	(%rcx), %xmm2
-	pxor	%xmm1, %xmm2
-	pshufd	$78, %xmm2, %xmm1
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm2, %xmm3
-	pclmulqdq	$0, 512(%rdi), %xmm3
-	pclmulqdq	$17, 512(%rdi), %xmm2
+	movdqu	112(%rcx), %xmm2
+	pshufd	$78, %xmm2, %xmm3
+	pxor	%xmm2, %xmm3
+	movdqa	%xmm2, %xmm4
+	pclmulqdq	$0, 624(%rdi), %xmm4
+	pclmulqdq	$17, 624(%rdi), %xmm2
+	pclmulqdq	$0, 768(%rdi), %xmm3
+	movdqu	96(%rcx), %xmm5
+	pshufd	$78, %xmm5, %xmm6
+	pxor	%xmm5, %xmm6
+	movdqa	%xmm5, %xmm7
+	pclmulqdq	$0, 608(%rdi), %xmm7
+	pxor	%xmm7, %xmm4
+	pclmulqdq	$17, 608(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$0, 752(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	movdqu	80(%rcx), %xmm5
+	pshufd	$78, %xmm5, %xmm6
+	pxor	%xmm5, %xmm6
+	movdqa	%xmm5, %xmm7
+	pclmulqdq	$0, 592(%rdi), %xmm7
+	pxor	%xmm7, %xmm4
+	pclmulqdq	$17, 592(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$0, 736(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	movdqu	64(%rcx), %xmm5
+	pshufd	$78, %xmm5, %xmm6
+	pxor	%xmm5, %xmm6
+	movdqa	%xmm5, %xmm7
+	pclmulqdq	$0, 576(%rdi), %xmm7
+	pxor	%xmm7, %xmm4
+	pclmulqdq	$17, 576(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$0, 720(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	movdqu	48(%rcx), %xmm5
+	pshufd	$78, %xmm5, %xmm6
+	pxor	%xmm5, %xmm6
+	movdqa	%xmm5, %xmm7
+	pclmulqdq	$0, 560(%rdi), %xmm7
+	pxor	%xmm7, %xmm4
+	pclmulqdq	$17, 560(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$0, 704(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	movdqu	32(%rcx), %xmm5
+	pshufd	$78, %xmm5, %xmm6
+	pxor	%xmm5, %xmm6
+	movdqa	%xmm5, %xmm7
+	pclmulqdq	$0, 544(%rdi), %xmm7
+	pxor	%xmm7, %xmm4
+	pclmulqdq	$17, 544(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$0, 688(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	movdqu	16(%rcx), %xmm5
+	pshufd	$78, %xmm5, %xmm6
+	pxor	%xmm5, %xmm6
+	movdqa	%xmm5, %xmm7
+	pclmulqdq	$0, 528(%rdi), %xmm7
+	pxor	%xmm7, %xmm4
+	pclmulqdq	$17, 528(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	pclmulqdq	$0, 672(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	movdqu	(%rcx), %xmm5
+	pxor	%xmm1, %xmm5
+	pshufd	$78, %xmm5, %xmm1
+	pxor	%xmm5, %xmm1
+	movdqa	%xmm5, %xmm6
+	pclmulqdq	$0, 512(%rdi), %xmm6
+	pxor	%xmm6, %xmm4
+	pclmulqdq	$17, 512(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
 	pclmulqdq	$0, 656(%rdi), %xmm1
-	movdqu	16(%rcx), %xmm4
-	pshufd	$78, %xmm4, %xmm5
-	pxor	%xmm4, %xmm5
-	movdqa	%xmm4, %xmm6
-	pclmulqdq	$0, 528(%rdi), %xmm6
-	pxor	%xmm6, %xmm3
-	pclmulqdq	$17, 528(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	pclmulqdq	$0, 672(%rdi), %xmm5
-	pxor	%xmm5, %xmm1
-	movdqu	32(%rcx), %xmm4
-	pshufd	$78, %xmm4, %xmm5
-	pxor	%xmm4, %xmm5
-	movdqa	%xmm4, %xmm6
-	pclmulqdq	$0, 544(%rdi), %xmm6
-	pxor	%xmm6, %xmm3
-	pclmulqdq	$17, 544(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	pclmulqdq	$0, 688(%rdi), %xmm5
-	pxor	%xmm5, %xmm1
-	movdqu	48(%rcx), %xmm4
-	pshufd	$78, %xmm4, %xmm5
-	pxor	%xmm4, %xmm5
-	movdqa	%xmm4, %xmm6
-	pclmulqdq	$0, 560(%rdi), %xmm6
-	pxor	%xmm6, %xmm3
-	pclmulqdq	$17, 560(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	pclmulqdq	$0, 704(%rdi), %xmm5
-	pxor	%xmm5, %xmm1
-	movdqu	64(%rcx), %xmm4
-	pshufd	$78, %xmm4, %xmm5
-	pxor	%xmm4, %xmm5
-	movdqa	%xmm4, %xmm6
-	pclmulqdq	$0, 576(%rdi), %xmm6
-	pxor	%xmm6, %xmm3
-	pclmulqdq	$17, 576(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	pclmulqdq	$0, 720(%rdi), %xmm5
-	pxor	%xmm5, %xmm1
-	movdqu	80(%rcx), %xmm4
-	pshufd	$78, %xmm4, %xmm5
-	pxor	%xmm4, %xmm5
-	movdqa	%xmm4, %xmm6
-	pclmulqdq	$0, 592(%rdi), %xmm6
-	pxor	%xmm6, %xmm3
-	pclmulqdq	$17, 592(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	pclmulqdq	$0, 736(%rdi), %xmm5
-	pxor	%xmm5, %xmm1
-	movdqu	96(%rcx), %xmm4
-	pshufd	$78, %xmm4, %xmm5
-	pxor	%xmm4, %xmm5
-	movdqa	%xmm4, %xmm6
-	pclmulqdq	$0, 608(%rdi), %xmm6
-	pxor	%xmm6, %xmm3
-	pclmulqdq	$17, 608(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	pclmulqdq	$0, 752(%rdi), %xmm5
-	pxor	%xmm5, %xmm1
-	movdqu	112(%rcx), %xmm4
-	pshufd	$78, %xmm4, %xmm5
-	pxor	%xmm4, %xmm5
-	movdqa	%xmm4, %xmm6
-	pclmulqdq	$0, 624(%rdi), %xmm6
-	pxor	%xmm6, %xmm3
-	pclmulqdq	$17, 624(%rdi), %xmm4
-	pxor	%xmm4, %xmm2
-	pclmulqdq	$0, 768(%rdi), %xmm5
-	pxor	%xmm5, %xmm1
-	pxor	%xmm3, %xmm1
-	pxor	%xmm2, %xmm1
-	movdqa	%xmm1, %xmm4
-	pslldq	$8, %xmm4
+	pxor	%xmm1, %xmm3
 	pxor	%xmm4, %xmm3
-	movdqa	%xmm1, %xmm4
-	psrldq	$8, %xmm4
-	pxor	%xmm4, %xmm2
-	movdqa	%xmm3, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm3, %xmm3
-	pxor	%xmm1, %xmm3
-	movdqa	%xmm3, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm3, %xmm3
-	pxor	%xmm1, %xmm3
 	pxor	%xmm2, %xmm3
 	movdqa	%xmm3, %xmm1
+	pslldq	$8, %xmm1
+	pxor	%xmm1, %xmm4
+	movdqa	%xmm3, %xmm1
+	psrldq	$8, %xmm1
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm4, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm4, %xmm4
+	pxor	%xmm1, %xmm4
+	movdqa	%xmm4, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm4, %xmm4
+	pxor	%xmm1, %xmm4
+	pxor	%xmm2, %xmm4
+	movdqa	%xmm4, %xmm1
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_siv_open_polyval8_3
@@ -6303,102 +6303,102 @@ aesgen_aesni_gcm_siv_open:
 .Laesgen_aesni_gcm_siv_open_polyval8_4:
 	cmpq	$128, %rcx
 	jb	.Laesgen_aesni_gcm_siv_open_polyval8_done_4
-	movdqu	(%rdx), %xmm0
-	pxor	%xmm1, %xmm0
-	pshufd	$78, %xmm0, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm0, %xmm2
-	pclmulqdq	$0, 512(%rdi), %xmm2
-	pclmulqdq	$17, 512(%rdi), %xmm0
+	movdqu	112(%rdx), %xmm0
+	pshufd	$78, %xmm0, %xmm2
+	pxor	%xmm0, %xmm2
+	movdqa	%xmm0, %xmm3
+	pclmulqdq	$0, 624(%rdi), %xmm3
+	pclmulqdq	$17, 624(%rdi), %xmm0
+	pclmulqdq	$0, 768(%rdi), %xmm2
+	movdqu	96(%rdx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 608(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 608(%rdi), %xmm4
+	pxor	%xmm4, %xmm0
+	pclmulqdq	$0, 752(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	movdqu	80(%rdx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 592(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 592(%rdi), %xmm4
+	pxor	%xmm4, %xmm0
+	pclmulqdq	$0, 736(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	movdqu	64(%rdx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 576(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 576(%rdi), %xmm4
+	pxor	%xmm4, %xmm0
+	pclmulqdq	$0, 720(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	movdqu	48(%rdx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 560(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 560(%rdi), %xmm4
+	pxor	%xmm4, %xmm0
+	pclmulqdq	$0, 704(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	movdqu	32(%rdx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 544(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 544(%rdi), %xmm4
+	pxor	%xmm4, %xmm0
+	pclmulqdq	$0, 688(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	movdqu	16(%rdx), %xmm4
+	pshufd	$78, %xmm4, %xmm5
+	pxor	%xmm4, %xmm5
+	movdqa	%xmm4, %xmm6
+	pclmulqdq	$0, 528(%rdi), %xmm6
+	pxor	%xmm6, %xmm3
+	pclmulqdq	$17, 528(%rdi), %xmm4
+	pxor	%xmm4, %xmm0
+	pclmulqdq	$0, 672(%rdi), %xmm5
+	pxor	%xmm5, %xmm2
+	movdqu	(%rdx), %xmm4
+	pxor	%xmm1, %xmm4
+	pshufd	$78, %xmm4, %xmm1
+	pxor	%xmm4, %xmm1
+	movdqa	%xmm4, %xmm5
+	pclmulqdq	$0, 512(%rdi), %xmm5
+	pxor	%xmm5, %xmm3
+	pclmulqdq	$17, 512(%rdi), %xmm4
+	pxor	%xmm4, %xmm0
 	pclmulqdq	$0, 656(%rdi), %xmm1
-	movdqu	16(%rdx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 528(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 528(%rdi), %xmm3
-	pxor	%xmm3, %xmm0
-	pclmulqdq	$0, 672(%rdi), %xmm4
-	pxor	%xmm4, %xmm1
-	movdqu	32(%rdx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 544(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 544(%rdi), %xmm3
-	pxor	%xmm3, %xmm0
-	pclmulqdq	$0, 688(%rdi), %xmm4
-	pxor	%xmm4, %xmm1
-	movdqu	48(%rdx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 560(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 560(%rdi), %xmm3
-	pxor	%xmm3, %xmm0
-	pclmulqdq	$0, 704(%rdi), %xmm4
-	pxor	%xmm4, %xmm1
-	movdqu	64(%rdx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 576(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 576(%rdi), %xmm3
-	pxor	%xmm3, %xmm0
-	pclmulqdq	$0, 720(%rdi), %xmm4
-	pxor	%xmm4, %xmm1
-	movdqu	80(%rdx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 592(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 592(%rdi), %xmm3
-	pxor	%xmm3, %xmm0
-	pclmulqdq	$0, 736(%rdi), %xmm4
-	pxor	%xmm4, %xmm1
-	movdqu	96(%rdx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 608(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 608(%rdi), %xmm3
-	pxor	%xmm3, %xmm0
-	pclmulqdq	$0, 752(%rdi), %xmm4
-	pxor	%xmm4, %xmm1
-	movdqu	112(%rdx), %xmm3
-	pshufd	$78, %xmm3, %xmm4
-	pxor	%xmm3, %xmm4
-	movdqa	%xmm3, %xmm5
-	pclmulqdq	$0, 624(%rdi), %xmm5
-	pxor	%xmm5, %xmm2
-	pclmulqdq	$17, 624(%rdi), %xmm3
-	pxor	%xmm3, %xmm0
-	pclmulqdq	$0, 768(%rdi), %xmm4
-	pxor	%xmm4, %xmm1
-	pxor	%xmm2, %xmm1
-	pxor	%xmm0, %xmm1
-	movdqa	%xmm1, %xmm3
-	pslldq	$8, %xmm3
+	pxor	%xmm1, %xmm2
 	pxor	%xmm3, %xmm2
-	movdqa	%xmm1, %xmm3
-	psrldq	$8, %xmm3
-	pxor	%xmm3, %xmm0
-	movdqa	%xmm2, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm1, %xmm2
-	movdqa	%xmm2, %xmm1
-	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
-	pshufd	$78, %xmm2, %xmm2
-	pxor	%xmm1, %xmm2
 	pxor	%xmm0, %xmm2
 	movdqa	%xmm2, %xmm1
+	pslldq	$8, %xmm1
+	pxor	%xmm1, %xmm3
+	movdqa	%xmm2, %xmm1
+	psrldq	$8, %xmm1
+	pxor	%xmm1, %xmm0
+	movdqa	%xmm3, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm1, %xmm3
+	movdqa	%xmm3, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm3, %xmm3
+	pxor	%xmm1, %xmm3
+	pxor	%xmm0, %xmm3
+	movdqa	%xmm3, %xmm1
 	addq	$128, %rdx
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_gcm_siv_open_polyval8_4

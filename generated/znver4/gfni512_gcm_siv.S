@@ -7673,812 +7673,812 @@ aesgen_gfni512_gcm_siv_seal:
 	movq	24(%rsp), %rax
 	movq	32(%rsp), %rcx
 	leaq	256(%rdi), %rdx
+	vbroadcasti32x4	112(%rdx), %zmm1
+	vbroadcasti32x4	128(%rdx), %zmm2
+	vbroadcasti32x4	144(%rdx), %zmm3
+	vbroadcasti32x4	160(%rdx), %zmm4
+	vbroadcasti32x4	176(%rdx), %zmm5
+	vbroadcasti32x4	192(%rdx), %zmm6
+	vbroadcasti32x4	208(%rdx), %zmm7
+	vbroadcasti32x4	224(%rdx), %zmm8
 	vporq	.Laesgen_gfni512_gcm_siv_seal_set_top(%rip), %xmm0, %xmm0
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vpaddd	.Laesgen_gfni512_gcm_siv_seal_lane_counts4(%rip), %zmm0, %zmm0
 .Laesgen_gfni512_gcm_siv_seal_ctr32_256:
 	cmpq	$512, %rax
 	jb	.Laesgen_gfni512_gcm_siv_seal_ctr32_done256
-	vmovdqa64	%zmm0, %zmm1
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm2
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_8x4(%rip), %zmm0, %zmm3
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_12x4(%rip), %zmm0, %zmm4
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_16x4(%rip), %zmm0, %zmm5
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_20x4(%rip), %zmm0, %zmm6
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_24x4(%rip), %zmm0, %zmm7
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_28x4(%rip), %zmm0, %zmm8
+	vmovdqa64	%zmm0, %zmm9
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm10
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_8x4(%rip), %zmm0, %zmm11
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_12x4(%rip), %zmm0, %zmm12
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_16x4(%rip), %zmm0, %zmm13
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_20x4(%rip), %zmm0, %zmm14
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_24x4(%rip), %zmm0, %zmm15
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_28x4(%rip), %zmm0, %zmm16
 	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_32x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%rdx), %zmm9
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	16(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	32(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	48(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	64(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	80(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	96(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	112(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	128(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	144(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	160(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	176(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	192(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	208(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	224(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm1, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm6, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm7, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm8, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rcx)
-	vpxorq	64(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 64(%rcx)
-	vpxorq	128(%r9), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 128(%rcx)
-	vpxorq	192(%r9), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 192(%rcx)
-	vpxorq	256(%r9), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 256(%rcx)
-	vpxorq	320(%r9), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 320(%rcx)
-	vpxorq	384(%r9), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 384(%rcx)
-	vpxorq	448(%r9), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 448(%rcx)
+	vbroadcasti32x4	(%rdx), %zmm17
+	vpxorq	%zmm17, %zmm9, %zmm9
+	vpxorq	%zmm17, %zmm10, %zmm10
+	vpxorq	%zmm17, %zmm11, %zmm11
+	vpxorq	%zmm17, %zmm12, %zmm12
+	vpxorq	%zmm17, %zmm13, %zmm13
+	vpxorq	%zmm17, %zmm14, %zmm14
+	vpxorq	%zmm17, %zmm15, %zmm15
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vbroadcasti32x4	16(%rdx), %zmm17
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm9
+	vpxorq	%zmm17, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm10
+	vpxorq	%zmm17, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm11
+	vpxorq	%zmm17, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm12
+	vpxorq	%zmm17, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm13
+	vpxorq	%zmm17, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm14
+	vpxorq	%zmm17, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm15, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm15
+	vpxorq	%zmm17, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm16, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vbroadcasti32x4	32(%rdx), %zmm17
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm9
+	vpxorq	%zmm17, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm10
+	vpxorq	%zmm17, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm11
+	vpxorq	%zmm17, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm12
+	vpxorq	%zmm17, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm13
+	vpxorq	%zmm17, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm14
+	vpxorq	%zmm17, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm15, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm15
+	vpxorq	%zmm17, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm16, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vbroadcasti32x4	48(%rdx), %zmm17
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm9
+	vpxorq	%zmm17, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm10
+	vpxorq	%zmm17, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm11
+	vpxorq	%zmm17, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm12
+	vpxorq	%zmm17, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm13
+	vpxorq	%zmm17, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm14
+	vpxorq	%zmm17, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm15, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm15
+	vpxorq	%zmm17, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm16, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vbroadcasti32x4	64(%rdx), %zmm17
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm9
+	vpxorq	%zmm17, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm10
+	vpxorq	%zmm17, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm11
+	vpxorq	%zmm17, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm12
+	vpxorq	%zmm17, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm13
+	vpxorq	%zmm17, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm14
+	vpxorq	%zmm17, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm15, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm15
+	vpxorq	%zmm17, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm16, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vbroadcasti32x4	80(%rdx), %zmm17
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm9
+	vpxorq	%zmm17, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm10
+	vpxorq	%zmm17, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm11
+	vpxorq	%zmm17, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm12
+	vpxorq	%zmm17, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm13
+	vpxorq	%zmm17, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm14
+	vpxorq	%zmm17, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm15, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm15
+	vpxorq	%zmm17, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm16, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vbroadcasti32x4	96(%rdx), %zmm17
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm9
+	vpxorq	%zmm17, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm10
+	vpxorq	%zmm17, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm11
+	vpxorq	%zmm17, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm12
+	vpxorq	%zmm17, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm13
+	vpxorq	%zmm17, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm14
+	vpxorq	%zmm17, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm15, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm15
+	vpxorq	%zmm17, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm16, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm9
+	vpxorq	%zmm1, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm10
+	vpxorq	%zmm1, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm11
+	vpxorq	%zmm1, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm12
+	vpxorq	%zmm1, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm1, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm14
+	vpxorq	%zmm1, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm15, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm15
+	vpxorq	%zmm1, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm16, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm1, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm9
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm10
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm11
+	vpxorq	%zmm2, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm12
+	vpxorq	%zmm2, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm2, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm14
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm15, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm15
+	vpxorq	%zmm2, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm16, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm2, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm9
+	vpxorq	%zmm3, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm10
+	vpxorq	%zmm3, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm11
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm12
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm3, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm14
+	vpxorq	%zmm3, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm15, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm15
+	vpxorq	%zmm3, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm16, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm3, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm9
+	vpxorq	%zmm4, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm10
+	vpxorq	%zmm4, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm11
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm12
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm4, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm14
+	vpxorq	%zmm4, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm15, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm15
+	vpxorq	%zmm4, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm16, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm4, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm9
+	vpxorq	%zmm5, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm10
+	vpxorq	%zmm5, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm11
+	vpxorq	%zmm5, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm12
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm5, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm14
+	vpxorq	%zmm5, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm15, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm15
+	vpxorq	%zmm5, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm16, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm5, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm9
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm10
+	vpxorq	%zmm6, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm11
+	vpxorq	%zmm6, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm12
+	vpxorq	%zmm6, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm6, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm14
+	vpxorq	%zmm6, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm15, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm15
+	vpxorq	%zmm6, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm16, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm6, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm9
+	vpxorq	%zmm7, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm10
+	vpxorq	%zmm7, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm11
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm12
+	vpxorq	%zmm7, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm7, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm14
+	vpxorq	%zmm7, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm15, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm15
+	vpxorq	%zmm7, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm16, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm7, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm9, %zmm9
+	vpxorq	%zmm8, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm10, %zmm10
+	vpxorq	%zmm8, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm11, %zmm11
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm12, %zmm12
+	vpxorq	%zmm8, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm13, %zmm13
+	vpxorq	%zmm8, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm14, %zmm14
+	vpxorq	%zmm8, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm15, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm15, %zmm15
+	vpxorq	%zmm8, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm16, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm16, %zmm16
+	vpxorq	%zmm8, %zmm16, %zmm16
+	vpxorq	(%r9), %zmm9, %zmm9
+	vmovdqu64	%zmm9, (%rcx)
+	vpxorq	64(%r9), %zmm10, %zmm10
+	vmovdqu64	%zmm10, 64(%rcx)
+	vpxorq	128(%r9), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 128(%rcx)
+	vpxorq	192(%r9), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 192(%rcx)
+	vpxorq	256(%r9), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 256(%rcx)
+	vpxorq	320(%r9), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 320(%rcx)
+	vpxorq	384(%r9), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 384(%rcx)
+	vpxorq	448(%r9), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 448(%rcx)
 	addq	$512, %r9
 	addq	$512, %rcx
 	subq	$512, %rax
@@ -8487,992 +8487,952 @@ aesgen_gfni512_gcm_siv_seal:
 .Laesgen_gfni512_gcm_siv_seal_ctr_small256:
 	cmpq	$256, %rax
 	jb	.Laesgen_gfni512_gcm_siv_seal_ctr16_done256
-	vmovdqa64	%zmm0, %zmm1
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm2
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_8x4(%rip), %zmm0, %zmm3
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_12x4(%rip), %zmm0, %zmm4
+	vmovdqa64	%zmm0, %zmm9
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm10
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_8x4(%rip), %zmm0, %zmm11
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_12x4(%rip), %zmm0, %zmm12
 	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_16x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%rdx), %zmm5
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	16(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	32(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	48(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	64(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	80(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	96(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	112(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	128(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	144(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	160(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	176(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	192(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	208(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	224(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm1, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm2, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm3, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm4, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rcx)
-	vpxorq	64(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 64(%rcx)
-	vpxorq	128(%r9), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 128(%rcx)
-	vpxorq	192(%r9), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 192(%rcx)
+	vbroadcasti32x4	(%rdx), %zmm13
+	vpxorq	%zmm13, %zmm9, %zmm9
+	vpxorq	%zmm13, %zmm10, %zmm10
+	vpxorq	%zmm13, %zmm11, %zmm11
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vbroadcasti32x4	16(%rdx), %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm14, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm9
+	vpxorq	%zmm13, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm14, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm10
+	vpxorq	%zmm13, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm14, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm11
+	vpxorq	%zmm13, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm14, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm12
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vbroadcasti32x4	32(%rdx), %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm14, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm9
+	vpxorq	%zmm13, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm14, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm10
+	vpxorq	%zmm13, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm14, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm11
+	vpxorq	%zmm13, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm14, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm12
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vbroadcasti32x4	48(%rdx), %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm14, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm9
+	vpxorq	%zmm13, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm14, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm10
+	vpxorq	%zmm13, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm14, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm11
+	vpxorq	%zmm13, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm14, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm12
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vbroadcasti32x4	64(%rdx), %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm14, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm9
+	vpxorq	%zmm13, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm14, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm10
+	vpxorq	%zmm13, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm14, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm11
+	vpxorq	%zmm13, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm14, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm12
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vbroadcasti32x4	80(%rdx), %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm14, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm9
+	vpxorq	%zmm13, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm14, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm10
+	vpxorq	%zmm13, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm14, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm11
+	vpxorq	%zmm13, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm14, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm12
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vbroadcasti32x4	96(%rdx), %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm14, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm9
+	vpxorq	%zmm13, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm14, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm10
+	vpxorq	%zmm13, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm14, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm11
+	vpxorq	%zmm13, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm14, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm12
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm9
+	vpxorq	%zmm1, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm10
+	vpxorq	%zmm1, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm11
+	vpxorq	%zmm1, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm12
+	vpxorq	%zmm1, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm9
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm10
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm11
+	vpxorq	%zmm2, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm12
+	vpxorq	%zmm2, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm9
+	vpxorq	%zmm3, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm10
+	vpxorq	%zmm3, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm11
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm12
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm9
+	vpxorq	%zmm4, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm10
+	vpxorq	%zmm4, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm11
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm12
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm9
+	vpxorq	%zmm5, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm10
+	vpxorq	%zmm5, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm11
+	vpxorq	%zmm5, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm12
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm9
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm10
+	vpxorq	%zmm6, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm11
+	vpxorq	%zmm6, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm12
+	vpxorq	%zmm6, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm9
+	vpxorq	%zmm7, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm10
+	vpxorq	%zmm7, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm11
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm12
+	vpxorq	%zmm7, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm9, %zmm9
+	vpxorq	%zmm8, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm10, %zmm10
+	vpxorq	%zmm8, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm11, %zmm11
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm12, %zmm12
+	vpxorq	%zmm8, %zmm12, %zmm12
+	vpxorq	(%r9), %zmm9, %zmm9
+	vmovdqu64	%zmm9, (%rcx)
+	vpxorq	64(%r9), %zmm10, %zmm10
+	vmovdqu64	%zmm10, 64(%rcx)
+	vpxorq	128(%r9), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 128(%rcx)
+	vpxorq	192(%r9), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 192(%rcx)
 	addq	$256, %r9
 	addq	$256, %rcx
 	subq	$256, %rax
 .Laesgen_gfni512_gcm_siv_seal_ctr16_done256:
 	cmpq	$128, %rax
 	jb	.Laesgen_gfni512_gcm_siv_seal_ctr8_done256
-	vmovdqa64	%zmm0, %zmm1
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm2
+	vmovdqa64	%zmm0, %zmm9
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm10
 	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_8x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%rdx), %zmm3
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	16(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	32(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	48(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	64(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	80(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	96(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	112(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	128(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	144(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	160(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	176(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	192(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	208(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	224(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm1, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm2, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rcx)
-	vpxorq	64(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 64(%rcx)
+	vbroadcasti32x4	(%rdx), %zmm11
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	16(%rdx), %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm9
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	32(%rdx), %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm9
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	48(%rdx), %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm9
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	64(%rdx), %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm9
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	80(%rdx), %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm9
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	96(%rdx), %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm9
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm1, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm1, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm3, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm3, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm4, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm4, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm5, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm5, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm6, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm7, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm7, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm9, %zmm9
+	vpxorq	%zmm8, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm10, %zmm10
+	vpxorq	%zmm8, %zmm10, %zmm10
+	vpxorq	(%r9), %zmm9, %zmm9
+	vmovdqu64	%zmm9, (%rcx)
+	vpxorq	64(%r9), %zmm10, %zmm10
+	vmovdqu64	%zmm10, 64(%rcx)
 	addq	$128, %r9
 	addq	$128, %rcx
 	subq	$128, %rax
 .Laesgen_gfni512_gcm_siv_seal_ctr8_done256:
 	cmpq	$64, %rax
 	jb	.Laesgen_gfni512_gcm_siv_seal_ctr4_done256
-	vmovdqa64	%zmm0, %zmm1
+	vmovdqa64	%zmm0, %zmm9
 	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%rdx), %zmm2
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	16(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	32(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	48(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	64(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	80(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	96(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	112(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	128(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	144(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	160(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	176(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	192(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	208(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	224(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm1, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rcx)
+	vbroadcasti32x4	(%rdx), %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	16(%rdx), %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	32(%rdx), %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	48(%rdx), %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	64(%rdx), %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	80(%rdx), %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	96(%rdx), %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
+	vpternlogd	$150, %zmm10, %zmm11, %zmm9
+	vpxorq	%zmm1, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
+	vpternlogd	$150, %zmm10, %zmm11, %zmm9
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
+	vpternlogd	$150, %zmm10, %zmm11, %zmm9
+	vpxorq	%zmm3, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
+	vpternlogd	$150, %zmm10, %zmm11, %zmm9
+	vpxorq	%zmm4, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
+	vpternlogd	$150, %zmm10, %zmm11, %zmm9
+	vpxorq	%zmm5, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
+	vpternlogd	$150, %zmm10, %zmm11, %zmm9
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
+	vpternlogd	$150, %zmm10, %zmm11, %zmm9
+	vpxorq	%zmm7, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm9, %zmm9
+	vpxorq	%zmm8, %zmm9, %zmm9
+	vpxorq	(%r9), %zmm9, %zmm9
+	vmovdqu64	%zmm9, (%rcx)
 	addq	$64, %r9
 	addq	$64, %rcx
 	subq	$64, %rax
 .Laesgen_gfni512_gcm_siv_seal_ctr4_done256:
 	cmpq	$32, %rax
 	jb	.Laesgen_gfni512_gcm_siv_seal_ctr2_done256
-	vmovdqa64	%ymm0, %ymm1
+	vmovdqa64	%ymm0, %ymm9
 	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_2x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%rdx), %ymm2
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	16(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	32(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	48(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	64(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	80(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	96(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	112(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	128(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	144(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	160(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	176(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	192(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	208(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	224(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm1, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vpxorq	(%r9), %ymm1, %ymm1
-	vmovdqu64	%ymm1, (%rcx)
+	vbroadcasti32x4	(%rdx), %ymm10
+	vpxorq	%ymm10, %ymm9, %ymm9
+	vbroadcasti32x4	16(%rdx), %ymm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm9, %ymm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm11, %ymm12
+	vpxorq	%ymm12, %ymm11, %ymm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm11, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm11, %ymm11
+	vpternlogd	$150, %ymm11, %ymm12, %ymm9
+	vpxorq	%ymm10, %ymm9, %ymm9
+	vbroadcasti32x4	32(%rdx), %ymm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm9, %ymm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm11, %ymm12
+	vpxorq	%ymm12, %ymm11, %ymm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm11, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm11, %ymm11
+	vpternlogd	$150, %ymm11, %ymm12, %ymm9
+	vpxorq	%ymm10, %ymm9, %ymm9
+	vbroadcasti32x4	48(%rdx), %ymm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm9, %ymm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm11, %ymm12
+	vpxorq	%ymm12, %ymm11, %ymm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm11, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm11, %ymm11
+	vpternlogd	$150, %ymm11, %ymm12, %ymm9
+	vpxorq	%ymm10, %ymm9, %ymm9
+	vbroadcasti32x4	64(%rdx), %ymm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm9, %ymm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm11, %ymm12
+	vpxorq	%ymm12, %ymm11, %ymm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm11, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm11, %ymm11
+	vpternlogd	$150, %ymm11, %ymm12, %ymm9
+	vpxorq	%ymm10, %ymm9, %ymm9
+	vbroadcasti32x4	80(%rdx), %ymm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm9, %ymm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm11, %ymm12
+	vpxorq	%ymm12, %ymm11, %ymm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm11, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm11, %ymm11
+	vpternlogd	$150, %ymm11, %ymm12, %ymm9
+	vpxorq	%ymm10, %ymm9, %ymm9
+	vbroadcasti32x4	96(%rdx), %ymm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm9, %ymm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm11, %ymm12
+	vpxorq	%ymm12, %ymm11, %ymm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm11, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm11, %ymm11
+	vpternlogd	$150, %ymm11, %ymm12, %ymm9
+	vpxorq	%ymm10, %ymm9, %ymm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm10, %ymm11
+	vpxorq	%ymm11, %ymm10, %ymm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm10, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm10, %ymm10
+	vpternlogd	$150, %ymm10, %ymm11, %ymm9
+	vpxorq	%ymm1, %ymm9, %ymm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm10, %ymm11
+	vpxorq	%ymm11, %ymm10, %ymm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm10, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm10, %ymm10
+	vpternlogd	$150, %ymm10, %ymm11, %ymm9
+	vpxorq	%ymm2, %ymm9, %ymm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm10, %ymm11
+	vpxorq	%ymm11, %ymm10, %ymm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm10, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm10, %ymm10
+	vpternlogd	$150, %ymm10, %ymm11, %ymm9
+	vpxorq	%ymm3, %ymm9, %ymm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm10, %ymm11
+	vpxorq	%ymm11, %ymm10, %ymm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm10, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm10, %ymm10
+	vpternlogd	$150, %ymm10, %ymm11, %ymm9
+	vpxorq	%ymm4, %ymm9, %ymm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm10, %ymm11
+	vpxorq	%ymm11, %ymm10, %ymm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm10, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm10, %ymm10
+	vpternlogd	$150, %ymm10, %ymm11, %ymm9
+	vpxorq	%ymm5, %ymm9, %ymm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm10, %ymm11
+	vpxorq	%ymm11, %ymm10, %ymm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm10, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm10, %ymm10
+	vpternlogd	$150, %ymm10, %ymm11, %ymm9
+	vpxorq	%ymm6, %ymm9, %ymm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm10, %ymm11
+	vpxorq	%ymm11, %ymm10, %ymm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm10, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm10, %ymm10
+	vpternlogd	$150, %ymm10, %ymm11, %ymm9
+	vpxorq	%ymm7, %ymm9, %ymm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm9, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm9, %ymm9
+	vpxorq	%ymm8, %ymm9, %ymm9
+	vpxorq	(%r9), %ymm9, %ymm9
+	vmovdqu64	%ymm9, (%rcx)
 	addq	$32, %r9
 	addq	$32, %rcx
 	subq	$32, %rax
 .Laesgen_gfni512_gcm_siv_seal_ctr2_done256:
 	cmpq	$16, %rax
 	jb	.Laesgen_gfni512_gcm_siv_seal_ctr1_done256
-	vmovdqa64	%xmm0, %xmm1
+	vmovdqa64	%xmm0, %xmm9
 	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_1x4(%rip), %zmm0, %zmm0
-	vmovdqa64	(%rdx), %xmm2
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	16(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	32(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	48(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	64(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	80(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	96(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	112(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	128(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	144(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	160(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	176(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	192(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	208(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	224(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	(%r9), %xmm1, %xmm1
-	vmovdqu64	%xmm1, (%rcx)
+	vmovdqa64	(%rdx), %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vmovdqa64	16(%rdx), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpternlogd	$150, %xmm11, %xmm12, %xmm9
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vmovdqa64	32(%rdx), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpternlogd	$150, %xmm11, %xmm12, %xmm9
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vmovdqa64	48(%rdx), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpternlogd	$150, %xmm11, %xmm12, %xmm9
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vmovdqa64	64(%rdx), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpternlogd	$150, %xmm11, %xmm12, %xmm9
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vmovdqa64	80(%rdx), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpternlogd	$150, %xmm11, %xmm12, %xmm9
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vmovdqa64	96(%rdx), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpternlogd	$150, %xmm11, %xmm12, %xmm9
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm10, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm10, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm10, %xmm10
+	vpternlogd	$150, %xmm10, %xmm11, %xmm9
+	vpxorq	%xmm1, %xmm9, %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm10, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm10, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm10, %xmm10
+	vpternlogd	$150, %xmm10, %xmm11, %xmm9
+	vpxorq	%xmm2, %xmm9, %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm10, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm10, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm10, %xmm10
+	vpternlogd	$150, %xmm10, %xmm11, %xmm9
+	vpxorq	%xmm3, %xmm9, %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm10, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm10, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm10, %xmm10
+	vpternlogd	$150, %xmm10, %xmm11, %xmm9
+	vpxorq	%xmm4, %xmm9, %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm10, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm10, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm10, %xmm10
+	vpternlogd	$150, %xmm10, %xmm11, %xmm9
+	vpxorq	%xmm5, %xmm9, %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm10, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm10, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm10, %xmm10
+	vpternlogd	$150, %xmm10, %xmm11, %xmm9
+	vpxorq	%xmm6, %xmm9, %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm10, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm10, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm10, %xmm10
+	vpternlogd	$150, %xmm10, %xmm11, %xmm9
+	vpxorq	%xmm7, %xmm9, %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm9, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm9, %xmm9
+	vpxorq	%xmm8, %xmm9, %xmm9
+	vpxorq	(%r9), %xmm9, %xmm9
+	vmovdqu64	%xmm9, (%rcx)
 	addq	$16, %r9
 	addq	$16, %rcx
 	subq	$16, %rax
@@ -9480,116 +9440,108 @@ aesgen_gfni512_gcm_siv_seal:
 	testq	%rax, %rax
 	je	.Laesgen_gfni512_gcm_siv_seal_ctr_end256
 	vmovdqa64	%xmm0, %xmm0
-	vmovdqa64	(%rdx), %xmm1
+	vmovdqa64	(%rdx), %xmm9
+	vpxorq	%xmm9, %xmm0, %xmm0
+	vmovdqa64	16(%rdx), %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm10, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm10, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm10, %xmm10
+	vpternlogd	$150, %xmm10, %xmm11, %xmm0
+	vpxorq	%xmm9, %xmm0, %xmm0
+	vmovdqa64	32(%rdx), %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm10, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm10, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm10, %xmm10
+	vpternlogd	$150, %xmm10, %xmm11, %xmm0
+	vpxorq	%xmm9, %xmm0, %xmm0
+	vmovdqa64	48(%rdx), %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm10, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm10, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm10, %xmm10
+	vpternlogd	$150, %xmm10, %xmm11, %xmm0
+	vpxorq	%xmm9, %xmm0, %xmm0
+	vmovdqa64	64(%rdx), %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm10, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm10, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm10, %xmm10
+	vpternlogd	$150, %xmm10, %xmm11, %xmm0
+	vpxorq	%xmm9, %xmm0, %xmm0
+	vmovdqa64	80(%rdx), %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm10, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm10, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm10, %xmm10
+	vpternlogd	$150, %xmm10, %xmm11, %xmm0
+	vpxorq	%xmm9, %xmm0, %xmm0
+	vmovdqa64	96(%rdx), %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm10, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm10, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm10, %xmm10
+	vpternlogd	$150, %xmm10, %xmm11, %xmm0
+	vpxorq	%xmm9, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpternlogd	$150, %xmm9, %xmm10, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	16(%rdx), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	32(%rdx), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	48(%rdx), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	64(%rdx), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	80(%rdx), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	96(%rdx), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	112(%rdx), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	128(%rdx), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	144(%rdx), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	160(%rdx), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	176(%rdx), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	192(%rdx), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	208(%rdx), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	224(%rdx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm1
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm1, %xmm9
+	vpxorq	%xmm9, %xmm1, %xmm1
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm1, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm1, %xmm1
+	vpternlogd	$150, %xmm1, %xmm9, %xmm0
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm1
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm1, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm1, %xmm1
+	vpternlogd	$150, %xmm1, %xmm2, %xmm0
+	vpxorq	%xmm3, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm1
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm1, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm1, %xmm1
+	vpternlogd	$150, %xmm1, %xmm2, %xmm0
+	vpxorq	%xmm4, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm1
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm1, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm1, %xmm1
+	vpternlogd	$150, %xmm1, %xmm2, %xmm0
+	vpxorq	%xmm5, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm1
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm1, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm1, %xmm1
+	vpternlogd	$150, %xmm1, %xmm2, %xmm0
+	vpxorq	%xmm6, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm1
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm1, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm1, %xmm1
+	vpternlogd	$150, %xmm1, %xmm2, %xmm0
+	vpxorq	%xmm7, %xmm0, %xmm0
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
+	vpxorq	%xmm8, %xmm0, %xmm0
 	movq	$-1, %rdx
 	bzhiq	%rax, %rdx, %rdx
 	kmovq	%rdx, %k1
@@ -16316,584 +16268,584 @@ aesgen_gfni512_gcm_siv_seal:
 	movq	24(%rsp), %rax
 	movq	32(%rsp), %rcx
 	leaq	256(%rdi), %rdx
+	vbroadcasti32x4	48(%rdx), %zmm1
+	vbroadcasti32x4	64(%rdx), %zmm2
+	vbroadcasti32x4	80(%rdx), %zmm3
+	vbroadcasti32x4	96(%rdx), %zmm4
+	vbroadcasti32x4	112(%rdx), %zmm5
+	vbroadcasti32x4	128(%rdx), %zmm6
+	vbroadcasti32x4	144(%rdx), %zmm7
+	vbroadcasti32x4	160(%rdx), %zmm8
 	vporq	.Laesgen_gfni512_gcm_siv_seal_set_top(%rip), %xmm0, %xmm0
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vpaddd	.Laesgen_gfni512_gcm_siv_seal_lane_counts4(%rip), %zmm0, %zmm0
 .Laesgen_gfni512_gcm_siv_seal_ctr32_128:
 	cmpq	$512, %rax
 	jb	.Laesgen_gfni512_gcm_siv_seal_ctr32_done128
-	vmovdqa64	%zmm0, %zmm1
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm2
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_8x4(%rip), %zmm0, %zmm3
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_12x4(%rip), %zmm0, %zmm4
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_16x4(%rip), %zmm0, %zmm5
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_20x4(%rip), %zmm0, %zmm6
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_24x4(%rip), %zmm0, %zmm7
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_28x4(%rip), %zmm0, %zmm8
+	vmovdqa64	%zmm0, %zmm9
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm10
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_8x4(%rip), %zmm0, %zmm11
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_12x4(%rip), %zmm0, %zmm12
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_16x4(%rip), %zmm0, %zmm13
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_20x4(%rip), %zmm0, %zmm14
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_24x4(%rip), %zmm0, %zmm15
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_28x4(%rip), %zmm0, %zmm16
 	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_32x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%rdx), %zmm9
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	16(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	32(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	48(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	64(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	80(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	96(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	112(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	128(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	144(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	160(%rdx), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm1, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm5, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm6, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm7, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm7, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm8, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm8, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rcx)
-	vpxorq	64(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 64(%rcx)
-	vpxorq	128(%r9), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 128(%rcx)
-	vpxorq	192(%r9), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 192(%rcx)
-	vpxorq	256(%r9), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 256(%rcx)
-	vpxorq	320(%r9), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 320(%rcx)
-	vpxorq	384(%r9), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 384(%rcx)
-	vpxorq	448(%r9), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 448(%rcx)
+	vbroadcasti32x4	(%rdx), %zmm17
+	vpxorq	%zmm17, %zmm9, %zmm9
+	vpxorq	%zmm17, %zmm10, %zmm10
+	vpxorq	%zmm17, %zmm11, %zmm11
+	vpxorq	%zmm17, %zmm12, %zmm12
+	vpxorq	%zmm17, %zmm13, %zmm13
+	vpxorq	%zmm17, %zmm14, %zmm14
+	vpxorq	%zmm17, %zmm15, %zmm15
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vbroadcasti32x4	16(%rdx), %zmm17
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm9
+	vpxorq	%zmm17, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm10
+	vpxorq	%zmm17, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm11
+	vpxorq	%zmm17, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm12
+	vpxorq	%zmm17, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm13
+	vpxorq	%zmm17, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm14
+	vpxorq	%zmm17, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm15, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm15
+	vpxorq	%zmm17, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm16, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vbroadcasti32x4	32(%rdx), %zmm17
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm9
+	vpxorq	%zmm17, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm10
+	vpxorq	%zmm17, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm11
+	vpxorq	%zmm17, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm12
+	vpxorq	%zmm17, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm13
+	vpxorq	%zmm17, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm14
+	vpxorq	%zmm17, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm15, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm15
+	vpxorq	%zmm17, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm16, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm18, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm9
+	vpxorq	%zmm1, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm10
+	vpxorq	%zmm1, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm11
+	vpxorq	%zmm1, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm12
+	vpxorq	%zmm1, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm1, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm14
+	vpxorq	%zmm1, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm15, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm15
+	vpxorq	%zmm1, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm16, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm1, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm9
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm10
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm11
+	vpxorq	%zmm2, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm12
+	vpxorq	%zmm2, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm2, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm14
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm15, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm15
+	vpxorq	%zmm2, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm16, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm2, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm9
+	vpxorq	%zmm3, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm10
+	vpxorq	%zmm3, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm11
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm12
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm3, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm14
+	vpxorq	%zmm3, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm15, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm15
+	vpxorq	%zmm3, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm16, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm3, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm9
+	vpxorq	%zmm4, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm10
+	vpxorq	%zmm4, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm11
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm12
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm4, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm14
+	vpxorq	%zmm4, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm15, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm15
+	vpxorq	%zmm4, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm16, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm4, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm9
+	vpxorq	%zmm5, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm10
+	vpxorq	%zmm5, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm11
+	vpxorq	%zmm5, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm12
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm5, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm14
+	vpxorq	%zmm5, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm15, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm15
+	vpxorq	%zmm5, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm16, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm5, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm9
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm10
+	vpxorq	%zmm6, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm11
+	vpxorq	%zmm6, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm12
+	vpxorq	%zmm6, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm6, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm14
+	vpxorq	%zmm6, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm15, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm15
+	vpxorq	%zmm6, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm16, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm6, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm9
+	vpxorq	%zmm7, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm10
+	vpxorq	%zmm7, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm11
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm12
+	vpxorq	%zmm7, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm7, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm14
+	vpxorq	%zmm7, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm15, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm15
+	vpxorq	%zmm7, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm16, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm17, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm7, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm9, %zmm9
+	vpxorq	%zmm8, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm10, %zmm10
+	vpxorq	%zmm8, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm11, %zmm11
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm12, %zmm12
+	vpxorq	%zmm8, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm13, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm13, %zmm13
+	vpxorq	%zmm8, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm14, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm14, %zmm14
+	vpxorq	%zmm8, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm15, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm15, %zmm15
+	vpxorq	%zmm8, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm16, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm16, %zmm16
+	vpxorq	%zmm8, %zmm16, %zmm16
+	vpxorq	(%r9), %zmm9, %zmm9
+	vmovdqu64	%zmm9, (%rcx)
+	vpxorq	64(%r9), %zmm10, %zmm10
+	vmovdqu64	%zmm10, 64(%rcx)
+	vpxorq	128(%r9), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 128(%rcx)
+	vpxorq	192(%r9), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 192(%rcx)
+	vpxorq	256(%r9), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 256(%rcx)
+	vpxorq	320(%r9), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 320(%rcx)
+	vpxorq	384(%r9), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 384(%rcx)
+	vpxorq	448(%r9), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 448(%rcx)
 	addq	$512, %r9
 	addq	$512, %rcx
 	subq	$512, %rax
@@ -16902,720 +16854,680 @@ aesgen_gfni512_gcm_siv_seal:
 .Laesgen_gfni512_gcm_siv_seal_ctr_small128:
 	cmpq	$256, %rax
 	jb	.Laesgen_gfni512_gcm_siv_seal_ctr16_done128
-	vmovdqa64	%zmm0, %zmm1
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm2
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_8x4(%rip), %zmm0, %zmm3
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_12x4(%rip), %zmm0, %zmm4
+	vmovdqa64	%zmm0, %zmm9
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm10
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_8x4(%rip), %zmm0, %zmm11
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_12x4(%rip), %zmm0, %zmm12
 	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_16x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%rdx), %zmm5
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	16(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	32(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	48(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	64(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	80(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	96(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	112(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	128(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	144(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	160(%rdx), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm1, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm2, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm3, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm3, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm4, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rcx)
-	vpxorq	64(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 64(%rcx)
-	vpxorq	128(%r9), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 128(%rcx)
-	vpxorq	192(%r9), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 192(%rcx)
+	vbroadcasti32x4	(%rdx), %zmm13
+	vpxorq	%zmm13, %zmm9, %zmm9
+	vpxorq	%zmm13, %zmm10, %zmm10
+	vpxorq	%zmm13, %zmm11, %zmm11
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vbroadcasti32x4	16(%rdx), %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm14, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm9
+	vpxorq	%zmm13, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm14, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm10
+	vpxorq	%zmm13, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm14, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm11
+	vpxorq	%zmm13, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm14, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm12
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vbroadcasti32x4	32(%rdx), %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm14, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm9
+	vpxorq	%zmm13, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm14, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm10
+	vpxorq	%zmm13, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm14, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm11
+	vpxorq	%zmm13, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm14, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm12
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm9
+	vpxorq	%zmm1, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm10
+	vpxorq	%zmm1, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm11
+	vpxorq	%zmm1, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm12
+	vpxorq	%zmm1, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm9
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm10
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm11
+	vpxorq	%zmm2, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm12
+	vpxorq	%zmm2, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm9
+	vpxorq	%zmm3, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm10
+	vpxorq	%zmm3, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm11
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm12
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm9
+	vpxorq	%zmm4, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm10
+	vpxorq	%zmm4, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm11
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm12
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm9
+	vpxorq	%zmm5, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm10
+	vpxorq	%zmm5, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm11
+	vpxorq	%zmm5, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm12
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm9
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm10
+	vpxorq	%zmm6, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm11
+	vpxorq	%zmm6, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm12
+	vpxorq	%zmm6, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm9
+	vpxorq	%zmm7, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm10
+	vpxorq	%zmm7, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm11
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm13, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm12
+	vpxorq	%zmm7, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm9, %zmm9
+	vpxorq	%zmm8, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm10, %zmm10
+	vpxorq	%zmm8, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm11, %zmm11
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm12, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm12, %zmm12
+	vpxorq	%zmm8, %zmm12, %zmm12
+	vpxorq	(%r9), %zmm9, %zmm9
+	vmovdqu64	%zmm9, (%rcx)
+	vpxorq	64(%r9), %zmm10, %zmm10
+	vmovdqu64	%zmm10, 64(%rcx)
+	vpxorq	128(%r9), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 128(%rcx)
+	vpxorq	192(%r9), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 192(%rcx)
 	addq	$256, %r9
 	addq	$256, %rcx
 	subq	$256, %rax
 .Laesgen_gfni512_gcm_siv_seal_ctr16_done128:
 	cmpq	$128, %rax
 	jb	.Laesgen_gfni512_gcm_siv_seal_ctr8_done128
-	vmovdqa64	%zmm0, %zmm1
-	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm2
+	vmovdqa64	%zmm0, %zmm9
+	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm10
 	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_8x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%rdx), %zmm3
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	16(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	32(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	48(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	64(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	80(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	96(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	112(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	128(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	144(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	160(%rdx), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm1, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm2, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rcx)
-	vpxorq	64(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 64(%rcx)
+	vbroadcasti32x4	(%rdx), %zmm11
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	16(%rdx), %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm9
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	32(%rdx), %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm9
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm12, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm1, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm1, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm3, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm3, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm4, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm4, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm5, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm5, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm6, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm7, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm7, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm9, %zmm9
+	vpxorq	%zmm8, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm10, %zmm10
+	vpxorq	%zmm8, %zmm10, %zmm10
+	vpxorq	(%r9), %zmm9, %zmm9
+	vmovdqu64	%zmm9, (%rcx)
+	vpxorq	64(%r9), %zmm10, %zmm10
+	vmovdqu64	%zmm10, 64(%rcx)
 	addq	$128, %r9
 	addq	$128, %rcx
 	subq	$128, %rax
 .Laesgen_gfni512_gcm_siv_seal_ctr8_done128:
 	cmpq	$64, %rax
 	jb	.Laesgen_gfni512_gcm_siv_seal_ctr4_done128
-	vmovdqa64	%zmm0, %zmm1
+	vmovdqa64	%zmm0, %zmm9
 	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%rdx), %zmm2
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	16(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	32(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	48(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	64(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	80(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	96(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	112(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	128(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	144(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	160(%rdx), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm1, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rcx)
+	vbroadcasti32x4	(%rdx), %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	16(%rdx), %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	32(%rdx), %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
+	vpternlogd	$150, %zmm10, %zmm11, %zmm9
+	vpxorq	%zmm1, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
+	vpternlogd	$150, %zmm10, %zmm11, %zmm9
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
+	vpternlogd	$150, %zmm10, %zmm11, %zmm9
+	vpxorq	%zmm3, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
+	vpternlogd	$150, %zmm10, %zmm11, %zmm9
+	vpxorq	%zmm4, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
+	vpternlogd	$150, %zmm10, %zmm11, %zmm9
+	vpxorq	%zmm5, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
+	vpternlogd	$150, %zmm10, %zmm11, %zmm9
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two512(%rip), %zmm10, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
+	vpternlogd	$150, %zmm10, %zmm11, %zmm9
+	vpxorq	%zmm7, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox512(%rip), %zmm9, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm9, %zmm9
+	vpxorq	%zmm8, %zmm9, %zmm9
+	vpxorq	(%r9), %zmm9, %zmm9
+	vmovdqu64	%zmm9, (%rcx)
 	addq	$64, %r9
 	addq	$64, %rcx
 	subq	$64, %rax
 .Laesgen_gfni512_gcm_siv_seal_ctr4_done128:
 	cmpq	$32, %rax
 	jb	.Laesgen_gfni512_gcm_siv_seal_ctr2_done128
-	vmovdqa64	%ymm0, %ymm1
+	vmovdqa64	%ymm0, %ymm9
 	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_2x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%rdx), %ymm2
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	16(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	32(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	48(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	64(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	80(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	96(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	112(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	128(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	144(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	160(%rdx), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm1, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vpxorq	(%r9), %ymm1, %ymm1
-	vmovdqu64	%ymm1, (%rcx)
+	vbroadcasti32x4	(%rdx), %ymm10
+	vpxorq	%ymm10, %ymm9, %ymm9
+	vbroadcasti32x4	16(%rdx), %ymm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm9, %ymm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm11, %ymm12
+	vpxorq	%ymm12, %ymm11, %ymm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm11, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm11, %ymm11
+	vpternlogd	$150, %ymm11, %ymm12, %ymm9
+	vpxorq	%ymm10, %ymm9, %ymm9
+	vbroadcasti32x4	32(%rdx), %ymm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm9, %ymm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm11, %ymm12
+	vpxorq	%ymm12, %ymm11, %ymm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm11, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm11, %ymm11
+	vpternlogd	$150, %ymm11, %ymm12, %ymm9
+	vpxorq	%ymm10, %ymm9, %ymm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm10, %ymm11
+	vpxorq	%ymm11, %ymm10, %ymm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm10, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm10, %ymm10
+	vpternlogd	$150, %ymm10, %ymm11, %ymm9
+	vpxorq	%ymm1, %ymm9, %ymm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm10, %ymm11
+	vpxorq	%ymm11, %ymm10, %ymm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm10, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm10, %ymm10
+	vpternlogd	$150, %ymm10, %ymm11, %ymm9
+	vpxorq	%ymm2, %ymm9, %ymm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm10, %ymm11
+	vpxorq	%ymm11, %ymm10, %ymm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm10, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm10, %ymm10
+	vpternlogd	$150, %ymm10, %ymm11, %ymm9
+	vpxorq	%ymm3, %ymm9, %ymm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm10, %ymm11
+	vpxorq	%ymm11, %ymm10, %ymm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm10, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm10, %ymm10
+	vpternlogd	$150, %ymm10, %ymm11, %ymm9
+	vpxorq	%ymm4, %ymm9, %ymm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm10, %ymm11
+	vpxorq	%ymm11, %ymm10, %ymm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm10, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm10, %ymm10
+	vpternlogd	$150, %ymm10, %ymm11, %ymm9
+	vpxorq	%ymm5, %ymm9, %ymm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm10, %ymm11
+	vpxorq	%ymm11, %ymm10, %ymm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm10, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm10, %ymm10
+	vpternlogd	$150, %ymm10, %ymm11, %ymm9
+	vpxorq	%ymm6, %ymm9, %ymm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm10, %ymm11
+	vpxorq	%ymm11, %ymm10, %ymm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two256(%rip), %ymm10, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm10, %ymm10
+	vpternlogd	$150, %ymm10, %ymm11, %ymm9
+	vpxorq	%ymm7, %ymm9, %ymm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox256(%rip), %ymm9, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm9, %ymm9
+	vpxorq	%ymm8, %ymm9, %ymm9
+	vpxorq	(%r9), %ymm9, %ymm9
+	vmovdqu64	%ymm9, (%rcx)
 	addq	$32, %r9
 	addq	$32, %rcx
 	subq	$32, %rax
 .Laesgen_gfni512_gcm_siv_seal_ctr2_done128:
 	cmpq	$16, %rax
 	jb	.Laesgen_gfni512_gcm_siv_seal_ctr1_done128
-	vmovdqa64	%xmm0, %xmm1
+	vmovdqa64	%xmm0, %xmm9
 	vpaddd	.Laesgen_gfni512_gcm_siv_seal_le32_1x4(%rip), %zmm0, %zmm0
-	vmovdqa64	(%rdx), %xmm2
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	16(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	32(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	48(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	64(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	80(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	96(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	112(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	128(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	144(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	160(%rdx), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	(%r9), %xmm1, %xmm1
-	vmovdqu64	%xmm1, (%rcx)
+	vmovdqa64	(%rdx), %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vmovdqa64	16(%rdx), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpternlogd	$150, %xmm11, %xmm12, %xmm9
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vmovdqa64	32(%rdx), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpternlogd	$150, %xmm11, %xmm12, %xmm9
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm10, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm10, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm10, %xmm10
+	vpternlogd	$150, %xmm10, %xmm11, %xmm9
+	vpxorq	%xmm1, %xmm9, %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm10, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm10, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm10, %xmm10
+	vpternlogd	$150, %xmm10, %xmm11, %xmm9
+	vpxorq	%xmm2, %xmm9, %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm10, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm10, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm10, %xmm10
+	vpternlogd	$150, %xmm10, %xmm11, %xmm9
+	vpxorq	%xmm3, %xmm9, %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm10, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm10, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm10, %xmm10
+	vpternlogd	$150, %xmm10, %xmm11, %xmm9
+	vpxorq	%xmm4, %xmm9, %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm10, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm10, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm10, %xmm10
+	vpternlogd	$150, %xmm10, %xmm11, %xmm9
+	vpxorq	%xmm5, %xmm9, %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm10, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm10, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm10, %xmm10
+	vpternlogd	$150, %xmm10, %xmm11, %xmm9
+	vpxorq	%xmm6, %xmm9, %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm10, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm10, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm10, %xmm10
+	vpternlogd	$150, %xmm10, %xmm11, %xmm9
+	vpxorq	%xmm7, %xmm9, %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm9, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm9, %xmm9
+	vpxorq	%xmm8, %xmm9, %xmm9
+	vpxorq	(%r9), %xmm9, %xmm9
+	vmovdqu64	%xmm9, (%rcx)
 	addq	$16, %r9
 	addq	$16, %rcx
 	subq	$16, %rax
@@ -17623,84 +17535,76 @@ aesgen_gfni512_gcm_siv_seal:
 	testq	%rax, %rax
 	je	.Laesgen_gfni512_gcm_siv_seal_ctr_end128
 	vmovdqa64	%xmm0, %xmm0
-	vmovdqa64	(%rdx), %xmm1
+	vmovdqa64	(%rdx), %xmm9
+	vpxorq	%xmm9, %xmm0, %xmm0
+	vmovdqa64	16(%rdx), %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm10, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm10, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm10, %xmm10
+	vpternlogd	$150, %xmm10, %xmm11, %xmm0
+	vpxorq	%xmm9, %xmm0, %xmm0
+	vmovdqa64	32(%rdx), %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm10, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm10, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm10, %xmm10
+	vpternlogd	$150, %xmm10, %xmm11, %xmm0
+	vpxorq	%xmm9, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpternlogd	$150, %xmm9, %xmm10, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	16(%rdx), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	32(%rdx), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	48(%rdx), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	64(%rdx), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	80(%rdx), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	96(%rdx), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	112(%rdx), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	128(%rdx), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	144(%rdx), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	160(%rdx), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm1
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm1, %xmm9
+	vpxorq	%xmm9, %xmm1, %xmm1
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm1, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm1, %xmm1
+	vpternlogd	$150, %xmm1, %xmm9, %xmm0
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm1
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm1, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm1, %xmm1
+	vpternlogd	$150, %xmm1, %xmm2, %xmm0
+	vpxorq	%xmm3, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm1
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm1, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm1, %xmm1
+	vpternlogd	$150, %xmm1, %xmm2, %xmm0
+	vpxorq	%xmm4, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm1
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm1, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm1, %xmm1
+	vpternlogd	$150, %xmm1, %xmm2, %xmm0
+	vpxorq	%xmm5, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm1
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm1, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm1, %xmm1
+	vpternlogd	$150, %xmm1, %xmm2, %xmm0
+	vpxorq	%xmm6, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm1
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_seal_gfni_two128(%rip), %xmm1, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm1, %xmm1
+	vpternlogd	$150, %xmm1, %xmm2, %xmm0
+	vpxorq	%xmm7, %xmm0, %xmm0
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_seal_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni512_gcm_siv_seal_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
+	vpxorq	%xmm8, %xmm0, %xmm0
 	movq	$-1, %rdx
 	bzhiq	%rax, %rdx, %rdx
 	kmovq	%rdx, %k1
@@ -17711,12 +17615,20 @@ aesgen_gfni512_gcm_siv_seal:
 	jmp	.Laesgen_gfni512_gcm_siv_seal_sealed
 .Laesgen_gfni512_gcm_siv_seal_sealed:
 	xorl	%eax, %eax
+	vpxorq	%xmm16, %xmm16, %xmm16
+	vpxorq	%xmm17, %xmm17, %xmm17
+	vpxorq	%xmm18, %xmm18, %xmm18
+	vpxorq	%xmm19, %xmm19, %xmm19
 	vzeroall
 	popq	%rbp
 	popq	%rbx
 	ret
 .Laesgen_gfni512_gcm_siv_seal_refuse:
 	movl	$-1, %eax
+	vpxorq	%xmm16, %xmm16, %xmm16
+	vpxorq	%xmm17, %xmm17, %xmm17
+	vpxorq	%xmm18, %xmm18, %xmm18
+	vpxorq	%xmm19, %xmm19, %xmm19
 	vzeroall
 	popq	%rbp
 	popq	%rbx
@@ -22004,6 +21916,14 @@ aesgen_gfni512_gcm_siv_open:
 	movq	40(%rsp), %rdx
 	movq	32(%rsp), %r10
 	leaq	256(%rdi), %r11
+	vbroadcasti32x4	112(%r11), %zmm1
+	vbroadcasti32x4	128(%r11), %zmm2
+	vbroadcasti32x4	144(%r11), %zmm3
+	vbroadcasti32x4	160(%r11), %zmm4
+	vbroadcasti32x4	176(%r11), %zmm5
+	vbroadcasti32x4	192(%r11), %zmm6
+	vbroadcasti32x4	208(%r11), %zmm7
+	vbroadcasti32x4	224(%r11), %zmm8
 	vporq	.Laesgen_gfni512_gcm_siv_open_set_top(%rip), %xmm0, %xmm0
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vpaddd	.Laesgen_gfni512_gcm_siv_open_lane_counts4(%rip), %zmm0, %zmm0
@@ -22012,806 +21932,798 @@ aesgen_gfni512_gcm_siv_open:
 .Laesgen_gfni512_gcm_siv_open_ctr32_256:
 	cmpq	$512, %rbp
 	jb	.Laesgen_gfni512_gcm_siv_open_ctr32_done256
-	vmovdqa64	%zmm0, %zmm1
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm2
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm3
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_12x4(%rip), %zmm0, %zmm4
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_16x4(%rip), %zmm0, %zmm5
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_20x4(%rip), %zmm0, %zmm6
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_24x4(%rip), %zmm0, %zmm7
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_28x4(%rip), %zmm0, %zmm8
+	vmovdqa64	%zmm0, %zmm9
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm10
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm11
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_12x4(%rip), %zmm0, %zmm12
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_16x4(%rip), %zmm0, %zmm13
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_20x4(%rip), %zmm0, %zmm14
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_24x4(%rip), %zmm0, %zmm15
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_28x4(%rip), %zmm0, %zmm16
 	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_32x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r11), %zmm9
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	16(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	32(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	48(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	64(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	80(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	96(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	112(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	128(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	144(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	160(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	176(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	192(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	208(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	224(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm1, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm6, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm7, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm8, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rbx)
-	vpxorq	64(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 64(%rbx)
-	vpxorq	128(%r9), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 128(%rbx)
-	vpxorq	192(%r9), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 192(%rbx)
-	vpxorq	256(%r9), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 256(%rbx)
-	vpxorq	320(%r9), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 320(%rbx)
-	vpxorq	384(%r9), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 384(%rbx)
-	vpxorq	448(%r9), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 448(%rbx)
+	vbroadcasti32x4	(%r11), %zmm17
+	vpxorq	%zmm17, %zmm9, %zmm9
+	vpxorq	%zmm17, %zmm10, %zmm10
+	vpxorq	%zmm17, %zmm11, %zmm11
+	vpxorq	%zmm17, %zmm12, %zmm12
+	vpxorq	%zmm17, %zmm13, %zmm13
+	vpxorq	%zmm17, %zmm14, %zmm14
+	vpxorq	%zmm17, %zmm15, %zmm15
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vbroadcasti32x4	16(%r11), %zmm17
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm9
+	vpxorq	%zmm17, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm10
+	vpxorq	%zmm17, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm11
+	vpxorq	%zmm17, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm12
+	vpxorq	%zmm17, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm13
+	vpxorq	%zmm17, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm14
+	vpxorq	%zmm17, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm15, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm15
+	vpxorq	%zmm17, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm16, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vbroadcasti32x4	32(%r11), %zmm17
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm9
+	vpxorq	%zmm17, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm10
+	vpxorq	%zmm17, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm11
+	vpxorq	%zmm17, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm12
+	vpxorq	%zmm17, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm13
+	vpxorq	%zmm17, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm14
+	vpxorq	%zmm17, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm15, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm15
+	vpxorq	%zmm17, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm16, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vbroadcasti32x4	48(%r11), %zmm17
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm9
+	vpxorq	%zmm17, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm10
+	vpxorq	%zmm17, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm11
+	vpxorq	%zmm17, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm12
+	vpxorq	%zmm17, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm13
+	vpxorq	%zmm17, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm14
+	vpxorq	%zmm17, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm15, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm15
+	vpxorq	%zmm17, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm16, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vbroadcasti32x4	64(%r11), %zmm17
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm9
+	vpxorq	%zmm17, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm10
+	vpxorq	%zmm17, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm11
+	vpxorq	%zmm17, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm12
+	vpxorq	%zmm17, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm13
+	vpxorq	%zmm17, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm14
+	vpxorq	%zmm17, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm15, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm15
+	vpxorq	%zmm17, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm16, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vbroadcasti32x4	80(%r11), %zmm17
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm9
+	vpxorq	%zmm17, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm10
+	vpxorq	%zmm17, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm11
+	vpxorq	%zmm17, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm12
+	vpxorq	%zmm17, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm13
+	vpxorq	%zmm17, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm14
+	vpxorq	%zmm17, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm15, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm15
+	vpxorq	%zmm17, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm16, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vbroadcasti32x4	96(%r11), %zmm17
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm9
+	vpxorq	%zmm17, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm10
+	vpxorq	%zmm17, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm11
+	vpxorq	%zmm17, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm12
+	vpxorq	%zmm17, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm13
+	vpxorq	%zmm17, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm14
+	vpxorq	%zmm17, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm15, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm15
+	vpxorq	%zmm17, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm16, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm9
+	vpxorq	%zmm1, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm10
+	vpxorq	%zmm1, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm11
+	vpxorq	%zmm1, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm12
+	vpxorq	%zmm1, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm1, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm14
+	vpxorq	%zmm1, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm15, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm15
+	vpxorq	%zmm1, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm16, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm1, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm9
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm10
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm11
+	vpxorq	%zmm2, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm12
+	vpxorq	%zmm2, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm2, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm14
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm15, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm15
+	vpxorq	%zmm2, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm16, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm2, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm9
+	vpxorq	%zmm3, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm10
+	vpxorq	%zmm3, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm11
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm12
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm3, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm14
+	vpxorq	%zmm3, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm15, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm15
+	vpxorq	%zmm3, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm16, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm3, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm9
+	vpxorq	%zmm4, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm10
+	vpxorq	%zmm4, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm11
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm12
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm4, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm14
+	vpxorq	%zmm4, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm15, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm15
+	vpxorq	%zmm4, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm16, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm4, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm9
+	vpxorq	%zmm5, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm10
+	vpxorq	%zmm5, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm11
+	vpxorq	%zmm5, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm12
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm5, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm14
+	vpxorq	%zmm5, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm15, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm15
+	vpxorq	%zmm5, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm16, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm5, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm9
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm10
+	vpxorq	%zmm6, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm11
+	vpxorq	%zmm6, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm12
+	vpxorq	%zmm6, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm6, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm14
+	vpxorq	%zmm6, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm15, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm15
+	vpxorq	%zmm6, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm16, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm6, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm9
+	vpxorq	%zmm7, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm10
+	vpxorq	%zmm7, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm11
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm12
+	vpxorq	%zmm7, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm7, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm14
+	vpxorq	%zmm7, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm15, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm15
+	vpxorq	%zmm7, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm16, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm7, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm9, %zmm9
+	vpxorq	%zmm8, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm10, %zmm10
+	vpxorq	%zmm8, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm11, %zmm11
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm12, %zmm12
+	vpxorq	%zmm8, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm13, %zmm13
+	vpxorq	%zmm8, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm14, %zmm14
+	vpxorq	%zmm8, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm15, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm15, %zmm15
+	vpxorq	%zmm8, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm16, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm16, %zmm16
+	vpxorq	%zmm8, %zmm16, %zmm16
+	vpxorq	(%r9), %zmm9, %zmm9
+	vmovdqu64	%zmm9, (%rbx)
+	vpxorq	64(%r9), %zmm10, %zmm10
+	vmovdqu64	%zmm10, 64(%rbx)
+	vpxorq	128(%r9), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 128(%rbx)
+	vpxorq	192(%r9), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 192(%rbx)
+	vpxorq	256(%r9), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 256(%rbx)
+	vpxorq	320(%r9), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 320(%rbx)
+	vpxorq	384(%r9), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 384(%rbx)
+	vpxorq	448(%r9), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 448(%rbx)
 	addq	$512, %r9
 	addq	$512, %rbx
 	subq	$512, %rbp
@@ -22820,992 +22732,952 @@ aesgen_gfni512_gcm_siv_open:
 .Laesgen_gfni512_gcm_siv_open_ctr_small256:
 	cmpq	$256, %rbp
 	jb	.Laesgen_gfni512_gcm_siv_open_ctr16_done256
-	vmovdqa64	%zmm0, %zmm1
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm2
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm3
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_12x4(%rip), %zmm0, %zmm4
+	vmovdqa64	%zmm0, %zmm9
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm10
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm11
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_12x4(%rip), %zmm0, %zmm12
 	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_16x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r11), %zmm5
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	16(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	32(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	48(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	64(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	80(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	96(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	112(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	128(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	144(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	160(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	176(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	192(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	208(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	224(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm1, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm2, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm3, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm4, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rbx)
-	vpxorq	64(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 64(%rbx)
-	vpxorq	128(%r9), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 128(%rbx)
-	vpxorq	192(%r9), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 192(%rbx)
+	vbroadcasti32x4	(%r11), %zmm13
+	vpxorq	%zmm13, %zmm9, %zmm9
+	vpxorq	%zmm13, %zmm10, %zmm10
+	vpxorq	%zmm13, %zmm11, %zmm11
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vbroadcasti32x4	16(%r11), %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm14, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm9
+	vpxorq	%zmm13, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm14, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm10
+	vpxorq	%zmm13, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm14, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm11
+	vpxorq	%zmm13, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm14, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm12
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vbroadcasti32x4	32(%r11), %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm14, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm9
+	vpxorq	%zmm13, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm14, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm10
+	vpxorq	%zmm13, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm14, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm11
+	vpxorq	%zmm13, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm14, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm12
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vbroadcasti32x4	48(%r11), %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm14, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm9
+	vpxorq	%zmm13, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm14, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm10
+	vpxorq	%zmm13, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm14, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm11
+	vpxorq	%zmm13, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm14, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm12
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vbroadcasti32x4	64(%r11), %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm14, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm9
+	vpxorq	%zmm13, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm14, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm10
+	vpxorq	%zmm13, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm14, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm11
+	vpxorq	%zmm13, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm14, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm12
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vbroadcasti32x4	80(%r11), %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm14, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm9
+	vpxorq	%zmm13, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm14, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm10
+	vpxorq	%zmm13, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm14, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm11
+	vpxorq	%zmm13, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm14, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm12
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vbroadcasti32x4	96(%r11), %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm14, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm9
+	vpxorq	%zmm13, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm14, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm10
+	vpxorq	%zmm13, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm14, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm11
+	vpxorq	%zmm13, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm14, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm12
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm9
+	vpxorq	%zmm1, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm10
+	vpxorq	%zmm1, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm11
+	vpxorq	%zmm1, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm12
+	vpxorq	%zmm1, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm9
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm10
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm11
+	vpxorq	%zmm2, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm12
+	vpxorq	%zmm2, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm9
+	vpxorq	%zmm3, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm10
+	vpxorq	%zmm3, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm11
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm12
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm9
+	vpxorq	%zmm4, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm10
+	vpxorq	%zmm4, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm11
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm12
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm9
+	vpxorq	%zmm5, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm10
+	vpxorq	%zmm5, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm11
+	vpxorq	%zmm5, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm12
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm9
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm10
+	vpxorq	%zmm6, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm11
+	vpxorq	%zmm6, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm12
+	vpxorq	%zmm6, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm9
+	vpxorq	%zmm7, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm10
+	vpxorq	%zmm7, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm11
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm12
+	vpxorq	%zmm7, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm9, %zmm9
+	vpxorq	%zmm8, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm10, %zmm10
+	vpxorq	%zmm8, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm11, %zmm11
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm12, %zmm12
+	vpxorq	%zmm8, %zmm12, %zmm12
+	vpxorq	(%r9), %zmm9, %zmm9
+	vmovdqu64	%zmm9, (%rbx)
+	vpxorq	64(%r9), %zmm10, %zmm10
+	vmovdqu64	%zmm10, 64(%rbx)
+	vpxorq	128(%r9), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 128(%rbx)
+	vpxorq	192(%r9), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 192(%rbx)
 	addq	$256, %r9
 	addq	$256, %rbx
 	subq	$256, %rbp
 .Laesgen_gfni512_gcm_siv_open_ctr16_done256:
 	cmpq	$128, %rbp
 	jb	.Laesgen_gfni512_gcm_siv_open_ctr8_done256
-	vmovdqa64	%zmm0, %zmm1
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm2
+	vmovdqa64	%zmm0, %zmm9
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm10
 	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r11), %zmm3
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	16(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	32(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	48(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	64(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	80(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	96(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	112(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	128(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	144(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	160(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	176(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	192(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	208(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	224(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm1, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm2, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rbx)
-	vpxorq	64(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 64(%rbx)
+	vbroadcasti32x4	(%r11), %zmm11
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	16(%r11), %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm9
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	32(%r11), %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm9
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	48(%r11), %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm9
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	64(%r11), %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm9
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	80(%r11), %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm9
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	96(%r11), %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm9
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm1, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm1, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm3, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm3, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm4, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm4, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm5, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm5, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm6, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm7, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm7, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm9, %zmm9
+	vpxorq	%zmm8, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm10, %zmm10
+	vpxorq	%zmm8, %zmm10, %zmm10
+	vpxorq	(%r9), %zmm9, %zmm9
+	vmovdqu64	%zmm9, (%rbx)
+	vpxorq	64(%r9), %zmm10, %zmm10
+	vmovdqu64	%zmm10, 64(%rbx)
 	addq	$128, %r9
 	addq	$128, %rbx
 	subq	$128, %rbp
 .Laesgen_gfni512_gcm_siv_open_ctr8_done256:
 	cmpq	$64, %rbp
 	jb	.Laesgen_gfni512_gcm_siv_open_ctr4_done256
-	vmovdqa64	%zmm0, %zmm1
+	vmovdqa64	%zmm0, %zmm9
 	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r11), %zmm2
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	16(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	32(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	48(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	64(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	80(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	96(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	112(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	128(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	144(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	160(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	176(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	192(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	208(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	224(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm1, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rbx)
+	vbroadcasti32x4	(%r11), %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	16(%r11), %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	32(%r11), %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	48(%r11), %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	64(%r11), %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	80(%r11), %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	96(%r11), %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
+	vpternlogd	$150, %zmm10, %zmm11, %zmm9
+	vpxorq	%zmm1, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
+	vpternlogd	$150, %zmm10, %zmm11, %zmm9
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
+	vpternlogd	$150, %zmm10, %zmm11, %zmm9
+	vpxorq	%zmm3, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
+	vpternlogd	$150, %zmm10, %zmm11, %zmm9
+	vpxorq	%zmm4, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
+	vpternlogd	$150, %zmm10, %zmm11, %zmm9
+	vpxorq	%zmm5, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
+	vpternlogd	$150, %zmm10, %zmm11, %zmm9
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
+	vpternlogd	$150, %zmm10, %zmm11, %zmm9
+	vpxorq	%zmm7, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm9, %zmm9
+	vpxorq	%zmm8, %zmm9, %zmm9
+	vpxorq	(%r9), %zmm9, %zmm9
+	vmovdqu64	%zmm9, (%rbx)
 	addq	$64, %r9
 	addq	$64, %rbx
 	subq	$64, %rbp
 .Laesgen_gfni512_gcm_siv_open_ctr4_done256:
 	cmpq	$32, %rbp
 	jb	.Laesgen_gfni512_gcm_siv_open_ctr2_done256
-	vmovdqa64	%ymm0, %ymm1
+	vmovdqa64	%ymm0, %ymm9
 	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_2x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r11), %ymm2
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	16(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	32(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	48(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	64(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	80(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	96(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	112(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	128(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	144(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	160(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	176(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	192(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	208(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	224(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm1, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vpxorq	(%r9), %ymm1, %ymm1
-	vmovdqu64	%ymm1, (%rbx)
+	vbroadcasti32x4	(%r11), %ymm10
+	vpxorq	%ymm10, %ymm9, %ymm9
+	vbroadcasti32x4	16(%r11), %ymm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm9, %ymm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm11, %ymm12
+	vpxorq	%ymm12, %ymm11, %ymm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm11, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm11, %ymm11
+	vpternlogd	$150, %ymm11, %ymm12, %ymm9
+	vpxorq	%ymm10, %ymm9, %ymm9
+	vbroadcasti32x4	32(%r11), %ymm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm9, %ymm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm11, %ymm12
+	vpxorq	%ymm12, %ymm11, %ymm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm11, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm11, %ymm11
+	vpternlogd	$150, %ymm11, %ymm12, %ymm9
+	vpxorq	%ymm10, %ymm9, %ymm9
+	vbroadcasti32x4	48(%r11), %ymm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm9, %ymm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm11, %ymm12
+	vpxorq	%ymm12, %ymm11, %ymm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm11, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm11, %ymm11
+	vpternlogd	$150, %ymm11, %ymm12, %ymm9
+	vpxorq	%ymm10, %ymm9, %ymm9
+	vbroadcasti32x4	64(%r11), %ymm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm9, %ymm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm11, %ymm12
+	vpxorq	%ymm12, %ymm11, %ymm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm11, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm11, %ymm11
+	vpternlogd	$150, %ymm11, %ymm12, %ymm9
+	vpxorq	%ymm10, %ymm9, %ymm9
+	vbroadcasti32x4	80(%r11), %ymm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm9, %ymm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm11, %ymm12
+	vpxorq	%ymm12, %ymm11, %ymm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm11, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm11, %ymm11
+	vpternlogd	$150, %ymm11, %ymm12, %ymm9
+	vpxorq	%ymm10, %ymm9, %ymm9
+	vbroadcasti32x4	96(%r11), %ymm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm9, %ymm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm11, %ymm12
+	vpxorq	%ymm12, %ymm11, %ymm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm11, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm11, %ymm11
+	vpternlogd	$150, %ymm11, %ymm12, %ymm9
+	vpxorq	%ymm10, %ymm9, %ymm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm10, %ymm11
+	vpxorq	%ymm11, %ymm10, %ymm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm10, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm10, %ymm10
+	vpternlogd	$150, %ymm10, %ymm11, %ymm9
+	vpxorq	%ymm1, %ymm9, %ymm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm10, %ymm11
+	vpxorq	%ymm11, %ymm10, %ymm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm10, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm10, %ymm10
+	vpternlogd	$150, %ymm10, %ymm11, %ymm9
+	vpxorq	%ymm2, %ymm9, %ymm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm10, %ymm11
+	vpxorq	%ymm11, %ymm10, %ymm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm10, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm10, %ymm10
+	vpternlogd	$150, %ymm10, %ymm11, %ymm9
+	vpxorq	%ymm3, %ymm9, %ymm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm10, %ymm11
+	vpxorq	%ymm11, %ymm10, %ymm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm10, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm10, %ymm10
+	vpternlogd	$150, %ymm10, %ymm11, %ymm9
+	vpxorq	%ymm4, %ymm9, %ymm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm10, %ymm11
+	vpxorq	%ymm11, %ymm10, %ymm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm10, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm10, %ymm10
+	vpternlogd	$150, %ymm10, %ymm11, %ymm9
+	vpxorq	%ymm5, %ymm9, %ymm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm10, %ymm11
+	vpxorq	%ymm11, %ymm10, %ymm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm10, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm10, %ymm10
+	vpternlogd	$150, %ymm10, %ymm11, %ymm9
+	vpxorq	%ymm6, %ymm9, %ymm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm10, %ymm11
+	vpxorq	%ymm11, %ymm10, %ymm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm10, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm10, %ymm10
+	vpternlogd	$150, %ymm10, %ymm11, %ymm9
+	vpxorq	%ymm7, %ymm9, %ymm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm9, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm9, %ymm9
+	vpxorq	%ymm8, %ymm9, %ymm9
+	vpxorq	(%r9), %ymm9, %ymm9
+	vmovdqu64	%ymm9, (%rbx)
 	addq	$32, %r9
 	addq	$32, %rbx
 	subq	$32, %rbp
 .Laesgen_gfni512_gcm_siv_open_ctr2_done256:
 	cmpq	$16, %rbp
 	jb	.Laesgen_gfni512_gcm_siv_open_ctr1_done256
-	vmovdqa64	%xmm0, %xmm1
+	vmovdqa64	%xmm0, %xmm9
 	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_1x4(%rip), %zmm0, %zmm0
-	vmovdqa64	(%r11), %xmm2
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	16(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	32(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	48(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	64(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	80(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	96(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	112(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	128(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	144(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	160(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	176(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	192(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	208(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	224(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	(%r9), %xmm1, %xmm1
-	vmovdqu64	%xmm1, (%rbx)
+	vmovdqa64	(%r11), %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vmovdqa64	16(%r11), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpternlogd	$150, %xmm11, %xmm12, %xmm9
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vmovdqa64	32(%r11), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpternlogd	$150, %xmm11, %xmm12, %xmm9
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vmovdqa64	48(%r11), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm11, %xmm12
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpternlogd	$150, %xmm11, %xmm12, %xmm9
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vmovdqa64	64(%r11), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm11, %xmm12
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpternlogd	$150, %xmm11, %xmm12, %xmm9
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vmovdqa64	80(%r11), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpternlogd	$150, %xmm11, %xmm12, %xmm9
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vmovdqa64	96(%r11), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpternlogd	$150, %xmm11, %xmm12, %xmm9
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm10, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm10, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm10, %xmm10
+	vpternlogd	$150, %xmm10, %xmm11, %xmm9
+	vpxorq	%xmm1, %xmm9, %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm10, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm10, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm10, %xmm10
+	vpternlogd	$150, %xmm10, %xmm11, %xmm9
+	vpxorq	%xmm2, %xmm9, %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm10, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm10, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm10, %xmm10
+	vpternlogd	$150, %xmm10, %xmm11, %xmm9
+	vpxorq	%xmm3, %xmm9, %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm10, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm10, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm10, %xmm10
+	vpternlogd	$150, %xmm10, %xmm11, %xmm9
+	vpxorq	%xmm4, %xmm9, %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm10, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm10, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm10, %xmm10
+	vpternlogd	$150, %xmm10, %xmm11, %xmm9
+	vpxorq	%xmm5, %xmm9, %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm10, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm10, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm10, %xmm10
+	vpternlogd	$150, %xmm10, %xmm11, %xmm9
+	vpxorq	%xmm6, %xmm9, %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm10, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm10, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm10, %xmm10
+	vpternlogd	$150, %xmm10, %xmm11, %xmm9
+	vpxorq	%xmm7, %xmm9, %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm9, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm9, %xmm9
+	vpxorq	%xmm8, %xmm9, %xmm9
+	vpxorq	(%r9), %xmm9, %xmm9
+	vmovdqu64	%xmm9, (%rbx)
 	addq	$16, %r9
 	addq	$16, %rbx
 	subq	$16, %rbp
@@ -23813,116 +23685,108 @@ aesgen_gfni512_gcm_siv_open:
 	testq	%rbp, %rbp
 	je	.Laesgen_gfni512_gcm_siv_open_ctr_end256
 	vmovdqa64	%xmm0, %xmm0
-	vmovdqa64	(%r11), %xmm1
+	vmovdqa64	(%r11), %xmm9
+	vpxorq	%xmm9, %xmm0, %xmm0
+	vmovdqa64	16(%r11), %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm10, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm10, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm10, %xmm10
+	vpternlogd	$150, %xmm10, %xmm11, %xmm0
+	vpxorq	%xmm9, %xmm0, %xmm0
+	vmovdqa64	32(%r11), %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm10, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm10, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm10, %xmm10
+	vpternlogd	$150, %xmm10, %xmm11, %xmm0
+	vpxorq	%xmm9, %xmm0, %xmm0
+	vmovdqa64	48(%r11), %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm10, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm10, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm10, %xmm10
+	vpternlogd	$150, %xmm10, %xmm11, %xmm0
+	vpxorq	%xmm9, %xmm0, %xmm0
+	vmovdqa64	64(%r11), %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm10, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm10, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm10, %xmm10
+	vpternlogd	$150, %xmm10, %xmm11, %xmm0
+	vpxorq	%xmm9, %xmm0, %xmm0
+	vmovdqa64	80(%r11), %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm10, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm10, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm10, %xmm10
+	vpternlogd	$150, %xmm10, %xmm11, %xmm0
+	vpxorq	%xmm9, %xmm0, %xmm0
+	vmovdqa64	96(%r11), %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm10, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm10, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm10, %xmm10
+	vpternlogd	$150, %xmm10, %xmm11, %xmm0
+	vpxorq	%xmm9, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpternlogd	$150, %xmm9, %xmm10, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	16(%r11), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	32(%r11), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	48(%r11), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	64(%r11), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	80(%r11), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	96(%r11), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	112(%r11), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	128(%r11), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	144(%r11), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	160(%r11), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	176(%r11), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	192(%r11), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	208(%r11), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	224(%r11), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm1
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm1, %xmm9
+	vpxorq	%xmm9, %xmm1, %xmm1
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm1, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm1, %xmm1
+	vpternlogd	$150, %xmm1, %xmm9, %xmm0
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm1
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm1, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm1, %xmm1
+	vpternlogd	$150, %xmm1, %xmm2, %xmm0
+	vpxorq	%xmm3, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm1
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm1, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm1, %xmm1
+	vpternlogd	$150, %xmm1, %xmm2, %xmm0
+	vpxorq	%xmm4, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm1
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm1, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm1, %xmm1
+	vpternlogd	$150, %xmm1, %xmm2, %xmm0
+	vpxorq	%xmm5, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm1
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm1, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm1, %xmm1
+	vpternlogd	$150, %xmm1, %xmm2, %xmm0
+	vpxorq	%xmm6, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm1
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm1, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm1, %xmm1
+	vpternlogd	$150, %xmm1, %xmm2, %xmm0
+	vpxorq	%xmm7, %xmm0, %xmm0
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
+	vpxorq	%xmm8, %xmm0, %xmm0
 	movq	$-1, %r11
 	bzhiq	%rbp, %r11, %r11
 	kmovq	%r11, %k1
@@ -30730,6 +30594,14 @@ aesgen_gfni512_gcm_siv_open:
 	movq	40(%rsp), %rdx
 	movq	32(%rsp), %r10
 	leaq	256(%rdi), %r11
+	vbroadcasti32x4	48(%r11), %zmm1
+	vbroadcasti32x4	64(%r11), %zmm2
+	vbroadcasti32x4	80(%r11), %zmm3
+	vbroadcasti32x4	96(%r11), %zmm4
+	vbroadcasti32x4	112(%r11), %zmm5
+	vbroadcasti32x4	128(%r11), %zmm6
+	vbroadcasti32x4	144(%r11), %zmm7
+	vbroadcasti32x4	160(%r11), %zmm8
 	vporq	.Laesgen_gfni512_gcm_siv_open_set_top(%rip), %xmm0, %xmm0
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vpaddd	.Laesgen_gfni512_gcm_siv_open_lane_counts4(%rip), %zmm0, %zmm0
@@ -30738,578 +30610,570 @@ aesgen_gfni512_gcm_siv_open:
 .Laesgen_gfni512_gcm_siv_open_ctr32_128:
 	cmpq	$512, %rbp
 	jb	.Laesgen_gfni512_gcm_siv_open_ctr32_done128
-	vmovdqa64	%zmm0, %zmm1
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm2
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm3
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_12x4(%rip), %zmm0, %zmm4
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_16x4(%rip), %zmm0, %zmm5
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_20x4(%rip), %zmm0, %zmm6
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_24x4(%rip), %zmm0, %zmm7
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_28x4(%rip), %zmm0, %zmm8
+	vmovdqa64	%zmm0, %zmm9
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm10
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm11
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_12x4(%rip), %zmm0, %zmm12
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_16x4(%rip), %zmm0, %zmm13
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_20x4(%rip), %zmm0, %zmm14
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_24x4(%rip), %zmm0, %zmm15
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_28x4(%rip), %zmm0, %zmm16
 	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_32x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r11), %zmm9
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	16(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	32(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	48(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	64(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	80(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	96(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	112(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	128(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	144(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm10
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
-	vpxorq	%zmm11, %zmm10, %zmm10
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
-	vpternlogd	$150, %zmm10, %zmm11, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	160(%r11), %zmm9
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm1, %zmm1
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm5, %zmm5
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm6, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm6, %zmm6
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm7, %zmm7
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm7, %zmm7
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm8, %zmm8
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm8, %zmm8
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rbx)
-	vpxorq	64(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 64(%rbx)
-	vpxorq	128(%r9), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 128(%rbx)
-	vpxorq	192(%r9), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 192(%rbx)
-	vpxorq	256(%r9), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 256(%rbx)
-	vpxorq	320(%r9), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 320(%rbx)
-	vpxorq	384(%r9), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 384(%rbx)
-	vpxorq	448(%r9), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 448(%rbx)
+	vbroadcasti32x4	(%r11), %zmm17
+	vpxorq	%zmm17, %zmm9, %zmm9
+	vpxorq	%zmm17, %zmm10, %zmm10
+	vpxorq	%zmm17, %zmm11, %zmm11
+	vpxorq	%zmm17, %zmm12, %zmm12
+	vpxorq	%zmm17, %zmm13, %zmm13
+	vpxorq	%zmm17, %zmm14, %zmm14
+	vpxorq	%zmm17, %zmm15, %zmm15
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vbroadcasti32x4	16(%r11), %zmm17
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm9
+	vpxorq	%zmm17, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm10
+	vpxorq	%zmm17, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm11
+	vpxorq	%zmm17, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm12
+	vpxorq	%zmm17, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm13
+	vpxorq	%zmm17, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm14
+	vpxorq	%zmm17, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm15, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm15
+	vpxorq	%zmm17, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm16, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vbroadcasti32x4	32(%r11), %zmm17
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm9
+	vpxorq	%zmm17, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm10
+	vpxorq	%zmm17, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm11
+	vpxorq	%zmm17, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm12
+	vpxorq	%zmm17, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm13
+	vpxorq	%zmm17, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm14
+	vpxorq	%zmm17, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm15, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm15
+	vpxorq	%zmm17, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm16, %zmm18
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm18, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18, %zmm18
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm9
+	vpxorq	%zmm1, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm10
+	vpxorq	%zmm1, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm11
+	vpxorq	%zmm1, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm12
+	vpxorq	%zmm1, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm1, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm14
+	vpxorq	%zmm1, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm15, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm15
+	vpxorq	%zmm1, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm16, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm1, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm9
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm10
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm11
+	vpxorq	%zmm2, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm12
+	vpxorq	%zmm2, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm2, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm14
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm15, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm15
+	vpxorq	%zmm2, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm16, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm2, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm9
+	vpxorq	%zmm3, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm10
+	vpxorq	%zmm3, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm11
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm12
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm3, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm14
+	vpxorq	%zmm3, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm15, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm15
+	vpxorq	%zmm3, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm16, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm3, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm9
+	vpxorq	%zmm4, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm10
+	vpxorq	%zmm4, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm11
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm12
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm4, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm14
+	vpxorq	%zmm4, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm15, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm15
+	vpxorq	%zmm4, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm16, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm4, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm9
+	vpxorq	%zmm5, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm10
+	vpxorq	%zmm5, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm11
+	vpxorq	%zmm5, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm12
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm5, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm14
+	vpxorq	%zmm5, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm15, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm15
+	vpxorq	%zmm5, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm16, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm5, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm9
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm10
+	vpxorq	%zmm6, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm11
+	vpxorq	%zmm6, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm12
+	vpxorq	%zmm6, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm6, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm14
+	vpxorq	%zmm6, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm15, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm15
+	vpxorq	%zmm6, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm16, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm6, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm9
+	vpxorq	%zmm7, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm10
+	vpxorq	%zmm7, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm11
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm12
+	vpxorq	%zmm7, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm7, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm14
+	vpxorq	%zmm7, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm15, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm15
+	vpxorq	%zmm7, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm16, %zmm17
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm17, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm7, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm9, %zmm9
+	vpxorq	%zmm8, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm10, %zmm10
+	vpxorq	%zmm8, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm11, %zmm11
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm12, %zmm12
+	vpxorq	%zmm8, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm13, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm13, %zmm13
+	vpxorq	%zmm8, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm14, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm14, %zmm14
+	vpxorq	%zmm8, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm15, %zmm15
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm15, %zmm15
+	vpxorq	%zmm8, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm16, %zmm16
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm16, %zmm16
+	vpxorq	%zmm8, %zmm16, %zmm16
+	vpxorq	(%r9), %zmm9, %zmm9
+	vmovdqu64	%zmm9, (%rbx)
+	vpxorq	64(%r9), %zmm10, %zmm10
+	vmovdqu64	%zmm10, 64(%rbx)
+	vpxorq	128(%r9), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 128(%rbx)
+	vpxorq	192(%r9), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 192(%rbx)
+	vpxorq	256(%r9), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 256(%rbx)
+	vpxorq	320(%r9), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 320(%rbx)
+	vpxorq	384(%r9), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 384(%rbx)
+	vpxorq	448(%r9), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 448(%rbx)
 	addq	$512, %r9
 	addq	$512, %rbx
 	subq	$512, %rbp
@@ -31318,720 +31182,680 @@ aesgen_gfni512_gcm_siv_open:
 .Laesgen_gfni512_gcm_siv_open_ctr_small128:
 	cmpq	$256, %rbp
 	jb	.Laesgen_gfni512_gcm_siv_open_ctr16_done128
-	vmovdqa64	%zmm0, %zmm1
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm2
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm3
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_12x4(%rip), %zmm0, %zmm4
+	vmovdqa64	%zmm0, %zmm9
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm10
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm11
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_12x4(%rip), %zmm0, %zmm12
 	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_16x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r11), %zmm5
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	16(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	32(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	48(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	64(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	80(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	96(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	112(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	128(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	144(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm6
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm6, %zmm7
-	vpxorq	%zmm7, %zmm6, %zmm6
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm6, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm6, %zmm6
-	vpternlogd	$150, %zmm6, %zmm7, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	160(%r11), %zmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm1, %zmm1
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm2, %zmm2
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm3, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm3, %zmm3
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm4, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm4, %zmm4
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rbx)
-	vpxorq	64(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 64(%rbx)
-	vpxorq	128(%r9), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 128(%rbx)
-	vpxorq	192(%r9), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 192(%rbx)
+	vbroadcasti32x4	(%r11), %zmm13
+	vpxorq	%zmm13, %zmm9, %zmm9
+	vpxorq	%zmm13, %zmm10, %zmm10
+	vpxorq	%zmm13, %zmm11, %zmm11
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vbroadcasti32x4	16(%r11), %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm14, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm9
+	vpxorq	%zmm13, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm14, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm10
+	vpxorq	%zmm13, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm14, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm11
+	vpxorq	%zmm13, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm14, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm12
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vbroadcasti32x4	32(%r11), %zmm13
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm14, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm9
+	vpxorq	%zmm13, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm14, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm10
+	vpxorq	%zmm13, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm14, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm11
+	vpxorq	%zmm13, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm14
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm14, %zmm15
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm14, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm14, %zmm14
+	vpternlogd	$150, %zmm14, %zmm15, %zmm12
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm9
+	vpxorq	%zmm1, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm10
+	vpxorq	%zmm1, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm11
+	vpxorq	%zmm1, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm12
+	vpxorq	%zmm1, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm9
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm10
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm11
+	vpxorq	%zmm2, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm12
+	vpxorq	%zmm2, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm9
+	vpxorq	%zmm3, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm10
+	vpxorq	%zmm3, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm11
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm12
+	vpxorq	%zmm3, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm9
+	vpxorq	%zmm4, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm10
+	vpxorq	%zmm4, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm11
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm12
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm9
+	vpxorq	%zmm5, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm10
+	vpxorq	%zmm5, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm11
+	vpxorq	%zmm5, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm12
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm9
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm10
+	vpxorq	%zmm6, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm11
+	vpxorq	%zmm6, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm12
+	vpxorq	%zmm6, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm9
+	vpxorq	%zmm7, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm10
+	vpxorq	%zmm7, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm11
+	vpxorq	%zmm7, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm13
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm13, %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm13, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm13, %zmm13
+	vpternlogd	$150, %zmm13, %zmm14, %zmm12
+	vpxorq	%zmm7, %zmm12, %zmm12
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm9, %zmm9
+	vpxorq	%zmm8, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm10, %zmm10
+	vpxorq	%zmm8, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm11, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm11, %zmm11
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm12, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm12, %zmm12
+	vpxorq	%zmm8, %zmm12, %zmm12
+	vpxorq	(%r9), %zmm9, %zmm9
+	vmovdqu64	%zmm9, (%rbx)
+	vpxorq	64(%r9), %zmm10, %zmm10
+	vmovdqu64	%zmm10, 64(%rbx)
+	vpxorq	128(%r9), %zmm11, %zmm11
+	vmovdqu64	%zmm11, 128(%rbx)
+	vpxorq	192(%r9), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 192(%rbx)
 	addq	$256, %r9
 	addq	$256, %rbx
 	subq	$256, %rbp
 .Laesgen_gfni512_gcm_siv_open_ctr16_done128:
 	cmpq	$128, %rbp
 	jb	.Laesgen_gfni512_gcm_siv_open_ctr8_done128
-	vmovdqa64	%zmm0, %zmm1
-	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm2
+	vmovdqa64	%zmm0, %zmm9
+	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm10
 	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r11), %zmm3
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	16(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	32(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	48(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	64(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	80(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	96(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	112(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	128(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	144(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm4
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm4, %zmm5
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm4, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm4, %zmm4
-	vpternlogd	$150, %zmm4, %zmm5, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	160(%r11), %zmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm1, %zmm1
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm2, %zmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm2, %zmm2
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rbx)
-	vpxorq	64(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 64(%rbx)
+	vbroadcasti32x4	(%r11), %zmm11
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	16(%r11), %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm9
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vbroadcasti32x4	32(%r11), %zmm11
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm9
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm12
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm12, %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm12, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm12, %zmm12
+	vpternlogd	$150, %zmm12, %zmm13, %zmm10
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm1, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm1, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm3, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm3, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm4, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm4, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm5, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm5, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm6, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm7, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm10
+	vpxorq	%zmm7, %zmm10, %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm9, %zmm9
+	vpxorq	%zmm8, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm10, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm10, %zmm10
+	vpxorq	%zmm8, %zmm10, %zmm10
+	vpxorq	(%r9), %zmm9, %zmm9
+	vmovdqu64	%zmm9, (%rbx)
+	vpxorq	64(%r9), %zmm10, %zmm10
+	vmovdqu64	%zmm10, 64(%rbx)
 	addq	$128, %r9
 	addq	$128, %rbx
 	subq	$128, %rbp
 .Laesgen_gfni512_gcm_siv_open_ctr8_done128:
 	cmpq	$64, %rbp
 	jb	.Laesgen_gfni512_gcm_siv_open_ctr4_done128
-	vmovdqa64	%zmm0, %zmm1
+	vmovdqa64	%zmm0, %zmm9
 	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r11), %zmm2
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	16(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	32(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	48(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	64(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	80(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	96(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	112(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	128(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	144(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm3, %zmm4
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm3, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm3, %zmm3
-	vpternlogd	$150, %zmm3, %zmm4, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	160(%r11), %zmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm1, %zmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm1, %zmm1
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rbx)
+	vbroadcasti32x4	(%r11), %zmm10
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	16(%r11), %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vbroadcasti32x4	32(%r11), %zmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm11, %zmm12
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm11, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm11, %zmm11
+	vpternlogd	$150, %zmm11, %zmm12, %zmm9
+	vpxorq	%zmm10, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
+	vpternlogd	$150, %zmm10, %zmm11, %zmm9
+	vpxorq	%zmm1, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
+	vpternlogd	$150, %zmm10, %zmm11, %zmm9
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
+	vpternlogd	$150, %zmm10, %zmm11, %zmm9
+	vpxorq	%zmm3, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm10, %zmm11
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
+	vpternlogd	$150, %zmm10, %zmm11, %zmm9
+	vpxorq	%zmm4, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm10, %zmm11
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
+	vpternlogd	$150, %zmm10, %zmm11, %zmm9
+	vpxorq	%zmm5, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm10, %zmm11
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm10, %zmm10
+	vpternlogd	$150, %zmm10, %zmm11, %zmm9
+	vpxorq	%zmm6, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm10, %zmm11
+	vpxorq	%zmm11, %zmm10, %zmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two512(%rip), %zmm10, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm10, %zmm10
+	vpternlogd	$150, %zmm10, %zmm11, %zmm9
+	vpxorq	%zmm7, %zmm9, %zmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox512(%rip), %zmm9, %zmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm9, %zmm9
+	vpxorq	%zmm8, %zmm9, %zmm9
+	vpxorq	(%r9), %zmm9, %zmm9
+	vmovdqu64	%zmm9, (%rbx)
 	addq	$64, %r9
 	addq	$64, %rbx
 	subq	$64, %rbp
 .Laesgen_gfni512_gcm_siv_open_ctr4_done128:
 	cmpq	$32, %rbp
 	jb	.Laesgen_gfni512_gcm_siv_open_ctr2_done128
-	vmovdqa64	%ymm0, %ymm1
+	vmovdqa64	%ymm0, %ymm9
 	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_2x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r11), %ymm2
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	16(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	32(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	48(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	64(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	80(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	96(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	112(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	128(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	144(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm3, %ymm4
-	vpxorq	%ymm4, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm3, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm3, %ymm3
-	vpternlogd	$150, %ymm3, %ymm4, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	160(%r11), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm1, %ymm1
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vpxorq	(%r9), %ymm1, %ymm1
-	vmovdqu64	%ymm1, (%rbx)
+	vbroadcasti32x4	(%r11), %ymm10
+	vpxorq	%ymm10, %ymm9, %ymm9
+	vbroadcasti32x4	16(%r11), %ymm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm9, %ymm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm11, %ymm12
+	vpxorq	%ymm12, %ymm11, %ymm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm11, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm11, %ymm11
+	vpternlogd	$150, %ymm11, %ymm12, %ymm9
+	vpxorq	%ymm10, %ymm9, %ymm9
+	vbroadcasti32x4	32(%r11), %ymm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm9, %ymm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm11, %ymm12
+	vpxorq	%ymm12, %ymm11, %ymm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm11, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm11, %ymm11
+	vpternlogd	$150, %ymm11, %ymm12, %ymm9
+	vpxorq	%ymm10, %ymm9, %ymm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm10, %ymm11
+	vpxorq	%ymm11, %ymm10, %ymm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm10, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm10, %ymm10
+	vpternlogd	$150, %ymm10, %ymm11, %ymm9
+	vpxorq	%ymm1, %ymm9, %ymm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm10, %ymm11
+	vpxorq	%ymm11, %ymm10, %ymm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm10, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm10, %ymm10
+	vpternlogd	$150, %ymm10, %ymm11, %ymm9
+	vpxorq	%ymm2, %ymm9, %ymm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm10, %ymm11
+	vpxorq	%ymm11, %ymm10, %ymm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm10, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm10, %ymm10
+	vpternlogd	$150, %ymm10, %ymm11, %ymm9
+	vpxorq	%ymm3, %ymm9, %ymm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm10, %ymm11
+	vpxorq	%ymm11, %ymm10, %ymm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm10, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm10, %ymm10
+	vpternlogd	$150, %ymm10, %ymm11, %ymm9
+	vpxorq	%ymm4, %ymm9, %ymm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm10, %ymm11
+	vpxorq	%ymm11, %ymm10, %ymm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm10, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm10, %ymm10
+	vpternlogd	$150, %ymm10, %ymm11, %ymm9
+	vpxorq	%ymm5, %ymm9, %ymm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm10, %ymm11
+	vpxorq	%ymm11, %ymm10, %ymm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm10, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm10, %ymm10
+	vpternlogd	$150, %ymm10, %ymm11, %ymm9
+	vpxorq	%ymm6, %ymm9, %ymm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm9, %ymm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm10, %ymm11
+	vpxorq	%ymm11, %ymm10, %ymm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two256(%rip), %ymm10, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm10, %ymm10
+	vpternlogd	$150, %ymm10, %ymm11, %ymm9
+	vpxorq	%ymm7, %ymm9, %ymm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox256(%rip), %ymm9, %ymm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm9, %ymm9
+	vpxorq	%ymm8, %ymm9, %ymm9
+	vpxorq	(%r9), %ymm9, %ymm9
+	vmovdqu64	%ymm9, (%rbx)
 	addq	$32, %r9
 	addq	$32, %rbx
 	subq	$32, %rbp
 .Laesgen_gfni512_gcm_siv_open_ctr2_done128:
 	cmpq	$16, %rbp
 	jb	.Laesgen_gfni512_gcm_siv_open_ctr1_done128
-	vmovdqa64	%xmm0, %xmm1
+	vmovdqa64	%xmm0, %xmm9
 	vpaddd	.Laesgen_gfni512_gcm_siv_open_le32_1x4(%rip), %zmm0, %zmm0
-	vmovdqa64	(%r11), %xmm2
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	16(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	32(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	48(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	64(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	80(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	96(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	112(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	128(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	144(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm3, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
-	vpternlogd	$150, %xmm3, %xmm4, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	160(%r11), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm1, %xmm1
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vpxorq	(%r9), %xmm1, %xmm1
-	vmovdqu64	%xmm1, (%rbx)
+	vmovdqa64	(%r11), %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vmovdqa64	16(%r11), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm11, %xmm12
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm11, %xmm11
+	vpternlogd	$150, %xmm11, %xmm12, %xmm9
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vmovdqa64	32(%r11), %xmm10
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm9, %xmm11
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm11, %xmm12
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm11, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm11, %xmm11
+	vpternlogd	$150, %xmm11, %xmm12, %xmm9
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm10, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm10, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm10, %xmm10
+	vpternlogd	$150, %xmm10, %xmm11, %xmm9
+	vpxorq	%xmm1, %xmm9, %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm10, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm10, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm10, %xmm10
+	vpternlogd	$150, %xmm10, %xmm11, %xmm9
+	vpxorq	%xmm2, %xmm9, %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm10, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm10, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm10, %xmm10
+	vpternlogd	$150, %xmm10, %xmm11, %xmm9
+	vpxorq	%xmm3, %xmm9, %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm10, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm10, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm10, %xmm10
+	vpternlogd	$150, %xmm10, %xmm11, %xmm9
+	vpxorq	%xmm4, %xmm9, %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm10, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm10, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm10, %xmm10
+	vpternlogd	$150, %xmm10, %xmm11, %xmm9
+	vpxorq	%xmm5, %xmm9, %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm10, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm10, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm10, %xmm10
+	vpternlogd	$150, %xmm10, %xmm11, %xmm9
+	vpxorq	%xmm6, %xmm9, %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm9, %xmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm10, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm10, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm10, %xmm10
+	vpternlogd	$150, %xmm10, %xmm11, %xmm9
+	vpxorq	%xmm7, %xmm9, %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm9, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm9, %xmm9
+	vpxorq	%xmm8, %xmm9, %xmm9
+	vpxorq	(%r9), %xmm9, %xmm9
+	vmovdqu64	%xmm9, (%rbx)
 	addq	$16, %r9
 	addq	$16, %rbx
 	subq	$16, %rbp
@@ -32039,84 +31863,76 @@ aesgen_gfni512_gcm_siv_open:
 	testq	%rbp, %rbp
 	je	.Laesgen_gfni512_gcm_siv_open_ctr_end128
 	vmovdqa64	%xmm0, %xmm0
-	vmovdqa64	(%r11), %xmm1
+	vmovdqa64	(%r11), %xmm9
+	vpxorq	%xmm9, %xmm0, %xmm0
+	vmovdqa64	16(%r11), %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm10, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm10, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm10, %xmm10
+	vpternlogd	$150, %xmm10, %xmm11, %xmm0
+	vpxorq	%xmm9, %xmm0, %xmm0
+	vmovdqa64	32(%r11), %xmm9
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm10
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm10, %xmm11
+	vpxorq	%xmm11, %xmm10, %xmm10
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm10, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm10, %xmm10
+	vpternlogd	$150, %xmm10, %xmm11, %xmm0
+	vpxorq	%xmm9, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxorq	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpternlogd	$150, %xmm9, %xmm10, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	16(%r11), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	32(%r11), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	48(%r11), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	64(%r11), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	80(%r11), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	96(%r11), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	112(%r11), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	128(%r11), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	144(%r11), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm2, %xmm0
-	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
-	vpternlogd	$150, %xmm2, %xmm3, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	160(%r11), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm1
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm1, %xmm9
+	vpxorq	%xmm9, %xmm1, %xmm1
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm1, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm1, %xmm1
+	vpternlogd	$150, %xmm1, %xmm9, %xmm0
+	vpxorq	%xmm2, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm1
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm1, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm1, %xmm1
+	vpternlogd	$150, %xmm1, %xmm2, %xmm0
+	vpxorq	%xmm3, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm1
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm1, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm1, %xmm1
+	vpternlogd	$150, %xmm1, %xmm2, %xmm0
+	vpxorq	%xmm4, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm1
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm1, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm1, %xmm1
+	vpternlogd	$150, %xmm1, %xmm2, %xmm0
+	vpxorq	%xmm5, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm1
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm1, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm1, %xmm1
+	vpternlogd	$150, %xmm1, %xmm2, %xmm0
+	vpxorq	%xmm6, %xmm0, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm1
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm1, %xmm2
+	vpxorq	%xmm2, %xmm1, %xmm1
+	vgf2p8mulb	.Laesgen_gfni512_gcm_siv_open_gfni_two128(%rip), %xmm1, %xmm0
+	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm1, %xmm1
+	vpternlogd	$150, %xmm1, %xmm2, %xmm0
+	vpxorq	%xmm7, %xmm0, %xmm0
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_siv_open_gfni_sbox128(%rip), %xmm0, %xmm0
 	vpshufb	.Laesgen_gfni512_gcm_siv_open_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
-	vpxorq	%xmm1, %xmm0, %xmm0
+	vpxorq	%xmm8, %xmm0, %xmm0
 	movq	$-1, %r11
 	bzhiq	%rbp, %r11, %r11
 	kmovq	%r11, %k1
@@ -35290,6 +35106,10 @@ aesgen_gfni512_gcm_siv_open:
 	movb	$0, (%rax)
 .Laesgen_gfni512_gcm_siv_open_nozero1:
 	movl	$-1, %eax
+	vpxorq	%xmm16, %xmm16, %xmm16
+	vpxorq	%xmm17, %xmm17, %xmm17
+	vpxorq	%xmm18, %xmm18, %xmm18
+	vpxorq	%xmm19, %xmm19, %xmm19
 	vzeroall
 	popq	%r12
 	popq	%rbp
@@ -35297,12 +35117,20 @@ aesgen_gfni512_gcm_siv_open:
 	ret
 .Laesgen_gfni512_gcm_siv_open_refuse:
 	movl	$-1, %eax
+	vpxorq	%xmm16, %xmm16, %xmm16
+	vpxorq	%xmm17, %xmm17, %xmm17
+	vpxorq	%xmm18, %xmm18, %xmm18
+	vpxorq	%xmm19, %xmm19, %xmm19
 	vzeroall
 	popq	%r12
 	popq	%rbp
 	popq	%rbx
 	ret
 .Laesgen_gfni512_gcm_siv_open_done:
+	vpxorq	%xmm16, %xmm16, %xmm16
+	vpxorq	%xmm17, %xmm17, %xmm17
+	vpxorq	%xmm18, %xmm18, %xmm18
+	vpxorq	%xmm19, %xmm19, %xmm19
 	vzeroall
 	popq	%r12
 	popq	%rbp

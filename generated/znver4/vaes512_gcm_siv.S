@@ -619,216 +619,216 @@ aesgen_vaes512_gcm_siv_seal:
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpunpcklqdq	%xmm4, %xmm3, %xmm3
 	vpunpcklqdq	%xmm0, %xmm5, %xmm5
-	vmovdqa64	%xmm3, 256(%rdi)
-	vmovdqa64	%xmm5, 272(%rdi)
-	vpxorq	%xmm0, %xmm0, %xmm0
-	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm5, %xmm2
-	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon0(%rip), %xmm2, %xmm2
-	vmovdqa64	%xmm3, %xmm3
-	vpslldq	$4, %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpslldq	$4, %xmm4, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpslldq	$4, %xmm4, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vmovdqa64	%xmm3, 288(%rdi)
-	vpshufb	.Laesgen_vaes512_gcm_siv_seal_last_word(%rip), %xmm3, %xmm2
-	vaesenclast	%xmm0, %xmm2, %xmm2
-	vmovdqa64	%xmm5, %xmm4
-	vpslldq	$4, %xmm4, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vpslldq	$4, %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vpslldq	$4, %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vmovdqa64	%xmm4, 304(%rdi)
-	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm4, %xmm2
-	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon1(%rip), %xmm2, %xmm2
-	vmovdqa64	%xmm3, %xmm3
-	vpslldq	$4, %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpslldq	$4, %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpslldq	$4, %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vmovdqa64	%xmm3, 320(%rdi)
-	vpshufb	.Laesgen_vaes512_gcm_siv_seal_last_word(%rip), %xmm3, %xmm2
-	vaesenclast	%xmm0, %xmm2, %xmm2
-	vmovdqa64	%xmm4, %xmm4
-	vpslldq	$4, %xmm4, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vpslldq	$4, %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vpslldq	$4, %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vmovdqa64	%xmm4, 336(%rdi)
-	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm4, %xmm2
-	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon2(%rip), %xmm2, %xmm2
-	vmovdqa64	%xmm3, %xmm3
-	vpslldq	$4, %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpslldq	$4, %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpslldq	$4, %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vmovdqa64	%xmm3, 352(%rdi)
-	vpshufb	.Laesgen_vaes512_gcm_siv_seal_last_word(%rip), %xmm3, %xmm2
-	vaesenclast	%xmm0, %xmm2, %xmm2
-	vmovdqa64	%xmm4, %xmm4
-	vpslldq	$4, %xmm4, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vpslldq	$4, %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vpslldq	$4, %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vmovdqa64	%xmm4, 368(%rdi)
-	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm4, %xmm2
-	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon3(%rip), %xmm2, %xmm2
-	vmovdqa64	%xmm3, %xmm3
-	vpslldq	$4, %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpslldq	$4, %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpslldq	$4, %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vmovdqa64	%xmm3, 384(%rdi)
-	vpshufb	.Laesgen_vaes512_gcm_siv_seal_last_word(%rip), %xmm3, %xmm2
-	vaesenclast	%xmm0, %xmm2, %xmm2
-	vmovdqa64	%xmm4, %xmm4
-	vpslldq	$4, %xmm4, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vpslldq	$4, %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vpslldq	$4, %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vmovdqa64	%xmm4, 400(%rdi)
-	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm4, %xmm2
-	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon4(%rip), %xmm2, %xmm2
-	vmovdqa64	%xmm3, %xmm3
-	vpslldq	$4, %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpslldq	$4, %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpslldq	$4, %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vmovdqa64	%xmm3, 416(%rdi)
-	vpshufb	.Laesgen_vaes512_gcm_siv_seal_last_word(%rip), %xmm3, %xmm2
-	vaesenclast	%xmm0, %xmm2, %xmm2
-	vmovdqa64	%xmm4, %xmm4
-	vpslldq	$4, %xmm4, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vpslldq	$4, %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vpslldq	$4, %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vmovdqa64	%xmm4, 432(%rdi)
-	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm4, %xmm2
-	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon5(%rip), %xmm2, %xmm2
-	vmovdqa64	%xmm3, %xmm3
-	vpslldq	$4, %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpslldq	$4, %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpslldq	$4, %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vmovdqa64	%xmm3, 448(%rdi)
-	vpshufb	.Laesgen_vaes512_gcm_siv_seal_last_word(%rip), %xmm3, %xmm2
-	vaesenclast	%xmm0, %xmm2, %xmm2
-	vmovdqa64	%xmm4, %xmm0
-	vpslldq	$4, %xmm0, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpslldq	$4, %xmm4, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpslldq	$4, %xmm4, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 464(%rdi)
-	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm0, %xmm0
-	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon6(%rip), %xmm0, %xmm0
-	vmovdqa64	%xmm3, %xmm2
-	vpslldq	$4, %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 480(%rdi)
 	vmovdqa64	%xmm1, 1008(%rdi)
 	vpshufd	$78, %xmm1, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	%xmm0, 1536(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm1, %xmm0
-	vpclmulqdq	$17, %xmm1, %xmm1, %xmm2
-	vpclmulqdq	$1, %xmm1, %xmm1, %xmm3
-	vpclmulqdq	$16, %xmm1, %xmm1, %xmm4
+	vmovdqa64	%xmm3, 256(%rdi)
+	vmovdqa64	%xmm5, 272(%rdi)
+	vpxorq	%xmm0, %xmm0, %xmm0
+	vpclmulqdq	$0, %xmm1, %xmm1, %xmm6
+	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm5, %xmm2
+	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon0(%rip), %xmm2, %xmm2
+	vpclmulqdq	$17, %xmm1, %xmm1, %xmm7
+	vmovdqa64	%xmm3, %xmm3
+	vpslldq	$4, %xmm3, %xmm4
 	vpxorq	%xmm4, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 992(%rdi)
-	vpshufd	$78, %xmm0, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1520(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
-	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm1, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm4
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm4
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 976(%rdi)
-	vpshufd	$78, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm1, %xmm1, %xmm8
+	vpslldq	$4, %xmm4, %xmm4
+	vpxorq	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, %xmm1, %xmm1, %xmm9
+	vpslldq	$4, %xmm4, %xmm4
+	vpxorq	%xmm4, %xmm3, %xmm3
 	vpxorq	%xmm2, %xmm3, %xmm3
-	vmovdqa64	%xmm3, 1504(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm0, %xmm2
-	vpclmulqdq	$17, %xmm0, %xmm0, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm0, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm0, %xmm0
-	vpxorq	%xmm0, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm0
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 960(%rdi)
-	vpshufd	$78, %xmm2, %xmm0
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vmovdqa64	%xmm3, 288(%rdi)
+	vpshufb	.Laesgen_vaes512_gcm_siv_seal_last_word(%rip), %xmm3, %xmm2
+	vpslldq	$8, %xmm8, %xmm9
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vmovdqa64	%xmm5, %xmm4
+	vpslldq	$4, %xmm4, %xmm5
+	vpxorq	%xmm9, %xmm6, %xmm6
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpslldq	$4, %xmm5, %xmm5
+	vpsrldq	$8, %xmm8, %xmm9
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpslldq	$4, %xmm5, %xmm5
+	vpxorq	%xmm9, %xmm7, %xmm7
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vmovdqa64	%xmm4, 304(%rdi)
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm6, %xmm8
+	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm4, %xmm2
+	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon1(%rip), %xmm2, %xmm2
+	vpshufd	$78, %xmm6, %xmm6
+	vmovdqa64	%xmm3, %xmm3
+	vpslldq	$4, %xmm3, %xmm5
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpxorq	%xmm8, %xmm6, %xmm6
+	vpslldq	$4, %xmm5, %xmm5
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm6, %xmm8
+	vpslldq	$4, %xmm5, %xmm5
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpshufd	$78, %xmm6, %xmm6
+	vmovdqa64	%xmm3, 320(%rdi)
+	vpshufb	.Laesgen_vaes512_gcm_siv_seal_last_word(%rip), %xmm3, %xmm2
+	vpxorq	%xmm8, %xmm6, %xmm6
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vmovdqa64	%xmm4, %xmm4
+	vpxorq	%xmm7, %xmm6, %xmm6
+	vpslldq	$4, %xmm4, %xmm5
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpslldq	$4, %xmm5, %xmm5
+	vmovdqa64	%xmm6, 992(%rdi)
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpslldq	$4, %xmm5, %xmm5
+	vpshufd	$78, %xmm6, %xmm7
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vmovdqa64	%xmm4, 336(%rdi)
+	vpxorq	%xmm6, %xmm7, %xmm7
+	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm4, %xmm2
+	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon2(%rip), %xmm2, %xmm2
+	vmovdqa64	%xmm7, 1520(%rdi)
+	vmovdqa64	%xmm3, %xmm3
+	vpslldq	$4, %xmm3, %xmm5
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$0, %xmm6, %xmm1, %xmm7
+	vpslldq	$4, %xmm5, %xmm5
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$17, %xmm6, %xmm1, %xmm8
+	vpslldq	$4, %xmm5, %xmm5
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, %xmm6, %xmm1, %xmm9
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vmovdqa64	%xmm3, 352(%rdi)
+	vpshufb	.Laesgen_vaes512_gcm_siv_seal_last_word(%rip), %xmm3, %xmm2
+	vpclmulqdq	$16, %xmm6, %xmm1, %xmm5
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vmovdqa64	%xmm4, %xmm4
+	vpxorq	%xmm5, %xmm9, %xmm9
+	vpslldq	$4, %xmm4, %xmm5
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpslldq	$4, %xmm5, %xmm5
+	vpslldq	$8, %xmm9, %xmm10
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpslldq	$4, %xmm5, %xmm5
+	vpxorq	%xmm10, %xmm7, %xmm7
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vmovdqa64	%xmm4, 368(%rdi)
+	vpsrldq	$8, %xmm9, %xmm10
+	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm4, %xmm2
+	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon3(%rip), %xmm2, %xmm2
+	vpxorq	%xmm10, %xmm8, %xmm8
+	vmovdqa64	%xmm3, %xmm3
+	vpslldq	$4, %xmm3, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm7, %xmm9
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpslldq	$4, %xmm5, %xmm5
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpshufd	$78, %xmm7, %xmm7
+	vpslldq	$4, %xmm5, %xmm5
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpxorq	%xmm9, %xmm7, %xmm7
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vmovdqa64	%xmm3, 384(%rdi)
+	vpshufb	.Laesgen_vaes512_gcm_siv_seal_last_word(%rip), %xmm3, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm7, %xmm9
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vmovdqa64	%xmm4, %xmm4
+	vpshufd	$78, %xmm7, %xmm7
+	vpslldq	$4, %xmm4, %xmm5
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpslldq	$4, %xmm5, %xmm5
+	vpxorq	%xmm9, %xmm7, %xmm7
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpslldq	$4, %xmm5, %xmm5
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vmovdqa64	%xmm4, 400(%rdi)
+	vmovdqa64	%xmm7, 976(%rdi)
+	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm4, %xmm2
+	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon4(%rip), %xmm2, %xmm2
+	vpshufd	$78, %xmm7, %xmm8
+	vmovdqa64	%xmm3, %xmm3
+	vpslldq	$4, %xmm3, %xmm5
+	vpxorq	%xmm7, %xmm8, %xmm8
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpslldq	$4, %xmm5, %xmm5
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vmovdqa64	%xmm8, 1504(%rdi)
+	vpslldq	$4, %xmm5, %xmm5
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$0, %xmm6, %xmm6, %xmm7
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vmovdqa64	%xmm3, 416(%rdi)
+	vpshufb	.Laesgen_vaes512_gcm_siv_seal_last_word(%rip), %xmm3, %xmm2
+	vpclmulqdq	$17, %xmm6, %xmm6, %xmm8
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vmovdqa64	%xmm4, %xmm4
+	vpclmulqdq	$1, %xmm6, %xmm6, %xmm9
+	vpslldq	$4, %xmm4, %xmm5
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpslldq	$4, %xmm5, %xmm5
+	vpclmulqdq	$16, %xmm6, %xmm6, %xmm6
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpslldq	$4, %xmm5, %xmm5
+	vpxorq	%xmm6, %xmm9, %xmm9
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm9, %xmm6
+	vmovdqa64	%xmm4, 432(%rdi)
+	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm4, %xmm2
+	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon5(%rip), %xmm2, %xmm2
+	vpxorq	%xmm6, %xmm7, %xmm7
+	vmovdqa64	%xmm3, %xmm3
+	vpslldq	$4, %xmm3, %xmm5
+	vpsrldq	$8, %xmm9, %xmm6
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpslldq	$4, %xmm5, %xmm5
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpxorq	%xmm6, %xmm8, %xmm8
+	vpslldq	$4, %xmm5, %xmm5
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm7, %xmm5
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vmovdqa64	%xmm3, 448(%rdi)
+	vpshufb	.Laesgen_vaes512_gcm_siv_seal_last_word(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm7, %xmm7
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vmovdqa64	%xmm4, %xmm0
+	vpxorq	%xmm5, %xmm7, %xmm7
+	vpslldq	$4, %xmm0, %xmm4
+	vpxorq	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm7, %xmm5
+	vpslldq	$4, %xmm4, %xmm4
+	vpxorq	%xmm4, %xmm0, %xmm0
+	vpslldq	$4, %xmm4, %xmm4
+	vpshufd	$78, %xmm7, %xmm7
+	vpxorq	%xmm4, %xmm0, %xmm0
 	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 1488(%rdi)
+	vpxorq	%xmm5, %xmm7, %xmm7
+	vmovdqa64	%xmm0, 464(%rdi)
+	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm0, %xmm0
+	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon6(%rip), %xmm0, %xmm0
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vmovdqa64	%xmm3, %xmm2
+	vpslldq	$4, %xmm2, %xmm3
+	vmovdqa64	%xmm7, 960(%rdi)
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpslldq	$4, %xmm3, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpshufd	$78, %xmm7, %xmm4
+	vpslldq	$4, %xmm3, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm7, %xmm4, %xmm4
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 480(%rdi)
+	vmovdqa64	%xmm4, 1488(%rdi)
 	cmpq	$64, %r8
 	ja	.Laesgen_vaes512_gcm_siv_seal_powers_more
 	cmpq	$48, %rax
@@ -1610,172 +1610,172 @@ aesgen_vaes512_gcm_siv_seal:
 	movq	8(%rsp), %rax
 	movq	16(%rsp), %rcx
 	leaq	256(%rdi), %rdx
+	vbroadcasti32x4	64(%rdx), %zmm1
+	vbroadcasti32x4	80(%rdx), %zmm2
+	vbroadcasti32x4	96(%rdx), %zmm3
+	vbroadcasti32x4	112(%rdx), %zmm4
+	vbroadcasti32x4	128(%rdx), %zmm5
+	vbroadcasti32x4	144(%rdx), %zmm6
+	vbroadcasti32x4	160(%rdx), %zmm7
+	vbroadcasti32x4	176(%rdx), %zmm8
+	vbroadcasti32x4	192(%rdx), %zmm9
+	vbroadcasti32x4	208(%rdx), %zmm10
+	vbroadcasti32x4	224(%rdx), %zmm11
 	vporq	.Laesgen_vaes512_gcm_siv_seal_set_top(%rip), %xmm0, %xmm0
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vpaddd	.Laesgen_vaes512_gcm_siv_seal_lane_counts4(%rip), %zmm0, %zmm0
 .Laesgen_vaes512_gcm_siv_seal_ctr32_256:
 	cmpq	$512, %rax
 	jb	.Laesgen_vaes512_gcm_siv_seal_ctr32_done256
-	vmovdqa64	%zmm0, %zmm1
-	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm2
-	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_8x4(%rip), %zmm0, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_12x4(%rip), %zmm0, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_16x4(%rip), %zmm0, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_20x4(%rip), %zmm0, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_24x4(%rip), %zmm0, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_28x4(%rip), %zmm0, %zmm8
+	vmovdqa64	%zmm0, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_8x4(%rip), %zmm0, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_12x4(%rip), %zmm0, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_16x4(%rip), %zmm0, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_20x4(%rip), %zmm0, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_24x4(%rip), %zmm0, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_28x4(%rip), %zmm0, %zmm19
 	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_32x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%rdx), %zmm9
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	16(%rdx), %zmm9
-	vaesenc	%zmm9, %zmm1, %zmm1
-	vaesenc	%zmm9, %zmm2, %zmm2
-	vaesenc	%zmm9, %zmm3, %zmm3
-	vaesenc	%zmm9, %zmm4, %zmm4
-	vaesenc	%zmm9, %zmm5, %zmm5
-	vaesenc	%zmm9, %zmm6, %zmm6
-	vaesenc	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	32(%rdx), %zmm9
-	vaesenc	%zmm9, %zmm1, %zmm1
-	vaesenc	%zmm9, %zmm2, %zmm2
-	vaesenc	%zmm9, %zmm3, %zmm3
-	vaesenc	%zmm9, %zmm4, %zmm4
-	vaesenc	%zmm9, %zmm5, %zmm5
-	vaesenc	%zmm9, %zmm6, %zmm6
-	vaesenc	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	48(%rdx), %zmm9
-	vaesenc	%zmm9, %zmm1, %zmm1
-	vaesenc	%zmm9, %zmm2, %zmm2
-	vaesenc	%zmm9, %zmm3, %zmm3
-	vaesenc	%zmm9, %zmm4, %zmm4
-	vaesenc	%zmm9, %zmm5, %zmm5
-	vaesenc	%zmm9, %zmm6, %zmm6
-	vaesenc	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	64(%rdx), %zmm9
-	vaesenc	%zmm9, %zmm1, %zmm1
-	vaesenc	%zmm9, %zmm2, %zmm2
-	vaesenc	%zmm9, %zmm3, %zmm3
-	vaesenc	%zmm9, %zmm4, %zmm4
-	vaesenc	%zmm9, %zmm5, %zmm5
-	vaesenc	%zmm9, %zmm6, %zmm6
-	vaesenc	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	80(%rdx), %zmm9
-	vaesenc	%zmm9, %zmm1, %zmm1
-	vaesenc	%zmm9, %zmm2, %zmm2
-	vaesenc	%zmm9, %zmm3, %zmm3
-	vaesenc	%zmm9, %zmm4, %zmm4
-	vaesenc	%zmm9, %zmm5, %zmm5
-	vaesenc	%zmm9, %zmm6, %zmm6
-	vaesenc	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	96(%rdx), %zmm9
-	vaesenc	%zmm9, %zmm1, %zmm1
-	vaesenc	%zmm9, %zmm2, %zmm2
-	vaesenc	%zmm9, %zmm3, %zmm3
-	vaesenc	%zmm9, %zmm4, %zmm4
-	vaesenc	%zmm9, %zmm5, %zmm5
-	vaesenc	%zmm9, %zmm6, %zmm6
-	vaesenc	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	112(%rdx), %zmm9
-	vaesenc	%zmm9, %zmm1, %zmm1
-	vaesenc	%zmm9, %zmm2, %zmm2
-	vaesenc	%zmm9, %zmm3, %zmm3
-	vaesenc	%zmm9, %zmm4, %zmm4
-	vaesenc	%zmm9, %zmm5, %zmm5
-	vaesenc	%zmm9, %zmm6, %zmm6
-	vaesenc	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	128(%rdx), %zmm9
-	vaesenc	%zmm9, %zmm1, %zmm1
-	vaesenc	%zmm9, %zmm2, %zmm2
-	vaesenc	%zmm9, %zmm3, %zmm3
-	vaesenc	%zmm9, %zmm4, %zmm4
-	vaesenc	%zmm9, %zmm5, %zmm5
-	vaesenc	%zmm9, %zmm6, %zmm6
-	vaesenc	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	144(%rdx), %zmm9
-	vaesenc	%zmm9, %zmm1, %zmm1
-	vaesenc	%zmm9, %zmm2, %zmm2
-	vaesenc	%zmm9, %zmm3, %zmm3
-	vaesenc	%zmm9, %zmm4, %zmm4
-	vaesenc	%zmm9, %zmm5, %zmm5
-	vaesenc	%zmm9, %zmm6, %zmm6
-	vaesenc	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	160(%rdx), %zmm9
-	vaesenc	%zmm9, %zmm1, %zmm1
-	vaesenc	%zmm9, %zmm2, %zmm2
-	vaesenc	%zmm9, %zmm3, %zmm3
-	vaesenc	%zmm9, %zmm4, %zmm4
-	vaesenc	%zmm9, %zmm5, %zmm5
-	vaesenc	%zmm9, %zmm6, %zmm6
-	vaesenc	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	176(%rdx), %zmm9
-	vaesenc	%zmm9, %zmm1, %zmm1
-	vaesenc	%zmm9, %zmm2, %zmm2
-	vaesenc	%zmm9, %zmm3, %zmm3
-	vaesenc	%zmm9, %zmm4, %zmm4
-	vaesenc	%zmm9, %zmm5, %zmm5
-	vaesenc	%zmm9, %zmm6, %zmm6
-	vaesenc	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	192(%rdx), %zmm9
-	vaesenc	%zmm9, %zmm1, %zmm1
-	vaesenc	%zmm9, %zmm2, %zmm2
-	vaesenc	%zmm9, %zmm3, %zmm3
-	vaesenc	%zmm9, %zmm4, %zmm4
-	vaesenc	%zmm9, %zmm5, %zmm5
-	vaesenc	%zmm9, %zmm6, %zmm6
-	vaesenc	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	208(%rdx), %zmm9
-	vaesenc	%zmm9, %zmm1, %zmm1
-	vaesenc	%zmm9, %zmm2, %zmm2
-	vaesenc	%zmm9, %zmm3, %zmm3
-	vaesenc	%zmm9, %zmm4, %zmm4
-	vaesenc	%zmm9, %zmm5, %zmm5
-	vaesenc	%zmm9, %zmm6, %zmm6
-	vaesenc	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	224(%rdx), %zmm9
-	vaesenclast	%zmm9, %zmm1, %zmm1
-	vaesenclast	%zmm9, %zmm2, %zmm2
-	vaesenclast	%zmm9, %zmm3, %zmm3
-	vaesenclast	%zmm9, %zmm4, %zmm4
-	vaesenclast	%zmm9, %zmm5, %zmm5
-	vaesenclast	%zmm9, %zmm6, %zmm6
-	vaesenclast	%zmm9, %zmm7, %zmm7
-	vaesenclast	%zmm9, %zmm8, %zmm8
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rcx)
-	vpxorq	64(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 64(%rcx)
-	vpxorq	128(%r9), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 128(%rcx)
-	vpxorq	192(%r9), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 192(%rcx)
-	vpxorq	256(%r9), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 256(%rcx)
-	vpxorq	320(%r9), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 320(%rcx)
-	vpxorq	384(%r9), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 384(%rcx)
-	vpxorq	448(%r9), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 448(%rcx)
+	vbroadcasti32x4	(%rdx), %zmm20
+	vpxorq	%zmm20, %zmm12, %zmm12
+	vpxorq	%zmm20, %zmm13, %zmm13
+	vpxorq	%zmm20, %zmm14, %zmm14
+	vpxorq	%zmm20, %zmm15, %zmm15
+	vpxorq	%zmm20, %zmm16, %zmm16
+	vpxorq	%zmm20, %zmm17, %zmm17
+	vpxorq	%zmm20, %zmm18, %zmm18
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vbroadcasti32x4	16(%rdx), %zmm20
+	vaesenc	%zmm20, %zmm12, %zmm12
+	vaesenc	%zmm20, %zmm13, %zmm13
+	vaesenc	%zmm20, %zmm14, %zmm14
+	vaesenc	%zmm20, %zmm15, %zmm15
+	vaesenc	%zmm20, %zmm16, %zmm16
+	vaesenc	%zmm20, %zmm17, %zmm17
+	vaesenc	%zmm20, %zmm18, %zmm18
+	vaesenc	%zmm20, %zmm19, %zmm19
+	vbroadcasti32x4	32(%rdx), %zmm20
+	vaesenc	%zmm20, %zmm12, %zmm12
+	vaesenc	%zmm20, %zmm13, %zmm13
+	vaesenc	%zmm20, %zmm14, %zmm14
+	vaesenc	%zmm20, %zmm15, %zmm15
+	vaesenc	%zmm20, %zmm16, %zmm16
+	vaesenc	%zmm20, %zmm17, %zmm17
+	vaesenc	%zmm20, %zmm18, %zmm18
+	vaesenc	%zmm20, %zmm19, %zmm19
+	vbroadcasti32x4	48(%rdx), %zmm20
+	vaesenc	%zmm20, %zmm12, %zmm12
+	vaesenc	%zmm20, %zmm13, %zmm13
+	vaesenc	%zmm20, %zmm14, %zmm14
+	vaesenc	%zmm20, %zmm15, %zmm15
+	vaesenc	%zmm20, %zmm16, %zmm16
+	vaesenc	%zmm20, %zmm17, %zmm17
+	vaesenc	%zmm20, %zmm18, %zmm18
+	vaesenc	%zmm20, %zmm19, %zmm19
+	vaesenc	%zmm1, %zmm12, %zmm12
+	vaesenc	%zmm1, %zmm13, %zmm13
+	vaesenc	%zmm1, %zmm14, %zmm14
+	vaesenc	%zmm1, %zmm15, %zmm15
+	vaesenc	%zmm1, %zmm16, %zmm16
+	vaesenc	%zmm1, %zmm17, %zmm17
+	vaesenc	%zmm1, %zmm18, %zmm18
+	vaesenc	%zmm1, %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm19, %zmm19
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm19, %zmm19
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm19, %zmm19
+	vaesenc	%zmm10, %zmm12, %zmm12
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm19, %zmm19
+	vaesenclast	%zmm11, %zmm12, %zmm12
+	vaesenclast	%zmm11, %zmm13, %zmm13
+	vaesenclast	%zmm11, %zmm14, %zmm14
+	vaesenclast	%zmm11, %zmm15, %zmm15
+	vaesenclast	%zmm11, %zmm16, %zmm16
+	vaesenclast	%zmm11, %zmm17, %zmm17
+	vaesenclast	%zmm11, %zmm18, %zmm18
+	vaesenclast	%zmm11, %zmm19, %zmm19
+	vpxorq	(%r9), %zmm12, %zmm12
+	vmovdqu64	%zmm12, (%rcx)
+	vpxorq	64(%r9), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 64(%rcx)
+	vpxorq	128(%r9), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 128(%rcx)
+	vpxorq	192(%r9), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 192(%rcx)
+	vpxorq	256(%r9), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 256(%rcx)
+	vpxorq	320(%r9), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 320(%rcx)
+	vpxorq	384(%r9), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 384(%rcx)
+	vpxorq	448(%r9), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 448(%rcx)
 	addq	$512, %r9
 	addq	$512, %rcx
 	subq	$512, %rax
@@ -1784,272 +1784,217 @@ aesgen_vaes512_gcm_siv_seal:
 .Laesgen_vaes512_gcm_siv_seal_ctr_small256:
 	cmpq	$256, %rax
 	jb	.Laesgen_vaes512_gcm_siv_seal_ctr16_done256
-	vmovdqa64	%zmm0, %zmm1
-	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm2
-	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_8x4(%rip), %zmm0, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_12x4(%rip), %zmm0, %zmm4
+	vmovdqa64	%zmm0, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_8x4(%rip), %zmm0, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_12x4(%rip), %zmm0, %zmm15
 	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_16x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%rdx), %zmm5
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	16(%rdx), %zmm5
-	vaesenc	%zmm5, %zmm1, %zmm1
-	vaesenc	%zmm5, %zmm2, %zmm2
-	vaesenc	%zmm5, %zmm3, %zmm3
-	vaesenc	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	32(%rdx), %zmm5
-	vaesenc	%zmm5, %zmm1, %zmm1
-	vaesenc	%zmm5, %zmm2, %zmm2
-	vaesenc	%zmm5, %zmm3, %zmm3
-	vaesenc	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	48(%rdx), %zmm5
-	vaesenc	%zmm5, %zmm1, %zmm1
-	vaesenc	%zmm5, %zmm2, %zmm2
-	vaesenc	%zmm5, %zmm3, %zmm3
-	vaesenc	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	64(%rdx), %zmm5
-	vaesenc	%zmm5, %zmm1, %zmm1
-	vaesenc	%zmm5, %zmm2, %zmm2
-	vaesenc	%zmm5, %zmm3, %zmm3
-	vaesenc	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	80(%rdx), %zmm5
-	vaesenc	%zmm5, %zmm1, %zmm1
-	vaesenc	%zmm5, %zmm2, %zmm2
-	vaesenc	%zmm5, %zmm3, %zmm3
-	vaesenc	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	96(%rdx), %zmm5
-	vaesenc	%zmm5, %zmm1, %zmm1
-	vaesenc	%zmm5, %zmm2, %zmm2
-	vaesenc	%zmm5, %zmm3, %zmm3
-	vaesenc	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	112(%rdx), %zmm5
-	vaesenc	%zmm5, %zmm1, %zmm1
-	vaesenc	%zmm5, %zmm2, %zmm2
-	vaesenc	%zmm5, %zmm3, %zmm3
-	vaesenc	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	128(%rdx), %zmm5
-	vaesenc	%zmm5, %zmm1, %zmm1
-	vaesenc	%zmm5, %zmm2, %zmm2
-	vaesenc	%zmm5, %zmm3, %zmm3
-	vaesenc	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	144(%rdx), %zmm5
-	vaesenc	%zmm5, %zmm1, %zmm1
-	vaesenc	%zmm5, %zmm2, %zmm2
-	vaesenc	%zmm5, %zmm3, %zmm3
-	vaesenc	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	160(%rdx), %zmm5
-	vaesenc	%zmm5, %zmm1, %zmm1
-	vaesenc	%zmm5, %zmm2, %zmm2
-	vaesenc	%zmm5, %zmm3, %zmm3
-	vaesenc	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	176(%rdx), %zmm5
-	vaesenc	%zmm5, %zmm1, %zmm1
-	vaesenc	%zmm5, %zmm2, %zmm2
-	vaesenc	%zmm5, %zmm3, %zmm3
-	vaesenc	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	192(%rdx), %zmm5
-	vaesenc	%zmm5, %zmm1, %zmm1
-	vaesenc	%zmm5, %zmm2, %zmm2
-	vaesenc	%zmm5, %zmm3, %zmm3
-	vaesenc	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	208(%rdx), %zmm5
-	vaesenc	%zmm5, %zmm1, %zmm1
-	vaesenc	%zmm5, %zmm2, %zmm2
-	vaesenc	%zmm5, %zmm3, %zmm3
-	vaesenc	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	224(%rdx), %zmm5
-	vaesenclast	%zmm5, %zmm1, %zmm1
-	vaesenclast	%zmm5, %zmm2, %zmm2
-	vaesenclast	%zmm5, %zmm3, %zmm3
-	vaesenclast	%zmm5, %zmm4, %zmm4
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rcx)
-	vpxorq	64(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 64(%rcx)
-	vpxorq	128(%r9), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 128(%rcx)
-	vpxorq	192(%r9), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 192(%rcx)
+	vbroadcasti32x4	(%rdx), %zmm16
+	vpxorq	%zmm16, %zmm12, %zmm12
+	vpxorq	%zmm16, %zmm13, %zmm13
+	vpxorq	%zmm16, %zmm14, %zmm14
+	vpxorq	%zmm16, %zmm15, %zmm15
+	vbroadcasti32x4	16(%rdx), %zmm16
+	vaesenc	%zmm16, %zmm12, %zmm12
+	vaesenc	%zmm16, %zmm13, %zmm13
+	vaesenc	%zmm16, %zmm14, %zmm14
+	vaesenc	%zmm16, %zmm15, %zmm15
+	vbroadcasti32x4	32(%rdx), %zmm16
+	vaesenc	%zmm16, %zmm12, %zmm12
+	vaesenc	%zmm16, %zmm13, %zmm13
+	vaesenc	%zmm16, %zmm14, %zmm14
+	vaesenc	%zmm16, %zmm15, %zmm15
+	vbroadcasti32x4	48(%rdx), %zmm16
+	vaesenc	%zmm16, %zmm12, %zmm12
+	vaesenc	%zmm16, %zmm13, %zmm13
+	vaesenc	%zmm16, %zmm14, %zmm14
+	vaesenc	%zmm16, %zmm15, %zmm15
+	vaesenc	%zmm1, %zmm12, %zmm12
+	vaesenc	%zmm1, %zmm13, %zmm13
+	vaesenc	%zmm1, %zmm14, %zmm14
+	vaesenc	%zmm1, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm12, %zmm12
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenclast	%zmm11, %zmm12, %zmm12
+	vaesenclast	%zmm11, %zmm13, %zmm13
+	vaesenclast	%zmm11, %zmm14, %zmm14
+	vaesenclast	%zmm11, %zmm15, %zmm15
+	vpxorq	(%r9), %zmm12, %zmm12
+	vmovdqu64	%zmm12, (%rcx)
+	vpxorq	64(%r9), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 64(%rcx)
+	vpxorq	128(%r9), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 128(%rcx)
+	vpxorq	192(%r9), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 192(%rcx)
 	addq	$256, %r9
 	addq	$256, %rcx
 	subq	$256, %rax
 .Laesgen_vaes512_gcm_siv_seal_ctr16_done256:
 	cmpq	$128, %rax
 	jb	.Laesgen_vaes512_gcm_siv_seal_ctr8_done256
-	vmovdqa64	%zmm0, %zmm1
-	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm2
+	vmovdqa64	%zmm0, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm13
 	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_8x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%rdx), %zmm3
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	16(%rdx), %zmm3
-	vaesenc	%zmm3, %zmm1, %zmm1
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	32(%rdx), %zmm3
-	vaesenc	%zmm3, %zmm1, %zmm1
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	48(%rdx), %zmm3
-	vaesenc	%zmm3, %zmm1, %zmm1
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	64(%rdx), %zmm3
-	vaesenc	%zmm3, %zmm1, %zmm1
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	80(%rdx), %zmm3
-	vaesenc	%zmm3, %zmm1, %zmm1
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	96(%rdx), %zmm3
-	vaesenc	%zmm3, %zmm1, %zmm1
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	112(%rdx), %zmm3
-	vaesenc	%zmm3, %zmm1, %zmm1
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	128(%rdx), %zmm3
-	vaesenc	%zmm3, %zmm1, %zmm1
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	144(%rdx), %zmm3
-	vaesenc	%zmm3, %zmm1, %zmm1
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	160(%rdx), %zmm3
-	vaesenc	%zmm3, %zmm1, %zmm1
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	176(%rdx), %zmm3
-	vaesenc	%zmm3, %zmm1, %zmm1
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	192(%rdx), %zmm3
-	vaesenc	%zmm3, %zmm1, %zmm1
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	208(%rdx), %zmm3
-	vaesenc	%zmm3, %zmm1, %zmm1
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	224(%rdx), %zmm3
-	vaesenclast	%zmm3, %zmm1, %zmm1
-	vaesenclast	%zmm3, %zmm2, %zmm2
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rcx)
-	vpxorq	64(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 64(%rcx)
+	vbroadcasti32x4	(%rdx), %zmm14
+	vpxorq	%zmm14, %zmm12, %zmm12
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vbroadcasti32x4	16(%rdx), %zmm14
+	vaesenc	%zmm14, %zmm12, %zmm12
+	vaesenc	%zmm14, %zmm13, %zmm13
+	vbroadcasti32x4	32(%rdx), %zmm14
+	vaesenc	%zmm14, %zmm12, %zmm12
+	vaesenc	%zmm14, %zmm13, %zmm13
+	vbroadcasti32x4	48(%rdx), %zmm14
+	vaesenc	%zmm14, %zmm12, %zmm12
+	vaesenc	%zmm14, %zmm13, %zmm13
+	vaesenc	%zmm1, %zmm12, %zmm12
+	vaesenc	%zmm1, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm12, %zmm12
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenclast	%zmm11, %zmm12, %zmm12
+	vaesenclast	%zmm11, %zmm13, %zmm13
+	vpxorq	(%r9), %zmm12, %zmm12
+	vmovdqu64	%zmm12, (%rcx)
+	vpxorq	64(%r9), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 64(%rcx)
 	addq	$128, %r9
 	addq	$128, %rcx
 	subq	$128, %rax
 .Laesgen_vaes512_gcm_siv_seal_ctr8_done256:
 	cmpq	$64, %rax
 	jb	.Laesgen_vaes512_gcm_siv_seal_ctr4_done256
-	vmovdqa64	%zmm0, %zmm1
+	vmovdqa64	%zmm0, %zmm12
 	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%rdx), %zmm2
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	16(%rdx), %zmm2
-	vaesenc	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	32(%rdx), %zmm2
-	vaesenc	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	48(%rdx), %zmm2
-	vaesenc	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	64(%rdx), %zmm2
-	vaesenc	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	80(%rdx), %zmm2
-	vaesenc	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	96(%rdx), %zmm2
-	vaesenc	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	112(%rdx), %zmm2
-	vaesenc	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	128(%rdx), %zmm2
-	vaesenc	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	144(%rdx), %zmm2
-	vaesenc	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	160(%rdx), %zmm2
-	vaesenc	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	176(%rdx), %zmm2
-	vaesenc	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	192(%rdx), %zmm2
-	vaesenc	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	208(%rdx), %zmm2
-	vaesenc	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	224(%rdx), %zmm2
-	vaesenclast	%zmm2, %zmm1, %zmm1
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rcx)
+	vbroadcasti32x4	(%rdx), %zmm13
+	vpxorq	%zmm13, %zmm12, %zmm12
+	vbroadcasti32x4	16(%rdx), %zmm13
+	vaesenc	%zmm13, %zmm12, %zmm12
+	vbroadcasti32x4	32(%rdx), %zmm13
+	vaesenc	%zmm13, %zmm12, %zmm12
+	vbroadcasti32x4	48(%rdx), %zmm13
+	vaesenc	%zmm13, %zmm12, %zmm12
+	vaesenc	%zmm1, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenc	%zmm10, %zmm12, %zmm12
+	vaesenclast	%zmm11, %zmm12, %zmm12
+	vpxorq	(%r9), %zmm12, %zmm12
+	vmovdqu64	%zmm12, (%rcx)
 	addq	$64, %r9
 	addq	$64, %rcx
 	subq	$64, %rax
 .Laesgen_vaes512_gcm_siv_seal_ctr4_done256:
 	cmpq	$32, %rax
 	jb	.Laesgen_vaes512_gcm_siv_seal_ctr2_done256
-	vmovdqa64	%ymm0, %ymm1
+	vmovdqa64	%ymm0, %ymm12
 	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_2x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%rdx), %ymm2
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	16(%rdx), %ymm2
-	vaesenc	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	32(%rdx), %ymm2
-	vaesenc	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	48(%rdx), %ymm2
-	vaesenc	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	64(%rdx), %ymm2
-	vaesenc	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	80(%rdx), %ymm2
-	vaesenc	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	96(%rdx), %ymm2
-	vaesenc	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	112(%rdx), %ymm2
-	vaesenc	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	128(%rdx), %ymm2
-	vaesenc	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	144(%rdx), %ymm2
-	vaesenc	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	160(%rdx), %ymm2
-	vaesenc	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	176(%rdx), %ymm2
-	vaesenc	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	192(%rdx), %ymm2
-	vaesenc	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	208(%rdx), %ymm2
-	vaesenc	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	224(%rdx), %ymm2
-	vaesenclast	%ymm2, %ymm1, %ymm1
-	vpxorq	(%r9), %ymm1, %ymm1
-	vmovdqu64	%ymm1, (%rcx)
+	vbroadcasti32x4	(%rdx), %ymm13
+	vpxorq	%ymm13, %ymm12, %ymm12
+	vbroadcasti32x4	16(%rdx), %ymm13
+	vaesenc	%ymm13, %ymm12, %ymm12
+	vbroadcasti32x4	32(%rdx), %ymm13
+	vaesenc	%ymm13, %ymm12, %ymm12
+	vbroadcasti32x4	48(%rdx), %ymm13
+	vaesenc	%ymm13, %ymm12, %ymm12
+	vaesenc	%ymm1, %ymm12, %ymm12
+	vaesenc	%ymm2, %ymm12, %ymm12
+	vaesenc	%ymm3, %ymm12, %ymm12
+	vaesenc	%ymm4, %ymm12, %ymm12
+	vaesenc	%ymm5, %ymm12, %ymm12
+	vaesenc	%ymm6, %ymm12, %ymm12
+	vaesenc	%ymm7, %ymm12, %ymm12
+	vaesenc	%ymm8, %ymm12, %ymm12
+	vaesenc	%ymm9, %ymm12, %ymm12
+	vaesenc	%ymm10, %ymm12, %ymm12
+	vaesenclast	%ymm11, %ymm12, %ymm12
+	vpxorq	(%r9), %ymm12, %ymm12
+	vmovdqu64	%ymm12, (%rcx)
 	addq	$32, %r9
 	addq	$32, %rcx
 	subq	$32, %rax
 .Laesgen_vaes512_gcm_siv_seal_ctr2_done256:
 	cmpq	$16, %rax
 	jb	.Laesgen_vaes512_gcm_siv_seal_ctr1_done256
-	vmovdqa64	%xmm0, %xmm1
+	vmovdqa64	%xmm0, %xmm12
 	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_1x4(%rip), %zmm0, %zmm0
-	vmovdqa64	(%rdx), %xmm2
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	16(%rdx), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa64	32(%rdx), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa64	48(%rdx), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa64	64(%rdx), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa64	80(%rdx), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa64	96(%rdx), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa64	112(%rdx), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa64	128(%rdx), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa64	144(%rdx), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa64	160(%rdx), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa64	176(%rdx), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa64	192(%rdx), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa64	208(%rdx), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa64	224(%rdx), %xmm2
-	vaesenclast	%xmm2, %xmm1, %xmm1
-	vpxorq	(%r9), %xmm1, %xmm1
-	vmovdqu64	%xmm1, (%rcx)
+	vmovdqa64	(%rdx), %xmm13
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vmovdqa64	16(%rdx), %xmm13
+	vaesenc	%xmm13, %xmm12, %xmm12
+	vmovdqa64	32(%rdx), %xmm13
+	vaesenc	%xmm13, %xmm12, %xmm12
+	vmovdqa64	48(%rdx), %xmm13
+	vaesenc	%xmm13, %xmm12, %xmm12
+	vaesenc	%xmm1, %xmm12, %xmm12
+	vaesenc	%xmm2, %xmm12, %xmm12
+	vaesenc	%xmm3, %xmm12, %xmm12
+	vaesenc	%xmm4, %xmm12, %xmm12
+	vaesenc	%xmm5, %xmm12, %xmm12
+	vaesenc	%xmm6, %xmm12, %xmm12
+	vaesenc	%xmm7, %xmm12, %xmm12
+	vaesenc	%xmm8, %xmm12, %xmm12
+	vaesenc	%xmm9, %xmm12, %xmm12
+	vaesenc	%xmm10, %xmm12, %xmm12
+	vaesenclast	%xmm11, %xmm12, %xmm12
+	vpxorq	(%r9), %xmm12, %xmm12
+	vmovdqu64	%xmm12, (%rcx)
 	addq	$16, %r9
 	addq	$16, %rcx
 	subq	$16, %rax
@@ -2057,36 +2002,25 @@ aesgen_vaes512_gcm_siv_seal:
 	testq	%rax, %rax
 	je	.Laesgen_vaes512_gcm_siv_seal_ctr_end256
 	vmovdqa64	%xmm0, %xmm0
-	vmovdqa64	(%rdx), %xmm1
-	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	16(%rdx), %xmm1
+	vmovdqa64	(%rdx), %xmm12
+	vpxorq	%xmm12, %xmm0, %xmm0
+	vmovdqa64	16(%rdx), %xmm12
+	vaesenc	%xmm12, %xmm0, %xmm0
+	vmovdqa64	32(%rdx), %xmm12
+	vaesenc	%xmm12, %xmm0, %xmm0
+	vmovdqa64	48(%rdx), %xmm12
+	vaesenc	%xmm12, %xmm0, %xmm0
 	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa64	32(%rdx), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa64	48(%rdx), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa64	64(%rdx), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa64	80(%rdx), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa64	96(%rdx), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa64	112(%rdx), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa64	128(%rdx), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa64	144(%rdx), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa64	160(%rdx), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa64	176(%rdx), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa64	192(%rdx), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa64	208(%rdx), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa64	224(%rdx), %xmm1
-	vaesenclast	%xmm1, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm3, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm5, %xmm0, %xmm0
+	vaesenc	%xmm6, %xmm0, %xmm0
+	vaesenc	%xmm7, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm9, %xmm0, %xmm0
+	vaesenc	%xmm10, %xmm0, %xmm0
+	vaesenclast	%xmm11, %xmm0, %xmm0
 	movq	$-1, %rdx
 	bzhiq	%rax, %rdx, %rdx
 	kmovq	%rdx, %k1
@@ -2164,182 +2098,182 @@ aesgen_vaes512_gcm_siv_seal:
 	vaesenclast	%xmm4, %xmm0, %xmm0
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpunpcklqdq	%xmm0, %xmm3, %xmm3
-	vmovdqa64	%xmm3, 256(%rdi)
-	vpxorq	%xmm0, %xmm0, %xmm0
-	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm3, %xmm0
-	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon0(%rip), %xmm0, %xmm0
-	vmovdqa64	%xmm3, %xmm2
-	vpslldq	$4, %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 272(%rdi)
-	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm2, %xmm0
-	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon1(%rip), %xmm0, %xmm0
-	vmovdqa64	%xmm2, %xmm2
-	vpslldq	$4, %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 288(%rdi)
-	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm2, %xmm0
-	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon2(%rip), %xmm0, %xmm0
-	vmovdqa64	%xmm2, %xmm2
-	vpslldq	$4, %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 304(%rdi)
-	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm2, %xmm0
-	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon3(%rip), %xmm0, %xmm0
-	vmovdqa64	%xmm2, %xmm2
-	vpslldq	$4, %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 320(%rdi)
-	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm2, %xmm0
-	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon4(%rip), %xmm0, %xmm0
-	vmovdqa64	%xmm2, %xmm2
-	vpslldq	$4, %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 336(%rdi)
-	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm2, %xmm0
-	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon5(%rip), %xmm0, %xmm0
-	vmovdqa64	%xmm2, %xmm2
-	vpslldq	$4, %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 352(%rdi)
-	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm2, %xmm0
-	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon6(%rip), %xmm0, %xmm0
-	vmovdqa64	%xmm2, %xmm2
-	vpslldq	$4, %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 368(%rdi)
-	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm2, %xmm0
-	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon7(%rip), %xmm0, %xmm0
-	vmovdqa64	%xmm2, %xmm2
-	vpslldq	$4, %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 384(%rdi)
-	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm2, %xmm0
-	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon8(%rip), %xmm0, %xmm0
-	vmovdqa64	%xmm2, %xmm2
-	vpslldq	$4, %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 400(%rdi)
-	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm2, %xmm0
-	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon9(%rip), %xmm0, %xmm0
-	vmovdqa64	%xmm2, %xmm2
-	vpslldq	$4, %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 416(%rdi)
 	vmovdqa64	%xmm1, 1008(%rdi)
 	vpshufd	$78, %xmm1, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	%xmm0, 1536(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm1, %xmm0
-	vpclmulqdq	$17, %xmm1, %xmm1, %xmm2
-	vpclmulqdq	$1, %xmm1, %xmm1, %xmm3
-	vpclmulqdq	$16, %xmm1, %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 992(%rdi)
-	vpshufd	$78, %xmm0, %xmm2
+	vmovdqa64	%xmm3, 256(%rdi)
+	vpxorq	%xmm0, %xmm0, %xmm0
+	vpclmulqdq	$0, %xmm1, %xmm1, %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm3, %xmm0
+	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon0(%rip), %xmm0, %xmm0
+	vpclmulqdq	$17, %xmm1, %xmm1, %xmm5
+	vmovdqa64	%xmm3, %xmm2
+	vpslldq	$4, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm1, %xmm1, %xmm6
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpslldq	$4, %xmm3, %xmm3
+	vpclmulqdq	$16, %xmm1, %xmm1, %xmm7
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpslldq	$4, %xmm3, %xmm3
+	vpxorq	%xmm7, %xmm6, %xmm6
+	vpxorq	%xmm3, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1520(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
-	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm1, %xmm5
+	vpslldq	$8, %xmm6, %xmm7
+	vmovdqa64	%xmm2, 272(%rdi)
+	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm2, %xmm0
+	vpxorq	%xmm7, %xmm4, %xmm4
+	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon1(%rip), %xmm0, %xmm0
+	vpsrldq	$8, %xmm6, %xmm7
+	vmovdqa64	%xmm2, %xmm2
+	vpslldq	$4, %xmm2, %xmm3
+	vpxorq	%xmm7, %xmm5, %xmm5
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpslldq	$4, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm6
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpslldq	$4, %xmm3, %xmm3
+	vpshufd	$78, %xmm4, %xmm4
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm6, %xmm4, %xmm4
+	vmovdqa64	%xmm2, 288(%rdi)
+	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm2, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm6
+	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon2(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm2, %xmm2
+	vpshufd	$78, %xmm4, %xmm4
+	vpslldq	$4, %xmm2, %xmm3
+	vpxorq	%xmm6, %xmm4, %xmm4
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm5, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm4
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm4
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm4, %xmm2, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 976(%rdi)
-	vpshufd	$78, %xmm2, %xmm3
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vmovdqa64	%xmm3, 1504(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm0, %xmm2
-	vpclmulqdq	$17, %xmm0, %xmm0, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm0, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm0, %xmm0
-	vpxorq	%xmm0, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm0
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
+	vpslldq	$4, %xmm3, %xmm3
+	vmovdqa64	%xmm4, 992(%rdi)
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 960(%rdi)
-	vpshufd	$78, %xmm2, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 1488(%rdi)
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm4, %xmm3
+	vmovdqa64	%xmm2, 304(%rdi)
+	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm2, %xmm0
+	vpxorq	%xmm4, %xmm3, %xmm3
+	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon3(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm2, %xmm2
+	vmovdqa64	%xmm3, 1520(%rdi)
+	vpslldq	$4, %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpclmulqdq	$0, %xmm4, %xmm1, %xmm5
+	vpslldq	$4, %xmm3, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpclmulqdq	$17, %xmm4, %xmm1, %xmm6
+	vpslldq	$4, %xmm3, %xmm3
+	vpclmulqdq	$1, %xmm4, %xmm1, %xmm7
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, %xmm4, %xmm1, %xmm3
+	vmovdqa64	%xmm2, 320(%rdi)
+	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm2, %xmm0
+	vpxorq	%xmm3, %xmm7, %xmm7
+	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon4(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm2, %xmm2
+	vpslldq	$8, %xmm7, %xmm8
+	vpslldq	$4, %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm8, %xmm5, %xmm5
+	vpslldq	$4, %xmm3, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm7, %xmm8
+	vpslldq	$4, %xmm3, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm8, %xmm6, %xmm6
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm5, %xmm3
+	vmovdqa64	%xmm2, 336(%rdi)
+	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon5(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm2, %xmm2
+	vpxorq	%xmm3, %xmm5, %xmm5
+	vpslldq	$4, %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm5, %xmm7
+	vpslldq	$4, %xmm3, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpshufd	$78, %xmm5, %xmm5
+	vpslldq	$4, %xmm3, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm7, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 352(%rdi)
+	vpxorq	%xmm6, %xmm5, %xmm5
+	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm2, %xmm0
+	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon6(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm5, 976(%rdi)
+	vmovdqa64	%xmm2, %xmm2
+	vpshufd	$78, %xmm5, %xmm6
+	vpslldq	$4, %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm5, %xmm6, %xmm6
+	vpslldq	$4, %xmm3, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm6, 1504(%rdi)
+	vpslldq	$4, %xmm3, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpclmulqdq	$0, %xmm4, %xmm4, %xmm5
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 368(%rdi)
+	vpclmulqdq	$17, %xmm4, %xmm4, %xmm6
+	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm2, %xmm0
+	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon7(%rip), %xmm0, %xmm0
+	vpclmulqdq	$1, %xmm4, %xmm4, %xmm7
+	vmovdqa64	%xmm2, %xmm2
+	vpslldq	$4, %xmm2, %xmm3
+	vpclmulqdq	$16, %xmm4, %xmm4, %xmm4
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vpslldq	$4, %xmm3, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpslldq	$8, %xmm7, %xmm4
+	vpslldq	$4, %xmm3, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm4, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 384(%rdi)
+	vpsrldq	$8, %xmm7, %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm2, %xmm0
+	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon8(%rip), %xmm0, %xmm0
+	vpxorq	%xmm4, %xmm6, %xmm6
+	vmovdqa64	%xmm2, %xmm2
+	vpslldq	$4, %xmm2, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm5, %xmm4
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpslldq	$4, %xmm3, %xmm3
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpslldq	$4, %xmm3, %xmm3
+	vpxorq	%xmm4, %xmm5, %xmm5
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm5, %xmm3
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 400(%rdi)
+	vpshufd	$78, %xmm5, %xmm5
+	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm2, %xmm0
+	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon9(%rip), %xmm0, %xmm0
+	vpxorq	%xmm3, %xmm5, %xmm5
+	vmovdqa64	%xmm2, %xmm2
+	vpslldq	$4, %xmm2, %xmm3
+	vpxorq	%xmm6, %xmm5, %xmm5
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpslldq	$4, %xmm3, %xmm3
+	vmovdqa64	%xmm5, 960(%rdi)
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpslldq	$4, %xmm3, %xmm3
+	vpshufd	$78, %xmm5, %xmm4
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vmovdqa64	%xmm2, 416(%rdi)
+	vmovdqa64	%xmm4, 1488(%rdi)
 	cmpq	$64, %r8
 	ja	.Laesgen_vaes512_gcm_siv_seal_powers_more_2
 	cmpq	$48, %rax
@@ -3113,136 +3047,136 @@ aesgen_vaes512_gcm_siv_seal:
 	movq	8(%rsp), %rax
 	movq	16(%rsp), %rcx
 	leaq	256(%rdi), %rdx
+	vbroadcasti32x4	(%rdx), %zmm1
+	vbroadcasti32x4	16(%rdx), %zmm2
+	vbroadcasti32x4	32(%rdx), %zmm3
+	vbroadcasti32x4	48(%rdx), %zmm4
+	vbroadcasti32x4	64(%rdx), %zmm5
+	vbroadcasti32x4	80(%rdx), %zmm6
+	vbroadcasti32x4	96(%rdx), %zmm7
+	vbroadcasti32x4	112(%rdx), %zmm8
+	vbroadcasti32x4	128(%rdx), %zmm9
+	vbroadcasti32x4	144(%rdx), %zmm10
+	vbroadcasti32x4	160(%rdx), %zmm11
 	vporq	.Laesgen_vaes512_gcm_siv_seal_set_top(%rip), %xmm0, %xmm0
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vpaddd	.Laesgen_vaes512_gcm_siv_seal_lane_counts4(%rip), %zmm0, %zmm0
 .Laesgen_vaes512_gcm_siv_seal_ctr32_128:
 	cmpq	$512, %rax
 	jb	.Laesgen_vaes512_gcm_siv_seal_ctr32_done128
-	vmovdqa64	%zmm0, %zmm1
-	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm2
-	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_8x4(%rip), %zmm0, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_12x4(%rip), %zmm0, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_16x4(%rip), %zmm0, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_20x4(%rip), %zmm0, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_24x4(%rip), %zmm0, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_28x4(%rip), %zmm0, %zmm8
+	vmovdqa64	%zmm0, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_8x4(%rip), %zmm0, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_12x4(%rip), %zmm0, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_16x4(%rip), %zmm0, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_20x4(%rip), %zmm0, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_24x4(%rip), %zmm0, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_28x4(%rip), %zmm0, %zmm19
 	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_32x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%rdx), %zmm9
-	vpxorq	%zmm9, %zmm1, %zmm1
-	vpxorq	%zmm9, %zmm2, %zmm2
-	vpxorq	%zmm9, %zmm3, %zmm3
-	vpxorq	%zmm9, %zmm4, %zmm4
-	vpxorq	%zmm9, %zmm5, %zmm5
-	vpxorq	%zmm9, %zmm6, %zmm6
-	vpxorq	%zmm9, %zmm7, %zmm7
-	vpxorq	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	16(%rdx), %zmm9
-	vaesenc	%zmm9, %zmm1, %zmm1
-	vaesenc	%zmm9, %zmm2, %zmm2
-	vaesenc	%zmm9, %zmm3, %zmm3
-	vaesenc	%zmm9, %zmm4, %zmm4
-	vaesenc	%zmm9, %zmm5, %zmm5
-	vaesenc	%zmm9, %zmm6, %zmm6
-	vaesenc	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	32(%rdx), %zmm9
-	vaesenc	%zmm9, %zmm1, %zmm1
-	vaesenc	%zmm9, %zmm2, %zmm2
-	vaesenc	%zmm9, %zmm3, %zmm3
-	vaesenc	%zmm9, %zmm4, %zmm4
-	vaesenc	%zmm9, %zmm5, %zmm5
-	vaesenc	%zmm9, %zmm6, %zmm6
-	vaesenc	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	48(%rdx), %zmm9
-	vaesenc	%zmm9, %zmm1, %zmm1
-	vaesenc	%zmm9, %zmm2, %zmm2
-	vaesenc	%zmm9, %zmm3, %zmm3
-	vaesenc	%zmm9, %zmm4, %zmm4
-	vaesenc	%zmm9, %zmm5, %zmm5
-	vaesenc	%zmm9, %zmm6, %zmm6
-	vaesenc	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	64(%rdx), %zmm9
-	vaesenc	%zmm9, %zmm1, %zmm1
-	vaesenc	%zmm9, %zmm2, %zmm2
-	vaesenc	%zmm9, %zmm3, %zmm3
-	vaesenc	%zmm9, %zmm4, %zmm4
-	vaesenc	%zmm9, %zmm5, %zmm5
-	vaesenc	%zmm9, %zmm6, %zmm6
-	vaesenc	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	80(%rdx), %zmm9
-	vaesenc	%zmm9, %zmm1, %zmm1
-	vaesenc	%zmm9, %zmm2, %zmm2
-	vaesenc	%zmm9, %zmm3, %zmm3
-	vaesenc	%zmm9, %zmm4, %zmm4
-	vaesenc	%zmm9, %zmm5, %zmm5
-	vaesenc	%zmm9, %zmm6, %zmm6
-	vaesenc	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	96(%rdx), %zmm9
-	vaesenc	%zmm9, %zmm1, %zmm1
-	vaesenc	%zmm9, %zmm2, %zmm2
-	vaesenc	%zmm9, %zmm3, %zmm3
-	vaesenc	%zmm9, %zmm4, %zmm4
-	vaesenc	%zmm9, %zmm5, %zmm5
-	vaesenc	%zmm9, %zmm6, %zmm6
-	vaesenc	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	112(%rdx), %zmm9
-	vaesenc	%zmm9, %zmm1, %zmm1
-	vaesenc	%zmm9, %zmm2, %zmm2
-	vaesenc	%zmm9, %zmm3, %zmm3
-	vaesenc	%zmm9, %zmm4, %zmm4
-	vaesenc	%zmm9, %zmm5, %zmm5
-	vaesenc	%zmm9, %zmm6, %zmm6
-	vaesenc	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	128(%rdx), %zmm9
-	vaesenc	%zmm9, %zmm1, %zmm1
-	vaesenc	%zmm9, %zmm2, %zmm2
-	vaesenc	%zmm9, %zmm3, %zmm3
-	vaesenc	%zmm9, %zmm4, %zmm4
-	vaesenc	%zmm9, %zmm5, %zmm5
-	vaesenc	%zmm9, %zmm6, %zmm6
-	vaesenc	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	144(%rdx), %zmm9
-	vaesenc	%zmm9, %zmm1, %zmm1
-	vaesenc	%zmm9, %zmm2, %zmm2
-	vaesenc	%zmm9, %zmm3, %zmm3
-	vaesenc	%zmm9, %zmm4, %zmm4
-	vaesenc	%zmm9, %zmm5, %zmm5
-	vaesenc	%zmm9, %zmm6, %zmm6
-	vaesenc	%zmm9, %zmm7, %zmm7
-	vaesenc	%zmm9, %zmm8, %zmm8
-	vbroadcasti32x4	160(%rdx), %zmm9
-	vaesenclast	%zmm9, %zmm1, %zmm1
-	vaesenclast	%zmm9, %zmm2, %zmm2
-	vaesenclast	%zmm9, %zmm3, %zmm3
-	vaesenclast	%zmm9, %zmm4, %zmm4
-	vaesenclast	%zmm9, %zmm5, %zmm5
-	vaesenclast	%zmm9, %zmm6, %zmm6
-	vaesenclast	%zmm9, %zmm7, %zmm7
-	vaesenclast	%zmm9, %zmm8, %zmm8
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rcx)
-	vpxorq	64(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 64(%rcx)
-	vpxorq	128(%r9), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 128(%rcx)
-	vpxorq	192(%r9), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 192(%rcx)
-	vpxorq	256(%r9), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 256(%rcx)
-	vpxorq	320(%r9), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 320(%rcx)
-	vpxorq	384(%r9), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 384(%rcx)
-	vpxorq	448(%r9), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 448(%rcx)
+	vpxorq	%zmm1, %zmm12, %zmm12
+	vpxorq	%zmm1, %zmm13, %zmm13
+	vpxorq	%zmm1, %zmm14, %zmm14
+	vpxorq	%zmm1, %zmm15, %zmm15
+	vpxorq	%zmm1, %zmm16, %zmm16
+	vpxorq	%zmm1, %zmm17, %zmm17
+	vpxorq	%zmm1, %zmm18, %zmm18
+	vpxorq	%zmm1, %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm19, %zmm19
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm19, %zmm19
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm19, %zmm19
+	vaesenc	%zmm10, %zmm12, %zmm12
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm19, %zmm19
+	vaesenclast	%zmm11, %zmm12, %zmm12
+	vaesenclast	%zmm11, %zmm13, %zmm13
+	vaesenclast	%zmm11, %zmm14, %zmm14
+	vaesenclast	%zmm11, %zmm15, %zmm15
+	vaesenclast	%zmm11, %zmm16, %zmm16
+	vaesenclast	%zmm11, %zmm17, %zmm17
+	vaesenclast	%zmm11, %zmm18, %zmm18
+	vaesenclast	%zmm11, %zmm19, %zmm19
+	vpxorq	(%r9), %zmm12, %zmm12
+	vmovdqu64	%zmm12, (%rcx)
+	vpxorq	64(%r9), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 64(%rcx)
+	vpxorq	128(%r9), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 128(%rcx)
+	vpxorq	192(%r9), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 192(%rcx)
+	vpxorq	256(%r9), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 256(%rcx)
+	vpxorq	320(%r9), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 320(%rcx)
+	vpxorq	384(%r9), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 384(%rcx)
+	vpxorq	448(%r9), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 448(%rcx)
 	addq	$512, %r9
 	addq	$512, %rcx
 	subq	$512, %rax
@@ -3251,216 +3185,161 @@ aesgen_vaes512_gcm_siv_seal:
 .Laesgen_vaes512_gcm_siv_seal_ctr_small128:
 	cmpq	$256, %rax
 	jb	.Laesgen_vaes512_gcm_siv_seal_ctr16_done128
-	vmovdqa64	%zmm0, %zmm1
-	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm2
-	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_8x4(%rip), %zmm0, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_12x4(%rip), %zmm0, %zmm4
+	vmovdqa64	%zmm0, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_8x4(%rip), %zmm0, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_12x4(%rip), %zmm0, %zmm15
 	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_16x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%rdx), %zmm5
-	vpxorq	%zmm5, %zmm1, %zmm1
-	vpxorq	%zmm5, %zmm2, %zmm2
-	vpxorq	%zmm5, %zmm3, %zmm3
-	vpxorq	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	16(%rdx), %zmm5
-	vaesenc	%zmm5, %zmm1, %zmm1
-	vaesenc	%zmm5, %zmm2, %zmm2
-	vaesenc	%zmm5, %zmm3, %zmm3
-	vaesenc	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	32(%rdx), %zmm5
-	vaesenc	%zmm5, %zmm1, %zmm1
-	vaesenc	%zmm5, %zmm2, %zmm2
-	vaesenc	%zmm5, %zmm3, %zmm3
-	vaesenc	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	48(%rdx), %zmm5
-	vaesenc	%zmm5, %zmm1, %zmm1
-	vaesenc	%zmm5, %zmm2, %zmm2
-	vaesenc	%zmm5, %zmm3, %zmm3
-	vaesenc	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	64(%rdx), %zmm5
-	vaesenc	%zmm5, %zmm1, %zmm1
-	vaesenc	%zmm5, %zmm2, %zmm2
-	vaesenc	%zmm5, %zmm3, %zmm3
-	vaesenc	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	80(%rdx), %zmm5
-	vaesenc	%zmm5, %zmm1, %zmm1
-	vaesenc	%zmm5, %zmm2, %zmm2
-	vaesenc	%zmm5, %zmm3, %zmm3
-	vaesenc	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	96(%rdx), %zmm5
-	vaesenc	%zmm5, %zmm1, %zmm1
-	vaesenc	%zmm5, %zmm2, %zmm2
-	vaesenc	%zmm5, %zmm3, %zmm3
-	vaesenc	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	112(%rdx), %zmm5
-	vaesenc	%zmm5, %zmm1, %zmm1
-	vaesenc	%zmm5, %zmm2, %zmm2
-	vaesenc	%zmm5, %zmm3, %zmm3
-	vaesenc	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	128(%rdx), %zmm5
-	vaesenc	%zmm5, %zmm1, %zmm1
-	vaesenc	%zmm5, %zmm2, %zmm2
-	vaesenc	%zmm5, %zmm3, %zmm3
-	vaesenc	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	144(%rdx), %zmm5
-	vaesenc	%zmm5, %zmm1, %zmm1
-	vaesenc	%zmm5, %zmm2, %zmm2
-	vaesenc	%zmm5, %zmm3, %zmm3
-	vaesenc	%zmm5, %zmm4, %zmm4
-	vbroadcasti32x4	160(%rdx), %zmm5
-	vaesenclast	%zmm5, %zmm1, %zmm1
-	vaesenclast	%zmm5, %zmm2, %zmm2
-	vaesenclast	%zmm5, %zmm3, %zmm3
-	vaesenclast	%zmm5, %zmm4, %zmm4
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rcx)
-	vpxorq	64(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 64(%rcx)
-	vpxorq	128(%r9), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 128(%rcx)
-	vpxorq	192(%r9), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 192(%rcx)
+	vpxorq	%zmm1, %zmm12, %zmm12
+	vpxorq	%zmm1, %zmm13, %zmm13
+	vpxorq	%zmm1, %zmm14, %zmm14
+	vpxorq	%zmm1, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm12, %zmm12
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenclast	%zmm11, %zmm12, %zmm12
+	vaesenclast	%zmm11, %zmm13, %zmm13
+	vaesenclast	%zmm11, %zmm14, %zmm14
+	vaesenclast	%zmm11, %zmm15, %zmm15
+	vpxorq	(%r9), %zmm12, %zmm12
+	vmovdqu64	%zmm12, (%rcx)
+	vpxorq	64(%r9), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 64(%rcx)
+	vpxorq	128(%r9), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 128(%rcx)
+	vpxorq	192(%r9), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 192(%rcx)
 	addq	$256, %r9
 	addq	$256, %rcx
 	subq	$256, %rax
 .Laesgen_vaes512_gcm_siv_seal_ctr16_done128:
 	cmpq	$128, %rax
 	jb	.Laesgen_vaes512_gcm_siv_seal_ctr8_done128
-	vmovdqa64	%zmm0, %zmm1
-	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm2
+	vmovdqa64	%zmm0, %zmm12
+	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm13
 	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_8x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%rdx), %zmm3
-	vpxorq	%zmm3, %zmm1, %zmm1
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	16(%rdx), %zmm3
-	vaesenc	%zmm3, %zmm1, %zmm1
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	32(%rdx), %zmm3
-	vaesenc	%zmm3, %zmm1, %zmm1
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	48(%rdx), %zmm3
-	vaesenc	%zmm3, %zmm1, %zmm1
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	64(%rdx), %zmm3
-	vaesenc	%zmm3, %zmm1, %zmm1
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	80(%rdx), %zmm3
-	vaesenc	%zmm3, %zmm1, %zmm1
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	96(%rdx), %zmm3
-	vaesenc	%zmm3, %zmm1, %zmm1
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	112(%rdx), %zmm3
-	vaesenc	%zmm3, %zmm1, %zmm1
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	128(%rdx), %zmm3
-	vaesenc	%zmm3, %zmm1, %zmm1
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	144(%rdx), %zmm3
-	vaesenc	%zmm3, %zmm1, %zmm1
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	160(%rdx), %zmm3
-	vaesenclast	%zmm3, %zmm1, %zmm1
-	vaesenclast	%zmm3, %zmm2, %zmm2
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rcx)
-	vpxorq	64(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, 64(%rcx)
+	vpxorq	%zmm1, %zmm12, %zmm12
+	vpxorq	%zmm1, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm12, %zmm12
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenclast	%zmm11, %zmm12, %zmm12
+	vaesenclast	%zmm11, %zmm13, %zmm13
+	vpxorq	(%r9), %zmm12, %zmm12
+	vmovdqu64	%zmm12, (%rcx)
+	vpxorq	64(%r9), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 64(%rcx)
 	addq	$128, %r9
 	addq	$128, %rcx
 	subq	$128, %rax
 .Laesgen_vaes512_gcm_siv_seal_ctr8_done128:
 	cmpq	$64, %rax
 	jb	.Laesgen_vaes512_gcm_siv_seal_ctr4_done128
-	vmovdqa64	%zmm0, %zmm1
+	vmovdqa64	%zmm0, %zmm12
 	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_4x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%rdx), %zmm2
-	vpxorq	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	16(%rdx), %zmm2
-	vaesenc	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	32(%rdx), %zmm2
-	vaesenc	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	48(%rdx), %zmm2
-	vaesenc	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	64(%rdx), %zmm2
-	vaesenc	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	80(%rdx), %zmm2
-	vaesenc	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	96(%rdx), %zmm2
-	vaesenc	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	112(%rdx), %zmm2
-	vaesenc	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	128(%rdx), %zmm2
-	vaesenc	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	144(%rdx), %zmm2
-	vaesenc	%zmm2, %zmm1, %zmm1
-	vbroadcasti32x4	160(%rdx), %zmm2
-	vaesenclast	%zmm2, %zmm1, %zmm1
-	vpxorq	(%r9), %zmm1, %zmm1
-	vmovdqu64	%zmm1, (%rcx)
+	vpxorq	%zmm1, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenc	%zmm10, %zmm12, %zmm12
+	vaesenclast	%zmm11, %zmm12, %zmm12
+	vpxorq	(%r9), %zmm12, %zmm12
+	vmovdqu64	%zmm12, (%rcx)
 	addq	$64, %r9
 	addq	$64, %rcx
 	subq	$64, %rax
 .Laesgen_vaes512_gcm_siv_seal_ctr4_done128:
 	cmpq	$32, %rax
 	jb	.Laesgen_vaes512_gcm_siv_seal_ctr2_done128
-	vmovdqa64	%ymm0, %ymm1
+	vmovdqa64	%ymm0, %ymm12
 	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_2x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%rdx), %ymm2
-	vpxorq	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	16(%rdx), %ymm2
-	vaesenc	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	32(%rdx), %ymm2
-	vaesenc	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	48(%rdx), %ymm2
-	vaesenc	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	64(%rdx), %ymm2
-	vaesenc	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	80(%rdx), %ymm2
-	vaesenc	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	96(%rdx), %ymm2
-	vaesenc	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	112(%rdx), %ymm2
-	vaesenc	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	128(%rdx), %ymm2
-	vaesenc	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	144(%rdx), %ymm2
-	vaesenc	%ymm2, %ymm1, %ymm1
-	vbroadcasti32x4	160(%rdx), %ymm2
-	vaesenclast	%ymm2, %ymm1, %ymm1
-	vpxorq	(%r9), %ymm1, %ymm1
-	vmovdqu64	%ymm1, (%rcx)
+	vpxorq	%ymm1, %ymm12, %ymm12
+	vaesenc	%ymm2, %ymm12, %ymm12
+	vaesenc	%ymm3, %ymm12, %ymm12
+	vaesenc	%ymm4, %ymm12, %ymm12
+	vaesenc	%ymm5, %ymm12, %ymm12
+	vaesenc	%ymm6, %ymm12, %ymm12
+	vaesenc	%ymm7, %ymm12, %ymm12
+	vaesenc	%ymm8, %ymm12, %ymm12
+	vaesenc	%ymm9, %ymm12, %ymm12
+	vaesenc	%ymm10, %ymm12, %ymm12
+	vaesenclast	%ymm11, %ymm12, %ymm12
+	vpxorq	(%r9), %ymm12, %ymm12
+	vmovdqu64	%ymm12, (%rcx)
 	addq	$32, %r9
 	addq	$32, %rcx
 	subq	$32, %rax
 .Laesgen_vaes512_gcm_siv_seal_ctr2_done128:
 	cmpq	$16, %rax
 	jb	.Laesgen_vaes512_gcm_siv_seal_ctr1_done128
-	vmovdqa64	%xmm0, %xmm1
+	vmovdqa64	%xmm0, %xmm12
 	vpaddd	.Laesgen_vaes512_gcm_siv_seal_le32_1x4(%rip), %zmm0, %zmm0
-	vmovdqa64	(%rdx), %xmm2
-	vpxorq	%xmm2, %xmm1, %xmm1
-	vmovdqa64	16(%rdx), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa64	32(%rdx), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa64	48(%rdx), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa64	64(%rdx), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa64	80(%rdx), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa64	96(%rdx), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa64	112(%rdx), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa64	128(%rdx), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa64	144(%rdx), %xmm2
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa64	160(%rdx), %xmm2
-	vaesenclast	%xmm2, %xmm1, %xmm1
-	vpxorq	(%r9), %xmm1, %xmm1
-	vmovdqu64	%xmm1, (%rcx)
+	vpxorq	%xmm1, %xmm12, %xmm12
+	vaesenc	%xmm2, %xmm12, %xmm12
+	vaesenc	%xmm3, %xmm12, %xmm12
+	vaesenc	%xmm4, %xmm12, %xmm12
+	vaesenc	%xmm5, %xmm12, %xmm12
+	vaesenc	%xmm6, %xmm12, %xmm12
+	vaesenc	%xmm7, %xmm12, %xmm12
+	vaesenc	%xmm8, %xmm12, %xmm12
+	vaesenc	%xmm9, %xmm12, %xmm12
+	vaesenc	%xmm10, %xmm12, %xmm12
+	vaesenclast	%xmm11, %xmm12, %xmm12
+	vpxorq	(%r9), %xmm12, %xmm12
+	vmovdqu64	%xmm12, (%rcx)
 	addq	$16, %r9
 	addq	$16, %rcx
 	subq	$16, %rax
@@ -3468,28 +3347,17 @@ aesgen_vaes512_gcm_siv_seal:
 	testq	%rax, %rax
 	je	.Laesgen_vaes512_gcm_siv_seal_ctr_end128
 	vmovdqa64	%xmm0, %xmm0
-	vmovdqa64	(%rdx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
-	vmovdqa64	16(%rdx), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa64	32(%rdx), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa64	48(%rdx), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa64	64(%rdx), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa64	80(%rdx), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa64	96(%rdx), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa64	112(%rdx), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa64	128(%rdx), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa64	144(%rdx), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa64	160(%rdx), %xmm1
-	vaesenclast	%xmm1, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm3, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm5, %xmm0, %xmm0
+	vaesenc	%xmm6, %xmm0, %xmm0
+	vaesenc	%xmm7, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm9, %xmm0, %xmm0
+	vaesenc	%xmm10, %xmm0, %xmm0
+	vaesenclast	%xmm11, %xmm0, %xmm0
 	movq	$-1, %rdx
 	bzhiq	%rax, %rdx, %rdx
 	kmovq	%rdx, %k1
@@ -3500,10 +3368,20 @@ aesgen_vaes512_gcm_siv_seal:
 	jmp	.Laesgen_vaes512_gcm_siv_seal_sealed
 .Laesgen_vaes512_gcm_siv_seal_sealed:
 	xorl	%eax, %eax
+	vpxorq	%xmm16, %xmm16, %xmm16
+	vpxorq	%xmm17, %xmm17, %xmm17
+	vpxorq	%xmm18, %xmm18, %xmm18
+	vpxorq	%xmm19, %xmm19, %xmm19
+	vpxorq	%xmm20, %xmm20, %xmm20
 	vzeroall
 	ret
 .Laesgen_vaes512_gcm_siv_seal_refuse:
 	movl	$-1, %eax
+	vpxorq	%xmm16, %xmm16, %xmm16
+	vpxorq	%xmm17, %xmm17, %xmm17
+	vpxorq	%xmm18, %xmm18, %xmm18
+	vpxorq	%xmm19, %xmm19, %xmm19
+	vpxorq	%xmm20, %xmm20, %xmm20
 	vzeroall
 	ret
 	.size	aesgen_vaes512_gcm_siv_seal, .-aesgen_vaes512_gcm_siv_seal
@@ -3795,216 +3673,216 @@ aesgen_vaes512_gcm_siv_open:
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpunpcklqdq	%xmm4, %xmm3, %xmm3
 	vpunpcklqdq	%xmm0, %xmm5, %xmm5
-	vmovdqa64	%xmm3, 256(%rdi)
-	vmovdqa64	%xmm5, 272(%rdi)
-	vpxorq	%xmm0, %xmm0, %xmm0
-	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm5, %xmm2
-	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon0(%rip), %xmm2, %xmm2
-	vmovdqa64	%xmm3, %xmm3
-	vpslldq	$4, %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpslldq	$4, %xmm4, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpslldq	$4, %xmm4, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vmovdqa64	%xmm3, 288(%rdi)
-	vpshufb	.Laesgen_vaes512_gcm_siv_open_last_word(%rip), %xmm3, %xmm2
-	vaesenclast	%xmm0, %xmm2, %xmm2
-	vmovdqa64	%xmm5, %xmm4
-	vpslldq	$4, %xmm4, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vpslldq	$4, %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vpslldq	$4, %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vmovdqa64	%xmm4, 304(%rdi)
-	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm4, %xmm2
-	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon1(%rip), %xmm2, %xmm2
-	vmovdqa64	%xmm3, %xmm3
-	vpslldq	$4, %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpslldq	$4, %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpslldq	$4, %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vmovdqa64	%xmm3, 320(%rdi)
-	vpshufb	.Laesgen_vaes512_gcm_siv_open_last_word(%rip), %xmm3, %xmm2
-	vaesenclast	%xmm0, %xmm2, %xmm2
-	vmovdqa64	%xmm4, %xmm4
-	vpslldq	$4, %xmm4, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vpslldq	$4, %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vpslldq	$4, %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vmovdqa64	%xmm4, 336(%rdi)
-	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm4, %xmm2
-	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon2(%rip), %xmm2, %xmm2
-	vmovdqa64	%xmm3, %xmm3
-	vpslldq	$4, %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpslldq	$4, %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpslldq	$4, %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vmovdqa64	%xmm3, 352(%rdi)
-	vpshufb	.Laesgen_vaes512_gcm_siv_open_last_word(%rip), %xmm3, %xmm2
-	vaesenclast	%xmm0, %xmm2, %xmm2
-	vmovdqa64	%xmm4, %xmm4
-	vpslldq	$4, %xmm4, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vpslldq	$4, %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vpslldq	$4, %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vmovdqa64	%xmm4, 368(%rdi)
-	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm4, %xmm2
-	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon3(%rip), %xmm2, %xmm2
-	vmovdqa64	%xmm3, %xmm3
-	vpslldq	$4, %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpslldq	$4, %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpslldq	$4, %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vmovdqa64	%xmm3, 384(%rdi)
-	vpshufb	.Laesgen_vaes512_gcm_siv_open_last_word(%rip), %xmm3, %xmm2
-	vaesenclast	%xmm0, %xmm2, %xmm2
-	vmovdqa64	%xmm4, %xmm4
-	vpslldq	$4, %xmm4, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vpslldq	$4, %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vpslldq	$4, %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vmovdqa64	%xmm4, 400(%rdi)
-	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm4, %xmm2
-	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon4(%rip), %xmm2, %xmm2
-	vmovdqa64	%xmm3, %xmm3
-	vpslldq	$4, %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpslldq	$4, %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpslldq	$4, %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vmovdqa64	%xmm3, 416(%rdi)
-	vpshufb	.Laesgen_vaes512_gcm_siv_open_last_word(%rip), %xmm3, %xmm2
-	vaesenclast	%xmm0, %xmm2, %xmm2
-	vmovdqa64	%xmm4, %xmm4
-	vpslldq	$4, %xmm4, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vpslldq	$4, %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vpslldq	$4, %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vpxorq	%xmm2, %xmm4, %xmm4
-	vmovdqa64	%xmm4, 432(%rdi)
-	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm4, %xmm2
-	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon5(%rip), %xmm2, %xmm2
-	vmovdqa64	%xmm3, %xmm3
-	vpslldq	$4, %xmm3, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpslldq	$4, %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpslldq	$4, %xmm5, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vmovdqa64	%xmm3, 448(%rdi)
-	vpshufb	.Laesgen_vaes512_gcm_siv_open_last_word(%rip), %xmm3, %xmm2
-	vaesenclast	%xmm0, %xmm2, %xmm2
-	vmovdqa64	%xmm4, %xmm0
-	vpslldq	$4, %xmm0, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpslldq	$4, %xmm4, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpslldq	$4, %xmm4, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 464(%rdi)
-	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm0, %xmm0
-	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon6(%rip), %xmm0, %xmm0
-	vmovdqa64	%xmm3, %xmm2
-	vpslldq	$4, %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 480(%rdi)
 	vmovdqa64	%xmm1, 1008(%rdi)
 	vpshufd	$78, %xmm1, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	%xmm0, 1536(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm1, %xmm0
-	vpclmulqdq	$17, %xmm1, %xmm1, %xmm2
-	vpclmulqdq	$1, %xmm1, %xmm1, %xmm3
-	vpclmulqdq	$16, %xmm1, %xmm1, %xmm4
+	vmovdqa64	%xmm3, 256(%rdi)
+	vmovdqa64	%xmm5, 272(%rdi)
+	vpxorq	%xmm0, %xmm0, %xmm0
+	vpclmulqdq	$0, %xmm1, %xmm1, %xmm6
+	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm5, %xmm2
+	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon0(%rip), %xmm2, %xmm2
+	vpclmulqdq	$17, %xmm1, %xmm1, %xmm7
+	vmovdqa64	%xmm3, %xmm3
+	vpslldq	$4, %xmm3, %xmm4
 	vpxorq	%xmm4, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 992(%rdi)
-	vpshufd	$78, %xmm0, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1520(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
-	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm1, %xmm5
-	vpxorq	%xmm5, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm4
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm4
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 976(%rdi)
-	vpshufd	$78, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm1, %xmm1, %xmm8
+	vpslldq	$4, %xmm4, %xmm4
+	vpxorq	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, %xmm1, %xmm1, %xmm9
+	vpslldq	$4, %xmm4, %xmm4
+	vpxorq	%xmm4, %xmm3, %xmm3
 	vpxorq	%xmm2, %xmm3, %xmm3
-	vmovdqa64	%xmm3, 1504(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm0, %xmm2
-	vpclmulqdq	$17, %xmm0, %xmm0, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm0, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm0, %xmm0
-	vpxorq	%xmm0, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm0
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 960(%rdi)
-	vpshufd	$78, %xmm2, %xmm0
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vmovdqa64	%xmm3, 288(%rdi)
+	vpshufb	.Laesgen_vaes512_gcm_siv_open_last_word(%rip), %xmm3, %xmm2
+	vpslldq	$8, %xmm8, %xmm9
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vmovdqa64	%xmm5, %xmm4
+	vpslldq	$4, %xmm4, %xmm5
+	vpxorq	%xmm9, %xmm6, %xmm6
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpslldq	$4, %xmm5, %xmm5
+	vpsrldq	$8, %xmm8, %xmm9
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpslldq	$4, %xmm5, %xmm5
+	vpxorq	%xmm9, %xmm7, %xmm7
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vmovdqa64	%xmm4, 304(%rdi)
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm6, %xmm8
+	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm4, %xmm2
+	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon1(%rip), %xmm2, %xmm2
+	vpshufd	$78, %xmm6, %xmm6
+	vmovdqa64	%xmm3, %xmm3
+	vpslldq	$4, %xmm3, %xmm5
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpxorq	%xmm8, %xmm6, %xmm6
+	vpslldq	$4, %xmm5, %xmm5
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm6, %xmm8
+	vpslldq	$4, %xmm5, %xmm5
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vpshufd	$78, %xmm6, %xmm6
+	vmovdqa64	%xmm3, 320(%rdi)
+	vpshufb	.Laesgen_vaes512_gcm_siv_open_last_word(%rip), %xmm3, %xmm2
+	vpxorq	%xmm8, %xmm6, %xmm6
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vmovdqa64	%xmm4, %xmm4
+	vpxorq	%xmm7, %xmm6, %xmm6
+	vpslldq	$4, %xmm4, %xmm5
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpslldq	$4, %xmm5, %xmm5
+	vmovdqa64	%xmm6, 992(%rdi)
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpslldq	$4, %xmm5, %xmm5
+	vpshufd	$78, %xmm6, %xmm7
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vmovdqa64	%xmm4, 336(%rdi)
+	vpxorq	%xmm6, %xmm7, %xmm7
+	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm4, %xmm2
+	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon2(%rip), %xmm2, %xmm2
+	vmovdqa64	%xmm7, 1520(%rdi)
+	vmovdqa64	%xmm3, %xmm3
+	vpslldq	$4, %xmm3, %xmm5
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$0, %xmm6, %xmm1, %xmm7
+	vpslldq	$4, %xmm5, %xmm5
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$17, %xmm6, %xmm1, %xmm8
+	vpslldq	$4, %xmm5, %xmm5
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$1, %xmm6, %xmm1, %xmm9
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vmovdqa64	%xmm3, 352(%rdi)
+	vpshufb	.Laesgen_vaes512_gcm_siv_open_last_word(%rip), %xmm3, %xmm2
+	vpclmulqdq	$16, %xmm6, %xmm1, %xmm5
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vmovdqa64	%xmm4, %xmm4
+	vpxorq	%xmm5, %xmm9, %xmm9
+	vpslldq	$4, %xmm4, %xmm5
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpslldq	$4, %xmm5, %xmm5
+	vpslldq	$8, %xmm9, %xmm10
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpslldq	$4, %xmm5, %xmm5
+	vpxorq	%xmm10, %xmm7, %xmm7
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vmovdqa64	%xmm4, 368(%rdi)
+	vpsrldq	$8, %xmm9, %xmm10
+	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm4, %xmm2
+	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon3(%rip), %xmm2, %xmm2
+	vpxorq	%xmm10, %xmm8, %xmm8
+	vmovdqa64	%xmm3, %xmm3
+	vpslldq	$4, %xmm3, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm7, %xmm9
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpslldq	$4, %xmm5, %xmm5
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpshufd	$78, %xmm7, %xmm7
+	vpslldq	$4, %xmm5, %xmm5
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpxorq	%xmm9, %xmm7, %xmm7
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vmovdqa64	%xmm3, 384(%rdi)
+	vpshufb	.Laesgen_vaes512_gcm_siv_open_last_word(%rip), %xmm3, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm7, %xmm9
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vmovdqa64	%xmm4, %xmm4
+	vpshufd	$78, %xmm7, %xmm7
+	vpslldq	$4, %xmm4, %xmm5
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpslldq	$4, %xmm5, %xmm5
+	vpxorq	%xmm9, %xmm7, %xmm7
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpslldq	$4, %xmm5, %xmm5
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vmovdqa64	%xmm4, 400(%rdi)
+	vmovdqa64	%xmm7, 976(%rdi)
+	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm4, %xmm2
+	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon4(%rip), %xmm2, %xmm2
+	vpshufd	$78, %xmm7, %xmm8
+	vmovdqa64	%xmm3, %xmm3
+	vpslldq	$4, %xmm3, %xmm5
+	vpxorq	%xmm7, %xmm8, %xmm8
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpslldq	$4, %xmm5, %xmm5
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vmovdqa64	%xmm8, 1504(%rdi)
+	vpslldq	$4, %xmm5, %xmm5
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$0, %xmm6, %xmm6, %xmm7
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vmovdqa64	%xmm3, 416(%rdi)
+	vpshufb	.Laesgen_vaes512_gcm_siv_open_last_word(%rip), %xmm3, %xmm2
+	vpclmulqdq	$17, %xmm6, %xmm6, %xmm8
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vmovdqa64	%xmm4, %xmm4
+	vpclmulqdq	$1, %xmm6, %xmm6, %xmm9
+	vpslldq	$4, %xmm4, %xmm5
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpslldq	$4, %xmm5, %xmm5
+	vpclmulqdq	$16, %xmm6, %xmm6, %xmm6
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpslldq	$4, %xmm5, %xmm5
+	vpxorq	%xmm6, %xmm9, %xmm9
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm9, %xmm6
+	vmovdqa64	%xmm4, 432(%rdi)
+	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm4, %xmm2
+	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon5(%rip), %xmm2, %xmm2
+	vpxorq	%xmm6, %xmm7, %xmm7
+	vmovdqa64	%xmm3, %xmm3
+	vpslldq	$4, %xmm3, %xmm5
+	vpsrldq	$8, %xmm9, %xmm6
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpslldq	$4, %xmm5, %xmm5
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpxorq	%xmm6, %xmm8, %xmm8
+	vpslldq	$4, %xmm5, %xmm5
+	vpxorq	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm7, %xmm5
+	vpxorq	%xmm2, %xmm3, %xmm3
+	vmovdqa64	%xmm3, 448(%rdi)
+	vpshufb	.Laesgen_vaes512_gcm_siv_open_last_word(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm7, %xmm7
+	vaesenclast	%xmm0, %xmm2, %xmm2
+	vmovdqa64	%xmm4, %xmm0
+	vpxorq	%xmm5, %xmm7, %xmm7
+	vpslldq	$4, %xmm0, %xmm4
+	vpxorq	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm7, %xmm5
+	vpslldq	$4, %xmm4, %xmm4
+	vpxorq	%xmm4, %xmm0, %xmm0
+	vpslldq	$4, %xmm4, %xmm4
+	vpshufd	$78, %xmm7, %xmm7
+	vpxorq	%xmm4, %xmm0, %xmm0
 	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 1488(%rdi)
+	vpxorq	%xmm5, %xmm7, %xmm7
+	vmovdqa64	%xmm0, 464(%rdi)
+	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm0, %xmm0
+	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon6(%rip), %xmm0, %xmm0
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vmovdqa64	%xmm3, %xmm2
+	vpslldq	$4, %xmm2, %xmm3
+	vmovdqa64	%xmm7, 960(%rdi)
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpslldq	$4, %xmm3, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpshufd	$78, %xmm7, %xmm4
+	vpslldq	$4, %xmm3, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm7, %xmm4, %xmm4
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 480(%rdi)
+	vmovdqa64	%xmm4, 1488(%rdi)
 	cmpq	$64, %r8
 	ja	.Laesgen_vaes512_gcm_siv_open_powers_more
 	cmpq	$48, %rdx
@@ -4459,793 +4337,727 @@ aesgen_vaes512_gcm_siv_open:
 	movq	32(%rsp), %rdx
 	movq	24(%rsp), %r10
 	leaq	256(%rdi), %r11
+	vbroadcasti32x4	64(%r11), %zmm2
+	vbroadcasti32x4	80(%r11), %zmm3
+	vbroadcasti32x4	96(%r11), %zmm4
+	vbroadcasti32x4	112(%r11), %zmm5
+	vbroadcasti32x4	128(%r11), %zmm6
+	vbroadcasti32x4	144(%r11), %zmm7
+	vbroadcasti32x4	160(%r11), %zmm8
+	vbroadcasti32x4	176(%r11), %zmm9
+	vbroadcasti32x4	192(%r11), %zmm10
+	vbroadcasti32x4	208(%r11), %zmm11
+	vbroadcasti32x4	224(%r11), %zmm12
 	vporq	.Laesgen_vaes512_gcm_siv_open_set_top(%rip), %xmm0, %xmm0
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_lane_counts4(%rip), %zmm0, %zmm0
 	cmpq	$512, %rcx
 	jb	.Laesgen_vaes512_gcm_siv_open_ctr_small256
-	vmovdqa64	%zmm0, %zmm2
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_12x4(%rip), %zmm0, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_16x4(%rip), %zmm0, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_20x4(%rip), %zmm0, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_24x4(%rip), %zmm0, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_28x4(%rip), %zmm0, %zmm9
+	vmovdqa64	%zmm0, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_12x4(%rip), %zmm0, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_16x4(%rip), %zmm0, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_20x4(%rip), %zmm0, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_24x4(%rip), %zmm0, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_28x4(%rip), %zmm0, %zmm20
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_32x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r11), %zmm10
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm5, %zmm5
-	vpxorq	%zmm10, %zmm6, %zmm6
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	16(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	32(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	48(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	64(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	80(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	96(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	112(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	128(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	144(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	160(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	176(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	192(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	208(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	224(%r11), %zmm10
-	vaesenclast	%zmm10, %zmm2, %zmm2
-	vaesenclast	%zmm10, %zmm3, %zmm3
-	vaesenclast	%zmm10, %zmm4, %zmm4
-	vaesenclast	%zmm10, %zmm5, %zmm5
-	vaesenclast	%zmm10, %zmm6, %zmm6
-	vaesenclast	%zmm10, %zmm7, %zmm7
-	vaesenclast	%zmm10, %zmm8, %zmm8
-	vaesenclast	%zmm10, %zmm9, %zmm9
-	vpxorq	(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rdx)
-	vpxorq	64(%r9), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rdx)
-	vpxorq	128(%r9), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rdx)
-	vpxorq	192(%r9), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rdx)
-	vpxorq	256(%r9), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rdx)
-	vpxorq	320(%r9), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rdx)
-	vpxorq	384(%r9), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rdx)
-	vpxorq	448(%r9), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rdx)
+	vbroadcasti32x4	(%r11), %zmm21
+	vpxorq	%zmm21, %zmm13, %zmm13
+	vpxorq	%zmm21, %zmm14, %zmm14
+	vpxorq	%zmm21, %zmm15, %zmm15
+	vpxorq	%zmm21, %zmm16, %zmm16
+	vpxorq	%zmm21, %zmm17, %zmm17
+	vpxorq	%zmm21, %zmm18, %zmm18
+	vpxorq	%zmm21, %zmm19, %zmm19
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vbroadcasti32x4	16(%r11), %zmm21
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vbroadcasti32x4	32(%r11), %zmm21
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vbroadcasti32x4	48(%r11), %zmm21
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm19, %zmm19
+	vaesenc	%zmm2, %zmm20, %zmm20
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm19, %zmm19
+	vaesenc	%zmm8, %zmm20, %zmm20
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm19, %zmm19
+	vaesenc	%zmm9, %zmm20, %zmm20
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm19, %zmm19
+	vaesenc	%zmm10, %zmm20, %zmm20
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vaesenc	%zmm11, %zmm19, %zmm19
+	vaesenc	%zmm11, %zmm20, %zmm20
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vaesenclast	%zmm12, %zmm14, %zmm14
+	vaesenclast	%zmm12, %zmm15, %zmm15
+	vaesenclast	%zmm12, %zmm16, %zmm16
+	vaesenclast	%zmm12, %zmm17, %zmm17
+	vaesenclast	%zmm12, %zmm18, %zmm18
+	vaesenclast	%zmm12, %zmm19, %zmm19
+	vaesenclast	%zmm12, %zmm20, %zmm20
+	vpxorq	(%r9), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rdx)
+	vpxorq	64(%r9), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 64(%rdx)
+	vpxorq	128(%r9), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 128(%rdx)
+	vpxorq	192(%r9), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 192(%rdx)
+	vpxorq	256(%r9), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 256(%rdx)
+	vpxorq	320(%r9), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 320(%rdx)
+	vpxorq	384(%r9), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 384(%rdx)
+	vpxorq	448(%r9), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 448(%rdx)
 	addq	$512, %r9
 	addq	$512, %rdx
 	subq	$512, %rcx
 .Laesgen_vaes512_gcm_siv_open_ctr32_256:
 	cmpq	$512, %rcx
 	jb	.Laesgen_vaes512_gcm_siv_open_ctr32_done256
-	vmovdqa64	%zmm0, %zmm2
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_12x4(%rip), %zmm0, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_16x4(%rip), %zmm0, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_20x4(%rip), %zmm0, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_24x4(%rip), %zmm0, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_28x4(%rip), %zmm0, %zmm9
+	vmovdqa64	%zmm0, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_12x4(%rip), %zmm0, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_16x4(%rip), %zmm0, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_20x4(%rip), %zmm0, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_24x4(%rip), %zmm0, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_28x4(%rip), %zmm0, %zmm20
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_32x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r11), %zmm10
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vmovdqu64	-128(%rdx), %zmm11
-	vpxorq	%zmm10, %zmm3, %zmm3
-	vmovdqu64	-64(%rdx), %zmm12
-	vpxorq	%zmm10, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm5, %zmm5
-	vmovdqu64	896(%rdi), %zmm13
-	vpxorq	%zmm10, %zmm6, %zmm6
-	vmovdqu64	960(%rdi), %zmm14
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vpshufd	$78, %zmm11, %zmm15
-	vpxorq	%zmm10, %zmm9, %zmm9
-	vpxorq	%zmm11, %zmm15, %zmm15
-	vbroadcasti32x4	16(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$0, %zmm13, %zmm11, %zmm16
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$17, %zmm13, %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$0, 1424(%rdi), %zmm15, %zmm13
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpshufd	$78, %zmm12, %zmm15
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm12, %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$0, %zmm14, %zmm12, %zmm17
-	vbroadcasti32x4	32(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$17, %zmm14, %zmm12, %zmm12
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$0, 1488(%rdi), %zmm15, %zmm14
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpxorq	%zmm17, %zmm16, %zmm15
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpxorq	%zmm12, %zmm11, %zmm11
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm14, %zmm13, %zmm12
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vmovdqu64	-256(%rdx), %zmm13
-	vbroadcasti32x4	48(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vmovdqu64	-192(%rdx), %zmm14
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vmovdqu64	768(%rdi), %zmm16
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vmovdqu64	832(%rdi), %zmm17
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpshufd	$78, %zmm13, %zmm18
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm13, %zmm18, %zmm18
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$0, %zmm16, %zmm13, %zmm19
-	vbroadcasti32x4	64(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$17, %zmm16, %zmm13, %zmm13
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$0, 1296(%rdi), %zmm18, %zmm16
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpshufd	$78, %zmm14, %zmm18
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpxorq	%zmm14, %zmm18, %zmm18
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$0, %zmm17, %zmm14, %zmm20
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$17, %zmm17, %zmm14, %zmm14
-	vbroadcasti32x4	80(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$0, 1360(%rdi), %zmm18, %zmm17
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpternlogd	$150, %zmm20, %zmm19, %zmm15
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpternlogd	$150, %zmm14, %zmm13, %zmm11
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpternlogd	$150, %zmm17, %zmm16, %zmm12
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vmovdqu64	-384(%rdx), %zmm13
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vmovdqu64	-320(%rdx), %zmm14
-	vbroadcasti32x4	96(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vmovdqu64	640(%rdi), %zmm16
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vmovdqu64	704(%rdi), %zmm17
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpshufd	$78, %zmm13, %zmm18
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpxorq	%zmm13, %zmm18, %zmm18
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$0, %zmm16, %zmm13, %zmm19
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$17, %zmm16, %zmm13, %zmm13
-	vbroadcasti32x4	112(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$0, 1168(%rdi), %zmm18, %zmm16
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpshufd	$78, %zmm14, %zmm18
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpxorq	%zmm14, %zmm18, %zmm18
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$0, %zmm17, %zmm14, %zmm20
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$17, %zmm17, %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$0, 1232(%rdi), %zmm18, %zmm17
-	vbroadcasti32x4	128(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpternlogd	$150, %zmm20, %zmm19, %zmm15
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpternlogd	$150, %zmm14, %zmm13, %zmm11
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpternlogd	$150, %zmm17, %zmm16, %zmm12
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vmovdqu64	-512(%rdx), %zmm13
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm1, %zmm13, %zmm13
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vmovdqu64	-448(%rdx), %zmm10
-	vbroadcasti32x4	144(%r11), %zmm1
-	vaesenc	%zmm1, %zmm2, %zmm2
-	vmovdqu64	512(%rdi), %zmm14
-	vaesenc	%zmm1, %zmm3, %zmm3
-	vmovdqu64	576(%rdi), %zmm16
-	vaesenc	%zmm1, %zmm4, %zmm4
-	vaesenc	%zmm1, %zmm5, %zmm5
-	vpshufd	$78, %zmm13, %zmm17
-	vaesenc	%zmm1, %zmm6, %zmm6
-	vpxorq	%zmm13, %zmm17, %zmm17
-	vaesenc	%zmm1, %zmm7, %zmm7
-	vaesenc	%zmm1, %zmm8, %zmm8
-	vpclmulqdq	$0, %zmm14, %zmm13, %zmm18
-	vaesenc	%zmm1, %zmm9, %zmm9
-	vpclmulqdq	$17, %zmm14, %zmm13, %zmm13
-	vbroadcasti32x4	160(%r11), %zmm1
-	vaesenc	%zmm1, %zmm2, %zmm2
-	vpclmulqdq	$0, 1040(%rdi), %zmm17, %zmm14
-	vaesenc	%zmm1, %zmm3, %zmm3
-	vpshufd	$78, %zmm10, %zmm17
-	vaesenc	%zmm1, %zmm4, %zmm4
-	vaesenc	%zmm1, %zmm5, %zmm5
-	vpxorq	%zmm10, %zmm17, %zmm17
-	vaesenc	%zmm1, %zmm6, %zmm6
-	vpclmulqdq	$0, %zmm16, %zmm10, %zmm19
-	vaesenc	%zmm1, %zmm7, %zmm7
-	vaesenc	%zmm1, %zmm8, %zmm8
-	vpclmulqdq	$17, %zmm16, %zmm10, %zmm10
-	vaesenc	%zmm1, %zmm9, %zmm9
-	vpclmulqdq	$0, 1104(%rdi), %zmm17, %zmm16
-	vbroadcasti32x4	176(%r11), %zmm1
-	vaesenc	%zmm1, %zmm2, %zmm2
-	vpternlogd	$150, %zmm19, %zmm18, %zmm15
-	vaesenc	%zmm1, %zmm3, %zmm3
-	vpternlogd	$150, %zmm10, %zmm13, %zmm11
-	vaesenc	%zmm1, %zmm4, %zmm4
-	vaesenc	%zmm1, %zmm5, %zmm5
-	vpternlogd	$150, %zmm16, %zmm14, %zmm12
-	vaesenc	%zmm1, %zmm6, %zmm6
-	vpternlogd	$150, %zmm11, %zmm15, %zmm12
-	vaesenc	%zmm1, %zmm7, %zmm7
-	vaesenc	%zmm1, %zmm8, %zmm8
-	vpslldq	$8, %zmm12, %zmm10
-	vaesenc	%zmm1, %zmm9, %zmm9
-	vpxorq	%zmm10, %zmm15, %zmm15
-	vbroadcasti32x4	192(%r11), %zmm1
-	vaesenc	%zmm1, %zmm2, %zmm2
-	vpsrldq	$8, %zmm12, %zmm10
-	vaesenc	%zmm1, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm11, %zmm11
-	vaesenc	%zmm1, %zmm4, %zmm4
-	vaesenc	%zmm1, %zmm5, %zmm5
-	vextracti64x4	$1, %zmm15, %ymm10
-	vaesenc	%zmm1, %zmm6, %zmm6
-	vpxorq	%ymm10, %ymm15, %ymm15
-	vaesenc	%zmm1, %zmm7, %zmm7
-	vaesenc	%zmm1, %zmm8, %zmm8
-	vextracti32x4	$1, %ymm15, %xmm10
-	vaesenc	%zmm1, %zmm9, %zmm9
-	vpxorq	%xmm10, %xmm15, %xmm15
-	vbroadcasti32x4	208(%r11), %zmm1
-	vaesenc	%zmm1, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm11, %ymm10
-	vaesenc	%zmm1, %zmm3, %zmm3
-	vpxorq	%ymm10, %ymm11, %ymm11
-	vaesenc	%zmm1, %zmm4, %zmm4
-	vaesenc	%zmm1, %zmm5, %zmm5
-	vextracti32x4	$1, %ymm11, %xmm10
-	vaesenc	%zmm1, %zmm6, %zmm6
-	vpxorq	%xmm10, %xmm11, %xmm11
-	vaesenc	%zmm1, %zmm7, %zmm7
-	vaesenc	%zmm1, %zmm8, %zmm8
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm15, %xmm10
-	vaesenc	%zmm1, %zmm9, %zmm9
-	vpshufd	$78, %xmm15, %xmm15
-	vbroadcasti32x4	224(%r11), %zmm1
-	vaesenclast	%zmm1, %zmm2, %zmm2
-	vpxorq	%xmm10, %xmm15, %xmm15
-	vaesenclast	%zmm1, %zmm3, %zmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm15, %xmm10
-	vaesenclast	%zmm1, %zmm4, %zmm4
-	vaesenclast	%zmm1, %zmm5, %zmm5
-	vpshufd	$78, %xmm15, %xmm15
-	vaesenclast	%zmm1, %zmm6, %zmm6
-	vpxorq	%xmm10, %xmm15, %xmm15
-	vaesenclast	%zmm1, %zmm7, %zmm7
-	vaesenclast	%zmm1, %zmm8, %zmm8
-	vpxorq	%xmm11, %xmm15, %xmm15
-	vaesenclast	%zmm1, %zmm9, %zmm9
-	vmovdqa64	%xmm15, %xmm1
-	vpxorq	(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rdx)
-	vpxorq	64(%r9), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rdx)
-	vpxorq	128(%r9), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rdx)
-	vpxorq	192(%r9), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rdx)
-	vpxorq	256(%r9), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rdx)
-	vpxorq	320(%r9), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rdx)
-	vpxorq	384(%r9), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rdx)
-	vpxorq	448(%r9), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rdx)
+	vbroadcasti32x4	(%r11), %zmm21
+	vpxorq	%zmm21, %zmm13, %zmm13
+	vmovdqu64	-128(%rdx), %zmm22
+	vpxorq	%zmm21, %zmm14, %zmm14
+	vmovdqu64	-64(%rdx), %zmm23
+	vpxorq	%zmm21, %zmm15, %zmm15
+	vpxorq	%zmm21, %zmm16, %zmm16
+	vmovdqu64	896(%rdi), %zmm24
+	vpxorq	%zmm21, %zmm17, %zmm17
+	vmovdqu64	960(%rdi), %zmm25
+	vpxorq	%zmm21, %zmm18, %zmm18
+	vpshufd	$78, %zmm22, %zmm26
+	vpxorq	%zmm21, %zmm19, %zmm19
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vpxorq	%zmm22, %zmm26, %zmm26
+	vbroadcasti32x4	16(%r11), %zmm21
+	vpclmulqdq	$0, %zmm24, %zmm22, %zmm27
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpclmulqdq	$0, 1424(%rdi), %zmm26, %zmm24
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpshufd	$78, %zmm23, %zmm26
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpxorq	%zmm23, %zmm26, %zmm26
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpclmulqdq	$0, %zmm25, %zmm23, %zmm28
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpclmulqdq	$17, %zmm25, %zmm23, %zmm23
+	vbroadcasti32x4	32(%r11), %zmm21
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vpclmulqdq	$0, 1488(%rdi), %zmm26, %zmm25
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vpxorq	%zmm28, %zmm27, %zmm26
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vpxorq	%zmm25, %zmm24, %zmm23
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vmovdqu64	-256(%rdx), %zmm24
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vmovdqu64	-192(%rdx), %zmm25
+	vbroadcasti32x4	48(%r11), %zmm21
+	vmovdqu64	768(%rdi), %zmm27
+	vaesenc	%zmm21, %zmm13, %zmm13
+	vmovdqu64	832(%rdi), %zmm28
+	vaesenc	%zmm21, %zmm14, %zmm14
+	vaesenc	%zmm21, %zmm15, %zmm15
+	vpshufd	$78, %zmm24, %zmm29
+	vaesenc	%zmm21, %zmm16, %zmm16
+	vpxorq	%zmm24, %zmm29, %zmm29
+	vaesenc	%zmm21, %zmm17, %zmm17
+	vaesenc	%zmm21, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vaesenc	%zmm21, %zmm19, %zmm19
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vaesenc	%zmm21, %zmm20, %zmm20
+	vpclmulqdq	$0, 1296(%rdi), %zmm29, %zmm21
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vpshufd	$78, %zmm25, %zmm27
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vpxorq	%zmm25, %zmm27, %zmm27
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm28, %zmm25, %zmm29
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm28, %zmm25, %zmm25
+	vaesenc	%zmm2, %zmm19, %zmm19
+	vpclmulqdq	$0, 1360(%rdi), %zmm27, %zmm27
+	vaesenc	%zmm2, %zmm20, %zmm20
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpternlogd	$150, %zmm29, %zmm30, %zmm26
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vpternlogd	$150, %zmm25, %zmm24, %zmm22
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vpternlogd	$150, %zmm27, %zmm21, %zmm23
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vmovdqu64	-384(%rdx), %zmm21
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vmovdqu64	-320(%rdx), %zmm24
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vmovdqu64	640(%rdi), %zmm25
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vmovdqu64	704(%rdi), %zmm27
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vpshufd	$78, %zmm21, %zmm28
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vpxorq	%zmm21, %zmm28, %zmm28
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm25, %zmm21, %zmm29
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm25, %zmm21, %zmm21
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vpclmulqdq	$0, 1168(%rdi), %zmm28, %zmm25
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vpshufd	$78, %zmm24, %zmm28
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vpxorq	%zmm24, %zmm28, %zmm28
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vpclmulqdq	$0, 1232(%rdi), %zmm28, %zmm27
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vpternlogd	$150, %zmm30, %zmm29, %zmm26
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vpternlogd	$150, %zmm24, %zmm21, %zmm22
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vpternlogd	$150, %zmm27, %zmm25, %zmm23
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vmovdqu64	-512(%rdx), %zmm21
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vpxorq	%zmm1, %zmm21, %zmm21
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vmovdqu64	-448(%rdx), %zmm1
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vmovdqu64	512(%rdi), %zmm24
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vmovdqu64	576(%rdi), %zmm25
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpshufd	$78, %zmm21, %zmm27
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vpxorq	%zmm21, %zmm27, %zmm27
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vpclmulqdq	$0, %zmm24, %zmm21, %zmm28
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vpclmulqdq	$17, %zmm24, %zmm21, %zmm21
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vpclmulqdq	$0, 1040(%rdi), %zmm27, %zmm24
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vpshufd	$78, %zmm1, %zmm27
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vpxorq	%zmm1, %zmm27, %zmm27
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm25, %zmm1, %zmm29
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm25, %zmm1, %zmm1
+	vaesenc	%zmm8, %zmm19, %zmm19
+	vpclmulqdq	$0, 1104(%rdi), %zmm27, %zmm25
+	vaesenc	%zmm8, %zmm20, %zmm20
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vpternlogd	$150, %zmm29, %zmm28, %zmm26
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vpternlogd	$150, %zmm1, %zmm21, %zmm22
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vpternlogd	$150, %zmm25, %zmm24, %zmm23
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vpternlogd	$150, %zmm22, %zmm26, %zmm23
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vpslldq	$8, %zmm23, %zmm1
+	vaesenc	%zmm9, %zmm19, %zmm19
+	vaesenc	%zmm9, %zmm20, %zmm20
+	vpxorq	%zmm1, %zmm26, %zmm26
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vpsrldq	$8, %zmm23, %zmm1
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vpxorq	%zmm1, %zmm22, %zmm22
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vextracti64x4	$1, %zmm26, %ymm1
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vpxorq	%ymm1, %ymm26, %ymm26
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm19, %zmm19
+	vextracti32x4	$1, %ymm26, %xmm1
+	vaesenc	%zmm10, %zmm20, %zmm20
+	vpxorq	%xmm1, %xmm26, %xmm26
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vextracti64x4	$1, %zmm22, %ymm1
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vpxorq	%ymm1, %ymm22, %ymm22
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vextracti32x4	$1, %ymm22, %xmm1
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vpxorq	%xmm1, %xmm22, %xmm22
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vaesenc	%zmm11, %zmm19, %zmm19
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm26, %xmm1
+	vaesenc	%zmm11, %zmm20, %zmm20
+	vpshufd	$78, %xmm26, %xmm26
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vaesenclast	%zmm12, %zmm14, %zmm14
+	vpxorq	%xmm1, %xmm26, %xmm26
+	vaesenclast	%zmm12, %zmm15, %zmm15
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm26, %xmm1
+	vaesenclast	%zmm12, %zmm16, %zmm16
+	vpshufd	$78, %xmm26, %xmm26
+	vaesenclast	%zmm12, %zmm17, %zmm17
+	vaesenclast	%zmm12, %zmm18, %zmm18
+	vpxorq	%xmm1, %xmm26, %xmm26
+	vaesenclast	%zmm12, %zmm19, %zmm19
+	vpxorq	%xmm22, %xmm26, %xmm26
+	vaesenclast	%zmm12, %zmm20, %zmm20
+	vmovdqa64	%xmm26, %xmm1
+	vpxorq	(%r9), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rdx)
+	vpxorq	64(%r9), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 64(%rdx)
+	vpxorq	128(%r9), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 128(%rdx)
+	vpxorq	192(%r9), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 192(%rdx)
+	vpxorq	256(%r9), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 256(%rdx)
+	vpxorq	320(%r9), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 320(%rdx)
+	vpxorq	384(%r9), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 384(%rdx)
+	vpxorq	448(%r9), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 448(%rdx)
 	addq	$512, %r9
 	addq	$512, %rdx
 	subq	$512, %rcx
 	jmp	.Laesgen_vaes512_gcm_siv_open_ctr32_256
 .Laesgen_vaes512_gcm_siv_open_ctr32_done256:
-	vmovdqu64	-128(%rdx), %zmm2
-	vmovdqu64	-64(%rdx), %zmm3
-	vmovdqu64	896(%rdi), %zmm4
-	vmovdqu64	960(%rdi), %zmm5
-	vpshufd	$78, %zmm2, %zmm6
-	vpxorq	%zmm2, %zmm6, %zmm6
-	vpclmulqdq	$0, %zmm4, %zmm2, %zmm7
-	vpclmulqdq	$17, %zmm4, %zmm2, %zmm2
-	vpclmulqdq	$0, 1424(%rdi), %zmm6, %zmm4
-	vpshufd	$78, %zmm3, %zmm6
-	vpxorq	%zmm3, %zmm6, %zmm6
-	vpclmulqdq	$0, %zmm5, %zmm3, %zmm8
-	vpclmulqdq	$17, %zmm5, %zmm3, %zmm3
-	vpclmulqdq	$0, 1488(%rdi), %zmm6, %zmm5
-	vpxorq	%zmm8, %zmm7, %zmm6
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vpxorq	%zmm5, %zmm4, %zmm3
-	vmovdqu64	-256(%rdx), %zmm4
-	vmovdqu64	-192(%rdx), %zmm5
-	vmovdqu64	768(%rdi), %zmm7
-	vmovdqu64	832(%rdi), %zmm8
-	vpshufd	$78, %zmm4, %zmm9
-	vpxorq	%zmm4, %zmm9, %zmm9
-	vpclmulqdq	$0, %zmm7, %zmm4, %zmm10
-	vpclmulqdq	$17, %zmm7, %zmm4, %zmm4
-	vpclmulqdq	$0, 1296(%rdi), %zmm9, %zmm7
-	vpshufd	$78, %zmm5, %zmm9
-	vpxorq	%zmm5, %zmm9, %zmm9
-	vpclmulqdq	$0, %zmm8, %zmm5, %zmm11
-	vpclmulqdq	$17, %zmm8, %zmm5, %zmm5
-	vpclmulqdq	$0, 1360(%rdi), %zmm9, %zmm8
-	vpternlogd	$150, %zmm11, %zmm10, %zmm6
-	vpternlogd	$150, %zmm5, %zmm4, %zmm2
-	vpternlogd	$150, %zmm8, %zmm7, %zmm3
-	vmovdqu64	-384(%rdx), %zmm4
-	vmovdqu64	-320(%rdx), %zmm5
-	vmovdqu64	640(%rdi), %zmm7
-	vmovdqu64	704(%rdi), %zmm8
-	vpshufd	$78, %zmm4, %zmm9
-	vpxorq	%zmm4, %zmm9, %zmm9
-	vpclmulqdq	$0, %zmm7, %zmm4, %zmm10
-	vpclmulqdq	$17, %zmm7, %zmm4, %zmm4
-	vpclmulqdq	$0, 1168(%rdi), %zmm9, %zmm7
-	vpshufd	$78, %zmm5, %zmm9
-	vpxorq	%zmm5, %zmm9, %zmm9
-	vpclmulqdq	$0, %zmm8, %zmm5, %zmm11
-	vpclmulqdq	$17, %zmm8, %zmm5, %zmm5
-	vpclmulqdq	$0, 1232(%rdi), %zmm9, %zmm8
-	vpternlogd	$150, %zmm11, %zmm10, %zmm6
-	vpternlogd	$150, %zmm5, %zmm4, %zmm2
-	vpternlogd	$150, %zmm8, %zmm7, %zmm3
-	vmovdqu64	-512(%rdx), %zmm4
-	vpxorq	%zmm1, %zmm4, %zmm4
+	vmovdqu64	-128(%rdx), %zmm13
+	vmovdqu64	-64(%rdx), %zmm14
+	vmovdqu64	896(%rdi), %zmm15
+	vmovdqu64	960(%rdi), %zmm16
+	vpshufd	$78, %zmm13, %zmm17
+	vpxorq	%zmm13, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm15, %zmm13, %zmm18
+	vpclmulqdq	$17, %zmm15, %zmm13, %zmm13
+	vpclmulqdq	$0, 1424(%rdi), %zmm17, %zmm15
+	vpshufd	$78, %zmm14, %zmm17
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm16, %zmm14, %zmm19
+	vpclmulqdq	$17, %zmm16, %zmm14, %zmm14
+	vpclmulqdq	$0, 1488(%rdi), %zmm17, %zmm16
+	vpxorq	%zmm19, %zmm18, %zmm17
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vpxorq	%zmm16, %zmm15, %zmm14
+	vmovdqu64	-256(%rdx), %zmm15
+	vmovdqu64	-192(%rdx), %zmm16
+	vmovdqu64	768(%rdi), %zmm18
+	vmovdqu64	832(%rdi), %zmm19
+	vpshufd	$78, %zmm15, %zmm20
+	vpxorq	%zmm15, %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm18, %zmm15, %zmm21
+	vpclmulqdq	$17, %zmm18, %zmm15, %zmm15
+	vpclmulqdq	$0, 1296(%rdi), %zmm20, %zmm18
+	vpshufd	$78, %zmm16, %zmm20
+	vpxorq	%zmm16, %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm19, %zmm16, %zmm22
+	vpclmulqdq	$17, %zmm19, %zmm16, %zmm16
+	vpclmulqdq	$0, 1360(%rdi), %zmm20, %zmm19
+	vpternlogd	$150, %zmm22, %zmm21, %zmm17
+	vpternlogd	$150, %zmm16, %zmm15, %zmm13
+	vpternlogd	$150, %zmm19, %zmm18, %zmm14
+	vmovdqu64	-384(%rdx), %zmm15
+	vmovdqu64	-320(%rdx), %zmm16
+	vmovdqu64	640(%rdi), %zmm18
+	vmovdqu64	704(%rdi), %zmm19
+	vpshufd	$78, %zmm15, %zmm20
+	vpxorq	%zmm15, %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm18, %zmm15, %zmm21
+	vpclmulqdq	$17, %zmm18, %zmm15, %zmm15
+	vpclmulqdq	$0, 1168(%rdi), %zmm20, %zmm18
+	vpshufd	$78, %zmm16, %zmm20
+	vpxorq	%zmm16, %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm19, %zmm16, %zmm22
+	vpclmulqdq	$17, %zmm19, %zmm16, %zmm16
+	vpclmulqdq	$0, 1232(%rdi), %zmm20, %zmm19
+	vpternlogd	$150, %zmm22, %zmm21, %zmm17
+	vpternlogd	$150, %zmm16, %zmm15, %zmm13
+	vpternlogd	$150, %zmm19, %zmm18, %zmm14
+	vmovdqu64	-512(%rdx), %zmm15
+	vpxorq	%zmm1, %zmm15, %zmm15
 	vmovdqu64	-448(%rdx), %zmm1
-	vmovdqu64	512(%rdi), %zmm5
-	vmovdqu64	576(%rdi), %zmm7
-	vpshufd	$78, %zmm4, %zmm8
-	vpxorq	%zmm4, %zmm8, %zmm8
-	vpclmulqdq	$0, %zmm5, %zmm4, %zmm9
-	vpclmulqdq	$17, %zmm5, %zmm4, %zmm4
-	vpclmulqdq	$0, 1040(%rdi), %zmm8, %zmm5
-	vpshufd	$78, %zmm1, %zmm8
-	vpxorq	%zmm1, %zmm8, %zmm8
-	vpclmulqdq	$0, %zmm7, %zmm1, %zmm10
-	vpclmulqdq	$17, %zmm7, %zmm1, %zmm1
-	vpclmulqdq	$0, 1104(%rdi), %zmm8, %zmm7
-	vpternlogd	$150, %zmm10, %zmm9, %zmm6
-	vpternlogd	$150, %zmm1, %zmm4, %zmm2
-	vpternlogd	$150, %zmm7, %zmm5, %zmm3
-	vpternlogd	$150, %zmm2, %zmm6, %zmm3
-	vpslldq	$8, %zmm3, %zmm1
-	vpxorq	%zmm1, %zmm6, %zmm6
-	vpsrldq	$8, %zmm3, %zmm1
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm6, %ymm1
-	vpxorq	%ymm1, %ymm6, %ymm6
-	vextracti32x4	$1, %ymm6, %xmm1
-	vpxorq	%xmm1, %xmm6, %xmm6
-	vextracti64x4	$1, %zmm2, %ymm1
-	vpxorq	%ymm1, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm6, %xmm1
-	vpshufd	$78, %xmm6, %xmm6
-	vpxorq	%xmm1, %xmm6, %xmm6
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm6, %xmm1
-	vpshufd	$78, %xmm6, %xmm6
-	vpxorq	%xmm1, %xmm6, %xmm6
-	vpxorq	%xmm2, %xmm6, %xmm6
-	vmovdqa64	%xmm6, %xmm1
+	vmovdqu64	512(%rdi), %zmm16
+	vmovdqu64	576(%rdi), %zmm18
+	vpshufd	$78, %zmm15, %zmm19
+	vpxorq	%zmm15, %zmm19, %zmm19
+	vpclmulqdq	$0, %zmm16, %zmm15, %zmm20
+	vpclmulqdq	$17, %zmm16, %zmm15, %zmm15
+	vpclmulqdq	$0, 1040(%rdi), %zmm19, %zmm16
+	vpshufd	$78, %zmm1, %zmm19
+	vpxorq	%zmm1, %zmm19, %zmm19
+	vpclmulqdq	$0, %zmm18, %zmm1, %zmm21
+	vpclmulqdq	$17, %zmm18, %zmm1, %zmm1
+	vpclmulqdq	$0, 1104(%rdi), %zmm19, %zmm18
+	vpternlogd	$150, %zmm21, %zmm20, %zmm17
+	vpternlogd	$150, %zmm1, %zmm15, %zmm13
+	vpternlogd	$150, %zmm18, %zmm16, %zmm14
+	vpternlogd	$150, %zmm13, %zmm17, %zmm14
+	vpslldq	$8, %zmm14, %zmm1
+	vpxorq	%zmm1, %zmm17, %zmm17
+	vpsrldq	$8, %zmm14, %zmm1
+	vpxorq	%zmm1, %zmm13, %zmm13
+	vextracti64x4	$1, %zmm17, %ymm1
+	vpxorq	%ymm1, %ymm17, %ymm17
+	vextracti32x4	$1, %ymm17, %xmm1
+	vpxorq	%xmm1, %xmm17, %xmm17
+	vextracti64x4	$1, %zmm13, %ymm1
+	vpxorq	%ymm1, %ymm13, %ymm13
+	vextracti32x4	$1, %ymm13, %xmm1
+	vpxorq	%xmm1, %xmm13, %xmm13
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm17, %xmm1
+	vpshufd	$78, %xmm17, %xmm17
+	vpxorq	%xmm1, %xmm17, %xmm17
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm17, %xmm1
+	vpshufd	$78, %xmm17, %xmm17
+	vpxorq	%xmm1, %xmm17, %xmm17
+	vpxorq	%xmm13, %xmm17, %xmm17
+	vmovdqa64	%xmm17, %xmm1
 .Laesgen_vaes512_gcm_siv_open_ctr_small256:
 	movq	%rdx, %rbx
 	movq	%rcx, %rbp
 	cmpq	$256, %rcx
 	jb	.Laesgen_vaes512_gcm_siv_open_ctr16_done256
-	vmovdqa64	%zmm0, %zmm2
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_12x4(%rip), %zmm0, %zmm5
+	vmovdqa64	%zmm0, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_12x4(%rip), %zmm0, %zmm16
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_16x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r11), %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
-	vpxorq	%zmm6, %zmm3, %zmm3
-	vpxorq	%zmm6, %zmm4, %zmm4
-	vpxorq	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	16(%r11), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	32(%r11), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	48(%r11), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	64(%r11), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	80(%r11), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	96(%r11), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	112(%r11), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	128(%r11), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	144(%r11), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	160(%r11), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	176(%r11), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	192(%r11), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	208(%r11), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	224(%r11), %zmm6
-	vaesenclast	%zmm6, %zmm2, %zmm2
-	vaesenclast	%zmm6, %zmm3, %zmm3
-	vaesenclast	%zmm6, %zmm4, %zmm4
-	vaesenclast	%zmm6, %zmm5, %zmm5
-	vpxorq	(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rdx)
-	vpxorq	64(%r9), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rdx)
-	vpxorq	128(%r9), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rdx)
-	vpxorq	192(%r9), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rdx)
+	vbroadcasti32x4	(%r11), %zmm17
+	vpxorq	%zmm17, %zmm13, %zmm13
+	vpxorq	%zmm17, %zmm14, %zmm14
+	vpxorq	%zmm17, %zmm15, %zmm15
+	vpxorq	%zmm17, %zmm16, %zmm16
+	vbroadcasti32x4	16(%r11), %zmm17
+	vaesenc	%zmm17, %zmm13, %zmm13
+	vaesenc	%zmm17, %zmm14, %zmm14
+	vaesenc	%zmm17, %zmm15, %zmm15
+	vaesenc	%zmm17, %zmm16, %zmm16
+	vbroadcasti32x4	32(%r11), %zmm17
+	vaesenc	%zmm17, %zmm13, %zmm13
+	vaesenc	%zmm17, %zmm14, %zmm14
+	vaesenc	%zmm17, %zmm15, %zmm15
+	vaesenc	%zmm17, %zmm16, %zmm16
+	vbroadcasti32x4	48(%r11), %zmm17
+	vaesenc	%zmm17, %zmm13, %zmm13
+	vaesenc	%zmm17, %zmm14, %zmm14
+	vaesenc	%zmm17, %zmm15, %zmm15
+	vaesenc	%zmm17, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vaesenclast	%zmm12, %zmm14, %zmm14
+	vaesenclast	%zmm12, %zmm15, %zmm15
+	vaesenclast	%zmm12, %zmm16, %zmm16
+	vpxorq	(%r9), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rdx)
+	vpxorq	64(%r9), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 64(%rdx)
+	vpxorq	128(%r9), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 128(%rdx)
+	vpxorq	192(%r9), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 192(%rdx)
 	addq	$256, %r9
 	addq	$256, %rdx
 	subq	$256, %rcx
 .Laesgen_vaes512_gcm_siv_open_ctr16_done256:
 	cmpq	$128, %rcx
 	jb	.Laesgen_vaes512_gcm_siv_open_ctr8_done256
-	vmovdqa64	%zmm0, %zmm2
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm3
+	vmovdqa64	%zmm0, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm14
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r11), %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	16(%r11), %zmm4
-	vaesenc	%zmm4, %zmm2, %zmm2
-	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	32(%r11), %zmm4
-	vaesenc	%zmm4, %zmm2, %zmm2
-	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	48(%r11), %zmm4
-	vaesenc	%zmm4, %zmm2, %zmm2
-	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	64(%r11), %zmm4
-	vaesenc	%zmm4, %zmm2, %zmm2
-	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	80(%r11), %zmm4
-	vaesenc	%zmm4, %zmm2, %zmm2
-	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	96(%r11), %zmm4
-	vaesenc	%zmm4, %zmm2, %zmm2
-	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	112(%r11), %zmm4
-	vaesenc	%zmm4, %zmm2, %zmm2
-	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	128(%r11), %zmm4
-	vaesenc	%zmm4, %zmm2, %zmm2
-	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	144(%r11), %zmm4
-	vaesenc	%zmm4, %zmm2, %zmm2
-	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	160(%r11), %zmm4
-	vaesenc	%zmm4, %zmm2, %zmm2
-	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	176(%r11), %zmm4
-	vaesenc	%zmm4, %zmm2, %zmm2
-	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	192(%r11), %zmm4
-	vaesenc	%zmm4, %zmm2, %zmm2
-	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	208(%r11), %zmm4
-	vaesenc	%zmm4, %zmm2, %zmm2
-	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	224(%r11), %zmm4
-	vaesenclast	%zmm4, %zmm2, %zmm2
-	vaesenclast	%zmm4, %zmm3, %zmm3
-	vpxorq	(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rdx)
-	vpxorq	64(%r9), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rdx)
+	vbroadcasti32x4	(%r11), %zmm15
+	vpxorq	%zmm15, %zmm13, %zmm13
+	vpxorq	%zmm15, %zmm14, %zmm14
+	vbroadcasti32x4	16(%r11), %zmm15
+	vaesenc	%zmm15, %zmm13, %zmm13
+	vaesenc	%zmm15, %zmm14, %zmm14
+	vbroadcasti32x4	32(%r11), %zmm15
+	vaesenc	%zmm15, %zmm13, %zmm13
+	vaesenc	%zmm15, %zmm14, %zmm14
+	vbroadcasti32x4	48(%r11), %zmm15
+	vaesenc	%zmm15, %zmm13, %zmm13
+	vaesenc	%zmm15, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vaesenclast	%zmm12, %zmm14, %zmm14
+	vpxorq	(%r9), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rdx)
+	vpxorq	64(%r9), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 64(%rdx)
 	addq	$128, %r9
 	addq	$128, %rdx
 	subq	$128, %rcx
 .Laesgen_vaes512_gcm_siv_open_ctr8_done256:
 	cmpq	$64, %rcx
 	jb	.Laesgen_vaes512_gcm_siv_open_ctr4_done256
-	vmovdqa64	%zmm0, %zmm2
+	vmovdqa64	%zmm0, %zmm13
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r11), %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	16(%r11), %zmm3
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	32(%r11), %zmm3
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	48(%r11), %zmm3
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	64(%r11), %zmm3
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	80(%r11), %zmm3
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	96(%r11), %zmm3
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	112(%r11), %zmm3
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	128(%r11), %zmm3
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	144(%r11), %zmm3
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	160(%r11), %zmm3
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	176(%r11), %zmm3
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	192(%r11), %zmm3
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	208(%r11), %zmm3
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	224(%r11), %zmm3
-	vaesenclast	%zmm3, %zmm2, %zmm2
-	vpxorq	(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rdx)
+	vbroadcasti32x4	(%r11), %zmm14
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vbroadcasti32x4	16(%r11), %zmm14
+	vaesenc	%zmm14, %zmm13, %zmm13
+	vbroadcasti32x4	32(%r11), %zmm14
+	vaesenc	%zmm14, %zmm13, %zmm13
+	vbroadcasti32x4	48(%r11), %zmm14
+	vaesenc	%zmm14, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vpxorq	(%r9), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rdx)
 	addq	$64, %r9
 	addq	$64, %rdx
 	subq	$64, %rcx
 .Laesgen_vaes512_gcm_siv_open_ctr4_done256:
 	cmpq	$32, %rcx
 	jb	.Laesgen_vaes512_gcm_siv_open_ctr2_done256
-	vmovdqa64	%ymm0, %ymm2
+	vmovdqa64	%ymm0, %ymm13
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_2x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r11), %ymm3
-	vpxorq	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	16(%r11), %ymm3
-	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	32(%r11), %ymm3
-	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	48(%r11), %ymm3
-	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	64(%r11), %ymm3
-	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	80(%r11), %ymm3
-	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	96(%r11), %ymm3
-	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	112(%r11), %ymm3
-	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	128(%r11), %ymm3
-	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	144(%r11), %ymm3
-	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	160(%r11), %ymm3
-	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	176(%r11), %ymm3
-	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	192(%r11), %ymm3
-	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	208(%r11), %ymm3
-	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	224(%r11), %ymm3
-	vaesenclast	%ymm3, %ymm2, %ymm2
-	vpxorq	(%r9), %ymm2, %ymm2
-	vmovdqu64	%ymm2, (%rdx)
+	vbroadcasti32x4	(%r11), %ymm14
+	vpxorq	%ymm14, %ymm13, %ymm13
+	vbroadcasti32x4	16(%r11), %ymm14
+	vaesenc	%ymm14, %ymm13, %ymm13
+	vbroadcasti32x4	32(%r11), %ymm14
+	vaesenc	%ymm14, %ymm13, %ymm13
+	vbroadcasti32x4	48(%r11), %ymm14
+	vaesenc	%ymm14, %ymm13, %ymm13
+	vaesenc	%ymm2, %ymm13, %ymm13
+	vaesenc	%ymm3, %ymm13, %ymm13
+	vaesenc	%ymm4, %ymm13, %ymm13
+	vaesenc	%ymm5, %ymm13, %ymm13
+	vaesenc	%ymm6, %ymm13, %ymm13
+	vaesenc	%ymm7, %ymm13, %ymm13
+	vaesenc	%ymm8, %ymm13, %ymm13
+	vaesenc	%ymm9, %ymm13, %ymm13
+	vaesenc	%ymm10, %ymm13, %ymm13
+	vaesenc	%ymm11, %ymm13, %ymm13
+	vaesenclast	%ymm12, %ymm13, %ymm13
+	vpxorq	(%r9), %ymm13, %ymm13
+	vmovdqu64	%ymm13, (%rdx)
 	addq	$32, %r9
 	addq	$32, %rdx
 	subq	$32, %rcx
 .Laesgen_vaes512_gcm_siv_open_ctr2_done256:
 	cmpq	$16, %rcx
 	jb	.Laesgen_vaes512_gcm_siv_open_ctr1_done256
-	vmovdqa64	%xmm0, %xmm2
+	vmovdqa64	%xmm0, %xmm13
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_1x4(%rip), %zmm0, %zmm0
-	vmovdqa64	(%r11), %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	16(%r11), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	32(%r11), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	48(%r11), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	64(%r11), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	80(%r11), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	96(%r11), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	112(%r11), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	128(%r11), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	144(%r11), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	160(%r11), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	176(%r11), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	192(%r11), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	208(%r11), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	224(%r11), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vpxorq	(%r9), %xmm2, %xmm2
-	vmovdqu64	%xmm2, (%rdx)
+	vmovdqa64	(%r11), %xmm14
+	vpxorq	%xmm14, %xmm13, %xmm13
+	vmovdqa64	16(%r11), %xmm14
+	vaesenc	%xmm14, %xmm13, %xmm13
+	vmovdqa64	32(%r11), %xmm14
+	vaesenc	%xmm14, %xmm13, %xmm13
+	vmovdqa64	48(%r11), %xmm14
+	vaesenc	%xmm14, %xmm13, %xmm13
+	vaesenc	%xmm2, %xmm13, %xmm13
+	vaesenc	%xmm3, %xmm13, %xmm13
+	vaesenc	%xmm4, %xmm13, %xmm13
+	vaesenc	%xmm5, %xmm13, %xmm13
+	vaesenc	%xmm6, %xmm13, %xmm13
+	vaesenc	%xmm7, %xmm13, %xmm13
+	vaesenc	%xmm8, %xmm13, %xmm13
+	vaesenc	%xmm9, %xmm13, %xmm13
+	vaesenc	%xmm10, %xmm13, %xmm13
+	vaesenc	%xmm11, %xmm13, %xmm13
+	vaesenclast	%xmm12, %xmm13, %xmm13
+	vpxorq	(%r9), %xmm13, %xmm13
+	vmovdqu64	%xmm13, (%rdx)
 	addq	$16, %r9
 	addq	$16, %rdx
 	subq	$16, %rcx
@@ -5253,36 +5065,25 @@ aesgen_vaes512_gcm_siv_open:
 	testq	%rcx, %rcx
 	je	.Laesgen_vaes512_gcm_siv_open_ctr_end256
 	vmovdqa64	%xmm0, %xmm0
-	vmovdqa64	(%r11), %xmm2
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	16(%r11), %xmm2
+	vmovdqa64	(%r11), %xmm13
+	vpxorq	%xmm13, %xmm0, %xmm0
+	vmovdqa64	16(%r11), %xmm13
+	vaesenc	%xmm13, %xmm0, %xmm0
+	vmovdqa64	32(%r11), %xmm13
+	vaesenc	%xmm13, %xmm0, %xmm0
+	vmovdqa64	48(%r11), %xmm13
+	vaesenc	%xmm13, %xmm0, %xmm0
 	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	32(%r11), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	48(%r11), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	64(%r11), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	80(%r11), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	96(%r11), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	112(%r11), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	128(%r11), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	144(%r11), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	160(%r11), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	176(%r11), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	192(%r11), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	208(%r11), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	224(%r11), %xmm2
-	vaesenclast	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm3, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm5, %xmm0, %xmm0
+	vaesenc	%xmm6, %xmm0, %xmm0
+	vaesenc	%xmm7, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm9, %xmm0, %xmm0
+	vaesenc	%xmm10, %xmm0, %xmm0
+	vaesenc	%xmm11, %xmm0, %xmm0
+	vaesenclast	%xmm12, %xmm0, %xmm0
 	movq	$-1, %r11
 	bzhiq	%rcx, %r11, %r11
 	kmovq	%r11, %k1
@@ -5639,182 +5440,182 @@ aesgen_vaes512_gcm_siv_open:
 	vaesenclast	%xmm4, %xmm0, %xmm0
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpunpcklqdq	%xmm0, %xmm3, %xmm3
-	vmovdqa64	%xmm3, 256(%rdi)
-	vpxorq	%xmm0, %xmm0, %xmm0
-	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm3, %xmm0
-	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon0(%rip), %xmm0, %xmm0
-	vmovdqa64	%xmm3, %xmm2
-	vpslldq	$4, %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 272(%rdi)
-	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm2, %xmm0
-	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon1(%rip), %xmm0, %xmm0
-	vmovdqa64	%xmm2, %xmm2
-	vpslldq	$4, %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 288(%rdi)
-	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm2, %xmm0
-	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon2(%rip), %xmm0, %xmm0
-	vmovdqa64	%xmm2, %xmm2
-	vpslldq	$4, %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 304(%rdi)
-	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm2, %xmm0
-	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon3(%rip), %xmm0, %xmm0
-	vmovdqa64	%xmm2, %xmm2
-	vpslldq	$4, %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 320(%rdi)
-	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm2, %xmm0
-	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon4(%rip), %xmm0, %xmm0
-	vmovdqa64	%xmm2, %xmm2
-	vpslldq	$4, %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 336(%rdi)
-	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm2, %xmm0
-	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon5(%rip), %xmm0, %xmm0
-	vmovdqa64	%xmm2, %xmm2
-	vpslldq	$4, %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 352(%rdi)
-	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm2, %xmm0
-	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon6(%rip), %xmm0, %xmm0
-	vmovdqa64	%xmm2, %xmm2
-	vpslldq	$4, %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 368(%rdi)
-	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm2, %xmm0
-	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon7(%rip), %xmm0, %xmm0
-	vmovdqa64	%xmm2, %xmm2
-	vpslldq	$4, %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 384(%rdi)
-	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm2, %xmm0
-	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon8(%rip), %xmm0, %xmm0
-	vmovdqa64	%xmm2, %xmm2
-	vpslldq	$4, %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 400(%rdi)
-	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm2, %xmm0
-	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon9(%rip), %xmm0, %xmm0
-	vmovdqa64	%xmm2, %xmm2
-	vpslldq	$4, %xmm2, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 416(%rdi)
 	vmovdqa64	%xmm1, 1008(%rdi)
 	vpshufd	$78, %xmm1, %xmm0
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	%xmm0, 1536(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm1, %xmm0
-	vpclmulqdq	$17, %xmm1, %xmm1, %xmm2
-	vpclmulqdq	$1, %xmm1, %xmm1, %xmm3
-	vpclmulqdq	$16, %xmm1, %xmm1, %xmm4
-	vpxorq	%xmm4, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm4
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxorq	%xmm3, %xmm0, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 992(%rdi)
-	vpshufd	$78, %xmm0, %xmm2
+	vmovdqa64	%xmm3, 256(%rdi)
+	vpxorq	%xmm0, %xmm0, %xmm0
+	vpclmulqdq	$0, %xmm1, %xmm1, %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm3, %xmm0
+	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon0(%rip), %xmm0, %xmm0
+	vpclmulqdq	$17, %xmm1, %xmm1, %xmm5
+	vmovdqa64	%xmm3, %xmm2
+	vpslldq	$4, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm1, %xmm1, %xmm6
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpslldq	$4, %xmm3, %xmm3
+	vpclmulqdq	$16, %xmm1, %xmm1, %xmm7
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpslldq	$4, %xmm3, %xmm3
+	vpxorq	%xmm7, %xmm6, %xmm6
+	vpxorq	%xmm3, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 1520(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
-	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm1, %xmm5
+	vpslldq	$8, %xmm6, %xmm7
+	vmovdqa64	%xmm2, 272(%rdi)
+	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm2, %xmm0
+	vpxorq	%xmm7, %xmm4, %xmm4
+	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon1(%rip), %xmm0, %xmm0
+	vpsrldq	$8, %xmm6, %xmm7
+	vmovdqa64	%xmm2, %xmm2
+	vpslldq	$4, %xmm2, %xmm3
+	vpxorq	%xmm7, %xmm5, %xmm5
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpslldq	$4, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm6
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpslldq	$4, %xmm3, %xmm3
+	vpshufd	$78, %xmm4, %xmm4
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm6, %xmm4, %xmm4
+	vmovdqa64	%xmm2, 288(%rdi)
+	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm2, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm6
+	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon2(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm2, %xmm2
+	vpshufd	$78, %xmm4, %xmm4
+	vpslldq	$4, %xmm2, %xmm3
+	vpxorq	%xmm6, %xmm4, %xmm4
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm5, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm5
-	vpxorq	%xmm5, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm5
-	vpxorq	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm4
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm4
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm4, %xmm2, %xmm2
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 976(%rdi)
-	vpshufd	$78, %xmm2, %xmm3
-	vpxorq	%xmm2, %xmm3, %xmm3
-	vmovdqa64	%xmm3, 1504(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm0, %xmm2
-	vpclmulqdq	$17, %xmm0, %xmm0, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm0, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm0, %xmm0
-	vpxorq	%xmm0, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm0
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm0
-	vpxorq	%xmm0, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxorq	%xmm0, %xmm2, %xmm2
+	vpslldq	$4, %xmm3, %xmm3
+	vmovdqa64	%xmm4, 992(%rdi)
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	%xmm2, 960(%rdi)
-	vpshufd	$78, %xmm2, %xmm0
-	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	%xmm0, 1488(%rdi)
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpshufd	$78, %xmm4, %xmm3
+	vmovdqa64	%xmm2, 304(%rdi)
+	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm2, %xmm0
+	vpxorq	%xmm4, %xmm3, %xmm3
+	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon3(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm2, %xmm2
+	vmovdqa64	%xmm3, 1520(%rdi)
+	vpslldq	$4, %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpclmulqdq	$0, %xmm4, %xmm1, %xmm5
+	vpslldq	$4, %xmm3, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpclmulqdq	$17, %xmm4, %xmm1, %xmm6
+	vpslldq	$4, %xmm3, %xmm3
+	vpclmulqdq	$1, %xmm4, %xmm1, %xmm7
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, %xmm4, %xmm1, %xmm3
+	vmovdqa64	%xmm2, 320(%rdi)
+	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm2, %xmm0
+	vpxorq	%xmm3, %xmm7, %xmm7
+	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon4(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm2, %xmm2
+	vpslldq	$8, %xmm7, %xmm8
+	vpslldq	$4, %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm8, %xmm5, %xmm5
+	vpslldq	$4, %xmm3, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpsrldq	$8, %xmm7, %xmm8
+	vpslldq	$4, %xmm3, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm8, %xmm6, %xmm6
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm5, %xmm3
+	vmovdqa64	%xmm2, 336(%rdi)
+	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm5, %xmm5
+	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon5(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm2, %xmm2
+	vpxorq	%xmm3, %xmm5, %xmm5
+	vpslldq	$4, %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm5, %xmm7
+	vpslldq	$4, %xmm3, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpshufd	$78, %xmm5, %xmm5
+	vpslldq	$4, %xmm3, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm7, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 352(%rdi)
+	vpxorq	%xmm6, %xmm5, %xmm5
+	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm2, %xmm0
+	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon6(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm5, 976(%rdi)
+	vmovdqa64	%xmm2, %xmm2
+	vpshufd	$78, %xmm5, %xmm6
+	vpslldq	$4, %xmm2, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm5, %xmm6, %xmm6
+	vpslldq	$4, %xmm3, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm6, 1504(%rdi)
+	vpslldq	$4, %xmm3, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpclmulqdq	$0, %xmm4, %xmm4, %xmm5
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 368(%rdi)
+	vpclmulqdq	$17, %xmm4, %xmm4, %xmm6
+	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm2, %xmm0
+	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon7(%rip), %xmm0, %xmm0
+	vpclmulqdq	$1, %xmm4, %xmm4, %xmm7
+	vmovdqa64	%xmm2, %xmm2
+	vpslldq	$4, %xmm2, %xmm3
+	vpclmulqdq	$16, %xmm4, %xmm4, %xmm4
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm4, %xmm7, %xmm7
+	vpslldq	$4, %xmm3, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpslldq	$8, %xmm7, %xmm4
+	vpslldq	$4, %xmm3, %xmm3
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm4, %xmm5, %xmm5
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 384(%rdi)
+	vpsrldq	$8, %xmm7, %xmm4
+	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm2, %xmm0
+	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon8(%rip), %xmm0, %xmm0
+	vpxorq	%xmm4, %xmm6, %xmm6
+	vmovdqa64	%xmm2, %xmm2
+	vpslldq	$4, %xmm2, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm5, %xmm4
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpslldq	$4, %xmm3, %xmm3
+	vpshufd	$78, %xmm5, %xmm5
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpslldq	$4, %xmm3, %xmm3
+	vpxorq	%xmm4, %xmm5, %xmm5
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm5, %xmm3
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 400(%rdi)
+	vpshufd	$78, %xmm5, %xmm5
+	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm2, %xmm0
+	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon9(%rip), %xmm0, %xmm0
+	vpxorq	%xmm3, %xmm5, %xmm5
+	vmovdqa64	%xmm2, %xmm2
+	vpslldq	$4, %xmm2, %xmm3
+	vpxorq	%xmm6, %xmm5, %xmm5
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpslldq	$4, %xmm3, %xmm3
+	vmovdqa64	%xmm5, 960(%rdi)
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpslldq	$4, %xmm3, %xmm3
+	vpshufd	$78, %xmm5, %xmm4
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm5, %xmm4, %xmm4
+	vmovdqa64	%xmm2, 416(%rdi)
+	vmovdqa64	%xmm4, 1488(%rdi)
 	cmpq	$64, %r8
 	ja	.Laesgen_vaes512_gcm_siv_open_powers_more_2
 	cmpq	$48, %rdx
@@ -6269,665 +6070,599 @@ aesgen_vaes512_gcm_siv_open:
 	movq	32(%rsp), %rdx
 	movq	24(%rsp), %r10
 	leaq	256(%rdi), %r11
+	vbroadcasti32x4	(%r11), %zmm2
+	vbroadcasti32x4	16(%r11), %zmm3
+	vbroadcasti32x4	32(%r11), %zmm4
+	vbroadcasti32x4	48(%r11), %zmm5
+	vbroadcasti32x4	64(%r11), %zmm6
+	vbroadcasti32x4	80(%r11), %zmm7
+	vbroadcasti32x4	96(%r11), %zmm8
+	vbroadcasti32x4	112(%r11), %zmm9
+	vbroadcasti32x4	128(%r11), %zmm10
+	vbroadcasti32x4	144(%r11), %zmm11
+	vbroadcasti32x4	160(%r11), %zmm12
 	vporq	.Laesgen_vaes512_gcm_siv_open_set_top(%rip), %xmm0, %xmm0
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm0
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_lane_counts4(%rip), %zmm0, %zmm0
 	cmpq	$512, %rcx
 	jb	.Laesgen_vaes512_gcm_siv_open_ctr_small128
-	vmovdqa64	%zmm0, %zmm2
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_12x4(%rip), %zmm0, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_16x4(%rip), %zmm0, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_20x4(%rip), %zmm0, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_24x4(%rip), %zmm0, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_28x4(%rip), %zmm0, %zmm9
+	vmovdqa64	%zmm0, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_12x4(%rip), %zmm0, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_16x4(%rip), %zmm0, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_20x4(%rip), %zmm0, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_24x4(%rip), %zmm0, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_28x4(%rip), %zmm0, %zmm20
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_32x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r11), %zmm10
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vpxorq	%zmm10, %zmm3, %zmm3
-	vpxorq	%zmm10, %zmm4, %zmm4
-	vpxorq	%zmm10, %zmm5, %zmm5
-	vpxorq	%zmm10, %zmm6, %zmm6
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	16(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	32(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	48(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	64(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	80(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	96(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	112(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	128(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	144(%r11), %zmm10
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	160(%r11), %zmm10
-	vaesenclast	%zmm10, %zmm2, %zmm2
-	vaesenclast	%zmm10, %zmm3, %zmm3
-	vaesenclast	%zmm10, %zmm4, %zmm4
-	vaesenclast	%zmm10, %zmm5, %zmm5
-	vaesenclast	%zmm10, %zmm6, %zmm6
-	vaesenclast	%zmm10, %zmm7, %zmm7
-	vaesenclast	%zmm10, %zmm8, %zmm8
-	vaesenclast	%zmm10, %zmm9, %zmm9
-	vpxorq	(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rdx)
-	vpxorq	64(%r9), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rdx)
-	vpxorq	128(%r9), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rdx)
-	vpxorq	192(%r9), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rdx)
-	vpxorq	256(%r9), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rdx)
-	vpxorq	320(%r9), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rdx)
-	vpxorq	384(%r9), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rdx)
-	vpxorq	448(%r9), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rdx)
+	vpxorq	%zmm2, %zmm13, %zmm13
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpxorq	%zmm2, %zmm15, %zmm15
+	vpxorq	%zmm2, %zmm16, %zmm16
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vpxorq	%zmm2, %zmm19, %zmm19
+	vpxorq	%zmm2, %zmm20, %zmm20
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm19, %zmm19
+	vaesenc	%zmm8, %zmm20, %zmm20
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm19, %zmm19
+	vaesenc	%zmm9, %zmm20, %zmm20
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm19, %zmm19
+	vaesenc	%zmm10, %zmm20, %zmm20
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vaesenc	%zmm11, %zmm19, %zmm19
+	vaesenc	%zmm11, %zmm20, %zmm20
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vaesenclast	%zmm12, %zmm14, %zmm14
+	vaesenclast	%zmm12, %zmm15, %zmm15
+	vaesenclast	%zmm12, %zmm16, %zmm16
+	vaesenclast	%zmm12, %zmm17, %zmm17
+	vaesenclast	%zmm12, %zmm18, %zmm18
+	vaesenclast	%zmm12, %zmm19, %zmm19
+	vaesenclast	%zmm12, %zmm20, %zmm20
+	vpxorq	(%r9), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rdx)
+	vpxorq	64(%r9), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 64(%rdx)
+	vpxorq	128(%r9), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 128(%rdx)
+	vpxorq	192(%r9), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 192(%rdx)
+	vpxorq	256(%r9), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 256(%rdx)
+	vpxorq	320(%r9), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 320(%rdx)
+	vpxorq	384(%r9), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 384(%rdx)
+	vpxorq	448(%r9), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 448(%rdx)
 	addq	$512, %r9
 	addq	$512, %rdx
 	subq	$512, %rcx
 .Laesgen_vaes512_gcm_siv_open_ctr32_128:
 	cmpq	$512, %rcx
 	jb	.Laesgen_vaes512_gcm_siv_open_ctr32_done128
-	vmovdqa64	%zmm0, %zmm2
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_12x4(%rip), %zmm0, %zmm5
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_16x4(%rip), %zmm0, %zmm6
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_20x4(%rip), %zmm0, %zmm7
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_24x4(%rip), %zmm0, %zmm8
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_28x4(%rip), %zmm0, %zmm9
+	vmovdqa64	%zmm0, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_12x4(%rip), %zmm0, %zmm16
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_16x4(%rip), %zmm0, %zmm17
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_20x4(%rip), %zmm0, %zmm18
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_24x4(%rip), %zmm0, %zmm19
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_28x4(%rip), %zmm0, %zmm20
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_32x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r11), %zmm10
-	vpxorq	%zmm10, %zmm2, %zmm2
-	vmovdqu64	-128(%rdx), %zmm11
-	vpxorq	%zmm10, %zmm3, %zmm3
-	vmovdqu64	-64(%rdx), %zmm12
-	vpxorq	%zmm10, %zmm4, %zmm4
-	vmovdqu64	896(%rdi), %zmm13
-	vpxorq	%zmm10, %zmm5, %zmm5
-	vmovdqu64	960(%rdi), %zmm14
-	vpxorq	%zmm10, %zmm6, %zmm6
-	vpshufd	$78, %zmm11, %zmm15
-	vpxorq	%zmm10, %zmm7, %zmm7
-	vpxorq	%zmm11, %zmm15, %zmm15
-	vpxorq	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$0, %zmm13, %zmm11, %zmm16
-	vpxorq	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$17, %zmm13, %zmm11, %zmm11
-	vbroadcasti32x4	16(%r11), %zmm10
-	vpclmulqdq	$0, 1424(%rdi), %zmm15, %zmm13
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpshufd	$78, %zmm12, %zmm15
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpxorq	%zmm12, %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$0, %zmm14, %zmm12, %zmm17
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$17, %zmm14, %zmm12, %zmm12
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$0, 1488(%rdi), %zmm15, %zmm14
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm17, %zmm16, %zmm15
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpxorq	%zmm12, %zmm11, %zmm11
-	vbroadcasti32x4	32(%r11), %zmm10
-	vpxorq	%zmm14, %zmm13, %zmm12
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vmovdqu64	-256(%rdx), %zmm13
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vmovdqu64	-192(%rdx), %zmm14
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vmovdqu64	768(%rdi), %zmm16
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vmovdqu64	832(%rdi), %zmm17
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpshufd	$78, %zmm13, %zmm18
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm13, %zmm18, %zmm18
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpclmulqdq	$0, %zmm16, %zmm13, %zmm19
-	vbroadcasti32x4	48(%r11), %zmm10
-	vpclmulqdq	$17, %zmm16, %zmm13, %zmm13
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$0, 1296(%rdi), %zmm18, %zmm16
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpshufd	$78, %zmm14, %zmm18
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpxorq	%zmm14, %zmm18, %zmm18
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpclmulqdq	$0, %zmm17, %zmm14, %zmm20
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$17, %zmm17, %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$0, 1360(%rdi), %zmm18, %zmm17
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpternlogd	$150, %zmm20, %zmm19, %zmm15
-	vbroadcasti32x4	64(%r11), %zmm10
-	vpternlogd	$150, %zmm14, %zmm13, %zmm11
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpternlogd	$150, %zmm17, %zmm16, %zmm12
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vmovdqu64	-384(%rdx), %zmm13
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vmovdqu64	-320(%rdx), %zmm14
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vmovdqu64	640(%rdi), %zmm16
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vmovdqu64	704(%rdi), %zmm17
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpshufd	$78, %zmm13, %zmm18
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpxorq	%zmm13, %zmm18, %zmm18
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vbroadcasti32x4	80(%r11), %zmm10
-	vpclmulqdq	$0, %zmm16, %zmm13, %zmm19
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vpclmulqdq	$17, %zmm16, %zmm13, %zmm13
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpclmulqdq	$0, 1168(%rdi), %zmm18, %zmm16
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vpshufd	$78, %zmm14, %zmm18
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpxorq	%zmm14, %zmm18, %zmm18
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vpclmulqdq	$0, %zmm17, %zmm14, %zmm20
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vpclmulqdq	$17, %zmm17, %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vpclmulqdq	$0, 1232(%rdi), %zmm18, %zmm17
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpternlogd	$150, %zmm20, %zmm19, %zmm15
-	vbroadcasti32x4	96(%r11), %zmm10
-	vpternlogd	$150, %zmm14, %zmm13, %zmm11
-	vaesenc	%zmm10, %zmm2, %zmm2
-	vaesenc	%zmm10, %zmm3, %zmm3
-	vpternlogd	$150, %zmm17, %zmm16, %zmm12
-	vaesenc	%zmm10, %zmm4, %zmm4
-	vmovdqu64	-512(%rdx), %zmm13
-	vaesenc	%zmm10, %zmm5, %zmm5
-	vpxorq	%zmm1, %zmm13, %zmm13
-	vaesenc	%zmm10, %zmm6, %zmm6
-	vmovdqu64	-448(%rdx), %zmm14
-	vaesenc	%zmm10, %zmm7, %zmm7
-	vmovdqu64	512(%rdi), %zmm16
-	vaesenc	%zmm10, %zmm8, %zmm8
-	vmovdqu64	576(%rdi), %zmm17
-	vaesenc	%zmm10, %zmm9, %zmm9
-	vpshufd	$78, %zmm13, %zmm10
-	vbroadcasti32x4	112(%r11), %zmm1
-	vpxorq	%zmm13, %zmm10, %zmm10
-	vaesenc	%zmm1, %zmm2, %zmm2
-	vpclmulqdq	$0, %zmm16, %zmm13, %zmm18
-	vaesenc	%zmm1, %zmm3, %zmm3
-	vpclmulqdq	$17, %zmm16, %zmm13, %zmm13
-	vaesenc	%zmm1, %zmm4, %zmm4
-	vaesenc	%zmm1, %zmm5, %zmm5
-	vpclmulqdq	$0, 1040(%rdi), %zmm10, %zmm10
-	vaesenc	%zmm1, %zmm6, %zmm6
-	vpshufd	$78, %zmm14, %zmm16
-	vaesenc	%zmm1, %zmm7, %zmm7
-	vpxorq	%zmm14, %zmm16, %zmm16
-	vaesenc	%zmm1, %zmm8, %zmm8
-	vpclmulqdq	$0, %zmm17, %zmm14, %zmm19
-	vaesenc	%zmm1, %zmm9, %zmm9
-	vpclmulqdq	$17, %zmm17, %zmm14, %zmm14
-	vbroadcasti32x4	128(%r11), %zmm1
-	vpclmulqdq	$0, 1104(%rdi), %zmm16, %zmm16
-	vaesenc	%zmm1, %zmm2, %zmm2
-	vpternlogd	$150, %zmm19, %zmm18, %zmm15
-	vaesenc	%zmm1, %zmm3, %zmm3
-	vpternlogd	$150, %zmm14, %zmm13, %zmm11
-	vaesenc	%zmm1, %zmm4, %zmm4
-	vpternlogd	$150, %zmm16, %zmm10, %zmm12
-	vaesenc	%zmm1, %zmm5, %zmm5
-	vpternlogd	$150, %zmm11, %zmm15, %zmm12
-	vaesenc	%zmm1, %zmm6, %zmm6
-	vaesenc	%zmm1, %zmm7, %zmm7
-	vpslldq	$8, %zmm12, %zmm10
-	vaesenc	%zmm1, %zmm8, %zmm8
-	vpxorq	%zmm10, %zmm15, %zmm15
-	vaesenc	%zmm1, %zmm9, %zmm9
-	vpsrldq	$8, %zmm12, %zmm10
-	vbroadcasti32x4	144(%r11), %zmm1
-	vpxorq	%zmm10, %zmm11, %zmm11
-	vaesenc	%zmm1, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm15, %ymm10
-	vaesenc	%zmm1, %zmm3, %zmm3
-	vpxorq	%ymm10, %ymm15, %ymm15
-	vaesenc	%zmm1, %zmm4, %zmm4
-	vextracti32x4	$1, %ymm15, %xmm10
-	vaesenc	%zmm1, %zmm5, %zmm5
-	vpxorq	%xmm10, %xmm15, %xmm15
-	vaesenc	%zmm1, %zmm6, %zmm6
-	vextracti64x4	$1, %zmm11, %ymm10
-	vaesenc	%zmm1, %zmm7, %zmm7
-	vpxorq	%ymm10, %ymm11, %ymm11
-	vaesenc	%zmm1, %zmm8, %zmm8
-	vaesenc	%zmm1, %zmm9, %zmm9
-	vextracti32x4	$1, %ymm11, %xmm10
-	vbroadcasti32x4	160(%r11), %zmm1
-	vpxorq	%xmm10, %xmm11, %xmm11
-	vaesenclast	%zmm1, %zmm2, %zmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm15, %xmm10
-	vaesenclast	%zmm1, %zmm3, %zmm3
-	vpshufd	$78, %xmm15, %xmm15
-	vaesenclast	%zmm1, %zmm4, %zmm4
-	vpxorq	%xmm10, %xmm15, %xmm15
-	vaesenclast	%zmm1, %zmm5, %zmm5
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm15, %xmm10
-	vaesenclast	%zmm1, %zmm6, %zmm6
-	vpshufd	$78, %xmm15, %xmm15
-	vaesenclast	%zmm1, %zmm7, %zmm7
-	vpxorq	%xmm10, %xmm15, %xmm15
-	vaesenclast	%zmm1, %zmm8, %zmm8
-	vpxorq	%xmm11, %xmm15, %xmm15
-	vaesenclast	%zmm1, %zmm9, %zmm9
-	vmovdqa64	%xmm15, %xmm1
-	vpxorq	(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rdx)
-	vpxorq	64(%r9), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rdx)
-	vpxorq	128(%r9), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rdx)
-	vpxorq	192(%r9), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rdx)
-	vpxorq	256(%r9), %zmm6, %zmm6
-	vmovdqu64	%zmm6, 256(%rdx)
-	vpxorq	320(%r9), %zmm7, %zmm7
-	vmovdqu64	%zmm7, 320(%rdx)
-	vpxorq	384(%r9), %zmm8, %zmm8
-	vmovdqu64	%zmm8, 384(%rdx)
-	vpxorq	448(%r9), %zmm9, %zmm9
-	vmovdqu64	%zmm9, 448(%rdx)
+	vpxorq	%zmm2, %zmm13, %zmm13
+	vmovdqu64	-128(%rdx), %zmm21
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vmovdqu64	-64(%rdx), %zmm22
+	vpxorq	%zmm2, %zmm15, %zmm15
+	vmovdqu64	896(%rdi), %zmm23
+	vpxorq	%zmm2, %zmm16, %zmm16
+	vmovdqu64	960(%rdi), %zmm24
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vpshufd	$78, %zmm21, %zmm25
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vpxorq	%zmm21, %zmm25, %zmm25
+	vpxorq	%zmm2, %zmm19, %zmm19
+	vpclmulqdq	$0, %zmm23, %zmm21, %zmm26
+	vpxorq	%zmm2, %zmm20, %zmm20
+	vpclmulqdq	$17, %zmm23, %zmm21, %zmm21
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vpclmulqdq	$0, 1424(%rdi), %zmm25, %zmm23
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vpshufd	$78, %zmm22, %zmm25
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vpxorq	%zmm22, %zmm25, %zmm25
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vpclmulqdq	$0, %zmm24, %zmm22, %zmm27
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vpclmulqdq	$17, %zmm24, %zmm22, %zmm22
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vpclmulqdq	$0, 1488(%rdi), %zmm25, %zmm24
+	vaesenc	%zmm3, %zmm19, %zmm19
+	vpxorq	%zmm27, %zmm26, %zmm25
+	vaesenc	%zmm3, %zmm20, %zmm20
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vpxorq	%zmm24, %zmm23, %zmm22
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vmovdqu64	-256(%rdx), %zmm23
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vmovdqu64	-192(%rdx), %zmm24
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vmovdqu64	768(%rdi), %zmm26
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vmovdqu64	832(%rdi), %zmm27
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vpshufd	$78, %zmm23, %zmm28
+	vaesenc	%zmm4, %zmm19, %zmm19
+	vpxorq	%zmm23, %zmm28, %zmm28
+	vaesenc	%zmm4, %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm26, %zmm23, %zmm29
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vpclmulqdq	$17, %zmm26, %zmm23, %zmm23
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vpclmulqdq	$0, 1296(%rdi), %zmm28, %zmm26
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vpshufd	$78, %zmm24, %zmm28
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vpxorq	%zmm24, %zmm28, %zmm28
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vaesenc	%zmm5, %zmm19, %zmm19
+	vpclmulqdq	$0, 1360(%rdi), %zmm28, %zmm27
+	vaesenc	%zmm5, %zmm20, %zmm20
+	vpternlogd	$150, %zmm30, %zmm29, %zmm25
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vpternlogd	$150, %zmm24, %zmm23, %zmm21
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vpternlogd	$150, %zmm27, %zmm26, %zmm22
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vmovdqu64	-384(%rdx), %zmm23
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vmovdqu64	-320(%rdx), %zmm24
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vmovdqu64	640(%rdi), %zmm26
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vmovdqu64	704(%rdi), %zmm27
+	vaesenc	%zmm6, %zmm19, %zmm19
+	vpshufd	$78, %zmm23, %zmm28
+	vaesenc	%zmm6, %zmm20, %zmm20
+	vpxorq	%zmm23, %zmm28, %zmm28
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vpclmulqdq	$0, %zmm26, %zmm23, %zmm29
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vpclmulqdq	$17, %zmm26, %zmm23, %zmm23
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vpclmulqdq	$0, 1168(%rdi), %zmm28, %zmm26
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vpshufd	$78, %zmm24, %zmm28
+	vpxorq	%zmm24, %zmm28, %zmm28
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm27, %zmm24, %zmm30
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vpclmulqdq	$17, %zmm27, %zmm24, %zmm24
+	vaesenc	%zmm7, %zmm19, %zmm19
+	vpclmulqdq	$0, 1232(%rdi), %zmm28, %zmm27
+	vaesenc	%zmm7, %zmm20, %zmm20
+	vpternlogd	$150, %zmm30, %zmm29, %zmm25
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vpternlogd	$150, %zmm24, %zmm23, %zmm21
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vpternlogd	$150, %zmm27, %zmm26, %zmm22
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vmovdqu64	-512(%rdx), %zmm23
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vpxorq	%zmm1, %zmm23, %zmm23
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vmovdqu64	-448(%rdx), %zmm1
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vmovdqu64	512(%rdi), %zmm24
+	vaesenc	%zmm8, %zmm19, %zmm19
+	vmovdqu64	576(%rdi), %zmm26
+	vaesenc	%zmm8, %zmm20, %zmm20
+	vpshufd	$78, %zmm23, %zmm27
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vpxorq	%zmm23, %zmm27, %zmm27
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vpclmulqdq	$0, %zmm24, %zmm23, %zmm28
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vpclmulqdq	$17, %zmm24, %zmm23, %zmm23
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vpclmulqdq	$0, 1040(%rdi), %zmm27, %zmm24
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vpshufd	$78, %zmm1, %zmm27
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vpxorq	%zmm1, %zmm27, %zmm27
+	vaesenc	%zmm9, %zmm19, %zmm19
+	vpclmulqdq	$0, %zmm26, %zmm1, %zmm29
+	vaesenc	%zmm9, %zmm20, %zmm20
+	vpclmulqdq	$17, %zmm26, %zmm1, %zmm1
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vpclmulqdq	$0, 1104(%rdi), %zmm27, %zmm26
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vpternlogd	$150, %zmm29, %zmm28, %zmm25
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vpternlogd	$150, %zmm1, %zmm23, %zmm21
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vpternlogd	$150, %zmm26, %zmm24, %zmm22
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vpternlogd	$150, %zmm21, %zmm25, %zmm22
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vpslldq	$8, %zmm22, %zmm1
+	vaesenc	%zmm10, %zmm19, %zmm19
+	vpxorq	%zmm1, %zmm25, %zmm25
+	vaesenc	%zmm10, %zmm20, %zmm20
+	vpsrldq	$8, %zmm22, %zmm1
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vpxorq	%zmm1, %zmm21, %zmm21
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vextracti64x4	$1, %zmm25, %ymm1
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vpxorq	%ymm1, %ymm25, %ymm25
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vextracti32x4	$1, %ymm25, %xmm1
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vpxorq	%xmm1, %xmm25, %xmm25
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vextracti64x4	$1, %zmm21, %ymm1
+	vaesenc	%zmm11, %zmm19, %zmm19
+	vpxorq	%ymm1, %ymm21, %ymm21
+	vaesenc	%zmm11, %zmm20, %zmm20
+	vextracti32x4	$1, %ymm21, %xmm1
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vpxorq	%xmm1, %xmm21, %xmm21
+	vaesenclast	%zmm12, %zmm14, %zmm14
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm25, %xmm1
+	vaesenclast	%zmm12, %zmm15, %zmm15
+	vpshufd	$78, %xmm25, %xmm25
+	vaesenclast	%zmm12, %zmm16, %zmm16
+	vpxorq	%xmm1, %xmm25, %xmm25
+	vaesenclast	%zmm12, %zmm17, %zmm17
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm25, %xmm1
+	vaesenclast	%zmm12, %zmm18, %zmm18
+	vpshufd	$78, %xmm25, %xmm25
+	vaesenclast	%zmm12, %zmm19, %zmm19
+	vpxorq	%xmm1, %xmm25, %xmm25
+	vaesenclast	%zmm12, %zmm20, %zmm20
+	vpxorq	%xmm21, %xmm25, %xmm25
+	vmovdqa64	%xmm25, %xmm1
+	vpxorq	(%r9), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rdx)
+	vpxorq	64(%r9), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 64(%rdx)
+	vpxorq	128(%r9), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 128(%rdx)
+	vpxorq	192(%r9), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 192(%rdx)
+	vpxorq	256(%r9), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 256(%rdx)
+	vpxorq	320(%r9), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 320(%rdx)
+	vpxorq	384(%r9), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 384(%rdx)
+	vpxorq	448(%r9), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 448(%rdx)
 	addq	$512, %r9
 	addq	$512, %rdx
 	subq	$512, %rcx
 	jmp	.Laesgen_vaes512_gcm_siv_open_ctr32_128
 .Laesgen_vaes512_gcm_siv_open_ctr32_done128:
-	vmovdqu64	-128(%rdx), %zmm2
-	vmovdqu64	-64(%rdx), %zmm3
-	vmovdqu64	896(%rdi), %zmm4
-	vmovdqu64	960(%rdi), %zmm5
-	vpshufd	$78, %zmm2, %zmm6
-	vpxorq	%zmm2, %zmm6, %zmm6
-	vpclmulqdq	$0, %zmm4, %zmm2, %zmm7
-	vpclmulqdq	$17, %zmm4, %zmm2, %zmm2
-	vpclmulqdq	$0, 1424(%rdi), %zmm6, %zmm4
-	vpshufd	$78, %zmm3, %zmm6
-	vpxorq	%zmm3, %zmm6, %zmm6
-	vpclmulqdq	$0, %zmm5, %zmm3, %zmm8
-	vpclmulqdq	$17, %zmm5, %zmm3, %zmm3
-	vpclmulqdq	$0, 1488(%rdi), %zmm6, %zmm5
-	vpxorq	%zmm8, %zmm7, %zmm6
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vpxorq	%zmm5, %zmm4, %zmm3
-	vmovdqu64	-256(%rdx), %zmm4
-	vmovdqu64	-192(%rdx), %zmm5
-	vmovdqu64	768(%rdi), %zmm7
-	vmovdqu64	832(%rdi), %zmm8
-	vpshufd	$78, %zmm4, %zmm9
-	vpxorq	%zmm4, %zmm9, %zmm9
-	vpclmulqdq	$0, %zmm7, %zmm4, %zmm10
-	vpclmulqdq	$17, %zmm7, %zmm4, %zmm4
-	vpclmulqdq	$0, 1296(%rdi), %zmm9, %zmm7
-	vpshufd	$78, %zmm5, %zmm9
-	vpxorq	%zmm5, %zmm9, %zmm9
-	vpclmulqdq	$0, %zmm8, %zmm5, %zmm11
-	vpclmulqdq	$17, %zmm8, %zmm5, %zmm5
-	vpclmulqdq	$0, 1360(%rdi), %zmm9, %zmm8
-	vpternlogd	$150, %zmm11, %zmm10, %zmm6
-	vpternlogd	$150, %zmm5, %zmm4, %zmm2
-	vpternlogd	$150, %zmm8, %zmm7, %zmm3
-	vmovdqu64	-384(%rdx), %zmm4
-	vmovdqu64	-320(%rdx), %zmm5
-	vmovdqu64	640(%rdi), %zmm7
-	vmovdqu64	704(%rdi), %zmm8
-	vpshufd	$78, %zmm4, %zmm9
-	vpxorq	%zmm4, %zmm9, %zmm9
-	vpclmulqdq	$0, %zmm7, %zmm4, %zmm10
-	vpclmulqdq	$17, %zmm7, %zmm4, %zmm4
-	vpclmulqdq	$0, 1168(%rdi), %zmm9, %zmm7
-	vpshufd	$78, %zmm5, %zmm9
-	vpxorq	%zmm5, %zmm9, %zmm9
-	vpclmulqdq	$0, %zmm8, %zmm5, %zmm11
-	vpclmulqdq	$17, %zmm8, %zmm5, %zmm5
-	vpclmulqdq	$0, 1232(%rdi), %zmm9, %zmm8
-	vpternlogd	$150, %zmm11, %zmm10, %zmm6
-	vpternlogd	$150, %zmm5, %zmm4, %zmm2
-	vpternlogd	$150, %zmm8, %zmm7, %zmm3
-	vmovdqu64	-512(%rdx), %zmm4
-	vpxorq	%zmm1, %zmm4, %zmm4
+	vmovdqu64	-128(%rdx), %zmm13
+	vmovdqu64	-64(%rdx), %zmm14
+	vmovdqu64	896(%rdi), %zmm15
+	vmovdqu64	960(%rdi), %zmm16
+	vpshufd	$78, %zmm13, %zmm17
+	vpxorq	%zmm13, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm15, %zmm13, %zmm18
+	vpclmulqdq	$17, %zmm15, %zmm13, %zmm13
+	vpclmulqdq	$0, 1424(%rdi), %zmm17, %zmm15
+	vpshufd	$78, %zmm14, %zmm17
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vpclmulqdq	$0, %zmm16, %zmm14, %zmm19
+	vpclmulqdq	$17, %zmm16, %zmm14, %zmm14
+	vpclmulqdq	$0, 1488(%rdi), %zmm17, %zmm16
+	vpxorq	%zmm19, %zmm18, %zmm17
+	vpxorq	%zmm14, %zmm13, %zmm13
+	vpxorq	%zmm16, %zmm15, %zmm14
+	vmovdqu64	-256(%rdx), %zmm15
+	vmovdqu64	-192(%rdx), %zmm16
+	vmovdqu64	768(%rdi), %zmm18
+	vmovdqu64	832(%rdi), %zmm19
+	vpshufd	$78, %zmm15, %zmm20
+	vpxorq	%zmm15, %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm18, %zmm15, %zmm21
+	vpclmulqdq	$17, %zmm18, %zmm15, %zmm15
+	vpclmulqdq	$0, 1296(%rdi), %zmm20, %zmm18
+	vpshufd	$78, %zmm16, %zmm20
+	vpxorq	%zmm16, %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm19, %zmm16, %zmm22
+	vpclmulqdq	$17, %zmm19, %zmm16, %zmm16
+	vpclmulqdq	$0, 1360(%rdi), %zmm20, %zmm19
+	vpternlogd	$150, %zmm22, %zmm21, %zmm17
+	vpternlogd	$150, %zmm16, %zmm15, %zmm13
+	vpternlogd	$150, %zmm19, %zmm18, %zmm14
+	vmovdqu64	-384(%rdx), %zmm15
+	vmovdqu64	-320(%rdx), %zmm16
+	vmovdqu64	640(%rdi), %zmm18
+	vmovdqu64	704(%rdi), %zmm19
+	vpshufd	$78, %zmm15, %zmm20
+	vpxorq	%zmm15, %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm18, %zmm15, %zmm21
+	vpclmulqdq	$17, %zmm18, %zmm15, %zmm15
+	vpclmulqdq	$0, 1168(%rdi), %zmm20, %zmm18
+	vpshufd	$78, %zmm16, %zmm20
+	vpxorq	%zmm16, %zmm20, %zmm20
+	vpclmulqdq	$0, %zmm19, %zmm16, %zmm22
+	vpclmulqdq	$17, %zmm19, %zmm16, %zmm16
+	vpclmulqdq	$0, 1232(%rdi), %zmm20, %zmm19
+	vpternlogd	$150, %zmm22, %zmm21, %zmm17
+	vpternlogd	$150, %zmm16, %zmm15, %zmm13
+	vpternlogd	$150, %zmm19, %zmm18, %zmm14
+	vmovdqu64	-512(%rdx), %zmm15
+	vpxorq	%zmm1, %zmm15, %zmm15
 	vmovdqu64	-448(%rdx), %zmm1
-	vmovdqu64	512(%rdi), %zmm5
-	vmovdqu64	576(%rdi), %zmm7
-	vpshufd	$78, %zmm4, %zmm8
-	vpxorq	%zmm4, %zmm8, %zmm8
-	vpclmulqdq	$0, %zmm5, %zmm4, %zmm9
-	vpclmulqdq	$17, %zmm5, %zmm4, %zmm4
-	vpclmulqdq	$0, 1040(%rdi), %zmm8, %zmm5
-	vpshufd	$78, %zmm1, %zmm8
-	vpxorq	%zmm1, %zmm8, %zmm8
-	vpclmulqdq	$0, %zmm7, %zmm1, %zmm10
-	vpclmulqdq	$17, %zmm7, %zmm1, %zmm1
-	vpclmulqdq	$0, 1104(%rdi), %zmm8, %zmm7
-	vpternlogd	$150, %zmm10, %zmm9, %zmm6
-	vpternlogd	$150, %zmm1, %zmm4, %zmm2
-	vpternlogd	$150, %zmm7, %zmm5, %zmm3
-	vpternlogd	$150, %zmm2, %zmm6, %zmm3
-	vpslldq	$8, %zmm3, %zmm1
-	vpxorq	%zmm1, %zmm6, %zmm6
-	vpsrldq	$8, %zmm3, %zmm1
-	vpxorq	%zmm1, %zmm2, %zmm2
-	vextracti64x4	$1, %zmm6, %ymm1
-	vpxorq	%ymm1, %ymm6, %ymm6
-	vextracti32x4	$1, %ymm6, %xmm1
-	vpxorq	%xmm1, %xmm6, %xmm6
-	vextracti64x4	$1, %zmm2, %ymm1
-	vpxorq	%ymm1, %ymm2, %ymm2
-	vextracti32x4	$1, %ymm2, %xmm1
-	vpxorq	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm6, %xmm1
-	vpshufd	$78, %xmm6, %xmm6
-	vpxorq	%xmm1, %xmm6, %xmm6
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm6, %xmm1
-	vpshufd	$78, %xmm6, %xmm6
-	vpxorq	%xmm1, %xmm6, %xmm6
-	vpxorq	%xmm2, %xmm6, %xmm6
-	vmovdqa64	%xmm6, %xmm1
+	vmovdqu64	512(%rdi), %zmm16
+	vmovdqu64	576(%rdi), %zmm18
+	vpshufd	$78, %zmm15, %zmm19
+	vpxorq	%zmm15, %zmm19, %zmm19
+	vpclmulqdq	$0, %zmm16, %zmm15, %zmm20
+	vpclmulqdq	$17, %zmm16, %zmm15, %zmm15
+	vpclmulqdq	$0, 1040(%rdi), %zmm19, %zmm16
+	vpshufd	$78, %zmm1, %zmm19
+	vpxorq	%zmm1, %zmm19, %zmm19
+	vpclmulqdq	$0, %zmm18, %zmm1, %zmm21
+	vpclmulqdq	$17, %zmm18, %zmm1, %zmm1
+	vpclmulqdq	$0, 1104(%rdi), %zmm19, %zmm18
+	vpternlogd	$150, %zmm21, %zmm20, %zmm17
+	vpternlogd	$150, %zmm1, %zmm15, %zmm13
+	vpternlogd	$150, %zmm18, %zmm16, %zmm14
+	vpternlogd	$150, %zmm13, %zmm17, %zmm14
+	vpslldq	$8, %zmm14, %zmm1
+	vpxorq	%zmm1, %zmm17, %zmm17
+	vpsrldq	$8, %zmm14, %zmm1
+	vpxorq	%zmm1, %zmm13, %zmm13
+	vextracti64x4	$1, %zmm17, %ymm1
+	vpxorq	%ymm1, %ymm17, %ymm17
+	vextracti32x4	$1, %ymm17, %xmm1
+	vpxorq	%xmm1, %xmm17, %xmm17
+	vextracti64x4	$1, %zmm13, %ymm1
+	vpxorq	%ymm1, %ymm13, %ymm13
+	vextracti32x4	$1, %ymm13, %xmm1
+	vpxorq	%xmm1, %xmm13, %xmm13
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm17, %xmm1
+	vpshufd	$78, %xmm17, %xmm17
+	vpxorq	%xmm1, %xmm17, %xmm17
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm17, %xmm1
+	vpshufd	$78, %xmm17, %xmm17
+	vpxorq	%xmm1, %xmm17, %xmm17
+	vpxorq	%xmm13, %xmm17, %xmm17
+	vmovdqa64	%xmm17, %xmm1
 .Laesgen_vaes512_gcm_siv_open_ctr_small128:
-	movq	%rdx, %rbx
-	movq	%rcx, %rbp
+	movq	%rdx, %r11
+	movq	%rcx, %rbx
 	cmpq	$256, %rcx
 	jb	.Laesgen_vaes512_gcm_siv_open_ctr16_done128
-	vmovdqa64	%zmm0, %zmm2
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm3
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm4
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_12x4(%rip), %zmm0, %zmm5
+	vmovdqa64	%zmm0, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm14
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm15
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_12x4(%rip), %zmm0, %zmm16
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_16x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r11), %zmm6
-	vpxorq	%zmm6, %zmm2, %zmm2
-	vpxorq	%zmm6, %zmm3, %zmm3
-	vpxorq	%zmm6, %zmm4, %zmm4
-	vpxorq	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	16(%r11), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	32(%r11), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	48(%r11), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	64(%r11), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	80(%r11), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	96(%r11), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	112(%r11), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	128(%r11), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	144(%r11), %zmm6
-	vaesenc	%zmm6, %zmm2, %zmm2
-	vaesenc	%zmm6, %zmm3, %zmm3
-	vaesenc	%zmm6, %zmm4, %zmm4
-	vaesenc	%zmm6, %zmm5, %zmm5
-	vbroadcasti32x4	160(%r11), %zmm6
-	vaesenclast	%zmm6, %zmm2, %zmm2
-	vaesenclast	%zmm6, %zmm3, %zmm3
-	vaesenclast	%zmm6, %zmm4, %zmm4
-	vaesenclast	%zmm6, %zmm5, %zmm5
-	vpxorq	(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rdx)
-	vpxorq	64(%r9), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rdx)
-	vpxorq	128(%r9), %zmm4, %zmm4
-	vmovdqu64	%zmm4, 128(%rdx)
-	vpxorq	192(%r9), %zmm5, %zmm5
-	vmovdqu64	%zmm5, 192(%rdx)
+	vpxorq	%zmm2, %zmm13, %zmm13
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vpxorq	%zmm2, %zmm15, %zmm15
+	vpxorq	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vaesenclast	%zmm12, %zmm14, %zmm14
+	vaesenclast	%zmm12, %zmm15, %zmm15
+	vaesenclast	%zmm12, %zmm16, %zmm16
+	vpxorq	(%r9), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rdx)
+	vpxorq	64(%r9), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 64(%rdx)
+	vpxorq	128(%r9), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 128(%rdx)
+	vpxorq	192(%r9), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 192(%rdx)
 	addq	$256, %r9
 	addq	$256, %rdx
 	subq	$256, %rcx
 .Laesgen_vaes512_gcm_siv_open_ctr16_done128:
 	cmpq	$128, %rcx
 	jb	.Laesgen_vaes512_gcm_siv_open_ctr8_done128
-	vmovdqa64	%zmm0, %zmm2
-	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm3
+	vmovdqa64	%zmm0, %zmm13
+	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm14
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_8x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r11), %zmm4
-	vpxorq	%zmm4, %zmm2, %zmm2
-	vpxorq	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	16(%r11), %zmm4
-	vaesenc	%zmm4, %zmm2, %zmm2
-	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	32(%r11), %zmm4
-	vaesenc	%zmm4, %zmm2, %zmm2
-	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	48(%r11), %zmm4
-	vaesenc	%zmm4, %zmm2, %zmm2
-	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	64(%r11), %zmm4
-	vaesenc	%zmm4, %zmm2, %zmm2
-	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	80(%r11), %zmm4
-	vaesenc	%zmm4, %zmm2, %zmm2
-	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	96(%r11), %zmm4
-	vaesenc	%zmm4, %zmm2, %zmm2
-	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	112(%r11), %zmm4
-	vaesenc	%zmm4, %zmm2, %zmm2
-	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	128(%r11), %zmm4
-	vaesenc	%zmm4, %zmm2, %zmm2
-	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	144(%r11), %zmm4
-	vaesenc	%zmm4, %zmm2, %zmm2
-	vaesenc	%zmm4, %zmm3, %zmm3
-	vbroadcasti32x4	160(%r11), %zmm4
-	vaesenclast	%zmm4, %zmm2, %zmm2
-	vaesenclast	%zmm4, %zmm3, %zmm3
-	vpxorq	(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rdx)
-	vpxorq	64(%r9), %zmm3, %zmm3
-	vmovdqu64	%zmm3, 64(%rdx)
+	vpxorq	%zmm2, %zmm13, %zmm13
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vaesenclast	%zmm12, %zmm14, %zmm14
+	vpxorq	(%r9), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rdx)
+	vpxorq	64(%r9), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 64(%rdx)
 	addq	$128, %r9
 	addq	$128, %rdx
 	subq	$128, %rcx
 .Laesgen_vaes512_gcm_siv_open_ctr8_done128:
 	cmpq	$64, %rcx
 	jb	.Laesgen_vaes512_gcm_siv_open_ctr4_done128
-	vmovdqa64	%zmm0, %zmm2
+	vmovdqa64	%zmm0, %zmm13
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_4x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r11), %zmm3
-	vpxorq	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	16(%r11), %zmm3
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	32(%r11), %zmm3
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	48(%r11), %zmm3
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	64(%r11), %zmm3
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	80(%r11), %zmm3
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	96(%r11), %zmm3
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	112(%r11), %zmm3
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	128(%r11), %zmm3
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	144(%r11), %zmm3
-	vaesenc	%zmm3, %zmm2, %zmm2
-	vbroadcasti32x4	160(%r11), %zmm3
-	vaesenclast	%zmm3, %zmm2, %zmm2
-	vpxorq	(%r9), %zmm2, %zmm2
-	vmovdqu64	%zmm2, (%rdx)
+	vpxorq	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vpxorq	(%r9), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rdx)
 	addq	$64, %r9
 	addq	$64, %rdx
 	subq	$64, %rcx
 .Laesgen_vaes512_gcm_siv_open_ctr4_done128:
 	cmpq	$32, %rcx
 	jb	.Laesgen_vaes512_gcm_siv_open_ctr2_done128
-	vmovdqa64	%ymm0, %ymm2
+	vmovdqa64	%ymm0, %ymm13
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_2x4(%rip), %zmm0, %zmm0
-	vbroadcasti32x4	(%r11), %ymm3
-	vpxorq	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	16(%r11), %ymm3
-	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	32(%r11), %ymm3
-	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	48(%r11), %ymm3
-	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	64(%r11), %ymm3
-	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	80(%r11), %ymm3
-	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	96(%r11), %ymm3
-	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	112(%r11), %ymm3
-	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	128(%r11), %ymm3
-	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	144(%r11), %ymm3
-	vaesenc	%ymm3, %ymm2, %ymm2
-	vbroadcasti32x4	160(%r11), %ymm3
-	vaesenclast	%ymm3, %ymm2, %ymm2
-	vpxorq	(%r9), %ymm2, %ymm2
-	vmovdqu64	%ymm2, (%rdx)
+	vpxorq	%ymm2, %ymm13, %ymm13
+	vaesenc	%ymm3, %ymm13, %ymm13
+	vaesenc	%ymm4, %ymm13, %ymm13
+	vaesenc	%ymm5, %ymm13, %ymm13
+	vaesenc	%ymm6, %ymm13, %ymm13
+	vaesenc	%ymm7, %ymm13, %ymm13
+	vaesenc	%ymm8, %ymm13, %ymm13
+	vaesenc	%ymm9, %ymm13, %ymm13
+	vaesenc	%ymm10, %ymm13, %ymm13
+	vaesenc	%ymm11, %ymm13, %ymm13
+	vaesenclast	%ymm12, %ymm13, %ymm13
+	vpxorq	(%r9), %ymm13, %ymm13
+	vmovdqu64	%ymm13, (%rdx)
 	addq	$32, %r9
 	addq	$32, %rdx
 	subq	$32, %rcx
 .Laesgen_vaes512_gcm_siv_open_ctr2_done128:
 	cmpq	$16, %rcx
 	jb	.Laesgen_vaes512_gcm_siv_open_ctr1_done128
-	vmovdqa64	%xmm0, %xmm2
+	vmovdqa64	%xmm0, %xmm13
 	vpaddd	.Laesgen_vaes512_gcm_siv_open_le32_1x4(%rip), %zmm0, %zmm0
-	vmovdqa64	(%r11), %xmm3
-	vpxorq	%xmm3, %xmm2, %xmm2
-	vmovdqa64	16(%r11), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	32(%r11), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	48(%r11), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	64(%r11), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	80(%r11), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	96(%r11), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	112(%r11), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	128(%r11), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	144(%r11), %xmm3
-	vaesenc	%xmm3, %xmm2, %xmm2
-	vmovdqa64	160(%r11), %xmm3
-	vaesenclast	%xmm3, %xmm2, %xmm2
-	vpxorq	(%r9), %xmm2, %xmm2
-	vmovdqu64	%xmm2, (%rdx)
+	vpxorq	%xmm2, %xmm13, %xmm13
+	vaesenc	%xmm3, %xmm13, %xmm13
+	vaesenc	%xmm4, %xmm13, %xmm13
+	vaesenc	%xmm5, %xmm13, %xmm13
+	vaesenc	%xmm6, %xmm13, %xmm13
+	vaesenc	%xmm7, %xmm13, %xmm13
+	vaesenc	%xmm8, %xmm13, %xmm13
+	vaesenc	%xmm9, %xmm13, %xmm13
+	vaesenc	%xmm10, %xmm13, %xmm13
+	vaesenc	%xmm11, %xmm13, %xmm13
+	vaesenclast	%xmm12, %xmm13, %xmm13
+	vpxorq	(%r9), %xmm13, %xmm13
+	vmovdqu64	%xmm13, (%rdx)
 	addq	$16, %r9
 	addq	$16, %rdx
 	subq	$16, %rcx
@@ -6935,36 +6670,25 @@ aesgen_vaes512_gcm_siv_open:
 	testq	%rcx, %rcx
 	je	.Laesgen_vaes512_gcm_siv_open_ctr_end128
 	vmovdqa64	%xmm0, %xmm0
-	vmovdqa64	(%r11), %xmm2
 	vpxorq	%xmm2, %xmm0, %xmm0
-	vmovdqa64	16(%r11), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	32(%r11), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	48(%r11), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	64(%r11), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	80(%r11), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	96(%r11), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	112(%r11), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	128(%r11), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	144(%r11), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa64	160(%r11), %xmm2
-	vaesenclast	%xmm2, %xmm0, %xmm0
-	movq	$-1, %r11
-	bzhiq	%rcx, %r11, %r11
-	kmovq	%r11, %k1
+	vaesenc	%xmm3, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm5, %xmm0, %xmm0
+	vaesenc	%xmm6, %xmm0, %xmm0
+	vaesenc	%xmm7, %xmm0, %xmm0
+	vaesenc	%xmm8, %xmm0, %xmm0
+	vaesenc	%xmm9, %xmm0, %xmm0
+	vaesenc	%xmm10, %xmm0, %xmm0
+	vaesenc	%xmm11, %xmm0, %xmm0
+	vaesenclast	%xmm12, %xmm0, %xmm0
+	movq	$-1, %rbp
+	bzhiq	%rcx, %rbp, %rbp
+	kmovq	%rbp, %k1
 	vmovdqu8	(%r9), %xmm2{%k1}{z}
 	vpxorq	%xmm2, %xmm0, %xmm0
 	vmovdqu8	%xmm0, (%rdx){%k1}
 .Laesgen_vaes512_gcm_siv_open_ctr_end128:
-	leaq	15(%rbp), %rcx
+	leaq	15(%rbx), %rcx
 	andq	$-16, %rcx
 	negq	%rcx
 	leaq	1008(%rdi,%rcx,1), %rcx
@@ -6979,10 +6703,10 @@ aesgen_vaes512_gcm_siv_open:
 	vpclmulqdq	$0, (%rcx), %xmm1, %xmm8
 	vpclmulqdq	$17, (%rcx), %xmm1, %xmm1
 	vpclmulqdq	$0, 528(%rcx), %xmm7, %xmm7
-	cmpq	$256, %rbp
+	cmpq	$256, %rbx
 	jb	.Laesgen_vaes512_gcm_siv_open_rest16_none_4
-	vmovdqu64	128(%rbx), %zmm9
-	vmovdqu64	192(%rbx), %zmm10
+	vmovdqu64	128(%r11), %zmm9
+	vmovdqu64	192(%r11), %zmm10
 	vmovdqu64	128(%rcx), %zmm11
 	vmovdqu64	192(%rcx), %zmm12
 	vpshufd	$78, %zmm9, %zmm13
@@ -6998,8 +6722,8 @@ aesgen_vaes512_gcm_siv_open:
 	vpternlogd	$150, %zmm15, %zmm14, %zmm4
 	vpternlogd	$150, %zmm10, %zmm9, %zmm5
 	vpternlogd	$150, %zmm12, %zmm11, %zmm6
-	vmovdqu64	(%rbx), %zmm9
-	vmovdqu64	64(%rbx), %zmm10
+	vmovdqu64	(%r11), %zmm9
+	vmovdqu64	64(%r11), %zmm10
 	vmovdqu64	(%rcx), %zmm11
 	vmovdqu64	64(%rcx), %zmm12
 	vpshufd	$78, %zmm9, %zmm13
@@ -7015,14 +6739,14 @@ aesgen_vaes512_gcm_siv_open:
 	vpternlogd	$150, %zmm15, %zmm14, %zmm4
 	vpternlogd	$150, %zmm10, %zmm9, %zmm5
 	vpternlogd	$150, %zmm12, %zmm11, %zmm6
-	addq	$256, %rbx
+	addq	$256, %r11
 	addq	$256, %rcx
-	subq	$256, %rbp
+	subq	$256, %rbx
 .Laesgen_vaes512_gcm_siv_open_rest16_none_4:
-	cmpq	$128, %rbp
+	cmpq	$128, %rbx
 	jb	.Laesgen_vaes512_gcm_siv_open_rest8_none_4
-	vmovdqu64	(%rbx), %zmm9
-	vmovdqu64	64(%rbx), %zmm10
+	vmovdqu64	(%r11), %zmm9
+	vmovdqu64	64(%r11), %zmm10
 	vmovdqu64	(%rcx), %zmm11
 	vmovdqu64	64(%rcx), %zmm12
 	vpshufd	$78, %zmm9, %zmm13
@@ -7038,13 +6762,13 @@ aesgen_vaes512_gcm_siv_open:
 	vpternlogd	$150, %zmm15, %zmm14, %zmm4
 	vpternlogd	$150, %zmm10, %zmm9, %zmm5
 	vpternlogd	$150, %zmm12, %zmm11, %zmm6
-	addq	$128, %rbx
+	addq	$128, %r11
 	addq	$128, %rcx
-	subq	$128, %rbp
+	subq	$128, %rbx
 .Laesgen_vaes512_gcm_siv_open_rest8_none_4:
-	cmpq	$64, %rbp
+	cmpq	$64, %rbx
 	jb	.Laesgen_vaes512_gcm_siv_open_rest4_none_4
-	vmovdqu64	(%rbx), %zmm9
+	vmovdqu64	(%r11), %zmm9
 	vpshufd	$78, %zmm9, %zmm10
 	vpxorq	%zmm9, %zmm10, %zmm10
 	vpclmulqdq	$0, (%rcx), %zmm9, %zmm11
@@ -7053,13 +6777,13 @@ aesgen_vaes512_gcm_siv_open:
 	vpxorq	%zmm9, %zmm5, %zmm5
 	vpclmulqdq	$0, 528(%rcx), %zmm10, %zmm9
 	vpxorq	%zmm9, %zmm6, %zmm6
-	addq	$64, %rbx
+	addq	$64, %r11
 	addq	$64, %rcx
-	subq	$64, %rbp
+	subq	$64, %rbx
 .Laesgen_vaes512_gcm_siv_open_rest4_none_4:
-	cmpq	$32, %rbp
+	cmpq	$32, %rbx
 	jb	.Laesgen_vaes512_gcm_siv_open_rest2_none_4
-	vmovdqu64	(%rbx), %ymm9
+	vmovdqu64	(%r11), %ymm9
 	vpshufd	$78, %ymm9, %ymm10
 	vpxorq	%ymm9, %ymm10, %ymm10
 	vpclmulqdq	$0, (%rcx), %ymm9, %ymm11
@@ -7068,13 +6792,13 @@ aesgen_vaes512_gcm_siv_open:
 	vpxorq	%ymm9, %ymm2, %ymm2
 	vpclmulqdq	$0, 528(%rcx), %ymm10, %ymm9
 	vpxorq	%ymm9, %ymm3, %ymm3
-	addq	$32, %rbx
+	addq	$32, %r11
 	addq	$32, %rcx
-	subq	$32, %rbp
+	subq	$32, %rbx
 .Laesgen_vaes512_gcm_siv_open_rest2_none_4:
-	cmpq	$16, %rbp
+	cmpq	$16, %rbx
 	jb	.Laesgen_vaes512_gcm_siv_open_rest1_none_4
-	vmovdqu64	(%rbx), %xmm9
+	vmovdqu64	(%r11), %xmm9
 	vpshufd	$78, %xmm9, %xmm10
 	vpxorq	%xmm9, %xmm10, %xmm10
 	vpclmulqdq	$0, (%rcx), %xmm9, %xmm11
@@ -7083,16 +6807,16 @@ aesgen_vaes512_gcm_siv_open:
 	vpxorq	%xmm9, %xmm1, %xmm1
 	vpclmulqdq	$0, 528(%rcx), %xmm10, %xmm9
 	vpxorq	%xmm9, %xmm7, %xmm7
-	addq	$16, %rbx
+	addq	$16, %r11
 	addq	$16, %rcx
-	subq	$16, %rbp
+	subq	$16, %rbx
 .Laesgen_vaes512_gcm_siv_open_rest1_none_4:
-	testq	%rbp, %rbp
+	testq	%rbx, %rbx
 	je	.Laesgen_vaes512_gcm_siv_open_rest_whole_4
 	movq	$-1, %rdx
-	bzhiq	%rbp, %rdx, %rdx
+	bzhiq	%rbx, %rdx, %rdx
 	kmovq	%rdx, %k1
-	vmovdqu8	(%rbx), %xmm9{%k1}{z}
+	vmovdqu8	(%r11), %xmm9{%k1}{z}
 	vpshufd	$78, %xmm9, %xmm10
 	vpxorq	%xmm9, %xmm10, %xmm10
 	vpclmulqdq	$0, (%rcx), %xmm9, %xmm11
@@ -7277,6 +7001,16 @@ aesgen_vaes512_gcm_siv_open:
 	vpxorq	%xmm18, %xmm18, %xmm18
 	vpxorq	%xmm19, %xmm19, %xmm19
 	vpxorq	%xmm20, %xmm20, %xmm20
+	vpxorq	%xmm21, %xmm21, %xmm21
+	vpxorq	%xmm22, %xmm22, %xmm22
+	vpxorq	%xmm23, %xmm23, %xmm23
+	vpxorq	%xmm24, %xmm24, %xmm24
+	vpxorq	%xmm25, %xmm25, %xmm25
+	vpxorq	%xmm26, %xmm26, %xmm26
+	vpxorq	%xmm27, %xmm27, %xmm27
+	vpxorq	%xmm28, %xmm28, %xmm28
+	vpxorq	%xmm29, %xmm29, %xmm29
+	vpxorq	%xmm30, %xmm30, %xmm30
 	vzeroall
 	popq	%rbp
 	popq	%rbx
@@ -7288,6 +7022,16 @@ aesgen_vaes512_gcm_siv_open:
 	vpxorq	%xmm18, %xmm18, %xmm18
 	vpxorq	%xmm19, %xmm19, %xmm19
 	vpxorq	%xmm20, %xmm20, %xmm20
+	vpxorq	%xmm21, %xmm21, %xmm21
+	vpxorq	%xmm22, %xmm22, %xmm22
+	vpxorq	%xmm23, %xmm23, %xmm23
+	vpxorq	%xmm24, %xmm24, %xmm24
+	vpxorq	%xmm25, %xmm25, %xmm25
+	vpxorq	%xmm26, %xmm26, %xmm26
+	vpxorq	%xmm27, %xmm27, %xmm27
+	vpxorq	%xmm28, %xmm28, %xmm28
+	vpxorq	%xmm29, %xmm29, %xmm29
+	vpxorq	%xmm30, %xmm30, %xmm30
 	vzeroall
 	popq	%rbp
 	popq	%rbx
@@ -7298,6 +7042,16 @@ aesgen_vaes512_gcm_siv_open:
 	vpxorq	%xmm18, %xmm18, %xmm18
 	vpxorq	%xmm19, %xmm19, %xmm19
 	vpxorq	%xmm20, %xmm20, %xmm20
+	vpxorq	%xmm21, %xmm21, %xmm21
+	vpxorq	%xmm22, %xmm22, %xmm22
+	vpxorq	%xmm23, %xmm23, %xmm23
+	vpxorq	%xmm24, %xmm24, %xmm24
+	vpxorq	%xmm25, %xmm25, %xmm25
+	vpxorq	%xmm26, %xmm26, %xmm26
+	vpxorq	%xmm27, %xmm27, %xmm27
+	vpxorq	%xmm28, %xmm28, %xmm28
+	vpxorq	%xmm29, %xmm29, %xmm29
+	vpxorq	%xmm30, %xmm30, %xmm30
 	vzeroall
 	popq	%rbp
 	popq	%rbx

@@ -623,6 +623,10 @@ aesgen_aesni_gcm_siv_seal:
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpunpcklqdq	%xmm4, %xmm3, %xmm3
 	vpunpcklqdq	%xmm0, %xmm5, %xmm5
+	vmovdqa	%xmm1, 624(%rdi)
+	vpshufd	$78, %xmm1, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	%xmm0, 768(%rdi)
 	vmovdqa	%xmm3, 256(%rdi)
 	vmovdqa	%xmm5, 272(%rdi)
 	vpxor	%xmm0, %xmm0, %xmm0
@@ -630,6 +634,7 @@ aesgen_aesni_gcm_siv_seal:
 	vaesenclast	.Laesgen_aesni_gcm_siv_seal_rcon0(%rip), %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$0, %xmm1, %xmm1, %xmm6
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
@@ -637,12 +642,14 @@ aesgen_aesni_gcm_siv_seal:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, 288(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_seal_last_word(%rip), %xmm3, %xmm2
+	vpclmulqdq	$17, %xmm1, %xmm1, %xmm7
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vpslldq	$4, %xmm5, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
+	vpclmulqdq	$1, %xmm1, %xmm1, %xmm8
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpxor	%xmm2, %xmm5, %xmm5
 	vmovdqa	%xmm5, 304(%rdi)
@@ -650,6 +657,7 @@ aesgen_aesni_gcm_siv_seal:
 	vaesenclast	.Laesgen_aesni_gcm_siv_seal_rcon1(%rip), %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, %xmm1, %xmm1, %xmm9
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
@@ -657,12 +665,14 @@ aesgen_aesni_gcm_siv_seal:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, 320(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_seal_last_word(%rip), %xmm3, %xmm2
+	vpxor	%xmm9, %xmm8, %xmm8
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vpslldq	$4, %xmm5, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
+	vpslldq	$8, %xmm8, %xmm9
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpxor	%xmm2, %xmm5, %xmm5
 	vmovdqa	%xmm5, 336(%rdi)
@@ -670,6 +680,7 @@ aesgen_aesni_gcm_siv_seal:
 	vaesenclast	.Laesgen_aesni_gcm_siv_seal_rcon2(%rip), %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm6, %xmm6
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
@@ -677,18 +688,21 @@ aesgen_aesni_gcm_siv_seal:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, 352(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_seal_last_word(%rip), %xmm3, %xmm2
+	vpsrldq	$8, %xmm8, %xmm9
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vpslldq	$4, %xmm5, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
+	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpxor	%xmm2, %xmm5, %xmm5
 	vmovdqa	%xmm5, 368(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm5, %xmm2
 	vaesenclast	.Laesgen_aesni_gcm_siv_seal_rcon3(%rip), %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm6, %xmm8
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
@@ -697,18 +711,21 @@ aesgen_aesni_gcm_siv_seal:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, 384(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_seal_last_word(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm6, %xmm6
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vpslldq	$4, %xmm5, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm6, %xmm6
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpxor	%xmm2, %xmm5, %xmm5
 	vmovdqa	%xmm5, 400(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm5, %xmm2
 	vaesenclast	.Laesgen_aesni_gcm_siv_seal_rcon4(%rip), %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm6, %xmm8
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
@@ -717,18 +734,21 @@ aesgen_aesni_gcm_siv_seal:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, 416(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_seal_last_word(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm6, %xmm6
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vpslldq	$4, %xmm5, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm6, %xmm6
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpxor	%xmm2, %xmm5, %xmm5
 	vmovdqa	%xmm5, 432(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm5, %xmm2
 	vaesenclast	.Laesgen_aesni_gcm_siv_seal_rcon5(%rip), %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm4
+	vpxor	%xmm7, %xmm6, %xmm6
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
@@ -737,18 +757,21 @@ aesgen_aesni_gcm_siv_seal:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, 448(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_seal_last_word(%rip), %xmm3, %xmm2
+	vmovdqa	%xmm6, 608(%rdi)
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vpslldq	$4, %xmm5, %xmm0
 	vpxor	%xmm0, %xmm5, %xmm5
 	vpslldq	$4, %xmm0, %xmm0
 	vpxor	%xmm0, %xmm5, %xmm5
 	vpslldq	$4, %xmm0, %xmm0
+	vpshufd	$78, %xmm6, %xmm4
 	vpxor	%xmm0, %xmm5, %xmm5
 	vpxor	%xmm2, %xmm5, %xmm5
 	vmovdqa	%xmm5, 464(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm5, %xmm0
 	vaesenclast	.Laesgen_aesni_gcm_siv_seal_rcon6(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
+	vpxor	%xmm6, %xmm4, %xmm4
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
@@ -756,14 +779,16 @@ aesgen_aesni_gcm_siv_seal:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 480(%rdi)
-	vmovdqa	%xmm1, 624(%rdi)
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 768(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm1, %xmm0
-	vpclmulqdq	$17, %xmm1, %xmm1, %xmm2
-	vpclmulqdq	$1, %xmm1, %xmm1, %xmm3
-	vpclmulqdq	$16, %xmm1, %xmm1, %xmm4
+	vmovdqa	%xmm4, 752(%rdi)
+	cmpq	$32, %r8
+	ja	.Laesgen_aesni_gcm_siv_seal_powers_more
+	cmpq	$16, %rax
+	jbe	.Laesgen_aesni_gcm_siv_seal_powers_done
+.Laesgen_aesni_gcm_siv_seal_powers_more:
+	vpclmulqdq	$0, %xmm6, %xmm1, %xmm0
+	vpclmulqdq	$17, %xmm6, %xmm1, %xmm2
+	vpclmulqdq	$1, %xmm6, %xmm1, %xmm3
+	vpclmulqdq	$16, %xmm6, %xmm1, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
@@ -776,19 +801,14 @@ aesgen_aesni_gcm_siv_seal:
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 608(%rdi)
+	vmovdqa	%xmm0, 592(%rdi)
 	vpshufd	$78, %xmm0, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, 752(%rdi)
-	cmpq	$32, %r8
-	ja	.Laesgen_aesni_gcm_siv_seal_powers_more
-	cmpq	$16, %rax
-	jbe	.Laesgen_aesni_gcm_siv_seal_powers_done
-.Laesgen_aesni_gcm_siv_seal_powers_more:
-	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
-	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm1, %xmm5
+	vmovdqa	%xmm2, 736(%rdi)
+	vpclmulqdq	$0, %xmm6, %xmm6, %xmm2
+	vpclmulqdq	$17, %xmm6, %xmm6, %xmm3
+	vpclmulqdq	$1, %xmm6, %xmm6, %xmm4
+	vpclmulqdq	$16, %xmm6, %xmm6, %xmm5
 	vpxor	%xmm5, %xmm4, %xmm4
 	vpslldq	$8, %xmm4, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
@@ -801,14 +821,34 @@ aesgen_aesni_gcm_siv_seal:
 	vpshufd	$78, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 592(%rdi)
+	vmovdqa	%xmm2, 576(%rdi)
 	vpshufd	$78, %xmm2, %xmm3
 	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, 736(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm0, %xmm3
-	vpclmulqdq	$17, %xmm0, %xmm0, %xmm4
-	vpclmulqdq	$1, %xmm0, %xmm0, %xmm5
-	vpclmulqdq	$16, %xmm0, %xmm0, %xmm6
+	vmovdqa	%xmm3, 720(%rdi)
+	vpclmulqdq	$0, %xmm2, %xmm1, %xmm3
+	vpclmulqdq	$17, %xmm2, %xmm1, %xmm4
+	vpclmulqdq	$1, %xmm2, %xmm1, %xmm5
+	vpclmulqdq	$16, %xmm2, %xmm1, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpslldq	$8, %xmm5, %xmm7
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpsrldq	$8, %xmm5, %xmm7
+	vpxor	%xmm7, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm5
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm5
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	%xmm3, 560(%rdi)
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vmovdqa	%xmm4, 704(%rdi)
+	vpclmulqdq	$0, %xmm2, %xmm6, %xmm3
+	vpclmulqdq	$17, %xmm2, %xmm6, %xmm4
+	vpclmulqdq	$1, %xmm2, %xmm6, %xmm5
+	vpclmulqdq	$16, %xmm2, %xmm6, %xmm6
 	vpxor	%xmm6, %xmm5, %xmm5
 	vpslldq	$8, %xmm5, %xmm6
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -821,86 +861,46 @@ aesgen_aesni_gcm_siv_seal:
 	vpshufd	$78, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
-	vmovdqa	%xmm3, 576(%rdi)
+	vmovdqa	%xmm3, 544(%rdi)
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vmovdqa	%xmm4, 720(%rdi)
-	vpclmulqdq	$0, %xmm3, %xmm1, %xmm4
-	vpclmulqdq	$17, %xmm3, %xmm1, %xmm5
-	vpclmulqdq	$1, %xmm3, %xmm1, %xmm6
-	vpclmulqdq	$16, %xmm3, %xmm1, %xmm7
-	vpxor	%xmm7, %xmm6, %xmm6
-	vpslldq	$8, %xmm6, %xmm7
-	vpxor	%xmm7, %xmm4, %xmm4
-	vpsrldq	$8, %xmm6, %xmm7
-	vpxor	%xmm7, %xmm5, %xmm5
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm6
-	vpshufd	$78, %xmm4, %xmm4
-	vpxor	%xmm6, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm6
-	vpshufd	$78, %xmm4, %xmm4
-	vpxor	%xmm6, %xmm4, %xmm4
-	vpxor	%xmm5, %xmm4, %xmm4
-	vmovdqa	%xmm4, 560(%rdi)
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vmovdqa	%xmm5, 704(%rdi)
-	vpclmulqdq	$0, %xmm3, %xmm0, %xmm4
-	vpclmulqdq	$17, %xmm3, %xmm0, %xmm5
-	vpclmulqdq	$1, %xmm3, %xmm0, %xmm6
-	vpclmulqdq	$16, %xmm3, %xmm0, %xmm0
-	vpxor	%xmm0, %xmm6, %xmm6
-	vpslldq	$8, %xmm6, %xmm0
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpsrldq	$8, %xmm6, %xmm0
+	vmovdqa	%xmm4, 688(%rdi)
+	vpclmulqdq	$0, %xmm2, %xmm0, %xmm3
+	vpclmulqdq	$17, %xmm2, %xmm0, %xmm4
+	vpclmulqdq	$1, %xmm2, %xmm0, %xmm5
+	vpclmulqdq	$16, %xmm2, %xmm0, %xmm0
 	vpxor	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm0
-	vpshufd	$78, %xmm4, %xmm4
+	vpslldq	$8, %xmm5, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpsrldq	$8, %xmm5, %xmm0
 	vpxor	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm0
-	vpshufd	$78, %xmm4, %xmm4
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm5, %xmm4, %xmm4
-	vmovdqa	%xmm4, 544(%rdi)
-	vpshufd	$78, %xmm4, %xmm0
-	vpxor	%xmm4, %xmm0, %xmm0
-	vmovdqa	%xmm0, 688(%rdi)
-	vpclmulqdq	$0, %xmm3, %xmm2, %xmm0
-	vpclmulqdq	$17, %xmm3, %xmm2, %xmm4
-	vpclmulqdq	$1, %xmm3, %xmm2, %xmm5
-	vpclmulqdq	$16, %xmm3, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vpslldq	$8, %xmm5, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm5, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	%xmm3, 528(%rdi)
+	vpshufd	$78, %xmm3, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqa	%xmm0, 672(%rdi)
+	vpclmulqdq	$0, %xmm2, %xmm2, %xmm0
+	vpclmulqdq	$17, %xmm2, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm2, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm2, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm3, %xmm3
 	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm2
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm2
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm4, %xmm0, %xmm0
-	vmovdqa	%xmm0, 528(%rdi)
-	vpshufd	$78, %xmm0, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, 672(%rdi)
-	vpclmulqdq	$0, %xmm3, %xmm3, %xmm0
-	vpclmulqdq	$17, %xmm3, %xmm3, %xmm2
-	vpclmulqdq	$1, %xmm3, %xmm3, %xmm4
-	vpclmulqdq	$16, %xmm3, %xmm3, %xmm3
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
 	vmovdqa	%xmm0, 512(%rdi)
 	vpshufd	$78, %xmm0, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -931,90 +931,90 @@ aesgen_aesni_gcm_siv_seal:
 .Laesgen_aesni_gcm_siv_seal_polyval8:
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_siv_seal_polyval8_done
-	vmovdqu	(%rcx), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 512(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 512(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 656(%rdi), %xmm0, %xmm0
-	vmovdqu	16(%rcx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 528(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 528(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 672(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	32(%rcx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 544(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 544(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 688(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	48(%rcx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 560(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 560(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 704(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	64(%rcx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 576(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 576(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	80(%rcx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 592(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 592(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	96(%rcx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 608(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 608(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	112(%rcx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 624(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 624(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 768(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
+	vmovdqu	112(%rcx), %xmm1
+	vpshufd	$78, %xmm1, %xmm2
 	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
+	vpclmulqdq	$0, 624(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$17, 624(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 768(%rdi), %xmm2, %xmm2
+	vmovdqu	96(%rcx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 608(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 608(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vmovdqu	80(%rcx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 592(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 592(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$0, 736(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vmovdqu	64(%rcx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 576(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 576(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$0, 720(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vmovdqu	48(%rcx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 560(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 560(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$0, 704(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vmovdqu	32(%rcx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 544(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 544(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$0, 688(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vmovdqu	16(%rcx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 528(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 528(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$0, 672(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vmovdqu	(%rcx), %xmm4
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$0, 512(%rdi), %xmm4, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$17, 512(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$0, 656(%rdi), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpslldq	$8, %xmm2, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpsrldq	$8, %xmm2, %xmm0
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 	addq	$128, %rcx
 	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_siv_seal_polyval8
@@ -1176,90 +1176,90 @@ aesgen_aesni_gcm_siv_seal:
 .Laesgen_aesni_gcm_siv_seal_polyval8_2:
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_siv_seal_polyval8_done_2
-	vmovdqu	(%rdx), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 512(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 512(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 656(%rdi), %xmm0, %xmm0
-	vmovdqu	16(%rdx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 528(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 528(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 672(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	32(%rdx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 544(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 544(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 688(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	48(%rdx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 560(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 560(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 704(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	64(%rdx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 576(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 576(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	80(%rdx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 592(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 592(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	96(%rdx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 608(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 608(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	112(%rdx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 624(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 624(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 768(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
+	vmovdqu	112(%rdx), %xmm1
+	vpshufd	$78, %xmm1, %xmm2
 	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
+	vpclmulqdq	$0, 624(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$17, 624(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 768(%rdi), %xmm2, %xmm2
+	vmovdqu	96(%rdx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 608(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 608(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vmovdqu	80(%rdx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 592(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 592(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$0, 736(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vmovdqu	64(%rdx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 576(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 576(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$0, 720(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vmovdqu	48(%rdx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 560(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 560(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$0, 704(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vmovdqu	32(%rdx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 544(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 544(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$0, 688(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vmovdqu	16(%rdx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 528(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 528(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$0, 672(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vmovdqu	(%rdx), %xmm4
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$0, 512(%rdi), %xmm4, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$17, 512(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$0, 656(%rdi), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpslldq	$8, %xmm2, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpsrldq	$8, %xmm2, %xmm0
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 	addq	$128, %rdx
 	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_siv_seal_polyval8_2
@@ -1972,253 +1972,253 @@ aesgen_aesni_gcm_siv_seal:
 	vaesenclast	%xmm4, %xmm0, %xmm0
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpunpcklqdq	%xmm0, %xmm3, %xmm3
+	vmovdqa	%xmm1, 624(%rdi)
+	vpshufd	$78, %xmm1, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	%xmm0, 768(%rdi)
 	vmovdqa	%xmm3, 256(%rdi)
 	vpxor	%xmm0, %xmm0, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_aesni_gcm_siv_seal_rcon0(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
+	vpclmulqdq	$0, %xmm1, %xmm1, %xmm4
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, %xmm1, %xmm1, %xmm5
 	vmovdqa	%xmm3, 272(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_aesni_gcm_siv_seal_rcon1(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
+	vpclmulqdq	$1, %xmm1, %xmm1, %xmm6
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, %xmm1, %xmm1, %xmm7
 	vmovdqa	%xmm3, 288(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_aesni_gcm_siv_seal_rcon2(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
+	vpxor	%xmm7, %xmm6, %xmm6
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
+	vpslldq	$8, %xmm6, %xmm7
 	vmovdqa	%xmm3, 304(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_aesni_gcm_siv_seal_rcon3(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpxor	%xmm7, %xmm4, %xmm4
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
+	vpsrldq	$8, %xmm6, %xmm7
 	vmovdqa	%xmm3, 320(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_aesni_gcm_siv_seal_rcon4(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpxor	%xmm7, %xmm5, %xmm5
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm6
 	vmovdqa	%xmm3, 336(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_aesni_gcm_siv_seal_rcon5(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpshufd	$78, %xmm4, %xmm4
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 352(%rdi)
+	vpxor	%xmm6, %xmm4, %xmm4
 	vpshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_aesni_gcm_siv_seal_rcon6(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm6
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 368(%rdi)
+	vpshufd	$78, %xmm4, %xmm4
 	vpshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_aesni_gcm_siv_seal_rcon7(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 384(%rdi)
+	vpxor	%xmm5, %xmm4, %xmm4
 	vpshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_aesni_gcm_siv_seal_rcon8(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
+	vmovdqa	%xmm4, 608(%rdi)
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 400(%rdi)
+	vpshufd	$78, %xmm4, %xmm5
 	vpshufb	.Laesgen_aesni_gcm_siv_seal_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_aesni_gcm_siv_seal_rcon9(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm5, %xmm5
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 416(%rdi)
-	vmovdqa	%xmm1, 624(%rdi)
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 768(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm1, %xmm0
-	vpclmulqdq	$17, %xmm1, %xmm1, %xmm2
-	vpclmulqdq	$1, %xmm1, %xmm1, %xmm3
-	vpclmulqdq	$16, %xmm1, %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 608(%rdi)
-	vpshufd	$78, %xmm0, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, 752(%rdi)
+	vmovdqa	%xmm5, 752(%rdi)
 	cmpq	$32, %r8
 	ja	.Laesgen_aesni_gcm_siv_seal_powers_more_2
 	cmpq	$16, %rax
 	jbe	.Laesgen_aesni_gcm_siv_seal_powers_done_2
 .Laesgen_aesni_gcm_siv_seal_powers_more_2:
-	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
-	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm1, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm5
+	vpclmulqdq	$0, %xmm4, %xmm1, %xmm0
+	vpclmulqdq	$17, %xmm4, %xmm1, %xmm2
+	vpclmulqdq	$1, %xmm4, %xmm1, %xmm3
+	vpclmulqdq	$16, %xmm4, %xmm1, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpslldq	$8, %xmm3, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpsrldq	$8, %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm4
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm4
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 592(%rdi)
-	vpshufd	$78, %xmm2, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, 736(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm0, %xmm3
-	vpclmulqdq	$17, %xmm0, %xmm0, %xmm4
-	vpclmulqdq	$1, %xmm0, %xmm0, %xmm5
-	vpclmulqdq	$16, %xmm0, %xmm0, %xmm6
-	vpxor	%xmm6, %xmm5, %xmm5
-	vpslldq	$8, %xmm5, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpsrldq	$8, %xmm5, %xmm6
-	vpxor	%xmm6, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm5
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm5
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpxor	%xmm4, %xmm3, %xmm3
-	vmovdqa	%xmm3, 576(%rdi)
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vmovdqa	%xmm4, 720(%rdi)
-	vpclmulqdq	$0, %xmm3, %xmm1, %xmm4
-	vpclmulqdq	$17, %xmm3, %xmm1, %xmm5
-	vpclmulqdq	$1, %xmm3, %xmm1, %xmm6
-	vpclmulqdq	$16, %xmm3, %xmm1, %xmm7
-	vpxor	%xmm7, %xmm6, %xmm6
-	vpslldq	$8, %xmm6, %xmm7
-	vpxor	%xmm7, %xmm4, %xmm4
-	vpsrldq	$8, %xmm6, %xmm7
-	vpxor	%xmm7, %xmm5, %xmm5
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm6
-	vpshufd	$78, %xmm4, %xmm4
-	vpxor	%xmm6, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm6
-	vpshufd	$78, %xmm4, %xmm4
-	vpxor	%xmm6, %xmm4, %xmm4
-	vpxor	%xmm5, %xmm4, %xmm4
-	vmovdqa	%xmm4, 560(%rdi)
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vmovdqa	%xmm5, 704(%rdi)
-	vpclmulqdq	$0, %xmm3, %xmm0, %xmm4
-	vpclmulqdq	$17, %xmm3, %xmm0, %xmm5
-	vpclmulqdq	$1, %xmm3, %xmm0, %xmm6
-	vpclmulqdq	$16, %xmm3, %xmm0, %xmm0
-	vpxor	%xmm0, %xmm6, %xmm6
-	vpslldq	$8, %xmm6, %xmm0
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpsrldq	$8, %xmm6, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm0
-	vpshufd	$78, %xmm4, %xmm4
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm0
-	vpshufd	$78, %xmm4, %xmm4
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm5, %xmm4, %xmm4
-	vmovdqa	%xmm4, 544(%rdi)
-	vpshufd	$78, %xmm4, %xmm0
-	vpxor	%xmm4, %xmm0, %xmm0
-	vmovdqa	%xmm0, 688(%rdi)
-	vpclmulqdq	$0, %xmm3, %xmm2, %xmm0
-	vpclmulqdq	$17, %xmm3, %xmm2, %xmm4
-	vpclmulqdq	$1, %xmm3, %xmm2, %xmm5
-	vpclmulqdq	$16, %xmm3, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vpslldq	$8, %xmm5, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm5, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm3
 	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm3
 	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm4, %xmm0, %xmm0
-	vmovdqa	%xmm0, 528(%rdi)
+	vmovdqa	%xmm0, 592(%rdi)
 	vpshufd	$78, %xmm0, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, 672(%rdi)
-	vpclmulqdq	$0, %xmm3, %xmm3, %xmm0
-	vpclmulqdq	$17, %xmm3, %xmm3, %xmm2
-	vpclmulqdq	$1, %xmm3, %xmm3, %xmm4
-	vpclmulqdq	$16, %xmm3, %xmm3, %xmm3
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm3
+	vmovdqa	%xmm2, 736(%rdi)
+	vpclmulqdq	$0, %xmm4, %xmm4, %xmm2
+	vpclmulqdq	$17, %xmm4, %xmm4, %xmm3
+	vpclmulqdq	$1, %xmm4, %xmm4, %xmm5
+	vpclmulqdq	$16, %xmm4, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vpslldq	$8, %xmm5, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpsrldq	$8, %xmm5, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm5
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm5
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
+	vmovdqa	%xmm2, 576(%rdi)
+	vpshufd	$78, %xmm2, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, 720(%rdi)
+	vpclmulqdq	$0, %xmm2, %xmm1, %xmm3
+	vpclmulqdq	$17, %xmm2, %xmm1, %xmm5
+	vpclmulqdq	$1, %xmm2, %xmm1, %xmm6
+	vpclmulqdq	$16, %xmm2, %xmm1, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpslldq	$8, %xmm6, %xmm7
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpsrldq	$8, %xmm6, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm6
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm6
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vmovdqa	%xmm3, 560(%rdi)
+	vpshufd	$78, %xmm3, %xmm5
+	vpxor	%xmm3, %xmm5, %xmm5
+	vmovdqa	%xmm5, 704(%rdi)
+	vpclmulqdq	$0, %xmm2, %xmm4, %xmm3
+	vpclmulqdq	$17, %xmm2, %xmm4, %xmm5
+	vpclmulqdq	$1, %xmm2, %xmm4, %xmm6
+	vpclmulqdq	$16, %xmm2, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpslldq	$8, %xmm6, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm6, %xmm4
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm4
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm4
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vmovdqa	%xmm3, 544(%rdi)
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vmovdqa	%xmm4, 688(%rdi)
+	vpclmulqdq	$0, %xmm2, %xmm0, %xmm3
+	vpclmulqdq	$17, %xmm2, %xmm0, %xmm4
+	vpclmulqdq	$1, %xmm2, %xmm0, %xmm5
+	vpclmulqdq	$16, %xmm2, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpslldq	$8, %xmm5, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpsrldq	$8, %xmm5, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	%xmm3, 528(%rdi)
+	vpshufd	$78, %xmm3, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqa	%xmm0, 672(%rdi)
+	vpclmulqdq	$0, %xmm2, %xmm2, %xmm0
+	vpclmulqdq	$17, %xmm2, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm2, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm2, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
 	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
 	vmovdqa	%xmm0, 512(%rdi)
 	vpshufd	$78, %xmm0, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -2249,90 +2249,90 @@ aesgen_aesni_gcm_siv_seal:
 .Laesgen_aesni_gcm_siv_seal_polyval8_3:
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_siv_seal_polyval8_done_3
-	vmovdqu	(%rcx), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 512(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 512(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 656(%rdi), %xmm0, %xmm0
-	vmovdqu	16(%rcx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 528(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 528(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 672(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	32(%rcx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 544(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 544(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 688(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	48(%rcx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 560(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 560(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 704(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	64(%rcx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 576(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 576(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	80(%rcx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 592(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 592(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	96(%rcx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 608(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 608(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	112(%rcx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 624(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 624(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 768(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
+	vmovdqu	112(%rcx), %xmm1
+	vpshufd	$78, %xmm1, %xmm2
 	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
+	vpclmulqdq	$0, 624(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$17, 624(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 768(%rdi), %xmm2, %xmm2
+	vmovdqu	96(%rcx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 608(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 608(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vmovdqu	80(%rcx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 592(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 592(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$0, 736(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vmovdqu	64(%rcx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 576(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 576(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$0, 720(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vmovdqu	48(%rcx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 560(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 560(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$0, 704(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vmovdqu	32(%rcx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 544(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 544(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$0, 688(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vmovdqu	16(%rcx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 528(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 528(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$0, 672(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vmovdqu	(%rcx), %xmm4
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$0, 512(%rdi), %xmm4, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$17, 512(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$0, 656(%rdi), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpslldq	$8, %xmm2, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpsrldq	$8, %xmm2, %xmm0
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 	addq	$128, %rcx
 	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_siv_seal_polyval8_3
@@ -2494,90 +2494,90 @@ aesgen_aesni_gcm_siv_seal:
 .Laesgen_aesni_gcm_siv_seal_polyval8_4:
 	cmpq	$128, %rax
 	jb	.Laesgen_aesni_gcm_siv_seal_polyval8_done_4
-	vmovdqu	(%rdx), %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$0, 512(%rdi), %xmm1, %xmm2
-	vpclmulqdq	$17, 512(%rdi), %xmm1, %xmm1
-	vpclmulqdq	$0, 656(%rdi), %xmm0, %xmm0
-	vmovdqu	16(%rdx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 528(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 528(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 672(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	32(%rdx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 544(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 544(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 688(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	48(%rdx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 560(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 560(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 704(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	64(%rdx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 576(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 576(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	80(%rdx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 592(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 592(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	96(%rdx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 608(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 608(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 752(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vmovdqu	112(%rdx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 624(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 624(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$0, 768(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpslldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm0, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
+	vmovdqu	112(%rdx), %xmm1
+	vpshufd	$78, %xmm1, %xmm2
 	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
+	vpclmulqdq	$0, 624(%rdi), %xmm1, %xmm3
+	vpclmulqdq	$17, 624(%rdi), %xmm1, %xmm1
+	vpclmulqdq	$0, 768(%rdi), %xmm2, %xmm2
+	vmovdqu	96(%rdx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 608(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 608(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vmovdqu	80(%rdx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 592(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 592(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$0, 736(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vmovdqu	64(%rdx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 576(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 576(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$0, 720(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vmovdqu	48(%rdx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 560(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 560(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$0, 704(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vmovdqu	32(%rdx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 544(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 544(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$0, 688(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vmovdqu	16(%rdx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 528(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 528(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$0, 672(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vmovdqu	(%rdx), %xmm4
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm0
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$0, 512(%rdi), %xmm4, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$17, 512(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$0, 656(%rdi), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpslldq	$8, %xmm2, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpsrldq	$8, %xmm2, %xmm0
+	vpxor	%xmm0, %xmm1, %xmm1
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 	addq	$128, %rdx
 	subq	$128, %rax
 	jmp	.Laesgen_aesni_gcm_siv_seal_polyval8_4
@@ -3381,6 +3381,10 @@ aesgen_aesni_gcm_siv_open:
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpunpcklqdq	%xmm4, %xmm3, %xmm3
 	vpunpcklqdq	%xmm0, %xmm5, %xmm5
+	vmovdqa	%xmm1, 624(%rdi)
+	vpshufd	$78, %xmm1, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	%xmm0, 768(%rdi)
 	vmovdqa	%xmm3, 256(%rdi)
 	vmovdqa	%xmm5, 272(%rdi)
 	vpxor	%xmm0, %xmm0, %xmm0
@@ -3388,6 +3392,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenclast	.Laesgen_aesni_gcm_siv_open_rcon0(%rip), %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$0, %xmm1, %xmm1, %xmm6
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
@@ -3395,12 +3400,14 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, 288(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_open_last_word(%rip), %xmm3, %xmm2
+	vpclmulqdq	$17, %xmm1, %xmm1, %xmm7
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vpslldq	$4, %xmm5, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
+	vpclmulqdq	$1, %xmm1, %xmm1, %xmm8
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpxor	%xmm2, %xmm5, %xmm5
 	vmovdqa	%xmm5, 304(%rdi)
@@ -3408,6 +3415,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenclast	.Laesgen_aesni_gcm_siv_open_rcon1(%rip), %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, %xmm1, %xmm1, %xmm9
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
@@ -3415,12 +3423,14 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, 320(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_open_last_word(%rip), %xmm3, %xmm2
+	vpxor	%xmm9, %xmm8, %xmm8
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vpslldq	$4, %xmm5, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
+	vpslldq	$8, %xmm8, %xmm9
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpxor	%xmm2, %xmm5, %xmm5
 	vmovdqa	%xmm5, 336(%rdi)
@@ -3428,6 +3438,7 @@ aesgen_aesni_gcm_siv_open:
 	vaesenclast	.Laesgen_aesni_gcm_siv_open_rcon2(%rip), %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm6, %xmm6
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
@@ -3435,18 +3446,21 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, 352(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_open_last_word(%rip), %xmm3, %xmm2
+	vpsrldq	$8, %xmm8, %xmm9
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vpslldq	$4, %xmm5, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
+	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpxor	%xmm2, %xmm5, %xmm5
 	vmovdqa	%xmm5, 368(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm5, %xmm2
 	vaesenclast	.Laesgen_aesni_gcm_siv_open_rcon3(%rip), %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm6, %xmm8
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
@@ -3455,18 +3469,21 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, 384(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_open_last_word(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm6, %xmm6
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vpslldq	$4, %xmm5, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm6, %xmm6
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpxor	%xmm2, %xmm5, %xmm5
 	vmovdqa	%xmm5, 400(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm5, %xmm2
 	vaesenclast	.Laesgen_aesni_gcm_siv_open_rcon4(%rip), %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm6, %xmm8
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
@@ -3475,18 +3492,21 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, 416(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_open_last_word(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm6, %xmm6
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vpslldq	$4, %xmm5, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm6, %xmm6
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpxor	%xmm2, %xmm5, %xmm5
 	vmovdqa	%xmm5, 432(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm5, %xmm2
 	vaesenclast	.Laesgen_aesni_gcm_siv_open_rcon5(%rip), %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm4
+	vpxor	%xmm7, %xmm6, %xmm6
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
@@ -3495,18 +3515,21 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, 448(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_open_last_word(%rip), %xmm3, %xmm2
+	vmovdqa	%xmm6, 608(%rdi)
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vpslldq	$4, %xmm5, %xmm0
 	vpxor	%xmm0, %xmm5, %xmm5
 	vpslldq	$4, %xmm0, %xmm0
 	vpxor	%xmm0, %xmm5, %xmm5
 	vpslldq	$4, %xmm0, %xmm0
+	vpshufd	$78, %xmm6, %xmm4
 	vpxor	%xmm0, %xmm5, %xmm5
 	vpxor	%xmm2, %xmm5, %xmm5
 	vmovdqa	%xmm5, 464(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm5, %xmm0
 	vaesenclast	.Laesgen_aesni_gcm_siv_open_rcon6(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
+	vpxor	%xmm6, %xmm4, %xmm4
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
@@ -3514,14 +3537,16 @@ aesgen_aesni_gcm_siv_open:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 480(%rdi)
-	vmovdqa	%xmm1, 624(%rdi)
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 768(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm1, %xmm0
-	vpclmulqdq	$17, %xmm1, %xmm1, %xmm2
-	vpclmulqdq	$1, %xmm1, %xmm1, %xmm3
-	vpclmulqdq	$16, %xmm1, %xmm1, %xmm4
+	vmovdqa	%xmm4, 752(%rdi)
+	cmpq	$32, %r8
+	ja	.Laesgen_aesni_gcm_siv_open_powers_more
+	cmpq	$16, %rdx
+	jbe	.Laesgen_aesni_gcm_siv_open_powers_done
+.Laesgen_aesni_gcm_siv_open_powers_more:
+	vpclmulqdq	$0, %xmm6, %xmm1, %xmm0
+	vpclmulqdq	$17, %xmm6, %xmm1, %xmm2
+	vpclmulqdq	$1, %xmm6, %xmm1, %xmm3
+	vpclmulqdq	$16, %xmm6, %xmm1, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$8, %xmm3, %xmm4
 	vpxor	%xmm4, %xmm0, %xmm0
@@ -3534,19 +3559,14 @@ aesgen_aesni_gcm_siv_open:
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 608(%rdi)
+	vmovdqa	%xmm0, 592(%rdi)
 	vpshufd	$78, %xmm0, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, 752(%rdi)
-	cmpq	$32, %r8
-	ja	.Laesgen_aesni_gcm_siv_open_powers_more
-	cmpq	$16, %rdx
-	jbe	.Laesgen_aesni_gcm_siv_open_powers_done
-.Laesgen_aesni_gcm_siv_open_powers_more:
-	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
-	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm1, %xmm5
+	vmovdqa	%xmm2, 736(%rdi)
+	vpclmulqdq	$0, %xmm6, %xmm6, %xmm2
+	vpclmulqdq	$17, %xmm6, %xmm6, %xmm3
+	vpclmulqdq	$1, %xmm6, %xmm6, %xmm4
+	vpclmulqdq	$16, %xmm6, %xmm6, %xmm5
 	vpxor	%xmm5, %xmm4, %xmm4
 	vpslldq	$8, %xmm4, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
@@ -3559,14 +3579,34 @@ aesgen_aesni_gcm_siv_open:
 	vpshufd	$78, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 592(%rdi)
+	vmovdqa	%xmm2, 576(%rdi)
 	vpshufd	$78, %xmm2, %xmm3
 	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, 736(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm0, %xmm3
-	vpclmulqdq	$17, %xmm0, %xmm0, %xmm4
-	vpclmulqdq	$1, %xmm0, %xmm0, %xmm5
-	vpclmulqdq	$16, %xmm0, %xmm0, %xmm6
+	vmovdqa	%xmm3, 720(%rdi)
+	vpclmulqdq	$0, %xmm2, %xmm1, %xmm3
+	vpclmulqdq	$17, %xmm2, %xmm1, %xmm4
+	vpclmulqdq	$1, %xmm2, %xmm1, %xmm5
+	vpclmulqdq	$16, %xmm2, %xmm1, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpslldq	$8, %xmm5, %xmm7
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpsrldq	$8, %xmm5, %xmm7
+	vpxor	%xmm7, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm5
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm5
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	%xmm3, 560(%rdi)
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vmovdqa	%xmm4, 704(%rdi)
+	vpclmulqdq	$0, %xmm2, %xmm6, %xmm3
+	vpclmulqdq	$17, %xmm2, %xmm6, %xmm4
+	vpclmulqdq	$1, %xmm2, %xmm6, %xmm5
+	vpclmulqdq	$16, %xmm2, %xmm6, %xmm6
 	vpxor	%xmm6, %xmm5, %xmm5
 	vpslldq	$8, %xmm5, %xmm6
 	vpxor	%xmm6, %xmm3, %xmm3
@@ -3579,86 +3619,46 @@ aesgen_aesni_gcm_siv_open:
 	vpshufd	$78, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
-	vmovdqa	%xmm3, 576(%rdi)
+	vmovdqa	%xmm3, 544(%rdi)
 	vpshufd	$78, %xmm3, %xmm4
 	vpxor	%xmm3, %xmm4, %xmm4
-	vmovdqa	%xmm4, 720(%rdi)
-	vpclmulqdq	$0, %xmm3, %xmm1, %xmm4
-	vpclmulqdq	$17, %xmm3, %xmm1, %xmm5
-	vpclmulqdq	$1, %xmm3, %xmm1, %xmm6
-	vpclmulqdq	$16, %xmm3, %xmm1, %xmm7
-	vpxor	%xmm7, %xmm6, %xmm6
-	vpslldq	$8, %xmm6, %xmm7
-	vpxor	%xmm7, %xmm4, %xmm4
-	vpsrldq	$8, %xmm6, %xmm7
-	vpxor	%xmm7, %xmm5, %xmm5
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm6
-	vpshufd	$78, %xmm4, %xmm4
-	vpxor	%xmm6, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm6
-	vpshufd	$78, %xmm4, %xmm4
-	vpxor	%xmm6, %xmm4, %xmm4
-	vpxor	%xmm5, %xmm4, %xmm4
-	vmovdqa	%xmm4, 560(%rdi)
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vmovdqa	%xmm5, 704(%rdi)
-	vpclmulqdq	$0, %xmm3, %xmm0, %xmm4
-	vpclmulqdq	$17, %xmm3, %xmm0, %xmm5
-	vpclmulqdq	$1, %xmm3, %xmm0, %xmm6
-	vpclmulqdq	$16, %xmm3, %xmm0, %xmm0
-	vpxor	%xmm0, %xmm6, %xmm6
-	vpslldq	$8, %xmm6, %xmm0
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpsrldq	$8, %xmm6, %xmm0
+	vmovdqa	%xmm4, 688(%rdi)
+	vpclmulqdq	$0, %xmm2, %xmm0, %xmm3
+	vpclmulqdq	$17, %xmm2, %xmm0, %xmm4
+	vpclmulqdq	$1, %xmm2, %xmm0, %xmm5
+	vpclmulqdq	$16, %xmm2, %xmm0, %xmm0
 	vpxor	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm0
-	vpshufd	$78, %xmm4, %xmm4
+	vpslldq	$8, %xmm5, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpsrldq	$8, %xmm5, %xmm0
 	vpxor	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm0
-	vpshufd	$78, %xmm4, %xmm4
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm5, %xmm4, %xmm4
-	vmovdqa	%xmm4, 544(%rdi)
-	vpshufd	$78, %xmm4, %xmm0
-	vpxor	%xmm4, %xmm0, %xmm0
-	vmovdqa	%xmm0, 688(%rdi)
-	vpclmulqdq	$0, %xmm3, %xmm2, %xmm0
-	vpclmulqdq	$17, %xmm3, %xmm2, %xmm4
-	vpclmulqdq	$1, %xmm3, %xmm2, %xmm5
-	vpclmulqdq	$16, %xmm3, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vpslldq	$8, %xmm5, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm5, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	%xmm3, 528(%rdi)
+	vpshufd	$78, %xmm3, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqa	%xmm0, 672(%rdi)
+	vpclmulqdq	$0, %xmm2, %xmm2, %xmm0
+	vpclmulqdq	$17, %xmm2, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm2, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm2, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm3, %xmm3
 	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm2
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm2
 	vpshufd	$78, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm4, %xmm0, %xmm0
-	vmovdqa	%xmm0, 528(%rdi)
-	vpshufd	$78, %xmm0, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, 672(%rdi)
-	vpclmulqdq	$0, %xmm3, %xmm3, %xmm0
-	vpclmulqdq	$17, %xmm3, %xmm3, %xmm2
-	vpclmulqdq	$1, %xmm3, %xmm3, %xmm4
-	vpclmulqdq	$16, %xmm3, %xmm3, %xmm3
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm3
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
 	vmovdqa	%xmm0, 512(%rdi)
 	vpshufd	$78, %xmm0, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -3691,90 +3691,90 @@ aesgen_aesni_gcm_siv_open:
 .Laesgen_aesni_gcm_siv_open_polyval8:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_siv_open_polyval8_done
-	vmovdqu	(%rcx), %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpshufd	$78, %xmm2, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$0, 512(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$17, 512(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 656(%rdi), %xmm1, %xmm1
-	vmovdqu	16(%rcx), %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 528(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 528(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 672(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm1, %xmm1
-	vmovdqu	32(%rcx), %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 544(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 544(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 688(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm1, %xmm1
-	vmovdqu	48(%rcx), %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 560(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 560(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 704(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm1, %xmm1
-	vmovdqu	64(%rcx), %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 576(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 576(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 720(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm1, %xmm1
-	vmovdqu	80(%rcx), %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 592(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 592(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 736(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm1, %xmm1
-	vmovdqu	96(%rcx), %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 608(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 608(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 752(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm1, %xmm1
-	vmovdqu	112(%rcx), %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 624(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 624(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 768(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm1, %xmm1
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpslldq	$8, %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm1, %xmm3, %xmm3
+	vmovdqu	112(%rcx), %xmm2
+	vpshufd	$78, %xmm2, %xmm3
 	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm1
+	vpclmulqdq	$0, 624(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$17, 624(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 768(%rdi), %xmm3, %xmm3
+	vmovdqu	96(%rcx), %xmm5
+	vpshufd	$78, %xmm5, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpclmulqdq	$0, 608(%rdi), %xmm5, %xmm7
+	vpxor	%xmm7, %xmm4, %xmm4
+	vpclmulqdq	$17, 608(%rdi), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$0, 752(%rdi), %xmm6, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vmovdqu	80(%rcx), %xmm5
+	vpshufd	$78, %xmm5, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpclmulqdq	$0, 592(%rdi), %xmm5, %xmm7
+	vpxor	%xmm7, %xmm4, %xmm4
+	vpclmulqdq	$17, 592(%rdi), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$0, 736(%rdi), %xmm6, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vmovdqu	64(%rcx), %xmm5
+	vpshufd	$78, %xmm5, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpclmulqdq	$0, 576(%rdi), %xmm5, %xmm7
+	vpxor	%xmm7, %xmm4, %xmm4
+	vpclmulqdq	$17, 576(%rdi), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$0, 720(%rdi), %xmm6, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vmovdqu	48(%rcx), %xmm5
+	vpshufd	$78, %xmm5, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpclmulqdq	$0, 560(%rdi), %xmm5, %xmm7
+	vpxor	%xmm7, %xmm4, %xmm4
+	vpclmulqdq	$17, 560(%rdi), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$0, 704(%rdi), %xmm6, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vmovdqu	32(%rcx), %xmm5
+	vpshufd	$78, %xmm5, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpclmulqdq	$0, 544(%rdi), %xmm5, %xmm7
+	vpxor	%xmm7, %xmm4, %xmm4
+	vpclmulqdq	$17, 544(%rdi), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$0, 688(%rdi), %xmm6, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vmovdqu	16(%rcx), %xmm5
+	vpshufd	$78, %xmm5, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpclmulqdq	$0, 528(%rdi), %xmm5, %xmm7
+	vpxor	%xmm7, %xmm4, %xmm4
+	vpclmulqdq	$17, 528(%rdi), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$0, 672(%rdi), %xmm6, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vmovdqu	(%rcx), %xmm5
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpshufd	$78, %xmm5, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpclmulqdq	$0, 512(%rdi), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpclmulqdq	$17, 512(%rdi), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$0, 656(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpslldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpsrldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm1
+	vpshufd	$78, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm1
+	vpshufd	$78, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqa	%xmm4, %xmm1
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_siv_open_polyval8
@@ -4372,90 +4372,90 @@ aesgen_aesni_gcm_siv_open:
 .Laesgen_aesni_gcm_siv_open_polyval8_2:
 	cmpq	$128, %rcx
 	jb	.Laesgen_aesni_gcm_siv_open_polyval8_done_2
-	vmovdqu	(%rdx), %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpshufd	$78, %xmm0, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 512(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$17, 512(%rdi), %xmm0, %xmm0
-	vpclmulqdq	$0, 656(%rdi), %xmm1, %xmm1
-	vmovdqu	16(%rdx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 528(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 528(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$0, 672(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vmovdqu	32(%rdx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 544(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 544(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$0, 688(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vmovdqu	48(%rdx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 560(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 560(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$0, 704(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vmovdqu	64(%rdx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 576(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 576(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vmovdqu	80(%rdx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 592(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 592(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vmovdqu	96(%rdx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 608(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 608(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$0, 752(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vmovdqu	112(%rdx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 624(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 624(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$0, 768(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpslldq	$8, %xmm1, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm1, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqu	112(%rdx), %xmm0
+	vpshufd	$78, %xmm0, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm1
+	vpclmulqdq	$0, 624(%rdi), %xmm0, %xmm3
+	vpclmulqdq	$17, 624(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 768(%rdi), %xmm2, %xmm2
+	vmovdqu	96(%rdx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 608(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 608(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$0, 752(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vmovdqu	80(%rdx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 592(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 592(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$0, 736(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vmovdqu	64(%rdx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 576(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 576(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$0, 720(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vmovdqu	48(%rdx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 560(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 560(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$0, 704(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vmovdqu	32(%rdx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 544(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 544(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$0, 688(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vmovdqu	16(%rdx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 528(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 528(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$0, 672(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vmovdqu	(%rdx), %xmm4
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$0, 512(%rdi), %xmm4, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$17, 512(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$0, 656(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpslldq	$8, %xmm2, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpsrldq	$8, %xmm2, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm1
 	addq	$128, %rdx
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_gcm_siv_open_polyval8_2
@@ -4781,253 +4781,253 @@ aesgen_aesni_gcm_siv_open:
 	vaesenclast	%xmm4, %xmm0, %xmm0
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpunpcklqdq	%xmm0, %xmm3, %xmm3
+	vmovdqa	%xmm1, 624(%rdi)
+	vpshufd	$78, %xmm1, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	%xmm0, 768(%rdi)
 	vmovdqa	%xmm3, 256(%rdi)
 	vpxor	%xmm0, %xmm0, %xmm0
 	vpshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_aesni_gcm_siv_open_rcon0(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
+	vpclmulqdq	$0, %xmm1, %xmm1, %xmm4
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, %xmm1, %xmm1, %xmm5
 	vmovdqa	%xmm3, 272(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_aesni_gcm_siv_open_rcon1(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
+	vpclmulqdq	$1, %xmm1, %xmm1, %xmm6
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, %xmm1, %xmm1, %xmm7
 	vmovdqa	%xmm3, 288(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_aesni_gcm_siv_open_rcon2(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
+	vpxor	%xmm7, %xmm6, %xmm6
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
+	vpslldq	$8, %xmm6, %xmm7
 	vmovdqa	%xmm3, 304(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_aesni_gcm_siv_open_rcon3(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpxor	%xmm7, %xmm4, %xmm4
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
+	vpsrldq	$8, %xmm6, %xmm7
 	vmovdqa	%xmm3, 320(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_aesni_gcm_siv_open_rcon4(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpxor	%xmm7, %xmm5, %xmm5
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm6
 	vmovdqa	%xmm3, 336(%rdi)
 	vpshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_aesni_gcm_siv_open_rcon5(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpshufd	$78, %xmm4, %xmm4
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 352(%rdi)
+	vpxor	%xmm6, %xmm4, %xmm4
 	vpshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_aesni_gcm_siv_open_rcon6(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm6
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 368(%rdi)
+	vpshufd	$78, %xmm4, %xmm4
 	vpshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_aesni_gcm_siv_open_rcon7(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 384(%rdi)
+	vpxor	%xmm5, %xmm4, %xmm4
 	vpshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_aesni_gcm_siv_open_rcon8(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
+	vmovdqa	%xmm4, 608(%rdi)
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 400(%rdi)
+	vpshufd	$78, %xmm4, %xmm5
 	vpshufb	.Laesgen_aesni_gcm_siv_open_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_aesni_gcm_siv_open_rcon9(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm5, %xmm5
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 416(%rdi)
-	vmovdqa	%xmm1, 624(%rdi)
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 768(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm1, %xmm0
-	vpclmulqdq	$17, %xmm1, %xmm1, %xmm2
-	vpclmulqdq	$1, %xmm1, %xmm1, %xmm3
-	vpclmulqdq	$16, %xmm1, %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 608(%rdi)
-	vpshufd	$78, %xmm0, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, 752(%rdi)
+	vmovdqa	%xmm5, 752(%rdi)
 	cmpq	$32, %r8
 	ja	.Laesgen_aesni_gcm_siv_open_powers_more_2
 	cmpq	$16, %rdx
 	jbe	.Laesgen_aesni_gcm_siv_open_powers_done_2
 .Laesgen_aesni_gcm_siv_open_powers_more_2:
-	vpclmulqdq	$0, %xmm0, %xmm1, %xmm2
-	vpclmulqdq	$17, %xmm0, %xmm1, %xmm3
-	vpclmulqdq	$1, %xmm0, %xmm1, %xmm4
-	vpclmulqdq	$16, %xmm0, %xmm1, %xmm5
-	vpxor	%xmm5, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm5
+	vpclmulqdq	$0, %xmm4, %xmm1, %xmm0
+	vpclmulqdq	$17, %xmm4, %xmm1, %xmm2
+	vpclmulqdq	$1, %xmm4, %xmm1, %xmm3
+	vpclmulqdq	$16, %xmm4, %xmm1, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpslldq	$8, %xmm3, %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpsrldq	$8, %xmm3, %xmm5
 	vpxor	%xmm5, %xmm2, %xmm2
-	vpsrldq	$8, %xmm4, %xmm5
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm4
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm4
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpxor	%xmm3, %xmm2, %xmm2
-	vmovdqa	%xmm2, 592(%rdi)
-	vpshufd	$78, %xmm2, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, 736(%rdi)
-	vpclmulqdq	$0, %xmm0, %xmm0, %xmm3
-	vpclmulqdq	$17, %xmm0, %xmm0, %xmm4
-	vpclmulqdq	$1, %xmm0, %xmm0, %xmm5
-	vpclmulqdq	$16, %xmm0, %xmm0, %xmm6
-	vpxor	%xmm6, %xmm5, %xmm5
-	vpslldq	$8, %xmm5, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpsrldq	$8, %xmm5, %xmm6
-	vpxor	%xmm6, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm5
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm5
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm5, %xmm3, %xmm3
-	vpxor	%xmm4, %xmm3, %xmm3
-	vmovdqa	%xmm3, 576(%rdi)
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vmovdqa	%xmm4, 720(%rdi)
-	vpclmulqdq	$0, %xmm3, %xmm1, %xmm4
-	vpclmulqdq	$17, %xmm3, %xmm1, %xmm5
-	vpclmulqdq	$1, %xmm3, %xmm1, %xmm6
-	vpclmulqdq	$16, %xmm3, %xmm1, %xmm7
-	vpxor	%xmm7, %xmm6, %xmm6
-	vpslldq	$8, %xmm6, %xmm7
-	vpxor	%xmm7, %xmm4, %xmm4
-	vpsrldq	$8, %xmm6, %xmm7
-	vpxor	%xmm7, %xmm5, %xmm5
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm6
-	vpshufd	$78, %xmm4, %xmm4
-	vpxor	%xmm6, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm6
-	vpshufd	$78, %xmm4, %xmm4
-	vpxor	%xmm6, %xmm4, %xmm4
-	vpxor	%xmm5, %xmm4, %xmm4
-	vmovdqa	%xmm4, 560(%rdi)
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vmovdqa	%xmm5, 704(%rdi)
-	vpclmulqdq	$0, %xmm3, %xmm0, %xmm4
-	vpclmulqdq	$17, %xmm3, %xmm0, %xmm5
-	vpclmulqdq	$1, %xmm3, %xmm0, %xmm6
-	vpclmulqdq	$16, %xmm3, %xmm0, %xmm0
-	vpxor	%xmm0, %xmm6, %xmm6
-	vpslldq	$8, %xmm6, %xmm0
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpsrldq	$8, %xmm6, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm0
-	vpshufd	$78, %xmm4, %xmm4
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm0
-	vpshufd	$78, %xmm4, %xmm4
-	vpxor	%xmm0, %xmm4, %xmm4
-	vpxor	%xmm5, %xmm4, %xmm4
-	vmovdqa	%xmm4, 544(%rdi)
-	vpshufd	$78, %xmm4, %xmm0
-	vpxor	%xmm4, %xmm0, %xmm0
-	vmovdqa	%xmm0, 688(%rdi)
-	vpclmulqdq	$0, %xmm3, %xmm2, %xmm0
-	vpclmulqdq	$17, %xmm3, %xmm2, %xmm4
-	vpclmulqdq	$1, %xmm3, %xmm2, %xmm5
-	vpclmulqdq	$16, %xmm3, %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vpslldq	$8, %xmm5, %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpsrldq	$8, %xmm5, %xmm2
-	vpxor	%xmm2, %xmm4, %xmm4
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm3
 	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm3
 	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm4, %xmm0, %xmm0
-	vmovdqa	%xmm0, 528(%rdi)
+	vmovdqa	%xmm0, 592(%rdi)
 	vpshufd	$78, %xmm0, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, 672(%rdi)
-	vpclmulqdq	$0, %xmm3, %xmm3, %xmm0
-	vpclmulqdq	$17, %xmm3, %xmm3, %xmm2
-	vpclmulqdq	$1, %xmm3, %xmm3, %xmm4
-	vpclmulqdq	$16, %xmm3, %xmm3, %xmm3
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpslldq	$8, %xmm4, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpsrldq	$8, %xmm4, %xmm3
+	vmovdqa	%xmm2, 736(%rdi)
+	vpclmulqdq	$0, %xmm4, %xmm4, %xmm2
+	vpclmulqdq	$17, %xmm4, %xmm4, %xmm3
+	vpclmulqdq	$1, %xmm4, %xmm4, %xmm5
+	vpclmulqdq	$16, %xmm4, %xmm4, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vpslldq	$8, %xmm5, %xmm6
+	vpxor	%xmm6, %xmm2, %xmm2
+	vpsrldq	$8, %xmm5, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm5
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm5
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm3, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
+	vmovdqa	%xmm2, 576(%rdi)
+	vpshufd	$78, %xmm2, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vmovdqa	%xmm3, 720(%rdi)
+	vpclmulqdq	$0, %xmm2, %xmm1, %xmm3
+	vpclmulqdq	$17, %xmm2, %xmm1, %xmm5
+	vpclmulqdq	$1, %xmm2, %xmm1, %xmm6
+	vpclmulqdq	$16, %xmm2, %xmm1, %xmm7
+	vpxor	%xmm7, %xmm6, %xmm6
+	vpslldq	$8, %xmm6, %xmm7
+	vpxor	%xmm7, %xmm3, %xmm3
+	vpsrldq	$8, %xmm6, %xmm7
+	vpxor	%xmm7, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm6
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm6
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vmovdqa	%xmm3, 560(%rdi)
+	vpshufd	$78, %xmm3, %xmm5
+	vpxor	%xmm3, %xmm5, %xmm5
+	vmovdqa	%xmm5, 704(%rdi)
+	vpclmulqdq	$0, %xmm2, %xmm4, %xmm3
+	vpclmulqdq	$17, %xmm2, %xmm4, %xmm5
+	vpclmulqdq	$1, %xmm2, %xmm4, %xmm6
+	vpclmulqdq	$16, %xmm2, %xmm4, %xmm4
+	vpxor	%xmm4, %xmm6, %xmm6
+	vpslldq	$8, %xmm6, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpsrldq	$8, %xmm6, %xmm4
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm4
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm4
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm5, %xmm3, %xmm3
+	vmovdqa	%xmm3, 544(%rdi)
+	vpshufd	$78, %xmm3, %xmm4
+	vpxor	%xmm3, %xmm4, %xmm4
+	vmovdqa	%xmm4, 688(%rdi)
+	vpclmulqdq	$0, %xmm2, %xmm0, %xmm3
+	vpclmulqdq	$17, %xmm2, %xmm0, %xmm4
+	vpclmulqdq	$1, %xmm2, %xmm0, %xmm5
+	vpclmulqdq	$16, %xmm2, %xmm0, %xmm0
+	vpxor	%xmm0, %xmm5, %xmm5
+	vpslldq	$8, %xmm5, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpsrldq	$8, %xmm5, %xmm0
+	vpxor	%xmm0, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vmovdqa	%xmm3, 528(%rdi)
+	vpshufd	$78, %xmm3, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
+	vmovdqa	%xmm0, 672(%rdi)
+	vpclmulqdq	$0, %xmm2, %xmm2, %xmm0
+	vpclmulqdq	$17, %xmm2, %xmm2, %xmm3
+	vpclmulqdq	$1, %xmm2, %xmm2, %xmm4
+	vpclmulqdq	$16, %xmm2, %xmm2, %xmm2
+	vpxor	%xmm2, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm2
 	vpxor	%xmm2, %xmm0, %xmm0
+	vpsrldq	$8, %xmm4, %xmm2
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm2
+	vpshufd	$78, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
 	vmovdqa	%xmm0, 512(%rdi)
 	vpshufd	$78, %xmm0, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
@@ -5060,90 +5060,90 @@ aesgen_aesni_gcm_siv_open:
 .Laesgen_aesni_gcm_siv_open_polyval8_3:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_siv_open_polyval8_done_3
-	vmovdqu	(%rcx), %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpshufd	$78, %xmm2, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpclmulqdq	$0, 512(%rdi), %xmm2, %xmm3
-	vpclmulqdq	$17, 512(%rdi), %xmm2, %xmm2
-	vpclmulqdq	$0, 656(%rdi), %xmm1, %xmm1
-	vmovdqu	16(%rcx), %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 528(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 528(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 672(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm1, %xmm1
-	vmovdqu	32(%rcx), %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 544(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 544(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 688(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm1, %xmm1
-	vmovdqu	48(%rcx), %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 560(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 560(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 704(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm1, %xmm1
-	vmovdqu	64(%rcx), %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 576(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 576(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 720(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm1, %xmm1
-	vmovdqu	80(%rcx), %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 592(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 592(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 736(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm1, %xmm1
-	vmovdqu	96(%rcx), %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 608(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 608(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 752(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm1, %xmm1
-	vmovdqu	112(%rcx), %xmm4
-	vpshufd	$78, %xmm4, %xmm5
-	vpxor	%xmm4, %xmm5, %xmm5
-	vpclmulqdq	$0, 624(%rdi), %xmm4, %xmm6
-	vpxor	%xmm6, %xmm3, %xmm3
-	vpclmulqdq	$17, 624(%rdi), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$0, 768(%rdi), %xmm5, %xmm4
-	vpxor	%xmm4, %xmm1, %xmm1
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpslldq	$8, %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpsrldq	$8, %xmm1, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm1, %xmm3, %xmm3
+	vmovdqu	112(%rcx), %xmm2
+	vpshufd	$78, %xmm2, %xmm3
 	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm1
+	vpclmulqdq	$0, 624(%rdi), %xmm2, %xmm4
+	vpclmulqdq	$17, 624(%rdi), %xmm2, %xmm2
+	vpclmulqdq	$0, 768(%rdi), %xmm3, %xmm3
+	vmovdqu	96(%rcx), %xmm5
+	vpshufd	$78, %xmm5, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpclmulqdq	$0, 608(%rdi), %xmm5, %xmm7
+	vpxor	%xmm7, %xmm4, %xmm4
+	vpclmulqdq	$17, 608(%rdi), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$0, 752(%rdi), %xmm6, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vmovdqu	80(%rcx), %xmm5
+	vpshufd	$78, %xmm5, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpclmulqdq	$0, 592(%rdi), %xmm5, %xmm7
+	vpxor	%xmm7, %xmm4, %xmm4
+	vpclmulqdq	$17, 592(%rdi), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$0, 736(%rdi), %xmm6, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vmovdqu	64(%rcx), %xmm5
+	vpshufd	$78, %xmm5, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpclmulqdq	$0, 576(%rdi), %xmm5, %xmm7
+	vpxor	%xmm7, %xmm4, %xmm4
+	vpclmulqdq	$17, 576(%rdi), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$0, 720(%rdi), %xmm6, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vmovdqu	48(%rcx), %xmm5
+	vpshufd	$78, %xmm5, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpclmulqdq	$0, 560(%rdi), %xmm5, %xmm7
+	vpxor	%xmm7, %xmm4, %xmm4
+	vpclmulqdq	$17, 560(%rdi), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$0, 704(%rdi), %xmm6, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vmovdqu	32(%rcx), %xmm5
+	vpshufd	$78, %xmm5, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpclmulqdq	$0, 544(%rdi), %xmm5, %xmm7
+	vpxor	%xmm7, %xmm4, %xmm4
+	vpclmulqdq	$17, 544(%rdi), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$0, 688(%rdi), %xmm6, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vmovdqu	16(%rcx), %xmm5
+	vpshufd	$78, %xmm5, %xmm6
+	vpxor	%xmm5, %xmm6, %xmm6
+	vpclmulqdq	$0, 528(%rdi), %xmm5, %xmm7
+	vpxor	%xmm7, %xmm4, %xmm4
+	vpclmulqdq	$17, 528(%rdi), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$0, 672(%rdi), %xmm6, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vmovdqu	(%rcx), %xmm5
+	vpxor	%xmm1, %xmm5, %xmm5
+	vpshufd	$78, %xmm5, %xmm1
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpclmulqdq	$0, 512(%rdi), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm4, %xmm4
+	vpclmulqdq	$17, 512(%rdi), %xmm5, %xmm5
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpclmulqdq	$0, 656(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm2, %xmm3, %xmm3
+	vpslldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpsrldq	$8, %xmm3, %xmm1
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm1
+	vpshufd	$78, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm1
+	vpshufd	$78, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqa	%xmm4, %xmm1
 	addq	$128, %rcx
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_siv_open_polyval8_3
@@ -5657,90 +5657,90 @@ aesgen_aesni_gcm_siv_open:
 .Laesgen_aesni_gcm_siv_open_polyval8_4:
 	cmpq	$128, %rcx
 	jb	.Laesgen_aesni_gcm_siv_open_polyval8_done_4
-	vmovdqu	(%rdx), %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vpshufd	$78, %xmm0, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$0, 512(%rdi), %xmm0, %xmm2
-	vpclmulqdq	$17, 512(%rdi), %xmm0, %xmm0
-	vpclmulqdq	$0, 656(%rdi), %xmm1, %xmm1
-	vmovdqu	16(%rdx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 528(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 528(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$0, 672(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vmovdqu	32(%rdx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 544(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 544(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$0, 688(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vmovdqu	48(%rdx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 560(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 560(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$0, 704(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vmovdqu	64(%rdx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 576(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 576(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$0, 720(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vmovdqu	80(%rdx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 592(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 592(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$0, 736(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vmovdqu	96(%rdx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 608(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 608(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$0, 752(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vmovdqu	112(%rdx), %xmm3
-	vpshufd	$78, %xmm3, %xmm4
-	vpxor	%xmm3, %xmm4, %xmm4
-	vpclmulqdq	$0, 624(%rdi), %xmm3, %xmm5
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpclmulqdq	$17, 624(%rdi), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$0, 768(%rdi), %xmm4, %xmm3
-	vpxor	%xmm3, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm1, %xmm1
-	vpxor	%xmm0, %xmm1, %xmm1
-	vpslldq	$8, %xmm1, %xmm3
-	vpxor	%xmm3, %xmm2, %xmm2
-	vpsrldq	$8, %xmm1, %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
+	vmovdqu	112(%rdx), %xmm0
+	vpshufd	$78, %xmm0, %xmm2
 	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm1
+	vpclmulqdq	$0, 624(%rdi), %xmm0, %xmm3
+	vpclmulqdq	$17, 624(%rdi), %xmm0, %xmm0
+	vpclmulqdq	$0, 768(%rdi), %xmm2, %xmm2
+	vmovdqu	96(%rdx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 608(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 608(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$0, 752(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vmovdqu	80(%rdx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 592(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 592(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$0, 736(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vmovdqu	64(%rdx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 576(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 576(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$0, 720(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vmovdqu	48(%rdx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 560(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 560(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$0, 704(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vmovdqu	32(%rdx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 544(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 544(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$0, 688(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vmovdqu	16(%rdx), %xmm4
+	vpshufd	$78, %xmm4, %xmm5
+	vpxor	%xmm4, %xmm5, %xmm5
+	vpclmulqdq	$0, 528(%rdi), %xmm4, %xmm6
+	vpxor	%xmm6, %xmm3, %xmm3
+	vpclmulqdq	$17, 528(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$0, 672(%rdi), %xmm5, %xmm4
+	vpxor	%xmm4, %xmm2, %xmm2
+	vmovdqu	(%rdx), %xmm4
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpshufd	$78, %xmm4, %xmm1
+	vpxor	%xmm4, %xmm1, %xmm1
+	vpclmulqdq	$0, 512(%rdi), %xmm4, %xmm5
+	vpxor	%xmm5, %xmm3, %xmm3
+	vpclmulqdq	$17, 512(%rdi), %xmm4, %xmm4
+	vpxor	%xmm4, %xmm0, %xmm0
+	vpclmulqdq	$0, 656(%rdi), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vpxor	%xmm0, %xmm2, %xmm2
+	vpslldq	$8, %xmm2, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpsrldq	$8, %xmm2, %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm1
 	addq	$128, %rdx
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_gcm_siv_open_polyval8_4

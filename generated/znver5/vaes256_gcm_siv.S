@@ -621,6 +621,10 @@ aesgen_vaes256_gcm_siv_seal:
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpunpcklqdq	%xmm4, %xmm3, %xmm3
 	vpunpcklqdq	%xmm0, %xmm5, %xmm5
+	vmovdqa	%xmm1, 752(%rdi)
+	vpshufd	$78, %xmm1, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	%xmm0, 1024(%rdi)
 	vmovdqa	%xmm3, 256(%rdi)
 	vmovdqa	%xmm5, 272(%rdi)
 	vpxor	%xmm0, %xmm0, %xmm0
@@ -628,6 +632,7 @@ aesgen_vaes256_gcm_siv_seal:
 	vaesenclast	.Laesgen_vaes256_gcm_siv_seal_rcon0(%rip), %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$0, %xmm1, %xmm1, %xmm6
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
@@ -635,12 +640,14 @@ aesgen_vaes256_gcm_siv_seal:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, 288(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_seal_last_word(%rip), %xmm3, %xmm2
+	vpclmulqdq	$17, %xmm1, %xmm1, %xmm7
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vpslldq	$4, %xmm5, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
+	vpclmulqdq	$1, %xmm1, %xmm1, %xmm8
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpxor	%xmm2, %xmm5, %xmm5
 	vmovdqa	%xmm5, 304(%rdi)
@@ -648,6 +655,7 @@ aesgen_vaes256_gcm_siv_seal:
 	vaesenclast	.Laesgen_vaes256_gcm_siv_seal_rcon1(%rip), %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, %xmm1, %xmm1, %xmm9
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
@@ -655,12 +663,14 @@ aesgen_vaes256_gcm_siv_seal:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, 320(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_seal_last_word(%rip), %xmm3, %xmm2
+	vpxor	%xmm9, %xmm8, %xmm8
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vpslldq	$4, %xmm5, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
+	vpslldq	$8, %xmm8, %xmm9
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpxor	%xmm2, %xmm5, %xmm5
 	vmovdqa	%xmm5, 336(%rdi)
@@ -668,6 +678,7 @@ aesgen_vaes256_gcm_siv_seal:
 	vaesenclast	.Laesgen_vaes256_gcm_siv_seal_rcon2(%rip), %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm6, %xmm6
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
@@ -675,18 +686,21 @@ aesgen_vaes256_gcm_siv_seal:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, 352(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_seal_last_word(%rip), %xmm3, %xmm2
+	vpsrldq	$8, %xmm8, %xmm9
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vpslldq	$4, %xmm5, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
+	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpxor	%xmm2, %xmm5, %xmm5
 	vmovdqa	%xmm5, 368(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_seal_rot_last_word(%rip), %xmm5, %xmm2
 	vaesenclast	.Laesgen_vaes256_gcm_siv_seal_rcon3(%rip), %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm4
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm6, %xmm8
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
@@ -695,18 +709,21 @@ aesgen_vaes256_gcm_siv_seal:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, 384(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_seal_last_word(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm6, %xmm6
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vpslldq	$4, %xmm5, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm6, %xmm6
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpxor	%xmm2, %xmm5, %xmm5
 	vmovdqa	%xmm5, 400(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_seal_rot_last_word(%rip), %xmm5, %xmm2
 	vaesenclast	.Laesgen_vaes256_gcm_siv_seal_rcon4(%rip), %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm4
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm6, %xmm8
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
@@ -715,18 +732,21 @@ aesgen_vaes256_gcm_siv_seal:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, 416(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_seal_last_word(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm6, %xmm6
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vpslldq	$4, %xmm5, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm6, %xmm6
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpxor	%xmm2, %xmm5, %xmm5
 	vmovdqa	%xmm5, 432(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_seal_rot_last_word(%rip), %xmm5, %xmm2
 	vaesenclast	.Laesgen_vaes256_gcm_siv_seal_rcon5(%rip), %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm4
+	vpxor	%xmm7, %xmm6, %xmm6
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
@@ -735,18 +755,21 @@ aesgen_vaes256_gcm_siv_seal:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, 448(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_seal_last_word(%rip), %xmm3, %xmm2
+	vmovdqa	%xmm6, 736(%rdi)
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vpslldq	$4, %xmm5, %xmm0
 	vpxor	%xmm0, %xmm5, %xmm5
 	vpslldq	$4, %xmm0, %xmm0
 	vpxor	%xmm0, %xmm5, %xmm5
 	vpslldq	$4, %xmm0, %xmm0
+	vpshufd	$78, %xmm6, %xmm4
 	vpxor	%xmm0, %xmm5, %xmm5
 	vpxor	%xmm2, %xmm5, %xmm5
 	vmovdqa	%xmm5, 464(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_seal_rot_last_word(%rip), %xmm5, %xmm0
 	vaesenclast	.Laesgen_vaes256_gcm_siv_seal_rcon6(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
+	vpxor	%xmm6, %xmm4, %xmm4
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
@@ -754,30 +777,7 @@ aesgen_vaes256_gcm_siv_seal:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 480(%rdi)
-	vmovdqa	%xmm1, 752(%rdi)
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 1024(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm1, %xmm0
-	vpclmulqdq	$17, %xmm1, %xmm1, %xmm2
-	vpclmulqdq	$1, %xmm1, %xmm1, %xmm3
-	vpclmulqdq	$16, %xmm1, %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 736(%rdi)
-	vpshufd	$78, %xmm0, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, 1008(%rdi)
+	vmovdqa	%xmm4, 1008(%rdi)
 	cmpq	$32, %r8
 	ja	.Laesgen_vaes256_gcm_siv_seal_powers_more
 	cmpq	$16, %rax
@@ -953,94 +953,94 @@ aesgen_vaes256_gcm_siv_seal:
 .Laesgen_vaes256_gcm_siv_seal_polyval16:
 	cmpq	$256, %rax
 	jb	.Laesgen_vaes256_gcm_siv_seal_polyval16_done
-	vmovdqu	(%rcx), %ymm1
-	vpxor	%ymm0, %ymm1, %ymm1
-	vpshufd	$78, %ymm1, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpclmulqdq	$0, 512(%rdi), %ymm1, %ymm2
-	vpclmulqdq	$17, 512(%rdi), %ymm1, %ymm1
+	vmovdqu	224(%rcx), %ymm1
+	vpshufd	$78, %ymm1, %ymm2
+	vpxor	%ymm1, %ymm2, %ymm2
+	vpclmulqdq	$0, 736(%rdi), %ymm1, %ymm3
+	vpclmulqdq	$17, 736(%rdi), %ymm1, %ymm1
+	vpclmulqdq	$0, 1008(%rdi), %ymm2, %ymm2
+	vmovdqu	192(%rcx), %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 704(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 704(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpclmulqdq	$0, 976(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vmovdqu	160(%rcx), %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 672(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 672(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpclmulqdq	$0, 944(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vmovdqu	128(%rcx), %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 640(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 640(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpclmulqdq	$0, 912(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vmovdqu	96(%rcx), %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 608(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 608(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpclmulqdq	$0, 880(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vmovdqu	64(%rcx), %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 576(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 576(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpclmulqdq	$0, 848(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vmovdqu	32(%rcx), %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 544(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 544(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpclmulqdq	$0, 816(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vmovdqu	(%rcx), %ymm4
+	vpxor	%ymm0, %ymm4, %ymm4
+	vpshufd	$78, %ymm4, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpclmulqdq	$0, 512(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpclmulqdq	$17, 512(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm1, %ymm1
 	vpclmulqdq	$0, 784(%rdi), %ymm0, %ymm0
-	vmovdqu	32(%rcx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 544(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 544(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 816(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	64(%rcx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 576(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 576(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 848(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	96(%rcx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 608(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 608(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 880(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	128(%rcx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 640(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 640(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 912(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	160(%rcx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 672(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 672(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 944(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	192(%rcx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 704(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 704(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 976(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	224(%rcx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 736(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 736(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 1008(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpslldq	$8, %ymm0, %ymm3
+	vpxor	%ymm0, %ymm2, %ymm2
 	vpxor	%ymm3, %ymm2, %ymm2
-	vpsrldq	$8, %ymm0, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vextracti128	$1, %ymm2, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%ymm1, %ymm2, %ymm2
+	vpslldq	$8, %ymm2, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vpsrldq	$8, %ymm2, %ymm0
+	vpxor	%ymm0, %ymm1, %ymm1
+	vextracti128	$1, %ymm3, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
 	vextracti128	$1, %ymm1, %xmm0
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 	addq	$256, %rcx
 	subq	$256, %rax
 	jmp	.Laesgen_vaes256_gcm_siv_seal_polyval16
@@ -1229,94 +1229,94 @@ aesgen_vaes256_gcm_siv_seal:
 .Laesgen_vaes256_gcm_siv_seal_polyval16_2:
 	cmpq	$256, %rax
 	jb	.Laesgen_vaes256_gcm_siv_seal_polyval16_done_2
-	vmovdqu	(%rdx), %ymm1
-	vpxor	%ymm0, %ymm1, %ymm1
-	vpshufd	$78, %ymm1, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpclmulqdq	$0, 512(%rdi), %ymm1, %ymm2
-	vpclmulqdq	$17, 512(%rdi), %ymm1, %ymm1
+	vmovdqu	224(%rdx), %ymm1
+	vpshufd	$78, %ymm1, %ymm2
+	vpxor	%ymm1, %ymm2, %ymm2
+	vpclmulqdq	$0, 736(%rdi), %ymm1, %ymm3
+	vpclmulqdq	$17, 736(%rdi), %ymm1, %ymm1
+	vpclmulqdq	$0, 1008(%rdi), %ymm2, %ymm2
+	vmovdqu	192(%rdx), %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 704(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 704(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpclmulqdq	$0, 976(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vmovdqu	160(%rdx), %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 672(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 672(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpclmulqdq	$0, 944(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vmovdqu	128(%rdx), %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 640(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 640(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpclmulqdq	$0, 912(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vmovdqu	96(%rdx), %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 608(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 608(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpclmulqdq	$0, 880(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vmovdqu	64(%rdx), %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 576(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 576(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpclmulqdq	$0, 848(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vmovdqu	32(%rdx), %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 544(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 544(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpclmulqdq	$0, 816(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vmovdqu	(%rdx), %ymm4
+	vpxor	%ymm0, %ymm4, %ymm4
+	vpshufd	$78, %ymm4, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpclmulqdq	$0, 512(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpclmulqdq	$17, 512(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm1, %ymm1
 	vpclmulqdq	$0, 784(%rdi), %ymm0, %ymm0
-	vmovdqu	32(%rdx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 544(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 544(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 816(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	64(%rdx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 576(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 576(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 848(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	96(%rdx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 608(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 608(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 880(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	128(%rdx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 640(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 640(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 912(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	160(%rdx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 672(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 672(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 944(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	192(%rdx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 704(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 704(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 976(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	224(%rdx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 736(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 736(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 1008(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpslldq	$8, %ymm0, %ymm3
+	vpxor	%ymm0, %ymm2, %ymm2
 	vpxor	%ymm3, %ymm2, %ymm2
-	vpsrldq	$8, %ymm0, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vextracti128	$1, %ymm2, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%ymm1, %ymm2, %ymm2
+	vpslldq	$8, %ymm2, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vpsrldq	$8, %ymm2, %ymm0
+	vpxor	%ymm0, %ymm1, %ymm1
+	vextracti128	$1, %ymm3, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
 	vextracti128	$1, %ymm1, %xmm0
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 	addq	$256, %rdx
 	subq	$256, %rax
 	jmp	.Laesgen_vaes256_gcm_siv_seal_polyval16_2
@@ -2098,132 +2098,132 @@ aesgen_vaes256_gcm_siv_seal:
 	vaesenclast	%xmm4, %xmm0, %xmm0
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpunpcklqdq	%xmm0, %xmm3, %xmm3
+	vmovdqa	%xmm1, 752(%rdi)
+	vpshufd	$78, %xmm1, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	%xmm0, 1024(%rdi)
 	vmovdqa	%xmm3, 256(%rdi)
 	vpxor	%xmm0, %xmm0, %xmm0
 	vpshufb	.Laesgen_vaes256_gcm_siv_seal_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_vaes256_gcm_siv_seal_rcon0(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
+	vpclmulqdq	$0, %xmm1, %xmm1, %xmm4
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, %xmm1, %xmm1, %xmm5
 	vmovdqa	%xmm3, 272(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_seal_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_vaes256_gcm_siv_seal_rcon1(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
+	vpclmulqdq	$1, %xmm1, %xmm1, %xmm6
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, %xmm1, %xmm1, %xmm7
 	vmovdqa	%xmm3, 288(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_seal_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_vaes256_gcm_siv_seal_rcon2(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
+	vpxor	%xmm7, %xmm6, %xmm6
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
+	vpslldq	$8, %xmm6, %xmm7
 	vmovdqa	%xmm3, 304(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_seal_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_vaes256_gcm_siv_seal_rcon3(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpxor	%xmm7, %xmm4, %xmm4
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
+	vpsrldq	$8, %xmm6, %xmm7
 	vmovdqa	%xmm3, 320(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_seal_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_vaes256_gcm_siv_seal_rcon4(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpxor	%xmm7, %xmm5, %xmm5
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm6
 	vmovdqa	%xmm3, 336(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_seal_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_vaes256_gcm_siv_seal_rcon5(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpshufd	$78, %xmm4, %xmm4
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 352(%rdi)
+	vpxor	%xmm6, %xmm4, %xmm4
 	vpshufb	.Laesgen_vaes256_gcm_siv_seal_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_vaes256_gcm_siv_seal_rcon6(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm4, %xmm6
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 368(%rdi)
+	vpshufd	$78, %xmm4, %xmm4
 	vpshufb	.Laesgen_vaes256_gcm_siv_seal_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_vaes256_gcm_siv_seal_rcon7(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 384(%rdi)
+	vpxor	%xmm5, %xmm4, %xmm4
 	vpshufb	.Laesgen_vaes256_gcm_siv_seal_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_vaes256_gcm_siv_seal_rcon8(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
+	vmovdqa	%xmm4, 736(%rdi)
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 400(%rdi)
+	vpshufd	$78, %xmm4, %xmm5
 	vpshufb	.Laesgen_vaes256_gcm_siv_seal_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_vaes256_gcm_siv_seal_rcon9(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm5, %xmm5
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 416(%rdi)
-	vmovdqa	%xmm1, 752(%rdi)
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 1024(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm1, %xmm0
-	vpclmulqdq	$17, %xmm1, %xmm1, %xmm2
-	vpclmulqdq	$1, %xmm1, %xmm1, %xmm3
-	vpclmulqdq	$16, %xmm1, %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 736(%rdi)
-	vpshufd	$78, %xmm0, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, 1008(%rdi)
+	vmovdqa	%xmm5, 1008(%rdi)
 	cmpq	$32, %r8
 	ja	.Laesgen_vaes256_gcm_siv_seal_powers_more_2
 	cmpq	$16, %rax
@@ -2399,94 +2399,94 @@ aesgen_vaes256_gcm_siv_seal:
 .Laesgen_vaes256_gcm_siv_seal_polyval16_3:
 	cmpq	$256, %rax
 	jb	.Laesgen_vaes256_gcm_siv_seal_polyval16_done_3
-	vmovdqu	(%rcx), %ymm1
-	vpxor	%ymm0, %ymm1, %ymm1
-	vpshufd	$78, %ymm1, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpclmulqdq	$0, 512(%rdi), %ymm1, %ymm2
-	vpclmulqdq	$17, 512(%rdi), %ymm1, %ymm1
+	vmovdqu	224(%rcx), %ymm1
+	vpshufd	$78, %ymm1, %ymm2
+	vpxor	%ymm1, %ymm2, %ymm2
+	vpclmulqdq	$0, 736(%rdi), %ymm1, %ymm3
+	vpclmulqdq	$17, 736(%rdi), %ymm1, %ymm1
+	vpclmulqdq	$0, 1008(%rdi), %ymm2, %ymm2
+	vmovdqu	192(%rcx), %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 704(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 704(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpclmulqdq	$0, 976(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vmovdqu	160(%rcx), %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 672(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 672(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpclmulqdq	$0, 944(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vmovdqu	128(%rcx), %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 640(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 640(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpclmulqdq	$0, 912(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vmovdqu	96(%rcx), %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 608(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 608(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpclmulqdq	$0, 880(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vmovdqu	64(%rcx), %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 576(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 576(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpclmulqdq	$0, 848(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vmovdqu	32(%rcx), %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 544(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 544(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpclmulqdq	$0, 816(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vmovdqu	(%rcx), %ymm4
+	vpxor	%ymm0, %ymm4, %ymm4
+	vpshufd	$78, %ymm4, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpclmulqdq	$0, 512(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpclmulqdq	$17, 512(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm1, %ymm1
 	vpclmulqdq	$0, 784(%rdi), %ymm0, %ymm0
-	vmovdqu	32(%rcx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 544(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 544(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 816(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	64(%rcx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 576(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 576(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 848(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	96(%rcx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 608(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 608(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 880(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	128(%rcx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 640(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 640(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 912(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	160(%rcx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 672(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 672(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 944(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	192(%rcx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 704(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 704(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 976(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	224(%rcx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 736(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 736(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 1008(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpslldq	$8, %ymm0, %ymm3
+	vpxor	%ymm0, %ymm2, %ymm2
 	vpxor	%ymm3, %ymm2, %ymm2
-	vpsrldq	$8, %ymm0, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vextracti128	$1, %ymm2, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%ymm1, %ymm2, %ymm2
+	vpslldq	$8, %ymm2, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vpsrldq	$8, %ymm2, %ymm0
+	vpxor	%ymm0, %ymm1, %ymm1
+	vextracti128	$1, %ymm3, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
 	vextracti128	$1, %ymm1, %xmm0
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 	addq	$256, %rcx
 	subq	$256, %rax
 	jmp	.Laesgen_vaes256_gcm_siv_seal_polyval16_3
@@ -2675,94 +2675,94 @@ aesgen_vaes256_gcm_siv_seal:
 .Laesgen_vaes256_gcm_siv_seal_polyval16_4:
 	cmpq	$256, %rax
 	jb	.Laesgen_vaes256_gcm_siv_seal_polyval16_done_4
-	vmovdqu	(%rdx), %ymm1
-	vpxor	%ymm0, %ymm1, %ymm1
-	vpshufd	$78, %ymm1, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpclmulqdq	$0, 512(%rdi), %ymm1, %ymm2
-	vpclmulqdq	$17, 512(%rdi), %ymm1, %ymm1
+	vmovdqu	224(%rdx), %ymm1
+	vpshufd	$78, %ymm1, %ymm2
+	vpxor	%ymm1, %ymm2, %ymm2
+	vpclmulqdq	$0, 736(%rdi), %ymm1, %ymm3
+	vpclmulqdq	$17, 736(%rdi), %ymm1, %ymm1
+	vpclmulqdq	$0, 1008(%rdi), %ymm2, %ymm2
+	vmovdqu	192(%rdx), %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 704(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 704(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpclmulqdq	$0, 976(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vmovdqu	160(%rdx), %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 672(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 672(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpclmulqdq	$0, 944(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vmovdqu	128(%rdx), %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 640(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 640(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpclmulqdq	$0, 912(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vmovdqu	96(%rdx), %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 608(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 608(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpclmulqdq	$0, 880(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vmovdqu	64(%rdx), %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 576(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 576(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpclmulqdq	$0, 848(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vmovdqu	32(%rdx), %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 544(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 544(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpclmulqdq	$0, 816(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vmovdqu	(%rdx), %ymm4
+	vpxor	%ymm0, %ymm4, %ymm4
+	vpshufd	$78, %ymm4, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpclmulqdq	$0, 512(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpclmulqdq	$17, 512(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm1, %ymm1
 	vpclmulqdq	$0, 784(%rdi), %ymm0, %ymm0
-	vmovdqu	32(%rdx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 544(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 544(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 816(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	64(%rdx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 576(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 576(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 848(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	96(%rdx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 608(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 608(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 880(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	128(%rdx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 640(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 640(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 912(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	160(%rdx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 672(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 672(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 944(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	192(%rdx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 704(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 704(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 976(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vmovdqu	224(%rdx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 736(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 736(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpclmulqdq	$0, 1008(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpslldq	$8, %ymm0, %ymm3
+	vpxor	%ymm0, %ymm2, %ymm2
 	vpxor	%ymm3, %ymm2, %ymm2
-	vpsrldq	$8, %ymm0, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vextracti128	$1, %ymm2, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
+	vpxor	%ymm1, %ymm2, %ymm2
+	vpslldq	$8, %ymm2, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vpsrldq	$8, %ymm2, %ymm0
+	vpxor	%ymm0, %ymm1, %ymm1
+	vextracti128	$1, %ymm3, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
 	vextracti128	$1, %ymm1, %xmm0
 	vpxor	%xmm0, %xmm1, %xmm1
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm2, %xmm0
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm0
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_seal_ghash_poly(%rip), %xmm3, %xmm0
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm0
 	addq	$256, %rdx
 	subq	$256, %rax
 	jmp	.Laesgen_vaes256_gcm_siv_seal_polyval16_4
@@ -3647,6 +3647,10 @@ aesgen_vaes256_gcm_siv_open:
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpunpcklqdq	%xmm4, %xmm3, %xmm3
 	vpunpcklqdq	%xmm0, %xmm5, %xmm5
+	vmovdqa	%xmm1, 752(%rdi)
+	vpshufd	$78, %xmm1, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	%xmm0, 1024(%rdi)
 	vmovdqa	%xmm3, 256(%rdi)
 	vmovdqa	%xmm5, 272(%rdi)
 	vpxor	%xmm0, %xmm0, %xmm0
@@ -3654,6 +3658,7 @@ aesgen_vaes256_gcm_siv_open:
 	vaesenclast	.Laesgen_vaes256_gcm_siv_open_rcon0(%rip), %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$0, %xmm1, %xmm1, %xmm6
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
@@ -3661,12 +3666,14 @@ aesgen_vaes256_gcm_siv_open:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, 288(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_open_last_word(%rip), %xmm3, %xmm2
+	vpclmulqdq	$17, %xmm1, %xmm1, %xmm7
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vpslldq	$4, %xmm5, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
+	vpclmulqdq	$1, %xmm1, %xmm1, %xmm8
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpxor	%xmm2, %xmm5, %xmm5
 	vmovdqa	%xmm5, 304(%rdi)
@@ -3674,6 +3681,7 @@ aesgen_vaes256_gcm_siv_open:
 	vaesenclast	.Laesgen_vaes256_gcm_siv_open_rcon1(%rip), %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
+	vpclmulqdq	$16, %xmm1, %xmm1, %xmm9
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
@@ -3681,12 +3689,14 @@ aesgen_vaes256_gcm_siv_open:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, 320(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_open_last_word(%rip), %xmm3, %xmm2
+	vpxor	%xmm9, %xmm8, %xmm8
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vpslldq	$4, %xmm5, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
+	vpslldq	$8, %xmm8, %xmm9
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpxor	%xmm2, %xmm5, %xmm5
 	vmovdqa	%xmm5, 336(%rdi)
@@ -3694,6 +3704,7 @@ aesgen_vaes256_gcm_siv_open:
 	vaesenclast	.Laesgen_vaes256_gcm_siv_open_rcon2(%rip), %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
+	vpxor	%xmm9, %xmm6, %xmm6
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
@@ -3701,18 +3712,21 @@ aesgen_vaes256_gcm_siv_open:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, 352(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_open_last_word(%rip), %xmm3, %xmm2
+	vpsrldq	$8, %xmm8, %xmm9
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vpslldq	$4, %xmm5, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
+	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpxor	%xmm2, %xmm5, %xmm5
 	vmovdqa	%xmm5, 368(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_open_rot_last_word(%rip), %xmm5, %xmm2
 	vaesenclast	.Laesgen_vaes256_gcm_siv_open_rcon3(%rip), %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm4
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm6, %xmm8
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
@@ -3721,18 +3735,21 @@ aesgen_vaes256_gcm_siv_open:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, 384(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_open_last_word(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm6, %xmm6
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vpslldq	$4, %xmm5, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm6, %xmm6
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpxor	%xmm2, %xmm5, %xmm5
 	vmovdqa	%xmm5, 400(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_open_rot_last_word(%rip), %xmm5, %xmm2
 	vaesenclast	.Laesgen_vaes256_gcm_siv_open_rcon4(%rip), %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm4
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm6, %xmm8
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
@@ -3741,18 +3758,21 @@ aesgen_vaes256_gcm_siv_open:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, 416(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_open_last_word(%rip), %xmm3, %xmm2
+	vpshufd	$78, %xmm6, %xmm6
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vpslldq	$4, %xmm5, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
+	vpxor	%xmm8, %xmm6, %xmm6
 	vpxor	%xmm4, %xmm5, %xmm5
 	vpxor	%xmm2, %xmm5, %xmm5
 	vmovdqa	%xmm5, 432(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_open_rot_last_word(%rip), %xmm5, %xmm2
 	vaesenclast	.Laesgen_vaes256_gcm_siv_open_rcon5(%rip), %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm4
+	vpxor	%xmm7, %xmm6, %xmm6
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpslldq	$4, %xmm4, %xmm4
 	vpxor	%xmm4, %xmm3, %xmm3
@@ -3761,18 +3781,21 @@ aesgen_vaes256_gcm_siv_open:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vmovdqa	%xmm3, 448(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_open_last_word(%rip), %xmm3, %xmm2
+	vmovdqa	%xmm6, 736(%rdi)
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vpslldq	$4, %xmm5, %xmm0
 	vpxor	%xmm0, %xmm5, %xmm5
 	vpslldq	$4, %xmm0, %xmm0
 	vpxor	%xmm0, %xmm5, %xmm5
 	vpslldq	$4, %xmm0, %xmm0
+	vpshufd	$78, %xmm6, %xmm4
 	vpxor	%xmm0, %xmm5, %xmm5
 	vpxor	%xmm2, %xmm5, %xmm5
 	vmovdqa	%xmm5, 464(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_open_rot_last_word(%rip), %xmm5, %xmm0
 	vaesenclast	.Laesgen_vaes256_gcm_siv_open_rcon6(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
+	vpxor	%xmm6, %xmm4, %xmm4
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
@@ -3780,30 +3803,7 @@ aesgen_vaes256_gcm_siv_open:
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 480(%rdi)
-	vmovdqa	%xmm1, 752(%rdi)
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 1024(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm1, %xmm0
-	vpclmulqdq	$17, %xmm1, %xmm1, %xmm2
-	vpclmulqdq	$1, %xmm1, %xmm1, %xmm3
-	vpclmulqdq	$16, %xmm1, %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 736(%rdi)
-	vpshufd	$78, %xmm0, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, 1008(%rdi)
+	vmovdqa	%xmm4, 1008(%rdi)
 	cmpq	$32, %r8
 	ja	.Laesgen_vaes256_gcm_siv_open_powers_more
 	cmpq	$16, %rdx
@@ -3981,94 +3981,94 @@ aesgen_vaes256_gcm_siv_open:
 .Laesgen_vaes256_gcm_siv_open_polyval16:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_siv_open_polyval16_done
-	vmovdqu	(%rcx), %ymm2
-	vpxor	%ymm1, %ymm2, %ymm2
-	vpshufd	$78, %ymm2, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vpclmulqdq	$0, 512(%rdi), %ymm2, %ymm3
-	vpclmulqdq	$17, 512(%rdi), %ymm2, %ymm2
+	vmovdqu	224(%rcx), %ymm2
+	vpshufd	$78, %ymm2, %ymm3
+	vpxor	%ymm2, %ymm3, %ymm3
+	vpclmulqdq	$0, 736(%rdi), %ymm2, %ymm4
+	vpclmulqdq	$17, 736(%rdi), %ymm2, %ymm2
+	vpclmulqdq	$0, 1008(%rdi), %ymm3, %ymm3
+	vmovdqu	192(%rcx), %ymm5
+	vpshufd	$78, %ymm5, %ymm6
+	vpxor	%ymm5, %ymm6, %ymm6
+	vpclmulqdq	$0, 704(%rdi), %ymm5, %ymm7
+	vpxor	%ymm7, %ymm4, %ymm4
+	vpclmulqdq	$17, 704(%rdi), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$0, 976(%rdi), %ymm6, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vmovdqu	160(%rcx), %ymm5
+	vpshufd	$78, %ymm5, %ymm6
+	vpxor	%ymm5, %ymm6, %ymm6
+	vpclmulqdq	$0, 672(%rdi), %ymm5, %ymm7
+	vpxor	%ymm7, %ymm4, %ymm4
+	vpclmulqdq	$17, 672(%rdi), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$0, 944(%rdi), %ymm6, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vmovdqu	128(%rcx), %ymm5
+	vpshufd	$78, %ymm5, %ymm6
+	vpxor	%ymm5, %ymm6, %ymm6
+	vpclmulqdq	$0, 640(%rdi), %ymm5, %ymm7
+	vpxor	%ymm7, %ymm4, %ymm4
+	vpclmulqdq	$17, 640(%rdi), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$0, 912(%rdi), %ymm6, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vmovdqu	96(%rcx), %ymm5
+	vpshufd	$78, %ymm5, %ymm6
+	vpxor	%ymm5, %ymm6, %ymm6
+	vpclmulqdq	$0, 608(%rdi), %ymm5, %ymm7
+	vpxor	%ymm7, %ymm4, %ymm4
+	vpclmulqdq	$17, 608(%rdi), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$0, 880(%rdi), %ymm6, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vmovdqu	64(%rcx), %ymm5
+	vpshufd	$78, %ymm5, %ymm6
+	vpxor	%ymm5, %ymm6, %ymm6
+	vpclmulqdq	$0, 576(%rdi), %ymm5, %ymm7
+	vpxor	%ymm7, %ymm4, %ymm4
+	vpclmulqdq	$17, 576(%rdi), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$0, 848(%rdi), %ymm6, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vmovdqu	32(%rcx), %ymm5
+	vpshufd	$78, %ymm5, %ymm6
+	vpxor	%ymm5, %ymm6, %ymm6
+	vpclmulqdq	$0, 544(%rdi), %ymm5, %ymm7
+	vpxor	%ymm7, %ymm4, %ymm4
+	vpclmulqdq	$17, 544(%rdi), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$0, 816(%rdi), %ymm6, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vmovdqu	(%rcx), %ymm5
+	vpxor	%ymm1, %ymm5, %ymm5
+	vpshufd	$78, %ymm5, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpclmulqdq	$0, 512(%rdi), %ymm5, %ymm6
+	vpxor	%ymm6, %ymm4, %ymm4
+	vpclmulqdq	$17, 512(%rdi), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
 	vpclmulqdq	$0, 784(%rdi), %ymm1, %ymm1
-	vmovdqu	32(%rcx), %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 544(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 544(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 816(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm1, %ymm1
-	vmovdqu	64(%rcx), %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 576(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 576(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 848(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm1, %ymm1
-	vmovdqu	96(%rcx), %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 608(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 608(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 880(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm1, %ymm1
-	vmovdqu	128(%rcx), %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 640(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 640(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 912(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm1, %ymm1
-	vmovdqu	160(%rcx), %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 672(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 672(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 944(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm1, %ymm1
-	vmovdqu	192(%rcx), %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 704(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 704(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 976(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm1, %ymm1
-	vmovdqu	224(%rcx), %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 736(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 736(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 1008(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vpslldq	$8, %ymm1, %ymm4
+	vpxor	%ymm1, %ymm3, %ymm3
 	vpxor	%ymm4, %ymm3, %ymm3
-	vpsrldq	$8, %ymm1, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vextracti128	$1, %ymm3, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
+	vpxor	%ymm2, %ymm3, %ymm3
+	vpslldq	$8, %ymm3, %ymm1
+	vpxor	%ymm1, %ymm4, %ymm4
+	vpsrldq	$8, %ymm3, %ymm1
+	vpxor	%ymm1, %ymm2, %ymm2
+	vextracti128	$1, %ymm4, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
 	vextracti128	$1, %ymm2, %xmm1
 	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm1
+	vpshufd	$78, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm1
+	vpshufd	$78, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqa	%xmm4, %xmm1
 	addq	$256, %rcx
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_siv_open_polyval16
@@ -4735,94 +4735,94 @@ aesgen_vaes256_gcm_siv_open:
 .Laesgen_vaes256_gcm_siv_open_polyval16_2:
 	cmpq	$256, %rcx
 	jb	.Laesgen_vaes256_gcm_siv_open_polyval16_done_2
-	vmovdqu	(%rdx), %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpshufd	$78, %ymm0, %ymm1
-	vpxor	%ymm0, %ymm1, %ymm1
-	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm2
-	vpclmulqdq	$17, 512(%rdi), %ymm0, %ymm0
+	vmovdqu	224(%rdx), %ymm0
+	vpshufd	$78, %ymm0, %ymm2
+	vpxor	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$0, 736(%rdi), %ymm0, %ymm3
+	vpclmulqdq	$17, 736(%rdi), %ymm0, %ymm0
+	vpclmulqdq	$0, 1008(%rdi), %ymm2, %ymm2
+	vmovdqu	192(%rdx), %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 704(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 704(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpclmulqdq	$0, 976(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vmovdqu	160(%rdx), %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 672(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 672(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpclmulqdq	$0, 944(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vmovdqu	128(%rdx), %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 640(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 640(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpclmulqdq	$0, 912(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vmovdqu	96(%rdx), %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 608(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 608(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpclmulqdq	$0, 880(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vmovdqu	64(%rdx), %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 576(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 576(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpclmulqdq	$0, 848(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vmovdqu	32(%rdx), %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 544(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 544(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpclmulqdq	$0, 816(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vmovdqu	(%rdx), %ymm4
+	vpxor	%ymm1, %ymm4, %ymm4
+	vpshufd	$78, %ymm4, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpclmulqdq	$0, 512(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpclmulqdq	$17, 512(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
 	vpclmulqdq	$0, 784(%rdi), %ymm1, %ymm1
-	vmovdqu	32(%rdx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 544(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 544(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpclmulqdq	$0, 816(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vmovdqu	64(%rdx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 576(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 576(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpclmulqdq	$0, 848(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vmovdqu	96(%rdx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 608(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 608(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpclmulqdq	$0, 880(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vmovdqu	128(%rdx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 640(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 640(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpclmulqdq	$0, 912(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vmovdqu	160(%rdx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 672(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 672(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpclmulqdq	$0, 944(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vmovdqu	192(%rdx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 704(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 704(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpclmulqdq	$0, 976(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vmovdqu	224(%rdx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 736(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 736(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpclmulqdq	$0, 1008(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vpxor	%ymm0, %ymm1, %ymm1
-	vpslldq	$8, %ymm1, %ymm3
+	vpxor	%ymm1, %ymm2, %ymm2
 	vpxor	%ymm3, %ymm2, %ymm2
-	vpsrldq	$8, %ymm1, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vextracti128	$1, %ymm2, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%ymm0, %ymm2, %ymm2
+	vpslldq	$8, %ymm2, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vpsrldq	$8, %ymm2, %ymm1
+	vpxor	%ymm1, %ymm0, %ymm0
+	vextracti128	$1, %ymm3, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	vextracti128	$1, %ymm0, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm1
 	addq	$256, %rdx
 	subq	$256, %rcx
 	jmp	.Laesgen_vaes256_gcm_siv_open_polyval16_2
@@ -5175,132 +5175,132 @@ aesgen_vaes256_gcm_siv_open:
 	vaesenclast	%xmm4, %xmm0, %xmm0
 	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpunpcklqdq	%xmm0, %xmm3, %xmm3
+	vmovdqa	%xmm1, 752(%rdi)
+	vpshufd	$78, %xmm1, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	%xmm0, 1024(%rdi)
 	vmovdqa	%xmm3, 256(%rdi)
 	vpxor	%xmm0, %xmm0, %xmm0
 	vpshufb	.Laesgen_vaes256_gcm_siv_open_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_vaes256_gcm_siv_open_rcon0(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
+	vpclmulqdq	$0, %xmm1, %xmm1, %xmm4
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$17, %xmm1, %xmm1, %xmm5
 	vmovdqa	%xmm3, 272(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_open_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_vaes256_gcm_siv_open_rcon1(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
+	vpclmulqdq	$1, %xmm1, %xmm1, %xmm6
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, %xmm1, %xmm1, %xmm7
 	vmovdqa	%xmm3, 288(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_open_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_vaes256_gcm_siv_open_rcon2(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
+	vpxor	%xmm7, %xmm6, %xmm6
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
+	vpslldq	$8, %xmm6, %xmm7
 	vmovdqa	%xmm3, 304(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_open_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_vaes256_gcm_siv_open_rcon3(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpxor	%xmm7, %xmm4, %xmm4
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
+	vpsrldq	$8, %xmm6, %xmm7
 	vmovdqa	%xmm3, 320(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_open_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_vaes256_gcm_siv_open_rcon4(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpxor	%xmm7, %xmm5, %xmm5
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm6
 	vmovdqa	%xmm3, 336(%rdi)
 	vpshufb	.Laesgen_vaes256_gcm_siv_open_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_vaes256_gcm_siv_open_rcon5(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpshufd	$78, %xmm4, %xmm4
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 352(%rdi)
+	vpxor	%xmm6, %xmm4, %xmm4
 	vpshufb	.Laesgen_vaes256_gcm_siv_open_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_vaes256_gcm_siv_open_rcon6(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm6
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 368(%rdi)
+	vpshufd	$78, %xmm4, %xmm4
 	vpshufb	.Laesgen_vaes256_gcm_siv_open_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_vaes256_gcm_siv_open_rcon7(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
+	vpxor	%xmm6, %xmm4, %xmm4
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 384(%rdi)
+	vpxor	%xmm5, %xmm4, %xmm4
 	vpshufb	.Laesgen_vaes256_gcm_siv_open_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_vaes256_gcm_siv_open_rcon8(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
+	vmovdqa	%xmm4, 736(%rdi)
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 400(%rdi)
+	vpshufd	$78, %xmm4, %xmm5
 	vpshufb	.Laesgen_vaes256_gcm_siv_open_rot_last_word(%rip), %xmm3, %xmm0
 	vaesenclast	.Laesgen_vaes256_gcm_siv_open_rcon9(%rip), %xmm0, %xmm0
 	vpslldq	$4, %xmm3, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
+	vpxor	%xmm4, %xmm5, %xmm5
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpslldq	$4, %xmm2, %xmm2
 	vpxor	%xmm2, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
 	vmovdqa	%xmm3, 416(%rdi)
-	vmovdqa	%xmm1, 752(%rdi)
-	vpshufd	$78, %xmm1, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	%xmm0, 1024(%rdi)
-	vpclmulqdq	$0, %xmm1, %xmm1, %xmm0
-	vpclmulqdq	$17, %xmm1, %xmm1, %xmm2
-	vpclmulqdq	$1, %xmm1, %xmm1, %xmm3
-	vpclmulqdq	$16, %xmm1, %xmm1, %xmm4
-	vpxor	%xmm4, %xmm3, %xmm3
-	vpslldq	$8, %xmm3, %xmm4
-	vpxor	%xmm4, %xmm0, %xmm0
-	vpsrldq	$8, %xmm3, %xmm4
-	vpxor	%xmm4, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm0, %xmm3
-	vpshufd	$78, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	%xmm0, 736(%rdi)
-	vpshufd	$78, %xmm0, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, 1008(%rdi)
+	vmovdqa	%xmm5, 1008(%rdi)
 	cmpq	$32, %r8
 	ja	.Laesgen_vaes256_gcm_siv_open_powers_more_2
 	cmpq	$16, %rdx
@@ -5478,94 +5478,94 @@ aesgen_vaes256_gcm_siv_open:
 .Laesgen_vaes256_gcm_siv_open_polyval16_3:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_siv_open_polyval16_done_3
-	vmovdqu	(%rcx), %ymm2
-	vpxor	%ymm1, %ymm2, %ymm2
-	vpshufd	$78, %ymm2, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vpclmulqdq	$0, 512(%rdi), %ymm2, %ymm3
-	vpclmulqdq	$17, 512(%rdi), %ymm2, %ymm2
+	vmovdqu	224(%rcx), %ymm2
+	vpshufd	$78, %ymm2, %ymm3
+	vpxor	%ymm2, %ymm3, %ymm3
+	vpclmulqdq	$0, 736(%rdi), %ymm2, %ymm4
+	vpclmulqdq	$17, 736(%rdi), %ymm2, %ymm2
+	vpclmulqdq	$0, 1008(%rdi), %ymm3, %ymm3
+	vmovdqu	192(%rcx), %ymm5
+	vpshufd	$78, %ymm5, %ymm6
+	vpxor	%ymm5, %ymm6, %ymm6
+	vpclmulqdq	$0, 704(%rdi), %ymm5, %ymm7
+	vpxor	%ymm7, %ymm4, %ymm4
+	vpclmulqdq	$17, 704(%rdi), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$0, 976(%rdi), %ymm6, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vmovdqu	160(%rcx), %ymm5
+	vpshufd	$78, %ymm5, %ymm6
+	vpxor	%ymm5, %ymm6, %ymm6
+	vpclmulqdq	$0, 672(%rdi), %ymm5, %ymm7
+	vpxor	%ymm7, %ymm4, %ymm4
+	vpclmulqdq	$17, 672(%rdi), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$0, 944(%rdi), %ymm6, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vmovdqu	128(%rcx), %ymm5
+	vpshufd	$78, %ymm5, %ymm6
+	vpxor	%ymm5, %ymm6, %ymm6
+	vpclmulqdq	$0, 640(%rdi), %ymm5, %ymm7
+	vpxor	%ymm7, %ymm4, %ymm4
+	vpclmulqdq	$17, 640(%rdi), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$0, 912(%rdi), %ymm6, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vmovdqu	96(%rcx), %ymm5
+	vpshufd	$78, %ymm5, %ymm6
+	vpxor	%ymm5, %ymm6, %ymm6
+	vpclmulqdq	$0, 608(%rdi), %ymm5, %ymm7
+	vpxor	%ymm7, %ymm4, %ymm4
+	vpclmulqdq	$17, 608(%rdi), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$0, 880(%rdi), %ymm6, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vmovdqu	64(%rcx), %ymm5
+	vpshufd	$78, %ymm5, %ymm6
+	vpxor	%ymm5, %ymm6, %ymm6
+	vpclmulqdq	$0, 576(%rdi), %ymm5, %ymm7
+	vpxor	%ymm7, %ymm4, %ymm4
+	vpclmulqdq	$17, 576(%rdi), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$0, 848(%rdi), %ymm6, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vmovdqu	32(%rcx), %ymm5
+	vpshufd	$78, %ymm5, %ymm6
+	vpxor	%ymm5, %ymm6, %ymm6
+	vpclmulqdq	$0, 544(%rdi), %ymm5, %ymm7
+	vpxor	%ymm7, %ymm4, %ymm4
+	vpclmulqdq	$17, 544(%rdi), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpclmulqdq	$0, 816(%rdi), %ymm6, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vmovdqu	(%rcx), %ymm5
+	vpxor	%ymm1, %ymm5, %ymm5
+	vpshufd	$78, %ymm5, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpclmulqdq	$0, 512(%rdi), %ymm5, %ymm6
+	vpxor	%ymm6, %ymm4, %ymm4
+	vpclmulqdq	$17, 512(%rdi), %ymm5, %ymm5
+	vpxor	%ymm5, %ymm2, %ymm2
 	vpclmulqdq	$0, 784(%rdi), %ymm1, %ymm1
-	vmovdqu	32(%rcx), %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 544(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 544(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 816(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm1, %ymm1
-	vmovdqu	64(%rcx), %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 576(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 576(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 848(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm1, %ymm1
-	vmovdqu	96(%rcx), %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 608(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 608(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 880(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm1, %ymm1
-	vmovdqu	128(%rcx), %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 640(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 640(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 912(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm1, %ymm1
-	vmovdqu	160(%rcx), %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 672(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 672(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 944(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm1, %ymm1
-	vmovdqu	192(%rcx), %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 704(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 704(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 976(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm1, %ymm1
-	vmovdqu	224(%rcx), %ymm4
-	vpshufd	$78, %ymm4, %ymm5
-	vpxor	%ymm4, %ymm5, %ymm5
-	vpclmulqdq	$0, 736(%rdi), %ymm4, %ymm6
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpclmulqdq	$17, 736(%rdi), %ymm4, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vpclmulqdq	$0, 1008(%rdi), %ymm5, %ymm4
-	vpxor	%ymm4, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vpslldq	$8, %ymm1, %ymm4
+	vpxor	%ymm1, %ymm3, %ymm3
 	vpxor	%ymm4, %ymm3, %ymm3
-	vpsrldq	$8, %ymm1, %ymm4
-	vpxor	%ymm4, %ymm2, %ymm2
-	vextracti128	$1, %ymm3, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
+	vpxor	%ymm2, %ymm3, %ymm3
+	vpslldq	$8, %ymm3, %ymm1
+	vpxor	%ymm1, %ymm4, %ymm4
+	vpsrldq	$8, %ymm3, %ymm1
+	vpxor	%ymm1, %ymm2, %ymm2
+	vextracti128	$1, %ymm4, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
 	vextracti128	$1, %ymm2, %xmm1
 	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
-	vpshufd	$78, %xmm3, %xmm3
-	vpxor	%xmm1, %xmm3, %xmm3
-	vpxor	%xmm2, %xmm3, %xmm3
-	vmovdqa	%xmm3, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm1
+	vpshufd	$78, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm4, %xmm1
+	vpshufd	$78, %xmm4, %xmm4
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpxor	%xmm2, %xmm4, %xmm4
+	vmovdqa	%xmm4, %xmm1
 	addq	$256, %rcx
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_siv_open_polyval16_3
@@ -6140,94 +6140,94 @@ aesgen_vaes256_gcm_siv_open:
 .Laesgen_vaes256_gcm_siv_open_polyval16_4:
 	cmpq	$256, %rcx
 	jb	.Laesgen_vaes256_gcm_siv_open_polyval16_done_4
-	vmovdqu	(%rdx), %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpshufd	$78, %ymm0, %ymm1
-	vpxor	%ymm0, %ymm1, %ymm1
-	vpclmulqdq	$0, 512(%rdi), %ymm0, %ymm2
-	vpclmulqdq	$17, 512(%rdi), %ymm0, %ymm0
+	vmovdqu	224(%rdx), %ymm0
+	vpshufd	$78, %ymm0, %ymm2
+	vpxor	%ymm0, %ymm2, %ymm2
+	vpclmulqdq	$0, 736(%rdi), %ymm0, %ymm3
+	vpclmulqdq	$17, 736(%rdi), %ymm0, %ymm0
+	vpclmulqdq	$0, 1008(%rdi), %ymm2, %ymm2
+	vmovdqu	192(%rdx), %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 704(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 704(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpclmulqdq	$0, 976(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vmovdqu	160(%rdx), %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 672(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 672(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpclmulqdq	$0, 944(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vmovdqu	128(%rdx), %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 640(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 640(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpclmulqdq	$0, 912(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vmovdqu	96(%rdx), %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 608(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 608(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpclmulqdq	$0, 880(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vmovdqu	64(%rdx), %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 576(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 576(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpclmulqdq	$0, 848(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vmovdqu	32(%rdx), %ymm4
+	vpshufd	$78, %ymm4, %ymm5
+	vpxor	%ymm4, %ymm5, %ymm5
+	vpclmulqdq	$0, 544(%rdi), %ymm4, %ymm6
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpclmulqdq	$17, 544(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpclmulqdq	$0, 816(%rdi), %ymm5, %ymm4
+	vpxor	%ymm4, %ymm2, %ymm2
+	vmovdqu	(%rdx), %ymm4
+	vpxor	%ymm1, %ymm4, %ymm4
+	vpshufd	$78, %ymm4, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpclmulqdq	$0, 512(%rdi), %ymm4, %ymm5
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpclmulqdq	$17, 512(%rdi), %ymm4, %ymm4
+	vpxor	%ymm4, %ymm0, %ymm0
 	vpclmulqdq	$0, 784(%rdi), %ymm1, %ymm1
-	vmovdqu	32(%rdx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 544(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 544(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpclmulqdq	$0, 816(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vmovdqu	64(%rdx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 576(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 576(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpclmulqdq	$0, 848(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vmovdqu	96(%rdx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 608(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 608(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpclmulqdq	$0, 880(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vmovdqu	128(%rdx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 640(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 640(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpclmulqdq	$0, 912(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vmovdqu	160(%rdx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 672(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 672(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpclmulqdq	$0, 944(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vmovdqu	192(%rdx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 704(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 704(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpclmulqdq	$0, 976(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vmovdqu	224(%rdx), %ymm3
-	vpshufd	$78, %ymm3, %ymm4
-	vpxor	%ymm3, %ymm4, %ymm4
-	vpclmulqdq	$0, 736(%rdi), %ymm3, %ymm5
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpclmulqdq	$17, 736(%rdi), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpclmulqdq	$0, 1008(%rdi), %ymm4, %ymm3
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vpxor	%ymm0, %ymm1, %ymm1
-	vpslldq	$8, %ymm1, %ymm3
+	vpxor	%ymm1, %ymm2, %ymm2
 	vpxor	%ymm3, %ymm2, %ymm2
-	vpsrldq	$8, %ymm1, %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vextracti128	$1, %ymm2, %xmm1
-	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%ymm0, %ymm2, %ymm2
+	vpslldq	$8, %ymm2, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vpsrldq	$8, %ymm2, %ymm1
+	vpxor	%ymm1, %ymm0, %ymm0
+	vextracti128	$1, %ymm3, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
 	vextracti128	$1, %ymm0, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm2, %xmm1
-	vpshufd	$78, %xmm2, %xmm2
-	vpxor	%xmm1, %xmm2, %xmm2
-	vpxor	%xmm0, %xmm2, %xmm2
-	vmovdqa	%xmm2, %xmm1
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_siv_open_ghash_poly(%rip), %xmm3, %xmm1
+	vpshufd	$78, %xmm3, %xmm3
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpxor	%xmm0, %xmm3, %xmm3
+	vmovdqa	%xmm3, %xmm1
 	addq	$256, %rdx
 	subq	$256, %rcx
 	jmp	.Laesgen_vaes256_gcm_siv_open_polyval16_4

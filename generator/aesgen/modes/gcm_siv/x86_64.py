@@ -34,7 +34,7 @@ from ...arch.x86_64.short_bytes import short_move
 from ...passes.abi import sysv_with_vectors
 from .. import BuiltKernel
 from ..gcm.skeleton import BATCH
-from ..gcm.x86_64 import Body as GcmBody
+from ..gcm.x86_64 import ZMM_LOOP_REGISTERS, Body as GcmBody
 from .skeleton import build_all, ladder, layout
 
 # registers of blocks a batch, of the CTR loop and of the POLYVAL loop alike (the reports
@@ -141,8 +141,8 @@ class Body(GcmBody):
                 v.unpack_low_qwords(lo, lo, hi)
                 halves.append(lo)
             auth, enc = halves[0], halves[1:]
-            self._expand(enc, bits)
-            self.keep_hash_key(auth, lengths)
+            # two independent chains: the expansion with H's first powers spread through it
+            self.keep_hash_key(auth, lengths, beside=lambda: self._expand(enc, bits))
 
     def _expand(self, enc: list[Reg], bits: int) -> None:
         """FIPS-197's key expansion of the message key in registers, each round key stored
@@ -177,7 +177,8 @@ class Body(GcmBody):
             keys.append(k)
 
     # --- POLYVAL ------------------------------------------------------------------------
-    def keep_hash_key(self, h: Reg, lengths: tuple[Reg, Reg] | None = None) -> None:
+    def keep_hash_key(self, h: Reg, lengths: tuple[Reg, Reg] | None = None,
+                      beside=None) -> None:
         """The powers H^1 .. H^T of the message's H into H_POWERS (and their Karatsuba keys),
         by a tree, not a chain: H^i = H^(i-m) H^m for m the largest power of two below i,
         so the multiplies of one level are independent. On ymm and zmm, H^1 .. H^lanes so,
@@ -186,7 +187,9 @@ class Body(GcmBody):
         past H^f (f = lanes, at least 2) only when ``lengths`` say the message needs them:
         a message of AAD and plaintext up to f and f - 1 blocks (64 and 48 bytes on zmm,
         32 and 16 on xmm) is hashed by hash_rest alone, H^m for m <= f (the lengths are
-        public)."""
+        public). ``beside`` (straight-line code independent of H, the key expansion) is
+        emitted first with the multiplies up to H^f spread through it, so neither chain
+        waits for the other to be decoded."""
         k, b, v = self.k, self.b, self.v
         lanes, w, top = k.lanes, k.spec.width, k.table_powers
 
@@ -204,8 +207,16 @@ class Body(GcmBody):
             pw[i] = self.hash.dot(pw[i - m], pw[m])
             keep(i, pw[i])
         first = max(lanes, 2)                   # always: enough for a short record
-        for i in range(2, first + 1):
-            tree(i)
+        if beside is None:
+            for i in range(2, first + 1):
+                tree(i)
+        else:
+            with b.capture() as other:
+                beside()
+            with b.capture() as mine:
+                for i in range(2, first + 1):
+                    tree(i)
+            b.emit_stitched(other, mine)
         top_done = b.label("powers_done")
         if lengths is not None:
             more = b.label("powers_more")
@@ -391,6 +402,24 @@ class Body(GcmBody):
             self.ctr(bits, tag, inp, length, out)
             self.hash_bytes(x, out, length, lengths=lengths)
 
+    def _ctr_keys(self, nr: int) -> Keys:
+        """The message's round keys as CTR reads them: on zmm the last rounds' broadcast
+        into registers before its loop, as many as the 32 registers leave beside a batch,
+        the products of a register pair and the loop's own (GCM's budget,
+        ZMM_LOOP_REGISTERS); the others, and every key elsewhere, loaded where used."""
+        base = self.message_keys_base()
+        k = self.k
+        if k.lanes != 4 or not k.engine.resident_keys:
+            return Keys(base, None, 128)
+        room = (32 - k.batch - ZMM_LOOP_REGISTERS - (6 if k.karatsuba else 8)
+                - k.engine.ROUND_TEMPORARIES)
+        regs: list[Reg | None] = [None] * (nr + 1)
+        for r in range(max(0, nr + 1 - room), nr + 1):
+            regs[r] = self.b.vec(512)
+            self.v.broadcast_lane(regs[r], Mem(128, base=base,
+                                               disp=ctx_layout.ROUND_KEYS + 16 * r))
+        return Keys(base, regs, 128)
+
     def ctr(self, bits: int, tag: Reg, inp: Reg, length: Reg, out: Reg,
             hashing: tuple | None = None) -> None:
         """out = in ^ AES-CTR from the tag with bit 127 set over length bytes: whole batches
@@ -402,8 +431,8 @@ class Body(GcmBody):
         iteration and whose last is hashed after it; what follows it by hash_rest."""
         x, lengths = hashing if hashing else (None, None)
         a, b, v, isa = self.a, self.b, self.v, self.isa
-        keys = Keys(self.message_keys_base(), None, 128)
         nr, w = ROUNDS[bits], self.k.spec.width
+        keys = self._ctr_keys(nr)
         lanes = w // 128
         c = b.xmm()
         v.or_(c, tag, b.const("set_top", SET_TOP))
@@ -524,9 +553,12 @@ class SlicedBody(Body):
         self.k.engine.expand_key(self.k, self.b, self.message_keys_base(),
                                  self.addr("SCRATCH"), bits)
 
-    def keep_hash_key(self, h: Reg, lengths: tuple[Reg, Reg] | None = None) -> None:
-        """The matrices of H, H^2, H^4 and H^8 under POLYVAL's dot (every message: the
-        multiply is the same whatever the lengths)."""
+    def keep_hash_key(self, h: Reg, lengths: tuple[Reg, Reg] | None = None,
+                      beside=None) -> None:
+        """``beside`` (the key expansion), then the matrices of H, H^2, H^4 and H^8 under
+        POLYVAL's dot (every message: the multiply is the same whatever the lengths)."""
+        if beside is not None:
+            beside()
         self.streams.setup(h)
 
     def hash_bytes(self, x: None, ptr: Reg, length: Reg, region: str | None = None,
