@@ -503,11 +503,41 @@ aesgen_aesni_gcm_siv_seal:
 	je	.Laesgen_aesni_gcm_siv_seal_message128
 .Laesgen_aesni_gcm_siv_seal_message256:
 	movq	16(%rsp), %rax
-	vmovd	8(%rsi), %xmm0
-	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rdx
-	vmovq	%rdx, %xmm1
-	vpor	%xmm1, %xmm0, %xmm0
+	movzbl	(%rsi), %edx
+	movzbl	1(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	2(%rsi), %edx
+	movzbl	3(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	shlq	$16, %r11
+	orq	%r10, %r11
+	movzbl	4(%rsi), %edx
+	movzbl	5(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	6(%rsi), %edx
+	movzbl	7(%rsi), %ebx
+	shlq	$8, %rbx
+	orq	%rdx, %rbx
+	shlq	$16, %rbx
+	orq	%r10, %rbx
+	shlq	$32, %rbx
+	orq	%r11, %rbx
+	vmovq	%rbx, %xmm0
+	movzbl	8(%rsi), %edx
+	movzbl	9(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	10(%rsi), %edx
+	movzbl	11(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	shlq	$16, %r11
+	orq	%r10, %r11
+	vmovq	%r11, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	vpor	.Laesgen_aesni_gcm_siv_seal_le32_0(%rip), %xmm0, %xmm1
 	vpor	.Laesgen_aesni_gcm_siv_seal_le32_1(%rip), %xmm0, %xmm2
@@ -1391,11 +1421,41 @@ aesgen_aesni_gcm_siv_seal:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	%xmm1, %xmm0
 .Laesgen_aesni_gcm_siv_seal_rest_nothing_2:
-	vmovd	8(%rsi), %xmm1
-	vpslldq	$8, %xmm1, %xmm1
-	movq	(%rsi), %rax
-	vmovq	%rax, %xmm2
-	vpor	%xmm2, %xmm1, %xmm1
+	movzbl	(%rsi), %eax
+	movzbl	1(%rsi), %ecx
+	shlq	$8, %rcx
+	orq	%rax, %rcx
+	movzbl	2(%rsi), %eax
+	movzbl	3(%rsi), %edx
+	shlq	$8, %rdx
+	orq	%rax, %rdx
+	shlq	$16, %rdx
+	orq	%rcx, %rdx
+	movzbl	4(%rsi), %eax
+	movzbl	5(%rsi), %ecx
+	shlq	$8, %rcx
+	orq	%rax, %rcx
+	movzbl	6(%rsi), %eax
+	movzbl	7(%rsi), %r8d
+	shlq	$8, %r8
+	orq	%rax, %r8
+	shlq	$16, %r8
+	orq	%rcx, %r8
+	shlq	$32, %r8
+	orq	%rdx, %r8
+	vmovq	%r8, %xmm1
+	movzbl	8(%rsi), %eax
+	movzbl	9(%rsi), %ecx
+	shlq	$8, %rcx
+	orq	%rax, %rcx
+	movzbl	10(%rsi), %eax
+	movzbl	11(%rsi), %edx
+	shlq	$8, %rdx
+	orq	%rax, %rdx
+	shlq	$16, %rdx
+	orq	%rcx, %rdx
+	vmovq	%rdx, %xmm2
+	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpand	.Laesgen_aesni_gcm_siv_seal_clear_top(%rip), %xmm0, %xmm0
 	leaq	256(%rdi), %rax
@@ -1870,11 +1930,41 @@ aesgen_aesni_gcm_siv_seal:
 	jmp	.Laesgen_aesni_gcm_siv_seal_sealed
 .Laesgen_aesni_gcm_siv_seal_message128:
 	movq	16(%rsp), %rax
-	vmovd	8(%rsi), %xmm0
-	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rdx
-	vmovq	%rdx, %xmm1
-	vpor	%xmm1, %xmm0, %xmm0
+	movzbl	(%rsi), %edx
+	movzbl	1(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	2(%rsi), %edx
+	movzbl	3(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	shlq	$16, %r11
+	orq	%r10, %r11
+	movzbl	4(%rsi), %edx
+	movzbl	5(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	6(%rsi), %edx
+	movzbl	7(%rsi), %ebx
+	shlq	$8, %rbx
+	orq	%rdx, %rbx
+	shlq	$16, %rbx
+	orq	%r10, %rbx
+	shlq	$32, %rbx
+	orq	%r11, %rbx
+	vmovq	%rbx, %xmm0
+	movzbl	8(%rsi), %edx
+	movzbl	9(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	10(%rsi), %edx
+	movzbl	11(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	shlq	$16, %r11
+	orq	%r10, %r11
+	vmovq	%r11, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	vpor	.Laesgen_aesni_gcm_siv_seal_le32_0(%rip), %xmm0, %xmm1
 	vpor	.Laesgen_aesni_gcm_siv_seal_le32_1(%rip), %xmm0, %xmm2
@@ -2674,11 +2764,41 @@ aesgen_aesni_gcm_siv_seal:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	%xmm1, %xmm0
 .Laesgen_aesni_gcm_siv_seal_rest_nothing_4:
-	vmovd	8(%rsi), %xmm1
-	vpslldq	$8, %xmm1, %xmm1
-	movq	(%rsi), %rax
-	vmovq	%rax, %xmm2
-	vpor	%xmm2, %xmm1, %xmm1
+	movzbl	(%rsi), %eax
+	movzbl	1(%rsi), %ecx
+	shlq	$8, %rcx
+	orq	%rax, %rcx
+	movzbl	2(%rsi), %eax
+	movzbl	3(%rsi), %edx
+	shlq	$8, %rdx
+	orq	%rax, %rdx
+	shlq	$16, %rdx
+	orq	%rcx, %rdx
+	movzbl	4(%rsi), %eax
+	movzbl	5(%rsi), %ecx
+	shlq	$8, %rcx
+	orq	%rax, %rcx
+	movzbl	6(%rsi), %eax
+	movzbl	7(%rsi), %r8d
+	shlq	$8, %r8
+	orq	%rax, %r8
+	shlq	$16, %r8
+	orq	%rcx, %r8
+	shlq	$32, %r8
+	orq	%rdx, %r8
+	vmovq	%r8, %xmm1
+	movzbl	8(%rsi), %eax
+	movzbl	9(%rsi), %ecx
+	shlq	$8, %rcx
+	orq	%rax, %rcx
+	movzbl	10(%rsi), %eax
+	movzbl	11(%rsi), %edx
+	shlq	$8, %rdx
+	orq	%rax, %rdx
+	shlq	$16, %rdx
+	orq	%rcx, %rdx
+	vmovq	%rdx, %xmm2
+	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpand	.Laesgen_aesni_gcm_siv_seal_clear_top(%rip), %xmm0, %xmm0
 	leaq	256(%rdi), %rax
@@ -3191,11 +3311,41 @@ aesgen_aesni_gcm_siv_open:
 	je	.Laesgen_aesni_gcm_siv_open_message128
 .Laesgen_aesni_gcm_siv_open_message256:
 	movq	32(%rsp), %rdx
-	vmovd	8(%rsi), %xmm0
-	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %r10
-	vmovq	%r10, %xmm1
-	vpor	%xmm1, %xmm0, %xmm0
+	movzbl	(%rsi), %r10d
+	movzbl	1(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%r10, %r11
+	movzbl	2(%rsi), %r10d
+	movzbl	3(%rsi), %ebx
+	shlq	$8, %rbx
+	orq	%r10, %rbx
+	shlq	$16, %rbx
+	orq	%r11, %rbx
+	movzbl	4(%rsi), %r10d
+	movzbl	5(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%r10, %r11
+	movzbl	6(%rsi), %r10d
+	movzbl	7(%rsi), %ebp
+	shlq	$8, %rbp
+	orq	%r10, %rbp
+	shlq	$16, %rbp
+	orq	%r11, %rbp
+	shlq	$32, %rbp
+	orq	%rbx, %rbp
+	vmovq	%rbp, %xmm0
+	movzbl	8(%rsi), %r10d
+	movzbl	9(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%r10, %r11
+	movzbl	10(%rsi), %r10d
+	movzbl	11(%rsi), %ebx
+	shlq	$8, %rbx
+	orq	%r10, %rbx
+	shlq	$16, %rbx
+	orq	%r11, %rbx
+	vmovq	%rbx, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	vpor	.Laesgen_aesni_gcm_siv_open_le32_0(%rip), %xmm0, %xmm1
 	vpor	.Laesgen_aesni_gcm_siv_open_le32_1(%rip), %xmm0, %xmm2
@@ -4519,11 +4669,41 @@ aesgen_aesni_gcm_siv_open:
 .Laesgen_aesni_gcm_siv_open_rest_nothing_2:
 	movq	48(%rsp), %rcx
 	movq	56(%rsp), %rdx
-	vmovd	8(%rsi), %xmm0
-	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rsi
+	movzbl	(%rsi), %r8d
+	movzbl	1(%rsi), %r9d
+	shlq	$8, %r9
+	orq	%r8, %r9
+	movzbl	2(%rsi), %r8d
+	movzbl	3(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%r8, %r10
+	shlq	$16, %r10
+	orq	%r9, %r10
+	movzbl	4(%rsi), %r8d
+	movzbl	5(%rsi), %r9d
+	shlq	$8, %r9
+	orq	%r8, %r9
+	movzbl	6(%rsi), %r8d
+	movzbl	7(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%r8, %r11
+	shlq	$16, %r11
+	orq	%r9, %r11
+	shlq	$32, %r11
+	orq	%r10, %r11
+	vmovq	%r11, %xmm0
+	movzbl	8(%rsi), %r8d
+	movzbl	9(%rsi), %r9d
+	shlq	$8, %r9
+	orq	%r8, %r9
+	movzbl	10(%rsi), %r8d
+	movzbl	11(%rsi), %esi
+	shlq	$8, %rsi
+	orq	%r8, %rsi
+	shlq	$16, %rsi
+	orq	%r9, %rsi
 	vmovq	%rsi, %xmm2
-	vpor	%xmm2, %xmm0, %xmm0
+	vpunpcklqdq	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm0, %xmm1, %xmm0
 	vpand	.Laesgen_aesni_gcm_siv_open_clear_top(%rip), %xmm0, %xmm0
 	leaq	256(%rdi), %rsi
@@ -4609,11 +4789,41 @@ aesgen_aesni_gcm_siv_open:
 	jmp	.Laesgen_aesni_gcm_siv_open_opened
 .Laesgen_aesni_gcm_siv_open_message128:
 	movq	32(%rsp), %rdx
-	vmovd	8(%rsi), %xmm0
-	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %r10
-	vmovq	%r10, %xmm1
-	vpor	%xmm1, %xmm0, %xmm0
+	movzbl	(%rsi), %r10d
+	movzbl	1(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%r10, %r11
+	movzbl	2(%rsi), %r10d
+	movzbl	3(%rsi), %ebx
+	shlq	$8, %rbx
+	orq	%r10, %rbx
+	shlq	$16, %rbx
+	orq	%r11, %rbx
+	movzbl	4(%rsi), %r10d
+	movzbl	5(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%r10, %r11
+	movzbl	6(%rsi), %r10d
+	movzbl	7(%rsi), %ebp
+	shlq	$8, %rbp
+	orq	%r10, %rbp
+	shlq	$16, %rbp
+	orq	%r11, %rbp
+	shlq	$32, %rbp
+	orq	%rbx, %rbp
+	vmovq	%rbp, %xmm0
+	movzbl	8(%rsi), %r10d
+	movzbl	9(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%r10, %r11
+	movzbl	10(%rsi), %r10d
+	movzbl	11(%rsi), %ebx
+	shlq	$8, %rbx
+	orq	%r10, %rbx
+	shlq	$16, %rbx
+	orq	%r11, %rbx
+	vmovq	%rbx, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	vpor	.Laesgen_aesni_gcm_siv_open_le32_0(%rip), %xmm0, %xmm1
 	vpor	.Laesgen_aesni_gcm_siv_open_le32_1(%rip), %xmm0, %xmm2
@@ -5769,11 +5979,41 @@ aesgen_aesni_gcm_siv_open:
 .Laesgen_aesni_gcm_siv_open_rest_nothing_4:
 	movq	48(%rsp), %rcx
 	movq	56(%rsp), %rdx
-	vmovd	8(%rsi), %xmm0
-	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rsi
+	movzbl	(%rsi), %r8d
+	movzbl	1(%rsi), %r9d
+	shlq	$8, %r9
+	orq	%r8, %r9
+	movzbl	2(%rsi), %r8d
+	movzbl	3(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%r8, %r10
+	shlq	$16, %r10
+	orq	%r9, %r10
+	movzbl	4(%rsi), %r8d
+	movzbl	5(%rsi), %r9d
+	shlq	$8, %r9
+	orq	%r8, %r9
+	movzbl	6(%rsi), %r8d
+	movzbl	7(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%r8, %r11
+	shlq	$16, %r11
+	orq	%r9, %r11
+	shlq	$32, %r11
+	orq	%r10, %r11
+	vmovq	%r11, %xmm0
+	movzbl	8(%rsi), %r8d
+	movzbl	9(%rsi), %r9d
+	shlq	$8, %r9
+	orq	%r8, %r9
+	movzbl	10(%rsi), %r8d
+	movzbl	11(%rsi), %esi
+	shlq	$8, %rsi
+	orq	%r8, %rsi
+	shlq	$16, %rsi
+	orq	%r9, %rsi
 	vmovq	%rsi, %xmm2
-	vpor	%xmm2, %xmm0, %xmm0
+	vpunpcklqdq	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm0, %xmm1, %xmm0
 	vpand	.Laesgen_aesni_gcm_siv_open_clear_top(%rip), %xmm0, %xmm0
 	leaq	256(%rdi), %rsi

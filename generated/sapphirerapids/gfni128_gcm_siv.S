@@ -562,11 +562,41 @@ aesgen_gfni128_gcm_siv_seal:
 	je	.Laesgen_gfni128_gcm_siv_seal_message128
 .Laesgen_gfni128_gcm_siv_seal_message256:
 	movq	24(%rsp), %rax
-	vmovd	8(%rsi), %xmm0
-	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rax
-	vmovq	%rax, %xmm1
-	vpor	%xmm1, %xmm0, %xmm0
+	movzbl	(%rsi), %eax
+	movzbl	1(%rsi), %edx
+	shlq	$8, %rdx
+	orq	%rax, %rdx
+	movzbl	2(%rsi), %eax
+	movzbl	3(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rax, %r10
+	shlq	$16, %r10
+	orq	%rdx, %r10
+	movzbl	4(%rsi), %eax
+	movzbl	5(%rsi), %edx
+	shlq	$8, %rdx
+	orq	%rax, %rdx
+	movzbl	6(%rsi), %eax
+	movzbl	7(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rax, %r11
+	shlq	$16, %r11
+	orq	%rdx, %r11
+	shlq	$32, %r11
+	orq	%r10, %r11
+	vmovq	%r11, %xmm0
+	movzbl	8(%rsi), %eax
+	movzbl	9(%rsi), %edx
+	shlq	$8, %rdx
+	orq	%rax, %rdx
+	movzbl	10(%rsi), %eax
+	movzbl	11(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rax, %r10
+	shlq	$16, %r10
+	orq	%rdx, %r10
+	vmovq	%r10, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	vpor	.Laesgen_gfni128_gcm_siv_seal_le32_0(%rip), %xmm0, %xmm1
 	vpor	.Laesgen_gfni128_gcm_siv_seal_le32_1(%rip), %xmm0, %xmm2
@@ -5343,11 +5373,41 @@ aesgen_gfni128_gcm_siv_seal:
 	vpxor	%ymm0, %ymm1, %ymm1
 	vextracti128	$1, %ymm1, %xmm0
 	vpxor	%xmm0, %xmm1, %xmm0
-	vmovd	8(%rsi), %xmm1
-	vpslldq	$8, %xmm1, %xmm1
-	movq	(%rsi), %rax
-	vmovq	%rax, %xmm2
-	vpor	%xmm2, %xmm1, %xmm1
+	movzbl	(%rsi), %eax
+	movzbl	1(%rsi), %ecx
+	shlq	$8, %rcx
+	orq	%rax, %rcx
+	movzbl	2(%rsi), %eax
+	movzbl	3(%rsi), %edx
+	shlq	$8, %rdx
+	orq	%rax, %rdx
+	shlq	$16, %rdx
+	orq	%rcx, %rdx
+	movzbl	4(%rsi), %eax
+	movzbl	5(%rsi), %ecx
+	shlq	$8, %rcx
+	orq	%rax, %rcx
+	movzbl	6(%rsi), %eax
+	movzbl	7(%rsi), %r8d
+	shlq	$8, %r8
+	orq	%rax, %r8
+	shlq	$16, %r8
+	orq	%rcx, %r8
+	shlq	$32, %r8
+	orq	%rdx, %r8
+	vmovq	%r8, %xmm1
+	movzbl	8(%rsi), %eax
+	movzbl	9(%rsi), %ecx
+	shlq	$8, %rcx
+	orq	%rax, %rcx
+	movzbl	10(%rsi), %eax
+	movzbl	11(%rsi), %edx
+	shlq	$8, %rdx
+	orq	%rax, %rdx
+	shlq	$16, %rdx
+	orq	%rcx, %rdx
+	vmovq	%rdx, %xmm2
+	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpand	.Laesgen_gfni128_gcm_siv_seal_clear_top(%rip), %xmm0, %xmm0
 	leaq	256(%rdi), %rax
@@ -7403,11 +7463,41 @@ aesgen_gfni128_gcm_siv_seal:
 	jmp	.Laesgen_gfni128_gcm_siv_seal_sealed
 .Laesgen_gfni128_gcm_siv_seal_message128:
 	movq	24(%rsp), %rax
-	vmovd	8(%rsi), %xmm0
-	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rax
-	vmovq	%rax, %xmm1
-	vpor	%xmm1, %xmm0, %xmm0
+	movzbl	(%rsi), %eax
+	movzbl	1(%rsi), %edx
+	shlq	$8, %rdx
+	orq	%rax, %rdx
+	movzbl	2(%rsi), %eax
+	movzbl	3(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rax, %r10
+	shlq	$16, %r10
+	orq	%rdx, %r10
+	movzbl	4(%rsi), %eax
+	movzbl	5(%rsi), %edx
+	shlq	$8, %rdx
+	orq	%rax, %rdx
+	movzbl	6(%rsi), %eax
+	movzbl	7(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rax, %r11
+	shlq	$16, %r11
+	orq	%rdx, %r11
+	shlq	$32, %r11
+	orq	%r10, %r11
+	vmovq	%r11, %xmm0
+	movzbl	8(%rsi), %eax
+	movzbl	9(%rsi), %edx
+	shlq	$8, %rdx
+	orq	%rax, %rdx
+	movzbl	10(%rsi), %eax
+	movzbl	11(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rax, %r10
+	shlq	$16, %r10
+	orq	%rdx, %r10
+	vmovq	%r10, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	vpor	.Laesgen_gfni128_gcm_siv_seal_le32_0(%rip), %xmm0, %xmm1
 	vpor	.Laesgen_gfni128_gcm_siv_seal_le32_1(%rip), %xmm0, %xmm2
@@ -11776,11 +11866,41 @@ aesgen_gfni128_gcm_siv_seal:
 	vpxor	%ymm0, %ymm1, %ymm1
 	vextracti128	$1, %ymm1, %xmm0
 	vpxor	%xmm0, %xmm1, %xmm0
-	vmovd	8(%rsi), %xmm1
-	vpslldq	$8, %xmm1, %xmm1
-	movq	(%rsi), %rax
-	vmovq	%rax, %xmm2
-	vpor	%xmm2, %xmm1, %xmm1
+	movzbl	(%rsi), %eax
+	movzbl	1(%rsi), %ecx
+	shlq	$8, %rcx
+	orq	%rax, %rcx
+	movzbl	2(%rsi), %eax
+	movzbl	3(%rsi), %edx
+	shlq	$8, %rdx
+	orq	%rax, %rdx
+	shlq	$16, %rdx
+	orq	%rcx, %rdx
+	movzbl	4(%rsi), %eax
+	movzbl	5(%rsi), %ecx
+	shlq	$8, %rcx
+	orq	%rax, %rcx
+	movzbl	6(%rsi), %eax
+	movzbl	7(%rsi), %r8d
+	shlq	$8, %r8
+	orq	%rax, %r8
+	shlq	$16, %r8
+	orq	%rcx, %r8
+	shlq	$32, %r8
+	orq	%rdx, %r8
+	vmovq	%r8, %xmm1
+	movzbl	8(%rsi), %eax
+	movzbl	9(%rsi), %ecx
+	shlq	$8, %rcx
+	orq	%rax, %rcx
+	movzbl	10(%rsi), %eax
+	movzbl	11(%rsi), %edx
+	shlq	$8, %rdx
+	orq	%rax, %rdx
+	shlq	$16, %rdx
+	orq	%rcx, %rdx
+	vmovq	%rdx, %xmm2
+	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpand	.Laesgen_gfni128_gcm_siv_seal_clear_top(%rip), %xmm0, %xmm0
 	leaq	256(%rdi), %rax
@@ -13427,11 +13547,41 @@ aesgen_gfni128_gcm_siv_open:
 	je	.Laesgen_gfni128_gcm_siv_open_message128
 .Laesgen_gfni128_gcm_siv_open_message256:
 	movq	32(%rsp), %rdx
-	vmovd	8(%rsi), %xmm0
-	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rdx
-	vmovq	%rdx, %xmm1
-	vpor	%xmm1, %xmm0, %xmm0
+	movzbl	(%rsi), %edx
+	movzbl	1(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	2(%rsi), %edx
+	movzbl	3(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	shlq	$16, %r11
+	orq	%r10, %r11
+	movzbl	4(%rsi), %edx
+	movzbl	5(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	6(%rsi), %edx
+	movzbl	7(%rsi), %ebx
+	shlq	$8, %rbx
+	orq	%rdx, %rbx
+	shlq	$16, %rbx
+	orq	%r10, %rbx
+	shlq	$32, %rbx
+	orq	%r11, %rbx
+	vmovq	%rbx, %xmm0
+	movzbl	8(%rsi), %edx
+	movzbl	9(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	10(%rsi), %edx
+	movzbl	11(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	shlq	$16, %r11
+	orq	%r10, %r11
+	vmovq	%r11, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	vpor	.Laesgen_gfni128_gcm_siv_open_le32_0(%rip), %xmm0, %xmm1
 	vpor	.Laesgen_gfni128_gcm_siv_open_le32_1(%rip), %xmm0, %xmm2
@@ -20136,11 +20286,41 @@ aesgen_gfni128_gcm_siv_open:
 	vpxor	%ymm0, %ymm1, %ymm1
 	vextracti128	$1, %ymm1, %xmm0
 	vpxor	%xmm0, %xmm1, %xmm0
-	vmovd	8(%rsi), %xmm1
-	vpslldq	$8, %xmm1, %xmm1
-	movq	(%rsi), %rsi
+	movzbl	(%rsi), %r8d
+	movzbl	1(%rsi), %r9d
+	shlq	$8, %r9
+	orq	%r8, %r9
+	movzbl	2(%rsi), %r8d
+	movzbl	3(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%r8, %r10
+	shlq	$16, %r10
+	orq	%r9, %r10
+	movzbl	4(%rsi), %r8d
+	movzbl	5(%rsi), %r9d
+	shlq	$8, %r9
+	orq	%r8, %r9
+	movzbl	6(%rsi), %r8d
+	movzbl	7(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%r8, %r11
+	shlq	$16, %r11
+	orq	%r9, %r11
+	shlq	$32, %r11
+	orq	%r10, %r11
+	vmovq	%r11, %xmm1
+	movzbl	8(%rsi), %r8d
+	movzbl	9(%rsi), %r9d
+	shlq	$8, %r9
+	orq	%r8, %r9
+	movzbl	10(%rsi), %r8d
+	movzbl	11(%rsi), %esi
+	shlq	$8, %rsi
+	orq	%r8, %rsi
+	shlq	$16, %rsi
+	orq	%r9, %rsi
 	vmovq	%rsi, %xmm2
-	vpor	%xmm2, %xmm1, %xmm1
+	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpand	.Laesgen_gfni128_gcm_siv_open_clear_top(%rip), %xmm0, %xmm0
 	leaq	256(%rdi), %rsi
@@ -20319,11 +20499,41 @@ aesgen_gfni128_gcm_siv_open:
 	jmp	.Laesgen_gfni128_gcm_siv_open_opened
 .Laesgen_gfni128_gcm_siv_open_message128:
 	movq	32(%rsp), %rdx
-	vmovd	8(%rsi), %xmm0
-	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rdx
-	vmovq	%rdx, %xmm1
-	vpor	%xmm1, %xmm0, %xmm0
+	movzbl	(%rsi), %edx
+	movzbl	1(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	2(%rsi), %edx
+	movzbl	3(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	shlq	$16, %r11
+	orq	%r10, %r11
+	movzbl	4(%rsi), %edx
+	movzbl	5(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	6(%rsi), %edx
+	movzbl	7(%rsi), %ebx
+	shlq	$8, %rbx
+	orq	%rdx, %rbx
+	shlq	$16, %rbx
+	orq	%r10, %rbx
+	shlq	$32, %rbx
+	orq	%r11, %rbx
+	vmovq	%rbx, %xmm0
+	movzbl	8(%rsi), %edx
+	movzbl	9(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	10(%rsi), %edx
+	movzbl	11(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	shlq	$16, %r11
+	orq	%r10, %r11
+	vmovq	%r11, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	vpor	.Laesgen_gfni128_gcm_siv_open_le32_0(%rip), %xmm0, %xmm1
 	vpor	.Laesgen_gfni128_gcm_siv_open_le32_1(%rip), %xmm0, %xmm2
@@ -26088,11 +26298,41 @@ aesgen_gfni128_gcm_siv_open:
 	vpxor	%ymm0, %ymm1, %ymm1
 	vextracti128	$1, %ymm1, %xmm0
 	vpxor	%xmm0, %xmm1, %xmm0
-	vmovd	8(%rsi), %xmm1
-	vpslldq	$8, %xmm1, %xmm1
-	movq	(%rsi), %rsi
+	movzbl	(%rsi), %r8d
+	movzbl	1(%rsi), %r9d
+	shlq	$8, %r9
+	orq	%r8, %r9
+	movzbl	2(%rsi), %r8d
+	movzbl	3(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%r8, %r10
+	shlq	$16, %r10
+	orq	%r9, %r10
+	movzbl	4(%rsi), %r8d
+	movzbl	5(%rsi), %r9d
+	shlq	$8, %r9
+	orq	%r8, %r9
+	movzbl	6(%rsi), %r8d
+	movzbl	7(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%r8, %r11
+	shlq	$16, %r11
+	orq	%r9, %r11
+	shlq	$32, %r11
+	orq	%r10, %r11
+	vmovq	%r11, %xmm1
+	movzbl	8(%rsi), %r8d
+	movzbl	9(%rsi), %r9d
+	shlq	$8, %r9
+	orq	%r8, %r9
+	movzbl	10(%rsi), %r8d
+	movzbl	11(%rsi), %esi
+	shlq	$8, %rsi
+	orq	%r8, %rsi
+	shlq	$16, %rsi
+	orq	%r9, %rsi
 	vmovq	%rsi, %xmm2
-	vpor	%xmm2, %xmm1, %xmm1
+	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpand	.Laesgen_gfni128_gcm_siv_open_clear_top(%rip), %xmm0, %xmm0
 	leaq	256(%rdi), %rsi

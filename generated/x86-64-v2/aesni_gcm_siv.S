@@ -503,11 +503,41 @@ aesgen_aesni_gcm_siv_seal:
 	je	.Laesgen_aesni_gcm_siv_seal_message128
 .Laesgen_aesni_gcm_siv_seal_message256:
 	movq	16(%rsp), %rax
-	movd	8(%rsi), %xmm0
-	pslldq	$8, %xmm0
-	movq	(%rsi), %rdx
-	movq	%rdx, %xmm1
-	por	%xmm1, %xmm0
+	movzbl	(%rsi), %edx
+	movzbl	1(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	2(%rsi), %edx
+	movzbl	3(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	shlq	$16, %r11
+	orq	%r10, %r11
+	movzbl	4(%rsi), %edx
+	movzbl	5(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	6(%rsi), %edx
+	movzbl	7(%rsi), %ebx
+	shlq	$8, %rbx
+	orq	%rdx, %rbx
+	shlq	$16, %rbx
+	orq	%r10, %rbx
+	shlq	$32, %rbx
+	orq	%r11, %rbx
+	movq	%rbx, %xmm0
+	movzbl	8(%rsi), %edx
+	movzbl	9(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	10(%rsi), %edx
+	movzbl	11(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	shlq	$16, %r11
+	orq	%r10, %r11
+	movq	%r11, %xmm1
+	punpcklqdq	%xmm1, %xmm0
 	pslldq	$4, %xmm0
 	movdqa	%xmm0, %xmm1
 	por	.Laesgen_aesni_gcm_siv_seal_le32_0(%rip), %xmm1
@@ -1567,11 +1597,41 @@ aesgen_aesni_gcm_siv_seal:
 	pxor	%xmm0, %xmm2
 	movdqa	%xmm2, %xmm0
 .Laesgen_aesni_gcm_siv_seal_rest_nothing_2:
-	movd	8(%rsi), %xmm1
-	pslldq	$8, %xmm1
-	movq	(%rsi), %rax
-	movq	%rax, %xmm2
-	por	%xmm2, %xmm1
+	movzbl	(%rsi), %eax
+	movzbl	1(%rsi), %ecx
+	shlq	$8, %rcx
+	orq	%rax, %rcx
+	movzbl	2(%rsi), %eax
+	movzbl	3(%rsi), %edx
+	shlq	$8, %rdx
+	orq	%rax, %rdx
+	shlq	$16, %rdx
+	orq	%rcx, %rdx
+	movzbl	4(%rsi), %eax
+	movzbl	5(%rsi), %ecx
+	shlq	$8, %rcx
+	orq	%rax, %rcx
+	movzbl	6(%rsi), %eax
+	movzbl	7(%rsi), %r8d
+	shlq	$8, %r8
+	orq	%rax, %r8
+	shlq	$16, %r8
+	orq	%rcx, %r8
+	shlq	$32, %r8
+	orq	%rdx, %r8
+	movq	%r8, %xmm1
+	movzbl	8(%rsi), %eax
+	movzbl	9(%rsi), %ecx
+	shlq	$8, %rcx
+	orq	%rax, %rcx
+	movzbl	10(%rsi), %eax
+	movzbl	11(%rsi), %edx
+	shlq	$8, %rdx
+	orq	%rax, %rdx
+	shlq	$16, %rdx
+	orq	%rcx, %rdx
+	movq	%rdx, %xmm2
+	punpcklqdq	%xmm2, %xmm1
 	pxor	%xmm1, %xmm0
 	pand	.Laesgen_aesni_gcm_siv_seal_clear_top(%rip), %xmm0
 	leaq	256(%rdi), %rax
@@ -2072,11 +2132,41 @@ aesgen_aesni_gcm_siv_seal:
 	jmp	.Laesgen_aesni_gcm_siv_seal_sealed
 .Laesgen_aesni_gcm_siv_seal_message128:
 	movq	16(%rsp), %rax
-	movd	8(%rsi), %xmm0
-	pslldq	$8, %xmm0
-	movq	(%rsi), %rdx
-	movq	%rdx, %xmm1
-	por	%xmm1, %xmm0
+	movzbl	(%rsi), %edx
+	movzbl	1(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	2(%rsi), %edx
+	movzbl	3(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	shlq	$16, %r11
+	orq	%r10, %r11
+	movzbl	4(%rsi), %edx
+	movzbl	5(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	6(%rsi), %edx
+	movzbl	7(%rsi), %ebx
+	shlq	$8, %rbx
+	orq	%rdx, %rbx
+	shlq	$16, %rbx
+	orq	%r10, %rbx
+	shlq	$32, %rbx
+	orq	%r11, %rbx
+	movq	%rbx, %xmm0
+	movzbl	8(%rsi), %edx
+	movzbl	9(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	10(%rsi), %edx
+	movzbl	11(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	shlq	$16, %r11
+	orq	%r10, %r11
+	movq	%r11, %xmm1
+	punpcklqdq	%xmm1, %xmm0
 	pslldq	$4, %xmm0
 	movdqa	%xmm0, %xmm1
 	por	.Laesgen_aesni_gcm_siv_seal_le32_0(%rip), %xmm1
@@ -3045,11 +3135,41 @@ aesgen_aesni_gcm_siv_seal:
 	pxor	%xmm0, %xmm2
 	movdqa	%xmm2, %xmm0
 .Laesgen_aesni_gcm_siv_seal_rest_nothing_4:
-	movd	8(%rsi), %xmm1
-	pslldq	$8, %xmm1
-	movq	(%rsi), %rax
-	movq	%rax, %xmm2
-	por	%xmm2, %xmm1
+	movzbl	(%rsi), %eax
+	movzbl	1(%rsi), %ecx
+	shlq	$8, %rcx
+	orq	%rax, %rcx
+	movzbl	2(%rsi), %eax
+	movzbl	3(%rsi), %edx
+	shlq	$8, %rdx
+	orq	%rax, %rdx
+	shlq	$16, %rdx
+	orq	%rcx, %rdx
+	movzbl	4(%rsi), %eax
+	movzbl	5(%rsi), %ecx
+	shlq	$8, %rcx
+	orq	%rax, %rcx
+	movzbl	6(%rsi), %eax
+	movzbl	7(%rsi), %r8d
+	shlq	$8, %r8
+	orq	%rax, %r8
+	shlq	$16, %r8
+	orq	%rcx, %r8
+	shlq	$32, %r8
+	orq	%rdx, %r8
+	movq	%r8, %xmm1
+	movzbl	8(%rsi), %eax
+	movzbl	9(%rsi), %ecx
+	shlq	$8, %rcx
+	orq	%rax, %rcx
+	movzbl	10(%rsi), %eax
+	movzbl	11(%rsi), %edx
+	shlq	$8, %rdx
+	orq	%rax, %rdx
+	shlq	$16, %rdx
+	orq	%rcx, %rdx
+	movq	%rdx, %xmm2
+	punpcklqdq	%xmm2, %xmm1
 	pxor	%xmm1, %xmm0
 	pand	.Laesgen_aesni_gcm_siv_seal_clear_top(%rip), %xmm0
 	leaq	256(%rdi), %rax
@@ -3606,11 +3726,41 @@ aesgen_aesni_gcm_siv_open:
 	je	.Laesgen_aesni_gcm_siv_open_message128
 .Laesgen_aesni_gcm_siv_open_message256:
 	movq	32(%rsp), %rdx
-	movd	8(%rsi), %xmm0
-	pslldq	$8, %xmm0
-	movq	(%rsi), %r10
-	movq	%r10, %xmm1
-	por	%xmm1, %xmm0
+	movzbl	(%rsi), %r10d
+	movzbl	1(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%r10, %r11
+	movzbl	2(%rsi), %r10d
+	movzbl	3(%rsi), %ebx
+	shlq	$8, %rbx
+	orq	%r10, %rbx
+	shlq	$16, %rbx
+	orq	%r11, %rbx
+	movzbl	4(%rsi), %r10d
+	movzbl	5(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%r10, %r11
+	movzbl	6(%rsi), %r10d
+	movzbl	7(%rsi), %ebp
+	shlq	$8, %rbp
+	orq	%r10, %rbp
+	shlq	$16, %rbp
+	orq	%r11, %rbp
+	shlq	$32, %rbp
+	orq	%rbx, %rbp
+	movq	%rbp, %xmm0
+	movzbl	8(%rsi), %r10d
+	movzbl	9(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%r10, %r11
+	movzbl	10(%rsi), %r10d
+	movzbl	11(%rsi), %ebx
+	shlq	$8, %rbx
+	orq	%r10, %rbx
+	shlq	$16, %rbx
+	orq	%r11, %rbx
+	movq	%rbx, %xmm1
+	punpcklqdq	%xmm1, %xmm0
 	pslldq	$4, %xmm0
 	movdqa	%xmm0, %xmm1
 	por	.Laesgen_aesni_gcm_siv_open_le32_0(%rip), %xmm1
@@ -5136,11 +5286,41 @@ aesgen_aesni_gcm_siv_open:
 .Laesgen_aesni_gcm_siv_open_rest_nothing_2:
 	movq	48(%rsp), %rcx
 	movq	56(%rsp), %rdx
-	movd	8(%rsi), %xmm0
-	pslldq	$8, %xmm0
-	movq	(%rsi), %rsi
+	movzbl	(%rsi), %r8d
+	movzbl	1(%rsi), %r9d
+	shlq	$8, %r9
+	orq	%r8, %r9
+	movzbl	2(%rsi), %r8d
+	movzbl	3(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%r8, %r10
+	shlq	$16, %r10
+	orq	%r9, %r10
+	movzbl	4(%rsi), %r8d
+	movzbl	5(%rsi), %r9d
+	shlq	$8, %r9
+	orq	%r8, %r9
+	movzbl	6(%rsi), %r8d
+	movzbl	7(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%r8, %r11
+	shlq	$16, %r11
+	orq	%r9, %r11
+	shlq	$32, %r11
+	orq	%r10, %r11
+	movq	%r11, %xmm0
+	movzbl	8(%rsi), %r8d
+	movzbl	9(%rsi), %r9d
+	shlq	$8, %r9
+	orq	%r8, %r9
+	movzbl	10(%rsi), %r8d
+	movzbl	11(%rsi), %esi
+	shlq	$8, %rsi
+	orq	%r8, %rsi
+	shlq	$16, %rsi
+	orq	%r9, %rsi
 	movq	%rsi, %xmm2
-	por	%xmm2, %xmm0
+	punpcklqdq	%xmm2, %xmm0
 	pxor	%xmm0, %xmm1
 	pand	.Laesgen_aesni_gcm_siv_open_clear_top(%rip), %xmm1
 	leaq	256(%rdi), %rsi
@@ -5226,11 +5406,41 @@ aesgen_aesni_gcm_siv_open:
 	jmp	.Laesgen_aesni_gcm_siv_open_opened
 .Laesgen_aesni_gcm_siv_open_message128:
 	movq	32(%rsp), %rdx
-	movd	8(%rsi), %xmm0
-	pslldq	$8, %xmm0
-	movq	(%rsi), %r10
-	movq	%r10, %xmm1
-	por	%xmm1, %xmm0
+	movzbl	(%rsi), %r10d
+	movzbl	1(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%r10, %r11
+	movzbl	2(%rsi), %r10d
+	movzbl	3(%rsi), %ebx
+	shlq	$8, %rbx
+	orq	%r10, %rbx
+	shlq	$16, %rbx
+	orq	%r11, %rbx
+	movzbl	4(%rsi), %r10d
+	movzbl	5(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%r10, %r11
+	movzbl	6(%rsi), %r10d
+	movzbl	7(%rsi), %ebp
+	shlq	$8, %rbp
+	orq	%r10, %rbp
+	shlq	$16, %rbp
+	orq	%r11, %rbp
+	shlq	$32, %rbp
+	orq	%rbx, %rbp
+	movq	%rbp, %xmm0
+	movzbl	8(%rsi), %r10d
+	movzbl	9(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%r10, %r11
+	movzbl	10(%rsi), %r10d
+	movzbl	11(%rsi), %ebx
+	shlq	$8, %rbx
+	orq	%r10, %rbx
+	shlq	$16, %rbx
+	orq	%r11, %rbx
+	movq	%rbx, %xmm1
+	punpcklqdq	%xmm1, %xmm0
 	pslldq	$4, %xmm0
 	movdqa	%xmm0, %xmm1
 	por	.Laesgen_aesni_gcm_siv_open_le32_0(%rip), %xmm1
@@ -6581,11 +6791,41 @@ aesgen_aesni_gcm_siv_open:
 .Laesgen_aesni_gcm_siv_open_rest_nothing_4:
 	movq	48(%rsp), %rcx
 	movq	56(%rsp), %rdx
-	movd	8(%rsi), %xmm0
-	pslldq	$8, %xmm0
-	movq	(%rsi), %rsi
+	movzbl	(%rsi), %r8d
+	movzbl	1(%rsi), %r9d
+	shlq	$8, %r9
+	orq	%r8, %r9
+	movzbl	2(%rsi), %r8d
+	movzbl	3(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%r8, %r10
+	shlq	$16, %r10
+	orq	%r9, %r10
+	movzbl	4(%rsi), %r8d
+	movzbl	5(%rsi), %r9d
+	shlq	$8, %r9
+	orq	%r8, %r9
+	movzbl	6(%rsi), %r8d
+	movzbl	7(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%r8, %r11
+	shlq	$16, %r11
+	orq	%r9, %r11
+	shlq	$32, %r11
+	orq	%r10, %r11
+	movq	%r11, %xmm0
+	movzbl	8(%rsi), %r8d
+	movzbl	9(%rsi), %r9d
+	shlq	$8, %r9
+	orq	%r8, %r9
+	movzbl	10(%rsi), %r8d
+	movzbl	11(%rsi), %esi
+	shlq	$8, %rsi
+	orq	%r8, %rsi
+	shlq	$16, %rsi
+	orq	%r9, %rsi
 	movq	%rsi, %xmm2
-	por	%xmm2, %xmm0
+	punpcklqdq	%xmm2, %xmm0
 	pxor	%xmm0, %xmm1
 	pand	.Laesgen_aesni_gcm_siv_open_clear_top(%rip), %xmm1
 	leaq	256(%rdi), %rsi

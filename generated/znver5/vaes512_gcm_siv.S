@@ -480,8 +480,9 @@ aesgen_vaes512_gcm_siv_init:
 	.p2align	5
 aesgen_vaes512_gcm_siv_seal:
 	endbr64
-	movq	32(%rsp), %rax
-	movq	8(%rsp), %r10
+	pushq	%rbx
+	movq	40(%rsp), %rax
+	movq	16(%rsp), %r10
 	movabsq	$0x1000000000, %r11
 	cmpq	%r11, %r10
 	ja	.Laesgen_vaes512_gcm_siv_seal_refuse
@@ -498,12 +499,42 @@ aesgen_vaes512_gcm_siv_seal:
 	cmpl	$128, %eax
 	je	.Laesgen_vaes512_gcm_siv_seal_message128
 .Laesgen_vaes512_gcm_siv_seal_message256:
-	movq	8(%rsp), %rax
-	vmovd	8(%rsi), %xmm0
-	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rdx
-	vmovq	%rdx, %xmm1
-	vporq	%xmm1, %xmm0, %xmm0
+	movq	16(%rsp), %rax
+	movzbl	(%rsi), %edx
+	movzbl	1(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	2(%rsi), %edx
+	movzbl	3(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	shlq	$16, %r11
+	orq	%r10, %r11
+	movzbl	4(%rsi), %edx
+	movzbl	5(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	6(%rsi), %edx
+	movzbl	7(%rsi), %ebx
+	shlq	$8, %rbx
+	orq	%rdx, %rbx
+	shlq	$16, %rbx
+	orq	%r10, %rbx
+	shlq	$32, %rbx
+	orq	%r11, %rbx
+	vmovq	%rbx, %xmm0
+	movzbl	8(%rsi), %edx
+	movzbl	9(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	10(%rsi), %edx
+	movzbl	11(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	shlq	$16, %r11
+	orq	%r10, %r11
+	vmovq	%r11, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_siv_seal_le32_0(%rip), %xmm0, %xmm1
 	vporq	.Laesgen_vaes512_gcm_siv_seal_le32_1(%rip), %xmm0, %xmm2
@@ -763,69 +794,69 @@ aesgen_vaes512_gcm_siv_seal:
 	vmovdqa64	%xmm8, 1504(%rdi)
 	vpslldq	$4, %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$0, %xmm6, %xmm6, %xmm7
+	vpclmulqdq	$0, %xmm6, %xmm6, %xmm8
 	vpxorq	%xmm2, %xmm3, %xmm3
 	vmovdqa64	%xmm3, 416(%rdi)
 	vpshufb	.Laesgen_vaes512_gcm_siv_seal_last_word(%rip), %xmm3, %xmm2
-	vpclmulqdq	$17, %xmm6, %xmm6, %xmm8
+	vpclmulqdq	$17, %xmm6, %xmm6, %xmm9
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm4, %xmm4
-	vpclmulqdq	$1, %xmm6, %xmm6, %xmm9
+	vpclmulqdq	$1, %xmm6, %xmm6, %xmm10
 	vpslldq	$4, %xmm4, %xmm5
 	vpxorq	%xmm5, %xmm4, %xmm4
 	vpslldq	$4, %xmm5, %xmm5
-	vpclmulqdq	$16, %xmm6, %xmm6, %xmm6
+	vpclmulqdq	$16, %xmm6, %xmm6, %xmm11
 	vpxorq	%xmm5, %xmm4, %xmm4
 	vpslldq	$4, %xmm5, %xmm5
-	vpxorq	%xmm6, %xmm9, %xmm9
+	vpxorq	%xmm11, %xmm10, %xmm10
 	vpxorq	%xmm5, %xmm4, %xmm4
 	vpxorq	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm9, %xmm6
+	vpslldq	$8, %xmm10, %xmm11
 	vmovdqa64	%xmm4, 432(%rdi)
 	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm4, %xmm2
 	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon5(%rip), %xmm2, %xmm2
-	vpxorq	%xmm6, %xmm7, %xmm7
+	vpxorq	%xmm11, %xmm8, %xmm8
 	vmovdqa64	%xmm3, %xmm3
 	vpslldq	$4, %xmm3, %xmm5
-	vpsrldq	$8, %xmm9, %xmm6
+	vpsrldq	$8, %xmm10, %xmm11
 	vpxorq	%xmm5, %xmm3, %xmm3
 	vpslldq	$4, %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm3, %xmm3
-	vpxorq	%xmm6, %xmm8, %xmm8
+	vpxorq	%xmm11, %xmm9, %xmm9
 	vpslldq	$4, %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm7, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm8, %xmm5
 	vpxorq	%xmm2, %xmm3, %xmm3
 	vmovdqa64	%xmm3, 448(%rdi)
 	vpshufb	.Laesgen_vaes512_gcm_siv_seal_last_word(%rip), %xmm3, %xmm2
-	vpshufd	$78, %xmm7, %xmm7
+	vpshufd	$78, %xmm8, %xmm8
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm4, %xmm0
-	vpxorq	%xmm5, %xmm7, %xmm7
+	vpxorq	%xmm5, %xmm8, %xmm8
 	vpslldq	$4, %xmm0, %xmm4
 	vpxorq	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm7, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm8, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
 	vpxorq	%xmm4, %xmm0, %xmm0
 	vpslldq	$4, %xmm4, %xmm4
-	vpshufd	$78, %xmm7, %xmm7
+	vpshufd	$78, %xmm8, %xmm8
 	vpxorq	%xmm4, %xmm0, %xmm0
 	vpxorq	%xmm2, %xmm0, %xmm0
-	vpxorq	%xmm5, %xmm7, %xmm7
+	vpxorq	%xmm5, %xmm8, %xmm8
 	vmovdqa64	%xmm0, 464(%rdi)
 	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm0, %xmm0
 	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon6(%rip), %xmm0, %xmm0
-	vpxorq	%xmm8, %xmm7, %xmm7
+	vpxorq	%xmm9, %xmm8, %xmm8
 	vmovdqa64	%xmm3, %xmm2
 	vpslldq	$4, %xmm2, %xmm3
-	vmovdqa64	%xmm7, 960(%rdi)
+	vmovdqa64	%xmm8, 960(%rdi)
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vpshufd	$78, %xmm7, %xmm4
+	vpshufd	$78, %xmm8, %xmm4
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vpxorq	%xmm7, %xmm4, %xmm4
+	vpxorq	%xmm8, %xmm4, %xmm4
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 480(%rdi)
 	vmovdqa64	%xmm4, 1488(%rdi)
@@ -834,7 +865,9 @@ aesgen_vaes512_gcm_siv_seal:
 	cmpq	$48, %rax
 	jbe	.Laesgen_vaes512_gcm_siv_seal_powers_done
 .Laesgen_vaes512_gcm_siv_seal_powers_more:
-	vmovdqu64	960(%rdi), %zmm0
+	vinserti32x4	$1, %xmm7, %ymm8, %ymm0
+	vinserti32x4	$1, %xmm1, %ymm6, %ymm2
+	vshufi32x4	$68, %zmm2, %zmm0, %zmm0
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm2
 	vpclmulqdq	$0, %zmm2, %zmm0, %zmm3
 	vpclmulqdq	$17, %zmm2, %zmm0, %zmm4
@@ -1277,8 +1310,8 @@ aesgen_vaes512_gcm_siv_seal:
 	vpxorq	%xmm0, %xmm8, %xmm8
 	vmovdqa64	%xmm8, %xmm0
 .Laesgen_vaes512_gcm_siv_seal_rest_nothing:
-	movq	8(%rsp), %rax
-	movq	8(%rsp), %rcx
+	movq	16(%rsp), %rax
+	movq	16(%rsp), %rcx
 	movq	%r9, %rdx
 .Laesgen_vaes512_gcm_siv_seal_polyval32_2:
 	cmpq	$512, %rax
@@ -1567,11 +1600,41 @@ aesgen_vaes512_gcm_siv_seal:
 	vpxorq	%xmm0, %xmm8, %xmm8
 	vmovdqa64	%xmm8, %xmm0
 .Laesgen_vaes512_gcm_siv_seal_rest_nothing_2:
-	vmovd	8(%rsi), %xmm1
-	vpslldq	$8, %xmm1, %xmm1
-	movq	(%rsi), %rax
-	vmovq	%rax, %xmm2
-	vporq	%xmm2, %xmm1, %xmm1
+	movzbl	(%rsi), %eax
+	movzbl	1(%rsi), %ecx
+	shlq	$8, %rcx
+	orq	%rax, %rcx
+	movzbl	2(%rsi), %eax
+	movzbl	3(%rsi), %edx
+	shlq	$8, %rdx
+	orq	%rax, %rdx
+	shlq	$16, %rdx
+	orq	%rcx, %rdx
+	movzbl	4(%rsi), %eax
+	movzbl	5(%rsi), %ecx
+	shlq	$8, %rcx
+	orq	%rax, %rcx
+	movzbl	6(%rsi), %eax
+	movzbl	7(%rsi), %r8d
+	shlq	$8, %r8
+	orq	%rax, %r8
+	shlq	$16, %r8
+	orq	%rcx, %r8
+	shlq	$32, %r8
+	orq	%rdx, %r8
+	vmovq	%r8, %xmm1
+	movzbl	8(%rsi), %eax
+	movzbl	9(%rsi), %ecx
+	shlq	$8, %rcx
+	orq	%rax, %rcx
+	movzbl	10(%rsi), %eax
+	movzbl	11(%rsi), %edx
+	shlq	$8, %rdx
+	orq	%rax, %rdx
+	shlq	$16, %rdx
+	orq	%rcx, %rdx
+	vmovq	%rdx, %xmm2
+	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpandq	.Laesgen_vaes512_gcm_siv_seal_clear_top(%rip), %xmm0, %xmm0
 	leaq	256(%rdi), %rax
@@ -1605,10 +1668,10 @@ aesgen_vaes512_gcm_siv_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	224(%rax), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	movq	24(%rsp), %rax
+	movq	32(%rsp), %rax
 	vmovdqu64	%xmm0, (%rax)
-	movq	8(%rsp), %rax
-	movq	16(%rsp), %rcx
+	movq	16(%rsp), %rax
+	movq	24(%rsp), %rcx
 	leaq	256(%rdi), %rdx
 	vbroadcasti32x4	64(%rdx), %zmm1
 	vbroadcasti32x4	80(%rdx), %zmm2
@@ -2030,12 +2093,42 @@ aesgen_vaes512_gcm_siv_seal:
 .Laesgen_vaes512_gcm_siv_seal_ctr_end256:
 	jmp	.Laesgen_vaes512_gcm_siv_seal_sealed
 .Laesgen_vaes512_gcm_siv_seal_message128:
-	movq	8(%rsp), %rax
-	vmovd	8(%rsi), %xmm0
-	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rdx
-	vmovq	%rdx, %xmm1
-	vporq	%xmm1, %xmm0, %xmm0
+	movq	16(%rsp), %rax
+	movzbl	(%rsi), %edx
+	movzbl	1(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	2(%rsi), %edx
+	movzbl	3(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	shlq	$16, %r11
+	orq	%r10, %r11
+	movzbl	4(%rsi), %edx
+	movzbl	5(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	6(%rsi), %edx
+	movzbl	7(%rsi), %ebx
+	shlq	$8, %rbx
+	orq	%rdx, %rbx
+	shlq	$16, %rbx
+	orq	%r10, %rbx
+	shlq	$32, %rbx
+	orq	%r11, %rbx
+	vmovq	%rbx, %xmm0
+	movzbl	8(%rsi), %edx
+	movzbl	9(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	10(%rsi), %edx
+	movzbl	11(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	shlq	$16, %r11
+	orq	%r10, %r11
+	vmovq	%r11, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_siv_seal_le32_0(%rip), %xmm0, %xmm1
 	vporq	.Laesgen_vaes512_gcm_siv_seal_le32_1(%rip), %xmm0, %xmm2
@@ -2219,67 +2312,69 @@ aesgen_vaes512_gcm_siv_seal:
 	vmovdqa64	%xmm6, 1504(%rdi)
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vpclmulqdq	$0, %xmm4, %xmm4, %xmm5
+	vpclmulqdq	$0, %xmm4, %xmm4, %xmm6
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 368(%rdi)
-	vpclmulqdq	$17, %xmm4, %xmm4, %xmm6
+	vpclmulqdq	$17, %xmm4, %xmm4, %xmm7
 	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm2, %xmm0
 	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon7(%rip), %xmm0, %xmm0
-	vpclmulqdq	$1, %xmm4, %xmm4, %xmm7
+	vpclmulqdq	$1, %xmm4, %xmm4, %xmm8
 	vmovdqa64	%xmm2, %xmm2
 	vpslldq	$4, %xmm2, %xmm3
-	vpclmulqdq	$16, %xmm4, %xmm4, %xmm4
+	vpclmulqdq	$16, %xmm4, %xmm4, %xmm9
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vpxorq	%xmm4, %xmm7, %xmm7
+	vpxorq	%xmm9, %xmm8, %xmm8
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$8, %xmm7, %xmm4
+	vpslldq	$8, %xmm8, %xmm9
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vpxorq	%xmm4, %xmm5, %xmm5
+	vpxorq	%xmm9, %xmm6, %xmm6
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 384(%rdi)
-	vpsrldq	$8, %xmm7, %xmm4
+	vpsrldq	$8, %xmm8, %xmm9
 	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm2, %xmm0
 	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon8(%rip), %xmm0, %xmm0
-	vpxorq	%xmm4, %xmm6, %xmm6
+	vpxorq	%xmm9, %xmm7, %xmm7
 	vmovdqa64	%xmm2, %xmm2
 	vpslldq	$4, %xmm2, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm5, %xmm4
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm6, %xmm8
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm3
-	vpshufd	$78, %xmm5, %xmm5
+	vpshufd	$78, %xmm6, %xmm6
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm4, %xmm5, %xmm5
+	vpxorq	%xmm8, %xmm6, %xmm6
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm5, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_seal_ghash_poly(%rip), %xmm6, %xmm3
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 400(%rdi)
-	vpshufd	$78, %xmm5, %xmm5
+	vpshufd	$78, %xmm6, %xmm6
 	vpshufb	.Laesgen_vaes512_gcm_siv_seal_rot_last_word(%rip), %xmm2, %xmm0
 	vaesenclast	.Laesgen_vaes512_gcm_siv_seal_rcon9(%rip), %xmm0, %xmm0
-	vpxorq	%xmm3, %xmm5, %xmm5
+	vpxorq	%xmm3, %xmm6, %xmm6
 	vmovdqa64	%xmm2, %xmm2
 	vpslldq	$4, %xmm2, %xmm3
-	vpxorq	%xmm6, %xmm5, %xmm5
+	vpxorq	%xmm7, %xmm6, %xmm6
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm3
-	vmovdqa64	%xmm5, 960(%rdi)
+	vmovdqa64	%xmm6, 960(%rdi)
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm3
-	vpshufd	$78, %xmm5, %xmm4
+	vpshufd	$78, %xmm6, %xmm7
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm6, %xmm7, %xmm7
 	vmovdqa64	%xmm2, 416(%rdi)
-	vmovdqa64	%xmm4, 1488(%rdi)
+	vmovdqa64	%xmm7, 1488(%rdi)
 	cmpq	$64, %r8
 	ja	.Laesgen_vaes512_gcm_siv_seal_powers_more_2
 	cmpq	$48, %rax
 	jbe	.Laesgen_vaes512_gcm_siv_seal_powers_done_2
 .Laesgen_vaes512_gcm_siv_seal_powers_more_2:
-	vmovdqu64	960(%rdi), %zmm0
+	vinserti32x4	$1, %xmm5, %ymm6, %ymm0
+	vinserti32x4	$1, %xmm1, %ymm4, %ymm2
+	vshufi32x4	$68, %zmm2, %zmm0, %zmm0
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm2
 	vpclmulqdq	$0, %zmm2, %zmm0, %zmm3
 	vpclmulqdq	$17, %zmm2, %zmm0, %zmm4
@@ -2722,8 +2817,8 @@ aesgen_vaes512_gcm_siv_seal:
 	vpxorq	%xmm0, %xmm8, %xmm8
 	vmovdqa64	%xmm8, %xmm0
 .Laesgen_vaes512_gcm_siv_seal_rest_nothing_3:
-	movq	8(%rsp), %rax
-	movq	8(%rsp), %rcx
+	movq	16(%rsp), %rax
+	movq	16(%rsp), %rcx
 	movq	%r9, %rdx
 .Laesgen_vaes512_gcm_siv_seal_polyval32_4:
 	cmpq	$512, %rax
@@ -3012,11 +3107,41 @@ aesgen_vaes512_gcm_siv_seal:
 	vpxorq	%xmm0, %xmm8, %xmm8
 	vmovdqa64	%xmm8, %xmm0
 .Laesgen_vaes512_gcm_siv_seal_rest_nothing_4:
-	vmovd	8(%rsi), %xmm1
-	vpslldq	$8, %xmm1, %xmm1
-	movq	(%rsi), %rax
-	vmovq	%rax, %xmm2
-	vporq	%xmm2, %xmm1, %xmm1
+	movzbl	(%rsi), %eax
+	movzbl	1(%rsi), %ecx
+	shlq	$8, %rcx
+	orq	%rax, %rcx
+	movzbl	2(%rsi), %eax
+	movzbl	3(%rsi), %edx
+	shlq	$8, %rdx
+	orq	%rax, %rdx
+	shlq	$16, %rdx
+	orq	%rcx, %rdx
+	movzbl	4(%rsi), %eax
+	movzbl	5(%rsi), %ecx
+	shlq	$8, %rcx
+	orq	%rax, %rcx
+	movzbl	6(%rsi), %eax
+	movzbl	7(%rsi), %r8d
+	shlq	$8, %r8
+	orq	%rax, %r8
+	shlq	$16, %r8
+	orq	%rcx, %r8
+	shlq	$32, %r8
+	orq	%rdx, %r8
+	vmovq	%r8, %xmm1
+	movzbl	8(%rsi), %eax
+	movzbl	9(%rsi), %ecx
+	shlq	$8, %rcx
+	orq	%rax, %rcx
+	movzbl	10(%rsi), %eax
+	movzbl	11(%rsi), %edx
+	shlq	$8, %rdx
+	orq	%rax, %rdx
+	shlq	$16, %rdx
+	orq	%rcx, %rdx
+	vmovq	%rdx, %xmm2
+	vpunpcklqdq	%xmm2, %xmm1, %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpandq	.Laesgen_vaes512_gcm_siv_seal_clear_top(%rip), %xmm0, %xmm0
 	leaq	256(%rdi), %rax
@@ -3042,10 +3167,10 @@ aesgen_vaes512_gcm_siv_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	160(%rax), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	movq	24(%rsp), %rax
+	movq	32(%rsp), %rax
 	vmovdqu64	%xmm0, (%rax)
-	movq	8(%rsp), %rax
-	movq	16(%rsp), %rcx
+	movq	16(%rsp), %rax
+	movq	24(%rsp), %rcx
 	leaq	256(%rdi), %rdx
 	vbroadcasti32x4	(%rdx), %zmm1
 	vbroadcasti32x4	16(%rdx), %zmm2
@@ -3374,6 +3499,7 @@ aesgen_vaes512_gcm_siv_seal:
 	vpxorq	%xmm19, %xmm19, %xmm19
 	vpxorq	%xmm20, %xmm20, %xmm20
 	vzeroall
+	popq	%rbx
 	ret
 .Laesgen_vaes512_gcm_siv_seal_refuse:
 	movl	$-1, %eax
@@ -3383,6 +3509,7 @@ aesgen_vaes512_gcm_siv_seal:
 	vpxorq	%xmm19, %xmm19, %xmm19
 	vpxorq	%xmm20, %xmm20, %xmm20
 	vzeroall
+	popq	%rbx
 	ret
 	.size	aesgen_vaes512_gcm_siv_seal, .-aesgen_vaes512_gcm_siv_seal
 	.section	.rodata
@@ -3553,11 +3680,41 @@ aesgen_vaes512_gcm_siv_open:
 	je	.Laesgen_vaes512_gcm_siv_open_message128
 .Laesgen_vaes512_gcm_siv_open_message256:
 	movq	24(%rsp), %rdx
-	vmovd	8(%rsi), %xmm0
-	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %r10
-	vmovq	%r10, %xmm1
-	vporq	%xmm1, %xmm0, %xmm0
+	movzbl	(%rsi), %r10d
+	movzbl	1(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%r10, %r11
+	movzbl	2(%rsi), %r10d
+	movzbl	3(%rsi), %ebx
+	shlq	$8, %rbx
+	orq	%r10, %rbx
+	shlq	$16, %rbx
+	orq	%r11, %rbx
+	movzbl	4(%rsi), %r10d
+	movzbl	5(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%r10, %r11
+	movzbl	6(%rsi), %r10d
+	movzbl	7(%rsi), %ebp
+	shlq	$8, %rbp
+	orq	%r10, %rbp
+	shlq	$16, %rbp
+	orq	%r11, %rbp
+	shlq	$32, %rbp
+	orq	%rbx, %rbp
+	vmovq	%rbp, %xmm0
+	movzbl	8(%rsi), %r10d
+	movzbl	9(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%r10, %r11
+	movzbl	10(%rsi), %r10d
+	movzbl	11(%rsi), %ebx
+	shlq	$8, %rbx
+	orq	%r10, %rbx
+	shlq	$16, %rbx
+	orq	%r11, %rbx
+	vmovq	%rbx, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_siv_open_le32_0(%rip), %xmm0, %xmm1
 	vporq	.Laesgen_vaes512_gcm_siv_open_le32_1(%rip), %xmm0, %xmm2
@@ -3817,69 +3974,69 @@ aesgen_vaes512_gcm_siv_open:
 	vmovdqa64	%xmm8, 1504(%rdi)
 	vpslldq	$4, %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$0, %xmm6, %xmm6, %xmm7
+	vpclmulqdq	$0, %xmm6, %xmm6, %xmm8
 	vpxorq	%xmm2, %xmm3, %xmm3
 	vmovdqa64	%xmm3, 416(%rdi)
 	vpshufb	.Laesgen_vaes512_gcm_siv_open_last_word(%rip), %xmm3, %xmm2
-	vpclmulqdq	$17, %xmm6, %xmm6, %xmm8
+	vpclmulqdq	$17, %xmm6, %xmm6, %xmm9
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm4, %xmm4
-	vpclmulqdq	$1, %xmm6, %xmm6, %xmm9
+	vpclmulqdq	$1, %xmm6, %xmm6, %xmm10
 	vpslldq	$4, %xmm4, %xmm5
 	vpxorq	%xmm5, %xmm4, %xmm4
 	vpslldq	$4, %xmm5, %xmm5
-	vpclmulqdq	$16, %xmm6, %xmm6, %xmm6
+	vpclmulqdq	$16, %xmm6, %xmm6, %xmm11
 	vpxorq	%xmm5, %xmm4, %xmm4
 	vpslldq	$4, %xmm5, %xmm5
-	vpxorq	%xmm6, %xmm9, %xmm9
+	vpxorq	%xmm11, %xmm10, %xmm10
 	vpxorq	%xmm5, %xmm4, %xmm4
 	vpxorq	%xmm2, %xmm4, %xmm4
-	vpslldq	$8, %xmm9, %xmm6
+	vpslldq	$8, %xmm10, %xmm11
 	vmovdqa64	%xmm4, 432(%rdi)
 	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm4, %xmm2
 	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon5(%rip), %xmm2, %xmm2
-	vpxorq	%xmm6, %xmm7, %xmm7
+	vpxorq	%xmm11, %xmm8, %xmm8
 	vmovdqa64	%xmm3, %xmm3
 	vpslldq	$4, %xmm3, %xmm5
-	vpsrldq	$8, %xmm9, %xmm6
+	vpsrldq	$8, %xmm10, %xmm11
 	vpxorq	%xmm5, %xmm3, %xmm3
 	vpslldq	$4, %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm3, %xmm3
-	vpxorq	%xmm6, %xmm8, %xmm8
+	vpxorq	%xmm11, %xmm9, %xmm9
 	vpslldq	$4, %xmm5, %xmm5
 	vpxorq	%xmm5, %xmm3, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm7, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm8, %xmm5
 	vpxorq	%xmm2, %xmm3, %xmm3
 	vmovdqa64	%xmm3, 448(%rdi)
 	vpshufb	.Laesgen_vaes512_gcm_siv_open_last_word(%rip), %xmm3, %xmm2
-	vpshufd	$78, %xmm7, %xmm7
+	vpshufd	$78, %xmm8, %xmm8
 	vaesenclast	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm4, %xmm0
-	vpxorq	%xmm5, %xmm7, %xmm7
+	vpxorq	%xmm5, %xmm8, %xmm8
 	vpslldq	$4, %xmm0, %xmm4
 	vpxorq	%xmm4, %xmm0, %xmm0
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm7, %xmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm8, %xmm5
 	vpslldq	$4, %xmm4, %xmm4
 	vpxorq	%xmm4, %xmm0, %xmm0
 	vpslldq	$4, %xmm4, %xmm4
-	vpshufd	$78, %xmm7, %xmm7
+	vpshufd	$78, %xmm8, %xmm8
 	vpxorq	%xmm4, %xmm0, %xmm0
 	vpxorq	%xmm2, %xmm0, %xmm0
-	vpxorq	%xmm5, %xmm7, %xmm7
+	vpxorq	%xmm5, %xmm8, %xmm8
 	vmovdqa64	%xmm0, 464(%rdi)
 	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm0, %xmm0
 	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon6(%rip), %xmm0, %xmm0
-	vpxorq	%xmm8, %xmm7, %xmm7
+	vpxorq	%xmm9, %xmm8, %xmm8
 	vmovdqa64	%xmm3, %xmm2
 	vpslldq	$4, %xmm2, %xmm3
-	vmovdqa64	%xmm7, 960(%rdi)
+	vmovdqa64	%xmm8, 960(%rdi)
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vpshufd	$78, %xmm7, %xmm4
+	vpshufd	$78, %xmm8, %xmm4
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vpxorq	%xmm7, %xmm4, %xmm4
+	vpxorq	%xmm8, %xmm4, %xmm4
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 480(%rdi)
 	vmovdqa64	%xmm4, 1488(%rdi)
@@ -3888,7 +4045,9 @@ aesgen_vaes512_gcm_siv_open:
 	cmpq	$48, %rdx
 	jbe	.Laesgen_vaes512_gcm_siv_open_powers_done
 .Laesgen_vaes512_gcm_siv_open_powers_more:
-	vmovdqu64	960(%rdi), %zmm0
+	vinserti32x4	$1, %xmm7, %ymm8, %ymm0
+	vinserti32x4	$1, %xmm1, %ymm6, %ymm2
+	vshufi32x4	$68, %zmm2, %zmm0, %zmm0
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm2
 	vpclmulqdq	$0, %zmm2, %zmm0, %zmm3
 	vpclmulqdq	$17, %zmm2, %zmm0, %zmm4
@@ -5283,11 +5442,41 @@ aesgen_vaes512_gcm_siv_open:
 .Laesgen_vaes512_gcm_siv_open_rest_nothing_2:
 	movq	40(%rsp), %rcx
 	movq	48(%rsp), %rdx
-	vmovd	8(%rsi), %xmm0
-	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rsi
+	movzbl	(%rsi), %r8d
+	movzbl	1(%rsi), %r9d
+	shlq	$8, %r9
+	orq	%r8, %r9
+	movzbl	2(%rsi), %r8d
+	movzbl	3(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%r8, %r10
+	shlq	$16, %r10
+	orq	%r9, %r10
+	movzbl	4(%rsi), %r8d
+	movzbl	5(%rsi), %r9d
+	shlq	$8, %r9
+	orq	%r8, %r9
+	movzbl	6(%rsi), %r8d
+	movzbl	7(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%r8, %r11
+	shlq	$16, %r11
+	orq	%r9, %r11
+	shlq	$32, %r11
+	orq	%r10, %r11
+	vmovq	%r11, %xmm0
+	movzbl	8(%rsi), %r8d
+	movzbl	9(%rsi), %r9d
+	shlq	$8, %r9
+	orq	%r8, %r9
+	movzbl	10(%rsi), %r8d
+	movzbl	11(%rsi), %esi
+	shlq	$8, %rsi
+	orq	%r8, %rsi
+	shlq	$16, %rsi
+	orq	%r9, %rsi
 	vmovq	%rsi, %xmm2
-	vporq	%xmm2, %xmm0, %xmm0
+	vpunpcklqdq	%xmm2, %xmm0, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm0
 	vpandq	.Laesgen_vaes512_gcm_siv_open_clear_top(%rip), %xmm0, %xmm0
 	leaq	256(%rdi), %rsi
@@ -5373,11 +5562,41 @@ aesgen_vaes512_gcm_siv_open:
 	jmp	.Laesgen_vaes512_gcm_siv_open_opened
 .Laesgen_vaes512_gcm_siv_open_message128:
 	movq	24(%rsp), %rdx
-	vmovd	8(%rsi), %xmm0
-	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %r10
-	vmovq	%r10, %xmm1
-	vporq	%xmm1, %xmm0, %xmm0
+	movzbl	(%rsi), %r10d
+	movzbl	1(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%r10, %r11
+	movzbl	2(%rsi), %r10d
+	movzbl	3(%rsi), %ebx
+	shlq	$8, %rbx
+	orq	%r10, %rbx
+	shlq	$16, %rbx
+	orq	%r11, %rbx
+	movzbl	4(%rsi), %r10d
+	movzbl	5(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%r10, %r11
+	movzbl	6(%rsi), %r10d
+	movzbl	7(%rsi), %ebp
+	shlq	$8, %rbp
+	orq	%r10, %rbp
+	shlq	$16, %rbp
+	orq	%r11, %rbp
+	shlq	$32, %rbp
+	orq	%rbx, %rbp
+	vmovq	%rbp, %xmm0
+	movzbl	8(%rsi), %r10d
+	movzbl	9(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%r10, %r11
+	movzbl	10(%rsi), %r10d
+	movzbl	11(%rsi), %ebx
+	shlq	$8, %rbx
+	orq	%r10, %rbx
+	shlq	$16, %rbx
+	orq	%r11, %rbx
+	vmovq	%rbx, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_siv_open_le32_0(%rip), %xmm0, %xmm1
 	vporq	.Laesgen_vaes512_gcm_siv_open_le32_1(%rip), %xmm0, %xmm2
@@ -5561,67 +5780,69 @@ aesgen_vaes512_gcm_siv_open:
 	vmovdqa64	%xmm6, 1504(%rdi)
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vpclmulqdq	$0, %xmm4, %xmm4, %xmm5
+	vpclmulqdq	$0, %xmm4, %xmm4, %xmm6
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 368(%rdi)
-	vpclmulqdq	$17, %xmm4, %xmm4, %xmm6
+	vpclmulqdq	$17, %xmm4, %xmm4, %xmm7
 	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm2, %xmm0
 	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon7(%rip), %xmm0, %xmm0
-	vpclmulqdq	$1, %xmm4, %xmm4, %xmm7
+	vpclmulqdq	$1, %xmm4, %xmm4, %xmm8
 	vmovdqa64	%xmm2, %xmm2
 	vpslldq	$4, %xmm2, %xmm3
-	vpclmulqdq	$16, %xmm4, %xmm4, %xmm4
+	vpclmulqdq	$16, %xmm4, %xmm4, %xmm9
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vpxorq	%xmm4, %xmm7, %xmm7
+	vpxorq	%xmm9, %xmm8, %xmm8
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vpslldq	$8, %xmm7, %xmm4
+	vpslldq	$8, %xmm8, %xmm9
 	vpslldq	$4, %xmm3, %xmm3
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vpxorq	%xmm4, %xmm5, %xmm5
+	vpxorq	%xmm9, %xmm6, %xmm6
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 384(%rdi)
-	vpsrldq	$8, %xmm7, %xmm4
+	vpsrldq	$8, %xmm8, %xmm9
 	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm2, %xmm0
 	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon8(%rip), %xmm0, %xmm0
-	vpxorq	%xmm4, %xmm6, %xmm6
+	vpxorq	%xmm9, %xmm7, %xmm7
 	vmovdqa64	%xmm2, %xmm2
 	vpslldq	$4, %xmm2, %xmm3
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm5, %xmm4
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm6, %xmm8
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm3
-	vpshufd	$78, %xmm5, %xmm5
+	vpshufd	$78, %xmm6, %xmm6
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm3
-	vpxorq	%xmm4, %xmm5, %xmm5
+	vpxorq	%xmm8, %xmm6, %xmm6
 	vpxorq	%xmm3, %xmm2, %xmm2
-	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm5, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_siv_open_ghash_poly(%rip), %xmm6, %xmm3
 	vpxorq	%xmm0, %xmm2, %xmm2
 	vmovdqa64	%xmm2, 400(%rdi)
-	vpshufd	$78, %xmm5, %xmm5
+	vpshufd	$78, %xmm6, %xmm6
 	vpshufb	.Laesgen_vaes512_gcm_siv_open_rot_last_word(%rip), %xmm2, %xmm0
 	vaesenclast	.Laesgen_vaes512_gcm_siv_open_rcon9(%rip), %xmm0, %xmm0
-	vpxorq	%xmm3, %xmm5, %xmm5
+	vpxorq	%xmm3, %xmm6, %xmm6
 	vmovdqa64	%xmm2, %xmm2
 	vpslldq	$4, %xmm2, %xmm3
-	vpxorq	%xmm6, %xmm5, %xmm5
+	vpxorq	%xmm7, %xmm6, %xmm6
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm3
-	vmovdqa64	%xmm5, 960(%rdi)
+	vmovdqa64	%xmm6, 960(%rdi)
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vpslldq	$4, %xmm3, %xmm3
-	vpshufd	$78, %xmm5, %xmm4
+	vpshufd	$78, %xmm6, %xmm7
 	vpxorq	%xmm3, %xmm2, %xmm2
 	vpxorq	%xmm0, %xmm2, %xmm2
-	vpxorq	%xmm5, %xmm4, %xmm4
+	vpxorq	%xmm6, %xmm7, %xmm7
 	vmovdqa64	%xmm2, 416(%rdi)
-	vmovdqa64	%xmm4, 1488(%rdi)
+	vmovdqa64	%xmm7, 1488(%rdi)
 	cmpq	$64, %r8
 	ja	.Laesgen_vaes512_gcm_siv_open_powers_more_2
 	cmpq	$48, %rdx
 	jbe	.Laesgen_vaes512_gcm_siv_open_powers_done_2
 .Laesgen_vaes512_gcm_siv_open_powers_more_2:
-	vmovdqu64	960(%rdi), %zmm0
+	vinserti32x4	$1, %xmm5, %ymm6, %ymm0
+	vinserti32x4	$1, %xmm1, %ymm4, %ymm2
+	vshufi32x4	$68, %zmm2, %zmm0, %zmm0
 	vshufi32x4	$0, %zmm0, %zmm0, %zmm2
 	vpclmulqdq	$0, %zmm2, %zmm0, %zmm3
 	vpclmulqdq	$17, %zmm2, %zmm0, %zmm4
@@ -6880,11 +7101,41 @@ aesgen_vaes512_gcm_siv_open:
 .Laesgen_vaes512_gcm_siv_open_rest_nothing_4:
 	movq	40(%rsp), %rcx
 	movq	48(%rsp), %rdx
-	vmovd	8(%rsi), %xmm0
-	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rsi
+	movzbl	(%rsi), %r8d
+	movzbl	1(%rsi), %r9d
+	shlq	$8, %r9
+	orq	%r8, %r9
+	movzbl	2(%rsi), %r8d
+	movzbl	3(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%r8, %r10
+	shlq	$16, %r10
+	orq	%r9, %r10
+	movzbl	4(%rsi), %r8d
+	movzbl	5(%rsi), %r9d
+	shlq	$8, %r9
+	orq	%r8, %r9
+	movzbl	6(%rsi), %r8d
+	movzbl	7(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%r8, %r11
+	shlq	$16, %r11
+	orq	%r9, %r11
+	shlq	$32, %r11
+	orq	%r10, %r11
+	vmovq	%r11, %xmm0
+	movzbl	8(%rsi), %r8d
+	movzbl	9(%rsi), %r9d
+	shlq	$8, %r9
+	orq	%r8, %r9
+	movzbl	10(%rsi), %r8d
+	movzbl	11(%rsi), %esi
+	shlq	$8, %rsi
+	orq	%r8, %rsi
+	shlq	$16, %rsi
+	orq	%r9, %rsi
 	vmovq	%rsi, %xmm2
-	vporq	%xmm2, %xmm0, %xmm0
+	vpunpcklqdq	%xmm2, %xmm0, %xmm0
 	vpxorq	%xmm0, %xmm1, %xmm0
 	vpandq	.Laesgen_vaes512_gcm_siv_open_clear_top(%rip), %xmm0, %xmm0
 	leaq	256(%rdi), %rsi

@@ -97,6 +97,19 @@ class VectorOps:
             wide = src.view(512)
             self._emit("vshufi32x4", dst, wide, wide, Imm(0))
 
+    def join_lanes(self, dst: Reg, parts: list[Reg]) -> None:
+        """Lane i of dst (ymm, zmm) = parts[i] (xmm values): built in registers, where a
+        wide load of values just stored a lane at a time would wait for the stores to
+        retire (a load fed by several stores is not forwarded)."""
+        if dst.width == 256:
+            self._emit("vinserti32x4" if self.evex else "vinserti128", dst,
+                       parts[0].view(256), parts[1], Imm(1))
+            return
+        halves = [self.b.vec(256), self.b.vec(256)]
+        for half, pair in zip(halves, (parts[:2], parts[2:])):
+            self.join_lanes(half, pair)
+        self._emit("vshufi32x4", dst, halves[0].view(512), halves[1].view(512), Imm(0x44))
+
     # --- three-address arithmetic ------------------------------------------------------
     def _binary(self, name: str, dst: Reg, a: Reg, b: Reg | Mem, unaligned: bool,
                 evex_name: str | None = None) -> None:

@@ -33,6 +33,7 @@ from ...dsl.builder import KernelBuilder
 from ...arch.x86_64.short_bytes import short_move
 from ...passes.abi import sysv_with_vectors
 from .. import BuiltKernel
+from ..gcm.short_record import nonce_block
 from ..gcm.skeleton import BATCH
 from ..gcm.x86_64 import ZMM_LOOP_REGISTERS, Body as GcmBody
 from .skeleton import build_all, ladder, layout
@@ -104,16 +105,10 @@ class Body(GcmBody):
 
     # --- the message's keys -----------------------------------------------------------
     def _nonce(self, nonce: Reg) -> Reg:
-        """The 12 nonce bytes in bytes 0..11 of a register, 12..15 zero (two loads, none
-        past the nonce)."""
-        n = self.b.xmm()
-        self.v.load_u32(n, Mem(32, base=nonce, disp=8))
-        self.v.shift_bytes_left(n, n, 8)
-        t, g = self.b.xmm(), self.b.gp()
-        self.a.mov(g, Mem(64, base=nonce))
-        self.v.from_gp64(t, g)
-        self.v.or_(n, n, t)
-        return n
+        """The 12 nonce bytes in bytes 0..11 of a register, 12..15 zero, read a byte at a
+        time (GCM's nonce_block: the caller has often just written them, and a wide load
+        of several stores waits for them to reach the cache) and nothing past the nonce."""
+        return nonce_block(self, nonce)
 
     def message_keys_base(self) -> Reg:
         """The address the engine reads the message's round keys from (as ROUND_KEYS of a
@@ -228,7 +223,7 @@ class Body(GcmBody):
                 tree(i)
         else:
             groups = {0: b.vec(w)}              # j -> H^(j+lanes) .. H^(j+1), one a lane
-            v.load(groups[0], self.power(lanes, w), aligned=False)
+            v.join_lanes(groups[0], [pw[i] for i in range(lanes, 0, -1)])
             m = lanes
             while m < k.powers:
                 hm = b.vec(w)
