@@ -578,7 +578,8 @@ aesgen_vaes256_otr_s_init:
 	.p2align	5
 aesgen_vaes256_otr_s_seal:
 	endbr64
-	movq	32(%rsp), %rax
+	pushq	%rbx
+	movq	40(%rsp), %rax
 	cmpq	$1, %rdx
 	jb	.Laesgen_vaes256_otr_s_seal_refuse
 	cmpq	$15, %rdx
@@ -593,17 +594,47 @@ aesgen_vaes256_otr_s_seal:
 	cmpl	$128, %eax
 	je	.Laesgen_vaes256_otr_s_seal_message128
 .Laesgen_vaes256_otr_s_seal_message256:
-	movq	32(%rsp), %rax
+	movq	40(%rsp), %rax
 	andq	$15, %rax
 	shlq	$4, %rax
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes256_otr_s_seal_format_any
 	orq	$0x1000000, %rax
-	vmovd	8(%rsi), %xmm0
-	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rdx
-	vmovq	%rdx, %xmm1
-	vpor	%xmm1, %xmm0, %xmm0
+	movzbl	(%rsi), %edx
+	movzbl	1(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	2(%rsi), %edx
+	movzbl	3(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	shlq	$16, %r11
+	orq	%r10, %r11
+	movzbl	4(%rsi), %edx
+	movzbl	5(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	6(%rsi), %edx
+	movzbl	7(%rsi), %ebx
+	shlq	$8, %rbx
+	orq	%rdx, %rbx
+	shlq	$16, %rbx
+	orq	%r10, %rbx
+	shlq	$32, %rbx
+	orq	%r11, %rbx
+	vmovq	%rbx, %xmm0
+	movzbl	8(%rsi), %edx
+	movzbl	9(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	10(%rsi), %edx
+	movzbl	11(%rsi), %esi
+	shlq	$8, %rsi
+	orq	%rdx, %rsi
+	shlq	$16, %rsi
+	orq	%r10, %rsi
+	vmovq	%rsi, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	jmp	.Laesgen_vaes256_otr_s_seal_format_built
 .Laesgen_vaes256_otr_s_seal_format_any:
@@ -844,8 +875,8 @@ aesgen_vaes256_otr_s_seal:
 .Laesgen_vaes256_otr_s_seal_ad_done:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm0, %xmm0, %xmm0
-	movq	8(%rsp), %rax
-	movq	16(%rsp), %rcx
+	movq	16(%rsp), %rax
+	movq	24(%rsp), %rcx
 	vpshufb	.Laesgen_vaes256_otr_s_seal_byte_reverse128(%rip), %xmm1, %xmm1
 	vpsllq	$1, %xmm1, %xmm2
 	vpsrlq	$63, %xmm1, %xmm1
@@ -2033,8 +2064,8 @@ aesgen_vaes256_otr_s_seal:
 	vmovdqa	224(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm4, %xmm4
 	vpxor	%xmm0, %xmm4, %xmm4
-	movq	24(%rsp), %rax
-	movq	32(%rsp), %rcx
+	movq	32(%rsp), %rax
+	movq	40(%rsp), %rcx
 	cmpq	$16, %rcx
 	jne	.Laesgen_vaes256_otr_s_seal_tag_pieces
 	vmovdqu	%xmm4, (%rax)
@@ -2082,17 +2113,47 @@ aesgen_vaes256_otr_s_seal:
 .Laesgen_vaes256_otr_s_seal_tag_written:
 	jmp	.Laesgen_vaes256_otr_s_seal_sealed
 .Laesgen_vaes256_otr_s_seal_message128:
-	movq	32(%rsp), %rax
+	movq	40(%rsp), %rax
 	andq	$15, %rax
 	shlq	$4, %rax
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes256_otr_s_seal_format_any_2
 	orq	$0x1000000, %rax
-	vmovd	8(%rsi), %xmm0
-	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rdx
-	vmovq	%rdx, %xmm1
-	vpor	%xmm1, %xmm0, %xmm0
+	movzbl	(%rsi), %edx
+	movzbl	1(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	2(%rsi), %edx
+	movzbl	3(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	shlq	$16, %r11
+	orq	%r10, %r11
+	movzbl	4(%rsi), %edx
+	movzbl	5(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	6(%rsi), %edx
+	movzbl	7(%rsi), %ebx
+	shlq	$8, %rbx
+	orq	%rdx, %rbx
+	shlq	$16, %rbx
+	orq	%r10, %rbx
+	shlq	$32, %rbx
+	orq	%r11, %rbx
+	vmovq	%rbx, %xmm0
+	movzbl	8(%rsi), %edx
+	movzbl	9(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	10(%rsi), %edx
+	movzbl	11(%rsi), %esi
+	shlq	$8, %rsi
+	orq	%rdx, %rsi
+	shlq	$16, %rsi
+	orq	%r10, %rsi
+	vmovq	%rsi, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	jmp	.Laesgen_vaes256_otr_s_seal_format_built_2
 .Laesgen_vaes256_otr_s_seal_format_any_2:
@@ -2305,8 +2366,8 @@ aesgen_vaes256_otr_s_seal:
 .Laesgen_vaes256_otr_s_seal_ad_done_2:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm0, %xmm0, %xmm0
-	movq	8(%rsp), %rax
-	movq	16(%rsp), %rcx
+	movq	16(%rsp), %rax
+	movq	24(%rsp), %rcx
 	vpshufb	.Laesgen_vaes256_otr_s_seal_byte_reverse128(%rip), %xmm1, %xmm1
 	vpsllq	$1, %xmm1, %xmm2
 	vpsrlq	$63, %xmm1, %xmm1
@@ -3358,8 +3419,8 @@ aesgen_vaes256_otr_s_seal:
 	vmovdqa	160(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm4, %xmm4
 	vpxor	%xmm0, %xmm4, %xmm4
-	movq	24(%rsp), %rax
-	movq	32(%rsp), %rcx
+	movq	32(%rsp), %rax
+	movq	40(%rsp), %rcx
 	cmpq	$16, %rcx
 	jne	.Laesgen_vaes256_otr_s_seal_tag_pieces_2
 	vmovdqu	%xmm4, (%rax)
@@ -3409,10 +3470,12 @@ aesgen_vaes256_otr_s_seal:
 .Laesgen_vaes256_otr_s_seal_sealed:
 	xorl	%eax, %eax
 	vzeroall
+	popq	%rbx
 	ret
 .Laesgen_vaes256_otr_s_seal_refuse:
 	movl	$-1, %eax
 	vzeroall
+	popq	%rbx
 	ret
 	.size	aesgen_vaes256_otr_s_seal, .-aesgen_vaes256_otr_s_seal
 	.section	.rodata
@@ -3462,7 +3525,8 @@ aesgen_vaes256_otr_s_seal:
 aesgen_vaes256_otr_s_open:
 	endbr64
 	pushq	%rbx
-	movq	40(%rsp), %r10
+	pushq	%rbp
+	movq	48(%rsp), %r10
 	cmpq	$1, %rdx
 	jb	.Laesgen_vaes256_otr_s_open_reject
 	cmpq	$15, %rdx
@@ -3477,17 +3541,47 @@ aesgen_vaes256_otr_s_open:
 	cmpl	$128, %r10d
 	je	.Laesgen_vaes256_otr_s_open_message128
 .Laesgen_vaes256_otr_s_open_message256:
-	movq	40(%rsp), %r10
+	movq	48(%rsp), %r10
 	andq	$15, %r10
 	shlq	$4, %r10
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes256_otr_s_open_format_any
 	orq	$0x1000000, %r10
-	vmovd	8(%rsi), %xmm0
-	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rdx
-	vmovq	%rdx, %xmm1
-	vpor	%xmm1, %xmm0, %xmm0
+	movzbl	(%rsi), %edx
+	movzbl	1(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	movzbl	2(%rsi), %edx
+	movzbl	3(%rsi), %ebx
+	shlq	$8, %rbx
+	orq	%rdx, %rbx
+	shlq	$16, %rbx
+	orq	%r11, %rbx
+	movzbl	4(%rsi), %edx
+	movzbl	5(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	movzbl	6(%rsi), %edx
+	movzbl	7(%rsi), %ebp
+	shlq	$8, %rbp
+	orq	%rdx, %rbp
+	shlq	$16, %rbp
+	orq	%r11, %rbp
+	shlq	$32, %rbp
+	orq	%rbx, %rbp
+	vmovq	%rbp, %xmm0
+	movzbl	8(%rsi), %edx
+	movzbl	9(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	movzbl	10(%rsi), %edx
+	movzbl	11(%rsi), %esi
+	shlq	$8, %rsi
+	orq	%rdx, %rsi
+	shlq	$16, %rsi
+	orq	%r11, %rsi
+	vmovq	%rsi, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	jmp	.Laesgen_vaes256_otr_s_open_format_built
 .Laesgen_vaes256_otr_s_open_format_any:
@@ -3728,8 +3822,8 @@ aesgen_vaes256_otr_s_open:
 .Laesgen_vaes256_otr_s_open_ad_done:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm0, %xmm0, %xmm0
-	movq	16(%rsp), %rcx
-	movq	24(%rsp), %rdx
+	movq	24(%rsp), %rcx
+	movq	32(%rsp), %rdx
 	vpshufb	.Laesgen_vaes256_otr_s_open_byte_reverse128(%rip), %xmm1, %xmm1
 	vpsllq	$1, %xmm1, %xmm2
 	vpsrlq	$63, %xmm1, %xmm1
@@ -4916,8 +5010,8 @@ aesgen_vaes256_otr_s_open:
 	vmovdqa	224(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm4, %xmm4
 	vpxor	%xmm0, %xmm4, %xmm4
-	movq	32(%rsp), %rcx
-	movq	40(%rsp), %rdx
+	movq	40(%rsp), %rcx
+	movq	48(%rsp), %rdx
 	vmovdqa	%xmm4, 944(%rdi)
 	xorq	%rsi, %rsi
 	leaq	944(%rdi), %rdi
@@ -4969,17 +5063,47 @@ aesgen_vaes256_otr_s_open:
 	sbbl	%eax, %eax
 	jmp	.Laesgen_vaes256_otr_s_open_opened
 .Laesgen_vaes256_otr_s_open_message128:
-	movq	40(%rsp), %r10
+	movq	48(%rsp), %r10
 	andq	$15, %r10
 	shlq	$4, %r10
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes256_otr_s_open_format_any_2
 	orq	$0x1000000, %r10
-	vmovd	8(%rsi), %xmm0
-	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rdx
-	vmovq	%rdx, %xmm1
-	vpor	%xmm1, %xmm0, %xmm0
+	movzbl	(%rsi), %edx
+	movzbl	1(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	movzbl	2(%rsi), %edx
+	movzbl	3(%rsi), %ebx
+	shlq	$8, %rbx
+	orq	%rdx, %rbx
+	shlq	$16, %rbx
+	orq	%r11, %rbx
+	movzbl	4(%rsi), %edx
+	movzbl	5(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	movzbl	6(%rsi), %edx
+	movzbl	7(%rsi), %ebp
+	shlq	$8, %rbp
+	orq	%rdx, %rbp
+	shlq	$16, %rbp
+	orq	%r11, %rbp
+	shlq	$32, %rbp
+	orq	%rbx, %rbp
+	vmovq	%rbp, %xmm0
+	movzbl	8(%rsi), %edx
+	movzbl	9(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	movzbl	10(%rsi), %edx
+	movzbl	11(%rsi), %esi
+	shlq	$8, %rsi
+	orq	%rdx, %rsi
+	shlq	$16, %rsi
+	orq	%r11, %rsi
+	vmovq	%rsi, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	jmp	.Laesgen_vaes256_otr_s_open_format_built_2
 .Laesgen_vaes256_otr_s_open_format_any_2:
@@ -5192,8 +5316,8 @@ aesgen_vaes256_otr_s_open:
 .Laesgen_vaes256_otr_s_open_ad_done_2:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm0, %xmm0, %xmm0
-	movq	16(%rsp), %rcx
-	movq	24(%rsp), %rdx
+	movq	24(%rsp), %rcx
+	movq	32(%rsp), %rdx
 	vpshufb	.Laesgen_vaes256_otr_s_open_byte_reverse128(%rip), %xmm1, %xmm1
 	vpsllq	$1, %xmm1, %xmm2
 	vpsrlq	$63, %xmm1, %xmm1
@@ -6244,8 +6368,8 @@ aesgen_vaes256_otr_s_open:
 	vmovdqa	160(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm4, %xmm4
 	vpxor	%xmm0, %xmm4, %xmm4
-	movq	32(%rsp), %rcx
-	movq	40(%rsp), %rdx
+	movq	40(%rsp), %rcx
+	movq	48(%rsp), %rdx
 	vmovdqa	%xmm4, 944(%rdi)
 	xorq	%rsi, %rsi
 	leaq	944(%rdi), %rdi
@@ -6300,8 +6424,8 @@ aesgen_vaes256_otr_s_open:
 	testq	%rax, %rax
 	je	.Laesgen_vaes256_otr_s_open_done
 .Laesgen_vaes256_otr_s_open_reject:
-	movq	24(%rsp), %rax
-	movq	16(%rsp), %rcx
+	movq	32(%rsp), %rax
+	movq	24(%rsp), %rcx
 .Laesgen_vaes256_otr_s_open_zero16:
 	cmpq	$16, %rcx
 	jb	.Laesgen_vaes256_otr_s_open_zero_tail
@@ -6333,15 +6457,18 @@ aesgen_vaes256_otr_s_open:
 .Laesgen_vaes256_otr_s_open_nozero1:
 	movl	$-1, %eax
 	vzeroall
+	popq	%rbp
 	popq	%rbx
 	ret
 .Laesgen_vaes256_otr_s_open_refuse:
 	movl	$-1, %eax
 	vzeroall
+	popq	%rbp
 	popq	%rbx
 	ret
 .Laesgen_vaes256_otr_s_open_done:
 	vzeroall
+	popq	%rbp
 	popq	%rbx
 	ret
 	.size	aesgen_vaes256_otr_s_open, .-aesgen_vaes256_otr_s_open

@@ -550,7 +550,8 @@ aesgen_aesni_otr_s_init:
 	.p2align	5
 aesgen_aesni_otr_s_seal:
 	endbr64
-	movq	32(%rsp), %rax
+	pushq	%rbx
+	movq	40(%rsp), %rax
 	cmpq	$1, %rdx
 	jb	.Laesgen_aesni_otr_s_seal_refuse
 	cmpq	$15, %rdx
@@ -565,17 +566,47 @@ aesgen_aesni_otr_s_seal:
 	cmpl	$128, %eax
 	je	.Laesgen_aesni_otr_s_seal_message128
 .Laesgen_aesni_otr_s_seal_message256:
-	movq	32(%rsp), %rax
+	movq	40(%rsp), %rax
 	andq	$15, %rax
 	shlq	$4, %rax
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_otr_s_seal_format_any
 	orq	$0x1000000, %rax
-	vmovd	8(%rsi), %xmm0
-	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rdx
-	vmovq	%rdx, %xmm1
-	vpor	%xmm1, %xmm0, %xmm0
+	movzbl	(%rsi), %edx
+	movzbl	1(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	2(%rsi), %edx
+	movzbl	3(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	shlq	$16, %r11
+	orq	%r10, %r11
+	movzbl	4(%rsi), %edx
+	movzbl	5(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	6(%rsi), %edx
+	movzbl	7(%rsi), %ebx
+	shlq	$8, %rbx
+	orq	%rdx, %rbx
+	shlq	$16, %rbx
+	orq	%r10, %rbx
+	shlq	$32, %rbx
+	orq	%r11, %rbx
+	vmovq	%rbx, %xmm0
+	movzbl	8(%rsi), %edx
+	movzbl	9(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	10(%rsi), %edx
+	movzbl	11(%rsi), %esi
+	shlq	$8, %rsi
+	orq	%rdx, %rsi
+	shlq	$16, %rsi
+	orq	%r10, %rsi
+	vmovq	%rsi, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	jmp	.Laesgen_aesni_otr_s_seal_format_built
 .Laesgen_aesni_otr_s_seal_format_any:
@@ -813,8 +844,8 @@ aesgen_aesni_otr_s_seal:
 .Laesgen_aesni_otr_s_seal_ad_done:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm0, %xmm0, %xmm0
-	movq	8(%rsp), %rax
-	movq	16(%rsp), %rcx
+	movq	16(%rsp), %rax
+	movq	24(%rsp), %rcx
 	vpshufb	.Laesgen_aesni_otr_s_seal_byte_reverse128(%rip), %xmm1, %xmm1
 	vpsrad	$31, %xmm1, %xmm2
 	vpshufd	$147, %xmm2, %xmm2
@@ -1880,8 +1911,8 @@ aesgen_aesni_otr_s_seal:
 	vmovdqa	224(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
-	movq	24(%rsp), %rax
-	movq	32(%rsp), %rcx
+	movq	32(%rsp), %rax
+	movq	40(%rsp), %rcx
 	cmpq	$16, %rcx
 	jne	.Laesgen_aesni_otr_s_seal_tag_pieces
 	vmovdqu	%xmm3, (%rax)
@@ -1929,17 +1960,47 @@ aesgen_aesni_otr_s_seal:
 .Laesgen_aesni_otr_s_seal_tag_written:
 	jmp	.Laesgen_aesni_otr_s_seal_sealed
 .Laesgen_aesni_otr_s_seal_message128:
-	movq	32(%rsp), %rax
+	movq	40(%rsp), %rax
 	andq	$15, %rax
 	shlq	$4, %rax
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_otr_s_seal_format_any_2
 	orq	$0x1000000, %rax
-	vmovd	8(%rsi), %xmm0
-	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rdx
-	vmovq	%rdx, %xmm1
-	vpor	%xmm1, %xmm0, %xmm0
+	movzbl	(%rsi), %edx
+	movzbl	1(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	2(%rsi), %edx
+	movzbl	3(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	shlq	$16, %r11
+	orq	%r10, %r11
+	movzbl	4(%rsi), %edx
+	movzbl	5(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	6(%rsi), %edx
+	movzbl	7(%rsi), %ebx
+	shlq	$8, %rbx
+	orq	%rdx, %rbx
+	shlq	$16, %rbx
+	orq	%r10, %rbx
+	shlq	$32, %rbx
+	orq	%r11, %rbx
+	vmovq	%rbx, %xmm0
+	movzbl	8(%rsi), %edx
+	movzbl	9(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	10(%rsi), %edx
+	movzbl	11(%rsi), %esi
+	shlq	$8, %rsi
+	orq	%rdx, %rsi
+	shlq	$16, %rsi
+	orq	%r10, %rsi
+	vmovq	%rsi, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	jmp	.Laesgen_aesni_otr_s_seal_format_built_2
 .Laesgen_aesni_otr_s_seal_format_any_2:
@@ -2149,8 +2210,8 @@ aesgen_aesni_otr_s_seal:
 .Laesgen_aesni_otr_s_seal_ad_done_2:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm0, %xmm0, %xmm0
-	movq	8(%rsp), %rax
-	movq	16(%rsp), %rcx
+	movq	16(%rsp), %rax
+	movq	24(%rsp), %rcx
 	vpshufb	.Laesgen_aesni_otr_s_seal_byte_reverse128(%rip), %xmm1, %xmm1
 	vpsrad	$31, %xmm1, %xmm2
 	vpshufd	$147, %xmm2, %xmm2
@@ -3064,8 +3125,8 @@ aesgen_aesni_otr_s_seal:
 	vmovdqa	160(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
-	movq	24(%rsp), %rax
-	movq	32(%rsp), %rcx
+	movq	32(%rsp), %rax
+	movq	40(%rsp), %rcx
 	cmpq	$16, %rcx
 	jne	.Laesgen_aesni_otr_s_seal_tag_pieces_2
 	vmovdqu	%xmm3, (%rax)
@@ -3115,10 +3176,12 @@ aesgen_aesni_otr_s_seal:
 .Laesgen_aesni_otr_s_seal_sealed:
 	xorl	%eax, %eax
 	vzeroall
+	popq	%rbx
 	ret
 .Laesgen_aesni_otr_s_seal_refuse:
 	movl	$-1, %eax
 	vzeroall
+	popq	%rbx
 	ret
 	.size	aesgen_aesni_otr_s_seal, .-aesgen_aesni_otr_s_seal
 	.section	.rodata
@@ -3152,7 +3215,8 @@ aesgen_aesni_otr_s_seal:
 aesgen_aesni_otr_s_open:
 	endbr64
 	pushq	%rbx
-	movq	40(%rsp), %r10
+	pushq	%rbp
+	movq	48(%rsp), %r10
 	cmpq	$1, %rdx
 	jb	.Laesgen_aesni_otr_s_open_reject
 	cmpq	$15, %rdx
@@ -3167,17 +3231,47 @@ aesgen_aesni_otr_s_open:
 	cmpl	$128, %r10d
 	je	.Laesgen_aesni_otr_s_open_message128
 .Laesgen_aesni_otr_s_open_message256:
-	movq	40(%rsp), %r10
+	movq	48(%rsp), %r10
 	andq	$15, %r10
 	shlq	$4, %r10
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_otr_s_open_format_any
 	orq	$0x1000000, %r10
-	vmovd	8(%rsi), %xmm0
-	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rdx
-	vmovq	%rdx, %xmm1
-	vpor	%xmm1, %xmm0, %xmm0
+	movzbl	(%rsi), %edx
+	movzbl	1(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	movzbl	2(%rsi), %edx
+	movzbl	3(%rsi), %ebx
+	shlq	$8, %rbx
+	orq	%rdx, %rbx
+	shlq	$16, %rbx
+	orq	%r11, %rbx
+	movzbl	4(%rsi), %edx
+	movzbl	5(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	movzbl	6(%rsi), %edx
+	movzbl	7(%rsi), %ebp
+	shlq	$8, %rbp
+	orq	%rdx, %rbp
+	shlq	$16, %rbp
+	orq	%r11, %rbp
+	shlq	$32, %rbp
+	orq	%rbx, %rbp
+	vmovq	%rbp, %xmm0
+	movzbl	8(%rsi), %edx
+	movzbl	9(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	movzbl	10(%rsi), %edx
+	movzbl	11(%rsi), %esi
+	shlq	$8, %rsi
+	orq	%rdx, %rsi
+	shlq	$16, %rsi
+	orq	%r11, %rsi
+	vmovq	%rsi, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	jmp	.Laesgen_aesni_otr_s_open_format_built
 .Laesgen_aesni_otr_s_open_format_any:
@@ -3415,8 +3509,8 @@ aesgen_aesni_otr_s_open:
 .Laesgen_aesni_otr_s_open_ad_done:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm0, %xmm0, %xmm0
-	movq	16(%rsp), %rcx
-	movq	24(%rsp), %rdx
+	movq	24(%rsp), %rcx
+	movq	32(%rsp), %rdx
 	vpshufb	.Laesgen_aesni_otr_s_open_byte_reverse128(%rip), %xmm1, %xmm1
 	vpsrad	$31, %xmm1, %xmm2
 	vpshufd	$147, %xmm2, %xmm2
@@ -4471,8 +4565,8 @@ aesgen_aesni_otr_s_open:
 	vmovdqa	224(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
-	movq	32(%rsp), %rcx
-	movq	40(%rsp), %rdx
+	movq	40(%rsp), %rcx
+	movq	48(%rsp), %rdx
 	vmovdqa	%xmm3, 416(%rdi)
 	xorq	%rsi, %rsi
 	leaq	416(%rdi), %rdi
@@ -4524,17 +4618,47 @@ aesgen_aesni_otr_s_open:
 	sbbl	%eax, %eax
 	jmp	.Laesgen_aesni_otr_s_open_opened
 .Laesgen_aesni_otr_s_open_message128:
-	movq	40(%rsp), %r10
+	movq	48(%rsp), %r10
 	andq	$15, %r10
 	shlq	$4, %r10
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_otr_s_open_format_any_2
 	orq	$0x1000000, %r10
-	vmovd	8(%rsi), %xmm0
-	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rdx
-	vmovq	%rdx, %xmm1
-	vpor	%xmm1, %xmm0, %xmm0
+	movzbl	(%rsi), %edx
+	movzbl	1(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	movzbl	2(%rsi), %edx
+	movzbl	3(%rsi), %ebx
+	shlq	$8, %rbx
+	orq	%rdx, %rbx
+	shlq	$16, %rbx
+	orq	%r11, %rbx
+	movzbl	4(%rsi), %edx
+	movzbl	5(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	movzbl	6(%rsi), %edx
+	movzbl	7(%rsi), %ebp
+	shlq	$8, %rbp
+	orq	%rdx, %rbp
+	shlq	$16, %rbp
+	orq	%r11, %rbp
+	shlq	$32, %rbp
+	orq	%rbx, %rbp
+	vmovq	%rbp, %xmm0
+	movzbl	8(%rsi), %edx
+	movzbl	9(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	movzbl	10(%rsi), %edx
+	movzbl	11(%rsi), %esi
+	shlq	$8, %rsi
+	orq	%rdx, %rsi
+	shlq	$16, %rsi
+	orq	%r11, %rsi
+	vmovq	%rsi, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	jmp	.Laesgen_aesni_otr_s_open_format_built_2
 .Laesgen_aesni_otr_s_open_format_any_2:
@@ -4744,8 +4868,8 @@ aesgen_aesni_otr_s_open:
 .Laesgen_aesni_otr_s_open_ad_done_2:
 	vpxor	%xmm0, %xmm1, %xmm1
 	vpxor	%xmm0, %xmm0, %xmm0
-	movq	16(%rsp), %rcx
-	movq	24(%rsp), %rdx
+	movq	24(%rsp), %rcx
+	movq	32(%rsp), %rdx
 	vpshufb	.Laesgen_aesni_otr_s_open_byte_reverse128(%rip), %xmm1, %xmm1
 	vpsrad	$31, %xmm1, %xmm2
 	vpshufd	$147, %xmm2, %xmm2
@@ -5648,8 +5772,8 @@ aesgen_aesni_otr_s_open:
 	vmovdqa	160(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm3, %xmm3
 	vpxor	%xmm0, %xmm3, %xmm3
-	movq	32(%rsp), %rcx
-	movq	40(%rsp), %rdx
+	movq	40(%rsp), %rcx
+	movq	48(%rsp), %rdx
 	vmovdqa	%xmm3, 416(%rdi)
 	xorq	%rsi, %rsi
 	leaq	416(%rdi), %rdi
@@ -5704,8 +5828,8 @@ aesgen_aesni_otr_s_open:
 	testq	%rax, %rax
 	je	.Laesgen_aesni_otr_s_open_done
 .Laesgen_aesni_otr_s_open_reject:
-	movq	24(%rsp), %rax
-	movq	16(%rsp), %rcx
+	movq	32(%rsp), %rax
+	movq	24(%rsp), %rcx
 .Laesgen_aesni_otr_s_open_zero16:
 	cmpq	$16, %rcx
 	jb	.Laesgen_aesni_otr_s_open_zero_tail
@@ -5737,15 +5861,18 @@ aesgen_aesni_otr_s_open:
 .Laesgen_aesni_otr_s_open_nozero1:
 	movl	$-1, %eax
 	vzeroall
+	popq	%rbp
 	popq	%rbx
 	ret
 .Laesgen_aesni_otr_s_open_refuse:
 	movl	$-1, %eax
 	vzeroall
+	popq	%rbp
 	popq	%rbx
 	ret
 .Laesgen_aesni_otr_s_open_done:
 	vzeroall
+	popq	%rbp
 	popq	%rbx
 	ret
 	.size	aesgen_aesni_otr_s_open, .-aesgen_aesni_otr_s_open

@@ -578,7 +578,8 @@ aesgen_vaes256_otr_init:
 	.p2align	5
 aesgen_vaes256_otr_seal:
 	endbr64
-	movq	32(%rsp), %rax
+	pushq	%rbx
+	movq	40(%rsp), %rax
 	cmpq	$1, %rdx
 	jb	.Laesgen_vaes256_otr_seal_refuse
 	cmpq	$15, %rdx
@@ -593,17 +594,47 @@ aesgen_vaes256_otr_seal:
 	cmpl	$128, %eax
 	je	.Laesgen_vaes256_otr_seal_message128
 .Laesgen_vaes256_otr_seal_message256:
-	movq	32(%rsp), %rax
+	movq	40(%rsp), %rax
 	andq	$15, %rax
 	shlq	$4, %rax
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes256_otr_seal_format_any
 	orq	$0x1000000, %rax
-	vmovd	8(%rsi), %xmm0
-	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rdx
-	vmovq	%rdx, %xmm1
-	vpor	%xmm1, %xmm0, %xmm0
+	movzbl	(%rsi), %edx
+	movzbl	1(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	2(%rsi), %edx
+	movzbl	3(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	shlq	$16, %r11
+	orq	%r10, %r11
+	movzbl	4(%rsi), %edx
+	movzbl	5(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	6(%rsi), %edx
+	movzbl	7(%rsi), %ebx
+	shlq	$8, %rbx
+	orq	%rdx, %rbx
+	shlq	$16, %rbx
+	orq	%r10, %rbx
+	shlq	$32, %rbx
+	orq	%r11, %rbx
+	vmovq	%rbx, %xmm0
+	movzbl	8(%rsi), %edx
+	movzbl	9(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	10(%rsi), %edx
+	movzbl	11(%rsi), %esi
+	shlq	$8, %rsi
+	orq	%rdx, %rsi
+	shlq	$16, %rsi
+	orq	%r10, %rsi
+	vmovq	%rsi, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	jmp	.Laesgen_vaes256_otr_seal_format_built
 .Laesgen_vaes256_otr_seal_format_any:
@@ -1053,8 +1084,8 @@ aesgen_vaes256_otr_seal:
 	vmovdqa	224(%rdi), %xmm2
 	vaesenclast	%xmm2, %xmm1, %xmm1
 .Laesgen_vaes256_otr_seal_ad_done:
-	movq	8(%rsp), %rax
-	movq	16(%rsp), %rcx
+	movq	16(%rsp), %rax
+	movq	24(%rsp), %rcx
 	vpshufb	.Laesgen_vaes256_otr_seal_byte_reverse128(%rip), %xmm1, %xmm1
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
 	vpsllvq	.Laesgen_vaes256_otr_seal_lane_shift2(%rip), %ymm1, %ymm2
@@ -2236,8 +2267,8 @@ aesgen_vaes256_otr_seal:
 	vmovdqa	224(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm4, %xmm4
 	vpxor	%xmm0, %xmm4, %xmm4
-	movq	24(%rsp), %rax
-	movq	32(%rsp), %rcx
+	movq	32(%rsp), %rax
+	movq	40(%rsp), %rcx
 	cmpq	$16, %rcx
 	jne	.Laesgen_vaes256_otr_seal_tag_pieces
 	vmovdqu	%xmm4, (%rax)
@@ -2285,17 +2316,47 @@ aesgen_vaes256_otr_seal:
 .Laesgen_vaes256_otr_seal_tag_written:
 	jmp	.Laesgen_vaes256_otr_seal_sealed
 .Laesgen_vaes256_otr_seal_message128:
-	movq	32(%rsp), %rax
+	movq	40(%rsp), %rax
 	andq	$15, %rax
 	shlq	$4, %rax
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes256_otr_seal_format_any_2
 	orq	$0x1000000, %rax
-	vmovd	8(%rsi), %xmm0
-	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rdx
-	vmovq	%rdx, %xmm1
-	vpor	%xmm1, %xmm0, %xmm0
+	movzbl	(%rsi), %edx
+	movzbl	1(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	2(%rsi), %edx
+	movzbl	3(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	shlq	$16, %r11
+	orq	%r10, %r11
+	movzbl	4(%rsi), %edx
+	movzbl	5(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	6(%rsi), %edx
+	movzbl	7(%rsi), %ebx
+	shlq	$8, %rbx
+	orq	%rdx, %rbx
+	shlq	$16, %rbx
+	orq	%r10, %rbx
+	shlq	$32, %rbx
+	orq	%r11, %rbx
+	vmovq	%rbx, %xmm0
+	movzbl	8(%rsi), %edx
+	movzbl	9(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	10(%rsi), %edx
+	movzbl	11(%rsi), %esi
+	shlq	$8, %rsi
+	orq	%rdx, %rsi
+	shlq	$16, %rsi
+	orq	%r10, %rsi
+	vmovq	%rsi, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	jmp	.Laesgen_vaes256_otr_seal_format_built_2
 .Laesgen_vaes256_otr_seal_format_any_2:
@@ -2689,8 +2750,8 @@ aesgen_vaes256_otr_seal:
 	vmovdqa	160(%rdi), %xmm2
 	vaesenclast	%xmm2, %xmm1, %xmm1
 .Laesgen_vaes256_otr_seal_ad_done_2:
-	movq	8(%rsp), %rax
-	movq	16(%rsp), %rcx
+	movq	16(%rsp), %rax
+	movq	24(%rsp), %rcx
 	vpshufb	.Laesgen_vaes256_otr_seal_byte_reverse128(%rip), %xmm1, %xmm1
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
 	vpsllvq	.Laesgen_vaes256_otr_seal_lane_shift2(%rip), %ymm1, %ymm2
@@ -3736,8 +3797,8 @@ aesgen_vaes256_otr_seal:
 	vmovdqa	160(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm4, %xmm4
 	vpxor	%xmm0, %xmm4, %xmm4
-	movq	24(%rsp), %rax
-	movq	32(%rsp), %rcx
+	movq	32(%rsp), %rax
+	movq	40(%rsp), %rcx
 	cmpq	$16, %rcx
 	jne	.Laesgen_vaes256_otr_seal_tag_pieces_2
 	vmovdqu	%xmm4, (%rax)
@@ -3787,10 +3848,12 @@ aesgen_vaes256_otr_seal:
 .Laesgen_vaes256_otr_seal_sealed:
 	xorl	%eax, %eax
 	vzeroall
+	popq	%rbx
 	ret
 .Laesgen_vaes256_otr_seal_refuse:
 	movl	$-1, %eax
 	vzeroall
+	popq	%rbx
 	ret
 	.size	aesgen_vaes256_otr_seal, .-aesgen_vaes256_otr_seal
 	.section	.rodata
@@ -3840,7 +3903,8 @@ aesgen_vaes256_otr_seal:
 aesgen_vaes256_otr_open:
 	endbr64
 	pushq	%rbx
-	movq	40(%rsp), %r10
+	pushq	%rbp
+	movq	48(%rsp), %r10
 	cmpq	$1, %rdx
 	jb	.Laesgen_vaes256_otr_open_reject
 	cmpq	$15, %rdx
@@ -3855,17 +3919,47 @@ aesgen_vaes256_otr_open:
 	cmpl	$128, %r10d
 	je	.Laesgen_vaes256_otr_open_message128
 .Laesgen_vaes256_otr_open_message256:
-	movq	40(%rsp), %r10
+	movq	48(%rsp), %r10
 	andq	$15, %r10
 	shlq	$4, %r10
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes256_otr_open_format_any
 	orq	$0x1000000, %r10
-	vmovd	8(%rsi), %xmm0
-	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rdx
-	vmovq	%rdx, %xmm1
-	vpor	%xmm1, %xmm0, %xmm0
+	movzbl	(%rsi), %edx
+	movzbl	1(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	movzbl	2(%rsi), %edx
+	movzbl	3(%rsi), %ebx
+	shlq	$8, %rbx
+	orq	%rdx, %rbx
+	shlq	$16, %rbx
+	orq	%r11, %rbx
+	movzbl	4(%rsi), %edx
+	movzbl	5(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	movzbl	6(%rsi), %edx
+	movzbl	7(%rsi), %ebp
+	shlq	$8, %rbp
+	orq	%rdx, %rbp
+	shlq	$16, %rbp
+	orq	%r11, %rbp
+	shlq	$32, %rbp
+	orq	%rbx, %rbp
+	vmovq	%rbp, %xmm0
+	movzbl	8(%rsi), %edx
+	movzbl	9(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	movzbl	10(%rsi), %edx
+	movzbl	11(%rsi), %esi
+	shlq	$8, %rsi
+	orq	%rdx, %rsi
+	shlq	$16, %rsi
+	orq	%r11, %rsi
+	vmovq	%rsi, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	jmp	.Laesgen_vaes256_otr_open_format_built
 .Laesgen_vaes256_otr_open_format_any:
@@ -4315,8 +4409,8 @@ aesgen_vaes256_otr_open:
 	vmovdqa	224(%rdi), %xmm2
 	vaesenclast	%xmm2, %xmm1, %xmm1
 .Laesgen_vaes256_otr_open_ad_done:
-	movq	16(%rsp), %rcx
-	movq	24(%rsp), %rdx
+	movq	24(%rsp), %rcx
+	movq	32(%rsp), %rdx
 	vpshufb	.Laesgen_vaes256_otr_open_byte_reverse128(%rip), %xmm1, %xmm1
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
 	vpsllvq	.Laesgen_vaes256_otr_open_lane_shift2(%rip), %ymm1, %ymm2
@@ -5497,8 +5591,8 @@ aesgen_vaes256_otr_open:
 	vmovdqa	224(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm4, %xmm4
 	vpxor	%xmm0, %xmm4, %xmm4
-	movq	32(%rsp), %rcx
-	movq	40(%rsp), %rdx
+	movq	40(%rsp), %rcx
+	movq	48(%rsp), %rdx
 	vmovdqa	%xmm4, 944(%rdi)
 	xorq	%rsi, %rsi
 	leaq	944(%rdi), %rdi
@@ -5550,17 +5644,47 @@ aesgen_vaes256_otr_open:
 	sbbl	%eax, %eax
 	jmp	.Laesgen_vaes256_otr_open_opened
 .Laesgen_vaes256_otr_open_message128:
-	movq	40(%rsp), %r10
+	movq	48(%rsp), %r10
 	andq	$15, %r10
 	shlq	$4, %r10
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes256_otr_open_format_any_2
 	orq	$0x1000000, %r10
-	vmovd	8(%rsi), %xmm0
-	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rdx
-	vmovq	%rdx, %xmm1
-	vpor	%xmm1, %xmm0, %xmm0
+	movzbl	(%rsi), %edx
+	movzbl	1(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	movzbl	2(%rsi), %edx
+	movzbl	3(%rsi), %ebx
+	shlq	$8, %rbx
+	orq	%rdx, %rbx
+	shlq	$16, %rbx
+	orq	%r11, %rbx
+	movzbl	4(%rsi), %edx
+	movzbl	5(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	movzbl	6(%rsi), %edx
+	movzbl	7(%rsi), %ebp
+	shlq	$8, %rbp
+	orq	%rdx, %rbp
+	shlq	$16, %rbp
+	orq	%r11, %rbp
+	shlq	$32, %rbp
+	orq	%rbx, %rbp
+	vmovq	%rbp, %xmm0
+	movzbl	8(%rsi), %edx
+	movzbl	9(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	movzbl	10(%rsi), %edx
+	movzbl	11(%rsi), %esi
+	shlq	$8, %rsi
+	orq	%rdx, %rsi
+	shlq	$16, %rsi
+	orq	%r11, %rsi
+	vmovq	%rsi, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	jmp	.Laesgen_vaes256_otr_open_format_built_2
 .Laesgen_vaes256_otr_open_format_any_2:
@@ -5954,8 +6078,8 @@ aesgen_vaes256_otr_open:
 	vmovdqa	160(%rdi), %xmm2
 	vaesenclast	%xmm2, %xmm1, %xmm1
 .Laesgen_vaes256_otr_open_ad_done_2:
-	movq	16(%rsp), %rcx
-	movq	24(%rsp), %rdx
+	movq	24(%rsp), %rcx
+	movq	32(%rsp), %rdx
 	vpshufb	.Laesgen_vaes256_otr_open_byte_reverse128(%rip), %xmm1, %xmm1
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
 	vpsllvq	.Laesgen_vaes256_otr_open_lane_shift2(%rip), %ymm1, %ymm2
@@ -7000,8 +7124,8 @@ aesgen_vaes256_otr_open:
 	vmovdqa	160(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm4, %xmm4
 	vpxor	%xmm0, %xmm4, %xmm4
-	movq	32(%rsp), %rcx
-	movq	40(%rsp), %rdx
+	movq	40(%rsp), %rcx
+	movq	48(%rsp), %rdx
 	vmovdqa	%xmm4, 944(%rdi)
 	xorq	%rsi, %rsi
 	leaq	944(%rdi), %rdi
@@ -7056,8 +7180,8 @@ aesgen_vaes256_otr_open:
 	testq	%rax, %rax
 	je	.Laesgen_vaes256_otr_open_done
 .Laesgen_vaes256_otr_open_reject:
-	movq	24(%rsp), %rax
-	movq	16(%rsp), %rcx
+	movq	32(%rsp), %rax
+	movq	24(%rsp), %rcx
 .Laesgen_vaes256_otr_open_zero16:
 	cmpq	$16, %rcx
 	jb	.Laesgen_vaes256_otr_open_zero_tail
@@ -7089,15 +7213,18 @@ aesgen_vaes256_otr_open:
 .Laesgen_vaes256_otr_open_nozero1:
 	movl	$-1, %eax
 	vzeroall
+	popq	%rbp
 	popq	%rbx
 	ret
 .Laesgen_vaes256_otr_open_refuse:
 	movl	$-1, %eax
 	vzeroall
+	popq	%rbp
 	popq	%rbx
 	ret
 .Laesgen_vaes256_otr_open_done:
 	vzeroall
+	popq	%rbp
 	popq	%rbx
 	ret
 	.size	aesgen_vaes256_otr_open, .-aesgen_vaes256_otr_open

@@ -552,7 +552,8 @@ aesgen_aesni_otr_v2_s_init:
 	.p2align	5
 aesgen_aesni_otr_v2_s_seal:
 	endbr64
-	movq	32(%rsp), %rax
+	pushq	%rbx
+	movq	40(%rsp), %rax
 	cmpq	$1, %rdx
 	jb	.Laesgen_aesni_otr_v2_s_seal_refuse
 	cmpq	$15, %rdx
@@ -567,17 +568,47 @@ aesgen_aesni_otr_v2_s_seal:
 	cmpl	$128, %eax
 	je	.Laesgen_aesni_otr_v2_s_seal_message128
 .Laesgen_aesni_otr_v2_s_seal_message256:
-	movq	32(%rsp), %rax
+	movq	40(%rsp), %rax
 	andq	$15, %rax
 	shlq	$4, %rax
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_otr_v2_s_seal_format_any
 	orq	$0x1000000, %rax
-	movd	8(%rsi), %xmm0
-	pslldq	$8, %xmm0
-	movq	(%rsi), %rdx
-	movq	%rdx, %xmm1
-	por	%xmm1, %xmm0
+	movzbl	(%rsi), %edx
+	movzbl	1(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	2(%rsi), %edx
+	movzbl	3(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	shlq	$16, %r11
+	orq	%r10, %r11
+	movzbl	4(%rsi), %edx
+	movzbl	5(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	6(%rsi), %edx
+	movzbl	7(%rsi), %ebx
+	shlq	$8, %rbx
+	orq	%rdx, %rbx
+	shlq	$16, %rbx
+	orq	%r10, %rbx
+	shlq	$32, %rbx
+	orq	%r11, %rbx
+	movq	%rbx, %xmm0
+	movzbl	8(%rsi), %edx
+	movzbl	9(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	10(%rsi), %edx
+	movzbl	11(%rsi), %esi
+	shlq	$8, %rsi
+	orq	%rdx, %rsi
+	shlq	$16, %rsi
+	orq	%r10, %rsi
+	movq	%rsi, %xmm1
+	punpcklqdq	%xmm1, %xmm0
 	pslldq	$4, %xmm0
 	jmp	.Laesgen_aesni_otr_v2_s_seal_format_built
 .Laesgen_aesni_otr_v2_s_seal_format_any:
@@ -818,8 +849,8 @@ aesgen_aesni_otr_v2_s_seal:
 .Laesgen_aesni_otr_v2_s_seal_ad_done:
 	pxor	%xmm0, %xmm1
 	pxor	%xmm0, %xmm0
-	movq	8(%rsp), %rax
-	movq	16(%rsp), %rcx
+	movq	16(%rsp), %rax
+	movq	24(%rsp), %rcx
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_otr_v2_s_seal_byte_reverse128(%rip), %xmm2
 	movdqa	%xmm2, 384(%rdi)
@@ -1953,8 +1984,8 @@ aesgen_aesni_otr_v2_s_seal:
 	movdqa	224(%rdi), %xmm1
 	aesenclast	%xmm1, %xmm3
 	pxor	%xmm0, %xmm3
-	movq	24(%rsp), %rax
-	movq	32(%rsp), %rcx
+	movq	32(%rsp), %rax
+	movq	40(%rsp), %rcx
 	cmpq	$16, %rcx
 	jne	.Laesgen_aesni_otr_v2_s_seal_tag_pieces
 	movdqu	%xmm3, (%rax)
@@ -2002,17 +2033,47 @@ aesgen_aesni_otr_v2_s_seal:
 .Laesgen_aesni_otr_v2_s_seal_tag_written:
 	jmp	.Laesgen_aesni_otr_v2_s_seal_sealed
 .Laesgen_aesni_otr_v2_s_seal_message128:
-	movq	32(%rsp), %rax
+	movq	40(%rsp), %rax
 	andq	$15, %rax
 	shlq	$4, %rax
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_otr_v2_s_seal_format_any_2
 	orq	$0x1000000, %rax
-	movd	8(%rsi), %xmm0
-	pslldq	$8, %xmm0
-	movq	(%rsi), %rdx
-	movq	%rdx, %xmm1
-	por	%xmm1, %xmm0
+	movzbl	(%rsi), %edx
+	movzbl	1(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	2(%rsi), %edx
+	movzbl	3(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	shlq	$16, %r11
+	orq	%r10, %r11
+	movzbl	4(%rsi), %edx
+	movzbl	5(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	6(%rsi), %edx
+	movzbl	7(%rsi), %ebx
+	shlq	$8, %rbx
+	orq	%rdx, %rbx
+	shlq	$16, %rbx
+	orq	%r10, %rbx
+	shlq	$32, %rbx
+	orq	%r11, %rbx
+	movq	%rbx, %xmm0
+	movzbl	8(%rsi), %edx
+	movzbl	9(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	10(%rsi), %edx
+	movzbl	11(%rsi), %esi
+	shlq	$8, %rsi
+	orq	%rdx, %rsi
+	shlq	$16, %rsi
+	orq	%r10, %rsi
+	movq	%rsi, %xmm1
+	punpcklqdq	%xmm1, %xmm0
 	pslldq	$4, %xmm0
 	jmp	.Laesgen_aesni_otr_v2_s_seal_format_built_2
 .Laesgen_aesni_otr_v2_s_seal_format_any_2:
@@ -2225,8 +2286,8 @@ aesgen_aesni_otr_v2_s_seal:
 .Laesgen_aesni_otr_v2_s_seal_ad_done_2:
 	pxor	%xmm0, %xmm1
 	pxor	%xmm0, %xmm0
-	movq	8(%rsp), %rax
-	movq	16(%rsp), %rcx
+	movq	16(%rsp), %rax
+	movq	24(%rsp), %rcx
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_otr_v2_s_seal_byte_reverse128(%rip), %xmm2
 	movdqa	%xmm2, 384(%rdi)
@@ -3208,8 +3269,8 @@ aesgen_aesni_otr_v2_s_seal:
 	movdqa	160(%rdi), %xmm1
 	aesenclast	%xmm1, %xmm3
 	pxor	%xmm0, %xmm3
-	movq	24(%rsp), %rax
-	movq	32(%rsp), %rcx
+	movq	32(%rsp), %rax
+	movq	40(%rsp), %rcx
 	cmpq	$16, %rcx
 	jne	.Laesgen_aesni_otr_v2_s_seal_tag_pieces_2
 	movdqu	%xmm3, (%rax)
@@ -3271,6 +3332,7 @@ aesgen_aesni_otr_v2_s_seal:
 	pxor	%xmm10, %xmm10
 	pxor	%xmm11, %xmm11
 	pxor	%xmm12, %xmm12
+	popq	%rbx
 	ret
 .Laesgen_aesni_otr_v2_s_seal_refuse:
 	movl	$-1, %eax
@@ -3287,6 +3349,7 @@ aesgen_aesni_otr_v2_s_seal:
 	pxor	%xmm10, %xmm10
 	pxor	%xmm11, %xmm11
 	pxor	%xmm12, %xmm12
+	popq	%rbx
 	ret
 	.size	aesgen_aesni_otr_v2_s_seal, .-aesgen_aesni_otr_v2_s_seal
 	.section	.rodata
@@ -3320,7 +3383,8 @@ aesgen_aesni_otr_v2_s_seal:
 aesgen_aesni_otr_v2_s_open:
 	endbr64
 	pushq	%rbx
-	movq	40(%rsp), %r10
+	pushq	%rbp
+	movq	48(%rsp), %r10
 	cmpq	$1, %rdx
 	jb	.Laesgen_aesni_otr_v2_s_open_reject
 	cmpq	$15, %rdx
@@ -3335,17 +3399,47 @@ aesgen_aesni_otr_v2_s_open:
 	cmpl	$128, %r10d
 	je	.Laesgen_aesni_otr_v2_s_open_message128
 .Laesgen_aesni_otr_v2_s_open_message256:
-	movq	40(%rsp), %r10
+	movq	48(%rsp), %r10
 	andq	$15, %r10
 	shlq	$4, %r10
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_otr_v2_s_open_format_any
 	orq	$0x1000000, %r10
-	movd	8(%rsi), %xmm0
-	pslldq	$8, %xmm0
-	movq	(%rsi), %rdx
-	movq	%rdx, %xmm1
-	por	%xmm1, %xmm0
+	movzbl	(%rsi), %edx
+	movzbl	1(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	movzbl	2(%rsi), %edx
+	movzbl	3(%rsi), %ebx
+	shlq	$8, %rbx
+	orq	%rdx, %rbx
+	shlq	$16, %rbx
+	orq	%r11, %rbx
+	movzbl	4(%rsi), %edx
+	movzbl	5(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	movzbl	6(%rsi), %edx
+	movzbl	7(%rsi), %ebp
+	shlq	$8, %rbp
+	orq	%rdx, %rbp
+	shlq	$16, %rbp
+	orq	%r11, %rbp
+	shlq	$32, %rbp
+	orq	%rbx, %rbp
+	movq	%rbp, %xmm0
+	movzbl	8(%rsi), %edx
+	movzbl	9(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	movzbl	10(%rsi), %edx
+	movzbl	11(%rsi), %esi
+	shlq	$8, %rsi
+	orq	%rdx, %rsi
+	shlq	$16, %rsi
+	orq	%r11, %rsi
+	movq	%rsi, %xmm1
+	punpcklqdq	%xmm1, %xmm0
 	pslldq	$4, %xmm0
 	jmp	.Laesgen_aesni_otr_v2_s_open_format_built
 .Laesgen_aesni_otr_v2_s_open_format_any:
@@ -3586,8 +3680,8 @@ aesgen_aesni_otr_v2_s_open:
 .Laesgen_aesni_otr_v2_s_open_ad_done:
 	pxor	%xmm0, %xmm1
 	pxor	%xmm0, %xmm0
-	movq	16(%rsp), %rcx
-	movq	24(%rsp), %rdx
+	movq	24(%rsp), %rcx
+	movq	32(%rsp), %rdx
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_otr_v2_s_open_byte_reverse128(%rip), %xmm2
 	movdqa	%xmm2, 384(%rdi)
@@ -4709,8 +4803,8 @@ aesgen_aesni_otr_v2_s_open:
 	movdqa	224(%rdi), %xmm1
 	aesenclast	%xmm1, %xmm3
 	pxor	%xmm0, %xmm3
-	movq	32(%rsp), %rcx
-	movq	40(%rsp), %rdx
+	movq	40(%rsp), %rcx
+	movq	48(%rsp), %rdx
 	movdqa	%xmm3, 416(%rdi)
 	xorq	%rsi, %rsi
 	leaq	416(%rdi), %rdi
@@ -4762,17 +4856,47 @@ aesgen_aesni_otr_v2_s_open:
 	sbbl	%eax, %eax
 	jmp	.Laesgen_aesni_otr_v2_s_open_opened
 .Laesgen_aesni_otr_v2_s_open_message128:
-	movq	40(%rsp), %r10
+	movq	48(%rsp), %r10
 	andq	$15, %r10
 	shlq	$4, %r10
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_otr_v2_s_open_format_any_2
 	orq	$0x1000000, %r10
-	movd	8(%rsi), %xmm0
-	pslldq	$8, %xmm0
-	movq	(%rsi), %rdx
-	movq	%rdx, %xmm1
-	por	%xmm1, %xmm0
+	movzbl	(%rsi), %edx
+	movzbl	1(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	movzbl	2(%rsi), %edx
+	movzbl	3(%rsi), %ebx
+	shlq	$8, %rbx
+	orq	%rdx, %rbx
+	shlq	$16, %rbx
+	orq	%r11, %rbx
+	movzbl	4(%rsi), %edx
+	movzbl	5(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	movzbl	6(%rsi), %edx
+	movzbl	7(%rsi), %ebp
+	shlq	$8, %rbp
+	orq	%rdx, %rbp
+	shlq	$16, %rbp
+	orq	%r11, %rbp
+	shlq	$32, %rbp
+	orq	%rbx, %rbp
+	movq	%rbp, %xmm0
+	movzbl	8(%rsi), %edx
+	movzbl	9(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	movzbl	10(%rsi), %edx
+	movzbl	11(%rsi), %esi
+	shlq	$8, %rsi
+	orq	%rdx, %rsi
+	shlq	$16, %rsi
+	orq	%r11, %rsi
+	movq	%rsi, %xmm1
+	punpcklqdq	%xmm1, %xmm0
 	pslldq	$4, %xmm0
 	jmp	.Laesgen_aesni_otr_v2_s_open_format_built_2
 .Laesgen_aesni_otr_v2_s_open_format_any_2:
@@ -4985,8 +5109,8 @@ aesgen_aesni_otr_v2_s_open:
 .Laesgen_aesni_otr_v2_s_open_ad_done_2:
 	pxor	%xmm0, %xmm1
 	pxor	%xmm0, %xmm0
-	movq	16(%rsp), %rcx
-	movq	24(%rsp), %rdx
+	movq	24(%rsp), %rcx
+	movq	32(%rsp), %rdx
 	movdqa	%xmm1, %xmm2
 	pshufb	.Laesgen_aesni_otr_v2_s_open_byte_reverse128(%rip), %xmm2
 	movdqa	%xmm2, 384(%rdi)
@@ -5956,8 +6080,8 @@ aesgen_aesni_otr_v2_s_open:
 	movdqa	160(%rdi), %xmm1
 	aesenclast	%xmm1, %xmm3
 	pxor	%xmm0, %xmm3
-	movq	32(%rsp), %rcx
-	movq	40(%rsp), %rdx
+	movq	40(%rsp), %rcx
+	movq	48(%rsp), %rdx
 	movdqa	%xmm3, 416(%rdi)
 	xorq	%rsi, %rsi
 	leaq	416(%rdi), %rdi
@@ -6012,8 +6136,8 @@ aesgen_aesni_otr_v2_s_open:
 	testq	%rax, %rax
 	je	.Laesgen_aesni_otr_v2_s_open_done
 .Laesgen_aesni_otr_v2_s_open_reject:
-	movq	24(%rsp), %rax
-	movq	16(%rsp), %rcx
+	movq	32(%rsp), %rax
+	movq	24(%rsp), %rcx
 .Laesgen_aesni_otr_v2_s_open_zero16:
 	cmpq	$16, %rcx
 	jb	.Laesgen_aesni_otr_v2_s_open_zero_tail
@@ -6057,6 +6181,7 @@ aesgen_aesni_otr_v2_s_open:
 	pxor	%xmm10, %xmm10
 	pxor	%xmm11, %xmm11
 	pxor	%xmm12, %xmm12
+	popq	%rbp
 	popq	%rbx
 	ret
 .Laesgen_aesni_otr_v2_s_open_refuse:
@@ -6074,6 +6199,7 @@ aesgen_aesni_otr_v2_s_open:
 	pxor	%xmm10, %xmm10
 	pxor	%xmm11, %xmm11
 	pxor	%xmm12, %xmm12
+	popq	%rbp
 	popq	%rbx
 	ret
 .Laesgen_aesni_otr_v2_s_open_done:
@@ -6090,6 +6216,7 @@ aesgen_aesni_otr_v2_s_open:
 	pxor	%xmm10, %xmm10
 	pxor	%xmm11, %xmm11
 	pxor	%xmm12, %xmm12
+	popq	%rbp
 	popq	%rbx
 	ret
 	.size	aesgen_aesni_otr_v2_s_open, .-aesgen_aesni_otr_v2_s_open

@@ -578,7 +578,8 @@ aesgen_vaes256_otr_v2_init:
 	.p2align	5
 aesgen_vaes256_otr_v2_seal:
 	endbr64
-	movq	32(%rsp), %rax
+	pushq	%rbx
+	movq	40(%rsp), %rax
 	cmpq	$1, %rdx
 	jb	.Laesgen_vaes256_otr_v2_seal_refuse
 	cmpq	$15, %rdx
@@ -593,17 +594,47 @@ aesgen_vaes256_otr_v2_seal:
 	cmpl	$128, %eax
 	je	.Laesgen_vaes256_otr_v2_seal_message128
 .Laesgen_vaes256_otr_v2_seal_message256:
-	movq	32(%rsp), %rax
+	movq	40(%rsp), %rax
 	andq	$15, %rax
 	shlq	$4, %rax
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes256_otr_v2_seal_format_any
 	orq	$0x1000000, %rax
-	vmovd	8(%rsi), %xmm0
-	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rdx
-	vmovq	%rdx, %xmm1
-	vpor	%xmm1, %xmm0, %xmm0
+	movzbl	(%rsi), %edx
+	movzbl	1(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	2(%rsi), %edx
+	movzbl	3(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	shlq	$16, %r11
+	orq	%r10, %r11
+	movzbl	4(%rsi), %edx
+	movzbl	5(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	6(%rsi), %edx
+	movzbl	7(%rsi), %ebx
+	shlq	$8, %rbx
+	orq	%rdx, %rbx
+	shlq	$16, %rbx
+	orq	%r10, %rbx
+	shlq	$32, %rbx
+	orq	%r11, %rbx
+	vmovq	%rbx, %xmm0
+	movzbl	8(%rsi), %edx
+	movzbl	9(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	10(%rsi), %edx
+	movzbl	11(%rsi), %esi
+	shlq	$8, %rsi
+	orq	%rdx, %rsi
+	shlq	$16, %rsi
+	orq	%r10, %rsi
+	vmovq	%rsi, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	jmp	.Laesgen_vaes256_otr_v2_seal_format_built
 .Laesgen_vaes256_otr_v2_seal_format_any:
@@ -1053,8 +1084,8 @@ aesgen_vaes256_otr_v2_seal:
 	vmovdqa	224(%rdi), %xmm2
 	vaesenclast	%xmm2, %xmm1, %xmm1
 .Laesgen_vaes256_otr_v2_seal_ad_done:
-	movq	8(%rsp), %rax
-	movq	16(%rsp), %rcx
+	movq	16(%rsp), %rax
+	movq	24(%rsp), %rcx
 	vpshufb	.Laesgen_vaes256_otr_v2_seal_byte_reverse128(%rip), %xmm1, %xmm2
 	vmovdqa	%xmm2, 896(%rdi)
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
@@ -2211,8 +2242,8 @@ aesgen_vaes256_otr_v2_seal:
 	vmovdqa	224(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm4, %xmm4
 	vpxor	%xmm0, %xmm4, %xmm4
-	movq	24(%rsp), %rax
-	movq	32(%rsp), %rcx
+	movq	32(%rsp), %rax
+	movq	40(%rsp), %rcx
 	cmpq	$16, %rcx
 	jne	.Laesgen_vaes256_otr_v2_seal_tag_pieces
 	vmovdqu	%xmm4, (%rax)
@@ -2260,17 +2291,47 @@ aesgen_vaes256_otr_v2_seal:
 .Laesgen_vaes256_otr_v2_seal_tag_written:
 	jmp	.Laesgen_vaes256_otr_v2_seal_sealed
 .Laesgen_vaes256_otr_v2_seal_message128:
-	movq	32(%rsp), %rax
+	movq	40(%rsp), %rax
 	andq	$15, %rax
 	shlq	$4, %rax
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes256_otr_v2_seal_format_any_2
 	orq	$0x1000000, %rax
-	vmovd	8(%rsi), %xmm0
-	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rdx
-	vmovq	%rdx, %xmm1
-	vpor	%xmm1, %xmm0, %xmm0
+	movzbl	(%rsi), %edx
+	movzbl	1(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	2(%rsi), %edx
+	movzbl	3(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	shlq	$16, %r11
+	orq	%r10, %r11
+	movzbl	4(%rsi), %edx
+	movzbl	5(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	6(%rsi), %edx
+	movzbl	7(%rsi), %ebx
+	shlq	$8, %rbx
+	orq	%rdx, %rbx
+	shlq	$16, %rbx
+	orq	%r10, %rbx
+	shlq	$32, %rbx
+	orq	%r11, %rbx
+	vmovq	%rbx, %xmm0
+	movzbl	8(%rsi), %edx
+	movzbl	9(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	10(%rsi), %edx
+	movzbl	11(%rsi), %esi
+	shlq	$8, %rsi
+	orq	%rdx, %rsi
+	shlq	$16, %rsi
+	orq	%r10, %rsi
+	vmovq	%rsi, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	jmp	.Laesgen_vaes256_otr_v2_seal_format_built_2
 .Laesgen_vaes256_otr_v2_seal_format_any_2:
@@ -2664,8 +2725,8 @@ aesgen_vaes256_otr_v2_seal:
 	vmovdqa	160(%rdi), %xmm2
 	vaesenclast	%xmm2, %xmm1, %xmm1
 .Laesgen_vaes256_otr_v2_seal_ad_done_2:
-	movq	8(%rsp), %rax
-	movq	16(%rsp), %rcx
+	movq	16(%rsp), %rax
+	movq	24(%rsp), %rcx
 	vpshufb	.Laesgen_vaes256_otr_v2_seal_byte_reverse128(%rip), %xmm1, %xmm2
 	vmovdqa	%xmm2, 896(%rdi)
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
@@ -3686,8 +3747,8 @@ aesgen_vaes256_otr_v2_seal:
 	vmovdqa	160(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm4, %xmm4
 	vpxor	%xmm0, %xmm4, %xmm4
-	movq	24(%rsp), %rax
-	movq	32(%rsp), %rcx
+	movq	32(%rsp), %rax
+	movq	40(%rsp), %rcx
 	cmpq	$16, %rcx
 	jne	.Laesgen_vaes256_otr_v2_seal_tag_pieces_2
 	vmovdqu	%xmm4, (%rax)
@@ -3737,10 +3798,12 @@ aesgen_vaes256_otr_v2_seal:
 .Laesgen_vaes256_otr_v2_seal_sealed:
 	xorl	%eax, %eax
 	vzeroall
+	popq	%rbx
 	ret
 .Laesgen_vaes256_otr_v2_seal_refuse:
 	movl	$-1, %eax
 	vzeroall
+	popq	%rbx
 	ret
 	.size	aesgen_vaes256_otr_v2_seal, .-aesgen_vaes256_otr_v2_seal
 	.section	.rodata
@@ -3790,7 +3853,8 @@ aesgen_vaes256_otr_v2_seal:
 aesgen_vaes256_otr_v2_open:
 	endbr64
 	pushq	%rbx
-	movq	40(%rsp), %r10
+	pushq	%rbp
+	movq	48(%rsp), %r10
 	cmpq	$1, %rdx
 	jb	.Laesgen_vaes256_otr_v2_open_reject
 	cmpq	$15, %rdx
@@ -3805,17 +3869,47 @@ aesgen_vaes256_otr_v2_open:
 	cmpl	$128, %r10d
 	je	.Laesgen_vaes256_otr_v2_open_message128
 .Laesgen_vaes256_otr_v2_open_message256:
-	movq	40(%rsp), %r10
+	movq	48(%rsp), %r10
 	andq	$15, %r10
 	shlq	$4, %r10
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes256_otr_v2_open_format_any
 	orq	$0x1000000, %r10
-	vmovd	8(%rsi), %xmm0
-	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rdx
-	vmovq	%rdx, %xmm1
-	vpor	%xmm1, %xmm0, %xmm0
+	movzbl	(%rsi), %edx
+	movzbl	1(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	movzbl	2(%rsi), %edx
+	movzbl	3(%rsi), %ebx
+	shlq	$8, %rbx
+	orq	%rdx, %rbx
+	shlq	$16, %rbx
+	orq	%r11, %rbx
+	movzbl	4(%rsi), %edx
+	movzbl	5(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	movzbl	6(%rsi), %edx
+	movzbl	7(%rsi), %ebp
+	shlq	$8, %rbp
+	orq	%rdx, %rbp
+	shlq	$16, %rbp
+	orq	%r11, %rbp
+	shlq	$32, %rbp
+	orq	%rbx, %rbp
+	vmovq	%rbp, %xmm0
+	movzbl	8(%rsi), %edx
+	movzbl	9(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	movzbl	10(%rsi), %edx
+	movzbl	11(%rsi), %esi
+	shlq	$8, %rsi
+	orq	%rdx, %rsi
+	shlq	$16, %rsi
+	orq	%r11, %rsi
+	vmovq	%rsi, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	jmp	.Laesgen_vaes256_otr_v2_open_format_built
 .Laesgen_vaes256_otr_v2_open_format_any:
@@ -4265,8 +4359,8 @@ aesgen_vaes256_otr_v2_open:
 	vmovdqa	224(%rdi), %xmm2
 	vaesenclast	%xmm2, %xmm1, %xmm1
 .Laesgen_vaes256_otr_v2_open_ad_done:
-	movq	16(%rsp), %rcx
-	movq	24(%rsp), %rdx
+	movq	24(%rsp), %rcx
+	movq	32(%rsp), %rdx
 	vpshufb	.Laesgen_vaes256_otr_v2_open_byte_reverse128(%rip), %xmm1, %xmm2
 	vmovdqa	%xmm2, 896(%rdi)
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
@@ -5422,8 +5516,8 @@ aesgen_vaes256_otr_v2_open:
 	vmovdqa	224(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm4, %xmm4
 	vpxor	%xmm0, %xmm4, %xmm4
-	movq	32(%rsp), %rcx
-	movq	40(%rsp), %rdx
+	movq	40(%rsp), %rcx
+	movq	48(%rsp), %rdx
 	vmovdqa	%xmm4, 944(%rdi)
 	xorq	%rsi, %rsi
 	leaq	944(%rdi), %rdi
@@ -5475,17 +5569,47 @@ aesgen_vaes256_otr_v2_open:
 	sbbl	%eax, %eax
 	jmp	.Laesgen_vaes256_otr_v2_open_opened
 .Laesgen_vaes256_otr_v2_open_message128:
-	movq	40(%rsp), %r10
+	movq	48(%rsp), %r10
 	andq	$15, %r10
 	shlq	$4, %r10
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes256_otr_v2_open_format_any_2
 	orq	$0x1000000, %r10
-	vmovd	8(%rsi), %xmm0
-	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rdx
-	vmovq	%rdx, %xmm1
-	vpor	%xmm1, %xmm0, %xmm0
+	movzbl	(%rsi), %edx
+	movzbl	1(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	movzbl	2(%rsi), %edx
+	movzbl	3(%rsi), %ebx
+	shlq	$8, %rbx
+	orq	%rdx, %rbx
+	shlq	$16, %rbx
+	orq	%r11, %rbx
+	movzbl	4(%rsi), %edx
+	movzbl	5(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	movzbl	6(%rsi), %edx
+	movzbl	7(%rsi), %ebp
+	shlq	$8, %rbp
+	orq	%rdx, %rbp
+	shlq	$16, %rbp
+	orq	%r11, %rbp
+	shlq	$32, %rbp
+	orq	%rbx, %rbp
+	vmovq	%rbp, %xmm0
+	movzbl	8(%rsi), %edx
+	movzbl	9(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	movzbl	10(%rsi), %edx
+	movzbl	11(%rsi), %esi
+	shlq	$8, %rsi
+	orq	%rdx, %rsi
+	shlq	$16, %rsi
+	orq	%r11, %rsi
+	vmovq	%rsi, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	jmp	.Laesgen_vaes256_otr_v2_open_format_built_2
 .Laesgen_vaes256_otr_v2_open_format_any_2:
@@ -5879,8 +6003,8 @@ aesgen_vaes256_otr_v2_open:
 	vmovdqa	160(%rdi), %xmm2
 	vaesenclast	%xmm2, %xmm1, %xmm1
 .Laesgen_vaes256_otr_v2_open_ad_done_2:
-	movq	16(%rsp), %rcx
-	movq	24(%rsp), %rdx
+	movq	24(%rsp), %rcx
+	movq	32(%rsp), %rdx
 	vpshufb	.Laesgen_vaes256_otr_v2_open_byte_reverse128(%rip), %xmm1, %xmm2
 	vmovdqa	%xmm2, 896(%rdi)
 	vinserti128	$1, %xmm1, %ymm1, %ymm1
@@ -6900,8 +7024,8 @@ aesgen_vaes256_otr_v2_open:
 	vmovdqa	160(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm4, %xmm4
 	vpxor	%xmm0, %xmm4, %xmm4
-	movq	32(%rsp), %rcx
-	movq	40(%rsp), %rdx
+	movq	40(%rsp), %rcx
+	movq	48(%rsp), %rdx
 	vmovdqa	%xmm4, 944(%rdi)
 	xorq	%rsi, %rsi
 	leaq	944(%rdi), %rdi
@@ -6956,8 +7080,8 @@ aesgen_vaes256_otr_v2_open:
 	testq	%rax, %rax
 	je	.Laesgen_vaes256_otr_v2_open_done
 .Laesgen_vaes256_otr_v2_open_reject:
-	movq	24(%rsp), %rax
-	movq	16(%rsp), %rcx
+	movq	32(%rsp), %rax
+	movq	24(%rsp), %rcx
 .Laesgen_vaes256_otr_v2_open_zero16:
 	cmpq	$16, %rcx
 	jb	.Laesgen_vaes256_otr_v2_open_zero_tail
@@ -6989,15 +7113,18 @@ aesgen_vaes256_otr_v2_open:
 .Laesgen_vaes256_otr_v2_open_nozero1:
 	movl	$-1, %eax
 	vzeroall
+	popq	%rbp
 	popq	%rbx
 	ret
 .Laesgen_vaes256_otr_v2_open_refuse:
 	movl	$-1, %eax
 	vzeroall
+	popq	%rbp
 	popq	%rbx
 	ret
 .Laesgen_vaes256_otr_v2_open_done:
 	vzeroall
+	popq	%rbp
 	popq	%rbx
 	ret
 	.size	aesgen_vaes256_otr_v2_open, .-aesgen_vaes256_otr_v2_open

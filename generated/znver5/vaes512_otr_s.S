@@ -577,7 +577,8 @@ aesgen_vaes512_otr_s_init:
 	.p2align	5
 aesgen_vaes512_otr_s_seal:
 	endbr64
-	movq	32(%rsp), %rax
+	pushq	%rbx
+	movq	40(%rsp), %rax
 	cmpq	$1, %rdx
 	jb	.Laesgen_vaes512_otr_s_seal_refuse
 	cmpq	$15, %rdx
@@ -592,17 +593,47 @@ aesgen_vaes512_otr_s_seal:
 	cmpl	$128, %eax
 	je	.Laesgen_vaes512_otr_s_seal_message128
 .Laesgen_vaes512_otr_s_seal_message256:
-	movq	32(%rsp), %rax
+	movq	40(%rsp), %rax
 	andq	$15, %rax
 	shlq	$4, %rax
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes512_otr_s_seal_format_any
 	orq	$0x1000000, %rax
-	vmovd	8(%rsi), %xmm0
-	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rdx
-	vmovq	%rdx, %xmm1
-	vporq	%xmm1, %xmm0, %xmm0
+	movzbl	(%rsi), %edx
+	movzbl	1(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	2(%rsi), %edx
+	movzbl	3(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	shlq	$16, %r11
+	orq	%r10, %r11
+	movzbl	4(%rsi), %edx
+	movzbl	5(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	6(%rsi), %edx
+	movzbl	7(%rsi), %ebx
+	shlq	$8, %rbx
+	orq	%rdx, %rbx
+	shlq	$16, %rbx
+	orq	%r10, %rbx
+	shlq	$32, %rbx
+	orq	%r11, %rbx
+	vmovq	%rbx, %xmm0
+	movzbl	8(%rsi), %edx
+	movzbl	9(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	10(%rsi), %edx
+	movzbl	11(%rsi), %esi
+	shlq	$8, %rsi
+	orq	%rdx, %rsi
+	shlq	$16, %rsi
+	orq	%r10, %rsi
+	vmovq	%rsi, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	jmp	.Laesgen_vaes512_otr_s_seal_format_built
 .Laesgen_vaes512_otr_s_seal_format_any:
@@ -806,8 +837,8 @@ aesgen_vaes512_otr_s_seal:
 .Laesgen_vaes512_otr_s_seal_ad_done:
 	vpxorq	%xmm0, %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm0, %xmm0
-	movq	8(%rsp), %rax
-	movq	16(%rsp), %rcx
+	movq	16(%rsp), %rax
+	movq	24(%rsp), %rcx
 	vpshufb	.Laesgen_vaes512_otr_s_seal_byte_reverse128(%rip), %xmm1, %xmm1
 	vpsllq	$1, %xmm1, %xmm2
 	vpsrlq	$63, %xmm1, %xmm1
@@ -1866,25 +1897,55 @@ aesgen_vaes512_otr_s_seal:
 	vmovdqa64	224(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm5, %xmm5
 	vpxorq	%xmm0, %xmm5, %xmm5
-	movq	24(%rsp), %rax
-	movq	32(%rsp), %rcx
+	movq	32(%rsp), %rax
+	movq	40(%rsp), %rcx
 	movq	$-1, %rdx
 	bzhiq	%rcx, %rdx, %rdx
 	kmovq	%rdx, %k1
 	vmovdqu8	%xmm5, (%rax){%k1}
 	jmp	.Laesgen_vaes512_otr_s_seal_sealed
 .Laesgen_vaes512_otr_s_seal_message128:
-	movq	32(%rsp), %rax
+	movq	40(%rsp), %rax
 	andq	$15, %rax
 	shlq	$4, %rax
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes512_otr_s_seal_format_any_2
 	orq	$0x1000000, %rax
-	vmovd	8(%rsi), %xmm0
-	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rdx
-	vmovq	%rdx, %xmm1
-	vporq	%xmm1, %xmm0, %xmm0
+	movzbl	(%rsi), %edx
+	movzbl	1(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	2(%rsi), %edx
+	movzbl	3(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	shlq	$16, %r11
+	orq	%r10, %r11
+	movzbl	4(%rsi), %edx
+	movzbl	5(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	6(%rsi), %edx
+	movzbl	7(%rsi), %ebx
+	shlq	$8, %rbx
+	orq	%rdx, %rbx
+	shlq	$16, %rbx
+	orq	%r10, %rbx
+	shlq	$32, %rbx
+	orq	%r11, %rbx
+	vmovq	%rbx, %xmm0
+	movzbl	8(%rsi), %edx
+	movzbl	9(%rsi), %r10d
+	shlq	$8, %r10
+	orq	%rdx, %r10
+	movzbl	10(%rsi), %edx
+	movzbl	11(%rsi), %esi
+	shlq	$8, %rsi
+	orq	%rdx, %rsi
+	shlq	$16, %rsi
+	orq	%r10, %rsi
+	vmovq	%rsi, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	jmp	.Laesgen_vaes512_otr_s_seal_format_built_2
 .Laesgen_vaes512_otr_s_seal_format_any_2:
@@ -2060,8 +2121,8 @@ aesgen_vaes512_otr_s_seal:
 .Laesgen_vaes512_otr_s_seal_ad_done_2:
 	vpxorq	%xmm0, %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm0, %xmm0
-	movq	8(%rsp), %rax
-	movq	16(%rsp), %rcx
+	movq	16(%rsp), %rax
+	movq	24(%rsp), %rcx
 	vpshufb	.Laesgen_vaes512_otr_s_seal_byte_reverse128(%rip), %xmm1, %xmm1
 	vpsllq	$1, %xmm1, %xmm2
 	vpsrlq	$63, %xmm1, %xmm1
@@ -2976,8 +3037,8 @@ aesgen_vaes512_otr_s_seal:
 	vmovdqa64	160(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm5, %xmm5
 	vpxorq	%xmm0, %xmm5, %xmm5
-	movq	24(%rsp), %rax
-	movq	32(%rsp), %rcx
+	movq	32(%rsp), %rax
+	movq	40(%rsp), %rcx
 	movq	$-1, %rdx
 	bzhiq	%rcx, %rdx, %rdx
 	kmovq	%rdx, %k1
@@ -2998,6 +3059,7 @@ aesgen_vaes512_otr_s_seal:
 	vpxorq	%xmm26, %xmm26, %xmm26
 	vpxorq	%xmm27, %xmm27, %xmm27
 	vzeroall
+	popq	%rbx
 	ret
 .Laesgen_vaes512_otr_s_seal_refuse:
 	movl	$-1, %eax
@@ -3014,6 +3076,7 @@ aesgen_vaes512_otr_s_seal:
 	vpxorq	%xmm26, %xmm26, %xmm26
 	vpxorq	%xmm27, %xmm27, %xmm27
 	vzeroall
+	popq	%rbx
 	ret
 	.size	aesgen_vaes512_otr_s_seal, .-aesgen_vaes512_otr_s_seal
 	.section	.rodata
@@ -3087,7 +3150,8 @@ aesgen_vaes512_otr_s_seal:
 aesgen_vaes512_otr_s_open:
 	endbr64
 	pushq	%rbx
-	movq	40(%rsp), %r10
+	pushq	%rbp
+	movq	48(%rsp), %r10
 	cmpq	$1, %rdx
 	jb	.Laesgen_vaes512_otr_s_open_reject
 	cmpq	$15, %rdx
@@ -3102,17 +3166,47 @@ aesgen_vaes512_otr_s_open:
 	cmpl	$128, %r10d
 	je	.Laesgen_vaes512_otr_s_open_message128
 .Laesgen_vaes512_otr_s_open_message256:
-	movq	40(%rsp), %r10
+	movq	48(%rsp), %r10
 	andq	$15, %r10
 	shlq	$4, %r10
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes512_otr_s_open_format_any
 	orq	$0x1000000, %r10
-	vmovd	8(%rsi), %xmm0
-	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rdx
-	vmovq	%rdx, %xmm1
-	vporq	%xmm1, %xmm0, %xmm0
+	movzbl	(%rsi), %edx
+	movzbl	1(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	movzbl	2(%rsi), %edx
+	movzbl	3(%rsi), %ebx
+	shlq	$8, %rbx
+	orq	%rdx, %rbx
+	shlq	$16, %rbx
+	orq	%r11, %rbx
+	movzbl	4(%rsi), %edx
+	movzbl	5(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	movzbl	6(%rsi), %edx
+	movzbl	7(%rsi), %ebp
+	shlq	$8, %rbp
+	orq	%rdx, %rbp
+	shlq	$16, %rbp
+	orq	%r11, %rbp
+	shlq	$32, %rbp
+	orq	%rbx, %rbp
+	vmovq	%rbp, %xmm0
+	movzbl	8(%rsi), %edx
+	movzbl	9(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	movzbl	10(%rsi), %edx
+	movzbl	11(%rsi), %esi
+	shlq	$8, %rsi
+	orq	%rdx, %rsi
+	shlq	$16, %rsi
+	orq	%r11, %rsi
+	vmovq	%rsi, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	jmp	.Laesgen_vaes512_otr_s_open_format_built
 .Laesgen_vaes512_otr_s_open_format_any:
@@ -3316,8 +3410,8 @@ aesgen_vaes512_otr_s_open:
 .Laesgen_vaes512_otr_s_open_ad_done:
 	vpxorq	%xmm0, %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm0, %xmm0
-	movq	16(%rsp), %rcx
-	movq	24(%rsp), %rdx
+	movq	24(%rsp), %rcx
+	movq	32(%rsp), %rdx
 	vpshufb	.Laesgen_vaes512_otr_s_open_byte_reverse128(%rip), %xmm1, %xmm1
 	vpsllq	$1, %xmm1, %xmm2
 	vpsrlq	$63, %xmm1, %xmm1
@@ -4375,8 +4469,8 @@ aesgen_vaes512_otr_s_open:
 	vmovdqa64	224(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm5, %xmm5
 	vpxorq	%xmm0, %xmm5, %xmm5
-	movq	32(%rsp), %rcx
-	movq	40(%rsp), %rdx
+	movq	40(%rsp), %rcx
+	movq	48(%rsp), %rdx
 	vmovdqa64	%xmm5, 1616(%rdi)
 	xorq	%rsi, %rsi
 	leaq	1616(%rdi), %rdi
@@ -4428,17 +4522,47 @@ aesgen_vaes512_otr_s_open:
 	sbbl	%eax, %eax
 	jmp	.Laesgen_vaes512_otr_s_open_opened
 .Laesgen_vaes512_otr_s_open_message128:
-	movq	40(%rsp), %r10
+	movq	48(%rsp), %r10
 	andq	$15, %r10
 	shlq	$4, %r10
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes512_otr_s_open_format_any_2
 	orq	$0x1000000, %r10
-	vmovd	8(%rsi), %xmm0
-	vpslldq	$8, %xmm0, %xmm0
-	movq	(%rsi), %rdx
-	vmovq	%rdx, %xmm1
-	vporq	%xmm1, %xmm0, %xmm0
+	movzbl	(%rsi), %edx
+	movzbl	1(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	movzbl	2(%rsi), %edx
+	movzbl	3(%rsi), %ebx
+	shlq	$8, %rbx
+	orq	%rdx, %rbx
+	shlq	$16, %rbx
+	orq	%r11, %rbx
+	movzbl	4(%rsi), %edx
+	movzbl	5(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	movzbl	6(%rsi), %edx
+	movzbl	7(%rsi), %ebp
+	shlq	$8, %rbp
+	orq	%rdx, %rbp
+	shlq	$16, %rbp
+	orq	%r11, %rbp
+	shlq	$32, %rbp
+	orq	%rbx, %rbp
+	vmovq	%rbp, %xmm0
+	movzbl	8(%rsi), %edx
+	movzbl	9(%rsi), %r11d
+	shlq	$8, %r11
+	orq	%rdx, %r11
+	movzbl	10(%rsi), %edx
+	movzbl	11(%rsi), %esi
+	shlq	$8, %rsi
+	orq	%rdx, %rsi
+	shlq	$16, %rsi
+	orq	%r11, %rsi
+	vmovq	%rsi, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpslldq	$4, %xmm0, %xmm0
 	jmp	.Laesgen_vaes512_otr_s_open_format_built_2
 .Laesgen_vaes512_otr_s_open_format_any_2:
@@ -4614,8 +4738,8 @@ aesgen_vaes512_otr_s_open:
 .Laesgen_vaes512_otr_s_open_ad_done_2:
 	vpxorq	%xmm0, %xmm1, %xmm1
 	vpxorq	%xmm0, %xmm0, %xmm0
-	movq	16(%rsp), %rcx
-	movq	24(%rsp), %rdx
+	movq	24(%rsp), %rcx
+	movq	32(%rsp), %rdx
 	vpshufb	.Laesgen_vaes512_otr_s_open_byte_reverse128(%rip), %xmm1, %xmm1
 	vpsllq	$1, %xmm1, %xmm2
 	vpsrlq	$63, %xmm1, %xmm1
@@ -5529,8 +5653,8 @@ aesgen_vaes512_otr_s_open:
 	vmovdqa64	160(%rdi), %xmm1
 	vaesenclast	%xmm1, %xmm5, %xmm5
 	vpxorq	%xmm0, %xmm5, %xmm5
-	movq	32(%rsp), %rcx
-	movq	40(%rsp), %rdx
+	movq	40(%rsp), %rcx
+	movq	48(%rsp), %rdx
 	vmovdqa64	%xmm5, 1616(%rdi)
 	xorq	%rsi, %rsi
 	leaq	1616(%rdi), %rdi
@@ -5585,8 +5709,8 @@ aesgen_vaes512_otr_s_open:
 	testq	%rax, %rax
 	je	.Laesgen_vaes512_otr_s_open_done
 .Laesgen_vaes512_otr_s_open_reject:
-	movq	24(%rsp), %rax
-	movq	16(%rsp), %rcx
+	movq	32(%rsp), %rax
+	movq	24(%rsp), %rcx
 .Laesgen_vaes512_otr_s_open_zero16:
 	cmpq	$16, %rcx
 	jb	.Laesgen_vaes512_otr_s_open_zero_tail
@@ -5630,6 +5754,7 @@ aesgen_vaes512_otr_s_open:
 	vpxorq	%xmm26, %xmm26, %xmm26
 	vpxorq	%xmm27, %xmm27, %xmm27
 	vzeroall
+	popq	%rbp
 	popq	%rbx
 	ret
 .Laesgen_vaes512_otr_s_open_refuse:
@@ -5647,6 +5772,7 @@ aesgen_vaes512_otr_s_open:
 	vpxorq	%xmm26, %xmm26, %xmm26
 	vpxorq	%xmm27, %xmm27, %xmm27
 	vzeroall
+	popq	%rbp
 	popq	%rbx
 	ret
 .Laesgen_vaes512_otr_s_open_done:
@@ -5663,6 +5789,7 @@ aesgen_vaes512_otr_s_open:
 	vpxorq	%xmm26, %xmm26, %xmm26
 	vpxorq	%xmm27, %xmm27, %xmm27
 	vzeroall
+	popq	%rbp
 	popq	%rbx
 	ret
 	.size	aesgen_vaes512_otr_s_open, .-aesgen_vaes512_otr_s_open

@@ -32,6 +32,7 @@ from ...kernels.spec import ROUNDS, KernelSpec
 from ...kernels.vector_ops import VectorOps
 from ...passes.abi import sysv_with_vectors
 from .. import BuiltKernel
+from ..gcm.short_record import nonce_block
 from ..gcm.x86_64 import Body as GcmBody
 from .skeleton import VERSIONS, build_all
 
@@ -203,8 +204,8 @@ class Body(GcmBody):
     # --- Format, the AD and the nonce ---------------------------------------------------
     def format_block(self, nonce: Reg, nonce_len: Reg, tag_len: Reg) -> Reg:
         """F (section 4): the nonce in the last nonce_len bytes, 0x01 in the byte before,
-        (8 tau mod 128) << 1 in byte 0. A 12-byte nonce takes two loads; another length goes
-        through SCRATCH."""
+        (8 tau mod 128) << 1 in byte 0. A 12-byte nonce is read a byte at a time; another
+        length goes through SCRATCH."""
         a, b, v = self.a, self.b, self.v
         f = b.xmm()
         t = b.gp()
@@ -214,14 +215,9 @@ class Body(GcmBody):
         general, built = b.label("format_any"), b.label("format_built")
         self.isa.compare_jump(b, "ne", nonce_len, 12, general)
         b.emit("or", t, Imm(0x01000000))                # byte 3: the mark before 12 bytes
-        n = b.xmm()
-        v.load_u32(n, Mem(32, base=nonce, disp=8))
-        v.shift_bytes_left(n, n, 8)
-        lo, g = b.xmm(), b.gp()
-        a.mov(g, Mem(64, base=nonce))
-        v.from_gp64(lo, g)
-        v.or_(n, n, lo)
-        v.shift_bytes_left(f, n, 4)
+        # read a byte at a time (GCM's nonce_block): a wide load of a nonce the caller
+        # just wrote would wait for its stores to reach the cache
+        v.shift_bytes_left(f, nonce_block(self, nonce), 4)
         self.isa.jump(b, built)
         b.bind(general)
         v.store(self.f("SCRATCH"), self.zero_vec())
