@@ -543,6 +543,51 @@ def test_gcm_face_table_serves_the_next_record(aead, request) -> None:
 
 
 @pytest.mark.parametrize("aead", _face_aeads(), indirect=True)
+def test_gcm_face_never_meets_a_counter_from_ghash(aead, request) -> None:
+    """A nonce of other than 12 bytes gives J0 = GHASH_H(nonce, its length), linear in H:
+    a table index or a branch on that counter would leak bits of H, a message at a time.
+    Such a message sets COUNTER_SECRET and runs every batch in full: the FACE table and its
+    run of filled entries (filled by 12-byte-nonce records before) are left exactly as they
+    were, byte for byte, however long the message; the next 12-byte nonce clears the flag
+    and finds its table again."""
+    aesgcm = pytest.importorskip("cryptography.hazmat.primitives.ciphers.aead")
+    info = request.node.callspec.params["aead"][1]
+    off = _fields(info)
+    ctx = Ctx(aead.ctx_size)
+    rng = random.Random(SEED + 22)
+    key, static_iv, aad = rng.randbytes(16), rng.randbytes(12), rng.randbytes(13)
+    assert aead.init(ctx.addr, _buf(key), 16) == 0
+
+    def record(nonce: bytes, n: int) -> None:
+        pt = rng.randbytes(n)
+        r, ct, tag = seal(aead, ctx, nonce, aad, pt)
+        assert r == 0 and ct + tag == aesgcm.AESGCM(key).encrypt(nonce, pt, aad), len(nonce)
+
+    def u64(name: str) -> int:
+        at = ctx.off + off[name]
+        return int.from_bytes(ctx.raw.raw[at:at + 8], "little")
+
+    def face_state() -> bytes:
+        raw = ctx.raw.raw
+        table = raw[ctx.off + off["FACE_TABLE"]:ctx.off + off["FACE_TABLE"] + 256 * 16]
+        return table + b"".join(u64(f).to_bytes(8, "little")
+                                for f in ("FACE_TAG_LO", "FACE_TAG_HI", "FILL_START",
+                                          "FILL_COUNT", "FILL_BUDGET"))
+
+    record(_tls_nonce(static_iv, 1), 1024)
+    record(_tls_nonce(static_iv, 2), 1024)
+    assert u64("COUNTER_SECRET") == 0 and u64("FILL_COUNT") > 0
+    before = face_state()
+    for n_len in (16, 13, 8, 60):
+        record(rng.randbytes(n_len), rng.choice((1024, 4096, 4100)))
+        assert u64("COUNTER_SECRET") == 1, n_len
+        assert face_state() == before, f"a {n_len}-byte nonce's message touched FACE's state"
+    record(_tls_nonce(static_iv, 3), 1024)
+    assert u64("COUNTER_SECRET") == 0
+    assert ctx.guards_intact()
+
+
+@pytest.mark.parametrize("aead", _face_aeads(), indirect=True)
 def test_gcm_face_zero_prefix_is_a_new_tag(aead, request) -> None:
     """A freshly keyed context holds no table: a nonce whose bytes 0, 5 and 10 are zero
     (as in a zeroed context's tag fields) is a prefix seen for the first time, so its first

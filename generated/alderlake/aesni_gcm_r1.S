@@ -670,7 +670,7 @@ aesgen_aesni_gcm_r1_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_init_hash_key
 .Laesgen_aesni_gcm_r1_init_hash_key:
-	movq	$1, 520(%rdi)
+	movq	$1, 528(%rdi)
 	vpxor	%xmm0, %xmm0, %xmm0
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -1631,10 +1631,13 @@ aesgen_aesni_gcm_r1_seal:
 	movq	%rax, 480(%rbx)
 	movq	$0, 488(%rbx)
 	movq	$1, 496(%rbx)
+	movq	$0, 504(%rbx)
 	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 400(%rbx)
-	movq	$-1, 504(%rbx)
+	movq	$-1, 512(%rbx)
+	cmpq	$0, 504(%rbx)
+	jne	.Laesgen_aesni_gcm_r1_seal_same_table
 	vmovdqa	%xmm0, 464(%rbx)
 	movq	464(%rbx), %rcx
 	bswapq	%rcx
@@ -1644,16 +1647,16 @@ aesgen_aesni_gcm_r1_seal:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	512(%rbx), %rdx
+	cmpq	520(%rbx), %rdx
 	jne	.Laesgen_aesni_gcm_r1_seal_restart
-	cmpq	520(%rbx), %rax
+	cmpq	528(%rbx), %rax
 	je	.Laesgen_aesni_gcm_r1_seal_same_table
 .Laesgen_aesni_gcm_r1_seal_restart:
-	movq	%rdx, 512(%rbx)
-	movq	%rax, 520(%rbx)
-	movq	$0, 528(%rbx)
+	movq	%rdx, 520(%rbx)
+	movq	%rax, 528(%rbx)
 	movq	$0, 536(%rbx)
-	movq	$1, 544(%rbx)
+	movq	$0, 544(%rbx)
+	movq	$1, 552(%rbx)
 	jmp	.Laesgen_aesni_gcm_r1_seal_same_table
 .Laesgen_aesni_gcm_r1_seal_same_table:
 	movl	240(%rbx), %eax
@@ -1671,7 +1674,7 @@ aesgen_aesni_gcm_r1_seal:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rbx)
+	movq	%rax, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -1713,7 +1716,7 @@ aesgen_aesni_gcm_r1_seal:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rbx)
+	movq	%rax, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -1747,7 +1750,7 @@ aesgen_aesni_gcm_r1_seal:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rbx)
+	movq	%rax, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -1823,8 +1826,10 @@ aesgen_aesni_gcm_r1_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_aesni_gcm_r1_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 504(%rbx)
 	jmp	.Laesgen_aesni_gcm_r1_seal_have_j0
 .Laesgen_aesni_gcm_r1_seal_long_nonce:
+	movq	$1, 504(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa	416(%rbx), %xmm0
@@ -2100,7 +2105,9 @@ aesgen_aesni_gcm_r1_seal:
 	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 400(%rbx)
-	movq	$-1, 504(%rbx)
+	movq	$-1, 512(%rbx)
+	cmpq	$0, 504(%rbx)
+	jne	.Laesgen_aesni_gcm_r1_seal_same_table_2
 	vmovdqa	%xmm0, 464(%rbx)
 	movq	464(%rbx), %rsi
 	bswapq	%rsi
@@ -2110,16 +2117,16 @@ aesgen_aesni_gcm_r1_seal:
 	andq	%rdx, %rdi
 	movabsq	$0xff00000000ff0000, %rdx
 	andq	%rsi, %rdx
-	cmpq	512(%rbx), %rdi
+	cmpq	520(%rbx), %rdi
 	jne	.Laesgen_aesni_gcm_r1_seal_restart_2
-	cmpq	520(%rbx), %rdx
+	cmpq	528(%rbx), %rdx
 	je	.Laesgen_aesni_gcm_r1_seal_same_table_2
 .Laesgen_aesni_gcm_r1_seal_restart_2:
-	movq	%rdi, 512(%rbx)
-	movq	%rdx, 520(%rbx)
-	movq	$0, 528(%rbx)
+	movq	%rdi, 520(%rbx)
+	movq	%rdx, 528(%rbx)
 	movq	$0, 536(%rbx)
-	movq	$1, 544(%rbx)
+	movq	$0, 544(%rbx)
+	movq	$1, 552(%rbx)
 	jmp	.Laesgen_aesni_gcm_r1_seal_same_table_2
 .Laesgen_aesni_gcm_r1_seal_same_table_2:
 	movl	240(%rbx), %edx
@@ -2137,7 +2144,7 @@ aesgen_aesni_gcm_r1_seal:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 504(%rbx)
+	movq	%rdx, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2179,7 +2186,7 @@ aesgen_aesni_gcm_r1_seal:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 504(%rbx)
+	movq	%rdx, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2213,7 +2220,7 @@ aesgen_aesni_gcm_r1_seal:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 504(%rbx)
+	movq	%rdx, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3368,10 +3375,13 @@ aesgen_aesni_gcm_r1_open:
 	movq	%rdi, 480(%rbx)
 	movq	$0, 488(%rbx)
 	movq	$1, 496(%rbx)
+	movq	$0, 504(%rbx)
 	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_r1_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 400(%rbx)
-	movq	$-1, 504(%rbx)
+	movq	$-1, 512(%rbx)
+	cmpq	$0, 504(%rbx)
+	jne	.Laesgen_aesni_gcm_r1_open_same_table
 	vmovdqa	%xmm0, 464(%rbx)
 	movq	464(%rbx), %rcx
 	bswapq	%rcx
@@ -3381,16 +3391,16 @@ aesgen_aesni_gcm_r1_open:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	512(%rbx), %rdx
+	cmpq	520(%rbx), %rdx
 	jne	.Laesgen_aesni_gcm_r1_open_restart
-	cmpq	520(%rbx), %rax
+	cmpq	528(%rbx), %rax
 	je	.Laesgen_aesni_gcm_r1_open_same_table
 .Laesgen_aesni_gcm_r1_open_restart:
-	movq	%rdx, 512(%rbx)
-	movq	%rax, 520(%rbx)
-	movq	$0, 528(%rbx)
+	movq	%rdx, 520(%rbx)
+	movq	%rax, 528(%rbx)
 	movq	$0, 536(%rbx)
-	movq	$1, 544(%rbx)
+	movq	$0, 544(%rbx)
+	movq	$1, 552(%rbx)
 	jmp	.Laesgen_aesni_gcm_r1_open_same_table
 .Laesgen_aesni_gcm_r1_open_same_table:
 	movl	240(%rbx), %eax
@@ -3408,7 +3418,7 @@ aesgen_aesni_gcm_r1_open:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rbx)
+	movq	%rax, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3450,7 +3460,7 @@ aesgen_aesni_gcm_r1_open:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rbx)
+	movq	%rax, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3484,7 +3494,7 @@ aesgen_aesni_gcm_r1_open:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rbx)
+	movq	%rax, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3560,8 +3570,10 @@ aesgen_aesni_gcm_r1_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_aesni_gcm_r1_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 504(%rbx)
 	jmp	.Laesgen_aesni_gcm_r1_open_have_j0
 .Laesgen_aesni_gcm_r1_open_long_nonce:
+	movq	$1, 504(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	416(%rbx), %xmm0
@@ -3837,7 +3849,9 @@ aesgen_aesni_gcm_r1_open:
 	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_r1_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 400(%rbx)
-	movq	$-1, 504(%rbx)
+	movq	$-1, 512(%rbx)
+	cmpq	$0, 504(%rbx)
+	jne	.Laesgen_aesni_gcm_r1_open_same_table_2
 	vmovdqa	%xmm0, 464(%rbx)
 	movq	464(%rbx), %rdx
 	bswapq	%rdx
@@ -3847,16 +3861,16 @@ aesgen_aesni_gcm_r1_open:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	512(%rbx), %rsi
+	cmpq	520(%rbx), %rsi
 	jne	.Laesgen_aesni_gcm_r1_open_restart_2
-	cmpq	520(%rbx), %rax
+	cmpq	528(%rbx), %rax
 	je	.Laesgen_aesni_gcm_r1_open_same_table_2
 .Laesgen_aesni_gcm_r1_open_restart_2:
-	movq	%rsi, 512(%rbx)
-	movq	%rax, 520(%rbx)
-	movq	$0, 528(%rbx)
+	movq	%rsi, 520(%rbx)
+	movq	%rax, 528(%rbx)
 	movq	$0, 536(%rbx)
-	movq	$1, 544(%rbx)
+	movq	$0, 544(%rbx)
+	movq	$1, 552(%rbx)
 	jmp	.Laesgen_aesni_gcm_r1_open_same_table_2
 .Laesgen_aesni_gcm_r1_open_same_table_2:
 	movl	240(%rbx), %eax
@@ -3874,7 +3888,7 @@ aesgen_aesni_gcm_r1_open:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rbx)
+	movq	%rax, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3916,7 +3930,7 @@ aesgen_aesni_gcm_r1_open:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rbx)
+	movq	%rax, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3950,7 +3964,7 @@ aesgen_aesni_gcm_r1_open:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rbx)
+	movq	%rax, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4487,8 +4501,10 @@ aesgen_aesni_gcm_r1_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_aesni_gcm_r1_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_start_have_j0
 .Laesgen_aesni_gcm_r1_start_long_nonce:
+	movq	$1, 504(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	416(%rdi), %xmm0
@@ -4764,7 +4780,9 @@ aesgen_aesni_gcm_r1_start:
 	vpshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_r1_start_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 400(%rdi)
-	movq	$-1, 504(%rdi)
+	movq	$-1, 512(%rdi)
+	cmpq	$0, 504(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_start_same_table
 	vmovdqa	%xmm0, 464(%rdi)
 	movq	464(%rdi), %rcx
 	bswapq	%rcx
@@ -4774,16 +4792,16 @@ aesgen_aesni_gcm_r1_start:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	512(%rdi), %rdx
+	cmpq	520(%rdi), %rdx
 	jne	.Laesgen_aesni_gcm_r1_start_restart
-	cmpq	520(%rdi), %rax
+	cmpq	528(%rdi), %rax
 	je	.Laesgen_aesni_gcm_r1_start_same_table
 .Laesgen_aesni_gcm_r1_start_restart:
-	movq	%rdx, 512(%rdi)
-	movq	%rax, 520(%rdi)
-	movq	$0, 528(%rdi)
+	movq	%rdx, 520(%rdi)
+	movq	%rax, 528(%rdi)
 	movq	$0, 536(%rdi)
-	movq	$1, 544(%rdi)
+	movq	$0, 544(%rdi)
+	movq	$1, 552(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_start_same_table
 .Laesgen_aesni_gcm_r1_start_same_table:
 	movl	240(%rdi), %eax
@@ -4801,7 +4819,7 @@ aesgen_aesni_gcm_r1_start:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -4843,7 +4861,7 @@ aesgen_aesni_gcm_r1_start:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -4877,7 +4895,7 @@ aesgen_aesni_gcm_r1_start:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -5705,14 +5723,16 @@ aesgen_aesni_gcm_r1_encrypt_data:
 .Laesgen_aesni_gcm_r1_encrypt_data_first256:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_first_done256
+	cmpq	$0, 504(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_encrypt_data_full_first_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_full_first_256
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	512(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_refresh_first_256
-	cmpq	$256, 536(%rdi)
+	cmpq	$256, 544(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_check_first_256
 .Laesgen_aesni_gcm_r1_encrypt_data_fast_first_256:
 	shlq	$4, %r8
@@ -5872,23 +5892,23 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_first_done256
 .Laesgen_aesni_gcm_r1_encrypt_data_check_first_256:
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	536(%rdi), %r10
+	movq	544(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r1_encrypt_data_outside_run
-	movq	$0xffff, 544(%rdi)
+	movq	$0xffff, 552(%rdi)
 	addq	$8, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_first_256
 .Laesgen_aesni_gcm_r1_encrypt_data_outside_run:
-	cmpq	$0, 544(%rdi)
+	cmpq	$0, 552(%rdi)
 	je	.Laesgen_aesni_gcm_r1_encrypt_data_full_first_256
-	subq	$1, 544(%rdi)
+	subq	$1, 552(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -6067,9 +6087,9 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenclast	%xmm10, %xmm8, %xmm8
 	vaesenclast	%xmm10, %xmm9, %xmm9
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
-	movq	536(%rdi), %r9
+	movq	544(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_run_restart
 	addq	$8, %rax
@@ -6077,14 +6097,14 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_run_grown
-	movq	$0, 528(%rdi)
+	movq	$0, 536(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r1_encrypt_data_run_grown:
-	movq	%r9, 536(%rdi)
+	movq	%r9, 544(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_run_done
 .Laesgen_aesni_gcm_r1_encrypt_data_run_restart:
-	movq	%r8, 528(%rdi)
-	movq	$8, 536(%rdi)
+	movq	%r8, 536(%rdi)
+	movq	$8, 544(%rdi)
 .Laesgen_aesni_gcm_r1_encrypt_data_run_done:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -6288,20 +6308,22 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_first256
 .Laesgen_aesni_gcm_r1_encrypt_data_first_done256:
 .Laesgen_aesni_gcm_r1_encrypt_data_top256:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_drain256
+	cmpq	$0, 504(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_encrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	512(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_refresh_steady_256
-	cmpq	$256, 536(%rdi)
+	cmpq	$256, 544(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_check_steady_256
 .Laesgen_aesni_gcm_r1_encrypt_data_fast_steady_256:
 	shlq	$4, %r8
@@ -6551,23 +6573,23 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top256
 .Laesgen_aesni_gcm_r1_encrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	536(%rdi), %r10
+	movq	544(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r1_encrypt_data_outside_run_2
-	movq	$0xffff, 544(%rdi)
+	movq	$0xffff, 552(%rdi)
 	addq	$8, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_steady_256
 .Laesgen_aesni_gcm_r1_encrypt_data_outside_run_2:
-	cmpq	$0, 544(%rdi)
+	cmpq	$0, 552(%rdi)
 	je	.Laesgen_aesni_gcm_r1_encrypt_data_spent_steady_256
-	subq	$1, 544(%rdi)
+	subq	$1, 552(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-128(%rcx), %xmm9
@@ -6836,9 +6858,9 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
-	movq	536(%rdi), %r9
+	movq	544(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_run_restart_2
 	addq	$8, %rax
@@ -6846,14 +6868,14 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_run_grown_2
-	movq	$0, 528(%rdi)
+	movq	$0, 536(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r1_encrypt_data_run_grown_2:
-	movq	%r9, 536(%rdi)
+	movq	%r9, 544(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_run_done_2
 .Laesgen_aesni_gcm_r1_encrypt_data_run_restart_2:
-	movq	%r8, 528(%rdi)
-	movq	$8, 536(%rdi)
+	movq	%r8, 536(%rdi)
+	movq	$8, 544(%rdi)
 .Laesgen_aesni_gcm_r1_encrypt_data_run_done_2:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -7138,7 +7160,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top256
 .Laesgen_aesni_gcm_r1_encrypt_data_spent_steady_256:
-	movq	528(%rdi), %rax
+	movq	536(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -7425,7 +7447,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top256
 .Laesgen_aesni_gcm_r1_encrypt_data_drain256:
 	vmovdqu	-128(%rcx), %xmm2
@@ -7817,14 +7839,16 @@ aesgen_aesni_gcm_r1_encrypt_data:
 .Laesgen_aesni_gcm_r1_encrypt_data_first128:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_first_done128
+	cmpq	$0, 504(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_encrypt_data_full_first_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_full_first_128
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	512(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_refresh_first_128
-	cmpq	$256, 536(%rdi)
+	cmpq	$256, 544(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_check_first_128
 .Laesgen_aesni_gcm_r1_encrypt_data_fast_first_128:
 	shlq	$4, %r8
@@ -7948,23 +7972,23 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_first_done128
 .Laesgen_aesni_gcm_r1_encrypt_data_check_first_128:
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	536(%rdi), %r10
+	movq	544(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r1_encrypt_data_outside_run_3
-	movq	$0xffff, 544(%rdi)
+	movq	$0xffff, 552(%rdi)
 	addq	$8, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_first_128
 .Laesgen_aesni_gcm_r1_encrypt_data_outside_run_3:
-	cmpq	$0, 544(%rdi)
+	cmpq	$0, 552(%rdi)
 	je	.Laesgen_aesni_gcm_r1_encrypt_data_full_first_128
-	subq	$1, 544(%rdi)
+	subq	$1, 552(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -8107,9 +8131,9 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenclast	%xmm10, %xmm8, %xmm8
 	vaesenclast	%xmm10, %xmm9, %xmm9
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
-	movq	536(%rdi), %r9
+	movq	544(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_run_restart_3
 	addq	$8, %rax
@@ -8117,14 +8141,14 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_run_grown_3
-	movq	$0, 528(%rdi)
+	movq	$0, 536(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r1_encrypt_data_run_grown_3:
-	movq	%r9, 536(%rdi)
+	movq	%r9, 544(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_run_done_3
 .Laesgen_aesni_gcm_r1_encrypt_data_run_restart_3:
-	movq	%r8, 528(%rdi)
-	movq	$8, 536(%rdi)
+	movq	%r8, 536(%rdi)
+	movq	$8, 544(%rdi)
 .Laesgen_aesni_gcm_r1_encrypt_data_run_done_3:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -8292,20 +8316,22 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_first128
 .Laesgen_aesni_gcm_r1_encrypt_data_first_done128:
 .Laesgen_aesni_gcm_r1_encrypt_data_top128:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_drain128
+	cmpq	$0, 504(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_encrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	512(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_refresh_steady_128
-	cmpq	$256, 536(%rdi)
+	cmpq	$256, 544(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_check_steady_128
 .Laesgen_aesni_gcm_r1_encrypt_data_fast_steady_128:
 	shlq	$4, %r8
@@ -8519,23 +8545,23 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top128
 .Laesgen_aesni_gcm_r1_encrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	536(%rdi), %r10
+	movq	544(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r1_encrypt_data_outside_run_4
-	movq	$0xffff, 544(%rdi)
+	movq	$0xffff, 552(%rdi)
 	addq	$8, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_steady_128
 .Laesgen_aesni_gcm_r1_encrypt_data_outside_run_4:
-	cmpq	$0, 544(%rdi)
+	cmpq	$0, 552(%rdi)
 	je	.Laesgen_aesni_gcm_r1_encrypt_data_spent_steady_128
-	subq	$1, 544(%rdi)
+	subq	$1, 552(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-128(%rcx), %xmm7
@@ -8768,9 +8794,9 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
-	movq	536(%rdi), %r9
+	movq	544(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_run_restart_4
 	addq	$8, %rax
@@ -8778,14 +8804,14 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_run_grown_4
-	movq	$0, 528(%rdi)
+	movq	$0, 536(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r1_encrypt_data_run_grown_4:
-	movq	%r9, 536(%rdi)
+	movq	%r9, 544(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_run_done_4
 .Laesgen_aesni_gcm_r1_encrypt_data_run_restart_4:
-	movq	%r8, 528(%rdi)
-	movq	$8, 536(%rdi)
+	movq	%r8, 536(%rdi)
+	movq	$8, 544(%rdi)
 .Laesgen_aesni_gcm_r1_encrypt_data_run_done_4:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -9034,7 +9060,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top128
 .Laesgen_aesni_gcm_r1_encrypt_data_spent_steady_128:
-	movq	528(%rdi), %rax
+	movq	536(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -9285,7 +9311,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top128
 .Laesgen_aesni_gcm_r1_encrypt_data_drain128:
 	vmovdqu	-128(%rcx), %xmm2
@@ -9641,14 +9667,16 @@ aesgen_aesni_gcm_r1_encrypt_data:
 .Laesgen_aesni_gcm_r1_encrypt_data_first192:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_first_done192
+	cmpq	$0, 504(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_encrypt_data_full_first_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_full_first_192
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	512(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_refresh_first_192
-	cmpq	$256, 536(%rdi)
+	cmpq	$256, 544(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_check_first_192
 .Laesgen_aesni_gcm_r1_encrypt_data_fast_first_192:
 	shlq	$4, %r8
@@ -9790,23 +9818,23 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_first_done192
 .Laesgen_aesni_gcm_r1_encrypt_data_check_first_192:
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	536(%rdi), %r10
+	movq	544(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r1_encrypt_data_outside_run_5
-	movq	$0xffff, 544(%rdi)
+	movq	$0xffff, 552(%rdi)
 	addq	$8, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_first_192
 .Laesgen_aesni_gcm_r1_encrypt_data_outside_run_5:
-	cmpq	$0, 544(%rdi)
+	cmpq	$0, 552(%rdi)
 	je	.Laesgen_aesni_gcm_r1_encrypt_data_full_first_192
-	subq	$1, 544(%rdi)
+	subq	$1, 552(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -9967,9 +9995,9 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenclast	%xmm10, %xmm8, %xmm8
 	vaesenclast	%xmm10, %xmm9, %xmm9
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
-	movq	536(%rdi), %r9
+	movq	544(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_run_restart_5
 	addq	$8, %rax
@@ -9977,14 +10005,14 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_run_grown_5
-	movq	$0, 528(%rdi)
+	movq	$0, 536(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r1_encrypt_data_run_grown_5:
-	movq	%r9, 536(%rdi)
+	movq	%r9, 544(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_run_done_5
 .Laesgen_aesni_gcm_r1_encrypt_data_run_restart_5:
-	movq	%r8, 528(%rdi)
-	movq	$8, 536(%rdi)
+	movq	%r8, 536(%rdi)
+	movq	$8, 544(%rdi)
 .Laesgen_aesni_gcm_r1_encrypt_data_run_done_5:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -10170,20 +10198,22 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_first192
 .Laesgen_aesni_gcm_r1_encrypt_data_first_done192:
 .Laesgen_aesni_gcm_r1_encrypt_data_top192:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_drain192
+	cmpq	$0, 504(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_encrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	512(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_refresh_steady_192
-	cmpq	$256, 536(%rdi)
+	cmpq	$256, 544(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_check_steady_192
 .Laesgen_aesni_gcm_r1_encrypt_data_fast_steady_192:
 	shlq	$4, %r8
@@ -10415,23 +10445,23 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top192
 .Laesgen_aesni_gcm_r1_encrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	536(%rdi), %r10
+	movq	544(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r1_encrypt_data_outside_run_6
-	movq	$0xffff, 544(%rdi)
+	movq	$0xffff, 552(%rdi)
 	addq	$8, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_steady_192
 .Laesgen_aesni_gcm_r1_encrypt_data_outside_run_6:
-	cmpq	$0, 544(%rdi)
+	cmpq	$0, 552(%rdi)
 	je	.Laesgen_aesni_gcm_r1_encrypt_data_spent_steady_192
-	subq	$1, 544(%rdi)
+	subq	$1, 552(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-128(%rcx), %xmm8
@@ -10682,9 +10712,9 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
-	movq	536(%rdi), %r9
+	movq	544(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_run_restart_6
 	addq	$8, %rax
@@ -10692,14 +10722,14 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_run_grown_6
-	movq	$0, 528(%rdi)
+	movq	$0, 536(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r1_encrypt_data_run_grown_6:
-	movq	%r9, 536(%rdi)
+	movq	%r9, 544(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_run_done_6
 .Laesgen_aesni_gcm_r1_encrypt_data_run_restart_6:
-	movq	%r8, 528(%rdi)
-	movq	$8, 536(%rdi)
+	movq	%r8, 536(%rdi)
+	movq	$8, 544(%rdi)
 .Laesgen_aesni_gcm_r1_encrypt_data_run_done_6:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -10966,7 +10996,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top192
 .Laesgen_aesni_gcm_r1_encrypt_data_spent_steady_192:
-	movq	528(%rdi), %rax
+	movq	536(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -11235,7 +11265,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top192
 .Laesgen_aesni_gcm_r1_encrypt_data_drain192:
 	vmovdqu	-128(%rcx), %xmm2
@@ -11783,14 +11813,16 @@ aesgen_aesni_gcm_r1_decrypt_data:
 .Laesgen_aesni_gcm_r1_decrypt_data_top256:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_decrypt_data_drain256
+	cmpq	$0, 504(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_decrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_decrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	512(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_decrypt_data_refresh_steady_256
-	cmpq	$256, 536(%rdi)
+	cmpq	$256, 544(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_decrypt_data_check_steady_256
 .Laesgen_aesni_gcm_r1_decrypt_data_fast_steady_256:
 	shlq	$4, %r8
@@ -12040,23 +12072,23 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top256
 .Laesgen_aesni_gcm_r1_decrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	536(%rdi), %r10
+	movq	544(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r1_decrypt_data_outside_run
-	movq	$0xffff, 544(%rdi)
+	movq	$0xffff, 552(%rdi)
 	addq	$8, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_decrypt_data_fast_steady_256
 .Laesgen_aesni_gcm_r1_decrypt_data_outside_run:
-	cmpq	$0, 544(%rdi)
+	cmpq	$0, 552(%rdi)
 	je	.Laesgen_aesni_gcm_r1_decrypt_data_spent_steady_256
-	subq	$1, 544(%rdi)
+	subq	$1, 552(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %xmm9
@@ -12325,9 +12357,9 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
-	movq	536(%rdi), %r9
+	movq	544(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r1_decrypt_data_run_restart
 	addq	$8, %rax
@@ -12335,14 +12367,14 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r1_decrypt_data_run_grown
-	movq	$0, 528(%rdi)
+	movq	$0, 536(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r1_decrypt_data_run_grown:
-	movq	%r9, 536(%rdi)
+	movq	%r9, 544(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_run_done
 .Laesgen_aesni_gcm_r1_decrypt_data_run_restart:
-	movq	%r8, 528(%rdi)
-	movq	$8, 536(%rdi)
+	movq	%r8, 536(%rdi)
+	movq	$8, 544(%rdi)
 .Laesgen_aesni_gcm_r1_decrypt_data_run_done:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -12627,7 +12659,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top256
 .Laesgen_aesni_gcm_r1_decrypt_data_spent_steady_256:
-	movq	528(%rdi), %rax
+	movq	536(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -12914,7 +12946,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top256
 .Laesgen_aesni_gcm_r1_decrypt_data_drain256:
 .Laesgen_aesni_gcm_r1_decrypt_data_small256:
@@ -13217,14 +13249,16 @@ aesgen_aesni_gcm_r1_decrypt_data:
 .Laesgen_aesni_gcm_r1_decrypt_data_top128:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_decrypt_data_drain128
+	cmpq	$0, 504(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_decrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_decrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	512(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_decrypt_data_refresh_steady_128
-	cmpq	$256, 536(%rdi)
+	cmpq	$256, 544(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_decrypt_data_check_steady_128
 .Laesgen_aesni_gcm_r1_decrypt_data_fast_steady_128:
 	shlq	$4, %r8
@@ -13438,23 +13472,23 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top128
 .Laesgen_aesni_gcm_r1_decrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	536(%rdi), %r10
+	movq	544(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r1_decrypt_data_outside_run_2
-	movq	$0xffff, 544(%rdi)
+	movq	$0xffff, 552(%rdi)
 	addq	$8, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_decrypt_data_fast_steady_128
 .Laesgen_aesni_gcm_r1_decrypt_data_outside_run_2:
-	cmpq	$0, 544(%rdi)
+	cmpq	$0, 552(%rdi)
 	je	.Laesgen_aesni_gcm_r1_decrypt_data_spent_steady_128
-	subq	$1, 544(%rdi)
+	subq	$1, 552(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %xmm7
@@ -13687,9 +13721,9 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
-	movq	536(%rdi), %r9
+	movq	544(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r1_decrypt_data_run_restart_2
 	addq	$8, %rax
@@ -13697,14 +13731,14 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r1_decrypt_data_run_grown_2
-	movq	$0, 528(%rdi)
+	movq	$0, 536(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r1_decrypt_data_run_grown_2:
-	movq	%r9, 536(%rdi)
+	movq	%r9, 544(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_run_done_2
 .Laesgen_aesni_gcm_r1_decrypt_data_run_restart_2:
-	movq	%r8, 528(%rdi)
-	movq	$8, 536(%rdi)
+	movq	%r8, 536(%rdi)
+	movq	$8, 544(%rdi)
 .Laesgen_aesni_gcm_r1_decrypt_data_run_done_2:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -13953,7 +13987,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top128
 .Laesgen_aesni_gcm_r1_decrypt_data_spent_steady_128:
-	movq	528(%rdi), %rax
+	movq	536(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -14204,7 +14238,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top128
 .Laesgen_aesni_gcm_r1_decrypt_data_drain128:
 .Laesgen_aesni_gcm_r1_decrypt_data_small128:
@@ -14471,14 +14505,16 @@ aesgen_aesni_gcm_r1_decrypt_data:
 .Laesgen_aesni_gcm_r1_decrypt_data_top192:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_decrypt_data_drain192
+	cmpq	$0, 504(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_decrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_decrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	512(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_decrypt_data_refresh_steady_192
-	cmpq	$256, 536(%rdi)
+	cmpq	$256, 544(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_decrypt_data_check_steady_192
 .Laesgen_aesni_gcm_r1_decrypt_data_fast_steady_192:
 	shlq	$4, %r8
@@ -14710,23 +14746,23 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top192
 .Laesgen_aesni_gcm_r1_decrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	536(%rdi), %r10
+	movq	544(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r1_decrypt_data_outside_run_3
-	movq	$0xffff, 544(%rdi)
+	movq	$0xffff, 552(%rdi)
 	addq	$8, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_decrypt_data_fast_steady_192
 .Laesgen_aesni_gcm_r1_decrypt_data_outside_run_3:
-	cmpq	$0, 544(%rdi)
+	cmpq	$0, 552(%rdi)
 	je	.Laesgen_aesni_gcm_r1_decrypt_data_spent_steady_192
-	subq	$1, 544(%rdi)
+	subq	$1, 552(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %xmm8
@@ -14977,9 +15013,9 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
-	movq	536(%rdi), %r9
+	movq	544(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r1_decrypt_data_run_restart_3
 	addq	$8, %rax
@@ -14987,14 +15023,14 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r1_decrypt_data_run_grown_3
-	movq	$0, 528(%rdi)
+	movq	$0, 536(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r1_decrypt_data_run_grown_3:
-	movq	%r9, 536(%rdi)
+	movq	%r9, 544(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_run_done_3
 .Laesgen_aesni_gcm_r1_decrypt_data_run_restart_3:
-	movq	%r8, 528(%rdi)
-	movq	$8, 536(%rdi)
+	movq	%r8, 536(%rdi)
+	movq	$8, 544(%rdi)
 .Laesgen_aesni_gcm_r1_decrypt_data_run_done_3:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -15261,7 +15297,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top192
 .Laesgen_aesni_gcm_r1_decrypt_data_spent_steady_192:
-	movq	528(%rdi), %rax
+	movq	536(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -15530,7 +15566,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top192
 .Laesgen_aesni_gcm_r1_decrypt_data_drain192:
 .Laesgen_aesni_gcm_r1_decrypt_data_small192:

@@ -670,7 +670,7 @@ aesgen_aesni_gcm_r2_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_init_hash_key
 .Laesgen_aesni_gcm_r2_init_hash_key:
-	movq	$1, 520(%rdi)
+	movq	$1, 528(%rdi)
 	vpxor	%xmm0, %xmm0, %xmm0
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -1631,10 +1631,13 @@ aesgen_aesni_gcm_r2_seal:
 	movq	%rax, 480(%rbx)
 	movq	$0, 488(%rbx)
 	movq	$1, 496(%rbx)
+	movq	$0, 504(%rbx)
 	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 400(%rbx)
-	movq	$-1, 504(%rbx)
+	movq	$-1, 512(%rbx)
+	cmpq	$0, 504(%rbx)
+	jne	.Laesgen_aesni_gcm_r2_seal_same_table
 	vmovdqa	%xmm0, 464(%rbx)
 	movq	464(%rbx), %rcx
 	bswapq	%rcx
@@ -1644,16 +1647,16 @@ aesgen_aesni_gcm_r2_seal:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	512(%rbx), %rdx
+	cmpq	520(%rbx), %rdx
 	jne	.Laesgen_aesni_gcm_r2_seal_restart
-	cmpq	520(%rbx), %rax
+	cmpq	528(%rbx), %rax
 	je	.Laesgen_aesni_gcm_r2_seal_same_table
 .Laesgen_aesni_gcm_r2_seal_restart:
-	movq	%rdx, 512(%rbx)
-	movq	%rax, 520(%rbx)
-	movq	$0, 528(%rbx)
+	movq	%rdx, 520(%rbx)
+	movq	%rax, 528(%rbx)
 	movq	$0, 536(%rbx)
-	movq	$1, 544(%rbx)
+	movq	$0, 544(%rbx)
+	movq	$1, 552(%rbx)
 	jmp	.Laesgen_aesni_gcm_r2_seal_same_table
 .Laesgen_aesni_gcm_r2_seal_same_table:
 	movl	240(%rbx), %eax
@@ -1673,7 +1676,7 @@ aesgen_aesni_gcm_r2_seal:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rbx)
+	movq	%rax, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -1717,7 +1720,7 @@ aesgen_aesni_gcm_r2_seal:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rbx)
+	movq	%rax, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -1753,7 +1756,7 @@ aesgen_aesni_gcm_r2_seal:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rbx)
+	movq	%rax, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -1829,8 +1832,10 @@ aesgen_aesni_gcm_r2_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_aesni_gcm_r2_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 504(%rbx)
 	jmp	.Laesgen_aesni_gcm_r2_seal_have_j0
 .Laesgen_aesni_gcm_r2_seal_long_nonce:
+	movq	$1, 504(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa	416(%rbx), %xmm0
@@ -2106,7 +2111,9 @@ aesgen_aesni_gcm_r2_seal:
 	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 400(%rbx)
-	movq	$-1, 504(%rbx)
+	movq	$-1, 512(%rbx)
+	cmpq	$0, 504(%rbx)
+	jne	.Laesgen_aesni_gcm_r2_seal_same_table_2
 	vmovdqa	%xmm0, 464(%rbx)
 	movq	464(%rbx), %rsi
 	bswapq	%rsi
@@ -2116,16 +2123,16 @@ aesgen_aesni_gcm_r2_seal:
 	andq	%rdx, %rdi
 	movabsq	$0xff00000000ff0000, %rdx
 	andq	%rsi, %rdx
-	cmpq	512(%rbx), %rdi
+	cmpq	520(%rbx), %rdi
 	jne	.Laesgen_aesni_gcm_r2_seal_restart_2
-	cmpq	520(%rbx), %rdx
+	cmpq	528(%rbx), %rdx
 	je	.Laesgen_aesni_gcm_r2_seal_same_table_2
 .Laesgen_aesni_gcm_r2_seal_restart_2:
-	movq	%rdi, 512(%rbx)
-	movq	%rdx, 520(%rbx)
-	movq	$0, 528(%rbx)
+	movq	%rdi, 520(%rbx)
+	movq	%rdx, 528(%rbx)
 	movq	$0, 536(%rbx)
-	movq	$1, 544(%rbx)
+	movq	$0, 544(%rbx)
+	movq	$1, 552(%rbx)
 	jmp	.Laesgen_aesni_gcm_r2_seal_same_table_2
 .Laesgen_aesni_gcm_r2_seal_same_table_2:
 	movl	240(%rbx), %edx
@@ -2145,7 +2152,7 @@ aesgen_aesni_gcm_r2_seal:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 504(%rbx)
+	movq	%rdx, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2189,7 +2196,7 @@ aesgen_aesni_gcm_r2_seal:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 504(%rbx)
+	movq	%rdx, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2225,7 +2232,7 @@ aesgen_aesni_gcm_r2_seal:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 504(%rbx)
+	movq	%rdx, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3380,10 +3387,13 @@ aesgen_aesni_gcm_r2_open:
 	movq	%rdi, 480(%rbx)
 	movq	$0, 488(%rbx)
 	movq	$1, 496(%rbx)
+	movq	$0, 504(%rbx)
 	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_r2_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 400(%rbx)
-	movq	$-1, 504(%rbx)
+	movq	$-1, 512(%rbx)
+	cmpq	$0, 504(%rbx)
+	jne	.Laesgen_aesni_gcm_r2_open_same_table
 	vmovdqa	%xmm0, 464(%rbx)
 	movq	464(%rbx), %rcx
 	bswapq	%rcx
@@ -3393,16 +3403,16 @@ aesgen_aesni_gcm_r2_open:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	512(%rbx), %rdx
+	cmpq	520(%rbx), %rdx
 	jne	.Laesgen_aesni_gcm_r2_open_restart
-	cmpq	520(%rbx), %rax
+	cmpq	528(%rbx), %rax
 	je	.Laesgen_aesni_gcm_r2_open_same_table
 .Laesgen_aesni_gcm_r2_open_restart:
-	movq	%rdx, 512(%rbx)
-	movq	%rax, 520(%rbx)
-	movq	$0, 528(%rbx)
+	movq	%rdx, 520(%rbx)
+	movq	%rax, 528(%rbx)
 	movq	$0, 536(%rbx)
-	movq	$1, 544(%rbx)
+	movq	$0, 544(%rbx)
+	movq	$1, 552(%rbx)
 	jmp	.Laesgen_aesni_gcm_r2_open_same_table
 .Laesgen_aesni_gcm_r2_open_same_table:
 	movl	240(%rbx), %eax
@@ -3422,7 +3432,7 @@ aesgen_aesni_gcm_r2_open:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rbx)
+	movq	%rax, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3466,7 +3476,7 @@ aesgen_aesni_gcm_r2_open:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rbx)
+	movq	%rax, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3502,7 +3512,7 @@ aesgen_aesni_gcm_r2_open:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rbx)
+	movq	%rax, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3578,8 +3588,10 @@ aesgen_aesni_gcm_r2_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_aesni_gcm_r2_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 504(%rbx)
 	jmp	.Laesgen_aesni_gcm_r2_open_have_j0
 .Laesgen_aesni_gcm_r2_open_long_nonce:
+	movq	$1, 504(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	416(%rbx), %xmm0
@@ -3855,7 +3867,9 @@ aesgen_aesni_gcm_r2_open:
 	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_r2_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 400(%rbx)
-	movq	$-1, 504(%rbx)
+	movq	$-1, 512(%rbx)
+	cmpq	$0, 504(%rbx)
+	jne	.Laesgen_aesni_gcm_r2_open_same_table_2
 	vmovdqa	%xmm0, 464(%rbx)
 	movq	464(%rbx), %rdx
 	bswapq	%rdx
@@ -3865,16 +3879,16 @@ aesgen_aesni_gcm_r2_open:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	512(%rbx), %rsi
+	cmpq	520(%rbx), %rsi
 	jne	.Laesgen_aesni_gcm_r2_open_restart_2
-	cmpq	520(%rbx), %rax
+	cmpq	528(%rbx), %rax
 	je	.Laesgen_aesni_gcm_r2_open_same_table_2
 .Laesgen_aesni_gcm_r2_open_restart_2:
-	movq	%rsi, 512(%rbx)
-	movq	%rax, 520(%rbx)
-	movq	$0, 528(%rbx)
+	movq	%rsi, 520(%rbx)
+	movq	%rax, 528(%rbx)
 	movq	$0, 536(%rbx)
-	movq	$1, 544(%rbx)
+	movq	$0, 544(%rbx)
+	movq	$1, 552(%rbx)
 	jmp	.Laesgen_aesni_gcm_r2_open_same_table_2
 .Laesgen_aesni_gcm_r2_open_same_table_2:
 	movl	240(%rbx), %eax
@@ -3894,7 +3908,7 @@ aesgen_aesni_gcm_r2_open:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rbx)
+	movq	%rax, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3938,7 +3952,7 @@ aesgen_aesni_gcm_r2_open:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rbx)
+	movq	%rax, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3974,7 +3988,7 @@ aesgen_aesni_gcm_r2_open:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rbx)
+	movq	%rax, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4511,8 +4525,10 @@ aesgen_aesni_gcm_r2_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_aesni_gcm_r2_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_start_have_j0
 .Laesgen_aesni_gcm_r2_start_long_nonce:
+	movq	$1, 504(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	416(%rdi), %xmm0
@@ -4788,7 +4804,9 @@ aesgen_aesni_gcm_r2_start:
 	vpshufb	.Laesgen_aesni_gcm_r2_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_r2_start_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 400(%rdi)
-	movq	$-1, 504(%rdi)
+	movq	$-1, 512(%rdi)
+	cmpq	$0, 504(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_start_same_table
 	vmovdqa	%xmm0, 464(%rdi)
 	movq	464(%rdi), %rcx
 	bswapq	%rcx
@@ -4798,16 +4816,16 @@ aesgen_aesni_gcm_r2_start:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	512(%rdi), %rdx
+	cmpq	520(%rdi), %rdx
 	jne	.Laesgen_aesni_gcm_r2_start_restart
-	cmpq	520(%rdi), %rax
+	cmpq	528(%rdi), %rax
 	je	.Laesgen_aesni_gcm_r2_start_same_table
 .Laesgen_aesni_gcm_r2_start_restart:
-	movq	%rdx, 512(%rdi)
-	movq	%rax, 520(%rdi)
-	movq	$0, 528(%rdi)
+	movq	%rdx, 520(%rdi)
+	movq	%rax, 528(%rdi)
 	movq	$0, 536(%rdi)
-	movq	$1, 544(%rdi)
+	movq	$0, 544(%rdi)
+	movq	$1, 552(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_start_same_table
 .Laesgen_aesni_gcm_r2_start_same_table:
 	movl	240(%rdi), %eax
@@ -4827,7 +4845,7 @@ aesgen_aesni_gcm_r2_start:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -4871,7 +4889,7 @@ aesgen_aesni_gcm_r2_start:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -4907,7 +4925,7 @@ aesgen_aesni_gcm_r2_start:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -5735,14 +5753,16 @@ aesgen_aesni_gcm_r2_encrypt_data:
 .Laesgen_aesni_gcm_r2_encrypt_data_first256:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_first_done256
+	cmpq	$0, 504(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_encrypt_data_full_first_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_encrypt_data_full_first_256
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	512(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_refresh_first_256
-	cmpq	$256, 536(%rdi)
+	cmpq	$256, 544(%rdi)
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_check_first_256
 .Laesgen_aesni_gcm_r2_encrypt_data_fast_first_256:
 	shlq	$4, %r8
@@ -5893,23 +5913,23 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_first_done256
 .Laesgen_aesni_gcm_r2_encrypt_data_check_first_256:
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	536(%rdi), %r10
+	movq	544(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r2_encrypt_data_outside_run
-	movq	$0xffff, 544(%rdi)
+	movq	$0xffff, 552(%rdi)
 	addq	$8, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_first_256
 .Laesgen_aesni_gcm_r2_encrypt_data_outside_run:
-	cmpq	$0, 544(%rdi)
+	cmpq	$0, 552(%rdi)
 	je	.Laesgen_aesni_gcm_r2_encrypt_data_full_first_256
-	subq	$1, 544(%rdi)
+	subq	$1, 552(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -6088,9 +6108,9 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenclast	%xmm10, %xmm8, %xmm8
 	vaesenclast	%xmm10, %xmm9, %xmm9
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
-	movq	536(%rdi), %r9
+	movq	544(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r2_encrypt_data_run_restart
 	addq	$8, %rax
@@ -6098,14 +6118,14 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_run_grown
-	movq	$0, 528(%rdi)
+	movq	$0, 536(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r2_encrypt_data_run_grown:
-	movq	%r9, 536(%rdi)
+	movq	%r9, 544(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_run_done
 .Laesgen_aesni_gcm_r2_encrypt_data_run_restart:
-	movq	%r8, 528(%rdi)
-	movq	$8, 536(%rdi)
+	movq	%r8, 536(%rdi)
+	movq	$8, 544(%rdi)
 .Laesgen_aesni_gcm_r2_encrypt_data_run_done:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -6311,20 +6331,22 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_first256
 .Laesgen_aesni_gcm_r2_encrypt_data_first_done256:
 .Laesgen_aesni_gcm_r2_encrypt_data_top256:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_drain256
+	cmpq	$0, 504(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_encrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_encrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	512(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_refresh_steady_256
-	cmpq	$256, 536(%rdi)
+	cmpq	$256, 544(%rdi)
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_check_steady_256
 .Laesgen_aesni_gcm_r2_encrypt_data_fast_steady_256:
 	shlq	$4, %r8
@@ -6565,23 +6587,23 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_top256
 .Laesgen_aesni_gcm_r2_encrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	536(%rdi), %r10
+	movq	544(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r2_encrypt_data_outside_run_2
-	movq	$0xffff, 544(%rdi)
+	movq	$0xffff, 552(%rdi)
 	addq	$8, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_steady_256
 .Laesgen_aesni_gcm_r2_encrypt_data_outside_run_2:
-	cmpq	$0, 544(%rdi)
+	cmpq	$0, 552(%rdi)
 	je	.Laesgen_aesni_gcm_r2_encrypt_data_spent_steady_256
-	subq	$1, 544(%rdi)
+	subq	$1, 552(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-128(%rcx), %xmm9
@@ -6850,9 +6872,9 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
-	movq	536(%rdi), %r9
+	movq	544(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r2_encrypt_data_run_restart_2
 	addq	$8, %rax
@@ -6860,14 +6882,14 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_run_grown_2
-	movq	$0, 528(%rdi)
+	movq	$0, 536(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r2_encrypt_data_run_grown_2:
-	movq	%r9, 536(%rdi)
+	movq	%r9, 544(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_run_done_2
 .Laesgen_aesni_gcm_r2_encrypt_data_run_restart_2:
-	movq	%r8, 528(%rdi)
-	movq	$8, 536(%rdi)
+	movq	%r8, 536(%rdi)
+	movq	$8, 544(%rdi)
 .Laesgen_aesni_gcm_r2_encrypt_data_run_done_2:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -7152,7 +7174,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_top256
 .Laesgen_aesni_gcm_r2_encrypt_data_spent_steady_256:
-	movq	528(%rdi), %rax
+	movq	536(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -7441,7 +7463,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_top256
 .Laesgen_aesni_gcm_r2_encrypt_data_drain256:
 	vmovdqu	-128(%rcx), %xmm2
@@ -7833,14 +7855,16 @@ aesgen_aesni_gcm_r2_encrypt_data:
 .Laesgen_aesni_gcm_r2_encrypt_data_first128:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_first_done128
+	cmpq	$0, 504(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_encrypt_data_full_first_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_encrypt_data_full_first_128
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	512(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_refresh_first_128
-	cmpq	$256, 536(%rdi)
+	cmpq	$256, 544(%rdi)
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_check_first_128
 .Laesgen_aesni_gcm_r2_encrypt_data_fast_first_128:
 	shlq	$4, %r8
@@ -7955,23 +7979,23 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_first_done128
 .Laesgen_aesni_gcm_r2_encrypt_data_check_first_128:
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	536(%rdi), %r10
+	movq	544(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r2_encrypt_data_outside_run_3
-	movq	$0xffff, 544(%rdi)
+	movq	$0xffff, 552(%rdi)
 	addq	$8, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_first_128
 .Laesgen_aesni_gcm_r2_encrypt_data_outside_run_3:
-	cmpq	$0, 544(%rdi)
+	cmpq	$0, 552(%rdi)
 	je	.Laesgen_aesni_gcm_r2_encrypt_data_full_first_128
-	subq	$1, 544(%rdi)
+	subq	$1, 552(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -8114,9 +8138,9 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenclast	%xmm10, %xmm8, %xmm8
 	vaesenclast	%xmm10, %xmm9, %xmm9
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
-	movq	536(%rdi), %r9
+	movq	544(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r2_encrypt_data_run_restart_3
 	addq	$8, %rax
@@ -8124,14 +8148,14 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_run_grown_3
-	movq	$0, 528(%rdi)
+	movq	$0, 536(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r2_encrypt_data_run_grown_3:
-	movq	%r9, 536(%rdi)
+	movq	%r9, 544(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_run_done_3
 .Laesgen_aesni_gcm_r2_encrypt_data_run_restart_3:
-	movq	%r8, 528(%rdi)
-	movq	$8, 536(%rdi)
+	movq	%r8, 536(%rdi)
+	movq	$8, 544(%rdi)
 .Laesgen_aesni_gcm_r2_encrypt_data_run_done_3:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -8301,20 +8325,22 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_first128
 .Laesgen_aesni_gcm_r2_encrypt_data_first_done128:
 .Laesgen_aesni_gcm_r2_encrypt_data_top128:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_drain128
+	cmpq	$0, 504(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_encrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_encrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	512(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_refresh_steady_128
-	cmpq	$256, 536(%rdi)
+	cmpq	$256, 544(%rdi)
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_check_steady_128
 .Laesgen_aesni_gcm_r2_encrypt_data_fast_steady_128:
 	shlq	$4, %r8
@@ -8519,23 +8545,23 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_top128
 .Laesgen_aesni_gcm_r2_encrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	536(%rdi), %r10
+	movq	544(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r2_encrypt_data_outside_run_4
-	movq	$0xffff, 544(%rdi)
+	movq	$0xffff, 552(%rdi)
 	addq	$8, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_steady_128
 .Laesgen_aesni_gcm_r2_encrypt_data_outside_run_4:
-	cmpq	$0, 544(%rdi)
+	cmpq	$0, 552(%rdi)
 	je	.Laesgen_aesni_gcm_r2_encrypt_data_spent_steady_128
-	subq	$1, 544(%rdi)
+	subq	$1, 552(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-128(%rcx), %xmm7
@@ -8768,9 +8794,9 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
-	movq	536(%rdi), %r9
+	movq	544(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r2_encrypt_data_run_restart_4
 	addq	$8, %rax
@@ -8778,14 +8804,14 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_run_grown_4
-	movq	$0, 528(%rdi)
+	movq	$0, 536(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r2_encrypt_data_run_grown_4:
-	movq	%r9, 536(%rdi)
+	movq	%r9, 544(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_run_done_4
 .Laesgen_aesni_gcm_r2_encrypt_data_run_restart_4:
-	movq	%r8, 528(%rdi)
-	movq	$8, 536(%rdi)
+	movq	%r8, 536(%rdi)
+	movq	$8, 544(%rdi)
 .Laesgen_aesni_gcm_r2_encrypt_data_run_done_4:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -9034,7 +9060,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_top128
 .Laesgen_aesni_gcm_r2_encrypt_data_spent_steady_128:
-	movq	528(%rdi), %rax
+	movq	536(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -9287,7 +9313,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_top128
 .Laesgen_aesni_gcm_r2_encrypt_data_drain128:
 	vmovdqu	-128(%rcx), %xmm2
@@ -9643,14 +9669,16 @@ aesgen_aesni_gcm_r2_encrypt_data:
 .Laesgen_aesni_gcm_r2_encrypt_data_first192:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_first_done192
+	cmpq	$0, 504(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_encrypt_data_full_first_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_encrypt_data_full_first_192
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	512(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_refresh_first_192
-	cmpq	$256, 536(%rdi)
+	cmpq	$256, 544(%rdi)
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_check_first_192
 .Laesgen_aesni_gcm_r2_encrypt_data_fast_first_192:
 	shlq	$4, %r8
@@ -9783,23 +9811,23 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_first_done192
 .Laesgen_aesni_gcm_r2_encrypt_data_check_first_192:
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	536(%rdi), %r10
+	movq	544(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r2_encrypt_data_outside_run_5
-	movq	$0xffff, 544(%rdi)
+	movq	$0xffff, 552(%rdi)
 	addq	$8, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_first_192
 .Laesgen_aesni_gcm_r2_encrypt_data_outside_run_5:
-	cmpq	$0, 544(%rdi)
+	cmpq	$0, 552(%rdi)
 	je	.Laesgen_aesni_gcm_r2_encrypt_data_full_first_192
-	subq	$1, 544(%rdi)
+	subq	$1, 552(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -9960,9 +9988,9 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenclast	%xmm10, %xmm8, %xmm8
 	vaesenclast	%xmm10, %xmm9, %xmm9
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
-	movq	536(%rdi), %r9
+	movq	544(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r2_encrypt_data_run_restart_5
 	addq	$8, %rax
@@ -9970,14 +9998,14 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_run_grown_5
-	movq	$0, 528(%rdi)
+	movq	$0, 536(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r2_encrypt_data_run_grown_5:
-	movq	%r9, 536(%rdi)
+	movq	%r9, 544(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_run_done_5
 .Laesgen_aesni_gcm_r2_encrypt_data_run_restart_5:
-	movq	%r8, 528(%rdi)
-	movq	$8, 536(%rdi)
+	movq	%r8, 536(%rdi)
+	movq	$8, 544(%rdi)
 .Laesgen_aesni_gcm_r2_encrypt_data_run_done_5:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -10165,20 +10193,22 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_first192
 .Laesgen_aesni_gcm_r2_encrypt_data_first_done192:
 .Laesgen_aesni_gcm_r2_encrypt_data_top192:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_drain192
+	cmpq	$0, 504(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_encrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_encrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	512(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_refresh_steady_192
-	cmpq	$256, 536(%rdi)
+	cmpq	$256, 544(%rdi)
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_check_steady_192
 .Laesgen_aesni_gcm_r2_encrypt_data_fast_steady_192:
 	shlq	$4, %r8
@@ -10401,23 +10431,23 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_top192
 .Laesgen_aesni_gcm_r2_encrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	536(%rdi), %r10
+	movq	544(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r2_encrypt_data_outside_run_6
-	movq	$0xffff, 544(%rdi)
+	movq	$0xffff, 552(%rdi)
 	addq	$8, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_steady_192
 .Laesgen_aesni_gcm_r2_encrypt_data_outside_run_6:
-	cmpq	$0, 544(%rdi)
+	cmpq	$0, 552(%rdi)
 	je	.Laesgen_aesni_gcm_r2_encrypt_data_spent_steady_192
-	subq	$1, 544(%rdi)
+	subq	$1, 552(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-128(%rcx), %xmm8
@@ -10668,9 +10698,9 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
-	movq	536(%rdi), %r9
+	movq	544(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r2_encrypt_data_run_restart_6
 	addq	$8, %rax
@@ -10678,14 +10708,14 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_run_grown_6
-	movq	$0, 528(%rdi)
+	movq	$0, 536(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r2_encrypt_data_run_grown_6:
-	movq	%r9, 536(%rdi)
+	movq	%r9, 544(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_run_done_6
 .Laesgen_aesni_gcm_r2_encrypt_data_run_restart_6:
-	movq	%r8, 528(%rdi)
-	movq	$8, 536(%rdi)
+	movq	%r8, 536(%rdi)
+	movq	$8, 544(%rdi)
 .Laesgen_aesni_gcm_r2_encrypt_data_run_done_6:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -10952,7 +10982,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_top192
 .Laesgen_aesni_gcm_r2_encrypt_data_spent_steady_192:
-	movq	528(%rdi), %rax
+	movq	536(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -11223,7 +11253,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_top192
 .Laesgen_aesni_gcm_r2_encrypt_data_drain192:
 	vmovdqu	-128(%rcx), %xmm2
@@ -11771,14 +11801,16 @@ aesgen_aesni_gcm_r2_decrypt_data:
 .Laesgen_aesni_gcm_r2_decrypt_data_top256:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r2_decrypt_data_drain256
+	cmpq	$0, 504(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_decrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_decrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	512(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_decrypt_data_refresh_steady_256
-	cmpq	$256, 536(%rdi)
+	cmpq	$256, 544(%rdi)
 	jne	.Laesgen_aesni_gcm_r2_decrypt_data_check_steady_256
 .Laesgen_aesni_gcm_r2_decrypt_data_fast_steady_256:
 	shlq	$4, %r8
@@ -12019,23 +12051,23 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_top256
 .Laesgen_aesni_gcm_r2_decrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	536(%rdi), %r10
+	movq	544(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r2_decrypt_data_outside_run
-	movq	$0xffff, 544(%rdi)
+	movq	$0xffff, 552(%rdi)
 	addq	$8, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_decrypt_data_fast_steady_256
 .Laesgen_aesni_gcm_r2_decrypt_data_outside_run:
-	cmpq	$0, 544(%rdi)
+	cmpq	$0, 552(%rdi)
 	je	.Laesgen_aesni_gcm_r2_decrypt_data_spent_steady_256
-	subq	$1, 544(%rdi)
+	subq	$1, 552(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %xmm9
@@ -12304,9 +12336,9 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
-	movq	536(%rdi), %r9
+	movq	544(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r2_decrypt_data_run_restart
 	addq	$8, %rax
@@ -12314,14 +12346,14 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r2_decrypt_data_run_grown
-	movq	$0, 528(%rdi)
+	movq	$0, 536(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r2_decrypt_data_run_grown:
-	movq	%r9, 536(%rdi)
+	movq	%r9, 544(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_run_done
 .Laesgen_aesni_gcm_r2_decrypt_data_run_restart:
-	movq	%r8, 528(%rdi)
-	movq	$8, 536(%rdi)
+	movq	%r8, 536(%rdi)
+	movq	$8, 544(%rdi)
 .Laesgen_aesni_gcm_r2_decrypt_data_run_done:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -12606,7 +12638,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_top256
 .Laesgen_aesni_gcm_r2_decrypt_data_spent_steady_256:
-	movq	528(%rdi), %rax
+	movq	536(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -12895,7 +12927,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_top256
 .Laesgen_aesni_gcm_r2_decrypt_data_drain256:
 .Laesgen_aesni_gcm_r2_decrypt_data_small256:
@@ -13198,14 +13230,16 @@ aesgen_aesni_gcm_r2_decrypt_data:
 .Laesgen_aesni_gcm_r2_decrypt_data_top128:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r2_decrypt_data_drain128
+	cmpq	$0, 504(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_decrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_decrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	512(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_decrypt_data_refresh_steady_128
-	cmpq	$256, 536(%rdi)
+	cmpq	$256, 544(%rdi)
 	jne	.Laesgen_aesni_gcm_r2_decrypt_data_check_steady_128
 .Laesgen_aesni_gcm_r2_decrypt_data_fast_steady_128:
 	shlq	$4, %r8
@@ -13410,23 +13444,23 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_top128
 .Laesgen_aesni_gcm_r2_decrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	536(%rdi), %r10
+	movq	544(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r2_decrypt_data_outside_run_2
-	movq	$0xffff, 544(%rdi)
+	movq	$0xffff, 552(%rdi)
 	addq	$8, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_decrypt_data_fast_steady_128
 .Laesgen_aesni_gcm_r2_decrypt_data_outside_run_2:
-	cmpq	$0, 544(%rdi)
+	cmpq	$0, 552(%rdi)
 	je	.Laesgen_aesni_gcm_r2_decrypt_data_spent_steady_128
-	subq	$1, 544(%rdi)
+	subq	$1, 552(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %xmm7
@@ -13659,9 +13693,9 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
-	movq	536(%rdi), %r9
+	movq	544(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r2_decrypt_data_run_restart_2
 	addq	$8, %rax
@@ -13669,14 +13703,14 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r2_decrypt_data_run_grown_2
-	movq	$0, 528(%rdi)
+	movq	$0, 536(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r2_decrypt_data_run_grown_2:
-	movq	%r9, 536(%rdi)
+	movq	%r9, 544(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_run_done_2
 .Laesgen_aesni_gcm_r2_decrypt_data_run_restart_2:
-	movq	%r8, 528(%rdi)
-	movq	$8, 536(%rdi)
+	movq	%r8, 536(%rdi)
+	movq	$8, 544(%rdi)
 .Laesgen_aesni_gcm_r2_decrypt_data_run_done_2:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -13925,7 +13959,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_top128
 .Laesgen_aesni_gcm_r2_decrypt_data_spent_steady_128:
-	movq	528(%rdi), %rax
+	movq	536(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -14178,7 +14212,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_top128
 .Laesgen_aesni_gcm_r2_decrypt_data_drain128:
 .Laesgen_aesni_gcm_r2_decrypt_data_small128:
@@ -14445,14 +14479,16 @@ aesgen_aesni_gcm_r2_decrypt_data:
 .Laesgen_aesni_gcm_r2_decrypt_data_top192:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r2_decrypt_data_drain192
+	cmpq	$0, 504(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_decrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_decrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	512(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_decrypt_data_refresh_steady_192
-	cmpq	$256, 536(%rdi)
+	cmpq	$256, 544(%rdi)
 	jne	.Laesgen_aesni_gcm_r2_decrypt_data_check_steady_192
 .Laesgen_aesni_gcm_r2_decrypt_data_fast_steady_192:
 	shlq	$4, %r8
@@ -14675,23 +14711,23 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_top192
 .Laesgen_aesni_gcm_r2_decrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	536(%rdi), %r10
+	movq	544(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r2_decrypt_data_outside_run_3
-	movq	$0xffff, 544(%rdi)
+	movq	$0xffff, 552(%rdi)
 	addq	$8, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_decrypt_data_fast_steady_192
 .Laesgen_aesni_gcm_r2_decrypt_data_outside_run_3:
-	cmpq	$0, 544(%rdi)
+	cmpq	$0, 552(%rdi)
 	je	.Laesgen_aesni_gcm_r2_decrypt_data_spent_steady_192
-	subq	$1, 544(%rdi)
+	subq	$1, 552(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %xmm8
@@ -14942,9 +14978,9 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
-	movq	536(%rdi), %r9
+	movq	544(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r2_decrypt_data_run_restart_3
 	addq	$8, %rax
@@ -14952,14 +14988,14 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r2_decrypt_data_run_grown_3
-	movq	$0, 528(%rdi)
+	movq	$0, 536(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r2_decrypt_data_run_grown_3:
-	movq	%r9, 536(%rdi)
+	movq	%r9, 544(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_run_done_3
 .Laesgen_aesni_gcm_r2_decrypt_data_run_restart_3:
-	movq	%r8, 528(%rdi)
-	movq	$8, 536(%rdi)
+	movq	%r8, 536(%rdi)
+	movq	$8, 544(%rdi)
 .Laesgen_aesni_gcm_r2_decrypt_data_run_done_3:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -15226,7 +15262,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_top192
 .Laesgen_aesni_gcm_r2_decrypt_data_spent_steady_192:
-	movq	528(%rdi), %rax
+	movq	536(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -15497,7 +15533,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_top192
 .Laesgen_aesni_gcm_r2_decrypt_data_drain192:
 .Laesgen_aesni_gcm_r2_decrypt_data_small192:

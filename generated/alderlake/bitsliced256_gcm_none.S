@@ -13328,6 +13328,7 @@ aesgen_bitsliced256_gcm_none_seal:
 	movq	%rax, 6048(%rbx)
 	movq	$0, 6056(%rbx)
 	movq	$1, 6064(%rbx)
+	movq	$0, 6072(%rbx)
 	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced256_gcm_none_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 5968(%rbx)
@@ -15875,8 +15876,10 @@ aesgen_bitsliced256_gcm_none_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_bitsliced256_gcm_none_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 6072(%rbx)
 	jmp	.Laesgen_bitsliced256_gcm_none_seal_have_j0
 .Laesgen_bitsliced256_gcm_none_seal_long_nonce:
+	movq	$1, 6072(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa	5984(%rbx), %xmm0
@@ -22105,6 +22108,7 @@ aesgen_bitsliced256_gcm_none_open:
 	movq	%rdi, 6048(%rbx)
 	movq	$0, 6056(%rbx)
 	movq	$1, 6064(%rbx)
+	movq	$0, 6072(%rbx)
 	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced256_gcm_none_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 5968(%rbx)
@@ -24652,8 +24656,10 @@ aesgen_bitsliced256_gcm_none_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_bitsliced256_gcm_none_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 6072(%rbx)
 	jmp	.Laesgen_bitsliced256_gcm_none_open_have_j0
 .Laesgen_bitsliced256_gcm_none_open_long_nonce:
+	movq	$1, 6072(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	5984(%rbx), %xmm0
@@ -28001,8 +28007,10 @@ aesgen_bitsliced256_gcm_none_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_bitsliced256_gcm_none_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 6072(%rdi)
 	jmp	.Laesgen_bitsliced256_gcm_none_start_have_j0
 .Laesgen_bitsliced256_gcm_none_start_long_nonce:
+	movq	$1, 6072(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	5984(%rdi), %xmm0

@@ -13329,10 +13329,13 @@ aesgen_bitsliced256_gcm_r1_seal:
 	movq	%rax, 6048(%rbx)
 	movq	$0, 6056(%rbx)
 	movq	$1, 6064(%rbx)
+	movq	$0, 6072(%rbx)
 	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced256_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 5968(%rbx)
 	movq	$-1, 6208(%rbx)
+	cmpq	$0, 6072(%rbx)
+	jne	.Laesgen_bitsliced256_gcm_r1_seal_same_table
 	vmovdqa	%xmm0, 6032(%rbx)
 	movq	6032(%rbx), %rcx
 	bswapq	%rcx
@@ -16946,8 +16949,10 @@ aesgen_bitsliced256_gcm_r1_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_bitsliced256_gcm_r1_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 6072(%rbx)
 	jmp	.Laesgen_bitsliced256_gcm_r1_seal_have_j0
 .Laesgen_bitsliced256_gcm_r1_seal_long_nonce:
+	movq	$1, 6072(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa	5984(%rbx), %xmm0
@@ -17224,6 +17229,8 @@ aesgen_bitsliced256_gcm_r1_seal:
 	vpaddd	.Laesgen_bitsliced256_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 5968(%rbx)
 	movq	$-1, 6208(%rbx)
+	cmpq	$0, 6072(%rbx)
+	jne	.Laesgen_bitsliced256_gcm_r1_seal_same_table_2
 	vmovdqa	%xmm0, 6032(%rbx)
 	movq	6032(%rbx), %rsi
 	bswapq	%rsi
@@ -24255,10 +24262,13 @@ aesgen_bitsliced256_gcm_r1_open:
 	movq	%rdi, 6048(%rbx)
 	movq	$0, 6056(%rbx)
 	movq	$1, 6064(%rbx)
+	movq	$0, 6072(%rbx)
 	vpshufb	.Laesgen_bitsliced256_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced256_gcm_r1_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 5968(%rbx)
 	movq	$-1, 6208(%rbx)
+	cmpq	$0, 6072(%rbx)
+	jne	.Laesgen_bitsliced256_gcm_r1_open_same_table
 	vmovdqa	%xmm0, 6032(%rbx)
 	movq	6032(%rbx), %rcx
 	bswapq	%rcx
@@ -27872,8 +27882,10 @@ aesgen_bitsliced256_gcm_r1_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_bitsliced256_gcm_r1_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 6072(%rbx)
 	jmp	.Laesgen_bitsliced256_gcm_r1_open_have_j0
 .Laesgen_bitsliced256_gcm_r1_open_long_nonce:
+	movq	$1, 6072(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	5984(%rbx), %xmm0
@@ -28150,6 +28162,8 @@ aesgen_bitsliced256_gcm_r1_open:
 	vpaddd	.Laesgen_bitsliced256_gcm_r1_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 5968(%rbx)
 	movq	$-1, 6208(%rbx)
+	cmpq	$0, 6072(%rbx)
+	jne	.Laesgen_bitsliced256_gcm_r1_open_same_table_2
 	vmovdqa	%xmm0, 6032(%rbx)
 	movq	6032(%rbx), %rdx
 	bswapq	%rdx
@@ -32300,8 +32314,10 @@ aesgen_bitsliced256_gcm_r1_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_bitsliced256_gcm_r1_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 6072(%rdi)
 	jmp	.Laesgen_bitsliced256_gcm_r1_start_have_j0
 .Laesgen_bitsliced256_gcm_r1_start_long_nonce:
+	movq	$1, 6072(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	5984(%rdi), %xmm0
@@ -32578,6 +32594,8 @@ aesgen_bitsliced256_gcm_r1_start:
 	vpaddd	.Laesgen_bitsliced256_gcm_r1_start_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 5968(%rdi)
 	movq	$-1, 6208(%rdi)
+	cmpq	$0, 6072(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r1_start_same_table
 	vmovdqa	%xmm0, 6032(%rdi)
 	movq	6032(%rdi), %rcx
 	bswapq	%rcx
@@ -37019,6 +37037,8 @@ aesgen_bitsliced256_gcm_r1_encrypt_data:
 .Laesgen_bitsliced256_gcm_r1_encrypt_data_first256:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r1_encrypt_data_first_done256
+	cmpq	$0, 6072(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r1_encrypt_data_full_first_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -40067,6 +40087,8 @@ aesgen_bitsliced256_gcm_r1_encrypt_data:
 .Laesgen_bitsliced256_gcm_r1_encrypt_data_top256:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r1_encrypt_data_drain256
+	cmpq	$0, 6072(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r1_encrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -47142,6 +47164,8 @@ aesgen_bitsliced256_gcm_r1_encrypt_data:
 .Laesgen_bitsliced256_gcm_r1_encrypt_data_first128:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r1_encrypt_data_first_done128
+	cmpq	$0, 6072(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r1_encrypt_data_full_first_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -50190,6 +50214,8 @@ aesgen_bitsliced256_gcm_r1_encrypt_data:
 .Laesgen_bitsliced256_gcm_r1_encrypt_data_top128:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r1_encrypt_data_drain128
+	cmpq	$0, 6072(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r1_encrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -57265,6 +57291,8 @@ aesgen_bitsliced256_gcm_r1_encrypt_data:
 .Laesgen_bitsliced256_gcm_r1_encrypt_data_first192:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r1_encrypt_data_first_done192
+	cmpq	$0, 6072(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r1_encrypt_data_full_first_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -60289,6 +60317,8 @@ aesgen_bitsliced256_gcm_r1_encrypt_data:
 .Laesgen_bitsliced256_gcm_r1_encrypt_data_top192:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r1_encrypt_data_drain192
+	cmpq	$0, 6072(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r1_encrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -67716,6 +67746,8 @@ aesgen_bitsliced256_gcm_r1_decrypt_data:
 .Laesgen_bitsliced256_gcm_r1_decrypt_data_top256:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r1_decrypt_data_drain256
+	cmpq	$0, 6072(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r1_decrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -74698,6 +74730,8 @@ aesgen_bitsliced256_gcm_r1_decrypt_data:
 .Laesgen_bitsliced256_gcm_r1_decrypt_data_top128:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r1_decrypt_data_drain128
+	cmpq	$0, 6072(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r1_decrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -81680,6 +81714,8 @@ aesgen_bitsliced256_gcm_r1_decrypt_data:
 .Laesgen_bitsliced256_gcm_r1_decrypt_data_top192:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r1_decrypt_data_drain192
+	cmpq	$0, 6072(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r1_decrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8

@@ -13329,10 +13329,13 @@ aesgen_bitsliced256_gcm_r2_seal:
 	movq	%rax, 6048(%rbx)
 	movq	$0, 6056(%rbx)
 	movq	$1, 6064(%rbx)
+	movq	$0, 6072(%rbx)
 	vpshufb	.Laesgen_bitsliced256_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced256_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 5968(%rbx)
 	movq	$-1, 6208(%rbx)
+	cmpq	$0, 6072(%rbx)
+	jne	.Laesgen_bitsliced256_gcm_r2_seal_same_table
 	vmovdqa	%xmm0, 6032(%rbx)
 	movq	6032(%rbx), %rcx
 	bswapq	%rcx
@@ -17472,8 +17475,10 @@ aesgen_bitsliced256_gcm_r2_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_bitsliced256_gcm_r2_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 6072(%rbx)
 	jmp	.Laesgen_bitsliced256_gcm_r2_seal_have_j0
 .Laesgen_bitsliced256_gcm_r2_seal_long_nonce:
+	movq	$1, 6072(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa	5984(%rbx), %xmm0
@@ -17750,6 +17755,8 @@ aesgen_bitsliced256_gcm_r2_seal:
 	vpaddd	.Laesgen_bitsliced256_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 5968(%rbx)
 	movq	$-1, 6208(%rbx)
+	cmpq	$0, 6072(%rbx)
+	jne	.Laesgen_bitsliced256_gcm_r2_seal_same_table_2
 	vmovdqa	%xmm0, 6032(%rbx)
 	movq	6032(%rbx), %rsi
 	bswapq	%rsi
@@ -25304,10 +25311,13 @@ aesgen_bitsliced256_gcm_r2_open:
 	movq	%rdi, 6048(%rbx)
 	movq	$0, 6056(%rbx)
 	movq	$1, 6064(%rbx)
+	movq	$0, 6072(%rbx)
 	vpshufb	.Laesgen_bitsliced256_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced256_gcm_r2_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 5968(%rbx)
 	movq	$-1, 6208(%rbx)
+	cmpq	$0, 6072(%rbx)
+	jne	.Laesgen_bitsliced256_gcm_r2_open_same_table
 	vmovdqa	%xmm0, 6032(%rbx)
 	movq	6032(%rbx), %rcx
 	bswapq	%rcx
@@ -29447,8 +29457,10 @@ aesgen_bitsliced256_gcm_r2_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_bitsliced256_gcm_r2_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 6072(%rbx)
 	jmp	.Laesgen_bitsliced256_gcm_r2_open_have_j0
 .Laesgen_bitsliced256_gcm_r2_open_long_nonce:
+	movq	$1, 6072(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	5984(%rbx), %xmm0
@@ -29725,6 +29737,8 @@ aesgen_bitsliced256_gcm_r2_open:
 	vpaddd	.Laesgen_bitsliced256_gcm_r2_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 5968(%rbx)
 	movq	$-1, 6208(%rbx)
+	cmpq	$0, 6072(%rbx)
+	jne	.Laesgen_bitsliced256_gcm_r2_open_same_table_2
 	vmovdqa	%xmm0, 6032(%rbx)
 	movq	6032(%rbx), %rdx
 	bswapq	%rdx
@@ -34398,8 +34412,10 @@ aesgen_bitsliced256_gcm_r2_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_bitsliced256_gcm_r2_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 6072(%rdi)
 	jmp	.Laesgen_bitsliced256_gcm_r2_start_have_j0
 .Laesgen_bitsliced256_gcm_r2_start_long_nonce:
+	movq	$1, 6072(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	5984(%rdi), %xmm0
@@ -34676,6 +34692,8 @@ aesgen_bitsliced256_gcm_r2_start:
 	vpaddd	.Laesgen_bitsliced256_gcm_r2_start_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 5968(%rdi)
 	movq	$-1, 6208(%rdi)
+	cmpq	$0, 6072(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r2_start_same_table
 	vmovdqa	%xmm0, 6032(%rdi)
 	movq	6032(%rdi), %rcx
 	bswapq	%rcx
@@ -39640,6 +39658,8 @@ aesgen_bitsliced256_gcm_r2_encrypt_data:
 .Laesgen_bitsliced256_gcm_r2_encrypt_data_first256:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r2_encrypt_data_first_done256
+	cmpq	$0, 6072(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r2_encrypt_data_full_first_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -42681,6 +42701,8 @@ aesgen_bitsliced256_gcm_r2_encrypt_data:
 .Laesgen_bitsliced256_gcm_r2_encrypt_data_top256:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r2_encrypt_data_drain256
+	cmpq	$0, 6072(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r2_encrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -49749,6 +49771,8 @@ aesgen_bitsliced256_gcm_r2_encrypt_data:
 .Laesgen_bitsliced256_gcm_r2_encrypt_data_first128:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r2_encrypt_data_first_done128
+	cmpq	$0, 6072(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r2_encrypt_data_full_first_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -52790,6 +52814,8 @@ aesgen_bitsliced256_gcm_r2_encrypt_data:
 .Laesgen_bitsliced256_gcm_r2_encrypt_data_top128:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r2_encrypt_data_drain128
+	cmpq	$0, 6072(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r2_encrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -59858,6 +59884,8 @@ aesgen_bitsliced256_gcm_r2_encrypt_data:
 .Laesgen_bitsliced256_gcm_r2_encrypt_data_first192:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r2_encrypt_data_first_done192
+	cmpq	$0, 6072(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r2_encrypt_data_full_first_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -62900,6 +62928,8 @@ aesgen_bitsliced256_gcm_r2_encrypt_data:
 .Laesgen_bitsliced256_gcm_r2_encrypt_data_top192:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r2_encrypt_data_drain192
+	cmpq	$0, 6072(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r2_encrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -70330,6 +70360,8 @@ aesgen_bitsliced256_gcm_r2_decrypt_data:
 .Laesgen_bitsliced256_gcm_r2_decrypt_data_top256:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r2_decrypt_data_drain256
+	cmpq	$0, 6072(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r2_decrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -77305,6 +77337,8 @@ aesgen_bitsliced256_gcm_r2_decrypt_data:
 .Laesgen_bitsliced256_gcm_r2_decrypt_data_top128:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r2_decrypt_data_drain128
+	cmpq	$0, 6072(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r2_decrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -84280,6 +84314,8 @@ aesgen_bitsliced256_gcm_r2_decrypt_data:
 .Laesgen_bitsliced256_gcm_r2_decrypt_data_top192:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r2_decrypt_data_drain192
+	cmpq	$0, 6072(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r2_decrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8

@@ -742,7 +742,7 @@ aesgen_gfni128_gcm_r1_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_init_hash_key
 .Laesgen_gfni128_gcm_r1_init_hash_key:
-	movq	$1, 520(%rdi)
+	movq	$1, 528(%rdi)
 	vpxor	%xmm0, %xmm0, %xmm0
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -3152,10 +3152,13 @@ aesgen_gfni128_gcm_r1_seal:
 	movq	%rax, 480(%rbx)
 	movq	$0, 488(%rbx)
 	movq	$1, 496(%rbx)
+	movq	$0, 504(%rbx)
 	vpshufb	.Laesgen_gfni128_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni128_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 400(%rbx)
-	movq	$-1, 504(%rbx)
+	movq	$-1, 512(%rbx)
+	cmpq	$0, 504(%rbx)
+	jne	.Laesgen_gfni128_gcm_r1_seal_same_table
 	vmovdqa	%xmm0, 464(%rbx)
 	movq	464(%rbx), %rcx
 	bswapq	%rcx
@@ -3165,16 +3168,16 @@ aesgen_gfni128_gcm_r1_seal:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	512(%rbx), %rdx
+	cmpq	520(%rbx), %rdx
 	jne	.Laesgen_gfni128_gcm_r1_seal_restart
-	cmpq	520(%rbx), %rax
+	cmpq	528(%rbx), %rax
 	je	.Laesgen_gfni128_gcm_r1_seal_same_table
 .Laesgen_gfni128_gcm_r1_seal_restart:
-	movq	%rdx, 512(%rbx)
-	movq	%rax, 520(%rbx)
-	movq	$0, 528(%rbx)
+	movq	%rdx, 520(%rbx)
+	movq	%rax, 528(%rbx)
 	movq	$0, 536(%rbx)
-	movq	$1, 544(%rbx)
+	movq	$0, 544(%rbx)
+	movq	$1, 552(%rbx)
 	jmp	.Laesgen_gfni128_gcm_r1_seal_same_table
 .Laesgen_gfni128_gcm_r1_seal_same_table:
 	movl	240(%rbx), %eax
@@ -3199,7 +3202,7 @@ aesgen_gfni128_gcm_r1_seal:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rbx)
+	movq	%rax, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3341,7 +3344,7 @@ aesgen_gfni128_gcm_r1_seal:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rbx)
+	movq	%rax, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3447,7 +3450,7 @@ aesgen_gfni128_gcm_r1_seal:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rbx)
+	movq	%rax, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3601,8 +3604,10 @@ aesgen_gfni128_gcm_r1_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni128_gcm_r1_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 504(%rbx)
 	jmp	.Laesgen_gfni128_gcm_r1_seal_have_j0
 .Laesgen_gfni128_gcm_r1_seal_long_nonce:
+	movq	$1, 504(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa	416(%rbx), %xmm0
@@ -3878,7 +3883,9 @@ aesgen_gfni128_gcm_r1_seal:
 	vpshufb	.Laesgen_gfni128_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni128_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 400(%rbx)
-	movq	$-1, 504(%rbx)
+	movq	$-1, 512(%rbx)
+	cmpq	$0, 504(%rbx)
+	jne	.Laesgen_gfni128_gcm_r1_seal_same_table_2
 	vmovdqa	%xmm0, 464(%rbx)
 	movq	464(%rbx), %rsi
 	bswapq	%rsi
@@ -3888,16 +3895,16 @@ aesgen_gfni128_gcm_r1_seal:
 	andq	%rdx, %rdi
 	movabsq	$0xff00000000ff0000, %rdx
 	andq	%rsi, %rdx
-	cmpq	512(%rbx), %rdi
+	cmpq	520(%rbx), %rdi
 	jne	.Laesgen_gfni128_gcm_r1_seal_restart_2
-	cmpq	520(%rbx), %rdx
+	cmpq	528(%rbx), %rdx
 	je	.Laesgen_gfni128_gcm_r1_seal_same_table_2
 .Laesgen_gfni128_gcm_r1_seal_restart_2:
-	movq	%rdi, 512(%rbx)
-	movq	%rdx, 520(%rbx)
-	movq	$0, 528(%rbx)
+	movq	%rdi, 520(%rbx)
+	movq	%rdx, 528(%rbx)
 	movq	$0, 536(%rbx)
-	movq	$1, 544(%rbx)
+	movq	$0, 544(%rbx)
+	movq	$1, 552(%rbx)
 	jmp	.Laesgen_gfni128_gcm_r1_seal_same_table_2
 .Laesgen_gfni128_gcm_r1_seal_same_table_2:
 	movl	240(%rbx), %edx
@@ -3922,7 +3929,7 @@ aesgen_gfni128_gcm_r1_seal:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 504(%rbx)
+	movq	%rdx, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4064,7 +4071,7 @@ aesgen_gfni128_gcm_r1_seal:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 504(%rbx)
+	movq	%rdx, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4170,7 +4177,7 @@ aesgen_gfni128_gcm_r1_seal:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 504(%rbx)
+	movq	%rdx, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -6610,10 +6617,13 @@ aesgen_gfni128_gcm_r1_open:
 	movq	%rdi, 480(%rbx)
 	movq	$0, 488(%rbx)
 	movq	$1, 496(%rbx)
+	movq	$0, 504(%rbx)
 	vpshufb	.Laesgen_gfni128_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni128_gcm_r1_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 400(%rbx)
-	movq	$-1, 504(%rbx)
+	movq	$-1, 512(%rbx)
+	cmpq	$0, 504(%rbx)
+	jne	.Laesgen_gfni128_gcm_r1_open_same_table
 	vmovdqa	%xmm0, 464(%rbx)
 	movq	464(%rbx), %rcx
 	bswapq	%rcx
@@ -6623,16 +6633,16 @@ aesgen_gfni128_gcm_r1_open:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	512(%rbx), %rdx
+	cmpq	520(%rbx), %rdx
 	jne	.Laesgen_gfni128_gcm_r1_open_restart
-	cmpq	520(%rbx), %rax
+	cmpq	528(%rbx), %rax
 	je	.Laesgen_gfni128_gcm_r1_open_same_table
 .Laesgen_gfni128_gcm_r1_open_restart:
-	movq	%rdx, 512(%rbx)
-	movq	%rax, 520(%rbx)
-	movq	$0, 528(%rbx)
+	movq	%rdx, 520(%rbx)
+	movq	%rax, 528(%rbx)
 	movq	$0, 536(%rbx)
-	movq	$1, 544(%rbx)
+	movq	$0, 544(%rbx)
+	movq	$1, 552(%rbx)
 	jmp	.Laesgen_gfni128_gcm_r1_open_same_table
 .Laesgen_gfni128_gcm_r1_open_same_table:
 	movl	240(%rbx), %eax
@@ -6657,7 +6667,7 @@ aesgen_gfni128_gcm_r1_open:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rbx)
+	movq	%rax, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -6799,7 +6809,7 @@ aesgen_gfni128_gcm_r1_open:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rbx)
+	movq	%rax, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -6905,7 +6915,7 @@ aesgen_gfni128_gcm_r1_open:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rbx)
+	movq	%rax, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -7059,8 +7069,10 @@ aesgen_gfni128_gcm_r1_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni128_gcm_r1_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 504(%rbx)
 	jmp	.Laesgen_gfni128_gcm_r1_open_have_j0
 .Laesgen_gfni128_gcm_r1_open_long_nonce:
+	movq	$1, 504(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	416(%rbx), %xmm0
@@ -7336,7 +7348,9 @@ aesgen_gfni128_gcm_r1_open:
 	vpshufb	.Laesgen_gfni128_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni128_gcm_r1_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 400(%rbx)
-	movq	$-1, 504(%rbx)
+	movq	$-1, 512(%rbx)
+	cmpq	$0, 504(%rbx)
+	jne	.Laesgen_gfni128_gcm_r1_open_same_table_2
 	vmovdqa	%xmm0, 464(%rbx)
 	movq	464(%rbx), %rdx
 	bswapq	%rdx
@@ -7346,16 +7360,16 @@ aesgen_gfni128_gcm_r1_open:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	512(%rbx), %rsi
+	cmpq	520(%rbx), %rsi
 	jne	.Laesgen_gfni128_gcm_r1_open_restart_2
-	cmpq	520(%rbx), %rax
+	cmpq	528(%rbx), %rax
 	je	.Laesgen_gfni128_gcm_r1_open_same_table_2
 .Laesgen_gfni128_gcm_r1_open_restart_2:
-	movq	%rsi, 512(%rbx)
-	movq	%rax, 520(%rbx)
-	movq	$0, 528(%rbx)
+	movq	%rsi, 520(%rbx)
+	movq	%rax, 528(%rbx)
 	movq	$0, 536(%rbx)
-	movq	$1, 544(%rbx)
+	movq	$0, 544(%rbx)
+	movq	$1, 552(%rbx)
 	jmp	.Laesgen_gfni128_gcm_r1_open_same_table_2
 .Laesgen_gfni128_gcm_r1_open_same_table_2:
 	movl	240(%rbx), %eax
@@ -7380,7 +7394,7 @@ aesgen_gfni128_gcm_r1_open:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rbx)
+	movq	%rax, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -7522,7 +7536,7 @@ aesgen_gfni128_gcm_r1_open:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rbx)
+	movq	%rax, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -7628,7 +7642,7 @@ aesgen_gfni128_gcm_r1_open:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rbx)
+	movq	%rax, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -8270,8 +8284,10 @@ aesgen_gfni128_gcm_r1_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni128_gcm_r1_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 504(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_start_have_j0
 .Laesgen_gfni128_gcm_r1_start_long_nonce:
+	movq	$1, 504(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	416(%rdi), %xmm0
@@ -8547,7 +8563,9 @@ aesgen_gfni128_gcm_r1_start:
 	vpshufb	.Laesgen_gfni128_gcm_r1_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni128_gcm_r1_start_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 400(%rdi)
-	movq	$-1, 504(%rdi)
+	movq	$-1, 512(%rdi)
+	cmpq	$0, 504(%rdi)
+	jne	.Laesgen_gfni128_gcm_r1_start_same_table
 	vmovdqa	%xmm0, 464(%rdi)
 	movq	464(%rdi), %rcx
 	bswapq	%rcx
@@ -8557,16 +8575,16 @@ aesgen_gfni128_gcm_r1_start:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	512(%rdi), %rdx
+	cmpq	520(%rdi), %rdx
 	jne	.Laesgen_gfni128_gcm_r1_start_restart
-	cmpq	520(%rdi), %rax
+	cmpq	528(%rdi), %rax
 	je	.Laesgen_gfni128_gcm_r1_start_same_table
 .Laesgen_gfni128_gcm_r1_start_restart:
-	movq	%rdx, 512(%rdi)
-	movq	%rax, 520(%rdi)
-	movq	$0, 528(%rdi)
+	movq	%rdx, 520(%rdi)
+	movq	%rax, 528(%rdi)
 	movq	$0, 536(%rdi)
-	movq	$1, 544(%rdi)
+	movq	$0, 544(%rdi)
+	movq	$1, 552(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_start_same_table
 .Laesgen_gfni128_gcm_r1_start_same_table:
 	movl	240(%rdi), %eax
@@ -8591,7 +8609,7 @@ aesgen_gfni128_gcm_r1_start:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -8733,7 +8751,7 @@ aesgen_gfni128_gcm_r1_start:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -8839,7 +8857,7 @@ aesgen_gfni128_gcm_r1_start:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -9772,14 +9790,16 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 .Laesgen_gfni128_gcm_r1_encrypt_data_first256:
 	cmpq	$80, %rdx
 	jb	.Laesgen_gfni128_gcm_r1_encrypt_data_first_done256
+	cmpq	$0, 504(%rdi)
+	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_full_first_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$251, %r8
 	ja	.Laesgen_gfni128_gcm_r1_encrypt_data_full_first_256
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	512(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_refresh_first_256
-	cmpq	$256, 536(%rdi)
+	cmpq	$256, 544(%rdi)
 	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_check_first_256
 .Laesgen_gfni128_gcm_r1_encrypt_data_fast_first_256:
 	shlq	$4, %r8
@@ -10318,23 +10338,23 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_first_done256
 .Laesgen_gfni128_gcm_r1_encrypt_data_check_first_256:
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
 	leaq	5(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	536(%rdi), %r10
+	movq	544(%rdi), %r10
 	addq	$4, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r1_encrypt_data_outside_run
-	movq	$0xffff, 544(%rdi)
+	movq	$0xffff, 552(%rdi)
 	addq	$5, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r1_encrypt_data_fast_first_256
 .Laesgen_gfni128_gcm_r1_encrypt_data_outside_run:
-	cmpq	$0, 544(%rdi)
+	cmpq	$0, 552(%rdi)
 	je	.Laesgen_gfni128_gcm_r1_encrypt_data_full_first_256
-	subq	$1, 544(%rdi)
+	subq	$1, 552(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni128_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -10918,9 +10938,9 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni128_gcm_r1_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm6, %xmm6
 	vpxor	%xmm7, %xmm6, %xmm6
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
-	movq	536(%rdi), %r9
+	movq	544(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r1_encrypt_data_run_restart
 	addq	$5, %rax
@@ -10928,14 +10948,14 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r1_encrypt_data_run_grown
-	movq	$0, 528(%rdi)
+	movq	$0, 536(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_grown:
-	movq	%r9, 536(%rdi)
+	movq	%r9, 544(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_run_done
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_restart:
-	movq	%r8, 528(%rdi)
-	movq	$5, 536(%rdi)
+	movq	%r8, 536(%rdi)
+	movq	$5, 544(%rdi)
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_done:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -11548,20 +11568,22 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_first256
 .Laesgen_gfni128_gcm_r1_encrypt_data_first_done256:
 .Laesgen_gfni128_gcm_r1_encrypt_data_top256:
 	cmpq	$80, %rdx
 	jb	.Laesgen_gfni128_gcm_r1_encrypt_data_drain256
+	cmpq	$0, 504(%rdi)
+	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$251, %r8
 	ja	.Laesgen_gfni128_gcm_r1_encrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	512(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_refresh_steady_256
-	cmpq	$256, 536(%rdi)
+	cmpq	$256, 544(%rdi)
 	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_check_steady_256
 .Laesgen_gfni128_gcm_r1_encrypt_data_fast_steady_256:
 	shlq	$4, %r8
@@ -12160,23 +12182,23 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_top256
 .Laesgen_gfni128_gcm_r1_encrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
 	leaq	5(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	536(%rdi), %r10
+	movq	544(%rdi), %r10
 	addq	$4, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r1_encrypt_data_outside_run_2
-	movq	$0xffff, 544(%rdi)
+	movq	$0xffff, 552(%rdi)
 	addq	$5, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r1_encrypt_data_fast_steady_256
 .Laesgen_gfni128_gcm_r1_encrypt_data_outside_run_2:
-	cmpq	$0, 544(%rdi)
+	cmpq	$0, 552(%rdi)
 	je	.Laesgen_gfni128_gcm_r1_encrypt_data_spent_steady_256
-	subq	$1, 544(%rdi)
+	subq	$1, 552(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni128_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -12820,9 +12842,9 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	vpxor	%xmm0, %xmm6, %xmm6
 	vmovdqa	%xmm9, %xmm0
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
-	movq	536(%rdi), %r9
+	movq	544(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r1_encrypt_data_run_restart_2
 	addq	$5, %rax
@@ -12830,14 +12852,14 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r1_encrypt_data_run_grown_2
-	movq	$0, 528(%rdi)
+	movq	$0, 536(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_grown_2:
-	movq	%r9, 536(%rdi)
+	movq	%r9, 544(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_run_done_2
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_restart_2:
-	movq	%r8, 528(%rdi)
-	movq	$5, 536(%rdi)
+	movq	%r8, 536(%rdi)
+	movq	$5, 544(%rdi)
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_done_2:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -13494,7 +13516,7 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	subq	$80, %rdx
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_top256
 .Laesgen_gfni128_gcm_r1_encrypt_data_spent_steady_256:
-	movq	528(%rdi), %rax
+	movq	536(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -14166,7 +14188,7 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_top256
 .Laesgen_gfni128_gcm_r1_encrypt_data_drain256:
 	vmovdqu	-80(%rcx), %xmm2
@@ -15086,14 +15108,16 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 .Laesgen_gfni128_gcm_r1_encrypt_data_first128:
 	cmpq	$80, %rdx
 	jb	.Laesgen_gfni128_gcm_r1_encrypt_data_first_done128
+	cmpq	$0, 504(%rdi)
+	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_full_first_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$251, %r8
 	ja	.Laesgen_gfni128_gcm_r1_encrypt_data_full_first_128
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	512(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_refresh_first_128
-	cmpq	$256, 536(%rdi)
+	cmpq	$256, 544(%rdi)
 	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_check_first_128
 .Laesgen_gfni128_gcm_r1_encrypt_data_fast_first_128:
 	shlq	$4, %r8
@@ -15468,23 +15492,23 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_first_done128
 .Laesgen_gfni128_gcm_r1_encrypt_data_check_first_128:
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
 	leaq	5(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	536(%rdi), %r10
+	movq	544(%rdi), %r10
 	addq	$4, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r1_encrypt_data_outside_run_3
-	movq	$0xffff, 544(%rdi)
+	movq	$0xffff, 552(%rdi)
 	addq	$5, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r1_encrypt_data_fast_first_128
 .Laesgen_gfni128_gcm_r1_encrypt_data_outside_run_3:
-	cmpq	$0, 544(%rdi)
+	cmpq	$0, 552(%rdi)
 	je	.Laesgen_gfni128_gcm_r1_encrypt_data_full_first_128
-	subq	$1, 544(%rdi)
+	subq	$1, 552(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni128_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -15904,9 +15928,9 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni128_gcm_r1_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm6, %xmm6
 	vpxor	%xmm7, %xmm6, %xmm6
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
-	movq	536(%rdi), %r9
+	movq	544(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r1_encrypt_data_run_restart_3
 	addq	$5, %rax
@@ -15914,14 +15938,14 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r1_encrypt_data_run_grown_3
-	movq	$0, 528(%rdi)
+	movq	$0, 536(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_grown_3:
-	movq	%r9, 536(%rdi)
+	movq	%r9, 544(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_run_done_3
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_restart_3:
-	movq	%r8, 528(%rdi)
-	movq	$5, 536(%rdi)
+	movq	%r8, 536(%rdi)
+	movq	$5, 544(%rdi)
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_done_3:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -16370,20 +16394,22 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_first128
 .Laesgen_gfni128_gcm_r1_encrypt_data_first_done128:
 .Laesgen_gfni128_gcm_r1_encrypt_data_top128:
 	cmpq	$80, %rdx
 	jb	.Laesgen_gfni128_gcm_r1_encrypt_data_drain128
+	cmpq	$0, 504(%rdi)
+	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$251, %r8
 	ja	.Laesgen_gfni128_gcm_r1_encrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	512(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_refresh_steady_128
-	cmpq	$256, 536(%rdi)
+	cmpq	$256, 544(%rdi)
 	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_check_steady_128
 .Laesgen_gfni128_gcm_r1_encrypt_data_fast_steady_128:
 	shlq	$4, %r8
@@ -16818,23 +16844,23 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_top128
 .Laesgen_gfni128_gcm_r1_encrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
 	leaq	5(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	536(%rdi), %r10
+	movq	544(%rdi), %r10
 	addq	$4, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r1_encrypt_data_outside_run_4
-	movq	$0xffff, 544(%rdi)
+	movq	$0xffff, 552(%rdi)
 	addq	$5, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r1_encrypt_data_fast_steady_128
 .Laesgen_gfni128_gcm_r1_encrypt_data_outside_run_4:
-	cmpq	$0, 544(%rdi)
+	cmpq	$0, 552(%rdi)
 	je	.Laesgen_gfni128_gcm_r1_encrypt_data_spent_steady_128
-	subq	$1, 544(%rdi)
+	subq	$1, 552(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni128_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -17314,9 +17340,9 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	vpxor	%xmm0, %xmm6, %xmm6
 	vmovdqa	%xmm9, %xmm0
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
-	movq	536(%rdi), %r9
+	movq	544(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r1_encrypt_data_run_restart_4
 	addq	$5, %rax
@@ -17324,14 +17350,14 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r1_encrypt_data_run_grown_4
-	movq	$0, 528(%rdi)
+	movq	$0, 536(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_grown_4:
-	movq	%r9, 536(%rdi)
+	movq	%r9, 544(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_run_done_4
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_restart_4:
-	movq	%r8, 528(%rdi)
-	movq	$5, 536(%rdi)
+	movq	%r8, 536(%rdi)
+	movq	$5, 544(%rdi)
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_done_4:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -17824,7 +17850,7 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	subq	$80, %rdx
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_top128
 .Laesgen_gfni128_gcm_r1_encrypt_data_spent_steady_128:
-	movq	528(%rdi), %rax
+	movq	536(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -18332,7 +18358,7 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_top128
 .Laesgen_gfni128_gcm_r1_encrypt_data_drain128:
 	vmovdqu	-80(%rcx), %xmm2
@@ -19048,14 +19074,16 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 .Laesgen_gfni128_gcm_r1_encrypt_data_first192:
 	cmpq	$80, %rdx
 	jb	.Laesgen_gfni128_gcm_r1_encrypt_data_first_done192
+	cmpq	$0, 504(%rdi)
+	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_full_first_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$251, %r8
 	ja	.Laesgen_gfni128_gcm_r1_encrypt_data_full_first_192
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	512(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_refresh_first_192
-	cmpq	$256, 536(%rdi)
+	cmpq	$256, 544(%rdi)
 	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_check_first_192
 .Laesgen_gfni128_gcm_r1_encrypt_data_fast_first_192:
 	shlq	$4, %r8
@@ -19507,23 +19535,23 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_first_done192
 .Laesgen_gfni128_gcm_r1_encrypt_data_check_first_192:
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
 	leaq	5(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	536(%rdi), %r10
+	movq	544(%rdi), %r10
 	addq	$4, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r1_encrypt_data_outside_run_5
-	movq	$0xffff, 544(%rdi)
+	movq	$0xffff, 552(%rdi)
 	addq	$5, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r1_encrypt_data_fast_first_192
 .Laesgen_gfni128_gcm_r1_encrypt_data_outside_run_5:
-	cmpq	$0, 544(%rdi)
+	cmpq	$0, 552(%rdi)
 	je	.Laesgen_gfni128_gcm_r1_encrypt_data_full_first_192
-	subq	$1, 544(%rdi)
+	subq	$1, 552(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni128_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -20020,9 +20048,9 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm6
 	vpxor	%xmm7, %xmm6, %xmm6
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
-	movq	536(%rdi), %r9
+	movq	544(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r1_encrypt_data_run_restart_5
 	addq	$5, %rax
@@ -20030,14 +20058,14 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r1_encrypt_data_run_grown_5
-	movq	$0, 528(%rdi)
+	movq	$0, 536(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_grown_5:
-	movq	%r9, 536(%rdi)
+	movq	%r9, 544(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_run_done_5
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_restart_5:
-	movq	%r8, 528(%rdi)
-	movq	$5, 536(%rdi)
+	movq	%r8, 536(%rdi)
+	movq	$5, 544(%rdi)
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_done_5:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -20563,20 +20591,22 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_first192
 .Laesgen_gfni128_gcm_r1_encrypt_data_first_done192:
 .Laesgen_gfni128_gcm_r1_encrypt_data_top192:
 	cmpq	$80, %rdx
 	jb	.Laesgen_gfni128_gcm_r1_encrypt_data_drain192
+	cmpq	$0, 504(%rdi)
+	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$251, %r8
 	ja	.Laesgen_gfni128_gcm_r1_encrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	512(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_refresh_steady_192
-	cmpq	$256, 536(%rdi)
+	cmpq	$256, 544(%rdi)
 	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_check_steady_192
 .Laesgen_gfni128_gcm_r1_encrypt_data_fast_steady_192:
 	shlq	$4, %r8
@@ -21088,23 +21118,23 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_top192
 .Laesgen_gfni128_gcm_r1_encrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
 	leaq	5(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	536(%rdi), %r10
+	movq	544(%rdi), %r10
 	addq	$4, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r1_encrypt_data_outside_run_6
-	movq	$0xffff, 544(%rdi)
+	movq	$0xffff, 552(%rdi)
 	addq	$5, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r1_encrypt_data_fast_steady_192
 .Laesgen_gfni128_gcm_r1_encrypt_data_outside_run_6:
-	cmpq	$0, 544(%rdi)
+	cmpq	$0, 552(%rdi)
 	je	.Laesgen_gfni128_gcm_r1_encrypt_data_spent_steady_192
-	subq	$1, 544(%rdi)
+	subq	$1, 552(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni128_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -21661,9 +21691,9 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	vpxor	%xmm0, %xmm6, %xmm6
 	vmovdqa	%xmm9, %xmm0
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
-	movq	536(%rdi), %r9
+	movq	544(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r1_encrypt_data_run_restart_6
 	addq	$5, %rax
@@ -21671,14 +21701,14 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r1_encrypt_data_run_grown_6
-	movq	$0, 528(%rdi)
+	movq	$0, 536(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_grown_6:
-	movq	%r9, 536(%rdi)
+	movq	%r9, 544(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_run_done_6
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_restart_6:
-	movq	%r8, 528(%rdi)
-	movq	$5, 536(%rdi)
+	movq	%r8, 536(%rdi)
+	movq	$5, 544(%rdi)
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_done_6:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -22248,7 +22278,7 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	subq	$80, %rdx
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_top192
 .Laesgen_gfni128_gcm_r1_encrypt_data_spent_steady_192:
-	movq	528(%rdi), %rax
+	movq	536(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -22833,7 +22863,7 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_top192
 .Laesgen_gfni128_gcm_r1_encrypt_data_drain192:
 	vmovdqu	-80(%rcx), %xmm2
@@ -23837,14 +23867,16 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 .Laesgen_gfni128_gcm_r1_decrypt_data_top256:
 	cmpq	$80, %rdx
 	jb	.Laesgen_gfni128_gcm_r1_decrypt_data_drain256
+	cmpq	$0, 504(%rdi)
+	jne	.Laesgen_gfni128_gcm_r1_decrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$251, %r8
 	ja	.Laesgen_gfni128_gcm_r1_decrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	512(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r1_decrypt_data_refresh_steady_256
-	cmpq	$256, 536(%rdi)
+	cmpq	$256, 544(%rdi)
 	jne	.Laesgen_gfni128_gcm_r1_decrypt_data_check_steady_256
 .Laesgen_gfni128_gcm_r1_decrypt_data_fast_steady_256:
 	shlq	$4, %r8
@@ -24443,23 +24475,23 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r1_decrypt_data_top256
 .Laesgen_gfni128_gcm_r1_decrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
 	leaq	5(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	536(%rdi), %r10
+	movq	544(%rdi), %r10
 	addq	$4, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r1_decrypt_data_outside_run
-	movq	$0xffff, 544(%rdi)
+	movq	$0xffff, 552(%rdi)
 	addq	$5, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r1_decrypt_data_fast_steady_256
 .Laesgen_gfni128_gcm_r1_decrypt_data_outside_run:
-	cmpq	$0, 544(%rdi)
+	cmpq	$0, 552(%rdi)
 	je	.Laesgen_gfni128_gcm_r1_decrypt_data_spent_steady_256
-	subq	$1, 544(%rdi)
+	subq	$1, 552(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni128_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -25103,9 +25135,9 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	vpxor	%xmm0, %xmm6, %xmm6
 	vmovdqa	%xmm9, %xmm0
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
-	movq	536(%rdi), %r9
+	movq	544(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r1_decrypt_data_run_restart
 	addq	$5, %rax
@@ -25113,14 +25145,14 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r1_decrypt_data_run_grown
-	movq	$0, 528(%rdi)
+	movq	$0, 536(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r1_decrypt_data_run_grown:
-	movq	%r9, 536(%rdi)
+	movq	%r9, 544(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_decrypt_data_run_done
 .Laesgen_gfni128_gcm_r1_decrypt_data_run_restart:
-	movq	%r8, 528(%rdi)
-	movq	$5, 536(%rdi)
+	movq	%r8, 536(%rdi)
+	movq	$5, 544(%rdi)
 .Laesgen_gfni128_gcm_r1_decrypt_data_run_done:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -25777,7 +25809,7 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	subq	$80, %rdx
 	jmp	.Laesgen_gfni128_gcm_r1_decrypt_data_top256
 .Laesgen_gfni128_gcm_r1_decrypt_data_spent_steady_256:
-	movq	528(%rdi), %rax
+	movq	536(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -26449,7 +26481,7 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_decrypt_data_top256
 .Laesgen_gfni128_gcm_r1_decrypt_data_drain256:
 .Laesgen_gfni128_gcm_r1_decrypt_data_small256:
@@ -27310,14 +27342,16 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 .Laesgen_gfni128_gcm_r1_decrypt_data_top128:
 	cmpq	$80, %rdx
 	jb	.Laesgen_gfni128_gcm_r1_decrypt_data_drain128
+	cmpq	$0, 504(%rdi)
+	jne	.Laesgen_gfni128_gcm_r1_decrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$251, %r8
 	ja	.Laesgen_gfni128_gcm_r1_decrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	512(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r1_decrypt_data_refresh_steady_128
-	cmpq	$256, 536(%rdi)
+	cmpq	$256, 544(%rdi)
 	jne	.Laesgen_gfni128_gcm_r1_decrypt_data_check_steady_128
 .Laesgen_gfni128_gcm_r1_decrypt_data_fast_steady_128:
 	shlq	$4, %r8
@@ -27752,23 +27786,23 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r1_decrypt_data_top128
 .Laesgen_gfni128_gcm_r1_decrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
 	leaq	5(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	536(%rdi), %r10
+	movq	544(%rdi), %r10
 	addq	$4, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r1_decrypt_data_outside_run_2
-	movq	$0xffff, 544(%rdi)
+	movq	$0xffff, 552(%rdi)
 	addq	$5, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r1_decrypt_data_fast_steady_128
 .Laesgen_gfni128_gcm_r1_decrypt_data_outside_run_2:
-	cmpq	$0, 544(%rdi)
+	cmpq	$0, 552(%rdi)
 	je	.Laesgen_gfni128_gcm_r1_decrypt_data_spent_steady_128
-	subq	$1, 544(%rdi)
+	subq	$1, 552(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni128_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -28248,9 +28282,9 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	vpxor	%xmm0, %xmm6, %xmm6
 	vmovdqa	%xmm9, %xmm0
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
-	movq	536(%rdi), %r9
+	movq	544(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r1_decrypt_data_run_restart_2
 	addq	$5, %rax
@@ -28258,14 +28292,14 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r1_decrypt_data_run_grown_2
-	movq	$0, 528(%rdi)
+	movq	$0, 536(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r1_decrypt_data_run_grown_2:
-	movq	%r9, 536(%rdi)
+	movq	%r9, 544(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_decrypt_data_run_done_2
 .Laesgen_gfni128_gcm_r1_decrypt_data_run_restart_2:
-	movq	%r8, 528(%rdi)
-	movq	$5, 536(%rdi)
+	movq	%r8, 536(%rdi)
+	movq	$5, 544(%rdi)
 .Laesgen_gfni128_gcm_r1_decrypt_data_run_done_2:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -28758,7 +28792,7 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	subq	$80, %rdx
 	jmp	.Laesgen_gfni128_gcm_r1_decrypt_data_top128
 .Laesgen_gfni128_gcm_r1_decrypt_data_spent_steady_128:
-	movq	528(%rdi), %rax
+	movq	536(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -29266,7 +29300,7 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_decrypt_data_top128
 .Laesgen_gfni128_gcm_r1_decrypt_data_drain128:
 .Laesgen_gfni128_gcm_r1_decrypt_data_small128:
@@ -29923,14 +29957,16 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 .Laesgen_gfni128_gcm_r1_decrypt_data_top192:
 	cmpq	$80, %rdx
 	jb	.Laesgen_gfni128_gcm_r1_decrypt_data_drain192
+	cmpq	$0, 504(%rdi)
+	jne	.Laesgen_gfni128_gcm_r1_decrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$251, %r8
 	ja	.Laesgen_gfni128_gcm_r1_decrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	512(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r1_decrypt_data_refresh_steady_192
-	cmpq	$256, 536(%rdi)
+	cmpq	$256, 544(%rdi)
 	jne	.Laesgen_gfni128_gcm_r1_decrypt_data_check_steady_192
 .Laesgen_gfni128_gcm_r1_decrypt_data_fast_steady_192:
 	shlq	$4, %r8
@@ -30442,23 +30478,23 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r1_decrypt_data_top192
 .Laesgen_gfni128_gcm_r1_decrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
 	leaq	5(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	536(%rdi), %r10
+	movq	544(%rdi), %r10
 	addq	$4, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r1_decrypt_data_outside_run_3
-	movq	$0xffff, 544(%rdi)
+	movq	$0xffff, 552(%rdi)
 	addq	$5, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r1_decrypt_data_fast_steady_192
 .Laesgen_gfni128_gcm_r1_decrypt_data_outside_run_3:
-	cmpq	$0, 544(%rdi)
+	cmpq	$0, 552(%rdi)
 	je	.Laesgen_gfni128_gcm_r1_decrypt_data_spent_steady_192
-	subq	$1, 544(%rdi)
+	subq	$1, 552(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni128_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -31015,9 +31051,9 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	vpxor	%xmm0, %xmm6, %xmm6
 	vmovdqa	%xmm9, %xmm0
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
-	movq	536(%rdi), %r9
+	movq	544(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r1_decrypt_data_run_restart_3
 	addq	$5, %rax
@@ -31025,14 +31061,14 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r1_decrypt_data_run_grown_3
-	movq	$0, 528(%rdi)
+	movq	$0, 536(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r1_decrypt_data_run_grown_3:
-	movq	%r9, 536(%rdi)
+	movq	%r9, 544(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_decrypt_data_run_done_3
 .Laesgen_gfni128_gcm_r1_decrypt_data_run_restart_3:
-	movq	%r8, 528(%rdi)
-	movq	$5, 536(%rdi)
+	movq	%r8, 536(%rdi)
+	movq	$5, 544(%rdi)
 .Laesgen_gfni128_gcm_r1_decrypt_data_run_done_3:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -31602,7 +31638,7 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	subq	$80, %rdx
 	jmp	.Laesgen_gfni128_gcm_r1_decrypt_data_top192
 .Laesgen_gfni128_gcm_r1_decrypt_data_spent_steady_192:
-	movq	528(%rdi), %rax
+	movq	536(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -32187,7 +32223,7 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_decrypt_data_top192
 .Laesgen_gfni128_gcm_r1_decrypt_data_drain192:
 .Laesgen_gfni128_gcm_r1_decrypt_data_small192:

@@ -742,7 +742,7 @@ aesgen_gfni128_gcm_r2_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_init_hash_key
 .Laesgen_gfni128_gcm_r2_init_hash_key:
-	movq	$1, 520(%rdi)
+	movq	$1, 528(%rdi)
 	vpxor	%xmm0, %xmm0, %xmm0
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -3152,10 +3152,13 @@ aesgen_gfni128_gcm_r2_seal:
 	movq	%rax, 480(%rbx)
 	movq	$0, 488(%rbx)
 	movq	$1, 496(%rbx)
+	movq	$0, 504(%rbx)
 	vpshufb	.Laesgen_gfni128_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni128_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 400(%rbx)
-	movq	$-1, 504(%rbx)
+	movq	$-1, 512(%rbx)
+	cmpq	$0, 504(%rbx)
+	jne	.Laesgen_gfni128_gcm_r2_seal_same_table
 	vmovdqa	%xmm0, 464(%rbx)
 	movq	464(%rbx), %rcx
 	bswapq	%rcx
@@ -3165,16 +3168,16 @@ aesgen_gfni128_gcm_r2_seal:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	512(%rbx), %rdx
+	cmpq	520(%rbx), %rdx
 	jne	.Laesgen_gfni128_gcm_r2_seal_restart
-	cmpq	520(%rbx), %rax
+	cmpq	528(%rbx), %rax
 	je	.Laesgen_gfni128_gcm_r2_seal_same_table
 .Laesgen_gfni128_gcm_r2_seal_restart:
-	movq	%rdx, 512(%rbx)
-	movq	%rax, 520(%rbx)
-	movq	$0, 528(%rbx)
+	movq	%rdx, 520(%rbx)
+	movq	%rax, 528(%rbx)
 	movq	$0, 536(%rbx)
-	movq	$1, 544(%rbx)
+	movq	$0, 544(%rbx)
+	movq	$1, 552(%rbx)
 	jmp	.Laesgen_gfni128_gcm_r2_seal_same_table
 .Laesgen_gfni128_gcm_r2_seal_same_table:
 	movl	240(%rbx), %eax
@@ -3208,7 +3211,7 @@ aesgen_gfni128_gcm_r2_seal:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rbx)
+	movq	%rax, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3359,7 +3362,7 @@ aesgen_gfni128_gcm_r2_seal:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rbx)
+	movq	%rax, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3474,7 +3477,7 @@ aesgen_gfni128_gcm_r2_seal:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rbx)
+	movq	%rax, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3628,8 +3631,10 @@ aesgen_gfni128_gcm_r2_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni128_gcm_r2_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 504(%rbx)
 	jmp	.Laesgen_gfni128_gcm_r2_seal_have_j0
 .Laesgen_gfni128_gcm_r2_seal_long_nonce:
+	movq	$1, 504(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa	416(%rbx), %xmm0
@@ -3905,7 +3910,9 @@ aesgen_gfni128_gcm_r2_seal:
 	vpshufb	.Laesgen_gfni128_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni128_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 400(%rbx)
-	movq	$-1, 504(%rbx)
+	movq	$-1, 512(%rbx)
+	cmpq	$0, 504(%rbx)
+	jne	.Laesgen_gfni128_gcm_r2_seal_same_table_2
 	vmovdqa	%xmm0, 464(%rbx)
 	movq	464(%rbx), %rsi
 	bswapq	%rsi
@@ -3915,16 +3922,16 @@ aesgen_gfni128_gcm_r2_seal:
 	andq	%rdx, %rdi
 	movabsq	$0xff00000000ff0000, %rdx
 	andq	%rsi, %rdx
-	cmpq	512(%rbx), %rdi
+	cmpq	520(%rbx), %rdi
 	jne	.Laesgen_gfni128_gcm_r2_seal_restart_2
-	cmpq	520(%rbx), %rdx
+	cmpq	528(%rbx), %rdx
 	je	.Laesgen_gfni128_gcm_r2_seal_same_table_2
 .Laesgen_gfni128_gcm_r2_seal_restart_2:
-	movq	%rdi, 512(%rbx)
-	movq	%rdx, 520(%rbx)
-	movq	$0, 528(%rbx)
+	movq	%rdi, 520(%rbx)
+	movq	%rdx, 528(%rbx)
 	movq	$0, 536(%rbx)
-	movq	$1, 544(%rbx)
+	movq	$0, 544(%rbx)
+	movq	$1, 552(%rbx)
 	jmp	.Laesgen_gfni128_gcm_r2_seal_same_table_2
 .Laesgen_gfni128_gcm_r2_seal_same_table_2:
 	movl	240(%rbx), %edx
@@ -3958,7 +3965,7 @@ aesgen_gfni128_gcm_r2_seal:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 504(%rbx)
+	movq	%rdx, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4109,7 +4116,7 @@ aesgen_gfni128_gcm_r2_seal:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 504(%rbx)
+	movq	%rdx, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4224,7 +4231,7 @@ aesgen_gfni128_gcm_r2_seal:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 504(%rbx)
+	movq	%rdx, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -6664,10 +6671,13 @@ aesgen_gfni128_gcm_r2_open:
 	movq	%rdi, 480(%rbx)
 	movq	$0, 488(%rbx)
 	movq	$1, 496(%rbx)
+	movq	$0, 504(%rbx)
 	vpshufb	.Laesgen_gfni128_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni128_gcm_r2_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 400(%rbx)
-	movq	$-1, 504(%rbx)
+	movq	$-1, 512(%rbx)
+	cmpq	$0, 504(%rbx)
+	jne	.Laesgen_gfni128_gcm_r2_open_same_table
 	vmovdqa	%xmm0, 464(%rbx)
 	movq	464(%rbx), %rcx
 	bswapq	%rcx
@@ -6677,16 +6687,16 @@ aesgen_gfni128_gcm_r2_open:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	512(%rbx), %rdx
+	cmpq	520(%rbx), %rdx
 	jne	.Laesgen_gfni128_gcm_r2_open_restart
-	cmpq	520(%rbx), %rax
+	cmpq	528(%rbx), %rax
 	je	.Laesgen_gfni128_gcm_r2_open_same_table
 .Laesgen_gfni128_gcm_r2_open_restart:
-	movq	%rdx, 512(%rbx)
-	movq	%rax, 520(%rbx)
-	movq	$0, 528(%rbx)
+	movq	%rdx, 520(%rbx)
+	movq	%rax, 528(%rbx)
 	movq	$0, 536(%rbx)
-	movq	$1, 544(%rbx)
+	movq	$0, 544(%rbx)
+	movq	$1, 552(%rbx)
 	jmp	.Laesgen_gfni128_gcm_r2_open_same_table
 .Laesgen_gfni128_gcm_r2_open_same_table:
 	movl	240(%rbx), %eax
@@ -6720,7 +6730,7 @@ aesgen_gfni128_gcm_r2_open:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rbx)
+	movq	%rax, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -6871,7 +6881,7 @@ aesgen_gfni128_gcm_r2_open:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rbx)
+	movq	%rax, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -6986,7 +6996,7 @@ aesgen_gfni128_gcm_r2_open:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rbx)
+	movq	%rax, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -7140,8 +7150,10 @@ aesgen_gfni128_gcm_r2_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni128_gcm_r2_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 504(%rbx)
 	jmp	.Laesgen_gfni128_gcm_r2_open_have_j0
 .Laesgen_gfni128_gcm_r2_open_long_nonce:
+	movq	$1, 504(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	416(%rbx), %xmm0
@@ -7417,7 +7429,9 @@ aesgen_gfni128_gcm_r2_open:
 	vpshufb	.Laesgen_gfni128_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni128_gcm_r2_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 400(%rbx)
-	movq	$-1, 504(%rbx)
+	movq	$-1, 512(%rbx)
+	cmpq	$0, 504(%rbx)
+	jne	.Laesgen_gfni128_gcm_r2_open_same_table_2
 	vmovdqa	%xmm0, 464(%rbx)
 	movq	464(%rbx), %rdx
 	bswapq	%rdx
@@ -7427,16 +7441,16 @@ aesgen_gfni128_gcm_r2_open:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	512(%rbx), %rsi
+	cmpq	520(%rbx), %rsi
 	jne	.Laesgen_gfni128_gcm_r2_open_restart_2
-	cmpq	520(%rbx), %rax
+	cmpq	528(%rbx), %rax
 	je	.Laesgen_gfni128_gcm_r2_open_same_table_2
 .Laesgen_gfni128_gcm_r2_open_restart_2:
-	movq	%rsi, 512(%rbx)
-	movq	%rax, 520(%rbx)
-	movq	$0, 528(%rbx)
+	movq	%rsi, 520(%rbx)
+	movq	%rax, 528(%rbx)
 	movq	$0, 536(%rbx)
-	movq	$1, 544(%rbx)
+	movq	$0, 544(%rbx)
+	movq	$1, 552(%rbx)
 	jmp	.Laesgen_gfni128_gcm_r2_open_same_table_2
 .Laesgen_gfni128_gcm_r2_open_same_table_2:
 	movl	240(%rbx), %eax
@@ -7470,7 +7484,7 @@ aesgen_gfni128_gcm_r2_open:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rbx)
+	movq	%rax, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -7621,7 +7635,7 @@ aesgen_gfni128_gcm_r2_open:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rbx)
+	movq	%rax, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -7736,7 +7750,7 @@ aesgen_gfni128_gcm_r2_open:
 	vmovdqa	%xmm2, 560(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rbx)
+	movq	%rax, 512(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -8378,8 +8392,10 @@ aesgen_gfni128_gcm_r2_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni128_gcm_r2_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 504(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_start_have_j0
 .Laesgen_gfni128_gcm_r2_start_long_nonce:
+	movq	$1, 504(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	416(%rdi), %xmm0
@@ -8655,7 +8671,9 @@ aesgen_gfni128_gcm_r2_start:
 	vpshufb	.Laesgen_gfni128_gcm_r2_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni128_gcm_r2_start_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 400(%rdi)
-	movq	$-1, 504(%rdi)
+	movq	$-1, 512(%rdi)
+	cmpq	$0, 504(%rdi)
+	jne	.Laesgen_gfni128_gcm_r2_start_same_table
 	vmovdqa	%xmm0, 464(%rdi)
 	movq	464(%rdi), %rcx
 	bswapq	%rcx
@@ -8665,16 +8683,16 @@ aesgen_gfni128_gcm_r2_start:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	512(%rdi), %rdx
+	cmpq	520(%rdi), %rdx
 	jne	.Laesgen_gfni128_gcm_r2_start_restart
-	cmpq	520(%rdi), %rax
+	cmpq	528(%rdi), %rax
 	je	.Laesgen_gfni128_gcm_r2_start_same_table
 .Laesgen_gfni128_gcm_r2_start_restart:
-	movq	%rdx, 512(%rdi)
-	movq	%rax, 520(%rdi)
-	movq	$0, 528(%rdi)
+	movq	%rdx, 520(%rdi)
+	movq	%rax, 528(%rdi)
 	movq	$0, 536(%rdi)
-	movq	$1, 544(%rdi)
+	movq	$0, 544(%rdi)
+	movq	$1, 552(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_start_same_table
 .Laesgen_gfni128_gcm_r2_start_same_table:
 	movl	240(%rdi), %eax
@@ -8708,7 +8726,7 @@ aesgen_gfni128_gcm_r2_start:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -8859,7 +8877,7 @@ aesgen_gfni128_gcm_r2_start:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -8974,7 +8992,7 @@ aesgen_gfni128_gcm_r2_start:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -9907,14 +9925,16 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 .Laesgen_gfni128_gcm_r2_encrypt_data_first256:
 	cmpq	$80, %rdx
 	jb	.Laesgen_gfni128_gcm_r2_encrypt_data_first_done256
+	cmpq	$0, 504(%rdi)
+	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_full_first_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$251, %r8
 	ja	.Laesgen_gfni128_gcm_r2_encrypt_data_full_first_256
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	512(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_refresh_first_256
-	cmpq	$256, 536(%rdi)
+	cmpq	$256, 544(%rdi)
 	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_check_first_256
 .Laesgen_gfni128_gcm_r2_encrypt_data_fast_first_256:
 	shlq	$4, %r8
@@ -10412,23 +10432,23 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_first_done256
 .Laesgen_gfni128_gcm_r2_encrypt_data_check_first_256:
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
 	leaq	5(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	536(%rdi), %r10
+	movq	544(%rdi), %r10
 	addq	$4, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r2_encrypt_data_outside_run
-	movq	$0xffff, 544(%rdi)
+	movq	$0xffff, 552(%rdi)
 	addq	$5, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r2_encrypt_data_fast_first_256
 .Laesgen_gfni128_gcm_r2_encrypt_data_outside_run:
-	cmpq	$0, 544(%rdi)
+	cmpq	$0, 552(%rdi)
 	je	.Laesgen_gfni128_gcm_r2_encrypt_data_full_first_256
-	subq	$1, 544(%rdi)
+	subq	$1, 552(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni128_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -11012,9 +11032,9 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni128_gcm_r2_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm6, %xmm6
 	vpxor	%xmm7, %xmm6, %xmm6
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
-	movq	536(%rdi), %r9
+	movq	544(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r2_encrypt_data_run_restart
 	addq	$5, %rax
@@ -11022,14 +11042,14 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r2_encrypt_data_run_grown
-	movq	$0, 528(%rdi)
+	movq	$0, 536(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_grown:
-	movq	%r9, 536(%rdi)
+	movq	%r9, 544(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_run_done
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_restart:
-	movq	%r8, 528(%rdi)
-	movq	$5, 536(%rdi)
+	movq	%r8, 536(%rdi)
+	movq	$5, 544(%rdi)
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_done:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -11651,20 +11671,22 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_first256
 .Laesgen_gfni128_gcm_r2_encrypt_data_first_done256:
 .Laesgen_gfni128_gcm_r2_encrypt_data_top256:
 	cmpq	$80, %rdx
 	jb	.Laesgen_gfni128_gcm_r2_encrypt_data_drain256
+	cmpq	$0, 504(%rdi)
+	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$251, %r8
 	ja	.Laesgen_gfni128_gcm_r2_encrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	512(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_refresh_steady_256
-	cmpq	$256, 536(%rdi)
+	cmpq	$256, 544(%rdi)
 	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_check_steady_256
 .Laesgen_gfni128_gcm_r2_encrypt_data_fast_steady_256:
 	shlq	$4, %r8
@@ -12222,23 +12244,23 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_top256
 .Laesgen_gfni128_gcm_r2_encrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
 	leaq	5(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	536(%rdi), %r10
+	movq	544(%rdi), %r10
 	addq	$4, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r2_encrypt_data_outside_run_2
-	movq	$0xffff, 544(%rdi)
+	movq	$0xffff, 552(%rdi)
 	addq	$5, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r2_encrypt_data_fast_steady_256
 .Laesgen_gfni128_gcm_r2_encrypt_data_outside_run_2:
-	cmpq	$0, 544(%rdi)
+	cmpq	$0, 552(%rdi)
 	je	.Laesgen_gfni128_gcm_r2_encrypt_data_spent_steady_256
-	subq	$1, 544(%rdi)
+	subq	$1, 552(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni128_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -12882,9 +12904,9 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	vpxor	%xmm0, %xmm6, %xmm6
 	vmovdqa	%xmm9, %xmm0
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
-	movq	536(%rdi), %r9
+	movq	544(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r2_encrypt_data_run_restart_2
 	addq	$5, %rax
@@ -12892,14 +12914,14 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r2_encrypt_data_run_grown_2
-	movq	$0, 528(%rdi)
+	movq	$0, 536(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_grown_2:
-	movq	%r9, 536(%rdi)
+	movq	%r9, 544(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_run_done_2
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_restart_2:
-	movq	%r8, 528(%rdi)
-	movq	$5, 536(%rdi)
+	movq	%r8, 536(%rdi)
+	movq	$5, 544(%rdi)
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_done_2:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -13556,7 +13578,7 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	subq	$80, %rdx
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_top256
 .Laesgen_gfni128_gcm_r2_encrypt_data_spent_steady_256:
-	movq	528(%rdi), %rax
+	movq	536(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -14237,7 +14259,7 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_top256
 .Laesgen_gfni128_gcm_r2_encrypt_data_drain256:
 	vmovdqu	-80(%rcx), %xmm2
@@ -15157,14 +15179,16 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 .Laesgen_gfni128_gcm_r2_encrypt_data_first128:
 	cmpq	$80, %rdx
 	jb	.Laesgen_gfni128_gcm_r2_encrypt_data_first_done128
+	cmpq	$0, 504(%rdi)
+	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_full_first_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$251, %r8
 	ja	.Laesgen_gfni128_gcm_r2_encrypt_data_full_first_128
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	512(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_refresh_first_128
-	cmpq	$256, 536(%rdi)
+	cmpq	$256, 544(%rdi)
 	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_check_first_128
 .Laesgen_gfni128_gcm_r2_encrypt_data_fast_first_128:
 	shlq	$4, %r8
@@ -15498,23 +15522,23 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_first_done128
 .Laesgen_gfni128_gcm_r2_encrypt_data_check_first_128:
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
 	leaq	5(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	536(%rdi), %r10
+	movq	544(%rdi), %r10
 	addq	$4, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r2_encrypt_data_outside_run_3
-	movq	$0xffff, 544(%rdi)
+	movq	$0xffff, 552(%rdi)
 	addq	$5, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r2_encrypt_data_fast_first_128
 .Laesgen_gfni128_gcm_r2_encrypt_data_outside_run_3:
-	cmpq	$0, 544(%rdi)
+	cmpq	$0, 552(%rdi)
 	je	.Laesgen_gfni128_gcm_r2_encrypt_data_full_first_128
-	subq	$1, 544(%rdi)
+	subq	$1, 552(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni128_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -15934,9 +15958,9 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni128_gcm_r2_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm6, %xmm6
 	vpxor	%xmm7, %xmm6, %xmm6
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
-	movq	536(%rdi), %r9
+	movq	544(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r2_encrypt_data_run_restart_3
 	addq	$5, %rax
@@ -15944,14 +15968,14 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r2_encrypt_data_run_grown_3
-	movq	$0, 528(%rdi)
+	movq	$0, 536(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_grown_3:
-	movq	%r9, 536(%rdi)
+	movq	%r9, 544(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_run_done_3
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_restart_3:
-	movq	%r8, 528(%rdi)
-	movq	$5, 536(%rdi)
+	movq	%r8, 536(%rdi)
+	movq	$5, 544(%rdi)
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_done_3:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -16409,20 +16433,22 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_first128
 .Laesgen_gfni128_gcm_r2_encrypt_data_first_done128:
 .Laesgen_gfni128_gcm_r2_encrypt_data_top128:
 	cmpq	$80, %rdx
 	jb	.Laesgen_gfni128_gcm_r2_encrypt_data_drain128
+	cmpq	$0, 504(%rdi)
+	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$251, %r8
 	ja	.Laesgen_gfni128_gcm_r2_encrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	512(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_refresh_steady_128
-	cmpq	$256, 536(%rdi)
+	cmpq	$256, 544(%rdi)
 	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_check_steady_128
 .Laesgen_gfni128_gcm_r2_encrypt_data_fast_steady_128:
 	shlq	$4, %r8
@@ -16816,23 +16842,23 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_top128
 .Laesgen_gfni128_gcm_r2_encrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
 	leaq	5(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	536(%rdi), %r10
+	movq	544(%rdi), %r10
 	addq	$4, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r2_encrypt_data_outside_run_4
-	movq	$0xffff, 544(%rdi)
+	movq	$0xffff, 552(%rdi)
 	addq	$5, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r2_encrypt_data_fast_steady_128
 .Laesgen_gfni128_gcm_r2_encrypt_data_outside_run_4:
-	cmpq	$0, 544(%rdi)
+	cmpq	$0, 552(%rdi)
 	je	.Laesgen_gfni128_gcm_r2_encrypt_data_spent_steady_128
-	subq	$1, 544(%rdi)
+	subq	$1, 552(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni128_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -17312,9 +17338,9 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	vpxor	%xmm0, %xmm6, %xmm6
 	vmovdqa	%xmm9, %xmm0
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
-	movq	536(%rdi), %r9
+	movq	544(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r2_encrypt_data_run_restart_4
 	addq	$5, %rax
@@ -17322,14 +17348,14 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r2_encrypt_data_run_grown_4
-	movq	$0, 528(%rdi)
+	movq	$0, 536(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_grown_4:
-	movq	%r9, 536(%rdi)
+	movq	%r9, 544(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_run_done_4
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_restart_4:
-	movq	%r8, 528(%rdi)
-	movq	$5, 536(%rdi)
+	movq	%r8, 536(%rdi)
+	movq	$5, 544(%rdi)
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_done_4:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -17822,7 +17848,7 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	subq	$80, %rdx
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_top128
 .Laesgen_gfni128_gcm_r2_encrypt_data_spent_steady_128:
-	movq	528(%rdi), %rax
+	movq	536(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -18339,7 +18365,7 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_top128
 .Laesgen_gfni128_gcm_r2_encrypt_data_drain128:
 	vmovdqu	-80(%rcx), %xmm2
@@ -19055,14 +19081,16 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 .Laesgen_gfni128_gcm_r2_encrypt_data_first192:
 	cmpq	$80, %rdx
 	jb	.Laesgen_gfni128_gcm_r2_encrypt_data_first_done192
+	cmpq	$0, 504(%rdi)
+	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_full_first_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$251, %r8
 	ja	.Laesgen_gfni128_gcm_r2_encrypt_data_full_first_192
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	512(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_refresh_first_192
-	cmpq	$256, 536(%rdi)
+	cmpq	$256, 544(%rdi)
 	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_check_first_192
 .Laesgen_gfni128_gcm_r2_encrypt_data_fast_first_192:
 	shlq	$4, %r8
@@ -19473,23 +19501,23 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_first_done192
 .Laesgen_gfni128_gcm_r2_encrypt_data_check_first_192:
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
 	leaq	5(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	536(%rdi), %r10
+	movq	544(%rdi), %r10
 	addq	$4, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r2_encrypt_data_outside_run_5
-	movq	$0xffff, 544(%rdi)
+	movq	$0xffff, 552(%rdi)
 	addq	$5, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r2_encrypt_data_fast_first_192
 .Laesgen_gfni128_gcm_r2_encrypt_data_outside_run_5:
-	cmpq	$0, 544(%rdi)
+	cmpq	$0, 552(%rdi)
 	je	.Laesgen_gfni128_gcm_r2_encrypt_data_full_first_192
-	subq	$1, 544(%rdi)
+	subq	$1, 552(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni128_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -19986,9 +20014,9 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r2_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm6
 	vpxor	%xmm7, %xmm6, %xmm6
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
-	movq	536(%rdi), %r9
+	movq	544(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r2_encrypt_data_run_restart_5
 	addq	$5, %rax
@@ -19996,14 +20024,14 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r2_encrypt_data_run_grown_5
-	movq	$0, 528(%rdi)
+	movq	$0, 536(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_grown_5:
-	movq	%r9, 536(%rdi)
+	movq	%r9, 544(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_run_done_5
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_restart_5:
-	movq	%r8, 528(%rdi)
-	movq	$5, 536(%rdi)
+	movq	%r8, 536(%rdi)
+	movq	$5, 544(%rdi)
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_done_5:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -20538,20 +20566,22 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_first192
 .Laesgen_gfni128_gcm_r2_encrypt_data_first_done192:
 .Laesgen_gfni128_gcm_r2_encrypt_data_top192:
 	cmpq	$80, %rdx
 	jb	.Laesgen_gfni128_gcm_r2_encrypt_data_drain192
+	cmpq	$0, 504(%rdi)
+	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$251, %r8
 	ja	.Laesgen_gfni128_gcm_r2_encrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	512(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_refresh_steady_192
-	cmpq	$256, 536(%rdi)
+	cmpq	$256, 544(%rdi)
 	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_check_steady_192
 .Laesgen_gfni128_gcm_r2_encrypt_data_fast_steady_192:
 	shlq	$4, %r8
@@ -21022,23 +21052,23 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_top192
 .Laesgen_gfni128_gcm_r2_encrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
 	leaq	5(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	536(%rdi), %r10
+	movq	544(%rdi), %r10
 	addq	$4, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r2_encrypt_data_outside_run_6
-	movq	$0xffff, 544(%rdi)
+	movq	$0xffff, 552(%rdi)
 	addq	$5, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r2_encrypt_data_fast_steady_192
 .Laesgen_gfni128_gcm_r2_encrypt_data_outside_run_6:
-	cmpq	$0, 544(%rdi)
+	cmpq	$0, 552(%rdi)
 	je	.Laesgen_gfni128_gcm_r2_encrypt_data_spent_steady_192
-	subq	$1, 544(%rdi)
+	subq	$1, 552(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni128_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -21595,9 +21625,9 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	vpxor	%xmm0, %xmm6, %xmm6
 	vmovdqa	%xmm9, %xmm0
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
-	movq	536(%rdi), %r9
+	movq	544(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r2_encrypt_data_run_restart_6
 	addq	$5, %rax
@@ -21605,14 +21635,14 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r2_encrypt_data_run_grown_6
-	movq	$0, 528(%rdi)
+	movq	$0, 536(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_grown_6:
-	movq	%r9, 536(%rdi)
+	movq	%r9, 544(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_run_done_6
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_restart_6:
-	movq	%r8, 528(%rdi)
-	movq	$5, 536(%rdi)
+	movq	%r8, 536(%rdi)
+	movq	$5, 544(%rdi)
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_done_6:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -22182,7 +22212,7 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	subq	$80, %rdx
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_top192
 .Laesgen_gfni128_gcm_r2_encrypt_data_spent_steady_192:
-	movq	528(%rdi), %rax
+	movq	536(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -22776,7 +22806,7 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_top192
 .Laesgen_gfni128_gcm_r2_encrypt_data_drain192:
 	vmovdqu	-80(%rcx), %xmm2
@@ -23780,14 +23810,16 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 .Laesgen_gfni128_gcm_r2_decrypt_data_top256:
 	cmpq	$80, %rdx
 	jb	.Laesgen_gfni128_gcm_r2_decrypt_data_drain256
+	cmpq	$0, 504(%rdi)
+	jne	.Laesgen_gfni128_gcm_r2_decrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$251, %r8
 	ja	.Laesgen_gfni128_gcm_r2_decrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	512(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r2_decrypt_data_refresh_steady_256
-	cmpq	$256, 536(%rdi)
+	cmpq	$256, 544(%rdi)
 	jne	.Laesgen_gfni128_gcm_r2_decrypt_data_check_steady_256
 .Laesgen_gfni128_gcm_r2_decrypt_data_fast_steady_256:
 	shlq	$4, %r8
@@ -24345,23 +24377,23 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r2_decrypt_data_top256
 .Laesgen_gfni128_gcm_r2_decrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
 	leaq	5(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	536(%rdi), %r10
+	movq	544(%rdi), %r10
 	addq	$4, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r2_decrypt_data_outside_run
-	movq	$0xffff, 544(%rdi)
+	movq	$0xffff, 552(%rdi)
 	addq	$5, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r2_decrypt_data_fast_steady_256
 .Laesgen_gfni128_gcm_r2_decrypt_data_outside_run:
-	cmpq	$0, 544(%rdi)
+	cmpq	$0, 552(%rdi)
 	je	.Laesgen_gfni128_gcm_r2_decrypt_data_spent_steady_256
-	subq	$1, 544(%rdi)
+	subq	$1, 552(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni128_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -25005,9 +25037,9 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 	vpxor	%xmm0, %xmm6, %xmm6
 	vmovdqa	%xmm9, %xmm0
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
-	movq	536(%rdi), %r9
+	movq	544(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r2_decrypt_data_run_restart
 	addq	$5, %rax
@@ -25015,14 +25047,14 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r2_decrypt_data_run_grown
-	movq	$0, 528(%rdi)
+	movq	$0, 536(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r2_decrypt_data_run_grown:
-	movq	%r9, 536(%rdi)
+	movq	%r9, 544(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_decrypt_data_run_done
 .Laesgen_gfni128_gcm_r2_decrypt_data_run_restart:
-	movq	%r8, 528(%rdi)
-	movq	$5, 536(%rdi)
+	movq	%r8, 536(%rdi)
+	movq	$5, 544(%rdi)
 .Laesgen_gfni128_gcm_r2_decrypt_data_run_done:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -25679,7 +25711,7 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 	subq	$80, %rdx
 	jmp	.Laesgen_gfni128_gcm_r2_decrypt_data_top256
 .Laesgen_gfni128_gcm_r2_decrypt_data_spent_steady_256:
-	movq	528(%rdi), %rax
+	movq	536(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -26360,7 +26392,7 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_decrypt_data_top256
 .Laesgen_gfni128_gcm_r2_decrypt_data_drain256:
 .Laesgen_gfni128_gcm_r2_decrypt_data_small256:
@@ -27221,14 +27253,16 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 .Laesgen_gfni128_gcm_r2_decrypt_data_top128:
 	cmpq	$80, %rdx
 	jb	.Laesgen_gfni128_gcm_r2_decrypt_data_drain128
+	cmpq	$0, 504(%rdi)
+	jne	.Laesgen_gfni128_gcm_r2_decrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$251, %r8
 	ja	.Laesgen_gfni128_gcm_r2_decrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	512(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r2_decrypt_data_refresh_steady_128
-	cmpq	$256, 536(%rdi)
+	cmpq	$256, 544(%rdi)
 	jne	.Laesgen_gfni128_gcm_r2_decrypt_data_check_steady_128
 .Laesgen_gfni128_gcm_r2_decrypt_data_fast_steady_128:
 	shlq	$4, %r8
@@ -27622,23 +27656,23 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r2_decrypt_data_top128
 .Laesgen_gfni128_gcm_r2_decrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
 	leaq	5(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	536(%rdi), %r10
+	movq	544(%rdi), %r10
 	addq	$4, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r2_decrypt_data_outside_run_2
-	movq	$0xffff, 544(%rdi)
+	movq	$0xffff, 552(%rdi)
 	addq	$5, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r2_decrypt_data_fast_steady_128
 .Laesgen_gfni128_gcm_r2_decrypt_data_outside_run_2:
-	cmpq	$0, 544(%rdi)
+	cmpq	$0, 552(%rdi)
 	je	.Laesgen_gfni128_gcm_r2_decrypt_data_spent_steady_128
-	subq	$1, 544(%rdi)
+	subq	$1, 552(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni128_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -28118,9 +28152,9 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 	vpxor	%xmm0, %xmm6, %xmm6
 	vmovdqa	%xmm9, %xmm0
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
-	movq	536(%rdi), %r9
+	movq	544(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r2_decrypt_data_run_restart_2
 	addq	$5, %rax
@@ -28128,14 +28162,14 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r2_decrypt_data_run_grown_2
-	movq	$0, 528(%rdi)
+	movq	$0, 536(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r2_decrypt_data_run_grown_2:
-	movq	%r9, 536(%rdi)
+	movq	%r9, 544(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_decrypt_data_run_done_2
 .Laesgen_gfni128_gcm_r2_decrypt_data_run_restart_2:
-	movq	%r8, 528(%rdi)
-	movq	$5, 536(%rdi)
+	movq	%r8, 536(%rdi)
+	movq	$5, 544(%rdi)
 .Laesgen_gfni128_gcm_r2_decrypt_data_run_done_2:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -28628,7 +28662,7 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 	subq	$80, %rdx
 	jmp	.Laesgen_gfni128_gcm_r2_decrypt_data_top128
 .Laesgen_gfni128_gcm_r2_decrypt_data_spent_steady_128:
-	movq	528(%rdi), %rax
+	movq	536(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -29145,7 +29179,7 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_decrypt_data_top128
 .Laesgen_gfni128_gcm_r2_decrypt_data_drain128:
 .Laesgen_gfni128_gcm_r2_decrypt_data_small128:
@@ -29802,14 +29836,16 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 .Laesgen_gfni128_gcm_r2_decrypt_data_top192:
 	cmpq	$80, %rdx
 	jb	.Laesgen_gfni128_gcm_r2_decrypt_data_drain192
+	cmpq	$0, 504(%rdi)
+	jne	.Laesgen_gfni128_gcm_r2_decrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$251, %r8
 	ja	.Laesgen_gfni128_gcm_r2_decrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	504(%rdi), %rax
+	cmpq	512(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r2_decrypt_data_refresh_steady_192
-	cmpq	$256, 536(%rdi)
+	cmpq	$256, 544(%rdi)
 	jne	.Laesgen_gfni128_gcm_r2_decrypt_data_check_steady_192
 .Laesgen_gfni128_gcm_r2_decrypt_data_fast_steady_192:
 	shlq	$4, %r8
@@ -30280,23 +30316,23 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r2_decrypt_data_top192
 .Laesgen_gfni128_gcm_r2_decrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
 	leaq	5(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	536(%rdi), %r10
+	movq	544(%rdi), %r10
 	addq	$4, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r2_decrypt_data_outside_run_3
-	movq	$0xffff, 544(%rdi)
+	movq	$0xffff, 552(%rdi)
 	addq	$5, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r2_decrypt_data_fast_steady_192
 .Laesgen_gfni128_gcm_r2_decrypt_data_outside_run_3:
-	cmpq	$0, 544(%rdi)
+	cmpq	$0, 552(%rdi)
 	je	.Laesgen_gfni128_gcm_r2_decrypt_data_spent_steady_192
-	subq	$1, 544(%rdi)
+	subq	$1, 552(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni128_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -30853,9 +30889,9 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 	vpxor	%xmm0, %xmm6, %xmm6
 	vmovdqa	%xmm9, %xmm0
 	movq	%r8, %rax
-	subq	528(%rdi), %rax
+	subq	536(%rdi), %rax
 	andq	$255, %rax
-	movq	536(%rdi), %r9
+	movq	544(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r2_decrypt_data_run_restart_3
 	addq	$5, %rax
@@ -30863,14 +30899,14 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r2_decrypt_data_run_grown_3
-	movq	$0, 528(%rdi)
+	movq	$0, 536(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r2_decrypt_data_run_grown_3:
-	movq	%r9, 536(%rdi)
+	movq	%r9, 544(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_decrypt_data_run_done_3
 .Laesgen_gfni128_gcm_r2_decrypt_data_run_restart_3:
-	movq	%r8, 528(%rdi)
-	movq	$5, 536(%rdi)
+	movq	%r8, 536(%rdi)
+	movq	$5, 544(%rdi)
 .Laesgen_gfni128_gcm_r2_decrypt_data_run_done_3:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -31440,7 +31476,7 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 	subq	$80, %rdx
 	jmp	.Laesgen_gfni128_gcm_r2_decrypt_data_top192
 .Laesgen_gfni128_gcm_r2_decrypt_data_spent_steady_192:
-	movq	528(%rdi), %rax
+	movq	536(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -32034,7 +32070,7 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 	vmovdqa	%xmm2, 560(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 504(%rdi)
+	movq	%rax, 512(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_decrypt_data_top192
 .Laesgen_gfni128_gcm_r2_decrypt_data_drain192:
 .Laesgen_gfni128_gcm_r2_decrypt_data_small192:

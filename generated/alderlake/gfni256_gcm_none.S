@@ -3183,6 +3183,7 @@ aesgen_gfni256_gcm_none_seal:
 	movq	%rax, 512(%rbx)
 	movq	$0, 520(%rbx)
 	movq	$1, 528(%rbx)
+	movq	$0, 536(%rbx)
 	vpshufb	.Laesgen_gfni256_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni256_gcm_none_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 432(%rbx)
@@ -3559,8 +3560,10 @@ aesgen_gfni256_gcm_none_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni256_gcm_none_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 536(%rbx)
 	jmp	.Laesgen_gfni256_gcm_none_seal_have_j0
 .Laesgen_gfni256_gcm_none_seal_long_nonce:
+	movq	$1, 536(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa	448(%rbx), %xmm0
@@ -6492,6 +6495,7 @@ aesgen_gfni256_gcm_none_open:
 	movq	%rdi, 512(%rbx)
 	movq	$0, 520(%rbx)
 	movq	$1, 528(%rbx)
+	movq	$0, 536(%rbx)
 	vpshufb	.Laesgen_gfni256_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni256_gcm_none_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 432(%rbx)
@@ -6868,8 +6872,10 @@ aesgen_gfni256_gcm_none_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni256_gcm_none_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 536(%rbx)
 	jmp	.Laesgen_gfni256_gcm_none_open_have_j0
 .Laesgen_gfni256_gcm_none_open_long_nonce:
+	movq	$1, 536(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	448(%rbx), %xmm0
@@ -8003,8 +8009,10 @@ aesgen_gfni256_gcm_none_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni256_gcm_none_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 536(%rdi)
 	jmp	.Laesgen_gfni256_gcm_none_start_have_j0
 .Laesgen_gfni256_gcm_none_start_long_nonce:
+	movq	$1, 536(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	448(%rdi), %xmm0

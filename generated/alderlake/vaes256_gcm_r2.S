@@ -668,7 +668,7 @@ aesgen_vaes256_gcm_r2_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_init_hash_key
 .Laesgen_vaes256_gcm_r2_init_hash_key:
-	movq	$1, 648(%rdi)
+	movq	$1, 656(%rdi)
 	vpxor	%xmm0, %xmm0, %xmm0
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -1765,10 +1765,13 @@ aesgen_vaes256_gcm_r2_seal:
 	movq	%rax, 608(%rbx)
 	movq	$0, 616(%rbx)
 	movq	$1, 624(%rbx)
+	movq	$0, 632(%rbx)
 	vpshufb	.Laesgen_vaes256_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes256_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rbx)
-	movq	$-1, 632(%rbx)
+	movq	$-1, 640(%rbx)
+	cmpq	$0, 632(%rbx)
+	jne	.Laesgen_vaes256_gcm_r2_seal_same_table
 	vmovdqa	%xmm0, 592(%rbx)
 	movq	592(%rbx), %rcx
 	bswapq	%rcx
@@ -1778,16 +1781,16 @@ aesgen_vaes256_gcm_r2_seal:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	640(%rbx), %rdx
+	cmpq	648(%rbx), %rdx
 	jne	.Laesgen_vaes256_gcm_r2_seal_restart
-	cmpq	648(%rbx), %rax
+	cmpq	656(%rbx), %rax
 	je	.Laesgen_vaes256_gcm_r2_seal_same_table
 .Laesgen_vaes256_gcm_r2_seal_restart:
-	movq	%rdx, 640(%rbx)
-	movq	%rax, 648(%rbx)
-	movq	$0, 656(%rbx)
+	movq	%rdx, 648(%rbx)
+	movq	%rax, 656(%rbx)
 	movq	$0, 664(%rbx)
-	movq	$1, 672(%rbx)
+	movq	$0, 672(%rbx)
+	movq	$1, 680(%rbx)
 	jmp	.Laesgen_vaes256_gcm_r2_seal_same_table
 .Laesgen_vaes256_gcm_r2_seal_same_table:
 	movl	240(%rbx), %eax
@@ -1808,7 +1811,7 @@ aesgen_vaes256_gcm_r2_seal:
 	vmovdqa	%xmm2, 720(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -1853,7 +1856,7 @@ aesgen_vaes256_gcm_r2_seal:
 	vmovdqa	%xmm2, 720(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -1890,7 +1893,7 @@ aesgen_vaes256_gcm_r2_seal:
 	vmovdqa	%xmm2, 720(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -1966,8 +1969,10 @@ aesgen_vaes256_gcm_r2_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_vaes256_gcm_r2_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 632(%rbx)
 	jmp	.Laesgen_vaes256_gcm_r2_seal_have_j0
 .Laesgen_vaes256_gcm_r2_seal_long_nonce:
+	movq	$1, 632(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa	544(%rbx), %xmm0
@@ -2243,7 +2248,9 @@ aesgen_vaes256_gcm_r2_seal:
 	vpshufb	.Laesgen_vaes256_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes256_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rbx)
-	movq	$-1, 632(%rbx)
+	movq	$-1, 640(%rbx)
+	cmpq	$0, 632(%rbx)
+	jne	.Laesgen_vaes256_gcm_r2_seal_same_table_2
 	vmovdqa	%xmm0, 592(%rbx)
 	movq	592(%rbx), %rsi
 	bswapq	%rsi
@@ -2253,16 +2260,16 @@ aesgen_vaes256_gcm_r2_seal:
 	andq	%rdx, %rdi
 	movabsq	$0xff00000000ff0000, %rdx
 	andq	%rsi, %rdx
-	cmpq	640(%rbx), %rdi
+	cmpq	648(%rbx), %rdi
 	jne	.Laesgen_vaes256_gcm_r2_seal_restart_2
-	cmpq	648(%rbx), %rdx
+	cmpq	656(%rbx), %rdx
 	je	.Laesgen_vaes256_gcm_r2_seal_same_table_2
 .Laesgen_vaes256_gcm_r2_seal_restart_2:
-	movq	%rdi, 640(%rbx)
-	movq	%rdx, 648(%rbx)
-	movq	$0, 656(%rbx)
+	movq	%rdi, 648(%rbx)
+	movq	%rdx, 656(%rbx)
 	movq	$0, 664(%rbx)
-	movq	$1, 672(%rbx)
+	movq	$0, 672(%rbx)
+	movq	$1, 680(%rbx)
 	jmp	.Laesgen_vaes256_gcm_r2_seal_same_table_2
 .Laesgen_vaes256_gcm_r2_seal_same_table_2:
 	movl	240(%rbx), %edx
@@ -2283,7 +2290,7 @@ aesgen_vaes256_gcm_r2_seal:
 	vmovdqa	%xmm2, 720(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rbx)
+	movq	%rdx, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2328,7 +2335,7 @@ aesgen_vaes256_gcm_r2_seal:
 	vmovdqa	%xmm2, 720(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rbx)
+	movq	%rdx, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2365,7 +2372,7 @@ aesgen_vaes256_gcm_r2_seal:
 	vmovdqa	%xmm2, 720(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rbx)
+	movq	%rdx, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3520,10 +3527,13 @@ aesgen_vaes256_gcm_r2_open:
 	movq	%rdi, 608(%rbx)
 	movq	$0, 616(%rbx)
 	movq	$1, 624(%rbx)
+	movq	$0, 632(%rbx)
 	vpshufb	.Laesgen_vaes256_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes256_gcm_r2_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rbx)
-	movq	$-1, 632(%rbx)
+	movq	$-1, 640(%rbx)
+	cmpq	$0, 632(%rbx)
+	jne	.Laesgen_vaes256_gcm_r2_open_same_table
 	vmovdqa	%xmm0, 592(%rbx)
 	movq	592(%rbx), %rcx
 	bswapq	%rcx
@@ -3533,16 +3543,16 @@ aesgen_vaes256_gcm_r2_open:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	640(%rbx), %rdx
+	cmpq	648(%rbx), %rdx
 	jne	.Laesgen_vaes256_gcm_r2_open_restart
-	cmpq	648(%rbx), %rax
+	cmpq	656(%rbx), %rax
 	je	.Laesgen_vaes256_gcm_r2_open_same_table
 .Laesgen_vaes256_gcm_r2_open_restart:
-	movq	%rdx, 640(%rbx)
-	movq	%rax, 648(%rbx)
-	movq	$0, 656(%rbx)
+	movq	%rdx, 648(%rbx)
+	movq	%rax, 656(%rbx)
 	movq	$0, 664(%rbx)
-	movq	$1, 672(%rbx)
+	movq	$0, 672(%rbx)
+	movq	$1, 680(%rbx)
 	jmp	.Laesgen_vaes256_gcm_r2_open_same_table
 .Laesgen_vaes256_gcm_r2_open_same_table:
 	movl	240(%rbx), %eax
@@ -3563,7 +3573,7 @@ aesgen_vaes256_gcm_r2_open:
 	vmovdqa	%xmm2, 720(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3608,7 +3618,7 @@ aesgen_vaes256_gcm_r2_open:
 	vmovdqa	%xmm2, 720(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3645,7 +3655,7 @@ aesgen_vaes256_gcm_r2_open:
 	vmovdqa	%xmm2, 720(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3721,8 +3731,10 @@ aesgen_vaes256_gcm_r2_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_vaes256_gcm_r2_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 632(%rbx)
 	jmp	.Laesgen_vaes256_gcm_r2_open_have_j0
 .Laesgen_vaes256_gcm_r2_open_long_nonce:
+	movq	$1, 632(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	544(%rbx), %xmm0
@@ -3998,7 +4010,9 @@ aesgen_vaes256_gcm_r2_open:
 	vpshufb	.Laesgen_vaes256_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes256_gcm_r2_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rbx)
-	movq	$-1, 632(%rbx)
+	movq	$-1, 640(%rbx)
+	cmpq	$0, 632(%rbx)
+	jne	.Laesgen_vaes256_gcm_r2_open_same_table_2
 	vmovdqa	%xmm0, 592(%rbx)
 	movq	592(%rbx), %rdx
 	bswapq	%rdx
@@ -4008,16 +4022,16 @@ aesgen_vaes256_gcm_r2_open:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	640(%rbx), %rsi
+	cmpq	648(%rbx), %rsi
 	jne	.Laesgen_vaes256_gcm_r2_open_restart_2
-	cmpq	648(%rbx), %rax
+	cmpq	656(%rbx), %rax
 	je	.Laesgen_vaes256_gcm_r2_open_same_table_2
 .Laesgen_vaes256_gcm_r2_open_restart_2:
-	movq	%rsi, 640(%rbx)
-	movq	%rax, 648(%rbx)
-	movq	$0, 656(%rbx)
+	movq	%rsi, 648(%rbx)
+	movq	%rax, 656(%rbx)
 	movq	$0, 664(%rbx)
-	movq	$1, 672(%rbx)
+	movq	$0, 672(%rbx)
+	movq	$1, 680(%rbx)
 	jmp	.Laesgen_vaes256_gcm_r2_open_same_table_2
 .Laesgen_vaes256_gcm_r2_open_same_table_2:
 	movl	240(%rbx), %eax
@@ -4038,7 +4052,7 @@ aesgen_vaes256_gcm_r2_open:
 	vmovdqa	%xmm2, 720(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4083,7 +4097,7 @@ aesgen_vaes256_gcm_r2_open:
 	vmovdqa	%xmm2, 720(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4120,7 +4134,7 @@ aesgen_vaes256_gcm_r2_open:
 	vmovdqa	%xmm2, 720(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4657,8 +4671,10 @@ aesgen_vaes256_gcm_r2_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_vaes256_gcm_r2_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 632(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_start_have_j0
 .Laesgen_vaes256_gcm_r2_start_long_nonce:
+	movq	$1, 632(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	544(%rdi), %xmm0
@@ -4934,7 +4950,9 @@ aesgen_vaes256_gcm_r2_start:
 	vpshufb	.Laesgen_vaes256_gcm_r2_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes256_gcm_r2_start_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rdi)
-	movq	$-1, 632(%rdi)
+	movq	$-1, 640(%rdi)
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_vaes256_gcm_r2_start_same_table
 	vmovdqa	%xmm0, 592(%rdi)
 	movq	592(%rdi), %rcx
 	bswapq	%rcx
@@ -4944,16 +4962,16 @@ aesgen_vaes256_gcm_r2_start:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	640(%rdi), %rdx
+	cmpq	648(%rdi), %rdx
 	jne	.Laesgen_vaes256_gcm_r2_start_restart
-	cmpq	648(%rdi), %rax
+	cmpq	656(%rdi), %rax
 	je	.Laesgen_vaes256_gcm_r2_start_same_table
 .Laesgen_vaes256_gcm_r2_start_restart:
-	movq	%rdx, 640(%rdi)
-	movq	%rax, 648(%rdi)
-	movq	$0, 656(%rdi)
+	movq	%rdx, 648(%rdi)
+	movq	%rax, 656(%rdi)
 	movq	$0, 664(%rdi)
-	movq	$1, 672(%rdi)
+	movq	$0, 672(%rdi)
+	movq	$1, 680(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_start_same_table
 .Laesgen_vaes256_gcm_r2_start_same_table:
 	movl	240(%rdi), %eax
@@ -4974,7 +4992,7 @@ aesgen_vaes256_gcm_r2_start:
 	vmovdqa	%xmm2, 720(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -5019,7 +5037,7 @@ aesgen_vaes256_gcm_r2_start:
 	vmovdqa	%xmm2, 720(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -5056,7 +5074,7 @@ aesgen_vaes256_gcm_r2_start:
 	vmovdqa	%xmm2, 720(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -5884,14 +5902,16 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 .Laesgen_vaes256_gcm_r2_encrypt_data_first256:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r2_encrypt_data_first_done256
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_vaes256_gcm_r2_encrypt_data_full_first_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r2_encrypt_data_full_first_256
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_data_refresh_first_256
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_data_check_first_256
 .Laesgen_vaes256_gcm_r2_encrypt_data_fast_first_256:
 	shlq	$4, %r8
@@ -6042,23 +6062,23 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_first_done256
 .Laesgen_vaes256_gcm_r2_encrypt_data_check_first_256:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_vaes256_gcm_r2_encrypt_data_outside_run
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$16, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r2_encrypt_data_fast_first_256
 .Laesgen_vaes256_gcm_r2_encrypt_data_outside_run:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_vaes256_gcm_r2_encrypt_data_full_first_256
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -6237,9 +6257,9 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenclast	%ymm10, %ymm8, %ymm8
 	vaesenclast	%ymm10, %ymm9, %ymm9
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_vaes256_gcm_r2_encrypt_data_run_restart
 	addq	$16, %rax
@@ -6247,14 +6267,14 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_vaes256_gcm_r2_encrypt_data_run_grown
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_vaes256_gcm_r2_encrypt_data_run_grown:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_run_done
 .Laesgen_vaes256_gcm_r2_encrypt_data_run_restart:
-	movq	%r8, 656(%rdi)
-	movq	$16, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$16, 672(%rdi)
 .Laesgen_vaes256_gcm_r2_encrypt_data_run_done:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -6461,20 +6481,22 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 720(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_first256
 .Laesgen_vaes256_gcm_r2_encrypt_data_first_done256:
 .Laesgen_vaes256_gcm_r2_encrypt_data_top256:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r2_encrypt_data_drain256
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_vaes256_gcm_r2_encrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r2_encrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_data_refresh_steady_256
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_data_check_steady_256
 .Laesgen_vaes256_gcm_r2_encrypt_data_fast_steady_256:
 	shlq	$4, %r8
@@ -6719,23 +6741,23 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_top256
 .Laesgen_vaes256_gcm_r2_encrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_vaes256_gcm_r2_encrypt_data_outside_run_2
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$16, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r2_encrypt_data_fast_steady_256
 .Laesgen_vaes256_gcm_r2_encrypt_data_outside_run_2:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_vaes256_gcm_r2_encrypt_data_spent_steady_256
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-256(%rcx), %ymm9
@@ -7008,9 +7030,9 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_vaes256_gcm_r2_encrypt_data_run_restart_2
 	addq	$16, %rax
@@ -7018,14 +7040,14 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_vaes256_gcm_r2_encrypt_data_run_grown_2
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_vaes256_gcm_r2_encrypt_data_run_grown_2:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_run_done_2
 .Laesgen_vaes256_gcm_r2_encrypt_data_run_restart_2:
-	movq	%r8, 656(%rdi)
-	movq	$16, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$16, 672(%rdi)
 .Laesgen_vaes256_gcm_r2_encrypt_data_run_done_2:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -7314,7 +7336,7 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_top256
 .Laesgen_vaes256_gcm_r2_encrypt_data_spent_steady_256:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -7608,7 +7630,7 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 720(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_top256
 .Laesgen_vaes256_gcm_r2_encrypt_data_drain256:
 	vmovdqu	-256(%rcx), %ymm2
@@ -8006,14 +8028,16 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 .Laesgen_vaes256_gcm_r2_encrypt_data_first128:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r2_encrypt_data_first_done128
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_vaes256_gcm_r2_encrypt_data_full_first_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r2_encrypt_data_full_first_128
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_data_refresh_first_128
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_data_check_first_128
 .Laesgen_vaes256_gcm_r2_encrypt_data_fast_first_128:
 	shlq	$4, %r8
@@ -8128,23 +8152,23 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_first_done128
 .Laesgen_vaes256_gcm_r2_encrypt_data_check_first_128:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_vaes256_gcm_r2_encrypt_data_outside_run_3
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$16, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r2_encrypt_data_fast_first_128
 .Laesgen_vaes256_gcm_r2_encrypt_data_outside_run_3:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_vaes256_gcm_r2_encrypt_data_full_first_128
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -8287,9 +8311,9 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenclast	%ymm10, %ymm8, %ymm8
 	vaesenclast	%ymm10, %ymm9, %ymm9
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_vaes256_gcm_r2_encrypt_data_run_restart_3
 	addq	$16, %rax
@@ -8297,14 +8321,14 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_vaes256_gcm_r2_encrypt_data_run_grown_3
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_vaes256_gcm_r2_encrypt_data_run_grown_3:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_run_done_3
 .Laesgen_vaes256_gcm_r2_encrypt_data_run_restart_3:
-	movq	%r8, 656(%rdi)
-	movq	$16, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$16, 672(%rdi)
 .Laesgen_vaes256_gcm_r2_encrypt_data_run_done_3:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -8475,20 +8499,22 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 720(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_first128
 .Laesgen_vaes256_gcm_r2_encrypt_data_first_done128:
 .Laesgen_vaes256_gcm_r2_encrypt_data_top128:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r2_encrypt_data_drain128
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_vaes256_gcm_r2_encrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r2_encrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_data_refresh_steady_128
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_data_check_steady_128
 .Laesgen_vaes256_gcm_r2_encrypt_data_fast_steady_128:
 	vmovdqu	-256(%rcx), %ymm5
@@ -8697,23 +8723,23 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_top128
 .Laesgen_vaes256_gcm_r2_encrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_vaes256_gcm_r2_encrypt_data_outside_run_4
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$16, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r2_encrypt_data_fast_steady_128
 .Laesgen_vaes256_gcm_r2_encrypt_data_outside_run_4:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_vaes256_gcm_r2_encrypt_data_spent_steady_128
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-256(%rcx), %ymm7
@@ -8950,9 +8976,9 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_vaes256_gcm_r2_encrypt_data_run_restart_4
 	addq	$16, %rax
@@ -8960,14 +8986,14 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_vaes256_gcm_r2_encrypt_data_run_grown_4
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_vaes256_gcm_r2_encrypt_data_run_grown_4:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_run_done_4
 .Laesgen_vaes256_gcm_r2_encrypt_data_run_restart_4:
-	movq	%r8, 656(%rdi)
-	movq	$16, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$16, 672(%rdi)
 .Laesgen_vaes256_gcm_r2_encrypt_data_run_done_4:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -9220,7 +9246,7 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_top128
 .Laesgen_vaes256_gcm_r2_encrypt_data_spent_steady_128:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -9478,7 +9504,7 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 720(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_top128
 .Laesgen_vaes256_gcm_r2_encrypt_data_drain128:
 	vmovdqu	-256(%rcx), %ymm2
@@ -9840,14 +9866,16 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 .Laesgen_vaes256_gcm_r2_encrypt_data_first192:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r2_encrypt_data_first_done192
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_vaes256_gcm_r2_encrypt_data_full_first_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r2_encrypt_data_full_first_192
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_data_refresh_first_192
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_data_check_first_192
 .Laesgen_vaes256_gcm_r2_encrypt_data_fast_first_192:
 	shlq	$4, %r8
@@ -9980,23 +10008,23 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_first_done192
 .Laesgen_vaes256_gcm_r2_encrypt_data_check_first_192:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_vaes256_gcm_r2_encrypt_data_outside_run_5
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$16, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r2_encrypt_data_fast_first_192
 .Laesgen_vaes256_gcm_r2_encrypt_data_outside_run_5:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_vaes256_gcm_r2_encrypt_data_full_first_192
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -10157,9 +10185,9 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenclast	%ymm10, %ymm8, %ymm8
 	vaesenclast	%ymm10, %ymm9, %ymm9
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_vaes256_gcm_r2_encrypt_data_run_restart_5
 	addq	$16, %rax
@@ -10167,14 +10195,14 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_vaes256_gcm_r2_encrypt_data_run_grown_5
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_vaes256_gcm_r2_encrypt_data_run_grown_5:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_run_done_5
 .Laesgen_vaes256_gcm_r2_encrypt_data_run_restart_5:
-	movq	%r8, 656(%rdi)
-	movq	$16, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$16, 672(%rdi)
 .Laesgen_vaes256_gcm_r2_encrypt_data_run_done_5:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -10363,20 +10391,22 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 720(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_first192
 .Laesgen_vaes256_gcm_r2_encrypt_data_first_done192:
 .Laesgen_vaes256_gcm_r2_encrypt_data_top192:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r2_encrypt_data_drain192
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_vaes256_gcm_r2_encrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r2_encrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_data_refresh_steady_192
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_data_check_steady_192
 .Laesgen_vaes256_gcm_r2_encrypt_data_fast_steady_192:
 	shlq	$4, %r8
@@ -10603,23 +10633,23 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_top192
 .Laesgen_vaes256_gcm_r2_encrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_vaes256_gcm_r2_encrypt_data_outside_run_6
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$16, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r2_encrypt_data_fast_steady_192
 .Laesgen_vaes256_gcm_r2_encrypt_data_outside_run_6:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_vaes256_gcm_r2_encrypt_data_spent_steady_192
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-256(%rcx), %ymm8
@@ -10874,9 +10904,9 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_vaes256_gcm_r2_encrypt_data_run_restart_6
 	addq	$16, %rax
@@ -10884,14 +10914,14 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_vaes256_gcm_r2_encrypt_data_run_grown_6
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_vaes256_gcm_r2_encrypt_data_run_grown_6:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_run_done_6
 .Laesgen_vaes256_gcm_r2_encrypt_data_run_restart_6:
-	movq	%r8, 656(%rdi)
-	movq	$16, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$16, 672(%rdi)
 .Laesgen_vaes256_gcm_r2_encrypt_data_run_done_6:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -11162,7 +11192,7 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_top192
 .Laesgen_vaes256_gcm_r2_encrypt_data_spent_steady_192:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -11438,7 +11468,7 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 720(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_top192
 .Laesgen_vaes256_gcm_r2_encrypt_data_drain192:
 	vmovdqu	-256(%rcx), %ymm2
@@ -12020,14 +12050,16 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 .Laesgen_vaes256_gcm_r2_decrypt_data_top256:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r2_decrypt_data_drain256
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_vaes256_gcm_r2_decrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r2_decrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r2_decrypt_data_refresh_steady_256
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_vaes256_gcm_r2_decrypt_data_check_steady_256
 .Laesgen_vaes256_gcm_r2_decrypt_data_fast_steady_256:
 	shlq	$4, %r8
@@ -12272,23 +12304,23 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r2_decrypt_data_top256
 .Laesgen_vaes256_gcm_r2_decrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_vaes256_gcm_r2_decrypt_data_outside_run
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$16, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r2_decrypt_data_fast_steady_256
 .Laesgen_vaes256_gcm_r2_decrypt_data_outside_run:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_vaes256_gcm_r2_decrypt_data_spent_steady_256
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %ymm9
@@ -12561,9 +12593,9 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_vaes256_gcm_r2_decrypt_data_run_restart
 	addq	$16, %rax
@@ -12571,14 +12603,14 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_vaes256_gcm_r2_decrypt_data_run_grown
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_vaes256_gcm_r2_decrypt_data_run_grown:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_decrypt_data_run_done
 .Laesgen_vaes256_gcm_r2_decrypt_data_run_restart:
-	movq	%r8, 656(%rdi)
-	movq	$16, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$16, 672(%rdi)
 .Laesgen_vaes256_gcm_r2_decrypt_data_run_done:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -12867,7 +12899,7 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r2_decrypt_data_top256
 .Laesgen_vaes256_gcm_r2_decrypt_data_spent_steady_256:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -13161,7 +13193,7 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vmovdqa	%xmm2, 720(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_decrypt_data_top256
 .Laesgen_vaes256_gcm_r2_decrypt_data_drain256:
 .Laesgen_vaes256_gcm_r2_decrypt_data_small256:
@@ -13466,14 +13498,16 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 .Laesgen_vaes256_gcm_r2_decrypt_data_top128:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r2_decrypt_data_drain128
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_vaes256_gcm_r2_decrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r2_decrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r2_decrypt_data_refresh_steady_128
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_vaes256_gcm_r2_decrypt_data_check_steady_128
 .Laesgen_vaes256_gcm_r2_decrypt_data_fast_steady_128:
 	vmovdqu	(%rsi), %ymm5
@@ -13682,23 +13716,23 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r2_decrypt_data_top128
 .Laesgen_vaes256_gcm_r2_decrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_vaes256_gcm_r2_decrypt_data_outside_run_2
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$16, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r2_decrypt_data_fast_steady_128
 .Laesgen_vaes256_gcm_r2_decrypt_data_outside_run_2:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_vaes256_gcm_r2_decrypt_data_spent_steady_128
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %ymm7
@@ -13935,9 +13969,9 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_vaes256_gcm_r2_decrypt_data_run_restart_2
 	addq	$16, %rax
@@ -13945,14 +13979,14 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_vaes256_gcm_r2_decrypt_data_run_grown_2
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_vaes256_gcm_r2_decrypt_data_run_grown_2:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_decrypt_data_run_done_2
 .Laesgen_vaes256_gcm_r2_decrypt_data_run_restart_2:
-	movq	%r8, 656(%rdi)
-	movq	$16, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$16, 672(%rdi)
 .Laesgen_vaes256_gcm_r2_decrypt_data_run_done_2:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -14205,7 +14239,7 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r2_decrypt_data_top128
 .Laesgen_vaes256_gcm_r2_decrypt_data_spent_steady_128:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -14463,7 +14497,7 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vmovdqa	%xmm2, 720(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_decrypt_data_top128
 .Laesgen_vaes256_gcm_r2_decrypt_data_drain128:
 .Laesgen_vaes256_gcm_r2_decrypt_data_small128:
@@ -14732,14 +14766,16 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 .Laesgen_vaes256_gcm_r2_decrypt_data_top192:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r2_decrypt_data_drain192
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_vaes256_gcm_r2_decrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r2_decrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r2_decrypt_data_refresh_steady_192
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_vaes256_gcm_r2_decrypt_data_check_steady_192
 .Laesgen_vaes256_gcm_r2_decrypt_data_fast_steady_192:
 	shlq	$4, %r8
@@ -14966,23 +15002,23 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r2_decrypt_data_top192
 .Laesgen_vaes256_gcm_r2_decrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_vaes256_gcm_r2_decrypt_data_outside_run_3
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$16, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r2_decrypt_data_fast_steady_192
 .Laesgen_vaes256_gcm_r2_decrypt_data_outside_run_3:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_vaes256_gcm_r2_decrypt_data_spent_steady_192
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %ymm8
@@ -15237,9 +15273,9 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_vaes256_gcm_r2_decrypt_data_run_restart_3
 	addq	$16, %rax
@@ -15247,14 +15283,14 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_vaes256_gcm_r2_decrypt_data_run_grown_3
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_vaes256_gcm_r2_decrypt_data_run_grown_3:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_decrypt_data_run_done_3
 .Laesgen_vaes256_gcm_r2_decrypt_data_run_restart_3:
-	movq	%r8, 656(%rdi)
-	movq	$16, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$16, 672(%rdi)
 .Laesgen_vaes256_gcm_r2_decrypt_data_run_done_3:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -15525,7 +15561,7 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r2_decrypt_data_top192
 .Laesgen_vaes256_gcm_r2_decrypt_data_spent_steady_192:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -15801,7 +15837,7 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vmovdqa	%xmm2, 720(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_decrypt_data_top192
 .Laesgen_vaes256_gcm_r2_decrypt_data_drain192:
 .Laesgen_vaes256_gcm_r2_decrypt_data_small192:

@@ -961,8 +961,11 @@ aesgen_armv8_ce_gcm_none_seal:
 	mov	v0.s[2], v1.s[0]
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
+	str	xzr, [x19, #632]
 	b	.Laesgen_armv8_ce_gcm_none_seal_have_j0
 .Laesgen_armv8_ce_gcm_none_seal_long_nonce:
+	mov	x8, #1
+	str	x8, [x19, #632]
 	lsl	x8, x2, #3
 	ldr	q0, [x19, #544]
 	ldr	x9, [x19, #616]
@@ -1942,8 +1945,11 @@ aesgen_armv8_ce_gcm_none_open:
 	mov	v0.s[2], v1.s[0]
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
+	str	xzr, [x19, #632]
 	b	.Laesgen_armv8_ce_gcm_none_open_have_j0
 .Laesgen_armv8_ce_gcm_none_open_long_nonce:
+	mov	x8, #1
+	str	x8, [x19, #632]
 	lsl	x8, x2, #3
 	ldr	q0, [x19, #544]
 	ldr	x9, [x19, #616]
@@ -2960,8 +2966,11 @@ aesgen_armv8_ce_gcm_none_start:
 	mov	v0.s[2], v1.s[0]
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
+	str	xzr, [x0, #632]
 	b	.Laesgen_armv8_ce_gcm_none_start_have_j0
 .Laesgen_armv8_ce_gcm_none_start_long_nonce:
+	mov	x3, #1
+	str	x3, [x0, #632]
 	lsl	x3, x2, #3
 	ldr	q0, [x0, #544]
 	ldr	x4, [x0, #616]

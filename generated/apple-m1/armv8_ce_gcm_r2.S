@@ -556,7 +556,7 @@ aesgen_armv8_ce_gcm_r2_init:
 	b	.Laesgen_armv8_ce_gcm_r2_init_hash_key
 .Laesgen_armv8_ce_gcm_r2_init_hash_key:
 	mov	x1, #1
-	str	x1, [x0, #648]
+	str	x1, [x0, #656]
 	movi	v0.2d, #0x0000000000000000
 	ldr	w1, [x0, #240]
 	cmp	w1, #128
@@ -963,8 +963,11 @@ aesgen_armv8_ce_gcm_r2_seal:
 	mov	v0.s[2], v1.s[0]
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
+	str	xzr, [x19, #632]
 	b	.Laesgen_armv8_ce_gcm_r2_seal_have_j0
 .Laesgen_armv8_ce_gcm_r2_seal_long_nonce:
+	mov	x8, #1
+	str	x8, [x19, #632]
 	lsl	x8, x2, #3
 	ldr	q0, [x19, #544]
 	ldr	x9, [x19, #616]
@@ -1311,7 +1314,10 @@ aesgen_armv8_ce_gcm_r2_seal:
 	movk	x1, #0xffff, lsl #16
 	movk	x1, #0xffff, lsl #32
 	movk	x1, #0xffff, lsl #48
-	str	x1, [x19, #632]
+	str	x1, [x19, #640]
+	ldr	x1, [x19, #632]
+	cmp	x1, #0
+	b.ne	.Laesgen_armv8_ce_gcm_r2_seal_same_table
 	umov	x1, v0.d[0]
 	umov	x2, v0.d[1]
 	rev	x1, x1
@@ -1320,19 +1326,19 @@ aesgen_armv8_ce_gcm_r2_seal:
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x1, x1, x8
-	add	x8, x19, #640
+	add	x8, x19, #648
 	ldp	x8, x9, [x8]
 	cmp	x2, x8
 	b.ne	.Laesgen_armv8_ce_gcm_r2_seal_restart
 	cmp	x1, x9
 	b.eq	.Laesgen_armv8_ce_gcm_r2_seal_same_table
 .Laesgen_armv8_ce_gcm_r2_seal_restart:
-	add	x8, x19, #640
+	add	x8, x19, #648
 	stp	x2, x1, [x8]
-	str	xzr, [x19, #656]
 	str	xzr, [x19, #664]
+	str	xzr, [x19, #672]
 	mov	x1, #1
-	str	x1, [x19, #672]
+	str	x1, [x19, #680]
 	b	.Laesgen_armv8_ce_gcm_r2_seal_same_table
 .Laesgen_armv8_ce_gcm_r2_seal_same_table:
 	ldr	w1, [x19, #240]
@@ -1360,7 +1366,7 @@ aesgen_armv8_ce_gcm_r2_seal:
 	aesmc	v1.16b, v1.16b
 	str	q1, [x19, #688]
 	lsr	x1, x1, #8
-	str	x1, [x19, #632]
+	str	x1, [x19, #640]
 	aese	v0.16b, v2.16b
 	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v3.16b
@@ -1408,7 +1414,7 @@ aesgen_armv8_ce_gcm_r2_seal:
 	aesmc	v1.16b, v1.16b
 	str	q1, [x19, #688]
 	lsr	x1, x1, #8
-	str	x1, [x19, #632]
+	str	x1, [x19, #640]
 	aese	v0.16b, v2.16b
 	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v3.16b
@@ -1449,7 +1455,7 @@ aesgen_armv8_ce_gcm_r2_seal:
 	aesmc	v1.16b, v1.16b
 	str	q1, [x19, #688]
 	lsr	x1, x1, #8
-	str	x1, [x19, #632]
+	str	x1, [x19, #640]
 	aese	v0.16b, v2.16b
 	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v3.16b
@@ -2010,8 +2016,11 @@ aesgen_armv8_ce_gcm_r2_open:
 	mov	v0.s[2], v1.s[0]
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
+	str	xzr, [x19, #632]
 	b	.Laesgen_armv8_ce_gcm_r2_open_have_j0
 .Laesgen_armv8_ce_gcm_r2_open_long_nonce:
+	mov	x8, #1
+	str	x8, [x19, #632]
 	lsl	x8, x2, #3
 	ldr	q0, [x19, #544]
 	ldr	x9, [x19, #616]
@@ -2358,7 +2367,10 @@ aesgen_armv8_ce_gcm_r2_open:
 	movk	x1, #0xffff, lsl #16
 	movk	x1, #0xffff, lsl #32
 	movk	x1, #0xffff, lsl #48
-	str	x1, [x19, #632]
+	str	x1, [x19, #640]
+	ldr	x1, [x19, #632]
+	cmp	x1, #0
+	b.ne	.Laesgen_armv8_ce_gcm_r2_open_same_table
 	umov	x1, v0.d[0]
 	umov	x2, v0.d[1]
 	rev	x1, x1
@@ -2367,19 +2379,19 @@ aesgen_armv8_ce_gcm_r2_open:
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x1, x1, x8
-	add	x8, x19, #640
+	add	x8, x19, #648
 	ldp	x8, x9, [x8]
 	cmp	x2, x8
 	b.ne	.Laesgen_armv8_ce_gcm_r2_open_restart
 	cmp	x1, x9
 	b.eq	.Laesgen_armv8_ce_gcm_r2_open_same_table
 .Laesgen_armv8_ce_gcm_r2_open_restart:
-	add	x8, x19, #640
+	add	x8, x19, #648
 	stp	x2, x1, [x8]
-	str	xzr, [x19, #656]
 	str	xzr, [x19, #664]
+	str	xzr, [x19, #672]
 	mov	x1, #1
-	str	x1, [x19, #672]
+	str	x1, [x19, #680]
 	b	.Laesgen_armv8_ce_gcm_r2_open_same_table
 .Laesgen_armv8_ce_gcm_r2_open_same_table:
 	ldr	w1, [x19, #240]
@@ -2407,7 +2419,7 @@ aesgen_armv8_ce_gcm_r2_open:
 	aesmc	v1.16b, v1.16b
 	str	q1, [x19, #688]
 	lsr	x1, x1, #8
-	str	x1, [x19, #632]
+	str	x1, [x19, #640]
 	aese	v0.16b, v2.16b
 	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v3.16b
@@ -2455,7 +2467,7 @@ aesgen_armv8_ce_gcm_r2_open:
 	aesmc	v1.16b, v1.16b
 	str	q1, [x19, #688]
 	lsr	x1, x1, #8
-	str	x1, [x19, #632]
+	str	x1, [x19, #640]
 	aese	v0.16b, v2.16b
 	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v3.16b
@@ -2496,7 +2508,7 @@ aesgen_armv8_ce_gcm_r2_open:
 	aesmc	v1.16b, v1.16b
 	str	q1, [x19, #688]
 	lsr	x1, x1, #8
-	str	x1, [x19, #632]
+	str	x1, [x19, #640]
 	aese	v0.16b, v2.16b
 	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v3.16b
@@ -3095,8 +3107,11 @@ aesgen_armv8_ce_gcm_r2_start:
 	mov	v0.s[2], v1.s[0]
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
+	str	xzr, [x0, #632]
 	b	.Laesgen_armv8_ce_gcm_r2_start_have_j0
 .Laesgen_armv8_ce_gcm_r2_start_long_nonce:
+	mov	x3, #1
+	str	x3, [x0, #632]
 	lsl	x3, x2, #3
 	ldr	q0, [x0, #544]
 	ldr	x4, [x0, #616]
@@ -3443,7 +3458,10 @@ aesgen_armv8_ce_gcm_r2_start:
 	movk	x1, #0xffff, lsl #16
 	movk	x1, #0xffff, lsl #32
 	movk	x1, #0xffff, lsl #48
-	str	x1, [x0, #632]
+	str	x1, [x0, #640]
+	ldr	x1, [x0, #632]
+	cmp	x1, #0
+	b.ne	.Laesgen_armv8_ce_gcm_r2_start_same_table
 	umov	x1, v0.d[0]
 	umov	x2, v0.d[1]
 	rev	x1, x1
@@ -3452,19 +3470,19 @@ aesgen_armv8_ce_gcm_r2_start:
 	movz	x3, #255, lsl #16
 	movk	x3, #0xff00, lsl #48
 	and	x1, x1, x3
-	add	x3, x0, #640
+	add	x3, x0, #648
 	ldp	x3, x4, [x3]
 	cmp	x2, x3
 	b.ne	.Laesgen_armv8_ce_gcm_r2_start_restart
 	cmp	x1, x4
 	b.eq	.Laesgen_armv8_ce_gcm_r2_start_same_table
 .Laesgen_armv8_ce_gcm_r2_start_restart:
-	add	x3, x0, #640
+	add	x3, x0, #648
 	stp	x2, x1, [x3]
-	str	xzr, [x0, #656]
 	str	xzr, [x0, #664]
+	str	xzr, [x0, #672]
 	mov	x1, #1
-	str	x1, [x0, #672]
+	str	x1, [x0, #680]
 	b	.Laesgen_armv8_ce_gcm_r2_start_same_table
 .Laesgen_armv8_ce_gcm_r2_start_same_table:
 	ldr	w1, [x0, #240]
@@ -3492,7 +3510,7 @@ aesgen_armv8_ce_gcm_r2_start:
 	aesmc	v1.16b, v1.16b
 	str	q1, [x0, #688]
 	lsr	x1, x1, #8
-	str	x1, [x0, #632]
+	str	x1, [x0, #640]
 	aese	v0.16b, v2.16b
 	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v3.16b
@@ -3540,7 +3558,7 @@ aesgen_armv8_ce_gcm_r2_start:
 	aesmc	v1.16b, v1.16b
 	str	q1, [x0, #688]
 	lsr	x1, x1, #8
-	str	x1, [x0, #632]
+	str	x1, [x0, #640]
 	aese	v0.16b, v2.16b
 	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v3.16b
@@ -3581,7 +3599,7 @@ aesgen_armv8_ce_gcm_r2_start:
 	aesmc	v1.16b, v1.16b
 	str	q1, [x0, #688]
 	lsr	x1, x1, #8
-	str	x1, [x0, #632]
+	str	x1, [x0, #640]
 	aese	v0.16b, v2.16b
 	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v3.16b
@@ -4635,15 +4653,18 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_r2_encrypt_data_first_done256
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_dispatch_first_256:
+	ldr	x4, [x0, #632]
+	cmp	x4, #0
+	b.ne	.Laesgen_armv8_ce_gcm_r2_encrypt_data_full_first_256
 	umov	w4, v24.s[3]
 	and	x5, x4, #255
 	cmp	x5, #248
 	b.hi	.Laesgen_armv8_ce_gcm_r2_encrypt_data_full_first_256
 	lsr	x4, x4, #8
-	ldr	x6, [x0, #632]
+	ldr	x6, [x0, #640]
 	cmp	x4, x6
 	b.ne	.Laesgen_armv8_ce_gcm_r2_encrypt_data_refresh_first_256
-	ldr	x4, [x0, #664]
+	ldr	x4, [x0, #672]
 	cmp	x4, #256
 	b.ne	.Laesgen_armv8_ce_gcm_r2_encrypt_data_check_first_256
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_fast_first_256:
@@ -4859,27 +4880,27 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_first_done256
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_check_first_256:
-	ldr	x4, [x0, #656]
+	ldr	x4, [x0, #664]
 	sub	x4, x5, x4
 	and	x4, x4, #255
 	add	x6, x4, #8
 	and	x6, x6, #255
 	sub	x6, x6, #1
-	ldr	x7, [x0, #664]
+	ldr	x7, [x0, #672]
 	add	x7, x7, #7
 	cmp	x6, x7
 	b.hs	.Laesgen_armv8_ce_gcm_r2_encrypt_data_outside_run
 	mov	x6, #0xffff
-	str	x6, [x0, #672]
+	str	x6, [x0, #680]
 	add	x4, x4, #8
-	ldr	x6, [x0, #664]
+	ldr	x6, [x0, #672]
 	cmp	x4, x6
 	b.ls	.Laesgen_armv8_ce_gcm_r2_encrypt_data_fast_first_256
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_outside_run:
-	ldr	x4, [x0, #672]
+	ldr	x4, [x0, #680]
 	cbz	x4, .Laesgen_armv8_ce_gcm_r2_encrypt_data_full_first_256
 	sub	x4, x4, #1
-	str	x4, [x0, #672]
+	str	x4, [x0, #680]
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #704
 	rev32	v28.16b, v24.16b
@@ -5123,10 +5144,10 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	aesmc	v10.16b, v10.16b
 	aese	v11.16b, v21.16b
 	aesmc	v11.16b, v11.16b
-	ldr	x4, [x0, #656]
+	ldr	x4, [x0, #664]
 	sub	x4, x5, x4
 	and	x4, x4, #255
-	ldr	x6, [x0, #664]
+	ldr	x6, [x0, #672]
 	cmp	x4, x6
 	b.hi	.Laesgen_armv8_ce_gcm_r2_encrypt_data_run_restart
 	add	x4, x4, #8
@@ -5136,15 +5157,15 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_keep_2:
 	cmp	x6, #256
 	b.lo	.Laesgen_armv8_ce_gcm_r2_encrypt_data_run_grown
-	str	xzr, [x0, #656]
+	str	xzr, [x0, #664]
 	mov	x6, #256
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_run_grown:
-	str	x6, [x0, #664]
+	str	x6, [x0, #672]
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_run_done
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_run_restart:
-	str	x5, [x0, #656]
+	str	x5, [x0, #664]
 	mov	x4, #8
-	str	x4, [x0, #664]
+	str	x4, [x0, #672]
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_run_done:
 	ldp	q27, q12, [x1], #32
 	aese	v28.16b, v22.16b
@@ -5435,7 +5456,7 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	aesmc	v27.16b, v27.16b
 	str	q27, [x0, #688]
 	lsr	x4, x4, #8
-	str	x4, [x0, #632]
+	str	x4, [x0, #640]
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_dispatch_first_256
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_first_done256:
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_top256:
@@ -5562,15 +5583,18 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	eor	v29.16b, v29.16b, v27.16b
 	eor	v0.16b, v29.16b, v0.16b
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_dispatch_steady_256:
+	ldr	x4, [x0, #632]
+	cmp	x4, #0
+	b.ne	.Laesgen_armv8_ce_gcm_r2_encrypt_data_full_steady_256
 	umov	w4, v24.s[3]
 	and	x5, x4, #255
 	cmp	x5, #248
 	b.hi	.Laesgen_armv8_ce_gcm_r2_encrypt_data_full_steady_256
 	lsr	x4, x4, #8
-	ldr	x6, [x0, #632]
+	ldr	x6, [x0, #640]
 	cmp	x4, x6
 	b.ne	.Laesgen_armv8_ce_gcm_r2_encrypt_data_refresh_steady_256
-	ldr	x4, [x0, #664]
+	ldr	x4, [x0, #672]
 	cmp	x4, #256
 	b.ne	.Laesgen_armv8_ce_gcm_r2_encrypt_data_check_steady_256
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_fast_steady_256:
@@ -5786,27 +5810,27 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_top256
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_check_steady_256:
-	ldr	x4, [x0, #656]
+	ldr	x4, [x0, #664]
 	sub	x4, x5, x4
 	and	x4, x4, #255
 	add	x6, x4, #8
 	and	x6, x6, #255
 	sub	x6, x6, #1
-	ldr	x7, [x0, #664]
+	ldr	x7, [x0, #672]
 	add	x7, x7, #7
 	cmp	x6, x7
 	b.hs	.Laesgen_armv8_ce_gcm_r2_encrypt_data_outside_run_2
 	mov	x6, #0xffff
-	str	x6, [x0, #672]
+	str	x6, [x0, #680]
 	add	x4, x4, #8
-	ldr	x6, [x0, #664]
+	ldr	x6, [x0, #672]
 	cmp	x4, x6
 	b.ls	.Laesgen_armv8_ce_gcm_r2_encrypt_data_fast_steady_256
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_outside_run_2:
-	ldr	x4, [x0, #672]
+	ldr	x4, [x0, #680]
 	cbz	x4, .Laesgen_armv8_ce_gcm_r2_encrypt_data_spent_steady_256
 	sub	x4, x4, #1
-	str	x4, [x0, #672]
+	str	x4, [x0, #680]
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #704
 	rev32	v28.16b, v24.16b
@@ -6050,10 +6074,10 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	aesmc	v10.16b, v10.16b
 	aese	v11.16b, v21.16b
 	aesmc	v11.16b, v11.16b
-	ldr	x4, [x0, #656]
+	ldr	x4, [x0, #664]
 	sub	x4, x5, x4
 	and	x4, x4, #255
-	ldr	x6, [x0, #664]
+	ldr	x6, [x0, #672]
 	cmp	x4, x6
 	b.hi	.Laesgen_armv8_ce_gcm_r2_encrypt_data_run_restart_2
 	add	x4, x4, #8
@@ -6063,15 +6087,15 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_keep_3:
 	cmp	x6, #256
 	b.lo	.Laesgen_armv8_ce_gcm_r2_encrypt_data_run_grown_2
-	str	xzr, [x0, #656]
+	str	xzr, [x0, #664]
 	mov	x6, #256
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_run_grown_2:
-	str	x6, [x0, #664]
+	str	x6, [x0, #672]
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_run_done_2
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_run_restart_2:
-	str	x5, [x0, #656]
+	str	x5, [x0, #664]
 	mov	x4, #8
-	str	x4, [x0, #664]
+	str	x4, [x0, #672]
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_run_done_2:
 	ldp	q27, q12, [x1], #32
 	aese	v28.16b, v22.16b
@@ -6351,7 +6375,7 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_top256
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_spent_steady_256:
-	ldr	x4, [x0, #656]
+	ldr	x4, [x0, #664]
 	sub	x4, x4, x5
 	and	x4, x4, #255
 	add	x4, x4, x5
@@ -6750,7 +6774,7 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	aesmc	v27.16b, v27.16b
 	str	q27, [x0, #688]
 	lsr	x4, x4, #8
-	str	x4, [x0, #632]
+	str	x4, [x0, #640]
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_dispatch_steady_256
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_drain256:
 	sub	x4, x3, #128
@@ -7045,15 +7069,18 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_first128:
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_r2_encrypt_data_first_done128
+	ldr	x4, [x0, #632]
+	cmp	x4, #0
+	b.ne	.Laesgen_armv8_ce_gcm_r2_encrypt_data_full_first_128
 	umov	w4, v20.s[3]
 	and	x5, x4, #255
 	cmp	x5, #248
 	b.hi	.Laesgen_armv8_ce_gcm_r2_encrypt_data_full_first_128
 	lsr	x4, x4, #8
-	ldr	x6, [x0, #632]
+	ldr	x6, [x0, #640]
 	cmp	x4, x6
 	b.ne	.Laesgen_armv8_ce_gcm_r2_encrypt_data_refresh_first_128
-	ldr	x4, [x0, #664]
+	ldr	x4, [x0, #672]
 	cmp	x4, #256
 	b.ne	.Laesgen_armv8_ce_gcm_r2_encrypt_data_check_first_128
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_fast_first_128:
@@ -7205,27 +7232,27 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_first_done128
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_check_first_128:
-	ldr	x4, [x0, #656]
+	ldr	x4, [x0, #664]
 	sub	x4, x5, x4
 	and	x4, x4, #255
 	add	x6, x4, #8
 	and	x6, x6, #255
 	sub	x6, x6, #1
-	ldr	x7, [x0, #664]
+	ldr	x7, [x0, #672]
 	add	x7, x7, #7
 	cmp	x6, x7
 	b.hs	.Laesgen_armv8_ce_gcm_r2_encrypt_data_outside_run_3
 	mov	x6, #0xffff
-	str	x6, [x0, #672]
+	str	x6, [x0, #680]
 	add	x4, x4, #8
-	ldr	x6, [x0, #664]
+	ldr	x6, [x0, #672]
 	cmp	x4, x6
 	b.ls	.Laesgen_armv8_ce_gcm_r2_encrypt_data_fast_first_128
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_outside_run_3:
-	ldr	x4, [x0, #672]
+	ldr	x4, [x0, #680]
 	cbz	x4, .Laesgen_armv8_ce_gcm_r2_encrypt_data_full_first_128
 	sub	x4, x4, #1
-	str	x4, [x0, #672]
+	str	x4, [x0, #680]
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #704
 	rev32	v24.16b, v20.16b
@@ -7405,10 +7432,10 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	aesmc	v30.16b, v30.16b
 	aese	v31.16b, v17.16b
 	aesmc	v31.16b, v31.16b
-	ldr	x4, [x0, #656]
+	ldr	x4, [x0, #664]
 	sub	x4, x5, x4
 	and	x4, x4, #255
-	ldr	x6, [x0, #664]
+	ldr	x6, [x0, #672]
 	cmp	x4, x6
 	b.hi	.Laesgen_armv8_ce_gcm_r2_encrypt_data_run_restart_3
 	add	x4, x4, #8
@@ -7418,15 +7445,15 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_keep_5:
 	cmp	x6, #256
 	b.lo	.Laesgen_armv8_ce_gcm_r2_encrypt_data_run_grown_3
-	str	xzr, [x0, #656]
+	str	xzr, [x0, #664]
 	mov	x6, #256
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_run_grown_3:
-	str	x6, [x0, #664]
+	str	x6, [x0, #672]
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_run_done_3
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_run_restart_3:
-	str	x5, [x0, #656]
+	str	x5, [x0, #664]
 	mov	x4, #8
-	str	x4, [x0, #664]
+	str	x4, [x0, #672]
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_run_done_3:
 	ldp	q23, q8, [x1], #32
 	aese	v24.16b, v18.16b
@@ -7653,21 +7680,24 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	aesmc	v23.16b, v23.16b
 	str	q23, [x0, #688]
 	lsr	x4, x4, #8
-	str	x4, [x0, #632]
+	str	x4, [x0, #640]
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_first128
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_first_done128:
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_top128:
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_r2_encrypt_data_drain128
+	ldr	x4, [x0, #632]
+	cmp	x4, #0
+	b.ne	.Laesgen_armv8_ce_gcm_r2_encrypt_data_full_steady_128
 	umov	w4, v20.s[3]
 	and	x5, x4, #255
 	cmp	x5, #248
 	b.hi	.Laesgen_armv8_ce_gcm_r2_encrypt_data_full_steady_128
 	lsr	x4, x4, #8
-	ldr	x6, [x0, #632]
+	ldr	x6, [x0, #640]
 	cmp	x4, x6
 	b.ne	.Laesgen_armv8_ce_gcm_r2_encrypt_data_refresh_steady_128
-	ldr	x4, [x0, #664]
+	ldr	x4, [x0, #672]
 	cmp	x4, #256
 	b.ne	.Laesgen_armv8_ce_gcm_r2_encrypt_data_check_steady_128
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_fast_steady_128:
@@ -7939,27 +7969,27 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_top128
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_check_steady_128:
-	ldr	x4, [x0, #656]
+	ldr	x4, [x0, #664]
 	sub	x4, x5, x4
 	and	x4, x4, #255
 	add	x6, x4, #8
 	and	x6, x6, #255
 	sub	x6, x6, #1
-	ldr	x7, [x0, #664]
+	ldr	x7, [x0, #672]
 	add	x7, x7, #7
 	cmp	x6, x7
 	b.hs	.Laesgen_armv8_ce_gcm_r2_encrypt_data_outside_run_4
 	mov	x6, #0xffff
-	str	x6, [x0, #672]
+	str	x6, [x0, #680]
 	add	x4, x4, #8
-	ldr	x6, [x0, #664]
+	ldr	x6, [x0, #672]
 	cmp	x4, x6
 	b.ls	.Laesgen_armv8_ce_gcm_r2_encrypt_data_fast_steady_128
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_outside_run_4:
-	ldr	x4, [x0, #672]
+	ldr	x4, [x0, #680]
 	cbz	x4, .Laesgen_armv8_ce_gcm_r2_encrypt_data_spent_steady_128
 	sub	x4, x4, #1
-	str	x4, [x0, #672]
+	str	x4, [x0, #680]
 	add	x4, x0, x5, lsl #4
 	sub	x6, x3, #128
 	add	x4, x4, #704
@@ -8259,10 +8289,10 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	aesmc	v30.16b, v30.16b
 	eor	v8.16b, v8.16b, v0.16b
 	eor	v0.16b, v8.16b, v9.16b
-	ldr	x4, [x0, #656]
+	ldr	x4, [x0, #664]
 	sub	x4, x5, x4
 	and	x4, x4, #255
-	ldr	x6, [x0, #664]
+	ldr	x6, [x0, #672]
 	cmp	x4, x6
 	b.hi	.Laesgen_armv8_ce_gcm_r2_encrypt_data_run_restart_4
 	add	x4, x4, #8
@@ -8272,15 +8302,15 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_keep_6:
 	cmp	x6, #256
 	b.lo	.Laesgen_armv8_ce_gcm_r2_encrypt_data_run_grown_4
-	str	xzr, [x0, #656]
+	str	xzr, [x0, #664]
 	mov	x6, #256
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_run_grown_4:
-	str	x6, [x0, #664]
+	str	x6, [x0, #672]
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_run_done_4
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_run_restart_4:
-	str	x5, [x0, #656]
+	str	x5, [x0, #664]
 	mov	x4, #8
-	str	x4, [x0, #664]
+	str	x4, [x0, #672]
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_run_done_4:
 	ldp	q31, q8, [x1], #32
 	aese	v23.16b, v18.16b
@@ -8616,7 +8646,7 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_top128
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_spent_steady_128:
-	ldr	x4, [x0, #656]
+	ldr	x4, [x0, #664]
 	sub	x4, x4, x5
 	and	x4, x4, #255
 	add	x4, x4, x5
@@ -8951,7 +8981,7 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	aesmc	v23.16b, v23.16b
 	str	q23, [x0, #688]
 	lsr	x4, x4, #8
-	str	x4, [x0, #632]
+	str	x4, [x0, #640]
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_top128
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_drain128:
 	sub	x4, x3, #128
@@ -9232,15 +9262,18 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_r2_encrypt_data_first_done192
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_dispatch_first_192:
+	ldr	x4, [x0, #632]
+	cmp	x4, #0
+	b.ne	.Laesgen_armv8_ce_gcm_r2_encrypt_data_full_first_192
 	umov	w4, v22.s[3]
 	and	x5, x4, #255
 	cmp	x5, #248
 	b.hi	.Laesgen_armv8_ce_gcm_r2_encrypt_data_full_first_192
 	lsr	x4, x4, #8
-	ldr	x6, [x0, #632]
+	ldr	x6, [x0, #640]
 	cmp	x4, x6
 	b.ne	.Laesgen_armv8_ce_gcm_r2_encrypt_data_refresh_first_192
-	ldr	x4, [x0, #664]
+	ldr	x4, [x0, #672]
 	cmp	x4, #256
 	b.ne	.Laesgen_armv8_ce_gcm_r2_encrypt_data_check_first_192
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_fast_first_192:
@@ -9424,27 +9457,27 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_first_done192
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_check_first_192:
-	ldr	x4, [x0, #656]
+	ldr	x4, [x0, #664]
 	sub	x4, x5, x4
 	and	x4, x4, #255
 	add	x6, x4, #8
 	and	x6, x6, #255
 	sub	x6, x6, #1
-	ldr	x7, [x0, #664]
+	ldr	x7, [x0, #672]
 	add	x7, x7, #7
 	cmp	x6, x7
 	b.hs	.Laesgen_armv8_ce_gcm_r2_encrypt_data_outside_run_5
 	mov	x6, #0xffff
-	str	x6, [x0, #672]
+	str	x6, [x0, #680]
 	add	x4, x4, #8
-	ldr	x6, [x0, #664]
+	ldr	x6, [x0, #672]
 	cmp	x4, x6
 	b.ls	.Laesgen_armv8_ce_gcm_r2_encrypt_data_fast_first_192
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_outside_run_5:
-	ldr	x4, [x0, #672]
+	ldr	x4, [x0, #680]
 	cbz	x4, .Laesgen_armv8_ce_gcm_r2_encrypt_data_full_first_192
 	sub	x4, x4, #1
-	str	x4, [x0, #672]
+	str	x4, [x0, #680]
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #704
 	rev32	v26.16b, v22.16b
@@ -9656,10 +9689,10 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	aesmc	v8.16b, v8.16b
 	aese	v9.16b, v19.16b
 	aesmc	v9.16b, v9.16b
-	ldr	x4, [x0, #656]
+	ldr	x4, [x0, #664]
 	sub	x4, x5, x4
 	and	x4, x4, #255
-	ldr	x6, [x0, #664]
+	ldr	x6, [x0, #672]
 	cmp	x4, x6
 	b.hi	.Laesgen_armv8_ce_gcm_r2_encrypt_data_run_restart_5
 	add	x4, x4, #8
@@ -9669,15 +9702,15 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_keep_8:
 	cmp	x6, #256
 	b.lo	.Laesgen_armv8_ce_gcm_r2_encrypt_data_run_grown_5
-	str	xzr, [x0, #656]
+	str	xzr, [x0, #664]
 	mov	x6, #256
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_run_grown_5:
-	str	x6, [x0, #664]
+	str	x6, [x0, #672]
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_run_done_5
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_run_restart_5:
-	str	x5, [x0, #656]
+	str	x5, [x0, #664]
 	mov	x4, #8
-	str	x4, [x0, #664]
+	str	x4, [x0, #672]
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_run_done_5:
 	ldp	q25, q10, [x1], #32
 	aese	v26.16b, v20.16b
@@ -9936,7 +9969,7 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	aesmc	v25.16b, v25.16b
 	str	q25, [x0, #688]
 	lsr	x4, x4, #8
-	str	x4, [x0, #632]
+	str	x4, [x0, #640]
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_dispatch_first_192
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_first_done192:
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_top192:
@@ -10063,15 +10096,18 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	eor	v27.16b, v27.16b, v25.16b
 	eor	v0.16b, v27.16b, v0.16b
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_dispatch_steady_192:
+	ldr	x4, [x0, #632]
+	cmp	x4, #0
+	b.ne	.Laesgen_armv8_ce_gcm_r2_encrypt_data_full_steady_192
 	umov	w4, v22.s[3]
 	and	x5, x4, #255
 	cmp	x5, #248
 	b.hi	.Laesgen_armv8_ce_gcm_r2_encrypt_data_full_steady_192
 	lsr	x4, x4, #8
-	ldr	x6, [x0, #632]
+	ldr	x6, [x0, #640]
 	cmp	x4, x6
 	b.ne	.Laesgen_armv8_ce_gcm_r2_encrypt_data_refresh_steady_192
-	ldr	x4, [x0, #664]
+	ldr	x4, [x0, #672]
 	cmp	x4, #256
 	b.ne	.Laesgen_armv8_ce_gcm_r2_encrypt_data_check_steady_192
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_fast_steady_192:
@@ -10255,27 +10291,27 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_top192
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_check_steady_192:
-	ldr	x4, [x0, #656]
+	ldr	x4, [x0, #664]
 	sub	x4, x5, x4
 	and	x4, x4, #255
 	add	x6, x4, #8
 	and	x6, x6, #255
 	sub	x6, x6, #1
-	ldr	x7, [x0, #664]
+	ldr	x7, [x0, #672]
 	add	x7, x7, #7
 	cmp	x6, x7
 	b.hs	.Laesgen_armv8_ce_gcm_r2_encrypt_data_outside_run_6
 	mov	x6, #0xffff
-	str	x6, [x0, #672]
+	str	x6, [x0, #680]
 	add	x4, x4, #8
-	ldr	x6, [x0, #664]
+	ldr	x6, [x0, #672]
 	cmp	x4, x6
 	b.ls	.Laesgen_armv8_ce_gcm_r2_encrypt_data_fast_steady_192
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_outside_run_6:
-	ldr	x4, [x0, #672]
+	ldr	x4, [x0, #680]
 	cbz	x4, .Laesgen_armv8_ce_gcm_r2_encrypt_data_spent_steady_192
 	sub	x4, x4, #1
-	str	x4, [x0, #672]
+	str	x4, [x0, #680]
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #704
 	rev32	v26.16b, v22.16b
@@ -10487,10 +10523,10 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	aesmc	v8.16b, v8.16b
 	aese	v9.16b, v19.16b
 	aesmc	v9.16b, v9.16b
-	ldr	x4, [x0, #656]
+	ldr	x4, [x0, #664]
 	sub	x4, x5, x4
 	and	x4, x4, #255
-	ldr	x6, [x0, #664]
+	ldr	x6, [x0, #672]
 	cmp	x4, x6
 	b.hi	.Laesgen_armv8_ce_gcm_r2_encrypt_data_run_restart_6
 	add	x4, x4, #8
@@ -10500,15 +10536,15 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_keep_9:
 	cmp	x6, #256
 	b.lo	.Laesgen_armv8_ce_gcm_r2_encrypt_data_run_grown_6
-	str	xzr, [x0, #656]
+	str	xzr, [x0, #664]
 	mov	x6, #256
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_run_grown_6:
-	str	x6, [x0, #664]
+	str	x6, [x0, #672]
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_run_done_6
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_run_restart_6:
-	str	x5, [x0, #656]
+	str	x5, [x0, #664]
 	mov	x4, #8
-	str	x4, [x0, #664]
+	str	x4, [x0, #672]
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_run_done_6:
 	ldp	q25, q10, [x1], #32
 	aese	v26.16b, v20.16b
@@ -10756,7 +10792,7 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_top192
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_spent_steady_192:
-	ldr	x4, [x0, #656]
+	ldr	x4, [x0, #664]
 	sub	x4, x4, x5
 	and	x4, x4, #255
 	add	x4, x4, x5
@@ -11123,7 +11159,7 @@ aesgen_armv8_ce_gcm_r2_encrypt_data:
 	aesmc	v25.16b, v25.16b
 	str	q25, [x0, #688]
 	lsr	x4, x4, #8
-	str	x4, [x0, #632]
+	str	x4, [x0, #640]
 	b	.Laesgen_armv8_ce_gcm_r2_encrypt_data_dispatch_steady_192
 .Laesgen_armv8_ce_gcm_r2_encrypt_data_drain192:
 	sub	x4, x3, #128
@@ -11744,15 +11780,18 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	eor	v29.16b, v29.16b, v27.16b
 	eor	v0.16b, v29.16b, v0.16b
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_dispatch_steady_256:
+	ldr	x4, [x0, #632]
+	cmp	x4, #0
+	b.ne	.Laesgen_armv8_ce_gcm_r2_decrypt_data_full_steady_256
 	umov	w4, v24.s[3]
 	and	x5, x4, #255
 	cmp	x5, #248
 	b.hi	.Laesgen_armv8_ce_gcm_r2_decrypt_data_full_steady_256
 	lsr	x4, x4, #8
-	ldr	x6, [x0, #632]
+	ldr	x6, [x0, #640]
 	cmp	x4, x6
 	b.ne	.Laesgen_armv8_ce_gcm_r2_decrypt_data_refresh_steady_256
-	ldr	x4, [x0, #664]
+	ldr	x4, [x0, #672]
 	cmp	x4, #256
 	b.ne	.Laesgen_armv8_ce_gcm_r2_decrypt_data_check_steady_256
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_fast_steady_256:
@@ -11968,27 +12007,27 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_decrypt_data_top256
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_check_steady_256:
-	ldr	x4, [x0, #656]
+	ldr	x4, [x0, #664]
 	sub	x4, x5, x4
 	and	x4, x4, #255
 	add	x6, x4, #8
 	and	x6, x6, #255
 	sub	x6, x6, #1
-	ldr	x7, [x0, #664]
+	ldr	x7, [x0, #672]
 	add	x7, x7, #7
 	cmp	x6, x7
 	b.hs	.Laesgen_armv8_ce_gcm_r2_decrypt_data_outside_run
 	mov	x6, #0xffff
-	str	x6, [x0, #672]
+	str	x6, [x0, #680]
 	add	x4, x4, #8
-	ldr	x6, [x0, #664]
+	ldr	x6, [x0, #672]
 	cmp	x4, x6
 	b.ls	.Laesgen_armv8_ce_gcm_r2_decrypt_data_fast_steady_256
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_outside_run:
-	ldr	x4, [x0, #672]
+	ldr	x4, [x0, #680]
 	cbz	x4, .Laesgen_armv8_ce_gcm_r2_decrypt_data_spent_steady_256
 	sub	x4, x4, #1
-	str	x4, [x0, #672]
+	str	x4, [x0, #680]
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #704
 	rev32	v28.16b, v24.16b
@@ -12232,10 +12271,10 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	aesmc	v10.16b, v10.16b
 	aese	v11.16b, v21.16b
 	aesmc	v11.16b, v11.16b
-	ldr	x4, [x0, #656]
+	ldr	x4, [x0, #664]
 	sub	x4, x5, x4
 	and	x4, x4, #255
-	ldr	x6, [x0, #664]
+	ldr	x6, [x0, #672]
 	cmp	x4, x6
 	b.hi	.Laesgen_armv8_ce_gcm_r2_decrypt_data_run_restart
 	add	x4, x4, #8
@@ -12245,15 +12284,15 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_keep_2:
 	cmp	x6, #256
 	b.lo	.Laesgen_armv8_ce_gcm_r2_decrypt_data_run_grown
-	str	xzr, [x0, #656]
+	str	xzr, [x0, #664]
 	mov	x6, #256
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_run_grown:
-	str	x6, [x0, #664]
+	str	x6, [x0, #672]
 	b	.Laesgen_armv8_ce_gcm_r2_decrypt_data_run_done
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_run_restart:
-	str	x5, [x0, #656]
+	str	x5, [x0, #664]
 	mov	x4, #8
-	str	x4, [x0, #664]
+	str	x4, [x0, #672]
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_run_done:
 	ldp	q27, q12, [x1], #32
 	aese	v28.16b, v22.16b
@@ -12533,7 +12572,7 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_decrypt_data_top256
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_spent_steady_256:
-	ldr	x4, [x0, #656]
+	ldr	x4, [x0, #664]
 	sub	x4, x4, x5
 	and	x4, x4, #255
 	add	x4, x4, x5
@@ -12931,7 +12970,7 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	aesmc	v27.16b, v27.16b
 	str	q27, [x0, #688]
 	lsr	x4, x4, #8
-	str	x4, [x0, #632]
+	str	x4, [x0, #640]
 	b	.Laesgen_armv8_ce_gcm_r2_decrypt_data_dispatch_steady_256
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_small256:
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_single256:
@@ -13104,15 +13143,18 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_top128:
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_r2_decrypt_data_small128
+	ldr	x4, [x0, #632]
+	cmp	x4, #0
+	b.ne	.Laesgen_armv8_ce_gcm_r2_decrypt_data_full_steady_128
 	umov	w4, v20.s[3]
 	and	x5, x4, #255
 	cmp	x5, #248
 	b.hi	.Laesgen_armv8_ce_gcm_r2_decrypt_data_full_steady_128
 	lsr	x4, x4, #8
-	ldr	x6, [x0, #632]
+	ldr	x6, [x0, #640]
 	cmp	x4, x6
 	b.ne	.Laesgen_armv8_ce_gcm_r2_decrypt_data_refresh_steady_128
-	ldr	x4, [x0, #664]
+	ldr	x4, [x0, #672]
 	cmp	x4, #256
 	b.ne	.Laesgen_armv8_ce_gcm_r2_decrypt_data_check_steady_128
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_fast_steady_128:
@@ -13383,27 +13425,27 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_decrypt_data_top128
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_check_steady_128:
-	ldr	x4, [x0, #656]
+	ldr	x4, [x0, #664]
 	sub	x4, x5, x4
 	and	x4, x4, #255
 	add	x6, x4, #8
 	and	x6, x6, #255
 	sub	x6, x6, #1
-	ldr	x7, [x0, #664]
+	ldr	x7, [x0, #672]
 	add	x7, x7, #7
 	cmp	x6, x7
 	b.hs	.Laesgen_armv8_ce_gcm_r2_decrypt_data_outside_run_2
 	mov	x6, #0xffff
-	str	x6, [x0, #672]
+	str	x6, [x0, #680]
 	add	x4, x4, #8
-	ldr	x6, [x0, #664]
+	ldr	x6, [x0, #672]
 	cmp	x4, x6
 	b.ls	.Laesgen_armv8_ce_gcm_r2_decrypt_data_fast_steady_128
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_outside_run_2:
-	ldr	x4, [x0, #672]
+	ldr	x4, [x0, #680]
 	cbz	x4, .Laesgen_armv8_ce_gcm_r2_decrypt_data_spent_steady_128
 	sub	x4, x4, #1
-	str	x4, [x0, #672]
+	str	x4, [x0, #680]
 	add	x4, x0, x5, lsl #4
 	ldr	q27, [x1]
 	add	x4, x4, #704
@@ -13702,10 +13744,10 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	aesmc	v30.16b, v30.16b
 	eor	v8.16b, v8.16b, v0.16b
 	eor	v0.16b, v8.16b, v9.16b
-	ldr	x4, [x0, #656]
+	ldr	x4, [x0, #664]
 	sub	x4, x5, x4
 	and	x4, x4, #255
-	ldr	x6, [x0, #664]
+	ldr	x6, [x0, #672]
 	cmp	x4, x6
 	b.hi	.Laesgen_armv8_ce_gcm_r2_decrypt_data_run_restart_2
 	add	x4, x4, #8
@@ -13715,15 +13757,15 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_keep_4:
 	cmp	x6, #256
 	b.lo	.Laesgen_armv8_ce_gcm_r2_decrypt_data_run_grown_2
-	str	xzr, [x0, #656]
+	str	xzr, [x0, #664]
 	mov	x6, #256
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_run_grown_2:
-	str	x6, [x0, #664]
+	str	x6, [x0, #672]
 	b	.Laesgen_armv8_ce_gcm_r2_decrypt_data_run_done_2
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_run_restart_2:
-	str	x5, [x0, #656]
+	str	x5, [x0, #664]
 	mov	x4, #8
-	str	x4, [x0, #664]
+	str	x4, [x0, #672]
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_run_done_2:
 	ldp	q31, q8, [x1], #32
 	aese	v23.16b, v18.16b
@@ -14058,7 +14100,7 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_decrypt_data_top128
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_spent_steady_128:
-	ldr	x4, [x0, #656]
+	ldr	x4, [x0, #664]
 	sub	x4, x4, x5
 	and	x4, x4, #255
 	add	x4, x4, x5
@@ -14392,7 +14434,7 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	aesmc	v23.16b, v23.16b
 	str	q23, [x0, #688]
 	lsr	x4, x4, #8
-	str	x4, [x0, #632]
+	str	x4, [x0, #640]
 	b	.Laesgen_armv8_ce_gcm_r2_decrypt_data_top128
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_small128:
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_single128:
@@ -14670,15 +14712,18 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	eor	v27.16b, v27.16b, v25.16b
 	eor	v0.16b, v27.16b, v0.16b
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_dispatch_steady_192:
+	ldr	x4, [x0, #632]
+	cmp	x4, #0
+	b.ne	.Laesgen_armv8_ce_gcm_r2_decrypt_data_full_steady_192
 	umov	w4, v22.s[3]
 	and	x5, x4, #255
 	cmp	x5, #248
 	b.hi	.Laesgen_armv8_ce_gcm_r2_decrypt_data_full_steady_192
 	lsr	x4, x4, #8
-	ldr	x6, [x0, #632]
+	ldr	x6, [x0, #640]
 	cmp	x4, x6
 	b.ne	.Laesgen_armv8_ce_gcm_r2_decrypt_data_refresh_steady_192
-	ldr	x4, [x0, #664]
+	ldr	x4, [x0, #672]
 	cmp	x4, #256
 	b.ne	.Laesgen_armv8_ce_gcm_r2_decrypt_data_check_steady_192
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_fast_steady_192:
@@ -14862,27 +14907,27 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_decrypt_data_top192
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_check_steady_192:
-	ldr	x4, [x0, #656]
+	ldr	x4, [x0, #664]
 	sub	x4, x5, x4
 	and	x4, x4, #255
 	add	x6, x4, #8
 	and	x6, x6, #255
 	sub	x6, x6, #1
-	ldr	x7, [x0, #664]
+	ldr	x7, [x0, #672]
 	add	x7, x7, #7
 	cmp	x6, x7
 	b.hs	.Laesgen_armv8_ce_gcm_r2_decrypt_data_outside_run_3
 	mov	x6, #0xffff
-	str	x6, [x0, #672]
+	str	x6, [x0, #680]
 	add	x4, x4, #8
-	ldr	x6, [x0, #664]
+	ldr	x6, [x0, #672]
 	cmp	x4, x6
 	b.ls	.Laesgen_armv8_ce_gcm_r2_decrypt_data_fast_steady_192
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_outside_run_3:
-	ldr	x4, [x0, #672]
+	ldr	x4, [x0, #680]
 	cbz	x4, .Laesgen_armv8_ce_gcm_r2_decrypt_data_spent_steady_192
 	sub	x4, x4, #1
-	str	x4, [x0, #672]
+	str	x4, [x0, #680]
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #704
 	rev32	v26.16b, v22.16b
@@ -15094,10 +15139,10 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	aesmc	v8.16b, v8.16b
 	aese	v9.16b, v19.16b
 	aesmc	v9.16b, v9.16b
-	ldr	x4, [x0, #656]
+	ldr	x4, [x0, #664]
 	sub	x4, x5, x4
 	and	x4, x4, #255
-	ldr	x6, [x0, #664]
+	ldr	x6, [x0, #672]
 	cmp	x4, x6
 	b.hi	.Laesgen_armv8_ce_gcm_r2_decrypt_data_run_restart_3
 	add	x4, x4, #8
@@ -15107,15 +15152,15 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_keep_6:
 	cmp	x6, #256
 	b.lo	.Laesgen_armv8_ce_gcm_r2_decrypt_data_run_grown_3
-	str	xzr, [x0, #656]
+	str	xzr, [x0, #664]
 	mov	x6, #256
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_run_grown_3:
-	str	x6, [x0, #664]
+	str	x6, [x0, #672]
 	b	.Laesgen_armv8_ce_gcm_r2_decrypt_data_run_done_3
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_run_restart_3:
-	str	x5, [x0, #656]
+	str	x5, [x0, #664]
 	mov	x4, #8
-	str	x4, [x0, #664]
+	str	x4, [x0, #672]
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_run_done_3:
 	ldp	q25, q10, [x1], #32
 	aese	v26.16b, v20.16b
@@ -15363,7 +15408,7 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r2_decrypt_data_top192
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_spent_steady_192:
-	ldr	x4, [x0, #656]
+	ldr	x4, [x0, #664]
 	sub	x4, x4, x5
 	and	x4, x4, #255
 	add	x4, x4, x5
@@ -15729,7 +15774,7 @@ aesgen_armv8_ce_gcm_r2_decrypt_data:
 	aesmc	v25.16b, v25.16b
 	str	q25, [x0, #688]
 	lsr	x4, x4, #8
-	str	x4, [x0, #632]
+	str	x4, [x0, #640]
 	b	.Laesgen_armv8_ce_gcm_r2_decrypt_data_dispatch_steady_192
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_small192:
 .Laesgen_armv8_ce_gcm_r2_decrypt_data_single192:

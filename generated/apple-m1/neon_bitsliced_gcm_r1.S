@@ -5812,7 +5812,7 @@ aesgen_neon_bitsliced_gcm_r1_init:
 	b	.Laesgen_neon_bitsliced_gcm_r1_init_hash_key
 .Laesgen_neon_bitsliced_gcm_r1_init_hash_key:
 	mov	x1, #1
-	str	x1, [x0, #3848]
+	str	x1, [x0, #3856]
 	movi	v0.2d, #0x0000000000000000
 	ldr	w1, [x0, #240]
 	cmp	w1, #128
@@ -9295,8 +9295,11 @@ aesgen_neon_bitsliced_gcm_r1_seal:
 	mov	v0.s[2], v1.s[0]
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
+	str	xzr, [x19, #3832]
 	b	.Laesgen_neon_bitsliced_gcm_r1_seal_have_j0
 .Laesgen_neon_bitsliced_gcm_r1_seal_long_nonce:
+	mov	x8, #1
+	str	x8, [x19, #3832]
 	lsl	x8, x2, #3
 	ldr	q0, [x19, #3744]
 	ldr	x9, [x19, #3816]
@@ -10831,7 +10834,10 @@ aesgen_neon_bitsliced_gcm_r1_seal:
 	movk	x1, #0xffff, lsl #16
 	movk	x1, #0xffff, lsl #32
 	movk	x1, #0xffff, lsl #48
-	str	x1, [x19, #3832]
+	str	x1, [x19, #3840]
+	ldr	x1, [x19, #3832]
+	cmp	x1, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r1_seal_same_table
 	umov	x1, v0.d[0]
 	umov	x2, v0.d[1]
 	rev	x1, x1
@@ -10840,19 +10846,19 @@ aesgen_neon_bitsliced_gcm_r1_seal:
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x1, x1, x8
-	add	x8, x19, #3840
+	add	x8, x19, #3848
 	ldp	x8, x9, [x8]
 	cmp	x2, x8
 	b.ne	.Laesgen_neon_bitsliced_gcm_r1_seal_restart
 	cmp	x1, x9
 	b.eq	.Laesgen_neon_bitsliced_gcm_r1_seal_same_table
 .Laesgen_neon_bitsliced_gcm_r1_seal_restart:
-	add	x8, x19, #3840
+	add	x8, x19, #3848
 	stp	x2, x1, [x8]
-	str	xzr, [x19, #3856]
 	str	xzr, [x19, #3864]
+	str	xzr, [x19, #3872]
 	mov	x1, #1
-	str	x1, [x19, #3872]
+	str	x1, [x19, #3880]
 	b	.Laesgen_neon_bitsliced_gcm_r1_seal_same_table
 .Laesgen_neon_bitsliced_gcm_r1_seal_same_table:
 	ldr	w1, [x19, #240]
@@ -11133,7 +11139,7 @@ aesgen_neon_bitsliced_gcm_r1_seal:
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x19, #3888]
 	lsr	x2, x2, #8
-	str	x2, [x19, #3832]
+	str	x2, [x19, #3840]
 	ldr	q4, [x19]
 	ldr	q16, [x1, #560]
 	movi	v1.2d, #0x0000000000000000
@@ -11943,7 +11949,7 @@ aesgen_neon_bitsliced_gcm_r1_seal:
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x19, #3888]
 	lsr	x2, x2, #8
-	str	x2, [x19, #3832]
+	str	x2, [x19, #3840]
 	ldr	q4, [x19]
 	ldr	q16, [x1, #560]
 	movi	v1.2d, #0x0000000000000000
@@ -12753,7 +12759,7 @@ aesgen_neon_bitsliced_gcm_r1_seal:
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x19, #3888]
 	lsr	x2, x2, #8
-	str	x2, [x19, #3832]
+	str	x2, [x19, #3840]
 	ldr	q4, [x19]
 	ldr	q16, [x1, #560]
 	movi	v1.2d, #0x0000000000000000
@@ -15258,8 +15264,11 @@ aesgen_neon_bitsliced_gcm_r1_open:
 	mov	v0.s[2], v1.s[0]
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
+	str	xzr, [x19, #3832]
 	b	.Laesgen_neon_bitsliced_gcm_r1_open_have_j0
 .Laesgen_neon_bitsliced_gcm_r1_open_long_nonce:
+	mov	x8, #1
+	str	x8, [x19, #3832]
 	lsl	x8, x2, #3
 	ldr	q0, [x19, #3744]
 	ldr	x9, [x19, #3816]
@@ -16794,7 +16803,10 @@ aesgen_neon_bitsliced_gcm_r1_open:
 	movk	x1, #0xffff, lsl #16
 	movk	x1, #0xffff, lsl #32
 	movk	x1, #0xffff, lsl #48
-	str	x1, [x19, #3832]
+	str	x1, [x19, #3840]
+	ldr	x1, [x19, #3832]
+	cmp	x1, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r1_open_same_table
 	umov	x1, v0.d[0]
 	umov	x2, v0.d[1]
 	rev	x1, x1
@@ -16803,19 +16815,19 @@ aesgen_neon_bitsliced_gcm_r1_open:
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x1, x1, x8
-	add	x8, x19, #3840
+	add	x8, x19, #3848
 	ldp	x8, x9, [x8]
 	cmp	x2, x8
 	b.ne	.Laesgen_neon_bitsliced_gcm_r1_open_restart
 	cmp	x1, x9
 	b.eq	.Laesgen_neon_bitsliced_gcm_r1_open_same_table
 .Laesgen_neon_bitsliced_gcm_r1_open_restart:
-	add	x8, x19, #3840
+	add	x8, x19, #3848
 	stp	x2, x1, [x8]
-	str	xzr, [x19, #3856]
 	str	xzr, [x19, #3864]
+	str	xzr, [x19, #3872]
 	mov	x1, #1
-	str	x1, [x19, #3872]
+	str	x1, [x19, #3880]
 	b	.Laesgen_neon_bitsliced_gcm_r1_open_same_table
 .Laesgen_neon_bitsliced_gcm_r1_open_same_table:
 	ldr	w1, [x19, #240]
@@ -17096,7 +17108,7 @@ aesgen_neon_bitsliced_gcm_r1_open:
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x19, #3888]
 	lsr	x2, x2, #8
-	str	x2, [x19, #3832]
+	str	x2, [x19, #3840]
 	ldr	q4, [x19]
 	ldr	q16, [x1, #560]
 	movi	v1.2d, #0x0000000000000000
@@ -17906,7 +17918,7 @@ aesgen_neon_bitsliced_gcm_r1_open:
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x19, #3888]
 	lsr	x2, x2, #8
-	str	x2, [x19, #3832]
+	str	x2, [x19, #3840]
 	ldr	q4, [x19]
 	ldr	q16, [x1, #560]
 	movi	v1.2d, #0x0000000000000000
@@ -18716,7 +18728,7 @@ aesgen_neon_bitsliced_gcm_r1_open:
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x19, #3888]
 	lsr	x2, x2, #8
-	str	x2, [x19, #3832]
+	str	x2, [x19, #3840]
 	ldr	q4, [x19]
 	ldr	q16, [x1, #560]
 	movi	v1.2d, #0x0000000000000000
@@ -21273,8 +21285,11 @@ aesgen_neon_bitsliced_gcm_r1_start:
 	mov	v0.s[2], v1.s[0]
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
+	str	xzr, [x0, #3832]
 	b	.Laesgen_neon_bitsliced_gcm_r1_start_have_j0
 .Laesgen_neon_bitsliced_gcm_r1_start_long_nonce:
+	mov	x3, #1
+	str	x3, [x0, #3832]
 	lsl	x3, x2, #3
 	ldr	q0, [x0, #3744]
 	ldr	x4, [x0, #3816]
@@ -22809,7 +22824,10 @@ aesgen_neon_bitsliced_gcm_r1_start:
 	movk	x1, #0xffff, lsl #16
 	movk	x1, #0xffff, lsl #32
 	movk	x1, #0xffff, lsl #48
-	str	x1, [x0, #3832]
+	str	x1, [x0, #3840]
+	ldr	x1, [x0, #3832]
+	cmp	x1, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r1_start_same_table
 	umov	x1, v0.d[0]
 	umov	x2, v0.d[1]
 	rev	x1, x1
@@ -22818,19 +22836,19 @@ aesgen_neon_bitsliced_gcm_r1_start:
 	movz	x3, #255, lsl #16
 	movk	x3, #0xff00, lsl #48
 	and	x1, x1, x3
-	add	x3, x0, #3840
+	add	x3, x0, #3848
 	ldp	x3, x4, [x3]
 	cmp	x2, x3
 	b.ne	.Laesgen_neon_bitsliced_gcm_r1_start_restart
 	cmp	x1, x4
 	b.eq	.Laesgen_neon_bitsliced_gcm_r1_start_same_table
 .Laesgen_neon_bitsliced_gcm_r1_start_restart:
-	add	x3, x0, #3840
+	add	x3, x0, #3848
 	stp	x2, x1, [x3]
-	str	xzr, [x0, #3856]
 	str	xzr, [x0, #3864]
+	str	xzr, [x0, #3872]
 	mov	x1, #1
-	str	x1, [x0, #3872]
+	str	x1, [x0, #3880]
 	b	.Laesgen_neon_bitsliced_gcm_r1_start_same_table
 .Laesgen_neon_bitsliced_gcm_r1_start_same_table:
 	ldr	w1, [x0, #240]
@@ -23111,7 +23129,7 @@ aesgen_neon_bitsliced_gcm_r1_start:
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x0, #3888]
 	lsr	x2, x2, #8
-	str	x2, [x0, #3832]
+	str	x2, [x0, #3840]
 	ldr	q4, [x0]
 	ldr	q16, [x1, #560]
 	movi	v1.2d, #0x0000000000000000
@@ -23921,7 +23939,7 @@ aesgen_neon_bitsliced_gcm_r1_start:
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x0, #3888]
 	lsr	x2, x2, #8
-	str	x2, [x0, #3832]
+	str	x2, [x0, #3840]
 	ldr	q4, [x0]
 	ldr	q16, [x1, #560]
 	movi	v1.2d, #0x0000000000000000
@@ -24731,7 +24749,7 @@ aesgen_neon_bitsliced_gcm_r1_start:
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x0, #3888]
 	lsr	x2, x2, #8
-	str	x2, [x0, #3832]
+	str	x2, [x0, #3840]
 	ldr	q4, [x0]
 	ldr	q16, [x1, #560]
 	movi	v1.2d, #0x0000000000000000
@@ -28681,15 +28699,18 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	cmp	x2, #128
 	b.lo	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_first_done256
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_dispatch_first_256:
+	ldr	x5, [x0, #3832]
+	cmp	x5, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_full_first_256
 	umov	w5, v1.s[3]
 	and	x6, x5, #255
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_full_first_256
 	lsr	x5, x5, #8
-	ldr	x7, [x0, #3832]
+	ldr	x7, [x0, #3840]
 	cmp	x5, x7
 	b.ne	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_refresh_first_256
-	ldr	x5, [x0, #3864]
+	ldr	x5, [x0, #3872]
 	cmp	x5, #256
 	b.ne	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_check_first_256
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_fast_first_256:
@@ -29260,27 +29281,27 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_first_done256
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_check_first_256:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
 	add	x7, x5, #8
 	and	x7, x7, #255
 	sub	x7, x7, #1
-	ldr	x8, [x0, #3864]
+	ldr	x8, [x0, #3872]
 	add	x8, x8, #7
 	cmp	x7, x8
 	b.hs	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_outside_run
 	mov	x7, #0xffff
-	str	x7, [x0, #3872]
+	str	x7, [x0, #3880]
 	add	x5, x5, #8
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.ls	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_fast_first_256
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_outside_run:
-	ldr	x5, [x0, #3872]
+	ldr	x5, [x0, #3880]
 	cbz	x5, .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_full_first_256
 	sub	x5, x5, #1
-	str	x5, [x0, #3872]
+	str	x5, [x0, #3880]
 	add	x5, x0, x6, lsl #4
 	add	x5, x5, #3904
 	movi	v2.2d, #0x0000000000000000
@@ -30118,10 +30139,10 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	tbl	v16.16b, {v16.16b}, v2.16b
 	tbl	v17.16b, {v17.16b}, v2.16b
 	tbl	v18.16b, {v18.16b}, v2.16b
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.hi	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_restart
 	add	x5, x5, #8
@@ -30131,15 +30152,15 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_keep_2:
 	cmp	x7, #256
 	b.lo	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_grown
-	str	xzr, [x0, #3856]
+	str	xzr, [x0, #3864]
 	mov	x7, #256
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_grown:
-	str	x7, [x0, #3864]
+	str	x7, [x0, #3872]
 	b	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_done
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_restart:
-	str	x6, [x0, #3856]
+	str	x6, [x0, #3864]
 	mov	x5, #8
-	str	x5, [x0, #3864]
+	str	x5, [x0, #3872]
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_done:
 	ldp	q2, q19, [x1], #32
 	eor	v3.16b, v3.16b, v2.16b
@@ -31017,7 +31038,7 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	bif	v5.16b, v26.16b, v18.16b
 	str	q2, [x0, #3888]
 	lsr	x5, x5, #8
-	str	x5, [x0, #3832]
+	str	x5, [x0, #3840]
 	b	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_dispatch_first_256
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_first_done256:
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_top256:
@@ -31638,15 +31659,18 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	eor	v0.16b, v4.16b, v0.16b
 	eor	v0.16b, v0.16b, v2.16b
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_dispatch_steady_256:
+	ldr	x5, [x0, #3832]
+	cmp	x5, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_full_steady_256
 	umov	w5, v1.s[3]
 	and	x6, x5, #255
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_full_steady_256
 	lsr	x5, x5, #8
-	ldr	x7, [x0, #3832]
+	ldr	x7, [x0, #3840]
 	cmp	x5, x7
 	b.ne	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_refresh_steady_256
-	ldr	x5, [x0, #3864]
+	ldr	x5, [x0, #3872]
 	cmp	x5, #256
 	b.ne	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_check_steady_256
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_fast_steady_256:
@@ -32217,27 +32241,27 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_top256
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_check_steady_256:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
 	add	x7, x5, #8
 	and	x7, x7, #255
 	sub	x7, x7, #1
-	ldr	x8, [x0, #3864]
+	ldr	x8, [x0, #3872]
 	add	x8, x8, #7
 	cmp	x7, x8
 	b.hs	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_outside_run_2
 	mov	x7, #0xffff
-	str	x7, [x0, #3872]
+	str	x7, [x0, #3880]
 	add	x5, x5, #8
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.ls	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_fast_steady_256
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_outside_run_2:
-	ldr	x5, [x0, #3872]
+	ldr	x5, [x0, #3880]
 	cbz	x5, .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_spent_steady_256
 	sub	x5, x5, #1
-	str	x5, [x0, #3872]
+	str	x5, [x0, #3880]
 	add	x5, x0, x6, lsl #4
 	add	x5, x5, #3904
 	movi	v2.2d, #0x0000000000000000
@@ -33075,10 +33099,10 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	tbl	v16.16b, {v16.16b}, v2.16b
 	tbl	v17.16b, {v17.16b}, v2.16b
 	tbl	v18.16b, {v18.16b}, v2.16b
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.hi	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_restart_2
 	add	x5, x5, #8
@@ -33088,15 +33112,15 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_keep_3:
 	cmp	x7, #256
 	b.lo	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_grown_2
-	str	xzr, [x0, #3856]
+	str	xzr, [x0, #3864]
 	mov	x7, #256
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_grown_2:
-	str	x7, [x0, #3864]
+	str	x7, [x0, #3872]
 	b	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_done_2
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_restart_2:
-	str	x6, [x0, #3856]
+	str	x6, [x0, #3864]
 	mov	x5, #8
-	str	x5, [x0, #3864]
+	str	x5, [x0, #3872]
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_done_2:
 	ldp	q2, q19, [x1], #32
 	eor	v3.16b, v3.16b, v2.16b
@@ -33704,7 +33728,7 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_top256
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_spent_steady_256:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x5, x6
 	and	x5, x5, #255
 	add	x5, x5, x6
@@ -35192,7 +35216,7 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	bif	v5.16b, v26.16b, v18.16b
 	str	q2, [x0, #3888]
 	lsr	x5, x5, #8
-	str	x5, [x0, #3832]
+	str	x5, [x0, #3840]
 	b	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_dispatch_steady_256
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_drain256:
 	sub	x5, x3, #128
@@ -37166,15 +37190,18 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	cmp	x2, #128
 	b.lo	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_first_done128
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_dispatch_first_128:
+	ldr	x5, [x0, #3832]
+	cmp	x5, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_full_first_128
 	umov	w5, v1.s[3]
 	and	x6, x5, #255
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_full_first_128
 	lsr	x5, x5, #8
-	ldr	x7, [x0, #3832]
+	ldr	x7, [x0, #3840]
 	cmp	x5, x7
 	b.ne	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_refresh_first_128
-	ldr	x5, [x0, #3864]
+	ldr	x5, [x0, #3872]
 	cmp	x5, #256
 	b.ne	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_check_first_128
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_fast_first_128:
@@ -37745,27 +37772,27 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_first_done128
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_check_first_128:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
 	add	x7, x5, #8
 	and	x7, x7, #255
 	sub	x7, x7, #1
-	ldr	x8, [x0, #3864]
+	ldr	x8, [x0, #3872]
 	add	x8, x8, #7
 	cmp	x7, x8
 	b.hs	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_outside_run_3
 	mov	x7, #0xffff
-	str	x7, [x0, #3872]
+	str	x7, [x0, #3880]
 	add	x5, x5, #8
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.ls	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_fast_first_128
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_outside_run_3:
-	ldr	x5, [x0, #3872]
+	ldr	x5, [x0, #3880]
 	cbz	x5, .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_full_first_128
 	sub	x5, x5, #1
-	str	x5, [x0, #3872]
+	str	x5, [x0, #3880]
 	add	x5, x0, x6, lsl #4
 	add	x5, x5, #3904
 	movi	v2.2d, #0x0000000000000000
@@ -38603,10 +38630,10 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	tbl	v16.16b, {v16.16b}, v2.16b
 	tbl	v17.16b, {v17.16b}, v2.16b
 	tbl	v18.16b, {v18.16b}, v2.16b
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.hi	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_restart_3
 	add	x5, x5, #8
@@ -38616,15 +38643,15 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_keep_5:
 	cmp	x7, #256
 	b.lo	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_grown_3
-	str	xzr, [x0, #3856]
+	str	xzr, [x0, #3864]
 	mov	x7, #256
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_grown_3:
-	str	x7, [x0, #3864]
+	str	x7, [x0, #3872]
 	b	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_done_3
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_restart_3:
-	str	x6, [x0, #3856]
+	str	x6, [x0, #3864]
 	mov	x5, #8
-	str	x5, [x0, #3864]
+	str	x5, [x0, #3872]
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_done_3:
 	ldp	q2, q19, [x1], #32
 	eor	v3.16b, v3.16b, v2.16b
@@ -39502,7 +39529,7 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	bif	v5.16b, v26.16b, v18.16b
 	str	q2, [x0, #3888]
 	lsr	x5, x5, #8
-	str	x5, [x0, #3832]
+	str	x5, [x0, #3840]
 	b	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_dispatch_first_128
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_first_done128:
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_top128:
@@ -40123,15 +40150,18 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	eor	v0.16b, v4.16b, v0.16b
 	eor	v0.16b, v0.16b, v2.16b
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_dispatch_steady_128:
+	ldr	x5, [x0, #3832]
+	cmp	x5, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_full_steady_128
 	umov	w5, v1.s[3]
 	and	x6, x5, #255
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_full_steady_128
 	lsr	x5, x5, #8
-	ldr	x7, [x0, #3832]
+	ldr	x7, [x0, #3840]
 	cmp	x5, x7
 	b.ne	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_refresh_steady_128
-	ldr	x5, [x0, #3864]
+	ldr	x5, [x0, #3872]
 	cmp	x5, #256
 	b.ne	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_check_steady_128
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_fast_steady_128:
@@ -40702,27 +40732,27 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_top128
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_check_steady_128:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
 	add	x7, x5, #8
 	and	x7, x7, #255
 	sub	x7, x7, #1
-	ldr	x8, [x0, #3864]
+	ldr	x8, [x0, #3872]
 	add	x8, x8, #7
 	cmp	x7, x8
 	b.hs	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_outside_run_4
 	mov	x7, #0xffff
-	str	x7, [x0, #3872]
+	str	x7, [x0, #3880]
 	add	x5, x5, #8
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.ls	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_fast_steady_128
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_outside_run_4:
-	ldr	x5, [x0, #3872]
+	ldr	x5, [x0, #3880]
 	cbz	x5, .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_spent_steady_128
 	sub	x5, x5, #1
-	str	x5, [x0, #3872]
+	str	x5, [x0, #3880]
 	add	x5, x0, x6, lsl #4
 	add	x5, x5, #3904
 	movi	v2.2d, #0x0000000000000000
@@ -41560,10 +41590,10 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	tbl	v16.16b, {v16.16b}, v2.16b
 	tbl	v17.16b, {v17.16b}, v2.16b
 	tbl	v18.16b, {v18.16b}, v2.16b
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.hi	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_restart_4
 	add	x5, x5, #8
@@ -41573,15 +41603,15 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_keep_6:
 	cmp	x7, #256
 	b.lo	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_grown_4
-	str	xzr, [x0, #3856]
+	str	xzr, [x0, #3864]
 	mov	x7, #256
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_grown_4:
-	str	x7, [x0, #3864]
+	str	x7, [x0, #3872]
 	b	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_done_4
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_restart_4:
-	str	x6, [x0, #3856]
+	str	x6, [x0, #3864]
 	mov	x5, #8
-	str	x5, [x0, #3864]
+	str	x5, [x0, #3872]
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_done_4:
 	ldp	q2, q19, [x1], #32
 	eor	v3.16b, v3.16b, v2.16b
@@ -42189,7 +42219,7 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_top128
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_spent_steady_128:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x5, x6
 	and	x5, x5, #255
 	add	x5, x5, x6
@@ -43677,7 +43707,7 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	bif	v5.16b, v26.16b, v18.16b
 	str	q2, [x0, #3888]
 	lsr	x5, x5, #8
-	str	x5, [x0, #3832]
+	str	x5, [x0, #3840]
 	b	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_dispatch_steady_128
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_drain128:
 	sub	x5, x3, #128
@@ -45651,15 +45681,18 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	cmp	x2, #128
 	b.lo	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_first_done192
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_dispatch_first_192:
+	ldr	x5, [x0, #3832]
+	cmp	x5, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_full_first_192
 	umov	w5, v1.s[3]
 	and	x6, x5, #255
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_full_first_192
 	lsr	x5, x5, #8
-	ldr	x7, [x0, #3832]
+	ldr	x7, [x0, #3840]
 	cmp	x5, x7
 	b.ne	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_refresh_first_192
-	ldr	x5, [x0, #3864]
+	ldr	x5, [x0, #3872]
 	cmp	x5, #256
 	b.ne	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_check_first_192
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_fast_first_192:
@@ -46230,27 +46263,27 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_first_done192
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_check_first_192:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
 	add	x7, x5, #8
 	and	x7, x7, #255
 	sub	x7, x7, #1
-	ldr	x8, [x0, #3864]
+	ldr	x8, [x0, #3872]
 	add	x8, x8, #7
 	cmp	x7, x8
 	b.hs	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_outside_run_5
 	mov	x7, #0xffff
-	str	x7, [x0, #3872]
+	str	x7, [x0, #3880]
 	add	x5, x5, #8
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.ls	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_fast_first_192
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_outside_run_5:
-	ldr	x5, [x0, #3872]
+	ldr	x5, [x0, #3880]
 	cbz	x5, .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_full_first_192
 	sub	x5, x5, #1
-	str	x5, [x0, #3872]
+	str	x5, [x0, #3880]
 	add	x5, x0, x6, lsl #4
 	add	x5, x5, #3904
 	movi	v2.2d, #0x0000000000000000
@@ -47088,10 +47121,10 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	tbl	v16.16b, {v16.16b}, v2.16b
 	tbl	v17.16b, {v17.16b}, v2.16b
 	tbl	v18.16b, {v18.16b}, v2.16b
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.hi	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_restart_5
 	add	x5, x5, #8
@@ -47101,15 +47134,15 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_keep_8:
 	cmp	x7, #256
 	b.lo	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_grown_5
-	str	xzr, [x0, #3856]
+	str	xzr, [x0, #3864]
 	mov	x7, #256
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_grown_5:
-	str	x7, [x0, #3864]
+	str	x7, [x0, #3872]
 	b	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_done_5
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_restart_5:
-	str	x6, [x0, #3856]
+	str	x6, [x0, #3864]
 	mov	x5, #8
-	str	x5, [x0, #3864]
+	str	x5, [x0, #3872]
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_done_5:
 	ldp	q2, q19, [x1], #32
 	eor	v3.16b, v3.16b, v2.16b
@@ -47987,7 +48020,7 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	bif	v5.16b, v26.16b, v18.16b
 	str	q2, [x0, #3888]
 	lsr	x5, x5, #8
-	str	x5, [x0, #3832]
+	str	x5, [x0, #3840]
 	b	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_dispatch_first_192
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_first_done192:
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_top192:
@@ -48608,15 +48641,18 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	eor	v0.16b, v4.16b, v0.16b
 	eor	v0.16b, v0.16b, v2.16b
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_dispatch_steady_192:
+	ldr	x5, [x0, #3832]
+	cmp	x5, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_full_steady_192
 	umov	w5, v1.s[3]
 	and	x6, x5, #255
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_full_steady_192
 	lsr	x5, x5, #8
-	ldr	x7, [x0, #3832]
+	ldr	x7, [x0, #3840]
 	cmp	x5, x7
 	b.ne	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_refresh_steady_192
-	ldr	x5, [x0, #3864]
+	ldr	x5, [x0, #3872]
 	cmp	x5, #256
 	b.ne	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_check_steady_192
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_fast_steady_192:
@@ -49187,27 +49223,27 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_top192
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_check_steady_192:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
 	add	x7, x5, #8
 	and	x7, x7, #255
 	sub	x7, x7, #1
-	ldr	x8, [x0, #3864]
+	ldr	x8, [x0, #3872]
 	add	x8, x8, #7
 	cmp	x7, x8
 	b.hs	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_outside_run_6
 	mov	x7, #0xffff
-	str	x7, [x0, #3872]
+	str	x7, [x0, #3880]
 	add	x5, x5, #8
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.ls	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_fast_steady_192
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_outside_run_6:
-	ldr	x5, [x0, #3872]
+	ldr	x5, [x0, #3880]
 	cbz	x5, .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_spent_steady_192
 	sub	x5, x5, #1
-	str	x5, [x0, #3872]
+	str	x5, [x0, #3880]
 	add	x5, x0, x6, lsl #4
 	add	x5, x5, #3904
 	movi	v2.2d, #0x0000000000000000
@@ -50045,10 +50081,10 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	tbl	v16.16b, {v16.16b}, v2.16b
 	tbl	v17.16b, {v17.16b}, v2.16b
 	tbl	v18.16b, {v18.16b}, v2.16b
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.hi	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_restart_6
 	add	x5, x5, #8
@@ -50058,15 +50094,15 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_keep_9:
 	cmp	x7, #256
 	b.lo	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_grown_6
-	str	xzr, [x0, #3856]
+	str	xzr, [x0, #3864]
 	mov	x7, #256
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_grown_6:
-	str	x7, [x0, #3864]
+	str	x7, [x0, #3872]
 	b	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_done_6
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_restart_6:
-	str	x6, [x0, #3856]
+	str	x6, [x0, #3864]
 	mov	x5, #8
-	str	x5, [x0, #3864]
+	str	x5, [x0, #3872]
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_done_6:
 	ldp	q2, q19, [x1], #32
 	eor	v3.16b, v3.16b, v2.16b
@@ -50674,7 +50710,7 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_top192
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_spent_steady_192:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x5, x6
 	and	x5, x5, #255
 	add	x5, x5, x6
@@ -52162,7 +52198,7 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	bif	v5.16b, v26.16b, v18.16b
 	str	q2, [x0, #3888]
 	lsr	x5, x5, #8
-	str	x5, [x0, #3832]
+	str	x5, [x0, #3840]
 	b	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_dispatch_steady_192
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_drain192:
 	sub	x5, x3, #128
@@ -55346,15 +55382,18 @@ aesgen_neon_bitsliced_gcm_r1_decrypt_data:
 	eor	v0.16b, v4.16b, v0.16b
 	eor	v0.16b, v0.16b, v2.16b
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_dispatch_steady_256:
+	ldr	x5, [x0, #3832]
+	cmp	x5, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_full_steady_256
 	umov	w5, v1.s[3]
 	and	x6, x5, #255
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_full_steady_256
 	lsr	x5, x5, #8
-	ldr	x7, [x0, #3832]
+	ldr	x7, [x0, #3840]
 	cmp	x5, x7
 	b.ne	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_refresh_steady_256
-	ldr	x5, [x0, #3864]
+	ldr	x5, [x0, #3872]
 	cmp	x5, #256
 	b.ne	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_check_steady_256
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_fast_steady_256:
@@ -55925,27 +55964,27 @@ aesgen_neon_bitsliced_gcm_r1_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_top256
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_check_steady_256:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
 	add	x7, x5, #8
 	and	x7, x7, #255
 	sub	x7, x7, #1
-	ldr	x8, [x0, #3864]
+	ldr	x8, [x0, #3872]
 	add	x8, x8, #7
 	cmp	x7, x8
 	b.hs	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_outside_run
 	mov	x7, #0xffff
-	str	x7, [x0, #3872]
+	str	x7, [x0, #3880]
 	add	x5, x5, #8
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.ls	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_fast_steady_256
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_outside_run:
-	ldr	x5, [x0, #3872]
+	ldr	x5, [x0, #3880]
 	cbz	x5, .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_spent_steady_256
 	sub	x5, x5, #1
-	str	x5, [x0, #3872]
+	str	x5, [x0, #3880]
 	add	x5, x0, x6, lsl #4
 	add	x5, x5, #3904
 	movi	v2.2d, #0x0000000000000000
@@ -56783,10 +56822,10 @@ aesgen_neon_bitsliced_gcm_r1_decrypt_data:
 	tbl	v16.16b, {v16.16b}, v2.16b
 	tbl	v17.16b, {v17.16b}, v2.16b
 	tbl	v18.16b, {v18.16b}, v2.16b
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.hi	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_run_restart
 	add	x5, x5, #8
@@ -56796,15 +56835,15 @@ aesgen_neon_bitsliced_gcm_r1_decrypt_data:
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_keep_2:
 	cmp	x7, #256
 	b.lo	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_run_grown
-	str	xzr, [x0, #3856]
+	str	xzr, [x0, #3864]
 	mov	x7, #256
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_run_grown:
-	str	x7, [x0, #3864]
+	str	x7, [x0, #3872]
 	b	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_run_done
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_run_restart:
-	str	x6, [x0, #3856]
+	str	x6, [x0, #3864]
 	mov	x5, #8
-	str	x5, [x0, #3864]
+	str	x5, [x0, #3872]
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_run_done:
 	ldp	q2, q19, [x1], #32
 	eor	v3.16b, v3.16b, v2.16b
@@ -57412,7 +57451,7 @@ aesgen_neon_bitsliced_gcm_r1_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_top256
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_spent_steady_256:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x5, x6
 	and	x5, x5, #255
 	add	x5, x5, x6
@@ -58899,7 +58938,7 @@ aesgen_neon_bitsliced_gcm_r1_decrypt_data:
 	bif	v5.16b, v26.16b, v18.16b
 	str	q2, [x0, #3888]
 	lsr	x5, x5, #8
-	str	x5, [x0, #3832]
+	str	x5, [x0, #3840]
 	b	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_dispatch_steady_256
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_small256:
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_single256:
@@ -60870,15 +60909,18 @@ aesgen_neon_bitsliced_gcm_r1_decrypt_data:
 	eor	v0.16b, v4.16b, v0.16b
 	eor	v0.16b, v0.16b, v2.16b
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_dispatch_steady_128:
+	ldr	x5, [x0, #3832]
+	cmp	x5, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_full_steady_128
 	umov	w5, v1.s[3]
 	and	x6, x5, #255
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_full_steady_128
 	lsr	x5, x5, #8
-	ldr	x7, [x0, #3832]
+	ldr	x7, [x0, #3840]
 	cmp	x5, x7
 	b.ne	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_refresh_steady_128
-	ldr	x5, [x0, #3864]
+	ldr	x5, [x0, #3872]
 	cmp	x5, #256
 	b.ne	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_check_steady_128
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_fast_steady_128:
@@ -61449,27 +61491,27 @@ aesgen_neon_bitsliced_gcm_r1_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_top128
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_check_steady_128:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
 	add	x7, x5, #8
 	and	x7, x7, #255
 	sub	x7, x7, #1
-	ldr	x8, [x0, #3864]
+	ldr	x8, [x0, #3872]
 	add	x8, x8, #7
 	cmp	x7, x8
 	b.hs	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_outside_run_2
 	mov	x7, #0xffff
-	str	x7, [x0, #3872]
+	str	x7, [x0, #3880]
 	add	x5, x5, #8
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.ls	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_fast_steady_128
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_outside_run_2:
-	ldr	x5, [x0, #3872]
+	ldr	x5, [x0, #3880]
 	cbz	x5, .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_spent_steady_128
 	sub	x5, x5, #1
-	str	x5, [x0, #3872]
+	str	x5, [x0, #3880]
 	add	x5, x0, x6, lsl #4
 	add	x5, x5, #3904
 	movi	v2.2d, #0x0000000000000000
@@ -62307,10 +62349,10 @@ aesgen_neon_bitsliced_gcm_r1_decrypt_data:
 	tbl	v16.16b, {v16.16b}, v2.16b
 	tbl	v17.16b, {v17.16b}, v2.16b
 	tbl	v18.16b, {v18.16b}, v2.16b
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.hi	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_run_restart_2
 	add	x5, x5, #8
@@ -62320,15 +62362,15 @@ aesgen_neon_bitsliced_gcm_r1_decrypt_data:
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_keep_4:
 	cmp	x7, #256
 	b.lo	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_run_grown_2
-	str	xzr, [x0, #3856]
+	str	xzr, [x0, #3864]
 	mov	x7, #256
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_run_grown_2:
-	str	x7, [x0, #3864]
+	str	x7, [x0, #3872]
 	b	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_run_done_2
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_run_restart_2:
-	str	x6, [x0, #3856]
+	str	x6, [x0, #3864]
 	mov	x5, #8
-	str	x5, [x0, #3864]
+	str	x5, [x0, #3872]
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_run_done_2:
 	ldp	q2, q19, [x1], #32
 	eor	v3.16b, v3.16b, v2.16b
@@ -62936,7 +62978,7 @@ aesgen_neon_bitsliced_gcm_r1_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_top128
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_spent_steady_128:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x5, x6
 	and	x5, x5, #255
 	add	x5, x5, x6
@@ -64423,7 +64465,7 @@ aesgen_neon_bitsliced_gcm_r1_decrypt_data:
 	bif	v5.16b, v26.16b, v18.16b
 	str	q2, [x0, #3888]
 	lsr	x5, x5, #8
-	str	x5, [x0, #3832]
+	str	x5, [x0, #3840]
 	b	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_dispatch_steady_128
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_small128:
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_single128:
@@ -66394,15 +66436,18 @@ aesgen_neon_bitsliced_gcm_r1_decrypt_data:
 	eor	v0.16b, v4.16b, v0.16b
 	eor	v0.16b, v0.16b, v2.16b
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_dispatch_steady_192:
+	ldr	x5, [x0, #3832]
+	cmp	x5, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_full_steady_192
 	umov	w5, v1.s[3]
 	and	x6, x5, #255
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_full_steady_192
 	lsr	x5, x5, #8
-	ldr	x7, [x0, #3832]
+	ldr	x7, [x0, #3840]
 	cmp	x5, x7
 	b.ne	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_refresh_steady_192
-	ldr	x5, [x0, #3864]
+	ldr	x5, [x0, #3872]
 	cmp	x5, #256
 	b.ne	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_check_steady_192
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_fast_steady_192:
@@ -66973,27 +67018,27 @@ aesgen_neon_bitsliced_gcm_r1_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_top192
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_check_steady_192:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
 	add	x7, x5, #8
 	and	x7, x7, #255
 	sub	x7, x7, #1
-	ldr	x8, [x0, #3864]
+	ldr	x8, [x0, #3872]
 	add	x8, x8, #7
 	cmp	x7, x8
 	b.hs	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_outside_run_3
 	mov	x7, #0xffff
-	str	x7, [x0, #3872]
+	str	x7, [x0, #3880]
 	add	x5, x5, #8
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.ls	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_fast_steady_192
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_outside_run_3:
-	ldr	x5, [x0, #3872]
+	ldr	x5, [x0, #3880]
 	cbz	x5, .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_spent_steady_192
 	sub	x5, x5, #1
-	str	x5, [x0, #3872]
+	str	x5, [x0, #3880]
 	add	x5, x0, x6, lsl #4
 	add	x5, x5, #3904
 	movi	v2.2d, #0x0000000000000000
@@ -67831,10 +67876,10 @@ aesgen_neon_bitsliced_gcm_r1_decrypt_data:
 	tbl	v16.16b, {v16.16b}, v2.16b
 	tbl	v17.16b, {v17.16b}, v2.16b
 	tbl	v18.16b, {v18.16b}, v2.16b
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.hi	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_run_restart_3
 	add	x5, x5, #8
@@ -67844,15 +67889,15 @@ aesgen_neon_bitsliced_gcm_r1_decrypt_data:
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_keep_6:
 	cmp	x7, #256
 	b.lo	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_run_grown_3
-	str	xzr, [x0, #3856]
+	str	xzr, [x0, #3864]
 	mov	x7, #256
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_run_grown_3:
-	str	x7, [x0, #3864]
+	str	x7, [x0, #3872]
 	b	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_run_done_3
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_run_restart_3:
-	str	x6, [x0, #3856]
+	str	x6, [x0, #3864]
 	mov	x5, #8
-	str	x5, [x0, #3864]
+	str	x5, [x0, #3872]
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_run_done_3:
 	ldp	q2, q19, [x1], #32
 	eor	v3.16b, v3.16b, v2.16b
@@ -68460,7 +68505,7 @@ aesgen_neon_bitsliced_gcm_r1_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_top192
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_spent_steady_192:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x5, x6
 	and	x5, x5, #255
 	add	x5, x5, x6
@@ -69947,7 +69992,7 @@ aesgen_neon_bitsliced_gcm_r1_decrypt_data:
 	bif	v5.16b, v26.16b, v18.16b
 	str	q2, [x0, #3888]
 	lsr	x5, x5, #8
-	str	x5, [x0, #3832]
+	str	x5, [x0, #3840]
 	b	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_dispatch_steady_192
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_small192:
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_single192:

@@ -5812,7 +5812,7 @@ aesgen_neon_bitsliced_gcm_r2_init:
 	b	.Laesgen_neon_bitsliced_gcm_r2_init_hash_key
 .Laesgen_neon_bitsliced_gcm_r2_init_hash_key:
 	mov	x1, #1
-	str	x1, [x0, #3848]
+	str	x1, [x0, #3856]
 	movi	v0.2d, #0x0000000000000000
 	ldr	w1, [x0, #240]
 	cmp	w1, #128
@@ -9291,8 +9291,11 @@ aesgen_neon_bitsliced_gcm_r2_seal:
 	mov	v0.s[2], v1.s[0]
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
+	str	xzr, [x19, #3832]
 	b	.Laesgen_neon_bitsliced_gcm_r2_seal_have_j0
 .Laesgen_neon_bitsliced_gcm_r2_seal_long_nonce:
+	mov	x8, #1
+	str	x8, [x19, #3832]
 	lsl	x8, x2, #3
 	ldr	q0, [x19, #3744]
 	ldr	x9, [x19, #3816]
@@ -10827,7 +10830,10 @@ aesgen_neon_bitsliced_gcm_r2_seal:
 	movk	x1, #0xffff, lsl #16
 	movk	x1, #0xffff, lsl #32
 	movk	x1, #0xffff, lsl #48
-	str	x1, [x19, #3832]
+	str	x1, [x19, #3840]
+	ldr	x1, [x19, #3832]
+	cmp	x1, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r2_seal_same_table
 	umov	x1, v0.d[0]
 	umov	x2, v0.d[1]
 	rev	x1, x1
@@ -10836,19 +10842,19 @@ aesgen_neon_bitsliced_gcm_r2_seal:
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x1, x1, x8
-	add	x8, x19, #3840
+	add	x8, x19, #3848
 	ldp	x8, x9, [x8]
 	cmp	x2, x8
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_seal_restart
 	cmp	x1, x9
 	b.eq	.Laesgen_neon_bitsliced_gcm_r2_seal_same_table
 .Laesgen_neon_bitsliced_gcm_r2_seal_restart:
-	add	x8, x19, #3840
+	add	x8, x19, #3848
 	stp	x2, x1, [x8]
-	str	xzr, [x19, #3856]
 	str	xzr, [x19, #3864]
+	str	xzr, [x19, #3872]
 	mov	x1, #1
-	str	x1, [x19, #3872]
+	str	x1, [x19, #3880]
 	b	.Laesgen_neon_bitsliced_gcm_r2_seal_same_table
 .Laesgen_neon_bitsliced_gcm_r2_seal_same_table:
 	ldr	w1, [x19, #240]
@@ -11131,7 +11137,7 @@ aesgen_neon_bitsliced_gcm_r2_seal:
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x19, #3888]
 	lsr	x2, x2, #8
-	str	x2, [x19, #3832]
+	str	x2, [x19, #3840]
 	ldr	q4, [x19]
 	ldr	q16, [x1, #544]
 	movi	v1.2d, #0x0000000000000000
@@ -11941,7 +11947,7 @@ aesgen_neon_bitsliced_gcm_r2_seal:
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x19, #3888]
 	lsr	x2, x2, #8
-	str	x2, [x19, #3832]
+	str	x2, [x19, #3840]
 	ldr	q4, [x19]
 	ldr	q16, [x1, #544]
 	movi	v1.2d, #0x0000000000000000
@@ -12751,7 +12757,7 @@ aesgen_neon_bitsliced_gcm_r2_seal:
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x19, #3888]
 	lsr	x2, x2, #8
-	str	x2, [x19, #3832]
+	str	x2, [x19, #3840]
 	ldr	q4, [x19]
 	ldr	q16, [x1, #544]
 	movi	v1.2d, #0x0000000000000000
@@ -15256,8 +15262,11 @@ aesgen_neon_bitsliced_gcm_r2_open:
 	mov	v0.s[2], v1.s[0]
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
+	str	xzr, [x19, #3832]
 	b	.Laesgen_neon_bitsliced_gcm_r2_open_have_j0
 .Laesgen_neon_bitsliced_gcm_r2_open_long_nonce:
+	mov	x8, #1
+	str	x8, [x19, #3832]
 	lsl	x8, x2, #3
 	ldr	q0, [x19, #3744]
 	ldr	x9, [x19, #3816]
@@ -16792,7 +16801,10 @@ aesgen_neon_bitsliced_gcm_r2_open:
 	movk	x1, #0xffff, lsl #16
 	movk	x1, #0xffff, lsl #32
 	movk	x1, #0xffff, lsl #48
-	str	x1, [x19, #3832]
+	str	x1, [x19, #3840]
+	ldr	x1, [x19, #3832]
+	cmp	x1, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r2_open_same_table
 	umov	x1, v0.d[0]
 	umov	x2, v0.d[1]
 	rev	x1, x1
@@ -16801,19 +16813,19 @@ aesgen_neon_bitsliced_gcm_r2_open:
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x1, x1, x8
-	add	x8, x19, #3840
+	add	x8, x19, #3848
 	ldp	x8, x9, [x8]
 	cmp	x2, x8
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_open_restart
 	cmp	x1, x9
 	b.eq	.Laesgen_neon_bitsliced_gcm_r2_open_same_table
 .Laesgen_neon_bitsliced_gcm_r2_open_restart:
-	add	x8, x19, #3840
+	add	x8, x19, #3848
 	stp	x2, x1, [x8]
-	str	xzr, [x19, #3856]
 	str	xzr, [x19, #3864]
+	str	xzr, [x19, #3872]
 	mov	x1, #1
-	str	x1, [x19, #3872]
+	str	x1, [x19, #3880]
 	b	.Laesgen_neon_bitsliced_gcm_r2_open_same_table
 .Laesgen_neon_bitsliced_gcm_r2_open_same_table:
 	ldr	w1, [x19, #240]
@@ -17096,7 +17108,7 @@ aesgen_neon_bitsliced_gcm_r2_open:
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x19, #3888]
 	lsr	x2, x2, #8
-	str	x2, [x19, #3832]
+	str	x2, [x19, #3840]
 	ldr	q4, [x19]
 	ldr	q16, [x1, #544]
 	movi	v1.2d, #0x0000000000000000
@@ -17906,7 +17918,7 @@ aesgen_neon_bitsliced_gcm_r2_open:
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x19, #3888]
 	lsr	x2, x2, #8
-	str	x2, [x19, #3832]
+	str	x2, [x19, #3840]
 	ldr	q4, [x19]
 	ldr	q16, [x1, #544]
 	movi	v1.2d, #0x0000000000000000
@@ -18716,7 +18728,7 @@ aesgen_neon_bitsliced_gcm_r2_open:
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x19, #3888]
 	lsr	x2, x2, #8
-	str	x2, [x19, #3832]
+	str	x2, [x19, #3840]
 	ldr	q4, [x19]
 	ldr	q16, [x1, #544]
 	movi	v1.2d, #0x0000000000000000
@@ -21273,8 +21285,11 @@ aesgen_neon_bitsliced_gcm_r2_start:
 	mov	v0.s[2], v1.s[0]
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
+	str	xzr, [x0, #3832]
 	b	.Laesgen_neon_bitsliced_gcm_r2_start_have_j0
 .Laesgen_neon_bitsliced_gcm_r2_start_long_nonce:
+	mov	x3, #1
+	str	x3, [x0, #3832]
 	lsl	x3, x2, #3
 	ldr	q0, [x0, #3744]
 	ldr	x4, [x0, #3816]
@@ -22809,7 +22824,10 @@ aesgen_neon_bitsliced_gcm_r2_start:
 	movk	x1, #0xffff, lsl #16
 	movk	x1, #0xffff, lsl #32
 	movk	x1, #0xffff, lsl #48
-	str	x1, [x0, #3832]
+	str	x1, [x0, #3840]
+	ldr	x1, [x0, #3832]
+	cmp	x1, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r2_start_same_table
 	umov	x1, v0.d[0]
 	umov	x2, v0.d[1]
 	rev	x1, x1
@@ -22818,19 +22836,19 @@ aesgen_neon_bitsliced_gcm_r2_start:
 	movz	x3, #255, lsl #16
 	movk	x3, #0xff00, lsl #48
 	and	x1, x1, x3
-	add	x3, x0, #3840
+	add	x3, x0, #3848
 	ldp	x3, x4, [x3]
 	cmp	x2, x3
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_start_restart
 	cmp	x1, x4
 	b.eq	.Laesgen_neon_bitsliced_gcm_r2_start_same_table
 .Laesgen_neon_bitsliced_gcm_r2_start_restart:
-	add	x3, x0, #3840
+	add	x3, x0, #3848
 	stp	x2, x1, [x3]
-	str	xzr, [x0, #3856]
 	str	xzr, [x0, #3864]
+	str	xzr, [x0, #3872]
 	mov	x1, #1
-	str	x1, [x0, #3872]
+	str	x1, [x0, #3880]
 	b	.Laesgen_neon_bitsliced_gcm_r2_start_same_table
 .Laesgen_neon_bitsliced_gcm_r2_start_same_table:
 	ldr	w1, [x0, #240]
@@ -23113,7 +23131,7 @@ aesgen_neon_bitsliced_gcm_r2_start:
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x0, #3888]
 	lsr	x2, x2, #8
-	str	x2, [x0, #3832]
+	str	x2, [x0, #3840]
 	ldr	q4, [x0]
 	ldr	q16, [x1, #544]
 	movi	v1.2d, #0x0000000000000000
@@ -23923,7 +23941,7 @@ aesgen_neon_bitsliced_gcm_r2_start:
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x0, #3888]
 	lsr	x2, x2, #8
-	str	x2, [x0, #3832]
+	str	x2, [x0, #3840]
 	ldr	q4, [x0]
 	ldr	q16, [x1, #544]
 	movi	v1.2d, #0x0000000000000000
@@ -24733,7 +24751,7 @@ aesgen_neon_bitsliced_gcm_r2_start:
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x0, #3888]
 	lsr	x2, x2, #8
-	str	x2, [x0, #3832]
+	str	x2, [x0, #3840]
 	ldr	q4, [x0]
 	ldr	q16, [x1, #544]
 	movi	v1.2d, #0x0000000000000000
@@ -28683,15 +28701,18 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	cmp	x2, #128
 	b.lo	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_first_done256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_dispatch_first_256:
+	ldr	x5, [x0, #3832]
+	cmp	x5, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_full_first_256
 	umov	w5, v1.s[3]
 	and	x6, x5, #255
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_full_first_256
 	lsr	x5, x5, #8
-	ldr	x7, [x0, #3832]
+	ldr	x7, [x0, #3840]
 	cmp	x5, x7
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_refresh_first_256
-	ldr	x5, [x0, #3864]
+	ldr	x5, [x0, #3872]
 	cmp	x5, #256
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_check_first_256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_fast_first_256:
@@ -29103,27 +29124,27 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_first_done256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_check_first_256:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
 	add	x7, x5, #8
 	and	x7, x7, #255
 	sub	x7, x7, #1
-	ldr	x8, [x0, #3864]
+	ldr	x8, [x0, #3872]
 	add	x8, x8, #7
 	cmp	x7, x8
 	b.hs	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_outside_run
 	mov	x7, #0xffff
-	str	x7, [x0, #3872]
+	str	x7, [x0, #3880]
 	add	x5, x5, #8
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.ls	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_fast_first_256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_outside_run:
-	ldr	x5, [x0, #3872]
+	ldr	x5, [x0, #3880]
 	cbz	x5, .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_full_first_256
 	sub	x5, x5, #1
-	str	x5, [x0, #3872]
+	str	x5, [x0, #3880]
 	add	x5, x0, x6, lsl #4
 	add	x5, x5, #3904
 	movi	v2.2d, #0x0000000000000000
@@ -29804,10 +29825,10 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	bif	v5.16b, v24.16b, v2.16b
 	bit	v18.16b, v25.16b, v2.16b
 	bif	v6.16b, v26.16b, v2.16b
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_restart
 	add	x5, x5, #8
@@ -29817,15 +29838,15 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_keep_2:
 	cmp	x7, #256
 	b.lo	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_grown
-	str	xzr, [x0, #3856]
+	str	xzr, [x0, #3864]
 	mov	x7, #256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_grown:
-	str	x7, [x0, #3864]
+	str	x7, [x0, #3872]
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_done
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_restart:
-	str	x6, [x0, #3856]
+	str	x6, [x0, #3864]
 	mov	x5, #8
-	str	x5, [x0, #3864]
+	str	x5, [x0, #3872]
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_done:
 	ldp	q2, q19, [x1], #32
 	eor	v3.16b, v3.16b, v2.16b
@@ -30696,7 +30717,7 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	bif	v5.16b, v26.16b, v18.16b
 	str	q2, [x0, #3888]
 	lsr	x5, x5, #8
-	str	x5, [x0, #3832]
+	str	x5, [x0, #3840]
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_dispatch_first_256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_first_done256:
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_top256:
@@ -31317,15 +31338,18 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	eor	v0.16b, v4.16b, v0.16b
 	eor	v0.16b, v0.16b, v2.16b
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_dispatch_steady_256:
+	ldr	x5, [x0, #3832]
+	cmp	x5, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_full_steady_256
 	umov	w5, v1.s[3]
 	and	x6, x5, #255
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_full_steady_256
 	lsr	x5, x5, #8
-	ldr	x7, [x0, #3832]
+	ldr	x7, [x0, #3840]
 	cmp	x5, x7
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_refresh_steady_256
-	ldr	x5, [x0, #3864]
+	ldr	x5, [x0, #3872]
 	cmp	x5, #256
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_check_steady_256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_fast_steady_256:
@@ -31737,27 +31761,27 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_top256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_check_steady_256:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
 	add	x7, x5, #8
 	and	x7, x7, #255
 	sub	x7, x7, #1
-	ldr	x8, [x0, #3864]
+	ldr	x8, [x0, #3872]
 	add	x8, x8, #7
 	cmp	x7, x8
 	b.hs	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_outside_run_2
 	mov	x7, #0xffff
-	str	x7, [x0, #3872]
+	str	x7, [x0, #3880]
 	add	x5, x5, #8
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.ls	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_fast_steady_256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_outside_run_2:
-	ldr	x5, [x0, #3872]
+	ldr	x5, [x0, #3880]
 	cbz	x5, .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_spent_steady_256
 	sub	x5, x5, #1
-	str	x5, [x0, #3872]
+	str	x5, [x0, #3880]
 	add	x5, x0, x6, lsl #4
 	add	x5, x5, #3904
 	movi	v2.2d, #0x0000000000000000
@@ -32438,10 +32462,10 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	bif	v5.16b, v24.16b, v2.16b
 	bit	v18.16b, v25.16b, v2.16b
 	bif	v6.16b, v26.16b, v2.16b
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_restart_2
 	add	x5, x5, #8
@@ -32451,15 +32475,15 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_keep_3:
 	cmp	x7, #256
 	b.lo	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_grown_2
-	str	xzr, [x0, #3856]
+	str	xzr, [x0, #3864]
 	mov	x7, #256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_grown_2:
-	str	x7, [x0, #3864]
+	str	x7, [x0, #3872]
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_done_2
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_restart_2:
-	str	x6, [x0, #3856]
+	str	x6, [x0, #3864]
 	mov	x5, #8
-	str	x5, [x0, #3864]
+	str	x5, [x0, #3872]
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_done_2:
 	ldp	q2, q19, [x1], #32
 	eor	v3.16b, v3.16b, v2.16b
@@ -33058,7 +33082,7 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_top256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_spent_steady_256:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x5, x6
 	and	x5, x5, #255
 	add	x5, x5, x6
@@ -34539,7 +34563,7 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	bif	v5.16b, v26.16b, v18.16b
 	str	q2, [x0, #3888]
 	lsr	x5, x5, #8
-	str	x5, [x0, #3832]
+	str	x5, [x0, #3840]
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_dispatch_steady_256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_drain256:
 	sub	x5, x3, #128
@@ -36509,15 +36533,18 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	cmp	x2, #128
 	b.lo	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_first_done128
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_dispatch_first_128:
+	ldr	x5, [x0, #3832]
+	cmp	x5, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_full_first_128
 	umov	w5, v1.s[3]
 	and	x6, x5, #255
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_full_first_128
 	lsr	x5, x5, #8
-	ldr	x7, [x0, #3832]
+	ldr	x7, [x0, #3840]
 	cmp	x5, x7
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_refresh_first_128
-	ldr	x5, [x0, #3864]
+	ldr	x5, [x0, #3872]
 	cmp	x5, #256
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_check_first_128
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_fast_first_128:
@@ -36929,27 +36956,27 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_first_done128
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_check_first_128:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
 	add	x7, x5, #8
 	and	x7, x7, #255
 	sub	x7, x7, #1
-	ldr	x8, [x0, #3864]
+	ldr	x8, [x0, #3872]
 	add	x8, x8, #7
 	cmp	x7, x8
 	b.hs	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_outside_run_3
 	mov	x7, #0xffff
-	str	x7, [x0, #3872]
+	str	x7, [x0, #3880]
 	add	x5, x5, #8
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.ls	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_fast_first_128
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_outside_run_3:
-	ldr	x5, [x0, #3872]
+	ldr	x5, [x0, #3880]
 	cbz	x5, .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_full_first_128
 	sub	x5, x5, #1
-	str	x5, [x0, #3872]
+	str	x5, [x0, #3880]
 	add	x5, x0, x6, lsl #4
 	add	x5, x5, #3904
 	movi	v2.2d, #0x0000000000000000
@@ -37630,10 +37657,10 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	bif	v5.16b, v24.16b, v2.16b
 	bit	v18.16b, v25.16b, v2.16b
 	bif	v6.16b, v26.16b, v2.16b
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_restart_3
 	add	x5, x5, #8
@@ -37643,15 +37670,15 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_keep_5:
 	cmp	x7, #256
 	b.lo	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_grown_3
-	str	xzr, [x0, #3856]
+	str	xzr, [x0, #3864]
 	mov	x7, #256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_grown_3:
-	str	x7, [x0, #3864]
+	str	x7, [x0, #3872]
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_done_3
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_restart_3:
-	str	x6, [x0, #3856]
+	str	x6, [x0, #3864]
 	mov	x5, #8
-	str	x5, [x0, #3864]
+	str	x5, [x0, #3872]
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_done_3:
 	ldp	q2, q19, [x1], #32
 	eor	v3.16b, v3.16b, v2.16b
@@ -38522,7 +38549,7 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	bif	v5.16b, v26.16b, v18.16b
 	str	q2, [x0, #3888]
 	lsr	x5, x5, #8
-	str	x5, [x0, #3832]
+	str	x5, [x0, #3840]
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_dispatch_first_128
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_first_done128:
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_top128:
@@ -39143,15 +39170,18 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	eor	v0.16b, v4.16b, v0.16b
 	eor	v0.16b, v0.16b, v2.16b
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_dispatch_steady_128:
+	ldr	x5, [x0, #3832]
+	cmp	x5, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_full_steady_128
 	umov	w5, v1.s[3]
 	and	x6, x5, #255
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_full_steady_128
 	lsr	x5, x5, #8
-	ldr	x7, [x0, #3832]
+	ldr	x7, [x0, #3840]
 	cmp	x5, x7
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_refresh_steady_128
-	ldr	x5, [x0, #3864]
+	ldr	x5, [x0, #3872]
 	cmp	x5, #256
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_check_steady_128
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_fast_steady_128:
@@ -39563,27 +39593,27 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_top128
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_check_steady_128:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
 	add	x7, x5, #8
 	and	x7, x7, #255
 	sub	x7, x7, #1
-	ldr	x8, [x0, #3864]
+	ldr	x8, [x0, #3872]
 	add	x8, x8, #7
 	cmp	x7, x8
 	b.hs	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_outside_run_4
 	mov	x7, #0xffff
-	str	x7, [x0, #3872]
+	str	x7, [x0, #3880]
 	add	x5, x5, #8
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.ls	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_fast_steady_128
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_outside_run_4:
-	ldr	x5, [x0, #3872]
+	ldr	x5, [x0, #3880]
 	cbz	x5, .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_spent_steady_128
 	sub	x5, x5, #1
-	str	x5, [x0, #3872]
+	str	x5, [x0, #3880]
 	add	x5, x0, x6, lsl #4
 	add	x5, x5, #3904
 	movi	v2.2d, #0x0000000000000000
@@ -40264,10 +40294,10 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	bif	v5.16b, v24.16b, v2.16b
 	bit	v18.16b, v25.16b, v2.16b
 	bif	v6.16b, v26.16b, v2.16b
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_restart_4
 	add	x5, x5, #8
@@ -40277,15 +40307,15 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_keep_6:
 	cmp	x7, #256
 	b.lo	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_grown_4
-	str	xzr, [x0, #3856]
+	str	xzr, [x0, #3864]
 	mov	x7, #256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_grown_4:
-	str	x7, [x0, #3864]
+	str	x7, [x0, #3872]
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_done_4
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_restart_4:
-	str	x6, [x0, #3856]
+	str	x6, [x0, #3864]
 	mov	x5, #8
-	str	x5, [x0, #3864]
+	str	x5, [x0, #3872]
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_done_4:
 	ldp	q2, q19, [x1], #32
 	eor	v3.16b, v3.16b, v2.16b
@@ -40884,7 +40914,7 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_top128
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_spent_steady_128:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x5, x6
 	and	x5, x5, #255
 	add	x5, x5, x6
@@ -42365,7 +42395,7 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	bif	v5.16b, v26.16b, v18.16b
 	str	q2, [x0, #3888]
 	lsr	x5, x5, #8
-	str	x5, [x0, #3832]
+	str	x5, [x0, #3840]
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_dispatch_steady_128
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_drain128:
 	sub	x5, x3, #128
@@ -44335,15 +44365,18 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	cmp	x2, #128
 	b.lo	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_first_done192
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_dispatch_first_192:
+	ldr	x5, [x0, #3832]
+	cmp	x5, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_full_first_192
 	umov	w5, v1.s[3]
 	and	x6, x5, #255
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_full_first_192
 	lsr	x5, x5, #8
-	ldr	x7, [x0, #3832]
+	ldr	x7, [x0, #3840]
 	cmp	x5, x7
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_refresh_first_192
-	ldr	x5, [x0, #3864]
+	ldr	x5, [x0, #3872]
 	cmp	x5, #256
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_check_first_192
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_fast_first_192:
@@ -44764,27 +44797,27 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_first_done192
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_check_first_192:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
 	add	x7, x5, #8
 	and	x7, x7, #255
 	sub	x7, x7, #1
-	ldr	x8, [x0, #3864]
+	ldr	x8, [x0, #3872]
 	add	x8, x8, #7
 	cmp	x7, x8
 	b.hs	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_outside_run_5
 	mov	x7, #0xffff
-	str	x7, [x0, #3872]
+	str	x7, [x0, #3880]
 	add	x5, x5, #8
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.ls	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_fast_first_192
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_outside_run_5:
-	ldr	x5, [x0, #3872]
+	ldr	x5, [x0, #3880]
 	cbz	x5, .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_full_first_192
 	sub	x5, x5, #1
-	str	x5, [x0, #3872]
+	str	x5, [x0, #3880]
 	add	x5, x0, x6, lsl #4
 	add	x5, x5, #3904
 	movi	v2.2d, #0x0000000000000000
@@ -45474,10 +45507,10 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	tbl	v16.16b, {v16.16b}, v2.16b
 	tbl	v17.16b, {v17.16b}, v2.16b
 	tbl	v18.16b, {v18.16b}, v2.16b
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_restart_5
 	add	x5, x5, #8
@@ -45487,15 +45520,15 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_keep_8:
 	cmp	x7, #256
 	b.lo	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_grown_5
-	str	xzr, [x0, #3856]
+	str	xzr, [x0, #3864]
 	mov	x7, #256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_grown_5:
-	str	x7, [x0, #3864]
+	str	x7, [x0, #3872]
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_done_5
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_restart_5:
-	str	x6, [x0, #3856]
+	str	x6, [x0, #3864]
 	mov	x5, #8
-	str	x5, [x0, #3864]
+	str	x5, [x0, #3872]
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_done_5:
 	ldp	q2, q19, [x1], #32
 	eor	v3.16b, v3.16b, v2.16b
@@ -46375,7 +46408,7 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	bif	v5.16b, v26.16b, v18.16b
 	str	q2, [x0, #3888]
 	lsr	x5, x5, #8
-	str	x5, [x0, #3832]
+	str	x5, [x0, #3840]
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_dispatch_first_192
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_first_done192:
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_top192:
@@ -46996,15 +47029,18 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	eor	v0.16b, v4.16b, v0.16b
 	eor	v0.16b, v0.16b, v2.16b
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_dispatch_steady_192:
+	ldr	x5, [x0, #3832]
+	cmp	x5, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_full_steady_192
 	umov	w5, v1.s[3]
 	and	x6, x5, #255
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_full_steady_192
 	lsr	x5, x5, #8
-	ldr	x7, [x0, #3832]
+	ldr	x7, [x0, #3840]
 	cmp	x5, x7
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_refresh_steady_192
-	ldr	x5, [x0, #3864]
+	ldr	x5, [x0, #3872]
 	cmp	x5, #256
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_check_steady_192
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_fast_steady_192:
@@ -47425,27 +47461,27 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_top192
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_check_steady_192:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
 	add	x7, x5, #8
 	and	x7, x7, #255
 	sub	x7, x7, #1
-	ldr	x8, [x0, #3864]
+	ldr	x8, [x0, #3872]
 	add	x8, x8, #7
 	cmp	x7, x8
 	b.hs	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_outside_run_6
 	mov	x7, #0xffff
-	str	x7, [x0, #3872]
+	str	x7, [x0, #3880]
 	add	x5, x5, #8
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.ls	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_fast_steady_192
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_outside_run_6:
-	ldr	x5, [x0, #3872]
+	ldr	x5, [x0, #3880]
 	cbz	x5, .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_spent_steady_192
 	sub	x5, x5, #1
-	str	x5, [x0, #3872]
+	str	x5, [x0, #3880]
 	add	x5, x0, x6, lsl #4
 	add	x5, x5, #3904
 	movi	v2.2d, #0x0000000000000000
@@ -48135,10 +48171,10 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	tbl	v16.16b, {v16.16b}, v2.16b
 	tbl	v17.16b, {v17.16b}, v2.16b
 	tbl	v18.16b, {v18.16b}, v2.16b
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_restart_6
 	add	x5, x5, #8
@@ -48148,15 +48184,15 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_keep_9:
 	cmp	x7, #256
 	b.lo	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_grown_6
-	str	xzr, [x0, #3856]
+	str	xzr, [x0, #3864]
 	mov	x7, #256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_grown_6:
-	str	x7, [x0, #3864]
+	str	x7, [x0, #3872]
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_done_6
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_restart_6:
-	str	x6, [x0, #3856]
+	str	x6, [x0, #3864]
 	mov	x5, #8
-	str	x5, [x0, #3864]
+	str	x5, [x0, #3872]
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_done_6:
 	ldp	q2, q19, [x1], #32
 	eor	v3.16b, v3.16b, v2.16b
@@ -48764,7 +48800,7 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_top192
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_spent_steady_192:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x5, x6
 	and	x5, x5, #255
 	add	x5, x5, x6
@@ -50254,7 +50290,7 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	bif	v5.16b, v26.16b, v18.16b
 	str	q2, [x0, #3888]
 	lsr	x5, x5, #8
-	str	x5, [x0, #3832]
+	str	x5, [x0, #3840]
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_dispatch_steady_192
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_drain192:
 	sub	x5, x3, #128
@@ -53438,15 +53474,18 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	eor	v0.16b, v4.16b, v0.16b
 	eor	v0.16b, v0.16b, v2.16b
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_dispatch_steady_256:
+	ldr	x5, [x0, #3832]
+	cmp	x5, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_full_steady_256
 	umov	w5, v1.s[3]
 	and	x6, x5, #255
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_full_steady_256
 	lsr	x5, x5, #8
-	ldr	x7, [x0, #3832]
+	ldr	x7, [x0, #3840]
 	cmp	x5, x7
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_refresh_steady_256
-	ldr	x5, [x0, #3864]
+	ldr	x5, [x0, #3872]
 	cmp	x5, #256
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_check_steady_256
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_fast_steady_256:
@@ -53858,27 +53897,27 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_top256
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_check_steady_256:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
 	add	x7, x5, #8
 	and	x7, x7, #255
 	sub	x7, x7, #1
-	ldr	x8, [x0, #3864]
+	ldr	x8, [x0, #3872]
 	add	x8, x8, #7
 	cmp	x7, x8
 	b.hs	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_outside_run
 	mov	x7, #0xffff
-	str	x7, [x0, #3872]
+	str	x7, [x0, #3880]
 	add	x5, x5, #8
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.ls	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_fast_steady_256
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_outside_run:
-	ldr	x5, [x0, #3872]
+	ldr	x5, [x0, #3880]
 	cbz	x5, .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_spent_steady_256
 	sub	x5, x5, #1
-	str	x5, [x0, #3872]
+	str	x5, [x0, #3880]
 	add	x5, x0, x6, lsl #4
 	add	x5, x5, #3904
 	movi	v2.2d, #0x0000000000000000
@@ -54559,10 +54598,10 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	bif	v5.16b, v24.16b, v2.16b
 	bit	v18.16b, v25.16b, v2.16b
 	bif	v6.16b, v26.16b, v2.16b
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_restart
 	add	x5, x5, #8
@@ -54572,15 +54611,15 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_keep_2:
 	cmp	x7, #256
 	b.lo	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_grown
-	str	xzr, [x0, #3856]
+	str	xzr, [x0, #3864]
 	mov	x7, #256
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_grown:
-	str	x7, [x0, #3864]
+	str	x7, [x0, #3872]
 	b	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_done
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_restart:
-	str	x6, [x0, #3856]
+	str	x6, [x0, #3864]
 	mov	x5, #8
-	str	x5, [x0, #3864]
+	str	x5, [x0, #3872]
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_done:
 	ldp	q2, q19, [x1], #32
 	eor	v3.16b, v3.16b, v2.16b
@@ -55179,7 +55218,7 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_top256
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_spent_steady_256:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x5, x6
 	and	x5, x5, #255
 	add	x5, x5, x6
@@ -56659,7 +56698,7 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	bif	v5.16b, v26.16b, v18.16b
 	str	q2, [x0, #3888]
 	lsr	x5, x5, #8
-	str	x5, [x0, #3832]
+	str	x5, [x0, #3840]
 	b	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_dispatch_steady_256
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_small256:
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_single256:
@@ -58626,15 +58665,18 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	eor	v0.16b, v4.16b, v0.16b
 	eor	v0.16b, v0.16b, v2.16b
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_dispatch_steady_128:
+	ldr	x5, [x0, #3832]
+	cmp	x5, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_full_steady_128
 	umov	w5, v1.s[3]
 	and	x6, x5, #255
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_full_steady_128
 	lsr	x5, x5, #8
-	ldr	x7, [x0, #3832]
+	ldr	x7, [x0, #3840]
 	cmp	x5, x7
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_refresh_steady_128
-	ldr	x5, [x0, #3864]
+	ldr	x5, [x0, #3872]
 	cmp	x5, #256
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_check_steady_128
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_fast_steady_128:
@@ -59046,27 +59088,27 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_top128
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_check_steady_128:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
 	add	x7, x5, #8
 	and	x7, x7, #255
 	sub	x7, x7, #1
-	ldr	x8, [x0, #3864]
+	ldr	x8, [x0, #3872]
 	add	x8, x8, #7
 	cmp	x7, x8
 	b.hs	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_outside_run_2
 	mov	x7, #0xffff
-	str	x7, [x0, #3872]
+	str	x7, [x0, #3880]
 	add	x5, x5, #8
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.ls	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_fast_steady_128
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_outside_run_2:
-	ldr	x5, [x0, #3872]
+	ldr	x5, [x0, #3880]
 	cbz	x5, .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_spent_steady_128
 	sub	x5, x5, #1
-	str	x5, [x0, #3872]
+	str	x5, [x0, #3880]
 	add	x5, x0, x6, lsl #4
 	add	x5, x5, #3904
 	movi	v2.2d, #0x0000000000000000
@@ -59747,10 +59789,10 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	bif	v5.16b, v24.16b, v2.16b
 	bit	v18.16b, v25.16b, v2.16b
 	bif	v6.16b, v26.16b, v2.16b
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_restart_2
 	add	x5, x5, #8
@@ -59760,15 +59802,15 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_keep_4:
 	cmp	x7, #256
 	b.lo	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_grown_2
-	str	xzr, [x0, #3856]
+	str	xzr, [x0, #3864]
 	mov	x7, #256
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_grown_2:
-	str	x7, [x0, #3864]
+	str	x7, [x0, #3872]
 	b	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_done_2
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_restart_2:
-	str	x6, [x0, #3856]
+	str	x6, [x0, #3864]
 	mov	x5, #8
-	str	x5, [x0, #3864]
+	str	x5, [x0, #3872]
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_done_2:
 	ldp	q2, q19, [x1], #32
 	eor	v3.16b, v3.16b, v2.16b
@@ -60367,7 +60409,7 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_top128
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_spent_steady_128:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x5, x6
 	and	x5, x5, #255
 	add	x5, x5, x6
@@ -61847,7 +61889,7 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	bif	v5.16b, v26.16b, v18.16b
 	str	q2, [x0, #3888]
 	lsr	x5, x5, #8
-	str	x5, [x0, #3832]
+	str	x5, [x0, #3840]
 	b	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_dispatch_steady_128
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_small128:
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_single128:
@@ -63814,15 +63856,18 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	eor	v0.16b, v4.16b, v0.16b
 	eor	v0.16b, v0.16b, v2.16b
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_dispatch_steady_192:
+	ldr	x5, [x0, #3832]
+	cmp	x5, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_full_steady_192
 	umov	w5, v1.s[3]
 	and	x6, x5, #255
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_full_steady_192
 	lsr	x5, x5, #8
-	ldr	x7, [x0, #3832]
+	ldr	x7, [x0, #3840]
 	cmp	x5, x7
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_refresh_steady_192
-	ldr	x5, [x0, #3864]
+	ldr	x5, [x0, #3872]
 	cmp	x5, #256
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_check_steady_192
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_fast_steady_192:
@@ -64243,27 +64288,27 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_top192
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_check_steady_192:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
 	add	x7, x5, #8
 	and	x7, x7, #255
 	sub	x7, x7, #1
-	ldr	x8, [x0, #3864]
+	ldr	x8, [x0, #3872]
 	add	x8, x8, #7
 	cmp	x7, x8
 	b.hs	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_outside_run_3
 	mov	x7, #0xffff
-	str	x7, [x0, #3872]
+	str	x7, [x0, #3880]
 	add	x5, x5, #8
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.ls	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_fast_steady_192
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_outside_run_3:
-	ldr	x5, [x0, #3872]
+	ldr	x5, [x0, #3880]
 	cbz	x5, .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_spent_steady_192
 	sub	x5, x5, #1
-	str	x5, [x0, #3872]
+	str	x5, [x0, #3880]
 	add	x5, x0, x6, lsl #4
 	add	x5, x5, #3904
 	movi	v2.2d, #0x0000000000000000
@@ -64953,10 +64998,10 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	tbl	v16.16b, {v16.16b}, v2.16b
 	tbl	v17.16b, {v17.16b}, v2.16b
 	tbl	v18.16b, {v18.16b}, v2.16b
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_restart_3
 	add	x5, x5, #8
@@ -64966,15 +65011,15 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_keep_6:
 	cmp	x7, #256
 	b.lo	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_grown_3
-	str	xzr, [x0, #3856]
+	str	xzr, [x0, #3864]
 	mov	x7, #256
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_grown_3:
-	str	x7, [x0, #3864]
+	str	x7, [x0, #3872]
 	b	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_done_3
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_restart_3:
-	str	x6, [x0, #3856]
+	str	x6, [x0, #3864]
 	mov	x5, #8
-	str	x5, [x0, #3864]
+	str	x5, [x0, #3872]
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_done_3:
 	ldp	q2, q19, [x1], #32
 	eor	v3.16b, v3.16b, v2.16b
@@ -65582,7 +65627,7 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_top192
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_spent_steady_192:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x5, x6
 	and	x5, x5, #255
 	add	x5, x5, x6
@@ -67071,7 +67116,7 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	bif	v5.16b, v26.16b, v18.16b
 	str	q2, [x0, #3888]
 	lsr	x5, x5, #8
-	str	x5, [x0, #3832]
+	str	x5, [x0, #3840]
 	b	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_dispatch_steady_192
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_small192:
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_single192:

@@ -1079,7 +1079,7 @@ aesgen_neon_tbl_gcm_r2_init:
 	b	.Laesgen_neon_tbl_gcm_r2_init_hash_key
 .Laesgen_neon_tbl_gcm_r2_init_hash_key:
 	mov	x1, #1
-	str	x1, [x0, #2888]
+	str	x1, [x0, #2896]
 	movi	v0.2d, #0x0000000000000000
 	ldr	w1, [x0, #240]
 	cmp	w1, #128
@@ -5061,8 +5061,11 @@ aesgen_neon_tbl_gcm_r2_seal:
 	mov	v0.s[2], v1.s[0]
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
+	str	xzr, [x19, #2872]
 	b	.Laesgen_neon_tbl_gcm_r2_seal_have_j0
 .Laesgen_neon_tbl_gcm_r2_seal_long_nonce:
+	mov	x8, #1
+	str	x8, [x19, #2872]
 	lsl	x8, x2, #3
 	ldr	q0, [x19, #2784]
 	ldr	x9, [x19, #2856]
@@ -6597,7 +6600,10 @@ aesgen_neon_tbl_gcm_r2_seal:
 	movk	x1, #0xffff, lsl #16
 	movk	x1, #0xffff, lsl #32
 	movk	x1, #0xffff, lsl #48
-	str	x1, [x19, #2872]
+	str	x1, [x19, #2880]
+	ldr	x1, [x19, #2872]
+	cmp	x1, #0
+	b.ne	.Laesgen_neon_tbl_gcm_r2_seal_same_table
 	umov	x1, v0.d[0]
 	umov	x2, v0.d[1]
 	rev	x1, x1
@@ -6606,19 +6612,19 @@ aesgen_neon_tbl_gcm_r2_seal:
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x1, x1, x8
-	add	x8, x19, #2880
+	add	x8, x19, #2888
 	ldp	x8, x9, [x8]
 	cmp	x2, x8
 	b.ne	.Laesgen_neon_tbl_gcm_r2_seal_restart
 	cmp	x1, x9
 	b.eq	.Laesgen_neon_tbl_gcm_r2_seal_same_table
 .Laesgen_neon_tbl_gcm_r2_seal_restart:
-	add	x8, x19, #2880
+	add	x8, x19, #2888
 	stp	x2, x1, [x8]
-	str	xzr, [x19, #2896]
 	str	xzr, [x19, #2904]
+	str	xzr, [x19, #2912]
 	mov	x1, #1
-	str	x1, [x19, #2912]
+	str	x1, [x19, #2920]
 	b	.Laesgen_neon_tbl_gcm_r2_seal_same_table
 .Laesgen_neon_tbl_gcm_r2_seal_same_table:
 	ldr	w1, [x19, #240]
@@ -6786,7 +6792,7 @@ aesgen_neon_tbl_gcm_r2_seal:
 	trn2	v26.8h, v30.8h, v27.8h
 	str	q1, [x19, #2928]
 	lsr	x2, x2, #8
-	str	x2, [x19, #2872]
+	str	x2, [x19, #2880]
 	trn1	v26.16b, v0.16b, v0.16b
 	trn2	v27.16b, v0.16b, v0.16b
 	trn1	v28.16b, v0.16b, v0.16b
@@ -7764,7 +7770,7 @@ aesgen_neon_tbl_gcm_r2_seal:
 	trn2	v26.8h, v30.8h, v27.8h
 	str	q1, [x19, #2928]
 	lsr	x2, x2, #8
-	str	x2, [x19, #2872]
+	str	x2, [x19, #2880]
 	trn1	v26.16b, v0.16b, v0.16b
 	trn2	v27.16b, v0.16b, v0.16b
 	trn1	v28.16b, v0.16b, v0.16b
@@ -8502,7 +8508,7 @@ aesgen_neon_tbl_gcm_r2_seal:
 	trn2	v26.8h, v30.8h, v27.8h
 	str	q1, [x19, #2928]
 	lsr	x2, x2, #8
-	str	x2, [x19, #2872]
+	str	x2, [x19, #2880]
 	trn1	v26.16b, v0.16b, v0.16b
 	trn2	v27.16b, v0.16b, v0.16b
 	trn1	v28.16b, v0.16b, v0.16b
@@ -11154,8 +11160,11 @@ aesgen_neon_tbl_gcm_r2_open:
 	mov	v0.s[2], v1.s[0]
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
+	str	xzr, [x19, #2872]
 	b	.Laesgen_neon_tbl_gcm_r2_open_have_j0
 .Laesgen_neon_tbl_gcm_r2_open_long_nonce:
+	mov	x8, #1
+	str	x8, [x19, #2872]
 	lsl	x8, x2, #3
 	ldr	q0, [x19, #2784]
 	ldr	x9, [x19, #2856]
@@ -12690,7 +12699,10 @@ aesgen_neon_tbl_gcm_r2_open:
 	movk	x1, #0xffff, lsl #16
 	movk	x1, #0xffff, lsl #32
 	movk	x1, #0xffff, lsl #48
-	str	x1, [x19, #2872]
+	str	x1, [x19, #2880]
+	ldr	x1, [x19, #2872]
+	cmp	x1, #0
+	b.ne	.Laesgen_neon_tbl_gcm_r2_open_same_table
 	umov	x1, v0.d[0]
 	umov	x2, v0.d[1]
 	rev	x1, x1
@@ -12699,19 +12711,19 @@ aesgen_neon_tbl_gcm_r2_open:
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x1, x1, x8
-	add	x8, x19, #2880
+	add	x8, x19, #2888
 	ldp	x8, x9, [x8]
 	cmp	x2, x8
 	b.ne	.Laesgen_neon_tbl_gcm_r2_open_restart
 	cmp	x1, x9
 	b.eq	.Laesgen_neon_tbl_gcm_r2_open_same_table
 .Laesgen_neon_tbl_gcm_r2_open_restart:
-	add	x8, x19, #2880
+	add	x8, x19, #2888
 	stp	x2, x1, [x8]
-	str	xzr, [x19, #2896]
 	str	xzr, [x19, #2904]
+	str	xzr, [x19, #2912]
 	mov	x1, #1
-	str	x1, [x19, #2912]
+	str	x1, [x19, #2920]
 	b	.Laesgen_neon_tbl_gcm_r2_open_same_table
 .Laesgen_neon_tbl_gcm_r2_open_same_table:
 	ldr	w1, [x19, #240]
@@ -12879,7 +12891,7 @@ aesgen_neon_tbl_gcm_r2_open:
 	trn2	v26.8h, v30.8h, v27.8h
 	str	q1, [x19, #2928]
 	lsr	x2, x2, #8
-	str	x2, [x19, #2872]
+	str	x2, [x19, #2880]
 	trn1	v26.16b, v0.16b, v0.16b
 	trn2	v27.16b, v0.16b, v0.16b
 	trn1	v28.16b, v0.16b, v0.16b
@@ -13857,7 +13869,7 @@ aesgen_neon_tbl_gcm_r2_open:
 	trn2	v26.8h, v30.8h, v27.8h
 	str	q1, [x19, #2928]
 	lsr	x2, x2, #8
-	str	x2, [x19, #2872]
+	str	x2, [x19, #2880]
 	trn1	v26.16b, v0.16b, v0.16b
 	trn2	v27.16b, v0.16b, v0.16b
 	trn1	v28.16b, v0.16b, v0.16b
@@ -14595,7 +14607,7 @@ aesgen_neon_tbl_gcm_r2_open:
 	trn2	v26.8h, v30.8h, v27.8h
 	str	q1, [x19, #2928]
 	lsr	x2, x2, #8
-	str	x2, [x19, #2872]
+	str	x2, [x19, #2880]
 	trn1	v26.16b, v0.16b, v0.16b
 	trn2	v27.16b, v0.16b, v0.16b
 	trn1	v28.16b, v0.16b, v0.16b
@@ -17302,8 +17314,11 @@ aesgen_neon_tbl_gcm_r2_start:
 	mov	v0.s[2], v1.s[0]
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
+	str	xzr, [x0, #2872]
 	b	.Laesgen_neon_tbl_gcm_r2_start_have_j0
 .Laesgen_neon_tbl_gcm_r2_start_long_nonce:
+	mov	x3, #1
+	str	x3, [x0, #2872]
 	lsl	x3, x2, #3
 	ldr	q0, [x0, #2784]
 	ldr	x4, [x0, #2856]
@@ -18838,7 +18853,10 @@ aesgen_neon_tbl_gcm_r2_start:
 	movk	x1, #0xffff, lsl #16
 	movk	x1, #0xffff, lsl #32
 	movk	x1, #0xffff, lsl #48
-	str	x1, [x0, #2872]
+	str	x1, [x0, #2880]
+	ldr	x1, [x0, #2872]
+	cmp	x1, #0
+	b.ne	.Laesgen_neon_tbl_gcm_r2_start_same_table
 	umov	x1, v0.d[0]
 	umov	x2, v0.d[1]
 	rev	x1, x1
@@ -18847,19 +18865,19 @@ aesgen_neon_tbl_gcm_r2_start:
 	movz	x3, #255, lsl #16
 	movk	x3, #0xff00, lsl #48
 	and	x1, x1, x3
-	add	x3, x0, #2880
+	add	x3, x0, #2888
 	ldp	x3, x4, [x3]
 	cmp	x2, x3
 	b.ne	.Laesgen_neon_tbl_gcm_r2_start_restart
 	cmp	x1, x4
 	b.eq	.Laesgen_neon_tbl_gcm_r2_start_same_table
 .Laesgen_neon_tbl_gcm_r2_start_restart:
-	add	x3, x0, #2880
+	add	x3, x0, #2888
 	stp	x2, x1, [x3]
-	str	xzr, [x0, #2896]
 	str	xzr, [x0, #2904]
+	str	xzr, [x0, #2912]
 	mov	x1, #1
-	str	x1, [x0, #2912]
+	str	x1, [x0, #2920]
 	b	.Laesgen_neon_tbl_gcm_r2_start_same_table
 .Laesgen_neon_tbl_gcm_r2_start_same_table:
 	ldr	w1, [x0, #240]
@@ -19027,7 +19045,7 @@ aesgen_neon_tbl_gcm_r2_start:
 	trn2	v26.8h, v30.8h, v27.8h
 	str	q1, [x0, #2928]
 	lsr	x2, x2, #8
-	str	x2, [x0, #2872]
+	str	x2, [x0, #2880]
 	trn1	v26.16b, v0.16b, v0.16b
 	trn2	v27.16b, v0.16b, v0.16b
 	trn1	v28.16b, v0.16b, v0.16b
@@ -20005,7 +20023,7 @@ aesgen_neon_tbl_gcm_r2_start:
 	trn2	v26.8h, v30.8h, v27.8h
 	str	q1, [x0, #2928]
 	lsr	x2, x2, #8
-	str	x2, [x0, #2872]
+	str	x2, [x0, #2880]
 	trn1	v26.16b, v0.16b, v0.16b
 	trn2	v27.16b, v0.16b, v0.16b
 	trn1	v28.16b, v0.16b, v0.16b
@@ -20743,7 +20761,7 @@ aesgen_neon_tbl_gcm_r2_start:
 	trn2	v26.8h, v30.8h, v27.8h
 	str	q1, [x0, #2928]
 	lsr	x2, x2, #8
-	str	x2, [x0, #2872]
+	str	x2, [x0, #2880]
 	trn1	v26.16b, v0.16b, v0.16b
 	trn2	v27.16b, v0.16b, v0.16b
 	trn1	v28.16b, v0.16b, v0.16b
@@ -24838,15 +24856,18 @@ aesgen_neon_tbl_gcm_r2_encrypt_data:
 	cmp	x2, #128
 	b.lo	.Laesgen_neon_tbl_gcm_r2_encrypt_data_first_done256
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_dispatch_first_256:
+	ldr	x4, [x0, #2872]
+	cmp	x4, #0
+	b.ne	.Laesgen_neon_tbl_gcm_r2_encrypt_data_full_first_256
 	umov	w4, v1.s[3]
 	and	x5, x4, #255
 	cmp	x5, #248
 	b.hi	.Laesgen_neon_tbl_gcm_r2_encrypt_data_full_first_256
 	lsr	x4, x4, #8
-	ldr	x6, [x0, #2872]
+	ldr	x6, [x0, #2880]
 	cmp	x4, x6
 	b.ne	.Laesgen_neon_tbl_gcm_r2_encrypt_data_refresh_first_256
-	ldr	x4, [x0, #2904]
+	ldr	x4, [x0, #2912]
 	cmp	x4, #256
 	b.ne	.Laesgen_neon_tbl_gcm_r2_encrypt_data_check_first_256
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_fast_first_256:
@@ -26336,27 +26357,27 @@ aesgen_neon_tbl_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_tbl_gcm_r2_encrypt_data_first_done256
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_check_first_256:
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x5, x4
 	and	x4, x4, #255
 	add	x6, x4, #8
 	and	x6, x6, #255
 	sub	x6, x6, #1
-	ldr	x7, [x0, #2904]
+	ldr	x7, [x0, #2912]
 	add	x7, x7, #7
 	cmp	x6, x7
 	b.hs	.Laesgen_neon_tbl_gcm_r2_encrypt_data_outside_run
 	mov	x6, #0xffff
-	str	x6, [x0, #2912]
+	str	x6, [x0, #2920]
 	add	x4, x4, #8
-	ldr	x6, [x0, #2904]
+	ldr	x6, [x0, #2912]
 	cmp	x4, x6
 	b.ls	.Laesgen_neon_tbl_gcm_r2_encrypt_data_fast_first_256
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_outside_run:
-	ldr	x4, [x0, #2912]
+	ldr	x4, [x0, #2920]
 	cbz	x4, .Laesgen_neon_tbl_gcm_r2_encrypt_data_full_first_256
 	sub	x4, x4, #1
-	str	x4, [x0, #2912]
+	str	x4, [x0, #2920]
 	adrp	x4, .Laesgen_neon_tbl_gcm_r2_encrypt_data_sbox
 	add	x4, x4, :lo12:.Laesgen_neon_tbl_gcm_r2_encrypt_data_sbox
 	ld1	{v2.16b, v3.16b, v4.16b, v5.16b}, [x4], #64
@@ -28122,10 +28143,10 @@ aesgen_neon_tbl_gcm_r2_encrypt_data:
 	eor	v29.16b, v29.16b, v2.16b
 	eor	v30.16b, v30.16b, v2.16b
 	mov	v27.16b, v5.16b
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x5, x4
 	and	x4, x4, #255
-	ldr	x6, [x0, #2904]
+	ldr	x6, [x0, #2912]
 	cmp	x4, x6
 	b.hi	.Laesgen_neon_tbl_gcm_r2_encrypt_data_run_restart
 	add	x4, x4, #8
@@ -28135,15 +28156,15 @@ aesgen_neon_tbl_gcm_r2_encrypt_data:
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_keep_2:
 	cmp	x6, #256
 	b.lo	.Laesgen_neon_tbl_gcm_r2_encrypt_data_run_grown
-	str	xzr, [x0, #2896]
+	str	xzr, [x0, #2904]
 	mov	x6, #256
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_run_grown:
-	str	x6, [x0, #2904]
+	str	x6, [x0, #2912]
 	b	.Laesgen_neon_tbl_gcm_r2_encrypt_data_run_done
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_run_restart:
-	str	x5, [x0, #2896]
+	str	x5, [x0, #2904]
 	mov	x4, #8
-	str	x4, [x0, #2904]
+	str	x4, [x0, #2912]
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_run_done:
 	ldp	q2, q3, [x1], #32
 	eor	v27.16b, v27.16b, v2.16b
@@ -30055,7 +30076,7 @@ aesgen_neon_tbl_gcm_r2_encrypt_data:
 	trn2	v3.8h, v7.8h, v4.8h
 	str	q2, [x0, #2928]
 	lsr	x4, x4, #8
-	str	x4, [x0, #2872]
+	str	x4, [x0, #2880]
 	b	.Laesgen_neon_tbl_gcm_r2_encrypt_data_dispatch_first_256
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_first_done256:
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_top256:
@@ -30676,15 +30697,18 @@ aesgen_neon_tbl_gcm_r2_encrypt_data:
 	eor	v0.16b, v4.16b, v0.16b
 	eor	v0.16b, v0.16b, v2.16b
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_dispatch_steady_256:
+	ldr	x4, [x0, #2872]
+	cmp	x4, #0
+	b.ne	.Laesgen_neon_tbl_gcm_r2_encrypt_data_full_steady_256
 	umov	w4, v1.s[3]
 	and	x5, x4, #255
 	cmp	x5, #248
 	b.hi	.Laesgen_neon_tbl_gcm_r2_encrypt_data_full_steady_256
 	lsr	x4, x4, #8
-	ldr	x6, [x0, #2872]
+	ldr	x6, [x0, #2880]
 	cmp	x4, x6
 	b.ne	.Laesgen_neon_tbl_gcm_r2_encrypt_data_refresh_steady_256
-	ldr	x4, [x0, #2904]
+	ldr	x4, [x0, #2912]
 	cmp	x4, #256
 	b.ne	.Laesgen_neon_tbl_gcm_r2_encrypt_data_check_steady_256
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_fast_steady_256:
@@ -32174,27 +32198,27 @@ aesgen_neon_tbl_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_tbl_gcm_r2_encrypt_data_top256
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_check_steady_256:
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x5, x4
 	and	x4, x4, #255
 	add	x6, x4, #8
 	and	x6, x6, #255
 	sub	x6, x6, #1
-	ldr	x7, [x0, #2904]
+	ldr	x7, [x0, #2912]
 	add	x7, x7, #7
 	cmp	x6, x7
 	b.hs	.Laesgen_neon_tbl_gcm_r2_encrypt_data_outside_run_2
 	mov	x6, #0xffff
-	str	x6, [x0, #2912]
+	str	x6, [x0, #2920]
 	add	x4, x4, #8
-	ldr	x6, [x0, #2904]
+	ldr	x6, [x0, #2912]
 	cmp	x4, x6
 	b.ls	.Laesgen_neon_tbl_gcm_r2_encrypt_data_fast_steady_256
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_outside_run_2:
-	ldr	x4, [x0, #2912]
+	ldr	x4, [x0, #2920]
 	cbz	x4, .Laesgen_neon_tbl_gcm_r2_encrypt_data_spent_steady_256
 	sub	x4, x4, #1
-	str	x4, [x0, #2912]
+	str	x4, [x0, #2920]
 	adrp	x4, .Laesgen_neon_tbl_gcm_r2_encrypt_data_sbox
 	add	x4, x4, :lo12:.Laesgen_neon_tbl_gcm_r2_encrypt_data_sbox
 	ld1	{v2.16b, v3.16b, v4.16b, v5.16b}, [x4], #64
@@ -33960,10 +33984,10 @@ aesgen_neon_tbl_gcm_r2_encrypt_data:
 	eor	v29.16b, v29.16b, v2.16b
 	eor	v30.16b, v30.16b, v2.16b
 	mov	v27.16b, v5.16b
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x5, x4
 	and	x4, x4, #255
-	ldr	x6, [x0, #2904]
+	ldr	x6, [x0, #2912]
 	cmp	x4, x6
 	b.hi	.Laesgen_neon_tbl_gcm_r2_encrypt_data_run_restart_2
 	add	x4, x4, #8
@@ -33973,15 +33997,15 @@ aesgen_neon_tbl_gcm_r2_encrypt_data:
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_keep_3:
 	cmp	x6, #256
 	b.lo	.Laesgen_neon_tbl_gcm_r2_encrypt_data_run_grown_2
-	str	xzr, [x0, #2896]
+	str	xzr, [x0, #2904]
 	mov	x6, #256
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_run_grown_2:
-	str	x6, [x0, #2904]
+	str	x6, [x0, #2912]
 	b	.Laesgen_neon_tbl_gcm_r2_encrypt_data_run_done_2
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_run_restart_2:
-	str	x5, [x0, #2896]
+	str	x5, [x0, #2904]
 	mov	x4, #8
-	str	x4, [x0, #2904]
+	str	x4, [x0, #2912]
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_run_done_2:
 	ldp	q2, q3, [x1], #32
 	eor	v27.16b, v27.16b, v2.16b
@@ -35734,7 +35758,7 @@ aesgen_neon_tbl_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_tbl_gcm_r2_encrypt_data_top256
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_spent_steady_256:
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x4, x5
 	and	x4, x4, #255
 	add	x4, x4, x5
@@ -38264,7 +38288,7 @@ aesgen_neon_tbl_gcm_r2_encrypt_data:
 	trn2	v3.8h, v7.8h, v4.8h
 	str	q2, [x0, #2928]
 	lsr	x4, x4, #8
-	str	x4, [x0, #2872]
+	str	x4, [x0, #2880]
 	b	.Laesgen_neon_tbl_gcm_r2_encrypt_data_dispatch_steady_256
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_drain256:
 	sub	x4, x3, #128
@@ -40816,15 +40840,18 @@ aesgen_neon_tbl_gcm_r2_encrypt_data:
 	cmp	x2, #128
 	b.lo	.Laesgen_neon_tbl_gcm_r2_encrypt_data_first_done128
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_dispatch_first_128:
+	ldr	x4, [x0, #2872]
+	cmp	x4, #0
+	b.ne	.Laesgen_neon_tbl_gcm_r2_encrypt_data_full_first_128
 	umov	w4, v1.s[3]
 	and	x5, x4, #255
 	cmp	x5, #248
 	b.hi	.Laesgen_neon_tbl_gcm_r2_encrypt_data_full_first_128
 	lsr	x4, x4, #8
-	ldr	x6, [x0, #2872]
+	ldr	x6, [x0, #2880]
 	cmp	x4, x6
 	b.ne	.Laesgen_neon_tbl_gcm_r2_encrypt_data_refresh_first_128
-	ldr	x4, [x0, #2904]
+	ldr	x4, [x0, #2912]
 	cmp	x4, #256
 	b.ne	.Laesgen_neon_tbl_gcm_r2_encrypt_data_check_first_128
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_fast_first_128:
@@ -41834,27 +41861,27 @@ aesgen_neon_tbl_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_tbl_gcm_r2_encrypt_data_first_done128
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_check_first_128:
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x5, x4
 	and	x4, x4, #255
 	add	x6, x4, #8
 	and	x6, x6, #255
 	sub	x6, x6, #1
-	ldr	x7, [x0, #2904]
+	ldr	x7, [x0, #2912]
 	add	x7, x7, #7
 	cmp	x6, x7
 	b.hs	.Laesgen_neon_tbl_gcm_r2_encrypt_data_outside_run_3
 	mov	x6, #0xffff
-	str	x6, [x0, #2912]
+	str	x6, [x0, #2920]
 	add	x4, x4, #8
-	ldr	x6, [x0, #2904]
+	ldr	x6, [x0, #2912]
 	cmp	x4, x6
 	b.ls	.Laesgen_neon_tbl_gcm_r2_encrypt_data_fast_first_128
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_outside_run_3:
-	ldr	x4, [x0, #2912]
+	ldr	x4, [x0, #2920]
 	cbz	x4, .Laesgen_neon_tbl_gcm_r2_encrypt_data_full_first_128
 	sub	x4, x4, #1
-	str	x4, [x0, #2912]
+	str	x4, [x0, #2920]
 	adrp	x4, .Laesgen_neon_tbl_gcm_r2_encrypt_data_sbox
 	add	x4, x4, :lo12:.Laesgen_neon_tbl_gcm_r2_encrypt_data_sbox
 	ld1	{v2.16b, v3.16b, v4.16b, v5.16b}, [x4], #64
@@ -43140,10 +43167,10 @@ aesgen_neon_tbl_gcm_r2_encrypt_data:
 	eor	v29.16b, v29.16b, v2.16b
 	eor	v30.16b, v30.16b, v2.16b
 	mov	v27.16b, v5.16b
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x5, x4
 	and	x4, x4, #255
-	ldr	x6, [x0, #2904]
+	ldr	x6, [x0, #2912]
 	cmp	x4, x6
 	b.hi	.Laesgen_neon_tbl_gcm_r2_encrypt_data_run_restart_3
 	add	x4, x4, #8
@@ -43153,15 +43180,15 @@ aesgen_neon_tbl_gcm_r2_encrypt_data:
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_keep_5:
 	cmp	x6, #256
 	b.lo	.Laesgen_neon_tbl_gcm_r2_encrypt_data_run_grown_3
-	str	xzr, [x0, #2896]
+	str	xzr, [x0, #2904]
 	mov	x6, #256
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_run_grown_3:
-	str	x6, [x0, #2904]
+	str	x6, [x0, #2912]
 	b	.Laesgen_neon_tbl_gcm_r2_encrypt_data_run_done_3
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_run_restart_3:
-	str	x5, [x0, #2896]
+	str	x5, [x0, #2904]
 	mov	x4, #8
-	str	x4, [x0, #2904]
+	str	x4, [x0, #2912]
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_run_done_3:
 	ldp	q2, q3, [x1], #32
 	eor	v27.16b, v27.16b, v2.16b
@@ -44593,7 +44620,7 @@ aesgen_neon_tbl_gcm_r2_encrypt_data:
 	trn2	v3.8h, v7.8h, v4.8h
 	str	q2, [x0, #2928]
 	lsr	x4, x4, #8
-	str	x4, [x0, #2872]
+	str	x4, [x0, #2880]
 	b	.Laesgen_neon_tbl_gcm_r2_encrypt_data_dispatch_first_128
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_first_done128:
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_top128:
@@ -45214,15 +45241,18 @@ aesgen_neon_tbl_gcm_r2_encrypt_data:
 	eor	v0.16b, v4.16b, v0.16b
 	eor	v0.16b, v0.16b, v2.16b
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_dispatch_steady_128:
+	ldr	x4, [x0, #2872]
+	cmp	x4, #0
+	b.ne	.Laesgen_neon_tbl_gcm_r2_encrypt_data_full_steady_128
 	umov	w4, v1.s[3]
 	and	x5, x4, #255
 	cmp	x5, #248
 	b.hi	.Laesgen_neon_tbl_gcm_r2_encrypt_data_full_steady_128
 	lsr	x4, x4, #8
-	ldr	x6, [x0, #2872]
+	ldr	x6, [x0, #2880]
 	cmp	x4, x6
 	b.ne	.Laesgen_neon_tbl_gcm_r2_encrypt_data_refresh_steady_128
-	ldr	x4, [x0, #2904]
+	ldr	x4, [x0, #2912]
 	cmp	x4, #256
 	b.ne	.Laesgen_neon_tbl_gcm_r2_encrypt_data_check_steady_128
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_fast_steady_128:
@@ -46232,27 +46262,27 @@ aesgen_neon_tbl_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_tbl_gcm_r2_encrypt_data_top128
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_check_steady_128:
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x5, x4
 	and	x4, x4, #255
 	add	x6, x4, #8
 	and	x6, x6, #255
 	sub	x6, x6, #1
-	ldr	x7, [x0, #2904]
+	ldr	x7, [x0, #2912]
 	add	x7, x7, #7
 	cmp	x6, x7
 	b.hs	.Laesgen_neon_tbl_gcm_r2_encrypt_data_outside_run_4
 	mov	x6, #0xffff
-	str	x6, [x0, #2912]
+	str	x6, [x0, #2920]
 	add	x4, x4, #8
-	ldr	x6, [x0, #2904]
+	ldr	x6, [x0, #2912]
 	cmp	x4, x6
 	b.ls	.Laesgen_neon_tbl_gcm_r2_encrypt_data_fast_steady_128
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_outside_run_4:
-	ldr	x4, [x0, #2912]
+	ldr	x4, [x0, #2920]
 	cbz	x4, .Laesgen_neon_tbl_gcm_r2_encrypt_data_spent_steady_128
 	sub	x4, x4, #1
-	str	x4, [x0, #2912]
+	str	x4, [x0, #2920]
 	adrp	x4, .Laesgen_neon_tbl_gcm_r2_encrypt_data_sbox
 	add	x4, x4, :lo12:.Laesgen_neon_tbl_gcm_r2_encrypt_data_sbox
 	ld1	{v2.16b, v3.16b, v4.16b, v5.16b}, [x4], #64
@@ -47538,10 +47568,10 @@ aesgen_neon_tbl_gcm_r2_encrypt_data:
 	eor	v29.16b, v29.16b, v2.16b
 	eor	v30.16b, v30.16b, v2.16b
 	mov	v27.16b, v5.16b
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x5, x4
 	and	x4, x4, #255
-	ldr	x6, [x0, #2904]
+	ldr	x6, [x0, #2912]
 	cmp	x4, x6
 	b.hi	.Laesgen_neon_tbl_gcm_r2_encrypt_data_run_restart_4
 	add	x4, x4, #8
@@ -47551,15 +47581,15 @@ aesgen_neon_tbl_gcm_r2_encrypt_data:
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_keep_6:
 	cmp	x6, #256
 	b.lo	.Laesgen_neon_tbl_gcm_r2_encrypt_data_run_grown_4
-	str	xzr, [x0, #2896]
+	str	xzr, [x0, #2904]
 	mov	x6, #256
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_run_grown_4:
-	str	x6, [x0, #2904]
+	str	x6, [x0, #2912]
 	b	.Laesgen_neon_tbl_gcm_r2_encrypt_data_run_done_4
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_run_restart_4:
-	str	x5, [x0, #2896]
+	str	x5, [x0, #2904]
 	mov	x4, #8
-	str	x4, [x0, #2904]
+	str	x4, [x0, #2912]
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_run_done_4:
 	ldp	q2, q3, [x1], #32
 	eor	v27.16b, v27.16b, v2.16b
@@ -48832,7 +48862,7 @@ aesgen_neon_tbl_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_tbl_gcm_r2_encrypt_data_top128
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_spent_steady_128:
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x4, x5
 	and	x4, x4, #255
 	add	x4, x4, x5
@@ -50882,7 +50912,7 @@ aesgen_neon_tbl_gcm_r2_encrypt_data:
 	trn2	v3.8h, v7.8h, v4.8h
 	str	q2, [x0, #2928]
 	lsr	x4, x4, #8
-	str	x4, [x0, #2872]
+	str	x4, [x0, #2880]
 	b	.Laesgen_neon_tbl_gcm_r2_encrypt_data_dispatch_steady_128
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_drain128:
 	sub	x4, x3, #128
@@ -52954,15 +52984,18 @@ aesgen_neon_tbl_gcm_r2_encrypt_data:
 	cmp	x2, #128
 	b.lo	.Laesgen_neon_tbl_gcm_r2_encrypt_data_first_done192
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_dispatch_first_192:
+	ldr	x4, [x0, #2872]
+	cmp	x4, #0
+	b.ne	.Laesgen_neon_tbl_gcm_r2_encrypt_data_full_first_192
 	umov	w4, v1.s[3]
 	and	x5, x4, #255
 	cmp	x5, #248
 	b.hi	.Laesgen_neon_tbl_gcm_r2_encrypt_data_full_first_192
 	lsr	x4, x4, #8
-	ldr	x6, [x0, #2872]
+	ldr	x6, [x0, #2880]
 	cmp	x4, x6
 	b.ne	.Laesgen_neon_tbl_gcm_r2_encrypt_data_refresh_first_192
-	ldr	x4, [x0, #2904]
+	ldr	x4, [x0, #2912]
 	cmp	x4, #256
 	b.ne	.Laesgen_neon_tbl_gcm_r2_encrypt_data_check_first_192
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_fast_first_192:
@@ -54212,27 +54245,27 @@ aesgen_neon_tbl_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_tbl_gcm_r2_encrypt_data_first_done192
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_check_first_192:
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x5, x4
 	and	x4, x4, #255
 	add	x6, x4, #8
 	and	x6, x6, #255
 	sub	x6, x6, #1
-	ldr	x7, [x0, #2904]
+	ldr	x7, [x0, #2912]
 	add	x7, x7, #7
 	cmp	x6, x7
 	b.hs	.Laesgen_neon_tbl_gcm_r2_encrypt_data_outside_run_5
 	mov	x6, #0xffff
-	str	x6, [x0, #2912]
+	str	x6, [x0, #2920]
 	add	x4, x4, #8
-	ldr	x6, [x0, #2904]
+	ldr	x6, [x0, #2912]
 	cmp	x4, x6
 	b.ls	.Laesgen_neon_tbl_gcm_r2_encrypt_data_fast_first_192
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_outside_run_5:
-	ldr	x4, [x0, #2912]
+	ldr	x4, [x0, #2920]
 	cbz	x4, .Laesgen_neon_tbl_gcm_r2_encrypt_data_full_first_192
 	sub	x4, x4, #1
-	str	x4, [x0, #2912]
+	str	x4, [x0, #2920]
 	adrp	x4, .Laesgen_neon_tbl_gcm_r2_encrypt_data_sbox
 	add	x4, x4, :lo12:.Laesgen_neon_tbl_gcm_r2_encrypt_data_sbox
 	ld1	{v2.16b, v3.16b, v4.16b, v5.16b}, [x4], #64
@@ -55758,10 +55791,10 @@ aesgen_neon_tbl_gcm_r2_encrypt_data:
 	eor	v29.16b, v29.16b, v2.16b
 	eor	v30.16b, v30.16b, v2.16b
 	mov	v27.16b, v5.16b
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x5, x4
 	and	x4, x4, #255
-	ldr	x6, [x0, #2904]
+	ldr	x6, [x0, #2912]
 	cmp	x4, x6
 	b.hi	.Laesgen_neon_tbl_gcm_r2_encrypt_data_run_restart_5
 	add	x4, x4, #8
@@ -55771,15 +55804,15 @@ aesgen_neon_tbl_gcm_r2_encrypt_data:
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_keep_8:
 	cmp	x6, #256
 	b.lo	.Laesgen_neon_tbl_gcm_r2_encrypt_data_run_grown_5
-	str	xzr, [x0, #2896]
+	str	xzr, [x0, #2904]
 	mov	x6, #256
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_run_grown_5:
-	str	x6, [x0, #2904]
+	str	x6, [x0, #2912]
 	b	.Laesgen_neon_tbl_gcm_r2_encrypt_data_run_done_5
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_run_restart_5:
-	str	x5, [x0, #2896]
+	str	x5, [x0, #2904]
 	mov	x4, #8
-	str	x4, [x0, #2904]
+	str	x4, [x0, #2912]
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_run_done_5:
 	ldp	q2, q3, [x1], #32
 	eor	v27.16b, v27.16b, v2.16b
@@ -57451,7 +57484,7 @@ aesgen_neon_tbl_gcm_r2_encrypt_data:
 	trn2	v3.8h, v7.8h, v4.8h
 	str	q2, [x0, #2928]
 	lsr	x4, x4, #8
-	str	x4, [x0, #2872]
+	str	x4, [x0, #2880]
 	b	.Laesgen_neon_tbl_gcm_r2_encrypt_data_dispatch_first_192
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_first_done192:
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_top192:
@@ -58072,15 +58105,18 @@ aesgen_neon_tbl_gcm_r2_encrypt_data:
 	eor	v0.16b, v4.16b, v0.16b
 	eor	v0.16b, v0.16b, v2.16b
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_dispatch_steady_192:
+	ldr	x4, [x0, #2872]
+	cmp	x4, #0
+	b.ne	.Laesgen_neon_tbl_gcm_r2_encrypt_data_full_steady_192
 	umov	w4, v1.s[3]
 	and	x5, x4, #255
 	cmp	x5, #248
 	b.hi	.Laesgen_neon_tbl_gcm_r2_encrypt_data_full_steady_192
 	lsr	x4, x4, #8
-	ldr	x6, [x0, #2872]
+	ldr	x6, [x0, #2880]
 	cmp	x4, x6
 	b.ne	.Laesgen_neon_tbl_gcm_r2_encrypt_data_refresh_steady_192
-	ldr	x4, [x0, #2904]
+	ldr	x4, [x0, #2912]
 	cmp	x4, #256
 	b.ne	.Laesgen_neon_tbl_gcm_r2_encrypt_data_check_steady_192
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_fast_steady_192:
@@ -59330,27 +59366,27 @@ aesgen_neon_tbl_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_tbl_gcm_r2_encrypt_data_top192
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_check_steady_192:
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x5, x4
 	and	x4, x4, #255
 	add	x6, x4, #8
 	and	x6, x6, #255
 	sub	x6, x6, #1
-	ldr	x7, [x0, #2904]
+	ldr	x7, [x0, #2912]
 	add	x7, x7, #7
 	cmp	x6, x7
 	b.hs	.Laesgen_neon_tbl_gcm_r2_encrypt_data_outside_run_6
 	mov	x6, #0xffff
-	str	x6, [x0, #2912]
+	str	x6, [x0, #2920]
 	add	x4, x4, #8
-	ldr	x6, [x0, #2904]
+	ldr	x6, [x0, #2912]
 	cmp	x4, x6
 	b.ls	.Laesgen_neon_tbl_gcm_r2_encrypt_data_fast_steady_192
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_outside_run_6:
-	ldr	x4, [x0, #2912]
+	ldr	x4, [x0, #2920]
 	cbz	x4, .Laesgen_neon_tbl_gcm_r2_encrypt_data_spent_steady_192
 	sub	x4, x4, #1
-	str	x4, [x0, #2912]
+	str	x4, [x0, #2920]
 	adrp	x4, .Laesgen_neon_tbl_gcm_r2_encrypt_data_sbox
 	add	x4, x4, :lo12:.Laesgen_neon_tbl_gcm_r2_encrypt_data_sbox
 	ld1	{v2.16b, v3.16b, v4.16b, v5.16b}, [x4], #64
@@ -60876,10 +60912,10 @@ aesgen_neon_tbl_gcm_r2_encrypt_data:
 	eor	v29.16b, v29.16b, v2.16b
 	eor	v30.16b, v30.16b, v2.16b
 	mov	v27.16b, v5.16b
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x5, x4
 	and	x4, x4, #255
-	ldr	x6, [x0, #2904]
+	ldr	x6, [x0, #2912]
 	cmp	x4, x6
 	b.hi	.Laesgen_neon_tbl_gcm_r2_encrypt_data_run_restart_6
 	add	x4, x4, #8
@@ -60889,15 +60925,15 @@ aesgen_neon_tbl_gcm_r2_encrypt_data:
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_keep_9:
 	cmp	x6, #256
 	b.lo	.Laesgen_neon_tbl_gcm_r2_encrypt_data_run_grown_6
-	str	xzr, [x0, #2896]
+	str	xzr, [x0, #2904]
 	mov	x6, #256
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_run_grown_6:
-	str	x6, [x0, #2904]
+	str	x6, [x0, #2912]
 	b	.Laesgen_neon_tbl_gcm_r2_encrypt_data_run_done_6
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_run_restart_6:
-	str	x5, [x0, #2896]
+	str	x5, [x0, #2904]
 	mov	x4, #8
-	str	x4, [x0, #2904]
+	str	x4, [x0, #2912]
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_run_done_6:
 	ldp	q2, q3, [x1], #32
 	eor	v27.16b, v27.16b, v2.16b
@@ -62410,7 +62446,7 @@ aesgen_neon_tbl_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_tbl_gcm_r2_encrypt_data_top192
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_spent_steady_192:
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x4, x5
 	and	x4, x4, #255
 	add	x4, x4, x5
@@ -64700,7 +64736,7 @@ aesgen_neon_tbl_gcm_r2_encrypt_data:
 	trn2	v3.8h, v7.8h, v4.8h
 	str	q2, [x0, #2928]
 	lsr	x4, x4, #8
-	str	x4, [x0, #2872]
+	str	x4, [x0, #2880]
 	b	.Laesgen_neon_tbl_gcm_r2_encrypt_data_dispatch_steady_192
 .Laesgen_neon_tbl_gcm_r2_encrypt_data_drain192:
 	sub	x4, x3, #128
@@ -68205,15 +68241,18 @@ aesgen_neon_tbl_gcm_r2_decrypt_data:
 	eor	v0.16b, v4.16b, v0.16b
 	eor	v0.16b, v0.16b, v2.16b
 .Laesgen_neon_tbl_gcm_r2_decrypt_data_dispatch_steady_256:
+	ldr	x4, [x0, #2872]
+	cmp	x4, #0
+	b.ne	.Laesgen_neon_tbl_gcm_r2_decrypt_data_full_steady_256
 	umov	w4, v1.s[3]
 	and	x5, x4, #255
 	cmp	x5, #248
 	b.hi	.Laesgen_neon_tbl_gcm_r2_decrypt_data_full_steady_256
 	lsr	x4, x4, #8
-	ldr	x6, [x0, #2872]
+	ldr	x6, [x0, #2880]
 	cmp	x4, x6
 	b.ne	.Laesgen_neon_tbl_gcm_r2_decrypt_data_refresh_steady_256
-	ldr	x4, [x0, #2904]
+	ldr	x4, [x0, #2912]
 	cmp	x4, #256
 	b.ne	.Laesgen_neon_tbl_gcm_r2_decrypt_data_check_steady_256
 .Laesgen_neon_tbl_gcm_r2_decrypt_data_fast_steady_256:
@@ -69703,27 +69742,27 @@ aesgen_neon_tbl_gcm_r2_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_tbl_gcm_r2_decrypt_data_top256
 .Laesgen_neon_tbl_gcm_r2_decrypt_data_check_steady_256:
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x5, x4
 	and	x4, x4, #255
 	add	x6, x4, #8
 	and	x6, x6, #255
 	sub	x6, x6, #1
-	ldr	x7, [x0, #2904]
+	ldr	x7, [x0, #2912]
 	add	x7, x7, #7
 	cmp	x6, x7
 	b.hs	.Laesgen_neon_tbl_gcm_r2_decrypt_data_outside_run
 	mov	x6, #0xffff
-	str	x6, [x0, #2912]
+	str	x6, [x0, #2920]
 	add	x4, x4, #8
-	ldr	x6, [x0, #2904]
+	ldr	x6, [x0, #2912]
 	cmp	x4, x6
 	b.ls	.Laesgen_neon_tbl_gcm_r2_decrypt_data_fast_steady_256
 .Laesgen_neon_tbl_gcm_r2_decrypt_data_outside_run:
-	ldr	x4, [x0, #2912]
+	ldr	x4, [x0, #2920]
 	cbz	x4, .Laesgen_neon_tbl_gcm_r2_decrypt_data_spent_steady_256
 	sub	x4, x4, #1
-	str	x4, [x0, #2912]
+	str	x4, [x0, #2920]
 	adrp	x4, .Laesgen_neon_tbl_gcm_r2_decrypt_data_sbox
 	add	x4, x4, :lo12:.Laesgen_neon_tbl_gcm_r2_decrypt_data_sbox
 	ld1	{v2.16b, v3.16b, v4.16b, v5.16b}, [x4], #64
@@ -71489,10 +71528,10 @@ aesgen_neon_tbl_gcm_r2_decrypt_data:
 	eor	v29.16b, v29.16b, v2.16b
 	eor	v30.16b, v30.16b, v2.16b
 	mov	v27.16b, v5.16b
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x5, x4
 	and	x4, x4, #255
-	ldr	x6, [x0, #2904]
+	ldr	x6, [x0, #2912]
 	cmp	x4, x6
 	b.hi	.Laesgen_neon_tbl_gcm_r2_decrypt_data_run_restart
 	add	x4, x4, #8
@@ -71502,15 +71541,15 @@ aesgen_neon_tbl_gcm_r2_decrypt_data:
 .Laesgen_neon_tbl_gcm_r2_decrypt_data_keep_2:
 	cmp	x6, #256
 	b.lo	.Laesgen_neon_tbl_gcm_r2_decrypt_data_run_grown
-	str	xzr, [x0, #2896]
+	str	xzr, [x0, #2904]
 	mov	x6, #256
 .Laesgen_neon_tbl_gcm_r2_decrypt_data_run_grown:
-	str	x6, [x0, #2904]
+	str	x6, [x0, #2912]
 	b	.Laesgen_neon_tbl_gcm_r2_decrypt_data_run_done
 .Laesgen_neon_tbl_gcm_r2_decrypt_data_run_restart:
-	str	x5, [x0, #2896]
+	str	x5, [x0, #2904]
 	mov	x4, #8
-	str	x4, [x0, #2904]
+	str	x4, [x0, #2912]
 .Laesgen_neon_tbl_gcm_r2_decrypt_data_run_done:
 	ldp	q2, q3, [x1], #32
 	eor	v27.16b, v27.16b, v2.16b
@@ -73263,7 +73302,7 @@ aesgen_neon_tbl_gcm_r2_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_tbl_gcm_r2_decrypt_data_top256
 .Laesgen_neon_tbl_gcm_r2_decrypt_data_spent_steady_256:
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x4, x5
 	and	x4, x4, #255
 	add	x4, x4, x5
@@ -75792,7 +75831,7 @@ aesgen_neon_tbl_gcm_r2_decrypt_data:
 	trn2	v3.8h, v7.8h, v4.8h
 	str	q2, [x0, #2928]
 	lsr	x4, x4, #8
-	str	x4, [x0, #2872]
+	str	x4, [x0, #2880]
 	b	.Laesgen_neon_tbl_gcm_r2_decrypt_data_dispatch_steady_256
 .Laesgen_neon_tbl_gcm_r2_decrypt_data_small256:
 .Laesgen_neon_tbl_gcm_r2_decrypt_data_single256:
@@ -78341,15 +78380,18 @@ aesgen_neon_tbl_gcm_r2_decrypt_data:
 	eor	v0.16b, v4.16b, v0.16b
 	eor	v0.16b, v0.16b, v2.16b
 .Laesgen_neon_tbl_gcm_r2_decrypt_data_dispatch_steady_128:
+	ldr	x4, [x0, #2872]
+	cmp	x4, #0
+	b.ne	.Laesgen_neon_tbl_gcm_r2_decrypt_data_full_steady_128
 	umov	w4, v1.s[3]
 	and	x5, x4, #255
 	cmp	x5, #248
 	b.hi	.Laesgen_neon_tbl_gcm_r2_decrypt_data_full_steady_128
 	lsr	x4, x4, #8
-	ldr	x6, [x0, #2872]
+	ldr	x6, [x0, #2880]
 	cmp	x4, x6
 	b.ne	.Laesgen_neon_tbl_gcm_r2_decrypt_data_refresh_steady_128
-	ldr	x4, [x0, #2904]
+	ldr	x4, [x0, #2912]
 	cmp	x4, #256
 	b.ne	.Laesgen_neon_tbl_gcm_r2_decrypt_data_check_steady_128
 .Laesgen_neon_tbl_gcm_r2_decrypt_data_fast_steady_128:
@@ -79359,27 +79401,27 @@ aesgen_neon_tbl_gcm_r2_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_tbl_gcm_r2_decrypt_data_top128
 .Laesgen_neon_tbl_gcm_r2_decrypt_data_check_steady_128:
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x5, x4
 	and	x4, x4, #255
 	add	x6, x4, #8
 	and	x6, x6, #255
 	sub	x6, x6, #1
-	ldr	x7, [x0, #2904]
+	ldr	x7, [x0, #2912]
 	add	x7, x7, #7
 	cmp	x6, x7
 	b.hs	.Laesgen_neon_tbl_gcm_r2_decrypt_data_outside_run_2
 	mov	x6, #0xffff
-	str	x6, [x0, #2912]
+	str	x6, [x0, #2920]
 	add	x4, x4, #8
-	ldr	x6, [x0, #2904]
+	ldr	x6, [x0, #2912]
 	cmp	x4, x6
 	b.ls	.Laesgen_neon_tbl_gcm_r2_decrypt_data_fast_steady_128
 .Laesgen_neon_tbl_gcm_r2_decrypt_data_outside_run_2:
-	ldr	x4, [x0, #2912]
+	ldr	x4, [x0, #2920]
 	cbz	x4, .Laesgen_neon_tbl_gcm_r2_decrypt_data_spent_steady_128
 	sub	x4, x4, #1
-	str	x4, [x0, #2912]
+	str	x4, [x0, #2920]
 	adrp	x4, .Laesgen_neon_tbl_gcm_r2_decrypt_data_sbox
 	add	x4, x4, :lo12:.Laesgen_neon_tbl_gcm_r2_decrypt_data_sbox
 	ld1	{v2.16b, v3.16b, v4.16b, v5.16b}, [x4], #64
@@ -80665,10 +80707,10 @@ aesgen_neon_tbl_gcm_r2_decrypt_data:
 	eor	v29.16b, v29.16b, v2.16b
 	eor	v30.16b, v30.16b, v2.16b
 	mov	v27.16b, v5.16b
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x5, x4
 	and	x4, x4, #255
-	ldr	x6, [x0, #2904]
+	ldr	x6, [x0, #2912]
 	cmp	x4, x6
 	b.hi	.Laesgen_neon_tbl_gcm_r2_decrypt_data_run_restart_2
 	add	x4, x4, #8
@@ -80678,15 +80720,15 @@ aesgen_neon_tbl_gcm_r2_decrypt_data:
 .Laesgen_neon_tbl_gcm_r2_decrypt_data_keep_4:
 	cmp	x6, #256
 	b.lo	.Laesgen_neon_tbl_gcm_r2_decrypt_data_run_grown_2
-	str	xzr, [x0, #2896]
+	str	xzr, [x0, #2904]
 	mov	x6, #256
 .Laesgen_neon_tbl_gcm_r2_decrypt_data_run_grown_2:
-	str	x6, [x0, #2904]
+	str	x6, [x0, #2912]
 	b	.Laesgen_neon_tbl_gcm_r2_decrypt_data_run_done_2
 .Laesgen_neon_tbl_gcm_r2_decrypt_data_run_restart_2:
-	str	x5, [x0, #2896]
+	str	x5, [x0, #2904]
 	mov	x4, #8
-	str	x4, [x0, #2904]
+	str	x4, [x0, #2912]
 .Laesgen_neon_tbl_gcm_r2_decrypt_data_run_done_2:
 	ldp	q2, q3, [x1], #32
 	eor	v27.16b, v27.16b, v2.16b
@@ -81959,7 +82001,7 @@ aesgen_neon_tbl_gcm_r2_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_tbl_gcm_r2_decrypt_data_top128
 .Laesgen_neon_tbl_gcm_r2_decrypt_data_spent_steady_128:
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x4, x5
 	and	x4, x4, #255
 	add	x4, x4, x5
@@ -84008,7 +84050,7 @@ aesgen_neon_tbl_gcm_r2_decrypt_data:
 	trn2	v3.8h, v7.8h, v4.8h
 	str	q2, [x0, #2928]
 	lsr	x4, x4, #8
-	str	x4, [x0, #2872]
+	str	x4, [x0, #2880]
 	b	.Laesgen_neon_tbl_gcm_r2_decrypt_data_dispatch_steady_128
 .Laesgen_neon_tbl_gcm_r2_decrypt_data_small128:
 .Laesgen_neon_tbl_gcm_r2_decrypt_data_single128:
@@ -86077,15 +86119,18 @@ aesgen_neon_tbl_gcm_r2_decrypt_data:
 	eor	v0.16b, v4.16b, v0.16b
 	eor	v0.16b, v0.16b, v2.16b
 .Laesgen_neon_tbl_gcm_r2_decrypt_data_dispatch_steady_192:
+	ldr	x4, [x0, #2872]
+	cmp	x4, #0
+	b.ne	.Laesgen_neon_tbl_gcm_r2_decrypt_data_full_steady_192
 	umov	w4, v1.s[3]
 	and	x5, x4, #255
 	cmp	x5, #248
 	b.hi	.Laesgen_neon_tbl_gcm_r2_decrypt_data_full_steady_192
 	lsr	x4, x4, #8
-	ldr	x6, [x0, #2872]
+	ldr	x6, [x0, #2880]
 	cmp	x4, x6
 	b.ne	.Laesgen_neon_tbl_gcm_r2_decrypt_data_refresh_steady_192
-	ldr	x4, [x0, #2904]
+	ldr	x4, [x0, #2912]
 	cmp	x4, #256
 	b.ne	.Laesgen_neon_tbl_gcm_r2_decrypt_data_check_steady_192
 .Laesgen_neon_tbl_gcm_r2_decrypt_data_fast_steady_192:
@@ -87335,27 +87380,27 @@ aesgen_neon_tbl_gcm_r2_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_tbl_gcm_r2_decrypt_data_top192
 .Laesgen_neon_tbl_gcm_r2_decrypt_data_check_steady_192:
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x5, x4
 	and	x4, x4, #255
 	add	x6, x4, #8
 	and	x6, x6, #255
 	sub	x6, x6, #1
-	ldr	x7, [x0, #2904]
+	ldr	x7, [x0, #2912]
 	add	x7, x7, #7
 	cmp	x6, x7
 	b.hs	.Laesgen_neon_tbl_gcm_r2_decrypt_data_outside_run_3
 	mov	x6, #0xffff
-	str	x6, [x0, #2912]
+	str	x6, [x0, #2920]
 	add	x4, x4, #8
-	ldr	x6, [x0, #2904]
+	ldr	x6, [x0, #2912]
 	cmp	x4, x6
 	b.ls	.Laesgen_neon_tbl_gcm_r2_decrypt_data_fast_steady_192
 .Laesgen_neon_tbl_gcm_r2_decrypt_data_outside_run_3:
-	ldr	x4, [x0, #2912]
+	ldr	x4, [x0, #2920]
 	cbz	x4, .Laesgen_neon_tbl_gcm_r2_decrypt_data_spent_steady_192
 	sub	x4, x4, #1
-	str	x4, [x0, #2912]
+	str	x4, [x0, #2920]
 	adrp	x4, .Laesgen_neon_tbl_gcm_r2_decrypt_data_sbox
 	add	x4, x4, :lo12:.Laesgen_neon_tbl_gcm_r2_decrypt_data_sbox
 	ld1	{v2.16b, v3.16b, v4.16b, v5.16b}, [x4], #64
@@ -88881,10 +88926,10 @@ aesgen_neon_tbl_gcm_r2_decrypt_data:
 	eor	v29.16b, v29.16b, v2.16b
 	eor	v30.16b, v30.16b, v2.16b
 	mov	v27.16b, v5.16b
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x5, x4
 	and	x4, x4, #255
-	ldr	x6, [x0, #2904]
+	ldr	x6, [x0, #2912]
 	cmp	x4, x6
 	b.hi	.Laesgen_neon_tbl_gcm_r2_decrypt_data_run_restart_3
 	add	x4, x4, #8
@@ -88894,15 +88939,15 @@ aesgen_neon_tbl_gcm_r2_decrypt_data:
 .Laesgen_neon_tbl_gcm_r2_decrypt_data_keep_6:
 	cmp	x6, #256
 	b.lo	.Laesgen_neon_tbl_gcm_r2_decrypt_data_run_grown_3
-	str	xzr, [x0, #2896]
+	str	xzr, [x0, #2904]
 	mov	x6, #256
 .Laesgen_neon_tbl_gcm_r2_decrypt_data_run_grown_3:
-	str	x6, [x0, #2904]
+	str	x6, [x0, #2912]
 	b	.Laesgen_neon_tbl_gcm_r2_decrypt_data_run_done_3
 .Laesgen_neon_tbl_gcm_r2_decrypt_data_run_restart_3:
-	str	x5, [x0, #2896]
+	str	x5, [x0, #2904]
 	mov	x4, #8
-	str	x4, [x0, #2904]
+	str	x4, [x0, #2912]
 .Laesgen_neon_tbl_gcm_r2_decrypt_data_run_done_3:
 	ldp	q2, q3, [x1], #32
 	eor	v27.16b, v27.16b, v2.16b
@@ -90415,7 +90460,7 @@ aesgen_neon_tbl_gcm_r2_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_tbl_gcm_r2_decrypt_data_top192
 .Laesgen_neon_tbl_gcm_r2_decrypt_data_spent_steady_192:
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x4, x5
 	and	x4, x4, #255
 	add	x4, x4, x5
@@ -92704,7 +92749,7 @@ aesgen_neon_tbl_gcm_r2_decrypt_data:
 	trn2	v3.8h, v7.8h, v4.8h
 	str	q2, [x0, #2928]
 	lsr	x4, x4, #8
-	str	x4, [x0, #2872]
+	str	x4, [x0, #2880]
 	b	.Laesgen_neon_tbl_gcm_r2_decrypt_data_dispatch_steady_192
 .Laesgen_neon_tbl_gcm_r2_decrypt_data_small192:
 .Laesgen_neon_tbl_gcm_r2_decrypt_data_single192:

@@ -928,8 +928,11 @@ aesgen_armv8_ce_gcm_none_seal:
 	mov	v0.s[2], v1.s[0]
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
+	str	xzr, [x19, #504]
 	b	.Laesgen_armv8_ce_gcm_none_seal_have_j0
 .Laesgen_armv8_ce_gcm_none_seal_long_nonce:
+	mov	x8, #1
+	str	x8, [x19, #504]
 	lsl	x8, x2, #3
 	ldr	q0, [x19, #416]
 	ldr	x9, [x19, #488]
@@ -1887,8 +1890,11 @@ aesgen_armv8_ce_gcm_none_open:
 	mov	v0.s[2], v1.s[0]
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
+	str	xzr, [x19, #504]
 	b	.Laesgen_armv8_ce_gcm_none_open_have_j0
 .Laesgen_armv8_ce_gcm_none_open_long_nonce:
+	mov	x8, #1
+	str	x8, [x19, #504]
 	lsl	x8, x2, #3
 	ldr	q0, [x19, #416]
 	ldr	x9, [x19, #488]
@@ -2883,8 +2889,11 @@ aesgen_armv8_ce_gcm_none_start:
 	mov	v0.s[2], v1.s[0]
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
+	str	xzr, [x0, #504]
 	b	.Laesgen_armv8_ce_gcm_none_start_have_j0
 .Laesgen_armv8_ce_gcm_none_start_long_nonce:
+	mov	x3, #1
+	str	x3, [x0, #504]
 	lsl	x3, x2, #3
 	ldr	q0, [x0, #416]
 	ldr	x4, [x0, #488]

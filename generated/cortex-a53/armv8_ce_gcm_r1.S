@@ -556,7 +556,7 @@ aesgen_armv8_ce_gcm_r1_init:
 	b	.Laesgen_armv8_ce_gcm_r1_init_hash_key
 .Laesgen_armv8_ce_gcm_r1_init_hash_key:
 	mov	x1, #1
-	str	x1, [x0, #520]
+	str	x1, [x0, #528]
 	movi	v0.2d, #0x0000000000000000
 	ldr	w1, [x0, #240]
 	cmp	w1, #128
@@ -930,8 +930,11 @@ aesgen_armv8_ce_gcm_r1_seal:
 	mov	v0.s[2], v1.s[0]
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
+	str	xzr, [x19, #504]
 	b	.Laesgen_armv8_ce_gcm_r1_seal_have_j0
 .Laesgen_armv8_ce_gcm_r1_seal_long_nonce:
+	mov	x8, #1
+	str	x8, [x19, #504]
 	lsl	x8, x2, #3
 	ldr	q0, [x19, #416]
 	ldr	x9, [x19, #488]
@@ -1268,7 +1271,10 @@ aesgen_armv8_ce_gcm_r1_seal:
 	movk	x1, #0xffff, lsl #16
 	movk	x1, #0xffff, lsl #32
 	movk	x1, #0xffff, lsl #48
-	str	x1, [x19, #504]
+	str	x1, [x19, #512]
+	ldr	x1, [x19, #504]
+	cmp	x1, #0
+	b.ne	.Laesgen_armv8_ce_gcm_r1_seal_same_table
 	umov	x1, v0.d[0]
 	umov	x2, v0.d[1]
 	rev	x1, x1
@@ -1277,19 +1283,19 @@ aesgen_armv8_ce_gcm_r1_seal:
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x1, x1, x8
-	add	x8, x19, #512
+	add	x8, x19, #520
 	ldp	x8, x9, [x8]
 	cmp	x2, x8
 	b.ne	.Laesgen_armv8_ce_gcm_r1_seal_restart
 	cmp	x1, x9
 	b.eq	.Laesgen_armv8_ce_gcm_r1_seal_same_table
 .Laesgen_armv8_ce_gcm_r1_seal_restart:
-	add	x8, x19, #512
+	add	x8, x19, #520
 	stp	x2, x1, [x8]
-	str	xzr, [x19, #528]
 	str	xzr, [x19, #536]
+	str	xzr, [x19, #544]
 	mov	x1, #1
-	str	x1, [x19, #544]
+	str	x1, [x19, #552]
 	b	.Laesgen_armv8_ce_gcm_r1_seal_same_table
 .Laesgen_armv8_ce_gcm_r1_seal_same_table:
 	ldr	w1, [x19, #240]
@@ -1315,7 +1321,7 @@ aesgen_armv8_ce_gcm_r1_seal:
 	aesmc	v1.16b, v1.16b
 	str	q1, [x19, #560]
 	lsr	x1, x1, #8
-	str	x1, [x19, #504]
+	str	x1, [x19, #512]
 	aese	v0.16b, v2.16b
 	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v3.16b
@@ -1361,7 +1367,7 @@ aesgen_armv8_ce_gcm_r1_seal:
 	aesmc	v1.16b, v1.16b
 	str	q1, [x19, #560]
 	lsr	x1, x1, #8
-	str	x1, [x19, #504]
+	str	x1, [x19, #512]
 	aese	v0.16b, v2.16b
 	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v3.16b
@@ -1400,7 +1406,7 @@ aesgen_armv8_ce_gcm_r1_seal:
 	aesmc	v1.16b, v1.16b
 	str	q1, [x19, #560]
 	lsr	x1, x1, #8
-	str	x1, [x19, #504]
+	str	x1, [x19, #512]
 	aese	v0.16b, v2.16b
 	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v3.16b
@@ -1949,8 +1955,11 @@ aesgen_armv8_ce_gcm_r1_open:
 	mov	v0.s[2], v1.s[0]
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
+	str	xzr, [x19, #504]
 	b	.Laesgen_armv8_ce_gcm_r1_open_have_j0
 .Laesgen_armv8_ce_gcm_r1_open_long_nonce:
+	mov	x8, #1
+	str	x8, [x19, #504]
 	lsl	x8, x2, #3
 	ldr	q0, [x19, #416]
 	ldr	x9, [x19, #488]
@@ -2287,7 +2296,10 @@ aesgen_armv8_ce_gcm_r1_open:
 	movk	x1, #0xffff, lsl #16
 	movk	x1, #0xffff, lsl #32
 	movk	x1, #0xffff, lsl #48
-	str	x1, [x19, #504]
+	str	x1, [x19, #512]
+	ldr	x1, [x19, #504]
+	cmp	x1, #0
+	b.ne	.Laesgen_armv8_ce_gcm_r1_open_same_table
 	umov	x1, v0.d[0]
 	umov	x2, v0.d[1]
 	rev	x1, x1
@@ -2296,19 +2308,19 @@ aesgen_armv8_ce_gcm_r1_open:
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x1, x1, x8
-	add	x8, x19, #512
+	add	x8, x19, #520
 	ldp	x8, x9, [x8]
 	cmp	x2, x8
 	b.ne	.Laesgen_armv8_ce_gcm_r1_open_restart
 	cmp	x1, x9
 	b.eq	.Laesgen_armv8_ce_gcm_r1_open_same_table
 .Laesgen_armv8_ce_gcm_r1_open_restart:
-	add	x8, x19, #512
+	add	x8, x19, #520
 	stp	x2, x1, [x8]
-	str	xzr, [x19, #528]
 	str	xzr, [x19, #536]
+	str	xzr, [x19, #544]
 	mov	x1, #1
-	str	x1, [x19, #544]
+	str	x1, [x19, #552]
 	b	.Laesgen_armv8_ce_gcm_r1_open_same_table
 .Laesgen_armv8_ce_gcm_r1_open_same_table:
 	ldr	w1, [x19, #240]
@@ -2334,7 +2346,7 @@ aesgen_armv8_ce_gcm_r1_open:
 	aesmc	v1.16b, v1.16b
 	str	q1, [x19, #560]
 	lsr	x1, x1, #8
-	str	x1, [x19, #504]
+	str	x1, [x19, #512]
 	aese	v0.16b, v2.16b
 	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v3.16b
@@ -2380,7 +2392,7 @@ aesgen_armv8_ce_gcm_r1_open:
 	aesmc	v1.16b, v1.16b
 	str	q1, [x19, #560]
 	lsr	x1, x1, #8
-	str	x1, [x19, #504]
+	str	x1, [x19, #512]
 	aese	v0.16b, v2.16b
 	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v3.16b
@@ -2419,7 +2431,7 @@ aesgen_armv8_ce_gcm_r1_open:
 	aesmc	v1.16b, v1.16b
 	str	q1, [x19, #560]
 	lsr	x1, x1, #8
-	str	x1, [x19, #504]
+	str	x1, [x19, #512]
 	aese	v0.16b, v2.16b
 	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v3.16b
@@ -3006,8 +3018,11 @@ aesgen_armv8_ce_gcm_r1_start:
 	mov	v0.s[2], v1.s[0]
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
+	str	xzr, [x0, #504]
 	b	.Laesgen_armv8_ce_gcm_r1_start_have_j0
 .Laesgen_armv8_ce_gcm_r1_start_long_nonce:
+	mov	x3, #1
+	str	x3, [x0, #504]
 	lsl	x3, x2, #3
 	ldr	q0, [x0, #416]
 	ldr	x4, [x0, #488]
@@ -3344,7 +3359,10 @@ aesgen_armv8_ce_gcm_r1_start:
 	movk	x1, #0xffff, lsl #16
 	movk	x1, #0xffff, lsl #32
 	movk	x1, #0xffff, lsl #48
-	str	x1, [x0, #504]
+	str	x1, [x0, #512]
+	ldr	x1, [x0, #504]
+	cmp	x1, #0
+	b.ne	.Laesgen_armv8_ce_gcm_r1_start_same_table
 	umov	x1, v0.d[0]
 	umov	x2, v0.d[1]
 	rev	x1, x1
@@ -3353,19 +3371,19 @@ aesgen_armv8_ce_gcm_r1_start:
 	movz	x3, #255, lsl #16
 	movk	x3, #0xff00, lsl #48
 	and	x1, x1, x3
-	add	x3, x0, #512
+	add	x3, x0, #520
 	ldp	x3, x4, [x3]
 	cmp	x2, x3
 	b.ne	.Laesgen_armv8_ce_gcm_r1_start_restart
 	cmp	x1, x4
 	b.eq	.Laesgen_armv8_ce_gcm_r1_start_same_table
 .Laesgen_armv8_ce_gcm_r1_start_restart:
-	add	x3, x0, #512
+	add	x3, x0, #520
 	stp	x2, x1, [x3]
-	str	xzr, [x0, #528]
 	str	xzr, [x0, #536]
+	str	xzr, [x0, #544]
 	mov	x1, #1
-	str	x1, [x0, #544]
+	str	x1, [x0, #552]
 	b	.Laesgen_armv8_ce_gcm_r1_start_same_table
 .Laesgen_armv8_ce_gcm_r1_start_same_table:
 	ldr	w1, [x0, #240]
@@ -3391,7 +3409,7 @@ aesgen_armv8_ce_gcm_r1_start:
 	aesmc	v1.16b, v1.16b
 	str	q1, [x0, #560]
 	lsr	x1, x1, #8
-	str	x1, [x0, #504]
+	str	x1, [x0, #512]
 	aese	v0.16b, v2.16b
 	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v3.16b
@@ -3437,7 +3455,7 @@ aesgen_armv8_ce_gcm_r1_start:
 	aesmc	v1.16b, v1.16b
 	str	q1, [x0, #560]
 	lsr	x1, x1, #8
-	str	x1, [x0, #504]
+	str	x1, [x0, #512]
 	aese	v0.16b, v2.16b
 	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v3.16b
@@ -3476,7 +3494,7 @@ aesgen_armv8_ce_gcm_r1_start:
 	aesmc	v1.16b, v1.16b
 	str	q1, [x0, #560]
 	lsr	x1, x1, #8
-	str	x1, [x0, #504]
+	str	x1, [x0, #512]
 	aese	v0.16b, v2.16b
 	aesmc	v0.16b, v0.16b
 	aese	v0.16b, v3.16b
@@ -4506,15 +4524,18 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_r1_encrypt_data_first_done256
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_dispatch_first_256:
+	ldr	x4, [x0, #504]
+	cmp	x4, #0
+	b.ne	.Laesgen_armv8_ce_gcm_r1_encrypt_data_full_first_256
 	umov	w4, v24.s[3]
 	and	x5, x4, #255
 	cmp	x5, #248
 	b.hi	.Laesgen_armv8_ce_gcm_r1_encrypt_data_full_first_256
 	lsr	x4, x4, #8
-	ldr	x6, [x0, #504]
+	ldr	x6, [x0, #512]
 	cmp	x4, x6
 	b.ne	.Laesgen_armv8_ce_gcm_r1_encrypt_data_refresh_first_256
-	ldr	x4, [x0, #536]
+	ldr	x4, [x0, #544]
 	cmp	x4, #256
 	b.ne	.Laesgen_armv8_ce_gcm_r1_encrypt_data_check_first_256
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_fast_first_256:
@@ -4754,27 +4775,27 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r1_encrypt_data_first_done256
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_check_first_256:
-	ldr	x4, [x0, #528]
+	ldr	x4, [x0, #536]
 	sub	x4, x5, x4
 	and	x4, x4, #255
 	add	x6, x4, #8
 	and	x6, x6, #255
 	sub	x6, x6, #1
-	ldr	x7, [x0, #536]
+	ldr	x7, [x0, #544]
 	add	x7, x7, #7
 	cmp	x6, x7
 	b.hs	.Laesgen_armv8_ce_gcm_r1_encrypt_data_outside_run
 	mov	x6, #0xffff
-	str	x6, [x0, #544]
+	str	x6, [x0, #552]
 	add	x4, x4, #8
-	ldr	x6, [x0, #536]
+	ldr	x6, [x0, #544]
 	cmp	x4, x6
 	b.ls	.Laesgen_armv8_ce_gcm_r1_encrypt_data_fast_first_256
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_outside_run:
-	ldr	x4, [x0, #544]
+	ldr	x4, [x0, #552]
 	cbz	x4, .Laesgen_armv8_ce_gcm_r1_encrypt_data_full_first_256
 	sub	x4, x4, #1
-	str	x4, [x0, #544]
+	str	x4, [x0, #552]
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #576
 	rev32	v28.16b, v24.16b
@@ -5034,10 +5055,10 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	eor	v9.16b, v9.16b, v23.16b
 	eor	v10.16b, v10.16b, v23.16b
 	eor	v11.16b, v11.16b, v23.16b
-	ldr	x4, [x0, #528]
+	ldr	x4, [x0, #536]
 	sub	x4, x5, x4
 	and	x4, x4, #255
-	ldr	x6, [x0, #536]
+	ldr	x6, [x0, #544]
 	cmp	x4, x6
 	b.hi	.Laesgen_armv8_ce_gcm_r1_encrypt_data_run_restart
 	add	x4, x4, #8
@@ -5047,15 +5068,15 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_keep_2:
 	cmp	x6, #256
 	b.lo	.Laesgen_armv8_ce_gcm_r1_encrypt_data_run_grown
-	str	xzr, [x0, #528]
+	str	xzr, [x0, #536]
 	mov	x6, #256
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_run_grown:
-	str	x6, [x0, #536]
+	str	x6, [x0, #544]
 	b	.Laesgen_armv8_ce_gcm_r1_encrypt_data_run_done
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_run_restart:
-	str	x5, [x0, #528]
+	str	x5, [x0, #536]
 	mov	x4, #8
-	str	x4, [x0, #536]
+	str	x4, [x0, #544]
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_run_done:
 	ldp	q27, q12, [x1], #32
 	eor	v28.16b, v28.16b, v27.16b
@@ -5344,7 +5365,7 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	aesmc	v27.16b, v27.16b
 	str	q27, [x0, #560]
 	lsr	x4, x4, #8
-	str	x4, [x0, #504]
+	str	x4, [x0, #512]
 	b	.Laesgen_armv8_ce_gcm_r1_encrypt_data_dispatch_first_256
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_first_done256:
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_top256:
@@ -5469,15 +5490,18 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	eor	v28.16b, v28.16b, v27.16b
 	eor	v0.16b, v28.16b, v0.16b
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_dispatch_steady_256:
+	ldr	x4, [x0, #504]
+	cmp	x4, #0
+	b.ne	.Laesgen_armv8_ce_gcm_r1_encrypt_data_full_steady_256
 	umov	w4, v24.s[3]
 	and	x5, x4, #255
 	cmp	x5, #248
 	b.hi	.Laesgen_armv8_ce_gcm_r1_encrypt_data_full_steady_256
 	lsr	x4, x4, #8
-	ldr	x6, [x0, #504]
+	ldr	x6, [x0, #512]
 	cmp	x4, x6
 	b.ne	.Laesgen_armv8_ce_gcm_r1_encrypt_data_refresh_steady_256
-	ldr	x4, [x0, #536]
+	ldr	x4, [x0, #544]
 	cmp	x4, #256
 	b.ne	.Laesgen_armv8_ce_gcm_r1_encrypt_data_check_steady_256
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_fast_steady_256:
@@ -5717,27 +5741,27 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r1_encrypt_data_top256
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_check_steady_256:
-	ldr	x4, [x0, #528]
+	ldr	x4, [x0, #536]
 	sub	x4, x5, x4
 	and	x4, x4, #255
 	add	x6, x4, #8
 	and	x6, x6, #255
 	sub	x6, x6, #1
-	ldr	x7, [x0, #536]
+	ldr	x7, [x0, #544]
 	add	x7, x7, #7
 	cmp	x6, x7
 	b.hs	.Laesgen_armv8_ce_gcm_r1_encrypt_data_outside_run_2
 	mov	x6, #0xffff
-	str	x6, [x0, #544]
+	str	x6, [x0, #552]
 	add	x4, x4, #8
-	ldr	x6, [x0, #536]
+	ldr	x6, [x0, #544]
 	cmp	x4, x6
 	b.ls	.Laesgen_armv8_ce_gcm_r1_encrypt_data_fast_steady_256
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_outside_run_2:
-	ldr	x4, [x0, #544]
+	ldr	x4, [x0, #552]
 	cbz	x4, .Laesgen_armv8_ce_gcm_r1_encrypt_data_spent_steady_256
 	sub	x4, x4, #1
-	str	x4, [x0, #544]
+	str	x4, [x0, #552]
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #576
 	rev32	v28.16b, v24.16b
@@ -5997,10 +6021,10 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	eor	v9.16b, v9.16b, v23.16b
 	eor	v10.16b, v10.16b, v23.16b
 	eor	v11.16b, v11.16b, v23.16b
-	ldr	x4, [x0, #528]
+	ldr	x4, [x0, #536]
 	sub	x4, x5, x4
 	and	x4, x4, #255
-	ldr	x6, [x0, #536]
+	ldr	x6, [x0, #544]
 	cmp	x4, x6
 	b.hi	.Laesgen_armv8_ce_gcm_r1_encrypt_data_run_restart_2
 	add	x4, x4, #8
@@ -6010,15 +6034,15 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_keep_3:
 	cmp	x6, #256
 	b.lo	.Laesgen_armv8_ce_gcm_r1_encrypt_data_run_grown_2
-	str	xzr, [x0, #528]
+	str	xzr, [x0, #536]
 	mov	x6, #256
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_run_grown_2:
-	str	x6, [x0, #536]
+	str	x6, [x0, #544]
 	b	.Laesgen_armv8_ce_gcm_r1_encrypt_data_run_done_2
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_run_restart_2:
-	str	x5, [x0, #528]
+	str	x5, [x0, #536]
 	mov	x4, #8
-	str	x4, [x0, #536]
+	str	x4, [x0, #544]
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_run_done_2:
 	ldp	q27, q12, [x1], #32
 	eor	v28.16b, v28.16b, v27.16b
@@ -6298,7 +6322,7 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r1_encrypt_data_top256
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_spent_steady_256:
-	ldr	x4, [x0, #528]
+	ldr	x4, [x0, #536]
 	sub	x4, x4, x5
 	and	x4, x4, #255
 	add	x4, x4, x5
@@ -6701,7 +6725,7 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	aesmc	v27.16b, v27.16b
 	str	q27, [x0, #560]
 	lsr	x4, x4, #8
-	str	x4, [x0, #504]
+	str	x4, [x0, #512]
 	b	.Laesgen_armv8_ce_gcm_r1_encrypt_data_dispatch_steady_256
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_drain256:
 	sub	x4, x3, #128
@@ -6992,15 +7016,18 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_first128:
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_r1_encrypt_data_first_done128
+	ldr	x4, [x0, #504]
+	cmp	x4, #0
+	b.ne	.Laesgen_armv8_ce_gcm_r1_encrypt_data_full_first_128
 	umov	w4, v20.s[3]
 	and	x5, x4, #255
 	cmp	x5, #248
 	b.hi	.Laesgen_armv8_ce_gcm_r1_encrypt_data_full_first_128
 	lsr	x4, x4, #8
-	ldr	x6, [x0, #504]
+	ldr	x6, [x0, #512]
 	cmp	x4, x6
 	b.ne	.Laesgen_armv8_ce_gcm_r1_encrypt_data_refresh_first_128
-	ldr	x4, [x0, #536]
+	ldr	x4, [x0, #544]
 	cmp	x4, #256
 	b.ne	.Laesgen_armv8_ce_gcm_r1_encrypt_data_check_first_128
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_fast_first_128:
@@ -7176,27 +7203,27 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r1_encrypt_data_first_done128
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_check_first_128:
-	ldr	x4, [x0, #528]
+	ldr	x4, [x0, #536]
 	sub	x4, x5, x4
 	and	x4, x4, #255
 	add	x6, x4, #8
 	and	x6, x6, #255
 	sub	x6, x6, #1
-	ldr	x7, [x0, #536]
+	ldr	x7, [x0, #544]
 	add	x7, x7, #7
 	cmp	x6, x7
 	b.hs	.Laesgen_armv8_ce_gcm_r1_encrypt_data_outside_run_3
 	mov	x6, #0xffff
-	str	x6, [x0, #544]
+	str	x6, [x0, #552]
 	add	x4, x4, #8
-	ldr	x6, [x0, #536]
+	ldr	x6, [x0, #544]
 	cmp	x4, x6
 	b.ls	.Laesgen_armv8_ce_gcm_r1_encrypt_data_fast_first_128
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_outside_run_3:
-	ldr	x4, [x0, #544]
+	ldr	x4, [x0, #552]
 	cbz	x4, .Laesgen_armv8_ce_gcm_r1_encrypt_data_full_first_128
 	sub	x4, x4, #1
-	str	x4, [x0, #544]
+	str	x4, [x0, #552]
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #576
 	rev32	v24.16b, v20.16b
@@ -7392,10 +7419,10 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	eor	v29.16b, v29.16b, v19.16b
 	eor	v30.16b, v30.16b, v19.16b
 	eor	v31.16b, v31.16b, v19.16b
-	ldr	x4, [x0, #528]
+	ldr	x4, [x0, #536]
 	sub	x4, x5, x4
 	and	x4, x4, #255
-	ldr	x6, [x0, #536]
+	ldr	x6, [x0, #544]
 	cmp	x4, x6
 	b.hi	.Laesgen_armv8_ce_gcm_r1_encrypt_data_run_restart_3
 	add	x4, x4, #8
@@ -7405,15 +7432,15 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_keep_5:
 	cmp	x6, #256
 	b.lo	.Laesgen_armv8_ce_gcm_r1_encrypt_data_run_grown_3
-	str	xzr, [x0, #528]
+	str	xzr, [x0, #536]
 	mov	x6, #256
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_run_grown_3:
-	str	x6, [x0, #536]
+	str	x6, [x0, #544]
 	b	.Laesgen_armv8_ce_gcm_r1_encrypt_data_run_done_3
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_run_restart_3:
-	str	x5, [x0, #528]
+	str	x5, [x0, #536]
 	mov	x4, #8
-	str	x4, [x0, #536]
+	str	x4, [x0, #544]
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_run_done_3:
 	ldp	q23, q8, [x1], #32
 	eor	v24.16b, v24.16b, v23.16b
@@ -7638,21 +7665,24 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	aesmc	v23.16b, v23.16b
 	str	q23, [x0, #560]
 	lsr	x4, x4, #8
-	str	x4, [x0, #504]
+	str	x4, [x0, #512]
 	b	.Laesgen_armv8_ce_gcm_r1_encrypt_data_first128
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_first_done128:
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_top128:
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_r1_encrypt_data_drain128
+	ldr	x4, [x0, #504]
+	cmp	x4, #0
+	b.ne	.Laesgen_armv8_ce_gcm_r1_encrypt_data_full_steady_128
 	umov	w4, v20.s[3]
 	and	x5, x4, #255
 	cmp	x5, #248
 	b.hi	.Laesgen_armv8_ce_gcm_r1_encrypt_data_full_steady_128
 	lsr	x4, x4, #8
-	ldr	x6, [x0, #504]
+	ldr	x6, [x0, #512]
 	cmp	x4, x6
 	b.ne	.Laesgen_armv8_ce_gcm_r1_encrypt_data_refresh_steady_128
-	ldr	x4, [x0, #536]
+	ldr	x4, [x0, #544]
 	cmp	x4, #256
 	b.ne	.Laesgen_armv8_ce_gcm_r1_encrypt_data_check_steady_128
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_fast_steady_128:
@@ -7946,27 +7976,27 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r1_encrypt_data_top128
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_check_steady_128:
-	ldr	x4, [x0, #528]
+	ldr	x4, [x0, #536]
 	sub	x4, x5, x4
 	and	x4, x4, #255
 	add	x6, x4, #8
 	and	x6, x6, #255
 	sub	x6, x6, #1
-	ldr	x7, [x0, #536]
+	ldr	x7, [x0, #544]
 	add	x7, x7, #7
 	cmp	x6, x7
 	b.hs	.Laesgen_armv8_ce_gcm_r1_encrypt_data_outside_run_4
 	mov	x6, #0xffff
-	str	x6, [x0, #544]
+	str	x6, [x0, #552]
 	add	x4, x4, #8
-	ldr	x6, [x0, #536]
+	ldr	x6, [x0, #544]
 	cmp	x4, x6
 	b.ls	.Laesgen_armv8_ce_gcm_r1_encrypt_data_fast_steady_128
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_outside_run_4:
-	ldr	x4, [x0, #544]
+	ldr	x4, [x0, #552]
 	cbz	x4, .Laesgen_armv8_ce_gcm_r1_encrypt_data_spent_steady_128
 	sub	x4, x4, #1
-	str	x4, [x0, #544]
+	str	x4, [x0, #552]
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #576
 	sub	x6, x3, #128
@@ -8280,10 +8310,10 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	eor	v8.16b, v8.16b, v0.16b
 	eor	v30.16b, v30.16b, v19.16b
 	eor	v0.16b, v8.16b, v9.16b
-	ldr	x4, [x0, #528]
+	ldr	x4, [x0, #536]
 	sub	x4, x5, x4
 	and	x4, x4, #255
-	ldr	x6, [x0, #536]
+	ldr	x6, [x0, #544]
 	cmp	x4, x6
 	b.hi	.Laesgen_armv8_ce_gcm_r1_encrypt_data_run_restart_4
 	add	x4, x4, #8
@@ -8293,15 +8323,15 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_keep_6:
 	cmp	x6, #256
 	b.lo	.Laesgen_armv8_ce_gcm_r1_encrypt_data_run_grown_4
-	str	xzr, [x0, #528]
+	str	xzr, [x0, #536]
 	mov	x6, #256
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_run_grown_4:
-	str	x6, [x0, #536]
+	str	x6, [x0, #544]
 	b	.Laesgen_armv8_ce_gcm_r1_encrypt_data_run_done_4
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_run_restart_4:
-	str	x5, [x0, #528]
+	str	x5, [x0, #536]
 	mov	x4, #8
-	str	x4, [x0, #536]
+	str	x4, [x0, #544]
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_run_done_4:
 	ldp	q31, q8, [x1], #32
 	eor	v23.16b, v23.16b, v31.16b
@@ -8635,7 +8665,7 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r1_encrypt_data_top128
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_spent_steady_128:
-	ldr	x4, [x0, #528]
+	ldr	x4, [x0, #536]
 	sub	x4, x4, x5
 	and	x4, x4, #255
 	add	x4, x4, x5
@@ -8974,7 +9004,7 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	aesmc	v23.16b, v23.16b
 	str	q23, [x0, #560]
 	lsr	x4, x4, #8
-	str	x4, [x0, #504]
+	str	x4, [x0, #512]
 	b	.Laesgen_armv8_ce_gcm_r1_encrypt_data_top128
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_drain128:
 	sub	x4, x3, #128
@@ -9251,15 +9281,18 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_r1_encrypt_data_first_done192
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_dispatch_first_192:
+	ldr	x4, [x0, #504]
+	cmp	x4, #0
+	b.ne	.Laesgen_armv8_ce_gcm_r1_encrypt_data_full_first_192
 	umov	w4, v22.s[3]
 	and	x5, x4, #255
 	cmp	x5, #248
 	b.hi	.Laesgen_armv8_ce_gcm_r1_encrypt_data_full_first_192
 	lsr	x4, x4, #8
-	ldr	x6, [x0, #504]
+	ldr	x6, [x0, #512]
 	cmp	x4, x6
 	b.ne	.Laesgen_armv8_ce_gcm_r1_encrypt_data_refresh_first_192
-	ldr	x4, [x0, #536]
+	ldr	x4, [x0, #544]
 	cmp	x4, #256
 	b.ne	.Laesgen_armv8_ce_gcm_r1_encrypt_data_check_first_192
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_fast_first_192:
@@ -9467,27 +9500,27 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r1_encrypt_data_first_done192
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_check_first_192:
-	ldr	x4, [x0, #528]
+	ldr	x4, [x0, #536]
 	sub	x4, x5, x4
 	and	x4, x4, #255
 	add	x6, x4, #8
 	and	x6, x6, #255
 	sub	x6, x6, #1
-	ldr	x7, [x0, #536]
+	ldr	x7, [x0, #544]
 	add	x7, x7, #7
 	cmp	x6, x7
 	b.hs	.Laesgen_armv8_ce_gcm_r1_encrypt_data_outside_run_5
 	mov	x6, #0xffff
-	str	x6, [x0, #544]
+	str	x6, [x0, #552]
 	add	x4, x4, #8
-	ldr	x6, [x0, #536]
+	ldr	x6, [x0, #544]
 	cmp	x4, x6
 	b.ls	.Laesgen_armv8_ce_gcm_r1_encrypt_data_fast_first_192
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_outside_run_5:
-	ldr	x4, [x0, #544]
+	ldr	x4, [x0, #552]
 	cbz	x4, .Laesgen_armv8_ce_gcm_r1_encrypt_data_full_first_192
 	sub	x4, x4, #1
-	str	x4, [x0, #544]
+	str	x4, [x0, #552]
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #576
 	rev32	v26.16b, v22.16b
@@ -9715,10 +9748,10 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	eor	v31.16b, v31.16b, v21.16b
 	eor	v8.16b, v8.16b, v21.16b
 	eor	v9.16b, v9.16b, v21.16b
-	ldr	x4, [x0, #528]
+	ldr	x4, [x0, #536]
 	sub	x4, x5, x4
 	and	x4, x4, #255
-	ldr	x6, [x0, #536]
+	ldr	x6, [x0, #544]
 	cmp	x4, x6
 	b.hi	.Laesgen_armv8_ce_gcm_r1_encrypt_data_run_restart_5
 	add	x4, x4, #8
@@ -9728,15 +9761,15 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_keep_8:
 	cmp	x6, #256
 	b.lo	.Laesgen_armv8_ce_gcm_r1_encrypt_data_run_grown_5
-	str	xzr, [x0, #528]
+	str	xzr, [x0, #536]
 	mov	x6, #256
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_run_grown_5:
-	str	x6, [x0, #536]
+	str	x6, [x0, #544]
 	b	.Laesgen_armv8_ce_gcm_r1_encrypt_data_run_done_5
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_run_restart_5:
-	str	x5, [x0, #528]
+	str	x5, [x0, #536]
 	mov	x4, #8
-	str	x4, [x0, #536]
+	str	x4, [x0, #544]
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_run_done_5:
 	ldp	q25, q10, [x1], #32
 	eor	v26.16b, v26.16b, v25.16b
@@ -9993,7 +10026,7 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	aesmc	v25.16b, v25.16b
 	str	q25, [x0, #560]
 	lsr	x4, x4, #8
-	str	x4, [x0, #504]
+	str	x4, [x0, #512]
 	b	.Laesgen_armv8_ce_gcm_r1_encrypt_data_dispatch_first_192
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_first_done192:
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_top192:
@@ -10118,15 +10151,18 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	eor	v26.16b, v26.16b, v25.16b
 	eor	v0.16b, v26.16b, v0.16b
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_dispatch_steady_192:
+	ldr	x4, [x0, #504]
+	cmp	x4, #0
+	b.ne	.Laesgen_armv8_ce_gcm_r1_encrypt_data_full_steady_192
 	umov	w4, v22.s[3]
 	and	x5, x4, #255
 	cmp	x5, #248
 	b.hi	.Laesgen_armv8_ce_gcm_r1_encrypt_data_full_steady_192
 	lsr	x4, x4, #8
-	ldr	x6, [x0, #504]
+	ldr	x6, [x0, #512]
 	cmp	x4, x6
 	b.ne	.Laesgen_armv8_ce_gcm_r1_encrypt_data_refresh_steady_192
-	ldr	x4, [x0, #536]
+	ldr	x4, [x0, #544]
 	cmp	x4, #256
 	b.ne	.Laesgen_armv8_ce_gcm_r1_encrypt_data_check_steady_192
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_fast_steady_192:
@@ -10334,27 +10370,27 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r1_encrypt_data_top192
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_check_steady_192:
-	ldr	x4, [x0, #528]
+	ldr	x4, [x0, #536]
 	sub	x4, x5, x4
 	and	x4, x4, #255
 	add	x6, x4, #8
 	and	x6, x6, #255
 	sub	x6, x6, #1
-	ldr	x7, [x0, #536]
+	ldr	x7, [x0, #544]
 	add	x7, x7, #7
 	cmp	x6, x7
 	b.hs	.Laesgen_armv8_ce_gcm_r1_encrypt_data_outside_run_6
 	mov	x6, #0xffff
-	str	x6, [x0, #544]
+	str	x6, [x0, #552]
 	add	x4, x4, #8
-	ldr	x6, [x0, #536]
+	ldr	x6, [x0, #544]
 	cmp	x4, x6
 	b.ls	.Laesgen_armv8_ce_gcm_r1_encrypt_data_fast_steady_192
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_outside_run_6:
-	ldr	x4, [x0, #544]
+	ldr	x4, [x0, #552]
 	cbz	x4, .Laesgen_armv8_ce_gcm_r1_encrypt_data_spent_steady_192
 	sub	x4, x4, #1
-	str	x4, [x0, #544]
+	str	x4, [x0, #552]
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #576
 	rev32	v26.16b, v22.16b
@@ -10582,10 +10618,10 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	eor	v31.16b, v31.16b, v21.16b
 	eor	v8.16b, v8.16b, v21.16b
 	eor	v9.16b, v9.16b, v21.16b
-	ldr	x4, [x0, #528]
+	ldr	x4, [x0, #536]
 	sub	x4, x5, x4
 	and	x4, x4, #255
-	ldr	x6, [x0, #536]
+	ldr	x6, [x0, #544]
 	cmp	x4, x6
 	b.hi	.Laesgen_armv8_ce_gcm_r1_encrypt_data_run_restart_6
 	add	x4, x4, #8
@@ -10595,15 +10631,15 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_keep_9:
 	cmp	x6, #256
 	b.lo	.Laesgen_armv8_ce_gcm_r1_encrypt_data_run_grown_6
-	str	xzr, [x0, #528]
+	str	xzr, [x0, #536]
 	mov	x6, #256
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_run_grown_6:
-	str	x6, [x0, #536]
+	str	x6, [x0, #544]
 	b	.Laesgen_armv8_ce_gcm_r1_encrypt_data_run_done_6
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_run_restart_6:
-	str	x5, [x0, #528]
+	str	x5, [x0, #536]
 	mov	x4, #8
-	str	x4, [x0, #536]
+	str	x4, [x0, #544]
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_run_done_6:
 	ldp	q25, q10, [x1], #32
 	eor	v26.16b, v26.16b, v25.16b
@@ -10851,7 +10887,7 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r1_encrypt_data_top192
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_spent_steady_192:
-	ldr	x4, [x0, #528]
+	ldr	x4, [x0, #536]
 	sub	x4, x4, x5
 	and	x4, x4, #255
 	add	x4, x4, x5
@@ -11222,7 +11258,7 @@ aesgen_armv8_ce_gcm_r1_encrypt_data:
 	aesmc	v25.16b, v25.16b
 	str	q25, [x0, #560]
 	lsr	x4, x4, #8
-	str	x4, [x0, #504]
+	str	x4, [x0, #512]
 	b	.Laesgen_armv8_ce_gcm_r1_encrypt_data_dispatch_steady_192
 .Laesgen_armv8_ce_gcm_r1_encrypt_data_drain192:
 	sub	x4, x3, #128
@@ -11832,15 +11868,18 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 	eor	v28.16b, v28.16b, v27.16b
 	eor	v0.16b, v28.16b, v0.16b
 .Laesgen_armv8_ce_gcm_r1_decrypt_data_dispatch_steady_256:
+	ldr	x4, [x0, #504]
+	cmp	x4, #0
+	b.ne	.Laesgen_armv8_ce_gcm_r1_decrypt_data_full_steady_256
 	umov	w4, v24.s[3]
 	and	x5, x4, #255
 	cmp	x5, #248
 	b.hi	.Laesgen_armv8_ce_gcm_r1_decrypt_data_full_steady_256
 	lsr	x4, x4, #8
-	ldr	x6, [x0, #504]
+	ldr	x6, [x0, #512]
 	cmp	x4, x6
 	b.ne	.Laesgen_armv8_ce_gcm_r1_decrypt_data_refresh_steady_256
-	ldr	x4, [x0, #536]
+	ldr	x4, [x0, #544]
 	cmp	x4, #256
 	b.ne	.Laesgen_armv8_ce_gcm_r1_decrypt_data_check_steady_256
 .Laesgen_armv8_ce_gcm_r1_decrypt_data_fast_steady_256:
@@ -12080,27 +12119,27 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r1_decrypt_data_top256
 .Laesgen_armv8_ce_gcm_r1_decrypt_data_check_steady_256:
-	ldr	x4, [x0, #528]
+	ldr	x4, [x0, #536]
 	sub	x4, x5, x4
 	and	x4, x4, #255
 	add	x6, x4, #8
 	and	x6, x6, #255
 	sub	x6, x6, #1
-	ldr	x7, [x0, #536]
+	ldr	x7, [x0, #544]
 	add	x7, x7, #7
 	cmp	x6, x7
 	b.hs	.Laesgen_armv8_ce_gcm_r1_decrypt_data_outside_run
 	mov	x6, #0xffff
-	str	x6, [x0, #544]
+	str	x6, [x0, #552]
 	add	x4, x4, #8
-	ldr	x6, [x0, #536]
+	ldr	x6, [x0, #544]
 	cmp	x4, x6
 	b.ls	.Laesgen_armv8_ce_gcm_r1_decrypt_data_fast_steady_256
 .Laesgen_armv8_ce_gcm_r1_decrypt_data_outside_run:
-	ldr	x4, [x0, #544]
+	ldr	x4, [x0, #552]
 	cbz	x4, .Laesgen_armv8_ce_gcm_r1_decrypt_data_spent_steady_256
 	sub	x4, x4, #1
-	str	x4, [x0, #544]
+	str	x4, [x0, #552]
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #576
 	rev32	v28.16b, v24.16b
@@ -12360,10 +12399,10 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 	eor	v9.16b, v9.16b, v23.16b
 	eor	v10.16b, v10.16b, v23.16b
 	eor	v11.16b, v11.16b, v23.16b
-	ldr	x4, [x0, #528]
+	ldr	x4, [x0, #536]
 	sub	x4, x5, x4
 	and	x4, x4, #255
-	ldr	x6, [x0, #536]
+	ldr	x6, [x0, #544]
 	cmp	x4, x6
 	b.hi	.Laesgen_armv8_ce_gcm_r1_decrypt_data_run_restart
 	add	x4, x4, #8
@@ -12373,15 +12412,15 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 .Laesgen_armv8_ce_gcm_r1_decrypt_data_keep_2:
 	cmp	x6, #256
 	b.lo	.Laesgen_armv8_ce_gcm_r1_decrypt_data_run_grown
-	str	xzr, [x0, #528]
+	str	xzr, [x0, #536]
 	mov	x6, #256
 .Laesgen_armv8_ce_gcm_r1_decrypt_data_run_grown:
-	str	x6, [x0, #536]
+	str	x6, [x0, #544]
 	b	.Laesgen_armv8_ce_gcm_r1_decrypt_data_run_done
 .Laesgen_armv8_ce_gcm_r1_decrypt_data_run_restart:
-	str	x5, [x0, #528]
+	str	x5, [x0, #536]
 	mov	x4, #8
-	str	x4, [x0, #536]
+	str	x4, [x0, #544]
 .Laesgen_armv8_ce_gcm_r1_decrypt_data_run_done:
 	ldp	q27, q12, [x1], #32
 	eor	v28.16b, v28.16b, v27.16b
@@ -12661,7 +12700,7 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r1_decrypt_data_top256
 .Laesgen_armv8_ce_gcm_r1_decrypt_data_spent_steady_256:
-	ldr	x4, [x0, #528]
+	ldr	x4, [x0, #536]
 	sub	x4, x4, x5
 	and	x4, x4, #255
 	add	x4, x4, x5
@@ -13063,7 +13102,7 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 	aesmc	v27.16b, v27.16b
 	str	q27, [x0, #560]
 	lsr	x4, x4, #8
-	str	x4, [x0, #504]
+	str	x4, [x0, #512]
 	b	.Laesgen_armv8_ce_gcm_r1_decrypt_data_dispatch_steady_256
 .Laesgen_armv8_ce_gcm_r1_decrypt_data_small256:
 .Laesgen_armv8_ce_gcm_r1_decrypt_data_single256:
@@ -13234,15 +13273,18 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 .Laesgen_armv8_ce_gcm_r1_decrypt_data_top128:
 	cmp	x2, #128
 	b.lo	.Laesgen_armv8_ce_gcm_r1_decrypt_data_small128
+	ldr	x4, [x0, #504]
+	cmp	x4, #0
+	b.ne	.Laesgen_armv8_ce_gcm_r1_decrypt_data_full_steady_128
 	umov	w4, v20.s[3]
 	and	x5, x4, #255
 	cmp	x5, #248
 	b.hi	.Laesgen_armv8_ce_gcm_r1_decrypt_data_full_steady_128
 	lsr	x4, x4, #8
-	ldr	x6, [x0, #504]
+	ldr	x6, [x0, #512]
 	cmp	x4, x6
 	b.ne	.Laesgen_armv8_ce_gcm_r1_decrypt_data_refresh_steady_128
-	ldr	x4, [x0, #536]
+	ldr	x4, [x0, #544]
 	cmp	x4, #256
 	b.ne	.Laesgen_armv8_ce_gcm_r1_decrypt_data_check_steady_128
 .Laesgen_armv8_ce_gcm_r1_decrypt_data_fast_steady_128:
@@ -13535,27 +13577,27 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r1_decrypt_data_top128
 .Laesgen_armv8_ce_gcm_r1_decrypt_data_check_steady_128:
-	ldr	x4, [x0, #528]
+	ldr	x4, [x0, #536]
 	sub	x4, x5, x4
 	and	x4, x4, #255
 	add	x6, x4, #8
 	and	x6, x6, #255
 	sub	x6, x6, #1
-	ldr	x7, [x0, #536]
+	ldr	x7, [x0, #544]
 	add	x7, x7, #7
 	cmp	x6, x7
 	b.hs	.Laesgen_armv8_ce_gcm_r1_decrypt_data_outside_run_2
 	mov	x6, #0xffff
-	str	x6, [x0, #544]
+	str	x6, [x0, #552]
 	add	x4, x4, #8
-	ldr	x6, [x0, #536]
+	ldr	x6, [x0, #544]
 	cmp	x4, x6
 	b.ls	.Laesgen_armv8_ce_gcm_r1_decrypt_data_fast_steady_128
 .Laesgen_armv8_ce_gcm_r1_decrypt_data_outside_run_2:
-	ldr	x4, [x0, #544]
+	ldr	x4, [x0, #552]
 	cbz	x4, .Laesgen_armv8_ce_gcm_r1_decrypt_data_spent_steady_128
 	sub	x4, x4, #1
-	str	x4, [x0, #544]
+	str	x4, [x0, #552]
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #576
 	ldr	q28, [x1]
@@ -13868,10 +13910,10 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 	eor	v8.16b, v8.16b, v0.16b
 	eor	v30.16b, v30.16b, v19.16b
 	eor	v0.16b, v8.16b, v9.16b
-	ldr	x4, [x0, #528]
+	ldr	x4, [x0, #536]
 	sub	x4, x5, x4
 	and	x4, x4, #255
-	ldr	x6, [x0, #536]
+	ldr	x6, [x0, #544]
 	cmp	x4, x6
 	b.hi	.Laesgen_armv8_ce_gcm_r1_decrypt_data_run_restart_2
 	add	x4, x4, #8
@@ -13881,15 +13923,15 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 .Laesgen_armv8_ce_gcm_r1_decrypt_data_keep_4:
 	cmp	x6, #256
 	b.lo	.Laesgen_armv8_ce_gcm_r1_decrypt_data_run_grown_2
-	str	xzr, [x0, #528]
+	str	xzr, [x0, #536]
 	mov	x6, #256
 .Laesgen_armv8_ce_gcm_r1_decrypt_data_run_grown_2:
-	str	x6, [x0, #536]
+	str	x6, [x0, #544]
 	b	.Laesgen_armv8_ce_gcm_r1_decrypt_data_run_done_2
 .Laesgen_armv8_ce_gcm_r1_decrypt_data_run_restart_2:
-	str	x5, [x0, #528]
+	str	x5, [x0, #536]
 	mov	x4, #8
-	str	x4, [x0, #536]
+	str	x4, [x0, #544]
 .Laesgen_armv8_ce_gcm_r1_decrypt_data_run_done_2:
 	ldp	q31, q8, [x1], #32
 	eor	v23.16b, v23.16b, v31.16b
@@ -14222,7 +14264,7 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r1_decrypt_data_top128
 .Laesgen_armv8_ce_gcm_r1_decrypt_data_spent_steady_128:
-	ldr	x4, [x0, #528]
+	ldr	x4, [x0, #536]
 	sub	x4, x4, x5
 	and	x4, x4, #255
 	add	x4, x4, x5
@@ -14560,7 +14602,7 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 	aesmc	v23.16b, v23.16b
 	str	q23, [x0, #560]
 	lsr	x4, x4, #8
-	str	x4, [x0, #504]
+	str	x4, [x0, #512]
 	b	.Laesgen_armv8_ce_gcm_r1_decrypt_data_top128
 .Laesgen_armv8_ce_gcm_r1_decrypt_data_small128:
 .Laesgen_armv8_ce_gcm_r1_decrypt_data_single128:
@@ -14834,15 +14876,18 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 	eor	v26.16b, v26.16b, v25.16b
 	eor	v0.16b, v26.16b, v0.16b
 .Laesgen_armv8_ce_gcm_r1_decrypt_data_dispatch_steady_192:
+	ldr	x4, [x0, #504]
+	cmp	x4, #0
+	b.ne	.Laesgen_armv8_ce_gcm_r1_decrypt_data_full_steady_192
 	umov	w4, v22.s[3]
 	and	x5, x4, #255
 	cmp	x5, #248
 	b.hi	.Laesgen_armv8_ce_gcm_r1_decrypt_data_full_steady_192
 	lsr	x4, x4, #8
-	ldr	x6, [x0, #504]
+	ldr	x6, [x0, #512]
 	cmp	x4, x6
 	b.ne	.Laesgen_armv8_ce_gcm_r1_decrypt_data_refresh_steady_192
-	ldr	x4, [x0, #536]
+	ldr	x4, [x0, #544]
 	cmp	x4, #256
 	b.ne	.Laesgen_armv8_ce_gcm_r1_decrypt_data_check_steady_192
 .Laesgen_armv8_ce_gcm_r1_decrypt_data_fast_steady_192:
@@ -15050,27 +15095,27 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r1_decrypt_data_top192
 .Laesgen_armv8_ce_gcm_r1_decrypt_data_check_steady_192:
-	ldr	x4, [x0, #528]
+	ldr	x4, [x0, #536]
 	sub	x4, x5, x4
 	and	x4, x4, #255
 	add	x6, x4, #8
 	and	x6, x6, #255
 	sub	x6, x6, #1
-	ldr	x7, [x0, #536]
+	ldr	x7, [x0, #544]
 	add	x7, x7, #7
 	cmp	x6, x7
 	b.hs	.Laesgen_armv8_ce_gcm_r1_decrypt_data_outside_run_3
 	mov	x6, #0xffff
-	str	x6, [x0, #544]
+	str	x6, [x0, #552]
 	add	x4, x4, #8
-	ldr	x6, [x0, #536]
+	ldr	x6, [x0, #544]
 	cmp	x4, x6
 	b.ls	.Laesgen_armv8_ce_gcm_r1_decrypt_data_fast_steady_192
 .Laesgen_armv8_ce_gcm_r1_decrypt_data_outside_run_3:
-	ldr	x4, [x0, #544]
+	ldr	x4, [x0, #552]
 	cbz	x4, .Laesgen_armv8_ce_gcm_r1_decrypt_data_spent_steady_192
 	sub	x4, x4, #1
-	str	x4, [x0, #544]
+	str	x4, [x0, #552]
 	add	x4, x0, x5, lsl #4
 	add	x4, x4, #576
 	rev32	v26.16b, v22.16b
@@ -15298,10 +15343,10 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 	eor	v31.16b, v31.16b, v21.16b
 	eor	v8.16b, v8.16b, v21.16b
 	eor	v9.16b, v9.16b, v21.16b
-	ldr	x4, [x0, #528]
+	ldr	x4, [x0, #536]
 	sub	x4, x5, x4
 	and	x4, x4, #255
-	ldr	x6, [x0, #536]
+	ldr	x6, [x0, #544]
 	cmp	x4, x6
 	b.hi	.Laesgen_armv8_ce_gcm_r1_decrypt_data_run_restart_3
 	add	x4, x4, #8
@@ -15311,15 +15356,15 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 .Laesgen_armv8_ce_gcm_r1_decrypt_data_keep_6:
 	cmp	x6, #256
 	b.lo	.Laesgen_armv8_ce_gcm_r1_decrypt_data_run_grown_3
-	str	xzr, [x0, #528]
+	str	xzr, [x0, #536]
 	mov	x6, #256
 .Laesgen_armv8_ce_gcm_r1_decrypt_data_run_grown_3:
-	str	x6, [x0, #536]
+	str	x6, [x0, #544]
 	b	.Laesgen_armv8_ce_gcm_r1_decrypt_data_run_done_3
 .Laesgen_armv8_ce_gcm_r1_decrypt_data_run_restart_3:
-	str	x5, [x0, #528]
+	str	x5, [x0, #536]
 	mov	x4, #8
-	str	x4, [x0, #536]
+	str	x4, [x0, #544]
 .Laesgen_armv8_ce_gcm_r1_decrypt_data_run_done_3:
 	ldp	q25, q10, [x1], #32
 	eor	v26.16b, v26.16b, v25.16b
@@ -15567,7 +15612,7 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_armv8_ce_gcm_r1_decrypt_data_top192
 .Laesgen_armv8_ce_gcm_r1_decrypt_data_spent_steady_192:
-	ldr	x4, [x0, #528]
+	ldr	x4, [x0, #536]
 	sub	x4, x4, x5
 	and	x4, x4, #255
 	add	x4, x4, x5
@@ -15937,7 +15982,7 @@ aesgen_armv8_ce_gcm_r1_decrypt_data:
 	aesmc	v25.16b, v25.16b
 	str	q25, [x0, #560]
 	lsr	x4, x4, #8
-	str	x4, [x0, #504]
+	str	x4, [x0, #512]
 	b	.Laesgen_armv8_ce_gcm_r1_decrypt_data_dispatch_steady_192
 .Laesgen_armv8_ce_gcm_r1_decrypt_data_small192:
 .Laesgen_armv8_ce_gcm_r1_decrypt_data_single192:

@@ -9757,8 +9757,11 @@ aesgen_neon_bitsliced_gcm_none_seal:
 	mov	v0.s[2], v1.s[0]
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
+	str	xzr, [x19, #3832]
 	b	.Laesgen_neon_bitsliced_gcm_none_seal_have_j0
 .Laesgen_neon_bitsliced_gcm_none_seal_long_nonce:
+	mov	x8, #1
+	str	x8, [x19, #3832]
 	lsl	x8, x2, #3
 	ldr	q0, [x19, #3744]
 	ldr	x9, [x19, #3816]
@@ -15027,8 +15030,11 @@ aesgen_neon_bitsliced_gcm_none_open:
 	mov	v0.s[2], v1.s[0]
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
+	str	xzr, [x19, #3832]
 	b	.Laesgen_neon_bitsliced_gcm_none_open_have_j0
 .Laesgen_neon_bitsliced_gcm_none_open_long_nonce:
+	mov	x8, #1
+	str	x8, [x19, #3832]
 	lsl	x8, x2, #3
 	ldr	q0, [x19, #3744]
 	ldr	x9, [x19, #3816]
@@ -20349,8 +20355,11 @@ aesgen_neon_bitsliced_gcm_none_start:
 	mov	v0.s[2], v1.s[0]
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
+	str	xzr, [x0, #3832]
 	b	.Laesgen_neon_bitsliced_gcm_none_start_have_j0
 .Laesgen_neon_bitsliced_gcm_none_start_long_nonce:
+	mov	x3, #1
+	str	x3, [x0, #3832]
 	lsl	x3, x2, #3
 	ldr	q0, [x0, #3744]
 	ldr	x4, [x0, #3816]

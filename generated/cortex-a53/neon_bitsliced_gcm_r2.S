@@ -6122,7 +6122,7 @@ aesgen_neon_bitsliced_gcm_r2_init:
 	b	.Laesgen_neon_bitsliced_gcm_r2_init_hash_key
 .Laesgen_neon_bitsliced_gcm_r2_init_hash_key:
 	mov	x1, #1
-	str	x1, [x0, #3848]
+	str	x1, [x0, #3856]
 	movi	v0.2d, #0x0000000000000000
 	ldr	w1, [x0, #240]
 	cmp	w1, #128
@@ -9760,8 +9760,11 @@ aesgen_neon_bitsliced_gcm_r2_seal:
 	mov	v0.s[2], v1.s[0]
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
+	str	xzr, [x19, #3832]
 	b	.Laesgen_neon_bitsliced_gcm_r2_seal_have_j0
 .Laesgen_neon_bitsliced_gcm_r2_seal_long_nonce:
+	mov	x8, #1
+	str	x8, [x19, #3832]
 	lsl	x8, x2, #3
 	ldr	q0, [x19, #3744]
 	ldr	x9, [x19, #3816]
@@ -11296,7 +11299,10 @@ aesgen_neon_bitsliced_gcm_r2_seal:
 	movk	x1, #0xffff, lsl #16
 	movk	x1, #0xffff, lsl #32
 	movk	x1, #0xffff, lsl #48
-	str	x1, [x19, #3832]
+	str	x1, [x19, #3840]
+	ldr	x1, [x19, #3832]
+	cmp	x1, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r2_seal_same_table
 	umov	x1, v0.d[0]
 	umov	x2, v0.d[1]
 	rev	x1, x1
@@ -11305,19 +11311,19 @@ aesgen_neon_bitsliced_gcm_r2_seal:
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x1, x1, x8
-	add	x8, x19, #3840
+	add	x8, x19, #3848
 	ldp	x8, x9, [x8]
 	cmp	x2, x8
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_seal_restart
 	cmp	x1, x9
 	b.eq	.Laesgen_neon_bitsliced_gcm_r2_seal_same_table
 .Laesgen_neon_bitsliced_gcm_r2_seal_restart:
-	add	x8, x19, #3840
+	add	x8, x19, #3848
 	stp	x2, x1, [x8]
-	str	xzr, [x19, #3856]
 	str	xzr, [x19, #3864]
+	str	xzr, [x19, #3872]
 	mov	x1, #1
-	str	x1, [x19, #3872]
+	str	x1, [x19, #3880]
 	b	.Laesgen_neon_bitsliced_gcm_r2_seal_same_table
 .Laesgen_neon_bitsliced_gcm_r2_seal_same_table:
 	ldr	w1, [x19, #240]
@@ -11621,7 +11627,7 @@ aesgen_neon_bitsliced_gcm_r2_seal:
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x19, #3888]
 	lsr	x2, x2, #8
-	str	x2, [x19, #3832]
+	str	x2, [x19, #3840]
 	ldr	q3, [x19]
 	ldr	q16, [x1, #544]
 	movi	v1.2d, #0x0000000000000000
@@ -12504,7 +12510,7 @@ aesgen_neon_bitsliced_gcm_r2_seal:
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x19, #3888]
 	lsr	x2, x2, #8
-	str	x2, [x19, #3832]
+	str	x2, [x19, #3840]
 	ldr	q3, [x19]
 	ldr	q16, [x1, #544]
 	movi	v1.2d, #0x0000000000000000
@@ -13387,7 +13393,7 @@ aesgen_neon_bitsliced_gcm_r2_seal:
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x19, #3888]
 	lsr	x2, x2, #8
-	str	x2, [x19, #3832]
+	str	x2, [x19, #3840]
 	ldr	q3, [x19]
 	ldr	q16, [x1, #544]
 	movi	v1.2d, #0x0000000000000000
@@ -15949,8 +15955,11 @@ aesgen_neon_bitsliced_gcm_r2_open:
 	mov	v0.s[2], v1.s[0]
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
+	str	xzr, [x19, #3832]
 	b	.Laesgen_neon_bitsliced_gcm_r2_open_have_j0
 .Laesgen_neon_bitsliced_gcm_r2_open_long_nonce:
+	mov	x8, #1
+	str	x8, [x19, #3832]
 	lsl	x8, x2, #3
 	ldr	q0, [x19, #3744]
 	ldr	x9, [x19, #3816]
@@ -17485,7 +17494,10 @@ aesgen_neon_bitsliced_gcm_r2_open:
 	movk	x1, #0xffff, lsl #16
 	movk	x1, #0xffff, lsl #32
 	movk	x1, #0xffff, lsl #48
-	str	x1, [x19, #3832]
+	str	x1, [x19, #3840]
+	ldr	x1, [x19, #3832]
+	cmp	x1, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r2_open_same_table
 	umov	x1, v0.d[0]
 	umov	x2, v0.d[1]
 	rev	x1, x1
@@ -17494,19 +17506,19 @@ aesgen_neon_bitsliced_gcm_r2_open:
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x1, x1, x8
-	add	x8, x19, #3840
+	add	x8, x19, #3848
 	ldp	x8, x9, [x8]
 	cmp	x2, x8
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_open_restart
 	cmp	x1, x9
 	b.eq	.Laesgen_neon_bitsliced_gcm_r2_open_same_table
 .Laesgen_neon_bitsliced_gcm_r2_open_restart:
-	add	x8, x19, #3840
+	add	x8, x19, #3848
 	stp	x2, x1, [x8]
-	str	xzr, [x19, #3856]
 	str	xzr, [x19, #3864]
+	str	xzr, [x19, #3872]
 	mov	x1, #1
-	str	x1, [x19, #3872]
+	str	x1, [x19, #3880]
 	b	.Laesgen_neon_bitsliced_gcm_r2_open_same_table
 .Laesgen_neon_bitsliced_gcm_r2_open_same_table:
 	ldr	w1, [x19, #240]
@@ -17810,7 +17822,7 @@ aesgen_neon_bitsliced_gcm_r2_open:
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x19, #3888]
 	lsr	x2, x2, #8
-	str	x2, [x19, #3832]
+	str	x2, [x19, #3840]
 	ldr	q3, [x19]
 	ldr	q16, [x1, #544]
 	movi	v1.2d, #0x0000000000000000
@@ -18693,7 +18705,7 @@ aesgen_neon_bitsliced_gcm_r2_open:
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x19, #3888]
 	lsr	x2, x2, #8
-	str	x2, [x19, #3832]
+	str	x2, [x19, #3840]
 	ldr	q3, [x19]
 	ldr	q16, [x1, #544]
 	movi	v1.2d, #0x0000000000000000
@@ -19576,7 +19588,7 @@ aesgen_neon_bitsliced_gcm_r2_open:
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x19, #3888]
 	lsr	x2, x2, #8
-	str	x2, [x19, #3832]
+	str	x2, [x19, #3840]
 	ldr	q3, [x19]
 	ldr	q16, [x1, #544]
 	movi	v1.2d, #0x0000000000000000
@@ -22192,8 +22204,11 @@ aesgen_neon_bitsliced_gcm_r2_start:
 	mov	v0.s[2], v1.s[0]
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
+	str	xzr, [x0, #3832]
 	b	.Laesgen_neon_bitsliced_gcm_r2_start_have_j0
 .Laesgen_neon_bitsliced_gcm_r2_start_long_nonce:
+	mov	x3, #1
+	str	x3, [x0, #3832]
 	lsl	x3, x2, #3
 	ldr	q0, [x0, #3744]
 	ldr	x4, [x0, #3816]
@@ -23728,7 +23743,10 @@ aesgen_neon_bitsliced_gcm_r2_start:
 	movk	x1, #0xffff, lsl #16
 	movk	x1, #0xffff, lsl #32
 	movk	x1, #0xffff, lsl #48
-	str	x1, [x0, #3832]
+	str	x1, [x0, #3840]
+	ldr	x1, [x0, #3832]
+	cmp	x1, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r2_start_same_table
 	umov	x1, v0.d[0]
 	umov	x2, v0.d[1]
 	rev	x1, x1
@@ -23737,19 +23755,19 @@ aesgen_neon_bitsliced_gcm_r2_start:
 	movz	x3, #255, lsl #16
 	movk	x3, #0xff00, lsl #48
 	and	x1, x1, x3
-	add	x3, x0, #3840
+	add	x3, x0, #3848
 	ldp	x3, x4, [x3]
 	cmp	x2, x3
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_start_restart
 	cmp	x1, x4
 	b.eq	.Laesgen_neon_bitsliced_gcm_r2_start_same_table
 .Laesgen_neon_bitsliced_gcm_r2_start_restart:
-	add	x3, x0, #3840
+	add	x3, x0, #3848
 	stp	x2, x1, [x3]
-	str	xzr, [x0, #3856]
 	str	xzr, [x0, #3864]
+	str	xzr, [x0, #3872]
 	mov	x1, #1
-	str	x1, [x0, #3872]
+	str	x1, [x0, #3880]
 	b	.Laesgen_neon_bitsliced_gcm_r2_start_same_table
 .Laesgen_neon_bitsliced_gcm_r2_start_same_table:
 	ldr	w1, [x0, #240]
@@ -24053,7 +24071,7 @@ aesgen_neon_bitsliced_gcm_r2_start:
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x0, #3888]
 	lsr	x2, x2, #8
-	str	x2, [x0, #3832]
+	str	x2, [x0, #3840]
 	ldr	q3, [x0]
 	ldr	q16, [x1, #544]
 	movi	v1.2d, #0x0000000000000000
@@ -24936,7 +24954,7 @@ aesgen_neon_bitsliced_gcm_r2_start:
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x0, #3888]
 	lsr	x2, x2, #8
-	str	x2, [x0, #3832]
+	str	x2, [x0, #3840]
 	ldr	q3, [x0]
 	ldr	q16, [x1, #544]
 	movi	v1.2d, #0x0000000000000000
@@ -25819,7 +25837,7 @@ aesgen_neon_bitsliced_gcm_r2_start:
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x0, #3888]
 	lsr	x2, x2, #8
-	str	x2, [x0, #3832]
+	str	x2, [x0, #3840]
 	ldr	q3, [x0]
 	ldr	q16, [x1, #544]
 	movi	v1.2d, #0x0000000000000000
@@ -29841,15 +29859,18 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	cmp	x2, #128
 	b.lo	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_first_done256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_dispatch_first_256:
+	ldr	x5, [x0, #3832]
+	cmp	x5, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_full_first_256
 	umov	w5, v1.s[3]
 	and	x6, x5, #255
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_full_first_256
 	lsr	x5, x5, #8
-	ldr	x7, [x0, #3832]
+	ldr	x7, [x0, #3840]
 	cmp	x5, x7
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_refresh_first_256
-	ldr	x5, [x0, #3864]
+	ldr	x5, [x0, #3872]
 	cmp	x5, #256
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_check_first_256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_fast_first_256:
@@ -30292,27 +30313,27 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_first_done256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_check_first_256:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
 	add	x7, x5, #8
 	and	x7, x7, #255
 	sub	x7, x7, #1
-	ldr	x8, [x0, #3864]
+	ldr	x8, [x0, #3872]
 	add	x8, x8, #7
 	cmp	x7, x8
 	b.hs	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_outside_run
 	mov	x7, #0xffff
-	str	x7, [x0, #3872]
+	str	x7, [x0, #3880]
 	add	x5, x5, #8
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.ls	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_fast_first_256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_outside_run:
-	ldr	x5, [x0, #3872]
+	ldr	x5, [x0, #3880]
 	cbz	x5, .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_full_first_256
 	sub	x5, x5, #1
-	str	x5, [x0, #3872]
+	str	x5, [x0, #3880]
 	add	x5, x0, x6, lsl #4
 	add	x5, x5, #3904
 	movi	v2.2d, #0x0000000000000000
@@ -31045,10 +31066,10 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	bif	v5.16b, v24.16b, v2.16b
 	bit	v18.16b, v25.16b, v2.16b
 	bif	v6.16b, v26.16b, v2.16b
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_restart
 	add	x5, x5, #8
@@ -31058,15 +31079,15 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_keep_2:
 	cmp	x7, #256
 	b.lo	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_grown
-	str	xzr, [x0, #3856]
+	str	xzr, [x0, #3864]
 	mov	x7, #256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_grown:
-	str	x7, [x0, #3864]
+	str	x7, [x0, #3872]
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_done
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_restart:
-	str	x6, [x0, #3856]
+	str	x6, [x0, #3864]
 	mov	x5, #8
-	str	x5, [x0, #3864]
+	str	x5, [x0, #3872]
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_done:
 	ldp	q2, q19, [x1], #32
 	eor	v3.16b, v3.16b, v2.16b
@@ -32010,7 +32031,7 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	bif	v5.16b, v26.16b, v18.16b
 	str	q2, [x0, #3888]
 	lsr	x5, x5, #8
-	str	x5, [x0, #3832]
+	str	x5, [x0, #3840]
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_dispatch_first_256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_first_done256:
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_top256:
@@ -32631,15 +32652,18 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	eor	v0.16b, v4.16b, v0.16b
 	eor	v0.16b, v0.16b, v2.16b
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_dispatch_steady_256:
+	ldr	x5, [x0, #3832]
+	cmp	x5, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_full_steady_256
 	umov	w5, v1.s[3]
 	and	x6, x5, #255
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_full_steady_256
 	lsr	x5, x5, #8
-	ldr	x7, [x0, #3832]
+	ldr	x7, [x0, #3840]
 	cmp	x5, x7
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_refresh_steady_256
-	ldr	x5, [x0, #3864]
+	ldr	x5, [x0, #3872]
 	cmp	x5, #256
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_check_steady_256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_fast_steady_256:
@@ -33082,27 +33106,27 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_top256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_check_steady_256:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
 	add	x7, x5, #8
 	and	x7, x7, #255
 	sub	x7, x7, #1
-	ldr	x8, [x0, #3864]
+	ldr	x8, [x0, #3872]
 	add	x8, x8, #7
 	cmp	x7, x8
 	b.hs	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_outside_run_2
 	mov	x7, #0xffff
-	str	x7, [x0, #3872]
+	str	x7, [x0, #3880]
 	add	x5, x5, #8
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.ls	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_fast_steady_256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_outside_run_2:
-	ldr	x5, [x0, #3872]
+	ldr	x5, [x0, #3880]
 	cbz	x5, .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_spent_steady_256
 	sub	x5, x5, #1
-	str	x5, [x0, #3872]
+	str	x5, [x0, #3880]
 	add	x5, x0, x6, lsl #4
 	add	x5, x5, #3904
 	movi	v2.2d, #0x0000000000000000
@@ -33835,10 +33859,10 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	bif	v5.16b, v24.16b, v2.16b
 	bit	v18.16b, v25.16b, v2.16b
 	bif	v6.16b, v26.16b, v2.16b
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_restart_2
 	add	x5, x5, #8
@@ -33848,15 +33872,15 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_keep_3:
 	cmp	x7, #256
 	b.lo	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_grown_2
-	str	xzr, [x0, #3856]
+	str	xzr, [x0, #3864]
 	mov	x7, #256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_grown_2:
-	str	x7, [x0, #3864]
+	str	x7, [x0, #3872]
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_done_2
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_restart_2:
-	str	x6, [x0, #3856]
+	str	x6, [x0, #3864]
 	mov	x5, #8
-	str	x5, [x0, #3864]
+	str	x5, [x0, #3872]
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_done_2:
 	ldp	q2, q19, [x1], #32
 	eor	v3.16b, v3.16b, v2.16b
@@ -34507,7 +34531,7 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_top256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_spent_steady_256:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x5, x6
 	and	x5, x5, #255
 	add	x5, x5, x6
@@ -36061,7 +36085,7 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	bif	v5.16b, v26.16b, v18.16b
 	str	q2, [x0, #3888]
 	lsr	x5, x5, #8
-	str	x5, [x0, #3832]
+	str	x5, [x0, #3840]
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_dispatch_steady_256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_drain256:
 	sub	x5, x3, #128
@@ -38135,15 +38159,18 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	cmp	x2, #128
 	b.lo	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_first_done128
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_dispatch_first_128:
+	ldr	x5, [x0, #3832]
+	cmp	x5, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_full_first_128
 	umov	w5, v1.s[3]
 	and	x6, x5, #255
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_full_first_128
 	lsr	x5, x5, #8
-	ldr	x7, [x0, #3832]
+	ldr	x7, [x0, #3840]
 	cmp	x5, x7
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_refresh_first_128
-	ldr	x5, [x0, #3864]
+	ldr	x5, [x0, #3872]
 	cmp	x5, #256
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_check_first_128
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_fast_first_128:
@@ -38586,27 +38613,27 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_first_done128
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_check_first_128:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
 	add	x7, x5, #8
 	and	x7, x7, #255
 	sub	x7, x7, #1
-	ldr	x8, [x0, #3864]
+	ldr	x8, [x0, #3872]
 	add	x8, x8, #7
 	cmp	x7, x8
 	b.hs	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_outside_run_3
 	mov	x7, #0xffff
-	str	x7, [x0, #3872]
+	str	x7, [x0, #3880]
 	add	x5, x5, #8
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.ls	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_fast_first_128
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_outside_run_3:
-	ldr	x5, [x0, #3872]
+	ldr	x5, [x0, #3880]
 	cbz	x5, .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_full_first_128
 	sub	x5, x5, #1
-	str	x5, [x0, #3872]
+	str	x5, [x0, #3880]
 	add	x5, x0, x6, lsl #4
 	add	x5, x5, #3904
 	movi	v2.2d, #0x0000000000000000
@@ -39339,10 +39366,10 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	bif	v5.16b, v24.16b, v2.16b
 	bit	v18.16b, v25.16b, v2.16b
 	bif	v6.16b, v26.16b, v2.16b
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_restart_3
 	add	x5, x5, #8
@@ -39352,15 +39379,15 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_keep_5:
 	cmp	x7, #256
 	b.lo	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_grown_3
-	str	xzr, [x0, #3856]
+	str	xzr, [x0, #3864]
 	mov	x7, #256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_grown_3:
-	str	x7, [x0, #3864]
+	str	x7, [x0, #3872]
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_done_3
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_restart_3:
-	str	x6, [x0, #3856]
+	str	x6, [x0, #3864]
 	mov	x5, #8
-	str	x5, [x0, #3864]
+	str	x5, [x0, #3872]
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_done_3:
 	ldp	q2, q19, [x1], #32
 	eor	v3.16b, v3.16b, v2.16b
@@ -40304,7 +40331,7 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	bif	v5.16b, v26.16b, v18.16b
 	str	q2, [x0, #3888]
 	lsr	x5, x5, #8
-	str	x5, [x0, #3832]
+	str	x5, [x0, #3840]
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_dispatch_first_128
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_first_done128:
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_top128:
@@ -40925,15 +40952,18 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	eor	v0.16b, v4.16b, v0.16b
 	eor	v0.16b, v0.16b, v2.16b
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_dispatch_steady_128:
+	ldr	x5, [x0, #3832]
+	cmp	x5, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_full_steady_128
 	umov	w5, v1.s[3]
 	and	x6, x5, #255
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_full_steady_128
 	lsr	x5, x5, #8
-	ldr	x7, [x0, #3832]
+	ldr	x7, [x0, #3840]
 	cmp	x5, x7
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_refresh_steady_128
-	ldr	x5, [x0, #3864]
+	ldr	x5, [x0, #3872]
 	cmp	x5, #256
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_check_steady_128
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_fast_steady_128:
@@ -41376,27 +41406,27 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_top128
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_check_steady_128:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
 	add	x7, x5, #8
 	and	x7, x7, #255
 	sub	x7, x7, #1
-	ldr	x8, [x0, #3864]
+	ldr	x8, [x0, #3872]
 	add	x8, x8, #7
 	cmp	x7, x8
 	b.hs	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_outside_run_4
 	mov	x7, #0xffff
-	str	x7, [x0, #3872]
+	str	x7, [x0, #3880]
 	add	x5, x5, #8
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.ls	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_fast_steady_128
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_outside_run_4:
-	ldr	x5, [x0, #3872]
+	ldr	x5, [x0, #3880]
 	cbz	x5, .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_spent_steady_128
 	sub	x5, x5, #1
-	str	x5, [x0, #3872]
+	str	x5, [x0, #3880]
 	add	x5, x0, x6, lsl #4
 	add	x5, x5, #3904
 	movi	v2.2d, #0x0000000000000000
@@ -42129,10 +42159,10 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	bif	v5.16b, v24.16b, v2.16b
 	bit	v18.16b, v25.16b, v2.16b
 	bif	v6.16b, v26.16b, v2.16b
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_restart_4
 	add	x5, x5, #8
@@ -42142,15 +42172,15 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_keep_6:
 	cmp	x7, #256
 	b.lo	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_grown_4
-	str	xzr, [x0, #3856]
+	str	xzr, [x0, #3864]
 	mov	x7, #256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_grown_4:
-	str	x7, [x0, #3864]
+	str	x7, [x0, #3872]
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_done_4
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_restart_4:
-	str	x6, [x0, #3856]
+	str	x6, [x0, #3864]
 	mov	x5, #8
-	str	x5, [x0, #3864]
+	str	x5, [x0, #3872]
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_done_4:
 	ldp	q2, q19, [x1], #32
 	eor	v3.16b, v3.16b, v2.16b
@@ -42801,7 +42831,7 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_top128
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_spent_steady_128:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x5, x6
 	and	x5, x5, #255
 	add	x5, x5, x6
@@ -44355,7 +44385,7 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	bif	v5.16b, v26.16b, v18.16b
 	str	q2, [x0, #3888]
 	lsr	x5, x5, #8
-	str	x5, [x0, #3832]
+	str	x5, [x0, #3840]
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_dispatch_steady_128
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_drain128:
 	sub	x5, x3, #128
@@ -46429,15 +46459,18 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	cmp	x2, #128
 	b.lo	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_first_done192
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_dispatch_first_192:
+	ldr	x5, [x0, #3832]
+	cmp	x5, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_full_first_192
 	umov	w5, v1.s[3]
 	and	x6, x5, #255
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_full_first_192
 	lsr	x5, x5, #8
-	ldr	x7, [x0, #3832]
+	ldr	x7, [x0, #3840]
 	cmp	x5, x7
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_refresh_first_192
-	ldr	x5, [x0, #3864]
+	ldr	x5, [x0, #3872]
 	cmp	x5, #256
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_check_first_192
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_fast_first_192:
@@ -46889,27 +46922,27 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_first_done192
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_check_first_192:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
 	add	x7, x5, #8
 	and	x7, x7, #255
 	sub	x7, x7, #1
-	ldr	x8, [x0, #3864]
+	ldr	x8, [x0, #3872]
 	add	x8, x8, #7
 	cmp	x7, x8
 	b.hs	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_outside_run_5
 	mov	x7, #0xffff
-	str	x7, [x0, #3872]
+	str	x7, [x0, #3880]
 	add	x5, x5, #8
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.ls	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_fast_first_192
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_outside_run_5:
-	ldr	x5, [x0, #3872]
+	ldr	x5, [x0, #3880]
 	cbz	x5, .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_full_first_192
 	sub	x5, x5, #1
-	str	x5, [x0, #3872]
+	str	x5, [x0, #3880]
 	add	x5, x0, x6, lsl #4
 	add	x5, x5, #3904
 	movi	v2.2d, #0x0000000000000000
@@ -47651,10 +47684,10 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	tbl	v16.16b, {v16.16b}, v2.16b
 	tbl	v17.16b, {v17.16b}, v2.16b
 	tbl	v18.16b, {v18.16b}, v2.16b
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_restart_5
 	add	x5, x5, #8
@@ -47664,15 +47697,15 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_keep_8:
 	cmp	x7, #256
 	b.lo	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_grown_5
-	str	xzr, [x0, #3856]
+	str	xzr, [x0, #3864]
 	mov	x7, #256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_grown_5:
-	str	x7, [x0, #3864]
+	str	x7, [x0, #3872]
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_done_5
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_restart_5:
-	str	x6, [x0, #3856]
+	str	x6, [x0, #3864]
 	mov	x5, #8
-	str	x5, [x0, #3864]
+	str	x5, [x0, #3872]
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_done_5:
 	ldp	q2, q19, [x1], #32
 	eor	v3.16b, v3.16b, v2.16b
@@ -48625,7 +48658,7 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	bif	v5.16b, v26.16b, v18.16b
 	str	q2, [x0, #3888]
 	lsr	x5, x5, #8
-	str	x5, [x0, #3832]
+	str	x5, [x0, #3840]
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_dispatch_first_192
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_first_done192:
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_top192:
@@ -49246,15 +49279,18 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	eor	v0.16b, v4.16b, v0.16b
 	eor	v0.16b, v0.16b, v2.16b
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_dispatch_steady_192:
+	ldr	x5, [x0, #3832]
+	cmp	x5, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_full_steady_192
 	umov	w5, v1.s[3]
 	and	x6, x5, #255
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_full_steady_192
 	lsr	x5, x5, #8
-	ldr	x7, [x0, #3832]
+	ldr	x7, [x0, #3840]
 	cmp	x5, x7
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_refresh_steady_192
-	ldr	x5, [x0, #3864]
+	ldr	x5, [x0, #3872]
 	cmp	x5, #256
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_check_steady_192
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_fast_steady_192:
@@ -49706,27 +49742,27 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_top192
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_check_steady_192:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
 	add	x7, x5, #8
 	and	x7, x7, #255
 	sub	x7, x7, #1
-	ldr	x8, [x0, #3864]
+	ldr	x8, [x0, #3872]
 	add	x8, x8, #7
 	cmp	x7, x8
 	b.hs	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_outside_run_6
 	mov	x7, #0xffff
-	str	x7, [x0, #3872]
+	str	x7, [x0, #3880]
 	add	x5, x5, #8
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.ls	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_fast_steady_192
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_outside_run_6:
-	ldr	x5, [x0, #3872]
+	ldr	x5, [x0, #3880]
 	cbz	x5, .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_spent_steady_192
 	sub	x5, x5, #1
-	str	x5, [x0, #3872]
+	str	x5, [x0, #3880]
 	add	x5, x0, x6, lsl #4
 	add	x5, x5, #3904
 	movi	v2.2d, #0x0000000000000000
@@ -50468,10 +50504,10 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	tbl	v16.16b, {v16.16b}, v2.16b
 	tbl	v17.16b, {v17.16b}, v2.16b
 	tbl	v18.16b, {v18.16b}, v2.16b
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_restart_6
 	add	x5, x5, #8
@@ -50481,15 +50517,15 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_keep_9:
 	cmp	x7, #256
 	b.lo	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_grown_6
-	str	xzr, [x0, #3856]
+	str	xzr, [x0, #3864]
 	mov	x7, #256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_grown_6:
-	str	x7, [x0, #3864]
+	str	x7, [x0, #3872]
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_done_6
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_restart_6:
-	str	x6, [x0, #3856]
+	str	x6, [x0, #3864]
 	mov	x5, #8
-	str	x5, [x0, #3864]
+	str	x5, [x0, #3872]
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_done_6:
 	ldp	q2, q19, [x1], #32
 	eor	v3.16b, v3.16b, v2.16b
@@ -51149,7 +51185,7 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_top192
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_spent_steady_192:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x5, x6
 	and	x5, x5, #255
 	add	x5, x5, x6
@@ -52712,7 +52748,7 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	bif	v5.16b, v26.16b, v18.16b
 	str	q2, [x0, #3888]
 	lsr	x5, x5, #8
-	str	x5, [x0, #3832]
+	str	x5, [x0, #3840]
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_dispatch_steady_192
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_drain192:
 	sub	x5, x3, #128
@@ -56001,15 +56037,18 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	eor	v0.16b, v4.16b, v0.16b
 	eor	v0.16b, v0.16b, v2.16b
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_dispatch_steady_256:
+	ldr	x5, [x0, #3832]
+	cmp	x5, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_full_steady_256
 	umov	w5, v1.s[3]
 	and	x6, x5, #255
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_full_steady_256
 	lsr	x5, x5, #8
-	ldr	x7, [x0, #3832]
+	ldr	x7, [x0, #3840]
 	cmp	x5, x7
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_refresh_steady_256
-	ldr	x5, [x0, #3864]
+	ldr	x5, [x0, #3872]
 	cmp	x5, #256
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_check_steady_256
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_fast_steady_256:
@@ -56452,27 +56491,27 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_top256
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_check_steady_256:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
 	add	x7, x5, #8
 	and	x7, x7, #255
 	sub	x7, x7, #1
-	ldr	x8, [x0, #3864]
+	ldr	x8, [x0, #3872]
 	add	x8, x8, #7
 	cmp	x7, x8
 	b.hs	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_outside_run
 	mov	x7, #0xffff
-	str	x7, [x0, #3872]
+	str	x7, [x0, #3880]
 	add	x5, x5, #8
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.ls	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_fast_steady_256
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_outside_run:
-	ldr	x5, [x0, #3872]
+	ldr	x5, [x0, #3880]
 	cbz	x5, .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_spent_steady_256
 	sub	x5, x5, #1
-	str	x5, [x0, #3872]
+	str	x5, [x0, #3880]
 	add	x5, x0, x6, lsl #4
 	add	x5, x5, #3904
 	movi	v2.2d, #0x0000000000000000
@@ -57205,10 +57244,10 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	bif	v5.16b, v24.16b, v2.16b
 	bit	v18.16b, v25.16b, v2.16b
 	bif	v6.16b, v26.16b, v2.16b
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_restart
 	add	x5, x5, #8
@@ -57218,15 +57257,15 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_keep_2:
 	cmp	x7, #256
 	b.lo	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_grown
-	str	xzr, [x0, #3856]
+	str	xzr, [x0, #3864]
 	mov	x7, #256
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_grown:
-	str	x7, [x0, #3864]
+	str	x7, [x0, #3872]
 	b	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_done
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_restart:
-	str	x6, [x0, #3856]
+	str	x6, [x0, #3864]
 	mov	x5, #8
-	str	x5, [x0, #3864]
+	str	x5, [x0, #3872]
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_done:
 	ldp	q2, q19, [x1], #32
 	eor	v3.16b, v3.16b, v2.16b
@@ -57877,7 +57916,7 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_top256
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_spent_steady_256:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x5, x6
 	and	x5, x5, #255
 	add	x5, x5, x6
@@ -59430,7 +59469,7 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	bif	v5.16b, v26.16b, v18.16b
 	str	q2, [x0, #3888]
 	lsr	x5, x5, #8
-	str	x5, [x0, #3832]
+	str	x5, [x0, #3840]
 	b	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_dispatch_steady_256
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_small256:
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_single256:
@@ -61501,15 +61540,18 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	eor	v0.16b, v4.16b, v0.16b
 	eor	v0.16b, v0.16b, v2.16b
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_dispatch_steady_128:
+	ldr	x5, [x0, #3832]
+	cmp	x5, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_full_steady_128
 	umov	w5, v1.s[3]
 	and	x6, x5, #255
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_full_steady_128
 	lsr	x5, x5, #8
-	ldr	x7, [x0, #3832]
+	ldr	x7, [x0, #3840]
 	cmp	x5, x7
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_refresh_steady_128
-	ldr	x5, [x0, #3864]
+	ldr	x5, [x0, #3872]
 	cmp	x5, #256
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_check_steady_128
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_fast_steady_128:
@@ -61952,27 +61994,27 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_top128
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_check_steady_128:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
 	add	x7, x5, #8
 	and	x7, x7, #255
 	sub	x7, x7, #1
-	ldr	x8, [x0, #3864]
+	ldr	x8, [x0, #3872]
 	add	x8, x8, #7
 	cmp	x7, x8
 	b.hs	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_outside_run_2
 	mov	x7, #0xffff
-	str	x7, [x0, #3872]
+	str	x7, [x0, #3880]
 	add	x5, x5, #8
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.ls	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_fast_steady_128
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_outside_run_2:
-	ldr	x5, [x0, #3872]
+	ldr	x5, [x0, #3880]
 	cbz	x5, .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_spent_steady_128
 	sub	x5, x5, #1
-	str	x5, [x0, #3872]
+	str	x5, [x0, #3880]
 	add	x5, x0, x6, lsl #4
 	add	x5, x5, #3904
 	movi	v2.2d, #0x0000000000000000
@@ -62705,10 +62747,10 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	bif	v5.16b, v24.16b, v2.16b
 	bit	v18.16b, v25.16b, v2.16b
 	bif	v6.16b, v26.16b, v2.16b
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_restart_2
 	add	x5, x5, #8
@@ -62718,15 +62760,15 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_keep_4:
 	cmp	x7, #256
 	b.lo	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_grown_2
-	str	xzr, [x0, #3856]
+	str	xzr, [x0, #3864]
 	mov	x7, #256
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_grown_2:
-	str	x7, [x0, #3864]
+	str	x7, [x0, #3872]
 	b	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_done_2
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_restart_2:
-	str	x6, [x0, #3856]
+	str	x6, [x0, #3864]
 	mov	x5, #8
-	str	x5, [x0, #3864]
+	str	x5, [x0, #3872]
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_done_2:
 	ldp	q2, q19, [x1], #32
 	eor	v3.16b, v3.16b, v2.16b
@@ -63377,7 +63419,7 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_top128
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_spent_steady_128:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x5, x6
 	and	x5, x5, #255
 	add	x5, x5, x6
@@ -64930,7 +64972,7 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	bif	v5.16b, v26.16b, v18.16b
 	str	q2, [x0, #3888]
 	lsr	x5, x5, #8
-	str	x5, [x0, #3832]
+	str	x5, [x0, #3840]
 	b	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_dispatch_steady_128
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_small128:
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_single128:
@@ -67001,15 +67043,18 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	eor	v0.16b, v4.16b, v0.16b
 	eor	v0.16b, v0.16b, v2.16b
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_dispatch_steady_192:
+	ldr	x5, [x0, #3832]
+	cmp	x5, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_full_steady_192
 	umov	w5, v1.s[3]
 	and	x6, x5, #255
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_full_steady_192
 	lsr	x5, x5, #8
-	ldr	x7, [x0, #3832]
+	ldr	x7, [x0, #3840]
 	cmp	x5, x7
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_refresh_steady_192
-	ldr	x5, [x0, #3864]
+	ldr	x5, [x0, #3872]
 	cmp	x5, #256
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_check_steady_192
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_fast_steady_192:
@@ -67461,27 +67506,27 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_top192
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_check_steady_192:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
 	add	x7, x5, #8
 	and	x7, x7, #255
 	sub	x7, x7, #1
-	ldr	x8, [x0, #3864]
+	ldr	x8, [x0, #3872]
 	add	x8, x8, #7
 	cmp	x7, x8
 	b.hs	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_outside_run_3
 	mov	x7, #0xffff
-	str	x7, [x0, #3872]
+	str	x7, [x0, #3880]
 	add	x5, x5, #8
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.ls	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_fast_steady_192
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_outside_run_3:
-	ldr	x5, [x0, #3872]
+	ldr	x5, [x0, #3880]
 	cbz	x5, .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_spent_steady_192
 	sub	x5, x5, #1
-	str	x5, [x0, #3872]
+	str	x5, [x0, #3880]
 	add	x5, x0, x6, lsl #4
 	add	x5, x5, #3904
 	movi	v2.2d, #0x0000000000000000
@@ -68223,10 +68268,10 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	tbl	v16.16b, {v16.16b}, v2.16b
 	tbl	v17.16b, {v17.16b}, v2.16b
 	tbl	v18.16b, {v18.16b}, v2.16b
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_restart_3
 	add	x5, x5, #8
@@ -68236,15 +68281,15 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_keep_6:
 	cmp	x7, #256
 	b.lo	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_grown_3
-	str	xzr, [x0, #3856]
+	str	xzr, [x0, #3864]
 	mov	x7, #256
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_grown_3:
-	str	x7, [x0, #3864]
+	str	x7, [x0, #3872]
 	b	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_done_3
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_restart_3:
-	str	x6, [x0, #3856]
+	str	x6, [x0, #3864]
 	mov	x5, #8
-	str	x5, [x0, #3864]
+	str	x5, [x0, #3872]
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_done_3:
 	ldp	q2, q19, [x1], #32
 	eor	v3.16b, v3.16b, v2.16b
@@ -68904,7 +68949,7 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_top192
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_spent_steady_192:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x5, x6
 	and	x5, x5, #255
 	add	x5, x5, x6
@@ -70466,7 +70511,7 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	bif	v5.16b, v26.16b, v18.16b
 	str	q2, [x0, #3888]
 	lsr	x5, x5, #8
-	str	x5, [x0, #3832]
+	str	x5, [x0, #3840]
 	b	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_dispatch_steady_192
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_small192:
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_single192:

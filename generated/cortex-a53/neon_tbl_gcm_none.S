@@ -5059,8 +5059,11 @@ aesgen_neon_tbl_gcm_none_seal:
 	mov	v0.s[2], v1.s[0]
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
+	str	xzr, [x19, #2872]
 	b	.Laesgen_neon_tbl_gcm_none_seal_have_j0
 .Laesgen_neon_tbl_gcm_none_seal_long_nonce:
+	mov	x8, #1
+	str	x8, [x19, #2872]
 	lsl	x8, x2, #3
 	ldr	q0, [x19, #2784]
 	ldr	x9, [x19, #2856]
@@ -10672,8 +10675,11 @@ aesgen_neon_tbl_gcm_none_open:
 	mov	v0.s[2], v1.s[0]
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
+	str	xzr, [x19, #2872]
 	b	.Laesgen_neon_tbl_gcm_none_open_have_j0
 .Laesgen_neon_tbl_gcm_none_open_long_nonce:
+	mov	x8, #1
+	str	x8, [x19, #2872]
 	lsl	x8, x2, #3
 	ldr	q0, [x19, #2784]
 	ldr	x9, [x19, #2856]
@@ -16339,8 +16345,11 @@ aesgen_neon_tbl_gcm_none_start:
 	mov	v0.s[2], v1.s[0]
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
+	str	xzr, [x0, #2872]
 	b	.Laesgen_neon_tbl_gcm_none_start_have_j0
 .Laesgen_neon_tbl_gcm_none_start_long_nonce:
+	mov	x3, #1
+	str	x3, [x0, #2872]
 	lsl	x3, x2, #3
 	ldr	q0, [x0, #2784]
 	ldr	x4, [x0, #2856]

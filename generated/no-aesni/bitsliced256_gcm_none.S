@@ -11247,8 +11247,10 @@ aesgen_bitsliced256_gcm_none_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_bitsliced256_gcm_none_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 14312(%rbx)
 	jmp	.Laesgen_bitsliced256_gcm_none_seal_have_j0
 .Laesgen_bitsliced256_gcm_none_seal_long_nonce:
+	movq	$1, 14312(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa	14224(%rbx), %xmm0
@@ -17600,8 +17602,10 @@ aesgen_bitsliced256_gcm_none_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_bitsliced256_gcm_none_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 14312(%rbx)
 	jmp	.Laesgen_bitsliced256_gcm_none_open_have_j0
 .Laesgen_bitsliced256_gcm_none_open_long_nonce:
+	movq	$1, 14312(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa	14224(%rbx), %xmm0
@@ -23979,8 +23983,10 @@ aesgen_bitsliced256_gcm_none_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_bitsliced256_gcm_none_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 14312(%rdi)
 	jmp	.Laesgen_bitsliced256_gcm_none_start_have_j0
 .Laesgen_bitsliced256_gcm_none_start_long_nonce:
+	movq	$1, 14312(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	14224(%rdi), %xmm0

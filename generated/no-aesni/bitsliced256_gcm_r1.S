@@ -11248,8 +11248,10 @@ aesgen_bitsliced256_gcm_r1_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_bitsliced256_gcm_r1_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 14312(%rbx)
 	jmp	.Laesgen_bitsliced256_gcm_r1_seal_have_j0
 .Laesgen_bitsliced256_gcm_r1_seal_long_nonce:
+	movq	$1, 14312(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa	14224(%rbx), %xmm0
@@ -12950,6 +12952,8 @@ aesgen_bitsliced256_gcm_r1_seal:
 	vpaddd	.Laesgen_bitsliced256_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 14208(%rbx)
 	movq	$-1, 14464(%rbx)
+	cmpq	$0, 14312(%rbx)
+	jne	.Laesgen_bitsliced256_gcm_r1_seal_same_table
 	vmovdqa	%xmm0, 14272(%rbx)
 	movq	14272(%rbx), %rsi
 	bswapq	%rsi
@@ -18680,8 +18684,10 @@ aesgen_bitsliced256_gcm_r1_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_bitsliced256_gcm_r1_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 14312(%rbx)
 	jmp	.Laesgen_bitsliced256_gcm_r1_open_have_j0
 .Laesgen_bitsliced256_gcm_r1_open_long_nonce:
+	movq	$1, 14312(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa	14224(%rbx), %xmm0
@@ -20382,6 +20388,8 @@ aesgen_bitsliced256_gcm_r1_open:
 	vpaddd	.Laesgen_bitsliced256_gcm_r1_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 14208(%rbx)
 	movq	$-1, 14464(%rbx)
+	cmpq	$0, 14312(%rbx)
+	jne	.Laesgen_bitsliced256_gcm_r1_open_same_table
 	vmovdqa	%xmm0, 14272(%rbx)
 	movq	14272(%rbx), %rsi
 	bswapq	%rsi
@@ -26138,8 +26146,10 @@ aesgen_bitsliced256_gcm_r1_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_bitsliced256_gcm_r1_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 14312(%rdi)
 	jmp	.Laesgen_bitsliced256_gcm_r1_start_have_j0
 .Laesgen_bitsliced256_gcm_r1_start_long_nonce:
+	movq	$1, 14312(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	14224(%rdi), %xmm0
@@ -27840,6 +27850,8 @@ aesgen_bitsliced256_gcm_r1_start:
 	vpaddd	.Laesgen_bitsliced256_gcm_r1_start_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 14208(%rdi)
 	movq	$-1, 14464(%rdi)
+	cmpq	$0, 14312(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r1_start_same_table
 	vmovdqa	%xmm0, 14272(%rdi)
 	movq	14272(%rdi), %rcx
 	bswapq	%rcx
@@ -35417,6 +35429,8 @@ aesgen_bitsliced256_gcm_r1_encrypt_data:
 .Laesgen_bitsliced256_gcm_r1_encrypt_data_first256:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r1_encrypt_data_first_done256
+	cmpq	$0, 14312(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r1_encrypt_data_full_first_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -38465,6 +38479,8 @@ aesgen_bitsliced256_gcm_r1_encrypt_data:
 .Laesgen_bitsliced256_gcm_r1_encrypt_data_top256:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r1_encrypt_data_drain256
+	cmpq	$0, 14312(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r1_encrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -47291,6 +47307,8 @@ aesgen_bitsliced256_gcm_r1_encrypt_data:
 .Laesgen_bitsliced256_gcm_r1_encrypt_data_first128:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r1_encrypt_data_first_done128
+	cmpq	$0, 14312(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r1_encrypt_data_full_first_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -50339,6 +50357,8 @@ aesgen_bitsliced256_gcm_r1_encrypt_data:
 .Laesgen_bitsliced256_gcm_r1_encrypt_data_top128:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r1_encrypt_data_drain128
+	cmpq	$0, 14312(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r1_encrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -59165,6 +59185,8 @@ aesgen_bitsliced256_gcm_r1_encrypt_data:
 .Laesgen_bitsliced256_gcm_r1_encrypt_data_first192:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r1_encrypt_data_first_done192
+	cmpq	$0, 14312(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r1_encrypt_data_full_first_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -62189,6 +62211,8 @@ aesgen_bitsliced256_gcm_r1_encrypt_data:
 .Laesgen_bitsliced256_gcm_r1_encrypt_data_top192:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r1_encrypt_data_drain192
+	cmpq	$0, 14312(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r1_encrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -71712,6 +71736,8 @@ aesgen_bitsliced256_gcm_r1_decrypt_data:
 .Laesgen_bitsliced256_gcm_r1_decrypt_data_top256:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r1_decrypt_data_drain256
+	cmpq	$0, 14312(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r1_decrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -80160,6 +80186,8 @@ aesgen_bitsliced256_gcm_r1_decrypt_data:
 .Laesgen_bitsliced256_gcm_r1_decrypt_data_top128:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r1_decrypt_data_drain128
+	cmpq	$0, 14312(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r1_decrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -88608,6 +88636,8 @@ aesgen_bitsliced256_gcm_r1_decrypt_data:
 .Laesgen_bitsliced256_gcm_r1_decrypt_data_top192:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r1_decrypt_data_drain192
+	cmpq	$0, 14312(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r1_decrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8

@@ -11248,8 +11248,10 @@ aesgen_bitsliced256_gcm_r2_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_bitsliced256_gcm_r2_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 14312(%rbx)
 	jmp	.Laesgen_bitsliced256_gcm_r2_seal_have_j0
 .Laesgen_bitsliced256_gcm_r2_seal_long_nonce:
+	movq	$1, 14312(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa	14224(%rbx), %xmm0
@@ -12950,6 +12952,8 @@ aesgen_bitsliced256_gcm_r2_seal:
 	vpaddd	.Laesgen_bitsliced256_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 14208(%rbx)
 	movq	$-1, 14464(%rbx)
+	cmpq	$0, 14312(%rbx)
+	jne	.Laesgen_bitsliced256_gcm_r2_seal_same_table
 	vmovdqa	%xmm0, 14272(%rbx)
 	movq	14272(%rbx), %rsi
 	bswapq	%rsi
@@ -19203,8 +19207,10 @@ aesgen_bitsliced256_gcm_r2_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_bitsliced256_gcm_r2_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 14312(%rbx)
 	jmp	.Laesgen_bitsliced256_gcm_r2_open_have_j0
 .Laesgen_bitsliced256_gcm_r2_open_long_nonce:
+	movq	$1, 14312(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa	14224(%rbx), %xmm0
@@ -20905,6 +20911,8 @@ aesgen_bitsliced256_gcm_r2_open:
 	vpaddd	.Laesgen_bitsliced256_gcm_r2_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 14208(%rbx)
 	movq	$-1, 14464(%rbx)
+	cmpq	$0, 14312(%rbx)
+	jne	.Laesgen_bitsliced256_gcm_r2_open_same_table
 	vmovdqa	%xmm0, 14272(%rbx)
 	movq	14272(%rbx), %rsi
 	bswapq	%rsi
@@ -27184,8 +27192,10 @@ aesgen_bitsliced256_gcm_r2_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_bitsliced256_gcm_r2_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 14312(%rdi)
 	jmp	.Laesgen_bitsliced256_gcm_r2_start_have_j0
 .Laesgen_bitsliced256_gcm_r2_start_long_nonce:
+	movq	$1, 14312(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	14224(%rdi), %xmm0
@@ -28886,6 +28896,8 @@ aesgen_bitsliced256_gcm_r2_start:
 	vpaddd	.Laesgen_bitsliced256_gcm_r2_start_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 14208(%rdi)
 	movq	$-1, 14464(%rdi)
+	cmpq	$0, 14312(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r2_start_same_table
 	vmovdqa	%xmm0, 14272(%rdi)
 	movq	14272(%rdi), %rcx
 	bswapq	%rcx
@@ -36986,6 +36998,8 @@ aesgen_bitsliced256_gcm_r2_encrypt_data:
 .Laesgen_bitsliced256_gcm_r2_encrypt_data_first256:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r2_encrypt_data_first_done256
+	cmpq	$0, 14312(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r2_encrypt_data_full_first_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -40027,6 +40041,8 @@ aesgen_bitsliced256_gcm_r2_encrypt_data:
 .Laesgen_bitsliced256_gcm_r2_encrypt_data_top256:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r2_encrypt_data_drain256
+	cmpq	$0, 14312(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r2_encrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -48846,6 +48862,8 @@ aesgen_bitsliced256_gcm_r2_encrypt_data:
 .Laesgen_bitsliced256_gcm_r2_encrypt_data_first128:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r2_encrypt_data_first_done128
+	cmpq	$0, 14312(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r2_encrypt_data_full_first_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -51887,6 +51905,8 @@ aesgen_bitsliced256_gcm_r2_encrypt_data:
 .Laesgen_bitsliced256_gcm_r2_encrypt_data_top128:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r2_encrypt_data_drain128
+	cmpq	$0, 14312(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r2_encrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -60706,6 +60726,8 @@ aesgen_bitsliced256_gcm_r2_encrypt_data:
 .Laesgen_bitsliced256_gcm_r2_encrypt_data_first192:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r2_encrypt_data_first_done192
+	cmpq	$0, 14312(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r2_encrypt_data_full_first_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -63748,6 +63770,8 @@ aesgen_bitsliced256_gcm_r2_encrypt_data:
 .Laesgen_bitsliced256_gcm_r2_encrypt_data_top192:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r2_encrypt_data_drain192
+	cmpq	$0, 14312(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r2_encrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -73274,6 +73298,8 @@ aesgen_bitsliced256_gcm_r2_decrypt_data:
 .Laesgen_bitsliced256_gcm_r2_decrypt_data_top256:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r2_decrypt_data_drain256
+	cmpq	$0, 14312(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r2_decrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -81715,6 +81741,8 @@ aesgen_bitsliced256_gcm_r2_decrypt_data:
 .Laesgen_bitsliced256_gcm_r2_decrypt_data_top128:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r2_decrypt_data_drain128
+	cmpq	$0, 14312(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r2_decrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -90156,6 +90184,8 @@ aesgen_bitsliced256_gcm_r2_decrypt_data:
 .Laesgen_bitsliced256_gcm_r2_decrypt_data_top192:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r2_decrypt_data_drain192
+	cmpq	$0, 14312(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r2_decrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8

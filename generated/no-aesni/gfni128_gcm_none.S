@@ -2289,8 +2289,10 @@ aesgen_gfni128_gcm_none_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni128_gcm_none_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 8872(%rbx)
 	jmp	.Laesgen_gfni128_gcm_none_seal_have_j0
 .Laesgen_gfni128_gcm_none_seal_long_nonce:
+	movq	$1, 8872(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa	8784(%rbx), %xmm0
@@ -6428,8 +6430,10 @@ aesgen_gfni128_gcm_none_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni128_gcm_none_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 8872(%rbx)
 	jmp	.Laesgen_gfni128_gcm_none_open_have_j0
 .Laesgen_gfni128_gcm_none_open_long_nonce:
+	movq	$1, 8872(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa	8784(%rbx), %xmm0
@@ -10593,8 +10597,10 @@ aesgen_gfni128_gcm_none_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni128_gcm_none_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 8872(%rdi)
 	jmp	.Laesgen_gfni128_gcm_none_start_have_j0
 .Laesgen_gfni128_gcm_none_start_long_nonce:
+	movq	$1, 8872(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	8784(%rdi), %xmm0

@@ -742,7 +742,7 @@ aesgen_gfni128_gcm_r1_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_init_hash_key
 .Laesgen_gfni128_gcm_r1_init_hash_key:
-	movq	$1, 8888(%rdi)
+	movq	$1, 8896(%rdi)
 	vpxor	%xmm0, %xmm0, %xmm0
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -2290,8 +2290,10 @@ aesgen_gfni128_gcm_r1_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni128_gcm_r1_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 8872(%rbx)
 	jmp	.Laesgen_gfni128_gcm_r1_seal_have_j0
 .Laesgen_gfni128_gcm_r1_seal_long_nonce:
+	movq	$1, 8872(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa	8784(%rbx), %xmm0
@@ -3991,7 +3993,9 @@ aesgen_gfni128_gcm_r1_seal:
 	vpshufb	.Laesgen_gfni128_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni128_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 8768(%rbx)
-	movq	$-1, 8872(%rbx)
+	movq	$-1, 8880(%rbx)
+	cmpq	$0, 8872(%rbx)
+	jne	.Laesgen_gfni128_gcm_r1_seal_same_table
 	vmovdqa	%xmm0, 8832(%rbx)
 	movq	8832(%rbx), %rsi
 	bswapq	%rsi
@@ -4001,16 +4005,16 @@ aesgen_gfni128_gcm_r1_seal:
 	andq	%rdx, %rdi
 	movabsq	$0xff00000000ff0000, %rdx
 	andq	%rsi, %rdx
-	cmpq	8880(%rbx), %rdi
+	cmpq	8888(%rbx), %rdi
 	jne	.Laesgen_gfni128_gcm_r1_seal_restart
-	cmpq	8888(%rbx), %rdx
+	cmpq	8896(%rbx), %rdx
 	je	.Laesgen_gfni128_gcm_r1_seal_same_table
 .Laesgen_gfni128_gcm_r1_seal_restart:
-	movq	%rdi, 8880(%rbx)
-	movq	%rdx, 8888(%rbx)
-	movq	$0, 8896(%rbx)
+	movq	%rdi, 8888(%rbx)
+	movq	%rdx, 8896(%rbx)
 	movq	$0, 8904(%rbx)
-	movq	$1, 8912(%rbx)
+	movq	$0, 8912(%rbx)
+	movq	$1, 8920(%rbx)
 	jmp	.Laesgen_gfni128_gcm_r1_seal_same_table
 .Laesgen_gfni128_gcm_r1_seal_same_table:
 	movl	240(%rbx), %edx
@@ -4035,7 +4039,7 @@ aesgen_gfni128_gcm_r1_seal:
 	vmovdqa	%xmm2, 8928(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 8872(%rbx)
+	movq	%rdx, 8880(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4177,7 +4181,7 @@ aesgen_gfni128_gcm_r1_seal:
 	vmovdqa	%xmm2, 8928(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 8872(%rbx)
+	movq	%rdx, 8880(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4283,7 +4287,7 @@ aesgen_gfni128_gcm_r1_seal:
 	vmovdqa	%xmm2, 8928(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 8872(%rbx)
+	movq	%rdx, 8880(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -6505,8 +6509,10 @@ aesgen_gfni128_gcm_r1_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni128_gcm_r1_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 8872(%rbx)
 	jmp	.Laesgen_gfni128_gcm_r1_open_have_j0
 .Laesgen_gfni128_gcm_r1_open_long_nonce:
+	movq	$1, 8872(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa	8784(%rbx), %xmm0
@@ -8206,7 +8212,9 @@ aesgen_gfni128_gcm_r1_open:
 	vpshufb	.Laesgen_gfni128_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni128_gcm_r1_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 8768(%rbx)
-	movq	$-1, 8872(%rbx)
+	movq	$-1, 8880(%rbx)
+	cmpq	$0, 8872(%rbx)
+	jne	.Laesgen_gfni128_gcm_r1_open_same_table
 	vmovdqa	%xmm0, 8832(%rbx)
 	movq	8832(%rbx), %rsi
 	bswapq	%rsi
@@ -8216,16 +8224,16 @@ aesgen_gfni128_gcm_r1_open:
 	andq	%rdx, %rdi
 	movabsq	$0xff00000000ff0000, %rdx
 	andq	%rsi, %rdx
-	cmpq	8880(%rbx), %rdi
+	cmpq	8888(%rbx), %rdi
 	jne	.Laesgen_gfni128_gcm_r1_open_restart
-	cmpq	8888(%rbx), %rdx
+	cmpq	8896(%rbx), %rdx
 	je	.Laesgen_gfni128_gcm_r1_open_same_table
 .Laesgen_gfni128_gcm_r1_open_restart:
-	movq	%rdi, 8880(%rbx)
-	movq	%rdx, 8888(%rbx)
-	movq	$0, 8896(%rbx)
+	movq	%rdi, 8888(%rbx)
+	movq	%rdx, 8896(%rbx)
 	movq	$0, 8904(%rbx)
-	movq	$1, 8912(%rbx)
+	movq	$0, 8912(%rbx)
+	movq	$1, 8920(%rbx)
 	jmp	.Laesgen_gfni128_gcm_r1_open_same_table
 .Laesgen_gfni128_gcm_r1_open_same_table:
 	movl	240(%rbx), %edx
@@ -8250,7 +8258,7 @@ aesgen_gfni128_gcm_r1_open:
 	vmovdqa	%xmm2, 8928(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 8872(%rbx)
+	movq	%rdx, 8880(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -8392,7 +8400,7 @@ aesgen_gfni128_gcm_r1_open:
 	vmovdqa	%xmm2, 8928(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 8872(%rbx)
+	movq	%rdx, 8880(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -8498,7 +8506,7 @@ aesgen_gfni128_gcm_r1_open:
 	vmovdqa	%xmm2, 8928(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 8872(%rbx)
+	movq	%rdx, 8880(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -10746,8 +10754,10 @@ aesgen_gfni128_gcm_r1_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni128_gcm_r1_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 8872(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_start_have_j0
 .Laesgen_gfni128_gcm_r1_start_long_nonce:
+	movq	$1, 8872(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	8784(%rdi), %xmm0
@@ -12447,7 +12457,9 @@ aesgen_gfni128_gcm_r1_start:
 	vpshufb	.Laesgen_gfni128_gcm_r1_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni128_gcm_r1_start_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 8768(%rdi)
-	movq	$-1, 8872(%rdi)
+	movq	$-1, 8880(%rdi)
+	cmpq	$0, 8872(%rdi)
+	jne	.Laesgen_gfni128_gcm_r1_start_same_table
 	vmovdqa	%xmm0, 8832(%rdi)
 	movq	8832(%rdi), %rcx
 	bswapq	%rcx
@@ -12457,16 +12469,16 @@ aesgen_gfni128_gcm_r1_start:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	8880(%rdi), %rdx
+	cmpq	8888(%rdi), %rdx
 	jne	.Laesgen_gfni128_gcm_r1_start_restart
-	cmpq	8888(%rdi), %rax
+	cmpq	8896(%rdi), %rax
 	je	.Laesgen_gfni128_gcm_r1_start_same_table
 .Laesgen_gfni128_gcm_r1_start_restart:
-	movq	%rdx, 8880(%rdi)
-	movq	%rax, 8888(%rdi)
-	movq	$0, 8896(%rdi)
+	movq	%rdx, 8888(%rdi)
+	movq	%rax, 8896(%rdi)
 	movq	$0, 8904(%rdi)
-	movq	$1, 8912(%rdi)
+	movq	$0, 8912(%rdi)
+	movq	$1, 8920(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_start_same_table
 .Laesgen_gfni128_gcm_r1_start_same_table:
 	movl	240(%rdi), %eax
@@ -12491,7 +12503,7 @@ aesgen_gfni128_gcm_r1_start:
 	vmovdqa	%xmm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -12633,7 +12645,7 @@ aesgen_gfni128_gcm_r1_start:
 	vmovdqa	%xmm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -12739,7 +12751,7 @@ aesgen_gfni128_gcm_r1_start:
 	vmovdqa	%xmm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -16808,14 +16820,16 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 .Laesgen_gfni128_gcm_r1_encrypt_data_first256:
 	cmpq	$128, %rdx
 	jb	.Laesgen_gfni128_gcm_r1_encrypt_data_first_done256
+	cmpq	$0, 8872(%rdi)
+	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_full_first_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_gfni128_gcm_r1_encrypt_data_full_first_256
 	shrq	$8, %rax
-	cmpq	8872(%rdi), %rax
+	cmpq	8880(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_refresh_first_256
-	cmpq	$256, 8904(%rdi)
+	cmpq	$256, 8912(%rdi)
 	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_check_first_256
 .Laesgen_gfni128_gcm_r1_encrypt_data_fast_first_256:
 	shlq	$4, %r8
@@ -17663,23 +17677,23 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_first_done256
 .Laesgen_gfni128_gcm_r1_encrypt_data_check_first_256:
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8904(%rdi), %r10
+	movq	8912(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r1_encrypt_data_outside_run
-	movq	$0xffff, 8912(%rdi)
+	movq	$0xffff, 8920(%rdi)
 	addq	$8, %rax
-	cmpq	8904(%rdi), %rax
+	cmpq	8912(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r1_encrypt_data_fast_first_256
 .Laesgen_gfni128_gcm_r1_encrypt_data_outside_run:
-	cmpq	$0, 8912(%rdi)
+	cmpq	$0, 8920(%rdi)
 	je	.Laesgen_gfni128_gcm_r1_encrypt_data_full_first_256
-	subq	$1, 8912(%rdi)
+	subq	$1, 8920(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni128_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -18602,9 +18616,9 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni128_gcm_r1_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm9, %xmm9
 	vpxor	%xmm10, %xmm9, %xmm9
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
-	movq	8904(%rdi), %r9
+	movq	8912(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r1_encrypt_data_run_restart
 	addq	$8, %rax
@@ -18612,14 +18626,14 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r1_encrypt_data_run_grown
-	movq	$0, 8896(%rdi)
+	movq	$0, 8904(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_grown:
-	movq	%r9, 8904(%rdi)
+	movq	%r9, 8912(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_run_done
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_restart:
-	movq	%r8, 8896(%rdi)
-	movq	$8, 8904(%rdi)
+	movq	%r8, 8904(%rdi)
+	movq	$8, 8912(%rdi)
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_done:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -19574,20 +19588,22 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_first256
 .Laesgen_gfni128_gcm_r1_encrypt_data_first_done256:
 .Laesgen_gfni128_gcm_r1_encrypt_data_top256:
 	cmpq	$128, %rdx
 	jb	.Laesgen_gfni128_gcm_r1_encrypt_data_drain256
+	cmpq	$0, 8872(%rdi)
+	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_gfni128_gcm_r1_encrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	8872(%rdi), %rax
+	cmpq	8880(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_refresh_steady_256
-	cmpq	$256, 8904(%rdi)
+	cmpq	$256, 8912(%rdi)
 	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_check_steady_256
 .Laesgen_gfni128_gcm_r1_encrypt_data_fast_steady_256:
 	vmovdqu	-128(%rcx), %xmm2
@@ -20624,23 +20640,23 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_top256
 .Laesgen_gfni128_gcm_r1_encrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8904(%rdi), %r10
+	movq	8912(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r1_encrypt_data_outside_run_2
-	movq	$0xffff, 8912(%rdi)
+	movq	$0xffff, 8920(%rdi)
 	addq	$8, %rax
-	cmpq	8904(%rdi), %rax
+	cmpq	8912(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r1_encrypt_data_fast_steady_256
 .Laesgen_gfni128_gcm_r1_encrypt_data_outside_run_2:
-	cmpq	$0, 8912(%rdi)
+	cmpq	$0, 8920(%rdi)
 	je	.Laesgen_gfni128_gcm_r1_encrypt_data_spent_steady_256
-	subq	$1, 8912(%rdi)
+	subq	$1, 8920(%rdi)
 	vmovdqu	-128(%rcx), %xmm2
 	vinserti128	$1, -64(%rcx), %ymm2, %ymm2
 	vmovdqu	-112(%rcx), %xmm3
@@ -21752,9 +21768,9 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni128_gcm_r1_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm9, %xmm9
 	vpxor	%xmm10, %xmm9, %xmm9
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
-	movq	8904(%rdi), %r9
+	movq	8912(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r1_encrypt_data_run_restart_2
 	addq	$8, %rax
@@ -21762,14 +21778,14 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r1_encrypt_data_run_grown_2
-	movq	$0, 8896(%rdi)
+	movq	$0, 8904(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_grown_2:
-	movq	%r9, 8904(%rdi)
+	movq	%r9, 8912(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_run_done_2
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_restart_2:
-	movq	%r8, 8896(%rdi)
-	movq	$8, 8904(%rdi)
+	movq	%r8, 8904(%rdi)
+	movq	$8, 8912(%rdi)
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_done_2:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -22897,7 +22913,7 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_top256
 .Laesgen_gfni128_gcm_r1_encrypt_data_spent_steady_256:
-	movq	8896(%rdi), %rax
+	movq	8904(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -24034,7 +24050,7 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_top256
 .Laesgen_gfni128_gcm_r1_encrypt_data_drain256:
 	vmovdqu	-128(%rcx), %xmm2
@@ -25410,14 +25426,16 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 .Laesgen_gfni128_gcm_r1_encrypt_data_first128:
 	cmpq	$128, %rdx
 	jb	.Laesgen_gfni128_gcm_r1_encrypt_data_first_done128
+	cmpq	$0, 8872(%rdi)
+	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_full_first_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_gfni128_gcm_r1_encrypt_data_full_first_128
 	shrq	$8, %rax
-	cmpq	8872(%rdi), %rax
+	cmpq	8880(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_refresh_first_128
-	cmpq	$256, 8904(%rdi)
+	cmpq	$256, 8912(%rdi)
 	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_check_first_128
 .Laesgen_gfni128_gcm_r1_encrypt_data_fast_first_128:
 	shlq	$4, %r8
@@ -26005,23 +26023,23 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_first_done128
 .Laesgen_gfni128_gcm_r1_encrypt_data_check_first_128:
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8904(%rdi), %r10
+	movq	8912(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r1_encrypt_data_outside_run_3
-	movq	$0xffff, 8912(%rdi)
+	movq	$0xffff, 8920(%rdi)
 	addq	$8, %rax
-	cmpq	8904(%rdi), %rax
+	cmpq	8912(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r1_encrypt_data_fast_first_128
 .Laesgen_gfni128_gcm_r1_encrypt_data_outside_run_3:
-	cmpq	$0, 8912(%rdi)
+	cmpq	$0, 8920(%rdi)
 	je	.Laesgen_gfni128_gcm_r1_encrypt_data_full_first_128
-	subq	$1, 8912(%rdi)
+	subq	$1, 8920(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni128_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -26684,9 +26702,9 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni128_gcm_r1_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm9, %xmm9
 	vpxor	%xmm10, %xmm9, %xmm9
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
-	movq	8904(%rdi), %r9
+	movq	8912(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r1_encrypt_data_run_restart_3
 	addq	$8, %rax
@@ -26694,14 +26712,14 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r1_encrypt_data_run_grown_3
-	movq	$0, 8896(%rdi)
+	movq	$0, 8904(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_grown_3:
-	movq	%r9, 8904(%rdi)
+	movq	%r9, 8912(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_run_done_3
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_restart_3:
-	movq	%r8, 8896(%rdi)
-	movq	$8, 8904(%rdi)
+	movq	%r8, 8904(%rdi)
+	movq	$8, 8912(%rdi)
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_done_3:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -27396,20 +27414,22 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_first128
 .Laesgen_gfni128_gcm_r1_encrypt_data_first_done128:
 .Laesgen_gfni128_gcm_r1_encrypt_data_top128:
 	cmpq	$128, %rdx
 	jb	.Laesgen_gfni128_gcm_r1_encrypt_data_drain128
+	cmpq	$0, 8872(%rdi)
+	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_gfni128_gcm_r1_encrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	8872(%rdi), %rax
+	cmpq	8880(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_refresh_steady_128
-	cmpq	$256, 8904(%rdi)
+	cmpq	$256, 8912(%rdi)
 	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_check_steady_128
 .Laesgen_gfni128_gcm_r1_encrypt_data_fast_steady_128:
 	vmovdqu	-128(%rcx), %xmm2
@@ -28186,23 +28206,23 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_top128
 .Laesgen_gfni128_gcm_r1_encrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8904(%rdi), %r10
+	movq	8912(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r1_encrypt_data_outside_run_4
-	movq	$0xffff, 8912(%rdi)
+	movq	$0xffff, 8920(%rdi)
 	addq	$8, %rax
-	cmpq	8904(%rdi), %rax
+	cmpq	8912(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r1_encrypt_data_fast_steady_128
 .Laesgen_gfni128_gcm_r1_encrypt_data_outside_run_4:
-	cmpq	$0, 8912(%rdi)
+	cmpq	$0, 8920(%rdi)
 	je	.Laesgen_gfni128_gcm_r1_encrypt_data_spent_steady_128
-	subq	$1, 8912(%rdi)
+	subq	$1, 8920(%rdi)
 	vmovdqu	-128(%rcx), %xmm2
 	vinserti128	$1, -64(%rcx), %ymm2, %ymm2
 	vmovdqu	-112(%rcx), %xmm3
@@ -29054,9 +29074,9 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni128_gcm_r1_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm9, %xmm9
 	vpxor	%xmm10, %xmm9, %xmm9
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
-	movq	8904(%rdi), %r9
+	movq	8912(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r1_encrypt_data_run_restart_4
 	addq	$8, %rax
@@ -29064,14 +29084,14 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r1_encrypt_data_run_grown_4
-	movq	$0, 8896(%rdi)
+	movq	$0, 8904(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_grown_4:
-	movq	%r9, 8904(%rdi)
+	movq	%r9, 8912(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_run_done_4
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_restart_4:
-	movq	%r8, 8896(%rdi)
-	movq	$8, 8904(%rdi)
+	movq	%r8, 8904(%rdi)
+	movq	$8, 8912(%rdi)
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_done_4:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -29939,7 +29959,7 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_top128
 .Laesgen_gfni128_gcm_r1_encrypt_data_spent_steady_128:
-	movq	8896(%rdi), %rax
+	movq	8904(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -30816,7 +30836,7 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_top128
 .Laesgen_gfni128_gcm_r1_encrypt_data_drain128:
 	vmovdqu	-128(%rcx), %xmm2
@@ -31988,14 +32008,16 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 .Laesgen_gfni128_gcm_r1_encrypt_data_first192:
 	cmpq	$128, %rdx
 	jb	.Laesgen_gfni128_gcm_r1_encrypt_data_first_done192
+	cmpq	$0, 8872(%rdi)
+	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_full_first_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_gfni128_gcm_r1_encrypt_data_full_first_192
 	shrq	$8, %rax
-	cmpq	8872(%rdi), %rax
+	cmpq	8880(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_refresh_first_192
-	cmpq	$256, 8904(%rdi)
+	cmpq	$256, 8912(%rdi)
 	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_check_first_192
 .Laesgen_gfni128_gcm_r1_encrypt_data_fast_first_192:
 	shlq	$4, %r8
@@ -32705,23 +32727,23 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_first_done192
 .Laesgen_gfni128_gcm_r1_encrypt_data_check_first_192:
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8904(%rdi), %r10
+	movq	8912(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r1_encrypt_data_outside_run_5
-	movq	$0xffff, 8912(%rdi)
+	movq	$0xffff, 8920(%rdi)
 	addq	$8, %rax
-	cmpq	8904(%rdi), %rax
+	cmpq	8912(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r1_encrypt_data_fast_first_192
 .Laesgen_gfni128_gcm_r1_encrypt_data_outside_run_5:
-	cmpq	$0, 8912(%rdi)
+	cmpq	$0, 8920(%rdi)
 	je	.Laesgen_gfni128_gcm_r1_encrypt_data_full_first_192
-	subq	$1, 8912(%rdi)
+	subq	$1, 8920(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni128_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -33506,9 +33528,9 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm9
 	vpxor	%xmm10, %xmm9, %xmm9
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
-	movq	8904(%rdi), %r9
+	movq	8912(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r1_encrypt_data_run_restart_5
 	addq	$8, %rax
@@ -33516,14 +33538,14 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r1_encrypt_data_run_grown_5
-	movq	$0, 8896(%rdi)
+	movq	$0, 8904(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_grown_5:
-	movq	%r9, 8904(%rdi)
+	movq	%r9, 8912(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_run_done_5
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_restart_5:
-	movq	%r8, 8896(%rdi)
-	movq	$8, 8904(%rdi)
+	movq	%r8, 8904(%rdi)
+	movq	$8, 8912(%rdi)
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_done_5:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -34340,20 +34362,22 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_first192
 .Laesgen_gfni128_gcm_r1_encrypt_data_first_done192:
 .Laesgen_gfni128_gcm_r1_encrypt_data_top192:
 	cmpq	$128, %rdx
 	jb	.Laesgen_gfni128_gcm_r1_encrypt_data_drain192
+	cmpq	$0, 8872(%rdi)
+	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_gfni128_gcm_r1_encrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	8872(%rdi), %rax
+	cmpq	8880(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_refresh_steady_192
-	cmpq	$256, 8904(%rdi)
+	cmpq	$256, 8912(%rdi)
 	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_check_steady_192
 .Laesgen_gfni128_gcm_r1_encrypt_data_fast_steady_192:
 	vmovdqu	-128(%rcx), %xmm2
@@ -35252,23 +35276,23 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_top192
 .Laesgen_gfni128_gcm_r1_encrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8904(%rdi), %r10
+	movq	8912(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r1_encrypt_data_outside_run_6
-	movq	$0xffff, 8912(%rdi)
+	movq	$0xffff, 8920(%rdi)
 	addq	$8, %rax
-	cmpq	8904(%rdi), %rax
+	cmpq	8912(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r1_encrypt_data_fast_steady_192
 .Laesgen_gfni128_gcm_r1_encrypt_data_outside_run_6:
-	cmpq	$0, 8912(%rdi)
+	cmpq	$0, 8920(%rdi)
 	je	.Laesgen_gfni128_gcm_r1_encrypt_data_spent_steady_192
-	subq	$1, 8912(%rdi)
+	subq	$1, 8920(%rdi)
 	vmovdqu	-128(%rcx), %xmm2
 	vinserti128	$1, -64(%rcx), %ymm2, %ymm2
 	vmovdqu	-112(%rcx), %xmm3
@@ -36242,9 +36266,9 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm9
 	vpxor	%xmm10, %xmm9, %xmm9
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
-	movq	8904(%rdi), %r9
+	movq	8912(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r1_encrypt_data_run_restart_6
 	addq	$8, %rax
@@ -36252,14 +36276,14 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r1_encrypt_data_run_grown_6
-	movq	$0, 8896(%rdi)
+	movq	$0, 8904(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_grown_6:
-	movq	%r9, 8904(%rdi)
+	movq	%r9, 8912(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_run_done_6
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_restart_6:
-	movq	%r8, 8896(%rdi)
-	movq	$8, 8904(%rdi)
+	movq	%r8, 8904(%rdi)
+	movq	$8, 8912(%rdi)
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_done_6:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -37249,7 +37273,7 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_top192
 .Laesgen_gfni128_gcm_r1_encrypt_data_spent_steady_192:
-	movq	8896(%rdi), %rax
+	movq	8904(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -38248,7 +38272,7 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_top192
 .Laesgen_gfni128_gcm_r1_encrypt_data_drain192:
 	vmovdqu	-128(%rcx), %xmm2
@@ -40062,14 +40086,16 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 .Laesgen_gfni128_gcm_r1_decrypt_data_top256:
 	cmpq	$128, %rdx
 	jb	.Laesgen_gfni128_gcm_r1_decrypt_data_drain256
+	cmpq	$0, 8872(%rdi)
+	jne	.Laesgen_gfni128_gcm_r1_decrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_gfni128_gcm_r1_decrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	8872(%rdi), %rax
+	cmpq	8880(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r1_decrypt_data_refresh_steady_256
-	cmpq	$256, 8904(%rdi)
+	cmpq	$256, 8912(%rdi)
 	jne	.Laesgen_gfni128_gcm_r1_decrypt_data_check_steady_256
 .Laesgen_gfni128_gcm_r1_decrypt_data_fast_steady_256:
 	vmovdqu	(%rsi), %xmm2
@@ -41106,23 +41132,23 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r1_decrypt_data_top256
 .Laesgen_gfni128_gcm_r1_decrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8904(%rdi), %r10
+	movq	8912(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r1_decrypt_data_outside_run
-	movq	$0xffff, 8912(%rdi)
+	movq	$0xffff, 8920(%rdi)
 	addq	$8, %rax
-	cmpq	8904(%rdi), %rax
+	cmpq	8912(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r1_decrypt_data_fast_steady_256
 .Laesgen_gfni128_gcm_r1_decrypt_data_outside_run:
-	cmpq	$0, 8912(%rdi)
+	cmpq	$0, 8920(%rdi)
 	je	.Laesgen_gfni128_gcm_r1_decrypt_data_spent_steady_256
-	subq	$1, 8912(%rdi)
+	subq	$1, 8920(%rdi)
 	vmovdqu	(%rsi), %xmm2
 	vinserti128	$1, 64(%rsi), %ymm2, %ymm2
 	vmovdqu	16(%rsi), %xmm3
@@ -42234,9 +42260,9 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	vpshufb	.Laesgen_gfni128_gcm_r1_decrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm9, %xmm9
 	vpxor	%xmm10, %xmm9, %xmm9
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
-	movq	8904(%rdi), %r9
+	movq	8912(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r1_decrypt_data_run_restart
 	addq	$8, %rax
@@ -42244,14 +42270,14 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r1_decrypt_data_run_grown
-	movq	$0, 8896(%rdi)
+	movq	$0, 8904(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r1_decrypt_data_run_grown:
-	movq	%r9, 8904(%rdi)
+	movq	%r9, 8912(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_decrypt_data_run_done
 .Laesgen_gfni128_gcm_r1_decrypt_data_run_restart:
-	movq	%r8, 8896(%rdi)
-	movq	$8, 8904(%rdi)
+	movq	%r8, 8904(%rdi)
+	movq	$8, 8912(%rdi)
 .Laesgen_gfni128_gcm_r1_decrypt_data_run_done:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -43379,7 +43405,7 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_gfni128_gcm_r1_decrypt_data_top256
 .Laesgen_gfni128_gcm_r1_decrypt_data_spent_steady_256:
-	movq	8896(%rdi), %rax
+	movq	8904(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -44516,7 +44542,7 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	vmovdqa	%xmm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_decrypt_data_top256
 .Laesgen_gfni128_gcm_r1_decrypt_data_drain256:
 .Laesgen_gfni128_gcm_r1_decrypt_data_small256:
@@ -45703,14 +45729,16 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 .Laesgen_gfni128_gcm_r1_decrypt_data_top128:
 	cmpq	$128, %rdx
 	jb	.Laesgen_gfni128_gcm_r1_decrypt_data_drain128
+	cmpq	$0, 8872(%rdi)
+	jne	.Laesgen_gfni128_gcm_r1_decrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_gfni128_gcm_r1_decrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	8872(%rdi), %rax
+	cmpq	8880(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r1_decrypt_data_refresh_steady_128
-	cmpq	$256, 8904(%rdi)
+	cmpq	$256, 8912(%rdi)
 	jne	.Laesgen_gfni128_gcm_r1_decrypt_data_check_steady_128
 .Laesgen_gfni128_gcm_r1_decrypt_data_fast_steady_128:
 	vmovdqu	(%rsi), %xmm2
@@ -46487,23 +46515,23 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r1_decrypt_data_top128
 .Laesgen_gfni128_gcm_r1_decrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8904(%rdi), %r10
+	movq	8912(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r1_decrypt_data_outside_run_2
-	movq	$0xffff, 8912(%rdi)
+	movq	$0xffff, 8920(%rdi)
 	addq	$8, %rax
-	cmpq	8904(%rdi), %rax
+	cmpq	8912(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r1_decrypt_data_fast_steady_128
 .Laesgen_gfni128_gcm_r1_decrypt_data_outside_run_2:
-	cmpq	$0, 8912(%rdi)
+	cmpq	$0, 8920(%rdi)
 	je	.Laesgen_gfni128_gcm_r1_decrypt_data_spent_steady_128
-	subq	$1, 8912(%rdi)
+	subq	$1, 8920(%rdi)
 	vmovdqu	(%rsi), %xmm2
 	vinserti128	$1, 64(%rsi), %ymm2, %ymm2
 	vmovdqu	16(%rsi), %xmm3
@@ -47355,9 +47383,9 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	vpshufb	.Laesgen_gfni128_gcm_r1_decrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm9, %xmm9
 	vpxor	%xmm10, %xmm9, %xmm9
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
-	movq	8904(%rdi), %r9
+	movq	8912(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r1_decrypt_data_run_restart_2
 	addq	$8, %rax
@@ -47365,14 +47393,14 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r1_decrypt_data_run_grown_2
-	movq	$0, 8896(%rdi)
+	movq	$0, 8904(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r1_decrypt_data_run_grown_2:
-	movq	%r9, 8904(%rdi)
+	movq	%r9, 8912(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_decrypt_data_run_done_2
 .Laesgen_gfni128_gcm_r1_decrypt_data_run_restart_2:
-	movq	%r8, 8896(%rdi)
-	movq	$8, 8904(%rdi)
+	movq	%r8, 8904(%rdi)
+	movq	$8, 8912(%rdi)
 .Laesgen_gfni128_gcm_r1_decrypt_data_run_done_2:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -48240,7 +48268,7 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_gfni128_gcm_r1_decrypt_data_top128
 .Laesgen_gfni128_gcm_r1_decrypt_data_spent_steady_128:
-	movq	8896(%rdi), %rax
+	movq	8904(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -49117,7 +49145,7 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	vmovdqa	%xmm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_decrypt_data_top128
 .Laesgen_gfni128_gcm_r1_decrypt_data_drain128:
 .Laesgen_gfni128_gcm_r1_decrypt_data_small128:
@@ -50100,14 +50128,16 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 .Laesgen_gfni128_gcm_r1_decrypt_data_top192:
 	cmpq	$128, %rdx
 	jb	.Laesgen_gfni128_gcm_r1_decrypt_data_drain192
+	cmpq	$0, 8872(%rdi)
+	jne	.Laesgen_gfni128_gcm_r1_decrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_gfni128_gcm_r1_decrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	8872(%rdi), %rax
+	cmpq	8880(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r1_decrypt_data_refresh_steady_192
-	cmpq	$256, 8904(%rdi)
+	cmpq	$256, 8912(%rdi)
 	jne	.Laesgen_gfni128_gcm_r1_decrypt_data_check_steady_192
 .Laesgen_gfni128_gcm_r1_decrypt_data_fast_steady_192:
 	vmovdqu	(%rsi), %xmm2
@@ -51006,23 +51036,23 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r1_decrypt_data_top192
 .Laesgen_gfni128_gcm_r1_decrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8904(%rdi), %r10
+	movq	8912(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r1_decrypt_data_outside_run_3
-	movq	$0xffff, 8912(%rdi)
+	movq	$0xffff, 8920(%rdi)
 	addq	$8, %rax
-	cmpq	8904(%rdi), %rax
+	cmpq	8912(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r1_decrypt_data_fast_steady_192
 .Laesgen_gfni128_gcm_r1_decrypt_data_outside_run_3:
-	cmpq	$0, 8912(%rdi)
+	cmpq	$0, 8920(%rdi)
 	je	.Laesgen_gfni128_gcm_r1_decrypt_data_spent_steady_192
-	subq	$1, 8912(%rdi)
+	subq	$1, 8920(%rdi)
 	vmovdqu	(%rsi), %xmm2
 	vinserti128	$1, 64(%rsi), %ymm2, %ymm2
 	vmovdqu	16(%rsi), %xmm3
@@ -51996,9 +52026,9 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_decrypt_data_gfni_sbox128(%rip), %xmm9, %xmm9
 	vpxor	%xmm10, %xmm9, %xmm9
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
-	movq	8904(%rdi), %r9
+	movq	8912(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r1_decrypt_data_run_restart_3
 	addq	$8, %rax
@@ -52006,14 +52036,14 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r1_decrypt_data_run_grown_3
-	movq	$0, 8896(%rdi)
+	movq	$0, 8904(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r1_decrypt_data_run_grown_3:
-	movq	%r9, 8904(%rdi)
+	movq	%r9, 8912(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_decrypt_data_run_done_3
 .Laesgen_gfni128_gcm_r1_decrypt_data_run_restart_3:
-	movq	%r8, 8896(%rdi)
-	movq	$8, 8904(%rdi)
+	movq	%r8, 8904(%rdi)
+	movq	$8, 8912(%rdi)
 .Laesgen_gfni128_gcm_r1_decrypt_data_run_done_3:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -53003,7 +53033,7 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_gfni128_gcm_r1_decrypt_data_top192
 .Laesgen_gfni128_gcm_r1_decrypt_data_spent_steady_192:
-	movq	8896(%rdi), %rax
+	movq	8904(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -54002,7 +54032,7 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	vmovdqa	%xmm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_decrypt_data_top192
 .Laesgen_gfni128_gcm_r1_decrypt_data_drain192:
 .Laesgen_gfni128_gcm_r1_decrypt_data_small192:

@@ -742,7 +742,7 @@ aesgen_gfni128_gcm_r2_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_init_hash_key
 .Laesgen_gfni128_gcm_r2_init_hash_key:
-	movq	$1, 8888(%rdi)
+	movq	$1, 8896(%rdi)
 	vpxor	%xmm0, %xmm0, %xmm0
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -2290,8 +2290,10 @@ aesgen_gfni128_gcm_r2_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni128_gcm_r2_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 8872(%rbx)
 	jmp	.Laesgen_gfni128_gcm_r2_seal_have_j0
 .Laesgen_gfni128_gcm_r2_seal_long_nonce:
+	movq	$1, 8872(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa	8784(%rbx), %xmm0
@@ -3991,7 +3993,9 @@ aesgen_gfni128_gcm_r2_seal:
 	vpshufb	.Laesgen_gfni128_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni128_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 8768(%rbx)
-	movq	$-1, 8872(%rbx)
+	movq	$-1, 8880(%rbx)
+	cmpq	$0, 8872(%rbx)
+	jne	.Laesgen_gfni128_gcm_r2_seal_same_table
 	vmovdqa	%xmm0, 8832(%rbx)
 	movq	8832(%rbx), %rsi
 	bswapq	%rsi
@@ -4001,16 +4005,16 @@ aesgen_gfni128_gcm_r2_seal:
 	andq	%rdx, %rdi
 	movabsq	$0xff00000000ff0000, %rdx
 	andq	%rsi, %rdx
-	cmpq	8880(%rbx), %rdi
+	cmpq	8888(%rbx), %rdi
 	jne	.Laesgen_gfni128_gcm_r2_seal_restart
-	cmpq	8888(%rbx), %rdx
+	cmpq	8896(%rbx), %rdx
 	je	.Laesgen_gfni128_gcm_r2_seal_same_table
 .Laesgen_gfni128_gcm_r2_seal_restart:
-	movq	%rdi, 8880(%rbx)
-	movq	%rdx, 8888(%rbx)
-	movq	$0, 8896(%rbx)
+	movq	%rdi, 8888(%rbx)
+	movq	%rdx, 8896(%rbx)
 	movq	$0, 8904(%rbx)
-	movq	$1, 8912(%rbx)
+	movq	$0, 8912(%rbx)
+	movq	$1, 8920(%rbx)
 	jmp	.Laesgen_gfni128_gcm_r2_seal_same_table
 .Laesgen_gfni128_gcm_r2_seal_same_table:
 	movl	240(%rbx), %edx
@@ -4044,7 +4048,7 @@ aesgen_gfni128_gcm_r2_seal:
 	vmovdqa	%xmm2, 8928(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 8872(%rbx)
+	movq	%rdx, 8880(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4195,7 +4199,7 @@ aesgen_gfni128_gcm_r2_seal:
 	vmovdqa	%xmm2, 8928(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 8872(%rbx)
+	movq	%rdx, 8880(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4310,7 +4314,7 @@ aesgen_gfni128_gcm_r2_seal:
 	vmovdqa	%xmm2, 8928(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 8872(%rbx)
+	movq	%rdx, 8880(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -6532,8 +6536,10 @@ aesgen_gfni128_gcm_r2_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni128_gcm_r2_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 8872(%rbx)
 	jmp	.Laesgen_gfni128_gcm_r2_open_have_j0
 .Laesgen_gfni128_gcm_r2_open_long_nonce:
+	movq	$1, 8872(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa	8784(%rbx), %xmm0
@@ -8233,7 +8239,9 @@ aesgen_gfni128_gcm_r2_open:
 	vpshufb	.Laesgen_gfni128_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni128_gcm_r2_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 8768(%rbx)
-	movq	$-1, 8872(%rbx)
+	movq	$-1, 8880(%rbx)
+	cmpq	$0, 8872(%rbx)
+	jne	.Laesgen_gfni128_gcm_r2_open_same_table
 	vmovdqa	%xmm0, 8832(%rbx)
 	movq	8832(%rbx), %rsi
 	bswapq	%rsi
@@ -8243,16 +8251,16 @@ aesgen_gfni128_gcm_r2_open:
 	andq	%rdx, %rdi
 	movabsq	$0xff00000000ff0000, %rdx
 	andq	%rsi, %rdx
-	cmpq	8880(%rbx), %rdi
+	cmpq	8888(%rbx), %rdi
 	jne	.Laesgen_gfni128_gcm_r2_open_restart
-	cmpq	8888(%rbx), %rdx
+	cmpq	8896(%rbx), %rdx
 	je	.Laesgen_gfni128_gcm_r2_open_same_table
 .Laesgen_gfni128_gcm_r2_open_restart:
-	movq	%rdi, 8880(%rbx)
-	movq	%rdx, 8888(%rbx)
-	movq	$0, 8896(%rbx)
+	movq	%rdi, 8888(%rbx)
+	movq	%rdx, 8896(%rbx)
 	movq	$0, 8904(%rbx)
-	movq	$1, 8912(%rbx)
+	movq	$0, 8912(%rbx)
+	movq	$1, 8920(%rbx)
 	jmp	.Laesgen_gfni128_gcm_r2_open_same_table
 .Laesgen_gfni128_gcm_r2_open_same_table:
 	movl	240(%rbx), %edx
@@ -8286,7 +8294,7 @@ aesgen_gfni128_gcm_r2_open:
 	vmovdqa	%xmm2, 8928(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 8872(%rbx)
+	movq	%rdx, 8880(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -8437,7 +8445,7 @@ aesgen_gfni128_gcm_r2_open:
 	vmovdqa	%xmm2, 8928(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 8872(%rbx)
+	movq	%rdx, 8880(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -8552,7 +8560,7 @@ aesgen_gfni128_gcm_r2_open:
 	vmovdqa	%xmm2, 8928(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 8872(%rbx)
+	movq	%rdx, 8880(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -10800,8 +10808,10 @@ aesgen_gfni128_gcm_r2_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni128_gcm_r2_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 8872(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_start_have_j0
 .Laesgen_gfni128_gcm_r2_start_long_nonce:
+	movq	$1, 8872(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	8784(%rdi), %xmm0
@@ -12501,7 +12511,9 @@ aesgen_gfni128_gcm_r2_start:
 	vpshufb	.Laesgen_gfni128_gcm_r2_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni128_gcm_r2_start_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 8768(%rdi)
-	movq	$-1, 8872(%rdi)
+	movq	$-1, 8880(%rdi)
+	cmpq	$0, 8872(%rdi)
+	jne	.Laesgen_gfni128_gcm_r2_start_same_table
 	vmovdqa	%xmm0, 8832(%rdi)
 	movq	8832(%rdi), %rcx
 	bswapq	%rcx
@@ -12511,16 +12523,16 @@ aesgen_gfni128_gcm_r2_start:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	8880(%rdi), %rdx
+	cmpq	8888(%rdi), %rdx
 	jne	.Laesgen_gfni128_gcm_r2_start_restart
-	cmpq	8888(%rdi), %rax
+	cmpq	8896(%rdi), %rax
 	je	.Laesgen_gfni128_gcm_r2_start_same_table
 .Laesgen_gfni128_gcm_r2_start_restart:
-	movq	%rdx, 8880(%rdi)
-	movq	%rax, 8888(%rdi)
-	movq	$0, 8896(%rdi)
+	movq	%rdx, 8888(%rdi)
+	movq	%rax, 8896(%rdi)
 	movq	$0, 8904(%rdi)
-	movq	$1, 8912(%rdi)
+	movq	$0, 8912(%rdi)
+	movq	$1, 8920(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_start_same_table
 .Laesgen_gfni128_gcm_r2_start_same_table:
 	movl	240(%rdi), %eax
@@ -12554,7 +12566,7 @@ aesgen_gfni128_gcm_r2_start:
 	vmovdqa	%xmm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -12705,7 +12717,7 @@ aesgen_gfni128_gcm_r2_start:
 	vmovdqa	%xmm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -12820,7 +12832,7 @@ aesgen_gfni128_gcm_r2_start:
 	vmovdqa	%xmm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -16889,14 +16901,16 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 .Laesgen_gfni128_gcm_r2_encrypt_data_first256:
 	cmpq	$128, %rdx
 	jb	.Laesgen_gfni128_gcm_r2_encrypt_data_first_done256
+	cmpq	$0, 8872(%rdi)
+	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_full_first_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_gfni128_gcm_r2_encrypt_data_full_first_256
 	shrq	$8, %rax
-	cmpq	8872(%rdi), %rax
+	cmpq	8880(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_refresh_first_256
-	cmpq	$256, 8904(%rdi)
+	cmpq	$256, 8912(%rdi)
 	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_check_first_256
 .Laesgen_gfni128_gcm_r2_encrypt_data_fast_first_256:
 	shlq	$4, %r8
@@ -17679,23 +17693,23 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_first_done256
 .Laesgen_gfni128_gcm_r2_encrypt_data_check_first_256:
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8904(%rdi), %r10
+	movq	8912(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r2_encrypt_data_outside_run
-	movq	$0xffff, 8912(%rdi)
+	movq	$0xffff, 8920(%rdi)
 	addq	$8, %rax
-	cmpq	8904(%rdi), %rax
+	cmpq	8912(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r2_encrypt_data_fast_first_256
 .Laesgen_gfni128_gcm_r2_encrypt_data_outside_run:
-	cmpq	$0, 8912(%rdi)
+	cmpq	$0, 8920(%rdi)
 	je	.Laesgen_gfni128_gcm_r2_encrypt_data_full_first_256
-	subq	$1, 8912(%rdi)
+	subq	$1, 8920(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni128_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -18618,9 +18632,9 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni128_gcm_r2_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm9, %xmm9
 	vpxor	%xmm10, %xmm9, %xmm9
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
-	movq	8904(%rdi), %r9
+	movq	8912(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r2_encrypt_data_run_restart
 	addq	$8, %rax
@@ -18628,14 +18642,14 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r2_encrypt_data_run_grown
-	movq	$0, 8896(%rdi)
+	movq	$0, 8904(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_grown:
-	movq	%r9, 8904(%rdi)
+	movq	%r9, 8912(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_run_done
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_restart:
-	movq	%r8, 8896(%rdi)
-	movq	$8, 8904(%rdi)
+	movq	%r8, 8904(%rdi)
+	movq	$8, 8912(%rdi)
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_done:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -19599,20 +19613,22 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_first256
 .Laesgen_gfni128_gcm_r2_encrypt_data_first_done256:
 .Laesgen_gfni128_gcm_r2_encrypt_data_top256:
 	cmpq	$128, %rdx
 	jb	.Laesgen_gfni128_gcm_r2_encrypt_data_drain256
+	cmpq	$0, 8872(%rdi)
+	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_gfni128_gcm_r2_encrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	8872(%rdi), %rax
+	cmpq	8880(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_refresh_steady_256
-	cmpq	$256, 8904(%rdi)
+	cmpq	$256, 8912(%rdi)
 	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_check_steady_256
 .Laesgen_gfni128_gcm_r2_encrypt_data_fast_steady_256:
 	vmovdqu	-128(%rcx), %xmm2
@@ -20584,23 +20600,23 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_top256
 .Laesgen_gfni128_gcm_r2_encrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8904(%rdi), %r10
+	movq	8912(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r2_encrypt_data_outside_run_2
-	movq	$0xffff, 8912(%rdi)
+	movq	$0xffff, 8920(%rdi)
 	addq	$8, %rax
-	cmpq	8904(%rdi), %rax
+	cmpq	8912(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r2_encrypt_data_fast_steady_256
 .Laesgen_gfni128_gcm_r2_encrypt_data_outside_run_2:
-	cmpq	$0, 8912(%rdi)
+	cmpq	$0, 8920(%rdi)
 	je	.Laesgen_gfni128_gcm_r2_encrypt_data_spent_steady_256
-	subq	$1, 8912(%rdi)
+	subq	$1, 8920(%rdi)
 	vmovdqu	-128(%rcx), %xmm2
 	vinserti128	$1, -64(%rcx), %ymm2, %ymm2
 	vmovdqu	-112(%rcx), %xmm3
@@ -21712,9 +21728,9 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni128_gcm_r2_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm9, %xmm9
 	vpxor	%xmm10, %xmm9, %xmm9
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
-	movq	8904(%rdi), %r9
+	movq	8912(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r2_encrypt_data_run_restart_2
 	addq	$8, %rax
@@ -21722,14 +21738,14 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r2_encrypt_data_run_grown_2
-	movq	$0, 8896(%rdi)
+	movq	$0, 8904(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_grown_2:
-	movq	%r9, 8904(%rdi)
+	movq	%r9, 8912(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_run_done_2
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_restart_2:
-	movq	%r8, 8896(%rdi)
-	movq	$8, 8904(%rdi)
+	movq	%r8, 8904(%rdi)
+	movq	$8, 8912(%rdi)
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_done_2:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -22857,7 +22873,7 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_top256
 .Laesgen_gfni128_gcm_r2_encrypt_data_spent_steady_256:
-	movq	8896(%rdi), %rax
+	movq	8904(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -24003,7 +24019,7 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_top256
 .Laesgen_gfni128_gcm_r2_encrypt_data_drain256:
 	vmovdqu	-128(%rcx), %xmm2
@@ -25379,14 +25395,16 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 .Laesgen_gfni128_gcm_r2_encrypt_data_first128:
 	cmpq	$128, %rdx
 	jb	.Laesgen_gfni128_gcm_r2_encrypt_data_first_done128
+	cmpq	$0, 8872(%rdi)
+	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_full_first_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_gfni128_gcm_r2_encrypt_data_full_first_128
 	shrq	$8, %rax
-	cmpq	8872(%rdi), %rax
+	cmpq	8880(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_refresh_first_128
-	cmpq	$256, 8904(%rdi)
+	cmpq	$256, 8912(%rdi)
 	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_check_first_128
 .Laesgen_gfni128_gcm_r2_encrypt_data_fast_first_128:
 	shlq	$4, %r8
@@ -25909,23 +25927,23 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_first_done128
 .Laesgen_gfni128_gcm_r2_encrypt_data_check_first_128:
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8904(%rdi), %r10
+	movq	8912(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r2_encrypt_data_outside_run_3
-	movq	$0xffff, 8912(%rdi)
+	movq	$0xffff, 8920(%rdi)
 	addq	$8, %rax
-	cmpq	8904(%rdi), %rax
+	cmpq	8912(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r2_encrypt_data_fast_first_128
 .Laesgen_gfni128_gcm_r2_encrypt_data_outside_run_3:
-	cmpq	$0, 8912(%rdi)
+	cmpq	$0, 8920(%rdi)
 	je	.Laesgen_gfni128_gcm_r2_encrypt_data_full_first_128
-	subq	$1, 8912(%rdi)
+	subq	$1, 8920(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni128_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -26588,9 +26606,9 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni128_gcm_r2_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm9, %xmm9
 	vpxor	%xmm10, %xmm9, %xmm9
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
-	movq	8904(%rdi), %r9
+	movq	8912(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r2_encrypt_data_run_restart_3
 	addq	$8, %rax
@@ -26598,14 +26616,14 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r2_encrypt_data_run_grown_3
-	movq	$0, 8896(%rdi)
+	movq	$0, 8904(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_grown_3:
-	movq	%r9, 8904(%rdi)
+	movq	%r9, 8912(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_run_done_3
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_restart_3:
-	movq	%r8, 8896(%rdi)
-	movq	$8, 8904(%rdi)
+	movq	%r8, 8904(%rdi)
+	movq	$8, 8912(%rdi)
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_done_3:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -27309,20 +27327,22 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_first128
 .Laesgen_gfni128_gcm_r2_encrypt_data_first_done128:
 .Laesgen_gfni128_gcm_r2_encrypt_data_top128:
 	cmpq	$128, %rdx
 	jb	.Laesgen_gfni128_gcm_r2_encrypt_data_drain128
+	cmpq	$0, 8872(%rdi)
+	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_gfni128_gcm_r2_encrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	8872(%rdi), %rax
+	cmpq	8880(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_refresh_steady_128
-	cmpq	$256, 8904(%rdi)
+	cmpq	$256, 8912(%rdi)
 	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_check_steady_128
 .Laesgen_gfni128_gcm_r2_encrypt_data_fast_steady_128:
 	vmovdqu	-128(%rcx), %xmm2
@@ -28034,23 +28054,23 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_top128
 .Laesgen_gfni128_gcm_r2_encrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8904(%rdi), %r10
+	movq	8912(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r2_encrypt_data_outside_run_4
-	movq	$0xffff, 8912(%rdi)
+	movq	$0xffff, 8920(%rdi)
 	addq	$8, %rax
-	cmpq	8904(%rdi), %rax
+	cmpq	8912(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r2_encrypt_data_fast_steady_128
 .Laesgen_gfni128_gcm_r2_encrypt_data_outside_run_4:
-	cmpq	$0, 8912(%rdi)
+	cmpq	$0, 8920(%rdi)
 	je	.Laesgen_gfni128_gcm_r2_encrypt_data_spent_steady_128
-	subq	$1, 8912(%rdi)
+	subq	$1, 8920(%rdi)
 	vmovdqu	-128(%rcx), %xmm2
 	vinserti128	$1, -64(%rcx), %ymm2, %ymm2
 	vmovdqu	-112(%rcx), %xmm3
@@ -28902,9 +28922,9 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni128_gcm_r2_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm9, %xmm9
 	vpxor	%xmm10, %xmm9, %xmm9
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
-	movq	8904(%rdi), %r9
+	movq	8912(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r2_encrypt_data_run_restart_4
 	addq	$8, %rax
@@ -28912,14 +28932,14 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r2_encrypt_data_run_grown_4
-	movq	$0, 8896(%rdi)
+	movq	$0, 8904(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_grown_4:
-	movq	%r9, 8904(%rdi)
+	movq	%r9, 8912(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_run_done_4
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_restart_4:
-	movq	%r8, 8896(%rdi)
-	movq	$8, 8904(%rdi)
+	movq	%r8, 8904(%rdi)
+	movq	$8, 8912(%rdi)
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_done_4:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -29787,7 +29807,7 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_top128
 .Laesgen_gfni128_gcm_r2_encrypt_data_spent_steady_128:
-	movq	8896(%rdi), %rax
+	movq	8904(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -30673,7 +30693,7 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_top128
 .Laesgen_gfni128_gcm_r2_encrypt_data_drain128:
 	vmovdqu	-128(%rcx), %xmm2
@@ -31845,14 +31865,16 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 .Laesgen_gfni128_gcm_r2_encrypt_data_first192:
 	cmpq	$128, %rdx
 	jb	.Laesgen_gfni128_gcm_r2_encrypt_data_first_done192
+	cmpq	$0, 8872(%rdi)
+	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_full_first_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_gfni128_gcm_r2_encrypt_data_full_first_192
 	shrq	$8, %rax
-	cmpq	8872(%rdi), %rax
+	cmpq	8880(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_refresh_first_192
-	cmpq	$256, 8904(%rdi)
+	cmpq	$256, 8912(%rdi)
 	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_check_first_192
 .Laesgen_gfni128_gcm_r2_encrypt_data_fast_first_192:
 	shlq	$4, %r8
@@ -32497,23 +32519,23 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_first_done192
 .Laesgen_gfni128_gcm_r2_encrypt_data_check_first_192:
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8904(%rdi), %r10
+	movq	8912(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r2_encrypt_data_outside_run_5
-	movq	$0xffff, 8912(%rdi)
+	movq	$0xffff, 8920(%rdi)
 	addq	$8, %rax
-	cmpq	8904(%rdi), %rax
+	cmpq	8912(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r2_encrypt_data_fast_first_192
 .Laesgen_gfni128_gcm_r2_encrypt_data_outside_run_5:
-	cmpq	$0, 8912(%rdi)
+	cmpq	$0, 8920(%rdi)
 	je	.Laesgen_gfni128_gcm_r2_encrypt_data_full_first_192
-	subq	$1, 8912(%rdi)
+	subq	$1, 8920(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni128_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -33298,9 +33320,9 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r2_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm9
 	vpxor	%xmm10, %xmm9, %xmm9
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
-	movq	8904(%rdi), %r9
+	movq	8912(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r2_encrypt_data_run_restart_5
 	addq	$8, %rax
@@ -33308,14 +33330,14 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r2_encrypt_data_run_grown_5
-	movq	$0, 8896(%rdi)
+	movq	$0, 8904(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_grown_5:
-	movq	%r9, 8904(%rdi)
+	movq	%r9, 8912(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_run_done_5
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_restart_5:
-	movq	%r8, 8896(%rdi)
-	movq	$8, 8904(%rdi)
+	movq	%r8, 8904(%rdi)
+	movq	$8, 8912(%rdi)
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_done_5:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -34141,20 +34163,22 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_first192
 .Laesgen_gfni128_gcm_r2_encrypt_data_first_done192:
 .Laesgen_gfni128_gcm_r2_encrypt_data_top192:
 	cmpq	$128, %rdx
 	jb	.Laesgen_gfni128_gcm_r2_encrypt_data_drain192
+	cmpq	$0, 8872(%rdi)
+	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_gfni128_gcm_r2_encrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	8872(%rdi), %rax
+	cmpq	8880(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_refresh_steady_192
-	cmpq	$256, 8904(%rdi)
+	cmpq	$256, 8912(%rdi)
 	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_check_steady_192
 .Laesgen_gfni128_gcm_r2_encrypt_data_fast_steady_192:
 	vmovdqu	-128(%rcx), %xmm2
@@ -34988,23 +35012,23 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_top192
 .Laesgen_gfni128_gcm_r2_encrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8904(%rdi), %r10
+	movq	8912(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r2_encrypt_data_outside_run_6
-	movq	$0xffff, 8912(%rdi)
+	movq	$0xffff, 8920(%rdi)
 	addq	$8, %rax
-	cmpq	8904(%rdi), %rax
+	cmpq	8912(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r2_encrypt_data_fast_steady_192
 .Laesgen_gfni128_gcm_r2_encrypt_data_outside_run_6:
-	cmpq	$0, 8912(%rdi)
+	cmpq	$0, 8920(%rdi)
 	je	.Laesgen_gfni128_gcm_r2_encrypt_data_spent_steady_192
-	subq	$1, 8912(%rdi)
+	subq	$1, 8920(%rdi)
 	vmovdqu	-128(%rcx), %xmm2
 	vinserti128	$1, -64(%rcx), %ymm2, %ymm2
 	vmovdqu	-112(%rcx), %xmm3
@@ -35978,9 +36002,9 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r2_encrypt_data_gfni_sbox128(%rip), %xmm9, %xmm9
 	vpxor	%xmm10, %xmm9, %xmm9
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
-	movq	8904(%rdi), %r9
+	movq	8912(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r2_encrypt_data_run_restart_6
 	addq	$8, %rax
@@ -35988,14 +36012,14 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r2_encrypt_data_run_grown_6
-	movq	$0, 8896(%rdi)
+	movq	$0, 8904(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_grown_6:
-	movq	%r9, 8904(%rdi)
+	movq	%r9, 8912(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_run_done_6
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_restart_6:
-	movq	%r8, 8896(%rdi)
-	movq	$8, 8904(%rdi)
+	movq	%r8, 8904(%rdi)
+	movq	$8, 8912(%rdi)
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_done_6:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -36985,7 +37009,7 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_top192
 .Laesgen_gfni128_gcm_r2_encrypt_data_spent_steady_192:
-	movq	8896(%rdi), %rax
+	movq	8904(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -37993,7 +38017,7 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_top192
 .Laesgen_gfni128_gcm_r2_encrypt_data_drain192:
 	vmovdqu	-128(%rcx), %xmm2
@@ -39807,14 +39831,16 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 .Laesgen_gfni128_gcm_r2_decrypt_data_top256:
 	cmpq	$128, %rdx
 	jb	.Laesgen_gfni128_gcm_r2_decrypt_data_drain256
+	cmpq	$0, 8872(%rdi)
+	jne	.Laesgen_gfni128_gcm_r2_decrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_gfni128_gcm_r2_decrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	8872(%rdi), %rax
+	cmpq	8880(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r2_decrypt_data_refresh_steady_256
-	cmpq	$256, 8904(%rdi)
+	cmpq	$256, 8912(%rdi)
 	jne	.Laesgen_gfni128_gcm_r2_decrypt_data_check_steady_256
 .Laesgen_gfni128_gcm_r2_decrypt_data_fast_steady_256:
 	vmovdqu	(%rsi), %xmm2
@@ -40786,23 +40812,23 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r2_decrypt_data_top256
 .Laesgen_gfni128_gcm_r2_decrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8904(%rdi), %r10
+	movq	8912(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r2_decrypt_data_outside_run
-	movq	$0xffff, 8912(%rdi)
+	movq	$0xffff, 8920(%rdi)
 	addq	$8, %rax
-	cmpq	8904(%rdi), %rax
+	cmpq	8912(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r2_decrypt_data_fast_steady_256
 .Laesgen_gfni128_gcm_r2_decrypt_data_outside_run:
-	cmpq	$0, 8912(%rdi)
+	cmpq	$0, 8920(%rdi)
 	je	.Laesgen_gfni128_gcm_r2_decrypt_data_spent_steady_256
-	subq	$1, 8912(%rdi)
+	subq	$1, 8920(%rdi)
 	vmovdqu	(%rsi), %xmm2
 	vinserti128	$1, 64(%rsi), %ymm2, %ymm2
 	vmovdqu	16(%rsi), %xmm3
@@ -41914,9 +41940,9 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_gfni128_gcm_r2_decrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm9, %xmm9
 	vpxor	%xmm10, %xmm9, %xmm9
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
-	movq	8904(%rdi), %r9
+	movq	8912(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r2_decrypt_data_run_restart
 	addq	$8, %rax
@@ -41924,14 +41950,14 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r2_decrypt_data_run_grown
-	movq	$0, 8896(%rdi)
+	movq	$0, 8904(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r2_decrypt_data_run_grown:
-	movq	%r9, 8904(%rdi)
+	movq	%r9, 8912(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_decrypt_data_run_done
 .Laesgen_gfni128_gcm_r2_decrypt_data_run_restart:
-	movq	%r8, 8896(%rdi)
-	movq	$8, 8904(%rdi)
+	movq	%r8, 8904(%rdi)
+	movq	$8, 8912(%rdi)
 .Laesgen_gfni128_gcm_r2_decrypt_data_run_done:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -43059,7 +43085,7 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_gfni128_gcm_r2_decrypt_data_top256
 .Laesgen_gfni128_gcm_r2_decrypt_data_spent_steady_256:
-	movq	8896(%rdi), %rax
+	movq	8904(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -44205,7 +44231,7 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 	vmovdqa	%xmm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_decrypt_data_top256
 .Laesgen_gfni128_gcm_r2_decrypt_data_drain256:
 .Laesgen_gfni128_gcm_r2_decrypt_data_small256:
@@ -45392,14 +45418,16 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 .Laesgen_gfni128_gcm_r2_decrypt_data_top128:
 	cmpq	$128, %rdx
 	jb	.Laesgen_gfni128_gcm_r2_decrypt_data_drain128
+	cmpq	$0, 8872(%rdi)
+	jne	.Laesgen_gfni128_gcm_r2_decrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_gfni128_gcm_r2_decrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	8872(%rdi), %rax
+	cmpq	8880(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r2_decrypt_data_refresh_steady_128
-	cmpq	$256, 8904(%rdi)
+	cmpq	$256, 8912(%rdi)
 	jne	.Laesgen_gfni128_gcm_r2_decrypt_data_check_steady_128
 .Laesgen_gfni128_gcm_r2_decrypt_data_fast_steady_128:
 	vmovdqu	(%rsi), %xmm2
@@ -46111,23 +46139,23 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r2_decrypt_data_top128
 .Laesgen_gfni128_gcm_r2_decrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8904(%rdi), %r10
+	movq	8912(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r2_decrypt_data_outside_run_2
-	movq	$0xffff, 8912(%rdi)
+	movq	$0xffff, 8920(%rdi)
 	addq	$8, %rax
-	cmpq	8904(%rdi), %rax
+	cmpq	8912(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r2_decrypt_data_fast_steady_128
 .Laesgen_gfni128_gcm_r2_decrypt_data_outside_run_2:
-	cmpq	$0, 8912(%rdi)
+	cmpq	$0, 8920(%rdi)
 	je	.Laesgen_gfni128_gcm_r2_decrypt_data_spent_steady_128
-	subq	$1, 8912(%rdi)
+	subq	$1, 8920(%rdi)
 	vmovdqu	(%rsi), %xmm2
 	vinserti128	$1, 64(%rsi), %ymm2, %ymm2
 	vmovdqu	16(%rsi), %xmm3
@@ -46979,9 +47007,9 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_gfni128_gcm_r2_decrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm9, %xmm9
 	vpxor	%xmm10, %xmm9, %xmm9
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
-	movq	8904(%rdi), %r9
+	movq	8912(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r2_decrypt_data_run_restart_2
 	addq	$8, %rax
@@ -46989,14 +47017,14 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r2_decrypt_data_run_grown_2
-	movq	$0, 8896(%rdi)
+	movq	$0, 8904(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r2_decrypt_data_run_grown_2:
-	movq	%r9, 8904(%rdi)
+	movq	%r9, 8912(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_decrypt_data_run_done_2
 .Laesgen_gfni128_gcm_r2_decrypt_data_run_restart_2:
-	movq	%r8, 8896(%rdi)
-	movq	$8, 8904(%rdi)
+	movq	%r8, 8904(%rdi)
+	movq	$8, 8912(%rdi)
 .Laesgen_gfni128_gcm_r2_decrypt_data_run_done_2:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -47864,7 +47892,7 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_gfni128_gcm_r2_decrypt_data_top128
 .Laesgen_gfni128_gcm_r2_decrypt_data_spent_steady_128:
-	movq	8896(%rdi), %rax
+	movq	8904(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -48750,7 +48778,7 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 	vmovdqa	%xmm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_decrypt_data_top128
 .Laesgen_gfni128_gcm_r2_decrypt_data_drain128:
 .Laesgen_gfni128_gcm_r2_decrypt_data_small128:
@@ -49733,14 +49761,16 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 .Laesgen_gfni128_gcm_r2_decrypt_data_top192:
 	cmpq	$128, %rdx
 	jb	.Laesgen_gfni128_gcm_r2_decrypt_data_drain192
+	cmpq	$0, 8872(%rdi)
+	jne	.Laesgen_gfni128_gcm_r2_decrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_gfni128_gcm_r2_decrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	8872(%rdi), %rax
+	cmpq	8880(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r2_decrypt_data_refresh_steady_192
-	cmpq	$256, 8904(%rdi)
+	cmpq	$256, 8912(%rdi)
 	jne	.Laesgen_gfni128_gcm_r2_decrypt_data_check_steady_192
 .Laesgen_gfni128_gcm_r2_decrypt_data_fast_steady_192:
 	vmovdqu	(%rsi), %xmm2
@@ -50574,23 +50604,23 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r2_decrypt_data_top192
 .Laesgen_gfni128_gcm_r2_decrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8904(%rdi), %r10
+	movq	8912(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r2_decrypt_data_outside_run_3
-	movq	$0xffff, 8912(%rdi)
+	movq	$0xffff, 8920(%rdi)
 	addq	$8, %rax
-	cmpq	8904(%rdi), %rax
+	cmpq	8912(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r2_decrypt_data_fast_steady_192
 .Laesgen_gfni128_gcm_r2_decrypt_data_outside_run_3:
-	cmpq	$0, 8912(%rdi)
+	cmpq	$0, 8920(%rdi)
 	je	.Laesgen_gfni128_gcm_r2_decrypt_data_spent_steady_192
-	subq	$1, 8912(%rdi)
+	subq	$1, 8920(%rdi)
 	vmovdqu	(%rsi), %xmm2
 	vinserti128	$1, 64(%rsi), %ymm2, %ymm2
 	vmovdqu	16(%rsi), %xmm3
@@ -51564,9 +51594,9 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r2_decrypt_data_gfni_sbox128(%rip), %xmm9, %xmm9
 	vpxor	%xmm10, %xmm9, %xmm9
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
-	movq	8904(%rdi), %r9
+	movq	8912(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r2_decrypt_data_run_restart_3
 	addq	$8, %rax
@@ -51574,14 +51604,14 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r2_decrypt_data_run_grown_3
-	movq	$0, 8896(%rdi)
+	movq	$0, 8904(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r2_decrypt_data_run_grown_3:
-	movq	%r9, 8904(%rdi)
+	movq	%r9, 8912(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_decrypt_data_run_done_3
 .Laesgen_gfni128_gcm_r2_decrypt_data_run_restart_3:
-	movq	%r8, 8896(%rdi)
-	movq	$8, 8904(%rdi)
+	movq	%r8, 8904(%rdi)
+	movq	$8, 8912(%rdi)
 .Laesgen_gfni128_gcm_r2_decrypt_data_run_done_3:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -52571,7 +52601,7 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_gfni128_gcm_r2_decrypt_data_top192
 .Laesgen_gfni128_gcm_r2_decrypt_data_spent_steady_192:
-	movq	8896(%rdi), %rax
+	movq	8904(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -53579,7 +53609,7 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 	vmovdqa	%xmm2, 8928(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_decrypt_data_top192
 .Laesgen_gfni128_gcm_r2_decrypt_data_drain192:
 .Laesgen_gfni128_gcm_r2_decrypt_data_small192:

@@ -740,7 +740,7 @@ aesgen_gfni256_gcm_r1_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_init_hash_key
 .Laesgen_gfni256_gcm_r1_init_hash_key:
-	movq	$1, 8888(%rdi)
+	movq	$1, 8896(%rdi)
 	vpxor	%xmm0, %xmm0, %xmm0
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -2288,8 +2288,10 @@ aesgen_gfni256_gcm_r1_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni256_gcm_r1_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 8872(%rbx)
 	jmp	.Laesgen_gfni256_gcm_r1_seal_have_j0
 .Laesgen_gfni256_gcm_r1_seal_long_nonce:
+	movq	$1, 8872(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa	8784(%rbx), %xmm0
@@ -3989,7 +3991,9 @@ aesgen_gfni256_gcm_r1_seal:
 	vpshufb	.Laesgen_gfni256_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni256_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 8768(%rbx)
-	movq	$-1, 8872(%rbx)
+	movq	$-1, 8880(%rbx)
+	cmpq	$0, 8872(%rbx)
+	jne	.Laesgen_gfni256_gcm_r1_seal_same_table
 	vmovdqa	%xmm0, 8832(%rbx)
 	movq	8832(%rbx), %rsi
 	bswapq	%rsi
@@ -3999,16 +4003,16 @@ aesgen_gfni256_gcm_r1_seal:
 	andq	%rdx, %rdi
 	movabsq	$0xff00000000ff0000, %rdx
 	andq	%rsi, %rdx
-	cmpq	8880(%rbx), %rdi
+	cmpq	8888(%rbx), %rdi
 	jne	.Laesgen_gfni256_gcm_r1_seal_restart
-	cmpq	8888(%rbx), %rdx
+	cmpq	8896(%rbx), %rdx
 	je	.Laesgen_gfni256_gcm_r1_seal_same_table
 .Laesgen_gfni256_gcm_r1_seal_restart:
-	movq	%rdi, 8880(%rbx)
-	movq	%rdx, 8888(%rbx)
-	movq	$0, 8896(%rbx)
+	movq	%rdi, 8888(%rbx)
+	movq	%rdx, 8896(%rbx)
 	movq	$0, 8904(%rbx)
-	movq	$1, 8912(%rbx)
+	movq	$0, 8912(%rbx)
+	movq	$1, 8920(%rbx)
 	jmp	.Laesgen_gfni256_gcm_r1_seal_same_table
 .Laesgen_gfni256_gcm_r1_seal_same_table:
 	movl	240(%rbx), %edx
@@ -4034,7 +4038,7 @@ aesgen_gfni256_gcm_r1_seal:
 	vmovdqa	%xmm2, 8944(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 8872(%rbx)
+	movq	%rdx, 8880(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4177,7 +4181,7 @@ aesgen_gfni256_gcm_r1_seal:
 	vmovdqa	%xmm2, 8944(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 8872(%rbx)
+	movq	%rdx, 8880(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4284,7 +4288,7 @@ aesgen_gfni256_gcm_r1_seal:
 	vmovdqa	%xmm2, 8944(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 8872(%rbx)
+	movq	%rdx, 8880(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -6506,8 +6510,10 @@ aesgen_gfni256_gcm_r1_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni256_gcm_r1_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 8872(%rbx)
 	jmp	.Laesgen_gfni256_gcm_r1_open_have_j0
 .Laesgen_gfni256_gcm_r1_open_long_nonce:
+	movq	$1, 8872(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa	8784(%rbx), %xmm0
@@ -8207,7 +8213,9 @@ aesgen_gfni256_gcm_r1_open:
 	vpshufb	.Laesgen_gfni256_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni256_gcm_r1_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 8768(%rbx)
-	movq	$-1, 8872(%rbx)
+	movq	$-1, 8880(%rbx)
+	cmpq	$0, 8872(%rbx)
+	jne	.Laesgen_gfni256_gcm_r1_open_same_table
 	vmovdqa	%xmm0, 8832(%rbx)
 	movq	8832(%rbx), %rsi
 	bswapq	%rsi
@@ -8217,16 +8225,16 @@ aesgen_gfni256_gcm_r1_open:
 	andq	%rdx, %rdi
 	movabsq	$0xff00000000ff0000, %rdx
 	andq	%rsi, %rdx
-	cmpq	8880(%rbx), %rdi
+	cmpq	8888(%rbx), %rdi
 	jne	.Laesgen_gfni256_gcm_r1_open_restart
-	cmpq	8888(%rbx), %rdx
+	cmpq	8896(%rbx), %rdx
 	je	.Laesgen_gfni256_gcm_r1_open_same_table
 .Laesgen_gfni256_gcm_r1_open_restart:
-	movq	%rdi, 8880(%rbx)
-	movq	%rdx, 8888(%rbx)
-	movq	$0, 8896(%rbx)
+	movq	%rdi, 8888(%rbx)
+	movq	%rdx, 8896(%rbx)
 	movq	$0, 8904(%rbx)
-	movq	$1, 8912(%rbx)
+	movq	$0, 8912(%rbx)
+	movq	$1, 8920(%rbx)
 	jmp	.Laesgen_gfni256_gcm_r1_open_same_table
 .Laesgen_gfni256_gcm_r1_open_same_table:
 	movl	240(%rbx), %edx
@@ -8252,7 +8260,7 @@ aesgen_gfni256_gcm_r1_open:
 	vmovdqa	%xmm2, 8944(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 8872(%rbx)
+	movq	%rdx, 8880(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -8395,7 +8403,7 @@ aesgen_gfni256_gcm_r1_open:
 	vmovdqa	%xmm2, 8944(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 8872(%rbx)
+	movq	%rdx, 8880(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -8502,7 +8510,7 @@ aesgen_gfni256_gcm_r1_open:
 	vmovdqa	%xmm2, 8944(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 8872(%rbx)
+	movq	%rdx, 8880(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -10750,8 +10758,10 @@ aesgen_gfni256_gcm_r1_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni256_gcm_r1_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 8872(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_start_have_j0
 .Laesgen_gfni256_gcm_r1_start_long_nonce:
+	movq	$1, 8872(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	8784(%rdi), %xmm0
@@ -12451,7 +12461,9 @@ aesgen_gfni256_gcm_r1_start:
 	vpshufb	.Laesgen_gfni256_gcm_r1_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni256_gcm_r1_start_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 8768(%rdi)
-	movq	$-1, 8872(%rdi)
+	movq	$-1, 8880(%rdi)
+	cmpq	$0, 8872(%rdi)
+	jne	.Laesgen_gfni256_gcm_r1_start_same_table
 	vmovdqa	%xmm0, 8832(%rdi)
 	movq	8832(%rdi), %rcx
 	bswapq	%rcx
@@ -12461,16 +12473,16 @@ aesgen_gfni256_gcm_r1_start:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	8880(%rdi), %rdx
+	cmpq	8888(%rdi), %rdx
 	jne	.Laesgen_gfni256_gcm_r1_start_restart
-	cmpq	8888(%rdi), %rax
+	cmpq	8896(%rdi), %rax
 	je	.Laesgen_gfni256_gcm_r1_start_same_table
 .Laesgen_gfni256_gcm_r1_start_restart:
-	movq	%rdx, 8880(%rdi)
-	movq	%rax, 8888(%rdi)
-	movq	$0, 8896(%rdi)
+	movq	%rdx, 8888(%rdi)
+	movq	%rax, 8896(%rdi)
 	movq	$0, 8904(%rdi)
-	movq	$1, 8912(%rdi)
+	movq	$0, 8912(%rdi)
+	movq	$1, 8920(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_start_same_table
 .Laesgen_gfni256_gcm_r1_start_same_table:
 	movl	240(%rdi), %eax
@@ -12496,7 +12508,7 @@ aesgen_gfni256_gcm_r1_start:
 	vmovdqa	%xmm2, 8944(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -12639,7 +12651,7 @@ aesgen_gfni256_gcm_r1_start:
 	vmovdqa	%xmm2, 8944(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -12746,7 +12758,7 @@ aesgen_gfni256_gcm_r1_start:
 	vmovdqa	%xmm2, 8944(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -16815,14 +16827,16 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 .Laesgen_gfni256_gcm_r1_encrypt_data_first256:
 	cmpq	$128, %rdx
 	jb	.Laesgen_gfni256_gcm_r1_encrypt_data_first_done256
+	cmpq	$0, 8872(%rdi)
+	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_full_first_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_gfni256_gcm_r1_encrypt_data_full_first_256
 	shrq	$8, %rax
-	cmpq	8872(%rdi), %rax
+	cmpq	8880(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_refresh_first_256
-	cmpq	$256, 8904(%rdi)
+	cmpq	$256, 8912(%rdi)
 	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_check_first_256
 .Laesgen_gfni256_gcm_r1_encrypt_data_fast_first_256:
 	shlq	$4, %r8
@@ -17258,23 +17272,23 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_first_done256
 .Laesgen_gfni256_gcm_r1_encrypt_data_check_first_256:
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8904(%rdi), %r10
+	movq	8912(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r1_encrypt_data_outside_run
-	movq	$0xffff, 8912(%rdi)
+	movq	$0xffff, 8920(%rdi)
 	addq	$8, %rax
-	cmpq	8904(%rdi), %rax
+	cmpq	8912(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r1_encrypt_data_fast_first_256
 .Laesgen_gfni256_gcm_r1_encrypt_data_outside_run:
-	cmpq	$0, 8912(%rdi)
+	cmpq	$0, 8920(%rdi)
 	je	.Laesgen_gfni256_gcm_r1_encrypt_data_full_first_256
-	subq	$1, 8912(%rdi)
+	subq	$1, 8920(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -17745,9 +17759,9 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni256_gcm_r1_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm5, %ymm5
 	vpxor	%ymm6, %ymm5, %ymm5
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
-	movq	8904(%rdi), %r9
+	movq	8912(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r1_encrypt_data_run_restart
 	addq	$8, %rax
@@ -17755,14 +17769,14 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r1_encrypt_data_run_grown
-	movq	$0, 8896(%rdi)
+	movq	$0, 8904(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_grown:
-	movq	%r9, 8904(%rdi)
+	movq	%r9, 8912(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_run_done
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_restart:
-	movq	%r8, 8896(%rdi)
-	movq	$8, 8904(%rdi)
+	movq	%r8, 8904(%rdi)
+	movq	$8, 8912(%rdi)
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_done:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -18262,20 +18276,22 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 8944(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_first256
 .Laesgen_gfni256_gcm_r1_encrypt_data_first_done256:
 .Laesgen_gfni256_gcm_r1_encrypt_data_top256:
 	cmpq	$128, %rdx
 	jb	.Laesgen_gfni256_gcm_r1_encrypt_data_drain256
+	cmpq	$0, 8872(%rdi)
+	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_gfni256_gcm_r1_encrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	8872(%rdi), %rax
+	cmpq	8880(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_refresh_steady_256
-	cmpq	$256, 8904(%rdi)
+	cmpq	$256, 8912(%rdi)
 	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_check_steady_256
 .Laesgen_gfni256_gcm_r1_encrypt_data_fast_steady_256:
 	vmovdqu	-128(%rcx), %xmm2
@@ -18900,23 +18916,23 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_top256
 .Laesgen_gfni256_gcm_r1_encrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8904(%rdi), %r10
+	movq	8912(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r1_encrypt_data_outside_run_2
-	movq	$0xffff, 8912(%rdi)
+	movq	$0xffff, 8920(%rdi)
 	addq	$8, %rax
-	cmpq	8904(%rdi), %rax
+	cmpq	8912(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r1_encrypt_data_fast_steady_256
 .Laesgen_gfni256_gcm_r1_encrypt_data_outside_run_2:
-	cmpq	$0, 8912(%rdi)
+	cmpq	$0, 8920(%rdi)
 	je	.Laesgen_gfni256_gcm_r1_encrypt_data_spent_steady_256
-	subq	$1, 8912(%rdi)
+	subq	$1, 8920(%rdi)
 	vmovdqu	-128(%rcx), %xmm2
 	vinserti128	$1, -64(%rcx), %ymm2, %ymm2
 	vmovdqu	-112(%rcx), %xmm3
@@ -19576,9 +19592,9 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni256_gcm_r1_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm5, %ymm5
 	vpxor	%ymm6, %ymm5, %ymm5
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
-	movq	8904(%rdi), %r9
+	movq	8912(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r1_encrypt_data_run_restart_2
 	addq	$8, %rax
@@ -19586,14 +19602,14 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r1_encrypt_data_run_grown_2
-	movq	$0, 8896(%rdi)
+	movq	$0, 8904(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_grown_2:
-	movq	%r9, 8904(%rdi)
+	movq	%r9, 8912(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_run_done_2
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_restart_2:
-	movq	%r8, 8896(%rdi)
-	movq	$8, 8904(%rdi)
+	movq	%r8, 8904(%rdi)
+	movq	$8, 8912(%rdi)
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_done_2:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -20265,7 +20281,7 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_top256
 .Laesgen_gfni256_gcm_r1_encrypt_data_spent_steady_256:
-	movq	8896(%rdi), %rax
+	movq	8904(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -20955,7 +20971,7 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 8944(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_top256
 .Laesgen_gfni256_gcm_r1_encrypt_data_drain256:
 	vmovdqu	-128(%rcx), %xmm2
@@ -22333,14 +22349,16 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 .Laesgen_gfni256_gcm_r1_encrypt_data_first128:
 	cmpq	$128, %rdx
 	jb	.Laesgen_gfni256_gcm_r1_encrypt_data_first_done128
+	cmpq	$0, 8872(%rdi)
+	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_full_first_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_gfni256_gcm_r1_encrypt_data_full_first_128
 	shrq	$8, %rax
-	cmpq	8872(%rdi), %rax
+	cmpq	8880(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_refresh_first_128
-	cmpq	$256, 8904(%rdi)
+	cmpq	$256, 8912(%rdi)
 	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_check_first_128
 .Laesgen_gfni256_gcm_r1_encrypt_data_fast_first_128:
 	shlq	$4, %r8
@@ -22644,23 +22662,23 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_first_done128
 .Laesgen_gfni256_gcm_r1_encrypt_data_check_first_128:
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8904(%rdi), %r10
+	movq	8912(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r1_encrypt_data_outside_run_3
-	movq	$0xffff, 8912(%rdi)
+	movq	$0xffff, 8920(%rdi)
 	addq	$8, %rax
-	cmpq	8904(%rdi), %rax
+	cmpq	8912(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r1_encrypt_data_fast_first_128
 .Laesgen_gfni256_gcm_r1_encrypt_data_outside_run_3:
-	cmpq	$0, 8912(%rdi)
+	cmpq	$0, 8920(%rdi)
 	je	.Laesgen_gfni256_gcm_r1_encrypt_data_full_first_128
-	subq	$1, 8912(%rdi)
+	subq	$1, 8920(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -22999,9 +23017,9 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni256_gcm_r1_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm5, %ymm5
 	vpxor	%ymm6, %ymm5, %ymm5
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
-	movq	8904(%rdi), %r9
+	movq	8912(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r1_encrypt_data_run_restart_3
 	addq	$8, %rax
@@ -23009,14 +23027,14 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r1_encrypt_data_run_grown_3
-	movq	$0, 8896(%rdi)
+	movq	$0, 8904(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_grown_3:
-	movq	%r9, 8904(%rdi)
+	movq	%r9, 8912(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_run_done_3
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_restart_3:
-	movq	%r8, 8896(%rdi)
-	movq	$8, 8904(%rdi)
+	movq	%r8, 8904(%rdi)
+	movq	$8, 8912(%rdi)
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_done_3:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -23384,20 +23402,22 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 8944(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_first128
 .Laesgen_gfni256_gcm_r1_encrypt_data_first_done128:
 .Laesgen_gfni256_gcm_r1_encrypt_data_top128:
 	cmpq	$128, %rdx
 	jb	.Laesgen_gfni256_gcm_r1_encrypt_data_drain128
+	cmpq	$0, 8872(%rdi)
+	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_gfni256_gcm_r1_encrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	8872(%rdi), %rax
+	cmpq	8880(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_refresh_steady_128
-	cmpq	$256, 8904(%rdi)
+	cmpq	$256, 8912(%rdi)
 	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_check_steady_128
 .Laesgen_gfni256_gcm_r1_encrypt_data_fast_steady_128:
 	vmovdqu	-128(%rcx), %xmm2
@@ -23890,23 +23910,23 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_top128
 .Laesgen_gfni256_gcm_r1_encrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8904(%rdi), %r10
+	movq	8912(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r1_encrypt_data_outside_run_4
-	movq	$0xffff, 8912(%rdi)
+	movq	$0xffff, 8920(%rdi)
 	addq	$8, %rax
-	cmpq	8904(%rdi), %rax
+	cmpq	8912(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r1_encrypt_data_fast_steady_128
 .Laesgen_gfni256_gcm_r1_encrypt_data_outside_run_4:
-	cmpq	$0, 8912(%rdi)
+	cmpq	$0, 8920(%rdi)
 	je	.Laesgen_gfni256_gcm_r1_encrypt_data_spent_steady_128
-	subq	$1, 8912(%rdi)
+	subq	$1, 8920(%rdi)
 	vmovdqu	-128(%rcx), %xmm2
 	vinserti128	$1, -64(%rcx), %ymm2, %ymm2
 	vmovdqu	-112(%rcx), %xmm3
@@ -24434,9 +24454,9 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni256_gcm_r1_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm5, %ymm5
 	vpxor	%ymm6, %ymm5, %ymm5
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
-	movq	8904(%rdi), %r9
+	movq	8912(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r1_encrypt_data_run_restart_4
 	addq	$8, %rax
@@ -24444,14 +24464,14 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r1_encrypt_data_run_grown_4
-	movq	$0, 8896(%rdi)
+	movq	$0, 8904(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_grown_4:
-	movq	%r9, 8904(%rdi)
+	movq	%r9, 8912(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_run_done_4
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_restart_4:
-	movq	%r8, 8896(%rdi)
-	movq	$8, 8904(%rdi)
+	movq	%r8, 8904(%rdi)
+	movq	$8, 8912(%rdi)
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_done_4:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -24991,7 +25011,7 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_top128
 .Laesgen_gfni256_gcm_r1_encrypt_data_spent_steady_128:
-	movq	8896(%rdi), %rax
+	movq	8904(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -25549,7 +25569,7 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 8944(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_top128
 .Laesgen_gfni256_gcm_r1_encrypt_data_drain128:
 	vmovdqu	-128(%rcx), %xmm2
@@ -26723,14 +26743,16 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 .Laesgen_gfni256_gcm_r1_encrypt_data_first192:
 	cmpq	$128, %rdx
 	jb	.Laesgen_gfni256_gcm_r1_encrypt_data_first_done192
+	cmpq	$0, 8872(%rdi)
+	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_full_first_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_gfni256_gcm_r1_encrypt_data_full_first_192
 	shrq	$8, %rax
-	cmpq	8872(%rdi), %rax
+	cmpq	8880(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_refresh_first_192
-	cmpq	$256, 8904(%rdi)
+	cmpq	$256, 8912(%rdi)
 	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_check_first_192
 .Laesgen_gfni256_gcm_r1_encrypt_data_fast_first_192:
 	shlq	$4, %r8
@@ -27096,23 +27118,23 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_first_done192
 .Laesgen_gfni256_gcm_r1_encrypt_data_check_first_192:
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8904(%rdi), %r10
+	movq	8912(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r1_encrypt_data_outside_run_5
-	movq	$0xffff, 8912(%rdi)
+	movq	$0xffff, 8920(%rdi)
 	addq	$8, %rax
-	cmpq	8904(%rdi), %rax
+	cmpq	8912(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r1_encrypt_data_fast_first_192
 .Laesgen_gfni256_gcm_r1_encrypt_data_outside_run_5:
-	cmpq	$0, 8912(%rdi)
+	cmpq	$0, 8920(%rdi)
 	je	.Laesgen_gfni256_gcm_r1_encrypt_data_full_first_192
-	subq	$1, 8912(%rdi)
+	subq	$1, 8920(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -27513,9 +27535,9 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_encrypt_data_gfni_sbox256(%rip), %ymm5, %ymm5
 	vpxor	%ymm6, %ymm5, %ymm5
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
-	movq	8904(%rdi), %r9
+	movq	8912(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r1_encrypt_data_run_restart_5
 	addq	$8, %rax
@@ -27523,14 +27545,14 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r1_encrypt_data_run_grown_5
-	movq	$0, 8896(%rdi)
+	movq	$0, 8904(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_grown_5:
-	movq	%r9, 8904(%rdi)
+	movq	%r9, 8912(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_run_done_5
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_restart_5:
-	movq	%r8, 8896(%rdi)
-	movq	$8, 8904(%rdi)
+	movq	%r8, 8904(%rdi)
+	movq	$8, 8912(%rdi)
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_done_5:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -27960,20 +27982,22 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 8944(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_first192
 .Laesgen_gfni256_gcm_r1_encrypt_data_first_done192:
 .Laesgen_gfni256_gcm_r1_encrypt_data_top192:
 	cmpq	$128, %rdx
 	jb	.Laesgen_gfni256_gcm_r1_encrypt_data_drain192
+	cmpq	$0, 8872(%rdi)
+	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_gfni256_gcm_r1_encrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	8872(%rdi), %rax
+	cmpq	8880(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_refresh_steady_192
-	cmpq	$256, 8904(%rdi)
+	cmpq	$256, 8912(%rdi)
 	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_check_steady_192
 .Laesgen_gfni256_gcm_r1_encrypt_data_fast_steady_192:
 	vmovdqu	-128(%rcx), %xmm2
@@ -28528,23 +28552,23 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_top192
 .Laesgen_gfni256_gcm_r1_encrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8904(%rdi), %r10
+	movq	8912(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r1_encrypt_data_outside_run_6
-	movq	$0xffff, 8912(%rdi)
+	movq	$0xffff, 8920(%rdi)
 	addq	$8, %rax
-	cmpq	8904(%rdi), %rax
+	cmpq	8912(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r1_encrypt_data_fast_steady_192
 .Laesgen_gfni256_gcm_r1_encrypt_data_outside_run_6:
-	cmpq	$0, 8912(%rdi)
+	cmpq	$0, 8920(%rdi)
 	je	.Laesgen_gfni256_gcm_r1_encrypt_data_spent_steady_192
-	subq	$1, 8912(%rdi)
+	subq	$1, 8920(%rdi)
 	vmovdqu	-128(%rcx), %xmm2
 	vinserti128	$1, -64(%rcx), %ymm2, %ymm2
 	vmovdqu	-112(%rcx), %xmm3
@@ -29134,9 +29158,9 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_encrypt_data_gfni_sbox256(%rip), %ymm5, %ymm5
 	vpxor	%ymm6, %ymm5, %ymm5
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
-	movq	8904(%rdi), %r9
+	movq	8912(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r1_encrypt_data_run_restart_6
 	addq	$8, %rax
@@ -29144,14 +29168,14 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r1_encrypt_data_run_grown_6
-	movq	$0, 8896(%rdi)
+	movq	$0, 8904(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_grown_6:
-	movq	%r9, 8904(%rdi)
+	movq	%r9, 8912(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_run_done_6
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_restart_6:
-	movq	%r8, 8896(%rdi)
-	movq	$8, 8904(%rdi)
+	movq	%r8, 8904(%rdi)
+	movq	$8, 8912(%rdi)
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_done_6:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -29753,7 +29777,7 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_top192
 .Laesgen_gfni256_gcm_r1_encrypt_data_spent_steady_192:
-	movq	8896(%rdi), %rax
+	movq	8904(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -30373,7 +30397,7 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 8944(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_top192
 .Laesgen_gfni256_gcm_r1_encrypt_data_drain192:
 	vmovdqu	-128(%rcx), %xmm2
@@ -32237,14 +32261,16 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 .Laesgen_gfni256_gcm_r1_decrypt_data_top256:
 	cmpq	$128, %rdx
 	jb	.Laesgen_gfni256_gcm_r1_decrypt_data_drain256
+	cmpq	$0, 8872(%rdi)
+	jne	.Laesgen_gfni256_gcm_r1_decrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_gfni256_gcm_r1_decrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	8872(%rdi), %rax
+	cmpq	8880(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r1_decrypt_data_refresh_steady_256
-	cmpq	$256, 8904(%rdi)
+	cmpq	$256, 8912(%rdi)
 	jne	.Laesgen_gfni256_gcm_r1_decrypt_data_check_steady_256
 .Laesgen_gfni256_gcm_r1_decrypt_data_fast_steady_256:
 	vmovdqu	(%rsi), %xmm2
@@ -32869,23 +32895,23 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r1_decrypt_data_top256
 .Laesgen_gfni256_gcm_r1_decrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8904(%rdi), %r10
+	movq	8912(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r1_decrypt_data_outside_run
-	movq	$0xffff, 8912(%rdi)
+	movq	$0xffff, 8920(%rdi)
 	addq	$8, %rax
-	cmpq	8904(%rdi), %rax
+	cmpq	8912(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r1_decrypt_data_fast_steady_256
 .Laesgen_gfni256_gcm_r1_decrypt_data_outside_run:
-	cmpq	$0, 8912(%rdi)
+	cmpq	$0, 8920(%rdi)
 	je	.Laesgen_gfni256_gcm_r1_decrypt_data_spent_steady_256
-	subq	$1, 8912(%rdi)
+	subq	$1, 8920(%rdi)
 	vmovdqu	(%rsi), %xmm2
 	vinserti128	$1, 64(%rsi), %ymm2, %ymm2
 	vmovdqu	16(%rsi), %xmm3
@@ -33545,9 +33571,9 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	vpshufb	.Laesgen_gfni256_gcm_r1_decrypt_data_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm5, %ymm5
 	vpxor	%ymm6, %ymm5, %ymm5
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
-	movq	8904(%rdi), %r9
+	movq	8912(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r1_decrypt_data_run_restart
 	addq	$8, %rax
@@ -33555,14 +33581,14 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r1_decrypt_data_run_grown
-	movq	$0, 8896(%rdi)
+	movq	$0, 8904(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r1_decrypt_data_run_grown:
-	movq	%r9, 8904(%rdi)
+	movq	%r9, 8912(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_decrypt_data_run_done
 .Laesgen_gfni256_gcm_r1_decrypt_data_run_restart:
-	movq	%r8, 8896(%rdi)
-	movq	$8, 8904(%rdi)
+	movq	%r8, 8904(%rdi)
+	movq	$8, 8912(%rdi)
 .Laesgen_gfni256_gcm_r1_decrypt_data_run_done:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -34234,7 +34260,7 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_gfni256_gcm_r1_decrypt_data_top256
 .Laesgen_gfni256_gcm_r1_decrypt_data_spent_steady_256:
-	movq	8896(%rdi), %rax
+	movq	8904(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -34924,7 +34950,7 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	vmovdqa	%xmm2, 8944(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_decrypt_data_top256
 .Laesgen_gfni256_gcm_r1_decrypt_data_drain256:
 .Laesgen_gfni256_gcm_r1_decrypt_data_small256:
@@ -36113,14 +36139,16 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 .Laesgen_gfni256_gcm_r1_decrypt_data_top128:
 	cmpq	$128, %rdx
 	jb	.Laesgen_gfni256_gcm_r1_decrypt_data_drain128
+	cmpq	$0, 8872(%rdi)
+	jne	.Laesgen_gfni256_gcm_r1_decrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_gfni256_gcm_r1_decrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	8872(%rdi), %rax
+	cmpq	8880(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r1_decrypt_data_refresh_steady_128
-	cmpq	$256, 8904(%rdi)
+	cmpq	$256, 8912(%rdi)
 	jne	.Laesgen_gfni256_gcm_r1_decrypt_data_check_steady_128
 .Laesgen_gfni256_gcm_r1_decrypt_data_fast_steady_128:
 	vmovdqu	(%rsi), %xmm2
@@ -36613,23 +36641,23 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r1_decrypt_data_top128
 .Laesgen_gfni256_gcm_r1_decrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8904(%rdi), %r10
+	movq	8912(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r1_decrypt_data_outside_run_2
-	movq	$0xffff, 8912(%rdi)
+	movq	$0xffff, 8920(%rdi)
 	addq	$8, %rax
-	cmpq	8904(%rdi), %rax
+	cmpq	8912(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r1_decrypt_data_fast_steady_128
 .Laesgen_gfni256_gcm_r1_decrypt_data_outside_run_2:
-	cmpq	$0, 8912(%rdi)
+	cmpq	$0, 8920(%rdi)
 	je	.Laesgen_gfni256_gcm_r1_decrypt_data_spent_steady_128
-	subq	$1, 8912(%rdi)
+	subq	$1, 8920(%rdi)
 	vmovdqu	(%rsi), %xmm2
 	vinserti128	$1, 64(%rsi), %ymm2, %ymm2
 	vmovdqu	16(%rsi), %xmm3
@@ -37157,9 +37185,9 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	vpshufb	.Laesgen_gfni256_gcm_r1_decrypt_data_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm5, %ymm5
 	vpxor	%ymm6, %ymm5, %ymm5
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
-	movq	8904(%rdi), %r9
+	movq	8912(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r1_decrypt_data_run_restart_2
 	addq	$8, %rax
@@ -37167,14 +37195,14 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r1_decrypt_data_run_grown_2
-	movq	$0, 8896(%rdi)
+	movq	$0, 8904(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r1_decrypt_data_run_grown_2:
-	movq	%r9, 8904(%rdi)
+	movq	%r9, 8912(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_decrypt_data_run_done_2
 .Laesgen_gfni256_gcm_r1_decrypt_data_run_restart_2:
-	movq	%r8, 8896(%rdi)
-	movq	$8, 8904(%rdi)
+	movq	%r8, 8904(%rdi)
+	movq	$8, 8912(%rdi)
 .Laesgen_gfni256_gcm_r1_decrypt_data_run_done_2:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -37714,7 +37742,7 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_gfni256_gcm_r1_decrypt_data_top128
 .Laesgen_gfni256_gcm_r1_decrypt_data_spent_steady_128:
-	movq	8896(%rdi), %rax
+	movq	8904(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -38272,7 +38300,7 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	vmovdqa	%xmm2, 8944(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_decrypt_data_top128
 .Laesgen_gfni256_gcm_r1_decrypt_data_drain128:
 .Laesgen_gfni256_gcm_r1_decrypt_data_small128:
@@ -39257,14 +39285,16 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 .Laesgen_gfni256_gcm_r1_decrypt_data_top192:
 	cmpq	$128, %rdx
 	jb	.Laesgen_gfni256_gcm_r1_decrypt_data_drain192
+	cmpq	$0, 8872(%rdi)
+	jne	.Laesgen_gfni256_gcm_r1_decrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_gfni256_gcm_r1_decrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	8872(%rdi), %rax
+	cmpq	8880(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r1_decrypt_data_refresh_steady_192
-	cmpq	$256, 8904(%rdi)
+	cmpq	$256, 8912(%rdi)
 	jne	.Laesgen_gfni256_gcm_r1_decrypt_data_check_steady_192
 .Laesgen_gfni256_gcm_r1_decrypt_data_fast_steady_192:
 	vmovdqu	(%rsi), %xmm2
@@ -39819,23 +39849,23 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r1_decrypt_data_top192
 .Laesgen_gfni256_gcm_r1_decrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8904(%rdi), %r10
+	movq	8912(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r1_decrypt_data_outside_run_3
-	movq	$0xffff, 8912(%rdi)
+	movq	$0xffff, 8920(%rdi)
 	addq	$8, %rax
-	cmpq	8904(%rdi), %rax
+	cmpq	8912(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r1_decrypt_data_fast_steady_192
 .Laesgen_gfni256_gcm_r1_decrypt_data_outside_run_3:
-	cmpq	$0, 8912(%rdi)
+	cmpq	$0, 8920(%rdi)
 	je	.Laesgen_gfni256_gcm_r1_decrypt_data_spent_steady_192
-	subq	$1, 8912(%rdi)
+	subq	$1, 8920(%rdi)
 	vmovdqu	(%rsi), %xmm2
 	vinserti128	$1, 64(%rsi), %ymm2, %ymm2
 	vmovdqu	16(%rsi), %xmm3
@@ -40425,9 +40455,9 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_decrypt_data_gfni_sbox256(%rip), %ymm5, %ymm5
 	vpxor	%ymm6, %ymm5, %ymm5
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
-	movq	8904(%rdi), %r9
+	movq	8912(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r1_decrypt_data_run_restart_3
 	addq	$8, %rax
@@ -40435,14 +40465,14 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r1_decrypt_data_run_grown_3
-	movq	$0, 8896(%rdi)
+	movq	$0, 8904(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r1_decrypt_data_run_grown_3:
-	movq	%r9, 8904(%rdi)
+	movq	%r9, 8912(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_decrypt_data_run_done_3
 .Laesgen_gfni256_gcm_r1_decrypt_data_run_restart_3:
-	movq	%r8, 8896(%rdi)
-	movq	$8, 8904(%rdi)
+	movq	%r8, 8904(%rdi)
+	movq	$8, 8912(%rdi)
 .Laesgen_gfni256_gcm_r1_decrypt_data_run_done_3:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -41044,7 +41074,7 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_gfni256_gcm_r1_decrypt_data_top192
 .Laesgen_gfni256_gcm_r1_decrypt_data_spent_steady_192:
-	movq	8896(%rdi), %rax
+	movq	8904(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -41664,7 +41694,7 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	vmovdqa	%xmm2, 8944(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_decrypt_data_top192
 .Laesgen_gfni256_gcm_r1_decrypt_data_drain192:
 .Laesgen_gfni256_gcm_r1_decrypt_data_small192:

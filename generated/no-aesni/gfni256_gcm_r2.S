@@ -740,7 +740,7 @@ aesgen_gfni256_gcm_r2_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_init_hash_key
 .Laesgen_gfni256_gcm_r2_init_hash_key:
-	movq	$1, 8888(%rdi)
+	movq	$1, 8896(%rdi)
 	vpxor	%xmm0, %xmm0, %xmm0
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -2288,8 +2288,10 @@ aesgen_gfni256_gcm_r2_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni256_gcm_r2_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 8872(%rbx)
 	jmp	.Laesgen_gfni256_gcm_r2_seal_have_j0
 .Laesgen_gfni256_gcm_r2_seal_long_nonce:
+	movq	$1, 8872(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa	8784(%rbx), %xmm0
@@ -3989,7 +3991,9 @@ aesgen_gfni256_gcm_r2_seal:
 	vpshufb	.Laesgen_gfni256_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni256_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 8768(%rbx)
-	movq	$-1, 8872(%rbx)
+	movq	$-1, 8880(%rbx)
+	cmpq	$0, 8872(%rbx)
+	jne	.Laesgen_gfni256_gcm_r2_seal_same_table
 	vmovdqa	%xmm0, 8832(%rbx)
 	movq	8832(%rbx), %rsi
 	bswapq	%rsi
@@ -3999,16 +4003,16 @@ aesgen_gfni256_gcm_r2_seal:
 	andq	%rdx, %rdi
 	movabsq	$0xff00000000ff0000, %rdx
 	andq	%rsi, %rdx
-	cmpq	8880(%rbx), %rdi
+	cmpq	8888(%rbx), %rdi
 	jne	.Laesgen_gfni256_gcm_r2_seal_restart
-	cmpq	8888(%rbx), %rdx
+	cmpq	8896(%rbx), %rdx
 	je	.Laesgen_gfni256_gcm_r2_seal_same_table
 .Laesgen_gfni256_gcm_r2_seal_restart:
-	movq	%rdi, 8880(%rbx)
-	movq	%rdx, 8888(%rbx)
-	movq	$0, 8896(%rbx)
+	movq	%rdi, 8888(%rbx)
+	movq	%rdx, 8896(%rbx)
 	movq	$0, 8904(%rbx)
-	movq	$1, 8912(%rbx)
+	movq	$0, 8912(%rbx)
+	movq	$1, 8920(%rbx)
 	jmp	.Laesgen_gfni256_gcm_r2_seal_same_table
 .Laesgen_gfni256_gcm_r2_seal_same_table:
 	movl	240(%rbx), %edx
@@ -4043,7 +4047,7 @@ aesgen_gfni256_gcm_r2_seal:
 	vmovdqa	%xmm2, 8944(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 8872(%rbx)
+	movq	%rdx, 8880(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4195,7 +4199,7 @@ aesgen_gfni256_gcm_r2_seal:
 	vmovdqa	%xmm2, 8944(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 8872(%rbx)
+	movq	%rdx, 8880(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4311,7 +4315,7 @@ aesgen_gfni256_gcm_r2_seal:
 	vmovdqa	%xmm2, 8944(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 8872(%rbx)
+	movq	%rdx, 8880(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -6533,8 +6537,10 @@ aesgen_gfni256_gcm_r2_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni256_gcm_r2_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 8872(%rbx)
 	jmp	.Laesgen_gfni256_gcm_r2_open_have_j0
 .Laesgen_gfni256_gcm_r2_open_long_nonce:
+	movq	$1, 8872(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa	8784(%rbx), %xmm0
@@ -8234,7 +8240,9 @@ aesgen_gfni256_gcm_r2_open:
 	vpshufb	.Laesgen_gfni256_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni256_gcm_r2_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 8768(%rbx)
-	movq	$-1, 8872(%rbx)
+	movq	$-1, 8880(%rbx)
+	cmpq	$0, 8872(%rbx)
+	jne	.Laesgen_gfni256_gcm_r2_open_same_table
 	vmovdqa	%xmm0, 8832(%rbx)
 	movq	8832(%rbx), %rsi
 	bswapq	%rsi
@@ -8244,16 +8252,16 @@ aesgen_gfni256_gcm_r2_open:
 	andq	%rdx, %rdi
 	movabsq	$0xff00000000ff0000, %rdx
 	andq	%rsi, %rdx
-	cmpq	8880(%rbx), %rdi
+	cmpq	8888(%rbx), %rdi
 	jne	.Laesgen_gfni256_gcm_r2_open_restart
-	cmpq	8888(%rbx), %rdx
+	cmpq	8896(%rbx), %rdx
 	je	.Laesgen_gfni256_gcm_r2_open_same_table
 .Laesgen_gfni256_gcm_r2_open_restart:
-	movq	%rdi, 8880(%rbx)
-	movq	%rdx, 8888(%rbx)
-	movq	$0, 8896(%rbx)
+	movq	%rdi, 8888(%rbx)
+	movq	%rdx, 8896(%rbx)
 	movq	$0, 8904(%rbx)
-	movq	$1, 8912(%rbx)
+	movq	$0, 8912(%rbx)
+	movq	$1, 8920(%rbx)
 	jmp	.Laesgen_gfni256_gcm_r2_open_same_table
 .Laesgen_gfni256_gcm_r2_open_same_table:
 	movl	240(%rbx), %edx
@@ -8288,7 +8296,7 @@ aesgen_gfni256_gcm_r2_open:
 	vmovdqa	%xmm2, 8944(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 8872(%rbx)
+	movq	%rdx, 8880(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -8440,7 +8448,7 @@ aesgen_gfni256_gcm_r2_open:
 	vmovdqa	%xmm2, 8944(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 8872(%rbx)
+	movq	%rdx, 8880(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -8556,7 +8564,7 @@ aesgen_gfni256_gcm_r2_open:
 	vmovdqa	%xmm2, 8944(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 8872(%rbx)
+	movq	%rdx, 8880(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -10804,8 +10812,10 @@ aesgen_gfni256_gcm_r2_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni256_gcm_r2_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 8872(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_start_have_j0
 .Laesgen_gfni256_gcm_r2_start_long_nonce:
+	movq	$1, 8872(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	8784(%rdi), %xmm0
@@ -12505,7 +12515,9 @@ aesgen_gfni256_gcm_r2_start:
 	vpshufb	.Laesgen_gfni256_gcm_r2_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni256_gcm_r2_start_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 8768(%rdi)
-	movq	$-1, 8872(%rdi)
+	movq	$-1, 8880(%rdi)
+	cmpq	$0, 8872(%rdi)
+	jne	.Laesgen_gfni256_gcm_r2_start_same_table
 	vmovdqa	%xmm0, 8832(%rdi)
 	movq	8832(%rdi), %rcx
 	bswapq	%rcx
@@ -12515,16 +12527,16 @@ aesgen_gfni256_gcm_r2_start:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	8880(%rdi), %rdx
+	cmpq	8888(%rdi), %rdx
 	jne	.Laesgen_gfni256_gcm_r2_start_restart
-	cmpq	8888(%rdi), %rax
+	cmpq	8896(%rdi), %rax
 	je	.Laesgen_gfni256_gcm_r2_start_same_table
 .Laesgen_gfni256_gcm_r2_start_restart:
-	movq	%rdx, 8880(%rdi)
-	movq	%rax, 8888(%rdi)
-	movq	$0, 8896(%rdi)
+	movq	%rdx, 8888(%rdi)
+	movq	%rax, 8896(%rdi)
 	movq	$0, 8904(%rdi)
-	movq	$1, 8912(%rdi)
+	movq	$0, 8912(%rdi)
+	movq	$1, 8920(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_start_same_table
 .Laesgen_gfni256_gcm_r2_start_same_table:
 	movl	240(%rdi), %eax
@@ -12559,7 +12571,7 @@ aesgen_gfni256_gcm_r2_start:
 	vmovdqa	%xmm2, 8944(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -12711,7 +12723,7 @@ aesgen_gfni256_gcm_r2_start:
 	vmovdqa	%xmm2, 8944(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -12827,7 +12839,7 @@ aesgen_gfni256_gcm_r2_start:
 	vmovdqa	%xmm2, 8944(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -16896,14 +16908,16 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 .Laesgen_gfni256_gcm_r2_encrypt_data_first256:
 	cmpq	$128, %rdx
 	jb	.Laesgen_gfni256_gcm_r2_encrypt_data_first_done256
+	cmpq	$0, 8872(%rdi)
+	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_full_first_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_gfni256_gcm_r2_encrypt_data_full_first_256
 	shrq	$8, %rax
-	cmpq	8872(%rdi), %rax
+	cmpq	8880(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_refresh_first_256
-	cmpq	$256, 8904(%rdi)
+	cmpq	$256, 8912(%rdi)
 	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_check_first_256
 .Laesgen_gfni256_gcm_r2_encrypt_data_fast_first_256:
 	shlq	$4, %r8
@@ -17306,23 +17320,23 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_first_done256
 .Laesgen_gfni256_gcm_r2_encrypt_data_check_first_256:
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8904(%rdi), %r10
+	movq	8912(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r2_encrypt_data_outside_run
-	movq	$0xffff, 8912(%rdi)
+	movq	$0xffff, 8920(%rdi)
 	addq	$8, %rax
-	cmpq	8904(%rdi), %rax
+	cmpq	8912(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r2_encrypt_data_fast_first_256
 .Laesgen_gfni256_gcm_r2_encrypt_data_outside_run:
-	cmpq	$0, 8912(%rdi)
+	cmpq	$0, 8920(%rdi)
 	je	.Laesgen_gfni256_gcm_r2_encrypt_data_full_first_256
-	subq	$1, 8912(%rdi)
+	subq	$1, 8920(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -17793,9 +17807,9 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni256_gcm_r2_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm5, %ymm5
 	vpxor	%ymm6, %ymm5, %ymm5
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
-	movq	8904(%rdi), %r9
+	movq	8912(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r2_encrypt_data_run_restart
 	addq	$8, %rax
@@ -17803,14 +17817,14 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r2_encrypt_data_run_grown
-	movq	$0, 8896(%rdi)
+	movq	$0, 8904(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_grown:
-	movq	%r9, 8904(%rdi)
+	movq	%r9, 8912(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_run_done
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_restart:
-	movq	%r8, 8896(%rdi)
-	movq	$8, 8904(%rdi)
+	movq	%r8, 8904(%rdi)
+	movq	$8, 8912(%rdi)
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_done:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -18319,20 +18333,22 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 8944(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_first256
 .Laesgen_gfni256_gcm_r2_encrypt_data_first_done256:
 .Laesgen_gfni256_gcm_r2_encrypt_data_top256:
 	cmpq	$128, %rdx
 	jb	.Laesgen_gfni256_gcm_r2_encrypt_data_drain256
+	cmpq	$0, 8872(%rdi)
+	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_gfni256_gcm_r2_encrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	8872(%rdi), %rax
+	cmpq	8880(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_refresh_steady_256
-	cmpq	$256, 8904(%rdi)
+	cmpq	$256, 8912(%rdi)
 	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_check_steady_256
 .Laesgen_gfni256_gcm_r2_encrypt_data_fast_steady_256:
 	vmovdqu	-128(%rcx), %xmm2
@@ -18924,23 +18940,23 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_top256
 .Laesgen_gfni256_gcm_r2_encrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8904(%rdi), %r10
+	movq	8912(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r2_encrypt_data_outside_run_2
-	movq	$0xffff, 8912(%rdi)
+	movq	$0xffff, 8920(%rdi)
 	addq	$8, %rax
-	cmpq	8904(%rdi), %rax
+	cmpq	8912(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r2_encrypt_data_fast_steady_256
 .Laesgen_gfni256_gcm_r2_encrypt_data_outside_run_2:
-	cmpq	$0, 8912(%rdi)
+	cmpq	$0, 8920(%rdi)
 	je	.Laesgen_gfni256_gcm_r2_encrypt_data_spent_steady_256
-	subq	$1, 8912(%rdi)
+	subq	$1, 8920(%rdi)
 	vmovdqu	-128(%rcx), %xmm2
 	vinserti128	$1, -64(%rcx), %ymm2, %ymm2
 	vmovdqu	-112(%rcx), %xmm3
@@ -19600,9 +19616,9 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni256_gcm_r2_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm5, %ymm5
 	vpxor	%ymm6, %ymm5, %ymm5
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
-	movq	8904(%rdi), %r9
+	movq	8912(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r2_encrypt_data_run_restart_2
 	addq	$8, %rax
@@ -19610,14 +19626,14 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r2_encrypt_data_run_grown_2
-	movq	$0, 8896(%rdi)
+	movq	$0, 8904(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_grown_2:
-	movq	%r9, 8904(%rdi)
+	movq	%r9, 8912(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_run_done_2
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_restart_2:
-	movq	%r8, 8896(%rdi)
-	movq	$8, 8904(%rdi)
+	movq	%r8, 8904(%rdi)
+	movq	$8, 8912(%rdi)
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_done_2:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -20289,7 +20305,7 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_top256
 .Laesgen_gfni256_gcm_r2_encrypt_data_spent_steady_256:
-	movq	8896(%rdi), %rax
+	movq	8904(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -20988,7 +21004,7 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 8944(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_top256
 .Laesgen_gfni256_gcm_r2_encrypt_data_drain256:
 	vmovdqu	-128(%rcx), %xmm2
@@ -22366,14 +22382,16 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 .Laesgen_gfni256_gcm_r2_encrypt_data_first128:
 	cmpq	$128, %rdx
 	jb	.Laesgen_gfni256_gcm_r2_encrypt_data_first_done128
+	cmpq	$0, 8872(%rdi)
+	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_full_first_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_gfni256_gcm_r2_encrypt_data_full_first_128
 	shrq	$8, %rax
-	cmpq	8872(%rdi), %rax
+	cmpq	8880(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_refresh_first_128
-	cmpq	$256, 8904(%rdi)
+	cmpq	$256, 8912(%rdi)
 	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_check_first_128
 .Laesgen_gfni256_gcm_r2_encrypt_data_fast_first_128:
 	shlq	$4, %r8
@@ -22644,23 +22662,23 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_first_done128
 .Laesgen_gfni256_gcm_r2_encrypt_data_check_first_128:
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8904(%rdi), %r10
+	movq	8912(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r2_encrypt_data_outside_run_3
-	movq	$0xffff, 8912(%rdi)
+	movq	$0xffff, 8920(%rdi)
 	addq	$8, %rax
-	cmpq	8904(%rdi), %rax
+	cmpq	8912(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r2_encrypt_data_fast_first_128
 .Laesgen_gfni256_gcm_r2_encrypt_data_outside_run_3:
-	cmpq	$0, 8912(%rdi)
+	cmpq	$0, 8920(%rdi)
 	je	.Laesgen_gfni256_gcm_r2_encrypt_data_full_first_128
-	subq	$1, 8912(%rdi)
+	subq	$1, 8920(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -22999,9 +23017,9 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni256_gcm_r2_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm5, %ymm5
 	vpxor	%ymm6, %ymm5, %ymm5
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
-	movq	8904(%rdi), %r9
+	movq	8912(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r2_encrypt_data_run_restart_3
 	addq	$8, %rax
@@ -23009,14 +23027,14 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r2_encrypt_data_run_grown_3
-	movq	$0, 8896(%rdi)
+	movq	$0, 8904(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_grown_3:
-	movq	%r9, 8904(%rdi)
+	movq	%r9, 8912(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_run_done_3
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_restart_3:
-	movq	%r8, 8896(%rdi)
-	movq	$8, 8904(%rdi)
+	movq	%r8, 8904(%rdi)
+	movq	$8, 8912(%rdi)
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_done_3:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -23393,20 +23411,22 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 8944(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_first128
 .Laesgen_gfni256_gcm_r2_encrypt_data_first_done128:
 .Laesgen_gfni256_gcm_r2_encrypt_data_top128:
 	cmpq	$128, %rdx
 	jb	.Laesgen_gfni256_gcm_r2_encrypt_data_drain128
+	cmpq	$0, 8872(%rdi)
+	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_gfni256_gcm_r2_encrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	8872(%rdi), %rax
+	cmpq	8880(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_refresh_steady_128
-	cmpq	$256, 8904(%rdi)
+	cmpq	$256, 8912(%rdi)
 	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_check_steady_128
 .Laesgen_gfni256_gcm_r2_encrypt_data_fast_steady_128:
 	vmovdqu	-128(%rcx), %xmm2
@@ -23866,23 +23886,23 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_top128
 .Laesgen_gfni256_gcm_r2_encrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8904(%rdi), %r10
+	movq	8912(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r2_encrypt_data_outside_run_4
-	movq	$0xffff, 8912(%rdi)
+	movq	$0xffff, 8920(%rdi)
 	addq	$8, %rax
-	cmpq	8904(%rdi), %rax
+	cmpq	8912(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r2_encrypt_data_fast_steady_128
 .Laesgen_gfni256_gcm_r2_encrypt_data_outside_run_4:
-	cmpq	$0, 8912(%rdi)
+	cmpq	$0, 8920(%rdi)
 	je	.Laesgen_gfni256_gcm_r2_encrypt_data_spent_steady_128
-	subq	$1, 8912(%rdi)
+	subq	$1, 8920(%rdi)
 	vmovdqu	-128(%rcx), %xmm2
 	vinserti128	$1, -64(%rcx), %ymm2, %ymm2
 	vmovdqu	-112(%rcx), %xmm3
@@ -24410,9 +24430,9 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni256_gcm_r2_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm5, %ymm5
 	vpxor	%ymm6, %ymm5, %ymm5
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
-	movq	8904(%rdi), %r9
+	movq	8912(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r2_encrypt_data_run_restart_4
 	addq	$8, %rax
@@ -24420,14 +24440,14 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r2_encrypt_data_run_grown_4
-	movq	$0, 8896(%rdi)
+	movq	$0, 8904(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_grown_4:
-	movq	%r9, 8904(%rdi)
+	movq	%r9, 8912(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_run_done_4
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_restart_4:
-	movq	%r8, 8896(%rdi)
-	movq	$8, 8904(%rdi)
+	movq	%r8, 8904(%rdi)
+	movq	$8, 8912(%rdi)
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_done_4:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -24967,7 +24987,7 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_top128
 .Laesgen_gfni256_gcm_r2_encrypt_data_spent_steady_128:
-	movq	8896(%rdi), %rax
+	movq	8904(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -25534,7 +25554,7 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 8944(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_top128
 .Laesgen_gfni256_gcm_r2_encrypt_data_drain128:
 	vmovdqu	-128(%rcx), %xmm2
@@ -26708,14 +26728,16 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 .Laesgen_gfni256_gcm_r2_encrypt_data_first192:
 	cmpq	$128, %rdx
 	jb	.Laesgen_gfni256_gcm_r2_encrypt_data_first_done192
+	cmpq	$0, 8872(%rdi)
+	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_full_first_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_gfni256_gcm_r2_encrypt_data_full_first_192
 	shrq	$8, %rax
-	cmpq	8872(%rdi), %rax
+	cmpq	8880(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_refresh_first_192
-	cmpq	$256, 8904(%rdi)
+	cmpq	$256, 8912(%rdi)
 	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_check_first_192
 .Laesgen_gfni256_gcm_r2_encrypt_data_fast_first_192:
 	shlq	$4, %r8
@@ -27048,23 +27070,23 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_first_done192
 .Laesgen_gfni256_gcm_r2_encrypt_data_check_first_192:
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8904(%rdi), %r10
+	movq	8912(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r2_encrypt_data_outside_run_5
-	movq	$0xffff, 8912(%rdi)
+	movq	$0xffff, 8920(%rdi)
 	addq	$8, %rax
-	cmpq	8904(%rdi), %rax
+	cmpq	8912(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r2_encrypt_data_fast_first_192
 .Laesgen_gfni256_gcm_r2_encrypt_data_outside_run_5:
-	cmpq	$0, 8912(%rdi)
+	cmpq	$0, 8920(%rdi)
 	je	.Laesgen_gfni256_gcm_r2_encrypt_data_full_first_192
-	subq	$1, 8912(%rdi)
+	subq	$1, 8920(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -27465,9 +27487,9 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r2_encrypt_data_gfni_sbox256(%rip), %ymm5, %ymm5
 	vpxor	%ymm6, %ymm5, %ymm5
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
-	movq	8904(%rdi), %r9
+	movq	8912(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r2_encrypt_data_run_restart_5
 	addq	$8, %rax
@@ -27475,14 +27497,14 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r2_encrypt_data_run_grown_5
-	movq	$0, 8896(%rdi)
+	movq	$0, 8904(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_grown_5:
-	movq	%r9, 8904(%rdi)
+	movq	%r9, 8912(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_run_done_5
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_restart_5:
-	movq	%r8, 8896(%rdi)
-	movq	$8, 8904(%rdi)
+	movq	%r8, 8904(%rdi)
+	movq	$8, 8912(%rdi)
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_done_5:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -27921,20 +27943,22 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 8944(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_first192
 .Laesgen_gfni256_gcm_r2_encrypt_data_first_done192:
 .Laesgen_gfni256_gcm_r2_encrypt_data_top192:
 	cmpq	$128, %rdx
 	jb	.Laesgen_gfni256_gcm_r2_encrypt_data_drain192
+	cmpq	$0, 8872(%rdi)
+	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_gfni256_gcm_r2_encrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	8872(%rdi), %rax
+	cmpq	8880(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_refresh_steady_192
-	cmpq	$256, 8904(%rdi)
+	cmpq	$256, 8912(%rdi)
 	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_check_steady_192
 .Laesgen_gfni256_gcm_r2_encrypt_data_fast_steady_192:
 	vmovdqu	-128(%rcx), %xmm2
@@ -28456,23 +28480,23 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_top192
 .Laesgen_gfni256_gcm_r2_encrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8904(%rdi), %r10
+	movq	8912(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r2_encrypt_data_outside_run_6
-	movq	$0xffff, 8912(%rdi)
+	movq	$0xffff, 8920(%rdi)
 	addq	$8, %rax
-	cmpq	8904(%rdi), %rax
+	cmpq	8912(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r2_encrypt_data_fast_steady_192
 .Laesgen_gfni256_gcm_r2_encrypt_data_outside_run_6:
-	cmpq	$0, 8912(%rdi)
+	cmpq	$0, 8920(%rdi)
 	je	.Laesgen_gfni256_gcm_r2_encrypt_data_spent_steady_192
-	subq	$1, 8912(%rdi)
+	subq	$1, 8920(%rdi)
 	vmovdqu	-128(%rcx), %xmm2
 	vinserti128	$1, -64(%rcx), %ymm2, %ymm2
 	vmovdqu	-112(%rcx), %xmm3
@@ -29062,9 +29086,9 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r2_encrypt_data_gfni_sbox256(%rip), %ymm5, %ymm5
 	vpxor	%ymm6, %ymm5, %ymm5
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
-	movq	8904(%rdi), %r9
+	movq	8912(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r2_encrypt_data_run_restart_6
 	addq	$8, %rax
@@ -29072,14 +29096,14 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r2_encrypt_data_run_grown_6
-	movq	$0, 8896(%rdi)
+	movq	$0, 8904(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_grown_6:
-	movq	%r9, 8904(%rdi)
+	movq	%r9, 8912(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_run_done_6
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_restart_6:
-	movq	%r8, 8896(%rdi)
-	movq	$8, 8904(%rdi)
+	movq	%r8, 8904(%rdi)
+	movq	$8, 8912(%rdi)
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_done_6:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -29681,7 +29705,7 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_top192
 .Laesgen_gfni256_gcm_r2_encrypt_data_spent_steady_192:
-	movq	8896(%rdi), %rax
+	movq	8904(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -30310,7 +30334,7 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 8944(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_top192
 .Laesgen_gfni256_gcm_r2_encrypt_data_drain192:
 	vmovdqu	-128(%rcx), %xmm2
@@ -32174,14 +32198,16 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 .Laesgen_gfni256_gcm_r2_decrypt_data_top256:
 	cmpq	$128, %rdx
 	jb	.Laesgen_gfni256_gcm_r2_decrypt_data_drain256
+	cmpq	$0, 8872(%rdi)
+	jne	.Laesgen_gfni256_gcm_r2_decrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_gfni256_gcm_r2_decrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	8872(%rdi), %rax
+	cmpq	8880(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r2_decrypt_data_refresh_steady_256
-	cmpq	$256, 8904(%rdi)
+	cmpq	$256, 8912(%rdi)
 	jne	.Laesgen_gfni256_gcm_r2_decrypt_data_check_steady_256
 .Laesgen_gfni256_gcm_r2_decrypt_data_fast_steady_256:
 	vmovdqu	(%rsi), %xmm2
@@ -32773,23 +32799,23 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r2_decrypt_data_top256
 .Laesgen_gfni256_gcm_r2_decrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8904(%rdi), %r10
+	movq	8912(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r2_decrypt_data_outside_run
-	movq	$0xffff, 8912(%rdi)
+	movq	$0xffff, 8920(%rdi)
 	addq	$8, %rax
-	cmpq	8904(%rdi), %rax
+	cmpq	8912(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r2_decrypt_data_fast_steady_256
 .Laesgen_gfni256_gcm_r2_decrypt_data_outside_run:
-	cmpq	$0, 8912(%rdi)
+	cmpq	$0, 8920(%rdi)
 	je	.Laesgen_gfni256_gcm_r2_decrypt_data_spent_steady_256
-	subq	$1, 8912(%rdi)
+	subq	$1, 8920(%rdi)
 	vmovdqu	(%rsi), %xmm2
 	vinserti128	$1, 64(%rsi), %ymm2, %ymm2
 	vmovdqu	16(%rsi), %xmm3
@@ -33449,9 +33475,9 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_gfni256_gcm_r2_decrypt_data_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm5, %ymm5
 	vpxor	%ymm6, %ymm5, %ymm5
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
-	movq	8904(%rdi), %r9
+	movq	8912(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r2_decrypt_data_run_restart
 	addq	$8, %rax
@@ -33459,14 +33485,14 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r2_decrypt_data_run_grown
-	movq	$0, 8896(%rdi)
+	movq	$0, 8904(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r2_decrypt_data_run_grown:
-	movq	%r9, 8904(%rdi)
+	movq	%r9, 8912(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_decrypt_data_run_done
 .Laesgen_gfni256_gcm_r2_decrypt_data_run_restart:
-	movq	%r8, 8896(%rdi)
-	movq	$8, 8904(%rdi)
+	movq	%r8, 8904(%rdi)
+	movq	$8, 8912(%rdi)
 .Laesgen_gfni256_gcm_r2_decrypt_data_run_done:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -34138,7 +34164,7 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_gfni256_gcm_r2_decrypt_data_top256
 .Laesgen_gfni256_gcm_r2_decrypt_data_spent_steady_256:
-	movq	8896(%rdi), %rax
+	movq	8904(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -34837,7 +34863,7 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	vmovdqa	%xmm2, 8944(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_decrypt_data_top256
 .Laesgen_gfni256_gcm_r2_decrypt_data_drain256:
 .Laesgen_gfni256_gcm_r2_decrypt_data_small256:
@@ -36026,14 +36052,16 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 .Laesgen_gfni256_gcm_r2_decrypt_data_top128:
 	cmpq	$128, %rdx
 	jb	.Laesgen_gfni256_gcm_r2_decrypt_data_drain128
+	cmpq	$0, 8872(%rdi)
+	jne	.Laesgen_gfni256_gcm_r2_decrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_gfni256_gcm_r2_decrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	8872(%rdi), %rax
+	cmpq	8880(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r2_decrypt_data_refresh_steady_128
-	cmpq	$256, 8904(%rdi)
+	cmpq	$256, 8912(%rdi)
 	jne	.Laesgen_gfni256_gcm_r2_decrypt_data_check_steady_128
 .Laesgen_gfni256_gcm_r2_decrypt_data_fast_steady_128:
 	vmovdqu	(%rsi), %xmm2
@@ -36493,23 +36521,23 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r2_decrypt_data_top128
 .Laesgen_gfni256_gcm_r2_decrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8904(%rdi), %r10
+	movq	8912(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r2_decrypt_data_outside_run_2
-	movq	$0xffff, 8912(%rdi)
+	movq	$0xffff, 8920(%rdi)
 	addq	$8, %rax
-	cmpq	8904(%rdi), %rax
+	cmpq	8912(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r2_decrypt_data_fast_steady_128
 .Laesgen_gfni256_gcm_r2_decrypt_data_outside_run_2:
-	cmpq	$0, 8912(%rdi)
+	cmpq	$0, 8920(%rdi)
 	je	.Laesgen_gfni256_gcm_r2_decrypt_data_spent_steady_128
-	subq	$1, 8912(%rdi)
+	subq	$1, 8920(%rdi)
 	vmovdqu	(%rsi), %xmm2
 	vinserti128	$1, 64(%rsi), %ymm2, %ymm2
 	vmovdqu	16(%rsi), %xmm3
@@ -37037,9 +37065,9 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_gfni256_gcm_r2_decrypt_data_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm5, %ymm5
 	vpxor	%ymm6, %ymm5, %ymm5
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
-	movq	8904(%rdi), %r9
+	movq	8912(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r2_decrypt_data_run_restart_2
 	addq	$8, %rax
@@ -37047,14 +37075,14 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r2_decrypt_data_run_grown_2
-	movq	$0, 8896(%rdi)
+	movq	$0, 8904(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r2_decrypt_data_run_grown_2:
-	movq	%r9, 8904(%rdi)
+	movq	%r9, 8912(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_decrypt_data_run_done_2
 .Laesgen_gfni256_gcm_r2_decrypt_data_run_restart_2:
-	movq	%r8, 8896(%rdi)
-	movq	$8, 8904(%rdi)
+	movq	%r8, 8904(%rdi)
+	movq	$8, 8912(%rdi)
 .Laesgen_gfni256_gcm_r2_decrypt_data_run_done_2:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -37594,7 +37622,7 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_gfni256_gcm_r2_decrypt_data_top128
 .Laesgen_gfni256_gcm_r2_decrypt_data_spent_steady_128:
-	movq	8896(%rdi), %rax
+	movq	8904(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -38161,7 +38189,7 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	vmovdqa	%xmm2, 8944(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_decrypt_data_top128
 .Laesgen_gfni256_gcm_r2_decrypt_data_drain128:
 .Laesgen_gfni256_gcm_r2_decrypt_data_small128:
@@ -39146,14 +39174,16 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 .Laesgen_gfni256_gcm_r2_decrypt_data_top192:
 	cmpq	$128, %rdx
 	jb	.Laesgen_gfni256_gcm_r2_decrypt_data_drain192
+	cmpq	$0, 8872(%rdi)
+	jne	.Laesgen_gfni256_gcm_r2_decrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_gfni256_gcm_r2_decrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	8872(%rdi), %rax
+	cmpq	8880(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r2_decrypt_data_refresh_steady_192
-	cmpq	$256, 8904(%rdi)
+	cmpq	$256, 8912(%rdi)
 	jne	.Laesgen_gfni256_gcm_r2_decrypt_data_check_steady_192
 .Laesgen_gfni256_gcm_r2_decrypt_data_fast_steady_192:
 	vmovdqu	(%rsi), %xmm2
@@ -39675,23 +39705,23 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r2_decrypt_data_top192
 .Laesgen_gfni256_gcm_r2_decrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8904(%rdi), %r10
+	movq	8912(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r2_decrypt_data_outside_run_3
-	movq	$0xffff, 8912(%rdi)
+	movq	$0xffff, 8920(%rdi)
 	addq	$8, %rax
-	cmpq	8904(%rdi), %rax
+	cmpq	8912(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r2_decrypt_data_fast_steady_192
 .Laesgen_gfni256_gcm_r2_decrypt_data_outside_run_3:
-	cmpq	$0, 8912(%rdi)
+	cmpq	$0, 8920(%rdi)
 	je	.Laesgen_gfni256_gcm_r2_decrypt_data_spent_steady_192
-	subq	$1, 8912(%rdi)
+	subq	$1, 8920(%rdi)
 	vmovdqu	(%rsi), %xmm2
 	vinserti128	$1, 64(%rsi), %ymm2, %ymm2
 	vmovdqu	16(%rsi), %xmm3
@@ -40281,9 +40311,9 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r2_decrypt_data_gfni_sbox256(%rip), %ymm5, %ymm5
 	vpxor	%ymm6, %ymm5, %ymm5
 	movq	%r8, %rax
-	subq	8896(%rdi), %rax
+	subq	8904(%rdi), %rax
 	andq	$255, %rax
-	movq	8904(%rdi), %r9
+	movq	8912(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r2_decrypt_data_run_restart_3
 	addq	$8, %rax
@@ -40291,14 +40321,14 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r2_decrypt_data_run_grown_3
-	movq	$0, 8896(%rdi)
+	movq	$0, 8904(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r2_decrypt_data_run_grown_3:
-	movq	%r9, 8904(%rdi)
+	movq	%r9, 8912(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_decrypt_data_run_done_3
 .Laesgen_gfni256_gcm_r2_decrypt_data_run_restart_3:
-	movq	%r8, 8896(%rdi)
-	movq	$8, 8904(%rdi)
+	movq	%r8, 8904(%rdi)
+	movq	$8, 8912(%rdi)
 .Laesgen_gfni256_gcm_r2_decrypt_data_run_done_3:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -40900,7 +40930,7 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_gfni256_gcm_r2_decrypt_data_top192
 .Laesgen_gfni256_gcm_r2_decrypt_data_spent_steady_192:
-	movq	8896(%rdi), %rax
+	movq	8904(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -41529,7 +41559,7 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	vmovdqa	%xmm2, 8944(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8872(%rdi)
+	movq	%rax, 8880(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_decrypt_data_top192
 .Laesgen_gfni256_gcm_r2_decrypt_data_drain192:
 .Laesgen_gfni256_gcm_r2_decrypt_data_small192:

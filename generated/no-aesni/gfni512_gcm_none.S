@@ -2253,8 +2253,10 @@ aesgen_gfni512_gcm_none_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_gfni512_gcm_none_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 9016(%rbx)
 	jmp	.Laesgen_gfni512_gcm_none_seal_have_j0
 .Laesgen_gfni512_gcm_none_seal_long_nonce:
+	movq	$1, 9016(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa64	8928(%rbx), %xmm0
@@ -6319,8 +6321,10 @@ aesgen_gfni512_gcm_none_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_gfni512_gcm_none_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 9016(%rbx)
 	jmp	.Laesgen_gfni512_gcm_none_open_have_j0
 .Laesgen_gfni512_gcm_none_open_long_nonce:
+	movq	$1, 9016(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa64	8928(%rbx), %xmm0
@@ -10452,8 +10456,10 @@ aesgen_gfni512_gcm_none_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_gfni512_gcm_none_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 9016(%rdi)
 	jmp	.Laesgen_gfni512_gcm_none_start_have_j0
 .Laesgen_gfni512_gcm_none_start_long_nonce:
+	movq	$1, 9016(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	8928(%rdi), %xmm0
@@ -16374,6 +16380,8 @@ aesgen_gfni512_gcm_none_encrypt_data:
 .Laesgen_gfni512_gcm_none_encrypt_data_first256:
 	cmpq	$256, %rdx
 	jb	.Laesgen_gfni512_gcm_none_encrypt_data_first_done256
+	cmpq	$0, 9016(%rdi)
+	jne	.Laesgen_gfni512_gcm_none_encrypt_data_carry_first_256
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$240, %rax
@@ -17191,6 +17199,8 @@ aesgen_gfni512_gcm_none_encrypt_data:
 .Laesgen_gfni512_gcm_none_encrypt_data_top256:
 	cmpq	$256, %rdx
 	jb	.Laesgen_gfni512_gcm_none_encrypt_data_drain256
+	cmpq	$0, 9016(%rdi)
+	jne	.Laesgen_gfni512_gcm_none_encrypt_data_carry_steady_256
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$240, %rax
@@ -20257,6 +20267,8 @@ aesgen_gfni512_gcm_none_encrypt_data:
 .Laesgen_gfni512_gcm_none_encrypt_data_first128:
 	cmpq	$256, %rdx
 	jb	.Laesgen_gfni512_gcm_none_encrypt_data_first_done128
+	cmpq	$0, 9016(%rdi)
+	jne	.Laesgen_gfni512_gcm_none_encrypt_data_carry_first_128
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$240, %rax
@@ -20842,6 +20854,8 @@ aesgen_gfni512_gcm_none_encrypt_data:
 .Laesgen_gfni512_gcm_none_encrypt_data_top128:
 	cmpq	$256, %rdx
 	jb	.Laesgen_gfni512_gcm_none_encrypt_data_drain128
+	cmpq	$0, 9016(%rdi)
+	jne	.Laesgen_gfni512_gcm_none_encrypt_data_carry_steady_128
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$240, %rax
@@ -23496,6 +23510,8 @@ aesgen_gfni512_gcm_none_encrypt_data:
 .Laesgen_gfni512_gcm_none_encrypt_data_first192:
 	cmpq	$256, %rdx
 	jb	.Laesgen_gfni512_gcm_none_encrypt_data_first_done192
+	cmpq	$0, 9016(%rdi)
+	jne	.Laesgen_gfni512_gcm_none_encrypt_data_carry_first_192
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$240, %rax
@@ -24189,6 +24205,8 @@ aesgen_gfni512_gcm_none_encrypt_data:
 .Laesgen_gfni512_gcm_none_encrypt_data_top192:
 	cmpq	$256, %rdx
 	jb	.Laesgen_gfni512_gcm_none_encrypt_data_drain192
+	cmpq	$0, 9016(%rdi)
+	jne	.Laesgen_gfni512_gcm_none_encrypt_data_carry_steady_192
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$240, %rax
@@ -27668,6 +27686,8 @@ aesgen_gfni512_gcm_none_decrypt_data:
 .Laesgen_gfni512_gcm_none_decrypt_data_top256:
 	cmpq	$256, %rdx
 	jb	.Laesgen_gfni512_gcm_none_decrypt_data_drain256
+	cmpq	$0, 9016(%rdi)
+	jne	.Laesgen_gfni512_gcm_none_decrypt_data_carry_steady_256
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$240, %rax
@@ -30356,6 +30376,8 @@ aesgen_gfni512_gcm_none_decrypt_data:
 .Laesgen_gfni512_gcm_none_decrypt_data_top128:
 	cmpq	$256, %rdx
 	jb	.Laesgen_gfni512_gcm_none_decrypt_data_drain128
+	cmpq	$0, 9016(%rdi)
+	jne	.Laesgen_gfni512_gcm_none_decrypt_data_carry_steady_128
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$240, %rax
@@ -32632,6 +32654,8 @@ aesgen_gfni512_gcm_none_decrypt_data:
 .Laesgen_gfni512_gcm_none_decrypt_data_top192:
 	cmpq	$256, %rdx
 	jb	.Laesgen_gfni512_gcm_none_decrypt_data_drain192
+	cmpq	$0, 9016(%rdi)
+	jne	.Laesgen_gfni512_gcm_none_decrypt_data_carry_steady_192
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$240, %rax

@@ -739,7 +739,7 @@ aesgen_gfni512_gcm_r1_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_init_hash_key
 .Laesgen_gfni512_gcm_r1_init_hash_key:
-	movq	$1, 9032(%rdi)
+	movq	$1, 9040(%rdi)
 	vpxorq	%xmm0, %xmm0, %xmm0
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -2254,8 +2254,10 @@ aesgen_gfni512_gcm_r1_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_gfni512_gcm_r1_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 9016(%rbx)
 	jmp	.Laesgen_gfni512_gcm_r1_seal_have_j0
 .Laesgen_gfni512_gcm_r1_seal_long_nonce:
+	movq	$1, 9016(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa64	8928(%rbx), %xmm0
@@ -3956,7 +3958,9 @@ aesgen_gfni512_gcm_r1_seal:
 	vpshufb	.Laesgen_gfni512_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni512_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 8912(%rbx)
-	movq	$-1, 9016(%rbx)
+	movq	$-1, 9024(%rbx)
+	cmpq	$0, 9016(%rbx)
+	jne	.Laesgen_gfni512_gcm_r1_seal_same_table
 	vmovdqa64	%xmm0, 8976(%rbx)
 	movq	8976(%rbx), %rsi
 	bswapq	%rsi
@@ -3966,16 +3970,16 @@ aesgen_gfni512_gcm_r1_seal:
 	andq	%rdx, %rdi
 	movabsq	$0xff00000000ff0000, %rdx
 	andq	%rsi, %rdx
-	cmpq	9024(%rbx), %rdi
+	cmpq	9032(%rbx), %rdi
 	jne	.Laesgen_gfni512_gcm_r1_seal_restart
-	cmpq	9032(%rbx), %rdx
+	cmpq	9040(%rbx), %rdx
 	je	.Laesgen_gfni512_gcm_r1_seal_same_table
 .Laesgen_gfni512_gcm_r1_seal_restart:
-	movq	%rdi, 9024(%rbx)
-	movq	%rdx, 9032(%rbx)
-	movq	$0, 9040(%rbx)
+	movq	%rdi, 9032(%rbx)
+	movq	%rdx, 9040(%rbx)
 	movq	$0, 9048(%rbx)
-	movq	$1, 9056(%rbx)
+	movq	$0, 9056(%rbx)
+	movq	$1, 9064(%rbx)
 	jmp	.Laesgen_gfni512_gcm_r1_seal_same_table
 .Laesgen_gfni512_gcm_r1_seal_same_table:
 	movl	240(%rbx), %edx
@@ -4002,7 +4006,7 @@ aesgen_gfni512_gcm_r1_seal:
 	vmovdqa64	%xmm2, 9136(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 9016(%rbx)
+	movq	%rdx, 9024(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4133,7 +4137,7 @@ aesgen_gfni512_gcm_r1_seal:
 	vmovdqa64	%xmm2, 9136(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 9016(%rbx)
+	movq	%rdx, 9024(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4232,7 +4236,7 @@ aesgen_gfni512_gcm_r1_seal:
 	vmovdqa64	%xmm2, 9136(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 9016(%rbx)
+	movq	%rdx, 9024(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -6402,8 +6406,10 @@ aesgen_gfni512_gcm_r1_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_gfni512_gcm_r1_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 9016(%rbx)
 	jmp	.Laesgen_gfni512_gcm_r1_open_have_j0
 .Laesgen_gfni512_gcm_r1_open_long_nonce:
+	movq	$1, 9016(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa64	8928(%rbx), %xmm0
@@ -8104,7 +8110,9 @@ aesgen_gfni512_gcm_r1_open:
 	vpshufb	.Laesgen_gfni512_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni512_gcm_r1_open_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 8912(%rbx)
-	movq	$-1, 9016(%rbx)
+	movq	$-1, 9024(%rbx)
+	cmpq	$0, 9016(%rbx)
+	jne	.Laesgen_gfni512_gcm_r1_open_same_table
 	vmovdqa64	%xmm0, 8976(%rbx)
 	movq	8976(%rbx), %rsi
 	bswapq	%rsi
@@ -8114,16 +8122,16 @@ aesgen_gfni512_gcm_r1_open:
 	andq	%rdx, %rdi
 	movabsq	$0xff00000000ff0000, %rdx
 	andq	%rsi, %rdx
-	cmpq	9024(%rbx), %rdi
+	cmpq	9032(%rbx), %rdi
 	jne	.Laesgen_gfni512_gcm_r1_open_restart
-	cmpq	9032(%rbx), %rdx
+	cmpq	9040(%rbx), %rdx
 	je	.Laesgen_gfni512_gcm_r1_open_same_table
 .Laesgen_gfni512_gcm_r1_open_restart:
-	movq	%rdi, 9024(%rbx)
-	movq	%rdx, 9032(%rbx)
-	movq	$0, 9040(%rbx)
+	movq	%rdi, 9032(%rbx)
+	movq	%rdx, 9040(%rbx)
 	movq	$0, 9048(%rbx)
-	movq	$1, 9056(%rbx)
+	movq	$0, 9056(%rbx)
+	movq	$1, 9064(%rbx)
 	jmp	.Laesgen_gfni512_gcm_r1_open_same_table
 .Laesgen_gfni512_gcm_r1_open_same_table:
 	movl	240(%rbx), %edx
@@ -8150,7 +8158,7 @@ aesgen_gfni512_gcm_r1_open:
 	vmovdqa64	%xmm2, 9136(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 9016(%rbx)
+	movq	%rdx, 9024(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -8281,7 +8289,7 @@ aesgen_gfni512_gcm_r1_open:
 	vmovdqa64	%xmm2, 9136(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 9016(%rbx)
+	movq	%rdx, 9024(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -8380,7 +8388,7 @@ aesgen_gfni512_gcm_r1_open:
 	vmovdqa64	%xmm2, 9136(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 9016(%rbx)
+	movq	%rdx, 9024(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -10617,8 +10625,10 @@ aesgen_gfni512_gcm_r1_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_gfni512_gcm_r1_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 9016(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_start_have_j0
 .Laesgen_gfni512_gcm_r1_start_long_nonce:
+	movq	$1, 9016(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	8928(%rdi), %xmm0
@@ -12319,7 +12329,9 @@ aesgen_gfni512_gcm_r1_start:
 	vpshufb	.Laesgen_gfni512_gcm_r1_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni512_gcm_r1_start_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 8912(%rdi)
-	movq	$-1, 9016(%rdi)
+	movq	$-1, 9024(%rdi)
+	cmpq	$0, 9016(%rdi)
+	jne	.Laesgen_gfni512_gcm_r1_start_same_table
 	vmovdqa64	%xmm0, 8976(%rdi)
 	movq	8976(%rdi), %rcx
 	bswapq	%rcx
@@ -12329,16 +12341,16 @@ aesgen_gfni512_gcm_r1_start:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	9024(%rdi), %rdx
+	cmpq	9032(%rdi), %rdx
 	jne	.Laesgen_gfni512_gcm_r1_start_restart
-	cmpq	9032(%rdi), %rax
+	cmpq	9040(%rdi), %rax
 	je	.Laesgen_gfni512_gcm_r1_start_same_table
 .Laesgen_gfni512_gcm_r1_start_restart:
-	movq	%rdx, 9024(%rdi)
-	movq	%rax, 9032(%rdi)
-	movq	$0, 9040(%rdi)
+	movq	%rdx, 9032(%rdi)
+	movq	%rax, 9040(%rdi)
 	movq	$0, 9048(%rdi)
-	movq	$1, 9056(%rdi)
+	movq	$0, 9056(%rdi)
+	movq	$1, 9064(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_start_same_table
 .Laesgen_gfni512_gcm_r1_start_same_table:
 	movl	240(%rdi), %eax
@@ -12365,7 +12377,7 @@ aesgen_gfni512_gcm_r1_start:
 	vmovdqa64	%xmm2, 9136(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 9016(%rdi)
+	movq	%rax, 9024(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -12496,7 +12508,7 @@ aesgen_gfni512_gcm_r1_start:
 	vmovdqa64	%xmm2, 9136(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 9016(%rdi)
+	movq	%rax, 9024(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -12595,7 +12607,7 @@ aesgen_gfni512_gcm_r1_start:
 	vmovdqa64	%xmm2, 9136(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 9016(%rdi)
+	movq	%rax, 9024(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -16621,14 +16633,16 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 .Laesgen_gfni512_gcm_r1_encrypt_data_first256:
 	cmpq	$256, %rdx
 	jb	.Laesgen_gfni512_gcm_r1_encrypt_data_first_done256
+	cmpq	$0, 9016(%rdi)
+	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_full_first_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_gfni512_gcm_r1_encrypt_data_full_first_256
 	shrq	$8, %rax
-	cmpq	9016(%rdi), %rax
+	cmpq	9024(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_refresh_first_256
-	cmpq	$256, 9048(%rdi)
+	cmpq	$256, 9056(%rdi)
 	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_check_first_256
 .Laesgen_gfni512_gcm_r1_encrypt_data_fast_first_256:
 	shlq	$4, %r8
@@ -17003,23 +17017,23 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_first_done256
 .Laesgen_gfni512_gcm_r1_encrypt_data_check_first_256:
 	movq	%r8, %rax
-	subq	9040(%rdi), %rax
+	subq	9048(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	9048(%rdi), %r10
+	movq	9056(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni512_gcm_r1_encrypt_data_outside_run
-	movq	$0xffff, 9056(%rdi)
+	movq	$0xffff, 9064(%rdi)
 	addq	$16, %rax
-	cmpq	9048(%rdi), %rax
+	cmpq	9056(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r1_encrypt_data_fast_first_256
 .Laesgen_gfni512_gcm_r1_encrypt_data_outside_run:
-	cmpq	$0, 9056(%rdi)
+	cmpq	$0, 9064(%rdi)
 	je	.Laesgen_gfni512_gcm_r1_encrypt_data_full_first_256
-	subq	$1, 9056(%rdi)
+	subq	$1, 9064(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm12
@@ -17428,9 +17442,9 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm15, %zmm15
 	vpxorq	%zmm11, %zmm15, %zmm15
 	movq	%r8, %rax
-	subq	9040(%rdi), %rax
+	subq	9048(%rdi), %rax
 	andq	$255, %rax
-	movq	9048(%rdi), %r9
+	movq	9056(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni512_gcm_r1_encrypt_data_run_restart
 	addq	$16, %rax
@@ -17438,14 +17452,14 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni512_gcm_r1_encrypt_data_run_grown
-	movq	$0, 9040(%rdi)
+	movq	$0, 9048(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_grown:
-	movq	%r9, 9048(%rdi)
+	movq	%r9, 9056(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_run_done
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_restart:
-	movq	%r8, 9040(%rdi)
-	movq	$16, 9048(%rdi)
+	movq	%r8, 9048(%rdi)
+	movq	$16, 9056(%rdi)
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_done:
 	vpxorq	(%rsi), %zmm12, %zmm12
 	vmovdqu64	%zmm12, (%rcx)
@@ -17884,20 +17898,22 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm12, 9136(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 9016(%rdi)
+	movq	%rax, 9024(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_first256
 .Laesgen_gfni512_gcm_r1_encrypt_data_first_done256:
 .Laesgen_gfni512_gcm_r1_encrypt_data_top256:
 	cmpq	$256, %rdx
 	jb	.Laesgen_gfni512_gcm_r1_encrypt_data_drain256
+	cmpq	$0, 9016(%rdi)
+	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_gfni512_gcm_r1_encrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	9016(%rdi), %rax
+	cmpq	9024(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_refresh_steady_256
-	cmpq	$256, 9048(%rdi)
+	cmpq	$256, 9056(%rdi)
 	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_check_steady_256
 .Laesgen_gfni512_gcm_r1_encrypt_data_fast_steady_256:
 	vmovdqu64	-256(%rcx), %xmm12
@@ -18650,23 +18666,23 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_top256
 .Laesgen_gfni512_gcm_r1_encrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	9040(%rdi), %rax
+	subq	9048(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	9048(%rdi), %r10
+	movq	9056(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni512_gcm_r1_encrypt_data_outside_run_2
-	movq	$0xffff, 9056(%rdi)
+	movq	$0xffff, 9064(%rdi)
 	addq	$16, %rax
-	cmpq	9048(%rdi), %rax
+	cmpq	9056(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r1_encrypt_data_fast_steady_256
 .Laesgen_gfni512_gcm_r1_encrypt_data_outside_run_2:
-	cmpq	$0, 9056(%rdi)
+	cmpq	$0, 9064(%rdi)
 	je	.Laesgen_gfni512_gcm_r1_encrypt_data_spent_steady_256
-	subq	$1, 9056(%rdi)
+	subq	$1, 9064(%rdi)
 	vmovdqu64	-256(%rcx), %xmm12
 	vinserti32x4	$1, -192(%rcx), %ymm12, %ymm12
 	vmovdqu64	-240(%rcx), %xmm13
@@ -19453,9 +19469,9 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm15, %zmm15
 	vpxorq	%zmm11, %zmm15, %zmm15
 	movq	%r8, %rax
-	subq	9040(%rdi), %rax
+	subq	9048(%rdi), %rax
 	andq	$255, %rax
-	movq	9048(%rdi), %r9
+	movq	9056(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni512_gcm_r1_encrypt_data_run_restart_2
 	addq	$16, %rax
@@ -19463,14 +19479,14 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni512_gcm_r1_encrypt_data_run_grown_2
-	movq	$0, 9040(%rdi)
+	movq	$0, 9048(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_grown_2:
-	movq	%r9, 9048(%rdi)
+	movq	%r9, 9056(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_run_done_2
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_restart_2:
-	movq	%r8, 9040(%rdi)
-	movq	$16, 9048(%rdi)
+	movq	%r8, 9048(%rdi)
+	movq	$16, 9056(%rdi)
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_done_2:
 	vpxorq	(%rsi), %zmm12, %zmm12
 	vmovdqu64	%zmm12, (%rcx)
@@ -20269,7 +20285,7 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	subq	$256, %rdx
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_top256
 .Laesgen_gfni512_gcm_r1_encrypt_data_spent_steady_256:
-	movq	9040(%rdi), %rax
+	movq	9048(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -21087,7 +21103,7 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm12, 9136(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 9016(%rdi)
+	movq	%rax, 9024(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_top256
 .Laesgen_gfni512_gcm_r1_encrypt_data_drain256:
 	vmovdqu64	-256(%rcx), %xmm2
@@ -22585,14 +22601,16 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 .Laesgen_gfni512_gcm_r1_encrypt_data_first128:
 	cmpq	$256, %rdx
 	jb	.Laesgen_gfni512_gcm_r1_encrypt_data_first_done128
+	cmpq	$0, 9016(%rdi)
+	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_full_first_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_gfni512_gcm_r1_encrypt_data_full_first_128
 	shrq	$8, %rax
-	cmpq	9016(%rdi), %rax
+	cmpq	9024(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_refresh_first_128
-	cmpq	$256, 9048(%rdi)
+	cmpq	$256, 9056(%rdi)
 	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_check_first_128
 .Laesgen_gfni512_gcm_r1_encrypt_data_fast_first_128:
 	shlq	$4, %r8
@@ -22852,23 +22870,23 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_first_done128
 .Laesgen_gfni512_gcm_r1_encrypt_data_check_first_128:
 	movq	%r8, %rax
-	subq	9040(%rdi), %rax
+	subq	9048(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	9048(%rdi), %r10
+	movq	9056(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni512_gcm_r1_encrypt_data_outside_run_3
-	movq	$0xffff, 9056(%rdi)
+	movq	$0xffff, 9064(%rdi)
 	addq	$16, %rax
-	cmpq	9048(%rdi), %rax
+	cmpq	9056(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r1_encrypt_data_fast_first_128
 .Laesgen_gfni512_gcm_r1_encrypt_data_outside_run_3:
-	cmpq	$0, 9056(%rdi)
+	cmpq	$0, 9064(%rdi)
 	je	.Laesgen_gfni512_gcm_r1_encrypt_data_full_first_128
-	subq	$1, 9056(%rdi)
+	subq	$1, 9064(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm11
@@ -23162,9 +23180,9 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm14, %zmm14
 	vpxorq	%zmm10, %zmm14, %zmm14
 	movq	%r8, %rax
-	subq	9040(%rdi), %rax
+	subq	9048(%rdi), %rax
 	andq	$255, %rax
-	movq	9048(%rdi), %r9
+	movq	9056(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni512_gcm_r1_encrypt_data_run_restart_3
 	addq	$16, %rax
@@ -23172,14 +23190,14 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni512_gcm_r1_encrypt_data_run_grown_3
-	movq	$0, 9040(%rdi)
+	movq	$0, 9048(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_grown_3:
-	movq	%r9, 9048(%rdi)
+	movq	%r9, 9056(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_run_done_3
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_restart_3:
-	movq	%r8, 9040(%rdi)
-	movq	$16, 9048(%rdi)
+	movq	%r8, 9048(%rdi)
+	movq	$16, 9056(%rdi)
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_done_3:
 	vpxorq	(%rsi), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rcx)
@@ -23503,20 +23521,22 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm11, 9136(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 9016(%rdi)
+	movq	%rax, 9024(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_first128
 .Laesgen_gfni512_gcm_r1_encrypt_data_first_done128:
 .Laesgen_gfni512_gcm_r1_encrypt_data_top128:
 	cmpq	$256, %rdx
 	jb	.Laesgen_gfni512_gcm_r1_encrypt_data_drain128
+	cmpq	$0, 9016(%rdi)
+	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_gfni512_gcm_r1_encrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	9016(%rdi), %rax
+	cmpq	9024(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_refresh_steady_128
-	cmpq	$256, 9048(%rdi)
+	cmpq	$256, 9056(%rdi)
 	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_check_steady_128
 .Laesgen_gfni512_gcm_r1_encrypt_data_fast_steady_128:
 	vmovdqu64	-256(%rcx), %xmm11
@@ -24154,23 +24174,23 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_top128
 .Laesgen_gfni512_gcm_r1_encrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	9040(%rdi), %rax
+	subq	9048(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	9048(%rdi), %r10
+	movq	9056(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni512_gcm_r1_encrypt_data_outside_run_4
-	movq	$0xffff, 9056(%rdi)
+	movq	$0xffff, 9064(%rdi)
 	addq	$16, %rax
-	cmpq	9048(%rdi), %rax
+	cmpq	9056(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r1_encrypt_data_fast_steady_128
 .Laesgen_gfni512_gcm_r1_encrypt_data_outside_run_4:
-	cmpq	$0, 9056(%rdi)
+	cmpq	$0, 9064(%rdi)
 	je	.Laesgen_gfni512_gcm_r1_encrypt_data_spent_steady_128
-	subq	$1, 9056(%rdi)
+	subq	$1, 9064(%rdi)
 	vmovdqu64	-256(%rcx), %xmm11
 	vinserti32x4	$1, -192(%rcx), %ymm11, %ymm11
 	vmovdqu64	-240(%rcx), %xmm12
@@ -24842,9 +24862,9 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm14, %zmm14
 	vpxorq	%zmm10, %zmm14, %zmm14
 	movq	%r8, %rax
-	subq	9040(%rdi), %rax
+	subq	9048(%rdi), %rax
 	andq	$255, %rax
-	movq	9048(%rdi), %r9
+	movq	9056(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni512_gcm_r1_encrypt_data_run_restart_4
 	addq	$16, %rax
@@ -24852,14 +24872,14 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni512_gcm_r1_encrypt_data_run_grown_4
-	movq	$0, 9040(%rdi)
+	movq	$0, 9048(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_grown_4:
-	movq	%r9, 9048(%rdi)
+	movq	%r9, 9056(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_run_done_4
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_restart_4:
-	movq	%r8, 9040(%rdi)
-	movq	$16, 9048(%rdi)
+	movq	%r8, 9048(%rdi)
+	movq	$16, 9056(%rdi)
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_done_4:
 	vpxorq	(%rsi), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rcx)
@@ -25543,7 +25563,7 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	subq	$256, %rdx
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_top128
 .Laesgen_gfni512_gcm_r1_encrypt_data_spent_steady_128:
-	movq	9040(%rdi), %rax
+	movq	9048(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -26246,7 +26266,7 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm11, 9136(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 9016(%rdi)
+	movq	%rax, 9024(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_top128
 .Laesgen_gfni512_gcm_r1_encrypt_data_drain128:
 	vmovdqu64	-256(%rcx), %xmm2
@@ -27565,14 +27585,16 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 .Laesgen_gfni512_gcm_r1_encrypt_data_first192:
 	cmpq	$256, %rdx
 	jb	.Laesgen_gfni512_gcm_r1_encrypt_data_first_done192
+	cmpq	$0, 9016(%rdi)
+	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_full_first_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_gfni512_gcm_r1_encrypt_data_full_first_192
 	shrq	$8, %rax
-	cmpq	9016(%rdi), %rax
+	cmpq	9024(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_refresh_first_192
-	cmpq	$256, 9048(%rdi)
+	cmpq	$256, 9056(%rdi)
 	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_check_first_192
 .Laesgen_gfni512_gcm_r1_encrypt_data_fast_first_192:
 	shlq	$4, %r8
@@ -27885,23 +27907,23 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_first_done192
 .Laesgen_gfni512_gcm_r1_encrypt_data_check_first_192:
 	movq	%r8, %rax
-	subq	9040(%rdi), %rax
+	subq	9048(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	9048(%rdi), %r10
+	movq	9056(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni512_gcm_r1_encrypt_data_outside_run_5
-	movq	$0xffff, 9056(%rdi)
+	movq	$0xffff, 9064(%rdi)
 	addq	$16, %rax
-	cmpq	9048(%rdi), %rax
+	cmpq	9056(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r1_encrypt_data_fast_first_192
 .Laesgen_gfni512_gcm_r1_encrypt_data_outside_run_5:
-	cmpq	$0, 9056(%rdi)
+	cmpq	$0, 9064(%rdi)
 	je	.Laesgen_gfni512_gcm_r1_encrypt_data_full_first_192
-	subq	$1, 9056(%rdi)
+	subq	$1, 9064(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm12
@@ -28248,9 +28270,9 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm15
 	vpxorq	%zmm11, %zmm15, %zmm15
 	movq	%r8, %rax
-	subq	9040(%rdi), %rax
+	subq	9048(%rdi), %rax
 	andq	$255, %rax
-	movq	9048(%rdi), %r9
+	movq	9056(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni512_gcm_r1_encrypt_data_run_restart_5
 	addq	$16, %rax
@@ -28258,14 +28280,14 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni512_gcm_r1_encrypt_data_run_grown_5
-	movq	$0, 9040(%rdi)
+	movq	$0, 9048(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_grown_5:
-	movq	%r9, 9048(%rdi)
+	movq	%r9, 9056(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_run_done_5
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_restart_5:
-	movq	%r8, 9040(%rdi)
-	movq	$16, 9048(%rdi)
+	movq	%r8, 9048(%rdi)
+	movq	$16, 9056(%rdi)
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_done_5:
 	vpxorq	(%rsi), %zmm12, %zmm12
 	vmovdqu64	%zmm12, (%rcx)
@@ -28642,20 +28664,22 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm12, 9136(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 9016(%rdi)
+	movq	%rax, 9024(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_first192
 .Laesgen_gfni512_gcm_r1_encrypt_data_first_done192:
 .Laesgen_gfni512_gcm_r1_encrypt_data_top192:
 	cmpq	$256, %rdx
 	jb	.Laesgen_gfni512_gcm_r1_encrypt_data_drain192
+	cmpq	$0, 9016(%rdi)
+	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_gfni512_gcm_r1_encrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	9016(%rdi), %rax
+	cmpq	9024(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_refresh_steady_192
-	cmpq	$256, 9048(%rdi)
+	cmpq	$256, 9056(%rdi)
 	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_check_steady_192
 .Laesgen_gfni512_gcm_r1_encrypt_data_fast_steady_192:
 	vmovdqu64	-256(%rcx), %xmm12
@@ -29346,23 +29370,23 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_top192
 .Laesgen_gfni512_gcm_r1_encrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	9040(%rdi), %rax
+	subq	9048(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	9048(%rdi), %r10
+	movq	9056(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni512_gcm_r1_encrypt_data_outside_run_6
-	movq	$0xffff, 9056(%rdi)
+	movq	$0xffff, 9064(%rdi)
 	addq	$16, %rax
-	cmpq	9048(%rdi), %rax
+	cmpq	9056(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r1_encrypt_data_fast_steady_192
 .Laesgen_gfni512_gcm_r1_encrypt_data_outside_run_6:
-	cmpq	$0, 9056(%rdi)
+	cmpq	$0, 9064(%rdi)
 	je	.Laesgen_gfni512_gcm_r1_encrypt_data_spent_steady_192
-	subq	$1, 9056(%rdi)
+	subq	$1, 9064(%rdi)
 	vmovdqu64	-256(%rcx), %xmm12
 	vinserti32x4	$1, -192(%rcx), %ymm12, %ymm12
 	vmovdqu64	-240(%rcx), %xmm13
@@ -30087,9 +30111,9 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm15
 	vpxorq	%zmm11, %zmm15, %zmm15
 	movq	%r8, %rax
-	subq	9040(%rdi), %rax
+	subq	9048(%rdi), %rax
 	andq	$255, %rax
-	movq	9048(%rdi), %r9
+	movq	9056(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni512_gcm_r1_encrypt_data_run_restart_6
 	addq	$16, %rax
@@ -30097,14 +30121,14 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni512_gcm_r1_encrypt_data_run_grown_6
-	movq	$0, 9040(%rdi)
+	movq	$0, 9048(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_grown_6:
-	movq	%r9, 9048(%rdi)
+	movq	%r9, 9056(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_run_done_6
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_restart_6:
-	movq	%r8, 9040(%rdi)
-	movq	$16, 9048(%rdi)
+	movq	%r8, 9048(%rdi)
+	movq	$16, 9056(%rdi)
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_done_6:
 	vpxorq	(%rsi), %zmm12, %zmm12
 	vmovdqu64	%zmm12, (%rcx)
@@ -30841,7 +30865,7 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	subq	$256, %rdx
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_top192
 .Laesgen_gfni512_gcm_r1_encrypt_data_spent_steady_192:
-	movq	9040(%rdi), %rax
+	movq	9048(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -31597,7 +31621,7 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm12, 9136(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 9016(%rdi)
+	movq	%rax, 9024(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_top192
 .Laesgen_gfni512_gcm_r1_encrypt_data_drain192:
 	vmovdqu64	-256(%rcx), %xmm2
@@ -33630,14 +33654,16 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 .Laesgen_gfni512_gcm_r1_decrypt_data_top256:
 	cmpq	$256, %rdx
 	jb	.Laesgen_gfni512_gcm_r1_decrypt_data_drain256
+	cmpq	$0, 9016(%rdi)
+	jne	.Laesgen_gfni512_gcm_r1_decrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_gfni512_gcm_r1_decrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	9016(%rdi), %rax
+	cmpq	9024(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r1_decrypt_data_refresh_steady_256
-	cmpq	$256, 9048(%rdi)
+	cmpq	$256, 9056(%rdi)
 	jne	.Laesgen_gfni512_gcm_r1_decrypt_data_check_steady_256
 .Laesgen_gfni512_gcm_r1_decrypt_data_fast_steady_256:
 	vmovdqu64	(%rsi), %xmm12
@@ -34390,23 +34416,23 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r1_decrypt_data_top256
 .Laesgen_gfni512_gcm_r1_decrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	9040(%rdi), %rax
+	subq	9048(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	9048(%rdi), %r10
+	movq	9056(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni512_gcm_r1_decrypt_data_outside_run
-	movq	$0xffff, 9056(%rdi)
+	movq	$0xffff, 9064(%rdi)
 	addq	$16, %rax
-	cmpq	9048(%rdi), %rax
+	cmpq	9056(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r1_decrypt_data_fast_steady_256
 .Laesgen_gfni512_gcm_r1_decrypt_data_outside_run:
-	cmpq	$0, 9056(%rdi)
+	cmpq	$0, 9064(%rdi)
 	je	.Laesgen_gfni512_gcm_r1_decrypt_data_spent_steady_256
-	subq	$1, 9056(%rdi)
+	subq	$1, 9064(%rdi)
 	vmovdqu64	(%rsi), %xmm12
 	vinserti32x4	$1, 64(%rsi), %ymm12, %ymm12
 	vmovdqu64	16(%rsi), %xmm13
@@ -35193,9 +35219,9 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm15, %zmm15
 	vpxorq	%zmm11, %zmm15, %zmm15
 	movq	%r8, %rax
-	subq	9040(%rdi), %rax
+	subq	9048(%rdi), %rax
 	andq	$255, %rax
-	movq	9048(%rdi), %r9
+	movq	9056(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni512_gcm_r1_decrypt_data_run_restart
 	addq	$16, %rax
@@ -35203,14 +35229,14 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni512_gcm_r1_decrypt_data_run_grown
-	movq	$0, 9040(%rdi)
+	movq	$0, 9048(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni512_gcm_r1_decrypt_data_run_grown:
-	movq	%r9, 9048(%rdi)
+	movq	%r9, 9056(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_decrypt_data_run_done
 .Laesgen_gfni512_gcm_r1_decrypt_data_run_restart:
-	movq	%r8, 9040(%rdi)
-	movq	$16, 9048(%rdi)
+	movq	%r8, 9048(%rdi)
+	movq	$16, 9056(%rdi)
 .Laesgen_gfni512_gcm_r1_decrypt_data_run_done:
 	vpxorq	(%rsi), %zmm12, %zmm12
 	vmovdqu64	%zmm12, (%rcx)
@@ -36009,7 +36035,7 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	subq	$256, %rdx
 	jmp	.Laesgen_gfni512_gcm_r1_decrypt_data_top256
 .Laesgen_gfni512_gcm_r1_decrypt_data_spent_steady_256:
-	movq	9040(%rdi), %rax
+	movq	9048(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -36827,7 +36853,7 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vmovdqa64	%xmm12, 9136(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 9016(%rdi)
+	movq	%rax, 9024(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_decrypt_data_top256
 .Laesgen_gfni512_gcm_r1_decrypt_data_drain256:
 .Laesgen_gfni512_gcm_r1_decrypt_data_small256:
@@ -37947,14 +37973,16 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 .Laesgen_gfni512_gcm_r1_decrypt_data_top128:
 	cmpq	$256, %rdx
 	jb	.Laesgen_gfni512_gcm_r1_decrypt_data_drain128
+	cmpq	$0, 9016(%rdi)
+	jne	.Laesgen_gfni512_gcm_r1_decrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_gfni512_gcm_r1_decrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	9016(%rdi), %rax
+	cmpq	9024(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r1_decrypt_data_refresh_steady_128
-	cmpq	$256, 9048(%rdi)
+	cmpq	$256, 9056(%rdi)
 	jne	.Laesgen_gfni512_gcm_r1_decrypt_data_check_steady_128
 .Laesgen_gfni512_gcm_r1_decrypt_data_fast_steady_128:
 	vmovdqu64	(%rsi), %xmm11
@@ -38592,23 +38620,23 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r1_decrypt_data_top128
 .Laesgen_gfni512_gcm_r1_decrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	9040(%rdi), %rax
+	subq	9048(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	9048(%rdi), %r10
+	movq	9056(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni512_gcm_r1_decrypt_data_outside_run_2
-	movq	$0xffff, 9056(%rdi)
+	movq	$0xffff, 9064(%rdi)
 	addq	$16, %rax
-	cmpq	9048(%rdi), %rax
+	cmpq	9056(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r1_decrypt_data_fast_steady_128
 .Laesgen_gfni512_gcm_r1_decrypt_data_outside_run_2:
-	cmpq	$0, 9056(%rdi)
+	cmpq	$0, 9064(%rdi)
 	je	.Laesgen_gfni512_gcm_r1_decrypt_data_spent_steady_128
-	subq	$1, 9056(%rdi)
+	subq	$1, 9064(%rdi)
 	vmovdqu64	(%rsi), %xmm11
 	vinserti32x4	$1, 64(%rsi), %ymm11, %ymm11
 	vmovdqu64	16(%rsi), %xmm12
@@ -39280,9 +39308,9 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm14, %zmm14
 	vpxorq	%zmm10, %zmm14, %zmm14
 	movq	%r8, %rax
-	subq	9040(%rdi), %rax
+	subq	9048(%rdi), %rax
 	andq	$255, %rax
-	movq	9048(%rdi), %r9
+	movq	9056(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni512_gcm_r1_decrypt_data_run_restart_2
 	addq	$16, %rax
@@ -39290,14 +39318,14 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni512_gcm_r1_decrypt_data_run_grown_2
-	movq	$0, 9040(%rdi)
+	movq	$0, 9048(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni512_gcm_r1_decrypt_data_run_grown_2:
-	movq	%r9, 9048(%rdi)
+	movq	%r9, 9056(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_decrypt_data_run_done_2
 .Laesgen_gfni512_gcm_r1_decrypt_data_run_restart_2:
-	movq	%r8, 9040(%rdi)
-	movq	$16, 9048(%rdi)
+	movq	%r8, 9048(%rdi)
+	movq	$16, 9056(%rdi)
 .Laesgen_gfni512_gcm_r1_decrypt_data_run_done_2:
 	vpxorq	(%rsi), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rcx)
@@ -39981,7 +40009,7 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	subq	$256, %rdx
 	jmp	.Laesgen_gfni512_gcm_r1_decrypt_data_top128
 .Laesgen_gfni512_gcm_r1_decrypt_data_spent_steady_128:
-	movq	9040(%rdi), %rax
+	movq	9048(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -40684,7 +40712,7 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vmovdqa64	%xmm11, 9136(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 9016(%rdi)
+	movq	%rax, 9024(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_decrypt_data_top128
 .Laesgen_gfni512_gcm_r1_decrypt_data_drain128:
 .Laesgen_gfni512_gcm_r1_decrypt_data_small128:
@@ -41625,14 +41653,16 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 .Laesgen_gfni512_gcm_r1_decrypt_data_top192:
 	cmpq	$256, %rdx
 	jb	.Laesgen_gfni512_gcm_r1_decrypt_data_drain192
+	cmpq	$0, 9016(%rdi)
+	jne	.Laesgen_gfni512_gcm_r1_decrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_gfni512_gcm_r1_decrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	9016(%rdi), %rax
+	cmpq	9024(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r1_decrypt_data_refresh_steady_192
-	cmpq	$256, 9048(%rdi)
+	cmpq	$256, 9056(%rdi)
 	jne	.Laesgen_gfni512_gcm_r1_decrypt_data_check_steady_192
 .Laesgen_gfni512_gcm_r1_decrypt_data_fast_steady_192:
 	vmovdqu64	(%rsi), %xmm12
@@ -42323,23 +42353,23 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r1_decrypt_data_top192
 .Laesgen_gfni512_gcm_r1_decrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	9040(%rdi), %rax
+	subq	9048(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	9048(%rdi), %r10
+	movq	9056(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni512_gcm_r1_decrypt_data_outside_run_3
-	movq	$0xffff, 9056(%rdi)
+	movq	$0xffff, 9064(%rdi)
 	addq	$16, %rax
-	cmpq	9048(%rdi), %rax
+	cmpq	9056(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r1_decrypt_data_fast_steady_192
 .Laesgen_gfni512_gcm_r1_decrypt_data_outside_run_3:
-	cmpq	$0, 9056(%rdi)
+	cmpq	$0, 9064(%rdi)
 	je	.Laesgen_gfni512_gcm_r1_decrypt_data_spent_steady_192
-	subq	$1, 9056(%rdi)
+	subq	$1, 9064(%rdi)
 	vmovdqu64	(%rsi), %xmm12
 	vinserti32x4	$1, 64(%rsi), %ymm12, %ymm12
 	vmovdqu64	16(%rsi), %xmm13
@@ -43064,9 +43094,9 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm15
 	vpxorq	%zmm11, %zmm15, %zmm15
 	movq	%r8, %rax
-	subq	9040(%rdi), %rax
+	subq	9048(%rdi), %rax
 	andq	$255, %rax
-	movq	9048(%rdi), %r9
+	movq	9056(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni512_gcm_r1_decrypt_data_run_restart_3
 	addq	$16, %rax
@@ -43074,14 +43104,14 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni512_gcm_r1_decrypt_data_run_grown_3
-	movq	$0, 9040(%rdi)
+	movq	$0, 9048(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni512_gcm_r1_decrypt_data_run_grown_3:
-	movq	%r9, 9048(%rdi)
+	movq	%r9, 9056(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_decrypt_data_run_done_3
 .Laesgen_gfni512_gcm_r1_decrypt_data_run_restart_3:
-	movq	%r8, 9040(%rdi)
-	movq	$16, 9048(%rdi)
+	movq	%r8, 9048(%rdi)
+	movq	$16, 9056(%rdi)
 .Laesgen_gfni512_gcm_r1_decrypt_data_run_done_3:
 	vpxorq	(%rsi), %zmm12, %zmm12
 	vmovdqu64	%zmm12, (%rcx)
@@ -43818,7 +43848,7 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	subq	$256, %rdx
 	jmp	.Laesgen_gfni512_gcm_r1_decrypt_data_top192
 .Laesgen_gfni512_gcm_r1_decrypt_data_spent_steady_192:
-	movq	9040(%rdi), %rax
+	movq	9048(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -44574,7 +44604,7 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vmovdqa64	%xmm12, 9136(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 9016(%rdi)
+	movq	%rax, 9024(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_decrypt_data_top192
 .Laesgen_gfni512_gcm_r1_decrypt_data_drain192:
 .Laesgen_gfni512_gcm_r1_decrypt_data_small192:

@@ -739,7 +739,7 @@ aesgen_gfni512_gcm_r2_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_init_hash_key
 .Laesgen_gfni512_gcm_r2_init_hash_key:
-	movq	$1, 9032(%rdi)
+	movq	$1, 9040(%rdi)
 	vpxorq	%xmm0, %xmm0, %xmm0
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -2254,8 +2254,10 @@ aesgen_gfni512_gcm_r2_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_gfni512_gcm_r2_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 9016(%rbx)
 	jmp	.Laesgen_gfni512_gcm_r2_seal_have_j0
 .Laesgen_gfni512_gcm_r2_seal_long_nonce:
+	movq	$1, 9016(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa64	8928(%rbx), %xmm0
@@ -3956,7 +3958,9 @@ aesgen_gfni512_gcm_r2_seal:
 	vpshufb	.Laesgen_gfni512_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni512_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 8912(%rbx)
-	movq	$-1, 9016(%rbx)
+	movq	$-1, 9024(%rbx)
+	cmpq	$0, 9016(%rbx)
+	jne	.Laesgen_gfni512_gcm_r2_seal_same_table
 	vmovdqa64	%xmm0, 8976(%rbx)
 	movq	8976(%rbx), %rsi
 	bswapq	%rsi
@@ -3966,16 +3970,16 @@ aesgen_gfni512_gcm_r2_seal:
 	andq	%rdx, %rdi
 	movabsq	$0xff00000000ff0000, %rdx
 	andq	%rsi, %rdx
-	cmpq	9024(%rbx), %rdi
+	cmpq	9032(%rbx), %rdi
 	jne	.Laesgen_gfni512_gcm_r2_seal_restart
-	cmpq	9032(%rbx), %rdx
+	cmpq	9040(%rbx), %rdx
 	je	.Laesgen_gfni512_gcm_r2_seal_same_table
 .Laesgen_gfni512_gcm_r2_seal_restart:
-	movq	%rdi, 9024(%rbx)
-	movq	%rdx, 9032(%rbx)
-	movq	$0, 9040(%rbx)
+	movq	%rdi, 9032(%rbx)
+	movq	%rdx, 9040(%rbx)
 	movq	$0, 9048(%rbx)
-	movq	$1, 9056(%rbx)
+	movq	$0, 9056(%rbx)
+	movq	$1, 9064(%rbx)
 	jmp	.Laesgen_gfni512_gcm_r2_seal_same_table
 .Laesgen_gfni512_gcm_r2_seal_same_table:
 	movl	240(%rbx), %edx
@@ -4010,7 +4014,7 @@ aesgen_gfni512_gcm_r2_seal:
 	vmovdqa64	%xmm2, 9136(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 9016(%rbx)
+	movq	%rdx, 9024(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4149,7 +4153,7 @@ aesgen_gfni512_gcm_r2_seal:
 	vmovdqa64	%xmm2, 9136(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 9016(%rbx)
+	movq	%rdx, 9024(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4256,7 +4260,7 @@ aesgen_gfni512_gcm_r2_seal:
 	vmovdqa64	%xmm2, 9136(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 9016(%rbx)
+	movq	%rdx, 9024(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -6426,8 +6430,10 @@ aesgen_gfni512_gcm_r2_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_gfni512_gcm_r2_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 9016(%rbx)
 	jmp	.Laesgen_gfni512_gcm_r2_open_have_j0
 .Laesgen_gfni512_gcm_r2_open_long_nonce:
+	movq	$1, 9016(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa64	8928(%rbx), %xmm0
@@ -8128,7 +8134,9 @@ aesgen_gfni512_gcm_r2_open:
 	vpshufb	.Laesgen_gfni512_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni512_gcm_r2_open_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 8912(%rbx)
-	movq	$-1, 9016(%rbx)
+	movq	$-1, 9024(%rbx)
+	cmpq	$0, 9016(%rbx)
+	jne	.Laesgen_gfni512_gcm_r2_open_same_table
 	vmovdqa64	%xmm0, 8976(%rbx)
 	movq	8976(%rbx), %rsi
 	bswapq	%rsi
@@ -8138,16 +8146,16 @@ aesgen_gfni512_gcm_r2_open:
 	andq	%rdx, %rdi
 	movabsq	$0xff00000000ff0000, %rdx
 	andq	%rsi, %rdx
-	cmpq	9024(%rbx), %rdi
+	cmpq	9032(%rbx), %rdi
 	jne	.Laesgen_gfni512_gcm_r2_open_restart
-	cmpq	9032(%rbx), %rdx
+	cmpq	9040(%rbx), %rdx
 	je	.Laesgen_gfni512_gcm_r2_open_same_table
 .Laesgen_gfni512_gcm_r2_open_restart:
-	movq	%rdi, 9024(%rbx)
-	movq	%rdx, 9032(%rbx)
-	movq	$0, 9040(%rbx)
+	movq	%rdi, 9032(%rbx)
+	movq	%rdx, 9040(%rbx)
 	movq	$0, 9048(%rbx)
-	movq	$1, 9056(%rbx)
+	movq	$0, 9056(%rbx)
+	movq	$1, 9064(%rbx)
 	jmp	.Laesgen_gfni512_gcm_r2_open_same_table
 .Laesgen_gfni512_gcm_r2_open_same_table:
 	movl	240(%rbx), %edx
@@ -8182,7 +8190,7 @@ aesgen_gfni512_gcm_r2_open:
 	vmovdqa64	%xmm2, 9136(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 9016(%rbx)
+	movq	%rdx, 9024(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -8321,7 +8329,7 @@ aesgen_gfni512_gcm_r2_open:
 	vmovdqa64	%xmm2, 9136(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 9016(%rbx)
+	movq	%rdx, 9024(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -8428,7 +8436,7 @@ aesgen_gfni512_gcm_r2_open:
 	vmovdqa64	%xmm2, 9136(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 9016(%rbx)
+	movq	%rdx, 9024(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -10665,8 +10673,10 @@ aesgen_gfni512_gcm_r2_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_gfni512_gcm_r2_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 9016(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_start_have_j0
 .Laesgen_gfni512_gcm_r2_start_long_nonce:
+	movq	$1, 9016(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	8928(%rdi), %xmm0
@@ -12367,7 +12377,9 @@ aesgen_gfni512_gcm_r2_start:
 	vpshufb	.Laesgen_gfni512_gcm_r2_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni512_gcm_r2_start_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 8912(%rdi)
-	movq	$-1, 9016(%rdi)
+	movq	$-1, 9024(%rdi)
+	cmpq	$0, 9016(%rdi)
+	jne	.Laesgen_gfni512_gcm_r2_start_same_table
 	vmovdqa64	%xmm0, 8976(%rdi)
 	movq	8976(%rdi), %rcx
 	bswapq	%rcx
@@ -12377,16 +12389,16 @@ aesgen_gfni512_gcm_r2_start:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	9024(%rdi), %rdx
+	cmpq	9032(%rdi), %rdx
 	jne	.Laesgen_gfni512_gcm_r2_start_restart
-	cmpq	9032(%rdi), %rax
+	cmpq	9040(%rdi), %rax
 	je	.Laesgen_gfni512_gcm_r2_start_same_table
 .Laesgen_gfni512_gcm_r2_start_restart:
-	movq	%rdx, 9024(%rdi)
-	movq	%rax, 9032(%rdi)
-	movq	$0, 9040(%rdi)
+	movq	%rdx, 9032(%rdi)
+	movq	%rax, 9040(%rdi)
 	movq	$0, 9048(%rdi)
-	movq	$1, 9056(%rdi)
+	movq	$0, 9056(%rdi)
+	movq	$1, 9064(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_start_same_table
 .Laesgen_gfni512_gcm_r2_start_same_table:
 	movl	240(%rdi), %eax
@@ -12421,7 +12433,7 @@ aesgen_gfni512_gcm_r2_start:
 	vmovdqa64	%xmm2, 9136(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 9016(%rdi)
+	movq	%rax, 9024(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -12560,7 +12572,7 @@ aesgen_gfni512_gcm_r2_start:
 	vmovdqa64	%xmm2, 9136(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 9016(%rdi)
+	movq	%rax, 9024(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -12667,7 +12679,7 @@ aesgen_gfni512_gcm_r2_start:
 	vmovdqa64	%xmm2, 9136(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 9016(%rdi)
+	movq	%rax, 9024(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -16693,14 +16705,16 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 .Laesgen_gfni512_gcm_r2_encrypt_data_first256:
 	cmpq	$256, %rdx
 	jb	.Laesgen_gfni512_gcm_r2_encrypt_data_first_done256
+	cmpq	$0, 9016(%rdi)
+	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_full_first_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_gfni512_gcm_r2_encrypt_data_full_first_256
 	shrq	$8, %rax
-	cmpq	9016(%rdi), %rax
+	cmpq	9024(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_refresh_first_256
-	cmpq	$256, 9048(%rdi)
+	cmpq	$256, 9056(%rdi)
 	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_check_first_256
 .Laesgen_gfni512_gcm_r2_encrypt_data_fast_first_256:
 	shlq	$4, %r8
@@ -17046,23 +17060,23 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_first_done256
 .Laesgen_gfni512_gcm_r2_encrypt_data_check_first_256:
 	movq	%r8, %rax
-	subq	9040(%rdi), %rax
+	subq	9048(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	9048(%rdi), %r10
+	movq	9056(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni512_gcm_r2_encrypt_data_outside_run
-	movq	$0xffff, 9056(%rdi)
+	movq	$0xffff, 9064(%rdi)
 	addq	$16, %rax
-	cmpq	9048(%rdi), %rax
+	cmpq	9056(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r2_encrypt_data_fast_first_256
 .Laesgen_gfni512_gcm_r2_encrypt_data_outside_run:
-	cmpq	$0, 9056(%rdi)
+	cmpq	$0, 9064(%rdi)
 	je	.Laesgen_gfni512_gcm_r2_encrypt_data_full_first_256
-	subq	$1, 9056(%rdi)
+	subq	$1, 9064(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
@@ -17471,9 +17485,9 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm15, %zmm15
 	vpxorq	%zmm11, %zmm15, %zmm15
 	movq	%r8, %rax
-	subq	9040(%rdi), %rax
+	subq	9048(%rdi), %rax
 	andq	$255, %rax
-	movq	9048(%rdi), %r9
+	movq	9056(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni512_gcm_r2_encrypt_data_run_restart
 	addq	$16, %rax
@@ -17481,14 +17495,14 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni512_gcm_r2_encrypt_data_run_grown
-	movq	$0, 9040(%rdi)
+	movq	$0, 9048(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_grown:
-	movq	%r9, 9048(%rdi)
+	movq	%r9, 9056(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_run_done
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_restart:
-	movq	%r8, 9040(%rdi)
-	movq	$16, 9048(%rdi)
+	movq	%r8, 9048(%rdi)
+	movq	$16, 9056(%rdi)
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_done:
 	vpxorq	(%rsi), %zmm12, %zmm12
 	vmovdqu64	%zmm12, (%rcx)
@@ -17935,20 +17949,22 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm12, 9136(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 9016(%rdi)
+	movq	%rax, 9024(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_first256
 .Laesgen_gfni512_gcm_r2_encrypt_data_first_done256:
 .Laesgen_gfni512_gcm_r2_encrypt_data_top256:
 	cmpq	$256, %rdx
 	jb	.Laesgen_gfni512_gcm_r2_encrypt_data_drain256
+	cmpq	$0, 9016(%rdi)
+	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_gfni512_gcm_r2_encrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	9016(%rdi), %rax
+	cmpq	9024(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_refresh_steady_256
-	cmpq	$256, 9048(%rdi)
+	cmpq	$256, 9056(%rdi)
 	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_check_steady_256
 .Laesgen_gfni512_gcm_r2_encrypt_data_fast_steady_256:
 	vmovdqu64	-256(%rcx), %xmm12
@@ -18672,23 +18688,23 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_top256
 .Laesgen_gfni512_gcm_r2_encrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	9040(%rdi), %rax
+	subq	9048(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	9048(%rdi), %r10
+	movq	9056(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni512_gcm_r2_encrypt_data_outside_run_2
-	movq	$0xffff, 9056(%rdi)
+	movq	$0xffff, 9064(%rdi)
 	addq	$16, %rax
-	cmpq	9048(%rdi), %rax
+	cmpq	9056(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r2_encrypt_data_fast_steady_256
 .Laesgen_gfni512_gcm_r2_encrypt_data_outside_run_2:
-	cmpq	$0, 9056(%rdi)
+	cmpq	$0, 9064(%rdi)
 	je	.Laesgen_gfni512_gcm_r2_encrypt_data_spent_steady_256
-	subq	$1, 9056(%rdi)
+	subq	$1, 9064(%rdi)
 	vmovdqu64	-256(%rcx), %xmm12
 	vinserti32x4	$1, -192(%rcx), %ymm12, %ymm12
 	vmovdqu64	-240(%rcx), %xmm13
@@ -19475,9 +19491,9 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm15, %zmm15
 	vpxorq	%zmm11, %zmm15, %zmm15
 	movq	%r8, %rax
-	subq	9040(%rdi), %rax
+	subq	9048(%rdi), %rax
 	andq	$255, %rax
-	movq	9048(%rdi), %r9
+	movq	9056(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni512_gcm_r2_encrypt_data_run_restart_2
 	addq	$16, %rax
@@ -19485,14 +19501,14 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni512_gcm_r2_encrypt_data_run_grown_2
-	movq	$0, 9040(%rdi)
+	movq	$0, 9048(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_grown_2:
-	movq	%r9, 9048(%rdi)
+	movq	%r9, 9056(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_run_done_2
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_restart_2:
-	movq	%r8, 9040(%rdi)
-	movq	$16, 9048(%rdi)
+	movq	%r8, 9048(%rdi)
+	movq	$16, 9056(%rdi)
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_done_2:
 	vpxorq	(%rsi), %zmm12, %zmm12
 	vmovdqu64	%zmm12, (%rcx)
@@ -20291,7 +20307,7 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	subq	$256, %rdx
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_top256
 .Laesgen_gfni512_gcm_r2_encrypt_data_spent_steady_256:
-	movq	9040(%rdi), %rax
+	movq	9048(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -21117,7 +21133,7 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm12, 9136(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 9016(%rdi)
+	movq	%rax, 9024(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_top256
 .Laesgen_gfni512_gcm_r2_encrypt_data_drain256:
 	vmovdqu64	-256(%rcx), %xmm2
@@ -22614,14 +22630,16 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 .Laesgen_gfni512_gcm_r2_encrypt_data_first128:
 	cmpq	$256, %rdx
 	jb	.Laesgen_gfni512_gcm_r2_encrypt_data_first_done128
+	cmpq	$0, 9016(%rdi)
+	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_full_first_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_gfni512_gcm_r2_encrypt_data_full_first_128
 	shrq	$8, %rax
-	cmpq	9016(%rdi), %rax
+	cmpq	9024(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_refresh_first_128
-	cmpq	$256, 9048(%rdi)
+	cmpq	$256, 9056(%rdi)
 	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_check_first_128
 .Laesgen_gfni512_gcm_r2_encrypt_data_fast_first_128:
 	shlq	$4, %r8
@@ -22853,23 +22871,23 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_first_done128
 .Laesgen_gfni512_gcm_r2_encrypt_data_check_first_128:
 	movq	%r8, %rax
-	subq	9040(%rdi), %rax
+	subq	9048(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	9048(%rdi), %r10
+	movq	9056(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni512_gcm_r2_encrypt_data_outside_run_3
-	movq	$0xffff, 9056(%rdi)
+	movq	$0xffff, 9064(%rdi)
 	addq	$16, %rax
-	cmpq	9048(%rdi), %rax
+	cmpq	9056(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r2_encrypt_data_fast_first_128
 .Laesgen_gfni512_gcm_r2_encrypt_data_outside_run_3:
-	cmpq	$0, 9056(%rdi)
+	cmpq	$0, 9064(%rdi)
 	je	.Laesgen_gfni512_gcm_r2_encrypt_data_full_first_128
-	subq	$1, 9056(%rdi)
+	subq	$1, 9064(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm10
@@ -23164,9 +23182,9 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm13, %zmm13
 	vpxorq	%zmm9, %zmm13, %zmm13
 	movq	%r8, %rax
-	subq	9040(%rdi), %rax
+	subq	9048(%rdi), %rax
 	andq	$255, %rax
-	movq	9048(%rdi), %r9
+	movq	9056(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni512_gcm_r2_encrypt_data_run_restart_3
 	addq	$16, %rax
@@ -23174,14 +23192,14 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni512_gcm_r2_encrypt_data_run_grown_3
-	movq	$0, 9040(%rdi)
+	movq	$0, 9048(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_grown_3:
-	movq	%r9, 9048(%rdi)
+	movq	%r9, 9056(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_run_done_3
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_restart_3:
-	movq	%r8, 9040(%rdi)
-	movq	$16, 9048(%rdi)
+	movq	%r8, 9048(%rdi)
+	movq	$16, 9056(%rdi)
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_done_3:
 	vpxorq	(%rsi), %zmm10, %zmm10
 	vmovdqu64	%zmm10, (%rcx)
@@ -23514,20 +23532,22 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm10, 9136(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 9016(%rdi)
+	movq	%rax, 9024(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_first128
 .Laesgen_gfni512_gcm_r2_encrypt_data_first_done128:
 .Laesgen_gfni512_gcm_r2_encrypt_data_top128:
 	cmpq	$256, %rdx
 	jb	.Laesgen_gfni512_gcm_r2_encrypt_data_drain128
+	cmpq	$0, 9016(%rdi)
+	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_gfni512_gcm_r2_encrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	9016(%rdi), %rax
+	cmpq	9024(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_refresh_steady_128
-	cmpq	$256, 9048(%rdi)
+	cmpq	$256, 9056(%rdi)
 	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_check_steady_128
 .Laesgen_gfni512_gcm_r2_encrypt_data_fast_steady_128:
 	vmovdqu64	-256(%rcx), %xmm10
@@ -24137,23 +24157,23 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_top128
 .Laesgen_gfni512_gcm_r2_encrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	9040(%rdi), %rax
+	subq	9048(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	9048(%rdi), %r10
+	movq	9056(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni512_gcm_r2_encrypt_data_outside_run_4
-	movq	$0xffff, 9056(%rdi)
+	movq	$0xffff, 9064(%rdi)
 	addq	$16, %rax
-	cmpq	9048(%rdi), %rax
+	cmpq	9056(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r2_encrypt_data_fast_steady_128
 .Laesgen_gfni512_gcm_r2_encrypt_data_outside_run_4:
-	cmpq	$0, 9056(%rdi)
+	cmpq	$0, 9064(%rdi)
 	je	.Laesgen_gfni512_gcm_r2_encrypt_data_spent_steady_128
-	subq	$1, 9056(%rdi)
+	subq	$1, 9064(%rdi)
 	vmovdqu64	-256(%rcx), %xmm10
 	vinserti32x4	$1, -192(%rcx), %ymm10, %ymm10
 	vmovdqu64	-240(%rcx), %xmm11
@@ -24826,9 +24846,9 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm13, %zmm13
 	vpxorq	%zmm9, %zmm13, %zmm13
 	movq	%r8, %rax
-	subq	9040(%rdi), %rax
+	subq	9048(%rdi), %rax
 	andq	$255, %rax
-	movq	9048(%rdi), %r9
+	movq	9056(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni512_gcm_r2_encrypt_data_run_restart_4
 	addq	$16, %rax
@@ -24836,14 +24856,14 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni512_gcm_r2_encrypt_data_run_grown_4
-	movq	$0, 9040(%rdi)
+	movq	$0, 9048(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_grown_4:
-	movq	%r9, 9048(%rdi)
+	movq	%r9, 9056(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_run_done_4
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_restart_4:
-	movq	%r8, 9040(%rdi)
-	movq	$16, 9048(%rdi)
+	movq	%r8, 9048(%rdi)
+	movq	$16, 9056(%rdi)
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_done_4:
 	vpxorq	(%rsi), %zmm10, %zmm10
 	vmovdqu64	%zmm10, (%rcx)
@@ -25528,7 +25548,7 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	subq	$256, %rdx
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_top128
 .Laesgen_gfni512_gcm_r2_encrypt_data_spent_steady_128:
-	movq	9040(%rdi), %rax
+	movq	9048(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -26240,7 +26260,7 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm10, 9136(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 9016(%rdi)
+	movq	%rax, 9024(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_top128
 .Laesgen_gfni512_gcm_r2_encrypt_data_drain128:
 	vmovdqu64	-256(%rcx), %xmm2
@@ -27559,14 +27579,16 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 .Laesgen_gfni512_gcm_r2_encrypt_data_first192:
 	cmpq	$256, %rdx
 	jb	.Laesgen_gfni512_gcm_r2_encrypt_data_first_done192
+	cmpq	$0, 9016(%rdi)
+	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_full_first_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_gfni512_gcm_r2_encrypt_data_full_first_192
 	shrq	$8, %rax
-	cmpq	9016(%rdi), %rax
+	cmpq	9024(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_refresh_first_192
-	cmpq	$256, 9048(%rdi)
+	cmpq	$256, 9056(%rdi)
 	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_check_first_192
 .Laesgen_gfni512_gcm_r2_encrypt_data_fast_first_192:
 	shlq	$4, %r8
@@ -27850,23 +27872,23 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_first_done192
 .Laesgen_gfni512_gcm_r2_encrypt_data_check_first_192:
 	movq	%r8, %rax
-	subq	9040(%rdi), %rax
+	subq	9048(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	9048(%rdi), %r10
+	movq	9056(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni512_gcm_r2_encrypt_data_outside_run_5
-	movq	$0xffff, 9056(%rdi)
+	movq	$0xffff, 9064(%rdi)
 	addq	$16, %rax
-	cmpq	9048(%rdi), %rax
+	cmpq	9056(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r2_encrypt_data_fast_first_192
 .Laesgen_gfni512_gcm_r2_encrypt_data_outside_run_5:
-	cmpq	$0, 9056(%rdi)
+	cmpq	$0, 9064(%rdi)
 	je	.Laesgen_gfni512_gcm_r2_encrypt_data_full_first_192
-	subq	$1, 9056(%rdi)
+	subq	$1, 9064(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
@@ -28213,9 +28235,9 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm15
 	vpxorq	%zmm11, %zmm15, %zmm15
 	movq	%r8, %rax
-	subq	9040(%rdi), %rax
+	subq	9048(%rdi), %rax
 	andq	$255, %rax
-	movq	9048(%rdi), %r9
+	movq	9056(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni512_gcm_r2_encrypt_data_run_restart_5
 	addq	$16, %rax
@@ -28223,14 +28245,14 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni512_gcm_r2_encrypt_data_run_grown_5
-	movq	$0, 9040(%rdi)
+	movq	$0, 9048(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_grown_5:
-	movq	%r9, 9048(%rdi)
+	movq	%r9, 9056(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_run_done_5
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_restart_5:
-	movq	%r8, 9040(%rdi)
-	movq	$16, 9048(%rdi)
+	movq	%r8, 9048(%rdi)
+	movq	$16, 9056(%rdi)
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_done_5:
 	vpxorq	(%rsi), %zmm12, %zmm12
 	vmovdqu64	%zmm12, (%rcx)
@@ -28615,20 +28637,22 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm12, 9136(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 9016(%rdi)
+	movq	%rax, 9024(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_first192
 .Laesgen_gfni512_gcm_r2_encrypt_data_first_done192:
 .Laesgen_gfni512_gcm_r2_encrypt_data_top192:
 	cmpq	$256, %rdx
 	jb	.Laesgen_gfni512_gcm_r2_encrypt_data_drain192
+	cmpq	$0, 9016(%rdi)
+	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_gfni512_gcm_r2_encrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	9016(%rdi), %rax
+	cmpq	9024(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_refresh_steady_192
-	cmpq	$256, 9048(%rdi)
+	cmpq	$256, 9056(%rdi)
 	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_check_steady_192
 .Laesgen_gfni512_gcm_r2_encrypt_data_fast_steady_192:
 	vmovdqu64	-256(%rcx), %xmm12
@@ -29290,23 +29314,23 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_top192
 .Laesgen_gfni512_gcm_r2_encrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	9040(%rdi), %rax
+	subq	9048(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	9048(%rdi), %r10
+	movq	9056(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni512_gcm_r2_encrypt_data_outside_run_6
-	movq	$0xffff, 9056(%rdi)
+	movq	$0xffff, 9064(%rdi)
 	addq	$16, %rax
-	cmpq	9048(%rdi), %rax
+	cmpq	9056(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r2_encrypt_data_fast_steady_192
 .Laesgen_gfni512_gcm_r2_encrypt_data_outside_run_6:
-	cmpq	$0, 9056(%rdi)
+	cmpq	$0, 9064(%rdi)
 	je	.Laesgen_gfni512_gcm_r2_encrypt_data_spent_steady_192
-	subq	$1, 9056(%rdi)
+	subq	$1, 9064(%rdi)
 	vmovdqu64	-256(%rcx), %xmm12
 	vinserti32x4	$1, -192(%rcx), %ymm12, %ymm12
 	vmovdqu64	-240(%rcx), %xmm13
@@ -30031,9 +30055,9 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm15
 	vpxorq	%zmm11, %zmm15, %zmm15
 	movq	%r8, %rax
-	subq	9040(%rdi), %rax
+	subq	9048(%rdi), %rax
 	andq	$255, %rax
-	movq	9048(%rdi), %r9
+	movq	9056(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni512_gcm_r2_encrypt_data_run_restart_6
 	addq	$16, %rax
@@ -30041,14 +30065,14 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni512_gcm_r2_encrypt_data_run_grown_6
-	movq	$0, 9040(%rdi)
+	movq	$0, 9048(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_grown_6:
-	movq	%r9, 9048(%rdi)
+	movq	%r9, 9056(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_run_done_6
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_restart_6:
-	movq	%r8, 9040(%rdi)
-	movq	$16, 9048(%rdi)
+	movq	%r8, 9048(%rdi)
+	movq	$16, 9056(%rdi)
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_done_6:
 	vpxorq	(%rsi), %zmm12, %zmm12
 	vmovdqu64	%zmm12, (%rcx)
@@ -30785,7 +30809,7 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	subq	$256, %rdx
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_top192
 .Laesgen_gfni512_gcm_r2_encrypt_data_spent_steady_192:
-	movq	9040(%rdi), %rax
+	movq	9048(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -31549,7 +31573,7 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm12, 9136(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 9016(%rdi)
+	movq	%rax, 9024(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_top192
 .Laesgen_gfni512_gcm_r2_encrypt_data_drain192:
 	vmovdqu64	-256(%rcx), %xmm2
@@ -33582,14 +33606,16 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 .Laesgen_gfni512_gcm_r2_decrypt_data_top256:
 	cmpq	$256, %rdx
 	jb	.Laesgen_gfni512_gcm_r2_decrypt_data_drain256
+	cmpq	$0, 9016(%rdi)
+	jne	.Laesgen_gfni512_gcm_r2_decrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_gfni512_gcm_r2_decrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	9016(%rdi), %rax
+	cmpq	9024(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r2_decrypt_data_refresh_steady_256
-	cmpq	$256, 9048(%rdi)
+	cmpq	$256, 9056(%rdi)
 	jne	.Laesgen_gfni512_gcm_r2_decrypt_data_check_steady_256
 .Laesgen_gfni512_gcm_r2_decrypt_data_fast_steady_256:
 	vmovdqu64	(%rsi), %xmm12
@@ -34313,23 +34339,23 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r2_decrypt_data_top256
 .Laesgen_gfni512_gcm_r2_decrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	9040(%rdi), %rax
+	subq	9048(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	9048(%rdi), %r10
+	movq	9056(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni512_gcm_r2_decrypt_data_outside_run
-	movq	$0xffff, 9056(%rdi)
+	movq	$0xffff, 9064(%rdi)
 	addq	$16, %rax
-	cmpq	9048(%rdi), %rax
+	cmpq	9056(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r2_decrypt_data_fast_steady_256
 .Laesgen_gfni512_gcm_r2_decrypt_data_outside_run:
-	cmpq	$0, 9056(%rdi)
+	cmpq	$0, 9064(%rdi)
 	je	.Laesgen_gfni512_gcm_r2_decrypt_data_spent_steady_256
-	subq	$1, 9056(%rdi)
+	subq	$1, 9064(%rdi)
 	vmovdqu64	(%rsi), %xmm12
 	vinserti32x4	$1, 64(%rsi), %ymm12, %ymm12
 	vmovdqu64	16(%rsi), %xmm13
@@ -35116,9 +35142,9 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm15, %zmm15
 	vpxorq	%zmm11, %zmm15, %zmm15
 	movq	%r8, %rax
-	subq	9040(%rdi), %rax
+	subq	9048(%rdi), %rax
 	andq	$255, %rax
-	movq	9048(%rdi), %r9
+	movq	9056(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni512_gcm_r2_decrypt_data_run_restart
 	addq	$16, %rax
@@ -35126,14 +35152,14 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni512_gcm_r2_decrypt_data_run_grown
-	movq	$0, 9040(%rdi)
+	movq	$0, 9048(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni512_gcm_r2_decrypt_data_run_grown:
-	movq	%r9, 9048(%rdi)
+	movq	%r9, 9056(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_decrypt_data_run_done
 .Laesgen_gfni512_gcm_r2_decrypt_data_run_restart:
-	movq	%r8, 9040(%rdi)
-	movq	$16, 9048(%rdi)
+	movq	%r8, 9048(%rdi)
+	movq	$16, 9056(%rdi)
 .Laesgen_gfni512_gcm_r2_decrypt_data_run_done:
 	vpxorq	(%rsi), %zmm12, %zmm12
 	vmovdqu64	%zmm12, (%rcx)
@@ -35932,7 +35958,7 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	subq	$256, %rdx
 	jmp	.Laesgen_gfni512_gcm_r2_decrypt_data_top256
 .Laesgen_gfni512_gcm_r2_decrypt_data_spent_steady_256:
-	movq	9040(%rdi), %rax
+	movq	9048(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -36758,7 +36784,7 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vmovdqa64	%xmm12, 9136(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 9016(%rdi)
+	movq	%rax, 9024(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_decrypt_data_top256
 .Laesgen_gfni512_gcm_r2_decrypt_data_drain256:
 .Laesgen_gfni512_gcm_r2_decrypt_data_small256:
@@ -37877,14 +37903,16 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 .Laesgen_gfni512_gcm_r2_decrypt_data_top128:
 	cmpq	$256, %rdx
 	jb	.Laesgen_gfni512_gcm_r2_decrypt_data_drain128
+	cmpq	$0, 9016(%rdi)
+	jne	.Laesgen_gfni512_gcm_r2_decrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_gfni512_gcm_r2_decrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	9016(%rdi), %rax
+	cmpq	9024(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r2_decrypt_data_refresh_steady_128
-	cmpq	$256, 9048(%rdi)
+	cmpq	$256, 9056(%rdi)
 	jne	.Laesgen_gfni512_gcm_r2_decrypt_data_check_steady_128
 .Laesgen_gfni512_gcm_r2_decrypt_data_fast_steady_128:
 	vmovdqu64	(%rsi), %xmm10
@@ -38494,23 +38522,23 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r2_decrypt_data_top128
 .Laesgen_gfni512_gcm_r2_decrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	9040(%rdi), %rax
+	subq	9048(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	9048(%rdi), %r10
+	movq	9056(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni512_gcm_r2_decrypt_data_outside_run_2
-	movq	$0xffff, 9056(%rdi)
+	movq	$0xffff, 9064(%rdi)
 	addq	$16, %rax
-	cmpq	9048(%rdi), %rax
+	cmpq	9056(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r2_decrypt_data_fast_steady_128
 .Laesgen_gfni512_gcm_r2_decrypt_data_outside_run_2:
-	cmpq	$0, 9056(%rdi)
+	cmpq	$0, 9064(%rdi)
 	je	.Laesgen_gfni512_gcm_r2_decrypt_data_spent_steady_128
-	subq	$1, 9056(%rdi)
+	subq	$1, 9064(%rdi)
 	vmovdqu64	(%rsi), %xmm10
 	vinserti32x4	$1, 64(%rsi), %ymm10, %ymm10
 	vmovdqu64	16(%rsi), %xmm11
@@ -39183,9 +39211,9 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm13, %zmm13
 	vpxorq	%zmm9, %zmm13, %zmm13
 	movq	%r8, %rax
-	subq	9040(%rdi), %rax
+	subq	9048(%rdi), %rax
 	andq	$255, %rax
-	movq	9048(%rdi), %r9
+	movq	9056(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni512_gcm_r2_decrypt_data_run_restart_2
 	addq	$16, %rax
@@ -39193,14 +39221,14 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni512_gcm_r2_decrypt_data_run_grown_2
-	movq	$0, 9040(%rdi)
+	movq	$0, 9048(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni512_gcm_r2_decrypt_data_run_grown_2:
-	movq	%r9, 9048(%rdi)
+	movq	%r9, 9056(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_decrypt_data_run_done_2
 .Laesgen_gfni512_gcm_r2_decrypt_data_run_restart_2:
-	movq	%r8, 9040(%rdi)
-	movq	$16, 9048(%rdi)
+	movq	%r8, 9048(%rdi)
+	movq	$16, 9056(%rdi)
 .Laesgen_gfni512_gcm_r2_decrypt_data_run_done_2:
 	vpxorq	(%rsi), %zmm10, %zmm10
 	vmovdqu64	%zmm10, (%rcx)
@@ -39885,7 +39913,7 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	subq	$256, %rdx
 	jmp	.Laesgen_gfni512_gcm_r2_decrypt_data_top128
 .Laesgen_gfni512_gcm_r2_decrypt_data_spent_steady_128:
-	movq	9040(%rdi), %rax
+	movq	9048(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -40597,7 +40625,7 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vmovdqa64	%xmm10, 9136(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 9016(%rdi)
+	movq	%rax, 9024(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_decrypt_data_top128
 .Laesgen_gfni512_gcm_r2_decrypt_data_drain128:
 .Laesgen_gfni512_gcm_r2_decrypt_data_small128:
@@ -41538,14 +41566,16 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 .Laesgen_gfni512_gcm_r2_decrypt_data_top192:
 	cmpq	$256, %rdx
 	jb	.Laesgen_gfni512_gcm_r2_decrypt_data_drain192
+	cmpq	$0, 9016(%rdi)
+	jne	.Laesgen_gfni512_gcm_r2_decrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_gfni512_gcm_r2_decrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	9016(%rdi), %rax
+	cmpq	9024(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r2_decrypt_data_refresh_steady_192
-	cmpq	$256, 9048(%rdi)
+	cmpq	$256, 9056(%rdi)
 	jne	.Laesgen_gfni512_gcm_r2_decrypt_data_check_steady_192
 .Laesgen_gfni512_gcm_r2_decrypt_data_fast_steady_192:
 	vmovdqu64	(%rsi), %xmm12
@@ -42207,23 +42237,23 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r2_decrypt_data_top192
 .Laesgen_gfni512_gcm_r2_decrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	9040(%rdi), %rax
+	subq	9048(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	9048(%rdi), %r10
+	movq	9056(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni512_gcm_r2_decrypt_data_outside_run_3
-	movq	$0xffff, 9056(%rdi)
+	movq	$0xffff, 9064(%rdi)
 	addq	$16, %rax
-	cmpq	9048(%rdi), %rax
+	cmpq	9056(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r2_decrypt_data_fast_steady_192
 .Laesgen_gfni512_gcm_r2_decrypt_data_outside_run_3:
-	cmpq	$0, 9056(%rdi)
+	cmpq	$0, 9064(%rdi)
 	je	.Laesgen_gfni512_gcm_r2_decrypt_data_spent_steady_192
-	subq	$1, 9056(%rdi)
+	subq	$1, 9064(%rdi)
 	vmovdqu64	(%rsi), %xmm12
 	vinserti32x4	$1, 64(%rsi), %ymm12, %ymm12
 	vmovdqu64	16(%rsi), %xmm13
@@ -42948,9 +42978,9 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_decrypt_data_gfni_sbox512(%rip), %zmm15, %zmm15
 	vpxorq	%zmm11, %zmm15, %zmm15
 	movq	%r8, %rax
-	subq	9040(%rdi), %rax
+	subq	9048(%rdi), %rax
 	andq	$255, %rax
-	movq	9048(%rdi), %r9
+	movq	9056(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni512_gcm_r2_decrypt_data_run_restart_3
 	addq	$16, %rax
@@ -42958,14 +42988,14 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni512_gcm_r2_decrypt_data_run_grown_3
-	movq	$0, 9040(%rdi)
+	movq	$0, 9048(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni512_gcm_r2_decrypt_data_run_grown_3:
-	movq	%r9, 9048(%rdi)
+	movq	%r9, 9056(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_decrypt_data_run_done_3
 .Laesgen_gfni512_gcm_r2_decrypt_data_run_restart_3:
-	movq	%r8, 9040(%rdi)
-	movq	$16, 9048(%rdi)
+	movq	%r8, 9048(%rdi)
+	movq	$16, 9056(%rdi)
 .Laesgen_gfni512_gcm_r2_decrypt_data_run_done_3:
 	vpxorq	(%rsi), %zmm12, %zmm12
 	vmovdqu64	%zmm12, (%rcx)
@@ -43702,7 +43732,7 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	subq	$256, %rdx
 	jmp	.Laesgen_gfni512_gcm_r2_decrypt_data_top192
 .Laesgen_gfni512_gcm_r2_decrypt_data_spent_steady_192:
-	movq	9040(%rdi), %rax
+	movq	9048(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -44466,7 +44496,7 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vmovdqa64	%xmm12, 9136(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 9016(%rdi)
+	movq	%rax, 9024(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_decrypt_data_top192
 .Laesgen_gfni512_gcm_r2_decrypt_data_drain192:
 .Laesgen_gfni512_gcm_r2_decrypt_data_small192:

@@ -3480,8 +3480,10 @@ aesgen_table_gcm_none_seal:
 	movq	%rsi, %xmm1
 	punpcklqdq	%xmm1, %xmm0
 	por	.Laesgen_table_gcm_none_seal_short_counter1(%rip), %xmm0
+	movq	$0, 8568(%rbx)
 	jmp	.Laesgen_table_gcm_none_seal_have_j0
 .Laesgen_table_gcm_none_seal_long_nonce:
+	movq	$1, 8568(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	movdqa	8480(%rbx), %xmm0
@@ -6969,8 +6971,10 @@ aesgen_table_gcm_none_open:
 	movq	%rsi, %xmm1
 	punpcklqdq	%xmm1, %xmm0
 	por	.Laesgen_table_gcm_none_open_short_counter1(%rip), %xmm0
+	movq	$0, 8568(%rbx)
 	jmp	.Laesgen_table_gcm_none_open_have_j0
 .Laesgen_table_gcm_none_open_long_nonce:
+	movq	$1, 8568(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	movdqa	8480(%rbx), %xmm0
@@ -10488,8 +10492,10 @@ aesgen_table_gcm_none_start:
 	movq	%rdx, %xmm1
 	punpcklqdq	%xmm1, %xmm0
 	por	.Laesgen_table_gcm_none_start_short_counter1(%rip), %xmm0
+	movq	$0, 8568(%rdi)
 	jmp	.Laesgen_table_gcm_none_start_have_j0
 .Laesgen_table_gcm_none_start_long_nonce:
+	movq	$1, 8568(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	movdqa	8480(%rdi), %xmm0

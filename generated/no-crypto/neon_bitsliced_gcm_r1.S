@@ -6370,7 +6370,7 @@ aesgen_neon_bitsliced_gcm_r1_init:
 	b	.Laesgen_neon_bitsliced_gcm_r1_init_hash_key
 .Laesgen_neon_bitsliced_gcm_r1_init_hash_key:
 	mov	x1, #1
-	str	x1, [x0, #3848]
+	str	x1, [x0, #3856]
 	movi	v0.2d, #0x0000000000000000
 	ldr	w1, [x0, #240]
 	cmp	w1, #128
@@ -10084,8 +10084,11 @@ aesgen_neon_bitsliced_gcm_r1_seal:
 	mov	v0.s[2], v1.s[0]
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
+	str	xzr, [x19, #3832]
 	b	.Laesgen_neon_bitsliced_gcm_r1_seal_have_j0
 .Laesgen_neon_bitsliced_gcm_r1_seal_long_nonce:
+	mov	x8, #1
+	str	x8, [x19, #3832]
 	lsl	x8, x2, #3
 	ldr	q0, [x19, #3744]
 	ldr	x9, [x19, #3816]
@@ -11620,7 +11623,10 @@ aesgen_neon_bitsliced_gcm_r1_seal:
 	movk	x1, #0xffff, lsl #16
 	movk	x1, #0xffff, lsl #32
 	movk	x1, #0xffff, lsl #48
-	str	x1, [x19, #3832]
+	str	x1, [x19, #3840]
+	ldr	x1, [x19, #3832]
+	cmp	x1, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r1_seal_same_table
 	umov	x1, v0.d[0]
 	umov	x2, v0.d[1]
 	rev	x1, x1
@@ -11629,19 +11635,19 @@ aesgen_neon_bitsliced_gcm_r1_seal:
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x1, x1, x8
-	add	x8, x19, #3840
+	add	x8, x19, #3848
 	ldp	x8, x9, [x8]
 	cmp	x2, x8
 	b.ne	.Laesgen_neon_bitsliced_gcm_r1_seal_restart
 	cmp	x1, x9
 	b.eq	.Laesgen_neon_bitsliced_gcm_r1_seal_same_table
 .Laesgen_neon_bitsliced_gcm_r1_seal_restart:
-	add	x8, x19, #3840
+	add	x8, x19, #3848
 	stp	x2, x1, [x8]
-	str	xzr, [x19, #3856]
 	str	xzr, [x19, #3864]
+	str	xzr, [x19, #3872]
 	mov	x1, #1
-	str	x1, [x19, #3872]
+	str	x1, [x19, #3880]
 	b	.Laesgen_neon_bitsliced_gcm_r1_seal_same_table
 .Laesgen_neon_bitsliced_gcm_r1_seal_same_table:
 	ldr	w1, [x19, #240]
@@ -11951,7 +11957,7 @@ aesgen_neon_bitsliced_gcm_r1_seal:
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x19, #3888]
 	lsr	x2, x2, #8
-	str	x2, [x19, #3832]
+	str	x2, [x19, #3840]
 	ldr	q4, [x19]
 	ldr	q16, [x1, #560]
 	movi	v1.2d, #0x0000000000000000
@@ -12866,7 +12872,7 @@ aesgen_neon_bitsliced_gcm_r1_seal:
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x19, #3888]
 	lsr	x2, x2, #8
-	str	x2, [x19, #3832]
+	str	x2, [x19, #3840]
 	ldr	q4, [x19]
 	ldr	q16, [x1, #560]
 	movi	v1.2d, #0x0000000000000000
@@ -13781,7 +13787,7 @@ aesgen_neon_bitsliced_gcm_r1_seal:
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x19, #3888]
 	lsr	x2, x2, #8
-	str	x2, [x19, #3832]
+	str	x2, [x19, #3840]
 	ldr	q4, [x19]
 	ldr	q16, [x1, #560]
 	movi	v1.2d, #0x0000000000000000
@@ -16367,8 +16373,11 @@ aesgen_neon_bitsliced_gcm_r1_open:
 	mov	v0.s[2], v1.s[0]
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
+	str	xzr, [x19, #3832]
 	b	.Laesgen_neon_bitsliced_gcm_r1_open_have_j0
 .Laesgen_neon_bitsliced_gcm_r1_open_long_nonce:
+	mov	x8, #1
+	str	x8, [x19, #3832]
 	lsl	x8, x2, #3
 	ldr	q0, [x19, #3744]
 	ldr	x9, [x19, #3816]
@@ -17903,7 +17912,10 @@ aesgen_neon_bitsliced_gcm_r1_open:
 	movk	x1, #0xffff, lsl #16
 	movk	x1, #0xffff, lsl #32
 	movk	x1, #0xffff, lsl #48
-	str	x1, [x19, #3832]
+	str	x1, [x19, #3840]
+	ldr	x1, [x19, #3832]
+	cmp	x1, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r1_open_same_table
 	umov	x1, v0.d[0]
 	umov	x2, v0.d[1]
 	rev	x1, x1
@@ -17912,19 +17924,19 @@ aesgen_neon_bitsliced_gcm_r1_open:
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x1, x1, x8
-	add	x8, x19, #3840
+	add	x8, x19, #3848
 	ldp	x8, x9, [x8]
 	cmp	x2, x8
 	b.ne	.Laesgen_neon_bitsliced_gcm_r1_open_restart
 	cmp	x1, x9
 	b.eq	.Laesgen_neon_bitsliced_gcm_r1_open_same_table
 .Laesgen_neon_bitsliced_gcm_r1_open_restart:
-	add	x8, x19, #3840
+	add	x8, x19, #3848
 	stp	x2, x1, [x8]
-	str	xzr, [x19, #3856]
 	str	xzr, [x19, #3864]
+	str	xzr, [x19, #3872]
 	mov	x1, #1
-	str	x1, [x19, #3872]
+	str	x1, [x19, #3880]
 	b	.Laesgen_neon_bitsliced_gcm_r1_open_same_table
 .Laesgen_neon_bitsliced_gcm_r1_open_same_table:
 	ldr	w1, [x19, #240]
@@ -18234,7 +18246,7 @@ aesgen_neon_bitsliced_gcm_r1_open:
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x19, #3888]
 	lsr	x2, x2, #8
-	str	x2, [x19, #3832]
+	str	x2, [x19, #3840]
 	ldr	q4, [x19]
 	ldr	q16, [x1, #560]
 	movi	v1.2d, #0x0000000000000000
@@ -19149,7 +19161,7 @@ aesgen_neon_bitsliced_gcm_r1_open:
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x19, #3888]
 	lsr	x2, x2, #8
-	str	x2, [x19, #3832]
+	str	x2, [x19, #3840]
 	ldr	q4, [x19]
 	ldr	q16, [x1, #560]
 	movi	v1.2d, #0x0000000000000000
@@ -20064,7 +20076,7 @@ aesgen_neon_bitsliced_gcm_r1_open:
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x19, #3888]
 	lsr	x2, x2, #8
-	str	x2, [x19, #3832]
+	str	x2, [x19, #3840]
 	ldr	q4, [x19]
 	ldr	q16, [x1, #560]
 	movi	v1.2d, #0x0000000000000000
@@ -22704,8 +22716,11 @@ aesgen_neon_bitsliced_gcm_r1_start:
 	mov	v0.s[2], v1.s[0]
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
+	str	xzr, [x0, #3832]
 	b	.Laesgen_neon_bitsliced_gcm_r1_start_have_j0
 .Laesgen_neon_bitsliced_gcm_r1_start_long_nonce:
+	mov	x3, #1
+	str	x3, [x0, #3832]
 	lsl	x3, x2, #3
 	ldr	q0, [x0, #3744]
 	ldr	x4, [x0, #3816]
@@ -24240,7 +24255,10 @@ aesgen_neon_bitsliced_gcm_r1_start:
 	movk	x1, #0xffff, lsl #16
 	movk	x1, #0xffff, lsl #32
 	movk	x1, #0xffff, lsl #48
-	str	x1, [x0, #3832]
+	str	x1, [x0, #3840]
+	ldr	x1, [x0, #3832]
+	cmp	x1, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r1_start_same_table
 	umov	x1, v0.d[0]
 	umov	x2, v0.d[1]
 	rev	x1, x1
@@ -24249,19 +24267,19 @@ aesgen_neon_bitsliced_gcm_r1_start:
 	movz	x3, #255, lsl #16
 	movk	x3, #0xff00, lsl #48
 	and	x1, x1, x3
-	add	x3, x0, #3840
+	add	x3, x0, #3848
 	ldp	x3, x4, [x3]
 	cmp	x2, x3
 	b.ne	.Laesgen_neon_bitsliced_gcm_r1_start_restart
 	cmp	x1, x4
 	b.eq	.Laesgen_neon_bitsliced_gcm_r1_start_same_table
 .Laesgen_neon_bitsliced_gcm_r1_start_restart:
-	add	x3, x0, #3840
+	add	x3, x0, #3848
 	stp	x2, x1, [x3]
-	str	xzr, [x0, #3856]
 	str	xzr, [x0, #3864]
+	str	xzr, [x0, #3872]
 	mov	x1, #1
-	str	x1, [x0, #3872]
+	str	x1, [x0, #3880]
 	b	.Laesgen_neon_bitsliced_gcm_r1_start_same_table
 .Laesgen_neon_bitsliced_gcm_r1_start_same_table:
 	ldr	w1, [x0, #240]
@@ -24571,7 +24589,7 @@ aesgen_neon_bitsliced_gcm_r1_start:
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x0, #3888]
 	lsr	x2, x2, #8
-	str	x2, [x0, #3832]
+	str	x2, [x0, #3840]
 	ldr	q4, [x0]
 	ldr	q16, [x1, #560]
 	movi	v1.2d, #0x0000000000000000
@@ -25486,7 +25504,7 @@ aesgen_neon_bitsliced_gcm_r1_start:
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x0, #3888]
 	lsr	x2, x2, #8
-	str	x2, [x0, #3832]
+	str	x2, [x0, #3840]
 	ldr	q4, [x0]
 	ldr	q16, [x1, #560]
 	movi	v1.2d, #0x0000000000000000
@@ -26401,7 +26419,7 @@ aesgen_neon_bitsliced_gcm_r1_start:
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x0, #3888]
 	lsr	x2, x2, #8
-	str	x2, [x0, #3832]
+	str	x2, [x0, #3840]
 	ldr	q4, [x0]
 	ldr	q16, [x1, #560]
 	movi	v1.2d, #0x0000000000000000
@@ -30431,15 +30449,18 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	cmp	x2, #128
 	b.lo	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_first_done256
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_dispatch_first_256:
+	ldr	x5, [x0, #3832]
+	cmp	x5, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_full_first_256
 	umov	w5, v1.s[3]
 	and	x6, x5, #255
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_full_first_256
 	lsr	x5, x5, #8
-	ldr	x7, [x0, #3832]
+	ldr	x7, [x0, #3840]
 	cmp	x5, x7
 	b.ne	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_refresh_first_256
-	ldr	x5, [x0, #3864]
+	ldr	x5, [x0, #3872]
 	cmp	x5, #256
 	b.ne	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_check_first_256
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_fast_first_256:
@@ -31086,27 +31107,27 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_first_done256
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_check_first_256:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
 	add	x7, x5, #8
 	and	x7, x7, #255
 	sub	x7, x7, #1
-	ldr	x8, [x0, #3864]
+	ldr	x8, [x0, #3872]
 	add	x8, x8, #7
 	cmp	x7, x8
 	b.hs	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_outside_run
 	mov	x7, #0xffff
-	str	x7, [x0, #3872]
+	str	x7, [x0, #3880]
 	add	x5, x5, #8
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.ls	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_fast_first_256
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_outside_run:
-	ldr	x5, [x0, #3872]
+	ldr	x5, [x0, #3880]
 	cbz	x5, .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_full_first_256
 	sub	x5, x5, #1
-	str	x5, [x0, #3872]
+	str	x5, [x0, #3880]
 	add	x5, x0, x6, lsl #4
 	add	x5, x5, #3904
 	movi	v2.2d, #0x0000000000000000
@@ -32049,10 +32070,10 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	tbl	v16.16b, {v16.16b}, v27.16b
 	tbl	v17.16b, {v17.16b}, v27.16b
 	tbl	v18.16b, {v18.16b}, v27.16b
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.hi	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_restart
 	add	x5, x5, #8
@@ -32062,15 +32083,15 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_keep_2:
 	cmp	x7, #256
 	b.lo	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_grown
-	str	xzr, [x0, #3856]
+	str	xzr, [x0, #3864]
 	mov	x7, #256
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_grown:
-	str	x7, [x0, #3864]
+	str	x7, [x0, #3872]
 	b	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_done
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_restart:
-	str	x6, [x0, #3856]
+	str	x6, [x0, #3864]
 	mov	x5, #8
-	str	x5, [x0, #3864]
+	str	x5, [x0, #3872]
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_done:
 	ldp	q2, q19, [x1], #32
 	eor	v3.16b, v3.16b, v2.16b
@@ -33053,7 +33074,7 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	bif	v5.16b, v26.16b, v18.16b
 	str	q2, [x0, #3888]
 	lsr	x5, x5, #8
-	str	x5, [x0, #3832]
+	str	x5, [x0, #3840]
 	b	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_dispatch_first_256
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_first_done256:
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_top256:
@@ -33674,15 +33695,18 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	eor	v0.16b, v4.16b, v0.16b
 	eor	v0.16b, v0.16b, v2.16b
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_dispatch_steady_256:
+	ldr	x5, [x0, #3832]
+	cmp	x5, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_full_steady_256
 	umov	w5, v1.s[3]
 	and	x6, x5, #255
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_full_steady_256
 	lsr	x5, x5, #8
-	ldr	x7, [x0, #3832]
+	ldr	x7, [x0, #3840]
 	cmp	x5, x7
 	b.ne	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_refresh_steady_256
-	ldr	x5, [x0, #3864]
+	ldr	x5, [x0, #3872]
 	cmp	x5, #256
 	b.ne	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_check_steady_256
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_fast_steady_256:
@@ -34329,27 +34353,27 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_top256
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_check_steady_256:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
 	add	x7, x5, #8
 	and	x7, x7, #255
 	sub	x7, x7, #1
-	ldr	x8, [x0, #3864]
+	ldr	x8, [x0, #3872]
 	add	x8, x8, #7
 	cmp	x7, x8
 	b.hs	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_outside_run_2
 	mov	x7, #0xffff
-	str	x7, [x0, #3872]
+	str	x7, [x0, #3880]
 	add	x5, x5, #8
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.ls	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_fast_steady_256
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_outside_run_2:
-	ldr	x5, [x0, #3872]
+	ldr	x5, [x0, #3880]
 	cbz	x5, .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_spent_steady_256
 	sub	x5, x5, #1
-	str	x5, [x0, #3872]
+	str	x5, [x0, #3880]
 	add	x5, x0, x6, lsl #4
 	add	x5, x5, #3904
 	movi	v2.2d, #0x0000000000000000
@@ -35292,10 +35316,10 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	tbl	v16.16b, {v16.16b}, v27.16b
 	tbl	v17.16b, {v17.16b}, v27.16b
 	tbl	v18.16b, {v18.16b}, v27.16b
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.hi	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_restart_2
 	add	x5, x5, #8
@@ -35305,15 +35329,15 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_keep_3:
 	cmp	x7, #256
 	b.lo	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_grown_2
-	str	xzr, [x0, #3856]
+	str	xzr, [x0, #3864]
 	mov	x7, #256
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_grown_2:
-	str	x7, [x0, #3864]
+	str	x7, [x0, #3872]
 	b	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_done_2
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_restart_2:
-	str	x6, [x0, #3856]
+	str	x6, [x0, #3864]
 	mov	x5, #8
-	str	x5, [x0, #3864]
+	str	x5, [x0, #3872]
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_done_2:
 	ldp	q2, q19, [x1], #32
 	eor	v3.16b, v3.16b, v2.16b
@@ -35997,7 +36021,7 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_top256
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_spent_steady_256:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x5, x6
 	and	x5, x5, #255
 	add	x5, x5, x6
@@ -37590,7 +37614,7 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	bif	v5.16b, v26.16b, v18.16b
 	str	q2, [x0, #3888]
 	lsr	x5, x5, #8
-	str	x5, [x0, #3832]
+	str	x5, [x0, #3840]
 	b	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_dispatch_steady_256
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_drain256:
 	sub	x5, x3, #128
@@ -39716,15 +39740,18 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	cmp	x2, #128
 	b.lo	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_first_done128
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_dispatch_first_128:
+	ldr	x5, [x0, #3832]
+	cmp	x5, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_full_first_128
 	umov	w5, v1.s[3]
 	and	x6, x5, #255
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_full_first_128
 	lsr	x5, x5, #8
-	ldr	x7, [x0, #3832]
+	ldr	x7, [x0, #3840]
 	cmp	x5, x7
 	b.ne	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_refresh_first_128
-	ldr	x5, [x0, #3864]
+	ldr	x5, [x0, #3872]
 	cmp	x5, #256
 	b.ne	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_check_first_128
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_fast_first_128:
@@ -40371,27 +40398,27 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_first_done128
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_check_first_128:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
 	add	x7, x5, #8
 	and	x7, x7, #255
 	sub	x7, x7, #1
-	ldr	x8, [x0, #3864]
+	ldr	x8, [x0, #3872]
 	add	x8, x8, #7
 	cmp	x7, x8
 	b.hs	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_outside_run_3
 	mov	x7, #0xffff
-	str	x7, [x0, #3872]
+	str	x7, [x0, #3880]
 	add	x5, x5, #8
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.ls	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_fast_first_128
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_outside_run_3:
-	ldr	x5, [x0, #3872]
+	ldr	x5, [x0, #3880]
 	cbz	x5, .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_full_first_128
 	sub	x5, x5, #1
-	str	x5, [x0, #3872]
+	str	x5, [x0, #3880]
 	add	x5, x0, x6, lsl #4
 	add	x5, x5, #3904
 	movi	v2.2d, #0x0000000000000000
@@ -41334,10 +41361,10 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	tbl	v16.16b, {v16.16b}, v27.16b
 	tbl	v17.16b, {v17.16b}, v27.16b
 	tbl	v18.16b, {v18.16b}, v27.16b
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.hi	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_restart_3
 	add	x5, x5, #8
@@ -41347,15 +41374,15 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_keep_5:
 	cmp	x7, #256
 	b.lo	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_grown_3
-	str	xzr, [x0, #3856]
+	str	xzr, [x0, #3864]
 	mov	x7, #256
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_grown_3:
-	str	x7, [x0, #3864]
+	str	x7, [x0, #3872]
 	b	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_done_3
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_restart_3:
-	str	x6, [x0, #3856]
+	str	x6, [x0, #3864]
 	mov	x5, #8
-	str	x5, [x0, #3864]
+	str	x5, [x0, #3872]
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_done_3:
 	ldp	q2, q19, [x1], #32
 	eor	v3.16b, v3.16b, v2.16b
@@ -42338,7 +42365,7 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	bif	v5.16b, v26.16b, v18.16b
 	str	q2, [x0, #3888]
 	lsr	x5, x5, #8
-	str	x5, [x0, #3832]
+	str	x5, [x0, #3840]
 	b	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_dispatch_first_128
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_first_done128:
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_top128:
@@ -42959,15 +42986,18 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	eor	v0.16b, v4.16b, v0.16b
 	eor	v0.16b, v0.16b, v2.16b
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_dispatch_steady_128:
+	ldr	x5, [x0, #3832]
+	cmp	x5, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_full_steady_128
 	umov	w5, v1.s[3]
 	and	x6, x5, #255
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_full_steady_128
 	lsr	x5, x5, #8
-	ldr	x7, [x0, #3832]
+	ldr	x7, [x0, #3840]
 	cmp	x5, x7
 	b.ne	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_refresh_steady_128
-	ldr	x5, [x0, #3864]
+	ldr	x5, [x0, #3872]
 	cmp	x5, #256
 	b.ne	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_check_steady_128
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_fast_steady_128:
@@ -43614,27 +43644,27 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_top128
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_check_steady_128:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
 	add	x7, x5, #8
 	and	x7, x7, #255
 	sub	x7, x7, #1
-	ldr	x8, [x0, #3864]
+	ldr	x8, [x0, #3872]
 	add	x8, x8, #7
 	cmp	x7, x8
 	b.hs	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_outside_run_4
 	mov	x7, #0xffff
-	str	x7, [x0, #3872]
+	str	x7, [x0, #3880]
 	add	x5, x5, #8
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.ls	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_fast_steady_128
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_outside_run_4:
-	ldr	x5, [x0, #3872]
+	ldr	x5, [x0, #3880]
 	cbz	x5, .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_spent_steady_128
 	sub	x5, x5, #1
-	str	x5, [x0, #3872]
+	str	x5, [x0, #3880]
 	add	x5, x0, x6, lsl #4
 	add	x5, x5, #3904
 	movi	v2.2d, #0x0000000000000000
@@ -44577,10 +44607,10 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	tbl	v16.16b, {v16.16b}, v27.16b
 	tbl	v17.16b, {v17.16b}, v27.16b
 	tbl	v18.16b, {v18.16b}, v27.16b
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.hi	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_restart_4
 	add	x5, x5, #8
@@ -44590,15 +44620,15 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_keep_6:
 	cmp	x7, #256
 	b.lo	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_grown_4
-	str	xzr, [x0, #3856]
+	str	xzr, [x0, #3864]
 	mov	x7, #256
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_grown_4:
-	str	x7, [x0, #3864]
+	str	x7, [x0, #3872]
 	b	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_done_4
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_restart_4:
-	str	x6, [x0, #3856]
+	str	x6, [x0, #3864]
 	mov	x5, #8
-	str	x5, [x0, #3864]
+	str	x5, [x0, #3872]
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_done_4:
 	ldp	q2, q19, [x1], #32
 	eor	v3.16b, v3.16b, v2.16b
@@ -45282,7 +45312,7 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_top128
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_spent_steady_128:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x5, x6
 	and	x5, x5, #255
 	add	x5, x5, x6
@@ -46875,7 +46905,7 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	bif	v5.16b, v26.16b, v18.16b
 	str	q2, [x0, #3888]
 	lsr	x5, x5, #8
-	str	x5, [x0, #3832]
+	str	x5, [x0, #3840]
 	b	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_dispatch_steady_128
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_drain128:
 	sub	x5, x3, #128
@@ -49001,15 +49031,18 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	cmp	x2, #128
 	b.lo	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_first_done192
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_dispatch_first_192:
+	ldr	x5, [x0, #3832]
+	cmp	x5, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_full_first_192
 	umov	w5, v1.s[3]
 	and	x6, x5, #255
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_full_first_192
 	lsr	x5, x5, #8
-	ldr	x7, [x0, #3832]
+	ldr	x7, [x0, #3840]
 	cmp	x5, x7
 	b.ne	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_refresh_first_192
-	ldr	x5, [x0, #3864]
+	ldr	x5, [x0, #3872]
 	cmp	x5, #256
 	b.ne	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_check_first_192
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_fast_first_192:
@@ -49656,27 +49689,27 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_first_done192
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_check_first_192:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
 	add	x7, x5, #8
 	and	x7, x7, #255
 	sub	x7, x7, #1
-	ldr	x8, [x0, #3864]
+	ldr	x8, [x0, #3872]
 	add	x8, x8, #7
 	cmp	x7, x8
 	b.hs	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_outside_run_5
 	mov	x7, #0xffff
-	str	x7, [x0, #3872]
+	str	x7, [x0, #3880]
 	add	x5, x5, #8
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.ls	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_fast_first_192
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_outside_run_5:
-	ldr	x5, [x0, #3872]
+	ldr	x5, [x0, #3880]
 	cbz	x5, .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_full_first_192
 	sub	x5, x5, #1
-	str	x5, [x0, #3872]
+	str	x5, [x0, #3880]
 	add	x5, x0, x6, lsl #4
 	add	x5, x5, #3904
 	movi	v2.2d, #0x0000000000000000
@@ -50619,10 +50652,10 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	tbl	v16.16b, {v16.16b}, v27.16b
 	tbl	v17.16b, {v17.16b}, v27.16b
 	tbl	v18.16b, {v18.16b}, v27.16b
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.hi	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_restart_5
 	add	x5, x5, #8
@@ -50632,15 +50665,15 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_keep_8:
 	cmp	x7, #256
 	b.lo	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_grown_5
-	str	xzr, [x0, #3856]
+	str	xzr, [x0, #3864]
 	mov	x7, #256
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_grown_5:
-	str	x7, [x0, #3864]
+	str	x7, [x0, #3872]
 	b	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_done_5
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_restart_5:
-	str	x6, [x0, #3856]
+	str	x6, [x0, #3864]
 	mov	x5, #8
-	str	x5, [x0, #3864]
+	str	x5, [x0, #3872]
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_done_5:
 	ldp	q2, q19, [x1], #32
 	eor	v3.16b, v3.16b, v2.16b
@@ -51623,7 +51656,7 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	bif	v5.16b, v26.16b, v18.16b
 	str	q2, [x0, #3888]
 	lsr	x5, x5, #8
-	str	x5, [x0, #3832]
+	str	x5, [x0, #3840]
 	b	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_dispatch_first_192
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_first_done192:
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_top192:
@@ -52244,15 +52277,18 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	eor	v0.16b, v4.16b, v0.16b
 	eor	v0.16b, v0.16b, v2.16b
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_dispatch_steady_192:
+	ldr	x5, [x0, #3832]
+	cmp	x5, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_full_steady_192
 	umov	w5, v1.s[3]
 	and	x6, x5, #255
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_full_steady_192
 	lsr	x5, x5, #8
-	ldr	x7, [x0, #3832]
+	ldr	x7, [x0, #3840]
 	cmp	x5, x7
 	b.ne	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_refresh_steady_192
-	ldr	x5, [x0, #3864]
+	ldr	x5, [x0, #3872]
 	cmp	x5, #256
 	b.ne	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_check_steady_192
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_fast_steady_192:
@@ -52899,27 +52935,27 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_top192
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_check_steady_192:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
 	add	x7, x5, #8
 	and	x7, x7, #255
 	sub	x7, x7, #1
-	ldr	x8, [x0, #3864]
+	ldr	x8, [x0, #3872]
 	add	x8, x8, #7
 	cmp	x7, x8
 	b.hs	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_outside_run_6
 	mov	x7, #0xffff
-	str	x7, [x0, #3872]
+	str	x7, [x0, #3880]
 	add	x5, x5, #8
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.ls	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_fast_steady_192
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_outside_run_6:
-	ldr	x5, [x0, #3872]
+	ldr	x5, [x0, #3880]
 	cbz	x5, .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_spent_steady_192
 	sub	x5, x5, #1
-	str	x5, [x0, #3872]
+	str	x5, [x0, #3880]
 	add	x5, x0, x6, lsl #4
 	add	x5, x5, #3904
 	movi	v2.2d, #0x0000000000000000
@@ -53862,10 +53898,10 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	tbl	v16.16b, {v16.16b}, v27.16b
 	tbl	v17.16b, {v17.16b}, v27.16b
 	tbl	v18.16b, {v18.16b}, v27.16b
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.hi	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_restart_6
 	add	x5, x5, #8
@@ -53875,15 +53911,15 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_keep_9:
 	cmp	x7, #256
 	b.lo	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_grown_6
-	str	xzr, [x0, #3856]
+	str	xzr, [x0, #3864]
 	mov	x7, #256
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_grown_6:
-	str	x7, [x0, #3864]
+	str	x7, [x0, #3872]
 	b	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_done_6
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_restart_6:
-	str	x6, [x0, #3856]
+	str	x6, [x0, #3864]
 	mov	x5, #8
-	str	x5, [x0, #3864]
+	str	x5, [x0, #3872]
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_run_done_6:
 	ldp	q2, q19, [x1], #32
 	eor	v3.16b, v3.16b, v2.16b
@@ -54567,7 +54603,7 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_top192
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_spent_steady_192:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x5, x6
 	and	x5, x5, #255
 	add	x5, x5, x6
@@ -56160,7 +56196,7 @@ aesgen_neon_bitsliced_gcm_r1_encrypt_data:
 	bif	v5.16b, v26.16b, v18.16b
 	str	q2, [x0, #3888]
 	lsr	x5, x5, #8
-	str	x5, [x0, #3832]
+	str	x5, [x0, #3840]
 	b	.Laesgen_neon_bitsliced_gcm_r1_encrypt_data_dispatch_steady_192
 .Laesgen_neon_bitsliced_gcm_r1_encrypt_data_drain192:
 	sub	x5, x3, #128
@@ -59497,15 +59533,18 @@ aesgen_neon_bitsliced_gcm_r1_decrypt_data:
 	eor	v0.16b, v4.16b, v0.16b
 	eor	v0.16b, v0.16b, v2.16b
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_dispatch_steady_256:
+	ldr	x5, [x0, #3832]
+	cmp	x5, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_full_steady_256
 	umov	w5, v1.s[3]
 	and	x6, x5, #255
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_full_steady_256
 	lsr	x5, x5, #8
-	ldr	x7, [x0, #3832]
+	ldr	x7, [x0, #3840]
 	cmp	x5, x7
 	b.ne	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_refresh_steady_256
-	ldr	x5, [x0, #3864]
+	ldr	x5, [x0, #3872]
 	cmp	x5, #256
 	b.ne	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_check_steady_256
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_fast_steady_256:
@@ -60152,27 +60191,27 @@ aesgen_neon_bitsliced_gcm_r1_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_top256
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_check_steady_256:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
 	add	x7, x5, #8
 	and	x7, x7, #255
 	sub	x7, x7, #1
-	ldr	x8, [x0, #3864]
+	ldr	x8, [x0, #3872]
 	add	x8, x8, #7
 	cmp	x7, x8
 	b.hs	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_outside_run
 	mov	x7, #0xffff
-	str	x7, [x0, #3872]
+	str	x7, [x0, #3880]
 	add	x5, x5, #8
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.ls	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_fast_steady_256
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_outside_run:
-	ldr	x5, [x0, #3872]
+	ldr	x5, [x0, #3880]
 	cbz	x5, .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_spent_steady_256
 	sub	x5, x5, #1
-	str	x5, [x0, #3872]
+	str	x5, [x0, #3880]
 	add	x5, x0, x6, lsl #4
 	add	x5, x5, #3904
 	movi	v2.2d, #0x0000000000000000
@@ -61115,10 +61154,10 @@ aesgen_neon_bitsliced_gcm_r1_decrypt_data:
 	tbl	v16.16b, {v16.16b}, v27.16b
 	tbl	v17.16b, {v17.16b}, v27.16b
 	tbl	v18.16b, {v18.16b}, v27.16b
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.hi	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_run_restart
 	add	x5, x5, #8
@@ -61128,15 +61167,15 @@ aesgen_neon_bitsliced_gcm_r1_decrypt_data:
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_keep_2:
 	cmp	x7, #256
 	b.lo	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_run_grown
-	str	xzr, [x0, #3856]
+	str	xzr, [x0, #3864]
 	mov	x7, #256
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_run_grown:
-	str	x7, [x0, #3864]
+	str	x7, [x0, #3872]
 	b	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_run_done
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_run_restart:
-	str	x6, [x0, #3856]
+	str	x6, [x0, #3864]
 	mov	x5, #8
-	str	x5, [x0, #3864]
+	str	x5, [x0, #3872]
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_run_done:
 	ldp	q2, q19, [x1], #32
 	eor	v3.16b, v3.16b, v2.16b
@@ -61820,7 +61859,7 @@ aesgen_neon_bitsliced_gcm_r1_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_top256
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_spent_steady_256:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x5, x6
 	and	x5, x5, #255
 	add	x5, x5, x6
@@ -63412,7 +63451,7 @@ aesgen_neon_bitsliced_gcm_r1_decrypt_data:
 	bif	v5.16b, v26.16b, v18.16b
 	str	q2, [x0, #3888]
 	lsr	x5, x5, #8
-	str	x5, [x0, #3832]
+	str	x5, [x0, #3840]
 	b	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_dispatch_steady_256
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_small256:
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_single256:
@@ -65535,15 +65574,18 @@ aesgen_neon_bitsliced_gcm_r1_decrypt_data:
 	eor	v0.16b, v4.16b, v0.16b
 	eor	v0.16b, v0.16b, v2.16b
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_dispatch_steady_128:
+	ldr	x5, [x0, #3832]
+	cmp	x5, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_full_steady_128
 	umov	w5, v1.s[3]
 	and	x6, x5, #255
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_full_steady_128
 	lsr	x5, x5, #8
-	ldr	x7, [x0, #3832]
+	ldr	x7, [x0, #3840]
 	cmp	x5, x7
 	b.ne	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_refresh_steady_128
-	ldr	x5, [x0, #3864]
+	ldr	x5, [x0, #3872]
 	cmp	x5, #256
 	b.ne	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_check_steady_128
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_fast_steady_128:
@@ -66190,27 +66232,27 @@ aesgen_neon_bitsliced_gcm_r1_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_top128
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_check_steady_128:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
 	add	x7, x5, #8
 	and	x7, x7, #255
 	sub	x7, x7, #1
-	ldr	x8, [x0, #3864]
+	ldr	x8, [x0, #3872]
 	add	x8, x8, #7
 	cmp	x7, x8
 	b.hs	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_outside_run_2
 	mov	x7, #0xffff
-	str	x7, [x0, #3872]
+	str	x7, [x0, #3880]
 	add	x5, x5, #8
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.ls	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_fast_steady_128
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_outside_run_2:
-	ldr	x5, [x0, #3872]
+	ldr	x5, [x0, #3880]
 	cbz	x5, .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_spent_steady_128
 	sub	x5, x5, #1
-	str	x5, [x0, #3872]
+	str	x5, [x0, #3880]
 	add	x5, x0, x6, lsl #4
 	add	x5, x5, #3904
 	movi	v2.2d, #0x0000000000000000
@@ -67153,10 +67195,10 @@ aesgen_neon_bitsliced_gcm_r1_decrypt_data:
 	tbl	v16.16b, {v16.16b}, v27.16b
 	tbl	v17.16b, {v17.16b}, v27.16b
 	tbl	v18.16b, {v18.16b}, v27.16b
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.hi	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_run_restart_2
 	add	x5, x5, #8
@@ -67166,15 +67208,15 @@ aesgen_neon_bitsliced_gcm_r1_decrypt_data:
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_keep_4:
 	cmp	x7, #256
 	b.lo	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_run_grown_2
-	str	xzr, [x0, #3856]
+	str	xzr, [x0, #3864]
 	mov	x7, #256
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_run_grown_2:
-	str	x7, [x0, #3864]
+	str	x7, [x0, #3872]
 	b	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_run_done_2
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_run_restart_2:
-	str	x6, [x0, #3856]
+	str	x6, [x0, #3864]
 	mov	x5, #8
-	str	x5, [x0, #3864]
+	str	x5, [x0, #3872]
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_run_done_2:
 	ldp	q2, q19, [x1], #32
 	eor	v3.16b, v3.16b, v2.16b
@@ -67858,7 +67900,7 @@ aesgen_neon_bitsliced_gcm_r1_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_top128
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_spent_steady_128:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x5, x6
 	and	x5, x5, #255
 	add	x5, x5, x6
@@ -69450,7 +69492,7 @@ aesgen_neon_bitsliced_gcm_r1_decrypt_data:
 	bif	v5.16b, v26.16b, v18.16b
 	str	q2, [x0, #3888]
 	lsr	x5, x5, #8
-	str	x5, [x0, #3832]
+	str	x5, [x0, #3840]
 	b	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_dispatch_steady_128
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_small128:
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_single128:
@@ -71573,15 +71615,18 @@ aesgen_neon_bitsliced_gcm_r1_decrypt_data:
 	eor	v0.16b, v4.16b, v0.16b
 	eor	v0.16b, v0.16b, v2.16b
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_dispatch_steady_192:
+	ldr	x5, [x0, #3832]
+	cmp	x5, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_full_steady_192
 	umov	w5, v1.s[3]
 	and	x6, x5, #255
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_full_steady_192
 	lsr	x5, x5, #8
-	ldr	x7, [x0, #3832]
+	ldr	x7, [x0, #3840]
 	cmp	x5, x7
 	b.ne	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_refresh_steady_192
-	ldr	x5, [x0, #3864]
+	ldr	x5, [x0, #3872]
 	cmp	x5, #256
 	b.ne	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_check_steady_192
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_fast_steady_192:
@@ -72228,27 +72273,27 @@ aesgen_neon_bitsliced_gcm_r1_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_top192
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_check_steady_192:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
 	add	x7, x5, #8
 	and	x7, x7, #255
 	sub	x7, x7, #1
-	ldr	x8, [x0, #3864]
+	ldr	x8, [x0, #3872]
 	add	x8, x8, #7
 	cmp	x7, x8
 	b.hs	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_outside_run_3
 	mov	x7, #0xffff
-	str	x7, [x0, #3872]
+	str	x7, [x0, #3880]
 	add	x5, x5, #8
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.ls	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_fast_steady_192
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_outside_run_3:
-	ldr	x5, [x0, #3872]
+	ldr	x5, [x0, #3880]
 	cbz	x5, .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_spent_steady_192
 	sub	x5, x5, #1
-	str	x5, [x0, #3872]
+	str	x5, [x0, #3880]
 	add	x5, x0, x6, lsl #4
 	add	x5, x5, #3904
 	movi	v2.2d, #0x0000000000000000
@@ -73191,10 +73236,10 @@ aesgen_neon_bitsliced_gcm_r1_decrypt_data:
 	tbl	v16.16b, {v16.16b}, v27.16b
 	tbl	v17.16b, {v17.16b}, v27.16b
 	tbl	v18.16b, {v18.16b}, v27.16b
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.hi	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_run_restart_3
 	add	x5, x5, #8
@@ -73204,15 +73249,15 @@ aesgen_neon_bitsliced_gcm_r1_decrypt_data:
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_keep_6:
 	cmp	x7, #256
 	b.lo	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_run_grown_3
-	str	xzr, [x0, #3856]
+	str	xzr, [x0, #3864]
 	mov	x7, #256
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_run_grown_3:
-	str	x7, [x0, #3864]
+	str	x7, [x0, #3872]
 	b	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_run_done_3
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_run_restart_3:
-	str	x6, [x0, #3856]
+	str	x6, [x0, #3864]
 	mov	x5, #8
-	str	x5, [x0, #3864]
+	str	x5, [x0, #3872]
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_run_done_3:
 	ldp	q2, q19, [x1], #32
 	eor	v3.16b, v3.16b, v2.16b
@@ -73896,7 +73941,7 @@ aesgen_neon_bitsliced_gcm_r1_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_top192
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_spent_steady_192:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x5, x6
 	and	x5, x5, #255
 	add	x5, x5, x6
@@ -75488,7 +75533,7 @@ aesgen_neon_bitsliced_gcm_r1_decrypt_data:
 	bif	v5.16b, v26.16b, v18.16b
 	str	q2, [x0, #3888]
 	lsr	x5, x5, #8
-	str	x5, [x0, #3832]
+	str	x5, [x0, #3840]
 	b	.Laesgen_neon_bitsliced_gcm_r1_decrypt_data_dispatch_steady_192
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_small192:
 .Laesgen_neon_bitsliced_gcm_r1_decrypt_data_single192:

@@ -6370,7 +6370,7 @@ aesgen_neon_bitsliced_gcm_r2_init:
 	b	.Laesgen_neon_bitsliced_gcm_r2_init_hash_key
 .Laesgen_neon_bitsliced_gcm_r2_init_hash_key:
 	mov	x1, #1
-	str	x1, [x0, #3848]
+	str	x1, [x0, #3856]
 	movi	v0.2d, #0x0000000000000000
 	ldr	w1, [x0, #240]
 	cmp	w1, #128
@@ -10080,8 +10080,11 @@ aesgen_neon_bitsliced_gcm_r2_seal:
 	mov	v0.s[2], v1.s[0]
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
+	str	xzr, [x19, #3832]
 	b	.Laesgen_neon_bitsliced_gcm_r2_seal_have_j0
 .Laesgen_neon_bitsliced_gcm_r2_seal_long_nonce:
+	mov	x8, #1
+	str	x8, [x19, #3832]
 	lsl	x8, x2, #3
 	ldr	q0, [x19, #3744]
 	ldr	x9, [x19, #3816]
@@ -11616,7 +11619,10 @@ aesgen_neon_bitsliced_gcm_r2_seal:
 	movk	x1, #0xffff, lsl #16
 	movk	x1, #0xffff, lsl #32
 	movk	x1, #0xffff, lsl #48
-	str	x1, [x19, #3832]
+	str	x1, [x19, #3840]
+	ldr	x1, [x19, #3832]
+	cmp	x1, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r2_seal_same_table
 	umov	x1, v0.d[0]
 	umov	x2, v0.d[1]
 	rev	x1, x1
@@ -11625,19 +11631,19 @@ aesgen_neon_bitsliced_gcm_r2_seal:
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x1, x1, x8
-	add	x8, x19, #3840
+	add	x8, x19, #3848
 	ldp	x8, x9, [x8]
 	cmp	x2, x8
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_seal_restart
 	cmp	x1, x9
 	b.eq	.Laesgen_neon_bitsliced_gcm_r2_seal_same_table
 .Laesgen_neon_bitsliced_gcm_r2_seal_restart:
-	add	x8, x19, #3840
+	add	x8, x19, #3848
 	stp	x2, x1, [x8]
-	str	xzr, [x19, #3856]
 	str	xzr, [x19, #3864]
+	str	xzr, [x19, #3872]
 	mov	x1, #1
-	str	x1, [x19, #3872]
+	str	x1, [x19, #3880]
 	b	.Laesgen_neon_bitsliced_gcm_r2_seal_same_table
 .Laesgen_neon_bitsliced_gcm_r2_seal_same_table:
 	ldr	w1, [x19, #240]
@@ -11949,7 +11955,7 @@ aesgen_neon_bitsliced_gcm_r2_seal:
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x19, #3888]
 	lsr	x2, x2, #8
-	str	x2, [x19, #3832]
+	str	x2, [x19, #3840]
 	ldr	q4, [x19]
 	ldr	q16, [x1, #544]
 	movi	v1.2d, #0x0000000000000000
@@ -12864,7 +12870,7 @@ aesgen_neon_bitsliced_gcm_r2_seal:
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x19, #3888]
 	lsr	x2, x2, #8
-	str	x2, [x19, #3832]
+	str	x2, [x19, #3840]
 	ldr	q4, [x19]
 	ldr	q16, [x1, #544]
 	movi	v1.2d, #0x0000000000000000
@@ -13779,7 +13785,7 @@ aesgen_neon_bitsliced_gcm_r2_seal:
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x19, #3888]
 	lsr	x2, x2, #8
-	str	x2, [x19, #3832]
+	str	x2, [x19, #3840]
 	ldr	q4, [x19]
 	ldr	q16, [x1, #544]
 	movi	v1.2d, #0x0000000000000000
@@ -16365,8 +16371,11 @@ aesgen_neon_bitsliced_gcm_r2_open:
 	mov	v0.s[2], v1.s[0]
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
+	str	xzr, [x19, #3832]
 	b	.Laesgen_neon_bitsliced_gcm_r2_open_have_j0
 .Laesgen_neon_bitsliced_gcm_r2_open_long_nonce:
+	mov	x8, #1
+	str	x8, [x19, #3832]
 	lsl	x8, x2, #3
 	ldr	q0, [x19, #3744]
 	ldr	x9, [x19, #3816]
@@ -17901,7 +17910,10 @@ aesgen_neon_bitsliced_gcm_r2_open:
 	movk	x1, #0xffff, lsl #16
 	movk	x1, #0xffff, lsl #32
 	movk	x1, #0xffff, lsl #48
-	str	x1, [x19, #3832]
+	str	x1, [x19, #3840]
+	ldr	x1, [x19, #3832]
+	cmp	x1, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r2_open_same_table
 	umov	x1, v0.d[0]
 	umov	x2, v0.d[1]
 	rev	x1, x1
@@ -17910,19 +17922,19 @@ aesgen_neon_bitsliced_gcm_r2_open:
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x1, x1, x8
-	add	x8, x19, #3840
+	add	x8, x19, #3848
 	ldp	x8, x9, [x8]
 	cmp	x2, x8
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_open_restart
 	cmp	x1, x9
 	b.eq	.Laesgen_neon_bitsliced_gcm_r2_open_same_table
 .Laesgen_neon_bitsliced_gcm_r2_open_restart:
-	add	x8, x19, #3840
+	add	x8, x19, #3848
 	stp	x2, x1, [x8]
-	str	xzr, [x19, #3856]
 	str	xzr, [x19, #3864]
+	str	xzr, [x19, #3872]
 	mov	x1, #1
-	str	x1, [x19, #3872]
+	str	x1, [x19, #3880]
 	b	.Laesgen_neon_bitsliced_gcm_r2_open_same_table
 .Laesgen_neon_bitsliced_gcm_r2_open_same_table:
 	ldr	w1, [x19, #240]
@@ -18234,7 +18246,7 @@ aesgen_neon_bitsliced_gcm_r2_open:
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x19, #3888]
 	lsr	x2, x2, #8
-	str	x2, [x19, #3832]
+	str	x2, [x19, #3840]
 	ldr	q4, [x19]
 	ldr	q16, [x1, #544]
 	movi	v1.2d, #0x0000000000000000
@@ -19149,7 +19161,7 @@ aesgen_neon_bitsliced_gcm_r2_open:
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x19, #3888]
 	lsr	x2, x2, #8
-	str	x2, [x19, #3832]
+	str	x2, [x19, #3840]
 	ldr	q4, [x19]
 	ldr	q16, [x1, #544]
 	movi	v1.2d, #0x0000000000000000
@@ -20064,7 +20076,7 @@ aesgen_neon_bitsliced_gcm_r2_open:
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x19, #3888]
 	lsr	x2, x2, #8
-	str	x2, [x19, #3832]
+	str	x2, [x19, #3840]
 	ldr	q4, [x19]
 	ldr	q16, [x1, #544]
 	movi	v1.2d, #0x0000000000000000
@@ -22704,8 +22716,11 @@ aesgen_neon_bitsliced_gcm_r2_start:
 	mov	v0.s[2], v1.s[0]
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
+	str	xzr, [x0, #3832]
 	b	.Laesgen_neon_bitsliced_gcm_r2_start_have_j0
 .Laesgen_neon_bitsliced_gcm_r2_start_long_nonce:
+	mov	x3, #1
+	str	x3, [x0, #3832]
 	lsl	x3, x2, #3
 	ldr	q0, [x0, #3744]
 	ldr	x4, [x0, #3816]
@@ -24240,7 +24255,10 @@ aesgen_neon_bitsliced_gcm_r2_start:
 	movk	x1, #0xffff, lsl #16
 	movk	x1, #0xffff, lsl #32
 	movk	x1, #0xffff, lsl #48
-	str	x1, [x0, #3832]
+	str	x1, [x0, #3840]
+	ldr	x1, [x0, #3832]
+	cmp	x1, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r2_start_same_table
 	umov	x1, v0.d[0]
 	umov	x2, v0.d[1]
 	rev	x1, x1
@@ -24249,19 +24267,19 @@ aesgen_neon_bitsliced_gcm_r2_start:
 	movz	x3, #255, lsl #16
 	movk	x3, #0xff00, lsl #48
 	and	x1, x1, x3
-	add	x3, x0, #3840
+	add	x3, x0, #3848
 	ldp	x3, x4, [x3]
 	cmp	x2, x3
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_start_restart
 	cmp	x1, x4
 	b.eq	.Laesgen_neon_bitsliced_gcm_r2_start_same_table
 .Laesgen_neon_bitsliced_gcm_r2_start_restart:
-	add	x3, x0, #3840
+	add	x3, x0, #3848
 	stp	x2, x1, [x3]
-	str	xzr, [x0, #3856]
 	str	xzr, [x0, #3864]
+	str	xzr, [x0, #3872]
 	mov	x1, #1
-	str	x1, [x0, #3872]
+	str	x1, [x0, #3880]
 	b	.Laesgen_neon_bitsliced_gcm_r2_start_same_table
 .Laesgen_neon_bitsliced_gcm_r2_start_same_table:
 	ldr	w1, [x0, #240]
@@ -24573,7 +24591,7 @@ aesgen_neon_bitsliced_gcm_r2_start:
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x0, #3888]
 	lsr	x2, x2, #8
-	str	x2, [x0, #3832]
+	str	x2, [x0, #3840]
 	ldr	q4, [x0]
 	ldr	q16, [x1, #544]
 	movi	v1.2d, #0x0000000000000000
@@ -25488,7 +25506,7 @@ aesgen_neon_bitsliced_gcm_r2_start:
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x0, #3888]
 	lsr	x2, x2, #8
-	str	x2, [x0, #3832]
+	str	x2, [x0, #3840]
 	ldr	q4, [x0]
 	ldr	q16, [x1, #544]
 	movi	v1.2d, #0x0000000000000000
@@ -26403,7 +26421,7 @@ aesgen_neon_bitsliced_gcm_r2_start:
 	bif	v4.16b, v25.16b, v17.16b
 	str	q1, [x0, #3888]
 	lsr	x2, x2, #8
-	str	x2, [x0, #3832]
+	str	x2, [x0, #3840]
 	ldr	q4, [x0]
 	ldr	q16, [x1, #544]
 	movi	v1.2d, #0x0000000000000000
@@ -30433,15 +30451,18 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	cmp	x2, #128
 	b.lo	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_first_done256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_dispatch_first_256:
+	ldr	x5, [x0, #3832]
+	cmp	x5, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_full_first_256
 	umov	w5, v1.s[3]
 	and	x6, x5, #255
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_full_first_256
 	lsr	x5, x5, #8
-	ldr	x7, [x0, #3832]
+	ldr	x7, [x0, #3840]
 	cmp	x5, x7
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_refresh_first_256
-	ldr	x5, [x0, #3864]
+	ldr	x5, [x0, #3872]
 	cmp	x5, #256
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_check_first_256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_fast_first_256:
@@ -30900,27 +30921,27 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_first_done256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_check_first_256:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
 	add	x7, x5, #8
 	and	x7, x7, #255
 	sub	x7, x7, #1
-	ldr	x8, [x0, #3864]
+	ldr	x8, [x0, #3872]
 	add	x8, x8, #7
 	cmp	x7, x8
 	b.hs	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_outside_run
 	mov	x7, #0xffff
-	str	x7, [x0, #3872]
+	str	x7, [x0, #3880]
 	add	x5, x5, #8
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.ls	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_fast_first_256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_outside_run:
-	ldr	x5, [x0, #3872]
+	ldr	x5, [x0, #3880]
 	cbz	x5, .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_full_first_256
 	sub	x5, x5, #1
-	str	x5, [x0, #3872]
+	str	x5, [x0, #3880]
 	add	x5, x0, x6, lsl #4
 	add	x5, x5, #3904
 	movi	v2.2d, #0x0000000000000000
@@ -31677,10 +31698,10 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	bif	v5.16b, v24.16b, v2.16b
 	bit	v18.16b, v25.16b, v2.16b
 	bif	v6.16b, v26.16b, v2.16b
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_restart
 	add	x5, x5, #8
@@ -31690,15 +31711,15 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_keep_2:
 	cmp	x7, #256
 	b.lo	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_grown
-	str	xzr, [x0, #3856]
+	str	xzr, [x0, #3864]
 	mov	x7, #256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_grown:
-	str	x7, [x0, #3864]
+	str	x7, [x0, #3872]
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_done
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_restart:
-	str	x6, [x0, #3856]
+	str	x6, [x0, #3864]
 	mov	x5, #8
-	str	x5, [x0, #3864]
+	str	x5, [x0, #3872]
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_done:
 	ldp	q2, q19, [x1], #32
 	eor	v3.16b, v3.16b, v2.16b
@@ -32674,7 +32695,7 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	bif	v5.16b, v26.16b, v18.16b
 	str	q2, [x0, #3888]
 	lsr	x5, x5, #8
-	str	x5, [x0, #3832]
+	str	x5, [x0, #3840]
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_dispatch_first_256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_first_done256:
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_top256:
@@ -33295,15 +33316,18 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	eor	v0.16b, v4.16b, v0.16b
 	eor	v0.16b, v0.16b, v2.16b
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_dispatch_steady_256:
+	ldr	x5, [x0, #3832]
+	cmp	x5, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_full_steady_256
 	umov	w5, v1.s[3]
 	and	x6, x5, #255
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_full_steady_256
 	lsr	x5, x5, #8
-	ldr	x7, [x0, #3832]
+	ldr	x7, [x0, #3840]
 	cmp	x5, x7
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_refresh_steady_256
-	ldr	x5, [x0, #3864]
+	ldr	x5, [x0, #3872]
 	cmp	x5, #256
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_check_steady_256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_fast_steady_256:
@@ -33762,27 +33786,27 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_top256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_check_steady_256:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
 	add	x7, x5, #8
 	and	x7, x7, #255
 	sub	x7, x7, #1
-	ldr	x8, [x0, #3864]
+	ldr	x8, [x0, #3872]
 	add	x8, x8, #7
 	cmp	x7, x8
 	b.hs	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_outside_run_2
 	mov	x7, #0xffff
-	str	x7, [x0, #3872]
+	str	x7, [x0, #3880]
 	add	x5, x5, #8
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.ls	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_fast_steady_256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_outside_run_2:
-	ldr	x5, [x0, #3872]
+	ldr	x5, [x0, #3880]
 	cbz	x5, .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_spent_steady_256
 	sub	x5, x5, #1
-	str	x5, [x0, #3872]
+	str	x5, [x0, #3880]
 	add	x5, x0, x6, lsl #4
 	add	x5, x5, #3904
 	movi	v2.2d, #0x0000000000000000
@@ -34539,10 +34563,10 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	bif	v5.16b, v24.16b, v2.16b
 	bit	v18.16b, v25.16b, v2.16b
 	bif	v6.16b, v26.16b, v2.16b
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_restart_2
 	add	x5, x5, #8
@@ -34552,15 +34576,15 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_keep_3:
 	cmp	x7, #256
 	b.lo	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_grown_2
-	str	xzr, [x0, #3856]
+	str	xzr, [x0, #3864]
 	mov	x7, #256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_grown_2:
-	str	x7, [x0, #3864]
+	str	x7, [x0, #3872]
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_done_2
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_restart_2:
-	str	x6, [x0, #3856]
+	str	x6, [x0, #3864]
 	mov	x5, #8
-	str	x5, [x0, #3864]
+	str	x5, [x0, #3872]
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_done_2:
 	ldp	q2, q19, [x1], #32
 	eor	v3.16b, v3.16b, v2.16b
@@ -35235,7 +35259,7 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_top256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_spent_steady_256:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x5, x6
 	and	x5, x5, #255
 	add	x5, x5, x6
@@ -36821,7 +36845,7 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	bif	v5.16b, v26.16b, v18.16b
 	str	q2, [x0, #3888]
 	lsr	x5, x5, #8
-	str	x5, [x0, #3832]
+	str	x5, [x0, #3840]
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_dispatch_steady_256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_drain256:
 	sub	x5, x3, #128
@@ -38943,15 +38967,18 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	cmp	x2, #128
 	b.lo	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_first_done128
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_dispatch_first_128:
+	ldr	x5, [x0, #3832]
+	cmp	x5, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_full_first_128
 	umov	w5, v1.s[3]
 	and	x6, x5, #255
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_full_first_128
 	lsr	x5, x5, #8
-	ldr	x7, [x0, #3832]
+	ldr	x7, [x0, #3840]
 	cmp	x5, x7
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_refresh_first_128
-	ldr	x5, [x0, #3864]
+	ldr	x5, [x0, #3872]
 	cmp	x5, #256
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_check_first_128
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_fast_first_128:
@@ -39410,27 +39437,27 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_first_done128
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_check_first_128:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
 	add	x7, x5, #8
 	and	x7, x7, #255
 	sub	x7, x7, #1
-	ldr	x8, [x0, #3864]
+	ldr	x8, [x0, #3872]
 	add	x8, x8, #7
 	cmp	x7, x8
 	b.hs	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_outside_run_3
 	mov	x7, #0xffff
-	str	x7, [x0, #3872]
+	str	x7, [x0, #3880]
 	add	x5, x5, #8
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.ls	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_fast_first_128
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_outside_run_3:
-	ldr	x5, [x0, #3872]
+	ldr	x5, [x0, #3880]
 	cbz	x5, .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_full_first_128
 	sub	x5, x5, #1
-	str	x5, [x0, #3872]
+	str	x5, [x0, #3880]
 	add	x5, x0, x6, lsl #4
 	add	x5, x5, #3904
 	movi	v2.2d, #0x0000000000000000
@@ -40187,10 +40214,10 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	bif	v5.16b, v24.16b, v2.16b
 	bit	v18.16b, v25.16b, v2.16b
 	bif	v6.16b, v26.16b, v2.16b
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_restart_3
 	add	x5, x5, #8
@@ -40200,15 +40227,15 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_keep_5:
 	cmp	x7, #256
 	b.lo	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_grown_3
-	str	xzr, [x0, #3856]
+	str	xzr, [x0, #3864]
 	mov	x7, #256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_grown_3:
-	str	x7, [x0, #3864]
+	str	x7, [x0, #3872]
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_done_3
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_restart_3:
-	str	x6, [x0, #3856]
+	str	x6, [x0, #3864]
 	mov	x5, #8
-	str	x5, [x0, #3864]
+	str	x5, [x0, #3872]
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_done_3:
 	ldp	q2, q19, [x1], #32
 	eor	v3.16b, v3.16b, v2.16b
@@ -41184,7 +41211,7 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	bif	v5.16b, v26.16b, v18.16b
 	str	q2, [x0, #3888]
 	lsr	x5, x5, #8
-	str	x5, [x0, #3832]
+	str	x5, [x0, #3840]
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_dispatch_first_128
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_first_done128:
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_top128:
@@ -41805,15 +41832,18 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	eor	v0.16b, v4.16b, v0.16b
 	eor	v0.16b, v0.16b, v2.16b
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_dispatch_steady_128:
+	ldr	x5, [x0, #3832]
+	cmp	x5, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_full_steady_128
 	umov	w5, v1.s[3]
 	and	x6, x5, #255
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_full_steady_128
 	lsr	x5, x5, #8
-	ldr	x7, [x0, #3832]
+	ldr	x7, [x0, #3840]
 	cmp	x5, x7
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_refresh_steady_128
-	ldr	x5, [x0, #3864]
+	ldr	x5, [x0, #3872]
 	cmp	x5, #256
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_check_steady_128
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_fast_steady_128:
@@ -42272,27 +42302,27 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_top128
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_check_steady_128:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
 	add	x7, x5, #8
 	and	x7, x7, #255
 	sub	x7, x7, #1
-	ldr	x8, [x0, #3864]
+	ldr	x8, [x0, #3872]
 	add	x8, x8, #7
 	cmp	x7, x8
 	b.hs	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_outside_run_4
 	mov	x7, #0xffff
-	str	x7, [x0, #3872]
+	str	x7, [x0, #3880]
 	add	x5, x5, #8
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.ls	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_fast_steady_128
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_outside_run_4:
-	ldr	x5, [x0, #3872]
+	ldr	x5, [x0, #3880]
 	cbz	x5, .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_spent_steady_128
 	sub	x5, x5, #1
-	str	x5, [x0, #3872]
+	str	x5, [x0, #3880]
 	add	x5, x0, x6, lsl #4
 	add	x5, x5, #3904
 	movi	v2.2d, #0x0000000000000000
@@ -43049,10 +43079,10 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	bif	v5.16b, v24.16b, v2.16b
 	bit	v18.16b, v25.16b, v2.16b
 	bif	v6.16b, v26.16b, v2.16b
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_restart_4
 	add	x5, x5, #8
@@ -43062,15 +43092,15 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_keep_6:
 	cmp	x7, #256
 	b.lo	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_grown_4
-	str	xzr, [x0, #3856]
+	str	xzr, [x0, #3864]
 	mov	x7, #256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_grown_4:
-	str	x7, [x0, #3864]
+	str	x7, [x0, #3872]
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_done_4
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_restart_4:
-	str	x6, [x0, #3856]
+	str	x6, [x0, #3864]
 	mov	x5, #8
-	str	x5, [x0, #3864]
+	str	x5, [x0, #3872]
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_done_4:
 	ldp	q2, q19, [x1], #32
 	eor	v3.16b, v3.16b, v2.16b
@@ -43745,7 +43775,7 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_top128
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_spent_steady_128:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x5, x6
 	and	x5, x5, #255
 	add	x5, x5, x6
@@ -45331,7 +45361,7 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	bif	v5.16b, v26.16b, v18.16b
 	str	q2, [x0, #3888]
 	lsr	x5, x5, #8
-	str	x5, [x0, #3832]
+	str	x5, [x0, #3840]
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_dispatch_steady_128
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_drain128:
 	sub	x5, x3, #128
@@ -47453,15 +47483,18 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	cmp	x2, #128
 	b.lo	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_first_done192
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_dispatch_first_192:
+	ldr	x5, [x0, #3832]
+	cmp	x5, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_full_first_192
 	umov	w5, v1.s[3]
 	and	x6, x5, #255
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_full_first_192
 	lsr	x5, x5, #8
-	ldr	x7, [x0, #3832]
+	ldr	x7, [x0, #3840]
 	cmp	x5, x7
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_refresh_first_192
-	ldr	x5, [x0, #3864]
+	ldr	x5, [x0, #3872]
 	cmp	x5, #256
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_check_first_192
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_fast_first_192:
@@ -47929,27 +47962,27 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_first_done192
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_check_first_192:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
 	add	x7, x5, #8
 	and	x7, x7, #255
 	sub	x7, x7, #1
-	ldr	x8, [x0, #3864]
+	ldr	x8, [x0, #3872]
 	add	x8, x8, #7
 	cmp	x7, x8
 	b.hs	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_outside_run_5
 	mov	x7, #0xffff
-	str	x7, [x0, #3872]
+	str	x7, [x0, #3880]
 	add	x5, x5, #8
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.ls	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_fast_first_192
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_outside_run_5:
-	ldr	x5, [x0, #3872]
+	ldr	x5, [x0, #3880]
 	cbz	x5, .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_full_first_192
 	sub	x5, x5, #1
-	str	x5, [x0, #3872]
+	str	x5, [x0, #3880]
 	add	x5, x0, x6, lsl #4
 	add	x5, x5, #3904
 	movi	v2.2d, #0x0000000000000000
@@ -48715,10 +48748,10 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	tbl	v16.16b, {v16.16b}, v27.16b
 	tbl	v17.16b, {v17.16b}, v27.16b
 	tbl	v18.16b, {v18.16b}, v27.16b
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_restart_5
 	add	x5, x5, #8
@@ -48728,15 +48761,15 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_keep_8:
 	cmp	x7, #256
 	b.lo	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_grown_5
-	str	xzr, [x0, #3856]
+	str	xzr, [x0, #3864]
 	mov	x7, #256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_grown_5:
-	str	x7, [x0, #3864]
+	str	x7, [x0, #3872]
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_done_5
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_restart_5:
-	str	x6, [x0, #3856]
+	str	x6, [x0, #3864]
 	mov	x5, #8
-	str	x5, [x0, #3864]
+	str	x5, [x0, #3872]
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_done_5:
 	ldp	q2, q19, [x1], #32
 	eor	v3.16b, v3.16b, v2.16b
@@ -49721,7 +49754,7 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	bif	v5.16b, v26.16b, v18.16b
 	str	q2, [x0, #3888]
 	lsr	x5, x5, #8
-	str	x5, [x0, #3832]
+	str	x5, [x0, #3840]
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_dispatch_first_192
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_first_done192:
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_top192:
@@ -50342,15 +50375,18 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	eor	v0.16b, v4.16b, v0.16b
 	eor	v0.16b, v0.16b, v2.16b
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_dispatch_steady_192:
+	ldr	x5, [x0, #3832]
+	cmp	x5, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_full_steady_192
 	umov	w5, v1.s[3]
 	and	x6, x5, #255
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_full_steady_192
 	lsr	x5, x5, #8
-	ldr	x7, [x0, #3832]
+	ldr	x7, [x0, #3840]
 	cmp	x5, x7
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_refresh_steady_192
-	ldr	x5, [x0, #3864]
+	ldr	x5, [x0, #3872]
 	cmp	x5, #256
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_check_steady_192
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_fast_steady_192:
@@ -50818,27 +50854,27 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_top192
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_check_steady_192:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
 	add	x7, x5, #8
 	and	x7, x7, #255
 	sub	x7, x7, #1
-	ldr	x8, [x0, #3864]
+	ldr	x8, [x0, #3872]
 	add	x8, x8, #7
 	cmp	x7, x8
 	b.hs	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_outside_run_6
 	mov	x7, #0xffff
-	str	x7, [x0, #3872]
+	str	x7, [x0, #3880]
 	add	x5, x5, #8
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.ls	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_fast_steady_192
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_outside_run_6:
-	ldr	x5, [x0, #3872]
+	ldr	x5, [x0, #3880]
 	cbz	x5, .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_spent_steady_192
 	sub	x5, x5, #1
-	str	x5, [x0, #3872]
+	str	x5, [x0, #3880]
 	add	x5, x0, x6, lsl #4
 	add	x5, x5, #3904
 	movi	v2.2d, #0x0000000000000000
@@ -51604,10 +51640,10 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	tbl	v16.16b, {v16.16b}, v27.16b
 	tbl	v17.16b, {v17.16b}, v27.16b
 	tbl	v18.16b, {v18.16b}, v27.16b
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_restart_6
 	add	x5, x5, #8
@@ -51617,15 +51653,15 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_keep_9:
 	cmp	x7, #256
 	b.lo	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_grown_6
-	str	xzr, [x0, #3856]
+	str	xzr, [x0, #3864]
 	mov	x7, #256
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_grown_6:
-	str	x7, [x0, #3864]
+	str	x7, [x0, #3872]
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_done_6
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_restart_6:
-	str	x6, [x0, #3856]
+	str	x6, [x0, #3864]
 	mov	x5, #8
-	str	x5, [x0, #3864]
+	str	x5, [x0, #3872]
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_run_done_6:
 	ldp	q2, q19, [x1], #32
 	eor	v3.16b, v3.16b, v2.16b
@@ -52309,7 +52345,7 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_top192
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_spent_steady_192:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x5, x6
 	and	x5, x5, #255
 	add	x5, x5, x6
@@ -53904,7 +53940,7 @@ aesgen_neon_bitsliced_gcm_r2_encrypt_data:
 	bif	v5.16b, v26.16b, v18.16b
 	str	q2, [x0, #3888]
 	lsr	x5, x5, #8
-	str	x5, [x0, #3832]
+	str	x5, [x0, #3840]
 	b	.Laesgen_neon_bitsliced_gcm_r2_encrypt_data_dispatch_steady_192
 .Laesgen_neon_bitsliced_gcm_r2_encrypt_data_drain192:
 	sub	x5, x3, #128
@@ -57241,15 +57277,18 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	eor	v0.16b, v4.16b, v0.16b
 	eor	v0.16b, v0.16b, v2.16b
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_dispatch_steady_256:
+	ldr	x5, [x0, #3832]
+	cmp	x5, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_full_steady_256
 	umov	w5, v1.s[3]
 	and	x6, x5, #255
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_full_steady_256
 	lsr	x5, x5, #8
-	ldr	x7, [x0, #3832]
+	ldr	x7, [x0, #3840]
 	cmp	x5, x7
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_refresh_steady_256
-	ldr	x5, [x0, #3864]
+	ldr	x5, [x0, #3872]
 	cmp	x5, #256
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_check_steady_256
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_fast_steady_256:
@@ -57708,27 +57747,27 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_top256
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_check_steady_256:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
 	add	x7, x5, #8
 	and	x7, x7, #255
 	sub	x7, x7, #1
-	ldr	x8, [x0, #3864]
+	ldr	x8, [x0, #3872]
 	add	x8, x8, #7
 	cmp	x7, x8
 	b.hs	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_outside_run
 	mov	x7, #0xffff
-	str	x7, [x0, #3872]
+	str	x7, [x0, #3880]
 	add	x5, x5, #8
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.ls	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_fast_steady_256
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_outside_run:
-	ldr	x5, [x0, #3872]
+	ldr	x5, [x0, #3880]
 	cbz	x5, .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_spent_steady_256
 	sub	x5, x5, #1
-	str	x5, [x0, #3872]
+	str	x5, [x0, #3880]
 	add	x5, x0, x6, lsl #4
 	add	x5, x5, #3904
 	movi	v2.2d, #0x0000000000000000
@@ -58485,10 +58524,10 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	bif	v5.16b, v24.16b, v2.16b
 	bit	v18.16b, v25.16b, v2.16b
 	bif	v6.16b, v26.16b, v2.16b
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_restart
 	add	x5, x5, #8
@@ -58498,15 +58537,15 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_keep_2:
 	cmp	x7, #256
 	b.lo	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_grown
-	str	xzr, [x0, #3856]
+	str	xzr, [x0, #3864]
 	mov	x7, #256
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_grown:
-	str	x7, [x0, #3864]
+	str	x7, [x0, #3872]
 	b	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_done
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_restart:
-	str	x6, [x0, #3856]
+	str	x6, [x0, #3864]
 	mov	x5, #8
-	str	x5, [x0, #3864]
+	str	x5, [x0, #3872]
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_done:
 	ldp	q2, q19, [x1], #32
 	eor	v3.16b, v3.16b, v2.16b
@@ -59181,7 +59220,7 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_top256
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_spent_steady_256:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x5, x6
 	and	x5, x5, #255
 	add	x5, x5, x6
@@ -60766,7 +60805,7 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	bif	v5.16b, v26.16b, v18.16b
 	str	q2, [x0, #3888]
 	lsr	x5, x5, #8
-	str	x5, [x0, #3832]
+	str	x5, [x0, #3840]
 	b	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_dispatch_steady_256
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_small256:
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_single256:
@@ -62885,15 +62924,18 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	eor	v0.16b, v4.16b, v0.16b
 	eor	v0.16b, v0.16b, v2.16b
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_dispatch_steady_128:
+	ldr	x5, [x0, #3832]
+	cmp	x5, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_full_steady_128
 	umov	w5, v1.s[3]
 	and	x6, x5, #255
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_full_steady_128
 	lsr	x5, x5, #8
-	ldr	x7, [x0, #3832]
+	ldr	x7, [x0, #3840]
 	cmp	x5, x7
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_refresh_steady_128
-	ldr	x5, [x0, #3864]
+	ldr	x5, [x0, #3872]
 	cmp	x5, #256
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_check_steady_128
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_fast_steady_128:
@@ -63352,27 +63394,27 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_top128
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_check_steady_128:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
 	add	x7, x5, #8
 	and	x7, x7, #255
 	sub	x7, x7, #1
-	ldr	x8, [x0, #3864]
+	ldr	x8, [x0, #3872]
 	add	x8, x8, #7
 	cmp	x7, x8
 	b.hs	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_outside_run_2
 	mov	x7, #0xffff
-	str	x7, [x0, #3872]
+	str	x7, [x0, #3880]
 	add	x5, x5, #8
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.ls	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_fast_steady_128
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_outside_run_2:
-	ldr	x5, [x0, #3872]
+	ldr	x5, [x0, #3880]
 	cbz	x5, .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_spent_steady_128
 	sub	x5, x5, #1
-	str	x5, [x0, #3872]
+	str	x5, [x0, #3880]
 	add	x5, x0, x6, lsl #4
 	add	x5, x5, #3904
 	movi	v2.2d, #0x0000000000000000
@@ -64129,10 +64171,10 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	bif	v5.16b, v24.16b, v2.16b
 	bit	v18.16b, v25.16b, v2.16b
 	bif	v6.16b, v26.16b, v2.16b
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_restart_2
 	add	x5, x5, #8
@@ -64142,15 +64184,15 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_keep_4:
 	cmp	x7, #256
 	b.lo	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_grown_2
-	str	xzr, [x0, #3856]
+	str	xzr, [x0, #3864]
 	mov	x7, #256
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_grown_2:
-	str	x7, [x0, #3864]
+	str	x7, [x0, #3872]
 	b	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_done_2
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_restart_2:
-	str	x6, [x0, #3856]
+	str	x6, [x0, #3864]
 	mov	x5, #8
-	str	x5, [x0, #3864]
+	str	x5, [x0, #3872]
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_done_2:
 	ldp	q2, q19, [x1], #32
 	eor	v3.16b, v3.16b, v2.16b
@@ -64825,7 +64867,7 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_top128
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_spent_steady_128:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x5, x6
 	and	x5, x5, #255
 	add	x5, x5, x6
@@ -66410,7 +66452,7 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	bif	v5.16b, v26.16b, v18.16b
 	str	q2, [x0, #3888]
 	lsr	x5, x5, #8
-	str	x5, [x0, #3832]
+	str	x5, [x0, #3840]
 	b	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_dispatch_steady_128
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_small128:
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_single128:
@@ -68529,15 +68571,18 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	eor	v0.16b, v4.16b, v0.16b
 	eor	v0.16b, v0.16b, v2.16b
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_dispatch_steady_192:
+	ldr	x5, [x0, #3832]
+	cmp	x5, #0
+	b.ne	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_full_steady_192
 	umov	w5, v1.s[3]
 	and	x6, x5, #255
 	cmp	x6, #248
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_full_steady_192
 	lsr	x5, x5, #8
-	ldr	x7, [x0, #3832]
+	ldr	x7, [x0, #3840]
 	cmp	x5, x7
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_refresh_steady_192
-	ldr	x5, [x0, #3864]
+	ldr	x5, [x0, #3872]
 	cmp	x5, #256
 	b.ne	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_check_steady_192
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_fast_steady_192:
@@ -69005,27 +69050,27 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_top192
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_check_steady_192:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
 	add	x7, x5, #8
 	and	x7, x7, #255
 	sub	x7, x7, #1
-	ldr	x8, [x0, #3864]
+	ldr	x8, [x0, #3872]
 	add	x8, x8, #7
 	cmp	x7, x8
 	b.hs	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_outside_run_3
 	mov	x7, #0xffff
-	str	x7, [x0, #3872]
+	str	x7, [x0, #3880]
 	add	x5, x5, #8
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.ls	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_fast_steady_192
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_outside_run_3:
-	ldr	x5, [x0, #3872]
+	ldr	x5, [x0, #3880]
 	cbz	x5, .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_spent_steady_192
 	sub	x5, x5, #1
-	str	x5, [x0, #3872]
+	str	x5, [x0, #3880]
 	add	x5, x0, x6, lsl #4
 	add	x5, x5, #3904
 	movi	v2.2d, #0x0000000000000000
@@ -69791,10 +69836,10 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	tbl	v16.16b, {v16.16b}, v27.16b
 	tbl	v17.16b, {v17.16b}, v27.16b
 	tbl	v18.16b, {v18.16b}, v27.16b
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x6, x5
 	and	x5, x5, #255
-	ldr	x7, [x0, #3864]
+	ldr	x7, [x0, #3872]
 	cmp	x5, x7
 	b.hi	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_restart_3
 	add	x5, x5, #8
@@ -69804,15 +69849,15 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_keep_6:
 	cmp	x7, #256
 	b.lo	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_grown_3
-	str	xzr, [x0, #3856]
+	str	xzr, [x0, #3864]
 	mov	x7, #256
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_grown_3:
-	str	x7, [x0, #3864]
+	str	x7, [x0, #3872]
 	b	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_done_3
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_restart_3:
-	str	x6, [x0, #3856]
+	str	x6, [x0, #3864]
 	mov	x5, #8
-	str	x5, [x0, #3864]
+	str	x5, [x0, #3872]
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_run_done_3:
 	ldp	q2, q19, [x1], #32
 	eor	v3.16b, v3.16b, v2.16b
@@ -70496,7 +70541,7 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_top192
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_spent_steady_192:
-	ldr	x5, [x0, #3856]
+	ldr	x5, [x0, #3864]
 	sub	x5, x5, x6
 	and	x5, x5, #255
 	add	x5, x5, x6
@@ -72090,7 +72135,7 @@ aesgen_neon_bitsliced_gcm_r2_decrypt_data:
 	bif	v5.16b, v26.16b, v18.16b
 	str	q2, [x0, #3888]
 	lsr	x5, x5, #8
-	str	x5, [x0, #3832]
+	str	x5, [x0, #3840]
 	b	.Laesgen_neon_bitsliced_gcm_r2_decrypt_data_dispatch_steady_192
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_small192:
 .Laesgen_neon_bitsliced_gcm_r2_decrypt_data_single192:

@@ -1079,7 +1079,7 @@ aesgen_neon_tbl_gcm_r1_init:
 	b	.Laesgen_neon_tbl_gcm_r1_init_hash_key
 .Laesgen_neon_tbl_gcm_r1_init_hash_key:
 	mov	x1, #1
-	str	x1, [x0, #2888]
+	str	x1, [x0, #2896]
 	movi	v0.2d, #0x0000000000000000
 	ldr	w1, [x0, #240]
 	cmp	w1, #128
@@ -5061,8 +5061,11 @@ aesgen_neon_tbl_gcm_r1_seal:
 	mov	v0.s[2], v1.s[0]
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
+	str	xzr, [x19, #2872]
 	b	.Laesgen_neon_tbl_gcm_r1_seal_have_j0
 .Laesgen_neon_tbl_gcm_r1_seal_long_nonce:
+	mov	x8, #1
+	str	x8, [x19, #2872]
 	lsl	x8, x2, #3
 	ldr	q0, [x19, #2784]
 	ldr	x9, [x19, #2856]
@@ -6597,7 +6600,10 @@ aesgen_neon_tbl_gcm_r1_seal:
 	movk	x1, #0xffff, lsl #16
 	movk	x1, #0xffff, lsl #32
 	movk	x1, #0xffff, lsl #48
-	str	x1, [x19, #2872]
+	str	x1, [x19, #2880]
+	ldr	x1, [x19, #2872]
+	cmp	x1, #0
+	b.ne	.Laesgen_neon_tbl_gcm_r1_seal_same_table
 	umov	x1, v0.d[0]
 	umov	x2, v0.d[1]
 	rev	x1, x1
@@ -6606,19 +6612,19 @@ aesgen_neon_tbl_gcm_r1_seal:
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x1, x1, x8
-	add	x8, x19, #2880
+	add	x8, x19, #2888
 	ldp	x8, x9, [x8]
 	cmp	x2, x8
 	b.ne	.Laesgen_neon_tbl_gcm_r1_seal_restart
 	cmp	x1, x9
 	b.eq	.Laesgen_neon_tbl_gcm_r1_seal_same_table
 .Laesgen_neon_tbl_gcm_r1_seal_restart:
-	add	x8, x19, #2880
+	add	x8, x19, #2888
 	stp	x2, x1, [x8]
-	str	xzr, [x19, #2896]
 	str	xzr, [x19, #2904]
+	str	xzr, [x19, #2912]
 	mov	x1, #1
-	str	x1, [x19, #2912]
+	str	x1, [x19, #2920]
 	b	.Laesgen_neon_tbl_gcm_r1_seal_same_table
 .Laesgen_neon_tbl_gcm_r1_seal_same_table:
 	ldr	w1, [x19, #240]
@@ -6726,7 +6732,7 @@ aesgen_neon_tbl_gcm_r1_seal:
 	trn2	v26.8h, v30.8h, v27.8h
 	str	q1, [x19, #2928]
 	lsr	x2, x2, #8
-	str	x2, [x19, #2872]
+	str	x2, [x19, #2880]
 	trn1	v26.16b, v0.16b, v0.16b
 	trn2	v27.16b, v0.16b, v0.16b
 	trn1	v28.16b, v0.16b, v0.16b
@@ -7644,7 +7650,7 @@ aesgen_neon_tbl_gcm_r1_seal:
 	trn2	v26.8h, v30.8h, v27.8h
 	str	q1, [x19, #2928]
 	lsr	x2, x2, #8
-	str	x2, [x19, #2872]
+	str	x2, [x19, #2880]
 	trn1	v26.16b, v0.16b, v0.16b
 	trn2	v27.16b, v0.16b, v0.16b
 	trn1	v28.16b, v0.16b, v0.16b
@@ -8322,7 +8328,7 @@ aesgen_neon_tbl_gcm_r1_seal:
 	trn2	v26.8h, v30.8h, v27.8h
 	str	q1, [x19, #2928]
 	lsr	x2, x2, #8
-	str	x2, [x19, #2872]
+	str	x2, [x19, #2880]
 	trn1	v26.16b, v0.16b, v0.16b
 	trn2	v27.16b, v0.16b, v0.16b
 	trn1	v28.16b, v0.16b, v0.16b
@@ -10974,8 +10980,11 @@ aesgen_neon_tbl_gcm_r1_open:
 	mov	v0.s[2], v1.s[0]
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
+	str	xzr, [x19, #2872]
 	b	.Laesgen_neon_tbl_gcm_r1_open_have_j0
 .Laesgen_neon_tbl_gcm_r1_open_long_nonce:
+	mov	x8, #1
+	str	x8, [x19, #2872]
 	lsl	x8, x2, #3
 	ldr	q0, [x19, #2784]
 	ldr	x9, [x19, #2856]
@@ -12510,7 +12519,10 @@ aesgen_neon_tbl_gcm_r1_open:
 	movk	x1, #0xffff, lsl #16
 	movk	x1, #0xffff, lsl #32
 	movk	x1, #0xffff, lsl #48
-	str	x1, [x19, #2872]
+	str	x1, [x19, #2880]
+	ldr	x1, [x19, #2872]
+	cmp	x1, #0
+	b.ne	.Laesgen_neon_tbl_gcm_r1_open_same_table
 	umov	x1, v0.d[0]
 	umov	x2, v0.d[1]
 	rev	x1, x1
@@ -12519,19 +12531,19 @@ aesgen_neon_tbl_gcm_r1_open:
 	movz	x8, #255, lsl #16
 	movk	x8, #0xff00, lsl #48
 	and	x1, x1, x8
-	add	x8, x19, #2880
+	add	x8, x19, #2888
 	ldp	x8, x9, [x8]
 	cmp	x2, x8
 	b.ne	.Laesgen_neon_tbl_gcm_r1_open_restart
 	cmp	x1, x9
 	b.eq	.Laesgen_neon_tbl_gcm_r1_open_same_table
 .Laesgen_neon_tbl_gcm_r1_open_restart:
-	add	x8, x19, #2880
+	add	x8, x19, #2888
 	stp	x2, x1, [x8]
-	str	xzr, [x19, #2896]
 	str	xzr, [x19, #2904]
+	str	xzr, [x19, #2912]
 	mov	x1, #1
-	str	x1, [x19, #2912]
+	str	x1, [x19, #2920]
 	b	.Laesgen_neon_tbl_gcm_r1_open_same_table
 .Laesgen_neon_tbl_gcm_r1_open_same_table:
 	ldr	w1, [x19, #240]
@@ -12639,7 +12651,7 @@ aesgen_neon_tbl_gcm_r1_open:
 	trn2	v26.8h, v30.8h, v27.8h
 	str	q1, [x19, #2928]
 	lsr	x2, x2, #8
-	str	x2, [x19, #2872]
+	str	x2, [x19, #2880]
 	trn1	v26.16b, v0.16b, v0.16b
 	trn2	v27.16b, v0.16b, v0.16b
 	trn1	v28.16b, v0.16b, v0.16b
@@ -13557,7 +13569,7 @@ aesgen_neon_tbl_gcm_r1_open:
 	trn2	v26.8h, v30.8h, v27.8h
 	str	q1, [x19, #2928]
 	lsr	x2, x2, #8
-	str	x2, [x19, #2872]
+	str	x2, [x19, #2880]
 	trn1	v26.16b, v0.16b, v0.16b
 	trn2	v27.16b, v0.16b, v0.16b
 	trn1	v28.16b, v0.16b, v0.16b
@@ -14235,7 +14247,7 @@ aesgen_neon_tbl_gcm_r1_open:
 	trn2	v26.8h, v30.8h, v27.8h
 	str	q1, [x19, #2928]
 	lsr	x2, x2, #8
-	str	x2, [x19, #2872]
+	str	x2, [x19, #2880]
 	trn1	v26.16b, v0.16b, v0.16b
 	trn2	v27.16b, v0.16b, v0.16b
 	trn1	v28.16b, v0.16b, v0.16b
@@ -16942,8 +16954,11 @@ aesgen_neon_tbl_gcm_r1_start:
 	mov	v0.s[2], v1.s[0]
 	movz	x1, #256, lsl #16
 	mov	v0.s[3], w1
+	str	xzr, [x0, #2872]
 	b	.Laesgen_neon_tbl_gcm_r1_start_have_j0
 .Laesgen_neon_tbl_gcm_r1_start_long_nonce:
+	mov	x3, #1
+	str	x3, [x0, #2872]
 	lsl	x3, x2, #3
 	ldr	q0, [x0, #2784]
 	ldr	x4, [x0, #2856]
@@ -18478,7 +18493,10 @@ aesgen_neon_tbl_gcm_r1_start:
 	movk	x1, #0xffff, lsl #16
 	movk	x1, #0xffff, lsl #32
 	movk	x1, #0xffff, lsl #48
-	str	x1, [x0, #2872]
+	str	x1, [x0, #2880]
+	ldr	x1, [x0, #2872]
+	cmp	x1, #0
+	b.ne	.Laesgen_neon_tbl_gcm_r1_start_same_table
 	umov	x1, v0.d[0]
 	umov	x2, v0.d[1]
 	rev	x1, x1
@@ -18487,19 +18505,19 @@ aesgen_neon_tbl_gcm_r1_start:
 	movz	x3, #255, lsl #16
 	movk	x3, #0xff00, lsl #48
 	and	x1, x1, x3
-	add	x3, x0, #2880
+	add	x3, x0, #2888
 	ldp	x3, x4, [x3]
 	cmp	x2, x3
 	b.ne	.Laesgen_neon_tbl_gcm_r1_start_restart
 	cmp	x1, x4
 	b.eq	.Laesgen_neon_tbl_gcm_r1_start_same_table
 .Laesgen_neon_tbl_gcm_r1_start_restart:
-	add	x3, x0, #2880
+	add	x3, x0, #2888
 	stp	x2, x1, [x3]
-	str	xzr, [x0, #2896]
 	str	xzr, [x0, #2904]
+	str	xzr, [x0, #2912]
 	mov	x1, #1
-	str	x1, [x0, #2912]
+	str	x1, [x0, #2920]
 	b	.Laesgen_neon_tbl_gcm_r1_start_same_table
 .Laesgen_neon_tbl_gcm_r1_start_same_table:
 	ldr	w1, [x0, #240]
@@ -18607,7 +18625,7 @@ aesgen_neon_tbl_gcm_r1_start:
 	trn2	v26.8h, v30.8h, v27.8h
 	str	q1, [x0, #2928]
 	lsr	x2, x2, #8
-	str	x2, [x0, #2872]
+	str	x2, [x0, #2880]
 	trn1	v26.16b, v0.16b, v0.16b
 	trn2	v27.16b, v0.16b, v0.16b
 	trn1	v28.16b, v0.16b, v0.16b
@@ -19525,7 +19543,7 @@ aesgen_neon_tbl_gcm_r1_start:
 	trn2	v26.8h, v30.8h, v27.8h
 	str	q1, [x0, #2928]
 	lsr	x2, x2, #8
-	str	x2, [x0, #2872]
+	str	x2, [x0, #2880]
 	trn1	v26.16b, v0.16b, v0.16b
 	trn2	v27.16b, v0.16b, v0.16b
 	trn1	v28.16b, v0.16b, v0.16b
@@ -20203,7 +20221,7 @@ aesgen_neon_tbl_gcm_r1_start:
 	trn2	v26.8h, v30.8h, v27.8h
 	str	q1, [x0, #2928]
 	lsr	x2, x2, #8
-	str	x2, [x0, #2872]
+	str	x2, [x0, #2880]
 	trn1	v26.16b, v0.16b, v0.16b
 	trn2	v27.16b, v0.16b, v0.16b
 	trn1	v28.16b, v0.16b, v0.16b
@@ -24298,15 +24316,18 @@ aesgen_neon_tbl_gcm_r1_encrypt_data:
 	cmp	x2, #128
 	b.lo	.Laesgen_neon_tbl_gcm_r1_encrypt_data_first_done256
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_dispatch_first_256:
+	ldr	x4, [x0, #2872]
+	cmp	x4, #0
+	b.ne	.Laesgen_neon_tbl_gcm_r1_encrypt_data_full_first_256
 	umov	w4, v1.s[3]
 	and	x5, x4, #255
 	cmp	x5, #248
 	b.hi	.Laesgen_neon_tbl_gcm_r1_encrypt_data_full_first_256
 	lsr	x4, x4, #8
-	ldr	x6, [x0, #2872]
+	ldr	x6, [x0, #2880]
 	cmp	x4, x6
 	b.ne	.Laesgen_neon_tbl_gcm_r1_encrypt_data_refresh_first_256
-	ldr	x4, [x0, #2904]
+	ldr	x4, [x0, #2912]
 	cmp	x4, #256
 	b.ne	.Laesgen_neon_tbl_gcm_r1_encrypt_data_check_first_256
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_fast_first_256:
@@ -25916,27 +25937,27 @@ aesgen_neon_tbl_gcm_r1_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_tbl_gcm_r1_encrypt_data_first_done256
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_check_first_256:
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x5, x4
 	and	x4, x4, #255
 	add	x6, x4, #8
 	and	x6, x6, #255
 	sub	x6, x6, #1
-	ldr	x7, [x0, #2904]
+	ldr	x7, [x0, #2912]
 	add	x7, x7, #7
 	cmp	x6, x7
 	b.hs	.Laesgen_neon_tbl_gcm_r1_encrypt_data_outside_run
 	mov	x6, #0xffff
-	str	x6, [x0, #2912]
+	str	x6, [x0, #2920]
 	add	x4, x4, #8
-	ldr	x6, [x0, #2904]
+	ldr	x6, [x0, #2912]
 	cmp	x4, x6
 	b.ls	.Laesgen_neon_tbl_gcm_r1_encrypt_data_fast_first_256
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_outside_run:
-	ldr	x4, [x0, #2912]
+	ldr	x4, [x0, #2920]
 	cbz	x4, .Laesgen_neon_tbl_gcm_r1_encrypt_data_full_first_256
 	sub	x4, x4, #1
-	str	x4, [x0, #2912]
+	str	x4, [x0, #2920]
 	adrp	x4, .Laesgen_neon_tbl_gcm_r1_encrypt_data_sbox
 	add	x4, x4, :lo12:.Laesgen_neon_tbl_gcm_r1_encrypt_data_sbox
 	ld1	{v2.16b, v3.16b, v4.16b, v5.16b}, [x4], #64
@@ -27702,10 +27723,10 @@ aesgen_neon_tbl_gcm_r1_encrypt_data:
 	eor	v29.16b, v29.16b, v2.16b
 	eor	v30.16b, v30.16b, v2.16b
 	mov	v27.16b, v5.16b
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x5, x4
 	and	x4, x4, #255
-	ldr	x6, [x0, #2904]
+	ldr	x6, [x0, #2912]
 	cmp	x4, x6
 	b.hi	.Laesgen_neon_tbl_gcm_r1_encrypt_data_run_restart
 	add	x4, x4, #8
@@ -27715,15 +27736,15 @@ aesgen_neon_tbl_gcm_r1_encrypt_data:
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_keep_2:
 	cmp	x6, #256
 	b.lo	.Laesgen_neon_tbl_gcm_r1_encrypt_data_run_grown
-	str	xzr, [x0, #2896]
+	str	xzr, [x0, #2904]
 	mov	x6, #256
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_run_grown:
-	str	x6, [x0, #2904]
+	str	x6, [x0, #2912]
 	b	.Laesgen_neon_tbl_gcm_r1_encrypt_data_run_done
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_run_restart:
-	str	x5, [x0, #2896]
+	str	x5, [x0, #2904]
 	mov	x4, #8
-	str	x4, [x0, #2904]
+	str	x4, [x0, #2912]
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_run_done:
 	ldp	q2, q3, [x1], #32
 	eor	v27.16b, v27.16b, v2.16b
@@ -29575,7 +29596,7 @@ aesgen_neon_tbl_gcm_r1_encrypt_data:
 	trn2	v3.8h, v7.8h, v4.8h
 	str	q2, [x0, #2928]
 	lsr	x4, x4, #8
-	str	x4, [x0, #2872]
+	str	x4, [x0, #2880]
 	b	.Laesgen_neon_tbl_gcm_r1_encrypt_data_dispatch_first_256
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_first_done256:
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_top256:
@@ -30196,15 +30217,18 @@ aesgen_neon_tbl_gcm_r1_encrypt_data:
 	eor	v0.16b, v4.16b, v0.16b
 	eor	v0.16b, v0.16b, v2.16b
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_dispatch_steady_256:
+	ldr	x4, [x0, #2872]
+	cmp	x4, #0
+	b.ne	.Laesgen_neon_tbl_gcm_r1_encrypt_data_full_steady_256
 	umov	w4, v1.s[3]
 	and	x5, x4, #255
 	cmp	x5, #248
 	b.hi	.Laesgen_neon_tbl_gcm_r1_encrypt_data_full_steady_256
 	lsr	x4, x4, #8
-	ldr	x6, [x0, #2872]
+	ldr	x6, [x0, #2880]
 	cmp	x4, x6
 	b.ne	.Laesgen_neon_tbl_gcm_r1_encrypt_data_refresh_steady_256
-	ldr	x4, [x0, #2904]
+	ldr	x4, [x0, #2912]
 	cmp	x4, #256
 	b.ne	.Laesgen_neon_tbl_gcm_r1_encrypt_data_check_steady_256
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_fast_steady_256:
@@ -31814,27 +31838,27 @@ aesgen_neon_tbl_gcm_r1_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_tbl_gcm_r1_encrypt_data_top256
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_check_steady_256:
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x5, x4
 	and	x4, x4, #255
 	add	x6, x4, #8
 	and	x6, x6, #255
 	sub	x6, x6, #1
-	ldr	x7, [x0, #2904]
+	ldr	x7, [x0, #2912]
 	add	x7, x7, #7
 	cmp	x6, x7
 	b.hs	.Laesgen_neon_tbl_gcm_r1_encrypt_data_outside_run_2
 	mov	x6, #0xffff
-	str	x6, [x0, #2912]
+	str	x6, [x0, #2920]
 	add	x4, x4, #8
-	ldr	x6, [x0, #2904]
+	ldr	x6, [x0, #2912]
 	cmp	x4, x6
 	b.ls	.Laesgen_neon_tbl_gcm_r1_encrypt_data_fast_steady_256
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_outside_run_2:
-	ldr	x4, [x0, #2912]
+	ldr	x4, [x0, #2920]
 	cbz	x4, .Laesgen_neon_tbl_gcm_r1_encrypt_data_spent_steady_256
 	sub	x4, x4, #1
-	str	x4, [x0, #2912]
+	str	x4, [x0, #2920]
 	adrp	x4, .Laesgen_neon_tbl_gcm_r1_encrypt_data_sbox
 	add	x4, x4, :lo12:.Laesgen_neon_tbl_gcm_r1_encrypt_data_sbox
 	ld1	{v2.16b, v3.16b, v4.16b, v5.16b}, [x4], #64
@@ -33600,10 +33624,10 @@ aesgen_neon_tbl_gcm_r1_encrypt_data:
 	eor	v29.16b, v29.16b, v2.16b
 	eor	v30.16b, v30.16b, v2.16b
 	mov	v27.16b, v5.16b
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x5, x4
 	and	x4, x4, #255
-	ldr	x6, [x0, #2904]
+	ldr	x6, [x0, #2912]
 	cmp	x4, x6
 	b.hi	.Laesgen_neon_tbl_gcm_r1_encrypt_data_run_restart_2
 	add	x4, x4, #8
@@ -33613,15 +33637,15 @@ aesgen_neon_tbl_gcm_r1_encrypt_data:
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_keep_3:
 	cmp	x6, #256
 	b.lo	.Laesgen_neon_tbl_gcm_r1_encrypt_data_run_grown_2
-	str	xzr, [x0, #2896]
+	str	xzr, [x0, #2904]
 	mov	x6, #256
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_run_grown_2:
-	str	x6, [x0, #2904]
+	str	x6, [x0, #2912]
 	b	.Laesgen_neon_tbl_gcm_r1_encrypt_data_run_done_2
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_run_restart_2:
-	str	x5, [x0, #2896]
+	str	x5, [x0, #2904]
 	mov	x4, #8
-	str	x4, [x0, #2904]
+	str	x4, [x0, #2912]
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_run_done_2:
 	ldp	q2, q3, [x1], #32
 	eor	v27.16b, v27.16b, v2.16b
@@ -35374,7 +35398,7 @@ aesgen_neon_tbl_gcm_r1_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_tbl_gcm_r1_encrypt_data_top256
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_spent_steady_256:
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x4, x5
 	and	x4, x4, #255
 	add	x4, x4, x5
@@ -37844,7 +37868,7 @@ aesgen_neon_tbl_gcm_r1_encrypt_data:
 	trn2	v3.8h, v7.8h, v4.8h
 	str	q2, [x0, #2928]
 	lsr	x4, x4, #8
-	str	x4, [x0, #2872]
+	str	x4, [x0, #2880]
 	b	.Laesgen_neon_tbl_gcm_r1_encrypt_data_dispatch_steady_256
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_drain256:
 	sub	x4, x3, #128
@@ -40396,15 +40420,18 @@ aesgen_neon_tbl_gcm_r1_encrypt_data:
 	cmp	x2, #128
 	b.lo	.Laesgen_neon_tbl_gcm_r1_encrypt_data_first_done128
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_dispatch_first_128:
+	ldr	x4, [x0, #2872]
+	cmp	x4, #0
+	b.ne	.Laesgen_neon_tbl_gcm_r1_encrypt_data_full_first_128
 	umov	w4, v1.s[3]
 	and	x5, x4, #255
 	cmp	x5, #248
 	b.hi	.Laesgen_neon_tbl_gcm_r1_encrypt_data_full_first_128
 	lsr	x4, x4, #8
-	ldr	x6, [x0, #2872]
+	ldr	x6, [x0, #2880]
 	cmp	x4, x6
 	b.ne	.Laesgen_neon_tbl_gcm_r1_encrypt_data_refresh_first_128
-	ldr	x4, [x0, #2904]
+	ldr	x4, [x0, #2912]
 	cmp	x4, #256
 	b.ne	.Laesgen_neon_tbl_gcm_r1_encrypt_data_check_first_128
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_fast_first_128:
@@ -41534,27 +41561,27 @@ aesgen_neon_tbl_gcm_r1_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_tbl_gcm_r1_encrypt_data_first_done128
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_check_first_128:
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x5, x4
 	and	x4, x4, #255
 	add	x6, x4, #8
 	and	x6, x6, #255
 	sub	x6, x6, #1
-	ldr	x7, [x0, #2904]
+	ldr	x7, [x0, #2912]
 	add	x7, x7, #7
 	cmp	x6, x7
 	b.hs	.Laesgen_neon_tbl_gcm_r1_encrypt_data_outside_run_3
 	mov	x6, #0xffff
-	str	x6, [x0, #2912]
+	str	x6, [x0, #2920]
 	add	x4, x4, #8
-	ldr	x6, [x0, #2904]
+	ldr	x6, [x0, #2912]
 	cmp	x4, x6
 	b.ls	.Laesgen_neon_tbl_gcm_r1_encrypt_data_fast_first_128
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_outside_run_3:
-	ldr	x4, [x0, #2912]
+	ldr	x4, [x0, #2920]
 	cbz	x4, .Laesgen_neon_tbl_gcm_r1_encrypt_data_full_first_128
 	sub	x4, x4, #1
-	str	x4, [x0, #2912]
+	str	x4, [x0, #2920]
 	adrp	x4, .Laesgen_neon_tbl_gcm_r1_encrypt_data_sbox
 	add	x4, x4, :lo12:.Laesgen_neon_tbl_gcm_r1_encrypt_data_sbox
 	ld1	{v2.16b, v3.16b, v4.16b, v5.16b}, [x4], #64
@@ -42840,10 +42867,10 @@ aesgen_neon_tbl_gcm_r1_encrypt_data:
 	eor	v29.16b, v29.16b, v2.16b
 	eor	v30.16b, v30.16b, v2.16b
 	mov	v27.16b, v5.16b
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x5, x4
 	and	x4, x4, #255
-	ldr	x6, [x0, #2904]
+	ldr	x6, [x0, #2912]
 	cmp	x4, x6
 	b.hi	.Laesgen_neon_tbl_gcm_r1_encrypt_data_run_restart_3
 	add	x4, x4, #8
@@ -42853,15 +42880,15 @@ aesgen_neon_tbl_gcm_r1_encrypt_data:
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_keep_5:
 	cmp	x6, #256
 	b.lo	.Laesgen_neon_tbl_gcm_r1_encrypt_data_run_grown_3
-	str	xzr, [x0, #2896]
+	str	xzr, [x0, #2904]
 	mov	x6, #256
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_run_grown_3:
-	str	x6, [x0, #2904]
+	str	x6, [x0, #2912]
 	b	.Laesgen_neon_tbl_gcm_r1_encrypt_data_run_done_3
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_run_restart_3:
-	str	x5, [x0, #2896]
+	str	x5, [x0, #2904]
 	mov	x4, #8
-	str	x4, [x0, #2904]
+	str	x4, [x0, #2912]
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_run_done_3:
 	ldp	q2, q3, [x1], #32
 	eor	v27.16b, v27.16b, v2.16b
@@ -44233,7 +44260,7 @@ aesgen_neon_tbl_gcm_r1_encrypt_data:
 	trn2	v3.8h, v7.8h, v4.8h
 	str	q2, [x0, #2928]
 	lsr	x4, x4, #8
-	str	x4, [x0, #2872]
+	str	x4, [x0, #2880]
 	b	.Laesgen_neon_tbl_gcm_r1_encrypt_data_dispatch_first_128
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_first_done128:
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_top128:
@@ -44854,15 +44881,18 @@ aesgen_neon_tbl_gcm_r1_encrypt_data:
 	eor	v0.16b, v4.16b, v0.16b
 	eor	v0.16b, v0.16b, v2.16b
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_dispatch_steady_128:
+	ldr	x4, [x0, #2872]
+	cmp	x4, #0
+	b.ne	.Laesgen_neon_tbl_gcm_r1_encrypt_data_full_steady_128
 	umov	w4, v1.s[3]
 	and	x5, x4, #255
 	cmp	x5, #248
 	b.hi	.Laesgen_neon_tbl_gcm_r1_encrypt_data_full_steady_128
 	lsr	x4, x4, #8
-	ldr	x6, [x0, #2872]
+	ldr	x6, [x0, #2880]
 	cmp	x4, x6
 	b.ne	.Laesgen_neon_tbl_gcm_r1_encrypt_data_refresh_steady_128
-	ldr	x4, [x0, #2904]
+	ldr	x4, [x0, #2912]
 	cmp	x4, #256
 	b.ne	.Laesgen_neon_tbl_gcm_r1_encrypt_data_check_steady_128
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_fast_steady_128:
@@ -45992,27 +46022,27 @@ aesgen_neon_tbl_gcm_r1_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_tbl_gcm_r1_encrypt_data_top128
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_check_steady_128:
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x5, x4
 	and	x4, x4, #255
 	add	x6, x4, #8
 	and	x6, x6, #255
 	sub	x6, x6, #1
-	ldr	x7, [x0, #2904]
+	ldr	x7, [x0, #2912]
 	add	x7, x7, #7
 	cmp	x6, x7
 	b.hs	.Laesgen_neon_tbl_gcm_r1_encrypt_data_outside_run_4
 	mov	x6, #0xffff
-	str	x6, [x0, #2912]
+	str	x6, [x0, #2920]
 	add	x4, x4, #8
-	ldr	x6, [x0, #2904]
+	ldr	x6, [x0, #2912]
 	cmp	x4, x6
 	b.ls	.Laesgen_neon_tbl_gcm_r1_encrypt_data_fast_steady_128
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_outside_run_4:
-	ldr	x4, [x0, #2912]
+	ldr	x4, [x0, #2920]
 	cbz	x4, .Laesgen_neon_tbl_gcm_r1_encrypt_data_spent_steady_128
 	sub	x4, x4, #1
-	str	x4, [x0, #2912]
+	str	x4, [x0, #2920]
 	adrp	x4, .Laesgen_neon_tbl_gcm_r1_encrypt_data_sbox
 	add	x4, x4, :lo12:.Laesgen_neon_tbl_gcm_r1_encrypt_data_sbox
 	ld1	{v2.16b, v3.16b, v4.16b, v5.16b}, [x4], #64
@@ -47298,10 +47328,10 @@ aesgen_neon_tbl_gcm_r1_encrypt_data:
 	eor	v29.16b, v29.16b, v2.16b
 	eor	v30.16b, v30.16b, v2.16b
 	mov	v27.16b, v5.16b
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x5, x4
 	and	x4, x4, #255
-	ldr	x6, [x0, #2904]
+	ldr	x6, [x0, #2912]
 	cmp	x4, x6
 	b.hi	.Laesgen_neon_tbl_gcm_r1_encrypt_data_run_restart_4
 	add	x4, x4, #8
@@ -47311,15 +47341,15 @@ aesgen_neon_tbl_gcm_r1_encrypt_data:
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_keep_6:
 	cmp	x6, #256
 	b.lo	.Laesgen_neon_tbl_gcm_r1_encrypt_data_run_grown_4
-	str	xzr, [x0, #2896]
+	str	xzr, [x0, #2904]
 	mov	x6, #256
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_run_grown_4:
-	str	x6, [x0, #2904]
+	str	x6, [x0, #2912]
 	b	.Laesgen_neon_tbl_gcm_r1_encrypt_data_run_done_4
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_run_restart_4:
-	str	x5, [x0, #2896]
+	str	x5, [x0, #2904]
 	mov	x4, #8
-	str	x4, [x0, #2904]
+	str	x4, [x0, #2912]
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_run_done_4:
 	ldp	q2, q3, [x1], #32
 	eor	v27.16b, v27.16b, v2.16b
@@ -48592,7 +48622,7 @@ aesgen_neon_tbl_gcm_r1_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_tbl_gcm_r1_encrypt_data_top128
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_spent_steady_128:
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x4, x5
 	and	x4, x4, #255
 	add	x4, x4, x5
@@ -50582,7 +50612,7 @@ aesgen_neon_tbl_gcm_r1_encrypt_data:
 	trn2	v3.8h, v7.8h, v4.8h
 	str	q2, [x0, #2928]
 	lsr	x4, x4, #8
-	str	x4, [x0, #2872]
+	str	x4, [x0, #2880]
 	b	.Laesgen_neon_tbl_gcm_r1_encrypt_data_dispatch_steady_128
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_drain128:
 	sub	x4, x3, #128
@@ -52654,15 +52684,18 @@ aesgen_neon_tbl_gcm_r1_encrypt_data:
 	cmp	x2, #128
 	b.lo	.Laesgen_neon_tbl_gcm_r1_encrypt_data_first_done192
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_dispatch_first_192:
+	ldr	x4, [x0, #2872]
+	cmp	x4, #0
+	b.ne	.Laesgen_neon_tbl_gcm_r1_encrypt_data_full_first_192
 	umov	w4, v1.s[3]
 	and	x5, x4, #255
 	cmp	x5, #248
 	b.hi	.Laesgen_neon_tbl_gcm_r1_encrypt_data_full_first_192
 	lsr	x4, x4, #8
-	ldr	x6, [x0, #2872]
+	ldr	x6, [x0, #2880]
 	cmp	x4, x6
 	b.ne	.Laesgen_neon_tbl_gcm_r1_encrypt_data_refresh_first_192
-	ldr	x4, [x0, #2904]
+	ldr	x4, [x0, #2912]
 	cmp	x4, #256
 	b.ne	.Laesgen_neon_tbl_gcm_r1_encrypt_data_check_first_192
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_fast_first_192:
@@ -54032,27 +54065,27 @@ aesgen_neon_tbl_gcm_r1_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_tbl_gcm_r1_encrypt_data_first_done192
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_check_first_192:
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x5, x4
 	and	x4, x4, #255
 	add	x6, x4, #8
 	and	x6, x6, #255
 	sub	x6, x6, #1
-	ldr	x7, [x0, #2904]
+	ldr	x7, [x0, #2912]
 	add	x7, x7, #7
 	cmp	x6, x7
 	b.hs	.Laesgen_neon_tbl_gcm_r1_encrypt_data_outside_run_5
 	mov	x6, #0xffff
-	str	x6, [x0, #2912]
+	str	x6, [x0, #2920]
 	add	x4, x4, #8
-	ldr	x6, [x0, #2904]
+	ldr	x6, [x0, #2912]
 	cmp	x4, x6
 	b.ls	.Laesgen_neon_tbl_gcm_r1_encrypt_data_fast_first_192
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_outside_run_5:
-	ldr	x4, [x0, #2912]
+	ldr	x4, [x0, #2920]
 	cbz	x4, .Laesgen_neon_tbl_gcm_r1_encrypt_data_full_first_192
 	sub	x4, x4, #1
-	str	x4, [x0, #2912]
+	str	x4, [x0, #2920]
 	adrp	x4, .Laesgen_neon_tbl_gcm_r1_encrypt_data_sbox
 	add	x4, x4, :lo12:.Laesgen_neon_tbl_gcm_r1_encrypt_data_sbox
 	ld1	{v2.16b, v3.16b, v4.16b, v5.16b}, [x4], #64
@@ -55578,10 +55611,10 @@ aesgen_neon_tbl_gcm_r1_encrypt_data:
 	eor	v29.16b, v29.16b, v2.16b
 	eor	v30.16b, v30.16b, v2.16b
 	mov	v27.16b, v5.16b
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x5, x4
 	and	x4, x4, #255
-	ldr	x6, [x0, #2904]
+	ldr	x6, [x0, #2912]
 	cmp	x4, x6
 	b.hi	.Laesgen_neon_tbl_gcm_r1_encrypt_data_run_restart_5
 	add	x4, x4, #8
@@ -55591,15 +55624,15 @@ aesgen_neon_tbl_gcm_r1_encrypt_data:
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_keep_8:
 	cmp	x6, #256
 	b.lo	.Laesgen_neon_tbl_gcm_r1_encrypt_data_run_grown_5
-	str	xzr, [x0, #2896]
+	str	xzr, [x0, #2904]
 	mov	x6, #256
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_run_grown_5:
-	str	x6, [x0, #2904]
+	str	x6, [x0, #2912]
 	b	.Laesgen_neon_tbl_gcm_r1_encrypt_data_run_done_5
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_run_restart_5:
-	str	x5, [x0, #2896]
+	str	x5, [x0, #2904]
 	mov	x4, #8
-	str	x4, [x0, #2904]
+	str	x4, [x0, #2912]
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_run_done_5:
 	ldp	q2, q3, [x1], #32
 	eor	v27.16b, v27.16b, v2.16b
@@ -57211,7 +57244,7 @@ aesgen_neon_tbl_gcm_r1_encrypt_data:
 	trn2	v3.8h, v7.8h, v4.8h
 	str	q2, [x0, #2928]
 	lsr	x4, x4, #8
-	str	x4, [x0, #2872]
+	str	x4, [x0, #2880]
 	b	.Laesgen_neon_tbl_gcm_r1_encrypt_data_dispatch_first_192
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_first_done192:
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_top192:
@@ -57832,15 +57865,18 @@ aesgen_neon_tbl_gcm_r1_encrypt_data:
 	eor	v0.16b, v4.16b, v0.16b
 	eor	v0.16b, v0.16b, v2.16b
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_dispatch_steady_192:
+	ldr	x4, [x0, #2872]
+	cmp	x4, #0
+	b.ne	.Laesgen_neon_tbl_gcm_r1_encrypt_data_full_steady_192
 	umov	w4, v1.s[3]
 	and	x5, x4, #255
 	cmp	x5, #248
 	b.hi	.Laesgen_neon_tbl_gcm_r1_encrypt_data_full_steady_192
 	lsr	x4, x4, #8
-	ldr	x6, [x0, #2872]
+	ldr	x6, [x0, #2880]
 	cmp	x4, x6
 	b.ne	.Laesgen_neon_tbl_gcm_r1_encrypt_data_refresh_steady_192
-	ldr	x4, [x0, #2904]
+	ldr	x4, [x0, #2912]
 	cmp	x4, #256
 	b.ne	.Laesgen_neon_tbl_gcm_r1_encrypt_data_check_steady_192
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_fast_steady_192:
@@ -59210,27 +59246,27 @@ aesgen_neon_tbl_gcm_r1_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_tbl_gcm_r1_encrypt_data_top192
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_check_steady_192:
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x5, x4
 	and	x4, x4, #255
 	add	x6, x4, #8
 	and	x6, x6, #255
 	sub	x6, x6, #1
-	ldr	x7, [x0, #2904]
+	ldr	x7, [x0, #2912]
 	add	x7, x7, #7
 	cmp	x6, x7
 	b.hs	.Laesgen_neon_tbl_gcm_r1_encrypt_data_outside_run_6
 	mov	x6, #0xffff
-	str	x6, [x0, #2912]
+	str	x6, [x0, #2920]
 	add	x4, x4, #8
-	ldr	x6, [x0, #2904]
+	ldr	x6, [x0, #2912]
 	cmp	x4, x6
 	b.ls	.Laesgen_neon_tbl_gcm_r1_encrypt_data_fast_steady_192
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_outside_run_6:
-	ldr	x4, [x0, #2912]
+	ldr	x4, [x0, #2920]
 	cbz	x4, .Laesgen_neon_tbl_gcm_r1_encrypt_data_spent_steady_192
 	sub	x4, x4, #1
-	str	x4, [x0, #2912]
+	str	x4, [x0, #2920]
 	adrp	x4, .Laesgen_neon_tbl_gcm_r1_encrypt_data_sbox
 	add	x4, x4, :lo12:.Laesgen_neon_tbl_gcm_r1_encrypt_data_sbox
 	ld1	{v2.16b, v3.16b, v4.16b, v5.16b}, [x4], #64
@@ -60756,10 +60792,10 @@ aesgen_neon_tbl_gcm_r1_encrypt_data:
 	eor	v29.16b, v29.16b, v2.16b
 	eor	v30.16b, v30.16b, v2.16b
 	mov	v27.16b, v5.16b
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x5, x4
 	and	x4, x4, #255
-	ldr	x6, [x0, #2904]
+	ldr	x6, [x0, #2912]
 	cmp	x4, x6
 	b.hi	.Laesgen_neon_tbl_gcm_r1_encrypt_data_run_restart_6
 	add	x4, x4, #8
@@ -60769,15 +60805,15 @@ aesgen_neon_tbl_gcm_r1_encrypt_data:
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_keep_9:
 	cmp	x6, #256
 	b.lo	.Laesgen_neon_tbl_gcm_r1_encrypt_data_run_grown_6
-	str	xzr, [x0, #2896]
+	str	xzr, [x0, #2904]
 	mov	x6, #256
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_run_grown_6:
-	str	x6, [x0, #2904]
+	str	x6, [x0, #2912]
 	b	.Laesgen_neon_tbl_gcm_r1_encrypt_data_run_done_6
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_run_restart_6:
-	str	x5, [x0, #2896]
+	str	x5, [x0, #2904]
 	mov	x4, #8
-	str	x4, [x0, #2904]
+	str	x4, [x0, #2912]
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_run_done_6:
 	ldp	q2, q3, [x1], #32
 	eor	v27.16b, v27.16b, v2.16b
@@ -62290,7 +62326,7 @@ aesgen_neon_tbl_gcm_r1_encrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_tbl_gcm_r1_encrypt_data_top192
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_spent_steady_192:
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x4, x5
 	and	x4, x4, #255
 	add	x4, x4, x5
@@ -64520,7 +64556,7 @@ aesgen_neon_tbl_gcm_r1_encrypt_data:
 	trn2	v3.8h, v7.8h, v4.8h
 	str	q2, [x0, #2928]
 	lsr	x4, x4, #8
-	str	x4, [x0, #2872]
+	str	x4, [x0, #2880]
 	b	.Laesgen_neon_tbl_gcm_r1_encrypt_data_dispatch_steady_192
 .Laesgen_neon_tbl_gcm_r1_encrypt_data_drain192:
 	sub	x4, x3, #128
@@ -68025,15 +68061,18 @@ aesgen_neon_tbl_gcm_r1_decrypt_data:
 	eor	v0.16b, v4.16b, v0.16b
 	eor	v0.16b, v0.16b, v2.16b
 .Laesgen_neon_tbl_gcm_r1_decrypt_data_dispatch_steady_256:
+	ldr	x4, [x0, #2872]
+	cmp	x4, #0
+	b.ne	.Laesgen_neon_tbl_gcm_r1_decrypt_data_full_steady_256
 	umov	w4, v1.s[3]
 	and	x5, x4, #255
 	cmp	x5, #248
 	b.hi	.Laesgen_neon_tbl_gcm_r1_decrypt_data_full_steady_256
 	lsr	x4, x4, #8
-	ldr	x6, [x0, #2872]
+	ldr	x6, [x0, #2880]
 	cmp	x4, x6
 	b.ne	.Laesgen_neon_tbl_gcm_r1_decrypt_data_refresh_steady_256
-	ldr	x4, [x0, #2904]
+	ldr	x4, [x0, #2912]
 	cmp	x4, #256
 	b.ne	.Laesgen_neon_tbl_gcm_r1_decrypt_data_check_steady_256
 .Laesgen_neon_tbl_gcm_r1_decrypt_data_fast_steady_256:
@@ -69643,27 +69682,27 @@ aesgen_neon_tbl_gcm_r1_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_tbl_gcm_r1_decrypt_data_top256
 .Laesgen_neon_tbl_gcm_r1_decrypt_data_check_steady_256:
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x5, x4
 	and	x4, x4, #255
 	add	x6, x4, #8
 	and	x6, x6, #255
 	sub	x6, x6, #1
-	ldr	x7, [x0, #2904]
+	ldr	x7, [x0, #2912]
 	add	x7, x7, #7
 	cmp	x6, x7
 	b.hs	.Laesgen_neon_tbl_gcm_r1_decrypt_data_outside_run
 	mov	x6, #0xffff
-	str	x6, [x0, #2912]
+	str	x6, [x0, #2920]
 	add	x4, x4, #8
-	ldr	x6, [x0, #2904]
+	ldr	x6, [x0, #2912]
 	cmp	x4, x6
 	b.ls	.Laesgen_neon_tbl_gcm_r1_decrypt_data_fast_steady_256
 .Laesgen_neon_tbl_gcm_r1_decrypt_data_outside_run:
-	ldr	x4, [x0, #2912]
+	ldr	x4, [x0, #2920]
 	cbz	x4, .Laesgen_neon_tbl_gcm_r1_decrypt_data_spent_steady_256
 	sub	x4, x4, #1
-	str	x4, [x0, #2912]
+	str	x4, [x0, #2920]
 	adrp	x4, .Laesgen_neon_tbl_gcm_r1_decrypt_data_sbox
 	add	x4, x4, :lo12:.Laesgen_neon_tbl_gcm_r1_decrypt_data_sbox
 	ld1	{v2.16b, v3.16b, v4.16b, v5.16b}, [x4], #64
@@ -71429,10 +71468,10 @@ aesgen_neon_tbl_gcm_r1_decrypt_data:
 	eor	v29.16b, v29.16b, v2.16b
 	eor	v30.16b, v30.16b, v2.16b
 	mov	v27.16b, v5.16b
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x5, x4
 	and	x4, x4, #255
-	ldr	x6, [x0, #2904]
+	ldr	x6, [x0, #2912]
 	cmp	x4, x6
 	b.hi	.Laesgen_neon_tbl_gcm_r1_decrypt_data_run_restart
 	add	x4, x4, #8
@@ -71442,15 +71481,15 @@ aesgen_neon_tbl_gcm_r1_decrypt_data:
 .Laesgen_neon_tbl_gcm_r1_decrypt_data_keep_2:
 	cmp	x6, #256
 	b.lo	.Laesgen_neon_tbl_gcm_r1_decrypt_data_run_grown
-	str	xzr, [x0, #2896]
+	str	xzr, [x0, #2904]
 	mov	x6, #256
 .Laesgen_neon_tbl_gcm_r1_decrypt_data_run_grown:
-	str	x6, [x0, #2904]
+	str	x6, [x0, #2912]
 	b	.Laesgen_neon_tbl_gcm_r1_decrypt_data_run_done
 .Laesgen_neon_tbl_gcm_r1_decrypt_data_run_restart:
-	str	x5, [x0, #2896]
+	str	x5, [x0, #2904]
 	mov	x4, #8
-	str	x4, [x0, #2904]
+	str	x4, [x0, #2912]
 .Laesgen_neon_tbl_gcm_r1_decrypt_data_run_done:
 	ldp	q2, q3, [x1], #32
 	eor	v27.16b, v27.16b, v2.16b
@@ -73203,7 +73242,7 @@ aesgen_neon_tbl_gcm_r1_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_tbl_gcm_r1_decrypt_data_top256
 .Laesgen_neon_tbl_gcm_r1_decrypt_data_spent_steady_256:
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x4, x5
 	and	x4, x4, #255
 	add	x4, x4, x5
@@ -75672,7 +75711,7 @@ aesgen_neon_tbl_gcm_r1_decrypt_data:
 	trn2	v3.8h, v7.8h, v4.8h
 	str	q2, [x0, #2928]
 	lsr	x4, x4, #8
-	str	x4, [x0, #2872]
+	str	x4, [x0, #2880]
 	b	.Laesgen_neon_tbl_gcm_r1_decrypt_data_dispatch_steady_256
 .Laesgen_neon_tbl_gcm_r1_decrypt_data_small256:
 .Laesgen_neon_tbl_gcm_r1_decrypt_data_single256:
@@ -78221,15 +78260,18 @@ aesgen_neon_tbl_gcm_r1_decrypt_data:
 	eor	v0.16b, v4.16b, v0.16b
 	eor	v0.16b, v0.16b, v2.16b
 .Laesgen_neon_tbl_gcm_r1_decrypt_data_dispatch_steady_128:
+	ldr	x4, [x0, #2872]
+	cmp	x4, #0
+	b.ne	.Laesgen_neon_tbl_gcm_r1_decrypt_data_full_steady_128
 	umov	w4, v1.s[3]
 	and	x5, x4, #255
 	cmp	x5, #248
 	b.hi	.Laesgen_neon_tbl_gcm_r1_decrypt_data_full_steady_128
 	lsr	x4, x4, #8
-	ldr	x6, [x0, #2872]
+	ldr	x6, [x0, #2880]
 	cmp	x4, x6
 	b.ne	.Laesgen_neon_tbl_gcm_r1_decrypt_data_refresh_steady_128
-	ldr	x4, [x0, #2904]
+	ldr	x4, [x0, #2912]
 	cmp	x4, #256
 	b.ne	.Laesgen_neon_tbl_gcm_r1_decrypt_data_check_steady_128
 .Laesgen_neon_tbl_gcm_r1_decrypt_data_fast_steady_128:
@@ -79359,27 +79401,27 @@ aesgen_neon_tbl_gcm_r1_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_tbl_gcm_r1_decrypt_data_top128
 .Laesgen_neon_tbl_gcm_r1_decrypt_data_check_steady_128:
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x5, x4
 	and	x4, x4, #255
 	add	x6, x4, #8
 	and	x6, x6, #255
 	sub	x6, x6, #1
-	ldr	x7, [x0, #2904]
+	ldr	x7, [x0, #2912]
 	add	x7, x7, #7
 	cmp	x6, x7
 	b.hs	.Laesgen_neon_tbl_gcm_r1_decrypt_data_outside_run_2
 	mov	x6, #0xffff
-	str	x6, [x0, #2912]
+	str	x6, [x0, #2920]
 	add	x4, x4, #8
-	ldr	x6, [x0, #2904]
+	ldr	x6, [x0, #2912]
 	cmp	x4, x6
 	b.ls	.Laesgen_neon_tbl_gcm_r1_decrypt_data_fast_steady_128
 .Laesgen_neon_tbl_gcm_r1_decrypt_data_outside_run_2:
-	ldr	x4, [x0, #2912]
+	ldr	x4, [x0, #2920]
 	cbz	x4, .Laesgen_neon_tbl_gcm_r1_decrypt_data_spent_steady_128
 	sub	x4, x4, #1
-	str	x4, [x0, #2912]
+	str	x4, [x0, #2920]
 	adrp	x4, .Laesgen_neon_tbl_gcm_r1_decrypt_data_sbox
 	add	x4, x4, :lo12:.Laesgen_neon_tbl_gcm_r1_decrypt_data_sbox
 	ld1	{v2.16b, v3.16b, v4.16b, v5.16b}, [x4], #64
@@ -80665,10 +80707,10 @@ aesgen_neon_tbl_gcm_r1_decrypt_data:
 	eor	v29.16b, v29.16b, v2.16b
 	eor	v30.16b, v30.16b, v2.16b
 	mov	v27.16b, v5.16b
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x5, x4
 	and	x4, x4, #255
-	ldr	x6, [x0, #2904]
+	ldr	x6, [x0, #2912]
 	cmp	x4, x6
 	b.hi	.Laesgen_neon_tbl_gcm_r1_decrypt_data_run_restart_2
 	add	x4, x4, #8
@@ -80678,15 +80720,15 @@ aesgen_neon_tbl_gcm_r1_decrypt_data:
 .Laesgen_neon_tbl_gcm_r1_decrypt_data_keep_4:
 	cmp	x6, #256
 	b.lo	.Laesgen_neon_tbl_gcm_r1_decrypt_data_run_grown_2
-	str	xzr, [x0, #2896]
+	str	xzr, [x0, #2904]
 	mov	x6, #256
 .Laesgen_neon_tbl_gcm_r1_decrypt_data_run_grown_2:
-	str	x6, [x0, #2904]
+	str	x6, [x0, #2912]
 	b	.Laesgen_neon_tbl_gcm_r1_decrypt_data_run_done_2
 .Laesgen_neon_tbl_gcm_r1_decrypt_data_run_restart_2:
-	str	x5, [x0, #2896]
+	str	x5, [x0, #2904]
 	mov	x4, #8
-	str	x4, [x0, #2904]
+	str	x4, [x0, #2912]
 .Laesgen_neon_tbl_gcm_r1_decrypt_data_run_done_2:
 	ldp	q2, q3, [x1], #32
 	eor	v27.16b, v27.16b, v2.16b
@@ -81959,7 +82001,7 @@ aesgen_neon_tbl_gcm_r1_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_tbl_gcm_r1_decrypt_data_top128
 .Laesgen_neon_tbl_gcm_r1_decrypt_data_spent_steady_128:
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x4, x5
 	and	x4, x4, #255
 	add	x4, x4, x5
@@ -83948,7 +83990,7 @@ aesgen_neon_tbl_gcm_r1_decrypt_data:
 	trn2	v3.8h, v7.8h, v4.8h
 	str	q2, [x0, #2928]
 	lsr	x4, x4, #8
-	str	x4, [x0, #2872]
+	str	x4, [x0, #2880]
 	b	.Laesgen_neon_tbl_gcm_r1_decrypt_data_dispatch_steady_128
 .Laesgen_neon_tbl_gcm_r1_decrypt_data_small128:
 .Laesgen_neon_tbl_gcm_r1_decrypt_data_single128:
@@ -86017,15 +86059,18 @@ aesgen_neon_tbl_gcm_r1_decrypt_data:
 	eor	v0.16b, v4.16b, v0.16b
 	eor	v0.16b, v0.16b, v2.16b
 .Laesgen_neon_tbl_gcm_r1_decrypt_data_dispatch_steady_192:
+	ldr	x4, [x0, #2872]
+	cmp	x4, #0
+	b.ne	.Laesgen_neon_tbl_gcm_r1_decrypt_data_full_steady_192
 	umov	w4, v1.s[3]
 	and	x5, x4, #255
 	cmp	x5, #248
 	b.hi	.Laesgen_neon_tbl_gcm_r1_decrypt_data_full_steady_192
 	lsr	x4, x4, #8
-	ldr	x6, [x0, #2872]
+	ldr	x6, [x0, #2880]
 	cmp	x4, x6
 	b.ne	.Laesgen_neon_tbl_gcm_r1_decrypt_data_refresh_steady_192
-	ldr	x4, [x0, #2904]
+	ldr	x4, [x0, #2912]
 	cmp	x4, #256
 	b.ne	.Laesgen_neon_tbl_gcm_r1_decrypt_data_check_steady_192
 .Laesgen_neon_tbl_gcm_r1_decrypt_data_fast_steady_192:
@@ -87395,27 +87440,27 @@ aesgen_neon_tbl_gcm_r1_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_tbl_gcm_r1_decrypt_data_top192
 .Laesgen_neon_tbl_gcm_r1_decrypt_data_check_steady_192:
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x5, x4
 	and	x4, x4, #255
 	add	x6, x4, #8
 	and	x6, x6, #255
 	sub	x6, x6, #1
-	ldr	x7, [x0, #2904]
+	ldr	x7, [x0, #2912]
 	add	x7, x7, #7
 	cmp	x6, x7
 	b.hs	.Laesgen_neon_tbl_gcm_r1_decrypt_data_outside_run_3
 	mov	x6, #0xffff
-	str	x6, [x0, #2912]
+	str	x6, [x0, #2920]
 	add	x4, x4, #8
-	ldr	x6, [x0, #2904]
+	ldr	x6, [x0, #2912]
 	cmp	x4, x6
 	b.ls	.Laesgen_neon_tbl_gcm_r1_decrypt_data_fast_steady_192
 .Laesgen_neon_tbl_gcm_r1_decrypt_data_outside_run_3:
-	ldr	x4, [x0, #2912]
+	ldr	x4, [x0, #2920]
 	cbz	x4, .Laesgen_neon_tbl_gcm_r1_decrypt_data_spent_steady_192
 	sub	x4, x4, #1
-	str	x4, [x0, #2912]
+	str	x4, [x0, #2920]
 	adrp	x4, .Laesgen_neon_tbl_gcm_r1_decrypt_data_sbox
 	add	x4, x4, :lo12:.Laesgen_neon_tbl_gcm_r1_decrypt_data_sbox
 	ld1	{v2.16b, v3.16b, v4.16b, v5.16b}, [x4], #64
@@ -88941,10 +88986,10 @@ aesgen_neon_tbl_gcm_r1_decrypt_data:
 	eor	v29.16b, v29.16b, v2.16b
 	eor	v30.16b, v30.16b, v2.16b
 	mov	v27.16b, v5.16b
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x5, x4
 	and	x4, x4, #255
-	ldr	x6, [x0, #2904]
+	ldr	x6, [x0, #2912]
 	cmp	x4, x6
 	b.hi	.Laesgen_neon_tbl_gcm_r1_decrypt_data_run_restart_3
 	add	x4, x4, #8
@@ -88954,15 +88999,15 @@ aesgen_neon_tbl_gcm_r1_decrypt_data:
 .Laesgen_neon_tbl_gcm_r1_decrypt_data_keep_6:
 	cmp	x6, #256
 	b.lo	.Laesgen_neon_tbl_gcm_r1_decrypt_data_run_grown_3
-	str	xzr, [x0, #2896]
+	str	xzr, [x0, #2904]
 	mov	x6, #256
 .Laesgen_neon_tbl_gcm_r1_decrypt_data_run_grown_3:
-	str	x6, [x0, #2904]
+	str	x6, [x0, #2912]
 	b	.Laesgen_neon_tbl_gcm_r1_decrypt_data_run_done_3
 .Laesgen_neon_tbl_gcm_r1_decrypt_data_run_restart_3:
-	str	x5, [x0, #2896]
+	str	x5, [x0, #2904]
 	mov	x4, #8
-	str	x4, [x0, #2904]
+	str	x4, [x0, #2912]
 .Laesgen_neon_tbl_gcm_r1_decrypt_data_run_done_3:
 	ldp	q2, q3, [x1], #32
 	eor	v27.16b, v27.16b, v2.16b
@@ -90475,7 +90520,7 @@ aesgen_neon_tbl_gcm_r1_decrypt_data:
 	sub	x2, x2, #128
 	b	.Laesgen_neon_tbl_gcm_r1_decrypt_data_top192
 .Laesgen_neon_tbl_gcm_r1_decrypt_data_spent_steady_192:
-	ldr	x4, [x0, #2896]
+	ldr	x4, [x0, #2904]
 	sub	x4, x4, x5
 	and	x4, x4, #255
 	add	x4, x4, x5
@@ -92704,7 +92749,7 @@ aesgen_neon_tbl_gcm_r1_decrypt_data:
 	trn2	v3.8h, v7.8h, v4.8h
 	str	q2, [x0, #2928]
 	lsr	x4, x4, #8
-	str	x4, [x0, #2872]
+	str	x4, [x0, #2880]
 	b	.Laesgen_neon_tbl_gcm_r1_decrypt_data_dispatch_steady_192
 .Laesgen_neon_tbl_gcm_r1_decrypt_data_small192:
 .Laesgen_neon_tbl_gcm_r1_decrypt_data_single192:

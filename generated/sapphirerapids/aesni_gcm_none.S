@@ -1630,6 +1630,7 @@ aesgen_aesni_gcm_none_seal:
 	movq	%rax, 480(%rbx)
 	movq	$0, 488(%rbx)
 	movq	$1, 496(%rbx)
+	movq	$0, 504(%rbx)
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 400(%rbx)
@@ -1770,8 +1771,10 @@ aesgen_aesni_gcm_none_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_aesni_gcm_none_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 504(%rbx)
 	jmp	.Laesgen_aesni_gcm_none_seal_have_j0
 .Laesgen_aesni_gcm_none_seal_long_nonce:
+	movq	$1, 504(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa	416(%rbx), %xmm0
@@ -3260,6 +3263,7 @@ aesgen_aesni_gcm_none_open:
 	movq	%rdi, 480(%rbx)
 	movq	$0, 488(%rbx)
 	movq	$1, 496(%rbx)
+	movq	$0, 504(%rbx)
 	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 400(%rbx)
@@ -3400,8 +3404,10 @@ aesgen_aesni_gcm_none_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_aesni_gcm_none_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 504(%rbx)
 	jmp	.Laesgen_aesni_gcm_none_open_have_j0
 .Laesgen_aesni_gcm_none_open_long_nonce:
+	movq	$1, 504(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	416(%rbx), %xmm0
@@ -4272,8 +4278,10 @@ aesgen_aesni_gcm_none_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_aesni_gcm_none_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 504(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_start_have_j0
 .Laesgen_aesni_gcm_none_start_long_nonce:
+	movq	$1, 504(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	416(%rdi), %xmm0

@@ -12573,6 +12573,7 @@ aesgen_bitsliced512_gcm_none_seal:
 	movq	%r8, 12448(%rbx)
 	movq	$0, 12456(%rbx)
 	movq	$1, 12464(%rbx)
+	movq	$0, 12472(%rbx)
 	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced512_gcm_none_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 12368(%rbx)
@@ -14397,8 +14398,10 @@ aesgen_bitsliced512_gcm_none_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_bitsliced512_gcm_none_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 12472(%rbx)
 	jmp	.Laesgen_bitsliced512_gcm_none_seal_have_j0
 .Laesgen_bitsliced512_gcm_none_seal_long_nonce:
+	movq	$1, 12472(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	12384(%rbx), %xmm0
@@ -18947,6 +18950,7 @@ aesgen_bitsliced512_gcm_none_open:
 	movq	%r8, 12448(%rbx)
 	movq	$0, 12456(%rbx)
 	movq	$1, 12464(%rbx)
+	movq	$0, 12472(%rbx)
 	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced512_gcm_none_open_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 12368(%rbx)
@@ -20771,8 +20775,10 @@ aesgen_bitsliced512_gcm_none_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_bitsliced512_gcm_none_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 12472(%rbx)
 	jmp	.Laesgen_bitsliced512_gcm_none_open_have_j0
 .Laesgen_bitsliced512_gcm_none_open_long_nonce:
+	movq	$1, 12472(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	12384(%rbx), %xmm0
@@ -23345,8 +23351,10 @@ aesgen_bitsliced512_gcm_none_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_bitsliced512_gcm_none_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 12472(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_none_start_have_j0
 .Laesgen_bitsliced512_gcm_none_start_long_nonce:
+	movq	$1, 12472(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	12384(%rdi), %xmm0
@@ -26251,6 +26259,8 @@ aesgen_bitsliced512_gcm_none_encrypt_data:
 .Laesgen_bitsliced512_gcm_none_encrypt_data_first256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_none_encrypt_data_first_done256
+	cmpq	$0, 12472(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_none_encrypt_data_carry_first_256
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -27520,6 +27530,8 @@ aesgen_bitsliced512_gcm_none_encrypt_data:
 .Laesgen_bitsliced512_gcm_none_encrypt_data_top256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_none_encrypt_data_drain256
+	cmpq	$0, 12472(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_none_encrypt_data_carry_steady_256
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -31419,6 +31431,8 @@ aesgen_bitsliced512_gcm_none_encrypt_data:
 .Laesgen_bitsliced512_gcm_none_encrypt_data_first128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_none_encrypt_data_first_done128
+	cmpq	$0, 12472(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_none_encrypt_data_carry_first_128
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -32688,6 +32702,8 @@ aesgen_bitsliced512_gcm_none_encrypt_data:
 .Laesgen_bitsliced512_gcm_none_encrypt_data_top128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_none_encrypt_data_drain128
+	cmpq	$0, 12472(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_none_encrypt_data_carry_steady_128
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -36587,6 +36603,8 @@ aesgen_bitsliced512_gcm_none_encrypt_data:
 .Laesgen_bitsliced512_gcm_none_encrypt_data_first192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_none_encrypt_data_first_done192
+	cmpq	$0, 12472(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_none_encrypt_data_carry_first_192
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -37840,6 +37858,8 @@ aesgen_bitsliced512_gcm_none_encrypt_data:
 .Laesgen_bitsliced512_gcm_none_encrypt_data_top192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_none_encrypt_data_drain192
+	cmpq	$0, 12472(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_none_encrypt_data_carry_steady_192
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -42143,6 +42163,8 @@ aesgen_bitsliced512_gcm_none_decrypt_data:
 .Laesgen_bitsliced512_gcm_none_decrypt_data_top256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_none_decrypt_data_drain256
+	cmpq	$0, 12472(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_none_decrypt_data_carry_steady_256
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -44737,6 +44759,8 @@ aesgen_bitsliced512_gcm_none_decrypt_data:
 .Laesgen_bitsliced512_gcm_none_decrypt_data_top128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_none_decrypt_data_drain128
+	cmpq	$0, 12472(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_none_decrypt_data_carry_steady_128
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -47331,6 +47355,8 @@ aesgen_bitsliced512_gcm_none_decrypt_data:
 .Laesgen_bitsliced512_gcm_none_decrypt_data_top192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_none_decrypt_data_drain192
+	cmpq	$0, 12472(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_none_decrypt_data_carry_steady_192
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax

@@ -7458,7 +7458,7 @@ aesgen_bitsliced512_gcm_r1_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r1_init_hash_key
 .Laesgen_bitsliced512_gcm_r1_init_hash_key:
-	movq	$1, 12488(%rdi)
+	movq	$1, 12496(%rdi)
 	vpxorq	%xmm0, %xmm0, %xmm0
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -12576,10 +12576,13 @@ aesgen_bitsliced512_gcm_r1_seal:
 	movq	%r8, 12448(%rbx)
 	movq	$0, 12456(%rbx)
 	movq	$1, 12464(%rbx)
+	movq	$0, 12472(%rbx)
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced512_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 12368(%rbx)
-	movq	$-1, 12472(%rbx)
+	movq	$-1, 12480(%rbx)
+	cmpq	$0, 12472(%rbx)
+	jne	.Laesgen_bitsliced512_gcm_r1_seal_same_table
 	vmovdqa64	%xmm0, 12432(%rbx)
 	movq	12432(%rbx), %rcx
 	bswapq	%rcx
@@ -12589,16 +12592,16 @@ aesgen_bitsliced512_gcm_r1_seal:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	12480(%rbx), %rdx
+	cmpq	12488(%rbx), %rdx
 	jne	.Laesgen_bitsliced512_gcm_r1_seal_restart
-	cmpq	12488(%rbx), %rax
+	cmpq	12496(%rbx), %rax
 	je	.Laesgen_bitsliced512_gcm_r1_seal_same_table
 .Laesgen_bitsliced512_gcm_r1_seal_restart:
-	movq	%rdx, 12480(%rbx)
-	movq	%rax, 12488(%rbx)
-	movq	$0, 12496(%rbx)
+	movq	%rdx, 12488(%rbx)
+	movq	%rax, 12496(%rbx)
 	movq	$0, 12504(%rbx)
-	movq	$1, 12512(%rbx)
+	movq	$0, 12512(%rbx)
+	movq	$1, 12520(%rbx)
 	jmp	.Laesgen_bitsliced512_gcm_r1_seal_same_table
 .Laesgen_bitsliced512_gcm_r1_seal_same_table:
 	movl	240(%rbx), %eax
@@ -12853,7 +12856,7 @@ aesgen_bitsliced512_gcm_r1_seal:
 	vmovdqa64	%xmm2, 12592(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rbx)
+	movq	%rax, 12480(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -13692,7 +13695,7 @@ aesgen_bitsliced512_gcm_r1_seal:
 	vmovdqa64	%xmm2, 12592(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rbx)
+	movq	%rax, 12480(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -14523,7 +14526,7 @@ aesgen_bitsliced512_gcm_r1_seal:
 	vmovdqa64	%xmm2, 12592(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rbx)
+	movq	%rax, 12480(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -15155,8 +15158,10 @@ aesgen_bitsliced512_gcm_r1_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_bitsliced512_gcm_r1_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 12472(%rbx)
 	jmp	.Laesgen_bitsliced512_gcm_r1_seal_have_j0
 .Laesgen_bitsliced512_gcm_r1_seal_long_nonce:
+	movq	$1, 12472(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	12384(%rbx), %xmm0
@@ -15432,7 +15437,9 @@ aesgen_bitsliced512_gcm_r1_seal:
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced512_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 12368(%rbx)
-	movq	$-1, 12472(%rbx)
+	movq	$-1, 12480(%rbx)
+	cmpq	$0, 12472(%rbx)
+	jne	.Laesgen_bitsliced512_gcm_r1_seal_same_table_2
 	vmovdqa64	%xmm0, 12432(%rbx)
 	movq	12432(%rbx), %rdx
 	bswapq	%rdx
@@ -15442,16 +15449,16 @@ aesgen_bitsliced512_gcm_r1_seal:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	12480(%rbx), %rsi
+	cmpq	12488(%rbx), %rsi
 	jne	.Laesgen_bitsliced512_gcm_r1_seal_restart_2
-	cmpq	12488(%rbx), %rax
+	cmpq	12496(%rbx), %rax
 	je	.Laesgen_bitsliced512_gcm_r1_seal_same_table_2
 .Laesgen_bitsliced512_gcm_r1_seal_restart_2:
-	movq	%rsi, 12480(%rbx)
-	movq	%rax, 12488(%rbx)
-	movq	$0, 12496(%rbx)
+	movq	%rsi, 12488(%rbx)
+	movq	%rax, 12496(%rbx)
 	movq	$0, 12504(%rbx)
-	movq	$1, 12512(%rbx)
+	movq	$0, 12512(%rbx)
+	movq	$1, 12520(%rbx)
 	jmp	.Laesgen_bitsliced512_gcm_r1_seal_same_table_2
 .Laesgen_bitsliced512_gcm_r1_seal_same_table_2:
 	movl	240(%rbx), %eax
@@ -15706,7 +15713,7 @@ aesgen_bitsliced512_gcm_r1_seal:
 	vmovdqa64	%xmm2, 12592(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rbx)
+	movq	%rax, 12480(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -16545,7 +16552,7 @@ aesgen_bitsliced512_gcm_r1_seal:
 	vmovdqa64	%xmm2, 12592(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rbx)
+	movq	%rax, 12480(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -17376,7 +17383,7 @@ aesgen_bitsliced512_gcm_r1_seal:
 	vmovdqa64	%xmm2, 12592(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rbx)
+	movq	%rax, 12480(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -20473,10 +20480,13 @@ aesgen_bitsliced512_gcm_r1_open:
 	movq	%r8, 12448(%rbx)
 	movq	$0, 12456(%rbx)
 	movq	$1, 12464(%rbx)
+	movq	$0, 12472(%rbx)
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced512_gcm_r1_open_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 12368(%rbx)
-	movq	$-1, 12472(%rbx)
+	movq	$-1, 12480(%rbx)
+	cmpq	$0, 12472(%rbx)
+	jne	.Laesgen_bitsliced512_gcm_r1_open_same_table
 	vmovdqa64	%xmm0, 12432(%rbx)
 	movq	12432(%rbx), %rcx
 	bswapq	%rcx
@@ -20486,16 +20496,16 @@ aesgen_bitsliced512_gcm_r1_open:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	12480(%rbx), %rdx
+	cmpq	12488(%rbx), %rdx
 	jne	.Laesgen_bitsliced512_gcm_r1_open_restart
-	cmpq	12488(%rbx), %rax
+	cmpq	12496(%rbx), %rax
 	je	.Laesgen_bitsliced512_gcm_r1_open_same_table
 .Laesgen_bitsliced512_gcm_r1_open_restart:
-	movq	%rdx, 12480(%rbx)
-	movq	%rax, 12488(%rbx)
-	movq	$0, 12496(%rbx)
+	movq	%rdx, 12488(%rbx)
+	movq	%rax, 12496(%rbx)
 	movq	$0, 12504(%rbx)
-	movq	$1, 12512(%rbx)
+	movq	$0, 12512(%rbx)
+	movq	$1, 12520(%rbx)
 	jmp	.Laesgen_bitsliced512_gcm_r1_open_same_table
 .Laesgen_bitsliced512_gcm_r1_open_same_table:
 	movl	240(%rbx), %eax
@@ -20750,7 +20760,7 @@ aesgen_bitsliced512_gcm_r1_open:
 	vmovdqa64	%xmm2, 12592(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rbx)
+	movq	%rax, 12480(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -21589,7 +21599,7 @@ aesgen_bitsliced512_gcm_r1_open:
 	vmovdqa64	%xmm2, 12592(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rbx)
+	movq	%rax, 12480(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -22420,7 +22430,7 @@ aesgen_bitsliced512_gcm_r1_open:
 	vmovdqa64	%xmm2, 12592(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rbx)
+	movq	%rax, 12480(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -23052,8 +23062,10 @@ aesgen_bitsliced512_gcm_r1_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_bitsliced512_gcm_r1_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 12472(%rbx)
 	jmp	.Laesgen_bitsliced512_gcm_r1_open_have_j0
 .Laesgen_bitsliced512_gcm_r1_open_long_nonce:
+	movq	$1, 12472(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	12384(%rbx), %xmm0
@@ -23329,7 +23341,9 @@ aesgen_bitsliced512_gcm_r1_open:
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced512_gcm_r1_open_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 12368(%rbx)
-	movq	$-1, 12472(%rbx)
+	movq	$-1, 12480(%rbx)
+	cmpq	$0, 12472(%rbx)
+	jne	.Laesgen_bitsliced512_gcm_r1_open_same_table_2
 	vmovdqa64	%xmm0, 12432(%rbx)
 	movq	12432(%rbx), %rdx
 	bswapq	%rdx
@@ -23339,16 +23353,16 @@ aesgen_bitsliced512_gcm_r1_open:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	12480(%rbx), %rsi
+	cmpq	12488(%rbx), %rsi
 	jne	.Laesgen_bitsliced512_gcm_r1_open_restart_2
-	cmpq	12488(%rbx), %rax
+	cmpq	12496(%rbx), %rax
 	je	.Laesgen_bitsliced512_gcm_r1_open_same_table_2
 .Laesgen_bitsliced512_gcm_r1_open_restart_2:
-	movq	%rsi, 12480(%rbx)
-	movq	%rax, 12488(%rbx)
-	movq	$0, 12496(%rbx)
+	movq	%rsi, 12488(%rbx)
+	movq	%rax, 12496(%rbx)
 	movq	$0, 12504(%rbx)
-	movq	$1, 12512(%rbx)
+	movq	$0, 12512(%rbx)
+	movq	$1, 12520(%rbx)
 	jmp	.Laesgen_bitsliced512_gcm_r1_open_same_table_2
 .Laesgen_bitsliced512_gcm_r1_open_same_table_2:
 	movl	240(%rbx), %eax
@@ -23603,7 +23617,7 @@ aesgen_bitsliced512_gcm_r1_open:
 	vmovdqa64	%xmm2, 12592(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rbx)
+	movq	%rax, 12480(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -24442,7 +24456,7 @@ aesgen_bitsliced512_gcm_r1_open:
 	vmovdqa64	%xmm2, 12592(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rbx)
+	movq	%rax, 12480(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -25273,7 +25287,7 @@ aesgen_bitsliced512_gcm_r1_open:
 	vmovdqa64	%xmm2, 12592(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rbx)
+	movq	%rax, 12480(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -26396,8 +26410,10 @@ aesgen_bitsliced512_gcm_r1_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_bitsliced512_gcm_r1_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 12472(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r1_start_have_j0
 .Laesgen_bitsliced512_gcm_r1_start_long_nonce:
+	movq	$1, 12472(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	12384(%rdi), %xmm0
@@ -26673,7 +26689,9 @@ aesgen_bitsliced512_gcm_r1_start:
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced512_gcm_r1_start_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 12368(%rdi)
-	movq	$-1, 12472(%rdi)
+	movq	$-1, 12480(%rdi)
+	cmpq	$0, 12472(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_r1_start_same_table
 	vmovdqa64	%xmm0, 12432(%rdi)
 	movq	12432(%rdi), %rcx
 	bswapq	%rcx
@@ -26683,16 +26701,16 @@ aesgen_bitsliced512_gcm_r1_start:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	12480(%rdi), %rdx
+	cmpq	12488(%rdi), %rdx
 	jne	.Laesgen_bitsliced512_gcm_r1_start_restart
-	cmpq	12488(%rdi), %rax
+	cmpq	12496(%rdi), %rax
 	je	.Laesgen_bitsliced512_gcm_r1_start_same_table
 .Laesgen_bitsliced512_gcm_r1_start_restart:
-	movq	%rdx, 12480(%rdi)
-	movq	%rax, 12488(%rdi)
-	movq	$0, 12496(%rdi)
+	movq	%rdx, 12488(%rdi)
+	movq	%rax, 12496(%rdi)
 	movq	$0, 12504(%rdi)
-	movq	$1, 12512(%rdi)
+	movq	$0, 12512(%rdi)
+	movq	$1, 12520(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r1_start_same_table
 .Laesgen_bitsliced512_gcm_r1_start_same_table:
 	movl	240(%rdi), %eax
@@ -26947,7 +26965,7 @@ aesgen_bitsliced512_gcm_r1_start:
 	vmovdqa64	%xmm2, 12592(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rdi)
+	movq	%rax, 12480(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -27786,7 +27804,7 @@ aesgen_bitsliced512_gcm_r1_start:
 	vmovdqa64	%xmm2, 12592(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rdi)
+	movq	%rax, 12480(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -28617,7 +28635,7 @@ aesgen_bitsliced512_gcm_r1_start:
 	vmovdqa64	%xmm2, 12592(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rdi)
+	movq	%rax, 12480(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -30070,14 +30088,16 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_first256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_first_done256
+	cmpq	$0, 12472(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_r1_encrypt_data_full_first_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_bitsliced512_gcm_r1_encrypt_data_full_first_256
 	shrq	$8, %rax
-	cmpq	12472(%rdi), %rax
+	cmpq	12480(%rdi), %rax
 	jne	.Laesgen_bitsliced512_gcm_r1_encrypt_data_refresh_first_256
-	cmpq	$256, 12504(%rdi)
+	cmpq	$256, 12512(%rdi)
 	jne	.Laesgen_bitsliced512_gcm_r1_encrypt_data_check_first_256
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_fast_first_256:
 	shlq	$4, %r9
@@ -30578,23 +30598,23 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_bitsliced512_gcm_r1_encrypt_data_first_done256
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_check_first_256:
 	movq	%r9, %rax
-	subq	12496(%rdi), %rax
+	subq	12504(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	12504(%rdi), %r11
+	movq	12512(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_bitsliced512_gcm_r1_encrypt_data_outside_run
-	movq	$0xffff, 12512(%rdi)
+	movq	$0xffff, 12520(%rdi)
 	addq	$32, %rax
-	cmpq	12504(%rdi), %rax
+	cmpq	12512(%rdi), %rax
 	jbe	.Laesgen_bitsliced512_gcm_r1_encrypt_data_fast_first_256
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_outside_run:
-	cmpq	$0, 12512(%rdi)
+	cmpq	$0, 12520(%rdi)
 	je	.Laesgen_bitsliced512_gcm_r1_encrypt_data_full_first_256
-	subq	$1, 12512(%rdi)
+	subq	$1, 12520(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm2
@@ -31355,9 +31375,9 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vmovdqa64	%zmm8, %zmm8
 	vmovdqa64	%zmm10, %zmm9
 	movq	%r9, %rax
-	subq	12496(%rdi), %rax
+	subq	12504(%rdi), %rax
 	andq	$255, %rax
-	movq	12504(%rdi), %r10
+	movq	12512(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_bitsliced512_gcm_r1_encrypt_data_run_restart
 	addq	$32, %rax
@@ -31365,14 +31385,14 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_run_grown
-	movq	$0, 12496(%rdi)
+	movq	$0, 12504(%rdi)
 	movq	$256, %r10
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_run_grown:
-	movq	%r10, 12504(%rdi)
+	movq	%r10, 12512(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r1_encrypt_data_run_done
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_run_restart:
-	movq	%r9, 12496(%rdi)
-	movq	$32, 12504(%rdi)
+	movq	%r9, 12504(%rdi)
+	movq	$32, 12512(%rdi)
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_run_done:
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
@@ -32275,20 +32295,22 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm2, 12592(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rdi)
+	movq	%rax, 12480(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r1_encrypt_data_first256
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_first_done256:
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_top256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_drain256
+	cmpq	$0, 12472(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_r1_encrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_bitsliced512_gcm_r1_encrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	12472(%rdi), %rax
+	cmpq	12480(%rdi), %rax
 	jne	.Laesgen_bitsliced512_gcm_r1_encrypt_data_refresh_steady_256
-	cmpq	$256, 12504(%rdi)
+	cmpq	$256, 12512(%rdi)
 	jne	.Laesgen_bitsliced512_gcm_r1_encrypt_data_check_steady_256
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_fast_steady_256:
 	shlq	$4, %r9
@@ -32883,23 +32905,23 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_bitsliced512_gcm_r1_encrypt_data_top256
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_check_steady_256:
 	movq	%r9, %rax
-	subq	12496(%rdi), %rax
+	subq	12504(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	12504(%rdi), %r11
+	movq	12512(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_bitsliced512_gcm_r1_encrypt_data_outside_run_2
-	movq	$0xffff, 12512(%rdi)
+	movq	$0xffff, 12520(%rdi)
 	addq	$32, %rax
-	cmpq	12504(%rdi), %rax
+	cmpq	12512(%rdi), %rax
 	jbe	.Laesgen_bitsliced512_gcm_r1_encrypt_data_fast_steady_256
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_outside_run_2:
-	cmpq	$0, 12512(%rdi)
+	cmpq	$0, 12520(%rdi)
 	je	.Laesgen_bitsliced512_gcm_r1_encrypt_data_spent_steady_256
-	subq	$1, 12512(%rdi)
+	subq	$1, 12520(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm2
@@ -33754,9 +33776,9 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vpxorq	%xmm13, %xmm12, %xmm12
 	vmovdqa64	%xmm12, %xmm0
 	movq	%r9, %rax
-	subq	12496(%rdi), %rax
+	subq	12504(%rdi), %rax
 	andq	$255, %rax
-	movq	12504(%rdi), %r10
+	movq	12512(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_bitsliced512_gcm_r1_encrypt_data_run_restart_2
 	addq	$32, %rax
@@ -33764,14 +33786,14 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_run_grown_2
-	movq	$0, 12496(%rdi)
+	movq	$0, 12504(%rdi)
 	movq	$256, %r10
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_run_grown_2:
-	movq	%r10, 12504(%rdi)
+	movq	%r10, 12512(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r1_encrypt_data_run_done_2
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_run_restart_2:
-	movq	%r9, 12496(%rdi)
-	movq	$32, 12504(%rdi)
+	movq	%r9, 12504(%rdi)
+	movq	$32, 12512(%rdi)
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_run_done_2:
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
@@ -34522,7 +34544,7 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_bitsliced512_gcm_r1_encrypt_data_top256
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_spent_steady_256:
-	movq	12496(%rdi), %rax
+	movq	12504(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -35512,7 +35534,7 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm2, 12592(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rdi)
+	movq	%rax, 12480(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r1_encrypt_data_top256
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_drain256:
 	testq	%rdx, %rdx
@@ -37960,14 +37982,16 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_first128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_first_done128
+	cmpq	$0, 12472(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_r1_encrypt_data_full_first_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_bitsliced512_gcm_r1_encrypt_data_full_first_128
 	shrq	$8, %rax
-	cmpq	12472(%rdi), %rax
+	cmpq	12480(%rdi), %rax
 	jne	.Laesgen_bitsliced512_gcm_r1_encrypt_data_refresh_first_128
-	cmpq	$256, 12504(%rdi)
+	cmpq	$256, 12512(%rdi)
 	jne	.Laesgen_bitsliced512_gcm_r1_encrypt_data_check_first_128
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_fast_first_128:
 	shlq	$4, %r9
@@ -38468,23 +38492,23 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_bitsliced512_gcm_r1_encrypt_data_first_done128
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_check_first_128:
 	movq	%r9, %rax
-	subq	12496(%rdi), %rax
+	subq	12504(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	12504(%rdi), %r11
+	movq	12512(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_bitsliced512_gcm_r1_encrypt_data_outside_run_3
-	movq	$0xffff, 12512(%rdi)
+	movq	$0xffff, 12520(%rdi)
 	addq	$32, %rax
-	cmpq	12504(%rdi), %rax
+	cmpq	12512(%rdi), %rax
 	jbe	.Laesgen_bitsliced512_gcm_r1_encrypt_data_fast_first_128
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_outside_run_3:
-	cmpq	$0, 12512(%rdi)
+	cmpq	$0, 12520(%rdi)
 	je	.Laesgen_bitsliced512_gcm_r1_encrypt_data_full_first_128
-	subq	$1, 12512(%rdi)
+	subq	$1, 12520(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm2
@@ -39245,9 +39269,9 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vmovdqa64	%zmm8, %zmm8
 	vmovdqa64	%zmm10, %zmm9
 	movq	%r9, %rax
-	subq	12496(%rdi), %rax
+	subq	12504(%rdi), %rax
 	andq	$255, %rax
-	movq	12504(%rdi), %r10
+	movq	12512(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_bitsliced512_gcm_r1_encrypt_data_run_restart_3
 	addq	$32, %rax
@@ -39255,14 +39279,14 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_run_grown_3
-	movq	$0, 12496(%rdi)
+	movq	$0, 12504(%rdi)
 	movq	$256, %r10
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_run_grown_3:
-	movq	%r10, 12504(%rdi)
+	movq	%r10, 12512(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r1_encrypt_data_run_done_3
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_run_restart_3:
-	movq	%r9, 12496(%rdi)
-	movq	$32, 12504(%rdi)
+	movq	%r9, 12504(%rdi)
+	movq	$32, 12512(%rdi)
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_run_done_3:
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
@@ -40165,20 +40189,22 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm2, 12592(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rdi)
+	movq	%rax, 12480(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r1_encrypt_data_first128
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_first_done128:
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_top128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_drain128
+	cmpq	$0, 12472(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_r1_encrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_bitsliced512_gcm_r1_encrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	12472(%rdi), %rax
+	cmpq	12480(%rdi), %rax
 	jne	.Laesgen_bitsliced512_gcm_r1_encrypt_data_refresh_steady_128
-	cmpq	$256, 12504(%rdi)
+	cmpq	$256, 12512(%rdi)
 	jne	.Laesgen_bitsliced512_gcm_r1_encrypt_data_check_steady_128
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_fast_steady_128:
 	shlq	$4, %r9
@@ -40773,23 +40799,23 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_bitsliced512_gcm_r1_encrypt_data_top128
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_check_steady_128:
 	movq	%r9, %rax
-	subq	12496(%rdi), %rax
+	subq	12504(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	12504(%rdi), %r11
+	movq	12512(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_bitsliced512_gcm_r1_encrypt_data_outside_run_4
-	movq	$0xffff, 12512(%rdi)
+	movq	$0xffff, 12520(%rdi)
 	addq	$32, %rax
-	cmpq	12504(%rdi), %rax
+	cmpq	12512(%rdi), %rax
 	jbe	.Laesgen_bitsliced512_gcm_r1_encrypt_data_fast_steady_128
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_outside_run_4:
-	cmpq	$0, 12512(%rdi)
+	cmpq	$0, 12520(%rdi)
 	je	.Laesgen_bitsliced512_gcm_r1_encrypt_data_spent_steady_128
-	subq	$1, 12512(%rdi)
+	subq	$1, 12520(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm2
@@ -41644,9 +41670,9 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vpxorq	%xmm13, %xmm12, %xmm12
 	vmovdqa64	%xmm12, %xmm0
 	movq	%r9, %rax
-	subq	12496(%rdi), %rax
+	subq	12504(%rdi), %rax
 	andq	$255, %rax
-	movq	12504(%rdi), %r10
+	movq	12512(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_bitsliced512_gcm_r1_encrypt_data_run_restart_4
 	addq	$32, %rax
@@ -41654,14 +41680,14 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_run_grown_4
-	movq	$0, 12496(%rdi)
+	movq	$0, 12504(%rdi)
 	movq	$256, %r10
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_run_grown_4:
-	movq	%r10, 12504(%rdi)
+	movq	%r10, 12512(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r1_encrypt_data_run_done_4
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_run_restart_4:
-	movq	%r9, 12496(%rdi)
-	movq	$32, 12504(%rdi)
+	movq	%r9, 12504(%rdi)
+	movq	$32, 12512(%rdi)
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_run_done_4:
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
@@ -42412,7 +42438,7 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_bitsliced512_gcm_r1_encrypt_data_top128
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_spent_steady_128:
-	movq	12496(%rdi), %rax
+	movq	12504(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -43402,7 +43428,7 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm2, 12592(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rdi)
+	movq	%rax, 12480(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r1_encrypt_data_top128
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_drain128:
 	testq	%rdx, %rdx
@@ -45850,14 +45876,16 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_first192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_first_done192
+	cmpq	$0, 12472(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_r1_encrypt_data_full_first_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_bitsliced512_gcm_r1_encrypt_data_full_first_192
 	shrq	$8, %rax
-	cmpq	12472(%rdi), %rax
+	cmpq	12480(%rdi), %rax
 	jne	.Laesgen_bitsliced512_gcm_r1_encrypt_data_refresh_first_192
-	cmpq	$256, 12504(%rdi)
+	cmpq	$256, 12512(%rdi)
 	jne	.Laesgen_bitsliced512_gcm_r1_encrypt_data_check_first_192
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_fast_first_192:
 	shlq	$4, %r9
@@ -46358,23 +46386,23 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_bitsliced512_gcm_r1_encrypt_data_first_done192
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_check_first_192:
 	movq	%r9, %rax
-	subq	12496(%rdi), %rax
+	subq	12504(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	12504(%rdi), %r11
+	movq	12512(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_bitsliced512_gcm_r1_encrypt_data_outside_run_5
-	movq	$0xffff, 12512(%rdi)
+	movq	$0xffff, 12520(%rdi)
 	addq	$32, %rax
-	cmpq	12504(%rdi), %rax
+	cmpq	12512(%rdi), %rax
 	jbe	.Laesgen_bitsliced512_gcm_r1_encrypt_data_fast_first_192
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_outside_run_5:
-	cmpq	$0, 12512(%rdi)
+	cmpq	$0, 12520(%rdi)
 	je	.Laesgen_bitsliced512_gcm_r1_encrypt_data_full_first_192
-	subq	$1, 12512(%rdi)
+	subq	$1, 12520(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm2
@@ -47127,9 +47155,9 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vmovdqa64	%zmm8, %zmm8
 	vmovdqa64	%zmm10, %zmm9
 	movq	%r9, %rax
-	subq	12496(%rdi), %rax
+	subq	12504(%rdi), %rax
 	andq	$255, %rax
-	movq	12504(%rdi), %r10
+	movq	12512(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_bitsliced512_gcm_r1_encrypt_data_run_restart_5
 	addq	$32, %rax
@@ -47137,14 +47165,14 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_run_grown_5
-	movq	$0, 12496(%rdi)
+	movq	$0, 12504(%rdi)
 	movq	$256, %r10
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_run_grown_5:
-	movq	%r10, 12504(%rdi)
+	movq	%r10, 12512(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r1_encrypt_data_run_done_5
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_run_restart_5:
-	movq	%r9, 12496(%rdi)
-	movq	$32, 12504(%rdi)
+	movq	%r9, 12504(%rdi)
+	movq	$32, 12512(%rdi)
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_run_done_5:
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
@@ -48031,20 +48059,22 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm2, 12592(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rdi)
+	movq	%rax, 12480(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r1_encrypt_data_first192
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_first_done192:
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_top192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_drain192
+	cmpq	$0, 12472(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_r1_encrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_bitsliced512_gcm_r1_encrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	12472(%rdi), %rax
+	cmpq	12480(%rdi), %rax
 	jne	.Laesgen_bitsliced512_gcm_r1_encrypt_data_refresh_steady_192
-	cmpq	$256, 12504(%rdi)
+	cmpq	$256, 12512(%rdi)
 	jne	.Laesgen_bitsliced512_gcm_r1_encrypt_data_check_steady_192
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_fast_steady_192:
 	shlq	$4, %r9
@@ -48639,23 +48669,23 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_bitsliced512_gcm_r1_encrypt_data_top192
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_check_steady_192:
 	movq	%r9, %rax
-	subq	12496(%rdi), %rax
+	subq	12504(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	12504(%rdi), %r11
+	movq	12512(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_bitsliced512_gcm_r1_encrypt_data_outside_run_6
-	movq	$0xffff, 12512(%rdi)
+	movq	$0xffff, 12520(%rdi)
 	addq	$32, %rax
-	cmpq	12504(%rdi), %rax
+	cmpq	12512(%rdi), %rax
 	jbe	.Laesgen_bitsliced512_gcm_r1_encrypt_data_fast_steady_192
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_outside_run_6:
-	cmpq	$0, 12512(%rdi)
+	cmpq	$0, 12520(%rdi)
 	je	.Laesgen_bitsliced512_gcm_r1_encrypt_data_spent_steady_192
-	subq	$1, 12512(%rdi)
+	subq	$1, 12520(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm2
@@ -49502,9 +49532,9 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vpxorq	%xmm13, %xmm12, %xmm12
 	vmovdqa64	%xmm12, %xmm0
 	movq	%r9, %rax
-	subq	12496(%rdi), %rax
+	subq	12504(%rdi), %rax
 	andq	$255, %rax
-	movq	12504(%rdi), %r10
+	movq	12512(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_bitsliced512_gcm_r1_encrypt_data_run_restart_6
 	addq	$32, %rax
@@ -49512,14 +49542,14 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_run_grown_6
-	movq	$0, 12496(%rdi)
+	movq	$0, 12504(%rdi)
 	movq	$256, %r10
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_run_grown_6:
-	movq	%r10, 12504(%rdi)
+	movq	%r10, 12512(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r1_encrypt_data_run_done_6
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_run_restart_6:
-	movq	%r9, 12496(%rdi)
-	movq	$32, 12504(%rdi)
+	movq	%r9, 12504(%rdi)
+	movq	$32, 12512(%rdi)
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_run_done_6:
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
@@ -50262,7 +50292,7 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_bitsliced512_gcm_r1_encrypt_data_top192
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_spent_steady_192:
-	movq	12496(%rdi), %rax
+	movq	12504(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -51236,7 +51266,7 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm2, 12592(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rdi)
+	movq	%rax, 12480(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r1_encrypt_data_top192
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_drain192:
 	testq	%rdx, %rdx
@@ -54155,14 +54185,16 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_top256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_r1_decrypt_data_drain256
+	cmpq	$0, 12472(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_r1_decrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_bitsliced512_gcm_r1_decrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	12472(%rdi), %rax
+	cmpq	12480(%rdi), %rax
 	jne	.Laesgen_bitsliced512_gcm_r1_decrypt_data_refresh_steady_256
-	cmpq	$256, 12504(%rdi)
+	cmpq	$256, 12512(%rdi)
 	jne	.Laesgen_bitsliced512_gcm_r1_decrypt_data_check_steady_256
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_fast_steady_256:
 	shlq	$4, %r9
@@ -54757,23 +54789,23 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 	jmp	.Laesgen_bitsliced512_gcm_r1_decrypt_data_top256
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_check_steady_256:
 	movq	%r9, %rax
-	subq	12496(%rdi), %rax
+	subq	12504(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	12504(%rdi), %r11
+	movq	12512(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_bitsliced512_gcm_r1_decrypt_data_outside_run
-	movq	$0xffff, 12512(%rdi)
+	movq	$0xffff, 12520(%rdi)
 	addq	$32, %rax
-	cmpq	12504(%rdi), %rax
+	cmpq	12512(%rdi), %rax
 	jbe	.Laesgen_bitsliced512_gcm_r1_decrypt_data_fast_steady_256
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_outside_run:
-	cmpq	$0, 12512(%rdi)
+	cmpq	$0, 12520(%rdi)
 	je	.Laesgen_bitsliced512_gcm_r1_decrypt_data_spent_steady_256
-	subq	$1, 12512(%rdi)
+	subq	$1, 12520(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm2
@@ -55628,9 +55660,9 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 	vpxorq	%xmm13, %xmm12, %xmm12
 	vmovdqa64	%xmm12, %xmm0
 	movq	%r9, %rax
-	subq	12496(%rdi), %rax
+	subq	12504(%rdi), %rax
 	andq	$255, %rax
-	movq	12504(%rdi), %r10
+	movq	12512(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_bitsliced512_gcm_r1_decrypt_data_run_restart
 	addq	$32, %rax
@@ -55638,14 +55670,14 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_bitsliced512_gcm_r1_decrypt_data_run_grown
-	movq	$0, 12496(%rdi)
+	movq	$0, 12504(%rdi)
 	movq	$256, %r10
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_run_grown:
-	movq	%r10, 12504(%rdi)
+	movq	%r10, 12512(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r1_decrypt_data_run_done
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_run_restart:
-	movq	%r9, 12496(%rdi)
-	movq	$32, 12504(%rdi)
+	movq	%r9, 12504(%rdi)
+	movq	$32, 12512(%rdi)
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_run_done:
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
@@ -56396,7 +56428,7 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_bitsliced512_gcm_r1_decrypt_data_top256
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_spent_steady_256:
-	movq	12496(%rdi), %rax
+	movq	12504(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -57386,7 +57418,7 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 	vmovdqa64	%xmm2, 12592(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rdi)
+	movq	%rax, 12480(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r1_decrypt_data_top256
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_drain256:
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_small256:
@@ -58529,14 +58561,16 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_top128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_r1_decrypt_data_drain128
+	cmpq	$0, 12472(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_r1_decrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_bitsliced512_gcm_r1_decrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	12472(%rdi), %rax
+	cmpq	12480(%rdi), %rax
 	jne	.Laesgen_bitsliced512_gcm_r1_decrypt_data_refresh_steady_128
-	cmpq	$256, 12504(%rdi)
+	cmpq	$256, 12512(%rdi)
 	jne	.Laesgen_bitsliced512_gcm_r1_decrypt_data_check_steady_128
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_fast_steady_128:
 	shlq	$4, %r9
@@ -59131,23 +59165,23 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 	jmp	.Laesgen_bitsliced512_gcm_r1_decrypt_data_top128
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_check_steady_128:
 	movq	%r9, %rax
-	subq	12496(%rdi), %rax
+	subq	12504(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	12504(%rdi), %r11
+	movq	12512(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_bitsliced512_gcm_r1_decrypt_data_outside_run_2
-	movq	$0xffff, 12512(%rdi)
+	movq	$0xffff, 12520(%rdi)
 	addq	$32, %rax
-	cmpq	12504(%rdi), %rax
+	cmpq	12512(%rdi), %rax
 	jbe	.Laesgen_bitsliced512_gcm_r1_decrypt_data_fast_steady_128
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_outside_run_2:
-	cmpq	$0, 12512(%rdi)
+	cmpq	$0, 12520(%rdi)
 	je	.Laesgen_bitsliced512_gcm_r1_decrypt_data_spent_steady_128
-	subq	$1, 12512(%rdi)
+	subq	$1, 12520(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm2
@@ -60002,9 +60036,9 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 	vpxorq	%xmm13, %xmm12, %xmm12
 	vmovdqa64	%xmm12, %xmm0
 	movq	%r9, %rax
-	subq	12496(%rdi), %rax
+	subq	12504(%rdi), %rax
 	andq	$255, %rax
-	movq	12504(%rdi), %r10
+	movq	12512(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_bitsliced512_gcm_r1_decrypt_data_run_restart_2
 	addq	$32, %rax
@@ -60012,14 +60046,14 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_bitsliced512_gcm_r1_decrypt_data_run_grown_2
-	movq	$0, 12496(%rdi)
+	movq	$0, 12504(%rdi)
 	movq	$256, %r10
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_run_grown_2:
-	movq	%r10, 12504(%rdi)
+	movq	%r10, 12512(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r1_decrypt_data_run_done_2
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_run_restart_2:
-	movq	%r9, 12496(%rdi)
-	movq	$32, 12504(%rdi)
+	movq	%r9, 12504(%rdi)
+	movq	$32, 12512(%rdi)
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_run_done_2:
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
@@ -60770,7 +60804,7 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_bitsliced512_gcm_r1_decrypt_data_top128
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_spent_steady_128:
-	movq	12496(%rdi), %rax
+	movq	12504(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -61760,7 +61794,7 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 	vmovdqa64	%xmm2, 12592(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rdi)
+	movq	%rax, 12480(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r1_decrypt_data_top128
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_drain128:
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_small128:
@@ -62903,14 +62937,16 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_top192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_r1_decrypt_data_drain192
+	cmpq	$0, 12472(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_r1_decrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_bitsliced512_gcm_r1_decrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	12472(%rdi), %rax
+	cmpq	12480(%rdi), %rax
 	jne	.Laesgen_bitsliced512_gcm_r1_decrypt_data_refresh_steady_192
-	cmpq	$256, 12504(%rdi)
+	cmpq	$256, 12512(%rdi)
 	jne	.Laesgen_bitsliced512_gcm_r1_decrypt_data_check_steady_192
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_fast_steady_192:
 	shlq	$4, %r9
@@ -63505,23 +63541,23 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 	jmp	.Laesgen_bitsliced512_gcm_r1_decrypt_data_top192
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_check_steady_192:
 	movq	%r9, %rax
-	subq	12496(%rdi), %rax
+	subq	12504(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	12504(%rdi), %r11
+	movq	12512(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_bitsliced512_gcm_r1_decrypt_data_outside_run_3
-	movq	$0xffff, 12512(%rdi)
+	movq	$0xffff, 12520(%rdi)
 	addq	$32, %rax
-	cmpq	12504(%rdi), %rax
+	cmpq	12512(%rdi), %rax
 	jbe	.Laesgen_bitsliced512_gcm_r1_decrypt_data_fast_steady_192
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_outside_run_3:
-	cmpq	$0, 12512(%rdi)
+	cmpq	$0, 12520(%rdi)
 	je	.Laesgen_bitsliced512_gcm_r1_decrypt_data_spent_steady_192
-	subq	$1, 12512(%rdi)
+	subq	$1, 12520(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm2
@@ -64368,9 +64404,9 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 	vpxorq	%xmm13, %xmm12, %xmm12
 	vmovdqa64	%xmm12, %xmm0
 	movq	%r9, %rax
-	subq	12496(%rdi), %rax
+	subq	12504(%rdi), %rax
 	andq	$255, %rax
-	movq	12504(%rdi), %r10
+	movq	12512(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_bitsliced512_gcm_r1_decrypt_data_run_restart_3
 	addq	$32, %rax
@@ -64378,14 +64414,14 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_bitsliced512_gcm_r1_decrypt_data_run_grown_3
-	movq	$0, 12496(%rdi)
+	movq	$0, 12504(%rdi)
 	movq	$256, %r10
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_run_grown_3:
-	movq	%r10, 12504(%rdi)
+	movq	%r10, 12512(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r1_decrypt_data_run_done_3
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_run_restart_3:
-	movq	%r9, 12496(%rdi)
-	movq	$32, 12504(%rdi)
+	movq	%r9, 12504(%rdi)
+	movq	$32, 12512(%rdi)
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_run_done_3:
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
@@ -65128,7 +65164,7 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_bitsliced512_gcm_r1_decrypt_data_top192
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_spent_steady_192:
-	movq	12496(%rdi), %rax
+	movq	12504(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -66102,7 +66138,7 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 	vmovdqa64	%xmm2, 12592(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rdi)
+	movq	%rax, 12480(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r1_decrypt_data_top192
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_drain192:
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_small192:

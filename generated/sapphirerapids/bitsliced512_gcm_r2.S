@@ -7458,7 +7458,7 @@ aesgen_bitsliced512_gcm_r2_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r2_init_hash_key
 .Laesgen_bitsliced512_gcm_r2_init_hash_key:
-	movq	$1, 12488(%rdi)
+	movq	$1, 12496(%rdi)
 	vpxorq	%xmm0, %xmm0, %xmm0
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -12576,10 +12576,13 @@ aesgen_bitsliced512_gcm_r2_seal:
 	movq	%r8, 12448(%rbx)
 	movq	$0, 12456(%rbx)
 	movq	$1, 12464(%rbx)
+	movq	$0, 12472(%rbx)
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced512_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 12368(%rbx)
-	movq	$-1, 12472(%rbx)
+	movq	$-1, 12480(%rbx)
+	cmpq	$0, 12472(%rbx)
+	jne	.Laesgen_bitsliced512_gcm_r2_seal_same_table
 	vmovdqa64	%xmm0, 12432(%rbx)
 	movq	12432(%rbx), %rcx
 	bswapq	%rcx
@@ -12589,16 +12592,16 @@ aesgen_bitsliced512_gcm_r2_seal:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	12480(%rbx), %rdx
+	cmpq	12488(%rbx), %rdx
 	jne	.Laesgen_bitsliced512_gcm_r2_seal_restart
-	cmpq	12488(%rbx), %rax
+	cmpq	12496(%rbx), %rax
 	je	.Laesgen_bitsliced512_gcm_r2_seal_same_table
 .Laesgen_bitsliced512_gcm_r2_seal_restart:
-	movq	%rdx, 12480(%rbx)
-	movq	%rax, 12488(%rbx)
-	movq	$0, 12496(%rbx)
+	movq	%rdx, 12488(%rbx)
+	movq	%rax, 12496(%rbx)
 	movq	$0, 12504(%rbx)
-	movq	$1, 12512(%rbx)
+	movq	$0, 12512(%rbx)
+	movq	$1, 12520(%rbx)
 	jmp	.Laesgen_bitsliced512_gcm_r2_seal_same_table
 .Laesgen_bitsliced512_gcm_r2_seal_same_table:
 	movl	240(%rbx), %eax
@@ -12975,7 +12978,7 @@ aesgen_bitsliced512_gcm_r2_seal:
 	vmovdqa64	%xmm2, 12592(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rbx)
+	movq	%rax, 12480(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -13936,7 +13939,7 @@ aesgen_bitsliced512_gcm_r2_seal:
 	vmovdqa64	%xmm2, 12592(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rbx)
+	movq	%rax, 12480(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -14890,7 +14893,7 @@ aesgen_bitsliced512_gcm_r2_seal:
 	vmovdqa64	%xmm2, 12592(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rbx)
+	movq	%rax, 12480(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -15522,8 +15525,10 @@ aesgen_bitsliced512_gcm_r2_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_bitsliced512_gcm_r2_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 12472(%rbx)
 	jmp	.Laesgen_bitsliced512_gcm_r2_seal_have_j0
 .Laesgen_bitsliced512_gcm_r2_seal_long_nonce:
+	movq	$1, 12472(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	12384(%rbx), %xmm0
@@ -15799,7 +15804,9 @@ aesgen_bitsliced512_gcm_r2_seal:
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced512_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 12368(%rbx)
-	movq	$-1, 12472(%rbx)
+	movq	$-1, 12480(%rbx)
+	cmpq	$0, 12472(%rbx)
+	jne	.Laesgen_bitsliced512_gcm_r2_seal_same_table_2
 	vmovdqa64	%xmm0, 12432(%rbx)
 	movq	12432(%rbx), %rdx
 	bswapq	%rdx
@@ -15809,16 +15816,16 @@ aesgen_bitsliced512_gcm_r2_seal:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	12480(%rbx), %rsi
+	cmpq	12488(%rbx), %rsi
 	jne	.Laesgen_bitsliced512_gcm_r2_seal_restart_2
-	cmpq	12488(%rbx), %rax
+	cmpq	12496(%rbx), %rax
 	je	.Laesgen_bitsliced512_gcm_r2_seal_same_table_2
 .Laesgen_bitsliced512_gcm_r2_seal_restart_2:
-	movq	%rsi, 12480(%rbx)
-	movq	%rax, 12488(%rbx)
-	movq	$0, 12496(%rbx)
+	movq	%rsi, 12488(%rbx)
+	movq	%rax, 12496(%rbx)
 	movq	$0, 12504(%rbx)
-	movq	$1, 12512(%rbx)
+	movq	$0, 12512(%rbx)
+	movq	$1, 12520(%rbx)
 	jmp	.Laesgen_bitsliced512_gcm_r2_seal_same_table_2
 .Laesgen_bitsliced512_gcm_r2_seal_same_table_2:
 	movl	240(%rbx), %eax
@@ -16195,7 +16202,7 @@ aesgen_bitsliced512_gcm_r2_seal:
 	vmovdqa64	%xmm2, 12592(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rbx)
+	movq	%rax, 12480(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -17156,7 +17163,7 @@ aesgen_bitsliced512_gcm_r2_seal:
 	vmovdqa64	%xmm2, 12592(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rbx)
+	movq	%rax, 12480(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -18110,7 +18117,7 @@ aesgen_bitsliced512_gcm_r2_seal:
 	vmovdqa64	%xmm2, 12592(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rbx)
+	movq	%rax, 12480(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -21204,10 +21211,13 @@ aesgen_bitsliced512_gcm_r2_open:
 	movq	%r8, 12448(%rbx)
 	movq	$0, 12456(%rbx)
 	movq	$1, 12464(%rbx)
+	movq	$0, 12472(%rbx)
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced512_gcm_r2_open_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 12368(%rbx)
-	movq	$-1, 12472(%rbx)
+	movq	$-1, 12480(%rbx)
+	cmpq	$0, 12472(%rbx)
+	jne	.Laesgen_bitsliced512_gcm_r2_open_same_table
 	vmovdqa64	%xmm0, 12432(%rbx)
 	movq	12432(%rbx), %rcx
 	bswapq	%rcx
@@ -21217,16 +21227,16 @@ aesgen_bitsliced512_gcm_r2_open:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	12480(%rbx), %rdx
+	cmpq	12488(%rbx), %rdx
 	jne	.Laesgen_bitsliced512_gcm_r2_open_restart
-	cmpq	12488(%rbx), %rax
+	cmpq	12496(%rbx), %rax
 	je	.Laesgen_bitsliced512_gcm_r2_open_same_table
 .Laesgen_bitsliced512_gcm_r2_open_restart:
-	movq	%rdx, 12480(%rbx)
-	movq	%rax, 12488(%rbx)
-	movq	$0, 12496(%rbx)
+	movq	%rdx, 12488(%rbx)
+	movq	%rax, 12496(%rbx)
 	movq	$0, 12504(%rbx)
-	movq	$1, 12512(%rbx)
+	movq	$0, 12512(%rbx)
+	movq	$1, 12520(%rbx)
 	jmp	.Laesgen_bitsliced512_gcm_r2_open_same_table
 .Laesgen_bitsliced512_gcm_r2_open_same_table:
 	movl	240(%rbx), %eax
@@ -21603,7 +21613,7 @@ aesgen_bitsliced512_gcm_r2_open:
 	vmovdqa64	%xmm2, 12592(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rbx)
+	movq	%rax, 12480(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -22564,7 +22574,7 @@ aesgen_bitsliced512_gcm_r2_open:
 	vmovdqa64	%xmm2, 12592(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rbx)
+	movq	%rax, 12480(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -23518,7 +23528,7 @@ aesgen_bitsliced512_gcm_r2_open:
 	vmovdqa64	%xmm2, 12592(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rbx)
+	movq	%rax, 12480(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -24150,8 +24160,10 @@ aesgen_bitsliced512_gcm_r2_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_bitsliced512_gcm_r2_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 12472(%rbx)
 	jmp	.Laesgen_bitsliced512_gcm_r2_open_have_j0
 .Laesgen_bitsliced512_gcm_r2_open_long_nonce:
+	movq	$1, 12472(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	12384(%rbx), %xmm0
@@ -24427,7 +24439,9 @@ aesgen_bitsliced512_gcm_r2_open:
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced512_gcm_r2_open_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 12368(%rbx)
-	movq	$-1, 12472(%rbx)
+	movq	$-1, 12480(%rbx)
+	cmpq	$0, 12472(%rbx)
+	jne	.Laesgen_bitsliced512_gcm_r2_open_same_table_2
 	vmovdqa64	%xmm0, 12432(%rbx)
 	movq	12432(%rbx), %rdx
 	bswapq	%rdx
@@ -24437,16 +24451,16 @@ aesgen_bitsliced512_gcm_r2_open:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	12480(%rbx), %rsi
+	cmpq	12488(%rbx), %rsi
 	jne	.Laesgen_bitsliced512_gcm_r2_open_restart_2
-	cmpq	12488(%rbx), %rax
+	cmpq	12496(%rbx), %rax
 	je	.Laesgen_bitsliced512_gcm_r2_open_same_table_2
 .Laesgen_bitsliced512_gcm_r2_open_restart_2:
-	movq	%rsi, 12480(%rbx)
-	movq	%rax, 12488(%rbx)
-	movq	$0, 12496(%rbx)
+	movq	%rsi, 12488(%rbx)
+	movq	%rax, 12496(%rbx)
 	movq	$0, 12504(%rbx)
-	movq	$1, 12512(%rbx)
+	movq	$0, 12512(%rbx)
+	movq	$1, 12520(%rbx)
 	jmp	.Laesgen_bitsliced512_gcm_r2_open_same_table_2
 .Laesgen_bitsliced512_gcm_r2_open_same_table_2:
 	movl	240(%rbx), %eax
@@ -24823,7 +24837,7 @@ aesgen_bitsliced512_gcm_r2_open:
 	vmovdqa64	%xmm2, 12592(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rbx)
+	movq	%rax, 12480(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -25784,7 +25798,7 @@ aesgen_bitsliced512_gcm_r2_open:
 	vmovdqa64	%xmm2, 12592(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rbx)
+	movq	%rax, 12480(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -26738,7 +26752,7 @@ aesgen_bitsliced512_gcm_r2_open:
 	vmovdqa64	%xmm2, 12592(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rbx)
+	movq	%rax, 12480(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -27858,8 +27872,10 @@ aesgen_bitsliced512_gcm_r2_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_bitsliced512_gcm_r2_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 12472(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r2_start_have_j0
 .Laesgen_bitsliced512_gcm_r2_start_long_nonce:
+	movq	$1, 12472(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	12384(%rdi), %xmm0
@@ -28135,7 +28151,9 @@ aesgen_bitsliced512_gcm_r2_start:
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced512_gcm_r2_start_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 12368(%rdi)
-	movq	$-1, 12472(%rdi)
+	movq	$-1, 12480(%rdi)
+	cmpq	$0, 12472(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_r2_start_same_table
 	vmovdqa64	%xmm0, 12432(%rdi)
 	movq	12432(%rdi), %rcx
 	bswapq	%rcx
@@ -28145,16 +28163,16 @@ aesgen_bitsliced512_gcm_r2_start:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	12480(%rdi), %rdx
+	cmpq	12488(%rdi), %rdx
 	jne	.Laesgen_bitsliced512_gcm_r2_start_restart
-	cmpq	12488(%rdi), %rax
+	cmpq	12496(%rdi), %rax
 	je	.Laesgen_bitsliced512_gcm_r2_start_same_table
 .Laesgen_bitsliced512_gcm_r2_start_restart:
-	movq	%rdx, 12480(%rdi)
-	movq	%rax, 12488(%rdi)
-	movq	$0, 12496(%rdi)
+	movq	%rdx, 12488(%rdi)
+	movq	%rax, 12496(%rdi)
 	movq	$0, 12504(%rdi)
-	movq	$1, 12512(%rdi)
+	movq	$0, 12512(%rdi)
+	movq	$1, 12520(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r2_start_same_table
 .Laesgen_bitsliced512_gcm_r2_start_same_table:
 	movl	240(%rdi), %eax
@@ -28531,7 +28549,7 @@ aesgen_bitsliced512_gcm_r2_start:
 	vmovdqa64	%xmm2, 12592(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rdi)
+	movq	%rax, 12480(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -29492,7 +29510,7 @@ aesgen_bitsliced512_gcm_r2_start:
 	vmovdqa64	%xmm2, 12592(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rdi)
+	movq	%rax, 12480(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -30446,7 +30464,7 @@ aesgen_bitsliced512_gcm_r2_start:
 	vmovdqa64	%xmm2, 12592(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rdi)
+	movq	%rax, 12480(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -31896,14 +31914,16 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_first256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_first_done256
+	cmpq	$0, 12472(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_r2_encrypt_data_full_first_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_bitsliced512_gcm_r2_encrypt_data_full_first_256
 	shrq	$8, %rax
-	cmpq	12472(%rdi), %rax
+	cmpq	12480(%rdi), %rax
 	jne	.Laesgen_bitsliced512_gcm_r2_encrypt_data_refresh_first_256
-	cmpq	$256, 12504(%rdi)
+	cmpq	$256, 12512(%rdi)
 	jne	.Laesgen_bitsliced512_gcm_r2_encrypt_data_check_first_256
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_fast_first_256:
 	shlq	$4, %r9
@@ -32273,23 +32293,23 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_bitsliced512_gcm_r2_encrypt_data_first_done256
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_check_first_256:
 	movq	%r9, %rax
-	subq	12496(%rdi), %rax
+	subq	12504(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	12504(%rdi), %r11
+	movq	12512(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_bitsliced512_gcm_r2_encrypt_data_outside_run
-	movq	$0xffff, 12512(%rdi)
+	movq	$0xffff, 12520(%rdi)
 	addq	$32, %rax
-	cmpq	12504(%rdi), %rax
+	cmpq	12512(%rdi), %rax
 	jbe	.Laesgen_bitsliced512_gcm_r2_encrypt_data_fast_first_256
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_outside_run:
-	cmpq	$0, 12512(%rdi)
+	cmpq	$0, 12520(%rdi)
 	je	.Laesgen_bitsliced512_gcm_r2_encrypt_data_full_first_256
-	subq	$1, 12512(%rdi)
+	subq	$1, 12520(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm2
@@ -33034,9 +33054,9 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vmovdqa64	%zmm8, %zmm8
 	vmovdqa64	%zmm9, %zmm9
 	movq	%r9, %rax
-	subq	12496(%rdi), %rax
+	subq	12504(%rdi), %rax
 	andq	$255, %rax
-	movq	12504(%rdi), %r10
+	movq	12512(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_bitsliced512_gcm_r2_encrypt_data_run_restart
 	addq	$32, %rax
@@ -33044,14 +33064,14 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_run_grown
-	movq	$0, 12496(%rdi)
+	movq	$0, 12504(%rdi)
 	movq	$256, %r10
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_run_grown:
-	movq	%r10, 12504(%rdi)
+	movq	%r10, 12512(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r2_encrypt_data_run_done
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_run_restart:
-	movq	%r9, 12496(%rdi)
-	movq	$32, 12504(%rdi)
+	movq	%r9, 12504(%rdi)
+	movq	$32, 12512(%rdi)
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_run_done:
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
@@ -34076,20 +34096,22 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm2, 12592(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rdi)
+	movq	%rax, 12480(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r2_encrypt_data_first256
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_first_done256:
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_top256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_drain256
+	cmpq	$0, 12472(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_r2_encrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_bitsliced512_gcm_r2_encrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	12472(%rdi), %rax
+	cmpq	12480(%rdi), %rax
 	jne	.Laesgen_bitsliced512_gcm_r2_encrypt_data_refresh_steady_256
-	cmpq	$256, 12504(%rdi)
+	cmpq	$256, 12512(%rdi)
 	jne	.Laesgen_bitsliced512_gcm_r2_encrypt_data_check_steady_256
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_fast_steady_256:
 	shlq	$4, %r9
@@ -34553,23 +34575,23 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_bitsliced512_gcm_r2_encrypt_data_top256
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_check_steady_256:
 	movq	%r9, %rax
-	subq	12496(%rdi), %rax
+	subq	12504(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	12504(%rdi), %r11
+	movq	12512(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_bitsliced512_gcm_r2_encrypt_data_outside_run_2
-	movq	$0xffff, 12512(%rdi)
+	movq	$0xffff, 12520(%rdi)
 	addq	$32, %rax
-	cmpq	12504(%rdi), %rax
+	cmpq	12512(%rdi), %rax
 	jbe	.Laesgen_bitsliced512_gcm_r2_encrypt_data_fast_steady_256
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_outside_run_2:
-	cmpq	$0, 12512(%rdi)
+	cmpq	$0, 12520(%rdi)
 	je	.Laesgen_bitsliced512_gcm_r2_encrypt_data_spent_steady_256
-	subq	$1, 12512(%rdi)
+	subq	$1, 12520(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm2
@@ -35408,9 +35430,9 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vpxorq	%xmm13, %xmm12, %xmm12
 	vmovdqa64	%xmm12, %xmm0
 	movq	%r9, %rax
-	subq	12496(%rdi), %rax
+	subq	12504(%rdi), %rax
 	andq	$255, %rax
-	movq	12504(%rdi), %r10
+	movq	12512(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_bitsliced512_gcm_r2_encrypt_data_run_restart_2
 	addq	$32, %rax
@@ -35418,14 +35440,14 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_run_grown_2
-	movq	$0, 12496(%rdi)
+	movq	$0, 12504(%rdi)
 	movq	$256, %r10
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_run_grown_2:
-	movq	%r10, 12504(%rdi)
+	movq	%r10, 12512(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r2_encrypt_data_run_done_2
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_run_restart_2:
-	movq	%r9, 12496(%rdi)
-	movq	$32, 12504(%rdi)
+	movq	%r9, 12504(%rdi)
+	movq	$32, 12512(%rdi)
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_run_done_2:
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
@@ -36176,7 +36198,7 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_bitsliced512_gcm_r2_encrypt_data_top256
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_spent_steady_256:
-	movq	12496(%rdi), %rax
+	movq	12504(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -37288,7 +37310,7 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm2, 12592(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rdi)
+	movq	%rax, 12480(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r2_encrypt_data_top256
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_drain256:
 	testq	%rdx, %rdx
@@ -39736,14 +39758,16 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_first128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_first_done128
+	cmpq	$0, 12472(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_r2_encrypt_data_full_first_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_bitsliced512_gcm_r2_encrypt_data_full_first_128
 	shrq	$8, %rax
-	cmpq	12472(%rdi), %rax
+	cmpq	12480(%rdi), %rax
 	jne	.Laesgen_bitsliced512_gcm_r2_encrypt_data_refresh_first_128
-	cmpq	$256, 12504(%rdi)
+	cmpq	$256, 12512(%rdi)
 	jne	.Laesgen_bitsliced512_gcm_r2_encrypt_data_check_first_128
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_fast_first_128:
 	shlq	$4, %r9
@@ -40113,23 +40137,23 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_bitsliced512_gcm_r2_encrypt_data_first_done128
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_check_first_128:
 	movq	%r9, %rax
-	subq	12496(%rdi), %rax
+	subq	12504(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	12504(%rdi), %r11
+	movq	12512(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_bitsliced512_gcm_r2_encrypt_data_outside_run_3
-	movq	$0xffff, 12512(%rdi)
+	movq	$0xffff, 12520(%rdi)
 	addq	$32, %rax
-	cmpq	12504(%rdi), %rax
+	cmpq	12512(%rdi), %rax
 	jbe	.Laesgen_bitsliced512_gcm_r2_encrypt_data_fast_first_128
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_outside_run_3:
-	cmpq	$0, 12512(%rdi)
+	cmpq	$0, 12520(%rdi)
 	je	.Laesgen_bitsliced512_gcm_r2_encrypt_data_full_first_128
-	subq	$1, 12512(%rdi)
+	subq	$1, 12520(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm2
@@ -40874,9 +40898,9 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vmovdqa64	%zmm8, %zmm8
 	vmovdqa64	%zmm9, %zmm9
 	movq	%r9, %rax
-	subq	12496(%rdi), %rax
+	subq	12504(%rdi), %rax
 	andq	$255, %rax
-	movq	12504(%rdi), %r10
+	movq	12512(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_bitsliced512_gcm_r2_encrypt_data_run_restart_3
 	addq	$32, %rax
@@ -40884,14 +40908,14 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_run_grown_3
-	movq	$0, 12496(%rdi)
+	movq	$0, 12504(%rdi)
 	movq	$256, %r10
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_run_grown_3:
-	movq	%r10, 12504(%rdi)
+	movq	%r10, 12512(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r2_encrypt_data_run_done_3
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_run_restart_3:
-	movq	%r9, 12496(%rdi)
-	movq	$32, 12504(%rdi)
+	movq	%r9, 12504(%rdi)
+	movq	$32, 12512(%rdi)
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_run_done_3:
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
@@ -41916,20 +41940,22 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm2, 12592(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rdi)
+	movq	%rax, 12480(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r2_encrypt_data_first128
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_first_done128:
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_top128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_drain128
+	cmpq	$0, 12472(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_r2_encrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_bitsliced512_gcm_r2_encrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	12472(%rdi), %rax
+	cmpq	12480(%rdi), %rax
 	jne	.Laesgen_bitsliced512_gcm_r2_encrypt_data_refresh_steady_128
-	cmpq	$256, 12504(%rdi)
+	cmpq	$256, 12512(%rdi)
 	jne	.Laesgen_bitsliced512_gcm_r2_encrypt_data_check_steady_128
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_fast_steady_128:
 	shlq	$4, %r9
@@ -42393,23 +42419,23 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_bitsliced512_gcm_r2_encrypt_data_top128
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_check_steady_128:
 	movq	%r9, %rax
-	subq	12496(%rdi), %rax
+	subq	12504(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	12504(%rdi), %r11
+	movq	12512(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_bitsliced512_gcm_r2_encrypt_data_outside_run_4
-	movq	$0xffff, 12512(%rdi)
+	movq	$0xffff, 12520(%rdi)
 	addq	$32, %rax
-	cmpq	12504(%rdi), %rax
+	cmpq	12512(%rdi), %rax
 	jbe	.Laesgen_bitsliced512_gcm_r2_encrypt_data_fast_steady_128
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_outside_run_4:
-	cmpq	$0, 12512(%rdi)
+	cmpq	$0, 12520(%rdi)
 	je	.Laesgen_bitsliced512_gcm_r2_encrypt_data_spent_steady_128
-	subq	$1, 12512(%rdi)
+	subq	$1, 12520(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm2
@@ -43248,9 +43274,9 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vpxorq	%xmm13, %xmm12, %xmm12
 	vmovdqa64	%xmm12, %xmm0
 	movq	%r9, %rax
-	subq	12496(%rdi), %rax
+	subq	12504(%rdi), %rax
 	andq	$255, %rax
-	movq	12504(%rdi), %r10
+	movq	12512(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_bitsliced512_gcm_r2_encrypt_data_run_restart_4
 	addq	$32, %rax
@@ -43258,14 +43284,14 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_run_grown_4
-	movq	$0, 12496(%rdi)
+	movq	$0, 12504(%rdi)
 	movq	$256, %r10
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_run_grown_4:
-	movq	%r10, 12504(%rdi)
+	movq	%r10, 12512(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r2_encrypt_data_run_done_4
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_run_restart_4:
-	movq	%r9, 12496(%rdi)
-	movq	$32, 12504(%rdi)
+	movq	%r9, 12504(%rdi)
+	movq	$32, 12512(%rdi)
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_run_done_4:
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
@@ -44016,7 +44042,7 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_bitsliced512_gcm_r2_encrypt_data_top128
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_spent_steady_128:
-	movq	12496(%rdi), %rax
+	movq	12504(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -45128,7 +45154,7 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm2, 12592(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rdi)
+	movq	%rax, 12480(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r2_encrypt_data_top128
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_drain128:
 	testq	%rdx, %rdx
@@ -47576,14 +47602,16 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_first192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_first_done192
+	cmpq	$0, 12472(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_r2_encrypt_data_full_first_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_bitsliced512_gcm_r2_encrypt_data_full_first_192
 	shrq	$8, %rax
-	cmpq	12472(%rdi), %rax
+	cmpq	12480(%rdi), %rax
 	jne	.Laesgen_bitsliced512_gcm_r2_encrypt_data_refresh_first_192
-	cmpq	$256, 12504(%rdi)
+	cmpq	$256, 12512(%rdi)
 	jne	.Laesgen_bitsliced512_gcm_r2_encrypt_data_check_first_192
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_fast_first_192:
 	shlq	$4, %r9
@@ -47961,23 +47989,23 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_bitsliced512_gcm_r2_encrypt_data_first_done192
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_check_first_192:
 	movq	%r9, %rax
-	subq	12496(%rdi), %rax
+	subq	12504(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	12504(%rdi), %r11
+	movq	12512(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_bitsliced512_gcm_r2_encrypt_data_outside_run_5
-	movq	$0xffff, 12512(%rdi)
+	movq	$0xffff, 12520(%rdi)
 	addq	$32, %rax
-	cmpq	12504(%rdi), %rax
+	cmpq	12512(%rdi), %rax
 	jbe	.Laesgen_bitsliced512_gcm_r2_encrypt_data_fast_first_192
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_outside_run_5:
-	cmpq	$0, 12512(%rdi)
+	cmpq	$0, 12520(%rdi)
 	je	.Laesgen_bitsliced512_gcm_r2_encrypt_data_full_first_192
-	subq	$1, 12512(%rdi)
+	subq	$1, 12520(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm2
@@ -48730,9 +48758,9 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vmovdqa64	%zmm8, %zmm8
 	vmovdqa64	%zmm9, %zmm9
 	movq	%r9, %rax
-	subq	12496(%rdi), %rax
+	subq	12504(%rdi), %rax
 	andq	$255, %rax
-	movq	12504(%rdi), %r10
+	movq	12512(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_bitsliced512_gcm_r2_encrypt_data_run_restart_5
 	addq	$32, %rax
@@ -48740,14 +48768,14 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_run_grown_5
-	movq	$0, 12496(%rdi)
+	movq	$0, 12504(%rdi)
 	movq	$256, %r10
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_run_grown_5:
-	movq	%r10, 12504(%rdi)
+	movq	%r10, 12512(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r2_encrypt_data_run_done_5
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_run_restart_5:
-	movq	%r9, 12496(%rdi)
-	movq	$32, 12504(%rdi)
+	movq	%r9, 12504(%rdi)
+	movq	$32, 12512(%rdi)
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_run_done_5:
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
@@ -49757,20 +49785,22 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm2, 12592(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rdi)
+	movq	%rax, 12480(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r2_encrypt_data_first192
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_first_done192:
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_top192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_drain192
+	cmpq	$0, 12472(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_r2_encrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_bitsliced512_gcm_r2_encrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	12472(%rdi), %rax
+	cmpq	12480(%rdi), %rax
 	jne	.Laesgen_bitsliced512_gcm_r2_encrypt_data_refresh_steady_192
-	cmpq	$256, 12504(%rdi)
+	cmpq	$256, 12512(%rdi)
 	jne	.Laesgen_bitsliced512_gcm_r2_encrypt_data_check_steady_192
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_fast_steady_192:
 	shlq	$4, %r9
@@ -50242,23 +50272,23 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_bitsliced512_gcm_r2_encrypt_data_top192
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_check_steady_192:
 	movq	%r9, %rax
-	subq	12496(%rdi), %rax
+	subq	12504(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	12504(%rdi), %r11
+	movq	12512(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_bitsliced512_gcm_r2_encrypt_data_outside_run_6
-	movq	$0xffff, 12512(%rdi)
+	movq	$0xffff, 12520(%rdi)
 	addq	$32, %rax
-	cmpq	12504(%rdi), %rax
+	cmpq	12512(%rdi), %rax
 	jbe	.Laesgen_bitsliced512_gcm_r2_encrypt_data_fast_steady_192
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_outside_run_6:
-	cmpq	$0, 12512(%rdi)
+	cmpq	$0, 12520(%rdi)
 	je	.Laesgen_bitsliced512_gcm_r2_encrypt_data_spent_steady_192
-	subq	$1, 12512(%rdi)
+	subq	$1, 12520(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm2
@@ -51105,9 +51135,9 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vpxorq	%xmm13, %xmm12, %xmm12
 	vmovdqa64	%xmm12, %xmm0
 	movq	%r9, %rax
-	subq	12496(%rdi), %rax
+	subq	12504(%rdi), %rax
 	andq	$255, %rax
-	movq	12504(%rdi), %r10
+	movq	12512(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_bitsliced512_gcm_r2_encrypt_data_run_restart_6
 	addq	$32, %rax
@@ -51115,14 +51145,14 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_run_grown_6
-	movq	$0, 12496(%rdi)
+	movq	$0, 12504(%rdi)
 	movq	$256, %r10
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_run_grown_6:
-	movq	%r10, 12504(%rdi)
+	movq	%r10, 12512(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r2_encrypt_data_run_done_6
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_run_restart_6:
-	movq	%r9, 12496(%rdi)
-	movq	$32, 12504(%rdi)
+	movq	%r9, 12504(%rdi)
+	movq	$32, 12512(%rdi)
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_run_done_6:
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
@@ -51865,7 +51895,7 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_bitsliced512_gcm_r2_encrypt_data_top192
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_spent_steady_192:
-	movq	12496(%rdi), %rax
+	movq	12504(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -52962,7 +52992,7 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm2, 12592(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rdi)
+	movq	%rax, 12480(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r2_encrypt_data_top192
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_drain192:
 	testq	%rdx, %rdx
@@ -55872,14 +55902,16 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_top256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_r2_decrypt_data_drain256
+	cmpq	$0, 12472(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_r2_decrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_bitsliced512_gcm_r2_decrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	12472(%rdi), %rax
+	cmpq	12480(%rdi), %rax
 	jne	.Laesgen_bitsliced512_gcm_r2_decrypt_data_refresh_steady_256
-	cmpq	$256, 12504(%rdi)
+	cmpq	$256, 12512(%rdi)
 	jne	.Laesgen_bitsliced512_gcm_r2_decrypt_data_check_steady_256
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_fast_steady_256:
 	shlq	$4, %r9
@@ -56343,23 +56375,23 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 	jmp	.Laesgen_bitsliced512_gcm_r2_decrypt_data_top256
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_check_steady_256:
 	movq	%r9, %rax
-	subq	12496(%rdi), %rax
+	subq	12504(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	12504(%rdi), %r11
+	movq	12512(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_bitsliced512_gcm_r2_decrypt_data_outside_run
-	movq	$0xffff, 12512(%rdi)
+	movq	$0xffff, 12520(%rdi)
 	addq	$32, %rax
-	cmpq	12504(%rdi), %rax
+	cmpq	12512(%rdi), %rax
 	jbe	.Laesgen_bitsliced512_gcm_r2_decrypt_data_fast_steady_256
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_outside_run:
-	cmpq	$0, 12512(%rdi)
+	cmpq	$0, 12520(%rdi)
 	je	.Laesgen_bitsliced512_gcm_r2_decrypt_data_spent_steady_256
-	subq	$1, 12512(%rdi)
+	subq	$1, 12520(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm2
@@ -57198,9 +57230,9 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 	vpxorq	%xmm13, %xmm12, %xmm12
 	vmovdqa64	%xmm12, %xmm0
 	movq	%r9, %rax
-	subq	12496(%rdi), %rax
+	subq	12504(%rdi), %rax
 	andq	$255, %rax
-	movq	12504(%rdi), %r10
+	movq	12512(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_bitsliced512_gcm_r2_decrypt_data_run_restart
 	addq	$32, %rax
@@ -57208,14 +57240,14 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_bitsliced512_gcm_r2_decrypt_data_run_grown
-	movq	$0, 12496(%rdi)
+	movq	$0, 12504(%rdi)
 	movq	$256, %r10
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_run_grown:
-	movq	%r10, 12504(%rdi)
+	movq	%r10, 12512(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r2_decrypt_data_run_done
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_run_restart:
-	movq	%r9, 12496(%rdi)
-	movq	$32, 12504(%rdi)
+	movq	%r9, 12504(%rdi)
+	movq	$32, 12512(%rdi)
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_run_done:
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
@@ -57966,7 +57998,7 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_bitsliced512_gcm_r2_decrypt_data_top256
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_spent_steady_256:
-	movq	12496(%rdi), %rax
+	movq	12504(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -59078,7 +59110,7 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 	vmovdqa64	%xmm2, 12592(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rdi)
+	movq	%rax, 12480(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r2_decrypt_data_top256
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_drain256:
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_small256:
@@ -60221,14 +60253,16 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_top128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_r2_decrypt_data_drain128
+	cmpq	$0, 12472(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_r2_decrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_bitsliced512_gcm_r2_decrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	12472(%rdi), %rax
+	cmpq	12480(%rdi), %rax
 	jne	.Laesgen_bitsliced512_gcm_r2_decrypt_data_refresh_steady_128
-	cmpq	$256, 12504(%rdi)
+	cmpq	$256, 12512(%rdi)
 	jne	.Laesgen_bitsliced512_gcm_r2_decrypt_data_check_steady_128
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_fast_steady_128:
 	shlq	$4, %r9
@@ -60692,23 +60726,23 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 	jmp	.Laesgen_bitsliced512_gcm_r2_decrypt_data_top128
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_check_steady_128:
 	movq	%r9, %rax
-	subq	12496(%rdi), %rax
+	subq	12504(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	12504(%rdi), %r11
+	movq	12512(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_bitsliced512_gcm_r2_decrypt_data_outside_run_2
-	movq	$0xffff, 12512(%rdi)
+	movq	$0xffff, 12520(%rdi)
 	addq	$32, %rax
-	cmpq	12504(%rdi), %rax
+	cmpq	12512(%rdi), %rax
 	jbe	.Laesgen_bitsliced512_gcm_r2_decrypt_data_fast_steady_128
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_outside_run_2:
-	cmpq	$0, 12512(%rdi)
+	cmpq	$0, 12520(%rdi)
 	je	.Laesgen_bitsliced512_gcm_r2_decrypt_data_spent_steady_128
-	subq	$1, 12512(%rdi)
+	subq	$1, 12520(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm2
@@ -61547,9 +61581,9 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 	vpxorq	%xmm13, %xmm12, %xmm12
 	vmovdqa64	%xmm12, %xmm0
 	movq	%r9, %rax
-	subq	12496(%rdi), %rax
+	subq	12504(%rdi), %rax
 	andq	$255, %rax
-	movq	12504(%rdi), %r10
+	movq	12512(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_bitsliced512_gcm_r2_decrypt_data_run_restart_2
 	addq	$32, %rax
@@ -61557,14 +61591,14 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_bitsliced512_gcm_r2_decrypt_data_run_grown_2
-	movq	$0, 12496(%rdi)
+	movq	$0, 12504(%rdi)
 	movq	$256, %r10
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_run_grown_2:
-	movq	%r10, 12504(%rdi)
+	movq	%r10, 12512(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r2_decrypt_data_run_done_2
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_run_restart_2:
-	movq	%r9, 12496(%rdi)
-	movq	$32, 12504(%rdi)
+	movq	%r9, 12504(%rdi)
+	movq	$32, 12512(%rdi)
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_run_done_2:
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
@@ -62315,7 +62349,7 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_bitsliced512_gcm_r2_decrypt_data_top128
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_spent_steady_128:
-	movq	12496(%rdi), %rax
+	movq	12504(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -63427,7 +63461,7 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 	vmovdqa64	%xmm2, 12592(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rdi)
+	movq	%rax, 12480(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r2_decrypt_data_top128
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_drain128:
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_small128:
@@ -64570,14 +64604,16 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_top192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_r2_decrypt_data_drain192
+	cmpq	$0, 12472(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_r2_decrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_bitsliced512_gcm_r2_decrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	12472(%rdi), %rax
+	cmpq	12480(%rdi), %rax
 	jne	.Laesgen_bitsliced512_gcm_r2_decrypt_data_refresh_steady_192
-	cmpq	$256, 12504(%rdi)
+	cmpq	$256, 12512(%rdi)
 	jne	.Laesgen_bitsliced512_gcm_r2_decrypt_data_check_steady_192
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_fast_steady_192:
 	shlq	$4, %r9
@@ -65049,23 +65085,23 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 	jmp	.Laesgen_bitsliced512_gcm_r2_decrypt_data_top192
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_check_steady_192:
 	movq	%r9, %rax
-	subq	12496(%rdi), %rax
+	subq	12504(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	12504(%rdi), %r11
+	movq	12512(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_bitsliced512_gcm_r2_decrypt_data_outside_run_3
-	movq	$0xffff, 12512(%rdi)
+	movq	$0xffff, 12520(%rdi)
 	addq	$32, %rax
-	cmpq	12504(%rdi), %rax
+	cmpq	12512(%rdi), %rax
 	jbe	.Laesgen_bitsliced512_gcm_r2_decrypt_data_fast_steady_192
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_outside_run_3:
-	cmpq	$0, 12512(%rdi)
+	cmpq	$0, 12520(%rdi)
 	je	.Laesgen_bitsliced512_gcm_r2_decrypt_data_spent_steady_192
-	subq	$1, 12512(%rdi)
+	subq	$1, 12520(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm2
@@ -65912,9 +65948,9 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 	vpxorq	%xmm13, %xmm12, %xmm12
 	vmovdqa64	%xmm12, %xmm0
 	movq	%r9, %rax
-	subq	12496(%rdi), %rax
+	subq	12504(%rdi), %rax
 	andq	$255, %rax
-	movq	12504(%rdi), %r10
+	movq	12512(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_bitsliced512_gcm_r2_decrypt_data_run_restart_3
 	addq	$32, %rax
@@ -65922,14 +65958,14 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_bitsliced512_gcm_r2_decrypt_data_run_grown_3
-	movq	$0, 12496(%rdi)
+	movq	$0, 12504(%rdi)
 	movq	$256, %r10
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_run_grown_3:
-	movq	%r10, 12504(%rdi)
+	movq	%r10, 12512(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r2_decrypt_data_run_done_3
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_run_restart_3:
-	movq	%r9, 12496(%rdi)
-	movq	$32, 12504(%rdi)
+	movq	%r9, 12504(%rdi)
+	movq	$32, 12512(%rdi)
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_run_done_3:
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
@@ -66672,7 +66708,7 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_bitsliced512_gcm_r2_decrypt_data_top192
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_spent_steady_192:
-	movq	12496(%rdi), %rax
+	movq	12504(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -67769,7 +67805,7 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 	vmovdqa64	%xmm2, 12592(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 12472(%rdi)
+	movq	%rax, 12480(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r2_decrypt_data_top192
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_drain192:
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_small192:

@@ -740,7 +740,7 @@ aesgen_gfni256_gcm_r1_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_init_hash_key
 .Laesgen_gfni256_gcm_r1_init_hash_key:
-	movq	$1, 552(%rdi)
+	movq	$1, 560(%rdi)
 	vpxor	%xmm0, %xmm0, %xmm0
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -3184,10 +3184,13 @@ aesgen_gfni256_gcm_r1_seal:
 	movq	%rax, 512(%rbx)
 	movq	$0, 520(%rbx)
 	movq	$1, 528(%rbx)
+	movq	$0, 536(%rbx)
 	vpshufb	.Laesgen_gfni256_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni256_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 432(%rbx)
-	movq	$-1, 536(%rbx)
+	movq	$-1, 544(%rbx)
+	cmpq	$0, 536(%rbx)
+	jne	.Laesgen_gfni256_gcm_r1_seal_same_table
 	vmovdqa	%xmm0, 496(%rbx)
 	movq	496(%rbx), %rcx
 	bswapq	%rcx
@@ -3197,16 +3200,16 @@ aesgen_gfni256_gcm_r1_seal:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	544(%rbx), %rdx
+	cmpq	552(%rbx), %rdx
 	jne	.Laesgen_gfni256_gcm_r1_seal_restart
-	cmpq	552(%rbx), %rax
+	cmpq	560(%rbx), %rax
 	je	.Laesgen_gfni256_gcm_r1_seal_same_table
 .Laesgen_gfni256_gcm_r1_seal_restart:
-	movq	%rdx, 544(%rbx)
-	movq	%rax, 552(%rbx)
-	movq	$0, 560(%rbx)
+	movq	%rdx, 552(%rbx)
+	movq	%rax, 560(%rbx)
 	movq	$0, 568(%rbx)
-	movq	$1, 576(%rbx)
+	movq	$0, 576(%rbx)
+	movq	$1, 584(%rbx)
 	jmp	.Laesgen_gfni256_gcm_r1_seal_same_table
 .Laesgen_gfni256_gcm_r1_seal_same_table:
 	movl	240(%rbx), %eax
@@ -3232,7 +3235,7 @@ aesgen_gfni256_gcm_r1_seal:
 	vmovdqa	%xmm2, 624(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 536(%rbx)
+	movq	%rax, 544(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3375,7 +3378,7 @@ aesgen_gfni256_gcm_r1_seal:
 	vmovdqa	%xmm2, 624(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 536(%rbx)
+	movq	%rax, 544(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3482,7 +3485,7 @@ aesgen_gfni256_gcm_r1_seal:
 	vmovdqa	%xmm2, 624(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 536(%rbx)
+	movq	%rax, 544(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3636,8 +3639,10 @@ aesgen_gfni256_gcm_r1_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni256_gcm_r1_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 536(%rbx)
 	jmp	.Laesgen_gfni256_gcm_r1_seal_have_j0
 .Laesgen_gfni256_gcm_r1_seal_long_nonce:
+	movq	$1, 536(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa	448(%rbx), %xmm0
@@ -3913,7 +3918,9 @@ aesgen_gfni256_gcm_r1_seal:
 	vpshufb	.Laesgen_gfni256_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni256_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 432(%rbx)
-	movq	$-1, 536(%rbx)
+	movq	$-1, 544(%rbx)
+	cmpq	$0, 536(%rbx)
+	jne	.Laesgen_gfni256_gcm_r1_seal_same_table_2
 	vmovdqa	%xmm0, 496(%rbx)
 	movq	496(%rbx), %rsi
 	bswapq	%rsi
@@ -3923,16 +3930,16 @@ aesgen_gfni256_gcm_r1_seal:
 	andq	%rdx, %rdi
 	movabsq	$0xff00000000ff0000, %rdx
 	andq	%rsi, %rdx
-	cmpq	544(%rbx), %rdi
+	cmpq	552(%rbx), %rdi
 	jne	.Laesgen_gfni256_gcm_r1_seal_restart_2
-	cmpq	552(%rbx), %rdx
+	cmpq	560(%rbx), %rdx
 	je	.Laesgen_gfni256_gcm_r1_seal_same_table_2
 .Laesgen_gfni256_gcm_r1_seal_restart_2:
-	movq	%rdi, 544(%rbx)
-	movq	%rdx, 552(%rbx)
-	movq	$0, 560(%rbx)
+	movq	%rdi, 552(%rbx)
+	movq	%rdx, 560(%rbx)
 	movq	$0, 568(%rbx)
-	movq	$1, 576(%rbx)
+	movq	$0, 576(%rbx)
+	movq	$1, 584(%rbx)
 	jmp	.Laesgen_gfni256_gcm_r1_seal_same_table_2
 .Laesgen_gfni256_gcm_r1_seal_same_table_2:
 	movl	240(%rbx), %edx
@@ -3958,7 +3965,7 @@ aesgen_gfni256_gcm_r1_seal:
 	vmovdqa	%xmm2, 624(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 536(%rbx)
+	movq	%rdx, 544(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4101,7 +4108,7 @@ aesgen_gfni256_gcm_r1_seal:
 	vmovdqa	%xmm2, 624(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 536(%rbx)
+	movq	%rdx, 544(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4208,7 +4215,7 @@ aesgen_gfni256_gcm_r1_seal:
 	vmovdqa	%xmm2, 624(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 536(%rbx)
+	movq	%rdx, 544(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -6648,10 +6655,13 @@ aesgen_gfni256_gcm_r1_open:
 	movq	%rdi, 512(%rbx)
 	movq	$0, 520(%rbx)
 	movq	$1, 528(%rbx)
+	movq	$0, 536(%rbx)
 	vpshufb	.Laesgen_gfni256_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni256_gcm_r1_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 432(%rbx)
-	movq	$-1, 536(%rbx)
+	movq	$-1, 544(%rbx)
+	cmpq	$0, 536(%rbx)
+	jne	.Laesgen_gfni256_gcm_r1_open_same_table
 	vmovdqa	%xmm0, 496(%rbx)
 	movq	496(%rbx), %rcx
 	bswapq	%rcx
@@ -6661,16 +6671,16 @@ aesgen_gfni256_gcm_r1_open:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	544(%rbx), %rdx
+	cmpq	552(%rbx), %rdx
 	jne	.Laesgen_gfni256_gcm_r1_open_restart
-	cmpq	552(%rbx), %rax
+	cmpq	560(%rbx), %rax
 	je	.Laesgen_gfni256_gcm_r1_open_same_table
 .Laesgen_gfni256_gcm_r1_open_restart:
-	movq	%rdx, 544(%rbx)
-	movq	%rax, 552(%rbx)
-	movq	$0, 560(%rbx)
+	movq	%rdx, 552(%rbx)
+	movq	%rax, 560(%rbx)
 	movq	$0, 568(%rbx)
-	movq	$1, 576(%rbx)
+	movq	$0, 576(%rbx)
+	movq	$1, 584(%rbx)
 	jmp	.Laesgen_gfni256_gcm_r1_open_same_table
 .Laesgen_gfni256_gcm_r1_open_same_table:
 	movl	240(%rbx), %eax
@@ -6696,7 +6706,7 @@ aesgen_gfni256_gcm_r1_open:
 	vmovdqa	%xmm2, 624(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 536(%rbx)
+	movq	%rax, 544(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -6839,7 +6849,7 @@ aesgen_gfni256_gcm_r1_open:
 	vmovdqa	%xmm2, 624(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 536(%rbx)
+	movq	%rax, 544(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -6946,7 +6956,7 @@ aesgen_gfni256_gcm_r1_open:
 	vmovdqa	%xmm2, 624(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 536(%rbx)
+	movq	%rax, 544(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -7100,8 +7110,10 @@ aesgen_gfni256_gcm_r1_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni256_gcm_r1_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 536(%rbx)
 	jmp	.Laesgen_gfni256_gcm_r1_open_have_j0
 .Laesgen_gfni256_gcm_r1_open_long_nonce:
+	movq	$1, 536(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	448(%rbx), %xmm0
@@ -7377,7 +7389,9 @@ aesgen_gfni256_gcm_r1_open:
 	vpshufb	.Laesgen_gfni256_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni256_gcm_r1_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 432(%rbx)
-	movq	$-1, 536(%rbx)
+	movq	$-1, 544(%rbx)
+	cmpq	$0, 536(%rbx)
+	jne	.Laesgen_gfni256_gcm_r1_open_same_table_2
 	vmovdqa	%xmm0, 496(%rbx)
 	movq	496(%rbx), %rdx
 	bswapq	%rdx
@@ -7387,16 +7401,16 @@ aesgen_gfni256_gcm_r1_open:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	544(%rbx), %rsi
+	cmpq	552(%rbx), %rsi
 	jne	.Laesgen_gfni256_gcm_r1_open_restart_2
-	cmpq	552(%rbx), %rax
+	cmpq	560(%rbx), %rax
 	je	.Laesgen_gfni256_gcm_r1_open_same_table_2
 .Laesgen_gfni256_gcm_r1_open_restart_2:
-	movq	%rsi, 544(%rbx)
-	movq	%rax, 552(%rbx)
-	movq	$0, 560(%rbx)
+	movq	%rsi, 552(%rbx)
+	movq	%rax, 560(%rbx)
 	movq	$0, 568(%rbx)
-	movq	$1, 576(%rbx)
+	movq	$0, 576(%rbx)
+	movq	$1, 584(%rbx)
 	jmp	.Laesgen_gfni256_gcm_r1_open_same_table_2
 .Laesgen_gfni256_gcm_r1_open_same_table_2:
 	movl	240(%rbx), %eax
@@ -7422,7 +7436,7 @@ aesgen_gfni256_gcm_r1_open:
 	vmovdqa	%xmm2, 624(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 536(%rbx)
+	movq	%rax, 544(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -7565,7 +7579,7 @@ aesgen_gfni256_gcm_r1_open:
 	vmovdqa	%xmm2, 624(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 536(%rbx)
+	movq	%rax, 544(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -7672,7 +7686,7 @@ aesgen_gfni256_gcm_r1_open:
 	vmovdqa	%xmm2, 624(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 536(%rbx)
+	movq	%rax, 544(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -8314,8 +8328,10 @@ aesgen_gfni256_gcm_r1_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni256_gcm_r1_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 536(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_start_have_j0
 .Laesgen_gfni256_gcm_r1_start_long_nonce:
+	movq	$1, 536(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	448(%rdi), %xmm0
@@ -8591,7 +8607,9 @@ aesgen_gfni256_gcm_r1_start:
 	vpshufb	.Laesgen_gfni256_gcm_r1_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni256_gcm_r1_start_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 432(%rdi)
-	movq	$-1, 536(%rdi)
+	movq	$-1, 544(%rdi)
+	cmpq	$0, 536(%rdi)
+	jne	.Laesgen_gfni256_gcm_r1_start_same_table
 	vmovdqa	%xmm0, 496(%rdi)
 	movq	496(%rdi), %rcx
 	bswapq	%rcx
@@ -8601,16 +8619,16 @@ aesgen_gfni256_gcm_r1_start:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	544(%rdi), %rdx
+	cmpq	552(%rdi), %rdx
 	jne	.Laesgen_gfni256_gcm_r1_start_restart
-	cmpq	552(%rdi), %rax
+	cmpq	560(%rdi), %rax
 	je	.Laesgen_gfni256_gcm_r1_start_same_table
 .Laesgen_gfni256_gcm_r1_start_restart:
-	movq	%rdx, 544(%rdi)
-	movq	%rax, 552(%rdi)
-	movq	$0, 560(%rdi)
+	movq	%rdx, 552(%rdi)
+	movq	%rax, 560(%rdi)
 	movq	$0, 568(%rdi)
-	movq	$1, 576(%rdi)
+	movq	$0, 576(%rdi)
+	movq	$1, 584(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_start_same_table
 .Laesgen_gfni256_gcm_r1_start_same_table:
 	movl	240(%rdi), %eax
@@ -8636,7 +8654,7 @@ aesgen_gfni256_gcm_r1_start:
 	vmovdqa	%xmm2, 624(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 536(%rdi)
+	movq	%rax, 544(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -8779,7 +8797,7 @@ aesgen_gfni256_gcm_r1_start:
 	vmovdqa	%xmm2, 624(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 536(%rdi)
+	movq	%rax, 544(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -8886,7 +8904,7 @@ aesgen_gfni256_gcm_r1_start:
 	vmovdqa	%xmm2, 624(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 536(%rdi)
+	movq	%rax, 544(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -9819,14 +9837,16 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 .Laesgen_gfni256_gcm_r1_encrypt_data_first256:
 	cmpq	$160, %rdx
 	jb	.Laesgen_gfni256_gcm_r1_encrypt_data_first_done256
+	cmpq	$0, 536(%rdi)
+	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_full_first_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$246, %r8
 	ja	.Laesgen_gfni256_gcm_r1_encrypt_data_full_first_256
 	shrq	$8, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_refresh_first_256
-	cmpq	$256, 568(%rdi)
+	cmpq	$256, 576(%rdi)
 	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_check_first_256
 .Laesgen_gfni256_gcm_r1_encrypt_data_fast_first_256:
 	shlq	$4, %r8
@@ -10365,23 +10385,23 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_first_done256
 .Laesgen_gfni256_gcm_r1_encrypt_data_check_first_256:
 	movq	%r8, %rax
-	subq	560(%rdi), %rax
+	subq	568(%rdi), %rax
 	andq	$255, %rax
 	leaq	10(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	568(%rdi), %r10
+	movq	576(%rdi), %r10
 	addq	$9, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r1_encrypt_data_outside_run
-	movq	$0xffff, 576(%rdi)
+	movq	$0xffff, 584(%rdi)
 	addq	$10, %rax
-	cmpq	568(%rdi), %rax
+	cmpq	576(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r1_encrypt_data_fast_first_256
 .Laesgen_gfni256_gcm_r1_encrypt_data_outside_run:
-	cmpq	$0, 576(%rdi)
+	cmpq	$0, 584(%rdi)
 	je	.Laesgen_gfni256_gcm_r1_encrypt_data_full_first_256
-	subq	$1, 576(%rdi)
+	subq	$1, 584(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -10965,9 +10985,9 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni256_gcm_r1_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm6, %ymm6
 	vpxor	%ymm7, %ymm6, %ymm6
 	movq	%r8, %rax
-	subq	560(%rdi), %rax
+	subq	568(%rdi), %rax
 	andq	$255, %rax
-	movq	568(%rdi), %r9
+	movq	576(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r1_encrypt_data_run_restart
 	addq	$10, %rax
@@ -10975,14 +10995,14 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r1_encrypt_data_run_grown
-	movq	$0, 560(%rdi)
+	movq	$0, 568(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_grown:
-	movq	%r9, 568(%rdi)
+	movq	%r9, 576(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_run_done
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_restart:
-	movq	%r8, 560(%rdi)
-	movq	$10, 568(%rdi)
+	movq	%r8, 568(%rdi)
+	movq	$10, 576(%rdi)
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_done:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -11596,20 +11616,22 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 624(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 536(%rdi)
+	movq	%rax, 544(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_first256
 .Laesgen_gfni256_gcm_r1_encrypt_data_first_done256:
 .Laesgen_gfni256_gcm_r1_encrypt_data_top256:
 	cmpq	$160, %rdx
 	jb	.Laesgen_gfni256_gcm_r1_encrypt_data_drain256
+	cmpq	$0, 536(%rdi)
+	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$246, %r8
 	ja	.Laesgen_gfni256_gcm_r1_encrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_refresh_steady_256
-	cmpq	$256, 568(%rdi)
+	cmpq	$256, 576(%rdi)
 	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_check_steady_256
 .Laesgen_gfni256_gcm_r1_encrypt_data_fast_steady_256:
 	shlq	$4, %r8
@@ -12212,23 +12234,23 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_top256
 .Laesgen_gfni256_gcm_r1_encrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	560(%rdi), %rax
+	subq	568(%rdi), %rax
 	andq	$255, %rax
 	leaq	10(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	568(%rdi), %r10
+	movq	576(%rdi), %r10
 	addq	$9, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r1_encrypt_data_outside_run_2
-	movq	$0xffff, 576(%rdi)
+	movq	$0xffff, 584(%rdi)
 	addq	$10, %rax
-	cmpq	568(%rdi), %rax
+	cmpq	576(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r1_encrypt_data_fast_steady_256
 .Laesgen_gfni256_gcm_r1_encrypt_data_outside_run_2:
-	cmpq	$0, 576(%rdi)
+	cmpq	$0, 584(%rdi)
 	je	.Laesgen_gfni256_gcm_r1_encrypt_data_spent_steady_256
-	subq	$1, 576(%rdi)
+	subq	$1, 584(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -12876,9 +12898,9 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vpxor	%ymm0, %ymm6, %ymm6
 	vmovdqa	%xmm9, %xmm0
 	movq	%r8, %rax
-	subq	560(%rdi), %rax
+	subq	568(%rdi), %rax
 	andq	$255, %rax
-	movq	568(%rdi), %r9
+	movq	576(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r1_encrypt_data_run_restart_2
 	addq	$10, %rax
@@ -12886,14 +12908,14 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r1_encrypt_data_run_grown_2
-	movq	$0, 560(%rdi)
+	movq	$0, 568(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_grown_2:
-	movq	%r9, 568(%rdi)
+	movq	%r9, 576(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_run_done_2
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_restart_2:
-	movq	%r8, 560(%rdi)
-	movq	$10, 568(%rdi)
+	movq	%r8, 568(%rdi)
+	movq	$10, 576(%rdi)
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_done_2:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -13554,7 +13576,7 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	subq	$160, %rdx
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_top256
 .Laesgen_gfni256_gcm_r1_encrypt_data_spent_steady_256:
-	movq	560(%rdi), %rax
+	movq	568(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -14231,7 +14253,7 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 624(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 536(%rdi)
+	movq	%rax, 544(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_top256
 .Laesgen_gfni256_gcm_r1_encrypt_data_drain256:
 	vmovdqu	-160(%rcx), %ymm2
@@ -15157,14 +15179,16 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 .Laesgen_gfni256_gcm_r1_encrypt_data_first128:
 	cmpq	$160, %rdx
 	jb	.Laesgen_gfni256_gcm_r1_encrypt_data_first_done128
+	cmpq	$0, 536(%rdi)
+	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_full_first_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$246, %r8
 	ja	.Laesgen_gfni256_gcm_r1_encrypt_data_full_first_128
 	shrq	$8, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_refresh_first_128
-	cmpq	$256, 568(%rdi)
+	cmpq	$256, 576(%rdi)
 	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_check_first_128
 .Laesgen_gfni256_gcm_r1_encrypt_data_fast_first_128:
 	shlq	$4, %r8
@@ -15539,23 +15563,23 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_first_done128
 .Laesgen_gfni256_gcm_r1_encrypt_data_check_first_128:
 	movq	%r8, %rax
-	subq	560(%rdi), %rax
+	subq	568(%rdi), %rax
 	andq	$255, %rax
 	leaq	10(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	568(%rdi), %r10
+	movq	576(%rdi), %r10
 	addq	$9, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r1_encrypt_data_outside_run_3
-	movq	$0xffff, 576(%rdi)
+	movq	$0xffff, 584(%rdi)
 	addq	$10, %rax
-	cmpq	568(%rdi), %rax
+	cmpq	576(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r1_encrypt_data_fast_first_128
 .Laesgen_gfni256_gcm_r1_encrypt_data_outside_run_3:
-	cmpq	$0, 576(%rdi)
+	cmpq	$0, 584(%rdi)
 	je	.Laesgen_gfni256_gcm_r1_encrypt_data_full_first_128
-	subq	$1, 576(%rdi)
+	subq	$1, 584(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -15975,9 +15999,9 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni256_gcm_r1_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm6, %ymm6
 	vpxor	%ymm7, %ymm6, %ymm6
 	movq	%r8, %rax
-	subq	560(%rdi), %rax
+	subq	568(%rdi), %rax
 	andq	$255, %rax
-	movq	568(%rdi), %r9
+	movq	576(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r1_encrypt_data_run_restart_3
 	addq	$10, %rax
@@ -15985,14 +16009,14 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r1_encrypt_data_run_grown_3
-	movq	$0, 560(%rdi)
+	movq	$0, 568(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_grown_3:
-	movq	%r9, 568(%rdi)
+	movq	%r9, 576(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_run_done_3
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_restart_3:
-	movq	%r8, 560(%rdi)
-	movq	$10, 568(%rdi)
+	movq	%r8, 568(%rdi)
+	movq	$10, 576(%rdi)
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_done_3:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -16442,20 +16466,22 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 624(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 536(%rdi)
+	movq	%rax, 544(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_first128
 .Laesgen_gfni256_gcm_r1_encrypt_data_first_done128:
 .Laesgen_gfni256_gcm_r1_encrypt_data_top128:
 	cmpq	$160, %rdx
 	jb	.Laesgen_gfni256_gcm_r1_encrypt_data_drain128
+	cmpq	$0, 536(%rdi)
+	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$246, %r8
 	ja	.Laesgen_gfni256_gcm_r1_encrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_refresh_steady_128
-	cmpq	$256, 568(%rdi)
+	cmpq	$256, 576(%rdi)
 	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_check_steady_128
 .Laesgen_gfni256_gcm_r1_encrypt_data_fast_steady_128:
 	shlq	$4, %r8
@@ -16894,23 +16920,23 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_top128
 .Laesgen_gfni256_gcm_r1_encrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	560(%rdi), %rax
+	subq	568(%rdi), %rax
 	andq	$255, %rax
 	leaq	10(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	568(%rdi), %r10
+	movq	576(%rdi), %r10
 	addq	$9, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r1_encrypt_data_outside_run_4
-	movq	$0xffff, 576(%rdi)
+	movq	$0xffff, 584(%rdi)
 	addq	$10, %rax
-	cmpq	568(%rdi), %rax
+	cmpq	576(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r1_encrypt_data_fast_steady_128
 .Laesgen_gfni256_gcm_r1_encrypt_data_outside_run_4:
-	cmpq	$0, 576(%rdi)
+	cmpq	$0, 584(%rdi)
 	je	.Laesgen_gfni256_gcm_r1_encrypt_data_spent_steady_128
-	subq	$1, 576(%rdi)
+	subq	$1, 584(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -17394,9 +17420,9 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vpxor	%ymm0, %ymm6, %ymm6
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	560(%rdi), %rax
+	subq	568(%rdi), %rax
 	andq	$255, %rax
-	movq	568(%rdi), %r9
+	movq	576(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r1_encrypt_data_run_restart_4
 	addq	$10, %rax
@@ -17404,14 +17430,14 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r1_encrypt_data_run_grown_4
-	movq	$0, 560(%rdi)
+	movq	$0, 568(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_grown_4:
-	movq	%r9, 568(%rdi)
+	movq	%r9, 576(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_run_done_4
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_restart_4:
-	movq	%r8, 560(%rdi)
-	movq	$10, 568(%rdi)
+	movq	%r8, 568(%rdi)
+	movq	$10, 576(%rdi)
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_done_4:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -17908,7 +17934,7 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	subq	$160, %rdx
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_top128
 .Laesgen_gfni256_gcm_r1_encrypt_data_spent_steady_128:
-	movq	560(%rdi), %rax
+	movq	568(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -18421,7 +18447,7 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 624(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 536(%rdi)
+	movq	%rax, 544(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_top128
 .Laesgen_gfni256_gcm_r1_encrypt_data_drain128:
 	vmovdqu	-160(%rcx), %ymm2
@@ -19143,14 +19169,16 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 .Laesgen_gfni256_gcm_r1_encrypt_data_first192:
 	cmpq	$160, %rdx
 	jb	.Laesgen_gfni256_gcm_r1_encrypt_data_first_done192
+	cmpq	$0, 536(%rdi)
+	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_full_first_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$246, %r8
 	ja	.Laesgen_gfni256_gcm_r1_encrypt_data_full_first_192
 	shrq	$8, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_refresh_first_192
-	cmpq	$256, 568(%rdi)
+	cmpq	$256, 576(%rdi)
 	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_check_first_192
 .Laesgen_gfni256_gcm_r1_encrypt_data_fast_first_192:
 	shlq	$4, %r8
@@ -19602,23 +19630,23 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_first_done192
 .Laesgen_gfni256_gcm_r1_encrypt_data_check_first_192:
 	movq	%r8, %rax
-	subq	560(%rdi), %rax
+	subq	568(%rdi), %rax
 	andq	$255, %rax
 	leaq	10(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	568(%rdi), %r10
+	movq	576(%rdi), %r10
 	addq	$9, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r1_encrypt_data_outside_run_5
-	movq	$0xffff, 576(%rdi)
+	movq	$0xffff, 584(%rdi)
 	addq	$10, %rax
-	cmpq	568(%rdi), %rax
+	cmpq	576(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r1_encrypt_data_fast_first_192
 .Laesgen_gfni256_gcm_r1_encrypt_data_outside_run_5:
-	cmpq	$0, 576(%rdi)
+	cmpq	$0, 584(%rdi)
 	je	.Laesgen_gfni256_gcm_r1_encrypt_data_full_first_192
-	subq	$1, 576(%rdi)
+	subq	$1, 584(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -20115,9 +20143,9 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_encrypt_data_gfni_sbox256(%rip), %ymm6, %ymm6
 	vpxor	%ymm7, %ymm6, %ymm6
 	movq	%r8, %rax
-	subq	560(%rdi), %rax
+	subq	568(%rdi), %rax
 	andq	$255, %rax
-	movq	568(%rdi), %r9
+	movq	576(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r1_encrypt_data_run_restart_5
 	addq	$10, %rax
@@ -20125,14 +20153,14 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r1_encrypt_data_run_grown_5
-	movq	$0, 560(%rdi)
+	movq	$0, 568(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_grown_5:
-	movq	%r9, 568(%rdi)
+	movq	%r9, 576(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_run_done_5
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_restart_5:
-	movq	%r8, 560(%rdi)
-	movq	$10, 568(%rdi)
+	movq	%r8, 568(%rdi)
+	movq	$10, 576(%rdi)
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_done_5:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -20659,20 +20687,22 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 624(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 536(%rdi)
+	movq	%rax, 544(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_first192
 .Laesgen_gfni256_gcm_r1_encrypt_data_first_done192:
 .Laesgen_gfni256_gcm_r1_encrypt_data_top192:
 	cmpq	$160, %rdx
 	jb	.Laesgen_gfni256_gcm_r1_encrypt_data_drain192
+	cmpq	$0, 536(%rdi)
+	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$246, %r8
 	ja	.Laesgen_gfni256_gcm_r1_encrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_refresh_steady_192
-	cmpq	$256, 568(%rdi)
+	cmpq	$256, 576(%rdi)
 	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_check_steady_192
 .Laesgen_gfni256_gcm_r1_encrypt_data_fast_steady_192:
 	shlq	$4, %r8
@@ -21188,23 +21218,23 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_top192
 .Laesgen_gfni256_gcm_r1_encrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	560(%rdi), %rax
+	subq	568(%rdi), %rax
 	andq	$255, %rax
 	leaq	10(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	568(%rdi), %r10
+	movq	576(%rdi), %r10
 	addq	$9, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r1_encrypt_data_outside_run_6
-	movq	$0xffff, 576(%rdi)
+	movq	$0xffff, 584(%rdi)
 	addq	$10, %rax
-	cmpq	568(%rdi), %rax
+	cmpq	576(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r1_encrypt_data_fast_steady_192
 .Laesgen_gfni256_gcm_r1_encrypt_data_outside_run_6:
-	cmpq	$0, 576(%rdi)
+	cmpq	$0, 584(%rdi)
 	je	.Laesgen_gfni256_gcm_r1_encrypt_data_spent_steady_192
-	subq	$1, 576(%rdi)
+	subq	$1, 584(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -21765,9 +21795,9 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vpxor	%ymm0, %ymm6, %ymm6
 	vmovdqa	%xmm9, %xmm0
 	movq	%r8, %rax
-	subq	560(%rdi), %rax
+	subq	568(%rdi), %rax
 	andq	$255, %rax
-	movq	568(%rdi), %r9
+	movq	576(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r1_encrypt_data_run_restart_6
 	addq	$10, %rax
@@ -21775,14 +21805,14 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r1_encrypt_data_run_grown_6
-	movq	$0, 560(%rdi)
+	movq	$0, 568(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_grown_6:
-	movq	%r9, 568(%rdi)
+	movq	%r9, 576(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_run_done_6
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_restart_6:
-	movq	%r8, 560(%rdi)
-	movq	$10, 568(%rdi)
+	movq	%r8, 568(%rdi)
+	movq	$10, 576(%rdi)
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_done_6:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -22356,7 +22386,7 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	subq	$160, %rdx
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_top192
 .Laesgen_gfni256_gcm_r1_encrypt_data_spent_steady_192:
-	movq	560(%rdi), %rax
+	movq	568(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -22946,7 +22976,7 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 624(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 536(%rdi)
+	movq	%rax, 544(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_top192
 .Laesgen_gfni256_gcm_r1_encrypt_data_drain192:
 	vmovdqu	-160(%rcx), %ymm2
@@ -24017,14 +24047,16 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 .Laesgen_gfni256_gcm_r1_decrypt_data_top256:
 	cmpq	$160, %rdx
 	jb	.Laesgen_gfni256_gcm_r1_decrypt_data_drain256
+	cmpq	$0, 536(%rdi)
+	jne	.Laesgen_gfni256_gcm_r1_decrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$246, %r8
 	ja	.Laesgen_gfni256_gcm_r1_decrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r1_decrypt_data_refresh_steady_256
-	cmpq	$256, 568(%rdi)
+	cmpq	$256, 576(%rdi)
 	jne	.Laesgen_gfni256_gcm_r1_decrypt_data_check_steady_256
 .Laesgen_gfni256_gcm_r1_decrypt_data_fast_steady_256:
 	shlq	$4, %r8
@@ -24627,23 +24659,23 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r1_decrypt_data_top256
 .Laesgen_gfni256_gcm_r1_decrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	560(%rdi), %rax
+	subq	568(%rdi), %rax
 	andq	$255, %rax
 	leaq	10(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	568(%rdi), %r10
+	movq	576(%rdi), %r10
 	addq	$9, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r1_decrypt_data_outside_run
-	movq	$0xffff, 576(%rdi)
+	movq	$0xffff, 584(%rdi)
 	addq	$10, %rax
-	cmpq	568(%rdi), %rax
+	cmpq	576(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r1_decrypt_data_fast_steady_256
 .Laesgen_gfni256_gcm_r1_decrypt_data_outside_run:
-	cmpq	$0, 576(%rdi)
+	cmpq	$0, 584(%rdi)
 	je	.Laesgen_gfni256_gcm_r1_decrypt_data_spent_steady_256
-	subq	$1, 576(%rdi)
+	subq	$1, 584(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -25291,9 +25323,9 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	vpxor	%ymm0, %ymm6, %ymm6
 	vmovdqa	%xmm9, %xmm0
 	movq	%r8, %rax
-	subq	560(%rdi), %rax
+	subq	568(%rdi), %rax
 	andq	$255, %rax
-	movq	568(%rdi), %r9
+	movq	576(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r1_decrypt_data_run_restart
 	addq	$10, %rax
@@ -25301,14 +25333,14 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r1_decrypt_data_run_grown
-	movq	$0, 560(%rdi)
+	movq	$0, 568(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r1_decrypt_data_run_grown:
-	movq	%r9, 568(%rdi)
+	movq	%r9, 576(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_decrypt_data_run_done
 .Laesgen_gfni256_gcm_r1_decrypt_data_run_restart:
-	movq	%r8, 560(%rdi)
-	movq	$10, 568(%rdi)
+	movq	%r8, 568(%rdi)
+	movq	$10, 576(%rdi)
 .Laesgen_gfni256_gcm_r1_decrypt_data_run_done:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -25969,7 +26001,7 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	subq	$160, %rdx
 	jmp	.Laesgen_gfni256_gcm_r1_decrypt_data_top256
 .Laesgen_gfni256_gcm_r1_decrypt_data_spent_steady_256:
-	movq	560(%rdi), %rax
+	movq	568(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -26646,7 +26678,7 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	vmovdqa	%xmm2, 624(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 536(%rdi)
+	movq	%rax, 544(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_decrypt_data_top256
 .Laesgen_gfni256_gcm_r1_decrypt_data_drain256:
 .Laesgen_gfni256_gcm_r1_decrypt_data_small256:
@@ -27509,14 +27541,16 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 .Laesgen_gfni256_gcm_r1_decrypt_data_top128:
 	cmpq	$160, %rdx
 	jb	.Laesgen_gfni256_gcm_r1_decrypt_data_drain128
+	cmpq	$0, 536(%rdi)
+	jne	.Laesgen_gfni256_gcm_r1_decrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$246, %r8
 	ja	.Laesgen_gfni256_gcm_r1_decrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r1_decrypt_data_refresh_steady_128
-	cmpq	$256, 568(%rdi)
+	cmpq	$256, 576(%rdi)
 	jne	.Laesgen_gfni256_gcm_r1_decrypt_data_check_steady_128
 .Laesgen_gfni256_gcm_r1_decrypt_data_fast_steady_128:
 	shlq	$4, %r8
@@ -27955,23 +27989,23 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r1_decrypt_data_top128
 .Laesgen_gfni256_gcm_r1_decrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	560(%rdi), %rax
+	subq	568(%rdi), %rax
 	andq	$255, %rax
 	leaq	10(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	568(%rdi), %r10
+	movq	576(%rdi), %r10
 	addq	$9, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r1_decrypt_data_outside_run_2
-	movq	$0xffff, 576(%rdi)
+	movq	$0xffff, 584(%rdi)
 	addq	$10, %rax
-	cmpq	568(%rdi), %rax
+	cmpq	576(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r1_decrypt_data_fast_steady_128
 .Laesgen_gfni256_gcm_r1_decrypt_data_outside_run_2:
-	cmpq	$0, 576(%rdi)
+	cmpq	$0, 584(%rdi)
 	je	.Laesgen_gfni256_gcm_r1_decrypt_data_spent_steady_128
-	subq	$1, 576(%rdi)
+	subq	$1, 584(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -28455,9 +28489,9 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	vpxor	%ymm0, %ymm6, %ymm6
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	560(%rdi), %rax
+	subq	568(%rdi), %rax
 	andq	$255, %rax
-	movq	568(%rdi), %r9
+	movq	576(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r1_decrypt_data_run_restart_2
 	addq	$10, %rax
@@ -28465,14 +28499,14 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r1_decrypt_data_run_grown_2
-	movq	$0, 560(%rdi)
+	movq	$0, 568(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r1_decrypt_data_run_grown_2:
-	movq	%r9, 568(%rdi)
+	movq	%r9, 576(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_decrypt_data_run_done_2
 .Laesgen_gfni256_gcm_r1_decrypt_data_run_restart_2:
-	movq	%r8, 560(%rdi)
-	movq	$10, 568(%rdi)
+	movq	%r8, 568(%rdi)
+	movq	$10, 576(%rdi)
 .Laesgen_gfni256_gcm_r1_decrypt_data_run_done_2:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -28969,7 +29003,7 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	subq	$160, %rdx
 	jmp	.Laesgen_gfni256_gcm_r1_decrypt_data_top128
 .Laesgen_gfni256_gcm_r1_decrypt_data_spent_steady_128:
-	movq	560(%rdi), %rax
+	movq	568(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -29482,7 +29516,7 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	vmovdqa	%xmm2, 624(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 536(%rdi)
+	movq	%rax, 544(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_decrypt_data_top128
 .Laesgen_gfni256_gcm_r1_decrypt_data_drain128:
 .Laesgen_gfni256_gcm_r1_decrypt_data_small128:
@@ -30141,14 +30175,16 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 .Laesgen_gfni256_gcm_r1_decrypt_data_top192:
 	cmpq	$160, %rdx
 	jb	.Laesgen_gfni256_gcm_r1_decrypt_data_drain192
+	cmpq	$0, 536(%rdi)
+	jne	.Laesgen_gfni256_gcm_r1_decrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$246, %r8
 	ja	.Laesgen_gfni256_gcm_r1_decrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r1_decrypt_data_refresh_steady_192
-	cmpq	$256, 568(%rdi)
+	cmpq	$256, 576(%rdi)
 	jne	.Laesgen_gfni256_gcm_r1_decrypt_data_check_steady_192
 .Laesgen_gfni256_gcm_r1_decrypt_data_fast_steady_192:
 	shlq	$4, %r8
@@ -30664,23 +30700,23 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r1_decrypt_data_top192
 .Laesgen_gfni256_gcm_r1_decrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	560(%rdi), %rax
+	subq	568(%rdi), %rax
 	andq	$255, %rax
 	leaq	10(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	568(%rdi), %r10
+	movq	576(%rdi), %r10
 	addq	$9, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r1_decrypt_data_outside_run_3
-	movq	$0xffff, 576(%rdi)
+	movq	$0xffff, 584(%rdi)
 	addq	$10, %rax
-	cmpq	568(%rdi), %rax
+	cmpq	576(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r1_decrypt_data_fast_steady_192
 .Laesgen_gfni256_gcm_r1_decrypt_data_outside_run_3:
-	cmpq	$0, 576(%rdi)
+	cmpq	$0, 584(%rdi)
 	je	.Laesgen_gfni256_gcm_r1_decrypt_data_spent_steady_192
-	subq	$1, 576(%rdi)
+	subq	$1, 584(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -31241,9 +31277,9 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	vpxor	%ymm0, %ymm6, %ymm6
 	vmovdqa	%xmm9, %xmm0
 	movq	%r8, %rax
-	subq	560(%rdi), %rax
+	subq	568(%rdi), %rax
 	andq	$255, %rax
-	movq	568(%rdi), %r9
+	movq	576(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r1_decrypt_data_run_restart_3
 	addq	$10, %rax
@@ -31251,14 +31287,14 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r1_decrypt_data_run_grown_3
-	movq	$0, 560(%rdi)
+	movq	$0, 568(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r1_decrypt_data_run_grown_3:
-	movq	%r9, 568(%rdi)
+	movq	%r9, 576(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_decrypt_data_run_done_3
 .Laesgen_gfni256_gcm_r1_decrypt_data_run_restart_3:
-	movq	%r8, 560(%rdi)
-	movq	$10, 568(%rdi)
+	movq	%r8, 568(%rdi)
+	movq	$10, 576(%rdi)
 .Laesgen_gfni256_gcm_r1_decrypt_data_run_done_3:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -31832,7 +31868,7 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	subq	$160, %rdx
 	jmp	.Laesgen_gfni256_gcm_r1_decrypt_data_top192
 .Laesgen_gfni256_gcm_r1_decrypt_data_spent_steady_192:
-	movq	560(%rdi), %rax
+	movq	568(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -32422,7 +32458,7 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	vmovdqa	%xmm2, 624(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 536(%rdi)
+	movq	%rax, 544(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_decrypt_data_top192
 .Laesgen_gfni256_gcm_r1_decrypt_data_drain192:
 .Laesgen_gfni256_gcm_r1_decrypt_data_small192:

@@ -740,7 +740,7 @@ aesgen_gfni256_gcm_r2_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_init_hash_key
 .Laesgen_gfni256_gcm_r2_init_hash_key:
-	movq	$1, 552(%rdi)
+	movq	$1, 560(%rdi)
 	vpxor	%xmm0, %xmm0, %xmm0
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -3184,10 +3184,13 @@ aesgen_gfni256_gcm_r2_seal:
 	movq	%rax, 512(%rbx)
 	movq	$0, 520(%rbx)
 	movq	$1, 528(%rbx)
+	movq	$0, 536(%rbx)
 	vpshufb	.Laesgen_gfni256_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni256_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 432(%rbx)
-	movq	$-1, 536(%rbx)
+	movq	$-1, 544(%rbx)
+	cmpq	$0, 536(%rbx)
+	jne	.Laesgen_gfni256_gcm_r2_seal_same_table
 	vmovdqa	%xmm0, 496(%rbx)
 	movq	496(%rbx), %rcx
 	bswapq	%rcx
@@ -3197,16 +3200,16 @@ aesgen_gfni256_gcm_r2_seal:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	544(%rbx), %rdx
+	cmpq	552(%rbx), %rdx
 	jne	.Laesgen_gfni256_gcm_r2_seal_restart
-	cmpq	552(%rbx), %rax
+	cmpq	560(%rbx), %rax
 	je	.Laesgen_gfni256_gcm_r2_seal_same_table
 .Laesgen_gfni256_gcm_r2_seal_restart:
-	movq	%rdx, 544(%rbx)
-	movq	%rax, 552(%rbx)
-	movq	$0, 560(%rbx)
+	movq	%rdx, 552(%rbx)
+	movq	%rax, 560(%rbx)
 	movq	$0, 568(%rbx)
-	movq	$1, 576(%rbx)
+	movq	$0, 576(%rbx)
+	movq	$1, 584(%rbx)
 	jmp	.Laesgen_gfni256_gcm_r2_seal_same_table
 .Laesgen_gfni256_gcm_r2_seal_same_table:
 	movl	240(%rbx), %eax
@@ -3241,7 +3244,7 @@ aesgen_gfni256_gcm_r2_seal:
 	vmovdqa	%xmm2, 624(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 536(%rbx)
+	movq	%rax, 544(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3393,7 +3396,7 @@ aesgen_gfni256_gcm_r2_seal:
 	vmovdqa	%xmm2, 624(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 536(%rbx)
+	movq	%rax, 544(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3509,7 +3512,7 @@ aesgen_gfni256_gcm_r2_seal:
 	vmovdqa	%xmm2, 624(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 536(%rbx)
+	movq	%rax, 544(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3663,8 +3666,10 @@ aesgen_gfni256_gcm_r2_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni256_gcm_r2_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 536(%rbx)
 	jmp	.Laesgen_gfni256_gcm_r2_seal_have_j0
 .Laesgen_gfni256_gcm_r2_seal_long_nonce:
+	movq	$1, 536(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa	448(%rbx), %xmm0
@@ -3940,7 +3945,9 @@ aesgen_gfni256_gcm_r2_seal:
 	vpshufb	.Laesgen_gfni256_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni256_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 432(%rbx)
-	movq	$-1, 536(%rbx)
+	movq	$-1, 544(%rbx)
+	cmpq	$0, 536(%rbx)
+	jne	.Laesgen_gfni256_gcm_r2_seal_same_table_2
 	vmovdqa	%xmm0, 496(%rbx)
 	movq	496(%rbx), %rsi
 	bswapq	%rsi
@@ -3950,16 +3957,16 @@ aesgen_gfni256_gcm_r2_seal:
 	andq	%rdx, %rdi
 	movabsq	$0xff00000000ff0000, %rdx
 	andq	%rsi, %rdx
-	cmpq	544(%rbx), %rdi
+	cmpq	552(%rbx), %rdi
 	jne	.Laesgen_gfni256_gcm_r2_seal_restart_2
-	cmpq	552(%rbx), %rdx
+	cmpq	560(%rbx), %rdx
 	je	.Laesgen_gfni256_gcm_r2_seal_same_table_2
 .Laesgen_gfni256_gcm_r2_seal_restart_2:
-	movq	%rdi, 544(%rbx)
-	movq	%rdx, 552(%rbx)
-	movq	$0, 560(%rbx)
+	movq	%rdi, 552(%rbx)
+	movq	%rdx, 560(%rbx)
 	movq	$0, 568(%rbx)
-	movq	$1, 576(%rbx)
+	movq	$0, 576(%rbx)
+	movq	$1, 584(%rbx)
 	jmp	.Laesgen_gfni256_gcm_r2_seal_same_table_2
 .Laesgen_gfni256_gcm_r2_seal_same_table_2:
 	movl	240(%rbx), %edx
@@ -3994,7 +4001,7 @@ aesgen_gfni256_gcm_r2_seal:
 	vmovdqa	%xmm2, 624(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 536(%rbx)
+	movq	%rdx, 544(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4146,7 +4153,7 @@ aesgen_gfni256_gcm_r2_seal:
 	vmovdqa	%xmm2, 624(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 536(%rbx)
+	movq	%rdx, 544(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4262,7 +4269,7 @@ aesgen_gfni256_gcm_r2_seal:
 	vmovdqa	%xmm2, 624(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 536(%rbx)
+	movq	%rdx, 544(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -6702,10 +6709,13 @@ aesgen_gfni256_gcm_r2_open:
 	movq	%rdi, 512(%rbx)
 	movq	$0, 520(%rbx)
 	movq	$1, 528(%rbx)
+	movq	$0, 536(%rbx)
 	vpshufb	.Laesgen_gfni256_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni256_gcm_r2_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 432(%rbx)
-	movq	$-1, 536(%rbx)
+	movq	$-1, 544(%rbx)
+	cmpq	$0, 536(%rbx)
+	jne	.Laesgen_gfni256_gcm_r2_open_same_table
 	vmovdqa	%xmm0, 496(%rbx)
 	movq	496(%rbx), %rcx
 	bswapq	%rcx
@@ -6715,16 +6725,16 @@ aesgen_gfni256_gcm_r2_open:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	544(%rbx), %rdx
+	cmpq	552(%rbx), %rdx
 	jne	.Laesgen_gfni256_gcm_r2_open_restart
-	cmpq	552(%rbx), %rax
+	cmpq	560(%rbx), %rax
 	je	.Laesgen_gfni256_gcm_r2_open_same_table
 .Laesgen_gfni256_gcm_r2_open_restart:
-	movq	%rdx, 544(%rbx)
-	movq	%rax, 552(%rbx)
-	movq	$0, 560(%rbx)
+	movq	%rdx, 552(%rbx)
+	movq	%rax, 560(%rbx)
 	movq	$0, 568(%rbx)
-	movq	$1, 576(%rbx)
+	movq	$0, 576(%rbx)
+	movq	$1, 584(%rbx)
 	jmp	.Laesgen_gfni256_gcm_r2_open_same_table
 .Laesgen_gfni256_gcm_r2_open_same_table:
 	movl	240(%rbx), %eax
@@ -6759,7 +6769,7 @@ aesgen_gfni256_gcm_r2_open:
 	vmovdqa	%xmm2, 624(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 536(%rbx)
+	movq	%rax, 544(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -6911,7 +6921,7 @@ aesgen_gfni256_gcm_r2_open:
 	vmovdqa	%xmm2, 624(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 536(%rbx)
+	movq	%rax, 544(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -7027,7 +7037,7 @@ aesgen_gfni256_gcm_r2_open:
 	vmovdqa	%xmm2, 624(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 536(%rbx)
+	movq	%rax, 544(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -7181,8 +7191,10 @@ aesgen_gfni256_gcm_r2_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni256_gcm_r2_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 536(%rbx)
 	jmp	.Laesgen_gfni256_gcm_r2_open_have_j0
 .Laesgen_gfni256_gcm_r2_open_long_nonce:
+	movq	$1, 536(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	448(%rbx), %xmm0
@@ -7458,7 +7470,9 @@ aesgen_gfni256_gcm_r2_open:
 	vpshufb	.Laesgen_gfni256_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni256_gcm_r2_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 432(%rbx)
-	movq	$-1, 536(%rbx)
+	movq	$-1, 544(%rbx)
+	cmpq	$0, 536(%rbx)
+	jne	.Laesgen_gfni256_gcm_r2_open_same_table_2
 	vmovdqa	%xmm0, 496(%rbx)
 	movq	496(%rbx), %rdx
 	bswapq	%rdx
@@ -7468,16 +7482,16 @@ aesgen_gfni256_gcm_r2_open:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	544(%rbx), %rsi
+	cmpq	552(%rbx), %rsi
 	jne	.Laesgen_gfni256_gcm_r2_open_restart_2
-	cmpq	552(%rbx), %rax
+	cmpq	560(%rbx), %rax
 	je	.Laesgen_gfni256_gcm_r2_open_same_table_2
 .Laesgen_gfni256_gcm_r2_open_restart_2:
-	movq	%rsi, 544(%rbx)
-	movq	%rax, 552(%rbx)
-	movq	$0, 560(%rbx)
+	movq	%rsi, 552(%rbx)
+	movq	%rax, 560(%rbx)
 	movq	$0, 568(%rbx)
-	movq	$1, 576(%rbx)
+	movq	$0, 576(%rbx)
+	movq	$1, 584(%rbx)
 	jmp	.Laesgen_gfni256_gcm_r2_open_same_table_2
 .Laesgen_gfni256_gcm_r2_open_same_table_2:
 	movl	240(%rbx), %eax
@@ -7512,7 +7526,7 @@ aesgen_gfni256_gcm_r2_open:
 	vmovdqa	%xmm2, 624(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 536(%rbx)
+	movq	%rax, 544(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -7664,7 +7678,7 @@ aesgen_gfni256_gcm_r2_open:
 	vmovdqa	%xmm2, 624(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 536(%rbx)
+	movq	%rax, 544(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -7780,7 +7794,7 @@ aesgen_gfni256_gcm_r2_open:
 	vmovdqa	%xmm2, 624(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 536(%rbx)
+	movq	%rax, 544(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -8422,8 +8436,10 @@ aesgen_gfni256_gcm_r2_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni256_gcm_r2_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 536(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_start_have_j0
 .Laesgen_gfni256_gcm_r2_start_long_nonce:
+	movq	$1, 536(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	448(%rdi), %xmm0
@@ -8699,7 +8715,9 @@ aesgen_gfni256_gcm_r2_start:
 	vpshufb	.Laesgen_gfni256_gcm_r2_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni256_gcm_r2_start_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 432(%rdi)
-	movq	$-1, 536(%rdi)
+	movq	$-1, 544(%rdi)
+	cmpq	$0, 536(%rdi)
+	jne	.Laesgen_gfni256_gcm_r2_start_same_table
 	vmovdqa	%xmm0, 496(%rdi)
 	movq	496(%rdi), %rcx
 	bswapq	%rcx
@@ -8709,16 +8727,16 @@ aesgen_gfni256_gcm_r2_start:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	544(%rdi), %rdx
+	cmpq	552(%rdi), %rdx
 	jne	.Laesgen_gfni256_gcm_r2_start_restart
-	cmpq	552(%rdi), %rax
+	cmpq	560(%rdi), %rax
 	je	.Laesgen_gfni256_gcm_r2_start_same_table
 .Laesgen_gfni256_gcm_r2_start_restart:
-	movq	%rdx, 544(%rdi)
-	movq	%rax, 552(%rdi)
-	movq	$0, 560(%rdi)
+	movq	%rdx, 552(%rdi)
+	movq	%rax, 560(%rdi)
 	movq	$0, 568(%rdi)
-	movq	$1, 576(%rdi)
+	movq	$0, 576(%rdi)
+	movq	$1, 584(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_start_same_table
 .Laesgen_gfni256_gcm_r2_start_same_table:
 	movl	240(%rdi), %eax
@@ -8753,7 +8771,7 @@ aesgen_gfni256_gcm_r2_start:
 	vmovdqa	%xmm2, 624(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 536(%rdi)
+	movq	%rax, 544(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -8905,7 +8923,7 @@ aesgen_gfni256_gcm_r2_start:
 	vmovdqa	%xmm2, 624(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 536(%rdi)
+	movq	%rax, 544(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -9021,7 +9039,7 @@ aesgen_gfni256_gcm_r2_start:
 	vmovdqa	%xmm2, 624(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 536(%rdi)
+	movq	%rax, 544(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -9954,14 +9972,16 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 .Laesgen_gfni256_gcm_r2_encrypt_data_first256:
 	cmpq	$160, %rdx
 	jb	.Laesgen_gfni256_gcm_r2_encrypt_data_first_done256
+	cmpq	$0, 536(%rdi)
+	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_full_first_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$246, %r8
 	ja	.Laesgen_gfni256_gcm_r2_encrypt_data_full_first_256
 	shrq	$8, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_refresh_first_256
-	cmpq	$256, 568(%rdi)
+	cmpq	$256, 576(%rdi)
 	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_check_first_256
 .Laesgen_gfni256_gcm_r2_encrypt_data_fast_first_256:
 	shlq	$4, %r8
@@ -10459,23 +10479,23 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_first_done256
 .Laesgen_gfni256_gcm_r2_encrypt_data_check_first_256:
 	movq	%r8, %rax
-	subq	560(%rdi), %rax
+	subq	568(%rdi), %rax
 	andq	$255, %rax
 	leaq	10(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	568(%rdi), %r10
+	movq	576(%rdi), %r10
 	addq	$9, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r2_encrypt_data_outside_run
-	movq	$0xffff, 576(%rdi)
+	movq	$0xffff, 584(%rdi)
 	addq	$10, %rax
-	cmpq	568(%rdi), %rax
+	cmpq	576(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r2_encrypt_data_fast_first_256
 .Laesgen_gfni256_gcm_r2_encrypt_data_outside_run:
-	cmpq	$0, 576(%rdi)
+	cmpq	$0, 584(%rdi)
 	je	.Laesgen_gfni256_gcm_r2_encrypt_data_full_first_256
-	subq	$1, 576(%rdi)
+	subq	$1, 584(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -11059,9 +11079,9 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni256_gcm_r2_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm6, %ymm6
 	vpxor	%ymm7, %ymm6, %ymm6
 	movq	%r8, %rax
-	subq	560(%rdi), %rax
+	subq	568(%rdi), %rax
 	andq	$255, %rax
-	movq	568(%rdi), %r9
+	movq	576(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r2_encrypt_data_run_restart
 	addq	$10, %rax
@@ -11069,14 +11089,14 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r2_encrypt_data_run_grown
-	movq	$0, 560(%rdi)
+	movq	$0, 568(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_grown:
-	movq	%r9, 568(%rdi)
+	movq	%r9, 576(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_run_done
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_restart:
-	movq	%r8, 560(%rdi)
-	movq	$10, 568(%rdi)
+	movq	%r8, 568(%rdi)
+	movq	$10, 576(%rdi)
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_done:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -11699,20 +11719,22 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 624(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 536(%rdi)
+	movq	%rax, 544(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_first256
 .Laesgen_gfni256_gcm_r2_encrypt_data_first_done256:
 .Laesgen_gfni256_gcm_r2_encrypt_data_top256:
 	cmpq	$160, %rdx
 	jb	.Laesgen_gfni256_gcm_r2_encrypt_data_drain256
+	cmpq	$0, 536(%rdi)
+	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$246, %r8
 	ja	.Laesgen_gfni256_gcm_r2_encrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_refresh_steady_256
-	cmpq	$256, 568(%rdi)
+	cmpq	$256, 576(%rdi)
 	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_check_steady_256
 .Laesgen_gfni256_gcm_r2_encrypt_data_fast_steady_256:
 	shlq	$4, %r8
@@ -12274,23 +12296,23 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_top256
 .Laesgen_gfni256_gcm_r2_encrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	560(%rdi), %rax
+	subq	568(%rdi), %rax
 	andq	$255, %rax
 	leaq	10(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	568(%rdi), %r10
+	movq	576(%rdi), %r10
 	addq	$9, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r2_encrypt_data_outside_run_2
-	movq	$0xffff, 576(%rdi)
+	movq	$0xffff, 584(%rdi)
 	addq	$10, %rax
-	cmpq	568(%rdi), %rax
+	cmpq	576(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r2_encrypt_data_fast_steady_256
 .Laesgen_gfni256_gcm_r2_encrypt_data_outside_run_2:
-	cmpq	$0, 576(%rdi)
+	cmpq	$0, 584(%rdi)
 	je	.Laesgen_gfni256_gcm_r2_encrypt_data_spent_steady_256
-	subq	$1, 576(%rdi)
+	subq	$1, 584(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -12938,9 +12960,9 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vpxor	%ymm0, %ymm6, %ymm6
 	vmovdqa	%xmm9, %xmm0
 	movq	%r8, %rax
-	subq	560(%rdi), %rax
+	subq	568(%rdi), %rax
 	andq	$255, %rax
-	movq	568(%rdi), %r9
+	movq	576(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r2_encrypt_data_run_restart_2
 	addq	$10, %rax
@@ -12948,14 +12970,14 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r2_encrypt_data_run_grown_2
-	movq	$0, 560(%rdi)
+	movq	$0, 568(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_grown_2:
-	movq	%r9, 568(%rdi)
+	movq	%r9, 576(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_run_done_2
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_restart_2:
-	movq	%r8, 560(%rdi)
-	movq	$10, 568(%rdi)
+	movq	%r8, 568(%rdi)
+	movq	$10, 576(%rdi)
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_done_2:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -13616,7 +13638,7 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	subq	$160, %rdx
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_top256
 .Laesgen_gfni256_gcm_r2_encrypt_data_spent_steady_256:
-	movq	560(%rdi), %rax
+	movq	568(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -14302,7 +14324,7 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 624(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 536(%rdi)
+	movq	%rax, 544(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_top256
 .Laesgen_gfni256_gcm_r2_encrypt_data_drain256:
 	vmovdqu	-160(%rcx), %ymm2
@@ -15228,14 +15250,16 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 .Laesgen_gfni256_gcm_r2_encrypt_data_first128:
 	cmpq	$160, %rdx
 	jb	.Laesgen_gfni256_gcm_r2_encrypt_data_first_done128
+	cmpq	$0, 536(%rdi)
+	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_full_first_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$246, %r8
 	ja	.Laesgen_gfni256_gcm_r2_encrypt_data_full_first_128
 	shrq	$8, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_refresh_first_128
-	cmpq	$256, 568(%rdi)
+	cmpq	$256, 576(%rdi)
 	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_check_first_128
 .Laesgen_gfni256_gcm_r2_encrypt_data_fast_first_128:
 	shlq	$4, %r8
@@ -15569,23 +15593,23 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_first_done128
 .Laesgen_gfni256_gcm_r2_encrypt_data_check_first_128:
 	movq	%r8, %rax
-	subq	560(%rdi), %rax
+	subq	568(%rdi), %rax
 	andq	$255, %rax
 	leaq	10(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	568(%rdi), %r10
+	movq	576(%rdi), %r10
 	addq	$9, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r2_encrypt_data_outside_run_3
-	movq	$0xffff, 576(%rdi)
+	movq	$0xffff, 584(%rdi)
 	addq	$10, %rax
-	cmpq	568(%rdi), %rax
+	cmpq	576(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r2_encrypt_data_fast_first_128
 .Laesgen_gfni256_gcm_r2_encrypt_data_outside_run_3:
-	cmpq	$0, 576(%rdi)
+	cmpq	$0, 584(%rdi)
 	je	.Laesgen_gfni256_gcm_r2_encrypt_data_full_first_128
-	subq	$1, 576(%rdi)
+	subq	$1, 584(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -16005,9 +16029,9 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni256_gcm_r2_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm6, %ymm6
 	vpxor	%ymm7, %ymm6, %ymm6
 	movq	%r8, %rax
-	subq	560(%rdi), %rax
+	subq	568(%rdi), %rax
 	andq	$255, %rax
-	movq	568(%rdi), %r9
+	movq	576(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r2_encrypt_data_run_restart_3
 	addq	$10, %rax
@@ -16015,14 +16039,14 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r2_encrypt_data_run_grown_3
-	movq	$0, 560(%rdi)
+	movq	$0, 568(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_grown_3:
-	movq	%r9, 568(%rdi)
+	movq	%r9, 576(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_run_done_3
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_restart_3:
-	movq	%r8, 560(%rdi)
-	movq	$10, 568(%rdi)
+	movq	%r8, 568(%rdi)
+	movq	$10, 576(%rdi)
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_done_3:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -16481,20 +16505,22 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 624(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 536(%rdi)
+	movq	%rax, 544(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_first128
 .Laesgen_gfni256_gcm_r2_encrypt_data_first_done128:
 .Laesgen_gfni256_gcm_r2_encrypt_data_top128:
 	cmpq	$160, %rdx
 	jb	.Laesgen_gfni256_gcm_r2_encrypt_data_drain128
+	cmpq	$0, 536(%rdi)
+	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$246, %r8
 	ja	.Laesgen_gfni256_gcm_r2_encrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_refresh_steady_128
-	cmpq	$256, 568(%rdi)
+	cmpq	$256, 576(%rdi)
 	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_check_steady_128
 .Laesgen_gfni256_gcm_r2_encrypt_data_fast_steady_128:
 	shlq	$4, %r8
@@ -16892,23 +16918,23 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_top128
 .Laesgen_gfni256_gcm_r2_encrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	560(%rdi), %rax
+	subq	568(%rdi), %rax
 	andq	$255, %rax
 	leaq	10(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	568(%rdi), %r10
+	movq	576(%rdi), %r10
 	addq	$9, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r2_encrypt_data_outside_run_4
-	movq	$0xffff, 576(%rdi)
+	movq	$0xffff, 584(%rdi)
 	addq	$10, %rax
-	cmpq	568(%rdi), %rax
+	cmpq	576(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r2_encrypt_data_fast_steady_128
 .Laesgen_gfni256_gcm_r2_encrypt_data_outside_run_4:
-	cmpq	$0, 576(%rdi)
+	cmpq	$0, 584(%rdi)
 	je	.Laesgen_gfni256_gcm_r2_encrypt_data_spent_steady_128
-	subq	$1, 576(%rdi)
+	subq	$1, 584(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -17392,9 +17418,9 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vpxor	%ymm0, %ymm6, %ymm6
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	560(%rdi), %rax
+	subq	568(%rdi), %rax
 	andq	$255, %rax
-	movq	568(%rdi), %r9
+	movq	576(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r2_encrypt_data_run_restart_4
 	addq	$10, %rax
@@ -17402,14 +17428,14 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r2_encrypt_data_run_grown_4
-	movq	$0, 560(%rdi)
+	movq	$0, 568(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_grown_4:
-	movq	%r9, 568(%rdi)
+	movq	%r9, 576(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_run_done_4
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_restart_4:
-	movq	%r8, 560(%rdi)
-	movq	$10, 568(%rdi)
+	movq	%r8, 568(%rdi)
+	movq	$10, 576(%rdi)
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_done_4:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -17906,7 +17932,7 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	subq	$160, %rdx
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_top128
 .Laesgen_gfni256_gcm_r2_encrypt_data_spent_steady_128:
-	movq	560(%rdi), %rax
+	movq	568(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -18428,7 +18454,7 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 624(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 536(%rdi)
+	movq	%rax, 544(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_top128
 .Laesgen_gfni256_gcm_r2_encrypt_data_drain128:
 	vmovdqu	-160(%rcx), %ymm2
@@ -19150,14 +19176,16 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 .Laesgen_gfni256_gcm_r2_encrypt_data_first192:
 	cmpq	$160, %rdx
 	jb	.Laesgen_gfni256_gcm_r2_encrypt_data_first_done192
+	cmpq	$0, 536(%rdi)
+	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_full_first_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$246, %r8
 	ja	.Laesgen_gfni256_gcm_r2_encrypt_data_full_first_192
 	shrq	$8, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_refresh_first_192
-	cmpq	$256, 568(%rdi)
+	cmpq	$256, 576(%rdi)
 	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_check_first_192
 .Laesgen_gfni256_gcm_r2_encrypt_data_fast_first_192:
 	shlq	$4, %r8
@@ -19568,23 +19596,23 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_first_done192
 .Laesgen_gfni256_gcm_r2_encrypt_data_check_first_192:
 	movq	%r8, %rax
-	subq	560(%rdi), %rax
+	subq	568(%rdi), %rax
 	andq	$255, %rax
 	leaq	10(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	568(%rdi), %r10
+	movq	576(%rdi), %r10
 	addq	$9, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r2_encrypt_data_outside_run_5
-	movq	$0xffff, 576(%rdi)
+	movq	$0xffff, 584(%rdi)
 	addq	$10, %rax
-	cmpq	568(%rdi), %rax
+	cmpq	576(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r2_encrypt_data_fast_first_192
 .Laesgen_gfni256_gcm_r2_encrypt_data_outside_run_5:
-	cmpq	$0, 576(%rdi)
+	cmpq	$0, 584(%rdi)
 	je	.Laesgen_gfni256_gcm_r2_encrypt_data_full_first_192
-	subq	$1, 576(%rdi)
+	subq	$1, 584(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -20081,9 +20109,9 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r2_encrypt_data_gfni_sbox256(%rip), %ymm6, %ymm6
 	vpxor	%ymm7, %ymm6, %ymm6
 	movq	%r8, %rax
-	subq	560(%rdi), %rax
+	subq	568(%rdi), %rax
 	andq	$255, %rax
-	movq	568(%rdi), %r9
+	movq	576(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r2_encrypt_data_run_restart_5
 	addq	$10, %rax
@@ -20091,14 +20119,14 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r2_encrypt_data_run_grown_5
-	movq	$0, 560(%rdi)
+	movq	$0, 568(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_grown_5:
-	movq	%r9, 568(%rdi)
+	movq	%r9, 576(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_run_done_5
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_restart_5:
-	movq	%r8, 560(%rdi)
-	movq	$10, 568(%rdi)
+	movq	%r8, 568(%rdi)
+	movq	$10, 576(%rdi)
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_done_5:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -20634,20 +20662,22 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 624(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 536(%rdi)
+	movq	%rax, 544(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_first192
 .Laesgen_gfni256_gcm_r2_encrypt_data_first_done192:
 .Laesgen_gfni256_gcm_r2_encrypt_data_top192:
 	cmpq	$160, %rdx
 	jb	.Laesgen_gfni256_gcm_r2_encrypt_data_drain192
+	cmpq	$0, 536(%rdi)
+	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$246, %r8
 	ja	.Laesgen_gfni256_gcm_r2_encrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_refresh_steady_192
-	cmpq	$256, 568(%rdi)
+	cmpq	$256, 576(%rdi)
 	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_check_steady_192
 .Laesgen_gfni256_gcm_r2_encrypt_data_fast_steady_192:
 	shlq	$4, %r8
@@ -21122,23 +21152,23 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_top192
 .Laesgen_gfni256_gcm_r2_encrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	560(%rdi), %rax
+	subq	568(%rdi), %rax
 	andq	$255, %rax
 	leaq	10(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	568(%rdi), %r10
+	movq	576(%rdi), %r10
 	addq	$9, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r2_encrypt_data_outside_run_6
-	movq	$0xffff, 576(%rdi)
+	movq	$0xffff, 584(%rdi)
 	addq	$10, %rax
-	cmpq	568(%rdi), %rax
+	cmpq	576(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r2_encrypt_data_fast_steady_192
 .Laesgen_gfni256_gcm_r2_encrypt_data_outside_run_6:
-	cmpq	$0, 576(%rdi)
+	cmpq	$0, 584(%rdi)
 	je	.Laesgen_gfni256_gcm_r2_encrypt_data_spent_steady_192
-	subq	$1, 576(%rdi)
+	subq	$1, 584(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -21699,9 +21729,9 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vpxor	%ymm0, %ymm6, %ymm6
 	vmovdqa	%xmm9, %xmm0
 	movq	%r8, %rax
-	subq	560(%rdi), %rax
+	subq	568(%rdi), %rax
 	andq	$255, %rax
-	movq	568(%rdi), %r9
+	movq	576(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r2_encrypt_data_run_restart_6
 	addq	$10, %rax
@@ -21709,14 +21739,14 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r2_encrypt_data_run_grown_6
-	movq	$0, 560(%rdi)
+	movq	$0, 568(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_grown_6:
-	movq	%r9, 568(%rdi)
+	movq	%r9, 576(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_run_done_6
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_restart_6:
-	movq	%r8, 560(%rdi)
-	movq	$10, 568(%rdi)
+	movq	%r8, 568(%rdi)
+	movq	$10, 576(%rdi)
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_done_6:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -22290,7 +22320,7 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	subq	$160, %rdx
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_top192
 .Laesgen_gfni256_gcm_r2_encrypt_data_spent_steady_192:
-	movq	560(%rdi), %rax
+	movq	568(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -22889,7 +22919,7 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 624(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 536(%rdi)
+	movq	%rax, 544(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_top192
 .Laesgen_gfni256_gcm_r2_encrypt_data_drain192:
 	vmovdqu	-160(%rcx), %ymm2
@@ -23960,14 +23990,16 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 .Laesgen_gfni256_gcm_r2_decrypt_data_top256:
 	cmpq	$160, %rdx
 	jb	.Laesgen_gfni256_gcm_r2_decrypt_data_drain256
+	cmpq	$0, 536(%rdi)
+	jne	.Laesgen_gfni256_gcm_r2_decrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$246, %r8
 	ja	.Laesgen_gfni256_gcm_r2_decrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r2_decrypt_data_refresh_steady_256
-	cmpq	$256, 568(%rdi)
+	cmpq	$256, 576(%rdi)
 	jne	.Laesgen_gfni256_gcm_r2_decrypt_data_check_steady_256
 .Laesgen_gfni256_gcm_r2_decrypt_data_fast_steady_256:
 	shlq	$4, %r8
@@ -24529,23 +24561,23 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r2_decrypt_data_top256
 .Laesgen_gfni256_gcm_r2_decrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	560(%rdi), %rax
+	subq	568(%rdi), %rax
 	andq	$255, %rax
 	leaq	10(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	568(%rdi), %r10
+	movq	576(%rdi), %r10
 	addq	$9, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r2_decrypt_data_outside_run
-	movq	$0xffff, 576(%rdi)
+	movq	$0xffff, 584(%rdi)
 	addq	$10, %rax
-	cmpq	568(%rdi), %rax
+	cmpq	576(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r2_decrypt_data_fast_steady_256
 .Laesgen_gfni256_gcm_r2_decrypt_data_outside_run:
-	cmpq	$0, 576(%rdi)
+	cmpq	$0, 584(%rdi)
 	je	.Laesgen_gfni256_gcm_r2_decrypt_data_spent_steady_256
-	subq	$1, 576(%rdi)
+	subq	$1, 584(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -25193,9 +25225,9 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	vpxor	%ymm0, %ymm6, %ymm6
 	vmovdqa	%xmm9, %xmm0
 	movq	%r8, %rax
-	subq	560(%rdi), %rax
+	subq	568(%rdi), %rax
 	andq	$255, %rax
-	movq	568(%rdi), %r9
+	movq	576(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r2_decrypt_data_run_restart
 	addq	$10, %rax
@@ -25203,14 +25235,14 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r2_decrypt_data_run_grown
-	movq	$0, 560(%rdi)
+	movq	$0, 568(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r2_decrypt_data_run_grown:
-	movq	%r9, 568(%rdi)
+	movq	%r9, 576(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_decrypt_data_run_done
 .Laesgen_gfni256_gcm_r2_decrypt_data_run_restart:
-	movq	%r8, 560(%rdi)
-	movq	$10, 568(%rdi)
+	movq	%r8, 568(%rdi)
+	movq	$10, 576(%rdi)
 .Laesgen_gfni256_gcm_r2_decrypt_data_run_done:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -25871,7 +25903,7 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	subq	$160, %rdx
 	jmp	.Laesgen_gfni256_gcm_r2_decrypt_data_top256
 .Laesgen_gfni256_gcm_r2_decrypt_data_spent_steady_256:
-	movq	560(%rdi), %rax
+	movq	568(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -26557,7 +26589,7 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	vmovdqa	%xmm2, 624(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 536(%rdi)
+	movq	%rax, 544(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_decrypt_data_top256
 .Laesgen_gfni256_gcm_r2_decrypt_data_drain256:
 .Laesgen_gfni256_gcm_r2_decrypt_data_small256:
@@ -27420,14 +27452,16 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 .Laesgen_gfni256_gcm_r2_decrypt_data_top128:
 	cmpq	$160, %rdx
 	jb	.Laesgen_gfni256_gcm_r2_decrypt_data_drain128
+	cmpq	$0, 536(%rdi)
+	jne	.Laesgen_gfni256_gcm_r2_decrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$246, %r8
 	ja	.Laesgen_gfni256_gcm_r2_decrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r2_decrypt_data_refresh_steady_128
-	cmpq	$256, 568(%rdi)
+	cmpq	$256, 576(%rdi)
 	jne	.Laesgen_gfni256_gcm_r2_decrypt_data_check_steady_128
 .Laesgen_gfni256_gcm_r2_decrypt_data_fast_steady_128:
 	shlq	$4, %r8
@@ -27825,23 +27859,23 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r2_decrypt_data_top128
 .Laesgen_gfni256_gcm_r2_decrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	560(%rdi), %rax
+	subq	568(%rdi), %rax
 	andq	$255, %rax
 	leaq	10(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	568(%rdi), %r10
+	movq	576(%rdi), %r10
 	addq	$9, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r2_decrypt_data_outside_run_2
-	movq	$0xffff, 576(%rdi)
+	movq	$0xffff, 584(%rdi)
 	addq	$10, %rax
-	cmpq	568(%rdi), %rax
+	cmpq	576(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r2_decrypt_data_fast_steady_128
 .Laesgen_gfni256_gcm_r2_decrypt_data_outside_run_2:
-	cmpq	$0, 576(%rdi)
+	cmpq	$0, 584(%rdi)
 	je	.Laesgen_gfni256_gcm_r2_decrypt_data_spent_steady_128
-	subq	$1, 576(%rdi)
+	subq	$1, 584(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -28325,9 +28359,9 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	vpxor	%ymm0, %ymm6, %ymm6
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	560(%rdi), %rax
+	subq	568(%rdi), %rax
 	andq	$255, %rax
-	movq	568(%rdi), %r9
+	movq	576(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r2_decrypt_data_run_restart_2
 	addq	$10, %rax
@@ -28335,14 +28369,14 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r2_decrypt_data_run_grown_2
-	movq	$0, 560(%rdi)
+	movq	$0, 568(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r2_decrypt_data_run_grown_2:
-	movq	%r9, 568(%rdi)
+	movq	%r9, 576(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_decrypt_data_run_done_2
 .Laesgen_gfni256_gcm_r2_decrypt_data_run_restart_2:
-	movq	%r8, 560(%rdi)
-	movq	$10, 568(%rdi)
+	movq	%r8, 568(%rdi)
+	movq	$10, 576(%rdi)
 .Laesgen_gfni256_gcm_r2_decrypt_data_run_done_2:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -28839,7 +28873,7 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	subq	$160, %rdx
 	jmp	.Laesgen_gfni256_gcm_r2_decrypt_data_top128
 .Laesgen_gfni256_gcm_r2_decrypt_data_spent_steady_128:
-	movq	560(%rdi), %rax
+	movq	568(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -29361,7 +29395,7 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	vmovdqa	%xmm2, 624(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 536(%rdi)
+	movq	%rax, 544(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_decrypt_data_top128
 .Laesgen_gfni256_gcm_r2_decrypt_data_drain128:
 .Laesgen_gfni256_gcm_r2_decrypt_data_small128:
@@ -30020,14 +30054,16 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 .Laesgen_gfni256_gcm_r2_decrypt_data_top192:
 	cmpq	$160, %rdx
 	jb	.Laesgen_gfni256_gcm_r2_decrypt_data_drain192
+	cmpq	$0, 536(%rdi)
+	jne	.Laesgen_gfni256_gcm_r2_decrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$246, %r8
 	ja	.Laesgen_gfni256_gcm_r2_decrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	536(%rdi), %rax
+	cmpq	544(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r2_decrypt_data_refresh_steady_192
-	cmpq	$256, 568(%rdi)
+	cmpq	$256, 576(%rdi)
 	jne	.Laesgen_gfni256_gcm_r2_decrypt_data_check_steady_192
 .Laesgen_gfni256_gcm_r2_decrypt_data_fast_steady_192:
 	shlq	$4, %r8
@@ -30502,23 +30538,23 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r2_decrypt_data_top192
 .Laesgen_gfni256_gcm_r2_decrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	560(%rdi), %rax
+	subq	568(%rdi), %rax
 	andq	$255, %rax
 	leaq	10(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	568(%rdi), %r10
+	movq	576(%rdi), %r10
 	addq	$9, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r2_decrypt_data_outside_run_3
-	movq	$0xffff, 576(%rdi)
+	movq	$0xffff, 584(%rdi)
 	addq	$10, %rax
-	cmpq	568(%rdi), %rax
+	cmpq	576(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r2_decrypt_data_fast_steady_192
 .Laesgen_gfni256_gcm_r2_decrypt_data_outside_run_3:
-	cmpq	$0, 576(%rdi)
+	cmpq	$0, 584(%rdi)
 	je	.Laesgen_gfni256_gcm_r2_decrypt_data_spent_steady_192
-	subq	$1, 576(%rdi)
+	subq	$1, 584(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -31079,9 +31115,9 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	vpxor	%ymm0, %ymm6, %ymm6
 	vmovdqa	%xmm9, %xmm0
 	movq	%r8, %rax
-	subq	560(%rdi), %rax
+	subq	568(%rdi), %rax
 	andq	$255, %rax
-	movq	568(%rdi), %r9
+	movq	576(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r2_decrypt_data_run_restart_3
 	addq	$10, %rax
@@ -31089,14 +31125,14 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r2_decrypt_data_run_grown_3
-	movq	$0, 560(%rdi)
+	movq	$0, 568(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r2_decrypt_data_run_grown_3:
-	movq	%r9, 568(%rdi)
+	movq	%r9, 576(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_decrypt_data_run_done_3
 .Laesgen_gfni256_gcm_r2_decrypt_data_run_restart_3:
-	movq	%r8, 560(%rdi)
-	movq	$10, 568(%rdi)
+	movq	%r8, 568(%rdi)
+	movq	$10, 576(%rdi)
 .Laesgen_gfni256_gcm_r2_decrypt_data_run_done_3:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -31670,7 +31706,7 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	subq	$160, %rdx
 	jmp	.Laesgen_gfni256_gcm_r2_decrypt_data_top192
 .Laesgen_gfni256_gcm_r2_decrypt_data_spent_steady_192:
-	movq	560(%rdi), %rax
+	movq	568(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -32269,7 +32305,7 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	vmovdqa	%xmm2, 624(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 536(%rdi)
+	movq	%rax, 544(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_decrypt_data_top192
 .Laesgen_gfni256_gcm_r2_decrypt_data_drain192:
 .Laesgen_gfni256_gcm_r2_decrypt_data_small192:

@@ -3745,6 +3745,7 @@ aesgen_gfni512_gcm_none_seal:
 	movq	%r8, 1632(%rbx)
 	movq	$0, 1640(%rbx)
 	movq	$1, 1648(%rbx)
+	movq	$0, 1656(%rbx)
 	vpshufb	.Laesgen_gfni512_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni512_gcm_none_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 1552(%rbx)
@@ -4088,8 +4089,10 @@ aesgen_gfni512_gcm_none_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_gfni512_gcm_none_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 1656(%rbx)
 	jmp	.Laesgen_gfni512_gcm_none_seal_have_j0
 .Laesgen_gfni512_gcm_none_seal_long_nonce:
+	movq	$1, 1656(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	1568(%rbx), %xmm0
@@ -6566,6 +6569,7 @@ aesgen_gfni512_gcm_none_open:
 	movq	%r8, 1632(%rbx)
 	movq	$0, 1640(%rbx)
 	movq	$1, 1648(%rbx)
+	movq	$0, 1656(%rbx)
 	vpshufb	.Laesgen_gfni512_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni512_gcm_none_open_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 1552(%rbx)
@@ -6909,8 +6913,10 @@ aesgen_gfni512_gcm_none_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_gfni512_gcm_none_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 1656(%rbx)
 	jmp	.Laesgen_gfni512_gcm_none_open_have_j0
 .Laesgen_gfni512_gcm_none_open_long_nonce:
+	movq	$1, 1656(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	1568(%rbx), %xmm0
@@ -7926,8 +7932,10 @@ aesgen_gfni512_gcm_none_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_gfni512_gcm_none_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 1656(%rdi)
 	jmp	.Laesgen_gfni512_gcm_none_start_have_j0
 .Laesgen_gfni512_gcm_none_start_long_nonce:
+	movq	$1, 1656(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	1568(%rdi), %xmm0
@@ -9292,6 +9300,8 @@ aesgen_gfni512_gcm_none_encrypt_data:
 .Laesgen_gfni512_gcm_none_encrypt_data_first256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_none_encrypt_data_first_done256
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_gfni512_gcm_none_encrypt_data_carry_first_256
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -10905,6 +10915,8 @@ aesgen_gfni512_gcm_none_encrypt_data:
 .Laesgen_gfni512_gcm_none_encrypt_data_top256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_none_encrypt_data_drain256
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_gfni512_gcm_none_encrypt_data_carry_steady_256
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -18230,6 +18242,8 @@ aesgen_gfni512_gcm_none_encrypt_data:
 .Laesgen_gfni512_gcm_none_encrypt_data_first128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_none_encrypt_data_first_done128
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_gfni512_gcm_none_encrypt_data_carry_first_128
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -19387,6 +19401,8 @@ aesgen_gfni512_gcm_none_encrypt_data:
 .Laesgen_gfni512_gcm_none_encrypt_data_top128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_none_encrypt_data_drain128
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_gfni512_gcm_none_encrypt_data_carry_steady_128
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -25384,6 +25400,8 @@ aesgen_gfni512_gcm_none_encrypt_data:
 .Laesgen_gfni512_gcm_none_encrypt_data_first192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_none_encrypt_data_first_done192
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_gfni512_gcm_none_encrypt_data_carry_first_192
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -26753,6 +26771,8 @@ aesgen_gfni512_gcm_none_encrypt_data:
 .Laesgen_gfni512_gcm_none_encrypt_data_top192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_none_encrypt_data_drain192
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_gfni512_gcm_none_encrypt_data_carry_steady_192
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -33655,6 +33675,8 @@ aesgen_gfni512_gcm_none_decrypt_data:
 .Laesgen_gfni512_gcm_none_decrypt_data_top256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_none_decrypt_data_drain256
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_gfni512_gcm_none_decrypt_data_carry_steady_256
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -38023,6 +38045,8 @@ aesgen_gfni512_gcm_none_decrypt_data:
 .Laesgen_gfni512_gcm_none_decrypt_data_top128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_none_decrypt_data_drain128
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_gfni512_gcm_none_decrypt_data_carry_steady_128
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -41499,6 +41523,8 @@ aesgen_gfni512_gcm_none_decrypt_data:
 .Laesgen_gfni512_gcm_none_decrypt_data_top192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_none_decrypt_data_drain192
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_gfni512_gcm_none_decrypt_data_carry_steady_192
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax

@@ -739,7 +739,7 @@ aesgen_gfni512_gcm_r1_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_init_hash_key
 .Laesgen_gfni512_gcm_r1_init_hash_key:
-	movq	$1, 1672(%rdi)
+	movq	$1, 1680(%rdi)
 	vpxorq	%xmm0, %xmm0, %xmm0
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -3746,10 +3746,13 @@ aesgen_gfni512_gcm_r1_seal:
 	movq	%r8, 1632(%rbx)
 	movq	$0, 1640(%rbx)
 	movq	$1, 1648(%rbx)
+	movq	$0, 1656(%rbx)
 	vpshufb	.Laesgen_gfni512_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni512_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 1552(%rbx)
-	movq	$-1, 1656(%rbx)
+	movq	$-1, 1664(%rbx)
+	cmpq	$0, 1656(%rbx)
+	jne	.Laesgen_gfni512_gcm_r1_seal_same_table
 	vmovdqa64	%xmm0, 1616(%rbx)
 	movq	1616(%rbx), %rcx
 	bswapq	%rcx
@@ -3759,16 +3762,16 @@ aesgen_gfni512_gcm_r1_seal:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	1664(%rbx), %rdx
+	cmpq	1672(%rbx), %rdx
 	jne	.Laesgen_gfni512_gcm_r1_seal_restart
-	cmpq	1672(%rbx), %rax
+	cmpq	1680(%rbx), %rax
 	je	.Laesgen_gfni512_gcm_r1_seal_same_table
 .Laesgen_gfni512_gcm_r1_seal_restart:
-	movq	%rdx, 1664(%rbx)
-	movq	%rax, 1672(%rbx)
-	movq	$0, 1680(%rbx)
+	movq	%rdx, 1672(%rbx)
+	movq	%rax, 1680(%rbx)
 	movq	$0, 1688(%rbx)
-	movq	$1, 1696(%rbx)
+	movq	$0, 1696(%rbx)
+	movq	$1, 1704(%rbx)
 	jmp	.Laesgen_gfni512_gcm_r1_seal_same_table
 .Laesgen_gfni512_gcm_r1_seal_same_table:
 	movl	240(%rbx), %eax
@@ -3795,7 +3798,7 @@ aesgen_gfni512_gcm_r1_seal:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -3926,7 +3929,7 @@ aesgen_gfni512_gcm_r1_seal:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4025,7 +4028,7 @@ aesgen_gfni512_gcm_r1_seal:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4168,8 +4171,10 @@ aesgen_gfni512_gcm_r1_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_gfni512_gcm_r1_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 1656(%rbx)
 	jmp	.Laesgen_gfni512_gcm_r1_seal_have_j0
 .Laesgen_gfni512_gcm_r1_seal_long_nonce:
+	movq	$1, 1656(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	1568(%rbx), %xmm0
@@ -4445,7 +4450,9 @@ aesgen_gfni512_gcm_r1_seal:
 	vpshufb	.Laesgen_gfni512_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni512_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 1552(%rbx)
-	movq	$-1, 1656(%rbx)
+	movq	$-1, 1664(%rbx)
+	cmpq	$0, 1656(%rbx)
+	jne	.Laesgen_gfni512_gcm_r1_seal_same_table_2
 	vmovdqa64	%xmm0, 1616(%rbx)
 	movq	1616(%rbx), %rdx
 	bswapq	%rdx
@@ -4455,16 +4462,16 @@ aesgen_gfni512_gcm_r1_seal:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	1664(%rbx), %rsi
+	cmpq	1672(%rbx), %rsi
 	jne	.Laesgen_gfni512_gcm_r1_seal_restart_2
-	cmpq	1672(%rbx), %rax
+	cmpq	1680(%rbx), %rax
 	je	.Laesgen_gfni512_gcm_r1_seal_same_table_2
 .Laesgen_gfni512_gcm_r1_seal_restart_2:
-	movq	%rsi, 1664(%rbx)
-	movq	%rax, 1672(%rbx)
-	movq	$0, 1680(%rbx)
+	movq	%rsi, 1672(%rbx)
+	movq	%rax, 1680(%rbx)
 	movq	$0, 1688(%rbx)
-	movq	$1, 1696(%rbx)
+	movq	$0, 1696(%rbx)
+	movq	$1, 1704(%rbx)
 	jmp	.Laesgen_gfni512_gcm_r1_seal_same_table_2
 .Laesgen_gfni512_gcm_r1_seal_same_table_2:
 	movl	240(%rbx), %eax
@@ -4491,7 +4498,7 @@ aesgen_gfni512_gcm_r1_seal:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4622,7 +4629,7 @@ aesgen_gfni512_gcm_r1_seal:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4721,7 +4728,7 @@ aesgen_gfni512_gcm_r1_seal:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -6728,10 +6735,13 @@ aesgen_gfni512_gcm_r1_open:
 	movq	%r8, 1632(%rbx)
 	movq	$0, 1640(%rbx)
 	movq	$1, 1648(%rbx)
+	movq	$0, 1656(%rbx)
 	vpshufb	.Laesgen_gfni512_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni512_gcm_r1_open_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 1552(%rbx)
-	movq	$-1, 1656(%rbx)
+	movq	$-1, 1664(%rbx)
+	cmpq	$0, 1656(%rbx)
+	jne	.Laesgen_gfni512_gcm_r1_open_same_table
 	vmovdqa64	%xmm0, 1616(%rbx)
 	movq	1616(%rbx), %rcx
 	bswapq	%rcx
@@ -6741,16 +6751,16 @@ aesgen_gfni512_gcm_r1_open:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	1664(%rbx), %rdx
+	cmpq	1672(%rbx), %rdx
 	jne	.Laesgen_gfni512_gcm_r1_open_restart
-	cmpq	1672(%rbx), %rax
+	cmpq	1680(%rbx), %rax
 	je	.Laesgen_gfni512_gcm_r1_open_same_table
 .Laesgen_gfni512_gcm_r1_open_restart:
-	movq	%rdx, 1664(%rbx)
-	movq	%rax, 1672(%rbx)
-	movq	$0, 1680(%rbx)
+	movq	%rdx, 1672(%rbx)
+	movq	%rax, 1680(%rbx)
 	movq	$0, 1688(%rbx)
-	movq	$1, 1696(%rbx)
+	movq	$0, 1696(%rbx)
+	movq	$1, 1704(%rbx)
 	jmp	.Laesgen_gfni512_gcm_r1_open_same_table
 .Laesgen_gfni512_gcm_r1_open_same_table:
 	movl	240(%rbx), %eax
@@ -6777,7 +6787,7 @@ aesgen_gfni512_gcm_r1_open:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -6908,7 +6918,7 @@ aesgen_gfni512_gcm_r1_open:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -7007,7 +7017,7 @@ aesgen_gfni512_gcm_r1_open:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -7150,8 +7160,10 @@ aesgen_gfni512_gcm_r1_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_gfni512_gcm_r1_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 1656(%rbx)
 	jmp	.Laesgen_gfni512_gcm_r1_open_have_j0
 .Laesgen_gfni512_gcm_r1_open_long_nonce:
+	movq	$1, 1656(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	1568(%rbx), %xmm0
@@ -7427,7 +7439,9 @@ aesgen_gfni512_gcm_r1_open:
 	vpshufb	.Laesgen_gfni512_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni512_gcm_r1_open_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 1552(%rbx)
-	movq	$-1, 1656(%rbx)
+	movq	$-1, 1664(%rbx)
+	cmpq	$0, 1656(%rbx)
+	jne	.Laesgen_gfni512_gcm_r1_open_same_table_2
 	vmovdqa64	%xmm0, 1616(%rbx)
 	movq	1616(%rbx), %rdx
 	bswapq	%rdx
@@ -7437,16 +7451,16 @@ aesgen_gfni512_gcm_r1_open:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	1664(%rbx), %rsi
+	cmpq	1672(%rbx), %rsi
 	jne	.Laesgen_gfni512_gcm_r1_open_restart_2
-	cmpq	1672(%rbx), %rax
+	cmpq	1680(%rbx), %rax
 	je	.Laesgen_gfni512_gcm_r1_open_same_table_2
 .Laesgen_gfni512_gcm_r1_open_restart_2:
-	movq	%rsi, 1664(%rbx)
-	movq	%rax, 1672(%rbx)
-	movq	$0, 1680(%rbx)
+	movq	%rsi, 1672(%rbx)
+	movq	%rax, 1680(%rbx)
 	movq	$0, 1688(%rbx)
-	movq	$1, 1696(%rbx)
+	movq	$0, 1696(%rbx)
+	movq	$1, 1704(%rbx)
 	jmp	.Laesgen_gfni512_gcm_r1_open_same_table_2
 .Laesgen_gfni512_gcm_r1_open_same_table_2:
 	movl	240(%rbx), %eax
@@ -7473,7 +7487,7 @@ aesgen_gfni512_gcm_r1_open:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -7604,7 +7618,7 @@ aesgen_gfni512_gcm_r1_open:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -7703,7 +7717,7 @@ aesgen_gfni512_gcm_r1_open:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -8249,8 +8263,10 @@ aesgen_gfni512_gcm_r1_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_gfni512_gcm_r1_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 1656(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_start_have_j0
 .Laesgen_gfni512_gcm_r1_start_long_nonce:
+	movq	$1, 1656(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	1568(%rdi), %xmm0
@@ -8526,7 +8542,9 @@ aesgen_gfni512_gcm_r1_start:
 	vpshufb	.Laesgen_gfni512_gcm_r1_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni512_gcm_r1_start_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 1552(%rdi)
-	movq	$-1, 1656(%rdi)
+	movq	$-1, 1664(%rdi)
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_gfni512_gcm_r1_start_same_table
 	vmovdqa64	%xmm0, 1616(%rdi)
 	movq	1616(%rdi), %rcx
 	bswapq	%rcx
@@ -8536,16 +8554,16 @@ aesgen_gfni512_gcm_r1_start:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	1664(%rdi), %rdx
+	cmpq	1672(%rdi), %rdx
 	jne	.Laesgen_gfni512_gcm_r1_start_restart
-	cmpq	1672(%rdi), %rax
+	cmpq	1680(%rdi), %rax
 	je	.Laesgen_gfni512_gcm_r1_start_same_table
 .Laesgen_gfni512_gcm_r1_start_restart:
-	movq	%rdx, 1664(%rdi)
-	movq	%rax, 1672(%rdi)
-	movq	$0, 1680(%rdi)
+	movq	%rdx, 1672(%rdi)
+	movq	%rax, 1680(%rdi)
 	movq	$0, 1688(%rdi)
-	movq	$1, 1696(%rdi)
+	movq	$0, 1696(%rdi)
+	movq	$1, 1704(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_start_same_table
 .Laesgen_gfni512_gcm_r1_start_same_table:
 	movl	240(%rdi), %eax
@@ -8572,7 +8590,7 @@ aesgen_gfni512_gcm_r1_start:
 	vmovdqa64	%xmm2, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -8703,7 +8721,7 @@ aesgen_gfni512_gcm_r1_start:
 	vmovdqa64	%xmm2, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -8802,7 +8820,7 @@ aesgen_gfni512_gcm_r1_start:
 	vmovdqa64	%xmm2, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -9697,14 +9715,16 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 .Laesgen_gfni512_gcm_r1_encrypt_data_first256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_r1_encrypt_data_first_done256
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_full_first_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_gfni512_gcm_r1_encrypt_data_full_first_256
 	shrq	$8, %rax
-	cmpq	1656(%rdi), %rax
+	cmpq	1664(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_refresh_first_256
-	cmpq	$256, 1688(%rdi)
+	cmpq	$256, 1696(%rdi)
 	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_check_first_256
 .Laesgen_gfni512_gcm_r1_encrypt_data_fast_first_256:
 	shlq	$4, %r9
@@ -10443,23 +10463,23 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_first_done256
 .Laesgen_gfni512_gcm_r1_encrypt_data_check_first_256:
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	1688(%rdi), %r11
+	movq	1696(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_gfni512_gcm_r1_encrypt_data_outside_run
-	movq	$0xffff, 1696(%rdi)
+	movq	$0xffff, 1704(%rdi)
 	addq	$32, %rax
-	cmpq	1688(%rdi), %rax
+	cmpq	1696(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r1_encrypt_data_fast_first_256
 .Laesgen_gfni512_gcm_r1_encrypt_data_outside_run:
-	cmpq	$0, 1696(%rdi)
+	cmpq	$0, 1704(%rdi)
 	je	.Laesgen_gfni512_gcm_r1_encrypt_data_full_first_256
-	subq	$1, 1696(%rdi)
+	subq	$1, 1704(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm8
@@ -11272,9 +11292,9 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm15, %zmm15
 	vpxorq	%zmm7, %zmm15, %zmm15
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
-	movq	1688(%rdi), %r10
+	movq	1696(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_gfni512_gcm_r1_encrypt_data_run_restart
 	addq	$32, %rax
@@ -11282,14 +11302,14 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_gfni512_gcm_r1_encrypt_data_run_grown
-	movq	$0, 1680(%rdi)
+	movq	$0, 1688(%rdi)
 	movq	$256, %r10
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_grown:
-	movq	%r10, 1688(%rdi)
+	movq	%r10, 1696(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_run_done
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_restart:
-	movq	%r9, 1680(%rdi)
-	movq	$32, 1688(%rdi)
+	movq	%r9, 1688(%rdi)
+	movq	$32, 1696(%rdi)
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_done:
 	vpxorq	(%rsi), %zmm8, %zmm8
 	vmovdqu64	%zmm8, (%rcx)
@@ -12136,20 +12156,22 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm8, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_first256
 .Laesgen_gfni512_gcm_r1_encrypt_data_first_done256:
 .Laesgen_gfni512_gcm_r1_encrypt_data_top256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_r1_encrypt_data_drain256
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_gfni512_gcm_r1_encrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	1656(%rdi), %rax
+	cmpq	1664(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_refresh_steady_256
-	cmpq	$256, 1688(%rdi)
+	cmpq	$256, 1696(%rdi)
 	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_check_steady_256
 .Laesgen_gfni512_gcm_r1_encrypt_data_fast_steady_256:
 	shlq	$4, %r9
@@ -12982,23 +13004,23 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_top256
 .Laesgen_gfni512_gcm_r1_encrypt_data_check_steady_256:
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	1688(%rdi), %r11
+	movq	1696(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_gfni512_gcm_r1_encrypt_data_outside_run_2
-	movq	$0xffff, 1696(%rdi)
+	movq	$0xffff, 1704(%rdi)
 	addq	$32, %rax
-	cmpq	1688(%rdi), %rax
+	cmpq	1696(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r1_encrypt_data_fast_steady_256
 .Laesgen_gfni512_gcm_r1_encrypt_data_outside_run_2:
-	cmpq	$0, 1696(%rdi)
+	cmpq	$0, 1704(%rdi)
 	je	.Laesgen_gfni512_gcm_r1_encrypt_data_spent_steady_256
-	subq	$1, 1696(%rdi)
+	subq	$1, 1704(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm8
@@ -13905,9 +13927,9 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpxorq	%zmm7, %zmm0, %zmm15
 	vmovdqa64	%xmm21, %xmm0
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
-	movq	1688(%rdi), %r10
+	movq	1696(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_gfni512_gcm_r1_encrypt_data_run_restart_2
 	addq	$32, %rax
@@ -13915,14 +13937,14 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_gfni512_gcm_r1_encrypt_data_run_grown_2
-	movq	$0, 1680(%rdi)
+	movq	$0, 1688(%rdi)
 	movq	$256, %r10
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_grown_2:
-	movq	%r10, 1688(%rdi)
+	movq	%r10, 1696(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_run_done_2
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_restart_2:
-	movq	%r9, 1680(%rdi)
-	movq	$32, 1688(%rdi)
+	movq	%r9, 1688(%rdi)
+	movq	$32, 1696(%rdi)
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_done_2:
 	vpxorq	(%rsi), %zmm8, %zmm8
 	vmovdqu64	%zmm8, (%rcx)
@@ -14845,7 +14867,7 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_top256
 .Laesgen_gfni512_gcm_r1_encrypt_data_spent_steady_256:
-	movq	1680(%rdi), %rax
+	movq	1688(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -15779,7 +15801,7 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm8, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_top256
 .Laesgen_gfni512_gcm_r1_encrypt_data_drain256:
 	testq	%rdx, %rdx
@@ -21309,14 +21331,16 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 .Laesgen_gfni512_gcm_r1_encrypt_data_first128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_r1_encrypt_data_first_done128
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_full_first_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_gfni512_gcm_r1_encrypt_data_full_first_128
 	shrq	$8, %rax
-	cmpq	1656(%rdi), %rax
+	cmpq	1664(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_refresh_first_128
-	cmpq	$256, 1688(%rdi)
+	cmpq	$256, 1696(%rdi)
 	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_check_first_128
 .Laesgen_gfni512_gcm_r1_encrypt_data_fast_first_128:
 	shlq	$4, %r9
@@ -21827,23 +21851,23 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_first_done128
 .Laesgen_gfni512_gcm_r1_encrypt_data_check_first_128:
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	1688(%rdi), %r11
+	movq	1696(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_gfni512_gcm_r1_encrypt_data_outside_run_3
-	movq	$0xffff, 1696(%rdi)
+	movq	$0xffff, 1704(%rdi)
 	addq	$32, %rax
-	cmpq	1688(%rdi), %rax
+	cmpq	1696(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r1_encrypt_data_fast_first_128
 .Laesgen_gfni512_gcm_r1_encrypt_data_outside_run_3:
-	cmpq	$0, 1696(%rdi)
+	cmpq	$0, 1704(%rdi)
 	je	.Laesgen_gfni512_gcm_r1_encrypt_data_full_first_128
-	subq	$1, 1696(%rdi)
+	subq	$1, 1704(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm8
@@ -22428,9 +22452,9 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm15, %zmm15
 	vpxorq	%zmm7, %zmm15, %zmm15
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
-	movq	1688(%rdi), %r10
+	movq	1696(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_gfni512_gcm_r1_encrypt_data_run_restart_3
 	addq	$32, %rax
@@ -22438,14 +22462,14 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_gfni512_gcm_r1_encrypt_data_run_grown_3
-	movq	$0, 1680(%rdi)
+	movq	$0, 1688(%rdi)
 	movq	$256, %r10
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_grown_3:
-	movq	%r10, 1688(%rdi)
+	movq	%r10, 1696(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_run_done_3
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_restart_3:
-	movq	%r9, 1680(%rdi)
-	movq	$32, 1688(%rdi)
+	movq	%r9, 1688(%rdi)
+	movq	$32, 1696(%rdi)
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_done_3:
 	vpxorq	(%rsi), %zmm8, %zmm8
 	vmovdqu64	%zmm8, (%rcx)
@@ -23064,20 +23088,22 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm8, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_first128
 .Laesgen_gfni512_gcm_r1_encrypt_data_first_done128:
 .Laesgen_gfni512_gcm_r1_encrypt_data_top128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_r1_encrypt_data_drain128
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_gfni512_gcm_r1_encrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	1656(%rdi), %rax
+	cmpq	1664(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_refresh_steady_128
-	cmpq	$256, 1688(%rdi)
+	cmpq	$256, 1696(%rdi)
 	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_check_steady_128
 .Laesgen_gfni512_gcm_r1_encrypt_data_fast_steady_128:
 	shlq	$4, %r9
@@ -23682,23 +23708,23 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_top128
 .Laesgen_gfni512_gcm_r1_encrypt_data_check_steady_128:
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	1688(%rdi), %r11
+	movq	1696(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_gfni512_gcm_r1_encrypt_data_outside_run_4
-	movq	$0xffff, 1696(%rdi)
+	movq	$0xffff, 1704(%rdi)
 	addq	$32, %rax
-	cmpq	1688(%rdi), %rax
+	cmpq	1696(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r1_encrypt_data_fast_steady_128
 .Laesgen_gfni512_gcm_r1_encrypt_data_outside_run_4:
-	cmpq	$0, 1696(%rdi)
+	cmpq	$0, 1704(%rdi)
 	je	.Laesgen_gfni512_gcm_r1_encrypt_data_spent_steady_128
-	subq	$1, 1696(%rdi)
+	subq	$1, 1704(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm8
@@ -24377,9 +24403,9 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpxorq	%zmm7, %zmm0, %zmm15
 	vmovdqa64	%xmm21, %xmm0
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
-	movq	1688(%rdi), %r10
+	movq	1696(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_gfni512_gcm_r1_encrypt_data_run_restart_4
 	addq	$32, %rax
@@ -24387,14 +24413,14 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_gfni512_gcm_r1_encrypt_data_run_grown_4
-	movq	$0, 1680(%rdi)
+	movq	$0, 1688(%rdi)
 	movq	$256, %r10
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_grown_4:
-	movq	%r10, 1688(%rdi)
+	movq	%r10, 1696(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_run_done_4
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_restart_4:
-	movq	%r9, 1680(%rdi)
-	movq	$32, 1688(%rdi)
+	movq	%r9, 1688(%rdi)
+	movq	$32, 1696(%rdi)
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_done_4:
 	vpxorq	(%rsi), %zmm8, %zmm8
 	vmovdqu64	%zmm8, (%rcx)
@@ -25089,7 +25115,7 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_top128
 .Laesgen_gfni512_gcm_r1_encrypt_data_spent_steady_128:
-	movq	1680(%rdi), %rax
+	movq	1688(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -25795,7 +25821,7 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm8, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_top128
 .Laesgen_gfni512_gcm_r1_encrypt_data_drain128:
 	testq	%rdx, %rdx
@@ -30453,14 +30479,16 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 .Laesgen_gfni512_gcm_r1_encrypt_data_first192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_r1_encrypt_data_first_done192
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_full_first_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_gfni512_gcm_r1_encrypt_data_full_first_192
 	shrq	$8, %rax
-	cmpq	1656(%rdi), %rax
+	cmpq	1664(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_refresh_first_192
-	cmpq	$256, 1688(%rdi)
+	cmpq	$256, 1696(%rdi)
 	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_check_first_192
 .Laesgen_gfni512_gcm_r1_encrypt_data_fast_first_192:
 	shlq	$4, %r9
@@ -31077,23 +31105,23 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_first_done192
 .Laesgen_gfni512_gcm_r1_encrypt_data_check_first_192:
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	1688(%rdi), %r11
+	movq	1696(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_gfni512_gcm_r1_encrypt_data_outside_run_5
-	movq	$0xffff, 1696(%rdi)
+	movq	$0xffff, 1704(%rdi)
 	addq	$32, %rax
-	cmpq	1688(%rdi), %rax
+	cmpq	1696(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r1_encrypt_data_fast_first_192
 .Laesgen_gfni512_gcm_r1_encrypt_data_outside_run_5:
-	cmpq	$0, 1696(%rdi)
+	cmpq	$0, 1704(%rdi)
 	je	.Laesgen_gfni512_gcm_r1_encrypt_data_full_first_192
-	subq	$1, 1696(%rdi)
+	subq	$1, 1704(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm8
@@ -31784,9 +31812,9 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm15
 	vpxorq	%zmm7, %zmm15, %zmm15
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
-	movq	1688(%rdi), %r10
+	movq	1696(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_gfni512_gcm_r1_encrypt_data_run_restart_5
 	addq	$32, %rax
@@ -31794,14 +31822,14 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_gfni512_gcm_r1_encrypt_data_run_grown_5
-	movq	$0, 1680(%rdi)
+	movq	$0, 1688(%rdi)
 	movq	$256, %r10
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_grown_5:
-	movq	%r10, 1688(%rdi)
+	movq	%r10, 1696(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_run_done_5
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_restart_5:
-	movq	%r9, 1680(%rdi)
-	movq	$32, 1688(%rdi)
+	movq	%r9, 1688(%rdi)
+	movq	$32, 1696(%rdi)
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_done_5:
 	vpxorq	(%rsi), %zmm8, %zmm8
 	vmovdqu64	%zmm8, (%rcx)
@@ -32526,20 +32554,22 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm8, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_first192
 .Laesgen_gfni512_gcm_r1_encrypt_data_first_done192:
 .Laesgen_gfni512_gcm_r1_encrypt_data_top192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_r1_encrypt_data_drain192
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_gfni512_gcm_r1_encrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	1656(%rdi), %rax
+	cmpq	1664(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_refresh_steady_192
-	cmpq	$256, 1688(%rdi)
+	cmpq	$256, 1696(%rdi)
 	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_check_steady_192
 .Laesgen_gfni512_gcm_r1_encrypt_data_fast_steady_192:
 	shlq	$4, %r9
@@ -33250,23 +33280,23 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_top192
 .Laesgen_gfni512_gcm_r1_encrypt_data_check_steady_192:
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	1688(%rdi), %r11
+	movq	1696(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_gfni512_gcm_r1_encrypt_data_outside_run_6
-	movq	$0xffff, 1696(%rdi)
+	movq	$0xffff, 1704(%rdi)
 	addq	$32, %rax
-	cmpq	1688(%rdi), %rax
+	cmpq	1696(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r1_encrypt_data_fast_steady_192
 .Laesgen_gfni512_gcm_r1_encrypt_data_outside_run_6:
-	cmpq	$0, 1696(%rdi)
+	cmpq	$0, 1704(%rdi)
 	je	.Laesgen_gfni512_gcm_r1_encrypt_data_spent_steady_192
-	subq	$1, 1696(%rdi)
+	subq	$1, 1704(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm8
@@ -34051,9 +34081,9 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpxorq	%zmm7, %zmm0, %zmm15
 	vmovdqa64	%xmm21, %xmm0
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
-	movq	1688(%rdi), %r10
+	movq	1696(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_gfni512_gcm_r1_encrypt_data_run_restart_6
 	addq	$32, %rax
@@ -34061,14 +34091,14 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_gfni512_gcm_r1_encrypt_data_run_grown_6
-	movq	$0, 1680(%rdi)
+	movq	$0, 1688(%rdi)
 	movq	$256, %r10
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_grown_6:
-	movq	%r10, 1688(%rdi)
+	movq	%r10, 1696(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_run_done_6
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_restart_6:
-	movq	%r9, 1680(%rdi)
-	movq	$32, 1688(%rdi)
+	movq	%r9, 1688(%rdi)
+	movq	$32, 1696(%rdi)
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_done_6:
 	vpxorq	(%rsi), %zmm8, %zmm8
 	vmovdqu64	%zmm8, (%rcx)
@@ -34869,7 +34899,7 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_top192
 .Laesgen_gfni512_gcm_r1_encrypt_data_spent_steady_192:
-	movq	1680(%rdi), %rax
+	movq	1688(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -35681,7 +35711,7 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm8, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_top192
 .Laesgen_gfni512_gcm_r1_encrypt_data_drain192:
 	testq	%rdx, %rdx
@@ -41041,14 +41071,16 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 .Laesgen_gfni512_gcm_r1_decrypt_data_top256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_r1_decrypt_data_drain256
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_gfni512_gcm_r1_decrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_gfni512_gcm_r1_decrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	1656(%rdi), %rax
+	cmpq	1664(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r1_decrypt_data_refresh_steady_256
-	cmpq	$256, 1688(%rdi)
+	cmpq	$256, 1696(%rdi)
 	jne	.Laesgen_gfni512_gcm_r1_decrypt_data_check_steady_256
 .Laesgen_gfni512_gcm_r1_decrypt_data_fast_steady_256:
 	shlq	$4, %r9
@@ -41881,23 +41913,23 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r1_decrypt_data_top256
 .Laesgen_gfni512_gcm_r1_decrypt_data_check_steady_256:
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	1688(%rdi), %r11
+	movq	1696(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_gfni512_gcm_r1_decrypt_data_outside_run
-	movq	$0xffff, 1696(%rdi)
+	movq	$0xffff, 1704(%rdi)
 	addq	$32, %rax
-	cmpq	1688(%rdi), %rax
+	cmpq	1696(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r1_decrypt_data_fast_steady_256
 .Laesgen_gfni512_gcm_r1_decrypt_data_outside_run:
-	cmpq	$0, 1696(%rdi)
+	cmpq	$0, 1704(%rdi)
 	je	.Laesgen_gfni512_gcm_r1_decrypt_data_spent_steady_256
-	subq	$1, 1696(%rdi)
+	subq	$1, 1704(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm8
@@ -42804,9 +42836,9 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpxorq	%zmm7, %zmm0, %zmm15
 	vmovdqa64	%xmm21, %xmm0
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
-	movq	1688(%rdi), %r10
+	movq	1696(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_gfni512_gcm_r1_decrypt_data_run_restart
 	addq	$32, %rax
@@ -42814,14 +42846,14 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_gfni512_gcm_r1_decrypt_data_run_grown
-	movq	$0, 1680(%rdi)
+	movq	$0, 1688(%rdi)
 	movq	$256, %r10
 .Laesgen_gfni512_gcm_r1_decrypt_data_run_grown:
-	movq	%r10, 1688(%rdi)
+	movq	%r10, 1696(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_decrypt_data_run_done
 .Laesgen_gfni512_gcm_r1_decrypt_data_run_restart:
-	movq	%r9, 1680(%rdi)
-	movq	$32, 1688(%rdi)
+	movq	%r9, 1688(%rdi)
+	movq	$32, 1696(%rdi)
 .Laesgen_gfni512_gcm_r1_decrypt_data_run_done:
 	vpxorq	(%rsi), %zmm8, %zmm8
 	vmovdqu64	%zmm8, (%rcx)
@@ -43744,7 +43776,7 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_gfni512_gcm_r1_decrypt_data_top256
 .Laesgen_gfni512_gcm_r1_decrypt_data_spent_steady_256:
-	movq	1680(%rdi), %rax
+	movq	1688(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -44678,7 +44710,7 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vmovdqa64	%xmm8, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_decrypt_data_top256
 .Laesgen_gfni512_gcm_r1_decrypt_data_drain256:
 .Laesgen_gfni512_gcm_r1_decrypt_data_small256:
@@ -47251,14 +47283,16 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 .Laesgen_gfni512_gcm_r1_decrypt_data_top128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_r1_decrypt_data_drain128
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_gfni512_gcm_r1_decrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_gfni512_gcm_r1_decrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	1656(%rdi), %rax
+	cmpq	1664(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r1_decrypt_data_refresh_steady_128
-	cmpq	$256, 1688(%rdi)
+	cmpq	$256, 1696(%rdi)
 	jne	.Laesgen_gfni512_gcm_r1_decrypt_data_check_steady_128
 .Laesgen_gfni512_gcm_r1_decrypt_data_fast_steady_128:
 	shlq	$4, %r9
@@ -47863,23 +47897,23 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r1_decrypt_data_top128
 .Laesgen_gfni512_gcm_r1_decrypt_data_check_steady_128:
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	1688(%rdi), %r11
+	movq	1696(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_gfni512_gcm_r1_decrypt_data_outside_run_2
-	movq	$0xffff, 1696(%rdi)
+	movq	$0xffff, 1704(%rdi)
 	addq	$32, %rax
-	cmpq	1688(%rdi), %rax
+	cmpq	1696(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r1_decrypt_data_fast_steady_128
 .Laesgen_gfni512_gcm_r1_decrypt_data_outside_run_2:
-	cmpq	$0, 1696(%rdi)
+	cmpq	$0, 1704(%rdi)
 	je	.Laesgen_gfni512_gcm_r1_decrypt_data_spent_steady_128
-	subq	$1, 1696(%rdi)
+	subq	$1, 1704(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm8
@@ -48558,9 +48592,9 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpxorq	%zmm7, %zmm0, %zmm15
 	vmovdqa64	%xmm21, %xmm0
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
-	movq	1688(%rdi), %r10
+	movq	1696(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_gfni512_gcm_r1_decrypt_data_run_restart_2
 	addq	$32, %rax
@@ -48568,14 +48602,14 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_gfni512_gcm_r1_decrypt_data_run_grown_2
-	movq	$0, 1680(%rdi)
+	movq	$0, 1688(%rdi)
 	movq	$256, %r10
 .Laesgen_gfni512_gcm_r1_decrypt_data_run_grown_2:
-	movq	%r10, 1688(%rdi)
+	movq	%r10, 1696(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_decrypt_data_run_done_2
 .Laesgen_gfni512_gcm_r1_decrypt_data_run_restart_2:
-	movq	%r9, 1680(%rdi)
-	movq	$32, 1688(%rdi)
+	movq	%r9, 1688(%rdi)
+	movq	$32, 1696(%rdi)
 .Laesgen_gfni512_gcm_r1_decrypt_data_run_done_2:
 	vpxorq	(%rsi), %zmm8, %zmm8
 	vmovdqu64	%zmm8, (%rcx)
@@ -49270,7 +49304,7 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_gfni512_gcm_r1_decrypt_data_top128
 .Laesgen_gfni512_gcm_r1_decrypt_data_spent_steady_128:
-	movq	1680(%rdi), %rax
+	movq	1688(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -49976,7 +50010,7 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vmovdqa64	%xmm8, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_decrypt_data_top128
 .Laesgen_gfni512_gcm_r1_decrypt_data_drain128:
 .Laesgen_gfni512_gcm_r1_decrypt_data_small128:
@@ -52113,14 +52147,16 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 .Laesgen_gfni512_gcm_r1_decrypt_data_top192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_r1_decrypt_data_drain192
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_gfni512_gcm_r1_decrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_gfni512_gcm_r1_decrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	1656(%rdi), %rax
+	cmpq	1664(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r1_decrypt_data_refresh_steady_192
-	cmpq	$256, 1688(%rdi)
+	cmpq	$256, 1696(%rdi)
 	jne	.Laesgen_gfni512_gcm_r1_decrypt_data_check_steady_192
 .Laesgen_gfni512_gcm_r1_decrypt_data_fast_steady_192:
 	shlq	$4, %r9
@@ -52831,23 +52867,23 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r1_decrypt_data_top192
 .Laesgen_gfni512_gcm_r1_decrypt_data_check_steady_192:
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	1688(%rdi), %r11
+	movq	1696(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_gfni512_gcm_r1_decrypt_data_outside_run_3
-	movq	$0xffff, 1696(%rdi)
+	movq	$0xffff, 1704(%rdi)
 	addq	$32, %rax
-	cmpq	1688(%rdi), %rax
+	cmpq	1696(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r1_decrypt_data_fast_steady_192
 .Laesgen_gfni512_gcm_r1_decrypt_data_outside_run_3:
-	cmpq	$0, 1696(%rdi)
+	cmpq	$0, 1704(%rdi)
 	je	.Laesgen_gfni512_gcm_r1_decrypt_data_spent_steady_192
-	subq	$1, 1696(%rdi)
+	subq	$1, 1704(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm8
@@ -53632,9 +53668,9 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpxorq	%zmm7, %zmm0, %zmm15
 	vmovdqa64	%xmm21, %xmm0
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
-	movq	1688(%rdi), %r10
+	movq	1696(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_gfni512_gcm_r1_decrypt_data_run_restart_3
 	addq	$32, %rax
@@ -53642,14 +53678,14 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_gfni512_gcm_r1_decrypt_data_run_grown_3
-	movq	$0, 1680(%rdi)
+	movq	$0, 1688(%rdi)
 	movq	$256, %r10
 .Laesgen_gfni512_gcm_r1_decrypt_data_run_grown_3:
-	movq	%r10, 1688(%rdi)
+	movq	%r10, 1696(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_decrypt_data_run_done_3
 .Laesgen_gfni512_gcm_r1_decrypt_data_run_restart_3:
-	movq	%r9, 1680(%rdi)
-	movq	$32, 1688(%rdi)
+	movq	%r9, 1688(%rdi)
+	movq	$32, 1696(%rdi)
 .Laesgen_gfni512_gcm_r1_decrypt_data_run_done_3:
 	vpxorq	(%rsi), %zmm8, %zmm8
 	vmovdqu64	%zmm8, (%rcx)
@@ -54450,7 +54486,7 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_gfni512_gcm_r1_decrypt_data_top192
 .Laesgen_gfni512_gcm_r1_decrypt_data_spent_steady_192:
-	movq	1680(%rdi), %rax
+	movq	1688(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -55262,7 +55298,7 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vmovdqa64	%xmm8, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_decrypt_data_top192
 .Laesgen_gfni512_gcm_r1_decrypt_data_drain192:
 .Laesgen_gfni512_gcm_r1_decrypt_data_small192:

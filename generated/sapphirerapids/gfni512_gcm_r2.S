@@ -739,7 +739,7 @@ aesgen_gfni512_gcm_r2_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_init_hash_key
 .Laesgen_gfni512_gcm_r2_init_hash_key:
-	movq	$1, 1672(%rdi)
+	movq	$1, 1680(%rdi)
 	vpxorq	%xmm0, %xmm0, %xmm0
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -3746,10 +3746,13 @@ aesgen_gfni512_gcm_r2_seal:
 	movq	%r8, 1632(%rbx)
 	movq	$0, 1640(%rbx)
 	movq	$1, 1648(%rbx)
+	movq	$0, 1656(%rbx)
 	vpshufb	.Laesgen_gfni512_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni512_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 1552(%rbx)
-	movq	$-1, 1656(%rbx)
+	movq	$-1, 1664(%rbx)
+	cmpq	$0, 1656(%rbx)
+	jne	.Laesgen_gfni512_gcm_r2_seal_same_table
 	vmovdqa64	%xmm0, 1616(%rbx)
 	movq	1616(%rbx), %rcx
 	bswapq	%rcx
@@ -3759,16 +3762,16 @@ aesgen_gfni512_gcm_r2_seal:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	1664(%rbx), %rdx
+	cmpq	1672(%rbx), %rdx
 	jne	.Laesgen_gfni512_gcm_r2_seal_restart
-	cmpq	1672(%rbx), %rax
+	cmpq	1680(%rbx), %rax
 	je	.Laesgen_gfni512_gcm_r2_seal_same_table
 .Laesgen_gfni512_gcm_r2_seal_restart:
-	movq	%rdx, 1664(%rbx)
-	movq	%rax, 1672(%rbx)
-	movq	$0, 1680(%rbx)
+	movq	%rdx, 1672(%rbx)
+	movq	%rax, 1680(%rbx)
 	movq	$0, 1688(%rbx)
-	movq	$1, 1696(%rbx)
+	movq	$0, 1696(%rbx)
+	movq	$1, 1704(%rbx)
 	jmp	.Laesgen_gfni512_gcm_r2_seal_same_table
 .Laesgen_gfni512_gcm_r2_seal_same_table:
 	movl	240(%rbx), %eax
@@ -3803,7 +3806,7 @@ aesgen_gfni512_gcm_r2_seal:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -3942,7 +3945,7 @@ aesgen_gfni512_gcm_r2_seal:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4049,7 +4052,7 @@ aesgen_gfni512_gcm_r2_seal:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4192,8 +4195,10 @@ aesgen_gfni512_gcm_r2_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_gfni512_gcm_r2_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 1656(%rbx)
 	jmp	.Laesgen_gfni512_gcm_r2_seal_have_j0
 .Laesgen_gfni512_gcm_r2_seal_long_nonce:
+	movq	$1, 1656(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	1568(%rbx), %xmm0
@@ -4469,7 +4474,9 @@ aesgen_gfni512_gcm_r2_seal:
 	vpshufb	.Laesgen_gfni512_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni512_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 1552(%rbx)
-	movq	$-1, 1656(%rbx)
+	movq	$-1, 1664(%rbx)
+	cmpq	$0, 1656(%rbx)
+	jne	.Laesgen_gfni512_gcm_r2_seal_same_table_2
 	vmovdqa64	%xmm0, 1616(%rbx)
 	movq	1616(%rbx), %rdx
 	bswapq	%rdx
@@ -4479,16 +4486,16 @@ aesgen_gfni512_gcm_r2_seal:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	1664(%rbx), %rsi
+	cmpq	1672(%rbx), %rsi
 	jne	.Laesgen_gfni512_gcm_r2_seal_restart_2
-	cmpq	1672(%rbx), %rax
+	cmpq	1680(%rbx), %rax
 	je	.Laesgen_gfni512_gcm_r2_seal_same_table_2
 .Laesgen_gfni512_gcm_r2_seal_restart_2:
-	movq	%rsi, 1664(%rbx)
-	movq	%rax, 1672(%rbx)
-	movq	$0, 1680(%rbx)
+	movq	%rsi, 1672(%rbx)
+	movq	%rax, 1680(%rbx)
 	movq	$0, 1688(%rbx)
-	movq	$1, 1696(%rbx)
+	movq	$0, 1696(%rbx)
+	movq	$1, 1704(%rbx)
 	jmp	.Laesgen_gfni512_gcm_r2_seal_same_table_2
 .Laesgen_gfni512_gcm_r2_seal_same_table_2:
 	movl	240(%rbx), %eax
@@ -4523,7 +4530,7 @@ aesgen_gfni512_gcm_r2_seal:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4662,7 +4669,7 @@ aesgen_gfni512_gcm_r2_seal:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4769,7 +4776,7 @@ aesgen_gfni512_gcm_r2_seal:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -6776,10 +6783,13 @@ aesgen_gfni512_gcm_r2_open:
 	movq	%r8, 1632(%rbx)
 	movq	$0, 1640(%rbx)
 	movq	$1, 1648(%rbx)
+	movq	$0, 1656(%rbx)
 	vpshufb	.Laesgen_gfni512_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni512_gcm_r2_open_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 1552(%rbx)
-	movq	$-1, 1656(%rbx)
+	movq	$-1, 1664(%rbx)
+	cmpq	$0, 1656(%rbx)
+	jne	.Laesgen_gfni512_gcm_r2_open_same_table
 	vmovdqa64	%xmm0, 1616(%rbx)
 	movq	1616(%rbx), %rcx
 	bswapq	%rcx
@@ -6789,16 +6799,16 @@ aesgen_gfni512_gcm_r2_open:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	1664(%rbx), %rdx
+	cmpq	1672(%rbx), %rdx
 	jne	.Laesgen_gfni512_gcm_r2_open_restart
-	cmpq	1672(%rbx), %rax
+	cmpq	1680(%rbx), %rax
 	je	.Laesgen_gfni512_gcm_r2_open_same_table
 .Laesgen_gfni512_gcm_r2_open_restart:
-	movq	%rdx, 1664(%rbx)
-	movq	%rax, 1672(%rbx)
-	movq	$0, 1680(%rbx)
+	movq	%rdx, 1672(%rbx)
+	movq	%rax, 1680(%rbx)
 	movq	$0, 1688(%rbx)
-	movq	$1, 1696(%rbx)
+	movq	$0, 1696(%rbx)
+	movq	$1, 1704(%rbx)
 	jmp	.Laesgen_gfni512_gcm_r2_open_same_table
 .Laesgen_gfni512_gcm_r2_open_same_table:
 	movl	240(%rbx), %eax
@@ -6833,7 +6843,7 @@ aesgen_gfni512_gcm_r2_open:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -6972,7 +6982,7 @@ aesgen_gfni512_gcm_r2_open:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -7079,7 +7089,7 @@ aesgen_gfni512_gcm_r2_open:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -7222,8 +7232,10 @@ aesgen_gfni512_gcm_r2_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_gfni512_gcm_r2_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 1656(%rbx)
 	jmp	.Laesgen_gfni512_gcm_r2_open_have_j0
 .Laesgen_gfni512_gcm_r2_open_long_nonce:
+	movq	$1, 1656(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	1568(%rbx), %xmm0
@@ -7499,7 +7511,9 @@ aesgen_gfni512_gcm_r2_open:
 	vpshufb	.Laesgen_gfni512_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni512_gcm_r2_open_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 1552(%rbx)
-	movq	$-1, 1656(%rbx)
+	movq	$-1, 1664(%rbx)
+	cmpq	$0, 1656(%rbx)
+	jne	.Laesgen_gfni512_gcm_r2_open_same_table_2
 	vmovdqa64	%xmm0, 1616(%rbx)
 	movq	1616(%rbx), %rdx
 	bswapq	%rdx
@@ -7509,16 +7523,16 @@ aesgen_gfni512_gcm_r2_open:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	1664(%rbx), %rsi
+	cmpq	1672(%rbx), %rsi
 	jne	.Laesgen_gfni512_gcm_r2_open_restart_2
-	cmpq	1672(%rbx), %rax
+	cmpq	1680(%rbx), %rax
 	je	.Laesgen_gfni512_gcm_r2_open_same_table_2
 .Laesgen_gfni512_gcm_r2_open_restart_2:
-	movq	%rsi, 1664(%rbx)
-	movq	%rax, 1672(%rbx)
-	movq	$0, 1680(%rbx)
+	movq	%rsi, 1672(%rbx)
+	movq	%rax, 1680(%rbx)
 	movq	$0, 1688(%rbx)
-	movq	$1, 1696(%rbx)
+	movq	$0, 1696(%rbx)
+	movq	$1, 1704(%rbx)
 	jmp	.Laesgen_gfni512_gcm_r2_open_same_table_2
 .Laesgen_gfni512_gcm_r2_open_same_table_2:
 	movl	240(%rbx), %eax
@@ -7553,7 +7567,7 @@ aesgen_gfni512_gcm_r2_open:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -7692,7 +7706,7 @@ aesgen_gfni512_gcm_r2_open:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -7799,7 +7813,7 @@ aesgen_gfni512_gcm_r2_open:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -8345,8 +8359,10 @@ aesgen_gfni512_gcm_r2_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_gfni512_gcm_r2_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 1656(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_start_have_j0
 .Laesgen_gfni512_gcm_r2_start_long_nonce:
+	movq	$1, 1656(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	1568(%rdi), %xmm0
@@ -8622,7 +8638,9 @@ aesgen_gfni512_gcm_r2_start:
 	vpshufb	.Laesgen_gfni512_gcm_r2_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni512_gcm_r2_start_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 1552(%rdi)
-	movq	$-1, 1656(%rdi)
+	movq	$-1, 1664(%rdi)
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_gfni512_gcm_r2_start_same_table
 	vmovdqa64	%xmm0, 1616(%rdi)
 	movq	1616(%rdi), %rcx
 	bswapq	%rcx
@@ -8632,16 +8650,16 @@ aesgen_gfni512_gcm_r2_start:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	1664(%rdi), %rdx
+	cmpq	1672(%rdi), %rdx
 	jne	.Laesgen_gfni512_gcm_r2_start_restart
-	cmpq	1672(%rdi), %rax
+	cmpq	1680(%rdi), %rax
 	je	.Laesgen_gfni512_gcm_r2_start_same_table
 .Laesgen_gfni512_gcm_r2_start_restart:
-	movq	%rdx, 1664(%rdi)
-	movq	%rax, 1672(%rdi)
-	movq	$0, 1680(%rdi)
+	movq	%rdx, 1672(%rdi)
+	movq	%rax, 1680(%rdi)
 	movq	$0, 1688(%rdi)
-	movq	$1, 1696(%rdi)
+	movq	$0, 1696(%rdi)
+	movq	$1, 1704(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_start_same_table
 .Laesgen_gfni512_gcm_r2_start_same_table:
 	movl	240(%rdi), %eax
@@ -8676,7 +8694,7 @@ aesgen_gfni512_gcm_r2_start:
 	vmovdqa64	%xmm2, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -8815,7 +8833,7 @@ aesgen_gfni512_gcm_r2_start:
 	vmovdqa64	%xmm2, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -8922,7 +8940,7 @@ aesgen_gfni512_gcm_r2_start:
 	vmovdqa64	%xmm2, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -9817,14 +9835,16 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 .Laesgen_gfni512_gcm_r2_encrypt_data_first256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_r2_encrypt_data_first_done256
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_full_first_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_gfni512_gcm_r2_encrypt_data_full_first_256
 	shrq	$8, %rax
-	cmpq	1656(%rdi), %rax
+	cmpq	1664(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_refresh_first_256
-	cmpq	$256, 1688(%rdi)
+	cmpq	$256, 1696(%rdi)
 	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_check_first_256
 .Laesgen_gfni512_gcm_r2_encrypt_data_fast_first_256:
 	shlq	$4, %r9
@@ -10506,23 +10526,23 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_first_done256
 .Laesgen_gfni512_gcm_r2_encrypt_data_check_first_256:
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	1688(%rdi), %r11
+	movq	1696(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_gfni512_gcm_r2_encrypt_data_outside_run
-	movq	$0xffff, 1696(%rdi)
+	movq	$0xffff, 1704(%rdi)
 	addq	$32, %rax
-	cmpq	1688(%rdi), %rax
+	cmpq	1696(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r2_encrypt_data_fast_first_256
 .Laesgen_gfni512_gcm_r2_encrypt_data_outside_run:
-	cmpq	$0, 1696(%rdi)
+	cmpq	$0, 1704(%rdi)
 	je	.Laesgen_gfni512_gcm_r2_encrypt_data_full_first_256
-	subq	$1, 1696(%rdi)
+	subq	$1, 1704(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm8
@@ -11335,9 +11355,9 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm15, %zmm15
 	vpxorq	%zmm7, %zmm15, %zmm15
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
-	movq	1688(%rdi), %r10
+	movq	1696(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_gfni512_gcm_r2_encrypt_data_run_restart
 	addq	$32, %rax
@@ -11345,14 +11365,14 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_gfni512_gcm_r2_encrypt_data_run_grown
-	movq	$0, 1680(%rdi)
+	movq	$0, 1688(%rdi)
 	movq	$256, %r10
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_grown:
-	movq	%r10, 1688(%rdi)
+	movq	%r10, 1696(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_run_done
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_restart:
-	movq	%r9, 1680(%rdi)
-	movq	$32, 1688(%rdi)
+	movq	%r9, 1688(%rdi)
+	movq	$32, 1696(%rdi)
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_done:
 	vpxorq	(%rsi), %zmm8, %zmm8
 	vmovdqu64	%zmm8, (%rcx)
@@ -12207,20 +12227,22 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm8, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_first256
 .Laesgen_gfni512_gcm_r2_encrypt_data_first_done256:
 .Laesgen_gfni512_gcm_r2_encrypt_data_top256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_r2_encrypt_data_drain256
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_gfni512_gcm_r2_encrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	1656(%rdi), %rax
+	cmpq	1664(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_refresh_steady_256
-	cmpq	$256, 1688(%rdi)
+	cmpq	$256, 1696(%rdi)
 	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_check_steady_256
 .Laesgen_gfni512_gcm_r2_encrypt_data_fast_steady_256:
 	shlq	$4, %r9
@@ -12996,23 +13018,23 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_top256
 .Laesgen_gfni512_gcm_r2_encrypt_data_check_steady_256:
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	1688(%rdi), %r11
+	movq	1696(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_gfni512_gcm_r2_encrypt_data_outside_run_2
-	movq	$0xffff, 1696(%rdi)
+	movq	$0xffff, 1704(%rdi)
 	addq	$32, %rax
-	cmpq	1688(%rdi), %rax
+	cmpq	1696(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r2_encrypt_data_fast_steady_256
 .Laesgen_gfni512_gcm_r2_encrypt_data_outside_run_2:
-	cmpq	$0, 1696(%rdi)
+	cmpq	$0, 1704(%rdi)
 	je	.Laesgen_gfni512_gcm_r2_encrypt_data_spent_steady_256
-	subq	$1, 1696(%rdi)
+	subq	$1, 1704(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm8
@@ -13919,9 +13941,9 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpxorq	%zmm7, %zmm0, %zmm15
 	vmovdqa64	%xmm21, %xmm0
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
-	movq	1688(%rdi), %r10
+	movq	1696(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_gfni512_gcm_r2_encrypt_data_run_restart_2
 	addq	$32, %rax
@@ -13929,14 +13951,14 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_gfni512_gcm_r2_encrypt_data_run_grown_2
-	movq	$0, 1680(%rdi)
+	movq	$0, 1688(%rdi)
 	movq	$256, %r10
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_grown_2:
-	movq	%r10, 1688(%rdi)
+	movq	%r10, 1696(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_run_done_2
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_restart_2:
-	movq	%r9, 1680(%rdi)
-	movq	$32, 1688(%rdi)
+	movq	%r9, 1688(%rdi)
+	movq	$32, 1696(%rdi)
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_done_2:
 	vpxorq	(%rsi), %zmm8, %zmm8
 	vmovdqu64	%zmm8, (%rcx)
@@ -14859,7 +14881,7 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_top256
 .Laesgen_gfni512_gcm_r2_encrypt_data_spent_steady_256:
-	movq	1680(%rdi), %rax
+	movq	1688(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -15801,7 +15823,7 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm8, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_top256
 .Laesgen_gfni512_gcm_r2_encrypt_data_drain256:
 	testq	%rdx, %rdx
@@ -21331,14 +21353,16 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 .Laesgen_gfni512_gcm_r2_encrypt_data_first128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_r2_encrypt_data_first_done128
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_full_first_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_gfni512_gcm_r2_encrypt_data_full_first_128
 	shrq	$8, %rax
-	cmpq	1656(%rdi), %rax
+	cmpq	1664(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_refresh_first_128
-	cmpq	$256, 1688(%rdi)
+	cmpq	$256, 1696(%rdi)
 	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_check_first_128
 .Laesgen_gfni512_gcm_r2_encrypt_data_fast_first_128:
 	shlq	$4, %r9
@@ -21792,23 +21816,23 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_first_done128
 .Laesgen_gfni512_gcm_r2_encrypt_data_check_first_128:
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	1688(%rdi), %r11
+	movq	1696(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_gfni512_gcm_r2_encrypt_data_outside_run_3
-	movq	$0xffff, 1696(%rdi)
+	movq	$0xffff, 1704(%rdi)
 	addq	$32, %rax
-	cmpq	1688(%rdi), %rax
+	cmpq	1696(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r2_encrypt_data_fast_first_128
 .Laesgen_gfni512_gcm_r2_encrypt_data_outside_run_3:
-	cmpq	$0, 1696(%rdi)
+	cmpq	$0, 1704(%rdi)
 	je	.Laesgen_gfni512_gcm_r2_encrypt_data_full_first_128
-	subq	$1, 1696(%rdi)
+	subq	$1, 1704(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm8
@@ -22393,9 +22417,9 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm15, %zmm15
 	vpxorq	%zmm7, %zmm15, %zmm15
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
-	movq	1688(%rdi), %r10
+	movq	1696(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_gfni512_gcm_r2_encrypt_data_run_restart_3
 	addq	$32, %rax
@@ -22403,14 +22427,14 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_gfni512_gcm_r2_encrypt_data_run_grown_3
-	movq	$0, 1680(%rdi)
+	movq	$0, 1688(%rdi)
 	movq	$256, %r10
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_grown_3:
-	movq	%r10, 1688(%rdi)
+	movq	%r10, 1696(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_run_done_3
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_restart_3:
-	movq	%r9, 1680(%rdi)
-	movq	$32, 1688(%rdi)
+	movq	%r9, 1688(%rdi)
+	movq	$32, 1696(%rdi)
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_done_3:
 	vpxorq	(%rsi), %zmm8, %zmm8
 	vmovdqu64	%zmm8, (%rcx)
@@ -23037,20 +23061,22 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm8, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_first128
 .Laesgen_gfni512_gcm_r2_encrypt_data_first_done128:
 .Laesgen_gfni512_gcm_r2_encrypt_data_top128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_r2_encrypt_data_drain128
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_gfni512_gcm_r2_encrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	1656(%rdi), %rax
+	cmpq	1664(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_refresh_steady_128
-	cmpq	$256, 1688(%rdi)
+	cmpq	$256, 1696(%rdi)
 	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_check_steady_128
 .Laesgen_gfni512_gcm_r2_encrypt_data_fast_steady_128:
 	shlq	$4, %r9
@@ -23598,23 +23624,23 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_top128
 .Laesgen_gfni512_gcm_r2_encrypt_data_check_steady_128:
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	1688(%rdi), %r11
+	movq	1696(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_gfni512_gcm_r2_encrypt_data_outside_run_4
-	movq	$0xffff, 1696(%rdi)
+	movq	$0xffff, 1704(%rdi)
 	addq	$32, %rax
-	cmpq	1688(%rdi), %rax
+	cmpq	1696(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r2_encrypt_data_fast_steady_128
 .Laesgen_gfni512_gcm_r2_encrypt_data_outside_run_4:
-	cmpq	$0, 1696(%rdi)
+	cmpq	$0, 1704(%rdi)
 	je	.Laesgen_gfni512_gcm_r2_encrypt_data_spent_steady_128
-	subq	$1, 1696(%rdi)
+	subq	$1, 1704(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm8
@@ -24293,9 +24319,9 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpxorq	%zmm7, %zmm0, %zmm15
 	vmovdqa64	%xmm21, %xmm0
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
-	movq	1688(%rdi), %r10
+	movq	1696(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_gfni512_gcm_r2_encrypt_data_run_restart_4
 	addq	$32, %rax
@@ -24303,14 +24329,14 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_gfni512_gcm_r2_encrypt_data_run_grown_4
-	movq	$0, 1680(%rdi)
+	movq	$0, 1688(%rdi)
 	movq	$256, %r10
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_grown_4:
-	movq	%r10, 1688(%rdi)
+	movq	%r10, 1696(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_run_done_4
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_restart_4:
-	movq	%r9, 1680(%rdi)
-	movq	$32, 1688(%rdi)
+	movq	%r9, 1688(%rdi)
+	movq	$32, 1696(%rdi)
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_done_4:
 	vpxorq	(%rsi), %zmm8, %zmm8
 	vmovdqu64	%zmm8, (%rcx)
@@ -25005,7 +25031,7 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_top128
 .Laesgen_gfni512_gcm_r2_encrypt_data_spent_steady_128:
-	movq	1680(%rdi), %rax
+	movq	1688(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -25719,7 +25745,7 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm8, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_top128
 .Laesgen_gfni512_gcm_r2_encrypt_data_drain128:
 	testq	%rdx, %rdx
@@ -30377,14 +30403,16 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 .Laesgen_gfni512_gcm_r2_encrypt_data_first192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_r2_encrypt_data_first_done192
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_full_first_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_gfni512_gcm_r2_encrypt_data_full_first_192
 	shrq	$8, %rax
-	cmpq	1656(%rdi), %rax
+	cmpq	1664(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_refresh_first_192
-	cmpq	$256, 1688(%rdi)
+	cmpq	$256, 1696(%rdi)
 	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_check_first_192
 .Laesgen_gfni512_gcm_r2_encrypt_data_fast_first_192:
 	shlq	$4, %r9
@@ -30944,23 +30972,23 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_first_done192
 .Laesgen_gfni512_gcm_r2_encrypt_data_check_first_192:
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	1688(%rdi), %r11
+	movq	1696(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_gfni512_gcm_r2_encrypt_data_outside_run_5
-	movq	$0xffff, 1696(%rdi)
+	movq	$0xffff, 1704(%rdi)
 	addq	$32, %rax
-	cmpq	1688(%rdi), %rax
+	cmpq	1696(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r2_encrypt_data_fast_first_192
 .Laesgen_gfni512_gcm_r2_encrypt_data_outside_run_5:
-	cmpq	$0, 1696(%rdi)
+	cmpq	$0, 1704(%rdi)
 	je	.Laesgen_gfni512_gcm_r2_encrypt_data_full_first_192
-	subq	$1, 1696(%rdi)
+	subq	$1, 1704(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm8
@@ -31651,9 +31679,9 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm15, %zmm15
 	vpxorq	%zmm7, %zmm15, %zmm15
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
-	movq	1688(%rdi), %r10
+	movq	1696(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_gfni512_gcm_r2_encrypt_data_run_restart_5
 	addq	$32, %rax
@@ -31661,14 +31689,14 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_gfni512_gcm_r2_encrypt_data_run_grown_5
-	movq	$0, 1680(%rdi)
+	movq	$0, 1688(%rdi)
 	movq	$256, %r10
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_grown_5:
-	movq	%r10, 1688(%rdi)
+	movq	%r10, 1696(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_run_done_5
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_restart_5:
-	movq	%r9, 1680(%rdi)
-	movq	$32, 1688(%rdi)
+	movq	%r9, 1688(%rdi)
+	movq	$32, 1696(%rdi)
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_done_5:
 	vpxorq	(%rsi), %zmm8, %zmm8
 	vmovdqu64	%zmm8, (%rcx)
@@ -32401,20 +32429,22 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm8, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_first192
 .Laesgen_gfni512_gcm_r2_encrypt_data_first_done192:
 .Laesgen_gfni512_gcm_r2_encrypt_data_top192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_r2_encrypt_data_drain192
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_gfni512_gcm_r2_encrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	1656(%rdi), %rax
+	cmpq	1664(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_refresh_steady_192
-	cmpq	$256, 1688(%rdi)
+	cmpq	$256, 1696(%rdi)
 	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_check_steady_192
 .Laesgen_gfni512_gcm_r2_encrypt_data_fast_steady_192:
 	shlq	$4, %r9
@@ -33068,23 +33098,23 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_top192
 .Laesgen_gfni512_gcm_r2_encrypt_data_check_steady_192:
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	1688(%rdi), %r11
+	movq	1696(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_gfni512_gcm_r2_encrypt_data_outside_run_6
-	movq	$0xffff, 1696(%rdi)
+	movq	$0xffff, 1704(%rdi)
 	addq	$32, %rax
-	cmpq	1688(%rdi), %rax
+	cmpq	1696(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r2_encrypt_data_fast_steady_192
 .Laesgen_gfni512_gcm_r2_encrypt_data_outside_run_6:
-	cmpq	$0, 1696(%rdi)
+	cmpq	$0, 1704(%rdi)
 	je	.Laesgen_gfni512_gcm_r2_encrypt_data_spent_steady_192
-	subq	$1, 1696(%rdi)
+	subq	$1, 1704(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm8
@@ -33869,9 +33899,9 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpxorq	%zmm7, %zmm0, %zmm15
 	vmovdqa64	%xmm21, %xmm0
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
-	movq	1688(%rdi), %r10
+	movq	1696(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_gfni512_gcm_r2_encrypt_data_run_restart_6
 	addq	$32, %rax
@@ -33879,14 +33909,14 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_gfni512_gcm_r2_encrypt_data_run_grown_6
-	movq	$0, 1680(%rdi)
+	movq	$0, 1688(%rdi)
 	movq	$256, %r10
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_grown_6:
-	movq	%r10, 1688(%rdi)
+	movq	%r10, 1696(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_run_done_6
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_restart_6:
-	movq	%r9, 1680(%rdi)
-	movq	$32, 1688(%rdi)
+	movq	%r9, 1688(%rdi)
+	movq	$32, 1696(%rdi)
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_done_6:
 	vpxorq	(%rsi), %zmm8, %zmm8
 	vmovdqu64	%zmm8, (%rcx)
@@ -34687,7 +34717,7 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_top192
 .Laesgen_gfni512_gcm_r2_encrypt_data_spent_steady_192:
-	movq	1680(%rdi), %rax
+	movq	1688(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -35507,7 +35537,7 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm8, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_top192
 .Laesgen_gfni512_gcm_r2_encrypt_data_drain192:
 	testq	%rdx, %rdx
@@ -40873,14 +40903,16 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 .Laesgen_gfni512_gcm_r2_decrypt_data_top256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_r2_decrypt_data_drain256
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_gfni512_gcm_r2_decrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_gfni512_gcm_r2_decrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	1656(%rdi), %rax
+	cmpq	1664(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r2_decrypt_data_refresh_steady_256
-	cmpq	$256, 1688(%rdi)
+	cmpq	$256, 1696(%rdi)
 	jne	.Laesgen_gfni512_gcm_r2_decrypt_data_check_steady_256
 .Laesgen_gfni512_gcm_r2_decrypt_data_fast_steady_256:
 	shlq	$4, %r9
@@ -41656,23 +41688,23 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r2_decrypt_data_top256
 .Laesgen_gfni512_gcm_r2_decrypt_data_check_steady_256:
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	1688(%rdi), %r11
+	movq	1696(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_gfni512_gcm_r2_decrypt_data_outside_run
-	movq	$0xffff, 1696(%rdi)
+	movq	$0xffff, 1704(%rdi)
 	addq	$32, %rax
-	cmpq	1688(%rdi), %rax
+	cmpq	1696(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r2_decrypt_data_fast_steady_256
 .Laesgen_gfni512_gcm_r2_decrypt_data_outside_run:
-	cmpq	$0, 1696(%rdi)
+	cmpq	$0, 1704(%rdi)
 	je	.Laesgen_gfni512_gcm_r2_decrypt_data_spent_steady_256
-	subq	$1, 1696(%rdi)
+	subq	$1, 1704(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm8
@@ -42579,9 +42611,9 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpxorq	%zmm7, %zmm0, %zmm15
 	vmovdqa64	%xmm21, %xmm0
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
-	movq	1688(%rdi), %r10
+	movq	1696(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_gfni512_gcm_r2_decrypt_data_run_restart
 	addq	$32, %rax
@@ -42589,14 +42621,14 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_gfni512_gcm_r2_decrypt_data_run_grown
-	movq	$0, 1680(%rdi)
+	movq	$0, 1688(%rdi)
 	movq	$256, %r10
 .Laesgen_gfni512_gcm_r2_decrypt_data_run_grown:
-	movq	%r10, 1688(%rdi)
+	movq	%r10, 1696(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_decrypt_data_run_done
 .Laesgen_gfni512_gcm_r2_decrypt_data_run_restart:
-	movq	%r9, 1680(%rdi)
-	movq	$32, 1688(%rdi)
+	movq	%r9, 1688(%rdi)
+	movq	$32, 1696(%rdi)
 .Laesgen_gfni512_gcm_r2_decrypt_data_run_done:
 	vpxorq	(%rsi), %zmm8, %zmm8
 	vmovdqu64	%zmm8, (%rcx)
@@ -43519,7 +43551,7 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_gfni512_gcm_r2_decrypt_data_top256
 .Laesgen_gfni512_gcm_r2_decrypt_data_spent_steady_256:
-	movq	1680(%rdi), %rax
+	movq	1688(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -44461,7 +44493,7 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vmovdqa64	%xmm8, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_decrypt_data_top256
 .Laesgen_gfni512_gcm_r2_decrypt_data_drain256:
 .Laesgen_gfni512_gcm_r2_decrypt_data_small256:
@@ -47034,14 +47066,16 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 .Laesgen_gfni512_gcm_r2_decrypt_data_top128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_r2_decrypt_data_drain128
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_gfni512_gcm_r2_decrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_gfni512_gcm_r2_decrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	1656(%rdi), %rax
+	cmpq	1664(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r2_decrypt_data_refresh_steady_128
-	cmpq	$256, 1688(%rdi)
+	cmpq	$256, 1696(%rdi)
 	jne	.Laesgen_gfni512_gcm_r2_decrypt_data_check_steady_128
 .Laesgen_gfni512_gcm_r2_decrypt_data_fast_steady_128:
 	shlq	$4, %r9
@@ -47589,23 +47623,23 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r2_decrypt_data_top128
 .Laesgen_gfni512_gcm_r2_decrypt_data_check_steady_128:
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	1688(%rdi), %r11
+	movq	1696(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_gfni512_gcm_r2_decrypt_data_outside_run_2
-	movq	$0xffff, 1696(%rdi)
+	movq	$0xffff, 1704(%rdi)
 	addq	$32, %rax
-	cmpq	1688(%rdi), %rax
+	cmpq	1696(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r2_decrypt_data_fast_steady_128
 .Laesgen_gfni512_gcm_r2_decrypt_data_outside_run_2:
-	cmpq	$0, 1696(%rdi)
+	cmpq	$0, 1704(%rdi)
 	je	.Laesgen_gfni512_gcm_r2_decrypt_data_spent_steady_128
-	subq	$1, 1696(%rdi)
+	subq	$1, 1704(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm8
@@ -48284,9 +48318,9 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpxorq	%zmm7, %zmm0, %zmm15
 	vmovdqa64	%xmm21, %xmm0
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
-	movq	1688(%rdi), %r10
+	movq	1696(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_gfni512_gcm_r2_decrypt_data_run_restart_2
 	addq	$32, %rax
@@ -48294,14 +48328,14 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_gfni512_gcm_r2_decrypt_data_run_grown_2
-	movq	$0, 1680(%rdi)
+	movq	$0, 1688(%rdi)
 	movq	$256, %r10
 .Laesgen_gfni512_gcm_r2_decrypt_data_run_grown_2:
-	movq	%r10, 1688(%rdi)
+	movq	%r10, 1696(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_decrypt_data_run_done_2
 .Laesgen_gfni512_gcm_r2_decrypt_data_run_restart_2:
-	movq	%r9, 1680(%rdi)
-	movq	$32, 1688(%rdi)
+	movq	%r9, 1688(%rdi)
+	movq	$32, 1696(%rdi)
 .Laesgen_gfni512_gcm_r2_decrypt_data_run_done_2:
 	vpxorq	(%rsi), %zmm8, %zmm8
 	vmovdqu64	%zmm8, (%rcx)
@@ -48996,7 +49030,7 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_gfni512_gcm_r2_decrypt_data_top128
 .Laesgen_gfni512_gcm_r2_decrypt_data_spent_steady_128:
-	movq	1680(%rdi), %rax
+	movq	1688(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -49710,7 +49744,7 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vmovdqa64	%xmm8, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_decrypt_data_top128
 .Laesgen_gfni512_gcm_r2_decrypt_data_drain128:
 .Laesgen_gfni512_gcm_r2_decrypt_data_small128:
@@ -51847,14 +51881,16 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 .Laesgen_gfni512_gcm_r2_decrypt_data_top192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_r2_decrypt_data_drain192
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_gfni512_gcm_r2_decrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_gfni512_gcm_r2_decrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	1656(%rdi), %rax
+	cmpq	1664(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r2_decrypt_data_refresh_steady_192
-	cmpq	$256, 1688(%rdi)
+	cmpq	$256, 1696(%rdi)
 	jne	.Laesgen_gfni512_gcm_r2_decrypt_data_check_steady_192
 .Laesgen_gfni512_gcm_r2_decrypt_data_fast_steady_192:
 	shlq	$4, %r9
@@ -52508,23 +52544,23 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r2_decrypt_data_top192
 .Laesgen_gfni512_gcm_r2_decrypt_data_check_steady_192:
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	1688(%rdi), %r11
+	movq	1696(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_gfni512_gcm_r2_decrypt_data_outside_run_3
-	movq	$0xffff, 1696(%rdi)
+	movq	$0xffff, 1704(%rdi)
 	addq	$32, %rax
-	cmpq	1688(%rdi), %rax
+	cmpq	1696(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r2_decrypt_data_fast_steady_192
 .Laesgen_gfni512_gcm_r2_decrypt_data_outside_run_3:
-	cmpq	$0, 1696(%rdi)
+	cmpq	$0, 1704(%rdi)
 	je	.Laesgen_gfni512_gcm_r2_decrypt_data_spent_steady_192
-	subq	$1, 1696(%rdi)
+	subq	$1, 1704(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm8
@@ -53309,9 +53345,9 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpxorq	%zmm7, %zmm0, %zmm15
 	vmovdqa64	%xmm21, %xmm0
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
-	movq	1688(%rdi), %r10
+	movq	1696(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_gfni512_gcm_r2_decrypt_data_run_restart_3
 	addq	$32, %rax
@@ -53319,14 +53355,14 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_gfni512_gcm_r2_decrypt_data_run_grown_3
-	movq	$0, 1680(%rdi)
+	movq	$0, 1688(%rdi)
 	movq	$256, %r10
 .Laesgen_gfni512_gcm_r2_decrypt_data_run_grown_3:
-	movq	%r10, 1688(%rdi)
+	movq	%r10, 1696(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_decrypt_data_run_done_3
 .Laesgen_gfni512_gcm_r2_decrypt_data_run_restart_3:
-	movq	%r9, 1680(%rdi)
-	movq	$32, 1688(%rdi)
+	movq	%r9, 1688(%rdi)
+	movq	$32, 1696(%rdi)
 .Laesgen_gfni512_gcm_r2_decrypt_data_run_done_3:
 	vpxorq	(%rsi), %zmm8, %zmm8
 	vmovdqu64	%zmm8, (%rcx)
@@ -54127,7 +54163,7 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_gfni512_gcm_r2_decrypt_data_top192
 .Laesgen_gfni512_gcm_r2_decrypt_data_spent_steady_192:
-	movq	1680(%rdi), %rax
+	movq	1688(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -54947,7 +54983,7 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vmovdqa64	%xmm8, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_decrypt_data_top192
 .Laesgen_gfni512_gcm_r2_decrypt_data_drain192:
 .Laesgen_gfni512_gcm_r2_decrypt_data_small192:

@@ -1764,6 +1764,7 @@ aesgen_vaes256_gcm_none_seal:
 	movq	%rax, 608(%rbx)
 	movq	$0, 616(%rbx)
 	movq	$1, 624(%rbx)
+	movq	$0, 632(%rbx)
 	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes256_gcm_none_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rbx)
@@ -1904,8 +1905,10 @@ aesgen_vaes256_gcm_none_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_vaes256_gcm_none_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 632(%rbx)
 	jmp	.Laesgen_vaes256_gcm_none_seal_have_j0
 .Laesgen_vaes256_gcm_none_seal_long_nonce:
+	movq	$1, 632(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa	544(%rbx), %xmm0
@@ -3394,6 +3397,7 @@ aesgen_vaes256_gcm_none_open:
 	movq	%rdi, 608(%rbx)
 	movq	$0, 616(%rbx)
 	movq	$1, 624(%rbx)
+	movq	$0, 632(%rbx)
 	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes256_gcm_none_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rbx)
@@ -3534,8 +3538,10 @@ aesgen_vaes256_gcm_none_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_vaes256_gcm_none_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 632(%rbx)
 	jmp	.Laesgen_vaes256_gcm_none_open_have_j0
 .Laesgen_vaes256_gcm_none_open_long_nonce:
+	movq	$1, 632(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	544(%rbx), %xmm0
@@ -4406,8 +4412,10 @@ aesgen_vaes256_gcm_none_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_vaes256_gcm_none_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 632(%rdi)
 	jmp	.Laesgen_vaes256_gcm_none_start_have_j0
 .Laesgen_vaes256_gcm_none_start_long_nonce:
+	movq	$1, 632(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	544(%rdi), %xmm0

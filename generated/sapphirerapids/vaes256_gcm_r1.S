@@ -668,7 +668,7 @@ aesgen_vaes256_gcm_r1_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_init_hash_key
 .Laesgen_vaes256_gcm_r1_init_hash_key:
-	movq	$1, 648(%rdi)
+	movq	$1, 656(%rdi)
 	vpxor	%xmm0, %xmm0, %xmm0
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -1765,10 +1765,13 @@ aesgen_vaes256_gcm_r1_seal:
 	movq	%rax, 608(%rbx)
 	movq	$0, 616(%rbx)
 	movq	$1, 624(%rbx)
+	movq	$0, 632(%rbx)
 	vpshufb	.Laesgen_vaes256_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes256_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rbx)
-	movq	$-1, 632(%rbx)
+	movq	$-1, 640(%rbx)
+	cmpq	$0, 632(%rbx)
+	jne	.Laesgen_vaes256_gcm_r1_seal_same_table
 	vmovdqa	%xmm0, 592(%rbx)
 	movq	592(%rbx), %rcx
 	bswapq	%rcx
@@ -1778,16 +1781,16 @@ aesgen_vaes256_gcm_r1_seal:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	640(%rbx), %rdx
+	cmpq	648(%rbx), %rdx
 	jne	.Laesgen_vaes256_gcm_r1_seal_restart
-	cmpq	648(%rbx), %rax
+	cmpq	656(%rbx), %rax
 	je	.Laesgen_vaes256_gcm_r1_seal_same_table
 .Laesgen_vaes256_gcm_r1_seal_restart:
-	movq	%rdx, 640(%rbx)
-	movq	%rax, 648(%rbx)
-	movq	$0, 656(%rbx)
+	movq	%rdx, 648(%rbx)
+	movq	%rax, 656(%rbx)
 	movq	$0, 664(%rbx)
-	movq	$1, 672(%rbx)
+	movq	$0, 672(%rbx)
+	movq	$1, 680(%rbx)
 	jmp	.Laesgen_vaes256_gcm_r1_seal_same_table
 .Laesgen_vaes256_gcm_r1_seal_same_table:
 	movl	240(%rbx), %eax
@@ -1806,7 +1809,7 @@ aesgen_vaes256_gcm_r1_seal:
 	vmovdqa	%xmm2, 720(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -1849,7 +1852,7 @@ aesgen_vaes256_gcm_r1_seal:
 	vmovdqa	%xmm2, 720(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -1884,7 +1887,7 @@ aesgen_vaes256_gcm_r1_seal:
 	vmovdqa	%xmm2, 720(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -1960,8 +1963,10 @@ aesgen_vaes256_gcm_r1_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_vaes256_gcm_r1_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 632(%rbx)
 	jmp	.Laesgen_vaes256_gcm_r1_seal_have_j0
 .Laesgen_vaes256_gcm_r1_seal_long_nonce:
+	movq	$1, 632(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa	544(%rbx), %xmm0
@@ -2237,7 +2242,9 @@ aesgen_vaes256_gcm_r1_seal:
 	vpshufb	.Laesgen_vaes256_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes256_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rbx)
-	movq	$-1, 632(%rbx)
+	movq	$-1, 640(%rbx)
+	cmpq	$0, 632(%rbx)
+	jne	.Laesgen_vaes256_gcm_r1_seal_same_table_2
 	vmovdqa	%xmm0, 592(%rbx)
 	movq	592(%rbx), %rsi
 	bswapq	%rsi
@@ -2247,16 +2254,16 @@ aesgen_vaes256_gcm_r1_seal:
 	andq	%rdx, %rdi
 	movabsq	$0xff00000000ff0000, %rdx
 	andq	%rsi, %rdx
-	cmpq	640(%rbx), %rdi
+	cmpq	648(%rbx), %rdi
 	jne	.Laesgen_vaes256_gcm_r1_seal_restart_2
-	cmpq	648(%rbx), %rdx
+	cmpq	656(%rbx), %rdx
 	je	.Laesgen_vaes256_gcm_r1_seal_same_table_2
 .Laesgen_vaes256_gcm_r1_seal_restart_2:
-	movq	%rdi, 640(%rbx)
-	movq	%rdx, 648(%rbx)
-	movq	$0, 656(%rbx)
+	movq	%rdi, 648(%rbx)
+	movq	%rdx, 656(%rbx)
 	movq	$0, 664(%rbx)
-	movq	$1, 672(%rbx)
+	movq	$0, 672(%rbx)
+	movq	$1, 680(%rbx)
 	jmp	.Laesgen_vaes256_gcm_r1_seal_same_table_2
 .Laesgen_vaes256_gcm_r1_seal_same_table_2:
 	movl	240(%rbx), %edx
@@ -2275,7 +2282,7 @@ aesgen_vaes256_gcm_r1_seal:
 	vmovdqa	%xmm2, 720(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rbx)
+	movq	%rdx, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2318,7 +2325,7 @@ aesgen_vaes256_gcm_r1_seal:
 	vmovdqa	%xmm2, 720(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rbx)
+	movq	%rdx, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2353,7 +2360,7 @@ aesgen_vaes256_gcm_r1_seal:
 	vmovdqa	%xmm2, 720(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rbx)
+	movq	%rdx, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3508,10 +3515,13 @@ aesgen_vaes256_gcm_r1_open:
 	movq	%rdi, 608(%rbx)
 	movq	$0, 616(%rbx)
 	movq	$1, 624(%rbx)
+	movq	$0, 632(%rbx)
 	vpshufb	.Laesgen_vaes256_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes256_gcm_r1_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rbx)
-	movq	$-1, 632(%rbx)
+	movq	$-1, 640(%rbx)
+	cmpq	$0, 632(%rbx)
+	jne	.Laesgen_vaes256_gcm_r1_open_same_table
 	vmovdqa	%xmm0, 592(%rbx)
 	movq	592(%rbx), %rcx
 	bswapq	%rcx
@@ -3521,16 +3531,16 @@ aesgen_vaes256_gcm_r1_open:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	640(%rbx), %rdx
+	cmpq	648(%rbx), %rdx
 	jne	.Laesgen_vaes256_gcm_r1_open_restart
-	cmpq	648(%rbx), %rax
+	cmpq	656(%rbx), %rax
 	je	.Laesgen_vaes256_gcm_r1_open_same_table
 .Laesgen_vaes256_gcm_r1_open_restart:
-	movq	%rdx, 640(%rbx)
-	movq	%rax, 648(%rbx)
-	movq	$0, 656(%rbx)
+	movq	%rdx, 648(%rbx)
+	movq	%rax, 656(%rbx)
 	movq	$0, 664(%rbx)
-	movq	$1, 672(%rbx)
+	movq	$0, 672(%rbx)
+	movq	$1, 680(%rbx)
 	jmp	.Laesgen_vaes256_gcm_r1_open_same_table
 .Laesgen_vaes256_gcm_r1_open_same_table:
 	movl	240(%rbx), %eax
@@ -3549,7 +3559,7 @@ aesgen_vaes256_gcm_r1_open:
 	vmovdqa	%xmm2, 720(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3592,7 +3602,7 @@ aesgen_vaes256_gcm_r1_open:
 	vmovdqa	%xmm2, 720(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3627,7 +3637,7 @@ aesgen_vaes256_gcm_r1_open:
 	vmovdqa	%xmm2, 720(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3703,8 +3713,10 @@ aesgen_vaes256_gcm_r1_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_vaes256_gcm_r1_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 632(%rbx)
 	jmp	.Laesgen_vaes256_gcm_r1_open_have_j0
 .Laesgen_vaes256_gcm_r1_open_long_nonce:
+	movq	$1, 632(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	544(%rbx), %xmm0
@@ -3980,7 +3992,9 @@ aesgen_vaes256_gcm_r1_open:
 	vpshufb	.Laesgen_vaes256_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes256_gcm_r1_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rbx)
-	movq	$-1, 632(%rbx)
+	movq	$-1, 640(%rbx)
+	cmpq	$0, 632(%rbx)
+	jne	.Laesgen_vaes256_gcm_r1_open_same_table_2
 	vmovdqa	%xmm0, 592(%rbx)
 	movq	592(%rbx), %rdx
 	bswapq	%rdx
@@ -3990,16 +4004,16 @@ aesgen_vaes256_gcm_r1_open:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	640(%rbx), %rsi
+	cmpq	648(%rbx), %rsi
 	jne	.Laesgen_vaes256_gcm_r1_open_restart_2
-	cmpq	648(%rbx), %rax
+	cmpq	656(%rbx), %rax
 	je	.Laesgen_vaes256_gcm_r1_open_same_table_2
 .Laesgen_vaes256_gcm_r1_open_restart_2:
-	movq	%rsi, 640(%rbx)
-	movq	%rax, 648(%rbx)
-	movq	$0, 656(%rbx)
+	movq	%rsi, 648(%rbx)
+	movq	%rax, 656(%rbx)
 	movq	$0, 664(%rbx)
-	movq	$1, 672(%rbx)
+	movq	$0, 672(%rbx)
+	movq	$1, 680(%rbx)
 	jmp	.Laesgen_vaes256_gcm_r1_open_same_table_2
 .Laesgen_vaes256_gcm_r1_open_same_table_2:
 	movl	240(%rbx), %eax
@@ -4018,7 +4032,7 @@ aesgen_vaes256_gcm_r1_open:
 	vmovdqa	%xmm2, 720(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4061,7 +4075,7 @@ aesgen_vaes256_gcm_r1_open:
 	vmovdqa	%xmm2, 720(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4096,7 +4110,7 @@ aesgen_vaes256_gcm_r1_open:
 	vmovdqa	%xmm2, 720(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4633,8 +4647,10 @@ aesgen_vaes256_gcm_r1_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_vaes256_gcm_r1_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 632(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_start_have_j0
 .Laesgen_vaes256_gcm_r1_start_long_nonce:
+	movq	$1, 632(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	544(%rdi), %xmm0
@@ -4910,7 +4926,9 @@ aesgen_vaes256_gcm_r1_start:
 	vpshufb	.Laesgen_vaes256_gcm_r1_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes256_gcm_r1_start_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rdi)
-	movq	$-1, 632(%rdi)
+	movq	$-1, 640(%rdi)
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_vaes256_gcm_r1_start_same_table
 	vmovdqa	%xmm0, 592(%rdi)
 	movq	592(%rdi), %rcx
 	bswapq	%rcx
@@ -4920,16 +4938,16 @@ aesgen_vaes256_gcm_r1_start:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	640(%rdi), %rdx
+	cmpq	648(%rdi), %rdx
 	jne	.Laesgen_vaes256_gcm_r1_start_restart
-	cmpq	648(%rdi), %rax
+	cmpq	656(%rdi), %rax
 	je	.Laesgen_vaes256_gcm_r1_start_same_table
 .Laesgen_vaes256_gcm_r1_start_restart:
-	movq	%rdx, 640(%rdi)
-	movq	%rax, 648(%rdi)
-	movq	$0, 656(%rdi)
+	movq	%rdx, 648(%rdi)
+	movq	%rax, 656(%rdi)
 	movq	$0, 664(%rdi)
-	movq	$1, 672(%rdi)
+	movq	$0, 672(%rdi)
+	movq	$1, 680(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_start_same_table
 .Laesgen_vaes256_gcm_r1_start_same_table:
 	movl	240(%rdi), %eax
@@ -4948,7 +4966,7 @@ aesgen_vaes256_gcm_r1_start:
 	vmovdqa	%xmm2, 720(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -4991,7 +5009,7 @@ aesgen_vaes256_gcm_r1_start:
 	vmovdqa	%xmm2, 720(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -5026,7 +5044,7 @@ aesgen_vaes256_gcm_r1_start:
 	vmovdqa	%xmm2, 720(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -5854,14 +5872,16 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 .Laesgen_vaes256_gcm_r1_encrypt_data_first256:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_first_done256
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_full_first_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r1_encrypt_data_full_first_256
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_refresh_first_256
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_check_first_256
 .Laesgen_vaes256_gcm_r1_encrypt_data_fast_first_256:
 	shlq	$4, %r8
@@ -6021,23 +6041,23 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_first_done256
 .Laesgen_vaes256_gcm_r1_encrypt_data_check_first_256:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_vaes256_gcm_r1_encrypt_data_outside_run
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$16, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r1_encrypt_data_fast_first_256
 .Laesgen_vaes256_gcm_r1_encrypt_data_outside_run:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_vaes256_gcm_r1_encrypt_data_full_first_256
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -6216,9 +6236,9 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vaesenclast	%ymm10, %ymm8, %ymm8
 	vaesenclast	%ymm10, %ymm9, %ymm9
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_vaes256_gcm_r1_encrypt_data_run_restart
 	addq	$16, %rax
@@ -6226,14 +6246,14 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_run_grown
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_vaes256_gcm_r1_encrypt_data_run_grown:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_run_done
 .Laesgen_vaes256_gcm_r1_encrypt_data_run_restart:
-	movq	%r8, 656(%rdi)
-	movq	$16, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$16, 672(%rdi)
 .Laesgen_vaes256_gcm_r1_encrypt_data_run_done:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -6438,20 +6458,22 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 720(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_first256
 .Laesgen_vaes256_gcm_r1_encrypt_data_first_done256:
 .Laesgen_vaes256_gcm_r1_encrypt_data_top256:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_drain256
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r1_encrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_refresh_steady_256
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_check_steady_256
 .Laesgen_vaes256_gcm_r1_encrypt_data_fast_steady_256:
 	shlq	$4, %r8
@@ -6705,23 +6727,23 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_top256
 .Laesgen_vaes256_gcm_r1_encrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_vaes256_gcm_r1_encrypt_data_outside_run_2
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$16, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r1_encrypt_data_fast_steady_256
 .Laesgen_vaes256_gcm_r1_encrypt_data_outside_run_2:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_vaes256_gcm_r1_encrypt_data_spent_steady_256
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-256(%rcx), %ymm9
@@ -6994,9 +7016,9 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_vaes256_gcm_r1_encrypt_data_run_restart_2
 	addq	$16, %rax
@@ -7004,14 +7026,14 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_run_grown_2
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_vaes256_gcm_r1_encrypt_data_run_grown_2:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_run_done_2
 .Laesgen_vaes256_gcm_r1_encrypt_data_run_restart_2:
-	movq	%r8, 656(%rdi)
-	movq	$16, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$16, 672(%rdi)
 .Laesgen_vaes256_gcm_r1_encrypt_data_run_done_2:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -7300,7 +7322,7 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_top256
 .Laesgen_vaes256_gcm_r1_encrypt_data_spent_steady_256:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -7592,7 +7614,7 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 720(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_top256
 .Laesgen_vaes256_gcm_r1_encrypt_data_drain256:
 	vmovdqu	-256(%rcx), %ymm2
@@ -7990,14 +8012,16 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 .Laesgen_vaes256_gcm_r1_encrypt_data_first128:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_first_done128
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_full_first_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r1_encrypt_data_full_first_128
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_refresh_first_128
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_check_first_128
 .Laesgen_vaes256_gcm_r1_encrypt_data_fast_first_128:
 	shlq	$4, %r8
@@ -8121,23 +8145,23 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_first_done128
 .Laesgen_vaes256_gcm_r1_encrypt_data_check_first_128:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_vaes256_gcm_r1_encrypt_data_outside_run_3
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$16, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r1_encrypt_data_fast_first_128
 .Laesgen_vaes256_gcm_r1_encrypt_data_outside_run_3:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_vaes256_gcm_r1_encrypt_data_full_first_128
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -8280,9 +8304,9 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vaesenclast	%ymm10, %ymm8, %ymm8
 	vaesenclast	%ymm10, %ymm9, %ymm9
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_vaes256_gcm_r1_encrypt_data_run_restart_3
 	addq	$16, %rax
@@ -8290,14 +8314,14 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_run_grown_3
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_vaes256_gcm_r1_encrypt_data_run_grown_3:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_run_done_3
 .Laesgen_vaes256_gcm_r1_encrypt_data_run_restart_3:
-	movq	%r8, 656(%rdi)
-	movq	$16, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$16, 672(%rdi)
 .Laesgen_vaes256_gcm_r1_encrypt_data_run_done_3:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -8466,20 +8490,22 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 720(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_first128
 .Laesgen_vaes256_gcm_r1_encrypt_data_first_done128:
 .Laesgen_vaes256_gcm_r1_encrypt_data_top128:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_drain128
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r1_encrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_refresh_steady_128
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_check_steady_128
 .Laesgen_vaes256_gcm_r1_encrypt_data_fast_steady_128:
 	shlq	$4, %r8
@@ -8697,23 +8723,23 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_top128
 .Laesgen_vaes256_gcm_r1_encrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_vaes256_gcm_r1_encrypt_data_outside_run_4
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$16, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r1_encrypt_data_fast_steady_128
 .Laesgen_vaes256_gcm_r1_encrypt_data_outside_run_4:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_vaes256_gcm_r1_encrypt_data_spent_steady_128
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-256(%rcx), %ymm7
@@ -8950,9 +8976,9 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_vaes256_gcm_r1_encrypt_data_run_restart_4
 	addq	$16, %rax
@@ -8960,14 +8986,14 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_run_grown_4
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_vaes256_gcm_r1_encrypt_data_run_grown_4:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_run_done_4
 .Laesgen_vaes256_gcm_r1_encrypt_data_run_restart_4:
-	movq	%r8, 656(%rdi)
-	movq	$16, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$16, 672(%rdi)
 .Laesgen_vaes256_gcm_r1_encrypt_data_run_done_4:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -9220,7 +9246,7 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_top128
 .Laesgen_vaes256_gcm_r1_encrypt_data_spent_steady_128:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -9476,7 +9502,7 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 720(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_top128
 .Laesgen_vaes256_gcm_r1_encrypt_data_drain128:
 	vmovdqu	-256(%rcx), %ymm2
@@ -9838,14 +9864,16 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 .Laesgen_vaes256_gcm_r1_encrypt_data_first192:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_first_done192
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_full_first_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r1_encrypt_data_full_first_192
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_refresh_first_192
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_check_first_192
 .Laesgen_vaes256_gcm_r1_encrypt_data_fast_first_192:
 	shlq	$4, %r8
@@ -9987,23 +10015,23 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_first_done192
 .Laesgen_vaes256_gcm_r1_encrypt_data_check_first_192:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_vaes256_gcm_r1_encrypt_data_outside_run_5
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$16, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r1_encrypt_data_fast_first_192
 .Laesgen_vaes256_gcm_r1_encrypt_data_outside_run_5:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_vaes256_gcm_r1_encrypt_data_full_first_192
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -10164,9 +10192,9 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vaesenclast	%ymm10, %ymm8, %ymm8
 	vaesenclast	%ymm10, %ymm9, %ymm9
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_vaes256_gcm_r1_encrypt_data_run_restart_5
 	addq	$16, %rax
@@ -10174,14 +10202,14 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_run_grown_5
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_vaes256_gcm_r1_encrypt_data_run_grown_5:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_run_done_5
 .Laesgen_vaes256_gcm_r1_encrypt_data_run_restart_5:
-	movq	%r8, 656(%rdi)
-	movq	$16, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$16, 672(%rdi)
 .Laesgen_vaes256_gcm_r1_encrypt_data_run_done_5:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -10368,20 +10396,22 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 720(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_first192
 .Laesgen_vaes256_gcm_r1_encrypt_data_first_done192:
 .Laesgen_vaes256_gcm_r1_encrypt_data_top192:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_drain192
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r1_encrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_refresh_steady_192
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_check_steady_192
 .Laesgen_vaes256_gcm_r1_encrypt_data_fast_steady_192:
 	shlq	$4, %r8
@@ -10617,23 +10647,23 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_top192
 .Laesgen_vaes256_gcm_r1_encrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_vaes256_gcm_r1_encrypt_data_outside_run_6
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$16, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r1_encrypt_data_fast_steady_192
 .Laesgen_vaes256_gcm_r1_encrypt_data_outside_run_6:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_vaes256_gcm_r1_encrypt_data_spent_steady_192
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-256(%rcx), %ymm8
@@ -10888,9 +10918,9 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_vaes256_gcm_r1_encrypt_data_run_restart_6
 	addq	$16, %rax
@@ -10898,14 +10928,14 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_run_grown_6
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_vaes256_gcm_r1_encrypt_data_run_grown_6:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_run_done_6
 .Laesgen_vaes256_gcm_r1_encrypt_data_run_restart_6:
-	movq	%r8, 656(%rdi)
-	movq	$16, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$16, 672(%rdi)
 .Laesgen_vaes256_gcm_r1_encrypt_data_run_done_6:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -11176,7 +11206,7 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_top192
 .Laesgen_vaes256_gcm_r1_encrypt_data_spent_steady_192:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -11450,7 +11480,7 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 720(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_top192
 .Laesgen_vaes256_gcm_r1_encrypt_data_drain192:
 	vmovdqu	-256(%rcx), %ymm2
@@ -12032,14 +12062,16 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 .Laesgen_vaes256_gcm_r1_decrypt_data_top256:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r1_decrypt_data_drain256
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_vaes256_gcm_r1_decrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r1_decrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r1_decrypt_data_refresh_steady_256
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_vaes256_gcm_r1_decrypt_data_check_steady_256
 .Laesgen_vaes256_gcm_r1_decrypt_data_fast_steady_256:
 	shlq	$4, %r8
@@ -12293,23 +12325,23 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r1_decrypt_data_top256
 .Laesgen_vaes256_gcm_r1_decrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_vaes256_gcm_r1_decrypt_data_outside_run
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$16, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r1_decrypt_data_fast_steady_256
 .Laesgen_vaes256_gcm_r1_decrypt_data_outside_run:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_vaes256_gcm_r1_decrypt_data_spent_steady_256
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %ymm9
@@ -12582,9 +12614,9 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_vaes256_gcm_r1_decrypt_data_run_restart
 	addq	$16, %rax
@@ -12592,14 +12624,14 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_vaes256_gcm_r1_decrypt_data_run_grown
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_vaes256_gcm_r1_decrypt_data_run_grown:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_decrypt_data_run_done
 .Laesgen_vaes256_gcm_r1_decrypt_data_run_restart:
-	movq	%r8, 656(%rdi)
-	movq	$16, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$16, 672(%rdi)
 .Laesgen_vaes256_gcm_r1_decrypt_data_run_done:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -12888,7 +12920,7 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r1_decrypt_data_top256
 .Laesgen_vaes256_gcm_r1_decrypt_data_spent_steady_256:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -13180,7 +13212,7 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vmovdqa	%xmm2, 720(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_decrypt_data_top256
 .Laesgen_vaes256_gcm_r1_decrypt_data_drain256:
 .Laesgen_vaes256_gcm_r1_decrypt_data_small256:
@@ -13485,14 +13517,16 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 .Laesgen_vaes256_gcm_r1_decrypt_data_top128:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r1_decrypt_data_drain128
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_vaes256_gcm_r1_decrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r1_decrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r1_decrypt_data_refresh_steady_128
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_vaes256_gcm_r1_decrypt_data_check_steady_128
 .Laesgen_vaes256_gcm_r1_decrypt_data_fast_steady_128:
 	shlq	$4, %r8
@@ -13710,23 +13744,23 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r1_decrypt_data_top128
 .Laesgen_vaes256_gcm_r1_decrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_vaes256_gcm_r1_decrypt_data_outside_run_2
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$16, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r1_decrypt_data_fast_steady_128
 .Laesgen_vaes256_gcm_r1_decrypt_data_outside_run_2:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_vaes256_gcm_r1_decrypt_data_spent_steady_128
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %ymm7
@@ -13963,9 +13997,9 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_vaes256_gcm_r1_decrypt_data_run_restart_2
 	addq	$16, %rax
@@ -13973,14 +14007,14 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_vaes256_gcm_r1_decrypt_data_run_grown_2
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_vaes256_gcm_r1_decrypt_data_run_grown_2:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_decrypt_data_run_done_2
 .Laesgen_vaes256_gcm_r1_decrypt_data_run_restart_2:
-	movq	%r8, 656(%rdi)
-	movq	$16, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$16, 672(%rdi)
 .Laesgen_vaes256_gcm_r1_decrypt_data_run_done_2:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -14233,7 +14267,7 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r1_decrypt_data_top128
 .Laesgen_vaes256_gcm_r1_decrypt_data_spent_steady_128:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -14489,7 +14523,7 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vmovdqa	%xmm2, 720(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_decrypt_data_top128
 .Laesgen_vaes256_gcm_r1_decrypt_data_drain128:
 .Laesgen_vaes256_gcm_r1_decrypt_data_small128:
@@ -14758,14 +14792,16 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 .Laesgen_vaes256_gcm_r1_decrypt_data_top192:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r1_decrypt_data_drain192
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_vaes256_gcm_r1_decrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r1_decrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r1_decrypt_data_refresh_steady_192
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_vaes256_gcm_r1_decrypt_data_check_steady_192
 .Laesgen_vaes256_gcm_r1_decrypt_data_fast_steady_192:
 	shlq	$4, %r8
@@ -15001,23 +15037,23 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r1_decrypt_data_top192
 .Laesgen_vaes256_gcm_r1_decrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_vaes256_gcm_r1_decrypt_data_outside_run_3
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$16, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r1_decrypt_data_fast_steady_192
 .Laesgen_vaes256_gcm_r1_decrypt_data_outside_run_3:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_vaes256_gcm_r1_decrypt_data_spent_steady_192
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %ymm8
@@ -15272,9 +15308,9 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_vaes256_gcm_r1_decrypt_data_run_restart_3
 	addq	$16, %rax
@@ -15282,14 +15318,14 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_vaes256_gcm_r1_decrypt_data_run_grown_3
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_vaes256_gcm_r1_decrypt_data_run_grown_3:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_decrypt_data_run_done_3
 .Laesgen_vaes256_gcm_r1_decrypt_data_run_restart_3:
-	movq	%r8, 656(%rdi)
-	movq	$16, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$16, 672(%rdi)
 .Laesgen_vaes256_gcm_r1_decrypt_data_run_done_3:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -15560,7 +15596,7 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r1_decrypt_data_top192
 .Laesgen_vaes256_gcm_r1_decrypt_data_spent_steady_192:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -15834,7 +15870,7 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vmovdqa	%xmm2, 720(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_decrypt_data_top192
 .Laesgen_vaes256_gcm_r1_decrypt_data_drain192:
 .Laesgen_vaes256_gcm_r1_decrypt_data_small192:

@@ -2422,6 +2422,7 @@ aesgen_vaes512_gcm_none_seal:
 	movq	%r8, 1632(%rbx)
 	movq	$0, 1640(%rbx)
 	movq	$1, 1648(%rbx)
+	movq	$0, 1656(%rbx)
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_none_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 1552(%rbx)
@@ -2562,8 +2563,10 @@ aesgen_vaes512_gcm_none_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_none_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 1656(%rbx)
 	jmp	.Laesgen_vaes512_gcm_none_seal_have_j0
 .Laesgen_vaes512_gcm_none_seal_long_nonce:
+	movq	$1, 1656(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	1568(%rbx), %xmm0
@@ -3795,6 +3798,7 @@ aesgen_vaes512_gcm_none_open:
 	movq	%r8, 1632(%rbx)
 	movq	$0, 1640(%rbx)
 	movq	$1, 1648(%rbx)
+	movq	$0, 1656(%rbx)
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_none_open_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 1552(%rbx)
@@ -3935,8 +3939,10 @@ aesgen_vaes512_gcm_none_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_none_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 1656(%rbx)
 	jmp	.Laesgen_vaes512_gcm_none_open_have_j0
 .Laesgen_vaes512_gcm_none_open_long_nonce:
+	movq	$1, 1656(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	1568(%rbx), %xmm0
@@ -4722,8 +4728,10 @@ aesgen_vaes512_gcm_none_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_none_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 1656(%rdi)
 	jmp	.Laesgen_vaes512_gcm_none_start_have_j0
 .Laesgen_vaes512_gcm_none_start_long_nonce:
+	movq	$1, 1656(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	1568(%rdi), %xmm0
@@ -5861,6 +5869,8 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_first256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_first_done256
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_carry_first_256
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -6188,6 +6198,8 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_top256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_drain256
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_carry_steady_256
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -9830,6 +9842,8 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_first128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_first_done128
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_carry_first_128
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -10085,6 +10099,8 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_top128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_drain128
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_carry_steady_128
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -13503,6 +13519,8 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_first192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_first_done192
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_carry_first_192
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -13794,6 +13812,8 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_top192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_drain192
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_carry_steady_192
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -17558,6 +17578,8 @@ aesgen_vaes512_gcm_none_decrypt_data:
 .Laesgen_vaes512_gcm_none_decrypt_data_top256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_drain256
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_carry_steady_256
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -19443,6 +19465,8 @@ aesgen_vaes512_gcm_none_decrypt_data:
 .Laesgen_vaes512_gcm_none_decrypt_data_top128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_drain128
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_carry_steady_128
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -21180,6 +21204,8 @@ aesgen_vaes512_gcm_none_decrypt_data:
 .Laesgen_vaes512_gcm_none_decrypt_data_top192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_drain192
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_carry_steady_192
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax

@@ -667,7 +667,7 @@ aesgen_vaes512_gcm_r1_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_init_hash_key
 .Laesgen_vaes512_gcm_r1_init_hash_key:
-	movq	$1, 1672(%rdi)
+	movq	$1, 1680(%rdi)
 	vpxorq	%xmm0, %xmm0, %xmm0
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -2423,10 +2423,13 @@ aesgen_vaes512_gcm_r1_seal:
 	movq	%r8, 1632(%rbx)
 	movq	$0, 1640(%rbx)
 	movq	$1, 1648(%rbx)
+	movq	$0, 1656(%rbx)
 	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 1552(%rbx)
-	movq	$-1, 1656(%rbx)
+	movq	$-1, 1664(%rbx)
+	cmpq	$0, 1656(%rbx)
+	jne	.Laesgen_vaes512_gcm_r1_seal_same_table
 	vmovdqa64	%xmm0, 1616(%rbx)
 	movq	1616(%rbx), %rcx
 	bswapq	%rcx
@@ -2436,16 +2439,16 @@ aesgen_vaes512_gcm_r1_seal:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	1664(%rbx), %rdx
+	cmpq	1672(%rbx), %rdx
 	jne	.Laesgen_vaes512_gcm_r1_seal_restart
-	cmpq	1672(%rbx), %rax
+	cmpq	1680(%rbx), %rax
 	je	.Laesgen_vaes512_gcm_r1_seal_same_table
 .Laesgen_vaes512_gcm_r1_seal_restart:
-	movq	%rdx, 1664(%rbx)
-	movq	%rax, 1672(%rbx)
-	movq	$0, 1680(%rbx)
+	movq	%rdx, 1672(%rbx)
+	movq	%rax, 1680(%rbx)
 	movq	$0, 1688(%rbx)
-	movq	$1, 1696(%rbx)
+	movq	$0, 1696(%rbx)
+	movq	$1, 1704(%rbx)
 	jmp	.Laesgen_vaes512_gcm_r1_seal_same_table
 .Laesgen_vaes512_gcm_r1_seal_same_table:
 	movl	240(%rbx), %eax
@@ -2466,7 +2469,7 @@ aesgen_vaes512_gcm_r1_seal:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -2511,7 +2514,7 @@ aesgen_vaes512_gcm_r1_seal:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -2548,7 +2551,7 @@ aesgen_vaes512_gcm_r1_seal:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -2624,8 +2627,10 @@ aesgen_vaes512_gcm_r1_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_r1_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 1656(%rbx)
 	jmp	.Laesgen_vaes512_gcm_r1_seal_have_j0
 .Laesgen_vaes512_gcm_r1_seal_long_nonce:
+	movq	$1, 1656(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	1568(%rbx), %xmm0
@@ -2901,7 +2906,9 @@ aesgen_vaes512_gcm_r1_seal:
 	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 1552(%rbx)
-	movq	$-1, 1656(%rbx)
+	movq	$-1, 1664(%rbx)
+	cmpq	$0, 1656(%rbx)
+	jne	.Laesgen_vaes512_gcm_r1_seal_same_table_2
 	vmovdqa64	%xmm0, 1616(%rbx)
 	movq	1616(%rbx), %rdx
 	bswapq	%rdx
@@ -2911,16 +2918,16 @@ aesgen_vaes512_gcm_r1_seal:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	1664(%rbx), %rsi
+	cmpq	1672(%rbx), %rsi
 	jne	.Laesgen_vaes512_gcm_r1_seal_restart_2
-	cmpq	1672(%rbx), %rax
+	cmpq	1680(%rbx), %rax
 	je	.Laesgen_vaes512_gcm_r1_seal_same_table_2
 .Laesgen_vaes512_gcm_r1_seal_restart_2:
-	movq	%rsi, 1664(%rbx)
-	movq	%rax, 1672(%rbx)
-	movq	$0, 1680(%rbx)
+	movq	%rsi, 1672(%rbx)
+	movq	%rax, 1680(%rbx)
 	movq	$0, 1688(%rbx)
-	movq	$1, 1696(%rbx)
+	movq	$0, 1696(%rbx)
+	movq	$1, 1704(%rbx)
 	jmp	.Laesgen_vaes512_gcm_r1_seal_same_table_2
 .Laesgen_vaes512_gcm_r1_seal_same_table_2:
 	movl	240(%rbx), %eax
@@ -2941,7 +2948,7 @@ aesgen_vaes512_gcm_r1_seal:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -2986,7 +2993,7 @@ aesgen_vaes512_gcm_r1_seal:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -3023,7 +3030,7 @@ aesgen_vaes512_gcm_r1_seal:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -3921,10 +3928,13 @@ aesgen_vaes512_gcm_r1_open:
 	movq	%r8, 1632(%rbx)
 	movq	$0, 1640(%rbx)
 	movq	$1, 1648(%rbx)
+	movq	$0, 1656(%rbx)
 	vpshufb	.Laesgen_vaes512_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r1_open_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 1552(%rbx)
-	movq	$-1, 1656(%rbx)
+	movq	$-1, 1664(%rbx)
+	cmpq	$0, 1656(%rbx)
+	jne	.Laesgen_vaes512_gcm_r1_open_same_table
 	vmovdqa64	%xmm0, 1616(%rbx)
 	movq	1616(%rbx), %rcx
 	bswapq	%rcx
@@ -3934,16 +3944,16 @@ aesgen_vaes512_gcm_r1_open:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	1664(%rbx), %rdx
+	cmpq	1672(%rbx), %rdx
 	jne	.Laesgen_vaes512_gcm_r1_open_restart
-	cmpq	1672(%rbx), %rax
+	cmpq	1680(%rbx), %rax
 	je	.Laesgen_vaes512_gcm_r1_open_same_table
 .Laesgen_vaes512_gcm_r1_open_restart:
-	movq	%rdx, 1664(%rbx)
-	movq	%rax, 1672(%rbx)
-	movq	$0, 1680(%rbx)
+	movq	%rdx, 1672(%rbx)
+	movq	%rax, 1680(%rbx)
 	movq	$0, 1688(%rbx)
-	movq	$1, 1696(%rbx)
+	movq	$0, 1696(%rbx)
+	movq	$1, 1704(%rbx)
 	jmp	.Laesgen_vaes512_gcm_r1_open_same_table
 .Laesgen_vaes512_gcm_r1_open_same_table:
 	movl	240(%rbx), %eax
@@ -3964,7 +3974,7 @@ aesgen_vaes512_gcm_r1_open:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4009,7 +4019,7 @@ aesgen_vaes512_gcm_r1_open:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4046,7 +4056,7 @@ aesgen_vaes512_gcm_r1_open:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4122,8 +4132,10 @@ aesgen_vaes512_gcm_r1_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_r1_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 1656(%rbx)
 	jmp	.Laesgen_vaes512_gcm_r1_open_have_j0
 .Laesgen_vaes512_gcm_r1_open_long_nonce:
+	movq	$1, 1656(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	1568(%rbx), %xmm0
@@ -4399,7 +4411,9 @@ aesgen_vaes512_gcm_r1_open:
 	vpshufb	.Laesgen_vaes512_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r1_open_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 1552(%rbx)
-	movq	$-1, 1656(%rbx)
+	movq	$-1, 1664(%rbx)
+	cmpq	$0, 1656(%rbx)
+	jne	.Laesgen_vaes512_gcm_r1_open_same_table_2
 	vmovdqa64	%xmm0, 1616(%rbx)
 	movq	1616(%rbx), %rdx
 	bswapq	%rdx
@@ -4409,16 +4423,16 @@ aesgen_vaes512_gcm_r1_open:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	1664(%rbx), %rsi
+	cmpq	1672(%rbx), %rsi
 	jne	.Laesgen_vaes512_gcm_r1_open_restart_2
-	cmpq	1672(%rbx), %rax
+	cmpq	1680(%rbx), %rax
 	je	.Laesgen_vaes512_gcm_r1_open_same_table_2
 .Laesgen_vaes512_gcm_r1_open_restart_2:
-	movq	%rsi, 1664(%rbx)
-	movq	%rax, 1672(%rbx)
-	movq	$0, 1680(%rbx)
+	movq	%rsi, 1672(%rbx)
+	movq	%rax, 1680(%rbx)
 	movq	$0, 1688(%rbx)
-	movq	$1, 1696(%rbx)
+	movq	$0, 1696(%rbx)
+	movq	$1, 1704(%rbx)
 	jmp	.Laesgen_vaes512_gcm_r1_open_same_table_2
 .Laesgen_vaes512_gcm_r1_open_same_table_2:
 	movl	240(%rbx), %eax
@@ -4439,7 +4453,7 @@ aesgen_vaes512_gcm_r1_open:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4484,7 +4498,7 @@ aesgen_vaes512_gcm_r1_open:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4521,7 +4535,7 @@ aesgen_vaes512_gcm_r1_open:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4973,8 +4987,10 @@ aesgen_vaes512_gcm_r1_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_r1_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 1656(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_start_have_j0
 .Laesgen_vaes512_gcm_r1_start_long_nonce:
+	movq	$1, 1656(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	1568(%rdi), %xmm0
@@ -5250,7 +5266,9 @@ aesgen_vaes512_gcm_r1_start:
 	vpshufb	.Laesgen_vaes512_gcm_r1_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r1_start_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 1552(%rdi)
-	movq	$-1, 1656(%rdi)
+	movq	$-1, 1664(%rdi)
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_vaes512_gcm_r1_start_same_table
 	vmovdqa64	%xmm0, 1616(%rdi)
 	movq	1616(%rdi), %rcx
 	bswapq	%rcx
@@ -5260,16 +5278,16 @@ aesgen_vaes512_gcm_r1_start:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	1664(%rdi), %rdx
+	cmpq	1672(%rdi), %rdx
 	jne	.Laesgen_vaes512_gcm_r1_start_restart
-	cmpq	1672(%rdi), %rax
+	cmpq	1680(%rdi), %rax
 	je	.Laesgen_vaes512_gcm_r1_start_same_table
 .Laesgen_vaes512_gcm_r1_start_restart:
-	movq	%rdx, 1664(%rdi)
-	movq	%rax, 1672(%rdi)
-	movq	$0, 1680(%rdi)
+	movq	%rdx, 1672(%rdi)
+	movq	%rax, 1680(%rdi)
 	movq	$0, 1688(%rdi)
-	movq	$1, 1696(%rdi)
+	movq	$0, 1696(%rdi)
+	movq	$1, 1704(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_start_same_table
 .Laesgen_vaes512_gcm_r1_start_same_table:
 	movl	240(%rdi), %eax
@@ -5290,7 +5308,7 @@ aesgen_vaes512_gcm_r1_start:
 	vmovdqa64	%xmm2, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -5335,7 +5353,7 @@ aesgen_vaes512_gcm_r1_start:
 	vmovdqa64	%xmm2, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -5372,7 +5390,7 @@ aesgen_vaes512_gcm_r1_start:
 	vmovdqa64	%xmm2, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -6176,14 +6194,16 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 .Laesgen_vaes512_gcm_r1_encrypt_data_first256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_first_done256
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_full_first_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_full_first_256
 	shrq	$8, %rax
-	cmpq	1656(%rdi), %rax
+	cmpq	1664(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_refresh_first_256
-	cmpq	$256, 1688(%rdi)
+	cmpq	$256, 1696(%rdi)
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_check_first_256
 .Laesgen_vaes512_gcm_r1_encrypt_data_fast_first_256:
 	shlq	$4, %r9
@@ -6327,23 +6347,23 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_first_done256
 .Laesgen_vaes512_gcm_r1_encrypt_data_check_first_256:
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	1688(%rdi), %r11
+	movq	1696(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r1_encrypt_data_outside_run
-	movq	$0xffff, 1696(%rdi)
+	movq	$0xffff, 1704(%rdi)
 	addq	$32, %rax
-	cmpq	1688(%rdi), %rax
+	cmpq	1696(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r1_encrypt_data_fast_first_256
 .Laesgen_vaes512_gcm_r1_encrypt_data_outside_run:
-	cmpq	$0, 1696(%rdi)
+	cmpq	$0, 1704(%rdi)
 	je	.Laesgen_vaes512_gcm_r1_encrypt_data_full_first_256
-	subq	$1, 1696(%rdi)
+	subq	$1, 1704(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm11
@@ -6513,9 +6533,9 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenclast	%zmm10, %zmm17, %zmm17
 	vaesenclast	%zmm10, %zmm18, %zmm18
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
-	movq	1688(%rdi), %r10
+	movq	1696(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_run_restart
 	addq	$32, %rax
@@ -6523,14 +6543,14 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_run_grown
-	movq	$0, 1680(%rdi)
+	movq	$0, 1688(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_grown:
-	movq	%r10, 1688(%rdi)
+	movq	%r10, 1696(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_run_done
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_restart:
-	movq	%r9, 1680(%rdi)
-	movq	$32, 1688(%rdi)
+	movq	%r9, 1688(%rdi)
+	movq	$32, 1696(%rdi)
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_done:
 	vpxorq	(%rsi), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rcx)
@@ -6728,20 +6748,22 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm11, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_first256
 .Laesgen_vaes512_gcm_r1_encrypt_data_first_done256:
 .Laesgen_vaes512_gcm_r1_encrypt_data_top256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_drain256
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	1656(%rdi), %rax
+	cmpq	1664(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_refresh_steady_256
-	cmpq	$256, 1688(%rdi)
+	cmpq	$256, 1696(%rdi)
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_check_steady_256
 .Laesgen_vaes512_gcm_r1_encrypt_data_fast_steady_256:
 	shlq	$4, %r9
@@ -6979,23 +7001,23 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top256
 .Laesgen_vaes512_gcm_r1_encrypt_data_check_steady_256:
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	1688(%rdi), %r11
+	movq	1696(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_2
-	movq	$0xffff, 1696(%rdi)
+	movq	$0xffff, 1704(%rdi)
 	addq	$32, %rax
-	cmpq	1688(%rdi), %rax
+	cmpq	1696(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r1_encrypt_data_fast_steady_256
 .Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_2:
-	cmpq	$0, 1696(%rdi)
+	cmpq	$0, 1704(%rdi)
 	je	.Laesgen_vaes512_gcm_r1_encrypt_data_spent_steady_256
-	subq	$1, 1696(%rdi)
+	subq	$1, 1704(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vmovdqu64	-128(%rcx), %zmm19
@@ -7259,9 +7281,9 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenclast	%zmm10, %zmm18, %zmm18
 	vmovdqa64	%xmm22, %xmm0
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
-	movq	1688(%rdi), %r10
+	movq	1696(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_2
 	addq	$32, %rax
@@ -7269,14 +7291,14 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_2
-	movq	$0, 1680(%rdi)
+	movq	$0, 1688(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_2:
-	movq	%r10, 1688(%rdi)
+	movq	%r10, 1696(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_run_done_2
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_2:
-	movq	%r9, 1680(%rdi)
-	movq	$32, 1688(%rdi)
+	movq	%r9, 1688(%rdi)
+	movq	$32, 1696(%rdi)
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_done_2:
 	vpxorq	(%rsi), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rcx)
@@ -7556,7 +7578,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top256
 .Laesgen_vaes512_gcm_r1_encrypt_data_spent_steady_256:
-	movq	1680(%rdi), %rax
+	movq	1688(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -7841,7 +7863,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm11, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top256
 .Laesgen_vaes512_gcm_r1_encrypt_data_drain256:
 	testq	%rdx, %rdx
@@ -10974,14 +10996,16 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 .Laesgen_vaes512_gcm_r1_encrypt_data_first128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_first_done128
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_full_first_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_full_first_128
 	shrq	$8, %rax
-	cmpq	1656(%rdi), %rax
+	cmpq	1664(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_refresh_first_128
-	cmpq	$256, 1688(%rdi)
+	cmpq	$256, 1696(%rdi)
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_check_first_128
 .Laesgen_vaes512_gcm_r1_encrypt_data_fast_first_128:
 	shlq	$4, %r9
@@ -11089,23 +11113,23 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_first_done128
 .Laesgen_vaes512_gcm_r1_encrypt_data_check_first_128:
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	1688(%rdi), %r11
+	movq	1696(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_3
-	movq	$0xffff, 1696(%rdi)
+	movq	$0xffff, 1704(%rdi)
 	addq	$32, %rax
-	cmpq	1688(%rdi), %rax
+	cmpq	1696(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r1_encrypt_data_fast_first_128
 .Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_3:
-	cmpq	$0, 1696(%rdi)
+	cmpq	$0, 1704(%rdi)
 	je	.Laesgen_vaes512_gcm_r1_encrypt_data_full_first_128
-	subq	$1, 1696(%rdi)
+	subq	$1, 1704(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm11
@@ -11239,9 +11263,9 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenclast	%zmm10, %zmm17, %zmm17
 	vaesenclast	%zmm10, %zmm18, %zmm18
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
-	movq	1688(%rdi), %r10
+	movq	1696(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_3
 	addq	$32, %rax
@@ -11249,14 +11273,14 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_3
-	movq	$0, 1680(%rdi)
+	movq	$0, 1688(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_3:
-	movq	%r10, 1688(%rdi)
+	movq	%r10, 1696(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_run_done_3
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_3:
-	movq	%r9, 1680(%rdi)
-	movq	$32, 1688(%rdi)
+	movq	%r9, 1688(%rdi)
+	movq	$32, 1696(%rdi)
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_done_3:
 	vpxorq	(%rsi), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rcx)
@@ -11418,20 +11442,22 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm11, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_first128
 .Laesgen_vaes512_gcm_r1_encrypt_data_first_done128:
 .Laesgen_vaes512_gcm_r1_encrypt_data_top128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_drain128
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	1656(%rdi), %rax
+	cmpq	1664(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_refresh_steady_128
-	cmpq	$256, 1688(%rdi)
+	cmpq	$256, 1696(%rdi)
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_check_steady_128
 .Laesgen_vaes512_gcm_r1_encrypt_data_fast_steady_128:
 	vmovdqu64	-128(%rcx), %zmm18
@@ -11633,23 +11659,23 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top128
 .Laesgen_vaes512_gcm_r1_encrypt_data_check_steady_128:
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	1688(%rdi), %r11
+	movq	1696(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_4
-	movq	$0xffff, 1696(%rdi)
+	movq	$0xffff, 1704(%rdi)
 	addq	$32, %rax
-	cmpq	1688(%rdi), %rax
+	cmpq	1696(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r1_encrypt_data_fast_steady_128
 .Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_4:
-	cmpq	$0, 1696(%rdi)
+	cmpq	$0, 1704(%rdi)
 	je	.Laesgen_vaes512_gcm_r1_encrypt_data_spent_steady_128
-	subq	$1, 1696(%rdi)
+	subq	$1, 1704(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vmovdqu64	-128(%rcx), %zmm18
@@ -11877,9 +11903,9 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenclast	%zmm10, %zmm18, %zmm18
 	vmovdqa64	%xmm21, %xmm0
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
-	movq	1688(%rdi), %r10
+	movq	1696(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_4
 	addq	$32, %rax
@@ -11887,14 +11913,14 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_4
-	movq	$0, 1680(%rdi)
+	movq	$0, 1688(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_4:
-	movq	%r10, 1688(%rdi)
+	movq	%r10, 1696(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_run_done_4
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_4:
-	movq	%r9, 1680(%rdi)
-	movq	$32, 1688(%rdi)
+	movq	%r9, 1688(%rdi)
+	movq	$32, 1696(%rdi)
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_done_4:
 	vpxorq	(%rsi), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rcx)
@@ -12138,7 +12164,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top128
 .Laesgen_vaes512_gcm_r1_encrypt_data_spent_steady_128:
-	movq	1680(%rdi), %rax
+	movq	1688(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -12387,7 +12413,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm11, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top128
 .Laesgen_vaes512_gcm_r1_encrypt_data_drain128:
 	testq	%rdx, %rdx
@@ -15368,14 +15394,16 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 .Laesgen_vaes512_gcm_r1_encrypt_data_first192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_first_done192
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_full_first_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_full_first_192
 	shrq	$8, %rax
-	cmpq	1656(%rdi), %rax
+	cmpq	1664(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_refresh_first_192
-	cmpq	$256, 1688(%rdi)
+	cmpq	$256, 1696(%rdi)
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_check_first_192
 .Laesgen_vaes512_gcm_r1_encrypt_data_fast_first_192:
 	shlq	$4, %r9
@@ -15501,23 +15529,23 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_first_done192
 .Laesgen_vaes512_gcm_r1_encrypt_data_check_first_192:
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	1688(%rdi), %r11
+	movq	1696(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_5
-	movq	$0xffff, 1696(%rdi)
+	movq	$0xffff, 1704(%rdi)
 	addq	$32, %rax
-	cmpq	1688(%rdi), %rax
+	cmpq	1696(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r1_encrypt_data_fast_first_192
 .Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_5:
-	cmpq	$0, 1696(%rdi)
+	cmpq	$0, 1704(%rdi)
 	je	.Laesgen_vaes512_gcm_r1_encrypt_data_full_first_192
-	subq	$1, 1696(%rdi)
+	subq	$1, 1704(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm11
@@ -15669,9 +15697,9 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenclast	%zmm10, %zmm17, %zmm17
 	vaesenclast	%zmm10, %zmm18, %zmm18
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
-	movq	1688(%rdi), %r10
+	movq	1696(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_5
 	addq	$32, %rax
@@ -15679,14 +15707,14 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_5
-	movq	$0, 1680(%rdi)
+	movq	$0, 1688(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_5:
-	movq	%r10, 1688(%rdi)
+	movq	%r10, 1696(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_run_done_5
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_5:
-	movq	%r9, 1680(%rdi)
-	movq	$32, 1688(%rdi)
+	movq	%r9, 1688(%rdi)
+	movq	$32, 1696(%rdi)
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_done_5:
 	vpxorq	(%rsi), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rcx)
@@ -15866,20 +15894,22 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm11, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_first192
 .Laesgen_vaes512_gcm_r1_encrypt_data_first_done192:
 .Laesgen_vaes512_gcm_r1_encrypt_data_top192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_drain192
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	1656(%rdi), %rax
+	cmpq	1664(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_refresh_steady_192
-	cmpq	$256, 1688(%rdi)
+	cmpq	$256, 1696(%rdi)
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_check_steady_192
 .Laesgen_vaes512_gcm_r1_encrypt_data_fast_steady_192:
 	shlq	$4, %r9
@@ -16099,23 +16129,23 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top192
 .Laesgen_vaes512_gcm_r1_encrypt_data_check_steady_192:
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	1688(%rdi), %r11
+	movq	1696(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_6
-	movq	$0xffff, 1696(%rdi)
+	movq	$0xffff, 1704(%rdi)
 	addq	$32, %rax
-	cmpq	1688(%rdi), %rax
+	cmpq	1696(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r1_encrypt_data_fast_steady_192
 .Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_6:
-	cmpq	$0, 1696(%rdi)
+	cmpq	$0, 1704(%rdi)
 	je	.Laesgen_vaes512_gcm_r1_encrypt_data_spent_steady_192
-	subq	$1, 1696(%rdi)
+	subq	$1, 1704(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vmovdqu64	-128(%rcx), %zmm19
@@ -16361,9 +16391,9 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenclast	%zmm10, %zmm18, %zmm18
 	vmovdqa64	%xmm22, %xmm0
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
-	movq	1688(%rdi), %r10
+	movq	1696(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_6
 	addq	$32, %rax
@@ -16371,14 +16401,14 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_6
-	movq	$0, 1680(%rdi)
+	movq	$0, 1688(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_6:
-	movq	%r10, 1688(%rdi)
+	movq	%r10, 1696(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_run_done_6
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_6:
-	movq	%r9, 1680(%rdi)
-	movq	$32, 1688(%rdi)
+	movq	%r9, 1688(%rdi)
+	movq	$32, 1696(%rdi)
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_done_6:
 	vpxorq	(%rsi), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rcx)
@@ -16640,7 +16670,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top192
 .Laesgen_vaes512_gcm_r1_encrypt_data_spent_steady_192:
-	movq	1680(%rdi), %rax
+	movq	1688(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -16907,7 +16937,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm11, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top192
 .Laesgen_vaes512_gcm_r1_encrypt_data_drain192:
 	testq	%rdx, %rdx
@@ -20195,14 +20225,16 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 .Laesgen_vaes512_gcm_r1_decrypt_data_top256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_drain256
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_vaes512_gcm_r1_decrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_vaes512_gcm_r1_decrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	1656(%rdi), %rax
+	cmpq	1664(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r1_decrypt_data_refresh_steady_256
-	cmpq	$256, 1688(%rdi)
+	cmpq	$256, 1696(%rdi)
 	jne	.Laesgen_vaes512_gcm_r1_decrypt_data_check_steady_256
 .Laesgen_vaes512_gcm_r1_decrypt_data_fast_steady_256:
 	shlq	$4, %r9
@@ -20440,23 +20472,23 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top256
 .Laesgen_vaes512_gcm_r1_decrypt_data_check_steady_256:
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	1688(%rdi), %r11
+	movq	1696(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r1_decrypt_data_outside_run
-	movq	$0xffff, 1696(%rdi)
+	movq	$0xffff, 1704(%rdi)
 	addq	$32, %rax
-	cmpq	1688(%rdi), %rax
+	cmpq	1696(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r1_decrypt_data_fast_steady_256
 .Laesgen_vaes512_gcm_r1_decrypt_data_outside_run:
-	cmpq	$0, 1696(%rdi)
+	cmpq	$0, 1704(%rdi)
 	je	.Laesgen_vaes512_gcm_r1_decrypt_data_spent_steady_256
-	subq	$1, 1696(%rdi)
+	subq	$1, 1704(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vmovdqu64	384(%rsi), %zmm19
@@ -20720,9 +20752,9 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenclast	%zmm10, %zmm18, %zmm18
 	vmovdqa64	%xmm22, %xmm0
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
-	movq	1688(%rdi), %r10
+	movq	1696(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r1_decrypt_data_run_restart
 	addq	$32, %rax
@@ -20730,14 +20762,14 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_run_grown
-	movq	$0, 1680(%rdi)
+	movq	$0, 1688(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r1_decrypt_data_run_grown:
-	movq	%r10, 1688(%rdi)
+	movq	%r10, 1696(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_run_done
 .Laesgen_vaes512_gcm_r1_decrypt_data_run_restart:
-	movq	%r9, 1680(%rdi)
-	movq	$32, 1688(%rdi)
+	movq	%r9, 1688(%rdi)
+	movq	$32, 1696(%rdi)
 .Laesgen_vaes512_gcm_r1_decrypt_data_run_done:
 	vpxorq	(%rsi), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rcx)
@@ -21017,7 +21049,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top256
 .Laesgen_vaes512_gcm_r1_decrypt_data_spent_steady_256:
-	movq	1680(%rdi), %rax
+	movq	1688(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -21302,7 +21334,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vmovdqa64	%xmm11, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top256
 .Laesgen_vaes512_gcm_r1_decrypt_data_drain256:
 .Laesgen_vaes512_gcm_r1_decrypt_data_small256:
@@ -22678,14 +22710,16 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 .Laesgen_vaes512_gcm_r1_decrypt_data_top128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_drain128
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_vaes512_gcm_r1_decrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_vaes512_gcm_r1_decrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	1656(%rdi), %rax
+	cmpq	1664(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r1_decrypt_data_refresh_steady_128
-	cmpq	$256, 1688(%rdi)
+	cmpq	$256, 1696(%rdi)
 	jne	.Laesgen_vaes512_gcm_r1_decrypt_data_check_steady_128
 .Laesgen_vaes512_gcm_r1_decrypt_data_fast_steady_128:
 	vmovdqu64	384(%rsi), %zmm18
@@ -22887,23 +22921,23 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top128
 .Laesgen_vaes512_gcm_r1_decrypt_data_check_steady_128:
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	1688(%rdi), %r11
+	movq	1696(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r1_decrypt_data_outside_run_2
-	movq	$0xffff, 1696(%rdi)
+	movq	$0xffff, 1704(%rdi)
 	addq	$32, %rax
-	cmpq	1688(%rdi), %rax
+	cmpq	1696(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r1_decrypt_data_fast_steady_128
 .Laesgen_vaes512_gcm_r1_decrypt_data_outside_run_2:
-	cmpq	$0, 1696(%rdi)
+	cmpq	$0, 1704(%rdi)
 	je	.Laesgen_vaes512_gcm_r1_decrypt_data_spent_steady_128
-	subq	$1, 1696(%rdi)
+	subq	$1, 1704(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vmovdqu64	384(%rsi), %zmm18
@@ -23131,9 +23165,9 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenclast	%zmm10, %zmm18, %zmm18
 	vmovdqa64	%xmm21, %xmm0
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
-	movq	1688(%rdi), %r10
+	movq	1696(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r1_decrypt_data_run_restart_2
 	addq	$32, %rax
@@ -23141,14 +23175,14 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_run_grown_2
-	movq	$0, 1680(%rdi)
+	movq	$0, 1688(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r1_decrypt_data_run_grown_2:
-	movq	%r10, 1688(%rdi)
+	movq	%r10, 1696(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_run_done_2
 .Laesgen_vaes512_gcm_r1_decrypt_data_run_restart_2:
-	movq	%r9, 1680(%rdi)
-	movq	$32, 1688(%rdi)
+	movq	%r9, 1688(%rdi)
+	movq	$32, 1696(%rdi)
 .Laesgen_vaes512_gcm_r1_decrypt_data_run_done_2:
 	vpxorq	(%rsi), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rcx)
@@ -23392,7 +23426,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top128
 .Laesgen_vaes512_gcm_r1_decrypt_data_spent_steady_128:
-	movq	1680(%rdi), %rax
+	movq	1688(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -23641,7 +23675,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vmovdqa64	%xmm11, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top128
 .Laesgen_vaes512_gcm_r1_decrypt_data_drain128:
 .Laesgen_vaes512_gcm_r1_decrypt_data_small128:
@@ -24941,14 +24975,16 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 .Laesgen_vaes512_gcm_r1_decrypt_data_top192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_drain192
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_vaes512_gcm_r1_decrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_vaes512_gcm_r1_decrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	1656(%rdi), %rax
+	cmpq	1664(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r1_decrypt_data_refresh_steady_192
-	cmpq	$256, 1688(%rdi)
+	cmpq	$256, 1696(%rdi)
 	jne	.Laesgen_vaes512_gcm_r1_decrypt_data_check_steady_192
 .Laesgen_vaes512_gcm_r1_decrypt_data_fast_steady_192:
 	shlq	$4, %r9
@@ -25168,23 +25204,23 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top192
 .Laesgen_vaes512_gcm_r1_decrypt_data_check_steady_192:
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	1688(%rdi), %r11
+	movq	1696(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r1_decrypt_data_outside_run_3
-	movq	$0xffff, 1696(%rdi)
+	movq	$0xffff, 1704(%rdi)
 	addq	$32, %rax
-	cmpq	1688(%rdi), %rax
+	cmpq	1696(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r1_decrypt_data_fast_steady_192
 .Laesgen_vaes512_gcm_r1_decrypt_data_outside_run_3:
-	cmpq	$0, 1696(%rdi)
+	cmpq	$0, 1704(%rdi)
 	je	.Laesgen_vaes512_gcm_r1_decrypt_data_spent_steady_192
-	subq	$1, 1696(%rdi)
+	subq	$1, 1704(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vmovdqu64	384(%rsi), %zmm19
@@ -25430,9 +25466,9 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenclast	%zmm10, %zmm18, %zmm18
 	vmovdqa64	%xmm22, %xmm0
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
-	movq	1688(%rdi), %r10
+	movq	1696(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r1_decrypt_data_run_restart_3
 	addq	$32, %rax
@@ -25440,14 +25476,14 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_run_grown_3
-	movq	$0, 1680(%rdi)
+	movq	$0, 1688(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r1_decrypt_data_run_grown_3:
-	movq	%r10, 1688(%rdi)
+	movq	%r10, 1696(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_run_done_3
 .Laesgen_vaes512_gcm_r1_decrypt_data_run_restart_3:
-	movq	%r9, 1680(%rdi)
-	movq	$32, 1688(%rdi)
+	movq	%r9, 1688(%rdi)
+	movq	$32, 1696(%rdi)
 .Laesgen_vaes512_gcm_r1_decrypt_data_run_done_3:
 	vpxorq	(%rsi), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rcx)
@@ -25709,7 +25745,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top192
 .Laesgen_vaes512_gcm_r1_decrypt_data_spent_steady_192:
-	movq	1680(%rdi), %rax
+	movq	1688(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -25976,7 +26012,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vmovdqa64	%xmm11, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top192
 .Laesgen_vaes512_gcm_r1_decrypt_data_drain192:
 .Laesgen_vaes512_gcm_r1_decrypt_data_small192:

@@ -667,7 +667,7 @@ aesgen_vaes512_gcm_r2_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_init_hash_key
 .Laesgen_vaes512_gcm_r2_init_hash_key:
-	movq	$1, 1672(%rdi)
+	movq	$1, 1680(%rdi)
 	vpxorq	%xmm0, %xmm0, %xmm0
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -2423,10 +2423,13 @@ aesgen_vaes512_gcm_r2_seal:
 	movq	%r8, 1632(%rbx)
 	movq	$0, 1640(%rbx)
 	movq	$1, 1648(%rbx)
+	movq	$0, 1656(%rbx)
 	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 1552(%rbx)
-	movq	$-1, 1656(%rbx)
+	movq	$-1, 1664(%rbx)
+	cmpq	$0, 1656(%rbx)
+	jne	.Laesgen_vaes512_gcm_r2_seal_same_table
 	vmovdqa64	%xmm0, 1616(%rbx)
 	movq	1616(%rbx), %rcx
 	bswapq	%rcx
@@ -2436,16 +2439,16 @@ aesgen_vaes512_gcm_r2_seal:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	1664(%rbx), %rdx
+	cmpq	1672(%rbx), %rdx
 	jne	.Laesgen_vaes512_gcm_r2_seal_restart
-	cmpq	1672(%rbx), %rax
+	cmpq	1680(%rbx), %rax
 	je	.Laesgen_vaes512_gcm_r2_seal_same_table
 .Laesgen_vaes512_gcm_r2_seal_restart:
-	movq	%rdx, 1664(%rbx)
-	movq	%rax, 1672(%rbx)
-	movq	$0, 1680(%rbx)
+	movq	%rdx, 1672(%rbx)
+	movq	%rax, 1680(%rbx)
 	movq	$0, 1688(%rbx)
-	movq	$1, 1696(%rbx)
+	movq	$0, 1696(%rbx)
+	movq	$1, 1704(%rbx)
 	jmp	.Laesgen_vaes512_gcm_r2_seal_same_table
 .Laesgen_vaes512_gcm_r2_seal_same_table:
 	movl	240(%rbx), %eax
@@ -2468,7 +2471,7 @@ aesgen_vaes512_gcm_r2_seal:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -2515,7 +2518,7 @@ aesgen_vaes512_gcm_r2_seal:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -2554,7 +2557,7 @@ aesgen_vaes512_gcm_r2_seal:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -2630,8 +2633,10 @@ aesgen_vaes512_gcm_r2_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_r2_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 1656(%rbx)
 	jmp	.Laesgen_vaes512_gcm_r2_seal_have_j0
 .Laesgen_vaes512_gcm_r2_seal_long_nonce:
+	movq	$1, 1656(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	1568(%rbx), %xmm0
@@ -2907,7 +2912,9 @@ aesgen_vaes512_gcm_r2_seal:
 	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 1552(%rbx)
-	movq	$-1, 1656(%rbx)
+	movq	$-1, 1664(%rbx)
+	cmpq	$0, 1656(%rbx)
+	jne	.Laesgen_vaes512_gcm_r2_seal_same_table_2
 	vmovdqa64	%xmm0, 1616(%rbx)
 	movq	1616(%rbx), %rdx
 	bswapq	%rdx
@@ -2917,16 +2924,16 @@ aesgen_vaes512_gcm_r2_seal:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	1664(%rbx), %rsi
+	cmpq	1672(%rbx), %rsi
 	jne	.Laesgen_vaes512_gcm_r2_seal_restart_2
-	cmpq	1672(%rbx), %rax
+	cmpq	1680(%rbx), %rax
 	je	.Laesgen_vaes512_gcm_r2_seal_same_table_2
 .Laesgen_vaes512_gcm_r2_seal_restart_2:
-	movq	%rsi, 1664(%rbx)
-	movq	%rax, 1672(%rbx)
-	movq	$0, 1680(%rbx)
+	movq	%rsi, 1672(%rbx)
+	movq	%rax, 1680(%rbx)
 	movq	$0, 1688(%rbx)
-	movq	$1, 1696(%rbx)
+	movq	$0, 1696(%rbx)
+	movq	$1, 1704(%rbx)
 	jmp	.Laesgen_vaes512_gcm_r2_seal_same_table_2
 .Laesgen_vaes512_gcm_r2_seal_same_table_2:
 	movl	240(%rbx), %eax
@@ -2949,7 +2956,7 @@ aesgen_vaes512_gcm_r2_seal:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -2996,7 +3003,7 @@ aesgen_vaes512_gcm_r2_seal:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -3035,7 +3042,7 @@ aesgen_vaes512_gcm_r2_seal:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -3933,10 +3940,13 @@ aesgen_vaes512_gcm_r2_open:
 	movq	%r8, 1632(%rbx)
 	movq	$0, 1640(%rbx)
 	movq	$1, 1648(%rbx)
+	movq	$0, 1656(%rbx)
 	vpshufb	.Laesgen_vaes512_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r2_open_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 1552(%rbx)
-	movq	$-1, 1656(%rbx)
+	movq	$-1, 1664(%rbx)
+	cmpq	$0, 1656(%rbx)
+	jne	.Laesgen_vaes512_gcm_r2_open_same_table
 	vmovdqa64	%xmm0, 1616(%rbx)
 	movq	1616(%rbx), %rcx
 	bswapq	%rcx
@@ -3946,16 +3956,16 @@ aesgen_vaes512_gcm_r2_open:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	1664(%rbx), %rdx
+	cmpq	1672(%rbx), %rdx
 	jne	.Laesgen_vaes512_gcm_r2_open_restart
-	cmpq	1672(%rbx), %rax
+	cmpq	1680(%rbx), %rax
 	je	.Laesgen_vaes512_gcm_r2_open_same_table
 .Laesgen_vaes512_gcm_r2_open_restart:
-	movq	%rdx, 1664(%rbx)
-	movq	%rax, 1672(%rbx)
-	movq	$0, 1680(%rbx)
+	movq	%rdx, 1672(%rbx)
+	movq	%rax, 1680(%rbx)
 	movq	$0, 1688(%rbx)
-	movq	$1, 1696(%rbx)
+	movq	$0, 1696(%rbx)
+	movq	$1, 1704(%rbx)
 	jmp	.Laesgen_vaes512_gcm_r2_open_same_table
 .Laesgen_vaes512_gcm_r2_open_same_table:
 	movl	240(%rbx), %eax
@@ -3978,7 +3988,7 @@ aesgen_vaes512_gcm_r2_open:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4025,7 +4035,7 @@ aesgen_vaes512_gcm_r2_open:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4064,7 +4074,7 @@ aesgen_vaes512_gcm_r2_open:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4140,8 +4150,10 @@ aesgen_vaes512_gcm_r2_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_r2_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 1656(%rbx)
 	jmp	.Laesgen_vaes512_gcm_r2_open_have_j0
 .Laesgen_vaes512_gcm_r2_open_long_nonce:
+	movq	$1, 1656(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	1568(%rbx), %xmm0
@@ -4417,7 +4429,9 @@ aesgen_vaes512_gcm_r2_open:
 	vpshufb	.Laesgen_vaes512_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r2_open_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 1552(%rbx)
-	movq	$-1, 1656(%rbx)
+	movq	$-1, 1664(%rbx)
+	cmpq	$0, 1656(%rbx)
+	jne	.Laesgen_vaes512_gcm_r2_open_same_table_2
 	vmovdqa64	%xmm0, 1616(%rbx)
 	movq	1616(%rbx), %rdx
 	bswapq	%rdx
@@ -4427,16 +4441,16 @@ aesgen_vaes512_gcm_r2_open:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	1664(%rbx), %rsi
+	cmpq	1672(%rbx), %rsi
 	jne	.Laesgen_vaes512_gcm_r2_open_restart_2
-	cmpq	1672(%rbx), %rax
+	cmpq	1680(%rbx), %rax
 	je	.Laesgen_vaes512_gcm_r2_open_same_table_2
 .Laesgen_vaes512_gcm_r2_open_restart_2:
-	movq	%rsi, 1664(%rbx)
-	movq	%rax, 1672(%rbx)
-	movq	$0, 1680(%rbx)
+	movq	%rsi, 1672(%rbx)
+	movq	%rax, 1680(%rbx)
 	movq	$0, 1688(%rbx)
-	movq	$1, 1696(%rbx)
+	movq	$0, 1696(%rbx)
+	movq	$1, 1704(%rbx)
 	jmp	.Laesgen_vaes512_gcm_r2_open_same_table_2
 .Laesgen_vaes512_gcm_r2_open_same_table_2:
 	movl	240(%rbx), %eax
@@ -4459,7 +4473,7 @@ aesgen_vaes512_gcm_r2_open:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4506,7 +4520,7 @@ aesgen_vaes512_gcm_r2_open:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4545,7 +4559,7 @@ aesgen_vaes512_gcm_r2_open:
 	vmovdqa64	%xmm2, 1776(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rbx)
+	movq	%rax, 1664(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4997,8 +5011,10 @@ aesgen_vaes512_gcm_r2_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_r2_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 1656(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_start_have_j0
 .Laesgen_vaes512_gcm_r2_start_long_nonce:
+	movq	$1, 1656(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	1568(%rdi), %xmm0
@@ -5274,7 +5290,9 @@ aesgen_vaes512_gcm_r2_start:
 	vpshufb	.Laesgen_vaes512_gcm_r2_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r2_start_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 1552(%rdi)
-	movq	$-1, 1656(%rdi)
+	movq	$-1, 1664(%rdi)
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_vaes512_gcm_r2_start_same_table
 	vmovdqa64	%xmm0, 1616(%rdi)
 	movq	1616(%rdi), %rcx
 	bswapq	%rcx
@@ -5284,16 +5302,16 @@ aesgen_vaes512_gcm_r2_start:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	1664(%rdi), %rdx
+	cmpq	1672(%rdi), %rdx
 	jne	.Laesgen_vaes512_gcm_r2_start_restart
-	cmpq	1672(%rdi), %rax
+	cmpq	1680(%rdi), %rax
 	je	.Laesgen_vaes512_gcm_r2_start_same_table
 .Laesgen_vaes512_gcm_r2_start_restart:
-	movq	%rdx, 1664(%rdi)
-	movq	%rax, 1672(%rdi)
-	movq	$0, 1680(%rdi)
+	movq	%rdx, 1672(%rdi)
+	movq	%rax, 1680(%rdi)
 	movq	$0, 1688(%rdi)
-	movq	$1, 1696(%rdi)
+	movq	$0, 1696(%rdi)
+	movq	$1, 1704(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_start_same_table
 .Laesgen_vaes512_gcm_r2_start_same_table:
 	movl	240(%rdi), %eax
@@ -5316,7 +5334,7 @@ aesgen_vaes512_gcm_r2_start:
 	vmovdqa64	%xmm2, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -5363,7 +5381,7 @@ aesgen_vaes512_gcm_r2_start:
 	vmovdqa64	%xmm2, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -5402,7 +5420,7 @@ aesgen_vaes512_gcm_r2_start:
 	vmovdqa64	%xmm2, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -6206,14 +6224,16 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 .Laesgen_vaes512_gcm_r2_encrypt_data_first256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_first_done256
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_full_first_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_full_first_256
 	shrq	$8, %rax
-	cmpq	1656(%rdi), %rax
+	cmpq	1664(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_refresh_first_256
-	cmpq	$256, 1688(%rdi)
+	cmpq	$256, 1696(%rdi)
 	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_check_first_256
 .Laesgen_vaes512_gcm_r2_encrypt_data_fast_first_256:
 	shlq	$4, %r9
@@ -6348,23 +6368,23 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_first_done256
 .Laesgen_vaes512_gcm_r2_encrypt_data_check_first_256:
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	1688(%rdi), %r11
+	movq	1696(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r2_encrypt_data_outside_run
-	movq	$0xffff, 1696(%rdi)
+	movq	$0xffff, 1704(%rdi)
 	addq	$32, %rax
-	cmpq	1688(%rdi), %rax
+	cmpq	1696(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r2_encrypt_data_fast_first_256
 .Laesgen_vaes512_gcm_r2_encrypt_data_outside_run:
-	cmpq	$0, 1696(%rdi)
+	cmpq	$0, 1704(%rdi)
 	je	.Laesgen_vaes512_gcm_r2_encrypt_data_full_first_256
-	subq	$1, 1696(%rdi)
+	subq	$1, 1704(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
@@ -6534,9 +6554,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenclast	%zmm10, %zmm17, %zmm17
 	vaesenclast	%zmm10, %zmm18, %zmm18
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
-	movq	1688(%rdi), %r10
+	movq	1696(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_run_restart
 	addq	$32, %rax
@@ -6544,14 +6564,14 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_run_grown
-	movq	$0, 1680(%rdi)
+	movq	$0, 1688(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_grown:
-	movq	%r10, 1688(%rdi)
+	movq	%r10, 1696(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_run_done
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_restart:
-	movq	%r9, 1680(%rdi)
-	movq	$32, 1688(%rdi)
+	movq	%r9, 1688(%rdi)
+	movq	$32, 1696(%rdi)
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_done:
 	vpxorq	(%rsi), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rcx)
@@ -6751,20 +6771,22 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm11, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_first256
 .Laesgen_vaes512_gcm_r2_encrypt_data_first_done256:
 .Laesgen_vaes512_gcm_r2_encrypt_data_top256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_drain256
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	1656(%rdi), %rax
+	cmpq	1664(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_refresh_steady_256
-	cmpq	$256, 1688(%rdi)
+	cmpq	$256, 1696(%rdi)
 	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_check_steady_256
 .Laesgen_vaes512_gcm_r2_encrypt_data_fast_steady_256:
 	shlq	$4, %r9
@@ -6993,23 +7015,23 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_top256
 .Laesgen_vaes512_gcm_r2_encrypt_data_check_steady_256:
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	1688(%rdi), %r11
+	movq	1696(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_2
-	movq	$0xffff, 1696(%rdi)
+	movq	$0xffff, 1704(%rdi)
 	addq	$32, %rax
-	cmpq	1688(%rdi), %rax
+	cmpq	1696(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r2_encrypt_data_fast_steady_256
 .Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_2:
-	cmpq	$0, 1696(%rdi)
+	cmpq	$0, 1704(%rdi)
 	je	.Laesgen_vaes512_gcm_r2_encrypt_data_spent_steady_256
-	subq	$1, 1696(%rdi)
+	subq	$1, 1704(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vmovdqu64	-128(%rcx), %zmm19
@@ -7273,9 +7295,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenclast	%zmm10, %zmm18, %zmm18
 	vmovdqa64	%xmm22, %xmm0
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
-	movq	1688(%rdi), %r10
+	movq	1696(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_2
 	addq	$32, %rax
@@ -7283,14 +7305,14 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_2
-	movq	$0, 1680(%rdi)
+	movq	$0, 1688(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_2:
-	movq	%r10, 1688(%rdi)
+	movq	%r10, 1696(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_run_done_2
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_2:
-	movq	%r9, 1680(%rdi)
-	movq	$32, 1688(%rdi)
+	movq	%r9, 1688(%rdi)
+	movq	$32, 1696(%rdi)
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_done_2:
 	vpxorq	(%rsi), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rcx)
@@ -7570,7 +7592,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_top256
 .Laesgen_vaes512_gcm_r2_encrypt_data_spent_steady_256:
-	movq	1680(%rdi), %rax
+	movq	1688(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -7857,7 +7879,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm11, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_top256
 .Laesgen_vaes512_gcm_r2_encrypt_data_drain256:
 	testq	%rdx, %rdx
@@ -10989,14 +11011,16 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 .Laesgen_vaes512_gcm_r2_encrypt_data_first128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_first_done128
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_full_first_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_full_first_128
 	shrq	$8, %rax
-	cmpq	1656(%rdi), %rax
+	cmpq	1664(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_refresh_first_128
-	cmpq	$256, 1688(%rdi)
+	cmpq	$256, 1696(%rdi)
 	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_check_first_128
 .Laesgen_vaes512_gcm_r2_encrypt_data_fast_first_128:
 	shlq	$4, %r9
@@ -11096,23 +11120,23 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_first_done128
 .Laesgen_vaes512_gcm_r2_encrypt_data_check_first_128:
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	1688(%rdi), %r11
+	movq	1696(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_3
-	movq	$0xffff, 1696(%rdi)
+	movq	$0xffff, 1704(%rdi)
 	addq	$32, %rax
-	cmpq	1688(%rdi), %rax
+	cmpq	1696(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r2_encrypt_data_fast_first_128
 .Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_3:
-	cmpq	$0, 1696(%rdi)
+	cmpq	$0, 1704(%rdi)
 	je	.Laesgen_vaes512_gcm_r2_encrypt_data_full_first_128
-	subq	$1, 1696(%rdi)
+	subq	$1, 1704(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm10
@@ -11247,9 +11271,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenclast	%zmm9, %zmm16, %zmm16
 	vaesenclast	%zmm9, %zmm17, %zmm17
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
-	movq	1688(%rdi), %r10
+	movq	1696(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_3
 	addq	$32, %rax
@@ -11257,14 +11281,14 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_3
-	movq	$0, 1680(%rdi)
+	movq	$0, 1688(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_3:
-	movq	%r10, 1688(%rdi)
+	movq	%r10, 1696(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_run_done_3
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_3:
-	movq	%r9, 1680(%rdi)
-	movq	$32, 1688(%rdi)
+	movq	%r9, 1688(%rdi)
+	movq	$32, 1696(%rdi)
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_done_3:
 	vpxorq	(%rsi), %zmm10, %zmm10
 	vmovdqu64	%zmm10, (%rcx)
@@ -11429,20 +11453,22 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm10, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_first128
 .Laesgen_vaes512_gcm_r2_encrypt_data_first_done128:
 .Laesgen_vaes512_gcm_r2_encrypt_data_top128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_drain128
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	1656(%rdi), %rax
+	cmpq	1664(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_refresh_steady_128
-	cmpq	$256, 1688(%rdi)
+	cmpq	$256, 1696(%rdi)
 	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_check_steady_128
 .Laesgen_vaes512_gcm_r2_encrypt_data_fast_steady_128:
 	vmovdqu64	-128(%rcx), %zmm17
@@ -11636,23 +11662,23 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_top128
 .Laesgen_vaes512_gcm_r2_encrypt_data_check_steady_128:
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	1688(%rdi), %r11
+	movq	1696(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_4
-	movq	$0xffff, 1696(%rdi)
+	movq	$0xffff, 1704(%rdi)
 	addq	$32, %rax
-	cmpq	1688(%rdi), %rax
+	cmpq	1696(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r2_encrypt_data_fast_steady_128
 .Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_4:
-	cmpq	$0, 1696(%rdi)
+	cmpq	$0, 1704(%rdi)
 	je	.Laesgen_vaes512_gcm_r2_encrypt_data_spent_steady_128
-	subq	$1, 1696(%rdi)
+	subq	$1, 1704(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vmovdqu64	-128(%rcx), %zmm17
@@ -11881,9 +11907,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenclast	%zmm9, %zmm17, %zmm17
 	vmovdqa64	%xmm20, %xmm0
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
-	movq	1688(%rdi), %r10
+	movq	1696(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_4
 	addq	$32, %rax
@@ -11891,14 +11917,14 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_4
-	movq	$0, 1680(%rdi)
+	movq	$0, 1688(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_4:
-	movq	%r10, 1688(%rdi)
+	movq	%r10, 1696(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_run_done_4
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_4:
-	movq	%r9, 1680(%rdi)
-	movq	$32, 1688(%rdi)
+	movq	%r9, 1688(%rdi)
+	movq	$32, 1696(%rdi)
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_done_4:
 	vpxorq	(%rsi), %zmm10, %zmm10
 	vmovdqu64	%zmm10, (%rcx)
@@ -12143,7 +12169,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_top128
 .Laesgen_vaes512_gcm_r2_encrypt_data_spent_steady_128:
-	movq	1680(%rdi), %rax
+	movq	1688(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -12395,7 +12421,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm10, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_top128
 .Laesgen_vaes512_gcm_r2_encrypt_data_drain128:
 	testq	%rdx, %rdx
@@ -15376,14 +15402,16 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 .Laesgen_vaes512_gcm_r2_encrypt_data_first192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_first_done192
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_full_first_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_full_first_192
 	shrq	$8, %rax
-	cmpq	1656(%rdi), %rax
+	cmpq	1664(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_refresh_first_192
-	cmpq	$256, 1688(%rdi)
+	cmpq	$256, 1696(%rdi)
 	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_check_first_192
 .Laesgen_vaes512_gcm_r2_encrypt_data_fast_first_192:
 	shlq	$4, %r9
@@ -15500,23 +15528,23 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_first_done192
 .Laesgen_vaes512_gcm_r2_encrypt_data_check_first_192:
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	1688(%rdi), %r11
+	movq	1696(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_5
-	movq	$0xffff, 1696(%rdi)
+	movq	$0xffff, 1704(%rdi)
 	addq	$32, %rax
-	cmpq	1688(%rdi), %rax
+	cmpq	1696(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r2_encrypt_data_fast_first_192
 .Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_5:
-	cmpq	$0, 1696(%rdi)
+	cmpq	$0, 1704(%rdi)
 	je	.Laesgen_vaes512_gcm_r2_encrypt_data_full_first_192
-	subq	$1, 1696(%rdi)
+	subq	$1, 1704(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm11
@@ -15668,9 +15696,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenclast	%zmm10, %zmm17, %zmm17
 	vaesenclast	%zmm10, %zmm18, %zmm18
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
-	movq	1688(%rdi), %r10
+	movq	1696(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_5
 	addq	$32, %rax
@@ -15678,14 +15706,14 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_5
-	movq	$0, 1680(%rdi)
+	movq	$0, 1688(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_5:
-	movq	%r10, 1688(%rdi)
+	movq	%r10, 1696(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_run_done_5
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_5:
-	movq	%r9, 1680(%rdi)
-	movq	$32, 1688(%rdi)
+	movq	%r9, 1688(%rdi)
+	movq	$32, 1696(%rdi)
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_done_5:
 	vpxorq	(%rsi), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rcx)
@@ -15867,20 +15895,22 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm11, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_first192
 .Laesgen_vaes512_gcm_r2_encrypt_data_first_done192:
 .Laesgen_vaes512_gcm_r2_encrypt_data_top192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_drain192
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	1656(%rdi), %rax
+	cmpq	1664(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_refresh_steady_192
-	cmpq	$256, 1688(%rdi)
+	cmpq	$256, 1696(%rdi)
 	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_check_steady_192
 .Laesgen_vaes512_gcm_r2_encrypt_data_fast_steady_192:
 	vmovdqu64	-128(%rcx), %zmm19
@@ -16091,23 +16121,23 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_top192
 .Laesgen_vaes512_gcm_r2_encrypt_data_check_steady_192:
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	1688(%rdi), %r11
+	movq	1696(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_6
-	movq	$0xffff, 1696(%rdi)
+	movq	$0xffff, 1704(%rdi)
 	addq	$32, %rax
-	cmpq	1688(%rdi), %rax
+	cmpq	1696(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r2_encrypt_data_fast_steady_192
 .Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_6:
-	cmpq	$0, 1696(%rdi)
+	cmpq	$0, 1704(%rdi)
 	je	.Laesgen_vaes512_gcm_r2_encrypt_data_spent_steady_192
-	subq	$1, 1696(%rdi)
+	subq	$1, 1704(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vmovdqu64	-128(%rcx), %zmm19
@@ -16353,9 +16383,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenclast	%zmm10, %zmm18, %zmm18
 	vmovdqa64	%xmm22, %xmm0
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
-	movq	1688(%rdi), %r10
+	movq	1696(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_6
 	addq	$32, %rax
@@ -16363,14 +16393,14 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_6
-	movq	$0, 1680(%rdi)
+	movq	$0, 1688(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_6:
-	movq	%r10, 1688(%rdi)
+	movq	%r10, 1696(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_run_done_6
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_6:
-	movq	%r9, 1680(%rdi)
-	movq	$32, 1688(%rdi)
+	movq	%r9, 1688(%rdi)
+	movq	$32, 1696(%rdi)
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_done_6:
 	vpxorq	(%rsi), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rcx)
@@ -16632,7 +16662,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_top192
 .Laesgen_vaes512_gcm_r2_encrypt_data_spent_steady_192:
-	movq	1680(%rdi), %rax
+	movq	1688(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -16901,7 +16931,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm11, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_top192
 .Laesgen_vaes512_gcm_r2_encrypt_data_drain192:
 	testq	%rdx, %rdx
@@ -20189,14 +20219,16 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 .Laesgen_vaes512_gcm_r2_decrypt_data_top256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_drain256
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_vaes512_gcm_r2_decrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	1656(%rdi), %rax
+	cmpq	1664(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_refresh_steady_256
-	cmpq	$256, 1688(%rdi)
+	cmpq	$256, 1696(%rdi)
 	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_check_steady_256
 .Laesgen_vaes512_gcm_r2_decrypt_data_fast_steady_256:
 	shlq	$4, %r9
@@ -20425,23 +20457,23 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_top256
 .Laesgen_vaes512_gcm_r2_decrypt_data_check_steady_256:
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	1688(%rdi), %r11
+	movq	1696(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r2_decrypt_data_outside_run
-	movq	$0xffff, 1696(%rdi)
+	movq	$0xffff, 1704(%rdi)
 	addq	$32, %rax
-	cmpq	1688(%rdi), %rax
+	cmpq	1696(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r2_decrypt_data_fast_steady_256
 .Laesgen_vaes512_gcm_r2_decrypt_data_outside_run:
-	cmpq	$0, 1696(%rdi)
+	cmpq	$0, 1704(%rdi)
 	je	.Laesgen_vaes512_gcm_r2_decrypt_data_spent_steady_256
-	subq	$1, 1696(%rdi)
+	subq	$1, 1704(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vmovdqu64	384(%rsi), %zmm19
@@ -20705,9 +20737,9 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenclast	%zmm10, %zmm18, %zmm18
 	vmovdqa64	%xmm22, %xmm0
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
-	movq	1688(%rdi), %r10
+	movq	1696(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r2_decrypt_data_run_restart
 	addq	$32, %rax
@@ -20715,14 +20747,14 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_run_grown
-	movq	$0, 1680(%rdi)
+	movq	$0, 1688(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r2_decrypt_data_run_grown:
-	movq	%r10, 1688(%rdi)
+	movq	%r10, 1696(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_run_done
 .Laesgen_vaes512_gcm_r2_decrypt_data_run_restart:
-	movq	%r9, 1680(%rdi)
-	movq	$32, 1688(%rdi)
+	movq	%r9, 1688(%rdi)
+	movq	$32, 1696(%rdi)
 .Laesgen_vaes512_gcm_r2_decrypt_data_run_done:
 	vpxorq	(%rsi), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rcx)
@@ -21002,7 +21034,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_top256
 .Laesgen_vaes512_gcm_r2_decrypt_data_spent_steady_256:
-	movq	1680(%rdi), %rax
+	movq	1688(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -21289,7 +21321,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vmovdqa64	%xmm11, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_top256
 .Laesgen_vaes512_gcm_r2_decrypt_data_drain256:
 .Laesgen_vaes512_gcm_r2_decrypt_data_small256:
@@ -22664,14 +22696,16 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 .Laesgen_vaes512_gcm_r2_decrypt_data_top128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_drain128
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_vaes512_gcm_r2_decrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	1656(%rdi), %rax
+	cmpq	1664(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_refresh_steady_128
-	cmpq	$256, 1688(%rdi)
+	cmpq	$256, 1696(%rdi)
 	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_check_steady_128
 .Laesgen_vaes512_gcm_r2_decrypt_data_fast_steady_128:
 	vmovdqu64	384(%rsi), %zmm17
@@ -22865,23 +22899,23 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_top128
 .Laesgen_vaes512_gcm_r2_decrypt_data_check_steady_128:
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	1688(%rdi), %r11
+	movq	1696(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r2_decrypt_data_outside_run_2
-	movq	$0xffff, 1696(%rdi)
+	movq	$0xffff, 1704(%rdi)
 	addq	$32, %rax
-	cmpq	1688(%rdi), %rax
+	cmpq	1696(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r2_decrypt_data_fast_steady_128
 .Laesgen_vaes512_gcm_r2_decrypt_data_outside_run_2:
-	cmpq	$0, 1696(%rdi)
+	cmpq	$0, 1704(%rdi)
 	je	.Laesgen_vaes512_gcm_r2_decrypt_data_spent_steady_128
-	subq	$1, 1696(%rdi)
+	subq	$1, 1704(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vmovdqu64	384(%rsi), %zmm17
@@ -23110,9 +23144,9 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenclast	%zmm9, %zmm17, %zmm17
 	vmovdqa64	%xmm20, %xmm0
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
-	movq	1688(%rdi), %r10
+	movq	1696(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r2_decrypt_data_run_restart_2
 	addq	$32, %rax
@@ -23120,14 +23154,14 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_run_grown_2
-	movq	$0, 1680(%rdi)
+	movq	$0, 1688(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r2_decrypt_data_run_grown_2:
-	movq	%r10, 1688(%rdi)
+	movq	%r10, 1696(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_run_done_2
 .Laesgen_vaes512_gcm_r2_decrypt_data_run_restart_2:
-	movq	%r9, 1680(%rdi)
-	movq	$32, 1688(%rdi)
+	movq	%r9, 1688(%rdi)
+	movq	$32, 1696(%rdi)
 .Laesgen_vaes512_gcm_r2_decrypt_data_run_done_2:
 	vpxorq	(%rsi), %zmm10, %zmm10
 	vmovdqu64	%zmm10, (%rcx)
@@ -23372,7 +23406,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_top128
 .Laesgen_vaes512_gcm_r2_decrypt_data_spent_steady_128:
-	movq	1680(%rdi), %rax
+	movq	1688(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -23624,7 +23658,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vmovdqa64	%xmm10, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_top128
 .Laesgen_vaes512_gcm_r2_decrypt_data_drain128:
 .Laesgen_vaes512_gcm_r2_decrypt_data_small128:
@@ -24924,14 +24958,16 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 .Laesgen_vaes512_gcm_r2_decrypt_data_top192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_drain192
+	cmpq	$0, 1656(%rdi)
+	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_vaes512_gcm_r2_decrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	1656(%rdi), %rax
+	cmpq	1664(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_refresh_steady_192
-	cmpq	$256, 1688(%rdi)
+	cmpq	$256, 1696(%rdi)
 	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_check_steady_192
 .Laesgen_vaes512_gcm_r2_decrypt_data_fast_steady_192:
 	vmovdqu64	384(%rsi), %zmm19
@@ -25142,23 +25178,23 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_top192
 .Laesgen_vaes512_gcm_r2_decrypt_data_check_steady_192:
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	1688(%rdi), %r11
+	movq	1696(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r2_decrypt_data_outside_run_3
-	movq	$0xffff, 1696(%rdi)
+	movq	$0xffff, 1704(%rdi)
 	addq	$32, %rax
-	cmpq	1688(%rdi), %rax
+	cmpq	1696(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r2_decrypt_data_fast_steady_192
 .Laesgen_vaes512_gcm_r2_decrypt_data_outside_run_3:
-	cmpq	$0, 1696(%rdi)
+	cmpq	$0, 1704(%rdi)
 	je	.Laesgen_vaes512_gcm_r2_decrypt_data_spent_steady_192
-	subq	$1, 1696(%rdi)
+	subq	$1, 1704(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vmovdqu64	384(%rsi), %zmm19
@@ -25404,9 +25440,9 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenclast	%zmm10, %zmm18, %zmm18
 	vmovdqa64	%xmm22, %xmm0
 	movq	%r9, %rax
-	subq	1680(%rdi), %rax
+	subq	1688(%rdi), %rax
 	andq	$255, %rax
-	movq	1688(%rdi), %r10
+	movq	1696(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r2_decrypt_data_run_restart_3
 	addq	$32, %rax
@@ -25414,14 +25450,14 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_run_grown_3
-	movq	$0, 1680(%rdi)
+	movq	$0, 1688(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r2_decrypt_data_run_grown_3:
-	movq	%r10, 1688(%rdi)
+	movq	%r10, 1696(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_run_done_3
 .Laesgen_vaes512_gcm_r2_decrypt_data_run_restart_3:
-	movq	%r9, 1680(%rdi)
-	movq	$32, 1688(%rdi)
+	movq	%r9, 1688(%rdi)
+	movq	$32, 1696(%rdi)
 .Laesgen_vaes512_gcm_r2_decrypt_data_run_done_3:
 	vpxorq	(%rsi), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rcx)
@@ -25683,7 +25719,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_top192
 .Laesgen_vaes512_gcm_r2_decrypt_data_spent_steady_192:
-	movq	1680(%rdi), %rax
+	movq	1688(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -25952,7 +25988,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vmovdqa64	%xmm11, 1776(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 1656(%rdi)
+	movq	%rax, 1664(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_top192
 .Laesgen_vaes512_gcm_r2_decrypt_data_drain192:
 .Laesgen_vaes512_gcm_r2_decrypt_data_small192:

@@ -1750,6 +1750,7 @@ aesgen_aesni_gcm_none_seal:
 	movq	%rax, 608(%rbx)
 	movq	$0, 616(%rbx)
 	movq	$1, 624(%rbx)
+	movq	$0, 632(%rbx)
 	movdqa	%xmm0, %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	paddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1
@@ -1891,8 +1892,10 @@ aesgen_aesni_gcm_none_seal:
 	movq	%rsi, %xmm1
 	punpcklqdq	%xmm1, %xmm0
 	por	.Laesgen_aesni_gcm_none_seal_short_counter1(%rip), %xmm0
+	movq	$0, 632(%rbx)
 	jmp	.Laesgen_aesni_gcm_none_seal_have_j0
 .Laesgen_aesni_gcm_none_seal_long_nonce:
+	movq	$1, 632(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	movdqa	544(%rbx), %xmm0
@@ -3528,6 +3531,7 @@ aesgen_aesni_gcm_none_open:
 	movq	%rdi, 608(%rbx)
 	movq	$0, 616(%rbx)
 	movq	$1, 624(%rbx)
+	movq	$0, 632(%rbx)
 	movdqa	%xmm0, %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm1
 	paddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1
@@ -3669,8 +3673,10 @@ aesgen_aesni_gcm_none_open:
 	movq	%rsi, %xmm1
 	punpcklqdq	%xmm1, %xmm0
 	por	.Laesgen_aesni_gcm_none_open_short_counter1(%rip), %xmm0
+	movq	$0, 632(%rbx)
 	jmp	.Laesgen_aesni_gcm_none_open_have_j0
 .Laesgen_aesni_gcm_none_open_long_nonce:
+	movq	$1, 632(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	movdqa	544(%rbx), %xmm0
@@ -4665,8 +4671,10 @@ aesgen_aesni_gcm_none_start:
 	movq	%rdx, %xmm1
 	punpcklqdq	%xmm1, %xmm0
 	por	.Laesgen_aesni_gcm_none_start_short_counter1(%rip), %xmm0
+	movq	$0, 632(%rdi)
 	jmp	.Laesgen_aesni_gcm_none_start_have_j0
 .Laesgen_aesni_gcm_none_start_long_nonce:
+	movq	$1, 632(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	movdqa	544(%rdi), %xmm0

@@ -670,7 +670,7 @@ aesgen_aesni_gcm_r1_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_init_hash_key
 .Laesgen_aesni_gcm_r1_init_hash_key:
-	movq	$1, 648(%rdi)
+	movq	$1, 656(%rdi)
 	pxor	%xmm0, %xmm0
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -1751,11 +1751,14 @@ aesgen_aesni_gcm_r1_seal:
 	movq	%rax, 608(%rbx)
 	movq	$0, 616(%rbx)
 	movq	$1, 624(%rbx)
+	movq	$0, 632(%rbx)
 	movdqa	%xmm0, %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1
 	paddd	.Laesgen_aesni_gcm_r1_seal_one(%rip), %xmm1
 	movdqa	%xmm1, 528(%rbx)
-	movq	$-1, 632(%rbx)
+	movq	$-1, 640(%rbx)
+	cmpq	$0, 632(%rbx)
+	jne	.Laesgen_aesni_gcm_r1_seal_same_table
 	movdqa	%xmm0, 592(%rbx)
 	movq	592(%rbx), %rcx
 	bswapq	%rcx
@@ -1765,16 +1768,16 @@ aesgen_aesni_gcm_r1_seal:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	640(%rbx), %rdx
+	cmpq	648(%rbx), %rdx
 	jne	.Laesgen_aesni_gcm_r1_seal_restart
-	cmpq	648(%rbx), %rax
+	cmpq	656(%rbx), %rax
 	je	.Laesgen_aesni_gcm_r1_seal_same_table
 .Laesgen_aesni_gcm_r1_seal_restart:
-	movq	%rdx, 640(%rbx)
-	movq	%rax, 648(%rbx)
-	movq	$0, 656(%rbx)
+	movq	%rdx, 648(%rbx)
+	movq	%rax, 656(%rbx)
 	movq	$0, 664(%rbx)
-	movq	$1, 672(%rbx)
+	movq	$0, 672(%rbx)
+	movq	$1, 680(%rbx)
 	jmp	.Laesgen_aesni_gcm_r1_seal_same_table
 .Laesgen_aesni_gcm_r1_seal_same_table:
 	movl	240(%rbx), %eax
@@ -1793,7 +1796,7 @@ aesgen_aesni_gcm_r1_seal:
 	movdqa	%xmm2, 688(%rbx)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -1836,7 +1839,7 @@ aesgen_aesni_gcm_r1_seal:
 	movdqa	%xmm2, 688(%rbx)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -1871,7 +1874,7 @@ aesgen_aesni_gcm_r1_seal:
 	movdqa	%xmm2, 688(%rbx)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -1947,8 +1950,10 @@ aesgen_aesni_gcm_r1_seal:
 	movq	%rsi, %xmm1
 	punpcklqdq	%xmm1, %xmm0
 	por	.Laesgen_aesni_gcm_r1_seal_short_counter1(%rip), %xmm0
+	movq	$0, 632(%rbx)
 	jmp	.Laesgen_aesni_gcm_r1_seal_have_j0
 .Laesgen_aesni_gcm_r1_seal_long_nonce:
+	movq	$1, 632(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	movdqa	544(%rbx), %xmm0
@@ -2270,7 +2275,9 @@ aesgen_aesni_gcm_r1_seal:
 	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1
 	paddd	.Laesgen_aesni_gcm_r1_seal_one(%rip), %xmm1
 	movdqa	%xmm1, 528(%rbx)
-	movq	$-1, 632(%rbx)
+	movq	$-1, 640(%rbx)
+	cmpq	$0, 632(%rbx)
+	jne	.Laesgen_aesni_gcm_r1_seal_same_table_2
 	movdqa	%xmm0, 592(%rbx)
 	movq	592(%rbx), %rsi
 	bswapq	%rsi
@@ -2280,16 +2287,16 @@ aesgen_aesni_gcm_r1_seal:
 	andq	%rdx, %rdi
 	movabsq	$0xff00000000ff0000, %rdx
 	andq	%rsi, %rdx
-	cmpq	640(%rbx), %rdi
+	cmpq	648(%rbx), %rdi
 	jne	.Laesgen_aesni_gcm_r1_seal_restart_2
-	cmpq	648(%rbx), %rdx
+	cmpq	656(%rbx), %rdx
 	je	.Laesgen_aesni_gcm_r1_seal_same_table_2
 .Laesgen_aesni_gcm_r1_seal_restart_2:
-	movq	%rdi, 640(%rbx)
-	movq	%rdx, 648(%rbx)
-	movq	$0, 656(%rbx)
+	movq	%rdi, 648(%rbx)
+	movq	%rdx, 656(%rbx)
 	movq	$0, 664(%rbx)
-	movq	$1, 672(%rbx)
+	movq	$0, 672(%rbx)
+	movq	$1, 680(%rbx)
 	jmp	.Laesgen_aesni_gcm_r1_seal_same_table_2
 .Laesgen_aesni_gcm_r1_seal_same_table_2:
 	movl	240(%rbx), %edx
@@ -2308,7 +2315,7 @@ aesgen_aesni_gcm_r1_seal:
 	movdqa	%xmm2, 688(%rbx)
 	movd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rbx)
+	movq	%rdx, 640(%rbx)
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -2351,7 +2358,7 @@ aesgen_aesni_gcm_r1_seal:
 	movdqa	%xmm2, 688(%rbx)
 	movd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rbx)
+	movq	%rdx, 640(%rbx)
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -2386,7 +2393,7 @@ aesgen_aesni_gcm_r1_seal:
 	movdqa	%xmm2, 688(%rbx)
 	movd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rbx)
+	movq	%rdx, 640(%rbx)
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -3642,11 +3649,14 @@ aesgen_aesni_gcm_r1_open:
 	movq	%rdi, 608(%rbx)
 	movq	$0, 616(%rbx)
 	movq	$1, 624(%rbx)
+	movq	$0, 632(%rbx)
 	movdqa	%xmm0, %xmm1
 	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1
 	paddd	.Laesgen_aesni_gcm_r1_open_one(%rip), %xmm1
 	movdqa	%xmm1, 528(%rbx)
-	movq	$-1, 632(%rbx)
+	movq	$-1, 640(%rbx)
+	cmpq	$0, 632(%rbx)
+	jne	.Laesgen_aesni_gcm_r1_open_same_table
 	movdqa	%xmm0, 592(%rbx)
 	movq	592(%rbx), %rcx
 	bswapq	%rcx
@@ -3656,16 +3666,16 @@ aesgen_aesni_gcm_r1_open:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	640(%rbx), %rdx
+	cmpq	648(%rbx), %rdx
 	jne	.Laesgen_aesni_gcm_r1_open_restart
-	cmpq	648(%rbx), %rax
+	cmpq	656(%rbx), %rax
 	je	.Laesgen_aesni_gcm_r1_open_same_table
 .Laesgen_aesni_gcm_r1_open_restart:
-	movq	%rdx, 640(%rbx)
-	movq	%rax, 648(%rbx)
-	movq	$0, 656(%rbx)
+	movq	%rdx, 648(%rbx)
+	movq	%rax, 656(%rbx)
 	movq	$0, 664(%rbx)
-	movq	$1, 672(%rbx)
+	movq	$0, 672(%rbx)
+	movq	$1, 680(%rbx)
 	jmp	.Laesgen_aesni_gcm_r1_open_same_table
 .Laesgen_aesni_gcm_r1_open_same_table:
 	movl	240(%rbx), %eax
@@ -3684,7 +3694,7 @@ aesgen_aesni_gcm_r1_open:
 	movdqa	%xmm2, 688(%rbx)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -3727,7 +3737,7 @@ aesgen_aesni_gcm_r1_open:
 	movdqa	%xmm2, 688(%rbx)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -3762,7 +3772,7 @@ aesgen_aesni_gcm_r1_open:
 	movdqa	%xmm2, 688(%rbx)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -3838,8 +3848,10 @@ aesgen_aesni_gcm_r1_open:
 	movq	%rsi, %xmm1
 	punpcklqdq	%xmm1, %xmm0
 	por	.Laesgen_aesni_gcm_r1_open_short_counter1(%rip), %xmm0
+	movq	$0, 632(%rbx)
 	jmp	.Laesgen_aesni_gcm_r1_open_have_j0
 .Laesgen_aesni_gcm_r1_open_long_nonce:
+	movq	$1, 632(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	movdqa	544(%rbx), %xmm0
@@ -4161,7 +4173,9 @@ aesgen_aesni_gcm_r1_open:
 	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1
 	paddd	.Laesgen_aesni_gcm_r1_open_one(%rip), %xmm1
 	movdqa	%xmm1, 528(%rbx)
-	movq	$-1, 632(%rbx)
+	movq	$-1, 640(%rbx)
+	cmpq	$0, 632(%rbx)
+	jne	.Laesgen_aesni_gcm_r1_open_same_table_2
 	movdqa	%xmm0, 592(%rbx)
 	movq	592(%rbx), %rdx
 	bswapq	%rdx
@@ -4171,16 +4185,16 @@ aesgen_aesni_gcm_r1_open:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	640(%rbx), %rsi
+	cmpq	648(%rbx), %rsi
 	jne	.Laesgen_aesni_gcm_r1_open_restart_2
-	cmpq	648(%rbx), %rax
+	cmpq	656(%rbx), %rax
 	je	.Laesgen_aesni_gcm_r1_open_same_table_2
 .Laesgen_aesni_gcm_r1_open_restart_2:
-	movq	%rsi, 640(%rbx)
-	movq	%rax, 648(%rbx)
-	movq	$0, 656(%rbx)
+	movq	%rsi, 648(%rbx)
+	movq	%rax, 656(%rbx)
 	movq	$0, 664(%rbx)
-	movq	$1, 672(%rbx)
+	movq	$0, 672(%rbx)
+	movq	$1, 680(%rbx)
 	jmp	.Laesgen_aesni_gcm_r1_open_same_table_2
 .Laesgen_aesni_gcm_r1_open_same_table_2:
 	movl	240(%rbx), %eax
@@ -4199,7 +4213,7 @@ aesgen_aesni_gcm_r1_open:
 	movdqa	%xmm2, 688(%rbx)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -4242,7 +4256,7 @@ aesgen_aesni_gcm_r1_open:
 	movdqa	%xmm2, 688(%rbx)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -4277,7 +4291,7 @@ aesgen_aesni_gcm_r1_open:
 	movdqa	%xmm2, 688(%rbx)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -4892,8 +4906,10 @@ aesgen_aesni_gcm_r1_start:
 	movq	%rdx, %xmm1
 	punpcklqdq	%xmm1, %xmm0
 	por	.Laesgen_aesni_gcm_r1_start_short_counter1(%rip), %xmm0
+	movq	$0, 632(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_start_have_j0
 .Laesgen_aesni_gcm_r1_start_long_nonce:
+	movq	$1, 632(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	movdqa	544(%rdi), %xmm0
@@ -5215,7 +5231,9 @@ aesgen_aesni_gcm_r1_start:
 	pshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm1
 	paddd	.Laesgen_aesni_gcm_r1_start_one(%rip), %xmm1
 	movdqa	%xmm1, 528(%rdi)
-	movq	$-1, 632(%rdi)
+	movq	$-1, 640(%rdi)
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_start_same_table
 	movdqa	%xmm0, 592(%rdi)
 	movq	592(%rdi), %rcx
 	bswapq	%rcx
@@ -5225,16 +5243,16 @@ aesgen_aesni_gcm_r1_start:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	640(%rdi), %rdx
+	cmpq	648(%rdi), %rdx
 	jne	.Laesgen_aesni_gcm_r1_start_restart
-	cmpq	648(%rdi), %rax
+	cmpq	656(%rdi), %rax
 	je	.Laesgen_aesni_gcm_r1_start_same_table
 .Laesgen_aesni_gcm_r1_start_restart:
-	movq	%rdx, 640(%rdi)
-	movq	%rax, 648(%rdi)
-	movq	$0, 656(%rdi)
+	movq	%rdx, 648(%rdi)
+	movq	%rax, 656(%rdi)
 	movq	$0, 664(%rdi)
-	movq	$1, 672(%rdi)
+	movq	$0, 672(%rdi)
+	movq	$1, 680(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_start_same_table
 .Laesgen_aesni_gcm_r1_start_same_table:
 	movl	240(%rdi), %eax
@@ -5253,7 +5271,7 @@ aesgen_aesni_gcm_r1_start:
 	movdqa	%xmm2, 688(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	movdqa	(%rdi), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rdi), %xmm1
@@ -5296,7 +5314,7 @@ aesgen_aesni_gcm_r1_start:
 	movdqa	%xmm2, 688(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	movdqa	(%rdi), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rdi), %xmm1
@@ -5331,7 +5349,7 @@ aesgen_aesni_gcm_r1_start:
 	movdqa	%xmm2, 688(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	movdqa	(%rdi), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rdi), %xmm1
@@ -6277,14 +6295,16 @@ aesgen_aesni_gcm_r1_encrypt_data:
 .Laesgen_aesni_gcm_r1_encrypt_data_first256:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_first_done256
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_encrypt_data_full_first_256
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_full_first_256
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_refresh_first_256
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_check_first_256
 .Laesgen_aesni_gcm_r1_encrypt_data_fast_first_256:
 	shlq	$4, %r8
@@ -6452,23 +6472,23 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_first_done256
 .Laesgen_aesni_gcm_r1_encrypt_data_check_first_256:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r1_encrypt_data_outside_run
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$8, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_first_256
 .Laesgen_aesni_gcm_r1_encrypt_data_outside_run:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_aesni_gcm_r1_encrypt_data_full_first_256
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqa	%xmm1, %xmm2
@@ -6655,9 +6675,9 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	aesenclast	%xmm10, %xmm8
 	aesenclast	%xmm10, %xmm9
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_run_restart
 	addq	$8, %rax
@@ -6665,14 +6685,14 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_run_grown
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r1_encrypt_data_run_grown:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_run_done
 .Laesgen_aesni_gcm_r1_encrypt_data_run_restart:
-	movq	%r8, 656(%rdi)
-	movq	$8, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$8, 672(%rdi)
 .Laesgen_aesni_gcm_r1_encrypt_data_run_done:
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
@@ -6901,20 +6921,22 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movdqa	%xmm2, 688(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_first256
 .Laesgen_aesni_gcm_r1_encrypt_data_first_done256:
 .Laesgen_aesni_gcm_r1_encrypt_data_top256:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_drain256
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_encrypt_data_full_steady_256
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_refresh_steady_256
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_check_steady_256
 .Laesgen_aesni_gcm_r1_encrypt_data_fast_steady_256:
 	shlq	$4, %r8
@@ -7188,23 +7210,23 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top256
 .Laesgen_aesni_gcm_r1_encrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r1_encrypt_data_outside_run_2
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$8, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_steady_256
 .Laesgen_aesni_gcm_r1_encrypt_data_outside_run_2:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_aesni_gcm_r1_encrypt_data_spent_steady_256
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqu	-128(%rcx), %xmm6
@@ -7497,9 +7519,9 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_run_restart_2
 	addq	$8, %rax
@@ -7507,14 +7529,14 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_run_grown_2
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r1_encrypt_data_run_grown_2:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_run_done_2
 .Laesgen_aesni_gcm_r1_encrypt_data_run_restart_2:
-	movq	%r8, 656(%rdi)
-	movq	$8, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$8, 672(%rdi)
 .Laesgen_aesni_gcm_r1_encrypt_data_run_done_2:
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
@@ -7839,7 +7861,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top256
 .Laesgen_aesni_gcm_r1_encrypt_data_spent_steady_256:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -8159,7 +8181,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movdqa	%xmm2, 688(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top256
 .Laesgen_aesni_gcm_r1_encrypt_data_drain256:
 	movdqu	-128(%rcx), %xmm2
@@ -8596,14 +8618,16 @@ aesgen_aesni_gcm_r1_encrypt_data:
 .Laesgen_aesni_gcm_r1_encrypt_data_first128:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_first_done128
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_encrypt_data_full_first_128
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_full_first_128
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_refresh_first_128
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_check_first_128
 .Laesgen_aesni_gcm_r1_encrypt_data_fast_first_128:
 	shlq	$4, %r8
@@ -8735,23 +8759,23 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_first_done128
 .Laesgen_aesni_gcm_r1_encrypt_data_check_first_128:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r1_encrypt_data_outside_run_3
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$8, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_first_128
 .Laesgen_aesni_gcm_r1_encrypt_data_outside_run_3:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_aesni_gcm_r1_encrypt_data_full_first_128
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqa	%xmm1, %xmm2
@@ -8902,9 +8926,9 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	aesenclast	%xmm10, %xmm8
 	aesenclast	%xmm10, %xmm9
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_run_restart_3
 	addq	$8, %rax
@@ -8912,14 +8936,14 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_run_grown_3
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r1_encrypt_data_run_grown_3:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_run_done_3
 .Laesgen_aesni_gcm_r1_encrypt_data_run_restart_3:
-	movq	%r8, 656(%rdi)
-	movq	$8, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$8, 672(%rdi)
 .Laesgen_aesni_gcm_r1_encrypt_data_run_done_3:
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
@@ -9112,20 +9136,22 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movdqa	%xmm2, 688(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_first128
 .Laesgen_aesni_gcm_r1_encrypt_data_first_done128:
 .Laesgen_aesni_gcm_r1_encrypt_data_top128:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_drain128
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_encrypt_data_full_steady_128
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_refresh_steady_128
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_check_steady_128
 .Laesgen_aesni_gcm_r1_encrypt_data_fast_steady_128:
 	movdqu	-128(%rcx), %xmm5
@@ -9363,23 +9389,23 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top128
 .Laesgen_aesni_gcm_r1_encrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r1_encrypt_data_outside_run_4
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$8, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_steady_128
 .Laesgen_aesni_gcm_r1_encrypt_data_outside_run_4:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_aesni_gcm_r1_encrypt_data_spent_steady_128
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqu	-128(%rcx), %xmm5
@@ -9637,9 +9663,9 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_run_restart_4
 	addq	$8, %rax
@@ -9647,14 +9673,14 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_run_grown_4
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r1_encrypt_data_run_grown_4:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_run_done_4
 .Laesgen_aesni_gcm_r1_encrypt_data_run_restart_4:
-	movq	%r8, 656(%rdi)
-	movq	$8, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$8, 672(%rdi)
 .Laesgen_aesni_gcm_r1_encrypt_data_run_done_4:
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
@@ -9943,7 +9969,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top128
 .Laesgen_aesni_gcm_r1_encrypt_data_spent_steady_128:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -10227,7 +10253,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movdqa	%xmm2, 688(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top128
 .Laesgen_aesni_gcm_r1_encrypt_data_drain128:
 	movdqu	-128(%rcx), %xmm2
@@ -10628,14 +10654,16 @@ aesgen_aesni_gcm_r1_encrypt_data:
 .Laesgen_aesni_gcm_r1_encrypt_data_first192:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_first_done192
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_encrypt_data_full_first_192
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_full_first_192
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_refresh_first_192
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_check_first_192
 .Laesgen_aesni_gcm_r1_encrypt_data_fast_first_192:
 	shlq	$4, %r8
@@ -10785,23 +10813,23 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_first_done192
 .Laesgen_aesni_gcm_r1_encrypt_data_check_first_192:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r1_encrypt_data_outside_run_5
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$8, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_first_192
 .Laesgen_aesni_gcm_r1_encrypt_data_outside_run_5:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_aesni_gcm_r1_encrypt_data_full_first_192
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqa	%xmm1, %xmm2
@@ -10970,9 +10998,9 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	aesenclast	%xmm10, %xmm8
 	aesenclast	%xmm10, %xmm9
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_run_restart_5
 	addq	$8, %rax
@@ -10980,14 +11008,14 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_run_grown_5
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r1_encrypt_data_run_grown_5:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_run_done_5
 .Laesgen_aesni_gcm_r1_encrypt_data_run_restart_5:
-	movq	%r8, 656(%rdi)
-	movq	$8, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$8, 672(%rdi)
 .Laesgen_aesni_gcm_r1_encrypt_data_run_done_5:
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
@@ -11198,20 +11226,22 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movdqa	%xmm2, 688(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_first192
 .Laesgen_aesni_gcm_r1_encrypt_data_first_done192:
 .Laesgen_aesni_gcm_r1_encrypt_data_top192:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_drain192
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_encrypt_data_full_steady_192
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_refresh_steady_192
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_check_steady_192
 .Laesgen_aesni_gcm_r1_encrypt_data_fast_steady_192:
 	movdqu	-128(%rcx), %xmm5
@@ -11468,23 +11498,23 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top192
 .Laesgen_aesni_gcm_r1_encrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r1_encrypt_data_outside_run_6
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$8, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_steady_192
 .Laesgen_aesni_gcm_r1_encrypt_data_outside_run_6:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_aesni_gcm_r1_encrypt_data_spent_steady_192
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqu	-128(%rcx), %xmm6
@@ -11759,9 +11789,9 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_run_restart_6
 	addq	$8, %rax
@@ -11769,14 +11799,14 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_run_grown_6
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r1_encrypt_data_run_grown_6:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_run_done_6
 .Laesgen_aesni_gcm_r1_encrypt_data_run_restart_6:
-	movq	%r8, 656(%rdi)
-	movq	$8, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$8, 672(%rdi)
 .Laesgen_aesni_gcm_r1_encrypt_data_run_done_6:
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
@@ -12084,7 +12114,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top192
 .Laesgen_aesni_gcm_r1_encrypt_data_spent_steady_192:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -12387,7 +12417,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	movdqa	%xmm2, 688(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top192
 .Laesgen_aesni_gcm_r1_encrypt_data_drain192:
 	movdqu	-128(%rcx), %xmm2
@@ -13009,14 +13039,16 @@ aesgen_aesni_gcm_r1_decrypt_data:
 .Laesgen_aesni_gcm_r1_decrypt_data_top256:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_decrypt_data_drain256
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_decrypt_data_full_steady_256
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_decrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_decrypt_data_refresh_steady_256
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_decrypt_data_check_steady_256
 .Laesgen_aesni_gcm_r1_decrypt_data_fast_steady_256:
 	shlq	$4, %r8
@@ -13290,23 +13322,23 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top256
 .Laesgen_aesni_gcm_r1_decrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r1_decrypt_data_outside_run
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$8, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_decrypt_data_fast_steady_256
 .Laesgen_aesni_gcm_r1_decrypt_data_outside_run:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_aesni_gcm_r1_decrypt_data_spent_steady_256
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqu	(%rsi), %xmm6
@@ -13599,9 +13631,9 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r1_decrypt_data_run_restart
 	addq	$8, %rax
@@ -13609,14 +13641,14 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r1_decrypt_data_run_grown
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r1_decrypt_data_run_grown:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_run_done
 .Laesgen_aesni_gcm_r1_decrypt_data_run_restart:
-	movq	%r8, 656(%rdi)
-	movq	$8, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$8, 672(%rdi)
 .Laesgen_aesni_gcm_r1_decrypt_data_run_done:
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
@@ -13941,7 +13973,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top256
 .Laesgen_aesni_gcm_r1_decrypt_data_spent_steady_256:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -14261,7 +14293,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	movdqa	%xmm2, 688(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top256
 .Laesgen_aesni_gcm_r1_decrypt_data_drain256:
 .Laesgen_aesni_gcm_r1_decrypt_data_small256:
@@ -14594,14 +14626,16 @@ aesgen_aesni_gcm_r1_decrypt_data:
 .Laesgen_aesni_gcm_r1_decrypt_data_top128:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_decrypt_data_drain128
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_decrypt_data_full_steady_128
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_decrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_decrypt_data_refresh_steady_128
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_decrypt_data_check_steady_128
 .Laesgen_aesni_gcm_r1_decrypt_data_fast_steady_128:
 	movdqu	(%rsi), %xmm5
@@ -14839,23 +14873,23 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top128
 .Laesgen_aesni_gcm_r1_decrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r1_decrypt_data_outside_run_2
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$8, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_decrypt_data_fast_steady_128
 .Laesgen_aesni_gcm_r1_decrypt_data_outside_run_2:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_aesni_gcm_r1_decrypt_data_spent_steady_128
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqu	(%rsi), %xmm5
@@ -15113,9 +15147,9 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r1_decrypt_data_run_restart_2
 	addq	$8, %rax
@@ -15123,14 +15157,14 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r1_decrypt_data_run_grown_2
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r1_decrypt_data_run_grown_2:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_run_done_2
 .Laesgen_aesni_gcm_r1_decrypt_data_run_restart_2:
-	movq	%r8, 656(%rdi)
-	movq	$8, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$8, 672(%rdi)
 .Laesgen_aesni_gcm_r1_decrypt_data_run_done_2:
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
@@ -15419,7 +15453,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top128
 .Laesgen_aesni_gcm_r1_decrypt_data_spent_steady_128:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -15703,7 +15737,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	movdqa	%xmm2, 688(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top128
 .Laesgen_aesni_gcm_r1_decrypt_data_drain128:
 .Laesgen_aesni_gcm_r1_decrypt_data_small128:
@@ -16000,14 +16034,16 @@ aesgen_aesni_gcm_r1_decrypt_data:
 .Laesgen_aesni_gcm_r1_decrypt_data_top192:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_decrypt_data_drain192
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_decrypt_data_full_steady_192
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_decrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_decrypt_data_refresh_steady_192
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_decrypt_data_check_steady_192
 .Laesgen_aesni_gcm_r1_decrypt_data_fast_steady_192:
 	movdqu	(%rsi), %xmm5
@@ -16264,23 +16300,23 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top192
 .Laesgen_aesni_gcm_r1_decrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r1_decrypt_data_outside_run_3
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$8, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_decrypt_data_fast_steady_192
 .Laesgen_aesni_gcm_r1_decrypt_data_outside_run_3:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_aesni_gcm_r1_decrypt_data_spent_steady_192
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqu	(%rsi), %xmm6
@@ -16555,9 +16591,9 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r1_decrypt_data_run_restart_3
 	addq	$8, %rax
@@ -16565,14 +16601,14 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r1_decrypt_data_run_grown_3
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r1_decrypt_data_run_grown_3:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_run_done_3
 .Laesgen_aesni_gcm_r1_decrypt_data_run_restart_3:
-	movq	%r8, 656(%rdi)
-	movq	$8, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$8, 672(%rdi)
 .Laesgen_aesni_gcm_r1_decrypt_data_run_done_3:
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
@@ -16880,7 +16916,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top192
 .Laesgen_aesni_gcm_r1_decrypt_data_spent_steady_192:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -17183,7 +17219,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	movdqa	%xmm2, 688(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top192
 .Laesgen_aesni_gcm_r1_decrypt_data_drain192:
 .Laesgen_aesni_gcm_r1_decrypt_data_small192:

@@ -670,7 +670,7 @@ aesgen_aesni_gcm_r2_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_init_hash_key
 .Laesgen_aesni_gcm_r2_init_hash_key:
-	movq	$1, 648(%rdi)
+	movq	$1, 656(%rdi)
 	pxor	%xmm0, %xmm0
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -1751,11 +1751,14 @@ aesgen_aesni_gcm_r2_seal:
 	movq	%rax, 608(%rbx)
 	movq	$0, 616(%rbx)
 	movq	$1, 624(%rbx)
+	movq	$0, 632(%rbx)
 	movdqa	%xmm0, %xmm1
 	pshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm1
 	paddd	.Laesgen_aesni_gcm_r2_seal_one(%rip), %xmm1
 	movdqa	%xmm1, 528(%rbx)
-	movq	$-1, 632(%rbx)
+	movq	$-1, 640(%rbx)
+	cmpq	$0, 632(%rbx)
+	jne	.Laesgen_aesni_gcm_r2_seal_same_table
 	movdqa	%xmm0, 592(%rbx)
 	movq	592(%rbx), %rcx
 	bswapq	%rcx
@@ -1765,16 +1768,16 @@ aesgen_aesni_gcm_r2_seal:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	640(%rbx), %rdx
+	cmpq	648(%rbx), %rdx
 	jne	.Laesgen_aesni_gcm_r2_seal_restart
-	cmpq	648(%rbx), %rax
+	cmpq	656(%rbx), %rax
 	je	.Laesgen_aesni_gcm_r2_seal_same_table
 .Laesgen_aesni_gcm_r2_seal_restart:
-	movq	%rdx, 640(%rbx)
-	movq	%rax, 648(%rbx)
-	movq	$0, 656(%rbx)
+	movq	%rdx, 648(%rbx)
+	movq	%rax, 656(%rbx)
 	movq	$0, 664(%rbx)
-	movq	$1, 672(%rbx)
+	movq	$0, 672(%rbx)
+	movq	$1, 680(%rbx)
 	jmp	.Laesgen_aesni_gcm_r2_seal_same_table
 .Laesgen_aesni_gcm_r2_seal_same_table:
 	movl	240(%rbx), %eax
@@ -1795,7 +1798,7 @@ aesgen_aesni_gcm_r2_seal:
 	movdqa	%xmm2, 688(%rbx)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -1840,7 +1843,7 @@ aesgen_aesni_gcm_r2_seal:
 	movdqa	%xmm2, 688(%rbx)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -1877,7 +1880,7 @@ aesgen_aesni_gcm_r2_seal:
 	movdqa	%xmm2, 688(%rbx)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -1953,8 +1956,10 @@ aesgen_aesni_gcm_r2_seal:
 	movq	%rsi, %xmm1
 	punpcklqdq	%xmm1, %xmm0
 	por	.Laesgen_aesni_gcm_r2_seal_short_counter1(%rip), %xmm0
+	movq	$0, 632(%rbx)
 	jmp	.Laesgen_aesni_gcm_r2_seal_have_j0
 .Laesgen_aesni_gcm_r2_seal_long_nonce:
+	movq	$1, 632(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	movdqa	544(%rbx), %xmm0
@@ -2276,7 +2281,9 @@ aesgen_aesni_gcm_r2_seal:
 	pshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm1
 	paddd	.Laesgen_aesni_gcm_r2_seal_one(%rip), %xmm1
 	movdqa	%xmm1, 528(%rbx)
-	movq	$-1, 632(%rbx)
+	movq	$-1, 640(%rbx)
+	cmpq	$0, 632(%rbx)
+	jne	.Laesgen_aesni_gcm_r2_seal_same_table_2
 	movdqa	%xmm0, 592(%rbx)
 	movq	592(%rbx), %rsi
 	bswapq	%rsi
@@ -2286,16 +2293,16 @@ aesgen_aesni_gcm_r2_seal:
 	andq	%rdx, %rdi
 	movabsq	$0xff00000000ff0000, %rdx
 	andq	%rsi, %rdx
-	cmpq	640(%rbx), %rdi
+	cmpq	648(%rbx), %rdi
 	jne	.Laesgen_aesni_gcm_r2_seal_restart_2
-	cmpq	648(%rbx), %rdx
+	cmpq	656(%rbx), %rdx
 	je	.Laesgen_aesni_gcm_r2_seal_same_table_2
 .Laesgen_aesni_gcm_r2_seal_restart_2:
-	movq	%rdi, 640(%rbx)
-	movq	%rdx, 648(%rbx)
-	movq	$0, 656(%rbx)
+	movq	%rdi, 648(%rbx)
+	movq	%rdx, 656(%rbx)
 	movq	$0, 664(%rbx)
-	movq	$1, 672(%rbx)
+	movq	$0, 672(%rbx)
+	movq	$1, 680(%rbx)
 	jmp	.Laesgen_aesni_gcm_r2_seal_same_table_2
 .Laesgen_aesni_gcm_r2_seal_same_table_2:
 	movl	240(%rbx), %edx
@@ -2316,7 +2323,7 @@ aesgen_aesni_gcm_r2_seal:
 	movdqa	%xmm2, 688(%rbx)
 	movd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rbx)
+	movq	%rdx, 640(%rbx)
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -2361,7 +2368,7 @@ aesgen_aesni_gcm_r2_seal:
 	movdqa	%xmm2, 688(%rbx)
 	movd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rbx)
+	movq	%rdx, 640(%rbx)
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -2398,7 +2405,7 @@ aesgen_aesni_gcm_r2_seal:
 	movdqa	%xmm2, 688(%rbx)
 	movd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rbx)
+	movq	%rdx, 640(%rbx)
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -3654,11 +3661,14 @@ aesgen_aesni_gcm_r2_open:
 	movq	%rdi, 608(%rbx)
 	movq	$0, 616(%rbx)
 	movq	$1, 624(%rbx)
+	movq	$0, 632(%rbx)
 	movdqa	%xmm0, %xmm1
 	pshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm1
 	paddd	.Laesgen_aesni_gcm_r2_open_one(%rip), %xmm1
 	movdqa	%xmm1, 528(%rbx)
-	movq	$-1, 632(%rbx)
+	movq	$-1, 640(%rbx)
+	cmpq	$0, 632(%rbx)
+	jne	.Laesgen_aesni_gcm_r2_open_same_table
 	movdqa	%xmm0, 592(%rbx)
 	movq	592(%rbx), %rcx
 	bswapq	%rcx
@@ -3668,16 +3678,16 @@ aesgen_aesni_gcm_r2_open:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	640(%rbx), %rdx
+	cmpq	648(%rbx), %rdx
 	jne	.Laesgen_aesni_gcm_r2_open_restart
-	cmpq	648(%rbx), %rax
+	cmpq	656(%rbx), %rax
 	je	.Laesgen_aesni_gcm_r2_open_same_table
 .Laesgen_aesni_gcm_r2_open_restart:
-	movq	%rdx, 640(%rbx)
-	movq	%rax, 648(%rbx)
-	movq	$0, 656(%rbx)
+	movq	%rdx, 648(%rbx)
+	movq	%rax, 656(%rbx)
 	movq	$0, 664(%rbx)
-	movq	$1, 672(%rbx)
+	movq	$0, 672(%rbx)
+	movq	$1, 680(%rbx)
 	jmp	.Laesgen_aesni_gcm_r2_open_same_table
 .Laesgen_aesni_gcm_r2_open_same_table:
 	movl	240(%rbx), %eax
@@ -3698,7 +3708,7 @@ aesgen_aesni_gcm_r2_open:
 	movdqa	%xmm2, 688(%rbx)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -3743,7 +3753,7 @@ aesgen_aesni_gcm_r2_open:
 	movdqa	%xmm2, 688(%rbx)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -3780,7 +3790,7 @@ aesgen_aesni_gcm_r2_open:
 	movdqa	%xmm2, 688(%rbx)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -3856,8 +3866,10 @@ aesgen_aesni_gcm_r2_open:
 	movq	%rsi, %xmm1
 	punpcklqdq	%xmm1, %xmm0
 	por	.Laesgen_aesni_gcm_r2_open_short_counter1(%rip), %xmm0
+	movq	$0, 632(%rbx)
 	jmp	.Laesgen_aesni_gcm_r2_open_have_j0
 .Laesgen_aesni_gcm_r2_open_long_nonce:
+	movq	$1, 632(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	movdqa	544(%rbx), %xmm0
@@ -4179,7 +4191,9 @@ aesgen_aesni_gcm_r2_open:
 	pshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm1
 	paddd	.Laesgen_aesni_gcm_r2_open_one(%rip), %xmm1
 	movdqa	%xmm1, 528(%rbx)
-	movq	$-1, 632(%rbx)
+	movq	$-1, 640(%rbx)
+	cmpq	$0, 632(%rbx)
+	jne	.Laesgen_aesni_gcm_r2_open_same_table_2
 	movdqa	%xmm0, 592(%rbx)
 	movq	592(%rbx), %rdx
 	bswapq	%rdx
@@ -4189,16 +4203,16 @@ aesgen_aesni_gcm_r2_open:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	640(%rbx), %rsi
+	cmpq	648(%rbx), %rsi
 	jne	.Laesgen_aesni_gcm_r2_open_restart_2
-	cmpq	648(%rbx), %rax
+	cmpq	656(%rbx), %rax
 	je	.Laesgen_aesni_gcm_r2_open_same_table_2
 .Laesgen_aesni_gcm_r2_open_restart_2:
-	movq	%rsi, 640(%rbx)
-	movq	%rax, 648(%rbx)
-	movq	$0, 656(%rbx)
+	movq	%rsi, 648(%rbx)
+	movq	%rax, 656(%rbx)
 	movq	$0, 664(%rbx)
-	movq	$1, 672(%rbx)
+	movq	$0, 672(%rbx)
+	movq	$1, 680(%rbx)
 	jmp	.Laesgen_aesni_gcm_r2_open_same_table_2
 .Laesgen_aesni_gcm_r2_open_same_table_2:
 	movl	240(%rbx), %eax
@@ -4219,7 +4233,7 @@ aesgen_aesni_gcm_r2_open:
 	movdqa	%xmm2, 688(%rbx)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -4264,7 +4278,7 @@ aesgen_aesni_gcm_r2_open:
 	movdqa	%xmm2, 688(%rbx)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -4301,7 +4315,7 @@ aesgen_aesni_gcm_r2_open:
 	movdqa	%xmm2, 688(%rbx)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -4916,8 +4930,10 @@ aesgen_aesni_gcm_r2_start:
 	movq	%rdx, %xmm1
 	punpcklqdq	%xmm1, %xmm0
 	por	.Laesgen_aesni_gcm_r2_start_short_counter1(%rip), %xmm0
+	movq	$0, 632(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_start_have_j0
 .Laesgen_aesni_gcm_r2_start_long_nonce:
+	movq	$1, 632(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	movdqa	544(%rdi), %xmm0
@@ -5239,7 +5255,9 @@ aesgen_aesni_gcm_r2_start:
 	pshufb	.Laesgen_aesni_gcm_r2_start_bswap128(%rip), %xmm1
 	paddd	.Laesgen_aesni_gcm_r2_start_one(%rip), %xmm1
 	movdqa	%xmm1, 528(%rdi)
-	movq	$-1, 632(%rdi)
+	movq	$-1, 640(%rdi)
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_start_same_table
 	movdqa	%xmm0, 592(%rdi)
 	movq	592(%rdi), %rcx
 	bswapq	%rcx
@@ -5249,16 +5267,16 @@ aesgen_aesni_gcm_r2_start:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	640(%rdi), %rdx
+	cmpq	648(%rdi), %rdx
 	jne	.Laesgen_aesni_gcm_r2_start_restart
-	cmpq	648(%rdi), %rax
+	cmpq	656(%rdi), %rax
 	je	.Laesgen_aesni_gcm_r2_start_same_table
 .Laesgen_aesni_gcm_r2_start_restart:
-	movq	%rdx, 640(%rdi)
-	movq	%rax, 648(%rdi)
-	movq	$0, 656(%rdi)
+	movq	%rdx, 648(%rdi)
+	movq	%rax, 656(%rdi)
 	movq	$0, 664(%rdi)
-	movq	$1, 672(%rdi)
+	movq	$0, 672(%rdi)
+	movq	$1, 680(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_start_same_table
 .Laesgen_aesni_gcm_r2_start_same_table:
 	movl	240(%rdi), %eax
@@ -5279,7 +5297,7 @@ aesgen_aesni_gcm_r2_start:
 	movdqa	%xmm2, 688(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	movdqa	(%rdi), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rdi), %xmm1
@@ -5324,7 +5342,7 @@ aesgen_aesni_gcm_r2_start:
 	movdqa	%xmm2, 688(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	movdqa	(%rdi), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rdi), %xmm1
@@ -5361,7 +5379,7 @@ aesgen_aesni_gcm_r2_start:
 	movdqa	%xmm2, 688(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	movdqa	(%rdi), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rdi), %xmm1
@@ -6307,14 +6325,16 @@ aesgen_aesni_gcm_r2_encrypt_data:
 .Laesgen_aesni_gcm_r2_encrypt_data_first256:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_first_done256
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_encrypt_data_full_first_256
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_encrypt_data_full_first_256
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_refresh_first_256
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_check_first_256
 .Laesgen_aesni_gcm_r2_encrypt_data_fast_first_256:
 	shlq	$4, %r8
@@ -6473,23 +6493,23 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_first_done256
 .Laesgen_aesni_gcm_r2_encrypt_data_check_first_256:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r2_encrypt_data_outside_run
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$8, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_first_256
 .Laesgen_aesni_gcm_r2_encrypt_data_outside_run:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_aesni_gcm_r2_encrypt_data_full_first_256
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqa	%xmm1, %xmm2
@@ -6676,9 +6696,9 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	aesenclast	%xmm10, %xmm8
 	aesenclast	%xmm10, %xmm9
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r2_encrypt_data_run_restart
 	addq	$8, %rax
@@ -6686,14 +6706,14 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_run_grown
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r2_encrypt_data_run_grown:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_run_done
 .Laesgen_aesni_gcm_r2_encrypt_data_run_restart:
-	movq	%r8, 656(%rdi)
-	movq	$8, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$8, 672(%rdi)
 .Laesgen_aesni_gcm_r2_encrypt_data_run_done:
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
@@ -6924,20 +6944,22 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	movdqa	%xmm2, 688(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_first256
 .Laesgen_aesni_gcm_r2_encrypt_data_first_done256:
 .Laesgen_aesni_gcm_r2_encrypt_data_top256:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_drain256
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_encrypt_data_full_steady_256
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_encrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_refresh_steady_256
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_check_steady_256
 .Laesgen_aesni_gcm_r2_encrypt_data_fast_steady_256:
 	shlq	$4, %r8
@@ -7202,23 +7224,23 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_top256
 .Laesgen_aesni_gcm_r2_encrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r2_encrypt_data_outside_run_2
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$8, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_steady_256
 .Laesgen_aesni_gcm_r2_encrypt_data_outside_run_2:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_aesni_gcm_r2_encrypt_data_spent_steady_256
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqu	-128(%rcx), %xmm6
@@ -7511,9 +7533,9 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r2_encrypt_data_run_restart_2
 	addq	$8, %rax
@@ -7521,14 +7543,14 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_run_grown_2
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r2_encrypt_data_run_grown_2:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_run_done_2
 .Laesgen_aesni_gcm_r2_encrypt_data_run_restart_2:
-	movq	%r8, 656(%rdi)
-	movq	$8, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$8, 672(%rdi)
 .Laesgen_aesni_gcm_r2_encrypt_data_run_done_2:
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
@@ -7853,7 +7875,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_top256
 .Laesgen_aesni_gcm_r2_encrypt_data_spent_steady_256:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -8175,7 +8197,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	movdqa	%xmm2, 688(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_top256
 .Laesgen_aesni_gcm_r2_encrypt_data_drain256:
 	movdqu	-128(%rcx), %xmm2
@@ -8612,14 +8634,16 @@ aesgen_aesni_gcm_r2_encrypt_data:
 .Laesgen_aesni_gcm_r2_encrypt_data_first128:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_first_done128
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_encrypt_data_full_first_128
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_encrypt_data_full_first_128
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_refresh_first_128
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_check_first_128
 .Laesgen_aesni_gcm_r2_encrypt_data_fast_first_128:
 	shlq	$4, %r8
@@ -8742,23 +8766,23 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_first_done128
 .Laesgen_aesni_gcm_r2_encrypt_data_check_first_128:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r2_encrypt_data_outside_run_3
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$8, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_first_128
 .Laesgen_aesni_gcm_r2_encrypt_data_outside_run_3:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_aesni_gcm_r2_encrypt_data_full_first_128
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqa	%xmm1, %xmm2
@@ -8909,9 +8933,9 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	aesenclast	%xmm10, %xmm8
 	aesenclast	%xmm10, %xmm9
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r2_encrypt_data_run_restart_3
 	addq	$8, %rax
@@ -8919,14 +8943,14 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_run_grown_3
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r2_encrypt_data_run_grown_3:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_run_done_3
 .Laesgen_aesni_gcm_r2_encrypt_data_run_restart_3:
-	movq	%r8, 656(%rdi)
-	movq	$8, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$8, 672(%rdi)
 .Laesgen_aesni_gcm_r2_encrypt_data_run_done_3:
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
@@ -9121,20 +9145,22 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	movdqa	%xmm2, 688(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_first128
 .Laesgen_aesni_gcm_r2_encrypt_data_first_done128:
 .Laesgen_aesni_gcm_r2_encrypt_data_top128:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_drain128
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_encrypt_data_full_steady_128
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_encrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_refresh_steady_128
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_check_steady_128
 .Laesgen_aesni_gcm_r2_encrypt_data_fast_steady_128:
 	movdqu	-128(%rcx), %xmm5
@@ -9363,23 +9389,23 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_top128
 .Laesgen_aesni_gcm_r2_encrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r2_encrypt_data_outside_run_4
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$8, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_steady_128
 .Laesgen_aesni_gcm_r2_encrypt_data_outside_run_4:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_aesni_gcm_r2_encrypt_data_spent_steady_128
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqu	-128(%rcx), %xmm5
@@ -9637,9 +9663,9 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r2_encrypt_data_run_restart_4
 	addq	$8, %rax
@@ -9647,14 +9673,14 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_run_grown_4
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r2_encrypt_data_run_grown_4:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_run_done_4
 .Laesgen_aesni_gcm_r2_encrypt_data_run_restart_4:
-	movq	%r8, 656(%rdi)
-	movq	$8, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$8, 672(%rdi)
 .Laesgen_aesni_gcm_r2_encrypt_data_run_done_4:
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
@@ -9943,7 +9969,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_top128
 .Laesgen_aesni_gcm_r2_encrypt_data_spent_steady_128:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -10229,7 +10255,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	movdqa	%xmm2, 688(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_top128
 .Laesgen_aesni_gcm_r2_encrypt_data_drain128:
 	movdqu	-128(%rcx), %xmm2
@@ -10630,14 +10656,16 @@ aesgen_aesni_gcm_r2_encrypt_data:
 .Laesgen_aesni_gcm_r2_encrypt_data_first192:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_first_done192
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_encrypt_data_full_first_192
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_encrypt_data_full_first_192
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_refresh_first_192
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_check_first_192
 .Laesgen_aesni_gcm_r2_encrypt_data_fast_first_192:
 	shlq	$4, %r8
@@ -10778,23 +10806,23 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_first_done192
 .Laesgen_aesni_gcm_r2_encrypt_data_check_first_192:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r2_encrypt_data_outside_run_5
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$8, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_first_192
 .Laesgen_aesni_gcm_r2_encrypt_data_outside_run_5:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_aesni_gcm_r2_encrypt_data_full_first_192
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqa	%xmm1, %xmm2
@@ -10963,9 +10991,9 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	aesenclast	%xmm10, %xmm8
 	aesenclast	%xmm10, %xmm9
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r2_encrypt_data_run_restart_5
 	addq	$8, %rax
@@ -10973,14 +11001,14 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_run_grown_5
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r2_encrypt_data_run_grown_5:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_run_done_5
 .Laesgen_aesni_gcm_r2_encrypt_data_run_restart_5:
-	movq	%r8, 656(%rdi)
-	movq	$8, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$8, 672(%rdi)
 .Laesgen_aesni_gcm_r2_encrypt_data_run_done_5:
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
@@ -11193,20 +11221,22 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	movdqa	%xmm2, 688(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_first192
 .Laesgen_aesni_gcm_r2_encrypt_data_first_done192:
 .Laesgen_aesni_gcm_r2_encrypt_data_top192:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_drain192
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_encrypt_data_full_steady_192
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_encrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_refresh_steady_192
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_check_steady_192
 .Laesgen_aesni_gcm_r2_encrypt_data_fast_steady_192:
 	movdqu	-128(%rcx), %xmm5
@@ -11454,23 +11484,23 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_top192
 .Laesgen_aesni_gcm_r2_encrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r2_encrypt_data_outside_run_6
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$8, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_steady_192
 .Laesgen_aesni_gcm_r2_encrypt_data_outside_run_6:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_aesni_gcm_r2_encrypt_data_spent_steady_192
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqu	-128(%rcx), %xmm6
@@ -11745,9 +11775,9 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r2_encrypt_data_run_restart_6
 	addq	$8, %rax
@@ -11755,14 +11785,14 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_run_grown_6
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r2_encrypt_data_run_grown_6:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_run_done_6
 .Laesgen_aesni_gcm_r2_encrypt_data_run_restart_6:
-	movq	%r8, 656(%rdi)
-	movq	$8, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$8, 672(%rdi)
 .Laesgen_aesni_gcm_r2_encrypt_data_run_done_6:
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
@@ -12070,7 +12100,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_top192
 .Laesgen_aesni_gcm_r2_encrypt_data_spent_steady_192:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -12375,7 +12405,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	movdqa	%xmm2, 688(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_top192
 .Laesgen_aesni_gcm_r2_encrypt_data_drain192:
 	movdqu	-128(%rcx), %xmm2
@@ -12997,14 +13027,16 @@ aesgen_aesni_gcm_r2_decrypt_data:
 .Laesgen_aesni_gcm_r2_decrypt_data_top256:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r2_decrypt_data_drain256
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_decrypt_data_full_steady_256
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_decrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_decrypt_data_refresh_steady_256
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_aesni_gcm_r2_decrypt_data_check_steady_256
 .Laesgen_aesni_gcm_r2_decrypt_data_fast_steady_256:
 	shlq	$4, %r8
@@ -13269,23 +13301,23 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_top256
 .Laesgen_aesni_gcm_r2_decrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r2_decrypt_data_outside_run
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$8, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_decrypt_data_fast_steady_256
 .Laesgen_aesni_gcm_r2_decrypt_data_outside_run:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_aesni_gcm_r2_decrypt_data_spent_steady_256
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqu	(%rsi), %xmm6
@@ -13578,9 +13610,9 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r2_decrypt_data_run_restart
 	addq	$8, %rax
@@ -13588,14 +13620,14 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r2_decrypt_data_run_grown
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r2_decrypt_data_run_grown:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_run_done
 .Laesgen_aesni_gcm_r2_decrypt_data_run_restart:
-	movq	%r8, 656(%rdi)
-	movq	$8, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$8, 672(%rdi)
 .Laesgen_aesni_gcm_r2_decrypt_data_run_done:
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
@@ -13920,7 +13952,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_top256
 .Laesgen_aesni_gcm_r2_decrypt_data_spent_steady_256:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -14242,7 +14274,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	movdqa	%xmm2, 688(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_top256
 .Laesgen_aesni_gcm_r2_decrypt_data_drain256:
 .Laesgen_aesni_gcm_r2_decrypt_data_small256:
@@ -14575,14 +14607,16 @@ aesgen_aesni_gcm_r2_decrypt_data:
 .Laesgen_aesni_gcm_r2_decrypt_data_top128:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r2_decrypt_data_drain128
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_decrypt_data_full_steady_128
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_decrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_decrypt_data_refresh_steady_128
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_aesni_gcm_r2_decrypt_data_check_steady_128
 .Laesgen_aesni_gcm_r2_decrypt_data_fast_steady_128:
 	movdqu	(%rsi), %xmm5
@@ -14811,23 +14845,23 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_top128
 .Laesgen_aesni_gcm_r2_decrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r2_decrypt_data_outside_run_2
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$8, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_decrypt_data_fast_steady_128
 .Laesgen_aesni_gcm_r2_decrypt_data_outside_run_2:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_aesni_gcm_r2_decrypt_data_spent_steady_128
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqu	(%rsi), %xmm5
@@ -15085,9 +15119,9 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r2_decrypt_data_run_restart_2
 	addq	$8, %rax
@@ -15095,14 +15129,14 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r2_decrypt_data_run_grown_2
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r2_decrypt_data_run_grown_2:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_run_done_2
 .Laesgen_aesni_gcm_r2_decrypt_data_run_restart_2:
-	movq	%r8, 656(%rdi)
-	movq	$8, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$8, 672(%rdi)
 .Laesgen_aesni_gcm_r2_decrypt_data_run_done_2:
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
@@ -15391,7 +15425,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_top128
 .Laesgen_aesni_gcm_r2_decrypt_data_spent_steady_128:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -15677,7 +15711,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	movdqa	%xmm2, 688(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_top128
 .Laesgen_aesni_gcm_r2_decrypt_data_drain128:
 .Laesgen_aesni_gcm_r2_decrypt_data_small128:
@@ -15974,14 +16008,16 @@ aesgen_aesni_gcm_r2_decrypt_data:
 .Laesgen_aesni_gcm_r2_decrypt_data_top192:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r2_decrypt_data_drain192
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_decrypt_data_full_steady_192
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_decrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_decrypt_data_refresh_steady_192
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_aesni_gcm_r2_decrypt_data_check_steady_192
 .Laesgen_aesni_gcm_r2_decrypt_data_fast_steady_192:
 	movdqu	(%rsi), %xmm5
@@ -16229,23 +16265,23 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_top192
 .Laesgen_aesni_gcm_r2_decrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r2_decrypt_data_outside_run_3
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$8, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_decrypt_data_fast_steady_192
 .Laesgen_aesni_gcm_r2_decrypt_data_outside_run_3:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_aesni_gcm_r2_decrypt_data_spent_steady_192
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqu	(%rsi), %xmm6
@@ -16520,9 +16556,9 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	aesenclast	%xmm0, %xmm9
 	movdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r2_decrypt_data_run_restart_3
 	addq	$8, %rax
@@ -16530,14 +16566,14 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r2_decrypt_data_run_grown_3
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r2_decrypt_data_run_grown_3:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_run_done_3
 .Laesgen_aesni_gcm_r2_decrypt_data_run_restart_3:
-	movq	%r8, 656(%rdi)
-	movq	$8, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$8, 672(%rdi)
 .Laesgen_aesni_gcm_r2_decrypt_data_run_done_3:
 	movdqu	(%rsi), %xmm10
 	pxor	%xmm10, %xmm2
@@ -16845,7 +16881,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_top192
 .Laesgen_aesni_gcm_r2_decrypt_data_spent_steady_192:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -17150,7 +17186,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	movdqa	%xmm2, 688(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_top192
 .Laesgen_aesni_gcm_r2_decrypt_data_drain192:
 .Laesgen_aesni_gcm_r2_decrypt_data_small192:

@@ -15667,6 +15667,7 @@ aesgen_bitsliced128_gcm_none_seal:
 	movq	%rax, 3360(%rbx)
 	movq	$0, 3368(%rbx)
 	movq	$1, 3376(%rbx)
+	movq	$0, 3384(%rbx)
 	movdqa	%xmm0, %xmm1
 	pshufb	.Laesgen_bitsliced128_gcm_none_seal_bswap128(%rip), %xmm1
 	paddd	.Laesgen_bitsliced128_gcm_none_seal_one(%rip), %xmm1
@@ -18683,8 +18684,10 @@ aesgen_bitsliced128_gcm_none_seal:
 	movq	%rsi, %xmm1
 	punpcklqdq	%xmm1, %xmm0
 	por	.Laesgen_bitsliced128_gcm_none_seal_short_counter1(%rip), %xmm0
+	movq	$0, 3384(%rbx)
 	jmp	.Laesgen_bitsliced128_gcm_none_seal_have_j0
 .Laesgen_bitsliced128_gcm_none_seal_long_nonce:
+	movq	$1, 3384(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	movdqa	3296(%rbx), %xmm0
@@ -26008,6 +26011,7 @@ aesgen_bitsliced128_gcm_none_open:
 	movq	%rdi, 3360(%rbx)
 	movq	$0, 3368(%rbx)
 	movq	$1, 3376(%rbx)
+	movq	$0, 3384(%rbx)
 	movdqa	%xmm0, %xmm1
 	pshufb	.Laesgen_bitsliced128_gcm_none_open_bswap128(%rip), %xmm1
 	paddd	.Laesgen_bitsliced128_gcm_none_open_one(%rip), %xmm1
@@ -29024,8 +29028,10 @@ aesgen_bitsliced128_gcm_none_open:
 	movq	%rsi, %xmm1
 	punpcklqdq	%xmm1, %xmm0
 	por	.Laesgen_bitsliced128_gcm_none_open_short_counter1(%rip), %xmm0
+	movq	$0, 3384(%rbx)
 	jmp	.Laesgen_bitsliced128_gcm_none_open_have_j0
 .Laesgen_bitsliced128_gcm_none_open_long_nonce:
+	movq	$1, 3384(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	movdqa	3296(%rbx), %xmm0
@@ -32983,8 +32989,10 @@ aesgen_bitsliced128_gcm_none_start:
 	movq	%rdx, %xmm1
 	punpcklqdq	%xmm1, %xmm0
 	por	.Laesgen_bitsliced128_gcm_none_start_short_counter1(%rip), %xmm0
+	movq	$0, 3384(%rdi)
 	jmp	.Laesgen_bitsliced128_gcm_none_start_have_j0
 .Laesgen_bitsliced128_gcm_none_start_long_nonce:
+	movq	$1, 3384(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	movdqa	3296(%rdi), %xmm0

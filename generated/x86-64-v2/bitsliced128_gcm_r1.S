@@ -15668,11 +15668,14 @@ aesgen_bitsliced128_gcm_r1_seal:
 	movq	%rax, 3360(%rbx)
 	movq	$0, 3368(%rbx)
 	movq	$1, 3376(%rbx)
+	movq	$0, 3384(%rbx)
 	movdqa	%xmm0, %xmm1
 	pshufb	.Laesgen_bitsliced128_gcm_r1_seal_bswap128(%rip), %xmm1
 	paddd	.Laesgen_bitsliced128_gcm_r1_seal_one(%rip), %xmm1
 	movdqa	%xmm1, 3280(%rbx)
 	movq	$-1, 3520(%rbx)
+	cmpq	$0, 3384(%rbx)
+	jne	.Laesgen_bitsliced128_gcm_r1_seal_same_table
 	movdqa	%xmm0, 3344(%rbx)
 	movq	3344(%rbx), %rcx
 	bswapq	%rcx
@@ -19928,8 +19931,10 @@ aesgen_bitsliced128_gcm_r1_seal:
 	movq	%rsi, %xmm1
 	punpcklqdq	%xmm1, %xmm0
 	por	.Laesgen_bitsliced128_gcm_r1_seal_short_counter1(%rip), %xmm0
+	movq	$0, 3384(%rbx)
 	jmp	.Laesgen_bitsliced128_gcm_r1_seal_have_j0
 .Laesgen_bitsliced128_gcm_r1_seal_long_nonce:
+	movq	$1, 3384(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	movdqa	3296(%rbx), %xmm0
@@ -20252,6 +20257,8 @@ aesgen_bitsliced128_gcm_r1_seal:
 	paddd	.Laesgen_bitsliced128_gcm_r1_seal_one(%rip), %xmm1
 	movdqa	%xmm1, 3280(%rbx)
 	movq	$-1, 3520(%rbx)
+	cmpq	$0, 3384(%rbx)
+	jne	.Laesgen_bitsliced128_gcm_r1_seal_same_table_2
 	movdqa	%xmm0, 3344(%rbx)
 	movq	3344(%rbx), %rsi
 	bswapq	%rsi
@@ -28506,11 +28513,14 @@ aesgen_bitsliced128_gcm_r1_open:
 	movq	%rdi, 3360(%rbx)
 	movq	$0, 3368(%rbx)
 	movq	$1, 3376(%rbx)
+	movq	$0, 3384(%rbx)
 	movdqa	%xmm0, %xmm1
 	pshufb	.Laesgen_bitsliced128_gcm_r1_open_bswap128(%rip), %xmm1
 	paddd	.Laesgen_bitsliced128_gcm_r1_open_one(%rip), %xmm1
 	movdqa	%xmm1, 3280(%rbx)
 	movq	$-1, 3520(%rbx)
+	cmpq	$0, 3384(%rbx)
+	jne	.Laesgen_bitsliced128_gcm_r1_open_same_table
 	movdqa	%xmm0, 3344(%rbx)
 	movq	3344(%rbx), %rcx
 	bswapq	%rcx
@@ -32766,8 +32776,10 @@ aesgen_bitsliced128_gcm_r1_open:
 	movq	%rsi, %xmm1
 	punpcklqdq	%xmm1, %xmm0
 	por	.Laesgen_bitsliced128_gcm_r1_open_short_counter1(%rip), %xmm0
+	movq	$0, 3384(%rbx)
 	jmp	.Laesgen_bitsliced128_gcm_r1_open_have_j0
 .Laesgen_bitsliced128_gcm_r1_open_long_nonce:
+	movq	$1, 3384(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	movdqa	3296(%rbx), %xmm0
@@ -33090,6 +33102,8 @@ aesgen_bitsliced128_gcm_r1_open:
 	paddd	.Laesgen_bitsliced128_gcm_r1_open_one(%rip), %xmm1
 	movdqa	%xmm1, 3280(%rbx)
 	movq	$-1, 3520(%rbx)
+	cmpq	$0, 3384(%rbx)
+	jne	.Laesgen_bitsliced128_gcm_r1_open_same_table_2
 	movdqa	%xmm0, 3344(%rbx)
 	movq	3344(%rbx), %rdx
 	bswapq	%rdx
@@ -37978,8 +37992,10 @@ aesgen_bitsliced128_gcm_r1_start:
 	movq	%rdx, %xmm1
 	punpcklqdq	%xmm1, %xmm0
 	por	.Laesgen_bitsliced128_gcm_r1_start_short_counter1(%rip), %xmm0
+	movq	$0, 3384(%rdi)
 	jmp	.Laesgen_bitsliced128_gcm_r1_start_have_j0
 .Laesgen_bitsliced128_gcm_r1_start_long_nonce:
+	movq	$1, 3384(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	movdqa	3296(%rdi), %xmm0
@@ -38302,6 +38318,8 @@ aesgen_bitsliced128_gcm_r1_start:
 	paddd	.Laesgen_bitsliced128_gcm_r1_start_one(%rip), %xmm1
 	movdqa	%xmm1, 3280(%rdi)
 	movq	$-1, 3520(%rdi)
+	cmpq	$0, 3384(%rdi)
+	jne	.Laesgen_bitsliced128_gcm_r1_start_same_table
 	movdqa	%xmm0, 3344(%rdi)
 	movq	3344(%rdi), %rcx
 	bswapq	%rcx
@@ -43523,6 +43541,8 @@ aesgen_bitsliced128_gcm_r1_encrypt_data:
 .Laesgen_bitsliced128_gcm_r1_encrypt_data_first256:
 	cmpq	$128, %rdx
 	jb	.Laesgen_bitsliced128_gcm_r1_encrypt_data_first_done256
+	cmpq	$0, 3384(%rdi)
+	jne	.Laesgen_bitsliced128_gcm_r1_encrypt_data_full_first_256
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
@@ -47134,6 +47154,8 @@ aesgen_bitsliced128_gcm_r1_encrypt_data:
 .Laesgen_bitsliced128_gcm_r1_encrypt_data_top256:
 	cmpq	$128, %rdx
 	jb	.Laesgen_bitsliced128_gcm_r1_encrypt_data_drain256
+	cmpq	$0, 3384(%rdi)
+	jne	.Laesgen_bitsliced128_gcm_r1_encrypt_data_full_steady_256
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
@@ -55497,6 +55519,8 @@ aesgen_bitsliced128_gcm_r1_encrypt_data:
 .Laesgen_bitsliced128_gcm_r1_encrypt_data_first128:
 	cmpq	$128, %rdx
 	jb	.Laesgen_bitsliced128_gcm_r1_encrypt_data_first_done128
+	cmpq	$0, 3384(%rdi)
+	jne	.Laesgen_bitsliced128_gcm_r1_encrypt_data_full_first_128
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
@@ -59108,6 +59132,8 @@ aesgen_bitsliced128_gcm_r1_encrypt_data:
 .Laesgen_bitsliced128_gcm_r1_encrypt_data_top128:
 	cmpq	$128, %rdx
 	jb	.Laesgen_bitsliced128_gcm_r1_encrypt_data_drain128
+	cmpq	$0, 3384(%rdi)
+	jne	.Laesgen_bitsliced128_gcm_r1_encrypt_data_full_steady_128
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
@@ -67471,6 +67497,8 @@ aesgen_bitsliced128_gcm_r1_encrypt_data:
 .Laesgen_bitsliced128_gcm_r1_encrypt_data_first192:
 	cmpq	$128, %rdx
 	jb	.Laesgen_bitsliced128_gcm_r1_encrypt_data_first_done192
+	cmpq	$0, 3384(%rdi)
+	jne	.Laesgen_bitsliced128_gcm_r1_encrypt_data_full_first_192
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
@@ -71058,6 +71086,8 @@ aesgen_bitsliced128_gcm_r1_encrypt_data:
 .Laesgen_bitsliced128_gcm_r1_encrypt_data_top192:
 	cmpq	$128, %rdx
 	jb	.Laesgen_bitsliced128_gcm_r1_encrypt_data_drain192
+	cmpq	$0, 3384(%rdi)
+	jne	.Laesgen_bitsliced128_gcm_r1_encrypt_data_full_steady_192
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
@@ -79650,6 +79680,8 @@ aesgen_bitsliced128_gcm_r1_decrypt_data:
 .Laesgen_bitsliced128_gcm_r1_decrypt_data_top256:
 	cmpq	$128, %rdx
 	jb	.Laesgen_bitsliced128_gcm_r1_decrypt_data_drain256
+	cmpq	$0, 3384(%rdi)
+	jne	.Laesgen_bitsliced128_gcm_r1_decrypt_data_full_steady_256
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
@@ -87909,6 +87941,8 @@ aesgen_bitsliced128_gcm_r1_decrypt_data:
 .Laesgen_bitsliced128_gcm_r1_decrypt_data_top128:
 	cmpq	$128, %rdx
 	jb	.Laesgen_bitsliced128_gcm_r1_decrypt_data_drain128
+	cmpq	$0, 3384(%rdi)
+	jne	.Laesgen_bitsliced128_gcm_r1_decrypt_data_full_steady_128
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
@@ -96168,6 +96202,8 @@ aesgen_bitsliced128_gcm_r1_decrypt_data:
 .Laesgen_bitsliced128_gcm_r1_decrypt_data_top192:
 	cmpq	$128, %rdx
 	jb	.Laesgen_bitsliced128_gcm_r1_decrypt_data_drain192
+	cmpq	$0, 3384(%rdi)
+	jne	.Laesgen_bitsliced128_gcm_r1_decrypt_data_full_steady_192
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8

@@ -15668,11 +15668,14 @@ aesgen_bitsliced128_gcm_r2_seal:
 	movq	%rax, 3360(%rbx)
 	movq	$0, 3368(%rbx)
 	movq	$1, 3376(%rbx)
+	movq	$0, 3384(%rbx)
 	movdqa	%xmm0, %xmm1
 	pshufb	.Laesgen_bitsliced128_gcm_r2_seal_bswap128(%rip), %xmm1
 	paddd	.Laesgen_bitsliced128_gcm_r2_seal_one(%rip), %xmm1
 	movdqa	%xmm1, 3280(%rbx)
 	movq	$-1, 3520(%rbx)
+	cmpq	$0, 3384(%rbx)
+	jne	.Laesgen_bitsliced128_gcm_r2_seal_same_table
 	movdqa	%xmm0, 3344(%rbx)
 	movq	3344(%rbx), %rcx
 	bswapq	%rcx
@@ -20553,8 +20556,10 @@ aesgen_bitsliced128_gcm_r2_seal:
 	movq	%rsi, %xmm1
 	punpcklqdq	%xmm1, %xmm0
 	por	.Laesgen_bitsliced128_gcm_r2_seal_short_counter1(%rip), %xmm0
+	movq	$0, 3384(%rbx)
 	jmp	.Laesgen_bitsliced128_gcm_r2_seal_have_j0
 .Laesgen_bitsliced128_gcm_r2_seal_long_nonce:
+	movq	$1, 3384(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	movdqa	3296(%rbx), %xmm0
@@ -20877,6 +20882,8 @@ aesgen_bitsliced128_gcm_r2_seal:
 	paddd	.Laesgen_bitsliced128_gcm_r2_seal_one(%rip), %xmm1
 	movdqa	%xmm1, 3280(%rbx)
 	movq	$-1, 3520(%rbx)
+	cmpq	$0, 3384(%rbx)
+	jne	.Laesgen_bitsliced128_gcm_r2_seal_same_table_2
 	movdqa	%xmm0, 3344(%rbx)
 	movq	3344(%rbx), %rsi
 	bswapq	%rsi
@@ -29753,11 +29760,14 @@ aesgen_bitsliced128_gcm_r2_open:
 	movq	%rdi, 3360(%rbx)
 	movq	$0, 3368(%rbx)
 	movq	$1, 3376(%rbx)
+	movq	$0, 3384(%rbx)
 	movdqa	%xmm0, %xmm1
 	pshufb	.Laesgen_bitsliced128_gcm_r2_open_bswap128(%rip), %xmm1
 	paddd	.Laesgen_bitsliced128_gcm_r2_open_one(%rip), %xmm1
 	movdqa	%xmm1, 3280(%rbx)
 	movq	$-1, 3520(%rbx)
+	cmpq	$0, 3384(%rbx)
+	jne	.Laesgen_bitsliced128_gcm_r2_open_same_table
 	movdqa	%xmm0, 3344(%rbx)
 	movq	3344(%rbx), %rcx
 	bswapq	%rcx
@@ -34638,8 +34648,10 @@ aesgen_bitsliced128_gcm_r2_open:
 	movq	%rsi, %xmm1
 	punpcklqdq	%xmm1, %xmm0
 	por	.Laesgen_bitsliced128_gcm_r2_open_short_counter1(%rip), %xmm0
+	movq	$0, 3384(%rbx)
 	jmp	.Laesgen_bitsliced128_gcm_r2_open_have_j0
 .Laesgen_bitsliced128_gcm_r2_open_long_nonce:
+	movq	$1, 3384(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	movdqa	3296(%rbx), %xmm0
@@ -34962,6 +34974,8 @@ aesgen_bitsliced128_gcm_r2_open:
 	paddd	.Laesgen_bitsliced128_gcm_r2_open_one(%rip), %xmm1
 	movdqa	%xmm1, 3280(%rbx)
 	movq	$-1, 3520(%rbx)
+	cmpq	$0, 3384(%rbx)
+	jne	.Laesgen_bitsliced128_gcm_r2_open_same_table_2
 	movdqa	%xmm0, 3344(%rbx)
 	movq	3344(%rbx), %rdx
 	bswapq	%rdx
@@ -40472,8 +40486,10 @@ aesgen_bitsliced128_gcm_r2_start:
 	movq	%rdx, %xmm1
 	punpcklqdq	%xmm1, %xmm0
 	por	.Laesgen_bitsliced128_gcm_r2_start_short_counter1(%rip), %xmm0
+	movq	$0, 3384(%rdi)
 	jmp	.Laesgen_bitsliced128_gcm_r2_start_have_j0
 .Laesgen_bitsliced128_gcm_r2_start_long_nonce:
+	movq	$1, 3384(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	movdqa	3296(%rdi), %xmm0
@@ -40796,6 +40812,8 @@ aesgen_bitsliced128_gcm_r2_start:
 	paddd	.Laesgen_bitsliced128_gcm_r2_start_one(%rip), %xmm1
 	movdqa	%xmm1, 3280(%rdi)
 	movq	$-1, 3520(%rdi)
+	cmpq	$0, 3384(%rdi)
+	jne	.Laesgen_bitsliced128_gcm_r2_start_same_table
 	movdqa	%xmm0, 3344(%rdi)
 	movq	3344(%rdi), %rcx
 	bswapq	%rcx
@@ -46639,6 +46657,8 @@ aesgen_bitsliced128_gcm_r2_encrypt_data:
 .Laesgen_bitsliced128_gcm_r2_encrypt_data_first256:
 	cmpq	$128, %rdx
 	jb	.Laesgen_bitsliced128_gcm_r2_encrypt_data_first_done256
+	cmpq	$0, 3384(%rdi)
+	jne	.Laesgen_bitsliced128_gcm_r2_encrypt_data_full_first_256
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
@@ -50227,6 +50247,8 @@ aesgen_bitsliced128_gcm_r2_encrypt_data:
 .Laesgen_bitsliced128_gcm_r2_encrypt_data_top256:
 	cmpq	$128, %rdx
 	jb	.Laesgen_bitsliced128_gcm_r2_encrypt_data_drain256
+	cmpq	$0, 3384(%rdi)
+	jne	.Laesgen_bitsliced128_gcm_r2_encrypt_data_full_steady_256
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
@@ -58567,6 +58589,8 @@ aesgen_bitsliced128_gcm_r2_encrypt_data:
 .Laesgen_bitsliced128_gcm_r2_encrypt_data_first128:
 	cmpq	$128, %rdx
 	jb	.Laesgen_bitsliced128_gcm_r2_encrypt_data_first_done128
+	cmpq	$0, 3384(%rdi)
+	jne	.Laesgen_bitsliced128_gcm_r2_encrypt_data_full_first_128
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
@@ -62155,6 +62179,8 @@ aesgen_bitsliced128_gcm_r2_encrypt_data:
 .Laesgen_bitsliced128_gcm_r2_encrypt_data_top128:
 	cmpq	$128, %rdx
 	jb	.Laesgen_bitsliced128_gcm_r2_encrypt_data_drain128
+	cmpq	$0, 3384(%rdi)
+	jne	.Laesgen_bitsliced128_gcm_r2_encrypt_data_full_steady_128
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
@@ -70495,6 +70521,8 @@ aesgen_bitsliced128_gcm_r2_encrypt_data:
 .Laesgen_bitsliced128_gcm_r2_encrypt_data_first192:
 	cmpq	$128, %rdx
 	jb	.Laesgen_bitsliced128_gcm_r2_encrypt_data_first_done192
+	cmpq	$0, 3384(%rdi)
+	jne	.Laesgen_bitsliced128_gcm_r2_encrypt_data_full_first_192
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
@@ -74084,6 +74112,8 @@ aesgen_bitsliced128_gcm_r2_encrypt_data:
 .Laesgen_bitsliced128_gcm_r2_encrypt_data_top192:
 	cmpq	$128, %rdx
 	jb	.Laesgen_bitsliced128_gcm_r2_encrypt_data_drain192
+	cmpq	$0, 3384(%rdi)
+	jne	.Laesgen_bitsliced128_gcm_r2_encrypt_data_full_steady_192
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
@@ -82669,6 +82699,8 @@ aesgen_bitsliced128_gcm_r2_decrypt_data:
 .Laesgen_bitsliced128_gcm_r2_decrypt_data_top256:
 	cmpq	$128, %rdx
 	jb	.Laesgen_bitsliced128_gcm_r2_decrypt_data_drain256
+	cmpq	$0, 3384(%rdi)
+	jne	.Laesgen_bitsliced128_gcm_r2_decrypt_data_full_steady_256
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
@@ -90905,6 +90937,8 @@ aesgen_bitsliced128_gcm_r2_decrypt_data:
 .Laesgen_bitsliced128_gcm_r2_decrypt_data_top128:
 	cmpq	$128, %rdx
 	jb	.Laesgen_bitsliced128_gcm_r2_decrypt_data_drain128
+	cmpq	$0, 3384(%rdi)
+	jne	.Laesgen_bitsliced128_gcm_r2_decrypt_data_full_steady_128
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
@@ -99141,6 +99175,8 @@ aesgen_bitsliced128_gcm_r2_decrypt_data:
 .Laesgen_bitsliced128_gcm_r2_decrypt_data_top192:
 	cmpq	$128, %rdx
 	jb	.Laesgen_bitsliced128_gcm_r2_decrypt_data_drain192
+	cmpq	$0, 3384(%rdi)
+	jne	.Laesgen_bitsliced128_gcm_r2_decrypt_data_full_steady_192
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8

@@ -670,7 +670,7 @@ aesgen_aesni_gcm_r2_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_init_hash_key
 .Laesgen_aesni_gcm_r2_init_hash_key:
-	movq	$1, 648(%rdi)
+	movq	$1, 656(%rdi)
 	vpxor	%xmm0, %xmm0, %xmm0
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -1657,10 +1657,13 @@ aesgen_aesni_gcm_r2_seal:
 	movq	%rax, 608(%rbx)
 	movq	$0, 616(%rbx)
 	movq	$1, 624(%rbx)
+	movq	$0, 632(%rbx)
 	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rbx)
-	movq	$-1, 632(%rbx)
+	movq	$-1, 640(%rbx)
+	cmpq	$0, 632(%rbx)
+	jne	.Laesgen_aesni_gcm_r2_seal_same_table
 	vmovdqa	%xmm0, 592(%rbx)
 	movq	592(%rbx), %rcx
 	bswapq	%rcx
@@ -1670,16 +1673,16 @@ aesgen_aesni_gcm_r2_seal:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	640(%rbx), %rdx
+	cmpq	648(%rbx), %rdx
 	jne	.Laesgen_aesni_gcm_r2_seal_restart
-	cmpq	648(%rbx), %rax
+	cmpq	656(%rbx), %rax
 	je	.Laesgen_aesni_gcm_r2_seal_same_table
 .Laesgen_aesni_gcm_r2_seal_restart:
-	movq	%rdx, 640(%rbx)
-	movq	%rax, 648(%rbx)
-	movq	$0, 656(%rbx)
+	movq	%rdx, 648(%rbx)
+	movq	%rax, 656(%rbx)
 	movq	$0, 664(%rbx)
-	movq	$1, 672(%rbx)
+	movq	$0, 672(%rbx)
+	movq	$1, 680(%rbx)
 	jmp	.Laesgen_aesni_gcm_r2_seal_same_table
 .Laesgen_aesni_gcm_r2_seal_same_table:
 	movl	240(%rbx), %eax
@@ -1699,7 +1702,7 @@ aesgen_aesni_gcm_r2_seal:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -1743,7 +1746,7 @@ aesgen_aesni_gcm_r2_seal:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -1779,7 +1782,7 @@ aesgen_aesni_gcm_r2_seal:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -1855,8 +1858,10 @@ aesgen_aesni_gcm_r2_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_aesni_gcm_r2_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 632(%rbx)
 	jmp	.Laesgen_aesni_gcm_r2_seal_have_j0
 .Laesgen_aesni_gcm_r2_seal_long_nonce:
+	movq	$1, 632(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa	544(%rbx), %xmm0
@@ -2138,7 +2143,9 @@ aesgen_aesni_gcm_r2_seal:
 	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rbx)
-	movq	$-1, 632(%rbx)
+	movq	$-1, 640(%rbx)
+	cmpq	$0, 632(%rbx)
+	jne	.Laesgen_aesni_gcm_r2_seal_same_table_2
 	vmovdqa	%xmm0, 592(%rbx)
 	movq	592(%rbx), %rsi
 	bswapq	%rsi
@@ -2148,16 +2155,16 @@ aesgen_aesni_gcm_r2_seal:
 	andq	%rdx, %rdi
 	movabsq	$0xff00000000ff0000, %rdx
 	andq	%rsi, %rdx
-	cmpq	640(%rbx), %rdi
+	cmpq	648(%rbx), %rdi
 	jne	.Laesgen_aesni_gcm_r2_seal_restart_2
-	cmpq	648(%rbx), %rdx
+	cmpq	656(%rbx), %rdx
 	je	.Laesgen_aesni_gcm_r2_seal_same_table_2
 .Laesgen_aesni_gcm_r2_seal_restart_2:
-	movq	%rdi, 640(%rbx)
-	movq	%rdx, 648(%rbx)
-	movq	$0, 656(%rbx)
+	movq	%rdi, 648(%rbx)
+	movq	%rdx, 656(%rbx)
 	movq	$0, 664(%rbx)
-	movq	$1, 672(%rbx)
+	movq	$0, 672(%rbx)
+	movq	$1, 680(%rbx)
 	jmp	.Laesgen_aesni_gcm_r2_seal_same_table_2
 .Laesgen_aesni_gcm_r2_seal_same_table_2:
 	movl	240(%rbx), %edx
@@ -2177,7 +2184,7 @@ aesgen_aesni_gcm_r2_seal:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rbx)
+	movq	%rdx, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2221,7 +2228,7 @@ aesgen_aesni_gcm_r2_seal:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rbx)
+	movq	%rdx, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2257,7 +2264,7 @@ aesgen_aesni_gcm_r2_seal:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rbx)
+	movq	%rdx, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3420,10 +3427,13 @@ aesgen_aesni_gcm_r2_open:
 	movq	%rdi, 608(%rbx)
 	movq	$0, 616(%rbx)
 	movq	$1, 624(%rbx)
+	movq	$0, 632(%rbx)
 	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_r2_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rbx)
-	movq	$-1, 632(%rbx)
+	movq	$-1, 640(%rbx)
+	cmpq	$0, 632(%rbx)
+	jne	.Laesgen_aesni_gcm_r2_open_same_table
 	vmovdqa	%xmm0, 592(%rbx)
 	movq	592(%rbx), %rcx
 	bswapq	%rcx
@@ -3433,16 +3443,16 @@ aesgen_aesni_gcm_r2_open:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	640(%rbx), %rdx
+	cmpq	648(%rbx), %rdx
 	jne	.Laesgen_aesni_gcm_r2_open_restart
-	cmpq	648(%rbx), %rax
+	cmpq	656(%rbx), %rax
 	je	.Laesgen_aesni_gcm_r2_open_same_table
 .Laesgen_aesni_gcm_r2_open_restart:
-	movq	%rdx, 640(%rbx)
-	movq	%rax, 648(%rbx)
-	movq	$0, 656(%rbx)
+	movq	%rdx, 648(%rbx)
+	movq	%rax, 656(%rbx)
 	movq	$0, 664(%rbx)
-	movq	$1, 672(%rbx)
+	movq	$0, 672(%rbx)
+	movq	$1, 680(%rbx)
 	jmp	.Laesgen_aesni_gcm_r2_open_same_table
 .Laesgen_aesni_gcm_r2_open_same_table:
 	movl	240(%rbx), %eax
@@ -3462,7 +3472,7 @@ aesgen_aesni_gcm_r2_open:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3506,7 +3516,7 @@ aesgen_aesni_gcm_r2_open:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3542,7 +3552,7 @@ aesgen_aesni_gcm_r2_open:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3618,8 +3628,10 @@ aesgen_aesni_gcm_r2_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_aesni_gcm_r2_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 632(%rbx)
 	jmp	.Laesgen_aesni_gcm_r2_open_have_j0
 .Laesgen_aesni_gcm_r2_open_long_nonce:
+	movq	$1, 632(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	544(%rbx), %xmm0
@@ -3901,7 +3913,9 @@ aesgen_aesni_gcm_r2_open:
 	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_r2_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rbx)
-	movq	$-1, 632(%rbx)
+	movq	$-1, 640(%rbx)
+	cmpq	$0, 632(%rbx)
+	jne	.Laesgen_aesni_gcm_r2_open_same_table_2
 	vmovdqa	%xmm0, 592(%rbx)
 	movq	592(%rbx), %rdx
 	bswapq	%rdx
@@ -3911,16 +3925,16 @@ aesgen_aesni_gcm_r2_open:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	640(%rbx), %rsi
+	cmpq	648(%rbx), %rsi
 	jne	.Laesgen_aesni_gcm_r2_open_restart_2
-	cmpq	648(%rbx), %rax
+	cmpq	656(%rbx), %rax
 	je	.Laesgen_aesni_gcm_r2_open_same_table_2
 .Laesgen_aesni_gcm_r2_open_restart_2:
-	movq	%rsi, 640(%rbx)
-	movq	%rax, 648(%rbx)
-	movq	$0, 656(%rbx)
+	movq	%rsi, 648(%rbx)
+	movq	%rax, 656(%rbx)
 	movq	$0, 664(%rbx)
-	movq	$1, 672(%rbx)
+	movq	$0, 672(%rbx)
+	movq	$1, 680(%rbx)
 	jmp	.Laesgen_aesni_gcm_r2_open_same_table_2
 .Laesgen_aesni_gcm_r2_open_same_table_2:
 	movl	240(%rbx), %eax
@@ -3940,7 +3954,7 @@ aesgen_aesni_gcm_r2_open:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3984,7 +3998,7 @@ aesgen_aesni_gcm_r2_open:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4020,7 +4034,7 @@ aesgen_aesni_gcm_r2_open:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4563,8 +4577,10 @@ aesgen_aesni_gcm_r2_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_aesni_gcm_r2_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 632(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_start_have_j0
 .Laesgen_aesni_gcm_r2_start_long_nonce:
+	movq	$1, 632(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	544(%rdi), %xmm0
@@ -4846,7 +4862,9 @@ aesgen_aesni_gcm_r2_start:
 	vpshufb	.Laesgen_aesni_gcm_r2_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_r2_start_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rdi)
-	movq	$-1, 632(%rdi)
+	movq	$-1, 640(%rdi)
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_start_same_table
 	vmovdqa	%xmm0, 592(%rdi)
 	movq	592(%rdi), %rcx
 	bswapq	%rcx
@@ -4856,16 +4874,16 @@ aesgen_aesni_gcm_r2_start:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	640(%rdi), %rdx
+	cmpq	648(%rdi), %rdx
 	jne	.Laesgen_aesni_gcm_r2_start_restart
-	cmpq	648(%rdi), %rax
+	cmpq	656(%rdi), %rax
 	je	.Laesgen_aesni_gcm_r2_start_same_table
 .Laesgen_aesni_gcm_r2_start_restart:
-	movq	%rdx, 640(%rdi)
-	movq	%rax, 648(%rdi)
-	movq	$0, 656(%rdi)
+	movq	%rdx, 648(%rdi)
+	movq	%rax, 656(%rdi)
 	movq	$0, 664(%rdi)
-	movq	$1, 672(%rdi)
+	movq	$0, 672(%rdi)
+	movq	$1, 680(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_start_same_table
 .Laesgen_aesni_gcm_r2_start_same_table:
 	movl	240(%rdi), %eax
@@ -4885,7 +4903,7 @@ aesgen_aesni_gcm_r2_start:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -4929,7 +4947,7 @@ aesgen_aesni_gcm_r2_start:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -4965,7 +4983,7 @@ aesgen_aesni_gcm_r2_start:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -5799,14 +5817,16 @@ aesgen_aesni_gcm_r2_encrypt_data:
 .Laesgen_aesni_gcm_r2_encrypt_data_first256:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_first_done256
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_encrypt_data_full_first_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_encrypt_data_full_first_256
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_refresh_first_256
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_check_first_256
 .Laesgen_aesni_gcm_r2_encrypt_data_fast_first_256:
 	shlq	$4, %r8
@@ -5957,23 +5977,23 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_first_done256
 .Laesgen_aesni_gcm_r2_encrypt_data_check_first_256:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r2_encrypt_data_outside_run
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$8, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_first_256
 .Laesgen_aesni_gcm_r2_encrypt_data_outside_run:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_aesni_gcm_r2_encrypt_data_full_first_256
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -6152,9 +6172,9 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenclast	%xmm10, %xmm8, %xmm8
 	vaesenclast	%xmm10, %xmm9, %xmm9
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r2_encrypt_data_run_restart
 	addq	$8, %rax
@@ -6162,14 +6182,14 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_run_grown
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r2_encrypt_data_run_grown:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_run_done
 .Laesgen_aesni_gcm_r2_encrypt_data_run_restart:
-	movq	%r8, 656(%rdi)
-	movq	$8, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$8, 672(%rdi)
 .Laesgen_aesni_gcm_r2_encrypt_data_run_done:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -6375,20 +6395,22 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_first256
 .Laesgen_aesni_gcm_r2_encrypt_data_first_done256:
 .Laesgen_aesni_gcm_r2_encrypt_data_top256:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_drain256
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_encrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_encrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_refresh_steady_256
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_check_steady_256
 .Laesgen_aesni_gcm_r2_encrypt_data_fast_steady_256:
 	shlq	$4, %r8
@@ -6631,23 +6653,23 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_top256
 .Laesgen_aesni_gcm_r2_encrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r2_encrypt_data_outside_run_2
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$8, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_steady_256
 .Laesgen_aesni_gcm_r2_encrypt_data_outside_run_2:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_aesni_gcm_r2_encrypt_data_spent_steady_256
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-128(%rcx), %xmm9
@@ -6918,9 +6940,9 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r2_encrypt_data_run_restart_2
 	addq	$8, %rax
@@ -6928,14 +6950,14 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_run_grown_2
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r2_encrypt_data_run_grown_2:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_run_done_2
 .Laesgen_aesni_gcm_r2_encrypt_data_run_restart_2:
-	movq	%r8, 656(%rdi)
-	movq	$8, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$8, 672(%rdi)
 .Laesgen_aesni_gcm_r2_encrypt_data_run_done_2:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -7222,7 +7244,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_top256
 .Laesgen_aesni_gcm_r2_encrypt_data_spent_steady_256:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -7513,7 +7535,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_top256
 .Laesgen_aesni_gcm_r2_encrypt_data_drain256:
 	vmovdqu	-128(%rcx), %xmm2
@@ -7914,14 +7936,16 @@ aesgen_aesni_gcm_r2_encrypt_data:
 .Laesgen_aesni_gcm_r2_encrypt_data_first128:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_first_done128
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_encrypt_data_full_first_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_encrypt_data_full_first_128
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_refresh_first_128
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_check_first_128
 .Laesgen_aesni_gcm_r2_encrypt_data_fast_first_128:
 	shlq	$4, %r8
@@ -8036,23 +8060,23 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_first_done128
 .Laesgen_aesni_gcm_r2_encrypt_data_check_first_128:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r2_encrypt_data_outside_run_3
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$8, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_first_128
 .Laesgen_aesni_gcm_r2_encrypt_data_outside_run_3:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_aesni_gcm_r2_encrypt_data_full_first_128
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -8195,9 +8219,9 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenclast	%xmm10, %xmm8, %xmm8
 	vaesenclast	%xmm10, %xmm9, %xmm9
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r2_encrypt_data_run_restart_3
 	addq	$8, %rax
@@ -8205,14 +8229,14 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_run_grown_3
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r2_encrypt_data_run_grown_3:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_run_done_3
 .Laesgen_aesni_gcm_r2_encrypt_data_run_restart_3:
-	movq	%r8, 656(%rdi)
-	movq	$8, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$8, 672(%rdi)
 .Laesgen_aesni_gcm_r2_encrypt_data_run_done_3:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -8382,20 +8406,22 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_first128
 .Laesgen_aesni_gcm_r2_encrypt_data_first_done128:
 .Laesgen_aesni_gcm_r2_encrypt_data_top128:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_drain128
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_encrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_encrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_refresh_steady_128
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_check_steady_128
 .Laesgen_aesni_gcm_r2_encrypt_data_fast_steady_128:
 	vmovdqu	-128(%rcx), %xmm5
@@ -8602,23 +8628,23 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_top128
 .Laesgen_aesni_gcm_r2_encrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r2_encrypt_data_outside_run_4
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$8, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_steady_128
 .Laesgen_aesni_gcm_r2_encrypt_data_outside_run_4:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_aesni_gcm_r2_encrypt_data_spent_steady_128
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-128(%rcx), %xmm7
@@ -8853,9 +8879,9 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r2_encrypt_data_run_restart_4
 	addq	$8, %rax
@@ -8863,14 +8889,14 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_run_grown_4
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r2_encrypt_data_run_grown_4:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_run_done_4
 .Laesgen_aesni_gcm_r2_encrypt_data_run_restart_4:
-	movq	%r8, 656(%rdi)
-	movq	$8, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$8, 672(%rdi)
 .Laesgen_aesni_gcm_r2_encrypt_data_run_done_4:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -9121,7 +9147,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_top128
 .Laesgen_aesni_gcm_r2_encrypt_data_spent_steady_128:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -9376,7 +9402,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_top128
 .Laesgen_aesni_gcm_r2_encrypt_data_drain128:
 	vmovdqu	-128(%rcx), %xmm2
@@ -9741,14 +9767,16 @@ aesgen_aesni_gcm_r2_encrypt_data:
 .Laesgen_aesni_gcm_r2_encrypt_data_first192:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_first_done192
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_encrypt_data_full_first_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_encrypt_data_full_first_192
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_refresh_first_192
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_check_first_192
 .Laesgen_aesni_gcm_r2_encrypt_data_fast_first_192:
 	shlq	$4, %r8
@@ -9881,23 +9909,23 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_first_done192
 .Laesgen_aesni_gcm_r2_encrypt_data_check_first_192:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r2_encrypt_data_outside_run_5
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$8, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_first_192
 .Laesgen_aesni_gcm_r2_encrypt_data_outside_run_5:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_aesni_gcm_r2_encrypt_data_full_first_192
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_aesni_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -10058,9 +10086,9 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenclast	%xmm10, %xmm8, %xmm8
 	vaesenclast	%xmm10, %xmm9, %xmm9
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r2_encrypt_data_run_restart_5
 	addq	$8, %rax
@@ -10068,14 +10096,14 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_run_grown_5
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r2_encrypt_data_run_grown_5:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_run_done_5
 .Laesgen_aesni_gcm_r2_encrypt_data_run_restart_5:
-	movq	%r8, 656(%rdi)
-	movq	$8, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$8, 672(%rdi)
 .Laesgen_aesni_gcm_r2_encrypt_data_run_done_5:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -10263,20 +10291,22 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_first192
 .Laesgen_aesni_gcm_r2_encrypt_data_first_done192:
 .Laesgen_aesni_gcm_r2_encrypt_data_top192:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_drain192
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_encrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_encrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_refresh_steady_192
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_aesni_gcm_r2_encrypt_data_check_steady_192
 .Laesgen_aesni_gcm_r2_encrypt_data_fast_steady_192:
 	shlq	$4, %r8
@@ -10501,23 +10531,23 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_top192
 .Laesgen_aesni_gcm_r2_encrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r2_encrypt_data_outside_run_6
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$8, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_encrypt_data_fast_steady_192
 .Laesgen_aesni_gcm_r2_encrypt_data_outside_run_6:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_aesni_gcm_r2_encrypt_data_spent_steady_192
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-128(%rcx), %xmm8
@@ -10770,9 +10800,9 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r2_encrypt_data_run_restart_6
 	addq	$8, %rax
@@ -10780,14 +10810,14 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r2_encrypt_data_run_grown_6
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r2_encrypt_data_run_grown_6:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_run_done_6
 .Laesgen_aesni_gcm_r2_encrypt_data_run_restart_6:
-	movq	%r8, 656(%rdi)
-	movq	$8, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$8, 672(%rdi)
 .Laesgen_aesni_gcm_r2_encrypt_data_run_done_6:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -11056,7 +11086,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_top192
 .Laesgen_aesni_gcm_r2_encrypt_data_spent_steady_192:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -11329,7 +11359,7 @@ aesgen_aesni_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_encrypt_data_top192
 .Laesgen_aesni_gcm_r2_encrypt_data_drain192:
 	vmovdqu	-128(%rcx), %xmm2
@@ -11886,14 +11916,16 @@ aesgen_aesni_gcm_r2_decrypt_data:
 .Laesgen_aesni_gcm_r2_decrypt_data_top256:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r2_decrypt_data_drain256
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_decrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_decrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_decrypt_data_refresh_steady_256
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_aesni_gcm_r2_decrypt_data_check_steady_256
 .Laesgen_aesni_gcm_r2_decrypt_data_fast_steady_256:
 	shlq	$4, %r8
@@ -12136,23 +12168,23 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_top256
 .Laesgen_aesni_gcm_r2_decrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r2_decrypt_data_outside_run
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$8, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_decrypt_data_fast_steady_256
 .Laesgen_aesni_gcm_r2_decrypt_data_outside_run:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_aesni_gcm_r2_decrypt_data_spent_steady_256
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %xmm9
@@ -12423,9 +12455,9 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r2_decrypt_data_run_restart
 	addq	$8, %rax
@@ -12433,14 +12465,14 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r2_decrypt_data_run_grown
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r2_decrypt_data_run_grown:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_run_done
 .Laesgen_aesni_gcm_r2_decrypt_data_run_restart:
-	movq	%r8, 656(%rdi)
-	movq	$8, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$8, 672(%rdi)
 .Laesgen_aesni_gcm_r2_decrypt_data_run_done:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -12727,7 +12759,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_top256
 .Laesgen_aesni_gcm_r2_decrypt_data_spent_steady_256:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -13018,7 +13050,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_top256
 .Laesgen_aesni_gcm_r2_decrypt_data_drain256:
 .Laesgen_aesni_gcm_r2_decrypt_data_small256:
@@ -13327,14 +13359,16 @@ aesgen_aesni_gcm_r2_decrypt_data:
 .Laesgen_aesni_gcm_r2_decrypt_data_top128:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r2_decrypt_data_drain128
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_decrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_decrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_decrypt_data_refresh_steady_128
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_aesni_gcm_r2_decrypt_data_check_steady_128
 .Laesgen_aesni_gcm_r2_decrypt_data_fast_steady_128:
 	vmovdqu	(%rsi), %xmm5
@@ -13541,23 +13575,23 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_top128
 .Laesgen_aesni_gcm_r2_decrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r2_decrypt_data_outside_run_2
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$8, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_decrypt_data_fast_steady_128
 .Laesgen_aesni_gcm_r2_decrypt_data_outside_run_2:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_aesni_gcm_r2_decrypt_data_spent_steady_128
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %xmm7
@@ -13792,9 +13826,9 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r2_decrypt_data_run_restart_2
 	addq	$8, %rax
@@ -13802,14 +13836,14 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r2_decrypt_data_run_grown_2
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r2_decrypt_data_run_grown_2:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_run_done_2
 .Laesgen_aesni_gcm_r2_decrypt_data_run_restart_2:
-	movq	%r8, 656(%rdi)
-	movq	$8, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$8, 672(%rdi)
 .Laesgen_aesni_gcm_r2_decrypt_data_run_done_2:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -14060,7 +14094,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_top128
 .Laesgen_aesni_gcm_r2_decrypt_data_spent_steady_128:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -14315,7 +14349,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_top128
 .Laesgen_aesni_gcm_r2_decrypt_data_drain128:
 .Laesgen_aesni_gcm_r2_decrypt_data_small128:
@@ -14588,14 +14622,16 @@ aesgen_aesni_gcm_r2_decrypt_data:
 .Laesgen_aesni_gcm_r2_decrypt_data_top192:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r2_decrypt_data_drain192
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_aesni_gcm_r2_decrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r2_decrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r2_decrypt_data_refresh_steady_192
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_aesni_gcm_r2_decrypt_data_check_steady_192
 .Laesgen_aesni_gcm_r2_decrypt_data_fast_steady_192:
 	shlq	$4, %r8
@@ -14820,23 +14856,23 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_top192
 .Laesgen_aesni_gcm_r2_decrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r2_decrypt_data_outside_run_3
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$8, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r2_decrypt_data_fast_steady_192
 .Laesgen_aesni_gcm_r2_decrypt_data_outside_run_3:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_aesni_gcm_r2_decrypt_data_spent_steady_192
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %xmm8
@@ -15089,9 +15125,9 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r2_decrypt_data_run_restart_3
 	addq	$8, %rax
@@ -15099,14 +15135,14 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r2_decrypt_data_run_grown_3
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r2_decrypt_data_run_grown_3:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_run_done_3
 .Laesgen_aesni_gcm_r2_decrypt_data_run_restart_3:
-	movq	%r8, 656(%rdi)
-	movq	$8, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$8, 672(%rdi)
 .Laesgen_aesni_gcm_r2_decrypt_data_run_done_3:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -15375,7 +15411,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_top192
 .Laesgen_aesni_gcm_r2_decrypt_data_spent_steady_192:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -15648,7 +15684,7 @@ aesgen_aesni_gcm_r2_decrypt_data:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_aesni_gcm_r2_decrypt_data_top192
 .Laesgen_aesni_gcm_r2_decrypt_data_drain192:
 .Laesgen_aesni_gcm_r2_decrypt_data_small192:

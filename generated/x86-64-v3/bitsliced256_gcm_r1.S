@@ -13770,10 +13770,13 @@ aesgen_bitsliced256_gcm_r1_seal:
 	movq	%rax, 6304(%rbx)
 	movq	$0, 6312(%rbx)
 	movq	$1, 6320(%rbx)
+	movq	$0, 6328(%rbx)
 	vpshufb	.Laesgen_bitsliced256_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced256_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 6224(%rbx)
 	movq	$-1, 6464(%rbx)
+	cmpq	$0, 6328(%rbx)
+	jne	.Laesgen_bitsliced256_gcm_r1_seal_same_table
 	vmovdqa	%xmm0, 6288(%rbx)
 	movq	6288(%rbx), %rcx
 	bswapq	%rcx
@@ -17495,8 +17498,10 @@ aesgen_bitsliced256_gcm_r1_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_bitsliced256_gcm_r1_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 6328(%rbx)
 	jmp	.Laesgen_bitsliced256_gcm_r1_seal_have_j0
 .Laesgen_bitsliced256_gcm_r1_seal_long_nonce:
+	movq	$1, 6328(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa	6240(%rbx), %xmm0
@@ -17779,6 +17784,8 @@ aesgen_bitsliced256_gcm_r1_seal:
 	vpaddd	.Laesgen_bitsliced256_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 6224(%rbx)
 	movq	$-1, 6464(%rbx)
+	cmpq	$0, 6328(%rbx)
+	jne	.Laesgen_bitsliced256_gcm_r1_seal_same_table_2
 	vmovdqa	%xmm0, 6288(%rbx)
 	movq	6288(%rbx), %rsi
 	bswapq	%rsi
@@ -25013,10 +25020,13 @@ aesgen_bitsliced256_gcm_r1_open:
 	movq	%rdi, 6304(%rbx)
 	movq	$0, 6312(%rbx)
 	movq	$1, 6320(%rbx)
+	movq	$0, 6328(%rbx)
 	vpshufb	.Laesgen_bitsliced256_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced256_gcm_r1_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 6224(%rbx)
 	movq	$-1, 6464(%rbx)
+	cmpq	$0, 6328(%rbx)
+	jne	.Laesgen_bitsliced256_gcm_r1_open_same_table
 	vmovdqa	%xmm0, 6288(%rbx)
 	movq	6288(%rbx), %rcx
 	bswapq	%rcx
@@ -28738,8 +28748,10 @@ aesgen_bitsliced256_gcm_r1_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_bitsliced256_gcm_r1_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 6328(%rbx)
 	jmp	.Laesgen_bitsliced256_gcm_r1_open_have_j0
 .Laesgen_bitsliced256_gcm_r1_open_long_nonce:
+	movq	$1, 6328(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	6240(%rbx), %xmm0
@@ -29022,6 +29034,8 @@ aesgen_bitsliced256_gcm_r1_open:
 	vpaddd	.Laesgen_bitsliced256_gcm_r1_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 6224(%rbx)
 	movq	$-1, 6464(%rbx)
+	cmpq	$0, 6328(%rbx)
+	jne	.Laesgen_bitsliced256_gcm_r1_open_same_table_2
 	vmovdqa	%xmm0, 6288(%rbx)
 	movq	6288(%rbx), %rdx
 	bswapq	%rdx
@@ -33286,8 +33300,10 @@ aesgen_bitsliced256_gcm_r1_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_bitsliced256_gcm_r1_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 6328(%rdi)
 	jmp	.Laesgen_bitsliced256_gcm_r1_start_have_j0
 .Laesgen_bitsliced256_gcm_r1_start_long_nonce:
+	movq	$1, 6328(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	6240(%rdi), %xmm0
@@ -33570,6 +33586,8 @@ aesgen_bitsliced256_gcm_r1_start:
 	vpaddd	.Laesgen_bitsliced256_gcm_r1_start_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 6224(%rdi)
 	movq	$-1, 6464(%rdi)
+	cmpq	$0, 6328(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r1_start_same_table
 	vmovdqa	%xmm0, 6288(%rdi)
 	movq	6288(%rdi), %rcx
 	bswapq	%rcx
@@ -38125,6 +38143,8 @@ aesgen_bitsliced256_gcm_r1_encrypt_data:
 .Laesgen_bitsliced256_gcm_r1_encrypt_data_first256:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r1_encrypt_data_first_done256
+	cmpq	$0, 6328(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r1_encrypt_data_full_first_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -41252,6 +41272,8 @@ aesgen_bitsliced256_gcm_r1_encrypt_data:
 .Laesgen_bitsliced256_gcm_r1_encrypt_data_top256:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r1_encrypt_data_drain256
+	cmpq	$0, 6328(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r1_encrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -48922,6 +48944,8 @@ aesgen_bitsliced256_gcm_r1_encrypt_data:
 .Laesgen_bitsliced256_gcm_r1_encrypt_data_first128:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r1_encrypt_data_first_done128
+	cmpq	$0, 6328(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r1_encrypt_data_full_first_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -52049,6 +52073,8 @@ aesgen_bitsliced256_gcm_r1_encrypt_data:
 .Laesgen_bitsliced256_gcm_r1_encrypt_data_top128:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r1_encrypt_data_drain128
+	cmpq	$0, 6328(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r1_encrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -59719,6 +59745,8 @@ aesgen_bitsliced256_gcm_r1_encrypt_data:
 .Laesgen_bitsliced256_gcm_r1_encrypt_data_first192:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r1_encrypt_data_first_done192
+	cmpq	$0, 6328(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r1_encrypt_data_full_first_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -62822,6 +62850,8 @@ aesgen_bitsliced256_gcm_r1_encrypt_data:
 .Laesgen_bitsliced256_gcm_r1_encrypt_data_top192:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r1_encrypt_data_drain192
+	cmpq	$0, 6328(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r1_encrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -70844,6 +70874,8 @@ aesgen_bitsliced256_gcm_r1_decrypt_data:
 .Laesgen_bitsliced256_gcm_r1_decrypt_data_top256:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r1_decrypt_data_drain256
+	cmpq	$0, 6328(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r1_decrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -78342,6 +78374,8 @@ aesgen_bitsliced256_gcm_r1_decrypt_data:
 .Laesgen_bitsliced256_gcm_r1_decrypt_data_top128:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r1_decrypt_data_drain128
+	cmpq	$0, 6328(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r1_decrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -85840,6 +85874,8 @@ aesgen_bitsliced256_gcm_r1_decrypt_data:
 .Laesgen_bitsliced256_gcm_r1_decrypt_data_top192:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r1_decrypt_data_drain192
+	cmpq	$0, 6328(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r1_decrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8

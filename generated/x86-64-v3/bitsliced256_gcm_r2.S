@@ -13770,10 +13770,13 @@ aesgen_bitsliced256_gcm_r2_seal:
 	movq	%rax, 6304(%rbx)
 	movq	$0, 6312(%rbx)
 	movq	$1, 6320(%rbx)
+	movq	$0, 6328(%rbx)
 	vpshufb	.Laesgen_bitsliced256_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced256_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 6224(%rbx)
 	movq	$-1, 6464(%rbx)
+	cmpq	$0, 6328(%rbx)
+	jne	.Laesgen_bitsliced256_gcm_r2_seal_same_table
 	vmovdqa	%xmm0, 6288(%rbx)
 	movq	6288(%rbx), %rcx
 	bswapq	%rcx
@@ -18042,8 +18045,10 @@ aesgen_bitsliced256_gcm_r2_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_bitsliced256_gcm_r2_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 6328(%rbx)
 	jmp	.Laesgen_bitsliced256_gcm_r2_seal_have_j0
 .Laesgen_bitsliced256_gcm_r2_seal_long_nonce:
+	movq	$1, 6328(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa	6240(%rbx), %xmm0
@@ -18326,6 +18331,8 @@ aesgen_bitsliced256_gcm_r2_seal:
 	vpaddd	.Laesgen_bitsliced256_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 6224(%rbx)
 	movq	$-1, 6464(%rbx)
+	cmpq	$0, 6328(%rbx)
+	jne	.Laesgen_bitsliced256_gcm_r2_seal_same_table_2
 	vmovdqa	%xmm0, 6288(%rbx)
 	movq	6288(%rbx), %rsi
 	bswapq	%rsi
@@ -26104,10 +26111,13 @@ aesgen_bitsliced256_gcm_r2_open:
 	movq	%rdi, 6304(%rbx)
 	movq	$0, 6312(%rbx)
 	movq	$1, 6320(%rbx)
+	movq	$0, 6328(%rbx)
 	vpshufb	.Laesgen_bitsliced256_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced256_gcm_r2_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 6224(%rbx)
 	movq	$-1, 6464(%rbx)
+	cmpq	$0, 6328(%rbx)
+	jne	.Laesgen_bitsliced256_gcm_r2_open_same_table
 	vmovdqa	%xmm0, 6288(%rbx)
 	movq	6288(%rbx), %rcx
 	bswapq	%rcx
@@ -30376,8 +30386,10 @@ aesgen_bitsliced256_gcm_r2_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_bitsliced256_gcm_r2_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 6328(%rbx)
 	jmp	.Laesgen_bitsliced256_gcm_r2_open_have_j0
 .Laesgen_bitsliced256_gcm_r2_open_long_nonce:
+	movq	$1, 6328(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	6240(%rbx), %xmm0
@@ -30660,6 +30672,8 @@ aesgen_bitsliced256_gcm_r2_open:
 	vpaddd	.Laesgen_bitsliced256_gcm_r2_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 6224(%rbx)
 	movq	$-1, 6464(%rbx)
+	cmpq	$0, 6328(%rbx)
+	jne	.Laesgen_bitsliced256_gcm_r2_open_same_table_2
 	vmovdqa	%xmm0, 6288(%rbx)
 	movq	6288(%rbx), %rdx
 	bswapq	%rdx
@@ -35468,8 +35482,10 @@ aesgen_bitsliced256_gcm_r2_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_bitsliced256_gcm_r2_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 6328(%rdi)
 	jmp	.Laesgen_bitsliced256_gcm_r2_start_have_j0
 .Laesgen_bitsliced256_gcm_r2_start_long_nonce:
+	movq	$1, 6328(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	6240(%rdi), %xmm0
@@ -35752,6 +35768,8 @@ aesgen_bitsliced256_gcm_r2_start:
 	vpaddd	.Laesgen_bitsliced256_gcm_r2_start_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 6224(%rdi)
 	movq	$-1, 6464(%rdi)
+	cmpq	$0, 6328(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r2_start_same_table
 	vmovdqa	%xmm0, 6288(%rdi)
 	movq	6288(%rdi), %rcx
 	bswapq	%rcx
@@ -40851,6 +40869,8 @@ aesgen_bitsliced256_gcm_r2_encrypt_data:
 .Laesgen_bitsliced256_gcm_r2_encrypt_data_first256:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r2_encrypt_data_first_done256
+	cmpq	$0, 6328(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r2_encrypt_data_full_first_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -43975,6 +43995,8 @@ aesgen_bitsliced256_gcm_r2_encrypt_data:
 .Laesgen_bitsliced256_gcm_r2_encrypt_data_top256:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r2_encrypt_data_drain256
+	cmpq	$0, 6328(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r2_encrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -51642,6 +51664,8 @@ aesgen_bitsliced256_gcm_r2_encrypt_data:
 .Laesgen_bitsliced256_gcm_r2_encrypt_data_first128:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r2_encrypt_data_first_done128
+	cmpq	$0, 6328(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r2_encrypt_data_full_first_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -54766,6 +54790,8 @@ aesgen_bitsliced256_gcm_r2_encrypt_data:
 .Laesgen_bitsliced256_gcm_r2_encrypt_data_top128:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r2_encrypt_data_drain128
+	cmpq	$0, 6328(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r2_encrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -62433,6 +62459,8 @@ aesgen_bitsliced256_gcm_r2_encrypt_data:
 .Laesgen_bitsliced256_gcm_r2_encrypt_data_first192:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r2_encrypt_data_first_done192
+	cmpq	$0, 6328(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r2_encrypt_data_full_first_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -65558,6 +65586,8 @@ aesgen_bitsliced256_gcm_r2_encrypt_data:
 .Laesgen_bitsliced256_gcm_r2_encrypt_data_top192:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r2_encrypt_data_drain192
+	cmpq	$0, 6328(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r2_encrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -73587,6 +73617,8 @@ aesgen_bitsliced256_gcm_r2_decrypt_data:
 .Laesgen_bitsliced256_gcm_r2_decrypt_data_top256:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r2_decrypt_data_drain256
+	cmpq	$0, 6328(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r2_decrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -81082,6 +81114,8 @@ aesgen_bitsliced256_gcm_r2_decrypt_data:
 .Laesgen_bitsliced256_gcm_r2_decrypt_data_top128:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r2_decrypt_data_drain128
+	cmpq	$0, 6328(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r2_decrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
@@ -88577,6 +88611,8 @@ aesgen_bitsliced256_gcm_r2_decrypt_data:
 .Laesgen_bitsliced256_gcm_r2_decrypt_data_top192:
 	cmpq	$256, %rdx
 	jb	.Laesgen_bitsliced256_gcm_r2_decrypt_data_drain192
+	cmpq	$0, 6328(%rdi)
+	jne	.Laesgen_bitsliced256_gcm_r2_decrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8

@@ -670,7 +670,7 @@ aesgen_aesni_gcm_r1_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_init_hash_key
 .Laesgen_aesni_gcm_r1_init_hash_key:
-	movq	$1, 648(%rdi)
+	movq	$1, 656(%rdi)
 	vpxor	%xmm0, %xmm0, %xmm0
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -1657,10 +1657,13 @@ aesgen_aesni_gcm_r1_seal:
 	movq	%rax, 608(%rbx)
 	movq	$0, 616(%rbx)
 	movq	$1, 624(%rbx)
+	movq	$0, 632(%rbx)
 	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rbx)
-	movq	$-1, 632(%rbx)
+	movq	$-1, 640(%rbx)
+	cmpq	$0, 632(%rbx)
+	jne	.Laesgen_aesni_gcm_r1_seal_same_table
 	vmovdqa	%xmm0, 592(%rbx)
 	movq	592(%rbx), %rcx
 	bswapq	%rcx
@@ -1670,16 +1673,16 @@ aesgen_aesni_gcm_r1_seal:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	640(%rbx), %rdx
+	cmpq	648(%rbx), %rdx
 	jne	.Laesgen_aesni_gcm_r1_seal_restart
-	cmpq	648(%rbx), %rax
+	cmpq	656(%rbx), %rax
 	je	.Laesgen_aesni_gcm_r1_seal_same_table
 .Laesgen_aesni_gcm_r1_seal_restart:
-	movq	%rdx, 640(%rbx)
-	movq	%rax, 648(%rbx)
-	movq	$0, 656(%rbx)
+	movq	%rdx, 648(%rbx)
+	movq	%rax, 656(%rbx)
 	movq	$0, 664(%rbx)
-	movq	$1, 672(%rbx)
+	movq	$0, 672(%rbx)
+	movq	$1, 680(%rbx)
 	jmp	.Laesgen_aesni_gcm_r1_seal_same_table
 .Laesgen_aesni_gcm_r1_seal_same_table:
 	movl	240(%rbx), %eax
@@ -1697,7 +1700,7 @@ aesgen_aesni_gcm_r1_seal:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -1739,7 +1742,7 @@ aesgen_aesni_gcm_r1_seal:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -1773,7 +1776,7 @@ aesgen_aesni_gcm_r1_seal:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -1849,8 +1852,10 @@ aesgen_aesni_gcm_r1_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_aesni_gcm_r1_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 632(%rbx)
 	jmp	.Laesgen_aesni_gcm_r1_seal_have_j0
 .Laesgen_aesni_gcm_r1_seal_long_nonce:
+	movq	$1, 632(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa	544(%rbx), %xmm0
@@ -2132,7 +2137,9 @@ aesgen_aesni_gcm_r1_seal:
 	vpshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rbx)
-	movq	$-1, 632(%rbx)
+	movq	$-1, 640(%rbx)
+	cmpq	$0, 632(%rbx)
+	jne	.Laesgen_aesni_gcm_r1_seal_same_table_2
 	vmovdqa	%xmm0, 592(%rbx)
 	movq	592(%rbx), %rsi
 	bswapq	%rsi
@@ -2142,16 +2149,16 @@ aesgen_aesni_gcm_r1_seal:
 	andq	%rdx, %rdi
 	movabsq	$0xff00000000ff0000, %rdx
 	andq	%rsi, %rdx
-	cmpq	640(%rbx), %rdi
+	cmpq	648(%rbx), %rdi
 	jne	.Laesgen_aesni_gcm_r1_seal_restart_2
-	cmpq	648(%rbx), %rdx
+	cmpq	656(%rbx), %rdx
 	je	.Laesgen_aesni_gcm_r1_seal_same_table_2
 .Laesgen_aesni_gcm_r1_seal_restart_2:
-	movq	%rdi, 640(%rbx)
-	movq	%rdx, 648(%rbx)
-	movq	$0, 656(%rbx)
+	movq	%rdi, 648(%rbx)
+	movq	%rdx, 656(%rbx)
 	movq	$0, 664(%rbx)
-	movq	$1, 672(%rbx)
+	movq	$0, 672(%rbx)
+	movq	$1, 680(%rbx)
 	jmp	.Laesgen_aesni_gcm_r1_seal_same_table_2
 .Laesgen_aesni_gcm_r1_seal_same_table_2:
 	movl	240(%rbx), %edx
@@ -2169,7 +2176,7 @@ aesgen_aesni_gcm_r1_seal:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rbx)
+	movq	%rdx, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2211,7 +2218,7 @@ aesgen_aesni_gcm_r1_seal:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rbx)
+	movq	%rdx, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2245,7 +2252,7 @@ aesgen_aesni_gcm_r1_seal:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rbx)
+	movq	%rdx, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3408,10 +3415,13 @@ aesgen_aesni_gcm_r1_open:
 	movq	%rdi, 608(%rbx)
 	movq	$0, 616(%rbx)
 	movq	$1, 624(%rbx)
+	movq	$0, 632(%rbx)
 	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_r1_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rbx)
-	movq	$-1, 632(%rbx)
+	movq	$-1, 640(%rbx)
+	cmpq	$0, 632(%rbx)
+	jne	.Laesgen_aesni_gcm_r1_open_same_table
 	vmovdqa	%xmm0, 592(%rbx)
 	movq	592(%rbx), %rcx
 	bswapq	%rcx
@@ -3421,16 +3431,16 @@ aesgen_aesni_gcm_r1_open:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	640(%rbx), %rdx
+	cmpq	648(%rbx), %rdx
 	jne	.Laesgen_aesni_gcm_r1_open_restart
-	cmpq	648(%rbx), %rax
+	cmpq	656(%rbx), %rax
 	je	.Laesgen_aesni_gcm_r1_open_same_table
 .Laesgen_aesni_gcm_r1_open_restart:
-	movq	%rdx, 640(%rbx)
-	movq	%rax, 648(%rbx)
-	movq	$0, 656(%rbx)
+	movq	%rdx, 648(%rbx)
+	movq	%rax, 656(%rbx)
 	movq	$0, 664(%rbx)
-	movq	$1, 672(%rbx)
+	movq	$0, 672(%rbx)
+	movq	$1, 680(%rbx)
 	jmp	.Laesgen_aesni_gcm_r1_open_same_table
 .Laesgen_aesni_gcm_r1_open_same_table:
 	movl	240(%rbx), %eax
@@ -3448,7 +3458,7 @@ aesgen_aesni_gcm_r1_open:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3490,7 +3500,7 @@ aesgen_aesni_gcm_r1_open:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3524,7 +3534,7 @@ aesgen_aesni_gcm_r1_open:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3600,8 +3610,10 @@ aesgen_aesni_gcm_r1_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_aesni_gcm_r1_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 632(%rbx)
 	jmp	.Laesgen_aesni_gcm_r1_open_have_j0
 .Laesgen_aesni_gcm_r1_open_long_nonce:
+	movq	$1, 632(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	544(%rbx), %xmm0
@@ -3883,7 +3895,9 @@ aesgen_aesni_gcm_r1_open:
 	vpshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_r1_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rbx)
-	movq	$-1, 632(%rbx)
+	movq	$-1, 640(%rbx)
+	cmpq	$0, 632(%rbx)
+	jne	.Laesgen_aesni_gcm_r1_open_same_table_2
 	vmovdqa	%xmm0, 592(%rbx)
 	movq	592(%rbx), %rdx
 	bswapq	%rdx
@@ -3893,16 +3907,16 @@ aesgen_aesni_gcm_r1_open:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	640(%rbx), %rsi
+	cmpq	648(%rbx), %rsi
 	jne	.Laesgen_aesni_gcm_r1_open_restart_2
-	cmpq	648(%rbx), %rax
+	cmpq	656(%rbx), %rax
 	je	.Laesgen_aesni_gcm_r1_open_same_table_2
 .Laesgen_aesni_gcm_r1_open_restart_2:
-	movq	%rsi, 640(%rbx)
-	movq	%rax, 648(%rbx)
-	movq	$0, 656(%rbx)
+	movq	%rsi, 648(%rbx)
+	movq	%rax, 656(%rbx)
 	movq	$0, 664(%rbx)
-	movq	$1, 672(%rbx)
+	movq	$0, 672(%rbx)
+	movq	$1, 680(%rbx)
 	jmp	.Laesgen_aesni_gcm_r1_open_same_table_2
 .Laesgen_aesni_gcm_r1_open_same_table_2:
 	movl	240(%rbx), %eax
@@ -3920,7 +3934,7 @@ aesgen_aesni_gcm_r1_open:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3962,7 +3976,7 @@ aesgen_aesni_gcm_r1_open:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3996,7 +4010,7 @@ aesgen_aesni_gcm_r1_open:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4539,8 +4553,10 @@ aesgen_aesni_gcm_r1_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_aesni_gcm_r1_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 632(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_start_have_j0
 .Laesgen_aesni_gcm_r1_start_long_nonce:
+	movq	$1, 632(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	544(%rdi), %xmm0
@@ -4822,7 +4838,9 @@ aesgen_aesni_gcm_r1_start:
 	vpshufb	.Laesgen_aesni_gcm_r1_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_aesni_gcm_r1_start_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rdi)
-	movq	$-1, 632(%rdi)
+	movq	$-1, 640(%rdi)
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_start_same_table
 	vmovdqa	%xmm0, 592(%rdi)
 	movq	592(%rdi), %rcx
 	bswapq	%rcx
@@ -4832,16 +4850,16 @@ aesgen_aesni_gcm_r1_start:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	640(%rdi), %rdx
+	cmpq	648(%rdi), %rdx
 	jne	.Laesgen_aesni_gcm_r1_start_restart
-	cmpq	648(%rdi), %rax
+	cmpq	656(%rdi), %rax
 	je	.Laesgen_aesni_gcm_r1_start_same_table
 .Laesgen_aesni_gcm_r1_start_restart:
-	movq	%rdx, 640(%rdi)
-	movq	%rax, 648(%rdi)
-	movq	$0, 656(%rdi)
+	movq	%rdx, 648(%rdi)
+	movq	%rax, 656(%rdi)
 	movq	$0, 664(%rdi)
-	movq	$1, 672(%rdi)
+	movq	$0, 672(%rdi)
+	movq	$1, 680(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_start_same_table
 .Laesgen_aesni_gcm_r1_start_same_table:
 	movl	240(%rdi), %eax
@@ -4859,7 +4877,7 @@ aesgen_aesni_gcm_r1_start:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -4901,7 +4919,7 @@ aesgen_aesni_gcm_r1_start:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -4935,7 +4953,7 @@ aesgen_aesni_gcm_r1_start:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -5769,14 +5787,16 @@ aesgen_aesni_gcm_r1_encrypt_data:
 .Laesgen_aesni_gcm_r1_encrypt_data_first256:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_first_done256
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_encrypt_data_full_first_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_full_first_256
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_refresh_first_256
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_check_first_256
 .Laesgen_aesni_gcm_r1_encrypt_data_fast_first_256:
 	shlq	$4, %r8
@@ -5936,23 +5956,23 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_first_done256
 .Laesgen_aesni_gcm_r1_encrypt_data_check_first_256:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r1_encrypt_data_outside_run
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$8, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_first_256
 .Laesgen_aesni_gcm_r1_encrypt_data_outside_run:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_aesni_gcm_r1_encrypt_data_full_first_256
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -6131,9 +6151,9 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenclast	%xmm10, %xmm8, %xmm8
 	vaesenclast	%xmm10, %xmm9, %xmm9
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_run_restart
 	addq	$8, %rax
@@ -6141,14 +6161,14 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_run_grown
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r1_encrypt_data_run_grown:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_run_done
 .Laesgen_aesni_gcm_r1_encrypt_data_run_restart:
-	movq	%r8, 656(%rdi)
-	movq	$8, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$8, 672(%rdi)
 .Laesgen_aesni_gcm_r1_encrypt_data_run_done:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -6352,20 +6372,22 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_first256
 .Laesgen_aesni_gcm_r1_encrypt_data_first_done256:
 .Laesgen_aesni_gcm_r1_encrypt_data_top256:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_drain256
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_encrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_refresh_steady_256
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_check_steady_256
 .Laesgen_aesni_gcm_r1_encrypt_data_fast_steady_256:
 	shlq	$4, %r8
@@ -6617,23 +6639,23 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top256
 .Laesgen_aesni_gcm_r1_encrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r1_encrypt_data_outside_run_2
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$8, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_steady_256
 .Laesgen_aesni_gcm_r1_encrypt_data_outside_run_2:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_aesni_gcm_r1_encrypt_data_spent_steady_256
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-128(%rcx), %xmm9
@@ -6904,9 +6926,9 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_run_restart_2
 	addq	$8, %rax
@@ -6914,14 +6936,14 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_run_grown_2
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r1_encrypt_data_run_grown_2:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_run_done_2
 .Laesgen_aesni_gcm_r1_encrypt_data_run_restart_2:
-	movq	%r8, 656(%rdi)
-	movq	$8, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$8, 672(%rdi)
 .Laesgen_aesni_gcm_r1_encrypt_data_run_done_2:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -7208,7 +7230,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top256
 .Laesgen_aesni_gcm_r1_encrypt_data_spent_steady_256:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -7497,7 +7519,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top256
 .Laesgen_aesni_gcm_r1_encrypt_data_drain256:
 	vmovdqu	-128(%rcx), %xmm2
@@ -7898,14 +7920,16 @@ aesgen_aesni_gcm_r1_encrypt_data:
 .Laesgen_aesni_gcm_r1_encrypt_data_first128:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_first_done128
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_encrypt_data_full_first_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_full_first_128
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_refresh_first_128
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_check_first_128
 .Laesgen_aesni_gcm_r1_encrypt_data_fast_first_128:
 	shlq	$4, %r8
@@ -8029,23 +8053,23 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_first_done128
 .Laesgen_aesni_gcm_r1_encrypt_data_check_first_128:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r1_encrypt_data_outside_run_3
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$8, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_first_128
 .Laesgen_aesni_gcm_r1_encrypt_data_outside_run_3:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_aesni_gcm_r1_encrypt_data_full_first_128
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -8188,9 +8212,9 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenclast	%xmm10, %xmm8, %xmm8
 	vaesenclast	%xmm10, %xmm9, %xmm9
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_run_restart_3
 	addq	$8, %rax
@@ -8198,14 +8222,14 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_run_grown_3
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r1_encrypt_data_run_grown_3:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_run_done_3
 .Laesgen_aesni_gcm_r1_encrypt_data_run_restart_3:
-	movq	%r8, 656(%rdi)
-	movq	$8, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$8, 672(%rdi)
 .Laesgen_aesni_gcm_r1_encrypt_data_run_done_3:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -8373,20 +8397,22 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_first128
 .Laesgen_aesni_gcm_r1_encrypt_data_first_done128:
 .Laesgen_aesni_gcm_r1_encrypt_data_top128:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_drain128
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_encrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_refresh_steady_128
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_check_steady_128
 .Laesgen_aesni_gcm_r1_encrypt_data_fast_steady_128:
 	shlq	$4, %r8
@@ -8602,23 +8628,23 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top128
 .Laesgen_aesni_gcm_r1_encrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r1_encrypt_data_outside_run_4
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$8, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_steady_128
 .Laesgen_aesni_gcm_r1_encrypt_data_outside_run_4:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_aesni_gcm_r1_encrypt_data_spent_steady_128
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-128(%rcx), %xmm7
@@ -8853,9 +8879,9 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_run_restart_4
 	addq	$8, %rax
@@ -8863,14 +8889,14 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_run_grown_4
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r1_encrypt_data_run_grown_4:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_run_done_4
 .Laesgen_aesni_gcm_r1_encrypt_data_run_restart_4:
-	movq	%r8, 656(%rdi)
-	movq	$8, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$8, 672(%rdi)
 .Laesgen_aesni_gcm_r1_encrypt_data_run_done_4:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -9121,7 +9147,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top128
 .Laesgen_aesni_gcm_r1_encrypt_data_spent_steady_128:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -9374,7 +9400,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top128
 .Laesgen_aesni_gcm_r1_encrypt_data_drain128:
 	vmovdqu	-128(%rcx), %xmm2
@@ -9739,14 +9765,16 @@ aesgen_aesni_gcm_r1_encrypt_data:
 .Laesgen_aesni_gcm_r1_encrypt_data_first192:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_first_done192
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_encrypt_data_full_first_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_full_first_192
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_refresh_first_192
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_check_first_192
 .Laesgen_aesni_gcm_r1_encrypt_data_fast_first_192:
 	shlq	$4, %r8
@@ -9888,23 +9916,23 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_first_done192
 .Laesgen_aesni_gcm_r1_encrypt_data_check_first_192:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r1_encrypt_data_outside_run_5
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$8, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_first_192
 .Laesgen_aesni_gcm_r1_encrypt_data_outside_run_5:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_aesni_gcm_r1_encrypt_data_full_first_192
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_aesni_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -10065,9 +10093,9 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenclast	%xmm10, %xmm8, %xmm8
 	vaesenclast	%xmm10, %xmm9, %xmm9
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_run_restart_5
 	addq	$8, %rax
@@ -10075,14 +10103,14 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_run_grown_5
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r1_encrypt_data_run_grown_5:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_run_done_5
 .Laesgen_aesni_gcm_r1_encrypt_data_run_restart_5:
-	movq	%r8, 656(%rdi)
-	movq	$8, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$8, 672(%rdi)
 .Laesgen_aesni_gcm_r1_encrypt_data_run_done_5:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -10268,20 +10296,22 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_first192
 .Laesgen_aesni_gcm_r1_encrypt_data_first_done192:
 .Laesgen_aesni_gcm_r1_encrypt_data_top192:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_drain192
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_encrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_refresh_steady_192
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_encrypt_data_check_steady_192
 .Laesgen_aesni_gcm_r1_encrypt_data_fast_steady_192:
 	shlq	$4, %r8
@@ -10515,23 +10545,23 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top192
 .Laesgen_aesni_gcm_r1_encrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r1_encrypt_data_outside_run_6
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$8, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_encrypt_data_fast_steady_192
 .Laesgen_aesni_gcm_r1_encrypt_data_outside_run_6:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_aesni_gcm_r1_encrypt_data_spent_steady_192
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-128(%rcx), %xmm8
@@ -10784,9 +10814,9 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r1_encrypt_data_run_restart_6
 	addq	$8, %rax
@@ -10794,14 +10824,14 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r1_encrypt_data_run_grown_6
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r1_encrypt_data_run_grown_6:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_run_done_6
 .Laesgen_aesni_gcm_r1_encrypt_data_run_restart_6:
-	movq	%r8, 656(%rdi)
-	movq	$8, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$8, 672(%rdi)
 .Laesgen_aesni_gcm_r1_encrypt_data_run_done_6:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -11070,7 +11100,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top192
 .Laesgen_aesni_gcm_r1_encrypt_data_spent_steady_192:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -11341,7 +11371,7 @@ aesgen_aesni_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_encrypt_data_top192
 .Laesgen_aesni_gcm_r1_encrypt_data_drain192:
 	vmovdqu	-128(%rcx), %xmm2
@@ -11898,14 +11928,16 @@ aesgen_aesni_gcm_r1_decrypt_data:
 .Laesgen_aesni_gcm_r1_decrypt_data_top256:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_decrypt_data_drain256
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_decrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_decrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_decrypt_data_refresh_steady_256
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_decrypt_data_check_steady_256
 .Laesgen_aesni_gcm_r1_decrypt_data_fast_steady_256:
 	shlq	$4, %r8
@@ -12157,23 +12189,23 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top256
 .Laesgen_aesni_gcm_r1_decrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r1_decrypt_data_outside_run
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$8, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_decrypt_data_fast_steady_256
 .Laesgen_aesni_gcm_r1_decrypt_data_outside_run:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_aesni_gcm_r1_decrypt_data_spent_steady_256
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %xmm9
@@ -12444,9 +12476,9 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r1_decrypt_data_run_restart
 	addq	$8, %rax
@@ -12454,14 +12486,14 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r1_decrypt_data_run_grown
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r1_decrypt_data_run_grown:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_run_done
 .Laesgen_aesni_gcm_r1_decrypt_data_run_restart:
-	movq	%r8, 656(%rdi)
-	movq	$8, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$8, 672(%rdi)
 .Laesgen_aesni_gcm_r1_decrypt_data_run_done:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -12748,7 +12780,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top256
 .Laesgen_aesni_gcm_r1_decrypt_data_spent_steady_256:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -13037,7 +13069,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top256
 .Laesgen_aesni_gcm_r1_decrypt_data_drain256:
 .Laesgen_aesni_gcm_r1_decrypt_data_small256:
@@ -13346,14 +13378,16 @@ aesgen_aesni_gcm_r1_decrypt_data:
 .Laesgen_aesni_gcm_r1_decrypt_data_top128:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_decrypt_data_drain128
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_decrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_decrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_decrypt_data_refresh_steady_128
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_decrypt_data_check_steady_128
 .Laesgen_aesni_gcm_r1_decrypt_data_fast_steady_128:
 	shlq	$4, %r8
@@ -13569,23 +13603,23 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top128
 .Laesgen_aesni_gcm_r1_decrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r1_decrypt_data_outside_run_2
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$8, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_decrypt_data_fast_steady_128
 .Laesgen_aesni_gcm_r1_decrypt_data_outside_run_2:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_aesni_gcm_r1_decrypt_data_spent_steady_128
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %xmm7
@@ -13820,9 +13854,9 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r1_decrypt_data_run_restart_2
 	addq	$8, %rax
@@ -13830,14 +13864,14 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r1_decrypt_data_run_grown_2
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r1_decrypt_data_run_grown_2:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_run_done_2
 .Laesgen_aesni_gcm_r1_decrypt_data_run_restart_2:
-	movq	%r8, 656(%rdi)
-	movq	$8, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$8, 672(%rdi)
 .Laesgen_aesni_gcm_r1_decrypt_data_run_done_2:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -14088,7 +14122,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top128
 .Laesgen_aesni_gcm_r1_decrypt_data_spent_steady_128:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -14341,7 +14375,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top128
 .Laesgen_aesni_gcm_r1_decrypt_data_drain128:
 .Laesgen_aesni_gcm_r1_decrypt_data_small128:
@@ -14614,14 +14648,16 @@ aesgen_aesni_gcm_r1_decrypt_data:
 .Laesgen_aesni_gcm_r1_decrypt_data_top192:
 	cmpq	$128, %rdx
 	jb	.Laesgen_aesni_gcm_r1_decrypt_data_drain192
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_aesni_gcm_r1_decrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$248, %r8
 	ja	.Laesgen_aesni_gcm_r1_decrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_aesni_gcm_r1_decrypt_data_refresh_steady_192
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_aesni_gcm_r1_decrypt_data_check_steady_192
 .Laesgen_aesni_gcm_r1_decrypt_data_fast_steady_192:
 	shlq	$4, %r8
@@ -14855,23 +14891,23 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top192
 .Laesgen_aesni_gcm_r1_decrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	8(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$7, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_aesni_gcm_r1_decrypt_data_outside_run_3
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$8, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_aesni_gcm_r1_decrypt_data_fast_steady_192
 .Laesgen_aesni_gcm_r1_decrypt_data_outside_run_3:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_aesni_gcm_r1_decrypt_data_spent_steady_192
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %xmm8
@@ -15124,9 +15160,9 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vaesenclast	%xmm0, %xmm9, %xmm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_aesni_gcm_r1_decrypt_data_run_restart_3
 	addq	$8, %rax
@@ -15134,14 +15170,14 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_aesni_gcm_r1_decrypt_data_run_grown_3
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_aesni_gcm_r1_decrypt_data_run_grown_3:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_run_done_3
 .Laesgen_aesni_gcm_r1_decrypt_data_run_restart_3:
-	movq	%r8, 656(%rdi)
-	movq	$8, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$8, 672(%rdi)
 .Laesgen_aesni_gcm_r1_decrypt_data_run_done_3:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -15410,7 +15446,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	subq	$128, %rdx
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top192
 .Laesgen_aesni_gcm_r1_decrypt_data_spent_steady_192:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -15681,7 +15717,7 @@ aesgen_aesni_gcm_r1_decrypt_data:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_aesni_gcm_r1_decrypt_data_top192
 .Laesgen_aesni_gcm_r1_decrypt_data_drain192:
 .Laesgen_aesni_gcm_r1_decrypt_data_small192:

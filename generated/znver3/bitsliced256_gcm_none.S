@@ -13769,6 +13769,7 @@ aesgen_bitsliced256_gcm_none_seal:
 	movq	%rax, 6304(%rbx)
 	movq	$0, 6312(%rbx)
 	movq	$1, 6320(%rbx)
+	movq	$0, 6328(%rbx)
 	vpshufb	.Laesgen_bitsliced256_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced256_gcm_none_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 6224(%rbx)
@@ -16403,8 +16404,10 @@ aesgen_bitsliced256_gcm_none_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_bitsliced256_gcm_none_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 6328(%rbx)
 	jmp	.Laesgen_bitsliced256_gcm_none_seal_have_j0
 .Laesgen_bitsliced256_gcm_none_seal_long_nonce:
+	movq	$1, 6328(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa	6240(%rbx), %xmm0
@@ -22821,6 +22824,7 @@ aesgen_bitsliced256_gcm_none_open:
 	movq	%rdi, 6304(%rbx)
 	movq	$0, 6312(%rbx)
 	movq	$1, 6320(%rbx)
+	movq	$0, 6328(%rbx)
 	vpshufb	.Laesgen_bitsliced256_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced256_gcm_none_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 6224(%rbx)
@@ -25455,8 +25459,10 @@ aesgen_bitsliced256_gcm_none_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_bitsliced256_gcm_none_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 6328(%rbx)
 	jmp	.Laesgen_bitsliced256_gcm_none_open_have_j0
 .Laesgen_bitsliced256_gcm_none_open_long_nonce:
+	movq	$1, 6328(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	6240(%rbx), %xmm0
@@ -28903,8 +28909,10 @@ aesgen_bitsliced256_gcm_none_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_bitsliced256_gcm_none_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 6328(%rdi)
 	jmp	.Laesgen_bitsliced256_gcm_none_start_have_j0
 .Laesgen_bitsliced256_gcm_none_start_long_nonce:
+	movq	$1, 6328(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	6240(%rdi), %xmm0

@@ -1130,7 +1130,7 @@ aesgen_table_gcm_r1_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_table_gcm_r1_init_hash_key
 .Laesgen_table_gcm_r1_init_hash_key:
-	movq	$1, 8584(%rdi)
+	movq	$1, 8592(%rdi)
 	pxor	%xmm0, %xmm0
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -3481,8 +3481,10 @@ aesgen_table_gcm_r1_seal:
 	movq	%rsi, %xmm1
 	punpcklqdq	%xmm1, %xmm0
 	por	.Laesgen_table_gcm_r1_seal_short_counter1(%rip), %xmm0
+	movq	$0, 8568(%rbx)
 	jmp	.Laesgen_table_gcm_r1_seal_have_j0
 .Laesgen_table_gcm_r1_seal_long_nonce:
+	movq	$1, 8568(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	movdqa	8480(%rbx), %xmm0
@@ -4008,7 +4010,9 @@ aesgen_table_gcm_r1_seal:
 	pshufb	.Laesgen_table_gcm_r1_seal_bswap128(%rip), %xmm1
 	paddd	.Laesgen_table_gcm_r1_seal_one(%rip), %xmm1
 	movdqa	%xmm1, 8464(%rbx)
-	movq	$-1, 8568(%rbx)
+	movq	$-1, 8576(%rbx)
+	cmpq	$0, 8568(%rbx)
+	jne	.Laesgen_table_gcm_r1_seal_same_table
 	movdqa	%xmm0, 8528(%rbx)
 	movq	8528(%rbx), %rsi
 	bswapq	%rsi
@@ -4018,16 +4022,16 @@ aesgen_table_gcm_r1_seal:
 	andq	%rdx, %rdi
 	movabsq	$0xff00000000ff0000, %rdx
 	andq	%rsi, %rdx
-	cmpq	8576(%rbx), %rdi
+	cmpq	8584(%rbx), %rdi
 	jne	.Laesgen_table_gcm_r1_seal_restart
-	cmpq	8584(%rbx), %rdx
+	cmpq	8592(%rbx), %rdx
 	je	.Laesgen_table_gcm_r1_seal_same_table
 .Laesgen_table_gcm_r1_seal_restart:
-	movq	%rdi, 8576(%rbx)
-	movq	%rdx, 8584(%rbx)
-	movq	$0, 8592(%rbx)
+	movq	%rdi, 8584(%rbx)
+	movq	%rdx, 8592(%rbx)
 	movq	$0, 8600(%rbx)
-	movq	$1, 8608(%rbx)
+	movq	$0, 8608(%rbx)
+	movq	$1, 8616(%rbx)
 	jmp	.Laesgen_table_gcm_r1_seal_same_table
 .Laesgen_table_gcm_r1_seal_same_table:
 	movl	240(%rbx), %edx
@@ -4102,7 +4106,7 @@ aesgen_table_gcm_r1_seal:
 	movdqa	%xmm2, 8624(%rbx)
 	movd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 8568(%rbx)
+	movq	%rdx, 8576(%rbx)
 	leaq	.Laesgen_table_gcm_r1_seal_tables(%rip), %rdx
 	movq	%xmm0, %rsi
 	pextrq	$1, %xmm0, %rdi
@@ -4803,7 +4807,7 @@ aesgen_table_gcm_r1_seal:
 	movdqa	%xmm2, 8624(%rbx)
 	movd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 8568(%rbx)
+	movq	%rdx, 8576(%rbx)
 	leaq	.Laesgen_table_gcm_r1_seal_tables(%rip), %rdx
 	movq	%xmm0, %rsi
 	pextrq	$1, %xmm0, %rdi
@@ -5328,7 +5332,7 @@ aesgen_table_gcm_r1_seal:
 	movdqa	%xmm2, 8624(%rbx)
 	movd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 8568(%rbx)
+	movq	%rdx, 8576(%rbx)
 	leaq	.Laesgen_table_gcm_r1_seal_tables(%rip), %rdx
 	movq	%xmm0, %rsi
 	pextrq	$1, %xmm0, %rdi
@@ -7196,8 +7200,10 @@ aesgen_table_gcm_r1_open:
 	movq	%rsi, %xmm1
 	punpcklqdq	%xmm1, %xmm0
 	por	.Laesgen_table_gcm_r1_open_short_counter1(%rip), %xmm0
+	movq	$0, 8568(%rbx)
 	jmp	.Laesgen_table_gcm_r1_open_have_j0
 .Laesgen_table_gcm_r1_open_long_nonce:
+	movq	$1, 8568(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	movdqa	8480(%rbx), %xmm0
@@ -7723,7 +7729,9 @@ aesgen_table_gcm_r1_open:
 	pshufb	.Laesgen_table_gcm_r1_open_bswap128(%rip), %xmm1
 	paddd	.Laesgen_table_gcm_r1_open_one(%rip), %xmm1
 	movdqa	%xmm1, 8464(%rbx)
-	movq	$-1, 8568(%rbx)
+	movq	$-1, 8576(%rbx)
+	cmpq	$0, 8568(%rbx)
+	jne	.Laesgen_table_gcm_r1_open_same_table
 	movdqa	%xmm0, 8528(%rbx)
 	movq	8528(%rbx), %rsi
 	bswapq	%rsi
@@ -7733,16 +7741,16 @@ aesgen_table_gcm_r1_open:
 	andq	%rdx, %rdi
 	movabsq	$0xff00000000ff0000, %rdx
 	andq	%rsi, %rdx
-	cmpq	8576(%rbx), %rdi
+	cmpq	8584(%rbx), %rdi
 	jne	.Laesgen_table_gcm_r1_open_restart
-	cmpq	8584(%rbx), %rdx
+	cmpq	8592(%rbx), %rdx
 	je	.Laesgen_table_gcm_r1_open_same_table
 .Laesgen_table_gcm_r1_open_restart:
-	movq	%rdi, 8576(%rbx)
-	movq	%rdx, 8584(%rbx)
-	movq	$0, 8592(%rbx)
+	movq	%rdi, 8584(%rbx)
+	movq	%rdx, 8592(%rbx)
 	movq	$0, 8600(%rbx)
-	movq	$1, 8608(%rbx)
+	movq	$0, 8608(%rbx)
+	movq	$1, 8616(%rbx)
 	jmp	.Laesgen_table_gcm_r1_open_same_table
 .Laesgen_table_gcm_r1_open_same_table:
 	movl	240(%rbx), %edx
@@ -7817,7 +7825,7 @@ aesgen_table_gcm_r1_open:
 	movdqa	%xmm2, 8624(%rbx)
 	movd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 8568(%rbx)
+	movq	%rdx, 8576(%rbx)
 	leaq	.Laesgen_table_gcm_r1_open_tables(%rip), %rdx
 	movq	%xmm0, %rsi
 	pextrq	$1, %xmm0, %rdi
@@ -8518,7 +8526,7 @@ aesgen_table_gcm_r1_open:
 	movdqa	%xmm2, 8624(%rbx)
 	movd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 8568(%rbx)
+	movq	%rdx, 8576(%rbx)
 	leaq	.Laesgen_table_gcm_r1_open_tables(%rip), %rdx
 	movq	%xmm0, %rsi
 	pextrq	$1, %xmm0, %rdi
@@ -9043,7 +9051,7 @@ aesgen_table_gcm_r1_open:
 	movdqa	%xmm2, 8624(%rbx)
 	movd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 8568(%rbx)
+	movq	%rdx, 8576(%rbx)
 	leaq	.Laesgen_table_gcm_r1_open_tables(%rip), %rdx
 	movq	%xmm0, %rsi
 	pextrq	$1, %xmm0, %rdi
@@ -10941,8 +10949,10 @@ aesgen_table_gcm_r1_start:
 	movq	%rdx, %xmm1
 	punpcklqdq	%xmm1, %xmm0
 	por	.Laesgen_table_gcm_r1_start_short_counter1(%rip), %xmm0
+	movq	$0, 8568(%rdi)
 	jmp	.Laesgen_table_gcm_r1_start_have_j0
 .Laesgen_table_gcm_r1_start_long_nonce:
+	movq	$1, 8568(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	movdqa	8480(%rdi), %xmm0
@@ -11468,7 +11478,9 @@ aesgen_table_gcm_r1_start:
 	pshufb	.Laesgen_table_gcm_r1_start_bswap128(%rip), %xmm1
 	paddd	.Laesgen_table_gcm_r1_start_one(%rip), %xmm1
 	movdqa	%xmm1, 8464(%rdi)
-	movq	$-1, 8568(%rdi)
+	movq	$-1, 8576(%rdi)
+	cmpq	$0, 8568(%rdi)
+	jne	.Laesgen_table_gcm_r1_start_same_table
 	movdqa	%xmm0, 8528(%rdi)
 	movq	8528(%rdi), %rcx
 	bswapq	%rcx
@@ -11478,16 +11490,16 @@ aesgen_table_gcm_r1_start:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	8576(%rdi), %rdx
+	cmpq	8584(%rdi), %rdx
 	jne	.Laesgen_table_gcm_r1_start_restart
-	cmpq	8584(%rdi), %rax
+	cmpq	8592(%rdi), %rax
 	je	.Laesgen_table_gcm_r1_start_same_table
 .Laesgen_table_gcm_r1_start_restart:
-	movq	%rdx, 8576(%rdi)
-	movq	%rax, 8584(%rdi)
-	movq	$0, 8592(%rdi)
+	movq	%rdx, 8584(%rdi)
+	movq	%rax, 8592(%rdi)
 	movq	$0, 8600(%rdi)
-	movq	$1, 8608(%rdi)
+	movq	$0, 8608(%rdi)
+	movq	$1, 8616(%rdi)
 	jmp	.Laesgen_table_gcm_r1_start_same_table
 .Laesgen_table_gcm_r1_start_same_table:
 	movl	240(%rdi), %eax
@@ -11562,7 +11574,7 @@ aesgen_table_gcm_r1_start:
 	movdqa	%xmm2, 8624(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8568(%rdi)
+	movq	%rax, 8576(%rdi)
 	leaq	.Laesgen_table_gcm_r1_start_tables(%rip), %rax
 	movq	%xmm0, %rcx
 	pextrq	$1, %xmm0, %rdx
@@ -12263,7 +12275,7 @@ aesgen_table_gcm_r1_start:
 	movdqa	%xmm2, 8624(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8568(%rdi)
+	movq	%rax, 8576(%rdi)
 	leaq	.Laesgen_table_gcm_r1_start_tables(%rip), %rax
 	movq	%xmm0, %rcx
 	pextrq	$1, %xmm0, %rdx
@@ -12788,7 +12800,7 @@ aesgen_table_gcm_r1_start:
 	movdqa	%xmm2, 8624(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8568(%rdi)
+	movq	%rax, 8576(%rdi)
 	leaq	.Laesgen_table_gcm_r1_start_tables(%rip), %rax
 	movq	%xmm0, %rcx
 	pextrq	$1, %xmm0, %rdx
@@ -15437,14 +15449,16 @@ aesgen_table_gcm_r1_encrypt_data:
 .Laesgen_table_gcm_r1_encrypt_data_first256:
 	cmpq	$16, %rdx
 	jb	.Laesgen_table_gcm_r1_encrypt_data_first_done256
+	cmpq	$0, 8568(%rdi)
+	jne	.Laesgen_table_gcm_r1_encrypt_data_full_first_256
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$255, %r8
 	ja	.Laesgen_table_gcm_r1_encrypt_data_full_first_256
 	shrq	$8, %rax
-	cmpq	8568(%rdi), %rax
+	cmpq	8576(%rdi), %rax
 	jne	.Laesgen_table_gcm_r1_encrypt_data_refresh_first_256
-	cmpq	$256, 8600(%rdi)
+	cmpq	$256, 8608(%rdi)
 	jne	.Laesgen_table_gcm_r1_encrypt_data_check_first_256
 .Laesgen_table_gcm_r1_encrypt_data_fast_first_256:
 	shlq	$4, %r8
@@ -16046,23 +16060,23 @@ aesgen_table_gcm_r1_encrypt_data:
 	jmp	.Laesgen_table_gcm_r1_encrypt_data_first_done256
 .Laesgen_table_gcm_r1_encrypt_data_check_first_256:
 	movq	%r8, %rax
-	subq	8592(%rdi), %rax
+	subq	8600(%rdi), %rax
 	andq	$255, %rax
 	leaq	1(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8600(%rdi), %r10
+	movq	8608(%rdi), %r10
 	addq	$0, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_table_gcm_r1_encrypt_data_outside_run
-	movq	$0xffff, 8608(%rdi)
+	movq	$0xffff, 8616(%rdi)
 	addq	$1, %rax
-	cmpq	8600(%rdi), %rax
+	cmpq	8608(%rdi), %rax
 	jbe	.Laesgen_table_gcm_r1_encrypt_data_fast_first_256
 .Laesgen_table_gcm_r1_encrypt_data_outside_run:
-	cmpq	$0, 8608(%rdi)
+	cmpq	$0, 8616(%rdi)
 	je	.Laesgen_table_gcm_r1_encrypt_data_full_first_256
-	subq	$1, 8608(%rdi)
+	subq	$1, 8616(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqa	%xmm1, %xmm2
@@ -16718,9 +16732,9 @@ aesgen_table_gcm_r1_encrypt_data:
 	movq	%r13, %xmm3
 	punpcklqdq	%xmm3, %xmm2
 	movq	%r8, %rax
-	subq	8592(%rdi), %rax
+	subq	8600(%rdi), %rax
 	andq	$255, %rax
-	movq	8600(%rdi), %r9
+	movq	8608(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_table_gcm_r1_encrypt_data_run_restart
 	addq	$1, %rax
@@ -16728,14 +16742,14 @@ aesgen_table_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_table_gcm_r1_encrypt_data_run_grown
-	movq	$0, 8592(%rdi)
+	movq	$0, 8600(%rdi)
 	movq	$256, %r9
 .Laesgen_table_gcm_r1_encrypt_data_run_grown:
-	movq	%r9, 8600(%rdi)
+	movq	%r9, 8608(%rdi)
 	jmp	.Laesgen_table_gcm_r1_encrypt_data_run_done
 .Laesgen_table_gcm_r1_encrypt_data_run_restart:
-	movq	%r8, 8592(%rdi)
-	movq	$1, 8600(%rdi)
+	movq	%r8, 8600(%rdi)
+	movq	$1, 8608(%rdi)
 .Laesgen_table_gcm_r1_encrypt_data_run_done:
 	movdqu	(%rsi), %xmm3
 	pxor	%xmm3, %xmm2
@@ -17454,20 +17468,22 @@ aesgen_table_gcm_r1_encrypt_data:
 	movdqa	%xmm2, 8624(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8568(%rdi)
+	movq	%rax, 8576(%rdi)
 	jmp	.Laesgen_table_gcm_r1_encrypt_data_first256
 .Laesgen_table_gcm_r1_encrypt_data_first_done256:
 .Laesgen_table_gcm_r1_encrypt_data_top256:
 	cmpq	$16, %rdx
 	jb	.Laesgen_table_gcm_r1_encrypt_data_drain256
+	cmpq	$0, 8568(%rdi)
+	jne	.Laesgen_table_gcm_r1_encrypt_data_full_steady_256
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$255, %r8
 	ja	.Laesgen_table_gcm_r1_encrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	8568(%rdi), %rax
+	cmpq	8576(%rdi), %rax
 	jne	.Laesgen_table_gcm_r1_encrypt_data_refresh_steady_256
-	cmpq	$256, 8600(%rdi)
+	cmpq	$256, 8608(%rdi)
 	jne	.Laesgen_table_gcm_r1_encrypt_data_check_steady_256
 .Laesgen_table_gcm_r1_encrypt_data_fast_steady_256:
 	shlq	$4, %r8
@@ -18174,23 +18190,23 @@ aesgen_table_gcm_r1_encrypt_data:
 	jmp	.Laesgen_table_gcm_r1_encrypt_data_top256
 .Laesgen_table_gcm_r1_encrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	8592(%rdi), %rax
+	subq	8600(%rdi), %rax
 	andq	$255, %rax
 	leaq	1(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8600(%rdi), %r10
+	movq	8608(%rdi), %r10
 	addq	$0, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_table_gcm_r1_encrypt_data_outside_run_2
-	movq	$0xffff, 8608(%rdi)
+	movq	$0xffff, 8616(%rdi)
 	addq	$1, %rax
-	cmpq	8600(%rdi), %rax
+	cmpq	8608(%rdi), %rax
 	jbe	.Laesgen_table_gcm_r1_encrypt_data_fast_steady_256
 .Laesgen_table_gcm_r1_encrypt_data_outside_run_2:
-	cmpq	$0, 8608(%rdi)
+	cmpq	$0, 8616(%rdi)
 	je	.Laesgen_table_gcm_r1_encrypt_data_spent_steady_256
-	subq	$1, 8608(%rdi)
+	subq	$1, 8616(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqa	%xmm1, %xmm2
@@ -18951,9 +18967,9 @@ aesgen_table_gcm_r1_encrypt_data:
 	pxor	%xmm5, %xmm3
 	pxor	%xmm3, %xmm0
 	movq	%r8, %rax
-	subq	8592(%rdi), %rax
+	subq	8600(%rdi), %rax
 	andq	$255, %rax
-	movq	8600(%rdi), %r9
+	movq	8608(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_table_gcm_r1_encrypt_data_run_restart_2
 	addq	$1, %rax
@@ -18961,14 +18977,14 @@ aesgen_table_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_table_gcm_r1_encrypt_data_run_grown_2
-	movq	$0, 8592(%rdi)
+	movq	$0, 8600(%rdi)
 	movq	$256, %r9
 .Laesgen_table_gcm_r1_encrypt_data_run_grown_2:
-	movq	%r9, 8600(%rdi)
+	movq	%r9, 8608(%rdi)
 	jmp	.Laesgen_table_gcm_r1_encrypt_data_run_done_2
 .Laesgen_table_gcm_r1_encrypt_data_run_restart_2:
-	movq	%r8, 8592(%rdi)
-	movq	$1, 8600(%rdi)
+	movq	%r8, 8600(%rdi)
+	movq	$1, 8608(%rdi)
 .Laesgen_table_gcm_r1_encrypt_data_run_done_2:
 	movdqu	(%rsi), %xmm3
 	pxor	%xmm3, %xmm2
@@ -19726,7 +19742,7 @@ aesgen_table_gcm_r1_encrypt_data:
 	subq	$16, %rdx
 	jmp	.Laesgen_table_gcm_r1_encrypt_data_top256
 .Laesgen_table_gcm_r1_encrypt_data_spent_steady_256:
-	movq	8592(%rdi), %rax
+	movq	8600(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -20556,7 +20572,7 @@ aesgen_table_gcm_r1_encrypt_data:
 	movdqa	%xmm2, 8624(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8568(%rdi)
+	movq	%rax, 8576(%rdi)
 	jmp	.Laesgen_table_gcm_r1_encrypt_data_top256
 .Laesgen_table_gcm_r1_encrypt_data_drain256:
 	movdqu	-16(%rcx), %xmm2
@@ -22110,14 +22126,16 @@ aesgen_table_gcm_r1_encrypt_data:
 .Laesgen_table_gcm_r1_encrypt_data_first128:
 	cmpq	$16, %rdx
 	jb	.Laesgen_table_gcm_r1_encrypt_data_first_done128
+	cmpq	$0, 8568(%rdi)
+	jne	.Laesgen_table_gcm_r1_encrypt_data_full_first_128
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$255, %r8
 	ja	.Laesgen_table_gcm_r1_encrypt_data_full_first_128
 	shrq	$8, %rax
-	cmpq	8568(%rdi), %rax
+	cmpq	8576(%rdi), %rax
 	jne	.Laesgen_table_gcm_r1_encrypt_data_refresh_first_128
-	cmpq	$256, 8600(%rdi)
+	cmpq	$256, 8608(%rdi)
 	jne	.Laesgen_table_gcm_r1_encrypt_data_check_first_128
 .Laesgen_table_gcm_r1_encrypt_data_fast_first_128:
 	shlq	$4, %r8
@@ -22543,23 +22561,23 @@ aesgen_table_gcm_r1_encrypt_data:
 	jmp	.Laesgen_table_gcm_r1_encrypt_data_first_done128
 .Laesgen_table_gcm_r1_encrypt_data_check_first_128:
 	movq	%r8, %rax
-	subq	8592(%rdi), %rax
+	subq	8600(%rdi), %rax
 	andq	$255, %rax
 	leaq	1(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8600(%rdi), %r10
+	movq	8608(%rdi), %r10
 	addq	$0, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_table_gcm_r1_encrypt_data_outside_run_3
-	movq	$0xffff, 8608(%rdi)
+	movq	$0xffff, 8616(%rdi)
 	addq	$1, %rax
-	cmpq	8600(%rdi), %rax
+	cmpq	8608(%rdi), %rax
 	jbe	.Laesgen_table_gcm_r1_encrypt_data_fast_first_128
 .Laesgen_table_gcm_r1_encrypt_data_outside_run_3:
-	cmpq	$0, 8608(%rdi)
+	cmpq	$0, 8616(%rdi)
 	je	.Laesgen_table_gcm_r1_encrypt_data_full_first_128
-	subq	$1, 8608(%rdi)
+	subq	$1, 8616(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqa	%xmm1, %xmm2
@@ -23039,9 +23057,9 @@ aesgen_table_gcm_r1_encrypt_data:
 	movq	%r13, %xmm3
 	punpcklqdq	%xmm3, %xmm2
 	movq	%r8, %rax
-	subq	8592(%rdi), %rax
+	subq	8600(%rdi), %rax
 	andq	$255, %rax
-	movq	8600(%rdi), %r9
+	movq	8608(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_table_gcm_r1_encrypt_data_run_restart_3
 	addq	$1, %rax
@@ -23049,14 +23067,14 @@ aesgen_table_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_table_gcm_r1_encrypt_data_run_grown_3
-	movq	$0, 8592(%rdi)
+	movq	$0, 8600(%rdi)
 	movq	$256, %r9
 .Laesgen_table_gcm_r1_encrypt_data_run_grown_3:
-	movq	%r9, 8600(%rdi)
+	movq	%r9, 8608(%rdi)
 	jmp	.Laesgen_table_gcm_r1_encrypt_data_run_done_3
 .Laesgen_table_gcm_r1_encrypt_data_run_restart_3:
-	movq	%r8, 8592(%rdi)
-	movq	$1, 8600(%rdi)
+	movq	%r8, 8600(%rdi)
+	movq	$1, 8608(%rdi)
 .Laesgen_table_gcm_r1_encrypt_data_run_done_3:
 	movdqu	(%rsi), %xmm3
 	pxor	%xmm3, %xmm2
@@ -23599,20 +23617,22 @@ aesgen_table_gcm_r1_encrypt_data:
 	movdqa	%xmm2, 8624(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8568(%rdi)
+	movq	%rax, 8576(%rdi)
 	jmp	.Laesgen_table_gcm_r1_encrypt_data_first128
 .Laesgen_table_gcm_r1_encrypt_data_first_done128:
 .Laesgen_table_gcm_r1_encrypt_data_top128:
 	cmpq	$16, %rdx
 	jb	.Laesgen_table_gcm_r1_encrypt_data_drain128
+	cmpq	$0, 8568(%rdi)
+	jne	.Laesgen_table_gcm_r1_encrypt_data_full_steady_128
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$255, %r8
 	ja	.Laesgen_table_gcm_r1_encrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	8568(%rdi), %rax
+	cmpq	8576(%rdi), %rax
 	jne	.Laesgen_table_gcm_r1_encrypt_data_refresh_steady_128
-	cmpq	$256, 8600(%rdi)
+	cmpq	$256, 8608(%rdi)
 	jne	.Laesgen_table_gcm_r1_encrypt_data_check_steady_128
 .Laesgen_table_gcm_r1_encrypt_data_fast_steady_128:
 	shlq	$4, %r8
@@ -24143,23 +24163,23 @@ aesgen_table_gcm_r1_encrypt_data:
 	jmp	.Laesgen_table_gcm_r1_encrypt_data_top128
 .Laesgen_table_gcm_r1_encrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	8592(%rdi), %rax
+	subq	8600(%rdi), %rax
 	andq	$255, %rax
 	leaq	1(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8600(%rdi), %r10
+	movq	8608(%rdi), %r10
 	addq	$0, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_table_gcm_r1_encrypt_data_outside_run_4
-	movq	$0xffff, 8608(%rdi)
+	movq	$0xffff, 8616(%rdi)
 	addq	$1, %rax
-	cmpq	8600(%rdi), %rax
+	cmpq	8608(%rdi), %rax
 	jbe	.Laesgen_table_gcm_r1_encrypt_data_fast_steady_128
 .Laesgen_table_gcm_r1_encrypt_data_outside_run_4:
-	cmpq	$0, 8608(%rdi)
+	cmpq	$0, 8616(%rdi)
 	je	.Laesgen_table_gcm_r1_encrypt_data_spent_steady_128
-	subq	$1, 8608(%rdi)
+	subq	$1, 8616(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqa	%xmm1, %xmm2
@@ -24744,9 +24764,9 @@ aesgen_table_gcm_r1_encrypt_data:
 	pxor	%xmm5, %xmm3
 	pxor	%xmm3, %xmm0
 	movq	%r8, %rax
-	subq	8592(%rdi), %rax
+	subq	8600(%rdi), %rax
 	andq	$255, %rax
-	movq	8600(%rdi), %r9
+	movq	8608(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_table_gcm_r1_encrypt_data_run_restart_4
 	addq	$1, %rax
@@ -24754,14 +24774,14 @@ aesgen_table_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_table_gcm_r1_encrypt_data_run_grown_4
-	movq	$0, 8592(%rdi)
+	movq	$0, 8600(%rdi)
 	movq	$256, %r9
 .Laesgen_table_gcm_r1_encrypt_data_run_grown_4:
-	movq	%r9, 8600(%rdi)
+	movq	%r9, 8608(%rdi)
 	jmp	.Laesgen_table_gcm_r1_encrypt_data_run_done_4
 .Laesgen_table_gcm_r1_encrypt_data_run_restart_4:
-	movq	%r8, 8592(%rdi)
-	movq	$1, 8600(%rdi)
+	movq	%r8, 8600(%rdi)
+	movq	$1, 8608(%rdi)
 .Laesgen_table_gcm_r1_encrypt_data_run_done_4:
 	movdqu	(%rsi), %xmm3
 	pxor	%xmm3, %xmm2
@@ -25343,7 +25363,7 @@ aesgen_table_gcm_r1_encrypt_data:
 	subq	$16, %rdx
 	jmp	.Laesgen_table_gcm_r1_encrypt_data_top128
 .Laesgen_table_gcm_r1_encrypt_data_spent_steady_128:
-	movq	8592(%rdi), %rax
+	movq	8600(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -25997,7 +26017,7 @@ aesgen_table_gcm_r1_encrypt_data:
 	movdqa	%xmm2, 8624(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8568(%rdi)
+	movq	%rax, 8576(%rdi)
 	jmp	.Laesgen_table_gcm_r1_encrypt_data_top128
 .Laesgen_table_gcm_r1_encrypt_data_drain128:
 	movdqu	-16(%rcx), %xmm2
@@ -27199,14 +27219,16 @@ aesgen_table_gcm_r1_encrypt_data:
 .Laesgen_table_gcm_r1_encrypt_data_first192:
 	cmpq	$16, %rdx
 	jb	.Laesgen_table_gcm_r1_encrypt_data_first_done192
+	cmpq	$0, 8568(%rdi)
+	jne	.Laesgen_table_gcm_r1_encrypt_data_full_first_192
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$255, %r8
 	ja	.Laesgen_table_gcm_r1_encrypt_data_full_first_192
 	shrq	$8, %rax
-	cmpq	8568(%rdi), %rax
+	cmpq	8576(%rdi), %rax
 	jne	.Laesgen_table_gcm_r1_encrypt_data_refresh_first_192
-	cmpq	$256, 8600(%rdi)
+	cmpq	$256, 8608(%rdi)
 	jne	.Laesgen_table_gcm_r1_encrypt_data_check_first_192
 .Laesgen_table_gcm_r1_encrypt_data_fast_first_192:
 	shlq	$4, %r8
@@ -27720,23 +27742,23 @@ aesgen_table_gcm_r1_encrypt_data:
 	jmp	.Laesgen_table_gcm_r1_encrypt_data_first_done192
 .Laesgen_table_gcm_r1_encrypt_data_check_first_192:
 	movq	%r8, %rax
-	subq	8592(%rdi), %rax
+	subq	8600(%rdi), %rax
 	andq	$255, %rax
 	leaq	1(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8600(%rdi), %r10
+	movq	8608(%rdi), %r10
 	addq	$0, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_table_gcm_r1_encrypt_data_outside_run_5
-	movq	$0xffff, 8608(%rdi)
+	movq	$0xffff, 8616(%rdi)
 	addq	$1, %rax
-	cmpq	8600(%rdi), %rax
+	cmpq	8608(%rdi), %rax
 	jbe	.Laesgen_table_gcm_r1_encrypt_data_fast_first_192
 .Laesgen_table_gcm_r1_encrypt_data_outside_run_5:
-	cmpq	$0, 8608(%rdi)
+	cmpq	$0, 8616(%rdi)
 	je	.Laesgen_table_gcm_r1_encrypt_data_full_first_192
-	subq	$1, 8608(%rdi)
+	subq	$1, 8616(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqa	%xmm1, %xmm2
@@ -28304,9 +28326,9 @@ aesgen_table_gcm_r1_encrypt_data:
 	movq	%r13, %xmm3
 	punpcklqdq	%xmm3, %xmm2
 	movq	%r8, %rax
-	subq	8592(%rdi), %rax
+	subq	8600(%rdi), %rax
 	andq	$255, %rax
-	movq	8600(%rdi), %r9
+	movq	8608(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_table_gcm_r1_encrypt_data_run_restart_5
 	addq	$1, %rax
@@ -28314,14 +28336,14 @@ aesgen_table_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_table_gcm_r1_encrypt_data_run_grown_5
-	movq	$0, 8592(%rdi)
+	movq	$0, 8600(%rdi)
 	movq	$256, %r9
 .Laesgen_table_gcm_r1_encrypt_data_run_grown_5:
-	movq	%r9, 8600(%rdi)
+	movq	%r9, 8608(%rdi)
 	jmp	.Laesgen_table_gcm_r1_encrypt_data_run_done_5
 .Laesgen_table_gcm_r1_encrypt_data_run_restart_5:
-	movq	%r8, 8592(%rdi)
-	movq	$1, 8600(%rdi)
+	movq	%r8, 8600(%rdi)
+	movq	$1, 8608(%rdi)
 .Laesgen_table_gcm_r1_encrypt_data_run_done_5:
 	movdqu	(%rsi), %xmm3
 	pxor	%xmm3, %xmm2
@@ -28952,20 +28974,22 @@ aesgen_table_gcm_r1_encrypt_data:
 	movdqa	%xmm2, 8624(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8568(%rdi)
+	movq	%rax, 8576(%rdi)
 	jmp	.Laesgen_table_gcm_r1_encrypt_data_first192
 .Laesgen_table_gcm_r1_encrypt_data_first_done192:
 .Laesgen_table_gcm_r1_encrypt_data_top192:
 	cmpq	$16, %rdx
 	jb	.Laesgen_table_gcm_r1_encrypt_data_drain192
+	cmpq	$0, 8568(%rdi)
+	jne	.Laesgen_table_gcm_r1_encrypt_data_full_steady_192
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$255, %r8
 	ja	.Laesgen_table_gcm_r1_encrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	8568(%rdi), %rax
+	cmpq	8576(%rdi), %rax
 	jne	.Laesgen_table_gcm_r1_encrypt_data_refresh_steady_192
-	cmpq	$256, 8600(%rdi)
+	cmpq	$256, 8608(%rdi)
 	jne	.Laesgen_table_gcm_r1_encrypt_data_check_steady_192
 .Laesgen_table_gcm_r1_encrypt_data_fast_steady_192:
 	shlq	$4, %r8
@@ -29584,23 +29608,23 @@ aesgen_table_gcm_r1_encrypt_data:
 	jmp	.Laesgen_table_gcm_r1_encrypt_data_top192
 .Laesgen_table_gcm_r1_encrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	8592(%rdi), %rax
+	subq	8600(%rdi), %rax
 	andq	$255, %rax
 	leaq	1(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8600(%rdi), %r10
+	movq	8608(%rdi), %r10
 	addq	$0, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_table_gcm_r1_encrypt_data_outside_run_6
-	movq	$0xffff, 8608(%rdi)
+	movq	$0xffff, 8616(%rdi)
 	addq	$1, %rax
-	cmpq	8600(%rdi), %rax
+	cmpq	8608(%rdi), %rax
 	jbe	.Laesgen_table_gcm_r1_encrypt_data_fast_steady_192
 .Laesgen_table_gcm_r1_encrypt_data_outside_run_6:
-	cmpq	$0, 8608(%rdi)
+	cmpq	$0, 8616(%rdi)
 	je	.Laesgen_table_gcm_r1_encrypt_data_spent_steady_192
-	subq	$1, 8608(%rdi)
+	subq	$1, 8616(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqa	%xmm1, %xmm2
@@ -30273,9 +30297,9 @@ aesgen_table_gcm_r1_encrypt_data:
 	pxor	%xmm5, %xmm3
 	pxor	%xmm3, %xmm0
 	movq	%r8, %rax
-	subq	8592(%rdi), %rax
+	subq	8600(%rdi), %rax
 	andq	$255, %rax
-	movq	8600(%rdi), %r9
+	movq	8608(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_table_gcm_r1_encrypt_data_run_restart_6
 	addq	$1, %rax
@@ -30283,14 +30307,14 @@ aesgen_table_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_table_gcm_r1_encrypt_data_run_grown_6
-	movq	$0, 8592(%rdi)
+	movq	$0, 8600(%rdi)
 	movq	$256, %r9
 .Laesgen_table_gcm_r1_encrypt_data_run_grown_6:
-	movq	%r9, 8600(%rdi)
+	movq	%r9, 8608(%rdi)
 	jmp	.Laesgen_table_gcm_r1_encrypt_data_run_done_6
 .Laesgen_table_gcm_r1_encrypt_data_run_restart_6:
-	movq	%r8, 8592(%rdi)
-	movq	$1, 8600(%rdi)
+	movq	%r8, 8600(%rdi)
+	movq	$1, 8608(%rdi)
 .Laesgen_table_gcm_r1_encrypt_data_run_done_6:
 	movdqu	(%rsi), %xmm3
 	pxor	%xmm3, %xmm2
@@ -30960,7 +30984,7 @@ aesgen_table_gcm_r1_encrypt_data:
 	subq	$16, %rdx
 	jmp	.Laesgen_table_gcm_r1_encrypt_data_top192
 .Laesgen_table_gcm_r1_encrypt_data_spent_steady_192:
-	movq	8592(%rdi), %rax
+	movq	8600(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -31702,7 +31726,7 @@ aesgen_table_gcm_r1_encrypt_data:
 	movdqa	%xmm2, 8624(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8568(%rdi)
+	movq	%rax, 8576(%rdi)
 	jmp	.Laesgen_table_gcm_r1_encrypt_data_top192
 .Laesgen_table_gcm_r1_encrypt_data_drain192:
 	movdqu	-16(%rcx), %xmm2
@@ -33930,14 +33954,16 @@ aesgen_table_gcm_r1_decrypt_data:
 .Laesgen_table_gcm_r1_decrypt_data_top256:
 	cmpq	$16, %rdx
 	jb	.Laesgen_table_gcm_r1_decrypt_data_drain256
+	cmpq	$0, 8568(%rdi)
+	jne	.Laesgen_table_gcm_r1_decrypt_data_full_steady_256
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$255, %r8
 	ja	.Laesgen_table_gcm_r1_decrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	8568(%rdi), %rax
+	cmpq	8576(%rdi), %rax
 	jne	.Laesgen_table_gcm_r1_decrypt_data_refresh_steady_256
-	cmpq	$256, 8600(%rdi)
+	cmpq	$256, 8608(%rdi)
 	jne	.Laesgen_table_gcm_r1_decrypt_data_check_steady_256
 .Laesgen_table_gcm_r1_decrypt_data_fast_steady_256:
 	shlq	$4, %r8
@@ -34644,23 +34670,23 @@ aesgen_table_gcm_r1_decrypt_data:
 	jmp	.Laesgen_table_gcm_r1_decrypt_data_top256
 .Laesgen_table_gcm_r1_decrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	8592(%rdi), %rax
+	subq	8600(%rdi), %rax
 	andq	$255, %rax
 	leaq	1(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8600(%rdi), %r10
+	movq	8608(%rdi), %r10
 	addq	$0, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_table_gcm_r1_decrypt_data_outside_run
-	movq	$0xffff, 8608(%rdi)
+	movq	$0xffff, 8616(%rdi)
 	addq	$1, %rax
-	cmpq	8600(%rdi), %rax
+	cmpq	8608(%rdi), %rax
 	jbe	.Laesgen_table_gcm_r1_decrypt_data_fast_steady_256
 .Laesgen_table_gcm_r1_decrypt_data_outside_run:
-	cmpq	$0, 8608(%rdi)
+	cmpq	$0, 8616(%rdi)
 	je	.Laesgen_table_gcm_r1_decrypt_data_spent_steady_256
-	subq	$1, 8608(%rdi)
+	subq	$1, 8616(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqa	%xmm1, %xmm2
@@ -35421,9 +35447,9 @@ aesgen_table_gcm_r1_decrypt_data:
 	pxor	%xmm5, %xmm3
 	pxor	%xmm3, %xmm0
 	movq	%r8, %rax
-	subq	8592(%rdi), %rax
+	subq	8600(%rdi), %rax
 	andq	$255, %rax
-	movq	8600(%rdi), %r9
+	movq	8608(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_table_gcm_r1_decrypt_data_run_restart
 	addq	$1, %rax
@@ -35431,14 +35457,14 @@ aesgen_table_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_table_gcm_r1_decrypt_data_run_grown
-	movq	$0, 8592(%rdi)
+	movq	$0, 8600(%rdi)
 	movq	$256, %r9
 .Laesgen_table_gcm_r1_decrypt_data_run_grown:
-	movq	%r9, 8600(%rdi)
+	movq	%r9, 8608(%rdi)
 	jmp	.Laesgen_table_gcm_r1_decrypt_data_run_done
 .Laesgen_table_gcm_r1_decrypt_data_run_restart:
-	movq	%r8, 8592(%rdi)
-	movq	$1, 8600(%rdi)
+	movq	%r8, 8600(%rdi)
+	movq	$1, 8608(%rdi)
 .Laesgen_table_gcm_r1_decrypt_data_run_done:
 	movdqu	(%rsi), %xmm3
 	pxor	%xmm3, %xmm2
@@ -36196,7 +36222,7 @@ aesgen_table_gcm_r1_decrypt_data:
 	subq	$16, %rdx
 	jmp	.Laesgen_table_gcm_r1_decrypt_data_top256
 .Laesgen_table_gcm_r1_decrypt_data_spent_steady_256:
-	movq	8592(%rdi), %rax
+	movq	8600(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -37026,7 +37052,7 @@ aesgen_table_gcm_r1_decrypt_data:
 	movdqa	%xmm2, 8624(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8568(%rdi)
+	movq	%rax, 8576(%rdi)
 	jmp	.Laesgen_table_gcm_r1_decrypt_data_top256
 .Laesgen_table_gcm_r1_decrypt_data_drain256:
 .Laesgen_table_gcm_r1_decrypt_data_small256:
@@ -38475,14 +38501,16 @@ aesgen_table_gcm_r1_decrypt_data:
 .Laesgen_table_gcm_r1_decrypt_data_top128:
 	cmpq	$16, %rdx
 	jb	.Laesgen_table_gcm_r1_decrypt_data_drain128
+	cmpq	$0, 8568(%rdi)
+	jne	.Laesgen_table_gcm_r1_decrypt_data_full_steady_128
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$255, %r8
 	ja	.Laesgen_table_gcm_r1_decrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	8568(%rdi), %rax
+	cmpq	8576(%rdi), %rax
 	jne	.Laesgen_table_gcm_r1_decrypt_data_refresh_steady_128
-	cmpq	$256, 8600(%rdi)
+	cmpq	$256, 8608(%rdi)
 	jne	.Laesgen_table_gcm_r1_decrypt_data_check_steady_128
 .Laesgen_table_gcm_r1_decrypt_data_fast_steady_128:
 	shlq	$4, %r8
@@ -39013,23 +39041,23 @@ aesgen_table_gcm_r1_decrypt_data:
 	jmp	.Laesgen_table_gcm_r1_decrypt_data_top128
 .Laesgen_table_gcm_r1_decrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	8592(%rdi), %rax
+	subq	8600(%rdi), %rax
 	andq	$255, %rax
 	leaq	1(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8600(%rdi), %r10
+	movq	8608(%rdi), %r10
 	addq	$0, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_table_gcm_r1_decrypt_data_outside_run_2
-	movq	$0xffff, 8608(%rdi)
+	movq	$0xffff, 8616(%rdi)
 	addq	$1, %rax
-	cmpq	8600(%rdi), %rax
+	cmpq	8608(%rdi), %rax
 	jbe	.Laesgen_table_gcm_r1_decrypt_data_fast_steady_128
 .Laesgen_table_gcm_r1_decrypt_data_outside_run_2:
-	cmpq	$0, 8608(%rdi)
+	cmpq	$0, 8616(%rdi)
 	je	.Laesgen_table_gcm_r1_decrypt_data_spent_steady_128
-	subq	$1, 8608(%rdi)
+	subq	$1, 8616(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqa	%xmm1, %xmm2
@@ -39614,9 +39642,9 @@ aesgen_table_gcm_r1_decrypt_data:
 	pxor	%xmm5, %xmm3
 	pxor	%xmm3, %xmm0
 	movq	%r8, %rax
-	subq	8592(%rdi), %rax
+	subq	8600(%rdi), %rax
 	andq	$255, %rax
-	movq	8600(%rdi), %r9
+	movq	8608(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_table_gcm_r1_decrypt_data_run_restart_2
 	addq	$1, %rax
@@ -39624,14 +39652,14 @@ aesgen_table_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_table_gcm_r1_decrypt_data_run_grown_2
-	movq	$0, 8592(%rdi)
+	movq	$0, 8600(%rdi)
 	movq	$256, %r9
 .Laesgen_table_gcm_r1_decrypt_data_run_grown_2:
-	movq	%r9, 8600(%rdi)
+	movq	%r9, 8608(%rdi)
 	jmp	.Laesgen_table_gcm_r1_decrypt_data_run_done_2
 .Laesgen_table_gcm_r1_decrypt_data_run_restart_2:
-	movq	%r8, 8592(%rdi)
-	movq	$1, 8600(%rdi)
+	movq	%r8, 8600(%rdi)
+	movq	$1, 8608(%rdi)
 .Laesgen_table_gcm_r1_decrypt_data_run_done_2:
 	movdqu	(%rsi), %xmm3
 	pxor	%xmm3, %xmm2
@@ -40213,7 +40241,7 @@ aesgen_table_gcm_r1_decrypt_data:
 	subq	$16, %rdx
 	jmp	.Laesgen_table_gcm_r1_decrypt_data_top128
 .Laesgen_table_gcm_r1_decrypt_data_spent_steady_128:
-	movq	8592(%rdi), %rax
+	movq	8600(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -40867,7 +40895,7 @@ aesgen_table_gcm_r1_decrypt_data:
 	movdqa	%xmm2, 8624(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8568(%rdi)
+	movq	%rax, 8576(%rdi)
 	jmp	.Laesgen_table_gcm_r1_decrypt_data_top128
 .Laesgen_table_gcm_r1_decrypt_data_drain128:
 .Laesgen_table_gcm_r1_decrypt_data_small128:
@@ -41964,14 +41992,16 @@ aesgen_table_gcm_r1_decrypt_data:
 .Laesgen_table_gcm_r1_decrypt_data_top192:
 	cmpq	$16, %rdx
 	jb	.Laesgen_table_gcm_r1_decrypt_data_drain192
+	cmpq	$0, 8568(%rdi)
+	jne	.Laesgen_table_gcm_r1_decrypt_data_full_steady_192
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$255, %r8
 	ja	.Laesgen_table_gcm_r1_decrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	8568(%rdi), %rax
+	cmpq	8576(%rdi), %rax
 	jne	.Laesgen_table_gcm_r1_decrypt_data_refresh_steady_192
-	cmpq	$256, 8600(%rdi)
+	cmpq	$256, 8608(%rdi)
 	jne	.Laesgen_table_gcm_r1_decrypt_data_check_steady_192
 .Laesgen_table_gcm_r1_decrypt_data_fast_steady_192:
 	shlq	$4, %r8
@@ -42590,23 +42620,23 @@ aesgen_table_gcm_r1_decrypt_data:
 	jmp	.Laesgen_table_gcm_r1_decrypt_data_top192
 .Laesgen_table_gcm_r1_decrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	8592(%rdi), %rax
+	subq	8600(%rdi), %rax
 	andq	$255, %rax
 	leaq	1(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8600(%rdi), %r10
+	movq	8608(%rdi), %r10
 	addq	$0, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_table_gcm_r1_decrypt_data_outside_run_3
-	movq	$0xffff, 8608(%rdi)
+	movq	$0xffff, 8616(%rdi)
 	addq	$1, %rax
-	cmpq	8600(%rdi), %rax
+	cmpq	8608(%rdi), %rax
 	jbe	.Laesgen_table_gcm_r1_decrypt_data_fast_steady_192
 .Laesgen_table_gcm_r1_decrypt_data_outside_run_3:
-	cmpq	$0, 8608(%rdi)
+	cmpq	$0, 8616(%rdi)
 	je	.Laesgen_table_gcm_r1_decrypt_data_spent_steady_192
-	subq	$1, 8608(%rdi)
+	subq	$1, 8616(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqa	%xmm1, %xmm2
@@ -43279,9 +43309,9 @@ aesgen_table_gcm_r1_decrypt_data:
 	pxor	%xmm5, %xmm3
 	pxor	%xmm3, %xmm0
 	movq	%r8, %rax
-	subq	8592(%rdi), %rax
+	subq	8600(%rdi), %rax
 	andq	$255, %rax
-	movq	8600(%rdi), %r9
+	movq	8608(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_table_gcm_r1_decrypt_data_run_restart_3
 	addq	$1, %rax
@@ -43289,14 +43319,14 @@ aesgen_table_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_table_gcm_r1_decrypt_data_run_grown_3
-	movq	$0, 8592(%rdi)
+	movq	$0, 8600(%rdi)
 	movq	$256, %r9
 .Laesgen_table_gcm_r1_decrypt_data_run_grown_3:
-	movq	%r9, 8600(%rdi)
+	movq	%r9, 8608(%rdi)
 	jmp	.Laesgen_table_gcm_r1_decrypt_data_run_done_3
 .Laesgen_table_gcm_r1_decrypt_data_run_restart_3:
-	movq	%r8, 8592(%rdi)
-	movq	$1, 8600(%rdi)
+	movq	%r8, 8600(%rdi)
+	movq	$1, 8608(%rdi)
 .Laesgen_table_gcm_r1_decrypt_data_run_done_3:
 	movdqu	(%rsi), %xmm3
 	pxor	%xmm3, %xmm2
@@ -43966,7 +43996,7 @@ aesgen_table_gcm_r1_decrypt_data:
 	subq	$16, %rdx
 	jmp	.Laesgen_table_gcm_r1_decrypt_data_top192
 .Laesgen_table_gcm_r1_decrypt_data_spent_steady_192:
-	movq	8592(%rdi), %rax
+	movq	8600(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -44708,7 +44738,7 @@ aesgen_table_gcm_r1_decrypt_data:
 	movdqa	%xmm2, 8624(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8568(%rdi)
+	movq	%rax, 8576(%rdi)
 	jmp	.Laesgen_table_gcm_r1_decrypt_data_top192
 .Laesgen_table_gcm_r1_decrypt_data_drain192:
 .Laesgen_table_gcm_r1_decrypt_data_small192:

@@ -1814,6 +1814,7 @@ aesgen_vaes256_gcm_none_seal:
 	movq	%rax, 864(%rbx)
 	movq	$0, 872(%rbx)
 	movq	$1, 880(%rbx)
+	movq	$0, 888(%rbx)
 	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes256_gcm_none_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 784(%rbx)
@@ -1954,8 +1955,10 @@ aesgen_vaes256_gcm_none_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_vaes256_gcm_none_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 888(%rbx)
 	jmp	.Laesgen_vaes256_gcm_none_seal_have_j0
 .Laesgen_vaes256_gcm_none_seal_long_nonce:
+	movq	$1, 888(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa	800(%rbx), %xmm0
@@ -3458,6 +3461,7 @@ aesgen_vaes256_gcm_none_open:
 	movq	%rdi, 864(%rbx)
 	movq	$0, 872(%rbx)
 	movq	$1, 880(%rbx)
+	movq	$0, 888(%rbx)
 	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes256_gcm_none_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 784(%rbx)
@@ -3598,8 +3602,10 @@ aesgen_vaes256_gcm_none_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_vaes256_gcm_none_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 888(%rbx)
 	jmp	.Laesgen_vaes256_gcm_none_open_have_j0
 .Laesgen_vaes256_gcm_none_open_long_nonce:
+	movq	$1, 888(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	800(%rbx), %xmm0
@@ -4482,8 +4488,10 @@ aesgen_vaes256_gcm_none_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_vaes256_gcm_none_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 888(%rdi)
 	jmp	.Laesgen_vaes256_gcm_none_start_have_j0
 .Laesgen_vaes256_gcm_none_start_long_nonce:
+	movq	$1, 888(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	800(%rdi), %xmm0

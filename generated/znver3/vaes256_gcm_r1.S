@@ -668,7 +668,7 @@ aesgen_vaes256_gcm_r1_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_init_hash_key
 .Laesgen_vaes256_gcm_r1_init_hash_key:
-	movq	$1, 904(%rdi)
+	movq	$1, 912(%rdi)
 	vpxor	%xmm0, %xmm0, %xmm0
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -1815,10 +1815,13 @@ aesgen_vaes256_gcm_r1_seal:
 	movq	%rax, 864(%rbx)
 	movq	$0, 872(%rbx)
 	movq	$1, 880(%rbx)
+	movq	$0, 888(%rbx)
 	vpshufb	.Laesgen_vaes256_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes256_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 784(%rbx)
-	movq	$-1, 888(%rbx)
+	movq	$-1, 896(%rbx)
+	cmpq	$0, 888(%rbx)
+	jne	.Laesgen_vaes256_gcm_r1_seal_same_table
 	vmovdqa	%xmm0, 848(%rbx)
 	movq	848(%rbx), %rcx
 	bswapq	%rcx
@@ -1828,16 +1831,16 @@ aesgen_vaes256_gcm_r1_seal:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	896(%rbx), %rdx
+	cmpq	904(%rbx), %rdx
 	jne	.Laesgen_vaes256_gcm_r1_seal_restart
-	cmpq	904(%rbx), %rax
+	cmpq	912(%rbx), %rax
 	je	.Laesgen_vaes256_gcm_r1_seal_same_table
 .Laesgen_vaes256_gcm_r1_seal_restart:
-	movq	%rdx, 896(%rbx)
-	movq	%rax, 904(%rbx)
-	movq	$0, 912(%rbx)
+	movq	%rdx, 904(%rbx)
+	movq	%rax, 912(%rbx)
 	movq	$0, 920(%rbx)
-	movq	$1, 928(%rbx)
+	movq	$0, 928(%rbx)
+	movq	$1, 936(%rbx)
 	jmp	.Laesgen_vaes256_gcm_r1_seal_same_table
 .Laesgen_vaes256_gcm_r1_seal_same_table:
 	movl	240(%rbx), %eax
@@ -1856,7 +1859,7 @@ aesgen_vaes256_gcm_r1_seal:
 	vmovdqa	%xmm2, 976(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rbx)
+	movq	%rax, 896(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -1899,7 +1902,7 @@ aesgen_vaes256_gcm_r1_seal:
 	vmovdqa	%xmm2, 976(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rbx)
+	movq	%rax, 896(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -1934,7 +1937,7 @@ aesgen_vaes256_gcm_r1_seal:
 	vmovdqa	%xmm2, 976(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rbx)
+	movq	%rax, 896(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2010,8 +2013,10 @@ aesgen_vaes256_gcm_r1_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_vaes256_gcm_r1_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 888(%rbx)
 	jmp	.Laesgen_vaes256_gcm_r1_seal_have_j0
 .Laesgen_vaes256_gcm_r1_seal_long_nonce:
+	movq	$1, 888(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa	800(%rbx), %xmm0
@@ -2293,7 +2298,9 @@ aesgen_vaes256_gcm_r1_seal:
 	vpshufb	.Laesgen_vaes256_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes256_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 784(%rbx)
-	movq	$-1, 888(%rbx)
+	movq	$-1, 896(%rbx)
+	cmpq	$0, 888(%rbx)
+	jne	.Laesgen_vaes256_gcm_r1_seal_same_table_2
 	vmovdqa	%xmm0, 848(%rbx)
 	movq	848(%rbx), %rsi
 	bswapq	%rsi
@@ -2303,16 +2310,16 @@ aesgen_vaes256_gcm_r1_seal:
 	andq	%rdx, %rdi
 	movabsq	$0xff00000000ff0000, %rdx
 	andq	%rsi, %rdx
-	cmpq	896(%rbx), %rdi
+	cmpq	904(%rbx), %rdi
 	jne	.Laesgen_vaes256_gcm_r1_seal_restart_2
-	cmpq	904(%rbx), %rdx
+	cmpq	912(%rbx), %rdx
 	je	.Laesgen_vaes256_gcm_r1_seal_same_table_2
 .Laesgen_vaes256_gcm_r1_seal_restart_2:
-	movq	%rdi, 896(%rbx)
-	movq	%rdx, 904(%rbx)
-	movq	$0, 912(%rbx)
+	movq	%rdi, 904(%rbx)
+	movq	%rdx, 912(%rbx)
 	movq	$0, 920(%rbx)
-	movq	$1, 928(%rbx)
+	movq	$0, 928(%rbx)
+	movq	$1, 936(%rbx)
 	jmp	.Laesgen_vaes256_gcm_r1_seal_same_table_2
 .Laesgen_vaes256_gcm_r1_seal_same_table_2:
 	movl	240(%rbx), %edx
@@ -2331,7 +2338,7 @@ aesgen_vaes256_gcm_r1_seal:
 	vmovdqa	%xmm2, 976(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 888(%rbx)
+	movq	%rdx, 896(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2374,7 +2381,7 @@ aesgen_vaes256_gcm_r1_seal:
 	vmovdqa	%xmm2, 976(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 888(%rbx)
+	movq	%rdx, 896(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2409,7 +2416,7 @@ aesgen_vaes256_gcm_r1_seal:
 	vmovdqa	%xmm2, 976(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 888(%rbx)
+	movq	%rdx, 896(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3572,10 +3579,13 @@ aesgen_vaes256_gcm_r1_open:
 	movq	%rdi, 864(%rbx)
 	movq	$0, 872(%rbx)
 	movq	$1, 880(%rbx)
+	movq	$0, 888(%rbx)
 	vpshufb	.Laesgen_vaes256_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes256_gcm_r1_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 784(%rbx)
-	movq	$-1, 888(%rbx)
+	movq	$-1, 896(%rbx)
+	cmpq	$0, 888(%rbx)
+	jne	.Laesgen_vaes256_gcm_r1_open_same_table
 	vmovdqa	%xmm0, 848(%rbx)
 	movq	848(%rbx), %rcx
 	bswapq	%rcx
@@ -3585,16 +3595,16 @@ aesgen_vaes256_gcm_r1_open:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	896(%rbx), %rdx
+	cmpq	904(%rbx), %rdx
 	jne	.Laesgen_vaes256_gcm_r1_open_restart
-	cmpq	904(%rbx), %rax
+	cmpq	912(%rbx), %rax
 	je	.Laesgen_vaes256_gcm_r1_open_same_table
 .Laesgen_vaes256_gcm_r1_open_restart:
-	movq	%rdx, 896(%rbx)
-	movq	%rax, 904(%rbx)
-	movq	$0, 912(%rbx)
+	movq	%rdx, 904(%rbx)
+	movq	%rax, 912(%rbx)
 	movq	$0, 920(%rbx)
-	movq	$1, 928(%rbx)
+	movq	$0, 928(%rbx)
+	movq	$1, 936(%rbx)
 	jmp	.Laesgen_vaes256_gcm_r1_open_same_table
 .Laesgen_vaes256_gcm_r1_open_same_table:
 	movl	240(%rbx), %eax
@@ -3613,7 +3623,7 @@ aesgen_vaes256_gcm_r1_open:
 	vmovdqa	%xmm2, 976(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rbx)
+	movq	%rax, 896(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3656,7 +3666,7 @@ aesgen_vaes256_gcm_r1_open:
 	vmovdqa	%xmm2, 976(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rbx)
+	movq	%rax, 896(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3691,7 +3701,7 @@ aesgen_vaes256_gcm_r1_open:
 	vmovdqa	%xmm2, 976(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rbx)
+	movq	%rax, 896(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3767,8 +3777,10 @@ aesgen_vaes256_gcm_r1_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_vaes256_gcm_r1_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 888(%rbx)
 	jmp	.Laesgen_vaes256_gcm_r1_open_have_j0
 .Laesgen_vaes256_gcm_r1_open_long_nonce:
+	movq	$1, 888(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	800(%rbx), %xmm0
@@ -4050,7 +4062,9 @@ aesgen_vaes256_gcm_r1_open:
 	vpshufb	.Laesgen_vaes256_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes256_gcm_r1_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 784(%rbx)
-	movq	$-1, 888(%rbx)
+	movq	$-1, 896(%rbx)
+	cmpq	$0, 888(%rbx)
+	jne	.Laesgen_vaes256_gcm_r1_open_same_table_2
 	vmovdqa	%xmm0, 848(%rbx)
 	movq	848(%rbx), %rdx
 	bswapq	%rdx
@@ -4060,16 +4074,16 @@ aesgen_vaes256_gcm_r1_open:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	896(%rbx), %rsi
+	cmpq	904(%rbx), %rsi
 	jne	.Laesgen_vaes256_gcm_r1_open_restart_2
-	cmpq	904(%rbx), %rax
+	cmpq	912(%rbx), %rax
 	je	.Laesgen_vaes256_gcm_r1_open_same_table_2
 .Laesgen_vaes256_gcm_r1_open_restart_2:
-	movq	%rsi, 896(%rbx)
-	movq	%rax, 904(%rbx)
-	movq	$0, 912(%rbx)
+	movq	%rsi, 904(%rbx)
+	movq	%rax, 912(%rbx)
 	movq	$0, 920(%rbx)
-	movq	$1, 928(%rbx)
+	movq	$0, 928(%rbx)
+	movq	$1, 936(%rbx)
 	jmp	.Laesgen_vaes256_gcm_r1_open_same_table_2
 .Laesgen_vaes256_gcm_r1_open_same_table_2:
 	movl	240(%rbx), %eax
@@ -4088,7 +4102,7 @@ aesgen_vaes256_gcm_r1_open:
 	vmovdqa	%xmm2, 976(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rbx)
+	movq	%rax, 896(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4131,7 +4145,7 @@ aesgen_vaes256_gcm_r1_open:
 	vmovdqa	%xmm2, 976(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rbx)
+	movq	%rax, 896(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4166,7 +4180,7 @@ aesgen_vaes256_gcm_r1_open:
 	vmovdqa	%xmm2, 976(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rbx)
+	movq	%rax, 896(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4709,8 +4723,10 @@ aesgen_vaes256_gcm_r1_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_vaes256_gcm_r1_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 888(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_start_have_j0
 .Laesgen_vaes256_gcm_r1_start_long_nonce:
+	movq	$1, 888(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	800(%rdi), %xmm0
@@ -4992,7 +5008,9 @@ aesgen_vaes256_gcm_r1_start:
 	vpshufb	.Laesgen_vaes256_gcm_r1_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes256_gcm_r1_start_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 784(%rdi)
-	movq	$-1, 888(%rdi)
+	movq	$-1, 896(%rdi)
+	cmpq	$0, 888(%rdi)
+	jne	.Laesgen_vaes256_gcm_r1_start_same_table
 	vmovdqa	%xmm0, 848(%rdi)
 	movq	848(%rdi), %rcx
 	bswapq	%rcx
@@ -5002,16 +5020,16 @@ aesgen_vaes256_gcm_r1_start:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	896(%rdi), %rdx
+	cmpq	904(%rdi), %rdx
 	jne	.Laesgen_vaes256_gcm_r1_start_restart
-	cmpq	904(%rdi), %rax
+	cmpq	912(%rdi), %rax
 	je	.Laesgen_vaes256_gcm_r1_start_same_table
 .Laesgen_vaes256_gcm_r1_start_restart:
-	movq	%rdx, 896(%rdi)
-	movq	%rax, 904(%rdi)
-	movq	$0, 912(%rdi)
+	movq	%rdx, 904(%rdi)
+	movq	%rax, 912(%rdi)
 	movq	$0, 920(%rdi)
-	movq	$1, 928(%rdi)
+	movq	$0, 928(%rdi)
+	movq	$1, 936(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_start_same_table
 .Laesgen_vaes256_gcm_r1_start_same_table:
 	movl	240(%rdi), %eax
@@ -5030,7 +5048,7 @@ aesgen_vaes256_gcm_r1_start:
 	vmovdqa	%xmm2, 976(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rdi)
+	movq	%rax, 896(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -5073,7 +5091,7 @@ aesgen_vaes256_gcm_r1_start:
 	vmovdqa	%xmm2, 976(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rdi)
+	movq	%rax, 896(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -5108,7 +5126,7 @@ aesgen_vaes256_gcm_r1_start:
 	vmovdqa	%xmm2, 976(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rdi)
+	movq	%rax, 896(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -5942,14 +5960,16 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 .Laesgen_vaes256_gcm_r1_encrypt_data_first256:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_first_done256
+	cmpq	$0, 888(%rdi)
+	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_full_first_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r1_encrypt_data_full_first_256
 	shrq	$8, %rax
-	cmpq	888(%rdi), %rax
+	cmpq	896(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_refresh_first_256
-	cmpq	$256, 920(%rdi)
+	cmpq	$256, 928(%rdi)
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_check_first_256
 .Laesgen_vaes256_gcm_r1_encrypt_data_fast_first_256:
 	shlq	$4, %r8
@@ -6109,23 +6129,23 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_first_done256
 .Laesgen_vaes256_gcm_r1_encrypt_data_check_first_256:
 	movq	%r8, %rax
-	subq	912(%rdi), %rax
+	subq	920(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	920(%rdi), %r10
+	movq	928(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_vaes256_gcm_r1_encrypt_data_outside_run
-	movq	$0xffff, 928(%rdi)
+	movq	$0xffff, 936(%rdi)
 	addq	$16, %rax
-	cmpq	920(%rdi), %rax
+	cmpq	928(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r1_encrypt_data_fast_first_256
 .Laesgen_vaes256_gcm_r1_encrypt_data_outside_run:
-	cmpq	$0, 928(%rdi)
+	cmpq	$0, 936(%rdi)
 	je	.Laesgen_vaes256_gcm_r1_encrypt_data_full_first_256
-	subq	$1, 928(%rdi)
+	subq	$1, 936(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -6304,9 +6324,9 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vaesenclast	%ymm10, %ymm8, %ymm8
 	vaesenclast	%ymm10, %ymm9, %ymm9
 	movq	%r8, %rax
-	subq	912(%rdi), %rax
+	subq	920(%rdi), %rax
 	andq	$255, %rax
-	movq	920(%rdi), %r9
+	movq	928(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_vaes256_gcm_r1_encrypt_data_run_restart
 	addq	$16, %rax
@@ -6314,14 +6334,14 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_run_grown
-	movq	$0, 912(%rdi)
+	movq	$0, 920(%rdi)
 	movq	$256, %r9
 .Laesgen_vaes256_gcm_r1_encrypt_data_run_grown:
-	movq	%r9, 920(%rdi)
+	movq	%r9, 928(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_run_done
 .Laesgen_vaes256_gcm_r1_encrypt_data_run_restart:
-	movq	%r8, 912(%rdi)
-	movq	$16, 920(%rdi)
+	movq	%r8, 920(%rdi)
+	movq	$16, 928(%rdi)
 .Laesgen_vaes256_gcm_r1_encrypt_data_run_done:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -6526,20 +6546,22 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 976(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rdi)
+	movq	%rax, 896(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_first256
 .Laesgen_vaes256_gcm_r1_encrypt_data_first_done256:
 .Laesgen_vaes256_gcm_r1_encrypt_data_top256:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_drain256
+	cmpq	$0, 888(%rdi)
+	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r1_encrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	888(%rdi), %rax
+	cmpq	896(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_refresh_steady_256
-	cmpq	$256, 920(%rdi)
+	cmpq	$256, 928(%rdi)
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_check_steady_256
 .Laesgen_vaes256_gcm_r1_encrypt_data_fast_steady_256:
 	shlq	$4, %r8
@@ -6795,23 +6817,23 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_top256
 .Laesgen_vaes256_gcm_r1_encrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	912(%rdi), %rax
+	subq	920(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	920(%rdi), %r10
+	movq	928(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_vaes256_gcm_r1_encrypt_data_outside_run_2
-	movq	$0xffff, 928(%rdi)
+	movq	$0xffff, 936(%rdi)
 	addq	$16, %rax
-	cmpq	920(%rdi), %rax
+	cmpq	928(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r1_encrypt_data_fast_steady_256
 .Laesgen_vaes256_gcm_r1_encrypt_data_outside_run_2:
-	cmpq	$0, 928(%rdi)
+	cmpq	$0, 936(%rdi)
 	je	.Laesgen_vaes256_gcm_r1_encrypt_data_spent_steady_256
-	subq	$1, 928(%rdi)
+	subq	$1, 936(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-256(%rcx), %ymm8
@@ -7086,9 +7108,9 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	912(%rdi), %rax
+	subq	920(%rdi), %rax
 	andq	$255, %rax
-	movq	920(%rdi), %r9
+	movq	928(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_vaes256_gcm_r1_encrypt_data_run_restart_2
 	addq	$16, %rax
@@ -7096,14 +7118,14 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_run_grown_2
-	movq	$0, 912(%rdi)
+	movq	$0, 920(%rdi)
 	movq	$256, %r9
 .Laesgen_vaes256_gcm_r1_encrypt_data_run_grown_2:
-	movq	%r9, 920(%rdi)
+	movq	%r9, 928(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_run_done_2
 .Laesgen_vaes256_gcm_r1_encrypt_data_run_restart_2:
-	movq	%r8, 912(%rdi)
-	movq	$16, 920(%rdi)
+	movq	%r8, 920(%rdi)
+	movq	$16, 928(%rdi)
 .Laesgen_vaes256_gcm_r1_encrypt_data_run_done_2:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -7394,7 +7416,7 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_top256
 .Laesgen_vaes256_gcm_r1_encrypt_data_spent_steady_256:
-	movq	912(%rdi), %rax
+	movq	920(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -7688,7 +7710,7 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 976(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rdi)
+	movq	%rax, 896(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_top256
 .Laesgen_vaes256_gcm_r1_encrypt_data_drain256:
 	vmovdqu	-256(%rcx), %ymm2
@@ -8095,14 +8117,16 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 .Laesgen_vaes256_gcm_r1_encrypt_data_first128:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_first_done128
+	cmpq	$0, 888(%rdi)
+	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_full_first_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r1_encrypt_data_full_first_128
 	shrq	$8, %rax
-	cmpq	888(%rdi), %rax
+	cmpq	896(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_refresh_first_128
-	cmpq	$256, 920(%rdi)
+	cmpq	$256, 928(%rdi)
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_check_first_128
 .Laesgen_vaes256_gcm_r1_encrypt_data_fast_first_128:
 	shlq	$4, %r8
@@ -8226,23 +8250,23 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_first_done128
 .Laesgen_vaes256_gcm_r1_encrypt_data_check_first_128:
 	movq	%r8, %rax
-	subq	912(%rdi), %rax
+	subq	920(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	920(%rdi), %r10
+	movq	928(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_vaes256_gcm_r1_encrypt_data_outside_run_3
-	movq	$0xffff, 928(%rdi)
+	movq	$0xffff, 936(%rdi)
 	addq	$16, %rax
-	cmpq	920(%rdi), %rax
+	cmpq	928(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r1_encrypt_data_fast_first_128
 .Laesgen_vaes256_gcm_r1_encrypt_data_outside_run_3:
-	cmpq	$0, 928(%rdi)
+	cmpq	$0, 936(%rdi)
 	je	.Laesgen_vaes256_gcm_r1_encrypt_data_full_first_128
-	subq	$1, 928(%rdi)
+	subq	$1, 936(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -8385,9 +8409,9 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vaesenclast	%ymm10, %ymm8, %ymm8
 	vaesenclast	%ymm10, %ymm9, %ymm9
 	movq	%r8, %rax
-	subq	912(%rdi), %rax
+	subq	920(%rdi), %rax
 	andq	$255, %rax
-	movq	920(%rdi), %r9
+	movq	928(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_vaes256_gcm_r1_encrypt_data_run_restart_3
 	addq	$16, %rax
@@ -8395,14 +8419,14 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_run_grown_3
-	movq	$0, 912(%rdi)
+	movq	$0, 920(%rdi)
 	movq	$256, %r9
 .Laesgen_vaes256_gcm_r1_encrypt_data_run_grown_3:
-	movq	%r9, 920(%rdi)
+	movq	%r9, 928(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_run_done_3
 .Laesgen_vaes256_gcm_r1_encrypt_data_run_restart_3:
-	movq	%r8, 912(%rdi)
-	movq	$16, 920(%rdi)
+	movq	%r8, 920(%rdi)
+	movq	$16, 928(%rdi)
 .Laesgen_vaes256_gcm_r1_encrypt_data_run_done_3:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -8571,20 +8595,22 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 976(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rdi)
+	movq	%rax, 896(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_first128
 .Laesgen_vaes256_gcm_r1_encrypt_data_first_done128:
 .Laesgen_vaes256_gcm_r1_encrypt_data_top128:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_drain128
+	cmpq	$0, 888(%rdi)
+	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r1_encrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	888(%rdi), %rax
+	cmpq	896(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_refresh_steady_128
-	cmpq	$256, 920(%rdi)
+	cmpq	$256, 928(%rdi)
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_check_steady_128
 .Laesgen_vaes256_gcm_r1_encrypt_data_fast_steady_128:
 	shlq	$4, %r8
@@ -8804,23 +8830,23 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_top128
 .Laesgen_vaes256_gcm_r1_encrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	912(%rdi), %rax
+	subq	920(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	920(%rdi), %r10
+	movq	928(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_vaes256_gcm_r1_encrypt_data_outside_run_4
-	movq	$0xffff, 928(%rdi)
+	movq	$0xffff, 936(%rdi)
 	addq	$16, %rax
-	cmpq	920(%rdi), %rax
+	cmpq	928(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r1_encrypt_data_fast_steady_128
 .Laesgen_vaes256_gcm_r1_encrypt_data_outside_run_4:
-	cmpq	$0, 928(%rdi)
+	cmpq	$0, 936(%rdi)
 	je	.Laesgen_vaes256_gcm_r1_encrypt_data_spent_steady_128
-	subq	$1, 928(%rdi)
+	subq	$1, 936(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-256(%rcx), %ymm7
@@ -9059,9 +9085,9 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	912(%rdi), %rax
+	subq	920(%rdi), %rax
 	andq	$255, %rax
-	movq	920(%rdi), %r9
+	movq	928(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_vaes256_gcm_r1_encrypt_data_run_restart_4
 	addq	$16, %rax
@@ -9069,14 +9095,14 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_run_grown_4
-	movq	$0, 912(%rdi)
+	movq	$0, 920(%rdi)
 	movq	$256, %r9
 .Laesgen_vaes256_gcm_r1_encrypt_data_run_grown_4:
-	movq	%r9, 920(%rdi)
+	movq	%r9, 928(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_run_done_4
 .Laesgen_vaes256_gcm_r1_encrypt_data_run_restart_4:
-	movq	%r8, 912(%rdi)
-	movq	$16, 920(%rdi)
+	movq	%r8, 920(%rdi)
+	movq	$16, 928(%rdi)
 .Laesgen_vaes256_gcm_r1_encrypt_data_run_done_4:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -9331,7 +9357,7 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_top128
 .Laesgen_vaes256_gcm_r1_encrypt_data_spent_steady_128:
-	movq	912(%rdi), %rax
+	movq	920(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -9589,7 +9615,7 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 976(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rdi)
+	movq	%rax, 896(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_top128
 .Laesgen_vaes256_gcm_r1_encrypt_data_drain128:
 	vmovdqu	-256(%rcx), %ymm2
@@ -9960,14 +9986,16 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 .Laesgen_vaes256_gcm_r1_encrypt_data_first192:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_first_done192
+	cmpq	$0, 888(%rdi)
+	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_full_first_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r1_encrypt_data_full_first_192
 	shrq	$8, %rax
-	cmpq	888(%rdi), %rax
+	cmpq	896(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_refresh_first_192
-	cmpq	$256, 920(%rdi)
+	cmpq	$256, 928(%rdi)
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_check_first_192
 .Laesgen_vaes256_gcm_r1_encrypt_data_fast_first_192:
 	shlq	$4, %r8
@@ -10109,23 +10137,23 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_first_done192
 .Laesgen_vaes256_gcm_r1_encrypt_data_check_first_192:
 	movq	%r8, %rax
-	subq	912(%rdi), %rax
+	subq	920(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	920(%rdi), %r10
+	movq	928(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_vaes256_gcm_r1_encrypt_data_outside_run_5
-	movq	$0xffff, 928(%rdi)
+	movq	$0xffff, 936(%rdi)
 	addq	$16, %rax
-	cmpq	920(%rdi), %rax
+	cmpq	928(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r1_encrypt_data_fast_first_192
 .Laesgen_vaes256_gcm_r1_encrypt_data_outside_run_5:
-	cmpq	$0, 928(%rdi)
+	cmpq	$0, 936(%rdi)
 	je	.Laesgen_vaes256_gcm_r1_encrypt_data_full_first_192
-	subq	$1, 928(%rdi)
+	subq	$1, 936(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -10286,9 +10314,9 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vaesenclast	%ymm10, %ymm8, %ymm8
 	vaesenclast	%ymm10, %ymm9, %ymm9
 	movq	%r8, %rax
-	subq	912(%rdi), %rax
+	subq	920(%rdi), %rax
 	andq	$255, %rax
-	movq	920(%rdi), %r9
+	movq	928(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_vaes256_gcm_r1_encrypt_data_run_restart_5
 	addq	$16, %rax
@@ -10296,14 +10324,14 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_run_grown_5
-	movq	$0, 912(%rdi)
+	movq	$0, 920(%rdi)
 	movq	$256, %r9
 .Laesgen_vaes256_gcm_r1_encrypt_data_run_grown_5:
-	movq	%r9, 920(%rdi)
+	movq	%r9, 928(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_run_done_5
 .Laesgen_vaes256_gcm_r1_encrypt_data_run_restart_5:
-	movq	%r8, 912(%rdi)
-	movq	$16, 920(%rdi)
+	movq	%r8, 920(%rdi)
+	movq	$16, 928(%rdi)
 .Laesgen_vaes256_gcm_r1_encrypt_data_run_done_5:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -10490,20 +10518,22 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 976(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rdi)
+	movq	%rax, 896(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_first192
 .Laesgen_vaes256_gcm_r1_encrypt_data_first_done192:
 .Laesgen_vaes256_gcm_r1_encrypt_data_top192:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_drain192
+	cmpq	$0, 888(%rdi)
+	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r1_encrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	888(%rdi), %rax
+	cmpq	896(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_refresh_steady_192
-	cmpq	$256, 920(%rdi)
+	cmpq	$256, 928(%rdi)
 	jne	.Laesgen_vaes256_gcm_r1_encrypt_data_check_steady_192
 .Laesgen_vaes256_gcm_r1_encrypt_data_fast_steady_192:
 	shlq	$4, %r8
@@ -10741,23 +10771,23 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_top192
 .Laesgen_vaes256_gcm_r1_encrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	912(%rdi), %rax
+	subq	920(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	920(%rdi), %r10
+	movq	928(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_vaes256_gcm_r1_encrypt_data_outside_run_6
-	movq	$0xffff, 928(%rdi)
+	movq	$0xffff, 936(%rdi)
 	addq	$16, %rax
-	cmpq	920(%rdi), %rax
+	cmpq	928(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r1_encrypt_data_fast_steady_192
 .Laesgen_vaes256_gcm_r1_encrypt_data_outside_run_6:
-	cmpq	$0, 928(%rdi)
+	cmpq	$0, 936(%rdi)
 	je	.Laesgen_vaes256_gcm_r1_encrypt_data_spent_steady_192
-	subq	$1, 928(%rdi)
+	subq	$1, 936(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-256(%rcx), %ymm8
@@ -11014,9 +11044,9 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	912(%rdi), %rax
+	subq	920(%rdi), %rax
 	andq	$255, %rax
-	movq	920(%rdi), %r9
+	movq	928(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_vaes256_gcm_r1_encrypt_data_run_restart_6
 	addq	$16, %rax
@@ -11024,14 +11054,14 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_vaes256_gcm_r1_encrypt_data_run_grown_6
-	movq	$0, 912(%rdi)
+	movq	$0, 920(%rdi)
 	movq	$256, %r9
 .Laesgen_vaes256_gcm_r1_encrypt_data_run_grown_6:
-	movq	%r9, 920(%rdi)
+	movq	%r9, 928(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_run_done_6
 .Laesgen_vaes256_gcm_r1_encrypt_data_run_restart_6:
-	movq	%r8, 912(%rdi)
-	movq	$16, 920(%rdi)
+	movq	%r8, 920(%rdi)
+	movq	$16, 928(%rdi)
 .Laesgen_vaes256_gcm_r1_encrypt_data_run_done_6:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -11304,7 +11334,7 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_top192
 .Laesgen_vaes256_gcm_r1_encrypt_data_spent_steady_192:
-	movq	912(%rdi), %rax
+	movq	920(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -11580,7 +11610,7 @@ aesgen_vaes256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 976(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rdi)
+	movq	%rax, 896(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_encrypt_data_top192
 .Laesgen_vaes256_gcm_r1_encrypt_data_drain192:
 	vmovdqu	-256(%rcx), %ymm2
@@ -12171,14 +12201,16 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 .Laesgen_vaes256_gcm_r1_decrypt_data_top256:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r1_decrypt_data_drain256
+	cmpq	$0, 888(%rdi)
+	jne	.Laesgen_vaes256_gcm_r1_decrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r1_decrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	888(%rdi), %rax
+	cmpq	896(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r1_decrypt_data_refresh_steady_256
-	cmpq	$256, 920(%rdi)
+	cmpq	$256, 928(%rdi)
 	jne	.Laesgen_vaes256_gcm_r1_decrypt_data_check_steady_256
 .Laesgen_vaes256_gcm_r1_decrypt_data_fast_steady_256:
 	shlq	$4, %r8
@@ -12434,23 +12466,23 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r1_decrypt_data_top256
 .Laesgen_vaes256_gcm_r1_decrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	912(%rdi), %rax
+	subq	920(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	920(%rdi), %r10
+	movq	928(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_vaes256_gcm_r1_decrypt_data_outside_run
-	movq	$0xffff, 928(%rdi)
+	movq	$0xffff, 936(%rdi)
 	addq	$16, %rax
-	cmpq	920(%rdi), %rax
+	cmpq	928(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r1_decrypt_data_fast_steady_256
 .Laesgen_vaes256_gcm_r1_decrypt_data_outside_run:
-	cmpq	$0, 928(%rdi)
+	cmpq	$0, 936(%rdi)
 	je	.Laesgen_vaes256_gcm_r1_decrypt_data_spent_steady_256
-	subq	$1, 928(%rdi)
+	subq	$1, 936(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %ymm8
@@ -12725,9 +12757,9 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	912(%rdi), %rax
+	subq	920(%rdi), %rax
 	andq	$255, %rax
-	movq	920(%rdi), %r9
+	movq	928(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_vaes256_gcm_r1_decrypt_data_run_restart
 	addq	$16, %rax
@@ -12735,14 +12767,14 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_vaes256_gcm_r1_decrypt_data_run_grown
-	movq	$0, 912(%rdi)
+	movq	$0, 920(%rdi)
 	movq	$256, %r9
 .Laesgen_vaes256_gcm_r1_decrypt_data_run_grown:
-	movq	%r9, 920(%rdi)
+	movq	%r9, 928(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_decrypt_data_run_done
 .Laesgen_vaes256_gcm_r1_decrypt_data_run_restart:
-	movq	%r8, 912(%rdi)
-	movq	$16, 920(%rdi)
+	movq	%r8, 920(%rdi)
+	movq	$16, 928(%rdi)
 .Laesgen_vaes256_gcm_r1_decrypt_data_run_done:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -13033,7 +13065,7 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r1_decrypt_data_top256
 .Laesgen_vaes256_gcm_r1_decrypt_data_spent_steady_256:
-	movq	912(%rdi), %rax
+	movq	920(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -13327,7 +13359,7 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vmovdqa	%xmm2, 976(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rdi)
+	movq	%rax, 896(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_decrypt_data_top256
 .Laesgen_vaes256_gcm_r1_decrypt_data_drain256:
 .Laesgen_vaes256_gcm_r1_decrypt_data_small256:
@@ -13638,14 +13670,16 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 .Laesgen_vaes256_gcm_r1_decrypt_data_top128:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r1_decrypt_data_drain128
+	cmpq	$0, 888(%rdi)
+	jne	.Laesgen_vaes256_gcm_r1_decrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r1_decrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	888(%rdi), %rax
+	cmpq	896(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r1_decrypt_data_refresh_steady_128
-	cmpq	$256, 920(%rdi)
+	cmpq	$256, 928(%rdi)
 	jne	.Laesgen_vaes256_gcm_r1_decrypt_data_check_steady_128
 .Laesgen_vaes256_gcm_r1_decrypt_data_fast_steady_128:
 	shlq	$4, %r8
@@ -13865,23 +13899,23 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r1_decrypt_data_top128
 .Laesgen_vaes256_gcm_r1_decrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	912(%rdi), %rax
+	subq	920(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	920(%rdi), %r10
+	movq	928(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_vaes256_gcm_r1_decrypt_data_outside_run_2
-	movq	$0xffff, 928(%rdi)
+	movq	$0xffff, 936(%rdi)
 	addq	$16, %rax
-	cmpq	920(%rdi), %rax
+	cmpq	928(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r1_decrypt_data_fast_steady_128
 .Laesgen_vaes256_gcm_r1_decrypt_data_outside_run_2:
-	cmpq	$0, 928(%rdi)
+	cmpq	$0, 936(%rdi)
 	je	.Laesgen_vaes256_gcm_r1_decrypt_data_spent_steady_128
-	subq	$1, 928(%rdi)
+	subq	$1, 936(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %ymm7
@@ -14120,9 +14154,9 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	912(%rdi), %rax
+	subq	920(%rdi), %rax
 	andq	$255, %rax
-	movq	920(%rdi), %r9
+	movq	928(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_vaes256_gcm_r1_decrypt_data_run_restart_2
 	addq	$16, %rax
@@ -14130,14 +14164,14 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_vaes256_gcm_r1_decrypt_data_run_grown_2
-	movq	$0, 912(%rdi)
+	movq	$0, 920(%rdi)
 	movq	$256, %r9
 .Laesgen_vaes256_gcm_r1_decrypt_data_run_grown_2:
-	movq	%r9, 920(%rdi)
+	movq	%r9, 928(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_decrypt_data_run_done_2
 .Laesgen_vaes256_gcm_r1_decrypt_data_run_restart_2:
-	movq	%r8, 912(%rdi)
-	movq	$16, 920(%rdi)
+	movq	%r8, 920(%rdi)
+	movq	$16, 928(%rdi)
 .Laesgen_vaes256_gcm_r1_decrypt_data_run_done_2:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -14392,7 +14426,7 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r1_decrypt_data_top128
 .Laesgen_vaes256_gcm_r1_decrypt_data_spent_steady_128:
-	movq	912(%rdi), %rax
+	movq	920(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -14650,7 +14684,7 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vmovdqa	%xmm2, 976(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rdi)
+	movq	%rax, 896(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_decrypt_data_top128
 .Laesgen_vaes256_gcm_r1_decrypt_data_drain128:
 .Laesgen_vaes256_gcm_r1_decrypt_data_small128:
@@ -14925,14 +14959,16 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 .Laesgen_vaes256_gcm_r1_decrypt_data_top192:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r1_decrypt_data_drain192
+	cmpq	$0, 888(%rdi)
+	jne	.Laesgen_vaes256_gcm_r1_decrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r1_decrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	888(%rdi), %rax
+	cmpq	896(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r1_decrypt_data_refresh_steady_192
-	cmpq	$256, 920(%rdi)
+	cmpq	$256, 928(%rdi)
 	jne	.Laesgen_vaes256_gcm_r1_decrypt_data_check_steady_192
 .Laesgen_vaes256_gcm_r1_decrypt_data_fast_steady_192:
 	shlq	$4, %r8
@@ -15170,23 +15206,23 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r1_decrypt_data_top192
 .Laesgen_vaes256_gcm_r1_decrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	912(%rdi), %rax
+	subq	920(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	920(%rdi), %r10
+	movq	928(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_vaes256_gcm_r1_decrypt_data_outside_run_3
-	movq	$0xffff, 928(%rdi)
+	movq	$0xffff, 936(%rdi)
 	addq	$16, %rax
-	cmpq	920(%rdi), %rax
+	cmpq	928(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r1_decrypt_data_fast_steady_192
 .Laesgen_vaes256_gcm_r1_decrypt_data_outside_run_3:
-	cmpq	$0, 928(%rdi)
+	cmpq	$0, 936(%rdi)
 	je	.Laesgen_vaes256_gcm_r1_decrypt_data_spent_steady_192
-	subq	$1, 928(%rdi)
+	subq	$1, 936(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %ymm8
@@ -15443,9 +15479,9 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	912(%rdi), %rax
+	subq	920(%rdi), %rax
 	andq	$255, %rax
-	movq	920(%rdi), %r9
+	movq	928(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_vaes256_gcm_r1_decrypt_data_run_restart_3
 	addq	$16, %rax
@@ -15453,14 +15489,14 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_vaes256_gcm_r1_decrypt_data_run_grown_3
-	movq	$0, 912(%rdi)
+	movq	$0, 920(%rdi)
 	movq	$256, %r9
 .Laesgen_vaes256_gcm_r1_decrypt_data_run_grown_3:
-	movq	%r9, 920(%rdi)
+	movq	%r9, 928(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_decrypt_data_run_done_3
 .Laesgen_vaes256_gcm_r1_decrypt_data_run_restart_3:
-	movq	%r8, 912(%rdi)
-	movq	$16, 920(%rdi)
+	movq	%r8, 920(%rdi)
+	movq	$16, 928(%rdi)
 .Laesgen_vaes256_gcm_r1_decrypt_data_run_done_3:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -15733,7 +15769,7 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r1_decrypt_data_top192
 .Laesgen_vaes256_gcm_r1_decrypt_data_spent_steady_192:
-	movq	912(%rdi), %rax
+	movq	920(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -16009,7 +16045,7 @@ aesgen_vaes256_gcm_r1_decrypt_data:
 	vmovdqa	%xmm2, 976(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rdi)
+	movq	%rax, 896(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r1_decrypt_data_top192
 .Laesgen_vaes256_gcm_r1_decrypt_data_drain192:
 .Laesgen_vaes256_gcm_r1_decrypt_data_small192:

@@ -668,7 +668,7 @@ aesgen_vaes256_gcm_r2_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_init_hash_key
 .Laesgen_vaes256_gcm_r2_init_hash_key:
-	movq	$1, 904(%rdi)
+	movq	$1, 912(%rdi)
 	vpxor	%xmm0, %xmm0, %xmm0
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -1815,10 +1815,13 @@ aesgen_vaes256_gcm_r2_seal:
 	movq	%rax, 864(%rbx)
 	movq	$0, 872(%rbx)
 	movq	$1, 880(%rbx)
+	movq	$0, 888(%rbx)
 	vpshufb	.Laesgen_vaes256_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes256_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 784(%rbx)
-	movq	$-1, 888(%rbx)
+	movq	$-1, 896(%rbx)
+	cmpq	$0, 888(%rbx)
+	jne	.Laesgen_vaes256_gcm_r2_seal_same_table
 	vmovdqa	%xmm0, 848(%rbx)
 	movq	848(%rbx), %rcx
 	bswapq	%rcx
@@ -1828,16 +1831,16 @@ aesgen_vaes256_gcm_r2_seal:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	896(%rbx), %rdx
+	cmpq	904(%rbx), %rdx
 	jne	.Laesgen_vaes256_gcm_r2_seal_restart
-	cmpq	904(%rbx), %rax
+	cmpq	912(%rbx), %rax
 	je	.Laesgen_vaes256_gcm_r2_seal_same_table
 .Laesgen_vaes256_gcm_r2_seal_restart:
-	movq	%rdx, 896(%rbx)
-	movq	%rax, 904(%rbx)
-	movq	$0, 912(%rbx)
+	movq	%rdx, 904(%rbx)
+	movq	%rax, 912(%rbx)
 	movq	$0, 920(%rbx)
-	movq	$1, 928(%rbx)
+	movq	$0, 928(%rbx)
+	movq	$1, 936(%rbx)
 	jmp	.Laesgen_vaes256_gcm_r2_seal_same_table
 .Laesgen_vaes256_gcm_r2_seal_same_table:
 	movl	240(%rbx), %eax
@@ -1858,7 +1861,7 @@ aesgen_vaes256_gcm_r2_seal:
 	vmovdqa	%xmm2, 976(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rbx)
+	movq	%rax, 896(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -1903,7 +1906,7 @@ aesgen_vaes256_gcm_r2_seal:
 	vmovdqa	%xmm2, 976(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rbx)
+	movq	%rax, 896(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -1940,7 +1943,7 @@ aesgen_vaes256_gcm_r2_seal:
 	vmovdqa	%xmm2, 976(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rbx)
+	movq	%rax, 896(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2016,8 +2019,10 @@ aesgen_vaes256_gcm_r2_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_vaes256_gcm_r2_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 888(%rbx)
 	jmp	.Laesgen_vaes256_gcm_r2_seal_have_j0
 .Laesgen_vaes256_gcm_r2_seal_long_nonce:
+	movq	$1, 888(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa	800(%rbx), %xmm0
@@ -2299,7 +2304,9 @@ aesgen_vaes256_gcm_r2_seal:
 	vpshufb	.Laesgen_vaes256_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes256_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 784(%rbx)
-	movq	$-1, 888(%rbx)
+	movq	$-1, 896(%rbx)
+	cmpq	$0, 888(%rbx)
+	jne	.Laesgen_vaes256_gcm_r2_seal_same_table_2
 	vmovdqa	%xmm0, 848(%rbx)
 	movq	848(%rbx), %rsi
 	bswapq	%rsi
@@ -2309,16 +2316,16 @@ aesgen_vaes256_gcm_r2_seal:
 	andq	%rdx, %rdi
 	movabsq	$0xff00000000ff0000, %rdx
 	andq	%rsi, %rdx
-	cmpq	896(%rbx), %rdi
+	cmpq	904(%rbx), %rdi
 	jne	.Laesgen_vaes256_gcm_r2_seal_restart_2
-	cmpq	904(%rbx), %rdx
+	cmpq	912(%rbx), %rdx
 	je	.Laesgen_vaes256_gcm_r2_seal_same_table_2
 .Laesgen_vaes256_gcm_r2_seal_restart_2:
-	movq	%rdi, 896(%rbx)
-	movq	%rdx, 904(%rbx)
-	movq	$0, 912(%rbx)
+	movq	%rdi, 904(%rbx)
+	movq	%rdx, 912(%rbx)
 	movq	$0, 920(%rbx)
-	movq	$1, 928(%rbx)
+	movq	$0, 928(%rbx)
+	movq	$1, 936(%rbx)
 	jmp	.Laesgen_vaes256_gcm_r2_seal_same_table_2
 .Laesgen_vaes256_gcm_r2_seal_same_table_2:
 	movl	240(%rbx), %edx
@@ -2339,7 +2346,7 @@ aesgen_vaes256_gcm_r2_seal:
 	vmovdqa	%xmm2, 976(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 888(%rbx)
+	movq	%rdx, 896(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2384,7 +2391,7 @@ aesgen_vaes256_gcm_r2_seal:
 	vmovdqa	%xmm2, 976(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 888(%rbx)
+	movq	%rdx, 896(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2421,7 +2428,7 @@ aesgen_vaes256_gcm_r2_seal:
 	vmovdqa	%xmm2, 976(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 888(%rbx)
+	movq	%rdx, 896(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3584,10 +3591,13 @@ aesgen_vaes256_gcm_r2_open:
 	movq	%rdi, 864(%rbx)
 	movq	$0, 872(%rbx)
 	movq	$1, 880(%rbx)
+	movq	$0, 888(%rbx)
 	vpshufb	.Laesgen_vaes256_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes256_gcm_r2_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 784(%rbx)
-	movq	$-1, 888(%rbx)
+	movq	$-1, 896(%rbx)
+	cmpq	$0, 888(%rbx)
+	jne	.Laesgen_vaes256_gcm_r2_open_same_table
 	vmovdqa	%xmm0, 848(%rbx)
 	movq	848(%rbx), %rcx
 	bswapq	%rcx
@@ -3597,16 +3607,16 @@ aesgen_vaes256_gcm_r2_open:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	896(%rbx), %rdx
+	cmpq	904(%rbx), %rdx
 	jne	.Laesgen_vaes256_gcm_r2_open_restart
-	cmpq	904(%rbx), %rax
+	cmpq	912(%rbx), %rax
 	je	.Laesgen_vaes256_gcm_r2_open_same_table
 .Laesgen_vaes256_gcm_r2_open_restart:
-	movq	%rdx, 896(%rbx)
-	movq	%rax, 904(%rbx)
-	movq	$0, 912(%rbx)
+	movq	%rdx, 904(%rbx)
+	movq	%rax, 912(%rbx)
 	movq	$0, 920(%rbx)
-	movq	$1, 928(%rbx)
+	movq	$0, 928(%rbx)
+	movq	$1, 936(%rbx)
 	jmp	.Laesgen_vaes256_gcm_r2_open_same_table
 .Laesgen_vaes256_gcm_r2_open_same_table:
 	movl	240(%rbx), %eax
@@ -3627,7 +3637,7 @@ aesgen_vaes256_gcm_r2_open:
 	vmovdqa	%xmm2, 976(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rbx)
+	movq	%rax, 896(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3672,7 +3682,7 @@ aesgen_vaes256_gcm_r2_open:
 	vmovdqa	%xmm2, 976(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rbx)
+	movq	%rax, 896(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3709,7 +3719,7 @@ aesgen_vaes256_gcm_r2_open:
 	vmovdqa	%xmm2, 976(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rbx)
+	movq	%rax, 896(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3785,8 +3795,10 @@ aesgen_vaes256_gcm_r2_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_vaes256_gcm_r2_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 888(%rbx)
 	jmp	.Laesgen_vaes256_gcm_r2_open_have_j0
 .Laesgen_vaes256_gcm_r2_open_long_nonce:
+	movq	$1, 888(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	800(%rbx), %xmm0
@@ -4068,7 +4080,9 @@ aesgen_vaes256_gcm_r2_open:
 	vpshufb	.Laesgen_vaes256_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes256_gcm_r2_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 784(%rbx)
-	movq	$-1, 888(%rbx)
+	movq	$-1, 896(%rbx)
+	cmpq	$0, 888(%rbx)
+	jne	.Laesgen_vaes256_gcm_r2_open_same_table_2
 	vmovdqa	%xmm0, 848(%rbx)
 	movq	848(%rbx), %rdx
 	bswapq	%rdx
@@ -4078,16 +4092,16 @@ aesgen_vaes256_gcm_r2_open:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	896(%rbx), %rsi
+	cmpq	904(%rbx), %rsi
 	jne	.Laesgen_vaes256_gcm_r2_open_restart_2
-	cmpq	904(%rbx), %rax
+	cmpq	912(%rbx), %rax
 	je	.Laesgen_vaes256_gcm_r2_open_same_table_2
 .Laesgen_vaes256_gcm_r2_open_restart_2:
-	movq	%rsi, 896(%rbx)
-	movq	%rax, 904(%rbx)
-	movq	$0, 912(%rbx)
+	movq	%rsi, 904(%rbx)
+	movq	%rax, 912(%rbx)
 	movq	$0, 920(%rbx)
-	movq	$1, 928(%rbx)
+	movq	$0, 928(%rbx)
+	movq	$1, 936(%rbx)
 	jmp	.Laesgen_vaes256_gcm_r2_open_same_table_2
 .Laesgen_vaes256_gcm_r2_open_same_table_2:
 	movl	240(%rbx), %eax
@@ -4108,7 +4122,7 @@ aesgen_vaes256_gcm_r2_open:
 	vmovdqa	%xmm2, 976(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rbx)
+	movq	%rax, 896(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4153,7 +4167,7 @@ aesgen_vaes256_gcm_r2_open:
 	vmovdqa	%xmm2, 976(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rbx)
+	movq	%rax, 896(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4190,7 +4204,7 @@ aesgen_vaes256_gcm_r2_open:
 	vmovdqa	%xmm2, 976(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rbx)
+	movq	%rax, 896(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4733,8 +4747,10 @@ aesgen_vaes256_gcm_r2_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_vaes256_gcm_r2_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 888(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_start_have_j0
 .Laesgen_vaes256_gcm_r2_start_long_nonce:
+	movq	$1, 888(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	800(%rdi), %xmm0
@@ -5016,7 +5032,9 @@ aesgen_vaes256_gcm_r2_start:
 	vpshufb	.Laesgen_vaes256_gcm_r2_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes256_gcm_r2_start_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 784(%rdi)
-	movq	$-1, 888(%rdi)
+	movq	$-1, 896(%rdi)
+	cmpq	$0, 888(%rdi)
+	jne	.Laesgen_vaes256_gcm_r2_start_same_table
 	vmovdqa	%xmm0, 848(%rdi)
 	movq	848(%rdi), %rcx
 	bswapq	%rcx
@@ -5026,16 +5044,16 @@ aesgen_vaes256_gcm_r2_start:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	896(%rdi), %rdx
+	cmpq	904(%rdi), %rdx
 	jne	.Laesgen_vaes256_gcm_r2_start_restart
-	cmpq	904(%rdi), %rax
+	cmpq	912(%rdi), %rax
 	je	.Laesgen_vaes256_gcm_r2_start_same_table
 .Laesgen_vaes256_gcm_r2_start_restart:
-	movq	%rdx, 896(%rdi)
-	movq	%rax, 904(%rdi)
-	movq	$0, 912(%rdi)
+	movq	%rdx, 904(%rdi)
+	movq	%rax, 912(%rdi)
 	movq	$0, 920(%rdi)
-	movq	$1, 928(%rdi)
+	movq	$0, 928(%rdi)
+	movq	$1, 936(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_start_same_table
 .Laesgen_vaes256_gcm_r2_start_same_table:
 	movl	240(%rdi), %eax
@@ -5056,7 +5074,7 @@ aesgen_vaes256_gcm_r2_start:
 	vmovdqa	%xmm2, 976(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rdi)
+	movq	%rax, 896(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -5101,7 +5119,7 @@ aesgen_vaes256_gcm_r2_start:
 	vmovdqa	%xmm2, 976(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rdi)
+	movq	%rax, 896(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -5138,7 +5156,7 @@ aesgen_vaes256_gcm_r2_start:
 	vmovdqa	%xmm2, 976(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rdi)
+	movq	%rax, 896(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -5972,14 +5990,16 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 .Laesgen_vaes256_gcm_r2_encrypt_data_first256:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r2_encrypt_data_first_done256
+	cmpq	$0, 888(%rdi)
+	jne	.Laesgen_vaes256_gcm_r2_encrypt_data_full_first_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r2_encrypt_data_full_first_256
 	shrq	$8, %rax
-	cmpq	888(%rdi), %rax
+	cmpq	896(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_data_refresh_first_256
-	cmpq	$256, 920(%rdi)
+	cmpq	$256, 928(%rdi)
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_data_check_first_256
 .Laesgen_vaes256_gcm_r2_encrypt_data_fast_first_256:
 	shlq	$4, %r8
@@ -6130,23 +6150,23 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_first_done256
 .Laesgen_vaes256_gcm_r2_encrypt_data_check_first_256:
 	movq	%r8, %rax
-	subq	912(%rdi), %rax
+	subq	920(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	920(%rdi), %r10
+	movq	928(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_vaes256_gcm_r2_encrypt_data_outside_run
-	movq	$0xffff, 928(%rdi)
+	movq	$0xffff, 936(%rdi)
 	addq	$16, %rax
-	cmpq	920(%rdi), %rax
+	cmpq	928(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r2_encrypt_data_fast_first_256
 .Laesgen_vaes256_gcm_r2_encrypt_data_outside_run:
-	cmpq	$0, 928(%rdi)
+	cmpq	$0, 936(%rdi)
 	je	.Laesgen_vaes256_gcm_r2_encrypt_data_full_first_256
-	subq	$1, 928(%rdi)
+	subq	$1, 936(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -6325,9 +6345,9 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenclast	%ymm10, %ymm8, %ymm8
 	vaesenclast	%ymm10, %ymm9, %ymm9
 	movq	%r8, %rax
-	subq	912(%rdi), %rax
+	subq	920(%rdi), %rax
 	andq	$255, %rax
-	movq	920(%rdi), %r9
+	movq	928(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_vaes256_gcm_r2_encrypt_data_run_restart
 	addq	$16, %rax
@@ -6335,14 +6355,14 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_vaes256_gcm_r2_encrypt_data_run_grown
-	movq	$0, 912(%rdi)
+	movq	$0, 920(%rdi)
 	movq	$256, %r9
 .Laesgen_vaes256_gcm_r2_encrypt_data_run_grown:
-	movq	%r9, 920(%rdi)
+	movq	%r9, 928(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_run_done
 .Laesgen_vaes256_gcm_r2_encrypt_data_run_restart:
-	movq	%r8, 912(%rdi)
-	movq	$16, 920(%rdi)
+	movq	%r8, 920(%rdi)
+	movq	$16, 928(%rdi)
 .Laesgen_vaes256_gcm_r2_encrypt_data_run_done:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -6549,20 +6569,22 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 976(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rdi)
+	movq	%rax, 896(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_first256
 .Laesgen_vaes256_gcm_r2_encrypt_data_first_done256:
 .Laesgen_vaes256_gcm_r2_encrypt_data_top256:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r2_encrypt_data_drain256
+	cmpq	$0, 888(%rdi)
+	jne	.Laesgen_vaes256_gcm_r2_encrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r2_encrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	888(%rdi), %rax
+	cmpq	896(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_data_refresh_steady_256
-	cmpq	$256, 920(%rdi)
+	cmpq	$256, 928(%rdi)
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_data_check_steady_256
 .Laesgen_vaes256_gcm_r2_encrypt_data_fast_steady_256:
 	shlq	$4, %r8
@@ -6809,23 +6831,23 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_top256
 .Laesgen_vaes256_gcm_r2_encrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	912(%rdi), %rax
+	subq	920(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	920(%rdi), %r10
+	movq	928(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_vaes256_gcm_r2_encrypt_data_outside_run_2
-	movq	$0xffff, 928(%rdi)
+	movq	$0xffff, 936(%rdi)
 	addq	$16, %rax
-	cmpq	920(%rdi), %rax
+	cmpq	928(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r2_encrypt_data_fast_steady_256
 .Laesgen_vaes256_gcm_r2_encrypt_data_outside_run_2:
-	cmpq	$0, 928(%rdi)
+	cmpq	$0, 936(%rdi)
 	je	.Laesgen_vaes256_gcm_r2_encrypt_data_spent_steady_256
-	subq	$1, 928(%rdi)
+	subq	$1, 936(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-256(%rcx), %ymm8
@@ -7100,9 +7122,9 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	912(%rdi), %rax
+	subq	920(%rdi), %rax
 	andq	$255, %rax
-	movq	920(%rdi), %r9
+	movq	928(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_vaes256_gcm_r2_encrypt_data_run_restart_2
 	addq	$16, %rax
@@ -7110,14 +7132,14 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_vaes256_gcm_r2_encrypt_data_run_grown_2
-	movq	$0, 912(%rdi)
+	movq	$0, 920(%rdi)
 	movq	$256, %r9
 .Laesgen_vaes256_gcm_r2_encrypt_data_run_grown_2:
-	movq	%r9, 920(%rdi)
+	movq	%r9, 928(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_run_done_2
 .Laesgen_vaes256_gcm_r2_encrypt_data_run_restart_2:
-	movq	%r8, 912(%rdi)
-	movq	$16, 920(%rdi)
+	movq	%r8, 920(%rdi)
+	movq	$16, 928(%rdi)
 .Laesgen_vaes256_gcm_r2_encrypt_data_run_done_2:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -7408,7 +7430,7 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_top256
 .Laesgen_vaes256_gcm_r2_encrypt_data_spent_steady_256:
-	movq	912(%rdi), %rax
+	movq	920(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -7704,7 +7726,7 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 976(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rdi)
+	movq	%rax, 896(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_top256
 .Laesgen_vaes256_gcm_r2_encrypt_data_drain256:
 	vmovdqu	-256(%rcx), %ymm2
@@ -8111,14 +8133,16 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 .Laesgen_vaes256_gcm_r2_encrypt_data_first128:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r2_encrypt_data_first_done128
+	cmpq	$0, 888(%rdi)
+	jne	.Laesgen_vaes256_gcm_r2_encrypt_data_full_first_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r2_encrypt_data_full_first_128
 	shrq	$8, %rax
-	cmpq	888(%rdi), %rax
+	cmpq	896(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_data_refresh_first_128
-	cmpq	$256, 920(%rdi)
+	cmpq	$256, 928(%rdi)
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_data_check_first_128
 .Laesgen_vaes256_gcm_r2_encrypt_data_fast_first_128:
 	shlq	$4, %r8
@@ -8233,23 +8257,23 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_first_done128
 .Laesgen_vaes256_gcm_r2_encrypt_data_check_first_128:
 	movq	%r8, %rax
-	subq	912(%rdi), %rax
+	subq	920(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	920(%rdi), %r10
+	movq	928(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_vaes256_gcm_r2_encrypt_data_outside_run_3
-	movq	$0xffff, 928(%rdi)
+	movq	$0xffff, 936(%rdi)
 	addq	$16, %rax
-	cmpq	920(%rdi), %rax
+	cmpq	928(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r2_encrypt_data_fast_first_128
 .Laesgen_vaes256_gcm_r2_encrypt_data_outside_run_3:
-	cmpq	$0, 928(%rdi)
+	cmpq	$0, 936(%rdi)
 	je	.Laesgen_vaes256_gcm_r2_encrypt_data_full_first_128
-	subq	$1, 928(%rdi)
+	subq	$1, 936(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -8392,9 +8416,9 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenclast	%ymm10, %ymm8, %ymm8
 	vaesenclast	%ymm10, %ymm9, %ymm9
 	movq	%r8, %rax
-	subq	912(%rdi), %rax
+	subq	920(%rdi), %rax
 	andq	$255, %rax
-	movq	920(%rdi), %r9
+	movq	928(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_vaes256_gcm_r2_encrypt_data_run_restart_3
 	addq	$16, %rax
@@ -8402,14 +8426,14 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_vaes256_gcm_r2_encrypt_data_run_grown_3
-	movq	$0, 912(%rdi)
+	movq	$0, 920(%rdi)
 	movq	$256, %r9
 .Laesgen_vaes256_gcm_r2_encrypt_data_run_grown_3:
-	movq	%r9, 920(%rdi)
+	movq	%r9, 928(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_run_done_3
 .Laesgen_vaes256_gcm_r2_encrypt_data_run_restart_3:
-	movq	%r8, 912(%rdi)
-	movq	$16, 920(%rdi)
+	movq	%r8, 920(%rdi)
+	movq	$16, 928(%rdi)
 .Laesgen_vaes256_gcm_r2_encrypt_data_run_done_3:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -8580,20 +8604,22 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 976(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rdi)
+	movq	%rax, 896(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_first128
 .Laesgen_vaes256_gcm_r2_encrypt_data_first_done128:
 .Laesgen_vaes256_gcm_r2_encrypt_data_top128:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r2_encrypt_data_drain128
+	cmpq	$0, 888(%rdi)
+	jne	.Laesgen_vaes256_gcm_r2_encrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r2_encrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	888(%rdi), %rax
+	cmpq	896(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_data_refresh_steady_128
-	cmpq	$256, 920(%rdi)
+	cmpq	$256, 928(%rdi)
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_data_check_steady_128
 .Laesgen_vaes256_gcm_r2_encrypt_data_fast_steady_128:
 	vmovdqu	-256(%rcx), %ymm5
@@ -8804,23 +8830,23 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_top128
 .Laesgen_vaes256_gcm_r2_encrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	912(%rdi), %rax
+	subq	920(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	920(%rdi), %r10
+	movq	928(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_vaes256_gcm_r2_encrypt_data_outside_run_4
-	movq	$0xffff, 928(%rdi)
+	movq	$0xffff, 936(%rdi)
 	addq	$16, %rax
-	cmpq	920(%rdi), %rax
+	cmpq	928(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r2_encrypt_data_fast_steady_128
 .Laesgen_vaes256_gcm_r2_encrypt_data_outside_run_4:
-	cmpq	$0, 928(%rdi)
+	cmpq	$0, 936(%rdi)
 	je	.Laesgen_vaes256_gcm_r2_encrypt_data_spent_steady_128
-	subq	$1, 928(%rdi)
+	subq	$1, 936(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-256(%rcx), %ymm7
@@ -9059,9 +9085,9 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	912(%rdi), %rax
+	subq	920(%rdi), %rax
 	andq	$255, %rax
-	movq	920(%rdi), %r9
+	movq	928(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_vaes256_gcm_r2_encrypt_data_run_restart_4
 	addq	$16, %rax
@@ -9069,14 +9095,14 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_vaes256_gcm_r2_encrypt_data_run_grown_4
-	movq	$0, 912(%rdi)
+	movq	$0, 920(%rdi)
 	movq	$256, %r9
 .Laesgen_vaes256_gcm_r2_encrypt_data_run_grown_4:
-	movq	%r9, 920(%rdi)
+	movq	%r9, 928(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_run_done_4
 .Laesgen_vaes256_gcm_r2_encrypt_data_run_restart_4:
-	movq	%r8, 912(%rdi)
-	movq	$16, 920(%rdi)
+	movq	%r8, 920(%rdi)
+	movq	$16, 928(%rdi)
 .Laesgen_vaes256_gcm_r2_encrypt_data_run_done_4:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -9331,7 +9357,7 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_top128
 .Laesgen_vaes256_gcm_r2_encrypt_data_spent_steady_128:
-	movq	912(%rdi), %rax
+	movq	920(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -9591,7 +9617,7 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 976(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rdi)
+	movq	%rax, 896(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_top128
 .Laesgen_vaes256_gcm_r2_encrypt_data_drain128:
 	vmovdqu	-256(%rcx), %ymm2
@@ -9962,14 +9988,16 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 .Laesgen_vaes256_gcm_r2_encrypt_data_first192:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r2_encrypt_data_first_done192
+	cmpq	$0, 888(%rdi)
+	jne	.Laesgen_vaes256_gcm_r2_encrypt_data_full_first_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r2_encrypt_data_full_first_192
 	shrq	$8, %rax
-	cmpq	888(%rdi), %rax
+	cmpq	896(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_data_refresh_first_192
-	cmpq	$256, 920(%rdi)
+	cmpq	$256, 928(%rdi)
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_data_check_first_192
 .Laesgen_vaes256_gcm_r2_encrypt_data_fast_first_192:
 	shlq	$4, %r8
@@ -10102,23 +10130,23 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_first_done192
 .Laesgen_vaes256_gcm_r2_encrypt_data_check_first_192:
 	movq	%r8, %rax
-	subq	912(%rdi), %rax
+	subq	920(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	920(%rdi), %r10
+	movq	928(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_vaes256_gcm_r2_encrypt_data_outside_run_5
-	movq	$0xffff, 928(%rdi)
+	movq	$0xffff, 936(%rdi)
 	addq	$16, %rax
-	cmpq	920(%rdi), %rax
+	cmpq	928(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r2_encrypt_data_fast_first_192
 .Laesgen_vaes256_gcm_r2_encrypt_data_outside_run_5:
-	cmpq	$0, 928(%rdi)
+	cmpq	$0, 936(%rdi)
 	je	.Laesgen_vaes256_gcm_r2_encrypt_data_full_first_192
-	subq	$1, 928(%rdi)
+	subq	$1, 936(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -10279,9 +10307,9 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenclast	%ymm10, %ymm8, %ymm8
 	vaesenclast	%ymm10, %ymm9, %ymm9
 	movq	%r8, %rax
-	subq	912(%rdi), %rax
+	subq	920(%rdi), %rax
 	andq	$255, %rax
-	movq	920(%rdi), %r9
+	movq	928(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_vaes256_gcm_r2_encrypt_data_run_restart_5
 	addq	$16, %rax
@@ -10289,14 +10317,14 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_vaes256_gcm_r2_encrypt_data_run_grown_5
-	movq	$0, 912(%rdi)
+	movq	$0, 920(%rdi)
 	movq	$256, %r9
 .Laesgen_vaes256_gcm_r2_encrypt_data_run_grown_5:
-	movq	%r9, 920(%rdi)
+	movq	%r9, 928(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_run_done_5
 .Laesgen_vaes256_gcm_r2_encrypt_data_run_restart_5:
-	movq	%r8, 912(%rdi)
-	movq	$16, 920(%rdi)
+	movq	%r8, 920(%rdi)
+	movq	$16, 928(%rdi)
 .Laesgen_vaes256_gcm_r2_encrypt_data_run_done_5:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -10485,20 +10513,22 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 976(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rdi)
+	movq	%rax, 896(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_first192
 .Laesgen_vaes256_gcm_r2_encrypt_data_first_done192:
 .Laesgen_vaes256_gcm_r2_encrypt_data_top192:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r2_encrypt_data_drain192
+	cmpq	$0, 888(%rdi)
+	jne	.Laesgen_vaes256_gcm_r2_encrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r2_encrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	888(%rdi), %rax
+	cmpq	896(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_data_refresh_steady_192
-	cmpq	$256, 920(%rdi)
+	cmpq	$256, 928(%rdi)
 	jne	.Laesgen_vaes256_gcm_r2_encrypt_data_check_steady_192
 .Laesgen_vaes256_gcm_r2_encrypt_data_fast_steady_192:
 	shlq	$4, %r8
@@ -10727,23 +10757,23 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_top192
 .Laesgen_vaes256_gcm_r2_encrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	912(%rdi), %rax
+	subq	920(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	920(%rdi), %r10
+	movq	928(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_vaes256_gcm_r2_encrypt_data_outside_run_6
-	movq	$0xffff, 928(%rdi)
+	movq	$0xffff, 936(%rdi)
 	addq	$16, %rax
-	cmpq	920(%rdi), %rax
+	cmpq	928(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r2_encrypt_data_fast_steady_192
 .Laesgen_vaes256_gcm_r2_encrypt_data_outside_run_6:
-	cmpq	$0, 928(%rdi)
+	cmpq	$0, 936(%rdi)
 	je	.Laesgen_vaes256_gcm_r2_encrypt_data_spent_steady_192
-	subq	$1, 928(%rdi)
+	subq	$1, 936(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	-256(%rcx), %ymm8
@@ -11000,9 +11030,9 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	912(%rdi), %rax
+	subq	920(%rdi), %rax
 	andq	$255, %rax
-	movq	920(%rdi), %r9
+	movq	928(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_vaes256_gcm_r2_encrypt_data_run_restart_6
 	addq	$16, %rax
@@ -11010,14 +11040,14 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_vaes256_gcm_r2_encrypt_data_run_grown_6
-	movq	$0, 912(%rdi)
+	movq	$0, 920(%rdi)
 	movq	$256, %r9
 .Laesgen_vaes256_gcm_r2_encrypt_data_run_grown_6:
-	movq	%r9, 920(%rdi)
+	movq	%r9, 928(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_run_done_6
 .Laesgen_vaes256_gcm_r2_encrypt_data_run_restart_6:
-	movq	%r8, 912(%rdi)
-	movq	$16, 920(%rdi)
+	movq	%r8, 920(%rdi)
+	movq	$16, 928(%rdi)
 .Laesgen_vaes256_gcm_r2_encrypt_data_run_done_6:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -11290,7 +11320,7 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_top192
 .Laesgen_vaes256_gcm_r2_encrypt_data_spent_steady_192:
-	movq	912(%rdi), %rax
+	movq	920(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -11568,7 +11598,7 @@ aesgen_vaes256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 976(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rdi)
+	movq	%rax, 896(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_encrypt_data_top192
 .Laesgen_vaes256_gcm_r2_encrypt_data_drain192:
 	vmovdqu	-256(%rcx), %ymm2
@@ -12159,14 +12189,16 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 .Laesgen_vaes256_gcm_r2_decrypt_data_top256:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r2_decrypt_data_drain256
+	cmpq	$0, 888(%rdi)
+	jne	.Laesgen_vaes256_gcm_r2_decrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r2_decrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	888(%rdi), %rax
+	cmpq	896(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r2_decrypt_data_refresh_steady_256
-	cmpq	$256, 920(%rdi)
+	cmpq	$256, 928(%rdi)
 	jne	.Laesgen_vaes256_gcm_r2_decrypt_data_check_steady_256
 .Laesgen_vaes256_gcm_r2_decrypt_data_fast_steady_256:
 	shlq	$4, %r8
@@ -12413,23 +12445,23 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r2_decrypt_data_top256
 .Laesgen_vaes256_gcm_r2_decrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	912(%rdi), %rax
+	subq	920(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	920(%rdi), %r10
+	movq	928(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_vaes256_gcm_r2_decrypt_data_outside_run
-	movq	$0xffff, 928(%rdi)
+	movq	$0xffff, 936(%rdi)
 	addq	$16, %rax
-	cmpq	920(%rdi), %rax
+	cmpq	928(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r2_decrypt_data_fast_steady_256
 .Laesgen_vaes256_gcm_r2_decrypt_data_outside_run:
-	cmpq	$0, 928(%rdi)
+	cmpq	$0, 936(%rdi)
 	je	.Laesgen_vaes256_gcm_r2_decrypt_data_spent_steady_256
-	subq	$1, 928(%rdi)
+	subq	$1, 936(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %ymm8
@@ -12704,9 +12736,9 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	912(%rdi), %rax
+	subq	920(%rdi), %rax
 	andq	$255, %rax
-	movq	920(%rdi), %r9
+	movq	928(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_vaes256_gcm_r2_decrypt_data_run_restart
 	addq	$16, %rax
@@ -12714,14 +12746,14 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_vaes256_gcm_r2_decrypt_data_run_grown
-	movq	$0, 912(%rdi)
+	movq	$0, 920(%rdi)
 	movq	$256, %r9
 .Laesgen_vaes256_gcm_r2_decrypt_data_run_grown:
-	movq	%r9, 920(%rdi)
+	movq	%r9, 928(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_decrypt_data_run_done
 .Laesgen_vaes256_gcm_r2_decrypt_data_run_restart:
-	movq	%r8, 912(%rdi)
-	movq	$16, 920(%rdi)
+	movq	%r8, 920(%rdi)
+	movq	$16, 928(%rdi)
 .Laesgen_vaes256_gcm_r2_decrypt_data_run_done:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -13012,7 +13044,7 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r2_decrypt_data_top256
 .Laesgen_vaes256_gcm_r2_decrypt_data_spent_steady_256:
-	movq	912(%rdi), %rax
+	movq	920(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -13308,7 +13340,7 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vmovdqa	%xmm2, 976(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rdi)
+	movq	%rax, 896(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_decrypt_data_top256
 .Laesgen_vaes256_gcm_r2_decrypt_data_drain256:
 .Laesgen_vaes256_gcm_r2_decrypt_data_small256:
@@ -13619,14 +13651,16 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 .Laesgen_vaes256_gcm_r2_decrypt_data_top128:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r2_decrypt_data_drain128
+	cmpq	$0, 888(%rdi)
+	jne	.Laesgen_vaes256_gcm_r2_decrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r2_decrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	888(%rdi), %rax
+	cmpq	896(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r2_decrypt_data_refresh_steady_128
-	cmpq	$256, 920(%rdi)
+	cmpq	$256, 928(%rdi)
 	jne	.Laesgen_vaes256_gcm_r2_decrypt_data_check_steady_128
 .Laesgen_vaes256_gcm_r2_decrypt_data_fast_steady_128:
 	vmovdqu	(%rsi), %ymm5
@@ -13837,23 +13871,23 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r2_decrypt_data_top128
 .Laesgen_vaes256_gcm_r2_decrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	912(%rdi), %rax
+	subq	920(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	920(%rdi), %r10
+	movq	928(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_vaes256_gcm_r2_decrypt_data_outside_run_2
-	movq	$0xffff, 928(%rdi)
+	movq	$0xffff, 936(%rdi)
 	addq	$16, %rax
-	cmpq	920(%rdi), %rax
+	cmpq	928(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r2_decrypt_data_fast_steady_128
 .Laesgen_vaes256_gcm_r2_decrypt_data_outside_run_2:
-	cmpq	$0, 928(%rdi)
+	cmpq	$0, 936(%rdi)
 	je	.Laesgen_vaes256_gcm_r2_decrypt_data_spent_steady_128
-	subq	$1, 928(%rdi)
+	subq	$1, 936(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %ymm7
@@ -14092,9 +14126,9 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	912(%rdi), %rax
+	subq	920(%rdi), %rax
 	andq	$255, %rax
-	movq	920(%rdi), %r9
+	movq	928(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_vaes256_gcm_r2_decrypt_data_run_restart_2
 	addq	$16, %rax
@@ -14102,14 +14136,14 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_vaes256_gcm_r2_decrypt_data_run_grown_2
-	movq	$0, 912(%rdi)
+	movq	$0, 920(%rdi)
 	movq	$256, %r9
 .Laesgen_vaes256_gcm_r2_decrypt_data_run_grown_2:
-	movq	%r9, 920(%rdi)
+	movq	%r9, 928(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_decrypt_data_run_done_2
 .Laesgen_vaes256_gcm_r2_decrypt_data_run_restart_2:
-	movq	%r8, 912(%rdi)
-	movq	$16, 920(%rdi)
+	movq	%r8, 920(%rdi)
+	movq	$16, 928(%rdi)
 .Laesgen_vaes256_gcm_r2_decrypt_data_run_done_2:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -14364,7 +14398,7 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r2_decrypt_data_top128
 .Laesgen_vaes256_gcm_r2_decrypt_data_spent_steady_128:
-	movq	912(%rdi), %rax
+	movq	920(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -14624,7 +14658,7 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vmovdqa	%xmm2, 976(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rdi)
+	movq	%rax, 896(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_decrypt_data_top128
 .Laesgen_vaes256_gcm_r2_decrypt_data_drain128:
 .Laesgen_vaes256_gcm_r2_decrypt_data_small128:
@@ -14899,14 +14933,16 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 .Laesgen_vaes256_gcm_r2_decrypt_data_top192:
 	cmpq	$256, %rdx
 	jb	.Laesgen_vaes256_gcm_r2_decrypt_data_drain192
+	cmpq	$0, 888(%rdi)
+	jne	.Laesgen_vaes256_gcm_r2_decrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$240, %r8
 	ja	.Laesgen_vaes256_gcm_r2_decrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	888(%rdi), %rax
+	cmpq	896(%rdi), %rax
 	jne	.Laesgen_vaes256_gcm_r2_decrypt_data_refresh_steady_192
-	cmpq	$256, 920(%rdi)
+	cmpq	$256, 928(%rdi)
 	jne	.Laesgen_vaes256_gcm_r2_decrypt_data_check_steady_192
 .Laesgen_vaes256_gcm_r2_decrypt_data_fast_steady_192:
 	shlq	$4, %r8
@@ -15135,23 +15171,23 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	jmp	.Laesgen_vaes256_gcm_r2_decrypt_data_top192
 .Laesgen_vaes256_gcm_r2_decrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	912(%rdi), %rax
+	subq	920(%rdi), %rax
 	andq	$255, %rax
 	leaq	16(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	920(%rdi), %r10
+	movq	928(%rdi), %r10
 	addq	$15, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_vaes256_gcm_r2_decrypt_data_outside_run_3
-	movq	$0xffff, 928(%rdi)
+	movq	$0xffff, 936(%rdi)
 	addq	$16, %rax
-	cmpq	920(%rdi), %rax
+	cmpq	928(%rdi), %rax
 	jbe	.Laesgen_vaes256_gcm_r2_decrypt_data_fast_steady_192
 .Laesgen_vaes256_gcm_r2_decrypt_data_outside_run_3:
-	cmpq	$0, 928(%rdi)
+	cmpq	$0, 936(%rdi)
 	je	.Laesgen_vaes256_gcm_r2_decrypt_data_spent_steady_192
-	subq	$1, 928(%rdi)
+	subq	$1, 936(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vmovdqu	(%rsi), %ymm8
@@ -15408,9 +15444,9 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vaesenclast	%ymm0, %ymm9, %ymm9
 	vmovdqa	%xmm10, %xmm0
 	movq	%r8, %rax
-	subq	912(%rdi), %rax
+	subq	920(%rdi), %rax
 	andq	$255, %rax
-	movq	920(%rdi), %r9
+	movq	928(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_vaes256_gcm_r2_decrypt_data_run_restart_3
 	addq	$16, %rax
@@ -15418,14 +15454,14 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_vaes256_gcm_r2_decrypt_data_run_grown_3
-	movq	$0, 912(%rdi)
+	movq	$0, 920(%rdi)
 	movq	$256, %r9
 .Laesgen_vaes256_gcm_r2_decrypt_data_run_grown_3:
-	movq	%r9, 920(%rdi)
+	movq	%r9, 928(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_decrypt_data_run_done_3
 .Laesgen_vaes256_gcm_r2_decrypt_data_run_restart_3:
-	movq	%r8, 912(%rdi)
-	movq	$16, 920(%rdi)
+	movq	%r8, 920(%rdi)
+	movq	$16, 928(%rdi)
 .Laesgen_vaes256_gcm_r2_decrypt_data_run_done_3:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -15698,7 +15734,7 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	subq	$256, %rdx
 	jmp	.Laesgen_vaes256_gcm_r2_decrypt_data_top192
 .Laesgen_vaes256_gcm_r2_decrypt_data_spent_steady_192:
-	movq	912(%rdi), %rax
+	movq	920(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -15976,7 +16012,7 @@ aesgen_vaes256_gcm_r2_decrypt_data:
 	vmovdqa	%xmm2, 976(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 888(%rdi)
+	movq	%rax, 896(%rdi)
 	jmp	.Laesgen_vaes256_gcm_r2_decrypt_data_top192
 .Laesgen_vaes256_gcm_r2_decrypt_data_drain192:
 .Laesgen_vaes256_gcm_r2_decrypt_data_small192:

@@ -13007,6 +13007,7 @@ aesgen_bitsliced512_gcm_none_seal:
 	movq	%r8, 13536(%rbx)
 	movq	$0, 13544(%rbx)
 	movq	$1, 13552(%rbx)
+	movq	$0, 13560(%rbx)
 	vpshufb	.Laesgen_bitsliced512_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced512_gcm_none_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 13456(%rbx)
@@ -14843,8 +14844,10 @@ aesgen_bitsliced512_gcm_none_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_bitsliced512_gcm_none_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 13560(%rbx)
 	jmp	.Laesgen_bitsliced512_gcm_none_seal_have_j0
 .Laesgen_bitsliced512_gcm_none_seal_long_nonce:
+	movq	$1, 13560(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	13472(%rbx), %xmm0
@@ -19426,6 +19429,7 @@ aesgen_bitsliced512_gcm_none_open:
 	movq	%r8, 13536(%rbx)
 	movq	$0, 13544(%rbx)
 	movq	$1, 13552(%rbx)
+	movq	$0, 13560(%rbx)
 	vpshufb	.Laesgen_bitsliced512_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced512_gcm_none_open_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 13456(%rbx)
@@ -21262,8 +21266,10 @@ aesgen_bitsliced512_gcm_none_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_bitsliced512_gcm_none_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 13560(%rbx)
 	jmp	.Laesgen_bitsliced512_gcm_none_open_have_j0
 .Laesgen_bitsliced512_gcm_none_open_long_nonce:
+	movq	$1, 13560(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	13472(%rbx), %xmm0
@@ -23855,8 +23861,10 @@ aesgen_bitsliced512_gcm_none_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_bitsliced512_gcm_none_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 13560(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_none_start_have_j0
 .Laesgen_bitsliced512_gcm_none_start_long_nonce:
+	movq	$1, 13560(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	13472(%rdi), %xmm0
@@ -26781,6 +26789,8 @@ aesgen_bitsliced512_gcm_none_encrypt_data:
 .Laesgen_bitsliced512_gcm_none_encrypt_data_first256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_none_encrypt_data_first_done256
+	cmpq	$0, 13560(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_none_encrypt_data_carry_first_256
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -28058,6 +28068,8 @@ aesgen_bitsliced512_gcm_none_encrypt_data:
 .Laesgen_bitsliced512_gcm_none_encrypt_data_top256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_none_encrypt_data_drain256
+	cmpq	$0, 13560(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_none_encrypt_data_carry_steady_256
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -31990,6 +32002,8 @@ aesgen_bitsliced512_gcm_none_encrypt_data:
 .Laesgen_bitsliced512_gcm_none_encrypt_data_first128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_none_encrypt_data_first_done128
+	cmpq	$0, 13560(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_none_encrypt_data_carry_first_128
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -33267,6 +33281,8 @@ aesgen_bitsliced512_gcm_none_encrypt_data:
 .Laesgen_bitsliced512_gcm_none_encrypt_data_top128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_none_encrypt_data_drain128
+	cmpq	$0, 13560(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_none_encrypt_data_carry_steady_128
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -37199,6 +37215,8 @@ aesgen_bitsliced512_gcm_none_encrypt_data:
 .Laesgen_bitsliced512_gcm_none_encrypt_data_first192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_none_encrypt_data_first_done192
+	cmpq	$0, 13560(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_none_encrypt_data_carry_first_192
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -38460,6 +38478,8 @@ aesgen_bitsliced512_gcm_none_encrypt_data:
 .Laesgen_bitsliced512_gcm_none_encrypt_data_top192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_none_encrypt_data_drain192
+	cmpq	$0, 13560(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_none_encrypt_data_carry_steady_192
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -42795,6 +42815,8 @@ aesgen_bitsliced512_gcm_none_decrypt_data:
 .Laesgen_bitsliced512_gcm_none_decrypt_data_top256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_none_decrypt_data_drain256
+	cmpq	$0, 13560(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_none_decrypt_data_carry_steady_256
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -45410,6 +45432,8 @@ aesgen_bitsliced512_gcm_none_decrypt_data:
 .Laesgen_bitsliced512_gcm_none_decrypt_data_top128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_none_decrypt_data_drain128
+	cmpq	$0, 13560(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_none_decrypt_data_carry_steady_128
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -48025,6 +48049,8 @@ aesgen_bitsliced512_gcm_none_decrypt_data:
 .Laesgen_bitsliced512_gcm_none_decrypt_data_top192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_none_decrypt_data_drain192
+	cmpq	$0, 13560(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_none_decrypt_data_carry_steady_192
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax

@@ -7675,7 +7675,7 @@ aesgen_bitsliced512_gcm_r1_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r1_init_hash_key
 .Laesgen_bitsliced512_gcm_r1_init_hash_key:
-	movq	$1, 13576(%rdi)
+	movq	$1, 13584(%rdi)
 	vpxorq	%xmm0, %xmm0, %xmm0
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -13010,10 +13010,13 @@ aesgen_bitsliced512_gcm_r1_seal:
 	movq	%r8, 13536(%rbx)
 	movq	$0, 13544(%rbx)
 	movq	$1, 13552(%rbx)
+	movq	$0, 13560(%rbx)
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced512_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 13456(%rbx)
-	movq	$-1, 13560(%rbx)
+	movq	$-1, 13568(%rbx)
+	cmpq	$0, 13560(%rbx)
+	jne	.Laesgen_bitsliced512_gcm_r1_seal_same_table
 	vmovdqa64	%xmm0, 13520(%rbx)
 	movq	13520(%rbx), %rcx
 	bswapq	%rcx
@@ -13023,16 +13026,16 @@ aesgen_bitsliced512_gcm_r1_seal:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	13568(%rbx), %rdx
+	cmpq	13576(%rbx), %rdx
 	jne	.Laesgen_bitsliced512_gcm_r1_seal_restart
-	cmpq	13576(%rbx), %rax
+	cmpq	13584(%rbx), %rax
 	je	.Laesgen_bitsliced512_gcm_r1_seal_same_table
 .Laesgen_bitsliced512_gcm_r1_seal_restart:
-	movq	%rdx, 13568(%rbx)
-	movq	%rax, 13576(%rbx)
-	movq	$0, 13584(%rbx)
+	movq	%rdx, 13576(%rbx)
+	movq	%rax, 13584(%rbx)
 	movq	$0, 13592(%rbx)
-	movq	$1, 13600(%rbx)
+	movq	$0, 13600(%rbx)
+	movq	$1, 13608(%rbx)
 	jmp	.Laesgen_bitsliced512_gcm_r1_seal_same_table
 .Laesgen_bitsliced512_gcm_r1_seal_same_table:
 	movl	240(%rbx), %eax
@@ -13288,7 +13291,7 @@ aesgen_bitsliced512_gcm_r1_seal:
 	vmovdqa64	%xmm2, 13680(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rbx)
+	movq	%rax, 13568(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -14132,7 +14135,7 @@ aesgen_bitsliced512_gcm_r1_seal:
 	vmovdqa64	%xmm2, 13680(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rbx)
+	movq	%rax, 13568(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -14968,7 +14971,7 @@ aesgen_bitsliced512_gcm_r1_seal:
 	vmovdqa64	%xmm2, 13680(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rbx)
+	movq	%rax, 13568(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -15604,8 +15607,10 @@ aesgen_bitsliced512_gcm_r1_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_bitsliced512_gcm_r1_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 13560(%rbx)
 	jmp	.Laesgen_bitsliced512_gcm_r1_seal_have_j0
 .Laesgen_bitsliced512_gcm_r1_seal_long_nonce:
+	movq	$1, 13560(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	13472(%rbx), %xmm0
@@ -15886,7 +15891,9 @@ aesgen_bitsliced512_gcm_r1_seal:
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced512_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 13456(%rbx)
-	movq	$-1, 13560(%rbx)
+	movq	$-1, 13568(%rbx)
+	cmpq	$0, 13560(%rbx)
+	jne	.Laesgen_bitsliced512_gcm_r1_seal_same_table_2
 	vmovdqa64	%xmm0, 13520(%rbx)
 	movq	13520(%rbx), %rdx
 	bswapq	%rdx
@@ -15896,16 +15903,16 @@ aesgen_bitsliced512_gcm_r1_seal:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	13568(%rbx), %rsi
+	cmpq	13576(%rbx), %rsi
 	jne	.Laesgen_bitsliced512_gcm_r1_seal_restart_2
-	cmpq	13576(%rbx), %rax
+	cmpq	13584(%rbx), %rax
 	je	.Laesgen_bitsliced512_gcm_r1_seal_same_table_2
 .Laesgen_bitsliced512_gcm_r1_seal_restart_2:
-	movq	%rsi, 13568(%rbx)
-	movq	%rax, 13576(%rbx)
-	movq	$0, 13584(%rbx)
+	movq	%rsi, 13576(%rbx)
+	movq	%rax, 13584(%rbx)
 	movq	$0, 13592(%rbx)
-	movq	$1, 13600(%rbx)
+	movq	$0, 13600(%rbx)
+	movq	$1, 13608(%rbx)
 	jmp	.Laesgen_bitsliced512_gcm_r1_seal_same_table_2
 .Laesgen_bitsliced512_gcm_r1_seal_same_table_2:
 	movl	240(%rbx), %eax
@@ -16161,7 +16168,7 @@ aesgen_bitsliced512_gcm_r1_seal:
 	vmovdqa64	%xmm2, 13680(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rbx)
+	movq	%rax, 13568(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -17005,7 +17012,7 @@ aesgen_bitsliced512_gcm_r1_seal:
 	vmovdqa64	%xmm2, 13680(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rbx)
+	movq	%rax, 13568(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -17841,7 +17848,7 @@ aesgen_bitsliced512_gcm_r1_seal:
 	vmovdqa64	%xmm2, 13680(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rbx)
+	movq	%rax, 13568(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -20958,10 +20965,13 @@ aesgen_bitsliced512_gcm_r1_open:
 	movq	%r8, 13536(%rbx)
 	movq	$0, 13544(%rbx)
 	movq	$1, 13552(%rbx)
+	movq	$0, 13560(%rbx)
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced512_gcm_r1_open_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 13456(%rbx)
-	movq	$-1, 13560(%rbx)
+	movq	$-1, 13568(%rbx)
+	cmpq	$0, 13560(%rbx)
+	jne	.Laesgen_bitsliced512_gcm_r1_open_same_table
 	vmovdqa64	%xmm0, 13520(%rbx)
 	movq	13520(%rbx), %rcx
 	bswapq	%rcx
@@ -20971,16 +20981,16 @@ aesgen_bitsliced512_gcm_r1_open:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	13568(%rbx), %rdx
+	cmpq	13576(%rbx), %rdx
 	jne	.Laesgen_bitsliced512_gcm_r1_open_restart
-	cmpq	13576(%rbx), %rax
+	cmpq	13584(%rbx), %rax
 	je	.Laesgen_bitsliced512_gcm_r1_open_same_table
 .Laesgen_bitsliced512_gcm_r1_open_restart:
-	movq	%rdx, 13568(%rbx)
-	movq	%rax, 13576(%rbx)
-	movq	$0, 13584(%rbx)
+	movq	%rdx, 13576(%rbx)
+	movq	%rax, 13584(%rbx)
 	movq	$0, 13592(%rbx)
-	movq	$1, 13600(%rbx)
+	movq	$0, 13600(%rbx)
+	movq	$1, 13608(%rbx)
 	jmp	.Laesgen_bitsliced512_gcm_r1_open_same_table
 .Laesgen_bitsliced512_gcm_r1_open_same_table:
 	movl	240(%rbx), %eax
@@ -21236,7 +21246,7 @@ aesgen_bitsliced512_gcm_r1_open:
 	vmovdqa64	%xmm2, 13680(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rbx)
+	movq	%rax, 13568(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -22080,7 +22090,7 @@ aesgen_bitsliced512_gcm_r1_open:
 	vmovdqa64	%xmm2, 13680(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rbx)
+	movq	%rax, 13568(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -22916,7 +22926,7 @@ aesgen_bitsliced512_gcm_r1_open:
 	vmovdqa64	%xmm2, 13680(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rbx)
+	movq	%rax, 13568(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -23552,8 +23562,10 @@ aesgen_bitsliced512_gcm_r1_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_bitsliced512_gcm_r1_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 13560(%rbx)
 	jmp	.Laesgen_bitsliced512_gcm_r1_open_have_j0
 .Laesgen_bitsliced512_gcm_r1_open_long_nonce:
+	movq	$1, 13560(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	13472(%rbx), %xmm0
@@ -23834,7 +23846,9 @@ aesgen_bitsliced512_gcm_r1_open:
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced512_gcm_r1_open_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 13456(%rbx)
-	movq	$-1, 13560(%rbx)
+	movq	$-1, 13568(%rbx)
+	cmpq	$0, 13560(%rbx)
+	jne	.Laesgen_bitsliced512_gcm_r1_open_same_table_2
 	vmovdqa64	%xmm0, 13520(%rbx)
 	movq	13520(%rbx), %rdx
 	bswapq	%rdx
@@ -23844,16 +23858,16 @@ aesgen_bitsliced512_gcm_r1_open:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	13568(%rbx), %rsi
+	cmpq	13576(%rbx), %rsi
 	jne	.Laesgen_bitsliced512_gcm_r1_open_restart_2
-	cmpq	13576(%rbx), %rax
+	cmpq	13584(%rbx), %rax
 	je	.Laesgen_bitsliced512_gcm_r1_open_same_table_2
 .Laesgen_bitsliced512_gcm_r1_open_restart_2:
-	movq	%rsi, 13568(%rbx)
-	movq	%rax, 13576(%rbx)
-	movq	$0, 13584(%rbx)
+	movq	%rsi, 13576(%rbx)
+	movq	%rax, 13584(%rbx)
 	movq	$0, 13592(%rbx)
-	movq	$1, 13600(%rbx)
+	movq	$0, 13600(%rbx)
+	movq	$1, 13608(%rbx)
 	jmp	.Laesgen_bitsliced512_gcm_r1_open_same_table_2
 .Laesgen_bitsliced512_gcm_r1_open_same_table_2:
 	movl	240(%rbx), %eax
@@ -24109,7 +24123,7 @@ aesgen_bitsliced512_gcm_r1_open:
 	vmovdqa64	%xmm2, 13680(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rbx)
+	movq	%rax, 13568(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -24953,7 +24967,7 @@ aesgen_bitsliced512_gcm_r1_open:
 	vmovdqa64	%xmm2, 13680(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rbx)
+	movq	%rax, 13568(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -25789,7 +25803,7 @@ aesgen_bitsliced512_gcm_r1_open:
 	vmovdqa64	%xmm2, 13680(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rbx)
+	movq	%rax, 13568(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -26918,8 +26932,10 @@ aesgen_bitsliced512_gcm_r1_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_bitsliced512_gcm_r1_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 13560(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r1_start_have_j0
 .Laesgen_bitsliced512_gcm_r1_start_long_nonce:
+	movq	$1, 13560(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	13472(%rdi), %xmm0
@@ -27200,7 +27216,9 @@ aesgen_bitsliced512_gcm_r1_start:
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced512_gcm_r1_start_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 13456(%rdi)
-	movq	$-1, 13560(%rdi)
+	movq	$-1, 13568(%rdi)
+	cmpq	$0, 13560(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_r1_start_same_table
 	vmovdqa64	%xmm0, 13520(%rdi)
 	movq	13520(%rdi), %rcx
 	bswapq	%rcx
@@ -27210,16 +27228,16 @@ aesgen_bitsliced512_gcm_r1_start:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	13568(%rdi), %rdx
+	cmpq	13576(%rdi), %rdx
 	jne	.Laesgen_bitsliced512_gcm_r1_start_restart
-	cmpq	13576(%rdi), %rax
+	cmpq	13584(%rdi), %rax
 	je	.Laesgen_bitsliced512_gcm_r1_start_same_table
 .Laesgen_bitsliced512_gcm_r1_start_restart:
-	movq	%rdx, 13568(%rdi)
-	movq	%rax, 13576(%rdi)
-	movq	$0, 13584(%rdi)
+	movq	%rdx, 13576(%rdi)
+	movq	%rax, 13584(%rdi)
 	movq	$0, 13592(%rdi)
-	movq	$1, 13600(%rdi)
+	movq	$0, 13600(%rdi)
+	movq	$1, 13608(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r1_start_same_table
 .Laesgen_bitsliced512_gcm_r1_start_same_table:
 	movl	240(%rdi), %eax
@@ -27475,7 +27493,7 @@ aesgen_bitsliced512_gcm_r1_start:
 	vmovdqa64	%xmm2, 13680(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rdi)
+	movq	%rax, 13568(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -28319,7 +28337,7 @@ aesgen_bitsliced512_gcm_r1_start:
 	vmovdqa64	%xmm2, 13680(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rdi)
+	movq	%rax, 13568(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -29155,7 +29173,7 @@ aesgen_bitsliced512_gcm_r1_start:
 	vmovdqa64	%xmm2, 13680(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rdi)
+	movq	%rax, 13568(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -30615,14 +30633,16 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_first256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_first_done256
+	cmpq	$0, 13560(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_r1_encrypt_data_full_first_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_bitsliced512_gcm_r1_encrypt_data_full_first_256
 	shrq	$8, %rax
-	cmpq	13560(%rdi), %rax
+	cmpq	13568(%rdi), %rax
 	jne	.Laesgen_bitsliced512_gcm_r1_encrypt_data_refresh_first_256
-	cmpq	$256, 13592(%rdi)
+	cmpq	$256, 13600(%rdi)
 	jne	.Laesgen_bitsliced512_gcm_r1_encrypt_data_check_first_256
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_fast_first_256:
 	shlq	$4, %r9
@@ -31126,23 +31146,23 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_bitsliced512_gcm_r1_encrypt_data_first_done256
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_check_first_256:
 	movq	%r9, %rax
-	subq	13584(%rdi), %rax
+	subq	13592(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	13592(%rdi), %r11
+	movq	13600(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_bitsliced512_gcm_r1_encrypt_data_outside_run
-	movq	$0xffff, 13600(%rdi)
+	movq	$0xffff, 13608(%rdi)
 	addq	$32, %rax
-	cmpq	13592(%rdi), %rax
+	cmpq	13600(%rdi), %rax
 	jbe	.Laesgen_bitsliced512_gcm_r1_encrypt_data_fast_first_256
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_outside_run:
-	cmpq	$0, 13600(%rdi)
+	cmpq	$0, 13608(%rdi)
 	je	.Laesgen_bitsliced512_gcm_r1_encrypt_data_full_first_256
-	subq	$1, 13600(%rdi)
+	subq	$1, 13608(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm2
@@ -31907,9 +31927,9 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vmovdqa64	%zmm16, %zmm8
 	vmovdqa64	%zmm11, %zmm9
 	movq	%r9, %rax
-	subq	13584(%rdi), %rax
+	subq	13592(%rdi), %rax
 	andq	$255, %rax
-	movq	13592(%rdi), %r10
+	movq	13600(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_bitsliced512_gcm_r1_encrypt_data_run_restart
 	addq	$32, %rax
@@ -31917,14 +31937,14 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_run_grown
-	movq	$0, 13584(%rdi)
+	movq	$0, 13592(%rdi)
 	movq	$256, %r10
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_run_grown:
-	movq	%r10, 13592(%rdi)
+	movq	%r10, 13600(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r1_encrypt_data_run_done
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_run_restart:
-	movq	%r9, 13584(%rdi)
-	movq	$32, 13592(%rdi)
+	movq	%r9, 13592(%rdi)
+	movq	$32, 13600(%rdi)
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_run_done:
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
@@ -32832,20 +32852,22 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm2, 13680(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rdi)
+	movq	%rax, 13568(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r1_encrypt_data_first256
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_first_done256:
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_top256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_drain256
+	cmpq	$0, 13560(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_r1_encrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_bitsliced512_gcm_r1_encrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	13560(%rdi), %rax
+	cmpq	13568(%rdi), %rax
 	jne	.Laesgen_bitsliced512_gcm_r1_encrypt_data_refresh_steady_256
-	cmpq	$256, 13592(%rdi)
+	cmpq	$256, 13600(%rdi)
 	jne	.Laesgen_bitsliced512_gcm_r1_encrypt_data_check_steady_256
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_fast_steady_256:
 	shlq	$4, %r9
@@ -33447,23 +33469,23 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_bitsliced512_gcm_r1_encrypt_data_top256
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_check_steady_256:
 	movq	%r9, %rax
-	subq	13584(%rdi), %rax
+	subq	13592(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	13592(%rdi), %r11
+	movq	13600(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_bitsliced512_gcm_r1_encrypt_data_outside_run_2
-	movq	$0xffff, 13600(%rdi)
+	movq	$0xffff, 13608(%rdi)
 	addq	$32, %rax
-	cmpq	13592(%rdi), %rax
+	cmpq	13600(%rdi), %rax
 	jbe	.Laesgen_bitsliced512_gcm_r1_encrypt_data_fast_steady_256
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_outside_run_2:
-	cmpq	$0, 13600(%rdi)
+	cmpq	$0, 13608(%rdi)
 	je	.Laesgen_bitsliced512_gcm_r1_encrypt_data_spent_steady_256
-	subq	$1, 13600(%rdi)
+	subq	$1, 13608(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm2
@@ -34326,9 +34348,9 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vpxorq	%xmm10, %xmm14, %xmm14
 	vmovdqa64	%xmm14, %xmm0
 	movq	%r9, %rax
-	subq	13584(%rdi), %rax
+	subq	13592(%rdi), %rax
 	andq	$255, %rax
-	movq	13592(%rdi), %r10
+	movq	13600(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_bitsliced512_gcm_r1_encrypt_data_run_restart_2
 	addq	$32, %rax
@@ -34336,14 +34358,14 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_run_grown_2
-	movq	$0, 13584(%rdi)
+	movq	$0, 13592(%rdi)
 	movq	$256, %r10
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_run_grown_2:
-	movq	%r10, 13592(%rdi)
+	movq	%r10, 13600(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r1_encrypt_data_run_done_2
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_run_restart_2:
-	movq	%r9, 13584(%rdi)
-	movq	$32, 13592(%rdi)
+	movq	%r9, 13592(%rdi)
+	movq	$32, 13600(%rdi)
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_run_done_2:
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
@@ -35102,7 +35124,7 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_bitsliced512_gcm_r1_encrypt_data_top256
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_spent_steady_256:
-	movq	13584(%rdi), %rax
+	movq	13592(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -36101,7 +36123,7 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm2, 13680(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rdi)
+	movq	%rax, 13568(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r1_encrypt_data_top256
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_drain256:
 	testq	%rdx, %rdx
@@ -38566,14 +38588,16 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_first128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_first_done128
+	cmpq	$0, 13560(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_r1_encrypt_data_full_first_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_bitsliced512_gcm_r1_encrypt_data_full_first_128
 	shrq	$8, %rax
-	cmpq	13560(%rdi), %rax
+	cmpq	13568(%rdi), %rax
 	jne	.Laesgen_bitsliced512_gcm_r1_encrypt_data_refresh_first_128
-	cmpq	$256, 13592(%rdi)
+	cmpq	$256, 13600(%rdi)
 	jne	.Laesgen_bitsliced512_gcm_r1_encrypt_data_check_first_128
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_fast_first_128:
 	shlq	$4, %r9
@@ -39077,23 +39101,23 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_bitsliced512_gcm_r1_encrypt_data_first_done128
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_check_first_128:
 	movq	%r9, %rax
-	subq	13584(%rdi), %rax
+	subq	13592(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	13592(%rdi), %r11
+	movq	13600(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_bitsliced512_gcm_r1_encrypt_data_outside_run_3
-	movq	$0xffff, 13600(%rdi)
+	movq	$0xffff, 13608(%rdi)
 	addq	$32, %rax
-	cmpq	13592(%rdi), %rax
+	cmpq	13600(%rdi), %rax
 	jbe	.Laesgen_bitsliced512_gcm_r1_encrypt_data_fast_first_128
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_outside_run_3:
-	cmpq	$0, 13600(%rdi)
+	cmpq	$0, 13608(%rdi)
 	je	.Laesgen_bitsliced512_gcm_r1_encrypt_data_full_first_128
-	subq	$1, 13600(%rdi)
+	subq	$1, 13608(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm2
@@ -39858,9 +39882,9 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vmovdqa64	%zmm16, %zmm8
 	vmovdqa64	%zmm11, %zmm9
 	movq	%r9, %rax
-	subq	13584(%rdi), %rax
+	subq	13592(%rdi), %rax
 	andq	$255, %rax
-	movq	13592(%rdi), %r10
+	movq	13600(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_bitsliced512_gcm_r1_encrypt_data_run_restart_3
 	addq	$32, %rax
@@ -39868,14 +39892,14 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_run_grown_3
-	movq	$0, 13584(%rdi)
+	movq	$0, 13592(%rdi)
 	movq	$256, %r10
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_run_grown_3:
-	movq	%r10, 13592(%rdi)
+	movq	%r10, 13600(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r1_encrypt_data_run_done_3
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_run_restart_3:
-	movq	%r9, 13584(%rdi)
-	movq	$32, 13592(%rdi)
+	movq	%r9, 13592(%rdi)
+	movq	$32, 13600(%rdi)
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_run_done_3:
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
@@ -40783,20 +40807,22 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm2, 13680(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rdi)
+	movq	%rax, 13568(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r1_encrypt_data_first128
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_first_done128:
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_top128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_drain128
+	cmpq	$0, 13560(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_r1_encrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_bitsliced512_gcm_r1_encrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	13560(%rdi), %rax
+	cmpq	13568(%rdi), %rax
 	jne	.Laesgen_bitsliced512_gcm_r1_encrypt_data_refresh_steady_128
-	cmpq	$256, 13592(%rdi)
+	cmpq	$256, 13600(%rdi)
 	jne	.Laesgen_bitsliced512_gcm_r1_encrypt_data_check_steady_128
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_fast_steady_128:
 	shlq	$4, %r9
@@ -41398,23 +41424,23 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_bitsliced512_gcm_r1_encrypt_data_top128
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_check_steady_128:
 	movq	%r9, %rax
-	subq	13584(%rdi), %rax
+	subq	13592(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	13592(%rdi), %r11
+	movq	13600(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_bitsliced512_gcm_r1_encrypt_data_outside_run_4
-	movq	$0xffff, 13600(%rdi)
+	movq	$0xffff, 13608(%rdi)
 	addq	$32, %rax
-	cmpq	13592(%rdi), %rax
+	cmpq	13600(%rdi), %rax
 	jbe	.Laesgen_bitsliced512_gcm_r1_encrypt_data_fast_steady_128
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_outside_run_4:
-	cmpq	$0, 13600(%rdi)
+	cmpq	$0, 13608(%rdi)
 	je	.Laesgen_bitsliced512_gcm_r1_encrypt_data_spent_steady_128
-	subq	$1, 13600(%rdi)
+	subq	$1, 13608(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm2
@@ -42277,9 +42303,9 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vpxorq	%xmm10, %xmm14, %xmm14
 	vmovdqa64	%xmm14, %xmm0
 	movq	%r9, %rax
-	subq	13584(%rdi), %rax
+	subq	13592(%rdi), %rax
 	andq	$255, %rax
-	movq	13592(%rdi), %r10
+	movq	13600(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_bitsliced512_gcm_r1_encrypt_data_run_restart_4
 	addq	$32, %rax
@@ -42287,14 +42313,14 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_run_grown_4
-	movq	$0, 13584(%rdi)
+	movq	$0, 13592(%rdi)
 	movq	$256, %r10
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_run_grown_4:
-	movq	%r10, 13592(%rdi)
+	movq	%r10, 13600(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r1_encrypt_data_run_done_4
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_run_restart_4:
-	movq	%r9, 13584(%rdi)
-	movq	$32, 13592(%rdi)
+	movq	%r9, 13592(%rdi)
+	movq	$32, 13600(%rdi)
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_run_done_4:
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
@@ -43053,7 +43079,7 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_bitsliced512_gcm_r1_encrypt_data_top128
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_spent_steady_128:
-	movq	13584(%rdi), %rax
+	movq	13592(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -44052,7 +44078,7 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm2, 13680(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rdi)
+	movq	%rax, 13568(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r1_encrypt_data_top128
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_drain128:
 	testq	%rdx, %rdx
@@ -46517,14 +46543,16 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_first192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_first_done192
+	cmpq	$0, 13560(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_r1_encrypt_data_full_first_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_bitsliced512_gcm_r1_encrypt_data_full_first_192
 	shrq	$8, %rax
-	cmpq	13560(%rdi), %rax
+	cmpq	13568(%rdi), %rax
 	jne	.Laesgen_bitsliced512_gcm_r1_encrypt_data_refresh_first_192
-	cmpq	$256, 13592(%rdi)
+	cmpq	$256, 13600(%rdi)
 	jne	.Laesgen_bitsliced512_gcm_r1_encrypt_data_check_first_192
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_fast_first_192:
 	shlq	$4, %r9
@@ -47028,23 +47056,23 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_bitsliced512_gcm_r1_encrypt_data_first_done192
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_check_first_192:
 	movq	%r9, %rax
-	subq	13584(%rdi), %rax
+	subq	13592(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	13592(%rdi), %r11
+	movq	13600(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_bitsliced512_gcm_r1_encrypt_data_outside_run_5
-	movq	$0xffff, 13600(%rdi)
+	movq	$0xffff, 13608(%rdi)
 	addq	$32, %rax
-	cmpq	13592(%rdi), %rax
+	cmpq	13600(%rdi), %rax
 	jbe	.Laesgen_bitsliced512_gcm_r1_encrypt_data_fast_first_192
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_outside_run_5:
-	cmpq	$0, 13600(%rdi)
+	cmpq	$0, 13608(%rdi)
 	je	.Laesgen_bitsliced512_gcm_r1_encrypt_data_full_first_192
-	subq	$1, 13600(%rdi)
+	subq	$1, 13608(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm2
@@ -47801,9 +47829,9 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vmovdqa64	%zmm16, %zmm8
 	vmovdqa64	%zmm11, %zmm9
 	movq	%r9, %rax
-	subq	13584(%rdi), %rax
+	subq	13592(%rdi), %rax
 	andq	$255, %rax
-	movq	13592(%rdi), %r10
+	movq	13600(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_bitsliced512_gcm_r1_encrypt_data_run_restart_5
 	addq	$32, %rax
@@ -47811,14 +47839,14 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_run_grown_5
-	movq	$0, 13584(%rdi)
+	movq	$0, 13592(%rdi)
 	movq	$256, %r10
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_run_grown_5:
-	movq	%r10, 13592(%rdi)
+	movq	%r10, 13600(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r1_encrypt_data_run_done_5
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_run_restart_5:
-	movq	%r9, 13584(%rdi)
-	movq	$32, 13592(%rdi)
+	movq	%r9, 13592(%rdi)
+	movq	$32, 13600(%rdi)
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_run_done_5:
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
@@ -48710,20 +48738,22 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm2, 13680(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rdi)
+	movq	%rax, 13568(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r1_encrypt_data_first192
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_first_done192:
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_top192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_drain192
+	cmpq	$0, 13560(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_r1_encrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_bitsliced512_gcm_r1_encrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	13560(%rdi), %rax
+	cmpq	13568(%rdi), %rax
 	jne	.Laesgen_bitsliced512_gcm_r1_encrypt_data_refresh_steady_192
-	cmpq	$256, 13592(%rdi)
+	cmpq	$256, 13600(%rdi)
 	jne	.Laesgen_bitsliced512_gcm_r1_encrypt_data_check_steady_192
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_fast_steady_192:
 	shlq	$4, %r9
@@ -49325,23 +49355,23 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_bitsliced512_gcm_r1_encrypt_data_top192
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_check_steady_192:
 	movq	%r9, %rax
-	subq	13584(%rdi), %rax
+	subq	13592(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	13592(%rdi), %r11
+	movq	13600(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_bitsliced512_gcm_r1_encrypt_data_outside_run_6
-	movq	$0xffff, 13600(%rdi)
+	movq	$0xffff, 13608(%rdi)
 	addq	$32, %rax
-	cmpq	13592(%rdi), %rax
+	cmpq	13600(%rdi), %rax
 	jbe	.Laesgen_bitsliced512_gcm_r1_encrypt_data_fast_steady_192
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_outside_run_6:
-	cmpq	$0, 13600(%rdi)
+	cmpq	$0, 13608(%rdi)
 	je	.Laesgen_bitsliced512_gcm_r1_encrypt_data_spent_steady_192
-	subq	$1, 13600(%rdi)
+	subq	$1, 13608(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm2
@@ -50196,9 +50226,9 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vpxorq	%xmm10, %xmm14, %xmm14
 	vmovdqa64	%xmm14, %xmm0
 	movq	%r9, %rax
-	subq	13584(%rdi), %rax
+	subq	13592(%rdi), %rax
 	andq	$255, %rax
-	movq	13592(%rdi), %r10
+	movq	13600(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_bitsliced512_gcm_r1_encrypt_data_run_restart_6
 	addq	$32, %rax
@@ -50206,14 +50236,14 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_bitsliced512_gcm_r1_encrypt_data_run_grown_6
-	movq	$0, 13584(%rdi)
+	movq	$0, 13592(%rdi)
 	movq	$256, %r10
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_run_grown_6:
-	movq	%r10, 13592(%rdi)
+	movq	%r10, 13600(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r1_encrypt_data_run_done_6
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_run_restart_6:
-	movq	%r9, 13584(%rdi)
-	movq	$32, 13592(%rdi)
+	movq	%r9, 13592(%rdi)
+	movq	$32, 13600(%rdi)
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_run_done_6:
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
@@ -50964,7 +50994,7 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_bitsliced512_gcm_r1_encrypt_data_top192
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_spent_steady_192:
-	movq	13584(%rdi), %rax
+	movq	13592(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -51947,7 +51977,7 @@ aesgen_bitsliced512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm2, 13680(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rdi)
+	movq	%rax, 13568(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r1_encrypt_data_top192
 .Laesgen_bitsliced512_gcm_r1_encrypt_data_drain192:
 	testq	%rdx, %rdx
@@ -54882,14 +54912,16 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_top256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_r1_decrypt_data_drain256
+	cmpq	$0, 13560(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_r1_decrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_bitsliced512_gcm_r1_decrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	13560(%rdi), %rax
+	cmpq	13568(%rdi), %rax
 	jne	.Laesgen_bitsliced512_gcm_r1_decrypt_data_refresh_steady_256
-	cmpq	$256, 13592(%rdi)
+	cmpq	$256, 13600(%rdi)
 	jne	.Laesgen_bitsliced512_gcm_r1_decrypt_data_check_steady_256
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_fast_steady_256:
 	shlq	$4, %r9
@@ -55491,23 +55523,23 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 	jmp	.Laesgen_bitsliced512_gcm_r1_decrypt_data_top256
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_check_steady_256:
 	movq	%r9, %rax
-	subq	13584(%rdi), %rax
+	subq	13592(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	13592(%rdi), %r11
+	movq	13600(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_bitsliced512_gcm_r1_decrypt_data_outside_run
-	movq	$0xffff, 13600(%rdi)
+	movq	$0xffff, 13608(%rdi)
 	addq	$32, %rax
-	cmpq	13592(%rdi), %rax
+	cmpq	13600(%rdi), %rax
 	jbe	.Laesgen_bitsliced512_gcm_r1_decrypt_data_fast_steady_256
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_outside_run:
-	cmpq	$0, 13600(%rdi)
+	cmpq	$0, 13608(%rdi)
 	je	.Laesgen_bitsliced512_gcm_r1_decrypt_data_spent_steady_256
-	subq	$1, 13600(%rdi)
+	subq	$1, 13608(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm2
@@ -56370,9 +56402,9 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 	vpxorq	%xmm10, %xmm14, %xmm14
 	vmovdqa64	%xmm14, %xmm0
 	movq	%r9, %rax
-	subq	13584(%rdi), %rax
+	subq	13592(%rdi), %rax
 	andq	$255, %rax
-	movq	13592(%rdi), %r10
+	movq	13600(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_bitsliced512_gcm_r1_decrypt_data_run_restart
 	addq	$32, %rax
@@ -56380,14 +56412,14 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_bitsliced512_gcm_r1_decrypt_data_run_grown
-	movq	$0, 13584(%rdi)
+	movq	$0, 13592(%rdi)
 	movq	$256, %r10
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_run_grown:
-	movq	%r10, 13592(%rdi)
+	movq	%r10, 13600(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r1_decrypt_data_run_done
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_run_restart:
-	movq	%r9, 13584(%rdi)
-	movq	$32, 13592(%rdi)
+	movq	%r9, 13592(%rdi)
+	movq	$32, 13600(%rdi)
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_run_done:
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
@@ -57146,7 +57178,7 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_bitsliced512_gcm_r1_decrypt_data_top256
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_spent_steady_256:
-	movq	13584(%rdi), %rax
+	movq	13592(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -58145,7 +58177,7 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 	vmovdqa64	%xmm2, 13680(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rdi)
+	movq	%rax, 13568(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r1_decrypt_data_top256
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_drain256:
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_small256:
@@ -59293,14 +59325,16 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_top128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_r1_decrypt_data_drain128
+	cmpq	$0, 13560(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_r1_decrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_bitsliced512_gcm_r1_decrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	13560(%rdi), %rax
+	cmpq	13568(%rdi), %rax
 	jne	.Laesgen_bitsliced512_gcm_r1_decrypt_data_refresh_steady_128
-	cmpq	$256, 13592(%rdi)
+	cmpq	$256, 13600(%rdi)
 	jne	.Laesgen_bitsliced512_gcm_r1_decrypt_data_check_steady_128
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_fast_steady_128:
 	shlq	$4, %r9
@@ -59902,23 +59936,23 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 	jmp	.Laesgen_bitsliced512_gcm_r1_decrypt_data_top128
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_check_steady_128:
 	movq	%r9, %rax
-	subq	13584(%rdi), %rax
+	subq	13592(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	13592(%rdi), %r11
+	movq	13600(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_bitsliced512_gcm_r1_decrypt_data_outside_run_2
-	movq	$0xffff, 13600(%rdi)
+	movq	$0xffff, 13608(%rdi)
 	addq	$32, %rax
-	cmpq	13592(%rdi), %rax
+	cmpq	13600(%rdi), %rax
 	jbe	.Laesgen_bitsliced512_gcm_r1_decrypt_data_fast_steady_128
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_outside_run_2:
-	cmpq	$0, 13600(%rdi)
+	cmpq	$0, 13608(%rdi)
 	je	.Laesgen_bitsliced512_gcm_r1_decrypt_data_spent_steady_128
-	subq	$1, 13600(%rdi)
+	subq	$1, 13608(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm2
@@ -60781,9 +60815,9 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 	vpxorq	%xmm10, %xmm14, %xmm14
 	vmovdqa64	%xmm14, %xmm0
 	movq	%r9, %rax
-	subq	13584(%rdi), %rax
+	subq	13592(%rdi), %rax
 	andq	$255, %rax
-	movq	13592(%rdi), %r10
+	movq	13600(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_bitsliced512_gcm_r1_decrypt_data_run_restart_2
 	addq	$32, %rax
@@ -60791,14 +60825,14 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_bitsliced512_gcm_r1_decrypt_data_run_grown_2
-	movq	$0, 13584(%rdi)
+	movq	$0, 13592(%rdi)
 	movq	$256, %r10
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_run_grown_2:
-	movq	%r10, 13592(%rdi)
+	movq	%r10, 13600(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r1_decrypt_data_run_done_2
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_run_restart_2:
-	movq	%r9, 13584(%rdi)
-	movq	$32, 13592(%rdi)
+	movq	%r9, 13592(%rdi)
+	movq	$32, 13600(%rdi)
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_run_done_2:
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
@@ -61557,7 +61591,7 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_bitsliced512_gcm_r1_decrypt_data_top128
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_spent_steady_128:
-	movq	13584(%rdi), %rax
+	movq	13592(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -62556,7 +62590,7 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 	vmovdqa64	%xmm2, 13680(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rdi)
+	movq	%rax, 13568(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r1_decrypt_data_top128
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_drain128:
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_small128:
@@ -63704,14 +63738,16 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_top192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_r1_decrypt_data_drain192
+	cmpq	$0, 13560(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_r1_decrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_bitsliced512_gcm_r1_decrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	13560(%rdi), %rax
+	cmpq	13568(%rdi), %rax
 	jne	.Laesgen_bitsliced512_gcm_r1_decrypt_data_refresh_steady_192
-	cmpq	$256, 13592(%rdi)
+	cmpq	$256, 13600(%rdi)
 	jne	.Laesgen_bitsliced512_gcm_r1_decrypt_data_check_steady_192
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_fast_steady_192:
 	shlq	$4, %r9
@@ -64313,23 +64349,23 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 	jmp	.Laesgen_bitsliced512_gcm_r1_decrypt_data_top192
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_check_steady_192:
 	movq	%r9, %rax
-	subq	13584(%rdi), %rax
+	subq	13592(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	13592(%rdi), %r11
+	movq	13600(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_bitsliced512_gcm_r1_decrypt_data_outside_run_3
-	movq	$0xffff, 13600(%rdi)
+	movq	$0xffff, 13608(%rdi)
 	addq	$32, %rax
-	cmpq	13592(%rdi), %rax
+	cmpq	13600(%rdi), %rax
 	jbe	.Laesgen_bitsliced512_gcm_r1_decrypt_data_fast_steady_192
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_outside_run_3:
-	cmpq	$0, 13600(%rdi)
+	cmpq	$0, 13608(%rdi)
 	je	.Laesgen_bitsliced512_gcm_r1_decrypt_data_spent_steady_192
-	subq	$1, 13600(%rdi)
+	subq	$1, 13608(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_bitsliced512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm2
@@ -65184,9 +65220,9 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 	vpxorq	%xmm10, %xmm14, %xmm14
 	vmovdqa64	%xmm14, %xmm0
 	movq	%r9, %rax
-	subq	13584(%rdi), %rax
+	subq	13592(%rdi), %rax
 	andq	$255, %rax
-	movq	13592(%rdi), %r10
+	movq	13600(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_bitsliced512_gcm_r1_decrypt_data_run_restart_3
 	addq	$32, %rax
@@ -65194,14 +65230,14 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_bitsliced512_gcm_r1_decrypt_data_run_grown_3
-	movq	$0, 13584(%rdi)
+	movq	$0, 13592(%rdi)
 	movq	$256, %r10
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_run_grown_3:
-	movq	%r10, 13592(%rdi)
+	movq	%r10, 13600(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r1_decrypt_data_run_done_3
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_run_restart_3:
-	movq	%r9, 13584(%rdi)
-	movq	$32, 13592(%rdi)
+	movq	%r9, 13592(%rdi)
+	movq	$32, 13600(%rdi)
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_run_done_3:
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
@@ -65952,7 +65988,7 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_bitsliced512_gcm_r1_decrypt_data_top192
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_spent_steady_192:
-	movq	13584(%rdi), %rax
+	movq	13592(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -66935,7 +66971,7 @@ aesgen_bitsliced512_gcm_r1_decrypt_data:
 	vmovdqa64	%xmm2, 13680(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rdi)
+	movq	%rax, 13568(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r1_decrypt_data_top192
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_drain192:
 .Laesgen_bitsliced512_gcm_r1_decrypt_data_small192:

@@ -7675,7 +7675,7 @@ aesgen_bitsliced512_gcm_r2_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r2_init_hash_key
 .Laesgen_bitsliced512_gcm_r2_init_hash_key:
-	movq	$1, 13576(%rdi)
+	movq	$1, 13584(%rdi)
 	vpxorq	%xmm0, %xmm0, %xmm0
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -13010,10 +13010,13 @@ aesgen_bitsliced512_gcm_r2_seal:
 	movq	%r8, 13536(%rbx)
 	movq	$0, 13544(%rbx)
 	movq	$1, 13552(%rbx)
+	movq	$0, 13560(%rbx)
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced512_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 13456(%rbx)
-	movq	$-1, 13560(%rbx)
+	movq	$-1, 13568(%rbx)
+	cmpq	$0, 13560(%rbx)
+	jne	.Laesgen_bitsliced512_gcm_r2_seal_same_table
 	vmovdqa64	%xmm0, 13520(%rbx)
 	movq	13520(%rbx), %rcx
 	bswapq	%rcx
@@ -13023,16 +13026,16 @@ aesgen_bitsliced512_gcm_r2_seal:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	13568(%rbx), %rdx
+	cmpq	13576(%rbx), %rdx
 	jne	.Laesgen_bitsliced512_gcm_r2_seal_restart
-	cmpq	13576(%rbx), %rax
+	cmpq	13584(%rbx), %rax
 	je	.Laesgen_bitsliced512_gcm_r2_seal_same_table
 .Laesgen_bitsliced512_gcm_r2_seal_restart:
-	movq	%rdx, 13568(%rbx)
-	movq	%rax, 13576(%rbx)
-	movq	$0, 13584(%rbx)
+	movq	%rdx, 13576(%rbx)
+	movq	%rax, 13584(%rbx)
 	movq	$0, 13592(%rbx)
-	movq	$1, 13600(%rbx)
+	movq	$0, 13600(%rbx)
+	movq	$1, 13608(%rbx)
 	jmp	.Laesgen_bitsliced512_gcm_r2_seal_same_table
 .Laesgen_bitsliced512_gcm_r2_seal_same_table:
 	movl	240(%rbx), %eax
@@ -13411,7 +13414,7 @@ aesgen_bitsliced512_gcm_r2_seal:
 	vmovdqa64	%xmm2, 13680(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rbx)
+	movq	%rax, 13568(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -14378,7 +14381,7 @@ aesgen_bitsliced512_gcm_r2_seal:
 	vmovdqa64	%xmm2, 13680(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rbx)
+	movq	%rax, 13568(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -15338,7 +15341,7 @@ aesgen_bitsliced512_gcm_r2_seal:
 	vmovdqa64	%xmm2, 13680(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rbx)
+	movq	%rax, 13568(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -15974,8 +15977,10 @@ aesgen_bitsliced512_gcm_r2_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_bitsliced512_gcm_r2_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 13560(%rbx)
 	jmp	.Laesgen_bitsliced512_gcm_r2_seal_have_j0
 .Laesgen_bitsliced512_gcm_r2_seal_long_nonce:
+	movq	$1, 13560(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	13472(%rbx), %xmm0
@@ -16256,7 +16261,9 @@ aesgen_bitsliced512_gcm_r2_seal:
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced512_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 13456(%rbx)
-	movq	$-1, 13560(%rbx)
+	movq	$-1, 13568(%rbx)
+	cmpq	$0, 13560(%rbx)
+	jne	.Laesgen_bitsliced512_gcm_r2_seal_same_table_2
 	vmovdqa64	%xmm0, 13520(%rbx)
 	movq	13520(%rbx), %rdx
 	bswapq	%rdx
@@ -16266,16 +16273,16 @@ aesgen_bitsliced512_gcm_r2_seal:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	13568(%rbx), %rsi
+	cmpq	13576(%rbx), %rsi
 	jne	.Laesgen_bitsliced512_gcm_r2_seal_restart_2
-	cmpq	13576(%rbx), %rax
+	cmpq	13584(%rbx), %rax
 	je	.Laesgen_bitsliced512_gcm_r2_seal_same_table_2
 .Laesgen_bitsliced512_gcm_r2_seal_restart_2:
-	movq	%rsi, 13568(%rbx)
-	movq	%rax, 13576(%rbx)
-	movq	$0, 13584(%rbx)
+	movq	%rsi, 13576(%rbx)
+	movq	%rax, 13584(%rbx)
 	movq	$0, 13592(%rbx)
-	movq	$1, 13600(%rbx)
+	movq	$0, 13600(%rbx)
+	movq	$1, 13608(%rbx)
 	jmp	.Laesgen_bitsliced512_gcm_r2_seal_same_table_2
 .Laesgen_bitsliced512_gcm_r2_seal_same_table_2:
 	movl	240(%rbx), %eax
@@ -16654,7 +16661,7 @@ aesgen_bitsliced512_gcm_r2_seal:
 	vmovdqa64	%xmm2, 13680(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rbx)
+	movq	%rax, 13568(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -17621,7 +17628,7 @@ aesgen_bitsliced512_gcm_r2_seal:
 	vmovdqa64	%xmm2, 13680(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rbx)
+	movq	%rax, 13568(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -18581,7 +18588,7 @@ aesgen_bitsliced512_gcm_r2_seal:
 	vmovdqa64	%xmm2, 13680(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rbx)
+	movq	%rax, 13568(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -21695,10 +21702,13 @@ aesgen_bitsliced512_gcm_r2_open:
 	movq	%r8, 13536(%rbx)
 	movq	$0, 13544(%rbx)
 	movq	$1, 13552(%rbx)
+	movq	$0, 13560(%rbx)
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced512_gcm_r2_open_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 13456(%rbx)
-	movq	$-1, 13560(%rbx)
+	movq	$-1, 13568(%rbx)
+	cmpq	$0, 13560(%rbx)
+	jne	.Laesgen_bitsliced512_gcm_r2_open_same_table
 	vmovdqa64	%xmm0, 13520(%rbx)
 	movq	13520(%rbx), %rcx
 	bswapq	%rcx
@@ -21708,16 +21718,16 @@ aesgen_bitsliced512_gcm_r2_open:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	13568(%rbx), %rdx
+	cmpq	13576(%rbx), %rdx
 	jne	.Laesgen_bitsliced512_gcm_r2_open_restart
-	cmpq	13576(%rbx), %rax
+	cmpq	13584(%rbx), %rax
 	je	.Laesgen_bitsliced512_gcm_r2_open_same_table
 .Laesgen_bitsliced512_gcm_r2_open_restart:
-	movq	%rdx, 13568(%rbx)
-	movq	%rax, 13576(%rbx)
-	movq	$0, 13584(%rbx)
+	movq	%rdx, 13576(%rbx)
+	movq	%rax, 13584(%rbx)
 	movq	$0, 13592(%rbx)
-	movq	$1, 13600(%rbx)
+	movq	$0, 13600(%rbx)
+	movq	$1, 13608(%rbx)
 	jmp	.Laesgen_bitsliced512_gcm_r2_open_same_table
 .Laesgen_bitsliced512_gcm_r2_open_same_table:
 	movl	240(%rbx), %eax
@@ -22096,7 +22106,7 @@ aesgen_bitsliced512_gcm_r2_open:
 	vmovdqa64	%xmm2, 13680(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rbx)
+	movq	%rax, 13568(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -23063,7 +23073,7 @@ aesgen_bitsliced512_gcm_r2_open:
 	vmovdqa64	%xmm2, 13680(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rbx)
+	movq	%rax, 13568(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -24023,7 +24033,7 @@ aesgen_bitsliced512_gcm_r2_open:
 	vmovdqa64	%xmm2, 13680(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rbx)
+	movq	%rax, 13568(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -24659,8 +24669,10 @@ aesgen_bitsliced512_gcm_r2_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_bitsliced512_gcm_r2_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 13560(%rbx)
 	jmp	.Laesgen_bitsliced512_gcm_r2_open_have_j0
 .Laesgen_bitsliced512_gcm_r2_open_long_nonce:
+	movq	$1, 13560(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	13472(%rbx), %xmm0
@@ -24941,7 +24953,9 @@ aesgen_bitsliced512_gcm_r2_open:
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced512_gcm_r2_open_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 13456(%rbx)
-	movq	$-1, 13560(%rbx)
+	movq	$-1, 13568(%rbx)
+	cmpq	$0, 13560(%rbx)
+	jne	.Laesgen_bitsliced512_gcm_r2_open_same_table_2
 	vmovdqa64	%xmm0, 13520(%rbx)
 	movq	13520(%rbx), %rdx
 	bswapq	%rdx
@@ -24951,16 +24965,16 @@ aesgen_bitsliced512_gcm_r2_open:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	13568(%rbx), %rsi
+	cmpq	13576(%rbx), %rsi
 	jne	.Laesgen_bitsliced512_gcm_r2_open_restart_2
-	cmpq	13576(%rbx), %rax
+	cmpq	13584(%rbx), %rax
 	je	.Laesgen_bitsliced512_gcm_r2_open_same_table_2
 .Laesgen_bitsliced512_gcm_r2_open_restart_2:
-	movq	%rsi, 13568(%rbx)
-	movq	%rax, 13576(%rbx)
-	movq	$0, 13584(%rbx)
+	movq	%rsi, 13576(%rbx)
+	movq	%rax, 13584(%rbx)
 	movq	$0, 13592(%rbx)
-	movq	$1, 13600(%rbx)
+	movq	$0, 13600(%rbx)
+	movq	$1, 13608(%rbx)
 	jmp	.Laesgen_bitsliced512_gcm_r2_open_same_table_2
 .Laesgen_bitsliced512_gcm_r2_open_same_table_2:
 	movl	240(%rbx), %eax
@@ -25339,7 +25353,7 @@ aesgen_bitsliced512_gcm_r2_open:
 	vmovdqa64	%xmm2, 13680(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rbx)
+	movq	%rax, 13568(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -26306,7 +26320,7 @@ aesgen_bitsliced512_gcm_r2_open:
 	vmovdqa64	%xmm2, 13680(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rbx)
+	movq	%rax, 13568(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -27266,7 +27280,7 @@ aesgen_bitsliced512_gcm_r2_open:
 	vmovdqa64	%xmm2, 13680(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rbx)
+	movq	%rax, 13568(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -28392,8 +28406,10 @@ aesgen_bitsliced512_gcm_r2_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_bitsliced512_gcm_r2_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 13560(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r2_start_have_j0
 .Laesgen_bitsliced512_gcm_r2_start_long_nonce:
+	movq	$1, 13560(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	13472(%rdi), %xmm0
@@ -28674,7 +28690,9 @@ aesgen_bitsliced512_gcm_r2_start:
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_bitsliced512_gcm_r2_start_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 13456(%rdi)
-	movq	$-1, 13560(%rdi)
+	movq	$-1, 13568(%rdi)
+	cmpq	$0, 13560(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_r2_start_same_table
 	vmovdqa64	%xmm0, 13520(%rdi)
 	movq	13520(%rdi), %rcx
 	bswapq	%rcx
@@ -28684,16 +28702,16 @@ aesgen_bitsliced512_gcm_r2_start:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	13568(%rdi), %rdx
+	cmpq	13576(%rdi), %rdx
 	jne	.Laesgen_bitsliced512_gcm_r2_start_restart
-	cmpq	13576(%rdi), %rax
+	cmpq	13584(%rdi), %rax
 	je	.Laesgen_bitsliced512_gcm_r2_start_same_table
 .Laesgen_bitsliced512_gcm_r2_start_restart:
-	movq	%rdx, 13568(%rdi)
-	movq	%rax, 13576(%rdi)
-	movq	$0, 13584(%rdi)
+	movq	%rdx, 13576(%rdi)
+	movq	%rax, 13584(%rdi)
 	movq	$0, 13592(%rdi)
-	movq	$1, 13600(%rdi)
+	movq	$0, 13600(%rdi)
+	movq	$1, 13608(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r2_start_same_table
 .Laesgen_bitsliced512_gcm_r2_start_same_table:
 	movl	240(%rdi), %eax
@@ -29072,7 +29090,7 @@ aesgen_bitsliced512_gcm_r2_start:
 	vmovdqa64	%xmm2, 13680(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rdi)
+	movq	%rax, 13568(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -30039,7 +30057,7 @@ aesgen_bitsliced512_gcm_r2_start:
 	vmovdqa64	%xmm2, 13680(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rdi)
+	movq	%rax, 13568(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -30999,7 +31017,7 @@ aesgen_bitsliced512_gcm_r2_start:
 	vmovdqa64	%xmm2, 13680(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rdi)
+	movq	%rax, 13568(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vpxorq	%xmm1, %xmm1, %xmm1
@@ -32456,14 +32474,16 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_first256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_first_done256
+	cmpq	$0, 13560(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_r2_encrypt_data_full_first_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_bitsliced512_gcm_r2_encrypt_data_full_first_256
 	shrq	$8, %rax
-	cmpq	13560(%rdi), %rax
+	cmpq	13568(%rdi), %rax
 	jne	.Laesgen_bitsliced512_gcm_r2_encrypt_data_refresh_first_256
-	cmpq	$256, 13592(%rdi)
+	cmpq	$256, 13600(%rdi)
 	jne	.Laesgen_bitsliced512_gcm_r2_encrypt_data_check_first_256
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_fast_first_256:
 	shlq	$4, %r9
@@ -32835,23 +32855,23 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_bitsliced512_gcm_r2_encrypt_data_first_done256
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_check_first_256:
 	movq	%r9, %rax
-	subq	13584(%rdi), %rax
+	subq	13592(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	13592(%rdi), %r11
+	movq	13600(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_bitsliced512_gcm_r2_encrypt_data_outside_run
-	movq	$0xffff, 13600(%rdi)
+	movq	$0xffff, 13608(%rdi)
 	addq	$32, %rax
-	cmpq	13592(%rdi), %rax
+	cmpq	13600(%rdi), %rax
 	jbe	.Laesgen_bitsliced512_gcm_r2_encrypt_data_fast_first_256
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_outside_run:
-	cmpq	$0, 13600(%rdi)
+	cmpq	$0, 13608(%rdi)
 	je	.Laesgen_bitsliced512_gcm_r2_encrypt_data_full_first_256
-	subq	$1, 13600(%rdi)
+	subq	$1, 13608(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm2
@@ -33600,9 +33620,9 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vmovdqa64	%zmm8, %zmm8
 	vmovdqa64	%zmm11, %zmm9
 	movq	%r9, %rax
-	subq	13584(%rdi), %rax
+	subq	13592(%rdi), %rax
 	andq	$255, %rax
-	movq	13592(%rdi), %r10
+	movq	13600(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_bitsliced512_gcm_r2_encrypt_data_run_restart
 	addq	$32, %rax
@@ -33610,14 +33630,14 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_run_grown
-	movq	$0, 13584(%rdi)
+	movq	$0, 13592(%rdi)
 	movq	$256, %r10
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_run_grown:
-	movq	%r10, 13592(%rdi)
+	movq	%r10, 13600(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r2_encrypt_data_run_done
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_run_restart:
-	movq	%r9, 13584(%rdi)
-	movq	$32, 13592(%rdi)
+	movq	%r9, 13592(%rdi)
+	movq	$32, 13600(%rdi)
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_run_done:
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
@@ -34648,20 +34668,22 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm2, 13680(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rdi)
+	movq	%rax, 13568(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r2_encrypt_data_first256
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_first_done256:
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_top256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_drain256
+	cmpq	$0, 13560(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_r2_encrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_bitsliced512_gcm_r2_encrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	13560(%rdi), %rax
+	cmpq	13568(%rdi), %rax
 	jne	.Laesgen_bitsliced512_gcm_r2_encrypt_data_refresh_steady_256
-	cmpq	$256, 13592(%rdi)
+	cmpq	$256, 13600(%rdi)
 	jne	.Laesgen_bitsliced512_gcm_r2_encrypt_data_check_steady_256
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_fast_steady_256:
 	shlq	$4, %r9
@@ -35131,23 +35153,23 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_bitsliced512_gcm_r2_encrypt_data_top256
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_check_steady_256:
 	movq	%r9, %rax
-	subq	13584(%rdi), %rax
+	subq	13592(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	13592(%rdi), %r11
+	movq	13600(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_bitsliced512_gcm_r2_encrypt_data_outside_run_2
-	movq	$0xffff, 13600(%rdi)
+	movq	$0xffff, 13608(%rdi)
 	addq	$32, %rax
-	cmpq	13592(%rdi), %rax
+	cmpq	13600(%rdi), %rax
 	jbe	.Laesgen_bitsliced512_gcm_r2_encrypt_data_fast_steady_256
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_outside_run_2:
-	cmpq	$0, 13600(%rdi)
+	cmpq	$0, 13608(%rdi)
 	je	.Laesgen_bitsliced512_gcm_r2_encrypt_data_spent_steady_256
-	subq	$1, 13600(%rdi)
+	subq	$1, 13608(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm2
@@ -35994,9 +36016,9 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vpxorq	%xmm10, %xmm14, %xmm14
 	vmovdqa64	%xmm14, %xmm0
 	movq	%r9, %rax
-	subq	13584(%rdi), %rax
+	subq	13592(%rdi), %rax
 	andq	$255, %rax
-	movq	13592(%rdi), %r10
+	movq	13600(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_bitsliced512_gcm_r2_encrypt_data_run_restart_2
 	addq	$32, %rax
@@ -36004,14 +36026,14 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_run_grown_2
-	movq	$0, 13584(%rdi)
+	movq	$0, 13592(%rdi)
 	movq	$256, %r10
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_run_grown_2:
-	movq	%r10, 13592(%rdi)
+	movq	%r10, 13600(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r2_encrypt_data_run_done_2
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_run_restart_2:
-	movq	%r9, 13584(%rdi)
-	movq	$32, 13592(%rdi)
+	movq	%r9, 13592(%rdi)
+	movq	$32, 13600(%rdi)
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_run_done_2:
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
@@ -36770,7 +36792,7 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_bitsliced512_gcm_r2_encrypt_data_top256
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_spent_steady_256:
-	movq	13584(%rdi), %rax
+	movq	13592(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -37892,7 +37914,7 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm2, 13680(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rdi)
+	movq	%rax, 13568(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r2_encrypt_data_top256
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_drain256:
 	testq	%rdx, %rdx
@@ -40357,14 +40379,16 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_first128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_first_done128
+	cmpq	$0, 13560(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_r2_encrypt_data_full_first_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_bitsliced512_gcm_r2_encrypt_data_full_first_128
 	shrq	$8, %rax
-	cmpq	13560(%rdi), %rax
+	cmpq	13568(%rdi), %rax
 	jne	.Laesgen_bitsliced512_gcm_r2_encrypt_data_refresh_first_128
-	cmpq	$256, 13592(%rdi)
+	cmpq	$256, 13600(%rdi)
 	jne	.Laesgen_bitsliced512_gcm_r2_encrypt_data_check_first_128
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_fast_first_128:
 	shlq	$4, %r9
@@ -40736,23 +40760,23 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_bitsliced512_gcm_r2_encrypt_data_first_done128
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_check_first_128:
 	movq	%r9, %rax
-	subq	13584(%rdi), %rax
+	subq	13592(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	13592(%rdi), %r11
+	movq	13600(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_bitsliced512_gcm_r2_encrypt_data_outside_run_3
-	movq	$0xffff, 13600(%rdi)
+	movq	$0xffff, 13608(%rdi)
 	addq	$32, %rax
-	cmpq	13592(%rdi), %rax
+	cmpq	13600(%rdi), %rax
 	jbe	.Laesgen_bitsliced512_gcm_r2_encrypt_data_fast_first_128
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_outside_run_3:
-	cmpq	$0, 13600(%rdi)
+	cmpq	$0, 13608(%rdi)
 	je	.Laesgen_bitsliced512_gcm_r2_encrypt_data_full_first_128
-	subq	$1, 13600(%rdi)
+	subq	$1, 13608(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm2
@@ -41501,9 +41525,9 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vmovdqa64	%zmm8, %zmm8
 	vmovdqa64	%zmm11, %zmm9
 	movq	%r9, %rax
-	subq	13584(%rdi), %rax
+	subq	13592(%rdi), %rax
 	andq	$255, %rax
-	movq	13592(%rdi), %r10
+	movq	13600(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_bitsliced512_gcm_r2_encrypt_data_run_restart_3
 	addq	$32, %rax
@@ -41511,14 +41535,14 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_run_grown_3
-	movq	$0, 13584(%rdi)
+	movq	$0, 13592(%rdi)
 	movq	$256, %r10
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_run_grown_3:
-	movq	%r10, 13592(%rdi)
+	movq	%r10, 13600(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r2_encrypt_data_run_done_3
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_run_restart_3:
-	movq	%r9, 13584(%rdi)
-	movq	$32, 13592(%rdi)
+	movq	%r9, 13592(%rdi)
+	movq	$32, 13600(%rdi)
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_run_done_3:
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
@@ -42549,20 +42573,22 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm2, 13680(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rdi)
+	movq	%rax, 13568(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r2_encrypt_data_first128
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_first_done128:
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_top128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_drain128
+	cmpq	$0, 13560(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_r2_encrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_bitsliced512_gcm_r2_encrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	13560(%rdi), %rax
+	cmpq	13568(%rdi), %rax
 	jne	.Laesgen_bitsliced512_gcm_r2_encrypt_data_refresh_steady_128
-	cmpq	$256, 13592(%rdi)
+	cmpq	$256, 13600(%rdi)
 	jne	.Laesgen_bitsliced512_gcm_r2_encrypt_data_check_steady_128
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_fast_steady_128:
 	shlq	$4, %r9
@@ -43032,23 +43058,23 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_bitsliced512_gcm_r2_encrypt_data_top128
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_check_steady_128:
 	movq	%r9, %rax
-	subq	13584(%rdi), %rax
+	subq	13592(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	13592(%rdi), %r11
+	movq	13600(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_bitsliced512_gcm_r2_encrypt_data_outside_run_4
-	movq	$0xffff, 13600(%rdi)
+	movq	$0xffff, 13608(%rdi)
 	addq	$32, %rax
-	cmpq	13592(%rdi), %rax
+	cmpq	13600(%rdi), %rax
 	jbe	.Laesgen_bitsliced512_gcm_r2_encrypt_data_fast_steady_128
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_outside_run_4:
-	cmpq	$0, 13600(%rdi)
+	cmpq	$0, 13608(%rdi)
 	je	.Laesgen_bitsliced512_gcm_r2_encrypt_data_spent_steady_128
-	subq	$1, 13600(%rdi)
+	subq	$1, 13608(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm2
@@ -43895,9 +43921,9 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vpxorq	%xmm10, %xmm14, %xmm14
 	vmovdqa64	%xmm14, %xmm0
 	movq	%r9, %rax
-	subq	13584(%rdi), %rax
+	subq	13592(%rdi), %rax
 	andq	$255, %rax
-	movq	13592(%rdi), %r10
+	movq	13600(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_bitsliced512_gcm_r2_encrypt_data_run_restart_4
 	addq	$32, %rax
@@ -43905,14 +43931,14 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_run_grown_4
-	movq	$0, 13584(%rdi)
+	movq	$0, 13592(%rdi)
 	movq	$256, %r10
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_run_grown_4:
-	movq	%r10, 13592(%rdi)
+	movq	%r10, 13600(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r2_encrypt_data_run_done_4
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_run_restart_4:
-	movq	%r9, 13584(%rdi)
-	movq	$32, 13592(%rdi)
+	movq	%r9, 13592(%rdi)
+	movq	$32, 13600(%rdi)
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_run_done_4:
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
@@ -44671,7 +44697,7 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_bitsliced512_gcm_r2_encrypt_data_top128
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_spent_steady_128:
-	movq	13584(%rdi), %rax
+	movq	13592(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -45793,7 +45819,7 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm2, 13680(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rdi)
+	movq	%rax, 13568(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r2_encrypt_data_top128
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_drain128:
 	testq	%rdx, %rdx
@@ -48258,14 +48284,16 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_first192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_first_done192
+	cmpq	$0, 13560(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_r2_encrypt_data_full_first_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_bitsliced512_gcm_r2_encrypt_data_full_first_192
 	shrq	$8, %rax
-	cmpq	13560(%rdi), %rax
+	cmpq	13568(%rdi), %rax
 	jne	.Laesgen_bitsliced512_gcm_r2_encrypt_data_refresh_first_192
-	cmpq	$256, 13592(%rdi)
+	cmpq	$256, 13600(%rdi)
 	jne	.Laesgen_bitsliced512_gcm_r2_encrypt_data_check_first_192
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_fast_first_192:
 	shlq	$4, %r9
@@ -48645,23 +48673,23 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_bitsliced512_gcm_r2_encrypt_data_first_done192
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_check_first_192:
 	movq	%r9, %rax
-	subq	13584(%rdi), %rax
+	subq	13592(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	13592(%rdi), %r11
+	movq	13600(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_bitsliced512_gcm_r2_encrypt_data_outside_run_5
-	movq	$0xffff, 13600(%rdi)
+	movq	$0xffff, 13608(%rdi)
 	addq	$32, %rax
-	cmpq	13592(%rdi), %rax
+	cmpq	13600(%rdi), %rax
 	jbe	.Laesgen_bitsliced512_gcm_r2_encrypt_data_fast_first_192
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_outside_run_5:
-	cmpq	$0, 13600(%rdi)
+	cmpq	$0, 13608(%rdi)
 	je	.Laesgen_bitsliced512_gcm_r2_encrypt_data_full_first_192
-	subq	$1, 13600(%rdi)
+	subq	$1, 13608(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm2
@@ -49418,9 +49446,9 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vmovdqa64	%zmm8, %zmm8
 	vmovdqa64	%zmm11, %zmm9
 	movq	%r9, %rax
-	subq	13584(%rdi), %rax
+	subq	13592(%rdi), %rax
 	andq	$255, %rax
-	movq	13592(%rdi), %r10
+	movq	13600(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_bitsliced512_gcm_r2_encrypt_data_run_restart_5
 	addq	$32, %rax
@@ -49428,14 +49456,14 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_run_grown_5
-	movq	$0, 13584(%rdi)
+	movq	$0, 13592(%rdi)
 	movq	$256, %r10
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_run_grown_5:
-	movq	%r10, 13592(%rdi)
+	movq	%r10, 13600(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r2_encrypt_data_run_done_5
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_run_restart_5:
-	movq	%r9, 13584(%rdi)
-	movq	$32, 13592(%rdi)
+	movq	%r9, 13592(%rdi)
+	movq	$32, 13600(%rdi)
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_run_done_5:
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
@@ -50451,20 +50479,22 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm2, 13680(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rdi)
+	movq	%rax, 13568(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r2_encrypt_data_first192
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_first_done192:
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_top192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_drain192
+	cmpq	$0, 13560(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_r2_encrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_bitsliced512_gcm_r2_encrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	13560(%rdi), %rax
+	cmpq	13568(%rdi), %rax
 	jne	.Laesgen_bitsliced512_gcm_r2_encrypt_data_refresh_steady_192
-	cmpq	$256, 13592(%rdi)
+	cmpq	$256, 13600(%rdi)
 	jne	.Laesgen_bitsliced512_gcm_r2_encrypt_data_check_steady_192
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_fast_steady_192:
 	shlq	$4, %r9
@@ -50942,23 +50972,23 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_bitsliced512_gcm_r2_encrypt_data_top192
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_check_steady_192:
 	movq	%r9, %rax
-	subq	13584(%rdi), %rax
+	subq	13592(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	13592(%rdi), %r11
+	movq	13600(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_bitsliced512_gcm_r2_encrypt_data_outside_run_6
-	movq	$0xffff, 13600(%rdi)
+	movq	$0xffff, 13608(%rdi)
 	addq	$32, %rax
-	cmpq	13592(%rdi), %rax
+	cmpq	13600(%rdi), %rax
 	jbe	.Laesgen_bitsliced512_gcm_r2_encrypt_data_fast_steady_192
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_outside_run_6:
-	cmpq	$0, 13600(%rdi)
+	cmpq	$0, 13608(%rdi)
 	je	.Laesgen_bitsliced512_gcm_r2_encrypt_data_spent_steady_192
-	subq	$1, 13600(%rdi)
+	subq	$1, 13608(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm2
@@ -51813,9 +51843,9 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vpxorq	%xmm10, %xmm14, %xmm14
 	vmovdqa64	%xmm14, %xmm0
 	movq	%r9, %rax
-	subq	13584(%rdi), %rax
+	subq	13592(%rdi), %rax
 	andq	$255, %rax
-	movq	13592(%rdi), %r10
+	movq	13600(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_bitsliced512_gcm_r2_encrypt_data_run_restart_6
 	addq	$32, %rax
@@ -51823,14 +51853,14 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_bitsliced512_gcm_r2_encrypt_data_run_grown_6
-	movq	$0, 13584(%rdi)
+	movq	$0, 13592(%rdi)
 	movq	$256, %r10
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_run_grown_6:
-	movq	%r10, 13592(%rdi)
+	movq	%r10, 13600(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r2_encrypt_data_run_done_6
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_run_restart_6:
-	movq	%r9, 13584(%rdi)
-	movq	$32, 13592(%rdi)
+	movq	%r9, 13592(%rdi)
+	movq	$32, 13600(%rdi)
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_run_done_6:
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
@@ -52581,7 +52611,7 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_bitsliced512_gcm_r2_encrypt_data_top192
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_spent_steady_192:
-	movq	13584(%rdi), %rax
+	movq	13592(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -53688,7 +53718,7 @@ aesgen_bitsliced512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm2, 13680(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rdi)
+	movq	%rax, 13568(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r2_encrypt_data_top192
 .Laesgen_bitsliced512_gcm_r2_encrypt_data_drain192:
 	testq	%rdx, %rdx
@@ -56614,14 +56644,16 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_top256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_r2_decrypt_data_drain256
+	cmpq	$0, 13560(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_r2_decrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_bitsliced512_gcm_r2_decrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	13560(%rdi), %rax
+	cmpq	13568(%rdi), %rax
 	jne	.Laesgen_bitsliced512_gcm_r2_decrypt_data_refresh_steady_256
-	cmpq	$256, 13592(%rdi)
+	cmpq	$256, 13600(%rdi)
 	jne	.Laesgen_bitsliced512_gcm_r2_decrypt_data_check_steady_256
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_fast_steady_256:
 	shlq	$4, %r9
@@ -57091,23 +57123,23 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 	jmp	.Laesgen_bitsliced512_gcm_r2_decrypt_data_top256
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_check_steady_256:
 	movq	%r9, %rax
-	subq	13584(%rdi), %rax
+	subq	13592(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	13592(%rdi), %r11
+	movq	13600(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_bitsliced512_gcm_r2_decrypt_data_outside_run
-	movq	$0xffff, 13600(%rdi)
+	movq	$0xffff, 13608(%rdi)
 	addq	$32, %rax
-	cmpq	13592(%rdi), %rax
+	cmpq	13600(%rdi), %rax
 	jbe	.Laesgen_bitsliced512_gcm_r2_decrypt_data_fast_steady_256
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_outside_run:
-	cmpq	$0, 13600(%rdi)
+	cmpq	$0, 13608(%rdi)
 	je	.Laesgen_bitsliced512_gcm_r2_decrypt_data_spent_steady_256
-	subq	$1, 13600(%rdi)
+	subq	$1, 13608(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm2
@@ -57954,9 +57986,9 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 	vpxorq	%xmm10, %xmm14, %xmm14
 	vmovdqa64	%xmm14, %xmm0
 	movq	%r9, %rax
-	subq	13584(%rdi), %rax
+	subq	13592(%rdi), %rax
 	andq	$255, %rax
-	movq	13592(%rdi), %r10
+	movq	13600(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_bitsliced512_gcm_r2_decrypt_data_run_restart
 	addq	$32, %rax
@@ -57964,14 +57996,14 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_bitsliced512_gcm_r2_decrypt_data_run_grown
-	movq	$0, 13584(%rdi)
+	movq	$0, 13592(%rdi)
 	movq	$256, %r10
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_run_grown:
-	movq	%r10, 13592(%rdi)
+	movq	%r10, 13600(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r2_decrypt_data_run_done
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_run_restart:
-	movq	%r9, 13584(%rdi)
-	movq	$32, 13592(%rdi)
+	movq	%r9, 13592(%rdi)
+	movq	$32, 13600(%rdi)
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_run_done:
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
@@ -58730,7 +58762,7 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_bitsliced512_gcm_r2_decrypt_data_top256
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_spent_steady_256:
-	movq	13584(%rdi), %rax
+	movq	13592(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -59852,7 +59884,7 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 	vmovdqa64	%xmm2, 13680(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rdi)
+	movq	%rax, 13568(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r2_decrypt_data_top256
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_drain256:
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_small256:
@@ -61000,14 +61032,16 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_top128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_r2_decrypt_data_drain128
+	cmpq	$0, 13560(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_r2_decrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_bitsliced512_gcm_r2_decrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	13560(%rdi), %rax
+	cmpq	13568(%rdi), %rax
 	jne	.Laesgen_bitsliced512_gcm_r2_decrypt_data_refresh_steady_128
-	cmpq	$256, 13592(%rdi)
+	cmpq	$256, 13600(%rdi)
 	jne	.Laesgen_bitsliced512_gcm_r2_decrypt_data_check_steady_128
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_fast_steady_128:
 	shlq	$4, %r9
@@ -61477,23 +61511,23 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 	jmp	.Laesgen_bitsliced512_gcm_r2_decrypt_data_top128
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_check_steady_128:
 	movq	%r9, %rax
-	subq	13584(%rdi), %rax
+	subq	13592(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	13592(%rdi), %r11
+	movq	13600(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_bitsliced512_gcm_r2_decrypt_data_outside_run_2
-	movq	$0xffff, 13600(%rdi)
+	movq	$0xffff, 13608(%rdi)
 	addq	$32, %rax
-	cmpq	13592(%rdi), %rax
+	cmpq	13600(%rdi), %rax
 	jbe	.Laesgen_bitsliced512_gcm_r2_decrypt_data_fast_steady_128
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_outside_run_2:
-	cmpq	$0, 13600(%rdi)
+	cmpq	$0, 13608(%rdi)
 	je	.Laesgen_bitsliced512_gcm_r2_decrypt_data_spent_steady_128
-	subq	$1, 13600(%rdi)
+	subq	$1, 13608(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm2
@@ -62340,9 +62374,9 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 	vpxorq	%xmm10, %xmm14, %xmm14
 	vmovdqa64	%xmm14, %xmm0
 	movq	%r9, %rax
-	subq	13584(%rdi), %rax
+	subq	13592(%rdi), %rax
 	andq	$255, %rax
-	movq	13592(%rdi), %r10
+	movq	13600(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_bitsliced512_gcm_r2_decrypt_data_run_restart_2
 	addq	$32, %rax
@@ -62350,14 +62384,14 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_bitsliced512_gcm_r2_decrypt_data_run_grown_2
-	movq	$0, 13584(%rdi)
+	movq	$0, 13592(%rdi)
 	movq	$256, %r10
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_run_grown_2:
-	movq	%r10, 13592(%rdi)
+	movq	%r10, 13600(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r2_decrypt_data_run_done_2
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_run_restart_2:
-	movq	%r9, 13584(%rdi)
-	movq	$32, 13592(%rdi)
+	movq	%r9, 13592(%rdi)
+	movq	$32, 13600(%rdi)
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_run_done_2:
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
@@ -63116,7 +63150,7 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_bitsliced512_gcm_r2_decrypt_data_top128
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_spent_steady_128:
-	movq	13584(%rdi), %rax
+	movq	13592(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -64238,7 +64272,7 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 	vmovdqa64	%xmm2, 13680(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rdi)
+	movq	%rax, 13568(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r2_decrypt_data_top128
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_drain128:
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_small128:
@@ -65386,14 +65420,16 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_top192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_bitsliced512_gcm_r2_decrypt_data_drain192
+	cmpq	$0, 13560(%rdi)
+	jne	.Laesgen_bitsliced512_gcm_r2_decrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_bitsliced512_gcm_r2_decrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	13560(%rdi), %rax
+	cmpq	13568(%rdi), %rax
 	jne	.Laesgen_bitsliced512_gcm_r2_decrypt_data_refresh_steady_192
-	cmpq	$256, 13592(%rdi)
+	cmpq	$256, 13600(%rdi)
 	jne	.Laesgen_bitsliced512_gcm_r2_decrypt_data_check_steady_192
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_fast_steady_192:
 	shlq	$4, %r9
@@ -65871,23 +65907,23 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 	jmp	.Laesgen_bitsliced512_gcm_r2_decrypt_data_top192
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_check_steady_192:
 	movq	%r9, %rax
-	subq	13584(%rdi), %rax
+	subq	13592(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	13592(%rdi), %r11
+	movq	13600(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_bitsliced512_gcm_r2_decrypt_data_outside_run_3
-	movq	$0xffff, 13600(%rdi)
+	movq	$0xffff, 13608(%rdi)
 	addq	$32, %rax
-	cmpq	13592(%rdi), %rax
+	cmpq	13600(%rdi), %rax
 	jbe	.Laesgen_bitsliced512_gcm_r2_decrypt_data_fast_steady_192
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_outside_run_3:
-	cmpq	$0, 13600(%rdi)
+	cmpq	$0, 13608(%rdi)
 	je	.Laesgen_bitsliced512_gcm_r2_decrypt_data_spent_steady_192
-	subq	$1, 13600(%rdi)
+	subq	$1, 13608(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_bitsliced512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm2
@@ -66742,9 +66778,9 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 	vpxorq	%xmm10, %xmm14, %xmm14
 	vmovdqa64	%xmm14, %xmm0
 	movq	%r9, %rax
-	subq	13584(%rdi), %rax
+	subq	13592(%rdi), %rax
 	andq	$255, %rax
-	movq	13592(%rdi), %r10
+	movq	13600(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_bitsliced512_gcm_r2_decrypt_data_run_restart_3
 	addq	$32, %rax
@@ -66752,14 +66788,14 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_bitsliced512_gcm_r2_decrypt_data_run_grown_3
-	movq	$0, 13584(%rdi)
+	movq	$0, 13592(%rdi)
 	movq	$256, %r10
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_run_grown_3:
-	movq	%r10, 13592(%rdi)
+	movq	%r10, 13600(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r2_decrypt_data_run_done_3
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_run_restart_3:
-	movq	%r9, 13584(%rdi)
-	movq	$32, 13592(%rdi)
+	movq	%r9, 13592(%rdi)
+	movq	$32, 13600(%rdi)
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_run_done_3:
 	vpxorq	(%rsi), %zmm2, %zmm2
 	vmovdqu64	%zmm2, (%rcx)
@@ -67510,7 +67546,7 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_bitsliced512_gcm_r2_decrypt_data_top192
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_spent_steady_192:
-	movq	13584(%rdi), %rax
+	movq	13592(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -68617,7 +68653,7 @@ aesgen_bitsliced512_gcm_r2_decrypt_data:
 	vmovdqa64	%xmm2, 13680(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 13560(%rdi)
+	movq	%rax, 13568(%rdi)
 	jmp	.Laesgen_bitsliced512_gcm_r2_decrypt_data_top192
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_drain192:
 .Laesgen_bitsliced512_gcm_r2_decrypt_data_small192:

@@ -742,7 +742,7 @@ aesgen_gfni128_gcm_r1_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_init_hash_key
 .Laesgen_gfni128_gcm_r1_init_hash_key:
-	movq	$1, 648(%rdi)
+	movq	$1, 656(%rdi)
 	vpxor	%xmm0, %xmm0, %xmm0
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -3178,10 +3178,13 @@ aesgen_gfni128_gcm_r1_seal:
 	movq	%rax, 608(%rbx)
 	movq	$0, 616(%rbx)
 	movq	$1, 624(%rbx)
+	movq	$0, 632(%rbx)
 	vpshufb	.Laesgen_gfni128_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni128_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rbx)
-	movq	$-1, 632(%rbx)
+	movq	$-1, 640(%rbx)
+	cmpq	$0, 632(%rbx)
+	jne	.Laesgen_gfni128_gcm_r1_seal_same_table
 	vmovdqa	%xmm0, 592(%rbx)
 	movq	592(%rbx), %rcx
 	bswapq	%rcx
@@ -3191,16 +3194,16 @@ aesgen_gfni128_gcm_r1_seal:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	640(%rbx), %rdx
+	cmpq	648(%rbx), %rdx
 	jne	.Laesgen_gfni128_gcm_r1_seal_restart
-	cmpq	648(%rbx), %rax
+	cmpq	656(%rbx), %rax
 	je	.Laesgen_gfni128_gcm_r1_seal_same_table
 .Laesgen_gfni128_gcm_r1_seal_restart:
-	movq	%rdx, 640(%rbx)
-	movq	%rax, 648(%rbx)
-	movq	$0, 656(%rbx)
+	movq	%rdx, 648(%rbx)
+	movq	%rax, 656(%rbx)
 	movq	$0, 664(%rbx)
-	movq	$1, 672(%rbx)
+	movq	$0, 672(%rbx)
+	movq	$1, 680(%rbx)
 	jmp	.Laesgen_gfni128_gcm_r1_seal_same_table
 .Laesgen_gfni128_gcm_r1_seal_same_table:
 	movl	240(%rbx), %eax
@@ -3225,7 +3228,7 @@ aesgen_gfni128_gcm_r1_seal:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3367,7 +3370,7 @@ aesgen_gfni128_gcm_r1_seal:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3473,7 +3476,7 @@ aesgen_gfni128_gcm_r1_seal:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3627,8 +3630,10 @@ aesgen_gfni128_gcm_r1_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni128_gcm_r1_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 632(%rbx)
 	jmp	.Laesgen_gfni128_gcm_r1_seal_have_j0
 .Laesgen_gfni128_gcm_r1_seal_long_nonce:
+	movq	$1, 632(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa	544(%rbx), %xmm0
@@ -3910,7 +3915,9 @@ aesgen_gfni128_gcm_r1_seal:
 	vpshufb	.Laesgen_gfni128_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni128_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rbx)
-	movq	$-1, 632(%rbx)
+	movq	$-1, 640(%rbx)
+	cmpq	$0, 632(%rbx)
+	jne	.Laesgen_gfni128_gcm_r1_seal_same_table_2
 	vmovdqa	%xmm0, 592(%rbx)
 	movq	592(%rbx), %rsi
 	bswapq	%rsi
@@ -3920,16 +3927,16 @@ aesgen_gfni128_gcm_r1_seal:
 	andq	%rdx, %rdi
 	movabsq	$0xff00000000ff0000, %rdx
 	andq	%rsi, %rdx
-	cmpq	640(%rbx), %rdi
+	cmpq	648(%rbx), %rdi
 	jne	.Laesgen_gfni128_gcm_r1_seal_restart_2
-	cmpq	648(%rbx), %rdx
+	cmpq	656(%rbx), %rdx
 	je	.Laesgen_gfni128_gcm_r1_seal_same_table_2
 .Laesgen_gfni128_gcm_r1_seal_restart_2:
-	movq	%rdi, 640(%rbx)
-	movq	%rdx, 648(%rbx)
-	movq	$0, 656(%rbx)
+	movq	%rdi, 648(%rbx)
+	movq	%rdx, 656(%rbx)
 	movq	$0, 664(%rbx)
-	movq	$1, 672(%rbx)
+	movq	$0, 672(%rbx)
+	movq	$1, 680(%rbx)
 	jmp	.Laesgen_gfni128_gcm_r1_seal_same_table_2
 .Laesgen_gfni128_gcm_r1_seal_same_table_2:
 	movl	240(%rbx), %edx
@@ -3954,7 +3961,7 @@ aesgen_gfni128_gcm_r1_seal:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rbx)
+	movq	%rdx, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4096,7 +4103,7 @@ aesgen_gfni128_gcm_r1_seal:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rbx)
+	movq	%rdx, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4202,7 +4209,7 @@ aesgen_gfni128_gcm_r1_seal:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rbx)
+	movq	%rdx, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -6650,10 +6657,13 @@ aesgen_gfni128_gcm_r1_open:
 	movq	%rdi, 608(%rbx)
 	movq	$0, 616(%rbx)
 	movq	$1, 624(%rbx)
+	movq	$0, 632(%rbx)
 	vpshufb	.Laesgen_gfni128_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni128_gcm_r1_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rbx)
-	movq	$-1, 632(%rbx)
+	movq	$-1, 640(%rbx)
+	cmpq	$0, 632(%rbx)
+	jne	.Laesgen_gfni128_gcm_r1_open_same_table
 	vmovdqa	%xmm0, 592(%rbx)
 	movq	592(%rbx), %rcx
 	bswapq	%rcx
@@ -6663,16 +6673,16 @@ aesgen_gfni128_gcm_r1_open:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	640(%rbx), %rdx
+	cmpq	648(%rbx), %rdx
 	jne	.Laesgen_gfni128_gcm_r1_open_restart
-	cmpq	648(%rbx), %rax
+	cmpq	656(%rbx), %rax
 	je	.Laesgen_gfni128_gcm_r1_open_same_table
 .Laesgen_gfni128_gcm_r1_open_restart:
-	movq	%rdx, 640(%rbx)
-	movq	%rax, 648(%rbx)
-	movq	$0, 656(%rbx)
+	movq	%rdx, 648(%rbx)
+	movq	%rax, 656(%rbx)
 	movq	$0, 664(%rbx)
-	movq	$1, 672(%rbx)
+	movq	$0, 672(%rbx)
+	movq	$1, 680(%rbx)
 	jmp	.Laesgen_gfni128_gcm_r1_open_same_table
 .Laesgen_gfni128_gcm_r1_open_same_table:
 	movl	240(%rbx), %eax
@@ -6697,7 +6707,7 @@ aesgen_gfni128_gcm_r1_open:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -6839,7 +6849,7 @@ aesgen_gfni128_gcm_r1_open:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -6945,7 +6955,7 @@ aesgen_gfni128_gcm_r1_open:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -7099,8 +7109,10 @@ aesgen_gfni128_gcm_r1_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni128_gcm_r1_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 632(%rbx)
 	jmp	.Laesgen_gfni128_gcm_r1_open_have_j0
 .Laesgen_gfni128_gcm_r1_open_long_nonce:
+	movq	$1, 632(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	544(%rbx), %xmm0
@@ -7382,7 +7394,9 @@ aesgen_gfni128_gcm_r1_open:
 	vpshufb	.Laesgen_gfni128_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni128_gcm_r1_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rbx)
-	movq	$-1, 632(%rbx)
+	movq	$-1, 640(%rbx)
+	cmpq	$0, 632(%rbx)
+	jne	.Laesgen_gfni128_gcm_r1_open_same_table_2
 	vmovdqa	%xmm0, 592(%rbx)
 	movq	592(%rbx), %rdx
 	bswapq	%rdx
@@ -7392,16 +7406,16 @@ aesgen_gfni128_gcm_r1_open:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	640(%rbx), %rsi
+	cmpq	648(%rbx), %rsi
 	jne	.Laesgen_gfni128_gcm_r1_open_restart_2
-	cmpq	648(%rbx), %rax
+	cmpq	656(%rbx), %rax
 	je	.Laesgen_gfni128_gcm_r1_open_same_table_2
 .Laesgen_gfni128_gcm_r1_open_restart_2:
-	movq	%rsi, 640(%rbx)
-	movq	%rax, 648(%rbx)
-	movq	$0, 656(%rbx)
+	movq	%rsi, 648(%rbx)
+	movq	%rax, 656(%rbx)
 	movq	$0, 664(%rbx)
-	movq	$1, 672(%rbx)
+	movq	$0, 672(%rbx)
+	movq	$1, 680(%rbx)
 	jmp	.Laesgen_gfni128_gcm_r1_open_same_table_2
 .Laesgen_gfni128_gcm_r1_open_same_table_2:
 	movl	240(%rbx), %eax
@@ -7426,7 +7440,7 @@ aesgen_gfni128_gcm_r1_open:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -7568,7 +7582,7 @@ aesgen_gfni128_gcm_r1_open:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -7674,7 +7688,7 @@ aesgen_gfni128_gcm_r1_open:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -8322,8 +8336,10 @@ aesgen_gfni128_gcm_r1_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni128_gcm_r1_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 632(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_start_have_j0
 .Laesgen_gfni128_gcm_r1_start_long_nonce:
+	movq	$1, 632(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	544(%rdi), %xmm0
@@ -8605,7 +8621,9 @@ aesgen_gfni128_gcm_r1_start:
 	vpshufb	.Laesgen_gfni128_gcm_r1_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni128_gcm_r1_start_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rdi)
-	movq	$-1, 632(%rdi)
+	movq	$-1, 640(%rdi)
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_gfni128_gcm_r1_start_same_table
 	vmovdqa	%xmm0, 592(%rdi)
 	movq	592(%rdi), %rcx
 	bswapq	%rcx
@@ -8615,16 +8633,16 @@ aesgen_gfni128_gcm_r1_start:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	640(%rdi), %rdx
+	cmpq	648(%rdi), %rdx
 	jne	.Laesgen_gfni128_gcm_r1_start_restart
-	cmpq	648(%rdi), %rax
+	cmpq	656(%rdi), %rax
 	je	.Laesgen_gfni128_gcm_r1_start_same_table
 .Laesgen_gfni128_gcm_r1_start_restart:
-	movq	%rdx, 640(%rdi)
-	movq	%rax, 648(%rdi)
-	movq	$0, 656(%rdi)
+	movq	%rdx, 648(%rdi)
+	movq	%rax, 656(%rdi)
 	movq	$0, 664(%rdi)
-	movq	$1, 672(%rdi)
+	movq	$0, 672(%rdi)
+	movq	$1, 680(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_start_same_table
 .Laesgen_gfni128_gcm_r1_start_same_table:
 	movl	240(%rdi), %eax
@@ -8649,7 +8667,7 @@ aesgen_gfni128_gcm_r1_start:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -8791,7 +8809,7 @@ aesgen_gfni128_gcm_r1_start:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -8897,7 +8915,7 @@ aesgen_gfni128_gcm_r1_start:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -9836,14 +9854,16 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 .Laesgen_gfni128_gcm_r1_encrypt_data_first256:
 	cmpq	$80, %rdx
 	jb	.Laesgen_gfni128_gcm_r1_encrypt_data_first_done256
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_full_first_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$251, %r8
 	ja	.Laesgen_gfni128_gcm_r1_encrypt_data_full_first_256
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_refresh_first_256
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_check_first_256
 .Laesgen_gfni128_gcm_r1_encrypt_data_fast_first_256:
 	shlq	$4, %r8
@@ -10382,23 +10402,23 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_first_done256
 .Laesgen_gfni128_gcm_r1_encrypt_data_check_first_256:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	5(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$4, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r1_encrypt_data_outside_run
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$5, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r1_encrypt_data_fast_first_256
 .Laesgen_gfni128_gcm_r1_encrypt_data_outside_run:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_gfni128_gcm_r1_encrypt_data_full_first_256
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni128_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -10982,9 +11002,9 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni128_gcm_r1_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm6, %xmm6
 	vpxor	%xmm7, %xmm6, %xmm6
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r1_encrypt_data_run_restart
 	addq	$5, %rax
@@ -10992,14 +11012,14 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r1_encrypt_data_run_grown
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_grown:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_run_done
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_restart:
-	movq	%r8, 656(%rdi)
-	movq	$5, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$5, 672(%rdi)
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_done:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -11612,20 +11632,22 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_first256
 .Laesgen_gfni128_gcm_r1_encrypt_data_first_done256:
 .Laesgen_gfni128_gcm_r1_encrypt_data_top256:
 	cmpq	$80, %rdx
 	jb	.Laesgen_gfni128_gcm_r1_encrypt_data_drain256
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$251, %r8
 	ja	.Laesgen_gfni128_gcm_r1_encrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_refresh_steady_256
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_check_steady_256
 .Laesgen_gfni128_gcm_r1_encrypt_data_fast_steady_256:
 	shlq	$4, %r8
@@ -12226,23 +12248,23 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_top256
 .Laesgen_gfni128_gcm_r1_encrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	5(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$4, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r1_encrypt_data_outside_run_2
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$5, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r1_encrypt_data_fast_steady_256
 .Laesgen_gfni128_gcm_r1_encrypt_data_outside_run_2:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_gfni128_gcm_r1_encrypt_data_spent_steady_256
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni128_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -12888,9 +12910,9 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	vpxor	%xmm0, %xmm6, %xmm6
 	vmovdqa	%xmm11, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r1_encrypt_data_run_restart_2
 	addq	$5, %rax
@@ -12898,14 +12920,14 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r1_encrypt_data_run_grown_2
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_grown_2:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_run_done_2
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_restart_2:
-	movq	%r8, 656(%rdi)
-	movq	$5, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$5, 672(%rdi)
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_done_2:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -13564,7 +13586,7 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	subq	$80, %rdx
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_top256
 .Laesgen_gfni128_gcm_r1_encrypt_data_spent_steady_256:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -14238,7 +14260,7 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_top256
 .Laesgen_gfni128_gcm_r1_encrypt_data_drain256:
 	vmovdqu	-80(%rcx), %xmm2
@@ -15167,14 +15189,16 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 .Laesgen_gfni128_gcm_r1_encrypt_data_first128:
 	cmpq	$80, %rdx
 	jb	.Laesgen_gfni128_gcm_r1_encrypt_data_first_done128
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_full_first_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$251, %r8
 	ja	.Laesgen_gfni128_gcm_r1_encrypt_data_full_first_128
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_refresh_first_128
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_check_first_128
 .Laesgen_gfni128_gcm_r1_encrypt_data_fast_first_128:
 	shlq	$4, %r8
@@ -15549,23 +15573,23 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_first_done128
 .Laesgen_gfni128_gcm_r1_encrypt_data_check_first_128:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	5(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$4, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r1_encrypt_data_outside_run_3
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$5, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r1_encrypt_data_fast_first_128
 .Laesgen_gfni128_gcm_r1_encrypt_data_outside_run_3:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_gfni128_gcm_r1_encrypt_data_full_first_128
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni128_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -15985,9 +16009,9 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni128_gcm_r1_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm6, %xmm6
 	vpxor	%xmm7, %xmm6, %xmm6
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r1_encrypt_data_run_restart_3
 	addq	$5, %rax
@@ -15995,14 +16019,14 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r1_encrypt_data_run_grown_3
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_grown_3:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_run_done_3
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_restart_3:
-	movq	%r8, 656(%rdi)
-	movq	$5, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$5, 672(%rdi)
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_done_3:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -16451,20 +16475,22 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_first128
 .Laesgen_gfni128_gcm_r1_encrypt_data_first_done128:
 .Laesgen_gfni128_gcm_r1_encrypt_data_top128:
 	cmpq	$80, %rdx
 	jb	.Laesgen_gfni128_gcm_r1_encrypt_data_drain128
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$251, %r8
 	ja	.Laesgen_gfni128_gcm_r1_encrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_refresh_steady_128
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_check_steady_128
 .Laesgen_gfni128_gcm_r1_encrypt_data_fast_steady_128:
 	shlq	$4, %r8
@@ -16901,23 +16927,23 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_top128
 .Laesgen_gfni128_gcm_r1_encrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	5(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$4, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r1_encrypt_data_outside_run_4
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$5, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r1_encrypt_data_fast_steady_128
 .Laesgen_gfni128_gcm_r1_encrypt_data_outside_run_4:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_gfni128_gcm_r1_encrypt_data_spent_steady_128
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni128_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -17399,9 +17425,9 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	vpxor	%xmm0, %xmm6, %xmm6
 	vmovdqa	%xmm11, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r1_encrypt_data_run_restart_4
 	addq	$5, %rax
@@ -17409,14 +17435,14 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r1_encrypt_data_run_grown_4
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_grown_4:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_run_done_4
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_restart_4:
-	movq	%r8, 656(%rdi)
-	movq	$5, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$5, 672(%rdi)
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_done_4:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -17911,7 +17937,7 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	subq	$80, %rdx
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_top128
 .Laesgen_gfni128_gcm_r1_encrypt_data_spent_steady_128:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -18421,7 +18447,7 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_top128
 .Laesgen_gfni128_gcm_r1_encrypt_data_drain128:
 	vmovdqu	-80(%rcx), %xmm2
@@ -19146,14 +19172,16 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 .Laesgen_gfni128_gcm_r1_encrypt_data_first192:
 	cmpq	$80, %rdx
 	jb	.Laesgen_gfni128_gcm_r1_encrypt_data_first_done192
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_full_first_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$251, %r8
 	ja	.Laesgen_gfni128_gcm_r1_encrypt_data_full_first_192
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_refresh_first_192
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_check_first_192
 .Laesgen_gfni128_gcm_r1_encrypt_data_fast_first_192:
 	shlq	$4, %r8
@@ -19605,23 +19633,23 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_first_done192
 .Laesgen_gfni128_gcm_r1_encrypt_data_check_first_192:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	5(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$4, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r1_encrypt_data_outside_run_5
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$5, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r1_encrypt_data_fast_first_192
 .Laesgen_gfni128_gcm_r1_encrypt_data_outside_run_5:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_gfni128_gcm_r1_encrypt_data_full_first_192
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni128_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -20118,9 +20146,9 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r1_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm6
 	vpxor	%xmm7, %xmm6, %xmm6
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r1_encrypt_data_run_restart_5
 	addq	$5, %rax
@@ -20128,14 +20156,14 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r1_encrypt_data_run_grown_5
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_grown_5:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_run_done_5
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_restart_5:
-	movq	%r8, 656(%rdi)
-	movq	$5, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$5, 672(%rdi)
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_done_5:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -20661,20 +20689,22 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_first192
 .Laesgen_gfni128_gcm_r1_encrypt_data_first_done192:
 .Laesgen_gfni128_gcm_r1_encrypt_data_top192:
 	cmpq	$80, %rdx
 	jb	.Laesgen_gfni128_gcm_r1_encrypt_data_drain192
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$251, %r8
 	ja	.Laesgen_gfni128_gcm_r1_encrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_refresh_steady_192
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_gfni128_gcm_r1_encrypt_data_check_steady_192
 .Laesgen_gfni128_gcm_r1_encrypt_data_fast_steady_192:
 	shlq	$4, %r8
@@ -21188,23 +21218,23 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_top192
 .Laesgen_gfni128_gcm_r1_encrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	5(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$4, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r1_encrypt_data_outside_run_6
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$5, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r1_encrypt_data_fast_steady_192
 .Laesgen_gfni128_gcm_r1_encrypt_data_outside_run_6:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_gfni128_gcm_r1_encrypt_data_spent_steady_192
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni128_gcm_r1_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -21763,9 +21793,9 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	vpxor	%xmm0, %xmm6, %xmm6
 	vmovdqa	%xmm11, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r1_encrypt_data_run_restart_6
 	addq	$5, %rax
@@ -21773,14 +21803,14 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r1_encrypt_data_run_grown_6
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_grown_6:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_run_done_6
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_restart_6:
-	movq	%r8, 656(%rdi)
-	movq	$5, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$5, 672(%rdi)
 .Laesgen_gfni128_gcm_r1_encrypt_data_run_done_6:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -22352,7 +22382,7 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	subq	$80, %rdx
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_top192
 .Laesgen_gfni128_gcm_r1_encrypt_data_spent_steady_192:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -22939,7 +22969,7 @@ aesgen_gfni128_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_encrypt_data_top192
 .Laesgen_gfni128_gcm_r1_encrypt_data_drain192:
 	vmovdqu	-80(%rcx), %xmm2
@@ -23952,14 +23982,16 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 .Laesgen_gfni128_gcm_r1_decrypt_data_top256:
 	cmpq	$80, %rdx
 	jb	.Laesgen_gfni128_gcm_r1_decrypt_data_drain256
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_gfni128_gcm_r1_decrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$251, %r8
 	ja	.Laesgen_gfni128_gcm_r1_decrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r1_decrypt_data_refresh_steady_256
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_gfni128_gcm_r1_decrypt_data_check_steady_256
 .Laesgen_gfni128_gcm_r1_decrypt_data_fast_steady_256:
 	shlq	$4, %r8
@@ -24560,23 +24592,23 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r1_decrypt_data_top256
 .Laesgen_gfni128_gcm_r1_decrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	5(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$4, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r1_decrypt_data_outside_run
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$5, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r1_decrypt_data_fast_steady_256
 .Laesgen_gfni128_gcm_r1_decrypt_data_outside_run:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_gfni128_gcm_r1_decrypt_data_spent_steady_256
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni128_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -25222,9 +25254,9 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	vpxor	%xmm0, %xmm6, %xmm6
 	vmovdqa	%xmm11, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r1_decrypt_data_run_restart
 	addq	$5, %rax
@@ -25232,14 +25264,14 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r1_decrypt_data_run_grown
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r1_decrypt_data_run_grown:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_decrypt_data_run_done
 .Laesgen_gfni128_gcm_r1_decrypt_data_run_restart:
-	movq	%r8, 656(%rdi)
-	movq	$5, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$5, 672(%rdi)
 .Laesgen_gfni128_gcm_r1_decrypt_data_run_done:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -25898,7 +25930,7 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	subq	$80, %rdx
 	jmp	.Laesgen_gfni128_gcm_r1_decrypt_data_top256
 .Laesgen_gfni128_gcm_r1_decrypt_data_spent_steady_256:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -26572,7 +26604,7 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_decrypt_data_top256
 .Laesgen_gfni128_gcm_r1_decrypt_data_drain256:
 .Laesgen_gfni128_gcm_r1_decrypt_data_small256:
@@ -27439,14 +27471,16 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 .Laesgen_gfni128_gcm_r1_decrypt_data_top128:
 	cmpq	$80, %rdx
 	jb	.Laesgen_gfni128_gcm_r1_decrypt_data_drain128
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_gfni128_gcm_r1_decrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$251, %r8
 	ja	.Laesgen_gfni128_gcm_r1_decrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r1_decrypt_data_refresh_steady_128
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_gfni128_gcm_r1_decrypt_data_check_steady_128
 .Laesgen_gfni128_gcm_r1_decrypt_data_fast_steady_128:
 	shlq	$4, %r8
@@ -27883,23 +27917,23 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r1_decrypt_data_top128
 .Laesgen_gfni128_gcm_r1_decrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	5(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$4, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r1_decrypt_data_outside_run_2
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$5, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r1_decrypt_data_fast_steady_128
 .Laesgen_gfni128_gcm_r1_decrypt_data_outside_run_2:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_gfni128_gcm_r1_decrypt_data_spent_steady_128
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni128_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -28381,9 +28415,9 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	vpxor	%xmm0, %xmm6, %xmm6
 	vmovdqa	%xmm11, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r1_decrypt_data_run_restart_2
 	addq	$5, %rax
@@ -28391,14 +28425,14 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r1_decrypt_data_run_grown_2
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r1_decrypt_data_run_grown_2:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_decrypt_data_run_done_2
 .Laesgen_gfni128_gcm_r1_decrypt_data_run_restart_2:
-	movq	%r8, 656(%rdi)
-	movq	$5, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$5, 672(%rdi)
 .Laesgen_gfni128_gcm_r1_decrypt_data_run_done_2:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -28893,7 +28927,7 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	subq	$80, %rdx
 	jmp	.Laesgen_gfni128_gcm_r1_decrypt_data_top128
 .Laesgen_gfni128_gcm_r1_decrypt_data_spent_steady_128:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -29403,7 +29437,7 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_decrypt_data_top128
 .Laesgen_gfni128_gcm_r1_decrypt_data_drain128:
 .Laesgen_gfni128_gcm_r1_decrypt_data_small128:
@@ -30066,14 +30100,16 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 .Laesgen_gfni128_gcm_r1_decrypt_data_top192:
 	cmpq	$80, %rdx
 	jb	.Laesgen_gfni128_gcm_r1_decrypt_data_drain192
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_gfni128_gcm_r1_decrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$251, %r8
 	ja	.Laesgen_gfni128_gcm_r1_decrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r1_decrypt_data_refresh_steady_192
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_gfni128_gcm_r1_decrypt_data_check_steady_192
 .Laesgen_gfni128_gcm_r1_decrypt_data_fast_steady_192:
 	shlq	$4, %r8
@@ -30587,23 +30623,23 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r1_decrypt_data_top192
 .Laesgen_gfni128_gcm_r1_decrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	5(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$4, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r1_decrypt_data_outside_run_3
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$5, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r1_decrypt_data_fast_steady_192
 .Laesgen_gfni128_gcm_r1_decrypt_data_outside_run_3:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_gfni128_gcm_r1_decrypt_data_spent_steady_192
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni128_gcm_r1_decrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -31162,9 +31198,9 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	vpxor	%xmm0, %xmm6, %xmm6
 	vmovdqa	%xmm11, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r1_decrypt_data_run_restart_3
 	addq	$5, %rax
@@ -31172,14 +31208,14 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r1_decrypt_data_run_grown_3
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r1_decrypt_data_run_grown_3:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_decrypt_data_run_done_3
 .Laesgen_gfni128_gcm_r1_decrypt_data_run_restart_3:
-	movq	%r8, 656(%rdi)
-	movq	$5, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$5, 672(%rdi)
 .Laesgen_gfni128_gcm_r1_decrypt_data_run_done_3:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -31751,7 +31787,7 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	subq	$80, %rdx
 	jmp	.Laesgen_gfni128_gcm_r1_decrypt_data_top192
 .Laesgen_gfni128_gcm_r1_decrypt_data_spent_steady_192:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -32338,7 +32374,7 @@ aesgen_gfni128_gcm_r1_decrypt_data:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r1_decrypt_data_top192
 .Laesgen_gfni128_gcm_r1_decrypt_data_drain192:
 .Laesgen_gfni128_gcm_r1_decrypt_data_small192:

@@ -742,7 +742,7 @@ aesgen_gfni128_gcm_r2_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_init_hash_key
 .Laesgen_gfni128_gcm_r2_init_hash_key:
-	movq	$1, 648(%rdi)
+	movq	$1, 656(%rdi)
 	vpxor	%xmm0, %xmm0, %xmm0
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -3178,10 +3178,13 @@ aesgen_gfni128_gcm_r2_seal:
 	movq	%rax, 608(%rbx)
 	movq	$0, 616(%rbx)
 	movq	$1, 624(%rbx)
+	movq	$0, 632(%rbx)
 	vpshufb	.Laesgen_gfni128_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni128_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rbx)
-	movq	$-1, 632(%rbx)
+	movq	$-1, 640(%rbx)
+	cmpq	$0, 632(%rbx)
+	jne	.Laesgen_gfni128_gcm_r2_seal_same_table
 	vmovdqa	%xmm0, 592(%rbx)
 	movq	592(%rbx), %rcx
 	bswapq	%rcx
@@ -3191,16 +3194,16 @@ aesgen_gfni128_gcm_r2_seal:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	640(%rbx), %rdx
+	cmpq	648(%rbx), %rdx
 	jne	.Laesgen_gfni128_gcm_r2_seal_restart
-	cmpq	648(%rbx), %rax
+	cmpq	656(%rbx), %rax
 	je	.Laesgen_gfni128_gcm_r2_seal_same_table
 .Laesgen_gfni128_gcm_r2_seal_restart:
-	movq	%rdx, 640(%rbx)
-	movq	%rax, 648(%rbx)
-	movq	$0, 656(%rbx)
+	movq	%rdx, 648(%rbx)
+	movq	%rax, 656(%rbx)
 	movq	$0, 664(%rbx)
-	movq	$1, 672(%rbx)
+	movq	$0, 672(%rbx)
+	movq	$1, 680(%rbx)
 	jmp	.Laesgen_gfni128_gcm_r2_seal_same_table
 .Laesgen_gfni128_gcm_r2_seal_same_table:
 	movl	240(%rbx), %eax
@@ -3234,7 +3237,7 @@ aesgen_gfni128_gcm_r2_seal:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3385,7 +3388,7 @@ aesgen_gfni128_gcm_r2_seal:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3500,7 +3503,7 @@ aesgen_gfni128_gcm_r2_seal:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3654,8 +3657,10 @@ aesgen_gfni128_gcm_r2_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni128_gcm_r2_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 632(%rbx)
 	jmp	.Laesgen_gfni128_gcm_r2_seal_have_j0
 .Laesgen_gfni128_gcm_r2_seal_long_nonce:
+	movq	$1, 632(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa	544(%rbx), %xmm0
@@ -3937,7 +3942,9 @@ aesgen_gfni128_gcm_r2_seal:
 	vpshufb	.Laesgen_gfni128_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni128_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rbx)
-	movq	$-1, 632(%rbx)
+	movq	$-1, 640(%rbx)
+	cmpq	$0, 632(%rbx)
+	jne	.Laesgen_gfni128_gcm_r2_seal_same_table_2
 	vmovdqa	%xmm0, 592(%rbx)
 	movq	592(%rbx), %rsi
 	bswapq	%rsi
@@ -3947,16 +3954,16 @@ aesgen_gfni128_gcm_r2_seal:
 	andq	%rdx, %rdi
 	movabsq	$0xff00000000ff0000, %rdx
 	andq	%rsi, %rdx
-	cmpq	640(%rbx), %rdi
+	cmpq	648(%rbx), %rdi
 	jne	.Laesgen_gfni128_gcm_r2_seal_restart_2
-	cmpq	648(%rbx), %rdx
+	cmpq	656(%rbx), %rdx
 	je	.Laesgen_gfni128_gcm_r2_seal_same_table_2
 .Laesgen_gfni128_gcm_r2_seal_restart_2:
-	movq	%rdi, 640(%rbx)
-	movq	%rdx, 648(%rbx)
-	movq	$0, 656(%rbx)
+	movq	%rdi, 648(%rbx)
+	movq	%rdx, 656(%rbx)
 	movq	$0, 664(%rbx)
-	movq	$1, 672(%rbx)
+	movq	$0, 672(%rbx)
+	movq	$1, 680(%rbx)
 	jmp	.Laesgen_gfni128_gcm_r2_seal_same_table_2
 .Laesgen_gfni128_gcm_r2_seal_same_table_2:
 	movl	240(%rbx), %edx
@@ -3990,7 +3997,7 @@ aesgen_gfni128_gcm_r2_seal:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rbx)
+	movq	%rdx, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4141,7 +4148,7 @@ aesgen_gfni128_gcm_r2_seal:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rbx)
+	movq	%rdx, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4256,7 +4263,7 @@ aesgen_gfni128_gcm_r2_seal:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 632(%rbx)
+	movq	%rdx, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -6704,10 +6711,13 @@ aesgen_gfni128_gcm_r2_open:
 	movq	%rdi, 608(%rbx)
 	movq	$0, 616(%rbx)
 	movq	$1, 624(%rbx)
+	movq	$0, 632(%rbx)
 	vpshufb	.Laesgen_gfni128_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni128_gcm_r2_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rbx)
-	movq	$-1, 632(%rbx)
+	movq	$-1, 640(%rbx)
+	cmpq	$0, 632(%rbx)
+	jne	.Laesgen_gfni128_gcm_r2_open_same_table
 	vmovdqa	%xmm0, 592(%rbx)
 	movq	592(%rbx), %rcx
 	bswapq	%rcx
@@ -6717,16 +6727,16 @@ aesgen_gfni128_gcm_r2_open:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	640(%rbx), %rdx
+	cmpq	648(%rbx), %rdx
 	jne	.Laesgen_gfni128_gcm_r2_open_restart
-	cmpq	648(%rbx), %rax
+	cmpq	656(%rbx), %rax
 	je	.Laesgen_gfni128_gcm_r2_open_same_table
 .Laesgen_gfni128_gcm_r2_open_restart:
-	movq	%rdx, 640(%rbx)
-	movq	%rax, 648(%rbx)
-	movq	$0, 656(%rbx)
+	movq	%rdx, 648(%rbx)
+	movq	%rax, 656(%rbx)
 	movq	$0, 664(%rbx)
-	movq	$1, 672(%rbx)
+	movq	$0, 672(%rbx)
+	movq	$1, 680(%rbx)
 	jmp	.Laesgen_gfni128_gcm_r2_open_same_table
 .Laesgen_gfni128_gcm_r2_open_same_table:
 	movl	240(%rbx), %eax
@@ -6760,7 +6770,7 @@ aesgen_gfni128_gcm_r2_open:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -6911,7 +6921,7 @@ aesgen_gfni128_gcm_r2_open:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -7026,7 +7036,7 @@ aesgen_gfni128_gcm_r2_open:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -7180,8 +7190,10 @@ aesgen_gfni128_gcm_r2_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni128_gcm_r2_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 632(%rbx)
 	jmp	.Laesgen_gfni128_gcm_r2_open_have_j0
 .Laesgen_gfni128_gcm_r2_open_long_nonce:
+	movq	$1, 632(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	544(%rbx), %xmm0
@@ -7463,7 +7475,9 @@ aesgen_gfni128_gcm_r2_open:
 	vpshufb	.Laesgen_gfni128_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni128_gcm_r2_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rbx)
-	movq	$-1, 632(%rbx)
+	movq	$-1, 640(%rbx)
+	cmpq	$0, 632(%rbx)
+	jne	.Laesgen_gfni128_gcm_r2_open_same_table_2
 	vmovdqa	%xmm0, 592(%rbx)
 	movq	592(%rbx), %rdx
 	bswapq	%rdx
@@ -7473,16 +7487,16 @@ aesgen_gfni128_gcm_r2_open:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	640(%rbx), %rsi
+	cmpq	648(%rbx), %rsi
 	jne	.Laesgen_gfni128_gcm_r2_open_restart_2
-	cmpq	648(%rbx), %rax
+	cmpq	656(%rbx), %rax
 	je	.Laesgen_gfni128_gcm_r2_open_same_table_2
 .Laesgen_gfni128_gcm_r2_open_restart_2:
-	movq	%rsi, 640(%rbx)
-	movq	%rax, 648(%rbx)
-	movq	$0, 656(%rbx)
+	movq	%rsi, 648(%rbx)
+	movq	%rax, 656(%rbx)
 	movq	$0, 664(%rbx)
-	movq	$1, 672(%rbx)
+	movq	$0, 672(%rbx)
+	movq	$1, 680(%rbx)
 	jmp	.Laesgen_gfni128_gcm_r2_open_same_table_2
 .Laesgen_gfni128_gcm_r2_open_same_table_2:
 	movl	240(%rbx), %eax
@@ -7516,7 +7530,7 @@ aesgen_gfni128_gcm_r2_open:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -7667,7 +7681,7 @@ aesgen_gfni128_gcm_r2_open:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -7782,7 +7796,7 @@ aesgen_gfni128_gcm_r2_open:
 	vmovdqa	%xmm2, 688(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rbx)
+	movq	%rax, 640(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -8430,8 +8444,10 @@ aesgen_gfni128_gcm_r2_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni128_gcm_r2_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 632(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_start_have_j0
 .Laesgen_gfni128_gcm_r2_start_long_nonce:
+	movq	$1, 632(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	544(%rdi), %xmm0
@@ -8713,7 +8729,9 @@ aesgen_gfni128_gcm_r2_start:
 	vpshufb	.Laesgen_gfni128_gcm_r2_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni128_gcm_r2_start_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 528(%rdi)
-	movq	$-1, 632(%rdi)
+	movq	$-1, 640(%rdi)
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_gfni128_gcm_r2_start_same_table
 	vmovdqa	%xmm0, 592(%rdi)
 	movq	592(%rdi), %rcx
 	bswapq	%rcx
@@ -8723,16 +8741,16 @@ aesgen_gfni128_gcm_r2_start:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	640(%rdi), %rdx
+	cmpq	648(%rdi), %rdx
 	jne	.Laesgen_gfni128_gcm_r2_start_restart
-	cmpq	648(%rdi), %rax
+	cmpq	656(%rdi), %rax
 	je	.Laesgen_gfni128_gcm_r2_start_same_table
 .Laesgen_gfni128_gcm_r2_start_restart:
-	movq	%rdx, 640(%rdi)
-	movq	%rax, 648(%rdi)
-	movq	$0, 656(%rdi)
+	movq	%rdx, 648(%rdi)
+	movq	%rax, 656(%rdi)
 	movq	$0, 664(%rdi)
-	movq	$1, 672(%rdi)
+	movq	$0, 672(%rdi)
+	movq	$1, 680(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_start_same_table
 .Laesgen_gfni128_gcm_r2_start_same_table:
 	movl	240(%rdi), %eax
@@ -8766,7 +8784,7 @@ aesgen_gfni128_gcm_r2_start:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -8917,7 +8935,7 @@ aesgen_gfni128_gcm_r2_start:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -9032,7 +9050,7 @@ aesgen_gfni128_gcm_r2_start:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -9971,14 +9989,16 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 .Laesgen_gfni128_gcm_r2_encrypt_data_first256:
 	cmpq	$80, %rdx
 	jb	.Laesgen_gfni128_gcm_r2_encrypt_data_first_done256
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_full_first_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$251, %r8
 	ja	.Laesgen_gfni128_gcm_r2_encrypt_data_full_first_256
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_refresh_first_256
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_check_first_256
 .Laesgen_gfni128_gcm_r2_encrypt_data_fast_first_256:
 	shlq	$4, %r8
@@ -10476,23 +10496,23 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_first_done256
 .Laesgen_gfni128_gcm_r2_encrypt_data_check_first_256:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	5(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$4, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r2_encrypt_data_outside_run
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$5, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r2_encrypt_data_fast_first_256
 .Laesgen_gfni128_gcm_r2_encrypt_data_outside_run:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_gfni128_gcm_r2_encrypt_data_full_first_256
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni128_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -11076,9 +11096,9 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni128_gcm_r2_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm6, %xmm6
 	vpxor	%xmm7, %xmm6, %xmm6
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r2_encrypt_data_run_restart
 	addq	$5, %rax
@@ -11086,14 +11106,14 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r2_encrypt_data_run_grown
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_grown:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_run_done
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_restart:
-	movq	%r8, 656(%rdi)
-	movq	$5, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$5, 672(%rdi)
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_done:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -11715,20 +11735,22 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_first256
 .Laesgen_gfni128_gcm_r2_encrypt_data_first_done256:
 .Laesgen_gfni128_gcm_r2_encrypt_data_top256:
 	cmpq	$80, %rdx
 	jb	.Laesgen_gfni128_gcm_r2_encrypt_data_drain256
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$251, %r8
 	ja	.Laesgen_gfni128_gcm_r2_encrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_refresh_steady_256
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_check_steady_256
 .Laesgen_gfni128_gcm_r2_encrypt_data_fast_steady_256:
 	shlq	$4, %r8
@@ -12288,23 +12310,23 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_top256
 .Laesgen_gfni128_gcm_r2_encrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	5(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$4, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r2_encrypt_data_outside_run_2
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$5, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r2_encrypt_data_fast_steady_256
 .Laesgen_gfni128_gcm_r2_encrypt_data_outside_run_2:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_gfni128_gcm_r2_encrypt_data_spent_steady_256
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni128_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -12950,9 +12972,9 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	vpxor	%xmm0, %xmm6, %xmm6
 	vmovdqa	%xmm11, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r2_encrypt_data_run_restart_2
 	addq	$5, %rax
@@ -12960,14 +12982,14 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r2_encrypt_data_run_grown_2
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_grown_2:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_run_done_2
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_restart_2:
-	movq	%r8, 656(%rdi)
-	movq	$5, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$5, 672(%rdi)
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_done_2:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -13626,7 +13648,7 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	subq	$80, %rdx
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_top256
 .Laesgen_gfni128_gcm_r2_encrypt_data_spent_steady_256:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -14309,7 +14331,7 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_top256
 .Laesgen_gfni128_gcm_r2_encrypt_data_drain256:
 	vmovdqu	-80(%rcx), %xmm2
@@ -15238,14 +15260,16 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 .Laesgen_gfni128_gcm_r2_encrypt_data_first128:
 	cmpq	$80, %rdx
 	jb	.Laesgen_gfni128_gcm_r2_encrypt_data_first_done128
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_full_first_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$251, %r8
 	ja	.Laesgen_gfni128_gcm_r2_encrypt_data_full_first_128
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_refresh_first_128
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_check_first_128
 .Laesgen_gfni128_gcm_r2_encrypt_data_fast_first_128:
 	shlq	$4, %r8
@@ -15579,23 +15603,23 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_first_done128
 .Laesgen_gfni128_gcm_r2_encrypt_data_check_first_128:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	5(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$4, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r2_encrypt_data_outside_run_3
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$5, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r2_encrypt_data_fast_first_128
 .Laesgen_gfni128_gcm_r2_encrypt_data_outside_run_3:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_gfni128_gcm_r2_encrypt_data_full_first_128
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni128_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -16015,9 +16039,9 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni128_gcm_r2_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm6, %xmm6
 	vpxor	%xmm7, %xmm6, %xmm6
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r2_encrypt_data_run_restart_3
 	addq	$5, %rax
@@ -16025,14 +16049,14 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r2_encrypt_data_run_grown_3
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_grown_3:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_run_done_3
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_restart_3:
-	movq	%r8, 656(%rdi)
-	movq	$5, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$5, 672(%rdi)
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_done_3:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -16490,20 +16514,22 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_first128
 .Laesgen_gfni128_gcm_r2_encrypt_data_first_done128:
 .Laesgen_gfni128_gcm_r2_encrypt_data_top128:
 	cmpq	$80, %rdx
 	jb	.Laesgen_gfni128_gcm_r2_encrypt_data_drain128
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$251, %r8
 	ja	.Laesgen_gfni128_gcm_r2_encrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_refresh_steady_128
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_check_steady_128
 .Laesgen_gfni128_gcm_r2_encrypt_data_fast_steady_128:
 	shlq	$4, %r8
@@ -16899,23 +16925,23 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_top128
 .Laesgen_gfni128_gcm_r2_encrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	5(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$4, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r2_encrypt_data_outside_run_4
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$5, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r2_encrypt_data_fast_steady_128
 .Laesgen_gfni128_gcm_r2_encrypt_data_outside_run_4:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_gfni128_gcm_r2_encrypt_data_spent_steady_128
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni128_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -17397,9 +17423,9 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	vpxor	%xmm0, %xmm6, %xmm6
 	vmovdqa	%xmm11, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r2_encrypt_data_run_restart_4
 	addq	$5, %rax
@@ -17407,14 +17433,14 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r2_encrypt_data_run_grown_4
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_grown_4:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_run_done_4
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_restart_4:
-	movq	%r8, 656(%rdi)
-	movq	$5, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$5, 672(%rdi)
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_done_4:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -17909,7 +17935,7 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	subq	$80, %rdx
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_top128
 .Laesgen_gfni128_gcm_r2_encrypt_data_spent_steady_128:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -18428,7 +18454,7 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_top128
 .Laesgen_gfni128_gcm_r2_encrypt_data_drain128:
 	vmovdqu	-80(%rcx), %xmm2
@@ -19153,14 +19179,16 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 .Laesgen_gfni128_gcm_r2_encrypt_data_first192:
 	cmpq	$80, %rdx
 	jb	.Laesgen_gfni128_gcm_r2_encrypt_data_first_done192
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_full_first_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$251, %r8
 	ja	.Laesgen_gfni128_gcm_r2_encrypt_data_full_first_192
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_refresh_first_192
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_check_first_192
 .Laesgen_gfni128_gcm_r2_encrypt_data_fast_first_192:
 	shlq	$4, %r8
@@ -19571,23 +19599,23 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_first_done192
 .Laesgen_gfni128_gcm_r2_encrypt_data_check_first_192:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	5(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$4, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r2_encrypt_data_outside_run_5
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$5, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r2_encrypt_data_fast_first_192
 .Laesgen_gfni128_gcm_r2_encrypt_data_outside_run_5:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_gfni128_gcm_r2_encrypt_data_full_first_192
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni128_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -20084,9 +20112,9 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_gcm_r2_encrypt_data_gfni_sbox128(%rip), %xmm6, %xmm6
 	vpxor	%xmm7, %xmm6, %xmm6
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r2_encrypt_data_run_restart_5
 	addq	$5, %rax
@@ -20094,14 +20122,14 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r2_encrypt_data_run_grown_5
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_grown_5:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_run_done_5
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_restart_5:
-	movq	%r8, 656(%rdi)
-	movq	$5, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$5, 672(%rdi)
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_done_5:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -20636,20 +20664,22 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_first192
 .Laesgen_gfni128_gcm_r2_encrypt_data_first_done192:
 .Laesgen_gfni128_gcm_r2_encrypt_data_top192:
 	cmpq	$80, %rdx
 	jb	.Laesgen_gfni128_gcm_r2_encrypt_data_drain192
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$251, %r8
 	ja	.Laesgen_gfni128_gcm_r2_encrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_refresh_steady_192
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_gfni128_gcm_r2_encrypt_data_check_steady_192
 .Laesgen_gfni128_gcm_r2_encrypt_data_fast_steady_192:
 	shlq	$4, %r8
@@ -21122,23 +21152,23 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_top192
 .Laesgen_gfni128_gcm_r2_encrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	5(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$4, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r2_encrypt_data_outside_run_6
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$5, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r2_encrypt_data_fast_steady_192
 .Laesgen_gfni128_gcm_r2_encrypt_data_outside_run_6:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_gfni128_gcm_r2_encrypt_data_spent_steady_192
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni128_gcm_r2_encrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -21697,9 +21727,9 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	vpxor	%xmm0, %xmm6, %xmm6
 	vmovdqa	%xmm11, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r2_encrypt_data_run_restart_6
 	addq	$5, %rax
@@ -21707,14 +21737,14 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r2_encrypt_data_run_grown_6
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_grown_6:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_run_done_6
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_restart_6:
-	movq	%r8, 656(%rdi)
-	movq	$5, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$5, 672(%rdi)
 .Laesgen_gfni128_gcm_r2_encrypt_data_run_done_6:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -22286,7 +22316,7 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	subq	$80, %rdx
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_top192
 .Laesgen_gfni128_gcm_r2_encrypt_data_spent_steady_192:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -22882,7 +22912,7 @@ aesgen_gfni128_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_encrypt_data_top192
 .Laesgen_gfni128_gcm_r2_encrypt_data_drain192:
 	vmovdqu	-80(%rcx), %xmm2
@@ -23895,14 +23925,16 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 .Laesgen_gfni128_gcm_r2_decrypt_data_top256:
 	cmpq	$80, %rdx
 	jb	.Laesgen_gfni128_gcm_r2_decrypt_data_drain256
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_gfni128_gcm_r2_decrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$251, %r8
 	ja	.Laesgen_gfni128_gcm_r2_decrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r2_decrypt_data_refresh_steady_256
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_gfni128_gcm_r2_decrypt_data_check_steady_256
 .Laesgen_gfni128_gcm_r2_decrypt_data_fast_steady_256:
 	shlq	$4, %r8
@@ -24462,23 +24494,23 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r2_decrypt_data_top256
 .Laesgen_gfni128_gcm_r2_decrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	5(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$4, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r2_decrypt_data_outside_run
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$5, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r2_decrypt_data_fast_steady_256
 .Laesgen_gfni128_gcm_r2_decrypt_data_outside_run:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_gfni128_gcm_r2_decrypt_data_spent_steady_256
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni128_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -25124,9 +25156,9 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 	vpxor	%xmm0, %xmm6, %xmm6
 	vmovdqa	%xmm11, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r2_decrypt_data_run_restart
 	addq	$5, %rax
@@ -25134,14 +25166,14 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r2_decrypt_data_run_grown
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r2_decrypt_data_run_grown:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_decrypt_data_run_done
 .Laesgen_gfni128_gcm_r2_decrypt_data_run_restart:
-	movq	%r8, 656(%rdi)
-	movq	$5, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$5, 672(%rdi)
 .Laesgen_gfni128_gcm_r2_decrypt_data_run_done:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -25800,7 +25832,7 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 	subq	$80, %rdx
 	jmp	.Laesgen_gfni128_gcm_r2_decrypt_data_top256
 .Laesgen_gfni128_gcm_r2_decrypt_data_spent_steady_256:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -26483,7 +26515,7 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_decrypt_data_top256
 .Laesgen_gfni128_gcm_r2_decrypt_data_drain256:
 .Laesgen_gfni128_gcm_r2_decrypt_data_small256:
@@ -27350,14 +27382,16 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 .Laesgen_gfni128_gcm_r2_decrypt_data_top128:
 	cmpq	$80, %rdx
 	jb	.Laesgen_gfni128_gcm_r2_decrypt_data_drain128
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_gfni128_gcm_r2_decrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$251, %r8
 	ja	.Laesgen_gfni128_gcm_r2_decrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r2_decrypt_data_refresh_steady_128
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_gfni128_gcm_r2_decrypt_data_check_steady_128
 .Laesgen_gfni128_gcm_r2_decrypt_data_fast_steady_128:
 	shlq	$4, %r8
@@ -27753,23 +27787,23 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r2_decrypt_data_top128
 .Laesgen_gfni128_gcm_r2_decrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	5(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$4, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r2_decrypt_data_outside_run_2
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$5, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r2_decrypt_data_fast_steady_128
 .Laesgen_gfni128_gcm_r2_decrypt_data_outside_run_2:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_gfni128_gcm_r2_decrypt_data_spent_steady_128
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni128_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -28251,9 +28285,9 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 	vpxor	%xmm0, %xmm6, %xmm6
 	vmovdqa	%xmm11, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r2_decrypt_data_run_restart_2
 	addq	$5, %rax
@@ -28261,14 +28295,14 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r2_decrypt_data_run_grown_2
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r2_decrypt_data_run_grown_2:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_decrypt_data_run_done_2
 .Laesgen_gfni128_gcm_r2_decrypt_data_run_restart_2:
-	movq	%r8, 656(%rdi)
-	movq	$5, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$5, 672(%rdi)
 .Laesgen_gfni128_gcm_r2_decrypt_data_run_done_2:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -28763,7 +28797,7 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 	subq	$80, %rdx
 	jmp	.Laesgen_gfni128_gcm_r2_decrypt_data_top128
 .Laesgen_gfni128_gcm_r2_decrypt_data_spent_steady_128:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -29282,7 +29316,7 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_decrypt_data_top128
 .Laesgen_gfni128_gcm_r2_decrypt_data_drain128:
 .Laesgen_gfni128_gcm_r2_decrypt_data_small128:
@@ -29945,14 +29979,16 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 .Laesgen_gfni128_gcm_r2_decrypt_data_top192:
 	cmpq	$80, %rdx
 	jb	.Laesgen_gfni128_gcm_r2_decrypt_data_drain192
+	cmpq	$0, 632(%rdi)
+	jne	.Laesgen_gfni128_gcm_r2_decrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$251, %r8
 	ja	.Laesgen_gfni128_gcm_r2_decrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	632(%rdi), %rax
+	cmpq	640(%rdi), %rax
 	jne	.Laesgen_gfni128_gcm_r2_decrypt_data_refresh_steady_192
-	cmpq	$256, 664(%rdi)
+	cmpq	$256, 672(%rdi)
 	jne	.Laesgen_gfni128_gcm_r2_decrypt_data_check_steady_192
 .Laesgen_gfni128_gcm_r2_decrypt_data_fast_steady_192:
 	shlq	$4, %r8
@@ -30425,23 +30461,23 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 	jmp	.Laesgen_gfni128_gcm_r2_decrypt_data_top192
 .Laesgen_gfni128_gcm_r2_decrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
 	leaq	5(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	664(%rdi), %r10
+	movq	672(%rdi), %r10
 	addq	$4, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni128_gcm_r2_decrypt_data_outside_run_3
-	movq	$0xffff, 672(%rdi)
+	movq	$0xffff, 680(%rdi)
 	addq	$5, %rax
-	cmpq	664(%rdi), %rax
+	cmpq	672(%rdi), %rax
 	jbe	.Laesgen_gfni128_gcm_r2_decrypt_data_fast_steady_192
 .Laesgen_gfni128_gcm_r2_decrypt_data_outside_run_3:
-	cmpq	$0, 672(%rdi)
+	cmpq	$0, 680(%rdi)
 	je	.Laesgen_gfni128_gcm_r2_decrypt_data_spent_steady_192
-	subq	$1, 672(%rdi)
+	subq	$1, 680(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni128_gcm_r2_decrypt_data_bswap128(%rip), %xmm1, %xmm2
@@ -31000,9 +31036,9 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 	vpxor	%xmm0, %xmm6, %xmm6
 	vmovdqa	%xmm11, %xmm0
 	movq	%r8, %rax
-	subq	656(%rdi), %rax
+	subq	664(%rdi), %rax
 	andq	$255, %rax
-	movq	664(%rdi), %r9
+	movq	672(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni128_gcm_r2_decrypt_data_run_restart_3
 	addq	$5, %rax
@@ -31010,14 +31046,14 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni128_gcm_r2_decrypt_data_run_grown_3
-	movq	$0, 656(%rdi)
+	movq	$0, 664(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni128_gcm_r2_decrypt_data_run_grown_3:
-	movq	%r9, 664(%rdi)
+	movq	%r9, 672(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_decrypt_data_run_done_3
 .Laesgen_gfni128_gcm_r2_decrypt_data_run_restart_3:
-	movq	%r8, 656(%rdi)
-	movq	$5, 664(%rdi)
+	movq	%r8, 664(%rdi)
+	movq	$5, 672(%rdi)
 .Laesgen_gfni128_gcm_r2_decrypt_data_run_done_3:
 	vpxor	(%rsi), %xmm2, %xmm2
 	vmovdqu	%xmm2, (%rcx)
@@ -31589,7 +31625,7 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 	subq	$80, %rdx
 	jmp	.Laesgen_gfni128_gcm_r2_decrypt_data_top192
 .Laesgen_gfni128_gcm_r2_decrypt_data_spent_steady_192:
-	movq	656(%rdi), %rax
+	movq	664(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -32185,7 +32221,7 @@ aesgen_gfni128_gcm_r2_decrypt_data:
 	vmovdqa	%xmm2, 688(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 632(%rdi)
+	movq	%rax, 640(%rdi)
 	jmp	.Laesgen_gfni128_gcm_r2_decrypt_data_top192
 .Laesgen_gfni128_gcm_r2_decrypt_data_drain192:
 .Laesgen_gfni128_gcm_r2_decrypt_data_small192:

@@ -3215,6 +3215,7 @@ aesgen_gfni256_gcm_none_seal:
 	movq	%rax, 672(%rbx)
 	movq	$0, 680(%rbx)
 	movq	$1, 688(%rbx)
+	movq	$0, 696(%rbx)
 	vpshufb	.Laesgen_gfni256_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni256_gcm_none_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 592(%rbx)
@@ -3591,8 +3592,10 @@ aesgen_gfni256_gcm_none_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni256_gcm_none_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 696(%rbx)
 	jmp	.Laesgen_gfni256_gcm_none_seal_have_j0
 .Laesgen_gfni256_gcm_none_seal_long_nonce:
+	movq	$1, 696(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa	608(%rbx), %xmm0
@@ -6538,6 +6541,7 @@ aesgen_gfni256_gcm_none_open:
 	movq	%rdi, 672(%rbx)
 	movq	$0, 680(%rbx)
 	movq	$1, 688(%rbx)
+	movq	$0, 696(%rbx)
 	vpshufb	.Laesgen_gfni256_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni256_gcm_none_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 592(%rbx)
@@ -6914,8 +6918,10 @@ aesgen_gfni256_gcm_none_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni256_gcm_none_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 696(%rbx)
 	jmp	.Laesgen_gfni256_gcm_none_open_have_j0
 .Laesgen_gfni256_gcm_none_open_long_nonce:
+	movq	$1, 696(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	608(%rbx), %xmm0
@@ -8061,8 +8067,10 @@ aesgen_gfni256_gcm_none_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni256_gcm_none_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 696(%rdi)
 	jmp	.Laesgen_gfni256_gcm_none_start_have_j0
 .Laesgen_gfni256_gcm_none_start_long_nonce:
+	movq	$1, 696(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	608(%rdi), %xmm0

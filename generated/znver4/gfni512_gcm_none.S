@@ -3941,6 +3941,7 @@ aesgen_gfni512_gcm_none_seal:
 	movq	%r8, 2720(%rbx)
 	movq	$0, 2728(%rbx)
 	movq	$1, 2736(%rbx)
+	movq	$0, 2744(%rbx)
 	vpshufb	.Laesgen_gfni512_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni512_gcm_none_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 2640(%rbx)
@@ -4284,8 +4285,10 @@ aesgen_gfni512_gcm_none_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_gfni512_gcm_none_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 2744(%rbx)
 	jmp	.Laesgen_gfni512_gcm_none_seal_have_j0
 .Laesgen_gfni512_gcm_none_seal_long_nonce:
+	movq	$1, 2744(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	2656(%rbx), %xmm0
@@ -6773,6 +6776,7 @@ aesgen_gfni512_gcm_none_open:
 	movq	%r8, 2720(%rbx)
 	movq	$0, 2728(%rbx)
 	movq	$1, 2736(%rbx)
+	movq	$0, 2744(%rbx)
 	vpshufb	.Laesgen_gfni512_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni512_gcm_none_open_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 2640(%rbx)
@@ -7116,8 +7120,10 @@ aesgen_gfni512_gcm_none_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_gfni512_gcm_none_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 2744(%rbx)
 	jmp	.Laesgen_gfni512_gcm_none_open_have_j0
 .Laesgen_gfni512_gcm_none_open_long_nonce:
+	movq	$1, 2744(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	2656(%rbx), %xmm0
@@ -8143,8 +8149,10 @@ aesgen_gfni512_gcm_none_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_gfni512_gcm_none_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 2744(%rdi)
 	jmp	.Laesgen_gfni512_gcm_none_start_have_j0
 .Laesgen_gfni512_gcm_none_start_long_nonce:
+	movq	$1, 2744(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	2656(%rdi), %xmm0
@@ -9521,6 +9529,8 @@ aesgen_gfni512_gcm_none_encrypt_data:
 .Laesgen_gfni512_gcm_none_encrypt_data_first256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_none_encrypt_data_first_done256
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_gfni512_gcm_none_encrypt_data_carry_first_256
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -11130,6 +11140,8 @@ aesgen_gfni512_gcm_none_encrypt_data:
 .Laesgen_gfni512_gcm_none_encrypt_data_top256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_none_encrypt_data_drain256
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_gfni512_gcm_none_encrypt_data_carry_steady_256
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -18485,6 +18497,8 @@ aesgen_gfni512_gcm_none_encrypt_data:
 .Laesgen_gfni512_gcm_none_encrypt_data_first128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_none_encrypt_data_first_done128
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_gfni512_gcm_none_encrypt_data_carry_first_128
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -19638,6 +19652,8 @@ aesgen_gfni512_gcm_none_encrypt_data:
 .Laesgen_gfni512_gcm_none_encrypt_data_top128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_none_encrypt_data_drain128
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_gfni512_gcm_none_encrypt_data_carry_steady_128
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -25665,6 +25681,8 @@ aesgen_gfni512_gcm_none_encrypt_data:
 .Laesgen_gfni512_gcm_none_encrypt_data_first192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_none_encrypt_data_first_done192
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_gfni512_gcm_none_encrypt_data_carry_first_192
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -27030,6 +27048,8 @@ aesgen_gfni512_gcm_none_encrypt_data:
 .Laesgen_gfni512_gcm_none_encrypt_data_top192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_none_encrypt_data_drain192
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_gfni512_gcm_none_encrypt_data_carry_steady_192
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -33962,6 +33982,8 @@ aesgen_gfni512_gcm_none_decrypt_data:
 .Laesgen_gfni512_gcm_none_decrypt_data_top256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_none_decrypt_data_drain256
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_gfni512_gcm_none_decrypt_data_carry_steady_256
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -38340,6 +38362,8 @@ aesgen_gfni512_gcm_none_decrypt_data:
 .Laesgen_gfni512_gcm_none_decrypt_data_top128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_none_decrypt_data_drain128
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_gfni512_gcm_none_decrypt_data_carry_steady_128
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -41826,6 +41850,8 @@ aesgen_gfni512_gcm_none_decrypt_data:
 .Laesgen_gfni512_gcm_none_decrypt_data_top192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_none_decrypt_data_drain192
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_gfni512_gcm_none_decrypt_data_carry_steady_192
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax

@@ -739,7 +739,7 @@ aesgen_gfni512_gcm_r1_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_init_hash_key
 .Laesgen_gfni512_gcm_r1_init_hash_key:
-	movq	$1, 2760(%rdi)
+	movq	$1, 2768(%rdi)
 	vpxorq	%xmm0, %xmm0, %xmm0
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -3942,10 +3942,13 @@ aesgen_gfni512_gcm_r1_seal:
 	movq	%r8, 2720(%rbx)
 	movq	$0, 2728(%rbx)
 	movq	$1, 2736(%rbx)
+	movq	$0, 2744(%rbx)
 	vpshufb	.Laesgen_gfni512_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni512_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 2640(%rbx)
-	movq	$-1, 2744(%rbx)
+	movq	$-1, 2752(%rbx)
+	cmpq	$0, 2744(%rbx)
+	jne	.Laesgen_gfni512_gcm_r1_seal_same_table
 	vmovdqa64	%xmm0, 2704(%rbx)
 	movq	2704(%rbx), %rcx
 	bswapq	%rcx
@@ -3955,16 +3958,16 @@ aesgen_gfni512_gcm_r1_seal:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	2752(%rbx), %rdx
+	cmpq	2760(%rbx), %rdx
 	jne	.Laesgen_gfni512_gcm_r1_seal_restart
-	cmpq	2760(%rbx), %rax
+	cmpq	2768(%rbx), %rax
 	je	.Laesgen_gfni512_gcm_r1_seal_same_table
 .Laesgen_gfni512_gcm_r1_seal_restart:
-	movq	%rdx, 2752(%rbx)
-	movq	%rax, 2760(%rbx)
-	movq	$0, 2768(%rbx)
+	movq	%rdx, 2760(%rbx)
+	movq	%rax, 2768(%rbx)
 	movq	$0, 2776(%rbx)
-	movq	$1, 2784(%rbx)
+	movq	$0, 2784(%rbx)
+	movq	$1, 2792(%rbx)
 	jmp	.Laesgen_gfni512_gcm_r1_seal_same_table
 .Laesgen_gfni512_gcm_r1_seal_same_table:
 	movl	240(%rbx), %eax
@@ -3991,7 +3994,7 @@ aesgen_gfni512_gcm_r1_seal:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4122,7 +4125,7 @@ aesgen_gfni512_gcm_r1_seal:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4221,7 +4224,7 @@ aesgen_gfni512_gcm_r1_seal:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4364,8 +4367,10 @@ aesgen_gfni512_gcm_r1_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_gfni512_gcm_r1_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 2744(%rbx)
 	jmp	.Laesgen_gfni512_gcm_r1_seal_have_j0
 .Laesgen_gfni512_gcm_r1_seal_long_nonce:
+	movq	$1, 2744(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	2656(%rbx), %xmm0
@@ -4646,7 +4651,9 @@ aesgen_gfni512_gcm_r1_seal:
 	vpshufb	.Laesgen_gfni512_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni512_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 2640(%rbx)
-	movq	$-1, 2744(%rbx)
+	movq	$-1, 2752(%rbx)
+	cmpq	$0, 2744(%rbx)
+	jne	.Laesgen_gfni512_gcm_r1_seal_same_table_2
 	vmovdqa64	%xmm0, 2704(%rbx)
 	movq	2704(%rbx), %rdx
 	bswapq	%rdx
@@ -4656,16 +4663,16 @@ aesgen_gfni512_gcm_r1_seal:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	2752(%rbx), %rsi
+	cmpq	2760(%rbx), %rsi
 	jne	.Laesgen_gfni512_gcm_r1_seal_restart_2
-	cmpq	2760(%rbx), %rax
+	cmpq	2768(%rbx), %rax
 	je	.Laesgen_gfni512_gcm_r1_seal_same_table_2
 .Laesgen_gfni512_gcm_r1_seal_restart_2:
-	movq	%rsi, 2752(%rbx)
-	movq	%rax, 2760(%rbx)
-	movq	$0, 2768(%rbx)
+	movq	%rsi, 2760(%rbx)
+	movq	%rax, 2768(%rbx)
 	movq	$0, 2776(%rbx)
-	movq	$1, 2784(%rbx)
+	movq	$0, 2784(%rbx)
+	movq	$1, 2792(%rbx)
 	jmp	.Laesgen_gfni512_gcm_r1_seal_same_table_2
 .Laesgen_gfni512_gcm_r1_seal_same_table_2:
 	movl	240(%rbx), %eax
@@ -4692,7 +4699,7 @@ aesgen_gfni512_gcm_r1_seal:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4823,7 +4830,7 @@ aesgen_gfni512_gcm_r1_seal:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4922,7 +4929,7 @@ aesgen_gfni512_gcm_r1_seal:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -6935,10 +6942,13 @@ aesgen_gfni512_gcm_r1_open:
 	movq	%r8, 2720(%rbx)
 	movq	$0, 2728(%rbx)
 	movq	$1, 2736(%rbx)
+	movq	$0, 2744(%rbx)
 	vpshufb	.Laesgen_gfni512_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni512_gcm_r1_open_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 2640(%rbx)
-	movq	$-1, 2744(%rbx)
+	movq	$-1, 2752(%rbx)
+	cmpq	$0, 2744(%rbx)
+	jne	.Laesgen_gfni512_gcm_r1_open_same_table
 	vmovdqa64	%xmm0, 2704(%rbx)
 	movq	2704(%rbx), %rcx
 	bswapq	%rcx
@@ -6948,16 +6958,16 @@ aesgen_gfni512_gcm_r1_open:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	2752(%rbx), %rdx
+	cmpq	2760(%rbx), %rdx
 	jne	.Laesgen_gfni512_gcm_r1_open_restart
-	cmpq	2760(%rbx), %rax
+	cmpq	2768(%rbx), %rax
 	je	.Laesgen_gfni512_gcm_r1_open_same_table
 .Laesgen_gfni512_gcm_r1_open_restart:
-	movq	%rdx, 2752(%rbx)
-	movq	%rax, 2760(%rbx)
-	movq	$0, 2768(%rbx)
+	movq	%rdx, 2760(%rbx)
+	movq	%rax, 2768(%rbx)
 	movq	$0, 2776(%rbx)
-	movq	$1, 2784(%rbx)
+	movq	$0, 2784(%rbx)
+	movq	$1, 2792(%rbx)
 	jmp	.Laesgen_gfni512_gcm_r1_open_same_table
 .Laesgen_gfni512_gcm_r1_open_same_table:
 	movl	240(%rbx), %eax
@@ -6984,7 +6994,7 @@ aesgen_gfni512_gcm_r1_open:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -7115,7 +7125,7 @@ aesgen_gfni512_gcm_r1_open:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -7214,7 +7224,7 @@ aesgen_gfni512_gcm_r1_open:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -7357,8 +7367,10 @@ aesgen_gfni512_gcm_r1_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_gfni512_gcm_r1_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 2744(%rbx)
 	jmp	.Laesgen_gfni512_gcm_r1_open_have_j0
 .Laesgen_gfni512_gcm_r1_open_long_nonce:
+	movq	$1, 2744(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	2656(%rbx), %xmm0
@@ -7639,7 +7651,9 @@ aesgen_gfni512_gcm_r1_open:
 	vpshufb	.Laesgen_gfni512_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni512_gcm_r1_open_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 2640(%rbx)
-	movq	$-1, 2744(%rbx)
+	movq	$-1, 2752(%rbx)
+	cmpq	$0, 2744(%rbx)
+	jne	.Laesgen_gfni512_gcm_r1_open_same_table_2
 	vmovdqa64	%xmm0, 2704(%rbx)
 	movq	2704(%rbx), %rdx
 	bswapq	%rdx
@@ -7649,16 +7663,16 @@ aesgen_gfni512_gcm_r1_open:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	2752(%rbx), %rsi
+	cmpq	2760(%rbx), %rsi
 	jne	.Laesgen_gfni512_gcm_r1_open_restart_2
-	cmpq	2760(%rbx), %rax
+	cmpq	2768(%rbx), %rax
 	je	.Laesgen_gfni512_gcm_r1_open_same_table_2
 .Laesgen_gfni512_gcm_r1_open_restart_2:
-	movq	%rsi, 2752(%rbx)
-	movq	%rax, 2760(%rbx)
-	movq	$0, 2768(%rbx)
+	movq	%rsi, 2760(%rbx)
+	movq	%rax, 2768(%rbx)
 	movq	$0, 2776(%rbx)
-	movq	$1, 2784(%rbx)
+	movq	$0, 2784(%rbx)
+	movq	$1, 2792(%rbx)
 	jmp	.Laesgen_gfni512_gcm_r1_open_same_table_2
 .Laesgen_gfni512_gcm_r1_open_same_table_2:
 	movl	240(%rbx), %eax
@@ -7685,7 +7699,7 @@ aesgen_gfni512_gcm_r1_open:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -7816,7 +7830,7 @@ aesgen_gfni512_gcm_r1_open:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -7915,7 +7929,7 @@ aesgen_gfni512_gcm_r1_open:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -8466,8 +8480,10 @@ aesgen_gfni512_gcm_r1_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_gfni512_gcm_r1_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 2744(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_start_have_j0
 .Laesgen_gfni512_gcm_r1_start_long_nonce:
+	movq	$1, 2744(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	2656(%rdi), %xmm0
@@ -8748,7 +8764,9 @@ aesgen_gfni512_gcm_r1_start:
 	vpshufb	.Laesgen_gfni512_gcm_r1_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni512_gcm_r1_start_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 2640(%rdi)
-	movq	$-1, 2744(%rdi)
+	movq	$-1, 2752(%rdi)
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_gfni512_gcm_r1_start_same_table
 	vmovdqa64	%xmm0, 2704(%rdi)
 	movq	2704(%rdi), %rcx
 	bswapq	%rcx
@@ -8758,16 +8776,16 @@ aesgen_gfni512_gcm_r1_start:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	2752(%rdi), %rdx
+	cmpq	2760(%rdi), %rdx
 	jne	.Laesgen_gfni512_gcm_r1_start_restart
-	cmpq	2760(%rdi), %rax
+	cmpq	2768(%rdi), %rax
 	je	.Laesgen_gfni512_gcm_r1_start_same_table
 .Laesgen_gfni512_gcm_r1_start_restart:
-	movq	%rdx, 2752(%rdi)
-	movq	%rax, 2760(%rdi)
-	movq	$0, 2768(%rdi)
+	movq	%rdx, 2760(%rdi)
+	movq	%rax, 2768(%rdi)
 	movq	$0, 2776(%rdi)
-	movq	$1, 2784(%rdi)
+	movq	$0, 2784(%rdi)
+	movq	$1, 2792(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_start_same_table
 .Laesgen_gfni512_gcm_r1_start_same_table:
 	movl	240(%rdi), %eax
@@ -8794,7 +8812,7 @@ aesgen_gfni512_gcm_r1_start:
 	vmovdqa64	%xmm2, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -8925,7 +8943,7 @@ aesgen_gfni512_gcm_r1_start:
 	vmovdqa64	%xmm2, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -9024,7 +9042,7 @@ aesgen_gfni512_gcm_r1_start:
 	vmovdqa64	%xmm2, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -9926,14 +9944,16 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 .Laesgen_gfni512_gcm_r1_encrypt_data_first256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_r1_encrypt_data_first_done256
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_full_first_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_gfni512_gcm_r1_encrypt_data_full_first_256
 	shrq	$8, %rax
-	cmpq	2744(%rdi), %rax
+	cmpq	2752(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_refresh_first_256
-	cmpq	$256, 2776(%rdi)
+	cmpq	$256, 2784(%rdi)
 	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_check_first_256
 .Laesgen_gfni512_gcm_r1_encrypt_data_fast_first_256:
 	shlq	$4, %r9
@@ -10670,23 +10690,23 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_first_done256
 .Laesgen_gfni512_gcm_r1_encrypt_data_check_first_256:
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	2776(%rdi), %r11
+	movq	2784(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_gfni512_gcm_r1_encrypt_data_outside_run
-	movq	$0xffff, 2784(%rdi)
+	movq	$0xffff, 2792(%rdi)
 	addq	$32, %rax
-	cmpq	2776(%rdi), %rax
+	cmpq	2784(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r1_encrypt_data_fast_first_256
 .Laesgen_gfni512_gcm_r1_encrypt_data_outside_run:
-	cmpq	$0, 2784(%rdi)
+	cmpq	$0, 2792(%rdi)
 	je	.Laesgen_gfni512_gcm_r1_encrypt_data_full_first_256
-	subq	$1, 2784(%rdi)
+	subq	$1, 2792(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm10
@@ -11497,9 +11517,9 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm17, %zmm17
 	vpxorq	%zmm9, %zmm17, %zmm17
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
-	movq	2776(%rdi), %r10
+	movq	2784(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_gfni512_gcm_r1_encrypt_data_run_restart
 	addq	$32, %rax
@@ -11507,14 +11527,14 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_gfni512_gcm_r1_encrypt_data_run_grown
-	movq	$0, 2768(%rdi)
+	movq	$0, 2776(%rdi)
 	movq	$256, %r10
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_grown:
-	movq	%r10, 2776(%rdi)
+	movq	%r10, 2784(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_run_done
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_restart:
-	movq	%r9, 2768(%rdi)
-	movq	$32, 2776(%rdi)
+	movq	%r9, 2776(%rdi)
+	movq	$32, 2784(%rdi)
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_done:
 	vpxorq	(%rsi), %zmm10, %zmm10
 	vmovdqu64	%zmm10, (%rcx)
@@ -12359,20 +12379,22 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm10, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_first256
 .Laesgen_gfni512_gcm_r1_encrypt_data_first_done256:
 .Laesgen_gfni512_gcm_r1_encrypt_data_top256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_r1_encrypt_data_drain256
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_gfni512_gcm_r1_encrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	2744(%rdi), %rax
+	cmpq	2752(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_refresh_steady_256
-	cmpq	$256, 2776(%rdi)
+	cmpq	$256, 2784(%rdi)
 	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_check_steady_256
 .Laesgen_gfni512_gcm_r1_encrypt_data_fast_steady_256:
 	shlq	$4, %r9
@@ -13207,23 +13229,23 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_top256
 .Laesgen_gfni512_gcm_r1_encrypt_data_check_steady_256:
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	2776(%rdi), %r11
+	movq	2784(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_gfni512_gcm_r1_encrypt_data_outside_run_2
-	movq	$0xffff, 2784(%rdi)
+	movq	$0xffff, 2792(%rdi)
 	addq	$32, %rax
-	cmpq	2776(%rdi), %rax
+	cmpq	2784(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r1_encrypt_data_fast_steady_256
 .Laesgen_gfni512_gcm_r1_encrypt_data_outside_run_2:
-	cmpq	$0, 2784(%rdi)
+	cmpq	$0, 2792(%rdi)
 	je	.Laesgen_gfni512_gcm_r1_encrypt_data_spent_steady_256
-	subq	$1, 2784(%rdi)
+	subq	$1, 2792(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm10
@@ -14132,9 +14154,9 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpxorq	%zmm9, %zmm0, %zmm17
 	vmovdqa64	%xmm25, %xmm0
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
-	movq	2776(%rdi), %r10
+	movq	2784(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_gfni512_gcm_r1_encrypt_data_run_restart_2
 	addq	$32, %rax
@@ -14142,14 +14164,14 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_gfni512_gcm_r1_encrypt_data_run_grown_2
-	movq	$0, 2768(%rdi)
+	movq	$0, 2776(%rdi)
 	movq	$256, %r10
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_grown_2:
-	movq	%r10, 2776(%rdi)
+	movq	%r10, 2784(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_run_done_2
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_restart_2:
-	movq	%r9, 2768(%rdi)
-	movq	$32, 2776(%rdi)
+	movq	%r9, 2776(%rdi)
+	movq	$32, 2784(%rdi)
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_done_2:
 	vpxorq	(%rsi), %zmm10, %zmm10
 	vmovdqu64	%zmm10, (%rcx)
@@ -15074,7 +15096,7 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_top256
 .Laesgen_gfni512_gcm_r1_encrypt_data_spent_steady_256:
-	movq	2768(%rdi), %rax
+	movq	2776(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -16010,7 +16032,7 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm10, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_top256
 .Laesgen_gfni512_gcm_r1_encrypt_data_drain256:
 	testq	%rdx, %rdx
@@ -21566,14 +21588,16 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 .Laesgen_gfni512_gcm_r1_encrypt_data_first128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_r1_encrypt_data_first_done128
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_full_first_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_gfni512_gcm_r1_encrypt_data_full_first_128
 	shrq	$8, %rax
-	cmpq	2744(%rdi), %rax
+	cmpq	2752(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_refresh_first_128
-	cmpq	$256, 2776(%rdi)
+	cmpq	$256, 2784(%rdi)
 	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_check_first_128
 .Laesgen_gfni512_gcm_r1_encrypt_data_fast_first_128:
 	shlq	$4, %r9
@@ -22082,23 +22106,23 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_first_done128
 .Laesgen_gfni512_gcm_r1_encrypt_data_check_first_128:
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	2776(%rdi), %r11
+	movq	2784(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_gfni512_gcm_r1_encrypt_data_outside_run_3
-	movq	$0xffff, 2784(%rdi)
+	movq	$0xffff, 2792(%rdi)
 	addq	$32, %rax
-	cmpq	2776(%rdi), %rax
+	cmpq	2784(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r1_encrypt_data_fast_first_128
 .Laesgen_gfni512_gcm_r1_encrypt_data_outside_run_3:
-	cmpq	$0, 2784(%rdi)
+	cmpq	$0, 2792(%rdi)
 	je	.Laesgen_gfni512_gcm_r1_encrypt_data_full_first_128
-	subq	$1, 2784(%rdi)
+	subq	$1, 2792(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm10
@@ -22681,9 +22705,9 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm17, %zmm17
 	vpxorq	%zmm9, %zmm17, %zmm17
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
-	movq	2776(%rdi), %r10
+	movq	2784(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_gfni512_gcm_r1_encrypt_data_run_restart_3
 	addq	$32, %rax
@@ -22691,14 +22715,14 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_gfni512_gcm_r1_encrypt_data_run_grown_3
-	movq	$0, 2768(%rdi)
+	movq	$0, 2776(%rdi)
 	movq	$256, %r10
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_grown_3:
-	movq	%r10, 2776(%rdi)
+	movq	%r10, 2784(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_run_done_3
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_restart_3:
-	movq	%r9, 2768(%rdi)
-	movq	$32, 2776(%rdi)
+	movq	%r9, 2776(%rdi)
+	movq	$32, 2784(%rdi)
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_done_3:
 	vpxorq	(%rsi), %zmm10, %zmm10
 	vmovdqu64	%zmm10, (%rcx)
@@ -23315,20 +23339,22 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm10, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_first128
 .Laesgen_gfni512_gcm_r1_encrypt_data_first_done128:
 .Laesgen_gfni512_gcm_r1_encrypt_data_top128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_r1_encrypt_data_drain128
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_gfni512_gcm_r1_encrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	2744(%rdi), %rax
+	cmpq	2752(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_refresh_steady_128
-	cmpq	$256, 2776(%rdi)
+	cmpq	$256, 2784(%rdi)
 	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_check_steady_128
 .Laesgen_gfni512_gcm_r1_encrypt_data_fast_steady_128:
 	shlq	$4, %r9
@@ -23935,23 +23961,23 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_top128
 .Laesgen_gfni512_gcm_r1_encrypt_data_check_steady_128:
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	2776(%rdi), %r11
+	movq	2784(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_gfni512_gcm_r1_encrypt_data_outside_run_4
-	movq	$0xffff, 2784(%rdi)
+	movq	$0xffff, 2792(%rdi)
 	addq	$32, %rax
-	cmpq	2776(%rdi), %rax
+	cmpq	2784(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r1_encrypt_data_fast_steady_128
 .Laesgen_gfni512_gcm_r1_encrypt_data_outside_run_4:
-	cmpq	$0, 2784(%rdi)
+	cmpq	$0, 2792(%rdi)
 	je	.Laesgen_gfni512_gcm_r1_encrypt_data_spent_steady_128
-	subq	$1, 2784(%rdi)
+	subq	$1, 2792(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm10
@@ -24632,9 +24658,9 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpxorq	%zmm9, %zmm0, %zmm17
 	vmovdqa64	%xmm24, %xmm0
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
-	movq	2776(%rdi), %r10
+	movq	2784(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_gfni512_gcm_r1_encrypt_data_run_restart_4
 	addq	$32, %rax
@@ -24642,14 +24668,14 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_gfni512_gcm_r1_encrypt_data_run_grown_4
-	movq	$0, 2768(%rdi)
+	movq	$0, 2776(%rdi)
 	movq	$256, %r10
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_grown_4:
-	movq	%r10, 2776(%rdi)
+	movq	%r10, 2784(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_run_done_4
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_restart_4:
-	movq	%r9, 2768(%rdi)
-	movq	$32, 2776(%rdi)
+	movq	%r9, 2776(%rdi)
+	movq	$32, 2784(%rdi)
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_done_4:
 	vpxorq	(%rsi), %zmm10, %zmm10
 	vmovdqu64	%zmm10, (%rcx)
@@ -25346,7 +25372,7 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_top128
 .Laesgen_gfni512_gcm_r1_encrypt_data_spent_steady_128:
-	movq	2768(%rdi), %rax
+	movq	2776(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -26054,7 +26080,7 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm10, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_top128
 .Laesgen_gfni512_gcm_r1_encrypt_data_drain128:
 	testq	%rdx, %rdx
@@ -30738,14 +30764,16 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 .Laesgen_gfni512_gcm_r1_encrypt_data_first192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_r1_encrypt_data_first_done192
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_full_first_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_gfni512_gcm_r1_encrypt_data_full_first_192
 	shrq	$8, %rax
-	cmpq	2744(%rdi), %rax
+	cmpq	2752(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_refresh_first_192
-	cmpq	$256, 2776(%rdi)
+	cmpq	$256, 2784(%rdi)
 	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_check_first_192
 .Laesgen_gfni512_gcm_r1_encrypt_data_fast_first_192:
 	shlq	$4, %r9
@@ -31360,23 +31388,23 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_first_done192
 .Laesgen_gfni512_gcm_r1_encrypt_data_check_first_192:
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	2776(%rdi), %r11
+	movq	2784(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_gfni512_gcm_r1_encrypt_data_outside_run_5
-	movq	$0xffff, 2784(%rdi)
+	movq	$0xffff, 2792(%rdi)
 	addq	$32, %rax
-	cmpq	2776(%rdi), %rax
+	cmpq	2784(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r1_encrypt_data_fast_first_192
 .Laesgen_gfni512_gcm_r1_encrypt_data_outside_run_5:
-	cmpq	$0, 2784(%rdi)
+	cmpq	$0, 2792(%rdi)
 	je	.Laesgen_gfni512_gcm_r1_encrypt_data_full_first_192
-	subq	$1, 2784(%rdi)
+	subq	$1, 2792(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm10
@@ -32065,9 +32093,9 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r1_encrypt_data_gfni_sbox512(%rip), %zmm17, %zmm17
 	vpxorq	%zmm9, %zmm17, %zmm17
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
-	movq	2776(%rdi), %r10
+	movq	2784(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_gfni512_gcm_r1_encrypt_data_run_restart_5
 	addq	$32, %rax
@@ -32075,14 +32103,14 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_gfni512_gcm_r1_encrypt_data_run_grown_5
-	movq	$0, 2768(%rdi)
+	movq	$0, 2776(%rdi)
 	movq	$256, %r10
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_grown_5:
-	movq	%r10, 2776(%rdi)
+	movq	%r10, 2784(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_run_done_5
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_restart_5:
-	movq	%r9, 2768(%rdi)
-	movq	$32, 2776(%rdi)
+	movq	%r9, 2776(%rdi)
+	movq	$32, 2784(%rdi)
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_done_5:
 	vpxorq	(%rsi), %zmm10, %zmm10
 	vmovdqu64	%zmm10, (%rcx)
@@ -32805,20 +32833,22 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm10, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_first192
 .Laesgen_gfni512_gcm_r1_encrypt_data_first_done192:
 .Laesgen_gfni512_gcm_r1_encrypt_data_top192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_r1_encrypt_data_drain192
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_gfni512_gcm_r1_encrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	2744(%rdi), %rax
+	cmpq	2752(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_refresh_steady_192
-	cmpq	$256, 2776(%rdi)
+	cmpq	$256, 2784(%rdi)
 	jne	.Laesgen_gfni512_gcm_r1_encrypt_data_check_steady_192
 .Laesgen_gfni512_gcm_r1_encrypt_data_fast_steady_192:
 	shlq	$4, %r9
@@ -33531,23 +33561,23 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_top192
 .Laesgen_gfni512_gcm_r1_encrypt_data_check_steady_192:
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	2776(%rdi), %r11
+	movq	2784(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_gfni512_gcm_r1_encrypt_data_outside_run_6
-	movq	$0xffff, 2784(%rdi)
+	movq	$0xffff, 2792(%rdi)
 	addq	$32, %rax
-	cmpq	2776(%rdi), %rax
+	cmpq	2784(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r1_encrypt_data_fast_steady_192
 .Laesgen_gfni512_gcm_r1_encrypt_data_outside_run_6:
-	cmpq	$0, 2784(%rdi)
+	cmpq	$0, 2792(%rdi)
 	je	.Laesgen_gfni512_gcm_r1_encrypt_data_spent_steady_192
-	subq	$1, 2784(%rdi)
+	subq	$1, 2792(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm10
@@ -34334,9 +34364,9 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vpxorq	%zmm9, %zmm0, %zmm17
 	vmovdqa64	%xmm25, %xmm0
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
-	movq	2776(%rdi), %r10
+	movq	2784(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_gfni512_gcm_r1_encrypt_data_run_restart_6
 	addq	$32, %rax
@@ -34344,14 +34374,14 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_gfni512_gcm_r1_encrypt_data_run_grown_6
-	movq	$0, 2768(%rdi)
+	movq	$0, 2776(%rdi)
 	movq	$256, %r10
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_grown_6:
-	movq	%r10, 2776(%rdi)
+	movq	%r10, 2784(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_run_done_6
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_restart_6:
-	movq	%r9, 2768(%rdi)
-	movq	$32, 2776(%rdi)
+	movq	%r9, 2776(%rdi)
+	movq	$32, 2784(%rdi)
 .Laesgen_gfni512_gcm_r1_encrypt_data_run_done_6:
 	vpxorq	(%rsi), %zmm10, %zmm10
 	vmovdqu64	%zmm10, (%rcx)
@@ -35154,7 +35184,7 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_top192
 .Laesgen_gfni512_gcm_r1_encrypt_data_spent_steady_192:
-	movq	2768(%rdi), %rax
+	movq	2776(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -35968,7 +35998,7 @@ aesgen_gfni512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm10, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_encrypt_data_top192
 .Laesgen_gfni512_gcm_r1_encrypt_data_drain192:
 	testq	%rdx, %rdx
@@ -41354,14 +41384,16 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 .Laesgen_gfni512_gcm_r1_decrypt_data_top256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_r1_decrypt_data_drain256
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_gfni512_gcm_r1_decrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_gfni512_gcm_r1_decrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	2744(%rdi), %rax
+	cmpq	2752(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r1_decrypt_data_refresh_steady_256
-	cmpq	$256, 2776(%rdi)
+	cmpq	$256, 2784(%rdi)
 	jne	.Laesgen_gfni512_gcm_r1_decrypt_data_check_steady_256
 .Laesgen_gfni512_gcm_r1_decrypt_data_fast_steady_256:
 	shlq	$4, %r9
@@ -42196,23 +42228,23 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r1_decrypt_data_top256
 .Laesgen_gfni512_gcm_r1_decrypt_data_check_steady_256:
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	2776(%rdi), %r11
+	movq	2784(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_gfni512_gcm_r1_decrypt_data_outside_run
-	movq	$0xffff, 2784(%rdi)
+	movq	$0xffff, 2792(%rdi)
 	addq	$32, %rax
-	cmpq	2776(%rdi), %rax
+	cmpq	2784(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r1_decrypt_data_fast_steady_256
 .Laesgen_gfni512_gcm_r1_decrypt_data_outside_run:
-	cmpq	$0, 2784(%rdi)
+	cmpq	$0, 2792(%rdi)
 	je	.Laesgen_gfni512_gcm_r1_decrypt_data_spent_steady_256
-	subq	$1, 2784(%rdi)
+	subq	$1, 2792(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm10
@@ -43121,9 +43153,9 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpxorq	%zmm9, %zmm0, %zmm17
 	vmovdqa64	%xmm25, %xmm0
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
-	movq	2776(%rdi), %r10
+	movq	2784(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_gfni512_gcm_r1_decrypt_data_run_restart
 	addq	$32, %rax
@@ -43131,14 +43163,14 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_gfni512_gcm_r1_decrypt_data_run_grown
-	movq	$0, 2768(%rdi)
+	movq	$0, 2776(%rdi)
 	movq	$256, %r10
 .Laesgen_gfni512_gcm_r1_decrypt_data_run_grown:
-	movq	%r10, 2776(%rdi)
+	movq	%r10, 2784(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_decrypt_data_run_done
 .Laesgen_gfni512_gcm_r1_decrypt_data_run_restart:
-	movq	%r9, 2768(%rdi)
-	movq	$32, 2776(%rdi)
+	movq	%r9, 2776(%rdi)
+	movq	$32, 2784(%rdi)
 .Laesgen_gfni512_gcm_r1_decrypt_data_run_done:
 	vpxorq	(%rsi), %zmm10, %zmm10
 	vmovdqu64	%zmm10, (%rcx)
@@ -44063,7 +44095,7 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_gfni512_gcm_r1_decrypt_data_top256
 .Laesgen_gfni512_gcm_r1_decrypt_data_spent_steady_256:
-	movq	2768(%rdi), %rax
+	movq	2776(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -44999,7 +45031,7 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vmovdqa64	%xmm10, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_decrypt_data_top256
 .Laesgen_gfni512_gcm_r1_decrypt_data_drain256:
 .Laesgen_gfni512_gcm_r1_decrypt_data_small256:
@@ -47578,14 +47610,16 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 .Laesgen_gfni512_gcm_r1_decrypt_data_top128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_r1_decrypt_data_drain128
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_gfni512_gcm_r1_decrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_gfni512_gcm_r1_decrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	2744(%rdi), %rax
+	cmpq	2752(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r1_decrypt_data_refresh_steady_128
-	cmpq	$256, 2776(%rdi)
+	cmpq	$256, 2784(%rdi)
 	jne	.Laesgen_gfni512_gcm_r1_decrypt_data_check_steady_128
 .Laesgen_gfni512_gcm_r1_decrypt_data_fast_steady_128:
 	shlq	$4, %r9
@@ -48192,23 +48226,23 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r1_decrypt_data_top128
 .Laesgen_gfni512_gcm_r1_decrypt_data_check_steady_128:
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	2776(%rdi), %r11
+	movq	2784(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_gfni512_gcm_r1_decrypt_data_outside_run_2
-	movq	$0xffff, 2784(%rdi)
+	movq	$0xffff, 2792(%rdi)
 	addq	$32, %rax
-	cmpq	2776(%rdi), %rax
+	cmpq	2784(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r1_decrypt_data_fast_steady_128
 .Laesgen_gfni512_gcm_r1_decrypt_data_outside_run_2:
-	cmpq	$0, 2784(%rdi)
+	cmpq	$0, 2792(%rdi)
 	je	.Laesgen_gfni512_gcm_r1_decrypt_data_spent_steady_128
-	subq	$1, 2784(%rdi)
+	subq	$1, 2792(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm10
@@ -48889,9 +48923,9 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpxorq	%zmm9, %zmm0, %zmm17
 	vmovdqa64	%xmm24, %xmm0
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
-	movq	2776(%rdi), %r10
+	movq	2784(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_gfni512_gcm_r1_decrypt_data_run_restart_2
 	addq	$32, %rax
@@ -48899,14 +48933,14 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_gfni512_gcm_r1_decrypt_data_run_grown_2
-	movq	$0, 2768(%rdi)
+	movq	$0, 2776(%rdi)
 	movq	$256, %r10
 .Laesgen_gfni512_gcm_r1_decrypt_data_run_grown_2:
-	movq	%r10, 2776(%rdi)
+	movq	%r10, 2784(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_decrypt_data_run_done_2
 .Laesgen_gfni512_gcm_r1_decrypt_data_run_restart_2:
-	movq	%r9, 2768(%rdi)
-	movq	$32, 2776(%rdi)
+	movq	%r9, 2776(%rdi)
+	movq	$32, 2784(%rdi)
 .Laesgen_gfni512_gcm_r1_decrypt_data_run_done_2:
 	vpxorq	(%rsi), %zmm10, %zmm10
 	vmovdqu64	%zmm10, (%rcx)
@@ -49603,7 +49637,7 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_gfni512_gcm_r1_decrypt_data_top128
 .Laesgen_gfni512_gcm_r1_decrypt_data_spent_steady_128:
-	movq	2768(%rdi), %rax
+	movq	2776(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -50311,7 +50345,7 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vmovdqa64	%xmm10, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_decrypt_data_top128
 .Laesgen_gfni512_gcm_r1_decrypt_data_drain128:
 .Laesgen_gfni512_gcm_r1_decrypt_data_small128:
@@ -52454,14 +52488,16 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 .Laesgen_gfni512_gcm_r1_decrypt_data_top192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_r1_decrypt_data_drain192
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_gfni512_gcm_r1_decrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_gfni512_gcm_r1_decrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	2744(%rdi), %rax
+	cmpq	2752(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r1_decrypt_data_refresh_steady_192
-	cmpq	$256, 2776(%rdi)
+	cmpq	$256, 2784(%rdi)
 	jne	.Laesgen_gfni512_gcm_r1_decrypt_data_check_steady_192
 .Laesgen_gfni512_gcm_r1_decrypt_data_fast_steady_192:
 	shlq	$4, %r9
@@ -53174,23 +53210,23 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r1_decrypt_data_top192
 .Laesgen_gfni512_gcm_r1_decrypt_data_check_steady_192:
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	2776(%rdi), %r11
+	movq	2784(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_gfni512_gcm_r1_decrypt_data_outside_run_3
-	movq	$0xffff, 2784(%rdi)
+	movq	$0xffff, 2792(%rdi)
 	addq	$32, %rax
-	cmpq	2776(%rdi), %rax
+	cmpq	2784(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r1_decrypt_data_fast_steady_192
 .Laesgen_gfni512_gcm_r1_decrypt_data_outside_run_3:
-	cmpq	$0, 2784(%rdi)
+	cmpq	$0, 2792(%rdi)
 	je	.Laesgen_gfni512_gcm_r1_decrypt_data_spent_steady_192
-	subq	$1, 2784(%rdi)
+	subq	$1, 2792(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni512_gcm_r1_decrypt_data_bswap512(%rip), %zmm1, %zmm10
@@ -53977,9 +54013,9 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vpxorq	%zmm9, %zmm0, %zmm17
 	vmovdqa64	%xmm25, %xmm0
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
-	movq	2776(%rdi), %r10
+	movq	2784(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_gfni512_gcm_r1_decrypt_data_run_restart_3
 	addq	$32, %rax
@@ -53987,14 +54023,14 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_gfni512_gcm_r1_decrypt_data_run_grown_3
-	movq	$0, 2768(%rdi)
+	movq	$0, 2776(%rdi)
 	movq	$256, %r10
 .Laesgen_gfni512_gcm_r1_decrypt_data_run_grown_3:
-	movq	%r10, 2776(%rdi)
+	movq	%r10, 2784(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_decrypt_data_run_done_3
 .Laesgen_gfni512_gcm_r1_decrypt_data_run_restart_3:
-	movq	%r9, 2768(%rdi)
-	movq	$32, 2776(%rdi)
+	movq	%r9, 2776(%rdi)
+	movq	$32, 2784(%rdi)
 .Laesgen_gfni512_gcm_r1_decrypt_data_run_done_3:
 	vpxorq	(%rsi), %zmm10, %zmm10
 	vmovdqu64	%zmm10, (%rcx)
@@ -54797,7 +54833,7 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_gfni512_gcm_r1_decrypt_data_top192
 .Laesgen_gfni512_gcm_r1_decrypt_data_spent_steady_192:
-	movq	2768(%rdi), %rax
+	movq	2776(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -55611,7 +55647,7 @@ aesgen_gfni512_gcm_r1_decrypt_data:
 	vmovdqa64	%xmm10, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r1_decrypt_data_top192
 .Laesgen_gfni512_gcm_r1_decrypt_data_drain192:
 .Laesgen_gfni512_gcm_r1_decrypt_data_small192:

@@ -739,7 +739,7 @@ aesgen_gfni512_gcm_r2_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_init_hash_key
 .Laesgen_gfni512_gcm_r2_init_hash_key:
-	movq	$1, 2760(%rdi)
+	movq	$1, 2768(%rdi)
 	vpxorq	%xmm0, %xmm0, %xmm0
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -3942,10 +3942,13 @@ aesgen_gfni512_gcm_r2_seal:
 	movq	%r8, 2720(%rbx)
 	movq	$0, 2728(%rbx)
 	movq	$1, 2736(%rbx)
+	movq	$0, 2744(%rbx)
 	vpshufb	.Laesgen_gfni512_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni512_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 2640(%rbx)
-	movq	$-1, 2744(%rbx)
+	movq	$-1, 2752(%rbx)
+	cmpq	$0, 2744(%rbx)
+	jne	.Laesgen_gfni512_gcm_r2_seal_same_table
 	vmovdqa64	%xmm0, 2704(%rbx)
 	movq	2704(%rbx), %rcx
 	bswapq	%rcx
@@ -3955,16 +3958,16 @@ aesgen_gfni512_gcm_r2_seal:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	2752(%rbx), %rdx
+	cmpq	2760(%rbx), %rdx
 	jne	.Laesgen_gfni512_gcm_r2_seal_restart
-	cmpq	2760(%rbx), %rax
+	cmpq	2768(%rbx), %rax
 	je	.Laesgen_gfni512_gcm_r2_seal_same_table
 .Laesgen_gfni512_gcm_r2_seal_restart:
-	movq	%rdx, 2752(%rbx)
-	movq	%rax, 2760(%rbx)
-	movq	$0, 2768(%rbx)
+	movq	%rdx, 2760(%rbx)
+	movq	%rax, 2768(%rbx)
 	movq	$0, 2776(%rbx)
-	movq	$1, 2784(%rbx)
+	movq	$0, 2784(%rbx)
+	movq	$1, 2792(%rbx)
 	jmp	.Laesgen_gfni512_gcm_r2_seal_same_table
 .Laesgen_gfni512_gcm_r2_seal_same_table:
 	movl	240(%rbx), %eax
@@ -3999,7 +4002,7 @@ aesgen_gfni512_gcm_r2_seal:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4138,7 +4141,7 @@ aesgen_gfni512_gcm_r2_seal:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4245,7 +4248,7 @@ aesgen_gfni512_gcm_r2_seal:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4388,8 +4391,10 @@ aesgen_gfni512_gcm_r2_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_gfni512_gcm_r2_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 2744(%rbx)
 	jmp	.Laesgen_gfni512_gcm_r2_seal_have_j0
 .Laesgen_gfni512_gcm_r2_seal_long_nonce:
+	movq	$1, 2744(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	2656(%rbx), %xmm0
@@ -4670,7 +4675,9 @@ aesgen_gfni512_gcm_r2_seal:
 	vpshufb	.Laesgen_gfni512_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni512_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 2640(%rbx)
-	movq	$-1, 2744(%rbx)
+	movq	$-1, 2752(%rbx)
+	cmpq	$0, 2744(%rbx)
+	jne	.Laesgen_gfni512_gcm_r2_seal_same_table_2
 	vmovdqa64	%xmm0, 2704(%rbx)
 	movq	2704(%rbx), %rdx
 	bswapq	%rdx
@@ -4680,16 +4687,16 @@ aesgen_gfni512_gcm_r2_seal:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	2752(%rbx), %rsi
+	cmpq	2760(%rbx), %rsi
 	jne	.Laesgen_gfni512_gcm_r2_seal_restart_2
-	cmpq	2760(%rbx), %rax
+	cmpq	2768(%rbx), %rax
 	je	.Laesgen_gfni512_gcm_r2_seal_same_table_2
 .Laesgen_gfni512_gcm_r2_seal_restart_2:
-	movq	%rsi, 2752(%rbx)
-	movq	%rax, 2760(%rbx)
-	movq	$0, 2768(%rbx)
+	movq	%rsi, 2760(%rbx)
+	movq	%rax, 2768(%rbx)
 	movq	$0, 2776(%rbx)
-	movq	$1, 2784(%rbx)
+	movq	$0, 2784(%rbx)
+	movq	$1, 2792(%rbx)
 	jmp	.Laesgen_gfni512_gcm_r2_seal_same_table_2
 .Laesgen_gfni512_gcm_r2_seal_same_table_2:
 	movl	240(%rbx), %eax
@@ -4724,7 +4731,7 @@ aesgen_gfni512_gcm_r2_seal:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4863,7 +4870,7 @@ aesgen_gfni512_gcm_r2_seal:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4970,7 +4977,7 @@ aesgen_gfni512_gcm_r2_seal:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -6983,10 +6990,13 @@ aesgen_gfni512_gcm_r2_open:
 	movq	%r8, 2720(%rbx)
 	movq	$0, 2728(%rbx)
 	movq	$1, 2736(%rbx)
+	movq	$0, 2744(%rbx)
 	vpshufb	.Laesgen_gfni512_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni512_gcm_r2_open_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 2640(%rbx)
-	movq	$-1, 2744(%rbx)
+	movq	$-1, 2752(%rbx)
+	cmpq	$0, 2744(%rbx)
+	jne	.Laesgen_gfni512_gcm_r2_open_same_table
 	vmovdqa64	%xmm0, 2704(%rbx)
 	movq	2704(%rbx), %rcx
 	bswapq	%rcx
@@ -6996,16 +7006,16 @@ aesgen_gfni512_gcm_r2_open:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	2752(%rbx), %rdx
+	cmpq	2760(%rbx), %rdx
 	jne	.Laesgen_gfni512_gcm_r2_open_restart
-	cmpq	2760(%rbx), %rax
+	cmpq	2768(%rbx), %rax
 	je	.Laesgen_gfni512_gcm_r2_open_same_table
 .Laesgen_gfni512_gcm_r2_open_restart:
-	movq	%rdx, 2752(%rbx)
-	movq	%rax, 2760(%rbx)
-	movq	$0, 2768(%rbx)
+	movq	%rdx, 2760(%rbx)
+	movq	%rax, 2768(%rbx)
 	movq	$0, 2776(%rbx)
-	movq	$1, 2784(%rbx)
+	movq	$0, 2784(%rbx)
+	movq	$1, 2792(%rbx)
 	jmp	.Laesgen_gfni512_gcm_r2_open_same_table
 .Laesgen_gfni512_gcm_r2_open_same_table:
 	movl	240(%rbx), %eax
@@ -7040,7 +7050,7 @@ aesgen_gfni512_gcm_r2_open:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -7179,7 +7189,7 @@ aesgen_gfni512_gcm_r2_open:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -7286,7 +7296,7 @@ aesgen_gfni512_gcm_r2_open:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -7429,8 +7439,10 @@ aesgen_gfni512_gcm_r2_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_gfni512_gcm_r2_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 2744(%rbx)
 	jmp	.Laesgen_gfni512_gcm_r2_open_have_j0
 .Laesgen_gfni512_gcm_r2_open_long_nonce:
+	movq	$1, 2744(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	2656(%rbx), %xmm0
@@ -7711,7 +7723,9 @@ aesgen_gfni512_gcm_r2_open:
 	vpshufb	.Laesgen_gfni512_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni512_gcm_r2_open_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 2640(%rbx)
-	movq	$-1, 2744(%rbx)
+	movq	$-1, 2752(%rbx)
+	cmpq	$0, 2744(%rbx)
+	jne	.Laesgen_gfni512_gcm_r2_open_same_table_2
 	vmovdqa64	%xmm0, 2704(%rbx)
 	movq	2704(%rbx), %rdx
 	bswapq	%rdx
@@ -7721,16 +7735,16 @@ aesgen_gfni512_gcm_r2_open:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	2752(%rbx), %rsi
+	cmpq	2760(%rbx), %rsi
 	jne	.Laesgen_gfni512_gcm_r2_open_restart_2
-	cmpq	2760(%rbx), %rax
+	cmpq	2768(%rbx), %rax
 	je	.Laesgen_gfni512_gcm_r2_open_same_table_2
 .Laesgen_gfni512_gcm_r2_open_restart_2:
-	movq	%rsi, 2752(%rbx)
-	movq	%rax, 2760(%rbx)
-	movq	$0, 2768(%rbx)
+	movq	%rsi, 2760(%rbx)
+	movq	%rax, 2768(%rbx)
 	movq	$0, 2776(%rbx)
-	movq	$1, 2784(%rbx)
+	movq	$0, 2784(%rbx)
+	movq	$1, 2792(%rbx)
 	jmp	.Laesgen_gfni512_gcm_r2_open_same_table_2
 .Laesgen_gfni512_gcm_r2_open_same_table_2:
 	movl	240(%rbx), %eax
@@ -7765,7 +7779,7 @@ aesgen_gfni512_gcm_r2_open:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -7904,7 +7918,7 @@ aesgen_gfni512_gcm_r2_open:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -8011,7 +8025,7 @@ aesgen_gfni512_gcm_r2_open:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -8562,8 +8576,10 @@ aesgen_gfni512_gcm_r2_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_gfni512_gcm_r2_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 2744(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_start_have_j0
 .Laesgen_gfni512_gcm_r2_start_long_nonce:
+	movq	$1, 2744(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	2656(%rdi), %xmm0
@@ -8844,7 +8860,9 @@ aesgen_gfni512_gcm_r2_start:
 	vpshufb	.Laesgen_gfni512_gcm_r2_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni512_gcm_r2_start_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 2640(%rdi)
-	movq	$-1, 2744(%rdi)
+	movq	$-1, 2752(%rdi)
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_gfni512_gcm_r2_start_same_table
 	vmovdqa64	%xmm0, 2704(%rdi)
 	movq	2704(%rdi), %rcx
 	bswapq	%rcx
@@ -8854,16 +8872,16 @@ aesgen_gfni512_gcm_r2_start:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	2752(%rdi), %rdx
+	cmpq	2760(%rdi), %rdx
 	jne	.Laesgen_gfni512_gcm_r2_start_restart
-	cmpq	2760(%rdi), %rax
+	cmpq	2768(%rdi), %rax
 	je	.Laesgen_gfni512_gcm_r2_start_same_table
 .Laesgen_gfni512_gcm_r2_start_restart:
-	movq	%rdx, 2752(%rdi)
-	movq	%rax, 2760(%rdi)
-	movq	$0, 2768(%rdi)
+	movq	%rdx, 2760(%rdi)
+	movq	%rax, 2768(%rdi)
 	movq	$0, 2776(%rdi)
-	movq	$1, 2784(%rdi)
+	movq	$0, 2784(%rdi)
+	movq	$1, 2792(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_start_same_table
 .Laesgen_gfni512_gcm_r2_start_same_table:
 	movl	240(%rdi), %eax
@@ -8898,7 +8916,7 @@ aesgen_gfni512_gcm_r2_start:
 	vmovdqa64	%xmm2, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -9037,7 +9055,7 @@ aesgen_gfni512_gcm_r2_start:
 	vmovdqa64	%xmm2, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -9144,7 +9162,7 @@ aesgen_gfni512_gcm_r2_start:
 	vmovdqa64	%xmm2, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -10046,14 +10064,16 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 .Laesgen_gfni512_gcm_r2_encrypt_data_first256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_r2_encrypt_data_first_done256
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_full_first_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_gfni512_gcm_r2_encrypt_data_full_first_256
 	shrq	$8, %rax
-	cmpq	2744(%rdi), %rax
+	cmpq	2752(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_refresh_first_256
-	cmpq	$256, 2776(%rdi)
+	cmpq	$256, 2784(%rdi)
 	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_check_first_256
 .Laesgen_gfni512_gcm_r2_encrypt_data_fast_first_256:
 	shlq	$4, %r9
@@ -10733,23 +10753,23 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_first_done256
 .Laesgen_gfni512_gcm_r2_encrypt_data_check_first_256:
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	2776(%rdi), %r11
+	movq	2784(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_gfni512_gcm_r2_encrypt_data_outside_run
-	movq	$0xffff, 2784(%rdi)
+	movq	$0xffff, 2792(%rdi)
 	addq	$32, %rax
-	cmpq	2776(%rdi), %rax
+	cmpq	2784(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r2_encrypt_data_fast_first_256
 .Laesgen_gfni512_gcm_r2_encrypt_data_outside_run:
-	cmpq	$0, 2784(%rdi)
+	cmpq	$0, 2792(%rdi)
 	je	.Laesgen_gfni512_gcm_r2_encrypt_data_full_first_256
-	subq	$1, 2784(%rdi)
+	subq	$1, 2792(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm10
@@ -11560,9 +11580,9 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm17, %zmm17
 	vpxorq	%zmm9, %zmm17, %zmm17
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
-	movq	2776(%rdi), %r10
+	movq	2784(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_gfni512_gcm_r2_encrypt_data_run_restart
 	addq	$32, %rax
@@ -11570,14 +11590,14 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_gfni512_gcm_r2_encrypt_data_run_grown
-	movq	$0, 2768(%rdi)
+	movq	$0, 2776(%rdi)
 	movq	$256, %r10
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_grown:
-	movq	%r10, 2776(%rdi)
+	movq	%r10, 2784(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_run_done
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_restart:
-	movq	%r9, 2768(%rdi)
-	movq	$32, 2776(%rdi)
+	movq	%r9, 2776(%rdi)
+	movq	$32, 2784(%rdi)
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_done:
 	vpxorq	(%rsi), %zmm10, %zmm10
 	vmovdqu64	%zmm10, (%rcx)
@@ -12430,20 +12450,22 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm10, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_first256
 .Laesgen_gfni512_gcm_r2_encrypt_data_first_done256:
 .Laesgen_gfni512_gcm_r2_encrypt_data_top256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_r2_encrypt_data_drain256
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_gfni512_gcm_r2_encrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	2744(%rdi), %rax
+	cmpq	2752(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_refresh_steady_256
-	cmpq	$256, 2776(%rdi)
+	cmpq	$256, 2784(%rdi)
 	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_check_steady_256
 .Laesgen_gfni512_gcm_r2_encrypt_data_fast_steady_256:
 	shlq	$4, %r9
@@ -13221,23 +13243,23 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_top256
 .Laesgen_gfni512_gcm_r2_encrypt_data_check_steady_256:
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	2776(%rdi), %r11
+	movq	2784(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_gfni512_gcm_r2_encrypt_data_outside_run_2
-	movq	$0xffff, 2784(%rdi)
+	movq	$0xffff, 2792(%rdi)
 	addq	$32, %rax
-	cmpq	2776(%rdi), %rax
+	cmpq	2784(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r2_encrypt_data_fast_steady_256
 .Laesgen_gfni512_gcm_r2_encrypt_data_outside_run_2:
-	cmpq	$0, 2784(%rdi)
+	cmpq	$0, 2792(%rdi)
 	je	.Laesgen_gfni512_gcm_r2_encrypt_data_spent_steady_256
-	subq	$1, 2784(%rdi)
+	subq	$1, 2792(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm10
@@ -14146,9 +14168,9 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpxorq	%zmm9, %zmm0, %zmm17
 	vmovdqa64	%xmm25, %xmm0
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
-	movq	2776(%rdi), %r10
+	movq	2784(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_gfni512_gcm_r2_encrypt_data_run_restart_2
 	addq	$32, %rax
@@ -14156,14 +14178,14 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_gfni512_gcm_r2_encrypt_data_run_grown_2
-	movq	$0, 2768(%rdi)
+	movq	$0, 2776(%rdi)
 	movq	$256, %r10
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_grown_2:
-	movq	%r10, 2776(%rdi)
+	movq	%r10, 2784(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_run_done_2
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_restart_2:
-	movq	%r9, 2768(%rdi)
-	movq	$32, 2776(%rdi)
+	movq	%r9, 2776(%rdi)
+	movq	$32, 2784(%rdi)
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_done_2:
 	vpxorq	(%rsi), %zmm10, %zmm10
 	vmovdqu64	%zmm10, (%rcx)
@@ -15088,7 +15110,7 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_top256
 .Laesgen_gfni512_gcm_r2_encrypt_data_spent_steady_256:
-	movq	2768(%rdi), %rax
+	movq	2776(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -16032,7 +16054,7 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm10, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_top256
 .Laesgen_gfni512_gcm_r2_encrypt_data_drain256:
 	testq	%rdx, %rdx
@@ -21588,14 +21610,16 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 .Laesgen_gfni512_gcm_r2_encrypt_data_first128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_r2_encrypt_data_first_done128
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_full_first_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_gfni512_gcm_r2_encrypt_data_full_first_128
 	shrq	$8, %rax
-	cmpq	2744(%rdi), %rax
+	cmpq	2752(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_refresh_first_128
-	cmpq	$256, 2776(%rdi)
+	cmpq	$256, 2784(%rdi)
 	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_check_first_128
 .Laesgen_gfni512_gcm_r2_encrypt_data_fast_first_128:
 	shlq	$4, %r9
@@ -22047,23 +22071,23 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_first_done128
 .Laesgen_gfni512_gcm_r2_encrypt_data_check_first_128:
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	2776(%rdi), %r11
+	movq	2784(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_gfni512_gcm_r2_encrypt_data_outside_run_3
-	movq	$0xffff, 2784(%rdi)
+	movq	$0xffff, 2792(%rdi)
 	addq	$32, %rax
-	cmpq	2776(%rdi), %rax
+	cmpq	2784(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r2_encrypt_data_fast_first_128
 .Laesgen_gfni512_gcm_r2_encrypt_data_outside_run_3:
-	cmpq	$0, 2784(%rdi)
+	cmpq	$0, 2792(%rdi)
 	je	.Laesgen_gfni512_gcm_r2_encrypt_data_full_first_128
-	subq	$1, 2784(%rdi)
+	subq	$1, 2792(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm10
@@ -22646,9 +22670,9 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm17, %zmm17
 	vpxorq	%zmm9, %zmm17, %zmm17
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
-	movq	2776(%rdi), %r10
+	movq	2784(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_gfni512_gcm_r2_encrypt_data_run_restart_3
 	addq	$32, %rax
@@ -22656,14 +22680,14 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_gfni512_gcm_r2_encrypt_data_run_grown_3
-	movq	$0, 2768(%rdi)
+	movq	$0, 2776(%rdi)
 	movq	$256, %r10
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_grown_3:
-	movq	%r10, 2776(%rdi)
+	movq	%r10, 2784(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_run_done_3
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_restart_3:
-	movq	%r9, 2768(%rdi)
-	movq	$32, 2776(%rdi)
+	movq	%r9, 2776(%rdi)
+	movq	$32, 2784(%rdi)
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_done_3:
 	vpxorq	(%rsi), %zmm10, %zmm10
 	vmovdqu64	%zmm10, (%rcx)
@@ -23288,20 +23312,22 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm10, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_first128
 .Laesgen_gfni512_gcm_r2_encrypt_data_first_done128:
 .Laesgen_gfni512_gcm_r2_encrypt_data_top128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_r2_encrypt_data_drain128
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_gfni512_gcm_r2_encrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	2744(%rdi), %rax
+	cmpq	2752(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_refresh_steady_128
-	cmpq	$256, 2776(%rdi)
+	cmpq	$256, 2784(%rdi)
 	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_check_steady_128
 .Laesgen_gfni512_gcm_r2_encrypt_data_fast_steady_128:
 	shlq	$4, %r9
@@ -23851,23 +23877,23 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_top128
 .Laesgen_gfni512_gcm_r2_encrypt_data_check_steady_128:
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	2776(%rdi), %r11
+	movq	2784(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_gfni512_gcm_r2_encrypt_data_outside_run_4
-	movq	$0xffff, 2784(%rdi)
+	movq	$0xffff, 2792(%rdi)
 	addq	$32, %rax
-	cmpq	2776(%rdi), %rax
+	cmpq	2784(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r2_encrypt_data_fast_steady_128
 .Laesgen_gfni512_gcm_r2_encrypt_data_outside_run_4:
-	cmpq	$0, 2784(%rdi)
+	cmpq	$0, 2792(%rdi)
 	je	.Laesgen_gfni512_gcm_r2_encrypt_data_spent_steady_128
-	subq	$1, 2784(%rdi)
+	subq	$1, 2792(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm10
@@ -24548,9 +24574,9 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpxorq	%zmm9, %zmm0, %zmm17
 	vmovdqa64	%xmm25, %xmm0
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
-	movq	2776(%rdi), %r10
+	movq	2784(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_gfni512_gcm_r2_encrypt_data_run_restart_4
 	addq	$32, %rax
@@ -24558,14 +24584,14 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_gfni512_gcm_r2_encrypt_data_run_grown_4
-	movq	$0, 2768(%rdi)
+	movq	$0, 2776(%rdi)
 	movq	$256, %r10
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_grown_4:
-	movq	%r10, 2776(%rdi)
+	movq	%r10, 2784(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_run_done_4
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_restart_4:
-	movq	%r9, 2768(%rdi)
-	movq	$32, 2776(%rdi)
+	movq	%r9, 2776(%rdi)
+	movq	$32, 2784(%rdi)
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_done_4:
 	vpxorq	(%rsi), %zmm10, %zmm10
 	vmovdqu64	%zmm10, (%rcx)
@@ -25262,7 +25288,7 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_top128
 .Laesgen_gfni512_gcm_r2_encrypt_data_spent_steady_128:
-	movq	2768(%rdi), %rax
+	movq	2776(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -25978,7 +26004,7 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm10, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_top128
 .Laesgen_gfni512_gcm_r2_encrypt_data_drain128:
 	testq	%rdx, %rdx
@@ -30662,14 +30688,16 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 .Laesgen_gfni512_gcm_r2_encrypt_data_first192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_r2_encrypt_data_first_done192
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_full_first_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_gfni512_gcm_r2_encrypt_data_full_first_192
 	shrq	$8, %rax
-	cmpq	2744(%rdi), %rax
+	cmpq	2752(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_refresh_first_192
-	cmpq	$256, 2776(%rdi)
+	cmpq	$256, 2784(%rdi)
 	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_check_first_192
 .Laesgen_gfni512_gcm_r2_encrypt_data_fast_first_192:
 	shlq	$4, %r9
@@ -31227,23 +31255,23 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_first_done192
 .Laesgen_gfni512_gcm_r2_encrypt_data_check_first_192:
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	2776(%rdi), %r11
+	movq	2784(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_gfni512_gcm_r2_encrypt_data_outside_run_5
-	movq	$0xffff, 2784(%rdi)
+	movq	$0xffff, 2792(%rdi)
 	addq	$32, %rax
-	cmpq	2776(%rdi), %rax
+	cmpq	2784(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r2_encrypt_data_fast_first_192
 .Laesgen_gfni512_gcm_r2_encrypt_data_outside_run_5:
-	cmpq	$0, 2784(%rdi)
+	cmpq	$0, 2792(%rdi)
 	je	.Laesgen_gfni512_gcm_r2_encrypt_data_full_first_192
-	subq	$1, 2784(%rdi)
+	subq	$1, 2792(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm10
@@ -31932,9 +31960,9 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni512_gcm_r2_encrypt_data_gfni_sbox512(%rip), %zmm17, %zmm17
 	vpxorq	%zmm9, %zmm17, %zmm17
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
-	movq	2776(%rdi), %r10
+	movq	2784(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_gfni512_gcm_r2_encrypt_data_run_restart_5
 	addq	$32, %rax
@@ -31942,14 +31970,14 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_gfni512_gcm_r2_encrypt_data_run_grown_5
-	movq	$0, 2768(%rdi)
+	movq	$0, 2776(%rdi)
 	movq	$256, %r10
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_grown_5:
-	movq	%r10, 2776(%rdi)
+	movq	%r10, 2784(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_run_done_5
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_restart_5:
-	movq	%r9, 2768(%rdi)
-	movq	$32, 2776(%rdi)
+	movq	%r9, 2776(%rdi)
+	movq	$32, 2784(%rdi)
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_done_5:
 	vpxorq	(%rsi), %zmm10, %zmm10
 	vmovdqu64	%zmm10, (%rcx)
@@ -32680,20 +32708,22 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm10, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_first192
 .Laesgen_gfni512_gcm_r2_encrypt_data_first_done192:
 .Laesgen_gfni512_gcm_r2_encrypt_data_top192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_r2_encrypt_data_drain192
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_gfni512_gcm_r2_encrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	2744(%rdi), %rax
+	cmpq	2752(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_refresh_steady_192
-	cmpq	$256, 2776(%rdi)
+	cmpq	$256, 2784(%rdi)
 	jne	.Laesgen_gfni512_gcm_r2_encrypt_data_check_steady_192
 .Laesgen_gfni512_gcm_r2_encrypt_data_fast_steady_192:
 	shlq	$4, %r9
@@ -33349,23 +33379,23 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_top192
 .Laesgen_gfni512_gcm_r2_encrypt_data_check_steady_192:
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	2776(%rdi), %r11
+	movq	2784(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_gfni512_gcm_r2_encrypt_data_outside_run_6
-	movq	$0xffff, 2784(%rdi)
+	movq	$0xffff, 2792(%rdi)
 	addq	$32, %rax
-	cmpq	2776(%rdi), %rax
+	cmpq	2784(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r2_encrypt_data_fast_steady_192
 .Laesgen_gfni512_gcm_r2_encrypt_data_outside_run_6:
-	cmpq	$0, 2784(%rdi)
+	cmpq	$0, 2792(%rdi)
 	je	.Laesgen_gfni512_gcm_r2_encrypt_data_spent_steady_192
-	subq	$1, 2784(%rdi)
+	subq	$1, 2792(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm10
@@ -34152,9 +34182,9 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vpxorq	%zmm9, %zmm0, %zmm17
 	vmovdqa64	%xmm25, %xmm0
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
-	movq	2776(%rdi), %r10
+	movq	2784(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_gfni512_gcm_r2_encrypt_data_run_restart_6
 	addq	$32, %rax
@@ -34162,14 +34192,14 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_gfni512_gcm_r2_encrypt_data_run_grown_6
-	movq	$0, 2768(%rdi)
+	movq	$0, 2776(%rdi)
 	movq	$256, %r10
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_grown_6:
-	movq	%r10, 2776(%rdi)
+	movq	%r10, 2784(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_run_done_6
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_restart_6:
-	movq	%r9, 2768(%rdi)
-	movq	$32, 2776(%rdi)
+	movq	%r9, 2776(%rdi)
+	movq	$32, 2784(%rdi)
 .Laesgen_gfni512_gcm_r2_encrypt_data_run_done_6:
 	vpxorq	(%rsi), %zmm10, %zmm10
 	vmovdqu64	%zmm10, (%rcx)
@@ -34972,7 +35002,7 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_top192
 .Laesgen_gfni512_gcm_r2_encrypt_data_spent_steady_192:
-	movq	2768(%rdi), %rax
+	movq	2776(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -35794,7 +35824,7 @@ aesgen_gfni512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm10, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_encrypt_data_top192
 .Laesgen_gfni512_gcm_r2_encrypt_data_drain192:
 	testq	%rdx, %rdx
@@ -41186,14 +41216,16 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 .Laesgen_gfni512_gcm_r2_decrypt_data_top256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_r2_decrypt_data_drain256
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_gfni512_gcm_r2_decrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_gfni512_gcm_r2_decrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	2744(%rdi), %rax
+	cmpq	2752(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r2_decrypt_data_refresh_steady_256
-	cmpq	$256, 2776(%rdi)
+	cmpq	$256, 2784(%rdi)
 	jne	.Laesgen_gfni512_gcm_r2_decrypt_data_check_steady_256
 .Laesgen_gfni512_gcm_r2_decrypt_data_fast_steady_256:
 	shlq	$4, %r9
@@ -41971,23 +42003,23 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r2_decrypt_data_top256
 .Laesgen_gfni512_gcm_r2_decrypt_data_check_steady_256:
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	2776(%rdi), %r11
+	movq	2784(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_gfni512_gcm_r2_decrypt_data_outside_run
-	movq	$0xffff, 2784(%rdi)
+	movq	$0xffff, 2792(%rdi)
 	addq	$32, %rax
-	cmpq	2776(%rdi), %rax
+	cmpq	2784(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r2_decrypt_data_fast_steady_256
 .Laesgen_gfni512_gcm_r2_decrypt_data_outside_run:
-	cmpq	$0, 2784(%rdi)
+	cmpq	$0, 2792(%rdi)
 	je	.Laesgen_gfni512_gcm_r2_decrypt_data_spent_steady_256
-	subq	$1, 2784(%rdi)
+	subq	$1, 2792(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm10
@@ -42896,9 +42928,9 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpxorq	%zmm9, %zmm0, %zmm17
 	vmovdqa64	%xmm25, %xmm0
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
-	movq	2776(%rdi), %r10
+	movq	2784(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_gfni512_gcm_r2_decrypt_data_run_restart
 	addq	$32, %rax
@@ -42906,14 +42938,14 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_gfni512_gcm_r2_decrypt_data_run_grown
-	movq	$0, 2768(%rdi)
+	movq	$0, 2776(%rdi)
 	movq	$256, %r10
 .Laesgen_gfni512_gcm_r2_decrypt_data_run_grown:
-	movq	%r10, 2776(%rdi)
+	movq	%r10, 2784(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_decrypt_data_run_done
 .Laesgen_gfni512_gcm_r2_decrypt_data_run_restart:
-	movq	%r9, 2768(%rdi)
-	movq	$32, 2776(%rdi)
+	movq	%r9, 2776(%rdi)
+	movq	$32, 2784(%rdi)
 .Laesgen_gfni512_gcm_r2_decrypt_data_run_done:
 	vpxorq	(%rsi), %zmm10, %zmm10
 	vmovdqu64	%zmm10, (%rcx)
@@ -43838,7 +43870,7 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_gfni512_gcm_r2_decrypt_data_top256
 .Laesgen_gfni512_gcm_r2_decrypt_data_spent_steady_256:
-	movq	2768(%rdi), %rax
+	movq	2776(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -44782,7 +44814,7 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vmovdqa64	%xmm10, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_decrypt_data_top256
 .Laesgen_gfni512_gcm_r2_decrypt_data_drain256:
 .Laesgen_gfni512_gcm_r2_decrypt_data_small256:
@@ -47361,14 +47393,16 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 .Laesgen_gfni512_gcm_r2_decrypt_data_top128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_r2_decrypt_data_drain128
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_gfni512_gcm_r2_decrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_gfni512_gcm_r2_decrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	2744(%rdi), %rax
+	cmpq	2752(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r2_decrypt_data_refresh_steady_128
-	cmpq	$256, 2776(%rdi)
+	cmpq	$256, 2784(%rdi)
 	jne	.Laesgen_gfni512_gcm_r2_decrypt_data_check_steady_128
 .Laesgen_gfni512_gcm_r2_decrypt_data_fast_steady_128:
 	shlq	$4, %r9
@@ -47918,23 +47952,23 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r2_decrypt_data_top128
 .Laesgen_gfni512_gcm_r2_decrypt_data_check_steady_128:
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	2776(%rdi), %r11
+	movq	2784(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_gfni512_gcm_r2_decrypt_data_outside_run_2
-	movq	$0xffff, 2784(%rdi)
+	movq	$0xffff, 2792(%rdi)
 	addq	$32, %rax
-	cmpq	2776(%rdi), %rax
+	cmpq	2784(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r2_decrypt_data_fast_steady_128
 .Laesgen_gfni512_gcm_r2_decrypt_data_outside_run_2:
-	cmpq	$0, 2784(%rdi)
+	cmpq	$0, 2792(%rdi)
 	je	.Laesgen_gfni512_gcm_r2_decrypt_data_spent_steady_128
-	subq	$1, 2784(%rdi)
+	subq	$1, 2792(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm10
@@ -48615,9 +48649,9 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpxorq	%zmm9, %zmm0, %zmm17
 	vmovdqa64	%xmm25, %xmm0
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
-	movq	2776(%rdi), %r10
+	movq	2784(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_gfni512_gcm_r2_decrypt_data_run_restart_2
 	addq	$32, %rax
@@ -48625,14 +48659,14 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_gfni512_gcm_r2_decrypt_data_run_grown_2
-	movq	$0, 2768(%rdi)
+	movq	$0, 2776(%rdi)
 	movq	$256, %r10
 .Laesgen_gfni512_gcm_r2_decrypt_data_run_grown_2:
-	movq	%r10, 2776(%rdi)
+	movq	%r10, 2784(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_decrypt_data_run_done_2
 .Laesgen_gfni512_gcm_r2_decrypt_data_run_restart_2:
-	movq	%r9, 2768(%rdi)
-	movq	$32, 2776(%rdi)
+	movq	%r9, 2776(%rdi)
+	movq	$32, 2784(%rdi)
 .Laesgen_gfni512_gcm_r2_decrypt_data_run_done_2:
 	vpxorq	(%rsi), %zmm10, %zmm10
 	vmovdqu64	%zmm10, (%rcx)
@@ -49329,7 +49363,7 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_gfni512_gcm_r2_decrypt_data_top128
 .Laesgen_gfni512_gcm_r2_decrypt_data_spent_steady_128:
-	movq	2768(%rdi), %rax
+	movq	2776(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -50045,7 +50079,7 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vmovdqa64	%xmm10, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_decrypt_data_top128
 .Laesgen_gfni512_gcm_r2_decrypt_data_drain128:
 .Laesgen_gfni512_gcm_r2_decrypt_data_small128:
@@ -52188,14 +52222,16 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 .Laesgen_gfni512_gcm_r2_decrypt_data_top192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_gfni512_gcm_r2_decrypt_data_drain192
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_gfni512_gcm_r2_decrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_gfni512_gcm_r2_decrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	2744(%rdi), %rax
+	cmpq	2752(%rdi), %rax
 	jne	.Laesgen_gfni512_gcm_r2_decrypt_data_refresh_steady_192
-	cmpq	$256, 2776(%rdi)
+	cmpq	$256, 2784(%rdi)
 	jne	.Laesgen_gfni512_gcm_r2_decrypt_data_check_steady_192
 .Laesgen_gfni512_gcm_r2_decrypt_data_fast_steady_192:
 	shlq	$4, %r9
@@ -52851,23 +52887,23 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	jmp	.Laesgen_gfni512_gcm_r2_decrypt_data_top192
 .Laesgen_gfni512_gcm_r2_decrypt_data_check_steady_192:
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	2776(%rdi), %r11
+	movq	2784(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_gfni512_gcm_r2_decrypt_data_outside_run_3
-	movq	$0xffff, 2784(%rdi)
+	movq	$0xffff, 2792(%rdi)
 	addq	$32, %rax
-	cmpq	2776(%rdi), %rax
+	cmpq	2784(%rdi), %rax
 	jbe	.Laesgen_gfni512_gcm_r2_decrypt_data_fast_steady_192
 .Laesgen_gfni512_gcm_r2_decrypt_data_outside_run_3:
-	cmpq	$0, 2784(%rdi)
+	cmpq	$0, 2792(%rdi)
 	je	.Laesgen_gfni512_gcm_r2_decrypt_data_spent_steady_192
-	subq	$1, 2784(%rdi)
+	subq	$1, 2792(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni512_gcm_r2_decrypt_data_bswap512(%rip), %zmm1, %zmm10
@@ -53654,9 +53690,9 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vpxorq	%zmm9, %zmm0, %zmm17
 	vmovdqa64	%xmm25, %xmm0
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
-	movq	2776(%rdi), %r10
+	movq	2784(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_gfni512_gcm_r2_decrypt_data_run_restart_3
 	addq	$32, %rax
@@ -53664,14 +53700,14 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_gfni512_gcm_r2_decrypt_data_run_grown_3
-	movq	$0, 2768(%rdi)
+	movq	$0, 2776(%rdi)
 	movq	$256, %r10
 .Laesgen_gfni512_gcm_r2_decrypt_data_run_grown_3:
-	movq	%r10, 2776(%rdi)
+	movq	%r10, 2784(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_decrypt_data_run_done_3
 .Laesgen_gfni512_gcm_r2_decrypt_data_run_restart_3:
-	movq	%r9, 2768(%rdi)
-	movq	$32, 2776(%rdi)
+	movq	%r9, 2776(%rdi)
+	movq	$32, 2784(%rdi)
 .Laesgen_gfni512_gcm_r2_decrypt_data_run_done_3:
 	vpxorq	(%rsi), %zmm10, %zmm10
 	vmovdqu64	%zmm10, (%rcx)
@@ -54474,7 +54510,7 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_gfni512_gcm_r2_decrypt_data_top192
 .Laesgen_gfni512_gcm_r2_decrypt_data_spent_steady_192:
-	movq	2768(%rdi), %rax
+	movq	2776(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -55296,7 +55332,7 @@ aesgen_gfni512_gcm_r2_decrypt_data:
 	vmovdqa64	%xmm10, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	jmp	.Laesgen_gfni512_gcm_r2_decrypt_data_top192
 .Laesgen_gfni512_gcm_r2_decrypt_data_drain192:
 .Laesgen_gfni512_gcm_r2_decrypt_data_small192:

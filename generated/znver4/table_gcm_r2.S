@@ -1130,7 +1130,7 @@ aesgen_table_gcm_r2_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_table_gcm_r2_init_hash_key
 .Laesgen_table_gcm_r2_init_hash_key:
-	movq	$1, 8584(%rdi)
+	movq	$1, 8592(%rdi)
 	pxor	%xmm0, %xmm0
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -3481,8 +3481,10 @@ aesgen_table_gcm_r2_seal:
 	movq	%rsi, %xmm1
 	punpcklqdq	%xmm1, %xmm0
 	por	.Laesgen_table_gcm_r2_seal_short_counter1(%rip), %xmm0
+	movq	$0, 8568(%rbx)
 	jmp	.Laesgen_table_gcm_r2_seal_have_j0
 .Laesgen_table_gcm_r2_seal_long_nonce:
+	movq	$1, 8568(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	movdqa	8480(%rbx), %xmm0
@@ -4008,7 +4010,9 @@ aesgen_table_gcm_r2_seal:
 	pshufb	.Laesgen_table_gcm_r2_seal_bswap128(%rip), %xmm1
 	paddd	.Laesgen_table_gcm_r2_seal_one(%rip), %xmm1
 	movdqa	%xmm1, 8464(%rbx)
-	movq	$-1, 8568(%rbx)
+	movq	$-1, 8576(%rbx)
+	cmpq	$0, 8568(%rbx)
+	jne	.Laesgen_table_gcm_r2_seal_same_table
 	movdqa	%xmm0, 8528(%rbx)
 	movq	8528(%rbx), %rsi
 	bswapq	%rsi
@@ -4018,16 +4022,16 @@ aesgen_table_gcm_r2_seal:
 	andq	%rdx, %rdi
 	movabsq	$0xff00000000ff0000, %rdx
 	andq	%rsi, %rdx
-	cmpq	8576(%rbx), %rdi
+	cmpq	8584(%rbx), %rdi
 	jne	.Laesgen_table_gcm_r2_seal_restart
-	cmpq	8584(%rbx), %rdx
+	cmpq	8592(%rbx), %rdx
 	je	.Laesgen_table_gcm_r2_seal_same_table
 .Laesgen_table_gcm_r2_seal_restart:
-	movq	%rdi, 8576(%rbx)
-	movq	%rdx, 8584(%rbx)
-	movq	$0, 8592(%rbx)
+	movq	%rdi, 8584(%rbx)
+	movq	%rdx, 8592(%rbx)
 	movq	$0, 8600(%rbx)
-	movq	$1, 8608(%rbx)
+	movq	$0, 8608(%rbx)
+	movq	$1, 8616(%rbx)
 	jmp	.Laesgen_table_gcm_r2_seal_same_table
 .Laesgen_table_gcm_r2_seal_same_table:
 	movl	240(%rbx), %edx
@@ -4146,7 +4150,7 @@ aesgen_table_gcm_r2_seal:
 	movdqa	%xmm2, 8624(%rbx)
 	movd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 8568(%rbx)
+	movq	%rdx, 8576(%rbx)
 	leaq	.Laesgen_table_gcm_r2_seal_tables(%rip), %rdx
 	movq	%xmm0, %rsi
 	pextrq	$1, %xmm0, %rdi
@@ -4891,7 +4895,7 @@ aesgen_table_gcm_r2_seal:
 	movdqa	%xmm2, 8624(%rbx)
 	movd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 8568(%rbx)
+	movq	%rdx, 8576(%rbx)
 	leaq	.Laesgen_table_gcm_r2_seal_tables(%rip), %rdx
 	movq	%xmm0, %rsi
 	pextrq	$1, %xmm0, %rdi
@@ -5460,7 +5464,7 @@ aesgen_table_gcm_r2_seal:
 	movdqa	%xmm2, 8624(%rbx)
 	movd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 8568(%rbx)
+	movq	%rdx, 8576(%rbx)
 	leaq	.Laesgen_table_gcm_r2_seal_tables(%rip), %rdx
 	movq	%xmm0, %rsi
 	pextrq	$1, %xmm0, %rdi
@@ -7328,8 +7332,10 @@ aesgen_table_gcm_r2_open:
 	movq	%rsi, %xmm1
 	punpcklqdq	%xmm1, %xmm0
 	por	.Laesgen_table_gcm_r2_open_short_counter1(%rip), %xmm0
+	movq	$0, 8568(%rbx)
 	jmp	.Laesgen_table_gcm_r2_open_have_j0
 .Laesgen_table_gcm_r2_open_long_nonce:
+	movq	$1, 8568(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	movdqa	8480(%rbx), %xmm0
@@ -7855,7 +7861,9 @@ aesgen_table_gcm_r2_open:
 	pshufb	.Laesgen_table_gcm_r2_open_bswap128(%rip), %xmm1
 	paddd	.Laesgen_table_gcm_r2_open_one(%rip), %xmm1
 	movdqa	%xmm1, 8464(%rbx)
-	movq	$-1, 8568(%rbx)
+	movq	$-1, 8576(%rbx)
+	cmpq	$0, 8568(%rbx)
+	jne	.Laesgen_table_gcm_r2_open_same_table
 	movdqa	%xmm0, 8528(%rbx)
 	movq	8528(%rbx), %rsi
 	bswapq	%rsi
@@ -7865,16 +7873,16 @@ aesgen_table_gcm_r2_open:
 	andq	%rdx, %rdi
 	movabsq	$0xff00000000ff0000, %rdx
 	andq	%rsi, %rdx
-	cmpq	8576(%rbx), %rdi
+	cmpq	8584(%rbx), %rdi
 	jne	.Laesgen_table_gcm_r2_open_restart
-	cmpq	8584(%rbx), %rdx
+	cmpq	8592(%rbx), %rdx
 	je	.Laesgen_table_gcm_r2_open_same_table
 .Laesgen_table_gcm_r2_open_restart:
-	movq	%rdi, 8576(%rbx)
-	movq	%rdx, 8584(%rbx)
-	movq	$0, 8592(%rbx)
+	movq	%rdi, 8584(%rbx)
+	movq	%rdx, 8592(%rbx)
 	movq	$0, 8600(%rbx)
-	movq	$1, 8608(%rbx)
+	movq	$0, 8608(%rbx)
+	movq	$1, 8616(%rbx)
 	jmp	.Laesgen_table_gcm_r2_open_same_table
 .Laesgen_table_gcm_r2_open_same_table:
 	movl	240(%rbx), %edx
@@ -7993,7 +8001,7 @@ aesgen_table_gcm_r2_open:
 	movdqa	%xmm2, 8624(%rbx)
 	movd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 8568(%rbx)
+	movq	%rdx, 8576(%rbx)
 	leaq	.Laesgen_table_gcm_r2_open_tables(%rip), %rdx
 	movq	%xmm0, %rsi
 	pextrq	$1, %xmm0, %rdi
@@ -8738,7 +8746,7 @@ aesgen_table_gcm_r2_open:
 	movdqa	%xmm2, 8624(%rbx)
 	movd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 8568(%rbx)
+	movq	%rdx, 8576(%rbx)
 	leaq	.Laesgen_table_gcm_r2_open_tables(%rip), %rdx
 	movq	%xmm0, %rsi
 	pextrq	$1, %xmm0, %rdi
@@ -9307,7 +9315,7 @@ aesgen_table_gcm_r2_open:
 	movdqa	%xmm2, 8624(%rbx)
 	movd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 8568(%rbx)
+	movq	%rdx, 8576(%rbx)
 	leaq	.Laesgen_table_gcm_r2_open_tables(%rip), %rdx
 	movq	%xmm0, %rsi
 	pextrq	$1, %xmm0, %rdi
@@ -11205,8 +11213,10 @@ aesgen_table_gcm_r2_start:
 	movq	%rdx, %xmm1
 	punpcklqdq	%xmm1, %xmm0
 	por	.Laesgen_table_gcm_r2_start_short_counter1(%rip), %xmm0
+	movq	$0, 8568(%rdi)
 	jmp	.Laesgen_table_gcm_r2_start_have_j0
 .Laesgen_table_gcm_r2_start_long_nonce:
+	movq	$1, 8568(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	movdqa	8480(%rdi), %xmm0
@@ -11732,7 +11742,9 @@ aesgen_table_gcm_r2_start:
 	pshufb	.Laesgen_table_gcm_r2_start_bswap128(%rip), %xmm1
 	paddd	.Laesgen_table_gcm_r2_start_one(%rip), %xmm1
 	movdqa	%xmm1, 8464(%rdi)
-	movq	$-1, 8568(%rdi)
+	movq	$-1, 8576(%rdi)
+	cmpq	$0, 8568(%rdi)
+	jne	.Laesgen_table_gcm_r2_start_same_table
 	movdqa	%xmm0, 8528(%rdi)
 	movq	8528(%rdi), %rcx
 	bswapq	%rcx
@@ -11742,16 +11754,16 @@ aesgen_table_gcm_r2_start:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	8576(%rdi), %rdx
+	cmpq	8584(%rdi), %rdx
 	jne	.Laesgen_table_gcm_r2_start_restart
-	cmpq	8584(%rdi), %rax
+	cmpq	8592(%rdi), %rax
 	je	.Laesgen_table_gcm_r2_start_same_table
 .Laesgen_table_gcm_r2_start_restart:
-	movq	%rdx, 8576(%rdi)
-	movq	%rax, 8584(%rdi)
-	movq	$0, 8592(%rdi)
+	movq	%rdx, 8584(%rdi)
+	movq	%rax, 8592(%rdi)
 	movq	$0, 8600(%rdi)
-	movq	$1, 8608(%rdi)
+	movq	$0, 8608(%rdi)
+	movq	$1, 8616(%rdi)
 	jmp	.Laesgen_table_gcm_r2_start_same_table
 .Laesgen_table_gcm_r2_start_same_table:
 	movl	240(%rdi), %eax
@@ -11870,7 +11882,7 @@ aesgen_table_gcm_r2_start:
 	movdqa	%xmm2, 8624(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8568(%rdi)
+	movq	%rax, 8576(%rdi)
 	leaq	.Laesgen_table_gcm_r2_start_tables(%rip), %rax
 	movq	%xmm0, %rcx
 	pextrq	$1, %xmm0, %rdx
@@ -12615,7 +12627,7 @@ aesgen_table_gcm_r2_start:
 	movdqa	%xmm2, 8624(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8568(%rdi)
+	movq	%rax, 8576(%rdi)
 	leaq	.Laesgen_table_gcm_r2_start_tables(%rip), %rax
 	movq	%xmm0, %rcx
 	pextrq	$1, %xmm0, %rdx
@@ -13184,7 +13196,7 @@ aesgen_table_gcm_r2_start:
 	movdqa	%xmm2, 8624(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8568(%rdi)
+	movq	%rax, 8576(%rdi)
 	leaq	.Laesgen_table_gcm_r2_start_tables(%rip), %rax
 	movq	%xmm0, %rcx
 	pextrq	$1, %xmm0, %rdx
@@ -15833,14 +15845,16 @@ aesgen_table_gcm_r2_encrypt_data:
 .Laesgen_table_gcm_r2_encrypt_data_first256:
 	cmpq	$16, %rdx
 	jb	.Laesgen_table_gcm_r2_encrypt_data_first_done256
+	cmpq	$0, 8568(%rdi)
+	jne	.Laesgen_table_gcm_r2_encrypt_data_full_first_256
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$255, %r8
 	ja	.Laesgen_table_gcm_r2_encrypt_data_full_first_256
 	shrq	$8, %rax
-	cmpq	8568(%rdi), %rax
+	cmpq	8576(%rdi), %rax
 	jne	.Laesgen_table_gcm_r2_encrypt_data_refresh_first_256
-	cmpq	$256, 8600(%rdi)
+	cmpq	$256, 8608(%rdi)
 	jne	.Laesgen_table_gcm_r2_encrypt_data_check_first_256
 .Laesgen_table_gcm_r2_encrypt_data_fast_first_256:
 	shlq	$4, %r8
@@ -16398,23 +16412,23 @@ aesgen_table_gcm_r2_encrypt_data:
 	jmp	.Laesgen_table_gcm_r2_encrypt_data_first_done256
 .Laesgen_table_gcm_r2_encrypt_data_check_first_256:
 	movq	%r8, %rax
-	subq	8592(%rdi), %rax
+	subq	8600(%rdi), %rax
 	andq	$255, %rax
 	leaq	1(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8600(%rdi), %r10
+	movq	8608(%rdi), %r10
 	addq	$0, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_table_gcm_r2_encrypt_data_outside_run
-	movq	$0xffff, 8608(%rdi)
+	movq	$0xffff, 8616(%rdi)
 	addq	$1, %rax
-	cmpq	8600(%rdi), %rax
+	cmpq	8608(%rdi), %rax
 	jbe	.Laesgen_table_gcm_r2_encrypt_data_fast_first_256
 .Laesgen_table_gcm_r2_encrypt_data_outside_run:
-	cmpq	$0, 8608(%rdi)
+	cmpq	$0, 8616(%rdi)
 	je	.Laesgen_table_gcm_r2_encrypt_data_full_first_256
-	subq	$1, 8608(%rdi)
+	subq	$1, 8616(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqa	%xmm1, %xmm2
@@ -17070,9 +17084,9 @@ aesgen_table_gcm_r2_encrypt_data:
 	movq	%rbp, %xmm3
 	punpcklqdq	%xmm3, %xmm2
 	movq	%r8, %rax
-	subq	8592(%rdi), %rax
+	subq	8600(%rdi), %rax
 	andq	$255, %rax
-	movq	8600(%rdi), %r9
+	movq	8608(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_table_gcm_r2_encrypt_data_run_restart
 	addq	$1, %rax
@@ -17080,14 +17094,14 @@ aesgen_table_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_table_gcm_r2_encrypt_data_run_grown
-	movq	$0, 8592(%rdi)
+	movq	$0, 8600(%rdi)
 	movq	$256, %r9
 .Laesgen_table_gcm_r2_encrypt_data_run_grown:
-	movq	%r9, 8600(%rdi)
+	movq	%r9, 8608(%rdi)
 	jmp	.Laesgen_table_gcm_r2_encrypt_data_run_done
 .Laesgen_table_gcm_r2_encrypt_data_run_restart:
-	movq	%r8, 8592(%rdi)
-	movq	$1, 8600(%rdi)
+	movq	%r8, 8600(%rdi)
+	movq	$1, 8608(%rdi)
 .Laesgen_table_gcm_r2_encrypt_data_run_done:
 	movdqu	(%rsi), %xmm3
 	pxor	%xmm3, %xmm2
@@ -17850,20 +17864,22 @@ aesgen_table_gcm_r2_encrypt_data:
 	movdqa	%xmm2, 8624(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8568(%rdi)
+	movq	%rax, 8576(%rdi)
 	jmp	.Laesgen_table_gcm_r2_encrypt_data_first256
 .Laesgen_table_gcm_r2_encrypt_data_first_done256:
 .Laesgen_table_gcm_r2_encrypt_data_top256:
 	cmpq	$16, %rdx
 	jb	.Laesgen_table_gcm_r2_encrypt_data_drain256
+	cmpq	$0, 8568(%rdi)
+	jne	.Laesgen_table_gcm_r2_encrypt_data_full_steady_256
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$255, %r8
 	ja	.Laesgen_table_gcm_r2_encrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	8568(%rdi), %rax
+	cmpq	8576(%rdi), %rax
 	jne	.Laesgen_table_gcm_r2_encrypt_data_refresh_steady_256
-	cmpq	$256, 8600(%rdi)
+	cmpq	$256, 8608(%rdi)
 	jne	.Laesgen_table_gcm_r2_encrypt_data_check_steady_256
 .Laesgen_table_gcm_r2_encrypt_data_fast_steady_256:
 	shlq	$4, %r8
@@ -18526,23 +18542,23 @@ aesgen_table_gcm_r2_encrypt_data:
 	jmp	.Laesgen_table_gcm_r2_encrypt_data_top256
 .Laesgen_table_gcm_r2_encrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	8592(%rdi), %rax
+	subq	8600(%rdi), %rax
 	andq	$255, %rax
 	leaq	1(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8600(%rdi), %r10
+	movq	8608(%rdi), %r10
 	addq	$0, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_table_gcm_r2_encrypt_data_outside_run_2
-	movq	$0xffff, 8608(%rdi)
+	movq	$0xffff, 8616(%rdi)
 	addq	$1, %rax
-	cmpq	8600(%rdi), %rax
+	cmpq	8608(%rdi), %rax
 	jbe	.Laesgen_table_gcm_r2_encrypt_data_fast_steady_256
 .Laesgen_table_gcm_r2_encrypt_data_outside_run_2:
-	cmpq	$0, 8608(%rdi)
+	cmpq	$0, 8616(%rdi)
 	je	.Laesgen_table_gcm_r2_encrypt_data_spent_steady_256
-	subq	$1, 8608(%rdi)
+	subq	$1, 8616(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqa	%xmm1, %xmm2
@@ -19303,9 +19319,9 @@ aesgen_table_gcm_r2_encrypt_data:
 	pxor	%xmm5, %xmm3
 	pxor	%xmm3, %xmm0
 	movq	%r8, %rax
-	subq	8592(%rdi), %rax
+	subq	8600(%rdi), %rax
 	andq	$255, %rax
-	movq	8600(%rdi), %r9
+	movq	8608(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_table_gcm_r2_encrypt_data_run_restart_2
 	addq	$1, %rax
@@ -19313,14 +19329,14 @@ aesgen_table_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_table_gcm_r2_encrypt_data_run_grown_2
-	movq	$0, 8592(%rdi)
+	movq	$0, 8600(%rdi)
 	movq	$256, %r9
 .Laesgen_table_gcm_r2_encrypt_data_run_grown_2:
-	movq	%r9, 8600(%rdi)
+	movq	%r9, 8608(%rdi)
 	jmp	.Laesgen_table_gcm_r2_encrypt_data_run_done_2
 .Laesgen_table_gcm_r2_encrypt_data_run_restart_2:
-	movq	%r8, 8592(%rdi)
-	movq	$1, 8600(%rdi)
+	movq	%r8, 8600(%rdi)
+	movq	$1, 8608(%rdi)
 .Laesgen_table_gcm_r2_encrypt_data_run_done_2:
 	movdqu	(%rsi), %xmm3
 	pxor	%xmm3, %xmm2
@@ -20078,7 +20094,7 @@ aesgen_table_gcm_r2_encrypt_data:
 	subq	$16, %rdx
 	jmp	.Laesgen_table_gcm_r2_encrypt_data_top256
 .Laesgen_table_gcm_r2_encrypt_data_spent_steady_256:
-	movq	8592(%rdi), %rax
+	movq	8600(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -20952,7 +20968,7 @@ aesgen_table_gcm_r2_encrypt_data:
 	movdqa	%xmm2, 8624(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8568(%rdi)
+	movq	%rax, 8576(%rdi)
 	jmp	.Laesgen_table_gcm_r2_encrypt_data_top256
 .Laesgen_table_gcm_r2_encrypt_data_drain256:
 	movdqu	-16(%rcx), %xmm2
@@ -22506,14 +22522,16 @@ aesgen_table_gcm_r2_encrypt_data:
 .Laesgen_table_gcm_r2_encrypt_data_first128:
 	cmpq	$16, %rdx
 	jb	.Laesgen_table_gcm_r2_encrypt_data_first_done128
+	cmpq	$0, 8568(%rdi)
+	jne	.Laesgen_table_gcm_r2_encrypt_data_full_first_128
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$255, %r8
 	ja	.Laesgen_table_gcm_r2_encrypt_data_full_first_128
 	shrq	$8, %rax
-	cmpq	8568(%rdi), %rax
+	cmpq	8576(%rdi), %rax
 	jne	.Laesgen_table_gcm_r2_encrypt_data_refresh_first_128
-	cmpq	$256, 8600(%rdi)
+	cmpq	$256, 8608(%rdi)
 	jne	.Laesgen_table_gcm_r2_encrypt_data_check_first_128
 .Laesgen_table_gcm_r2_encrypt_data_fast_first_128:
 	shlq	$4, %r8
@@ -22895,23 +22913,23 @@ aesgen_table_gcm_r2_encrypt_data:
 	jmp	.Laesgen_table_gcm_r2_encrypt_data_first_done128
 .Laesgen_table_gcm_r2_encrypt_data_check_first_128:
 	movq	%r8, %rax
-	subq	8592(%rdi), %rax
+	subq	8600(%rdi), %rax
 	andq	$255, %rax
 	leaq	1(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8600(%rdi), %r10
+	movq	8608(%rdi), %r10
 	addq	$0, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_table_gcm_r2_encrypt_data_outside_run_3
-	movq	$0xffff, 8608(%rdi)
+	movq	$0xffff, 8616(%rdi)
 	addq	$1, %rax
-	cmpq	8600(%rdi), %rax
+	cmpq	8608(%rdi), %rax
 	jbe	.Laesgen_table_gcm_r2_encrypt_data_fast_first_128
 .Laesgen_table_gcm_r2_encrypt_data_outside_run_3:
-	cmpq	$0, 8608(%rdi)
+	cmpq	$0, 8616(%rdi)
 	je	.Laesgen_table_gcm_r2_encrypt_data_full_first_128
-	subq	$1, 8608(%rdi)
+	subq	$1, 8616(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqa	%xmm1, %xmm2
@@ -23391,9 +23409,9 @@ aesgen_table_gcm_r2_encrypt_data:
 	movq	%rbp, %xmm3
 	punpcklqdq	%xmm3, %xmm2
 	movq	%r8, %rax
-	subq	8592(%rdi), %rax
+	subq	8600(%rdi), %rax
 	andq	$255, %rax
-	movq	8600(%rdi), %r9
+	movq	8608(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_table_gcm_r2_encrypt_data_run_restart_3
 	addq	$1, %rax
@@ -23401,14 +23419,14 @@ aesgen_table_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_table_gcm_r2_encrypt_data_run_grown_3
-	movq	$0, 8592(%rdi)
+	movq	$0, 8600(%rdi)
 	movq	$256, %r9
 .Laesgen_table_gcm_r2_encrypt_data_run_grown_3:
-	movq	%r9, 8600(%rdi)
+	movq	%r9, 8608(%rdi)
 	jmp	.Laesgen_table_gcm_r2_encrypt_data_run_done_3
 .Laesgen_table_gcm_r2_encrypt_data_run_restart_3:
-	movq	%r8, 8592(%rdi)
-	movq	$1, 8600(%rdi)
+	movq	%r8, 8600(%rdi)
+	movq	$1, 8608(%rdi)
 .Laesgen_table_gcm_r2_encrypt_data_run_done_3:
 	movdqu	(%rsi), %xmm3
 	pxor	%xmm3, %xmm2
@@ -23995,20 +24013,22 @@ aesgen_table_gcm_r2_encrypt_data:
 	movdqa	%xmm2, 8624(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8568(%rdi)
+	movq	%rax, 8576(%rdi)
 	jmp	.Laesgen_table_gcm_r2_encrypt_data_first128
 .Laesgen_table_gcm_r2_encrypt_data_first_done128:
 .Laesgen_table_gcm_r2_encrypt_data_top128:
 	cmpq	$16, %rdx
 	jb	.Laesgen_table_gcm_r2_encrypt_data_drain128
+	cmpq	$0, 8568(%rdi)
+	jne	.Laesgen_table_gcm_r2_encrypt_data_full_steady_128
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$255, %r8
 	ja	.Laesgen_table_gcm_r2_encrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	8568(%rdi), %rax
+	cmpq	8576(%rdi), %rax
 	jne	.Laesgen_table_gcm_r2_encrypt_data_refresh_steady_128
-	cmpq	$256, 8600(%rdi)
+	cmpq	$256, 8608(%rdi)
 	jne	.Laesgen_table_gcm_r2_encrypt_data_check_steady_128
 .Laesgen_table_gcm_r2_encrypt_data_fast_steady_128:
 	shlq	$4, %r8
@@ -24495,23 +24515,23 @@ aesgen_table_gcm_r2_encrypt_data:
 	jmp	.Laesgen_table_gcm_r2_encrypt_data_top128
 .Laesgen_table_gcm_r2_encrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	8592(%rdi), %rax
+	subq	8600(%rdi), %rax
 	andq	$255, %rax
 	leaq	1(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8600(%rdi), %r10
+	movq	8608(%rdi), %r10
 	addq	$0, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_table_gcm_r2_encrypt_data_outside_run_4
-	movq	$0xffff, 8608(%rdi)
+	movq	$0xffff, 8616(%rdi)
 	addq	$1, %rax
-	cmpq	8600(%rdi), %rax
+	cmpq	8608(%rdi), %rax
 	jbe	.Laesgen_table_gcm_r2_encrypt_data_fast_steady_128
 .Laesgen_table_gcm_r2_encrypt_data_outside_run_4:
-	cmpq	$0, 8608(%rdi)
+	cmpq	$0, 8616(%rdi)
 	je	.Laesgen_table_gcm_r2_encrypt_data_spent_steady_128
-	subq	$1, 8608(%rdi)
+	subq	$1, 8616(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqa	%xmm1, %xmm2
@@ -25096,9 +25116,9 @@ aesgen_table_gcm_r2_encrypt_data:
 	pxor	%xmm5, %xmm3
 	pxor	%xmm3, %xmm0
 	movq	%r8, %rax
-	subq	8592(%rdi), %rax
+	subq	8600(%rdi), %rax
 	andq	$255, %rax
-	movq	8600(%rdi), %r9
+	movq	8608(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_table_gcm_r2_encrypt_data_run_restart_4
 	addq	$1, %rax
@@ -25106,14 +25126,14 @@ aesgen_table_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_table_gcm_r2_encrypt_data_run_grown_4
-	movq	$0, 8592(%rdi)
+	movq	$0, 8600(%rdi)
 	movq	$256, %r9
 .Laesgen_table_gcm_r2_encrypt_data_run_grown_4:
-	movq	%r9, 8600(%rdi)
+	movq	%r9, 8608(%rdi)
 	jmp	.Laesgen_table_gcm_r2_encrypt_data_run_done_4
 .Laesgen_table_gcm_r2_encrypt_data_run_restart_4:
-	movq	%r8, 8592(%rdi)
-	movq	$1, 8600(%rdi)
+	movq	%r8, 8600(%rdi)
+	movq	$1, 8608(%rdi)
 .Laesgen_table_gcm_r2_encrypt_data_run_done_4:
 	movdqu	(%rsi), %xmm3
 	pxor	%xmm3, %xmm2
@@ -25695,7 +25715,7 @@ aesgen_table_gcm_r2_encrypt_data:
 	subq	$16, %rdx
 	jmp	.Laesgen_table_gcm_r2_encrypt_data_top128
 .Laesgen_table_gcm_r2_encrypt_data_spent_steady_128:
-	movq	8592(%rdi), %rax
+	movq	8600(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -26393,7 +26413,7 @@ aesgen_table_gcm_r2_encrypt_data:
 	movdqa	%xmm2, 8624(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8568(%rdi)
+	movq	%rax, 8576(%rdi)
 	jmp	.Laesgen_table_gcm_r2_encrypt_data_top128
 .Laesgen_table_gcm_r2_encrypt_data_drain128:
 	movdqu	-16(%rcx), %xmm2
@@ -27595,14 +27615,16 @@ aesgen_table_gcm_r2_encrypt_data:
 .Laesgen_table_gcm_r2_encrypt_data_first192:
 	cmpq	$16, %rdx
 	jb	.Laesgen_table_gcm_r2_encrypt_data_first_done192
+	cmpq	$0, 8568(%rdi)
+	jne	.Laesgen_table_gcm_r2_encrypt_data_full_first_192
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$255, %r8
 	ja	.Laesgen_table_gcm_r2_encrypt_data_full_first_192
 	shrq	$8, %rax
-	cmpq	8568(%rdi), %rax
+	cmpq	8576(%rdi), %rax
 	jne	.Laesgen_table_gcm_r2_encrypt_data_refresh_first_192
-	cmpq	$256, 8600(%rdi)
+	cmpq	$256, 8608(%rdi)
 	jne	.Laesgen_table_gcm_r2_encrypt_data_check_first_192
 .Laesgen_table_gcm_r2_encrypt_data_fast_first_192:
 	shlq	$4, %r8
@@ -28072,23 +28094,23 @@ aesgen_table_gcm_r2_encrypt_data:
 	jmp	.Laesgen_table_gcm_r2_encrypt_data_first_done192
 .Laesgen_table_gcm_r2_encrypt_data_check_first_192:
 	movq	%r8, %rax
-	subq	8592(%rdi), %rax
+	subq	8600(%rdi), %rax
 	andq	$255, %rax
 	leaq	1(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8600(%rdi), %r10
+	movq	8608(%rdi), %r10
 	addq	$0, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_table_gcm_r2_encrypt_data_outside_run_5
-	movq	$0xffff, 8608(%rdi)
+	movq	$0xffff, 8616(%rdi)
 	addq	$1, %rax
-	cmpq	8600(%rdi), %rax
+	cmpq	8608(%rdi), %rax
 	jbe	.Laesgen_table_gcm_r2_encrypt_data_fast_first_192
 .Laesgen_table_gcm_r2_encrypt_data_outside_run_5:
-	cmpq	$0, 8608(%rdi)
+	cmpq	$0, 8616(%rdi)
 	je	.Laesgen_table_gcm_r2_encrypt_data_full_first_192
-	subq	$1, 8608(%rdi)
+	subq	$1, 8616(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqa	%xmm1, %xmm2
@@ -28656,9 +28678,9 @@ aesgen_table_gcm_r2_encrypt_data:
 	movq	%rbp, %xmm3
 	punpcklqdq	%xmm3, %xmm2
 	movq	%r8, %rax
-	subq	8592(%rdi), %rax
+	subq	8600(%rdi), %rax
 	andq	$255, %rax
-	movq	8600(%rdi), %r9
+	movq	8608(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_table_gcm_r2_encrypt_data_run_restart_5
 	addq	$1, %rax
@@ -28666,14 +28688,14 @@ aesgen_table_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_table_gcm_r2_encrypt_data_run_grown_5
-	movq	$0, 8592(%rdi)
+	movq	$0, 8600(%rdi)
 	movq	$256, %r9
 .Laesgen_table_gcm_r2_encrypt_data_run_grown_5:
-	movq	%r9, 8600(%rdi)
+	movq	%r9, 8608(%rdi)
 	jmp	.Laesgen_table_gcm_r2_encrypt_data_run_done_5
 .Laesgen_table_gcm_r2_encrypt_data_run_restart_5:
-	movq	%r8, 8592(%rdi)
-	movq	$1, 8600(%rdi)
+	movq	%r8, 8600(%rdi)
+	movq	$1, 8608(%rdi)
 .Laesgen_table_gcm_r2_encrypt_data_run_done_5:
 	movdqu	(%rsi), %xmm3
 	pxor	%xmm3, %xmm2
@@ -29348,20 +29370,22 @@ aesgen_table_gcm_r2_encrypt_data:
 	movdqa	%xmm2, 8624(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8568(%rdi)
+	movq	%rax, 8576(%rdi)
 	jmp	.Laesgen_table_gcm_r2_encrypt_data_first192
 .Laesgen_table_gcm_r2_encrypt_data_first_done192:
 .Laesgen_table_gcm_r2_encrypt_data_top192:
 	cmpq	$16, %rdx
 	jb	.Laesgen_table_gcm_r2_encrypt_data_drain192
+	cmpq	$0, 8568(%rdi)
+	jne	.Laesgen_table_gcm_r2_encrypt_data_full_steady_192
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$255, %r8
 	ja	.Laesgen_table_gcm_r2_encrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	8568(%rdi), %rax
+	cmpq	8576(%rdi), %rax
 	jne	.Laesgen_table_gcm_r2_encrypt_data_refresh_steady_192
-	cmpq	$256, 8600(%rdi)
+	cmpq	$256, 8608(%rdi)
 	jne	.Laesgen_table_gcm_r2_encrypt_data_check_steady_192
 .Laesgen_table_gcm_r2_encrypt_data_fast_steady_192:
 	shlq	$4, %r8
@@ -29936,23 +29960,23 @@ aesgen_table_gcm_r2_encrypt_data:
 	jmp	.Laesgen_table_gcm_r2_encrypt_data_top192
 .Laesgen_table_gcm_r2_encrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	8592(%rdi), %rax
+	subq	8600(%rdi), %rax
 	andq	$255, %rax
 	leaq	1(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8600(%rdi), %r10
+	movq	8608(%rdi), %r10
 	addq	$0, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_table_gcm_r2_encrypt_data_outside_run_6
-	movq	$0xffff, 8608(%rdi)
+	movq	$0xffff, 8616(%rdi)
 	addq	$1, %rax
-	cmpq	8600(%rdi), %rax
+	cmpq	8608(%rdi), %rax
 	jbe	.Laesgen_table_gcm_r2_encrypt_data_fast_steady_192
 .Laesgen_table_gcm_r2_encrypt_data_outside_run_6:
-	cmpq	$0, 8608(%rdi)
+	cmpq	$0, 8616(%rdi)
 	je	.Laesgen_table_gcm_r2_encrypt_data_spent_steady_192
-	subq	$1, 8608(%rdi)
+	subq	$1, 8616(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqa	%xmm1, %xmm2
@@ -30625,9 +30649,9 @@ aesgen_table_gcm_r2_encrypt_data:
 	pxor	%xmm5, %xmm3
 	pxor	%xmm3, %xmm0
 	movq	%r8, %rax
-	subq	8592(%rdi), %rax
+	subq	8600(%rdi), %rax
 	andq	$255, %rax
-	movq	8600(%rdi), %r9
+	movq	8608(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_table_gcm_r2_encrypt_data_run_restart_6
 	addq	$1, %rax
@@ -30635,14 +30659,14 @@ aesgen_table_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_table_gcm_r2_encrypt_data_run_grown_6
-	movq	$0, 8592(%rdi)
+	movq	$0, 8600(%rdi)
 	movq	$256, %r9
 .Laesgen_table_gcm_r2_encrypt_data_run_grown_6:
-	movq	%r9, 8600(%rdi)
+	movq	%r9, 8608(%rdi)
 	jmp	.Laesgen_table_gcm_r2_encrypt_data_run_done_6
 .Laesgen_table_gcm_r2_encrypt_data_run_restart_6:
-	movq	%r8, 8592(%rdi)
-	movq	$1, 8600(%rdi)
+	movq	%r8, 8600(%rdi)
+	movq	$1, 8608(%rdi)
 .Laesgen_table_gcm_r2_encrypt_data_run_done_6:
 	movdqu	(%rsi), %xmm3
 	pxor	%xmm3, %xmm2
@@ -31312,7 +31336,7 @@ aesgen_table_gcm_r2_encrypt_data:
 	subq	$16, %rdx
 	jmp	.Laesgen_table_gcm_r2_encrypt_data_top192
 .Laesgen_table_gcm_r2_encrypt_data_spent_steady_192:
-	movq	8592(%rdi), %rax
+	movq	8600(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -32098,7 +32122,7 @@ aesgen_table_gcm_r2_encrypt_data:
 	movdqa	%xmm2, 8624(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8568(%rdi)
+	movq	%rax, 8576(%rdi)
 	jmp	.Laesgen_table_gcm_r2_encrypt_data_top192
 .Laesgen_table_gcm_r2_encrypt_data_drain192:
 	movdqu	-16(%rcx), %xmm2
@@ -34326,14 +34350,16 @@ aesgen_table_gcm_r2_decrypt_data:
 .Laesgen_table_gcm_r2_decrypt_data_top256:
 	cmpq	$16, %rdx
 	jb	.Laesgen_table_gcm_r2_decrypt_data_drain256
+	cmpq	$0, 8568(%rdi)
+	jne	.Laesgen_table_gcm_r2_decrypt_data_full_steady_256
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$255, %r8
 	ja	.Laesgen_table_gcm_r2_decrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	8568(%rdi), %rax
+	cmpq	8576(%rdi), %rax
 	jne	.Laesgen_table_gcm_r2_decrypt_data_refresh_steady_256
-	cmpq	$256, 8600(%rdi)
+	cmpq	$256, 8608(%rdi)
 	jne	.Laesgen_table_gcm_r2_decrypt_data_check_steady_256
 .Laesgen_table_gcm_r2_decrypt_data_fast_steady_256:
 	shlq	$4, %r8
@@ -34996,23 +35022,23 @@ aesgen_table_gcm_r2_decrypt_data:
 	jmp	.Laesgen_table_gcm_r2_decrypt_data_top256
 .Laesgen_table_gcm_r2_decrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	8592(%rdi), %rax
+	subq	8600(%rdi), %rax
 	andq	$255, %rax
 	leaq	1(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8600(%rdi), %r10
+	movq	8608(%rdi), %r10
 	addq	$0, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_table_gcm_r2_decrypt_data_outside_run
-	movq	$0xffff, 8608(%rdi)
+	movq	$0xffff, 8616(%rdi)
 	addq	$1, %rax
-	cmpq	8600(%rdi), %rax
+	cmpq	8608(%rdi), %rax
 	jbe	.Laesgen_table_gcm_r2_decrypt_data_fast_steady_256
 .Laesgen_table_gcm_r2_decrypt_data_outside_run:
-	cmpq	$0, 8608(%rdi)
+	cmpq	$0, 8616(%rdi)
 	je	.Laesgen_table_gcm_r2_decrypt_data_spent_steady_256
-	subq	$1, 8608(%rdi)
+	subq	$1, 8616(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqa	%xmm1, %xmm2
@@ -35773,9 +35799,9 @@ aesgen_table_gcm_r2_decrypt_data:
 	pxor	%xmm5, %xmm3
 	pxor	%xmm3, %xmm0
 	movq	%r8, %rax
-	subq	8592(%rdi), %rax
+	subq	8600(%rdi), %rax
 	andq	$255, %rax
-	movq	8600(%rdi), %r9
+	movq	8608(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_table_gcm_r2_decrypt_data_run_restart
 	addq	$1, %rax
@@ -35783,14 +35809,14 @@ aesgen_table_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_table_gcm_r2_decrypt_data_run_grown
-	movq	$0, 8592(%rdi)
+	movq	$0, 8600(%rdi)
 	movq	$256, %r9
 .Laesgen_table_gcm_r2_decrypt_data_run_grown:
-	movq	%r9, 8600(%rdi)
+	movq	%r9, 8608(%rdi)
 	jmp	.Laesgen_table_gcm_r2_decrypt_data_run_done
 .Laesgen_table_gcm_r2_decrypt_data_run_restart:
-	movq	%r8, 8592(%rdi)
-	movq	$1, 8600(%rdi)
+	movq	%r8, 8600(%rdi)
+	movq	$1, 8608(%rdi)
 .Laesgen_table_gcm_r2_decrypt_data_run_done:
 	movdqu	(%rsi), %xmm3
 	pxor	%xmm3, %xmm2
@@ -36548,7 +36574,7 @@ aesgen_table_gcm_r2_decrypt_data:
 	subq	$16, %rdx
 	jmp	.Laesgen_table_gcm_r2_decrypt_data_top256
 .Laesgen_table_gcm_r2_decrypt_data_spent_steady_256:
-	movq	8592(%rdi), %rax
+	movq	8600(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -37422,7 +37448,7 @@ aesgen_table_gcm_r2_decrypt_data:
 	movdqa	%xmm2, 8624(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8568(%rdi)
+	movq	%rax, 8576(%rdi)
 	jmp	.Laesgen_table_gcm_r2_decrypt_data_top256
 .Laesgen_table_gcm_r2_decrypt_data_drain256:
 .Laesgen_table_gcm_r2_decrypt_data_small256:
@@ -38871,14 +38897,16 @@ aesgen_table_gcm_r2_decrypt_data:
 .Laesgen_table_gcm_r2_decrypt_data_top128:
 	cmpq	$16, %rdx
 	jb	.Laesgen_table_gcm_r2_decrypt_data_drain128
+	cmpq	$0, 8568(%rdi)
+	jne	.Laesgen_table_gcm_r2_decrypt_data_full_steady_128
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$255, %r8
 	ja	.Laesgen_table_gcm_r2_decrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	8568(%rdi), %rax
+	cmpq	8576(%rdi), %rax
 	jne	.Laesgen_table_gcm_r2_decrypt_data_refresh_steady_128
-	cmpq	$256, 8600(%rdi)
+	cmpq	$256, 8608(%rdi)
 	jne	.Laesgen_table_gcm_r2_decrypt_data_check_steady_128
 .Laesgen_table_gcm_r2_decrypt_data_fast_steady_128:
 	shlq	$4, %r8
@@ -39365,23 +39393,23 @@ aesgen_table_gcm_r2_decrypt_data:
 	jmp	.Laesgen_table_gcm_r2_decrypt_data_top128
 .Laesgen_table_gcm_r2_decrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	8592(%rdi), %rax
+	subq	8600(%rdi), %rax
 	andq	$255, %rax
 	leaq	1(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8600(%rdi), %r10
+	movq	8608(%rdi), %r10
 	addq	$0, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_table_gcm_r2_decrypt_data_outside_run_2
-	movq	$0xffff, 8608(%rdi)
+	movq	$0xffff, 8616(%rdi)
 	addq	$1, %rax
-	cmpq	8600(%rdi), %rax
+	cmpq	8608(%rdi), %rax
 	jbe	.Laesgen_table_gcm_r2_decrypt_data_fast_steady_128
 .Laesgen_table_gcm_r2_decrypt_data_outside_run_2:
-	cmpq	$0, 8608(%rdi)
+	cmpq	$0, 8616(%rdi)
 	je	.Laesgen_table_gcm_r2_decrypt_data_spent_steady_128
-	subq	$1, 8608(%rdi)
+	subq	$1, 8616(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqa	%xmm1, %xmm2
@@ -39966,9 +39994,9 @@ aesgen_table_gcm_r2_decrypt_data:
 	pxor	%xmm5, %xmm3
 	pxor	%xmm3, %xmm0
 	movq	%r8, %rax
-	subq	8592(%rdi), %rax
+	subq	8600(%rdi), %rax
 	andq	$255, %rax
-	movq	8600(%rdi), %r9
+	movq	8608(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_table_gcm_r2_decrypt_data_run_restart_2
 	addq	$1, %rax
@@ -39976,14 +40004,14 @@ aesgen_table_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_table_gcm_r2_decrypt_data_run_grown_2
-	movq	$0, 8592(%rdi)
+	movq	$0, 8600(%rdi)
 	movq	$256, %r9
 .Laesgen_table_gcm_r2_decrypt_data_run_grown_2:
-	movq	%r9, 8600(%rdi)
+	movq	%r9, 8608(%rdi)
 	jmp	.Laesgen_table_gcm_r2_decrypt_data_run_done_2
 .Laesgen_table_gcm_r2_decrypt_data_run_restart_2:
-	movq	%r8, 8592(%rdi)
-	movq	$1, 8600(%rdi)
+	movq	%r8, 8600(%rdi)
+	movq	$1, 8608(%rdi)
 .Laesgen_table_gcm_r2_decrypt_data_run_done_2:
 	movdqu	(%rsi), %xmm3
 	pxor	%xmm3, %xmm2
@@ -40565,7 +40593,7 @@ aesgen_table_gcm_r2_decrypt_data:
 	subq	$16, %rdx
 	jmp	.Laesgen_table_gcm_r2_decrypt_data_top128
 .Laesgen_table_gcm_r2_decrypt_data_spent_steady_128:
-	movq	8592(%rdi), %rax
+	movq	8600(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -41263,7 +41291,7 @@ aesgen_table_gcm_r2_decrypt_data:
 	movdqa	%xmm2, 8624(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8568(%rdi)
+	movq	%rax, 8576(%rdi)
 	jmp	.Laesgen_table_gcm_r2_decrypt_data_top128
 .Laesgen_table_gcm_r2_decrypt_data_drain128:
 .Laesgen_table_gcm_r2_decrypt_data_small128:
@@ -42360,14 +42388,16 @@ aesgen_table_gcm_r2_decrypt_data:
 .Laesgen_table_gcm_r2_decrypt_data_top192:
 	cmpq	$16, %rdx
 	jb	.Laesgen_table_gcm_r2_decrypt_data_drain192
+	cmpq	$0, 8568(%rdi)
+	jne	.Laesgen_table_gcm_r2_decrypt_data_full_steady_192
 	movd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$255, %r8
 	ja	.Laesgen_table_gcm_r2_decrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	8568(%rdi), %rax
+	cmpq	8576(%rdi), %rax
 	jne	.Laesgen_table_gcm_r2_decrypt_data_refresh_steady_192
-	cmpq	$256, 8600(%rdi)
+	cmpq	$256, 8608(%rdi)
 	jne	.Laesgen_table_gcm_r2_decrypt_data_check_steady_192
 .Laesgen_table_gcm_r2_decrypt_data_fast_steady_192:
 	shlq	$4, %r8
@@ -42942,23 +42972,23 @@ aesgen_table_gcm_r2_decrypt_data:
 	jmp	.Laesgen_table_gcm_r2_decrypt_data_top192
 .Laesgen_table_gcm_r2_decrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	8592(%rdi), %rax
+	subq	8600(%rdi), %rax
 	andq	$255, %rax
 	leaq	1(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	8600(%rdi), %r10
+	movq	8608(%rdi), %r10
 	addq	$0, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_table_gcm_r2_decrypt_data_outside_run_3
-	movq	$0xffff, 8608(%rdi)
+	movq	$0xffff, 8616(%rdi)
 	addq	$1, %rax
-	cmpq	8600(%rdi), %rax
+	cmpq	8608(%rdi), %rax
 	jbe	.Laesgen_table_gcm_r2_decrypt_data_fast_steady_192
 .Laesgen_table_gcm_r2_decrypt_data_outside_run_3:
-	cmpq	$0, 8608(%rdi)
+	cmpq	$0, 8616(%rdi)
 	je	.Laesgen_table_gcm_r2_decrypt_data_spent_steady_192
-	subq	$1, 8608(%rdi)
+	subq	$1, 8616(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	movdqa	%xmm1, %xmm2
@@ -43631,9 +43661,9 @@ aesgen_table_gcm_r2_decrypt_data:
 	pxor	%xmm5, %xmm3
 	pxor	%xmm3, %xmm0
 	movq	%r8, %rax
-	subq	8592(%rdi), %rax
+	subq	8600(%rdi), %rax
 	andq	$255, %rax
-	movq	8600(%rdi), %r9
+	movq	8608(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_table_gcm_r2_decrypt_data_run_restart_3
 	addq	$1, %rax
@@ -43641,14 +43671,14 @@ aesgen_table_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_table_gcm_r2_decrypt_data_run_grown_3
-	movq	$0, 8592(%rdi)
+	movq	$0, 8600(%rdi)
 	movq	$256, %r9
 .Laesgen_table_gcm_r2_decrypt_data_run_grown_3:
-	movq	%r9, 8600(%rdi)
+	movq	%r9, 8608(%rdi)
 	jmp	.Laesgen_table_gcm_r2_decrypt_data_run_done_3
 .Laesgen_table_gcm_r2_decrypt_data_run_restart_3:
-	movq	%r8, 8592(%rdi)
-	movq	$1, 8600(%rdi)
+	movq	%r8, 8600(%rdi)
+	movq	$1, 8608(%rdi)
 .Laesgen_table_gcm_r2_decrypt_data_run_done_3:
 	movdqu	(%rsi), %xmm3
 	pxor	%xmm3, %xmm2
@@ -44318,7 +44348,7 @@ aesgen_table_gcm_r2_decrypt_data:
 	subq	$16, %rdx
 	jmp	.Laesgen_table_gcm_r2_decrypt_data_top192
 .Laesgen_table_gcm_r2_decrypt_data_spent_steady_192:
-	movq	8592(%rdi), %rax
+	movq	8600(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -45104,7 +45134,7 @@ aesgen_table_gcm_r2_decrypt_data:
 	movdqa	%xmm2, 8624(%rdi)
 	movd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 8568(%rdi)
+	movq	%rax, 8576(%rdi)
 	jmp	.Laesgen_table_gcm_r2_decrypt_data_top192
 .Laesgen_table_gcm_r2_decrypt_data_drain192:
 .Laesgen_table_gcm_r2_decrypt_data_small192:

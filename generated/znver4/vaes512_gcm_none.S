@@ -2618,6 +2618,7 @@ aesgen_vaes512_gcm_none_seal:
 	movq	%r8, 2720(%rbx)
 	movq	$0, 2728(%rbx)
 	movq	$1, 2736(%rbx)
+	movq	$0, 2744(%rbx)
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_none_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 2640(%rbx)
@@ -2758,8 +2759,10 @@ aesgen_vaes512_gcm_none_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_none_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 2744(%rbx)
 	jmp	.Laesgen_vaes512_gcm_none_seal_have_j0
 .Laesgen_vaes512_gcm_none_seal_long_nonce:
+	movq	$1, 2744(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	2656(%rbx), %xmm0
@@ -4002,6 +4005,7 @@ aesgen_vaes512_gcm_none_open:
 	movq	%r8, 2720(%rbx)
 	movq	$0, 2728(%rbx)
 	movq	$1, 2736(%rbx)
+	movq	$0, 2744(%rbx)
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_none_open_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 2640(%rbx)
@@ -4142,8 +4146,10 @@ aesgen_vaes512_gcm_none_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_none_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 2744(%rbx)
 	jmp	.Laesgen_vaes512_gcm_none_open_have_j0
 .Laesgen_vaes512_gcm_none_open_long_nonce:
+	movq	$1, 2744(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	2656(%rbx), %xmm0
@@ -4939,8 +4945,10 @@ aesgen_vaes512_gcm_none_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_none_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 2744(%rdi)
 	jmp	.Laesgen_vaes512_gcm_none_start_have_j0
 .Laesgen_vaes512_gcm_none_start_long_nonce:
+	movq	$1, 2744(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	2656(%rdi), %xmm0
@@ -6090,6 +6098,8 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_first256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_first_done256
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_carry_first_256
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -6413,6 +6423,8 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_top256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_drain256
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_carry_steady_256
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -10085,6 +10097,8 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_first128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_first_done128
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_carry_first_128
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -10336,6 +10350,8 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_top128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_drain128
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_carry_steady_128
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -13784,6 +13800,8 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_first192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_first_done192
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_carry_first_192
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -14071,6 +14089,8 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_top192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_drain192
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_carry_steady_192
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -17865,6 +17885,8 @@ aesgen_vaes512_gcm_none_decrypt_data:
 .Laesgen_vaes512_gcm_none_decrypt_data_top256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_drain256
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_carry_steady_256
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -19760,6 +19782,8 @@ aesgen_vaes512_gcm_none_decrypt_data:
 .Laesgen_vaes512_gcm_none_decrypt_data_top128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_drain128
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_carry_steady_128
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax
@@ -21507,6 +21531,8 @@ aesgen_vaes512_gcm_none_decrypt_data:
 .Laesgen_vaes512_gcm_none_decrypt_data_top192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_drain192
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_carry_steady_192
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$224, %rax

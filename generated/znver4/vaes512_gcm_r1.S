@@ -667,7 +667,7 @@ aesgen_vaes512_gcm_r1_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_init_hash_key
 .Laesgen_vaes512_gcm_r1_init_hash_key:
-	movq	$1, 2760(%rdi)
+	movq	$1, 2768(%rdi)
 	vpxorq	%xmm0, %xmm0, %xmm0
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -2619,10 +2619,13 @@ aesgen_vaes512_gcm_r1_seal:
 	movq	%r8, 2720(%rbx)
 	movq	$0, 2728(%rbx)
 	movq	$1, 2736(%rbx)
+	movq	$0, 2744(%rbx)
 	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 2640(%rbx)
-	movq	$-1, 2744(%rbx)
+	movq	$-1, 2752(%rbx)
+	cmpq	$0, 2744(%rbx)
+	jne	.Laesgen_vaes512_gcm_r1_seal_same_table
 	vmovdqa64	%xmm0, 2704(%rbx)
 	movq	2704(%rbx), %rcx
 	bswapq	%rcx
@@ -2632,16 +2635,16 @@ aesgen_vaes512_gcm_r1_seal:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	2752(%rbx), %rdx
+	cmpq	2760(%rbx), %rdx
 	jne	.Laesgen_vaes512_gcm_r1_seal_restart
-	cmpq	2760(%rbx), %rax
+	cmpq	2768(%rbx), %rax
 	je	.Laesgen_vaes512_gcm_r1_seal_same_table
 .Laesgen_vaes512_gcm_r1_seal_restart:
-	movq	%rdx, 2752(%rbx)
-	movq	%rax, 2760(%rbx)
-	movq	$0, 2768(%rbx)
+	movq	%rdx, 2760(%rbx)
+	movq	%rax, 2768(%rbx)
 	movq	$0, 2776(%rbx)
-	movq	$1, 2784(%rbx)
+	movq	$0, 2784(%rbx)
+	movq	$1, 2792(%rbx)
 	jmp	.Laesgen_vaes512_gcm_r1_seal_same_table
 .Laesgen_vaes512_gcm_r1_seal_same_table:
 	movl	240(%rbx), %eax
@@ -2662,7 +2665,7 @@ aesgen_vaes512_gcm_r1_seal:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -2707,7 +2710,7 @@ aesgen_vaes512_gcm_r1_seal:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -2744,7 +2747,7 @@ aesgen_vaes512_gcm_r1_seal:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -2820,8 +2823,10 @@ aesgen_vaes512_gcm_r1_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_r1_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 2744(%rbx)
 	jmp	.Laesgen_vaes512_gcm_r1_seal_have_j0
 .Laesgen_vaes512_gcm_r1_seal_long_nonce:
+	movq	$1, 2744(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	2656(%rbx), %xmm0
@@ -3102,7 +3107,9 @@ aesgen_vaes512_gcm_r1_seal:
 	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 2640(%rbx)
-	movq	$-1, 2744(%rbx)
+	movq	$-1, 2752(%rbx)
+	cmpq	$0, 2744(%rbx)
+	jne	.Laesgen_vaes512_gcm_r1_seal_same_table_2
 	vmovdqa64	%xmm0, 2704(%rbx)
 	movq	2704(%rbx), %rdx
 	bswapq	%rdx
@@ -3112,16 +3119,16 @@ aesgen_vaes512_gcm_r1_seal:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	2752(%rbx), %rsi
+	cmpq	2760(%rbx), %rsi
 	jne	.Laesgen_vaes512_gcm_r1_seal_restart_2
-	cmpq	2760(%rbx), %rax
+	cmpq	2768(%rbx), %rax
 	je	.Laesgen_vaes512_gcm_r1_seal_same_table_2
 .Laesgen_vaes512_gcm_r1_seal_restart_2:
-	movq	%rsi, 2752(%rbx)
-	movq	%rax, 2760(%rbx)
-	movq	$0, 2768(%rbx)
+	movq	%rsi, 2760(%rbx)
+	movq	%rax, 2768(%rbx)
 	movq	$0, 2776(%rbx)
-	movq	$1, 2784(%rbx)
+	movq	$0, 2784(%rbx)
+	movq	$1, 2792(%rbx)
 	jmp	.Laesgen_vaes512_gcm_r1_seal_same_table_2
 .Laesgen_vaes512_gcm_r1_seal_same_table_2:
 	movl	240(%rbx), %eax
@@ -3142,7 +3149,7 @@ aesgen_vaes512_gcm_r1_seal:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -3187,7 +3194,7 @@ aesgen_vaes512_gcm_r1_seal:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -3224,7 +3231,7 @@ aesgen_vaes512_gcm_r1_seal:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4128,10 +4135,13 @@ aesgen_vaes512_gcm_r1_open:
 	movq	%r8, 2720(%rbx)
 	movq	$0, 2728(%rbx)
 	movq	$1, 2736(%rbx)
+	movq	$0, 2744(%rbx)
 	vpshufb	.Laesgen_vaes512_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r1_open_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 2640(%rbx)
-	movq	$-1, 2744(%rbx)
+	movq	$-1, 2752(%rbx)
+	cmpq	$0, 2744(%rbx)
+	jne	.Laesgen_vaes512_gcm_r1_open_same_table
 	vmovdqa64	%xmm0, 2704(%rbx)
 	movq	2704(%rbx), %rcx
 	bswapq	%rcx
@@ -4141,16 +4151,16 @@ aesgen_vaes512_gcm_r1_open:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	2752(%rbx), %rdx
+	cmpq	2760(%rbx), %rdx
 	jne	.Laesgen_vaes512_gcm_r1_open_restart
-	cmpq	2760(%rbx), %rax
+	cmpq	2768(%rbx), %rax
 	je	.Laesgen_vaes512_gcm_r1_open_same_table
 .Laesgen_vaes512_gcm_r1_open_restart:
-	movq	%rdx, 2752(%rbx)
-	movq	%rax, 2760(%rbx)
-	movq	$0, 2768(%rbx)
+	movq	%rdx, 2760(%rbx)
+	movq	%rax, 2768(%rbx)
 	movq	$0, 2776(%rbx)
-	movq	$1, 2784(%rbx)
+	movq	$0, 2784(%rbx)
+	movq	$1, 2792(%rbx)
 	jmp	.Laesgen_vaes512_gcm_r1_open_same_table
 .Laesgen_vaes512_gcm_r1_open_same_table:
 	movl	240(%rbx), %eax
@@ -4171,7 +4181,7 @@ aesgen_vaes512_gcm_r1_open:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4216,7 +4226,7 @@ aesgen_vaes512_gcm_r1_open:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4253,7 +4263,7 @@ aesgen_vaes512_gcm_r1_open:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4329,8 +4339,10 @@ aesgen_vaes512_gcm_r1_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_r1_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 2744(%rbx)
 	jmp	.Laesgen_vaes512_gcm_r1_open_have_j0
 .Laesgen_vaes512_gcm_r1_open_long_nonce:
+	movq	$1, 2744(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	2656(%rbx), %xmm0
@@ -4611,7 +4623,9 @@ aesgen_vaes512_gcm_r1_open:
 	vpshufb	.Laesgen_vaes512_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r1_open_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 2640(%rbx)
-	movq	$-1, 2744(%rbx)
+	movq	$-1, 2752(%rbx)
+	cmpq	$0, 2744(%rbx)
+	jne	.Laesgen_vaes512_gcm_r1_open_same_table_2
 	vmovdqa64	%xmm0, 2704(%rbx)
 	movq	2704(%rbx), %rdx
 	bswapq	%rdx
@@ -4621,16 +4635,16 @@ aesgen_vaes512_gcm_r1_open:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	2752(%rbx), %rsi
+	cmpq	2760(%rbx), %rsi
 	jne	.Laesgen_vaes512_gcm_r1_open_restart_2
-	cmpq	2760(%rbx), %rax
+	cmpq	2768(%rbx), %rax
 	je	.Laesgen_vaes512_gcm_r1_open_same_table_2
 .Laesgen_vaes512_gcm_r1_open_restart_2:
-	movq	%rsi, 2752(%rbx)
-	movq	%rax, 2760(%rbx)
-	movq	$0, 2768(%rbx)
+	movq	%rsi, 2760(%rbx)
+	movq	%rax, 2768(%rbx)
 	movq	$0, 2776(%rbx)
-	movq	$1, 2784(%rbx)
+	movq	$0, 2784(%rbx)
+	movq	$1, 2792(%rbx)
 	jmp	.Laesgen_vaes512_gcm_r1_open_same_table_2
 .Laesgen_vaes512_gcm_r1_open_same_table_2:
 	movl	240(%rbx), %eax
@@ -4651,7 +4665,7 @@ aesgen_vaes512_gcm_r1_open:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4696,7 +4710,7 @@ aesgen_vaes512_gcm_r1_open:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4733,7 +4747,7 @@ aesgen_vaes512_gcm_r1_open:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -5190,8 +5204,10 @@ aesgen_vaes512_gcm_r1_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_r1_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 2744(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_start_have_j0
 .Laesgen_vaes512_gcm_r1_start_long_nonce:
+	movq	$1, 2744(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	2656(%rdi), %xmm0
@@ -5472,7 +5488,9 @@ aesgen_vaes512_gcm_r1_start:
 	vpshufb	.Laesgen_vaes512_gcm_r1_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r1_start_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 2640(%rdi)
-	movq	$-1, 2744(%rdi)
+	movq	$-1, 2752(%rdi)
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_vaes512_gcm_r1_start_same_table
 	vmovdqa64	%xmm0, 2704(%rdi)
 	movq	2704(%rdi), %rcx
 	bswapq	%rcx
@@ -5482,16 +5500,16 @@ aesgen_vaes512_gcm_r1_start:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	2752(%rdi), %rdx
+	cmpq	2760(%rdi), %rdx
 	jne	.Laesgen_vaes512_gcm_r1_start_restart
-	cmpq	2760(%rdi), %rax
+	cmpq	2768(%rdi), %rax
 	je	.Laesgen_vaes512_gcm_r1_start_same_table
 .Laesgen_vaes512_gcm_r1_start_restart:
-	movq	%rdx, 2752(%rdi)
-	movq	%rax, 2760(%rdi)
-	movq	$0, 2768(%rdi)
+	movq	%rdx, 2760(%rdi)
+	movq	%rax, 2768(%rdi)
 	movq	$0, 2776(%rdi)
-	movq	$1, 2784(%rdi)
+	movq	$0, 2784(%rdi)
+	movq	$1, 2792(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_start_same_table
 .Laesgen_vaes512_gcm_r1_start_same_table:
 	movl	240(%rdi), %eax
@@ -5512,7 +5530,7 @@ aesgen_vaes512_gcm_r1_start:
 	vmovdqa64	%xmm2, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -5557,7 +5575,7 @@ aesgen_vaes512_gcm_r1_start:
 	vmovdqa64	%xmm2, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -5594,7 +5612,7 @@ aesgen_vaes512_gcm_r1_start:
 	vmovdqa64	%xmm2, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -6405,14 +6423,16 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 .Laesgen_vaes512_gcm_r1_encrypt_data_first256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_first_done256
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_full_first_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_full_first_256
 	shrq	$8, %rax
-	cmpq	2744(%rdi), %rax
+	cmpq	2752(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_refresh_first_256
-	cmpq	$256, 2776(%rdi)
+	cmpq	$256, 2784(%rdi)
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_check_first_256
 .Laesgen_vaes512_gcm_r1_encrypt_data_fast_first_256:
 	shlq	$4, %r9
@@ -6554,23 +6574,23 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_first_done256
 .Laesgen_vaes512_gcm_r1_encrypt_data_check_first_256:
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	2776(%rdi), %r11
+	movq	2784(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r1_encrypt_data_outside_run
-	movq	$0xffff, 2784(%rdi)
+	movq	$0xffff, 2792(%rdi)
 	addq	$32, %rax
-	cmpq	2776(%rdi), %rax
+	cmpq	2784(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r1_encrypt_data_fast_first_256
 .Laesgen_vaes512_gcm_r1_encrypt_data_outside_run:
-	cmpq	$0, 2784(%rdi)
+	cmpq	$0, 2792(%rdi)
 	je	.Laesgen_vaes512_gcm_r1_encrypt_data_full_first_256
-	subq	$1, 2784(%rdi)
+	subq	$1, 2792(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
@@ -6738,9 +6758,9 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenclast	%zmm12, %zmm19, %zmm19
 	vaesenclast	%zmm12, %zmm20, %zmm20
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
-	movq	2776(%rdi), %r10
+	movq	2784(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_run_restart
 	addq	$32, %rax
@@ -6748,14 +6768,14 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_run_grown
-	movq	$0, 2768(%rdi)
+	movq	$0, 2776(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_grown:
-	movq	%r10, 2776(%rdi)
+	movq	%r10, 2784(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_run_done
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_restart:
-	movq	%r9, 2768(%rdi)
-	movq	$32, 2776(%rdi)
+	movq	%r9, 2776(%rdi)
+	movq	$32, 2784(%rdi)
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_done:
 	vpxorq	(%rsi), %zmm13, %zmm13
 	vmovdqu64	%zmm13, (%rcx)
@@ -6951,20 +6971,22 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm13, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_first256
 .Laesgen_vaes512_gcm_r1_encrypt_data_first_done256:
 .Laesgen_vaes512_gcm_r1_encrypt_data_top256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_drain256
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	2744(%rdi), %rax
+	cmpq	2752(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_refresh_steady_256
-	cmpq	$256, 2776(%rdi)
+	cmpq	$256, 2784(%rdi)
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_check_steady_256
 .Laesgen_vaes512_gcm_r1_encrypt_data_fast_steady_256:
 	shlq	$4, %r9
@@ -7204,23 +7226,23 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top256
 .Laesgen_vaes512_gcm_r1_encrypt_data_check_steady_256:
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	2776(%rdi), %r11
+	movq	2784(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_2
-	movq	$0xffff, 2784(%rdi)
+	movq	$0xffff, 2792(%rdi)
 	addq	$32, %rax
-	cmpq	2776(%rdi), %rax
+	cmpq	2784(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r1_encrypt_data_fast_steady_256
 .Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_2:
-	cmpq	$0, 2784(%rdi)
+	cmpq	$0, 2792(%rdi)
 	je	.Laesgen_vaes512_gcm_r1_encrypt_data_spent_steady_256
-	subq	$1, 2784(%rdi)
+	subq	$1, 2792(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vmovdqu64	-128(%rcx), %zmm21
@@ -7486,9 +7508,9 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenclast	%zmm12, %zmm20, %zmm20
 	vmovdqa64	%xmm26, %xmm0
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
-	movq	2776(%rdi), %r10
+	movq	2784(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_2
 	addq	$32, %rax
@@ -7496,14 +7518,14 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_2
-	movq	$0, 2768(%rdi)
+	movq	$0, 2776(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_2:
-	movq	%r10, 2776(%rdi)
+	movq	%r10, 2784(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_run_done_2
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_2:
-	movq	%r9, 2768(%rdi)
-	movq	$32, 2776(%rdi)
+	movq	%r9, 2776(%rdi)
+	movq	$32, 2784(%rdi)
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_done_2:
 	vpxorq	(%rsi), %zmm13, %zmm13
 	vmovdqu64	%zmm13, (%rcx)
@@ -7785,7 +7807,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top256
 .Laesgen_vaes512_gcm_r1_encrypt_data_spent_steady_256:
-	movq	2768(%rdi), %rax
+	movq	2776(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -8072,7 +8094,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm13, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top256
 .Laesgen_vaes512_gcm_r1_encrypt_data_drain256:
 	testq	%rdx, %rdx
@@ -11229,14 +11251,16 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 .Laesgen_vaes512_gcm_r1_encrypt_data_first128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_first_done128
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_full_first_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_full_first_128
 	shrq	$8, %rax
-	cmpq	2744(%rdi), %rax
+	cmpq	2752(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_refresh_first_128
-	cmpq	$256, 2776(%rdi)
+	cmpq	$256, 2784(%rdi)
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_check_first_128
 .Laesgen_vaes512_gcm_r1_encrypt_data_fast_first_128:
 	shlq	$4, %r9
@@ -11344,23 +11368,23 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_first_done128
 .Laesgen_vaes512_gcm_r1_encrypt_data_check_first_128:
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	2776(%rdi), %r11
+	movq	2784(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_3
-	movq	$0xffff, 2784(%rdi)
+	movq	$0xffff, 2792(%rdi)
 	addq	$32, %rax
-	cmpq	2776(%rdi), %rax
+	cmpq	2784(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r1_encrypt_data_fast_first_128
 .Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_3:
-	cmpq	$0, 2784(%rdi)
+	cmpq	$0, 2792(%rdi)
 	je	.Laesgen_vaes512_gcm_r1_encrypt_data_full_first_128
-	subq	$1, 2784(%rdi)
+	subq	$1, 2792(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm11
@@ -11494,9 +11518,9 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenclast	%zmm10, %zmm17, %zmm17
 	vaesenclast	%zmm10, %zmm18, %zmm18
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
-	movq	2776(%rdi), %r10
+	movq	2784(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_3
 	addq	$32, %rax
@@ -11504,14 +11528,14 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_3
-	movq	$0, 2768(%rdi)
+	movq	$0, 2776(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_3:
-	movq	%r10, 2776(%rdi)
+	movq	%r10, 2784(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_run_done_3
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_3:
-	movq	%r9, 2768(%rdi)
-	movq	$32, 2776(%rdi)
+	movq	%r9, 2776(%rdi)
+	movq	$32, 2784(%rdi)
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_done_3:
 	vpxorq	(%rsi), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rcx)
@@ -11673,20 +11697,22 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm11, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_first128
 .Laesgen_vaes512_gcm_r1_encrypt_data_first_done128:
 .Laesgen_vaes512_gcm_r1_encrypt_data_top128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_drain128
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	2744(%rdi), %rax
+	cmpq	2752(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_refresh_steady_128
-	cmpq	$256, 2776(%rdi)
+	cmpq	$256, 2784(%rdi)
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_check_steady_128
 .Laesgen_vaes512_gcm_r1_encrypt_data_fast_steady_128:
 	vmovdqu64	-128(%rcx), %zmm18
@@ -11892,23 +11918,23 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top128
 .Laesgen_vaes512_gcm_r1_encrypt_data_check_steady_128:
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	2776(%rdi), %r11
+	movq	2784(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_4
-	movq	$0xffff, 2784(%rdi)
+	movq	$0xffff, 2792(%rdi)
 	addq	$32, %rax
-	cmpq	2776(%rdi), %rax
+	cmpq	2784(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r1_encrypt_data_fast_steady_128
 .Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_4:
-	cmpq	$0, 2784(%rdi)
+	cmpq	$0, 2792(%rdi)
 	je	.Laesgen_vaes512_gcm_r1_encrypt_data_spent_steady_128
-	subq	$1, 2784(%rdi)
+	subq	$1, 2792(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vmovdqu64	-128(%rcx), %zmm18
@@ -12140,9 +12166,9 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenclast	%zmm10, %zmm18, %zmm18
 	vmovdqa64	%xmm23, %xmm0
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
-	movq	2776(%rdi), %r10
+	movq	2784(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_4
 	addq	$32, %rax
@@ -12150,14 +12176,14 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_4
-	movq	$0, 2768(%rdi)
+	movq	$0, 2776(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_4:
-	movq	%r10, 2776(%rdi)
+	movq	%r10, 2784(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_run_done_4
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_4:
-	movq	%r9, 2768(%rdi)
-	movq	$32, 2776(%rdi)
+	movq	%r9, 2776(%rdi)
+	movq	$32, 2784(%rdi)
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_done_4:
 	vpxorq	(%rsi), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rcx)
@@ -12405,7 +12431,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top128
 .Laesgen_vaes512_gcm_r1_encrypt_data_spent_steady_128:
-	movq	2768(%rdi), %rax
+	movq	2776(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -12658,7 +12684,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm11, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top128
 .Laesgen_vaes512_gcm_r1_encrypt_data_drain128:
 	testq	%rdx, %rdx
@@ -15665,14 +15691,16 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 .Laesgen_vaes512_gcm_r1_encrypt_data_first192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_first_done192
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_full_first_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_full_first_192
 	shrq	$8, %rax
-	cmpq	2744(%rdi), %rax
+	cmpq	2752(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_refresh_first_192
-	cmpq	$256, 2776(%rdi)
+	cmpq	$256, 2784(%rdi)
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_check_first_192
 .Laesgen_vaes512_gcm_r1_encrypt_data_fast_first_192:
 	shlq	$4, %r9
@@ -15796,23 +15824,23 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_first_done192
 .Laesgen_vaes512_gcm_r1_encrypt_data_check_first_192:
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	2776(%rdi), %r11
+	movq	2784(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_5
-	movq	$0xffff, 2784(%rdi)
+	movq	$0xffff, 2792(%rdi)
 	addq	$32, %rax
-	cmpq	2776(%rdi), %rax
+	cmpq	2784(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r1_encrypt_data_fast_first_192
 .Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_5:
-	cmpq	$0, 2784(%rdi)
+	cmpq	$0, 2792(%rdi)
 	je	.Laesgen_vaes512_gcm_r1_encrypt_data_full_first_192
-	subq	$1, 2784(%rdi)
+	subq	$1, 2792(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm13
@@ -15962,9 +15990,9 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenclast	%zmm12, %zmm19, %zmm19
 	vaesenclast	%zmm12, %zmm20, %zmm20
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
-	movq	2776(%rdi), %r10
+	movq	2784(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_5
 	addq	$32, %rax
@@ -15972,14 +16000,14 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_5
-	movq	$0, 2768(%rdi)
+	movq	$0, 2776(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_5:
-	movq	%r10, 2776(%rdi)
+	movq	%r10, 2784(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_run_done_5
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_5:
-	movq	%r9, 2768(%rdi)
-	movq	$32, 2776(%rdi)
+	movq	%r9, 2776(%rdi)
+	movq	$32, 2784(%rdi)
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_done_5:
 	vpxorq	(%rsi), %zmm13, %zmm13
 	vmovdqu64	%zmm13, (%rcx)
@@ -16157,20 +16185,22 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm13, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_first192
 .Laesgen_vaes512_gcm_r1_encrypt_data_first_done192:
 .Laesgen_vaes512_gcm_r1_encrypt_data_top192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_drain192
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	2744(%rdi), %rax
+	cmpq	2752(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_refresh_steady_192
-	cmpq	$256, 2776(%rdi)
+	cmpq	$256, 2784(%rdi)
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_check_steady_192
 .Laesgen_vaes512_gcm_r1_encrypt_data_fast_steady_192:
 	shlq	$4, %r9
@@ -16392,23 +16422,23 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top192
 .Laesgen_vaes512_gcm_r1_encrypt_data_check_steady_192:
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	2776(%rdi), %r11
+	movq	2784(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_6
-	movq	$0xffff, 2784(%rdi)
+	movq	$0xffff, 2792(%rdi)
 	addq	$32, %rax
-	cmpq	2776(%rdi), %rax
+	cmpq	2784(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r1_encrypt_data_fast_steady_192
 .Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_6:
-	cmpq	$0, 2784(%rdi)
+	cmpq	$0, 2792(%rdi)
 	je	.Laesgen_vaes512_gcm_r1_encrypt_data_spent_steady_192
-	subq	$1, 2784(%rdi)
+	subq	$1, 2792(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vmovdqu64	-128(%rcx), %zmm21
@@ -16656,9 +16686,9 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenclast	%zmm12, %zmm20, %zmm20
 	vmovdqa64	%xmm26, %xmm0
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
-	movq	2776(%rdi), %r10
+	movq	2784(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_6
 	addq	$32, %rax
@@ -16666,14 +16696,14 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_6
-	movq	$0, 2768(%rdi)
+	movq	$0, 2776(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_6:
-	movq	%r10, 2776(%rdi)
+	movq	%r10, 2784(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_run_done_6
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_6:
-	movq	%r9, 2768(%rdi)
-	movq	$32, 2776(%rdi)
+	movq	%r9, 2776(%rdi)
+	movq	$32, 2784(%rdi)
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_done_6:
 	vpxorq	(%rsi), %zmm13, %zmm13
 	vmovdqu64	%zmm13, (%rcx)
@@ -16937,7 +16967,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top192
 .Laesgen_vaes512_gcm_r1_encrypt_data_spent_steady_192:
-	movq	2768(%rdi), %rax
+	movq	2776(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -17206,7 +17236,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm13, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top192
 .Laesgen_vaes512_gcm_r1_encrypt_data_drain192:
 	testq	%rdx, %rdx
@@ -20520,14 +20550,16 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 .Laesgen_vaes512_gcm_r1_decrypt_data_top256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_drain256
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_vaes512_gcm_r1_decrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_vaes512_gcm_r1_decrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	2744(%rdi), %rax
+	cmpq	2752(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r1_decrypt_data_refresh_steady_256
-	cmpq	$256, 2776(%rdi)
+	cmpq	$256, 2784(%rdi)
 	jne	.Laesgen_vaes512_gcm_r1_decrypt_data_check_steady_256
 .Laesgen_vaes512_gcm_r1_decrypt_data_fast_steady_256:
 	shlq	$4, %r9
@@ -20767,23 +20799,23 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top256
 .Laesgen_vaes512_gcm_r1_decrypt_data_check_steady_256:
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	2776(%rdi), %r11
+	movq	2784(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r1_decrypt_data_outside_run
-	movq	$0xffff, 2784(%rdi)
+	movq	$0xffff, 2792(%rdi)
 	addq	$32, %rax
-	cmpq	2776(%rdi), %rax
+	cmpq	2784(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r1_decrypt_data_fast_steady_256
 .Laesgen_vaes512_gcm_r1_decrypt_data_outside_run:
-	cmpq	$0, 2784(%rdi)
+	cmpq	$0, 2792(%rdi)
 	je	.Laesgen_vaes512_gcm_r1_decrypt_data_spent_steady_256
-	subq	$1, 2784(%rdi)
+	subq	$1, 2792(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vmovdqu64	384(%rsi), %zmm21
@@ -21049,9 +21081,9 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenclast	%zmm12, %zmm20, %zmm20
 	vmovdqa64	%xmm26, %xmm0
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
-	movq	2776(%rdi), %r10
+	movq	2784(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r1_decrypt_data_run_restart
 	addq	$32, %rax
@@ -21059,14 +21091,14 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_run_grown
-	movq	$0, 2768(%rdi)
+	movq	$0, 2776(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r1_decrypt_data_run_grown:
-	movq	%r10, 2776(%rdi)
+	movq	%r10, 2784(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_run_done
 .Laesgen_vaes512_gcm_r1_decrypt_data_run_restart:
-	movq	%r9, 2768(%rdi)
-	movq	$32, 2776(%rdi)
+	movq	%r9, 2776(%rdi)
+	movq	$32, 2784(%rdi)
 .Laesgen_vaes512_gcm_r1_decrypt_data_run_done:
 	vpxorq	(%rsi), %zmm13, %zmm13
 	vmovdqu64	%zmm13, (%rcx)
@@ -21348,7 +21380,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top256
 .Laesgen_vaes512_gcm_r1_decrypt_data_spent_steady_256:
-	movq	2768(%rdi), %rax
+	movq	2776(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -21635,7 +21667,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vmovdqa64	%xmm13, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top256
 .Laesgen_vaes512_gcm_r1_decrypt_data_drain256:
 .Laesgen_vaes512_gcm_r1_decrypt_data_small256:
@@ -23015,14 +23047,16 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 .Laesgen_vaes512_gcm_r1_decrypt_data_top128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_drain128
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_vaes512_gcm_r1_decrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_vaes512_gcm_r1_decrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	2744(%rdi), %rax
+	cmpq	2752(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r1_decrypt_data_refresh_steady_128
-	cmpq	$256, 2776(%rdi)
+	cmpq	$256, 2784(%rdi)
 	jne	.Laesgen_vaes512_gcm_r1_decrypt_data_check_steady_128
 .Laesgen_vaes512_gcm_r1_decrypt_data_fast_steady_128:
 	vmovdqu64	384(%rsi), %zmm18
@@ -23228,23 +23262,23 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top128
 .Laesgen_vaes512_gcm_r1_decrypt_data_check_steady_128:
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	2776(%rdi), %r11
+	movq	2784(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r1_decrypt_data_outside_run_2
-	movq	$0xffff, 2784(%rdi)
+	movq	$0xffff, 2792(%rdi)
 	addq	$32, %rax
-	cmpq	2776(%rdi), %rax
+	cmpq	2784(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r1_decrypt_data_fast_steady_128
 .Laesgen_vaes512_gcm_r1_decrypt_data_outside_run_2:
-	cmpq	$0, 2784(%rdi)
+	cmpq	$0, 2792(%rdi)
 	je	.Laesgen_vaes512_gcm_r1_decrypt_data_spent_steady_128
-	subq	$1, 2784(%rdi)
+	subq	$1, 2792(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vmovdqu64	384(%rsi), %zmm18
@@ -23476,9 +23510,9 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenclast	%zmm10, %zmm18, %zmm18
 	vmovdqa64	%xmm23, %xmm0
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
-	movq	2776(%rdi), %r10
+	movq	2784(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r1_decrypt_data_run_restart_2
 	addq	$32, %rax
@@ -23486,14 +23520,14 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_run_grown_2
-	movq	$0, 2768(%rdi)
+	movq	$0, 2776(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r1_decrypt_data_run_grown_2:
-	movq	%r10, 2776(%rdi)
+	movq	%r10, 2784(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_run_done_2
 .Laesgen_vaes512_gcm_r1_decrypt_data_run_restart_2:
-	movq	%r9, 2768(%rdi)
-	movq	$32, 2776(%rdi)
+	movq	%r9, 2776(%rdi)
+	movq	$32, 2784(%rdi)
 .Laesgen_vaes512_gcm_r1_decrypt_data_run_done_2:
 	vpxorq	(%rsi), %zmm11, %zmm11
 	vmovdqu64	%zmm11, (%rcx)
@@ -23741,7 +23775,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top128
 .Laesgen_vaes512_gcm_r1_decrypt_data_spent_steady_128:
-	movq	2768(%rdi), %rax
+	movq	2776(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -23994,7 +24028,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vmovdqa64	%xmm11, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top128
 .Laesgen_vaes512_gcm_r1_decrypt_data_drain128:
 .Laesgen_vaes512_gcm_r1_decrypt_data_small128:
@@ -25300,14 +25334,16 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 .Laesgen_vaes512_gcm_r1_decrypt_data_top192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_drain192
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_vaes512_gcm_r1_decrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_vaes512_gcm_r1_decrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	2744(%rdi), %rax
+	cmpq	2752(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r1_decrypt_data_refresh_steady_192
-	cmpq	$256, 2776(%rdi)
+	cmpq	$256, 2784(%rdi)
 	jne	.Laesgen_vaes512_gcm_r1_decrypt_data_check_steady_192
 .Laesgen_vaes512_gcm_r1_decrypt_data_fast_steady_192:
 	shlq	$4, %r9
@@ -25529,23 +25565,23 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top192
 .Laesgen_vaes512_gcm_r1_decrypt_data_check_steady_192:
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	2776(%rdi), %r11
+	movq	2784(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r1_decrypt_data_outside_run_3
-	movq	$0xffff, 2784(%rdi)
+	movq	$0xffff, 2792(%rdi)
 	addq	$32, %rax
-	cmpq	2776(%rdi), %rax
+	cmpq	2784(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r1_decrypt_data_fast_steady_192
 .Laesgen_vaes512_gcm_r1_decrypt_data_outside_run_3:
-	cmpq	$0, 2784(%rdi)
+	cmpq	$0, 2792(%rdi)
 	je	.Laesgen_vaes512_gcm_r1_decrypt_data_spent_steady_192
-	subq	$1, 2784(%rdi)
+	subq	$1, 2792(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vmovdqu64	384(%rsi), %zmm21
@@ -25793,9 +25829,9 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenclast	%zmm12, %zmm20, %zmm20
 	vmovdqa64	%xmm26, %xmm0
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
-	movq	2776(%rdi), %r10
+	movq	2784(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r1_decrypt_data_run_restart_3
 	addq	$32, %rax
@@ -25803,14 +25839,14 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_run_grown_3
-	movq	$0, 2768(%rdi)
+	movq	$0, 2776(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r1_decrypt_data_run_grown_3:
-	movq	%r10, 2776(%rdi)
+	movq	%r10, 2784(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_run_done_3
 .Laesgen_vaes512_gcm_r1_decrypt_data_run_restart_3:
-	movq	%r9, 2768(%rdi)
-	movq	$32, 2776(%rdi)
+	movq	%r9, 2776(%rdi)
+	movq	$32, 2784(%rdi)
 .Laesgen_vaes512_gcm_r1_decrypt_data_run_done_3:
 	vpxorq	(%rsi), %zmm13, %zmm13
 	vmovdqu64	%zmm13, (%rcx)
@@ -26074,7 +26110,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top192
 .Laesgen_vaes512_gcm_r1_decrypt_data_spent_steady_192:
-	movq	2768(%rdi), %rax
+	movq	2776(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -26343,7 +26379,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vmovdqa64	%xmm13, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top192
 .Laesgen_vaes512_gcm_r1_decrypt_data_drain192:
 .Laesgen_vaes512_gcm_r1_decrypt_data_small192:

@@ -667,7 +667,7 @@ aesgen_vaes512_gcm_r2_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_init_hash_key
 .Laesgen_vaes512_gcm_r2_init_hash_key:
-	movq	$1, 2760(%rdi)
+	movq	$1, 2768(%rdi)
 	vpxorq	%xmm0, %xmm0, %xmm0
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -2619,10 +2619,13 @@ aesgen_vaes512_gcm_r2_seal:
 	movq	%r8, 2720(%rbx)
 	movq	$0, 2728(%rbx)
 	movq	$1, 2736(%rbx)
+	movq	$0, 2744(%rbx)
 	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 2640(%rbx)
-	movq	$-1, 2744(%rbx)
+	movq	$-1, 2752(%rbx)
+	cmpq	$0, 2744(%rbx)
+	jne	.Laesgen_vaes512_gcm_r2_seal_same_table
 	vmovdqa64	%xmm0, 2704(%rbx)
 	movq	2704(%rbx), %rcx
 	bswapq	%rcx
@@ -2632,16 +2635,16 @@ aesgen_vaes512_gcm_r2_seal:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	2752(%rbx), %rdx
+	cmpq	2760(%rbx), %rdx
 	jne	.Laesgen_vaes512_gcm_r2_seal_restart
-	cmpq	2760(%rbx), %rax
+	cmpq	2768(%rbx), %rax
 	je	.Laesgen_vaes512_gcm_r2_seal_same_table
 .Laesgen_vaes512_gcm_r2_seal_restart:
-	movq	%rdx, 2752(%rbx)
-	movq	%rax, 2760(%rbx)
-	movq	$0, 2768(%rbx)
+	movq	%rdx, 2760(%rbx)
+	movq	%rax, 2768(%rbx)
 	movq	$0, 2776(%rbx)
-	movq	$1, 2784(%rbx)
+	movq	$0, 2784(%rbx)
+	movq	$1, 2792(%rbx)
 	jmp	.Laesgen_vaes512_gcm_r2_seal_same_table
 .Laesgen_vaes512_gcm_r2_seal_same_table:
 	movl	240(%rbx), %eax
@@ -2664,7 +2667,7 @@ aesgen_vaes512_gcm_r2_seal:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -2711,7 +2714,7 @@ aesgen_vaes512_gcm_r2_seal:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -2750,7 +2753,7 @@ aesgen_vaes512_gcm_r2_seal:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -2826,8 +2829,10 @@ aesgen_vaes512_gcm_r2_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_r2_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 2744(%rbx)
 	jmp	.Laesgen_vaes512_gcm_r2_seal_have_j0
 .Laesgen_vaes512_gcm_r2_seal_long_nonce:
+	movq	$1, 2744(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	2656(%rbx), %xmm0
@@ -3108,7 +3113,9 @@ aesgen_vaes512_gcm_r2_seal:
 	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 2640(%rbx)
-	movq	$-1, 2744(%rbx)
+	movq	$-1, 2752(%rbx)
+	cmpq	$0, 2744(%rbx)
+	jne	.Laesgen_vaes512_gcm_r2_seal_same_table_2
 	vmovdqa64	%xmm0, 2704(%rbx)
 	movq	2704(%rbx), %rdx
 	bswapq	%rdx
@@ -3118,16 +3125,16 @@ aesgen_vaes512_gcm_r2_seal:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	2752(%rbx), %rsi
+	cmpq	2760(%rbx), %rsi
 	jne	.Laesgen_vaes512_gcm_r2_seal_restart_2
-	cmpq	2760(%rbx), %rax
+	cmpq	2768(%rbx), %rax
 	je	.Laesgen_vaes512_gcm_r2_seal_same_table_2
 .Laesgen_vaes512_gcm_r2_seal_restart_2:
-	movq	%rsi, 2752(%rbx)
-	movq	%rax, 2760(%rbx)
-	movq	$0, 2768(%rbx)
+	movq	%rsi, 2760(%rbx)
+	movq	%rax, 2768(%rbx)
 	movq	$0, 2776(%rbx)
-	movq	$1, 2784(%rbx)
+	movq	$0, 2784(%rbx)
+	movq	$1, 2792(%rbx)
 	jmp	.Laesgen_vaes512_gcm_r2_seal_same_table_2
 .Laesgen_vaes512_gcm_r2_seal_same_table_2:
 	movl	240(%rbx), %eax
@@ -3150,7 +3157,7 @@ aesgen_vaes512_gcm_r2_seal:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -3197,7 +3204,7 @@ aesgen_vaes512_gcm_r2_seal:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -3236,7 +3243,7 @@ aesgen_vaes512_gcm_r2_seal:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4140,10 +4147,13 @@ aesgen_vaes512_gcm_r2_open:
 	movq	%r8, 2720(%rbx)
 	movq	$0, 2728(%rbx)
 	movq	$1, 2736(%rbx)
+	movq	$0, 2744(%rbx)
 	vpshufb	.Laesgen_vaes512_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r2_open_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 2640(%rbx)
-	movq	$-1, 2744(%rbx)
+	movq	$-1, 2752(%rbx)
+	cmpq	$0, 2744(%rbx)
+	jne	.Laesgen_vaes512_gcm_r2_open_same_table
 	vmovdqa64	%xmm0, 2704(%rbx)
 	movq	2704(%rbx), %rcx
 	bswapq	%rcx
@@ -4153,16 +4163,16 @@ aesgen_vaes512_gcm_r2_open:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	2752(%rbx), %rdx
+	cmpq	2760(%rbx), %rdx
 	jne	.Laesgen_vaes512_gcm_r2_open_restart
-	cmpq	2760(%rbx), %rax
+	cmpq	2768(%rbx), %rax
 	je	.Laesgen_vaes512_gcm_r2_open_same_table
 .Laesgen_vaes512_gcm_r2_open_restart:
-	movq	%rdx, 2752(%rbx)
-	movq	%rax, 2760(%rbx)
-	movq	$0, 2768(%rbx)
+	movq	%rdx, 2760(%rbx)
+	movq	%rax, 2768(%rbx)
 	movq	$0, 2776(%rbx)
-	movq	$1, 2784(%rbx)
+	movq	$0, 2784(%rbx)
+	movq	$1, 2792(%rbx)
 	jmp	.Laesgen_vaes512_gcm_r2_open_same_table
 .Laesgen_vaes512_gcm_r2_open_same_table:
 	movl	240(%rbx), %eax
@@ -4185,7 +4195,7 @@ aesgen_vaes512_gcm_r2_open:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4232,7 +4242,7 @@ aesgen_vaes512_gcm_r2_open:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4271,7 +4281,7 @@ aesgen_vaes512_gcm_r2_open:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4347,8 +4357,10 @@ aesgen_vaes512_gcm_r2_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_r2_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 2744(%rbx)
 	jmp	.Laesgen_vaes512_gcm_r2_open_have_j0
 .Laesgen_vaes512_gcm_r2_open_long_nonce:
+	movq	$1, 2744(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	2656(%rbx), %xmm0
@@ -4629,7 +4641,9 @@ aesgen_vaes512_gcm_r2_open:
 	vpshufb	.Laesgen_vaes512_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r2_open_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 2640(%rbx)
-	movq	$-1, 2744(%rbx)
+	movq	$-1, 2752(%rbx)
+	cmpq	$0, 2744(%rbx)
+	jne	.Laesgen_vaes512_gcm_r2_open_same_table_2
 	vmovdqa64	%xmm0, 2704(%rbx)
 	movq	2704(%rbx), %rdx
 	bswapq	%rdx
@@ -4639,16 +4653,16 @@ aesgen_vaes512_gcm_r2_open:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	2752(%rbx), %rsi
+	cmpq	2760(%rbx), %rsi
 	jne	.Laesgen_vaes512_gcm_r2_open_restart_2
-	cmpq	2760(%rbx), %rax
+	cmpq	2768(%rbx), %rax
 	je	.Laesgen_vaes512_gcm_r2_open_same_table_2
 .Laesgen_vaes512_gcm_r2_open_restart_2:
-	movq	%rsi, 2752(%rbx)
-	movq	%rax, 2760(%rbx)
-	movq	$0, 2768(%rbx)
+	movq	%rsi, 2760(%rbx)
+	movq	%rax, 2768(%rbx)
 	movq	$0, 2776(%rbx)
-	movq	$1, 2784(%rbx)
+	movq	$0, 2784(%rbx)
+	movq	$1, 2792(%rbx)
 	jmp	.Laesgen_vaes512_gcm_r2_open_same_table_2
 .Laesgen_vaes512_gcm_r2_open_same_table_2:
 	movl	240(%rbx), %eax
@@ -4671,7 +4685,7 @@ aesgen_vaes512_gcm_r2_open:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4718,7 +4732,7 @@ aesgen_vaes512_gcm_r2_open:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4757,7 +4771,7 @@ aesgen_vaes512_gcm_r2_open:
 	vmovdqa64	%xmm2, 2864(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rbx)
+	movq	%rax, 2752(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -5214,8 +5228,10 @@ aesgen_vaes512_gcm_r2_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_r2_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 2744(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_start_have_j0
 .Laesgen_vaes512_gcm_r2_start_long_nonce:
+	movq	$1, 2744(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	2656(%rdi), %xmm0
@@ -5496,7 +5512,9 @@ aesgen_vaes512_gcm_r2_start:
 	vpshufb	.Laesgen_vaes512_gcm_r2_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r2_start_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 2640(%rdi)
-	movq	$-1, 2744(%rdi)
+	movq	$-1, 2752(%rdi)
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_vaes512_gcm_r2_start_same_table
 	vmovdqa64	%xmm0, 2704(%rdi)
 	movq	2704(%rdi), %rcx
 	bswapq	%rcx
@@ -5506,16 +5524,16 @@ aesgen_vaes512_gcm_r2_start:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	2752(%rdi), %rdx
+	cmpq	2760(%rdi), %rdx
 	jne	.Laesgen_vaes512_gcm_r2_start_restart
-	cmpq	2760(%rdi), %rax
+	cmpq	2768(%rdi), %rax
 	je	.Laesgen_vaes512_gcm_r2_start_same_table
 .Laesgen_vaes512_gcm_r2_start_restart:
-	movq	%rdx, 2752(%rdi)
-	movq	%rax, 2760(%rdi)
-	movq	$0, 2768(%rdi)
+	movq	%rdx, 2760(%rdi)
+	movq	%rax, 2768(%rdi)
 	movq	$0, 2776(%rdi)
-	movq	$1, 2784(%rdi)
+	movq	$0, 2784(%rdi)
+	movq	$1, 2792(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_start_same_table
 .Laesgen_vaes512_gcm_r2_start_same_table:
 	movl	240(%rdi), %eax
@@ -5538,7 +5556,7 @@ aesgen_vaes512_gcm_r2_start:
 	vmovdqa64	%xmm2, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -5585,7 +5603,7 @@ aesgen_vaes512_gcm_r2_start:
 	vmovdqa64	%xmm2, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -5624,7 +5642,7 @@ aesgen_vaes512_gcm_r2_start:
 	vmovdqa64	%xmm2, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -6435,14 +6453,16 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 .Laesgen_vaes512_gcm_r2_encrypt_data_first256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_first_done256
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_full_first_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_full_first_256
 	shrq	$8, %rax
-	cmpq	2744(%rdi), %rax
+	cmpq	2752(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_refresh_first_256
-	cmpq	$256, 2776(%rdi)
+	cmpq	$256, 2784(%rdi)
 	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_check_first_256
 .Laesgen_vaes512_gcm_r2_encrypt_data_fast_first_256:
 	shlq	$4, %r9
@@ -6575,23 +6595,23 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_first_done256
 .Laesgen_vaes512_gcm_r2_encrypt_data_check_first_256:
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	2776(%rdi), %r11
+	movq	2784(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r2_encrypt_data_outside_run
-	movq	$0xffff, 2784(%rdi)
+	movq	$0xffff, 2792(%rdi)
 	addq	$32, %rax
-	cmpq	2776(%rdi), %rax
+	cmpq	2784(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r2_encrypt_data_fast_first_256
 .Laesgen_vaes512_gcm_r2_encrypt_data_outside_run:
-	cmpq	$0, 2784(%rdi)
+	cmpq	$0, 2792(%rdi)
 	je	.Laesgen_vaes512_gcm_r2_encrypt_data_full_first_256
-	subq	$1, 2784(%rdi)
+	subq	$1, 2792(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm13
@@ -6759,9 +6779,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenclast	%zmm12, %zmm19, %zmm19
 	vaesenclast	%zmm12, %zmm20, %zmm20
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
-	movq	2776(%rdi), %r10
+	movq	2784(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_run_restart
 	addq	$32, %rax
@@ -6769,14 +6789,14 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_run_grown
-	movq	$0, 2768(%rdi)
+	movq	$0, 2776(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_grown:
-	movq	%r10, 2776(%rdi)
+	movq	%r10, 2784(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_run_done
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_restart:
-	movq	%r9, 2768(%rdi)
-	movq	$32, 2776(%rdi)
+	movq	%r9, 2776(%rdi)
+	movq	$32, 2784(%rdi)
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_done:
 	vpxorq	(%rsi), %zmm13, %zmm13
 	vmovdqu64	%zmm13, (%rcx)
@@ -6974,20 +6994,22 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm13, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_first256
 .Laesgen_vaes512_gcm_r2_encrypt_data_first_done256:
 .Laesgen_vaes512_gcm_r2_encrypt_data_top256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_drain256
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	2744(%rdi), %rax
+	cmpq	2752(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_refresh_steady_256
-	cmpq	$256, 2776(%rdi)
+	cmpq	$256, 2784(%rdi)
 	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_check_steady_256
 .Laesgen_vaes512_gcm_r2_encrypt_data_fast_steady_256:
 	shlq	$4, %r9
@@ -7218,23 +7240,23 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_top256
 .Laesgen_vaes512_gcm_r2_encrypt_data_check_steady_256:
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	2776(%rdi), %r11
+	movq	2784(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_2
-	movq	$0xffff, 2784(%rdi)
+	movq	$0xffff, 2792(%rdi)
 	addq	$32, %rax
-	cmpq	2776(%rdi), %rax
+	cmpq	2784(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r2_encrypt_data_fast_steady_256
 .Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_2:
-	cmpq	$0, 2784(%rdi)
+	cmpq	$0, 2792(%rdi)
 	je	.Laesgen_vaes512_gcm_r2_encrypt_data_spent_steady_256
-	subq	$1, 2784(%rdi)
+	subq	$1, 2792(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vmovdqu64	-128(%rcx), %zmm21
@@ -7500,9 +7522,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenclast	%zmm12, %zmm20, %zmm20
 	vmovdqa64	%xmm26, %xmm0
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
-	movq	2776(%rdi), %r10
+	movq	2784(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_2
 	addq	$32, %rax
@@ -7510,14 +7532,14 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_2
-	movq	$0, 2768(%rdi)
+	movq	$0, 2776(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_2:
-	movq	%r10, 2776(%rdi)
+	movq	%r10, 2784(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_run_done_2
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_2:
-	movq	%r9, 2768(%rdi)
-	movq	$32, 2776(%rdi)
+	movq	%r9, 2776(%rdi)
+	movq	$32, 2784(%rdi)
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_done_2:
 	vpxorq	(%rsi), %zmm13, %zmm13
 	vmovdqu64	%zmm13, (%rcx)
@@ -7799,7 +7821,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_top256
 .Laesgen_vaes512_gcm_r2_encrypt_data_spent_steady_256:
-	movq	2768(%rdi), %rax
+	movq	2776(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -8088,7 +8110,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm13, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_top256
 .Laesgen_vaes512_gcm_r2_encrypt_data_drain256:
 	testq	%rdx, %rdx
@@ -11244,14 +11266,16 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 .Laesgen_vaes512_gcm_r2_encrypt_data_first128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_first_done128
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_full_first_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_full_first_128
 	shrq	$8, %rax
-	cmpq	2744(%rdi), %rax
+	cmpq	2752(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_refresh_first_128
-	cmpq	$256, 2776(%rdi)
+	cmpq	$256, 2784(%rdi)
 	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_check_first_128
 .Laesgen_vaes512_gcm_r2_encrypt_data_fast_first_128:
 	shlq	$4, %r9
@@ -11351,23 +11375,23 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_first_done128
 .Laesgen_vaes512_gcm_r2_encrypt_data_check_first_128:
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	2776(%rdi), %r11
+	movq	2784(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_3
-	movq	$0xffff, 2784(%rdi)
+	movq	$0xffff, 2792(%rdi)
 	addq	$32, %rax
-	cmpq	2776(%rdi), %rax
+	cmpq	2784(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r2_encrypt_data_fast_first_128
 .Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_3:
-	cmpq	$0, 2784(%rdi)
+	cmpq	$0, 2792(%rdi)
 	je	.Laesgen_vaes512_gcm_r2_encrypt_data_full_first_128
-	subq	$1, 2784(%rdi)
+	subq	$1, 2792(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm10
@@ -11502,9 +11526,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenclast	%zmm9, %zmm16, %zmm16
 	vaesenclast	%zmm9, %zmm17, %zmm17
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
-	movq	2776(%rdi), %r10
+	movq	2784(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_3
 	addq	$32, %rax
@@ -11512,14 +11536,14 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_3
-	movq	$0, 2768(%rdi)
+	movq	$0, 2776(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_3:
-	movq	%r10, 2776(%rdi)
+	movq	%r10, 2784(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_run_done_3
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_3:
-	movq	%r9, 2768(%rdi)
-	movq	$32, 2776(%rdi)
+	movq	%r9, 2776(%rdi)
+	movq	$32, 2784(%rdi)
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_done_3:
 	vpxorq	(%rsi), %zmm10, %zmm10
 	vmovdqu64	%zmm10, (%rcx)
@@ -11684,20 +11708,22 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm10, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_first128
 .Laesgen_vaes512_gcm_r2_encrypt_data_first_done128:
 .Laesgen_vaes512_gcm_r2_encrypt_data_top128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_drain128
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	2744(%rdi), %rax
+	cmpq	2752(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_refresh_steady_128
-	cmpq	$256, 2776(%rdi)
+	cmpq	$256, 2784(%rdi)
 	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_check_steady_128
 .Laesgen_vaes512_gcm_r2_encrypt_data_fast_steady_128:
 	vmovdqu64	-128(%rcx), %zmm16
@@ -11895,23 +11921,23 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_top128
 .Laesgen_vaes512_gcm_r2_encrypt_data_check_steady_128:
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	2776(%rdi), %r11
+	movq	2784(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_4
-	movq	$0xffff, 2784(%rdi)
+	movq	$0xffff, 2792(%rdi)
 	addq	$32, %rax
-	cmpq	2776(%rdi), %rax
+	cmpq	2784(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r2_encrypt_data_fast_steady_128
 .Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_4:
-	cmpq	$0, 2784(%rdi)
+	cmpq	$0, 2792(%rdi)
 	je	.Laesgen_vaes512_gcm_r2_encrypt_data_spent_steady_128
-	subq	$1, 2784(%rdi)
+	subq	$1, 2792(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vmovdqu64	-128(%rcx), %zmm17
@@ -12144,9 +12170,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenclast	%zmm9, %zmm17, %zmm17
 	vmovdqa64	%xmm22, %xmm0
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
-	movq	2776(%rdi), %r10
+	movq	2784(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_4
 	addq	$32, %rax
@@ -12154,14 +12180,14 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_4
-	movq	$0, 2768(%rdi)
+	movq	$0, 2776(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_4:
-	movq	%r10, 2776(%rdi)
+	movq	%r10, 2784(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_run_done_4
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_4:
-	movq	%r9, 2768(%rdi)
-	movq	$32, 2776(%rdi)
+	movq	%r9, 2776(%rdi)
+	movq	$32, 2784(%rdi)
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_done_4:
 	vpxorq	(%rsi), %zmm10, %zmm10
 	vmovdqu64	%zmm10, (%rcx)
@@ -12410,7 +12436,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_top128
 .Laesgen_vaes512_gcm_r2_encrypt_data_spent_steady_128:
-	movq	2768(%rdi), %rax
+	movq	2776(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -12666,7 +12692,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm10, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_top128
 .Laesgen_vaes512_gcm_r2_encrypt_data_drain128:
 	testq	%rdx, %rdx
@@ -15672,14 +15698,16 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 .Laesgen_vaes512_gcm_r2_encrypt_data_first192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_first_done192
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_full_first_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_full_first_192
 	shrq	$8, %rax
-	cmpq	2744(%rdi), %rax
+	cmpq	2752(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_refresh_first_192
-	cmpq	$256, 2776(%rdi)
+	cmpq	$256, 2784(%rdi)
 	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_check_first_192
 .Laesgen_vaes512_gcm_r2_encrypt_data_fast_first_192:
 	shlq	$4, %r9
@@ -15795,23 +15823,23 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_first_done192
 .Laesgen_vaes512_gcm_r2_encrypt_data_check_first_192:
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	2776(%rdi), %r11
+	movq	2784(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_5
-	movq	$0xffff, 2784(%rdi)
+	movq	$0xffff, 2792(%rdi)
 	addq	$32, %rax
-	cmpq	2776(%rdi), %rax
+	cmpq	2784(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r2_encrypt_data_fast_first_192
 .Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_5:
-	cmpq	$0, 2784(%rdi)
+	cmpq	$0, 2792(%rdi)
 	je	.Laesgen_vaes512_gcm_r2_encrypt_data_full_first_192
-	subq	$1, 2784(%rdi)
+	subq	$1, 2792(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm12
@@ -15962,9 +15990,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenclast	%zmm11, %zmm18, %zmm18
 	vaesenclast	%zmm11, %zmm19, %zmm19
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
-	movq	2776(%rdi), %r10
+	movq	2784(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_5
 	addq	$32, %rax
@@ -15972,14 +16000,14 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_5
-	movq	$0, 2768(%rdi)
+	movq	$0, 2776(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_5:
-	movq	%r10, 2776(%rdi)
+	movq	%r10, 2784(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_run_done_5
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_5:
-	movq	%r9, 2768(%rdi)
-	movq	$32, 2776(%rdi)
+	movq	%r9, 2776(%rdi)
+	movq	$32, 2784(%rdi)
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_done_5:
 	vpxorq	(%rsi), %zmm12, %zmm12
 	vmovdqu64	%zmm12, (%rcx)
@@ -16160,20 +16188,22 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm12, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_first192
 .Laesgen_vaes512_gcm_r2_encrypt_data_first_done192:
 .Laesgen_vaes512_gcm_r2_encrypt_data_top192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_drain192
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	2744(%rdi), %rax
+	cmpq	2752(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_refresh_steady_192
-	cmpq	$256, 2776(%rdi)
+	cmpq	$256, 2784(%rdi)
 	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_check_steady_192
 .Laesgen_vaes512_gcm_r2_encrypt_data_fast_steady_192:
 	vmovdqu64	-128(%rcx), %zmm20
@@ -16387,23 +16417,23 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_top192
 .Laesgen_vaes512_gcm_r2_encrypt_data_check_steady_192:
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	2776(%rdi), %r11
+	movq	2784(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_6
-	movq	$0xffff, 2784(%rdi)
+	movq	$0xffff, 2792(%rdi)
 	addq	$32, %rax
-	cmpq	2776(%rdi), %rax
+	cmpq	2784(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r2_encrypt_data_fast_steady_192
 .Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_6:
-	cmpq	$0, 2784(%rdi)
+	cmpq	$0, 2792(%rdi)
 	je	.Laesgen_vaes512_gcm_r2_encrypt_data_spent_steady_192
-	subq	$1, 2784(%rdi)
+	subq	$1, 2792(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vmovdqu64	-128(%rcx), %zmm20
@@ -16652,9 +16682,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenclast	%zmm11, %zmm19, %zmm19
 	vmovdqa64	%xmm25, %xmm0
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
-	movq	2776(%rdi), %r10
+	movq	2784(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_6
 	addq	$32, %rax
@@ -16662,14 +16692,14 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_6
-	movq	$0, 2768(%rdi)
+	movq	$0, 2776(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_6:
-	movq	%r10, 2776(%rdi)
+	movq	%r10, 2784(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_run_done_6
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_6:
-	movq	%r9, 2768(%rdi)
-	movq	$32, 2776(%rdi)
+	movq	%r9, 2776(%rdi)
+	movq	$32, 2784(%rdi)
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_done_6:
 	vpxorq	(%rsi), %zmm12, %zmm12
 	vmovdqu64	%zmm12, (%rcx)
@@ -16934,7 +16964,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_top192
 .Laesgen_vaes512_gcm_r2_encrypt_data_spent_steady_192:
-	movq	2768(%rdi), %rax
+	movq	2776(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -17206,7 +17236,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm12, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_top192
 .Laesgen_vaes512_gcm_r2_encrypt_data_drain192:
 	testq	%rdx, %rdx
@@ -20520,14 +20550,16 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 .Laesgen_vaes512_gcm_r2_decrypt_data_top256:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_drain256
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_vaes512_gcm_r2_decrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	2744(%rdi), %rax
+	cmpq	2752(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_refresh_steady_256
-	cmpq	$256, 2776(%rdi)
+	cmpq	$256, 2784(%rdi)
 	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_check_steady_256
 .Laesgen_vaes512_gcm_r2_decrypt_data_fast_steady_256:
 	shlq	$4, %r9
@@ -20758,23 +20790,23 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_top256
 .Laesgen_vaes512_gcm_r2_decrypt_data_check_steady_256:
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	2776(%rdi), %r11
+	movq	2784(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r2_decrypt_data_outside_run
-	movq	$0xffff, 2784(%rdi)
+	movq	$0xffff, 2792(%rdi)
 	addq	$32, %rax
-	cmpq	2776(%rdi), %rax
+	cmpq	2784(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r2_decrypt_data_fast_steady_256
 .Laesgen_vaes512_gcm_r2_decrypt_data_outside_run:
-	cmpq	$0, 2784(%rdi)
+	cmpq	$0, 2792(%rdi)
 	je	.Laesgen_vaes512_gcm_r2_decrypt_data_spent_steady_256
-	subq	$1, 2784(%rdi)
+	subq	$1, 2792(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vmovdqu64	384(%rsi), %zmm21
@@ -21040,9 +21072,9 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenclast	%zmm12, %zmm20, %zmm20
 	vmovdqa64	%xmm26, %xmm0
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
-	movq	2776(%rdi), %r10
+	movq	2784(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r2_decrypt_data_run_restart
 	addq	$32, %rax
@@ -21050,14 +21082,14 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_run_grown
-	movq	$0, 2768(%rdi)
+	movq	$0, 2776(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r2_decrypt_data_run_grown:
-	movq	%r10, 2776(%rdi)
+	movq	%r10, 2784(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_run_done
 .Laesgen_vaes512_gcm_r2_decrypt_data_run_restart:
-	movq	%r9, 2768(%rdi)
-	movq	$32, 2776(%rdi)
+	movq	%r9, 2776(%rdi)
+	movq	$32, 2784(%rdi)
 .Laesgen_vaes512_gcm_r2_decrypt_data_run_done:
 	vpxorq	(%rsi), %zmm13, %zmm13
 	vmovdqu64	%zmm13, (%rcx)
@@ -21339,7 +21371,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_top256
 .Laesgen_vaes512_gcm_r2_decrypt_data_spent_steady_256:
-	movq	2768(%rdi), %rax
+	movq	2776(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -21628,7 +21660,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vmovdqa64	%xmm13, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_top256
 .Laesgen_vaes512_gcm_r2_decrypt_data_drain256:
 .Laesgen_vaes512_gcm_r2_decrypt_data_small256:
@@ -23007,14 +23039,16 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 .Laesgen_vaes512_gcm_r2_decrypt_data_top128:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_drain128
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_vaes512_gcm_r2_decrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	2744(%rdi), %rax
+	cmpq	2752(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_refresh_steady_128
-	cmpq	$256, 2776(%rdi)
+	cmpq	$256, 2784(%rdi)
 	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_check_steady_128
 .Laesgen_vaes512_gcm_r2_decrypt_data_fast_steady_128:
 	vmovdqu64	384(%rsi), %zmm16
@@ -23212,23 +23246,23 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_top128
 .Laesgen_vaes512_gcm_r2_decrypt_data_check_steady_128:
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	2776(%rdi), %r11
+	movq	2784(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r2_decrypt_data_outside_run_2
-	movq	$0xffff, 2784(%rdi)
+	movq	$0xffff, 2792(%rdi)
 	addq	$32, %rax
-	cmpq	2776(%rdi), %rax
+	cmpq	2784(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r2_decrypt_data_fast_steady_128
 .Laesgen_vaes512_gcm_r2_decrypt_data_outside_run_2:
-	cmpq	$0, 2784(%rdi)
+	cmpq	$0, 2792(%rdi)
 	je	.Laesgen_vaes512_gcm_r2_decrypt_data_spent_steady_128
-	subq	$1, 2784(%rdi)
+	subq	$1, 2792(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vmovdqu64	384(%rsi), %zmm17
@@ -23461,9 +23495,9 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenclast	%zmm9, %zmm17, %zmm17
 	vmovdqa64	%xmm22, %xmm0
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
-	movq	2776(%rdi), %r10
+	movq	2784(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r2_decrypt_data_run_restart_2
 	addq	$32, %rax
@@ -23471,14 +23505,14 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_run_grown_2
-	movq	$0, 2768(%rdi)
+	movq	$0, 2776(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r2_decrypt_data_run_grown_2:
-	movq	%r10, 2776(%rdi)
+	movq	%r10, 2784(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_run_done_2
 .Laesgen_vaes512_gcm_r2_decrypt_data_run_restart_2:
-	movq	%r9, 2768(%rdi)
-	movq	$32, 2776(%rdi)
+	movq	%r9, 2776(%rdi)
+	movq	$32, 2784(%rdi)
 .Laesgen_vaes512_gcm_r2_decrypt_data_run_done_2:
 	vpxorq	(%rsi), %zmm10, %zmm10
 	vmovdqu64	%zmm10, (%rcx)
@@ -23727,7 +23761,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_top128
 .Laesgen_vaes512_gcm_r2_decrypt_data_spent_steady_128:
-	movq	2768(%rdi), %rax
+	movq	2776(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -23983,7 +24017,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vmovdqa64	%xmm10, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_top128
 .Laesgen_vaes512_gcm_r2_decrypt_data_drain128:
 .Laesgen_vaes512_gcm_r2_decrypt_data_small128:
@@ -25288,14 +25322,16 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 .Laesgen_vaes512_gcm_r2_decrypt_data_top192:
 	cmpq	$512, %rdx
 	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_drain192
+	cmpq	$0, 2744(%rdi)
+	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$224, %r9
 	ja	.Laesgen_vaes512_gcm_r2_decrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	2744(%rdi), %rax
+	cmpq	2752(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_refresh_steady_192
-	cmpq	$256, 2776(%rdi)
+	cmpq	$256, 2784(%rdi)
 	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_check_steady_192
 .Laesgen_vaes512_gcm_r2_decrypt_data_fast_steady_192:
 	vmovdqu64	384(%rsi), %zmm20
@@ -25509,23 +25545,23 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_top192
 .Laesgen_vaes512_gcm_r2_decrypt_data_check_steady_192:
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
 	leaq	32(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	2776(%rdi), %r11
+	movq	2784(%rdi), %r11
 	addq	$31, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r2_decrypt_data_outside_run_3
-	movq	$0xffff, 2784(%rdi)
+	movq	$0xffff, 2792(%rdi)
 	addq	$32, %rax
-	cmpq	2776(%rdi), %rax
+	cmpq	2784(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r2_decrypt_data_fast_steady_192
 .Laesgen_vaes512_gcm_r2_decrypt_data_outside_run_3:
-	cmpq	$0, 2784(%rdi)
+	cmpq	$0, 2792(%rdi)
 	je	.Laesgen_vaes512_gcm_r2_decrypt_data_spent_steady_192
-	subq	$1, 2784(%rdi)
+	subq	$1, 2792(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vmovdqu64	384(%rsi), %zmm20
@@ -25774,9 +25810,9 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenclast	%zmm11, %zmm19, %zmm19
 	vmovdqa64	%xmm25, %xmm0
 	movq	%r9, %rax
-	subq	2768(%rdi), %rax
+	subq	2776(%rdi), %rax
 	andq	$255, %rax
-	movq	2776(%rdi), %r10
+	movq	2784(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r2_decrypt_data_run_restart_3
 	addq	$32, %rax
@@ -25784,14 +25820,14 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_run_grown_3
-	movq	$0, 2768(%rdi)
+	movq	$0, 2776(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r2_decrypt_data_run_grown_3:
-	movq	%r10, 2776(%rdi)
+	movq	%r10, 2784(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_run_done_3
 .Laesgen_vaes512_gcm_r2_decrypt_data_run_restart_3:
-	movq	%r9, 2768(%rdi)
-	movq	$32, 2776(%rdi)
+	movq	%r9, 2776(%rdi)
+	movq	$32, 2784(%rdi)
 .Laesgen_vaes512_gcm_r2_decrypt_data_run_done_3:
 	vpxorq	(%rsi), %zmm12, %zmm12
 	vmovdqu64	%zmm12, (%rcx)
@@ -26056,7 +26092,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_top192
 .Laesgen_vaes512_gcm_r2_decrypt_data_spent_steady_192:
-	movq	2768(%rdi), %rax
+	movq	2776(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -26328,7 +26364,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vmovdqa64	%xmm12, 2864(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 2744(%rdi)
+	movq	%rax, 2752(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_top192
 .Laesgen_vaes512_gcm_r2_decrypt_data_drain192:
 .Laesgen_vaes512_gcm_r2_decrypt_data_small192:

@@ -740,7 +740,7 @@ aesgen_gfni256_gcm_r1_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_init_hash_key
 .Laesgen_gfni256_gcm_r1_init_hash_key:
-	movq	$1, 712(%rdi)
+	movq	$1, 720(%rdi)
 	vpxor	%xmm0, %xmm0, %xmm0
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -3216,10 +3216,13 @@ aesgen_gfni256_gcm_r1_seal:
 	movq	%rax, 672(%rbx)
 	movq	$0, 680(%rbx)
 	movq	$1, 688(%rbx)
+	movq	$0, 696(%rbx)
 	vpshufb	.Laesgen_gfni256_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni256_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 592(%rbx)
-	movq	$-1, 696(%rbx)
+	movq	$-1, 704(%rbx)
+	cmpq	$0, 696(%rbx)
+	jne	.Laesgen_gfni256_gcm_r1_seal_same_table
 	vmovdqa	%xmm0, 656(%rbx)
 	movq	656(%rbx), %rcx
 	bswapq	%rcx
@@ -3229,16 +3232,16 @@ aesgen_gfni256_gcm_r1_seal:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	704(%rbx), %rdx
+	cmpq	712(%rbx), %rdx
 	jne	.Laesgen_gfni256_gcm_r1_seal_restart
-	cmpq	712(%rbx), %rax
+	cmpq	720(%rbx), %rax
 	je	.Laesgen_gfni256_gcm_r1_seal_same_table
 .Laesgen_gfni256_gcm_r1_seal_restart:
-	movq	%rdx, 704(%rbx)
-	movq	%rax, 712(%rbx)
-	movq	$0, 720(%rbx)
+	movq	%rdx, 712(%rbx)
+	movq	%rax, 720(%rbx)
 	movq	$0, 728(%rbx)
-	movq	$1, 736(%rbx)
+	movq	$0, 736(%rbx)
+	movq	$1, 744(%rbx)
 	jmp	.Laesgen_gfni256_gcm_r1_seal_same_table
 .Laesgen_gfni256_gcm_r1_seal_same_table:
 	movl	240(%rbx), %eax
@@ -3264,7 +3267,7 @@ aesgen_gfni256_gcm_r1_seal:
 	vmovdqa	%xmm2, 784(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 696(%rbx)
+	movq	%rax, 704(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3407,7 +3410,7 @@ aesgen_gfni256_gcm_r1_seal:
 	vmovdqa	%xmm2, 784(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 696(%rbx)
+	movq	%rax, 704(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3514,7 +3517,7 @@ aesgen_gfni256_gcm_r1_seal:
 	vmovdqa	%xmm2, 784(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 696(%rbx)
+	movq	%rax, 704(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3668,8 +3671,10 @@ aesgen_gfni256_gcm_r1_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni256_gcm_r1_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 696(%rbx)
 	jmp	.Laesgen_gfni256_gcm_r1_seal_have_j0
 .Laesgen_gfni256_gcm_r1_seal_long_nonce:
+	movq	$1, 696(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa	608(%rbx), %xmm0
@@ -3951,7 +3956,9 @@ aesgen_gfni256_gcm_r1_seal:
 	vpshufb	.Laesgen_gfni256_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni256_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 592(%rbx)
-	movq	$-1, 696(%rbx)
+	movq	$-1, 704(%rbx)
+	cmpq	$0, 696(%rbx)
+	jne	.Laesgen_gfni256_gcm_r1_seal_same_table_2
 	vmovdqa	%xmm0, 656(%rbx)
 	movq	656(%rbx), %rsi
 	bswapq	%rsi
@@ -3961,16 +3968,16 @@ aesgen_gfni256_gcm_r1_seal:
 	andq	%rdx, %rdi
 	movabsq	$0xff00000000ff0000, %rdx
 	andq	%rsi, %rdx
-	cmpq	704(%rbx), %rdi
+	cmpq	712(%rbx), %rdi
 	jne	.Laesgen_gfni256_gcm_r1_seal_restart_2
-	cmpq	712(%rbx), %rdx
+	cmpq	720(%rbx), %rdx
 	je	.Laesgen_gfni256_gcm_r1_seal_same_table_2
 .Laesgen_gfni256_gcm_r1_seal_restart_2:
-	movq	%rdi, 704(%rbx)
-	movq	%rdx, 712(%rbx)
-	movq	$0, 720(%rbx)
+	movq	%rdi, 712(%rbx)
+	movq	%rdx, 720(%rbx)
 	movq	$0, 728(%rbx)
-	movq	$1, 736(%rbx)
+	movq	$0, 736(%rbx)
+	movq	$1, 744(%rbx)
 	jmp	.Laesgen_gfni256_gcm_r1_seal_same_table_2
 .Laesgen_gfni256_gcm_r1_seal_same_table_2:
 	movl	240(%rbx), %edx
@@ -3996,7 +4003,7 @@ aesgen_gfni256_gcm_r1_seal:
 	vmovdqa	%xmm2, 784(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 696(%rbx)
+	movq	%rdx, 704(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4139,7 +4146,7 @@ aesgen_gfni256_gcm_r1_seal:
 	vmovdqa	%xmm2, 784(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 696(%rbx)
+	movq	%rdx, 704(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4246,7 +4253,7 @@ aesgen_gfni256_gcm_r1_seal:
 	vmovdqa	%xmm2, 784(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 696(%rbx)
+	movq	%rdx, 704(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -6694,10 +6701,13 @@ aesgen_gfni256_gcm_r1_open:
 	movq	%rdi, 672(%rbx)
 	movq	$0, 680(%rbx)
 	movq	$1, 688(%rbx)
+	movq	$0, 696(%rbx)
 	vpshufb	.Laesgen_gfni256_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni256_gcm_r1_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 592(%rbx)
-	movq	$-1, 696(%rbx)
+	movq	$-1, 704(%rbx)
+	cmpq	$0, 696(%rbx)
+	jne	.Laesgen_gfni256_gcm_r1_open_same_table
 	vmovdqa	%xmm0, 656(%rbx)
 	movq	656(%rbx), %rcx
 	bswapq	%rcx
@@ -6707,16 +6717,16 @@ aesgen_gfni256_gcm_r1_open:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	704(%rbx), %rdx
+	cmpq	712(%rbx), %rdx
 	jne	.Laesgen_gfni256_gcm_r1_open_restart
-	cmpq	712(%rbx), %rax
+	cmpq	720(%rbx), %rax
 	je	.Laesgen_gfni256_gcm_r1_open_same_table
 .Laesgen_gfni256_gcm_r1_open_restart:
-	movq	%rdx, 704(%rbx)
-	movq	%rax, 712(%rbx)
-	movq	$0, 720(%rbx)
+	movq	%rdx, 712(%rbx)
+	movq	%rax, 720(%rbx)
 	movq	$0, 728(%rbx)
-	movq	$1, 736(%rbx)
+	movq	$0, 736(%rbx)
+	movq	$1, 744(%rbx)
 	jmp	.Laesgen_gfni256_gcm_r1_open_same_table
 .Laesgen_gfni256_gcm_r1_open_same_table:
 	movl	240(%rbx), %eax
@@ -6742,7 +6752,7 @@ aesgen_gfni256_gcm_r1_open:
 	vmovdqa	%xmm2, 784(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 696(%rbx)
+	movq	%rax, 704(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -6885,7 +6895,7 @@ aesgen_gfni256_gcm_r1_open:
 	vmovdqa	%xmm2, 784(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 696(%rbx)
+	movq	%rax, 704(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -6992,7 +7002,7 @@ aesgen_gfni256_gcm_r1_open:
 	vmovdqa	%xmm2, 784(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 696(%rbx)
+	movq	%rax, 704(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -7146,8 +7156,10 @@ aesgen_gfni256_gcm_r1_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni256_gcm_r1_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 696(%rbx)
 	jmp	.Laesgen_gfni256_gcm_r1_open_have_j0
 .Laesgen_gfni256_gcm_r1_open_long_nonce:
+	movq	$1, 696(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	608(%rbx), %xmm0
@@ -7429,7 +7441,9 @@ aesgen_gfni256_gcm_r1_open:
 	vpshufb	.Laesgen_gfni256_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni256_gcm_r1_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 592(%rbx)
-	movq	$-1, 696(%rbx)
+	movq	$-1, 704(%rbx)
+	cmpq	$0, 696(%rbx)
+	jne	.Laesgen_gfni256_gcm_r1_open_same_table_2
 	vmovdqa	%xmm0, 656(%rbx)
 	movq	656(%rbx), %rdx
 	bswapq	%rdx
@@ -7439,16 +7453,16 @@ aesgen_gfni256_gcm_r1_open:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	704(%rbx), %rsi
+	cmpq	712(%rbx), %rsi
 	jne	.Laesgen_gfni256_gcm_r1_open_restart_2
-	cmpq	712(%rbx), %rax
+	cmpq	720(%rbx), %rax
 	je	.Laesgen_gfni256_gcm_r1_open_same_table_2
 .Laesgen_gfni256_gcm_r1_open_restart_2:
-	movq	%rsi, 704(%rbx)
-	movq	%rax, 712(%rbx)
-	movq	$0, 720(%rbx)
+	movq	%rsi, 712(%rbx)
+	movq	%rax, 720(%rbx)
 	movq	$0, 728(%rbx)
-	movq	$1, 736(%rbx)
+	movq	$0, 736(%rbx)
+	movq	$1, 744(%rbx)
 	jmp	.Laesgen_gfni256_gcm_r1_open_same_table_2
 .Laesgen_gfni256_gcm_r1_open_same_table_2:
 	movl	240(%rbx), %eax
@@ -7474,7 +7488,7 @@ aesgen_gfni256_gcm_r1_open:
 	vmovdqa	%xmm2, 784(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 696(%rbx)
+	movq	%rax, 704(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -7617,7 +7631,7 @@ aesgen_gfni256_gcm_r1_open:
 	vmovdqa	%xmm2, 784(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 696(%rbx)
+	movq	%rax, 704(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -7724,7 +7738,7 @@ aesgen_gfni256_gcm_r1_open:
 	vmovdqa	%xmm2, 784(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 696(%rbx)
+	movq	%rax, 704(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -8372,8 +8386,10 @@ aesgen_gfni256_gcm_r1_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni256_gcm_r1_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 696(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_start_have_j0
 .Laesgen_gfni256_gcm_r1_start_long_nonce:
+	movq	$1, 696(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	608(%rdi), %xmm0
@@ -8655,7 +8671,9 @@ aesgen_gfni256_gcm_r1_start:
 	vpshufb	.Laesgen_gfni256_gcm_r1_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni256_gcm_r1_start_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 592(%rdi)
-	movq	$-1, 696(%rdi)
+	movq	$-1, 704(%rdi)
+	cmpq	$0, 696(%rdi)
+	jne	.Laesgen_gfni256_gcm_r1_start_same_table
 	vmovdqa	%xmm0, 656(%rdi)
 	movq	656(%rdi), %rcx
 	bswapq	%rcx
@@ -8665,16 +8683,16 @@ aesgen_gfni256_gcm_r1_start:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	704(%rdi), %rdx
+	cmpq	712(%rdi), %rdx
 	jne	.Laesgen_gfni256_gcm_r1_start_restart
-	cmpq	712(%rdi), %rax
+	cmpq	720(%rdi), %rax
 	je	.Laesgen_gfni256_gcm_r1_start_same_table
 .Laesgen_gfni256_gcm_r1_start_restart:
-	movq	%rdx, 704(%rdi)
-	movq	%rax, 712(%rdi)
-	movq	$0, 720(%rdi)
+	movq	%rdx, 712(%rdi)
+	movq	%rax, 720(%rdi)
 	movq	$0, 728(%rdi)
-	movq	$1, 736(%rdi)
+	movq	$0, 736(%rdi)
+	movq	$1, 744(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_start_same_table
 .Laesgen_gfni256_gcm_r1_start_same_table:
 	movl	240(%rdi), %eax
@@ -8700,7 +8718,7 @@ aesgen_gfni256_gcm_r1_start:
 	vmovdqa	%xmm2, 784(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 696(%rdi)
+	movq	%rax, 704(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -8843,7 +8861,7 @@ aesgen_gfni256_gcm_r1_start:
 	vmovdqa	%xmm2, 784(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 696(%rdi)
+	movq	%rax, 704(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -8950,7 +8968,7 @@ aesgen_gfni256_gcm_r1_start:
 	vmovdqa	%xmm2, 784(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 696(%rdi)
+	movq	%rax, 704(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -9889,14 +9907,16 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 .Laesgen_gfni256_gcm_r1_encrypt_data_first256:
 	cmpq	$160, %rdx
 	jb	.Laesgen_gfni256_gcm_r1_encrypt_data_first_done256
+	cmpq	$0, 696(%rdi)
+	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_full_first_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$246, %r8
 	ja	.Laesgen_gfni256_gcm_r1_encrypt_data_full_first_256
 	shrq	$8, %rax
-	cmpq	696(%rdi), %rax
+	cmpq	704(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_refresh_first_256
-	cmpq	$256, 728(%rdi)
+	cmpq	$256, 736(%rdi)
 	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_check_first_256
 .Laesgen_gfni256_gcm_r1_encrypt_data_fast_first_256:
 	shlq	$4, %r8
@@ -10435,23 +10455,23 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_first_done256
 .Laesgen_gfni256_gcm_r1_encrypt_data_check_first_256:
 	movq	%r8, %rax
-	subq	720(%rdi), %rax
+	subq	728(%rdi), %rax
 	andq	$255, %rax
 	leaq	10(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	728(%rdi), %r10
+	movq	736(%rdi), %r10
 	addq	$9, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r1_encrypt_data_outside_run
-	movq	$0xffff, 736(%rdi)
+	movq	$0xffff, 744(%rdi)
 	addq	$10, %rax
-	cmpq	728(%rdi), %rax
+	cmpq	736(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r1_encrypt_data_fast_first_256
 .Laesgen_gfni256_gcm_r1_encrypt_data_outside_run:
-	cmpq	$0, 736(%rdi)
+	cmpq	$0, 744(%rdi)
 	je	.Laesgen_gfni256_gcm_r1_encrypt_data_full_first_256
-	subq	$1, 736(%rdi)
+	subq	$1, 744(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -11035,9 +11055,9 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni256_gcm_r1_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm6, %ymm6
 	vpxor	%ymm7, %ymm6, %ymm6
 	movq	%r8, %rax
-	subq	720(%rdi), %rax
+	subq	728(%rdi), %rax
 	andq	$255, %rax
-	movq	728(%rdi), %r9
+	movq	736(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r1_encrypt_data_run_restart
 	addq	$10, %rax
@@ -11045,14 +11065,14 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r1_encrypt_data_run_grown
-	movq	$0, 720(%rdi)
+	movq	$0, 728(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_grown:
-	movq	%r9, 728(%rdi)
+	movq	%r9, 736(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_run_done
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_restart:
-	movq	%r8, 720(%rdi)
-	movq	$10, 728(%rdi)
+	movq	%r8, 728(%rdi)
+	movq	$10, 736(%rdi)
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_done:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -11666,20 +11686,22 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 784(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 696(%rdi)
+	movq	%rax, 704(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_first256
 .Laesgen_gfni256_gcm_r1_encrypt_data_first_done256:
 .Laesgen_gfni256_gcm_r1_encrypt_data_top256:
 	cmpq	$160, %rdx
 	jb	.Laesgen_gfni256_gcm_r1_encrypt_data_drain256
+	cmpq	$0, 696(%rdi)
+	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$246, %r8
 	ja	.Laesgen_gfni256_gcm_r1_encrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	696(%rdi), %rax
+	cmpq	704(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_refresh_steady_256
-	cmpq	$256, 728(%rdi)
+	cmpq	$256, 736(%rdi)
 	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_check_steady_256
 .Laesgen_gfni256_gcm_r1_encrypt_data_fast_steady_256:
 	shlq	$4, %r8
@@ -12284,23 +12306,23 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_top256
 .Laesgen_gfni256_gcm_r1_encrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	720(%rdi), %rax
+	subq	728(%rdi), %rax
 	andq	$255, %rax
 	leaq	10(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	728(%rdi), %r10
+	movq	736(%rdi), %r10
 	addq	$9, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r1_encrypt_data_outside_run_2
-	movq	$0xffff, 736(%rdi)
+	movq	$0xffff, 744(%rdi)
 	addq	$10, %rax
-	cmpq	728(%rdi), %rax
+	cmpq	736(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r1_encrypt_data_fast_steady_256
 .Laesgen_gfni256_gcm_r1_encrypt_data_outside_run_2:
-	cmpq	$0, 736(%rdi)
+	cmpq	$0, 744(%rdi)
 	je	.Laesgen_gfni256_gcm_r1_encrypt_data_spent_steady_256
-	subq	$1, 736(%rdi)
+	subq	$1, 744(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -12950,9 +12972,9 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vpxor	%ymm0, %ymm6, %ymm6
 	vmovdqa	%xmm11, %xmm0
 	movq	%r8, %rax
-	subq	720(%rdi), %rax
+	subq	728(%rdi), %rax
 	andq	$255, %rax
-	movq	728(%rdi), %r9
+	movq	736(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r1_encrypt_data_run_restart_2
 	addq	$10, %rax
@@ -12960,14 +12982,14 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r1_encrypt_data_run_grown_2
-	movq	$0, 720(%rdi)
+	movq	$0, 728(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_grown_2:
-	movq	%r9, 728(%rdi)
+	movq	%r9, 736(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_run_done_2
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_restart_2:
-	movq	%r8, 720(%rdi)
-	movq	$10, 728(%rdi)
+	movq	%r8, 728(%rdi)
+	movq	$10, 736(%rdi)
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_done_2:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -13630,7 +13652,7 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	subq	$160, %rdx
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_top256
 .Laesgen_gfni256_gcm_r1_encrypt_data_spent_steady_256:
-	movq	720(%rdi), %rax
+	movq	728(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -14309,7 +14331,7 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 784(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 696(%rdi)
+	movq	%rax, 704(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_top256
 .Laesgen_gfni256_gcm_r1_encrypt_data_drain256:
 	vmovdqu	-160(%rcx), %ymm2
@@ -15244,14 +15266,16 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 .Laesgen_gfni256_gcm_r1_encrypt_data_first128:
 	cmpq	$160, %rdx
 	jb	.Laesgen_gfni256_gcm_r1_encrypt_data_first_done128
+	cmpq	$0, 696(%rdi)
+	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_full_first_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$246, %r8
 	ja	.Laesgen_gfni256_gcm_r1_encrypt_data_full_first_128
 	shrq	$8, %rax
-	cmpq	696(%rdi), %rax
+	cmpq	704(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_refresh_first_128
-	cmpq	$256, 728(%rdi)
+	cmpq	$256, 736(%rdi)
 	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_check_first_128
 .Laesgen_gfni256_gcm_r1_encrypt_data_fast_first_128:
 	shlq	$4, %r8
@@ -15626,23 +15650,23 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_first_done128
 .Laesgen_gfni256_gcm_r1_encrypt_data_check_first_128:
 	movq	%r8, %rax
-	subq	720(%rdi), %rax
+	subq	728(%rdi), %rax
 	andq	$255, %rax
 	leaq	10(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	728(%rdi), %r10
+	movq	736(%rdi), %r10
 	addq	$9, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r1_encrypt_data_outside_run_3
-	movq	$0xffff, 736(%rdi)
+	movq	$0xffff, 744(%rdi)
 	addq	$10, %rax
-	cmpq	728(%rdi), %rax
+	cmpq	736(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r1_encrypt_data_fast_first_128
 .Laesgen_gfni256_gcm_r1_encrypt_data_outside_run_3:
-	cmpq	$0, 736(%rdi)
+	cmpq	$0, 744(%rdi)
 	je	.Laesgen_gfni256_gcm_r1_encrypt_data_full_first_128
-	subq	$1, 736(%rdi)
+	subq	$1, 744(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -16062,9 +16086,9 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vpshufb	.Laesgen_gfni256_gcm_r1_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm6, %ymm6
 	vpxor	%ymm7, %ymm6, %ymm6
 	movq	%r8, %rax
-	subq	720(%rdi), %rax
+	subq	728(%rdi), %rax
 	andq	$255, %rax
-	movq	728(%rdi), %r9
+	movq	736(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r1_encrypt_data_run_restart_3
 	addq	$10, %rax
@@ -16072,14 +16096,14 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r1_encrypt_data_run_grown_3
-	movq	$0, 720(%rdi)
+	movq	$0, 728(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_grown_3:
-	movq	%r9, 728(%rdi)
+	movq	%r9, 736(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_run_done_3
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_restart_3:
-	movq	%r8, 720(%rdi)
-	movq	$10, 728(%rdi)
+	movq	%r8, 728(%rdi)
+	movq	$10, 736(%rdi)
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_done_3:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -16529,20 +16553,22 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 784(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 696(%rdi)
+	movq	%rax, 704(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_first128
 .Laesgen_gfni256_gcm_r1_encrypt_data_first_done128:
 .Laesgen_gfni256_gcm_r1_encrypt_data_top128:
 	cmpq	$160, %rdx
 	jb	.Laesgen_gfni256_gcm_r1_encrypt_data_drain128
+	cmpq	$0, 696(%rdi)
+	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$246, %r8
 	ja	.Laesgen_gfni256_gcm_r1_encrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	696(%rdi), %rax
+	cmpq	704(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_refresh_steady_128
-	cmpq	$256, 728(%rdi)
+	cmpq	$256, 736(%rdi)
 	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_check_steady_128
 .Laesgen_gfni256_gcm_r1_encrypt_data_fast_steady_128:
 	shlq	$4, %r8
@@ -16983,23 +17009,23 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_top128
 .Laesgen_gfni256_gcm_r1_encrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	720(%rdi), %rax
+	subq	728(%rdi), %rax
 	andq	$255, %rax
 	leaq	10(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	728(%rdi), %r10
+	movq	736(%rdi), %r10
 	addq	$9, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r1_encrypt_data_outside_run_4
-	movq	$0xffff, 736(%rdi)
+	movq	$0xffff, 744(%rdi)
 	addq	$10, %rax
-	cmpq	728(%rdi), %rax
+	cmpq	736(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r1_encrypt_data_fast_steady_128
 .Laesgen_gfni256_gcm_r1_encrypt_data_outside_run_4:
-	cmpq	$0, 736(%rdi)
+	cmpq	$0, 744(%rdi)
 	je	.Laesgen_gfni256_gcm_r1_encrypt_data_spent_steady_128
-	subq	$1, 736(%rdi)
+	subq	$1, 744(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -17485,9 +17511,9 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vpxor	%ymm0, %ymm6, %ymm6
 	vmovdqa	%xmm11, %xmm0
 	movq	%r8, %rax
-	subq	720(%rdi), %rax
+	subq	728(%rdi), %rax
 	andq	$255, %rax
-	movq	728(%rdi), %r9
+	movq	736(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r1_encrypt_data_run_restart_4
 	addq	$10, %rax
@@ -17495,14 +17521,14 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r1_encrypt_data_run_grown_4
-	movq	$0, 720(%rdi)
+	movq	$0, 728(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_grown_4:
-	movq	%r9, 728(%rdi)
+	movq	%r9, 736(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_run_done_4
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_restart_4:
-	movq	%r8, 720(%rdi)
-	movq	$10, 728(%rdi)
+	movq	%r8, 728(%rdi)
+	movq	$10, 736(%rdi)
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_done_4:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -18001,7 +18027,7 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	subq	$160, %rdx
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_top128
 .Laesgen_gfni256_gcm_r1_encrypt_data_spent_steady_128:
-	movq	720(%rdi), %rax
+	movq	728(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -18516,7 +18542,7 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 784(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 696(%rdi)
+	movq	%rax, 704(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_top128
 .Laesgen_gfni256_gcm_r1_encrypt_data_drain128:
 	vmovdqu	-160(%rcx), %ymm2
@@ -19247,14 +19273,16 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 .Laesgen_gfni256_gcm_r1_encrypt_data_first192:
 	cmpq	$160, %rdx
 	jb	.Laesgen_gfni256_gcm_r1_encrypt_data_first_done192
+	cmpq	$0, 696(%rdi)
+	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_full_first_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$246, %r8
 	ja	.Laesgen_gfni256_gcm_r1_encrypt_data_full_first_192
 	shrq	$8, %rax
-	cmpq	696(%rdi), %rax
+	cmpq	704(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_refresh_first_192
-	cmpq	$256, 728(%rdi)
+	cmpq	$256, 736(%rdi)
 	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_check_first_192
 .Laesgen_gfni256_gcm_r1_encrypt_data_fast_first_192:
 	shlq	$4, %r8
@@ -19706,23 +19734,23 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_first_done192
 .Laesgen_gfni256_gcm_r1_encrypt_data_check_first_192:
 	movq	%r8, %rax
-	subq	720(%rdi), %rax
+	subq	728(%rdi), %rax
 	andq	$255, %rax
 	leaq	10(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	728(%rdi), %r10
+	movq	736(%rdi), %r10
 	addq	$9, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r1_encrypt_data_outside_run_5
-	movq	$0xffff, 736(%rdi)
+	movq	$0xffff, 744(%rdi)
 	addq	$10, %rax
-	cmpq	728(%rdi), %rax
+	cmpq	736(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r1_encrypt_data_fast_first_192
 .Laesgen_gfni256_gcm_r1_encrypt_data_outside_run_5:
-	cmpq	$0, 736(%rdi)
+	cmpq	$0, 744(%rdi)
 	je	.Laesgen_gfni256_gcm_r1_encrypt_data_full_first_192
-	subq	$1, 736(%rdi)
+	subq	$1, 744(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -20219,9 +20247,9 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r1_encrypt_data_gfni_sbox256(%rip), %ymm6, %ymm6
 	vpxor	%ymm7, %ymm6, %ymm6
 	movq	%r8, %rax
-	subq	720(%rdi), %rax
+	subq	728(%rdi), %rax
 	andq	$255, %rax
-	movq	728(%rdi), %r9
+	movq	736(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r1_encrypt_data_run_restart_5
 	addq	$10, %rax
@@ -20229,14 +20257,14 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r1_encrypt_data_run_grown_5
-	movq	$0, 720(%rdi)
+	movq	$0, 728(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_grown_5:
-	movq	%r9, 728(%rdi)
+	movq	%r9, 736(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_run_done_5
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_restart_5:
-	movq	%r8, 720(%rdi)
-	movq	$10, 728(%rdi)
+	movq	%r8, 728(%rdi)
+	movq	$10, 736(%rdi)
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_done_5:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -20763,20 +20791,22 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 784(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 696(%rdi)
+	movq	%rax, 704(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_first192
 .Laesgen_gfni256_gcm_r1_encrypt_data_first_done192:
 .Laesgen_gfni256_gcm_r1_encrypt_data_top192:
 	cmpq	$160, %rdx
 	jb	.Laesgen_gfni256_gcm_r1_encrypt_data_drain192
+	cmpq	$0, 696(%rdi)
+	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$246, %r8
 	ja	.Laesgen_gfni256_gcm_r1_encrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	696(%rdi), %rax
+	cmpq	704(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_refresh_steady_192
-	cmpq	$256, 728(%rdi)
+	cmpq	$256, 736(%rdi)
 	jne	.Laesgen_gfni256_gcm_r1_encrypt_data_check_steady_192
 .Laesgen_gfni256_gcm_r1_encrypt_data_fast_steady_192:
 	shlq	$4, %r8
@@ -21294,23 +21324,23 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_top192
 .Laesgen_gfni256_gcm_r1_encrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	720(%rdi), %rax
+	subq	728(%rdi), %rax
 	andq	$255, %rax
 	leaq	10(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	728(%rdi), %r10
+	movq	736(%rdi), %r10
 	addq	$9, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r1_encrypt_data_outside_run_6
-	movq	$0xffff, 736(%rdi)
+	movq	$0xffff, 744(%rdi)
 	addq	$10, %rax
-	cmpq	728(%rdi), %rax
+	cmpq	736(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r1_encrypt_data_fast_steady_192
 .Laesgen_gfni256_gcm_r1_encrypt_data_outside_run_6:
-	cmpq	$0, 736(%rdi)
+	cmpq	$0, 744(%rdi)
 	je	.Laesgen_gfni256_gcm_r1_encrypt_data_spent_steady_192
-	subq	$1, 736(%rdi)
+	subq	$1, 744(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni256_gcm_r1_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -21873,9 +21903,9 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vpxor	%ymm0, %ymm6, %ymm6
 	vmovdqa	%xmm11, %xmm0
 	movq	%r8, %rax
-	subq	720(%rdi), %rax
+	subq	728(%rdi), %rax
 	andq	$255, %rax
-	movq	728(%rdi), %r9
+	movq	736(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r1_encrypt_data_run_restart_6
 	addq	$10, %rax
@@ -21883,14 +21913,14 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r1_encrypt_data_run_grown_6
-	movq	$0, 720(%rdi)
+	movq	$0, 728(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_grown_6:
-	movq	%r9, 728(%rdi)
+	movq	%r9, 736(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_run_done_6
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_restart_6:
-	movq	%r8, 720(%rdi)
-	movq	$10, 728(%rdi)
+	movq	%r8, 728(%rdi)
+	movq	$10, 736(%rdi)
 .Laesgen_gfni256_gcm_r1_encrypt_data_run_done_6:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -22466,7 +22496,7 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	subq	$160, %rdx
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_top192
 .Laesgen_gfni256_gcm_r1_encrypt_data_spent_steady_192:
-	movq	720(%rdi), %rax
+	movq	728(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -23058,7 +23088,7 @@ aesgen_gfni256_gcm_r1_encrypt_data:
 	vmovdqa	%xmm2, 784(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 696(%rdi)
+	movq	%rax, 704(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_encrypt_data_top192
 .Laesgen_gfni256_gcm_r1_encrypt_data_drain192:
 	vmovdqu	-160(%rcx), %ymm2
@@ -24138,14 +24168,16 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 .Laesgen_gfni256_gcm_r1_decrypt_data_top256:
 	cmpq	$160, %rdx
 	jb	.Laesgen_gfni256_gcm_r1_decrypt_data_drain256
+	cmpq	$0, 696(%rdi)
+	jne	.Laesgen_gfni256_gcm_r1_decrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$246, %r8
 	ja	.Laesgen_gfni256_gcm_r1_decrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	696(%rdi), %rax
+	cmpq	704(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r1_decrypt_data_refresh_steady_256
-	cmpq	$256, 728(%rdi)
+	cmpq	$256, 736(%rdi)
 	jne	.Laesgen_gfni256_gcm_r1_decrypt_data_check_steady_256
 .Laesgen_gfni256_gcm_r1_decrypt_data_fast_steady_256:
 	shlq	$4, %r8
@@ -24750,23 +24782,23 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r1_decrypt_data_top256
 .Laesgen_gfni256_gcm_r1_decrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	720(%rdi), %rax
+	subq	728(%rdi), %rax
 	andq	$255, %rax
 	leaq	10(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	728(%rdi), %r10
+	movq	736(%rdi), %r10
 	addq	$9, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r1_decrypt_data_outside_run
-	movq	$0xffff, 736(%rdi)
+	movq	$0xffff, 744(%rdi)
 	addq	$10, %rax
-	cmpq	728(%rdi), %rax
+	cmpq	736(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r1_decrypt_data_fast_steady_256
 .Laesgen_gfni256_gcm_r1_decrypt_data_outside_run:
-	cmpq	$0, 736(%rdi)
+	cmpq	$0, 744(%rdi)
 	je	.Laesgen_gfni256_gcm_r1_decrypt_data_spent_steady_256
-	subq	$1, 736(%rdi)
+	subq	$1, 744(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -25416,9 +25448,9 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	vpxor	%ymm0, %ymm6, %ymm6
 	vmovdqa	%xmm11, %xmm0
 	movq	%r8, %rax
-	subq	720(%rdi), %rax
+	subq	728(%rdi), %rax
 	andq	$255, %rax
-	movq	728(%rdi), %r9
+	movq	736(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r1_decrypt_data_run_restart
 	addq	$10, %rax
@@ -25426,14 +25458,14 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r1_decrypt_data_run_grown
-	movq	$0, 720(%rdi)
+	movq	$0, 728(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r1_decrypt_data_run_grown:
-	movq	%r9, 728(%rdi)
+	movq	%r9, 736(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_decrypt_data_run_done
 .Laesgen_gfni256_gcm_r1_decrypt_data_run_restart:
-	movq	%r8, 720(%rdi)
-	movq	$10, 728(%rdi)
+	movq	%r8, 728(%rdi)
+	movq	$10, 736(%rdi)
 .Laesgen_gfni256_gcm_r1_decrypt_data_run_done:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -26096,7 +26128,7 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	subq	$160, %rdx
 	jmp	.Laesgen_gfni256_gcm_r1_decrypt_data_top256
 .Laesgen_gfni256_gcm_r1_decrypt_data_spent_steady_256:
-	movq	720(%rdi), %rax
+	movq	728(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -26775,7 +26807,7 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	vmovdqa	%xmm2, 784(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 696(%rdi)
+	movq	%rax, 704(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_decrypt_data_top256
 .Laesgen_gfni256_gcm_r1_decrypt_data_drain256:
 .Laesgen_gfni256_gcm_r1_decrypt_data_small256:
@@ -27644,14 +27676,16 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 .Laesgen_gfni256_gcm_r1_decrypt_data_top128:
 	cmpq	$160, %rdx
 	jb	.Laesgen_gfni256_gcm_r1_decrypt_data_drain128
+	cmpq	$0, 696(%rdi)
+	jne	.Laesgen_gfni256_gcm_r1_decrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$246, %r8
 	ja	.Laesgen_gfni256_gcm_r1_decrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	696(%rdi), %rax
+	cmpq	704(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r1_decrypt_data_refresh_steady_128
-	cmpq	$256, 728(%rdi)
+	cmpq	$256, 736(%rdi)
 	jne	.Laesgen_gfni256_gcm_r1_decrypt_data_check_steady_128
 .Laesgen_gfni256_gcm_r1_decrypt_data_fast_steady_128:
 	shlq	$4, %r8
@@ -28092,23 +28126,23 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r1_decrypt_data_top128
 .Laesgen_gfni256_gcm_r1_decrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	720(%rdi), %rax
+	subq	728(%rdi), %rax
 	andq	$255, %rax
 	leaq	10(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	728(%rdi), %r10
+	movq	736(%rdi), %r10
 	addq	$9, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r1_decrypt_data_outside_run_2
-	movq	$0xffff, 736(%rdi)
+	movq	$0xffff, 744(%rdi)
 	addq	$10, %rax
-	cmpq	728(%rdi), %rax
+	cmpq	736(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r1_decrypt_data_fast_steady_128
 .Laesgen_gfni256_gcm_r1_decrypt_data_outside_run_2:
-	cmpq	$0, 736(%rdi)
+	cmpq	$0, 744(%rdi)
 	je	.Laesgen_gfni256_gcm_r1_decrypt_data_spent_steady_128
-	subq	$1, 736(%rdi)
+	subq	$1, 744(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -28594,9 +28628,9 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	vpxor	%ymm0, %ymm6, %ymm6
 	vmovdqa	%xmm11, %xmm0
 	movq	%r8, %rax
-	subq	720(%rdi), %rax
+	subq	728(%rdi), %rax
 	andq	$255, %rax
-	movq	728(%rdi), %r9
+	movq	736(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r1_decrypt_data_run_restart_2
 	addq	$10, %rax
@@ -28604,14 +28638,14 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r1_decrypt_data_run_grown_2
-	movq	$0, 720(%rdi)
+	movq	$0, 728(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r1_decrypt_data_run_grown_2:
-	movq	%r9, 728(%rdi)
+	movq	%r9, 736(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_decrypt_data_run_done_2
 .Laesgen_gfni256_gcm_r1_decrypt_data_run_restart_2:
-	movq	%r8, 720(%rdi)
-	movq	$10, 728(%rdi)
+	movq	%r8, 728(%rdi)
+	movq	$10, 736(%rdi)
 .Laesgen_gfni256_gcm_r1_decrypt_data_run_done_2:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -29110,7 +29144,7 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	subq	$160, %rdx
 	jmp	.Laesgen_gfni256_gcm_r1_decrypt_data_top128
 .Laesgen_gfni256_gcm_r1_decrypt_data_spent_steady_128:
-	movq	720(%rdi), %rax
+	movq	728(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -29625,7 +29659,7 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	vmovdqa	%xmm2, 784(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 696(%rdi)
+	movq	%rax, 704(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_decrypt_data_top128
 .Laesgen_gfni256_gcm_r1_decrypt_data_drain128:
 .Laesgen_gfni256_gcm_r1_decrypt_data_small128:
@@ -30290,14 +30324,16 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 .Laesgen_gfni256_gcm_r1_decrypt_data_top192:
 	cmpq	$160, %rdx
 	jb	.Laesgen_gfni256_gcm_r1_decrypt_data_drain192
+	cmpq	$0, 696(%rdi)
+	jne	.Laesgen_gfni256_gcm_r1_decrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$246, %r8
 	ja	.Laesgen_gfni256_gcm_r1_decrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	696(%rdi), %rax
+	cmpq	704(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r1_decrypt_data_refresh_steady_192
-	cmpq	$256, 728(%rdi)
+	cmpq	$256, 736(%rdi)
 	jne	.Laesgen_gfni256_gcm_r1_decrypt_data_check_steady_192
 .Laesgen_gfni256_gcm_r1_decrypt_data_fast_steady_192:
 	shlq	$4, %r8
@@ -30815,23 +30851,23 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r1_decrypt_data_top192
 .Laesgen_gfni256_gcm_r1_decrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	720(%rdi), %rax
+	subq	728(%rdi), %rax
 	andq	$255, %rax
 	leaq	10(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	728(%rdi), %r10
+	movq	736(%rdi), %r10
 	addq	$9, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r1_decrypt_data_outside_run_3
-	movq	$0xffff, 736(%rdi)
+	movq	$0xffff, 744(%rdi)
 	addq	$10, %rax
-	cmpq	728(%rdi), %rax
+	cmpq	736(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r1_decrypt_data_fast_steady_192
 .Laesgen_gfni256_gcm_r1_decrypt_data_outside_run_3:
-	cmpq	$0, 736(%rdi)
+	cmpq	$0, 744(%rdi)
 	je	.Laesgen_gfni256_gcm_r1_decrypt_data_spent_steady_192
-	subq	$1, 736(%rdi)
+	subq	$1, 744(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni256_gcm_r1_decrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -31394,9 +31430,9 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	vpxor	%ymm0, %ymm6, %ymm6
 	vmovdqa	%xmm11, %xmm0
 	movq	%r8, %rax
-	subq	720(%rdi), %rax
+	subq	728(%rdi), %rax
 	andq	$255, %rax
-	movq	728(%rdi), %r9
+	movq	736(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r1_decrypt_data_run_restart_3
 	addq	$10, %rax
@@ -31404,14 +31440,14 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r1_decrypt_data_run_grown_3
-	movq	$0, 720(%rdi)
+	movq	$0, 728(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r1_decrypt_data_run_grown_3:
-	movq	%r9, 728(%rdi)
+	movq	%r9, 736(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_decrypt_data_run_done_3
 .Laesgen_gfni256_gcm_r1_decrypt_data_run_restart_3:
-	movq	%r8, 720(%rdi)
-	movq	$10, 728(%rdi)
+	movq	%r8, 728(%rdi)
+	movq	$10, 736(%rdi)
 .Laesgen_gfni256_gcm_r1_decrypt_data_run_done_3:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -31987,7 +32023,7 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	subq	$160, %rdx
 	jmp	.Laesgen_gfni256_gcm_r1_decrypt_data_top192
 .Laesgen_gfni256_gcm_r1_decrypt_data_spent_steady_192:
-	movq	720(%rdi), %rax
+	movq	728(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -32579,7 +32615,7 @@ aesgen_gfni256_gcm_r1_decrypt_data:
 	vmovdqa	%xmm2, 784(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 696(%rdi)
+	movq	%rax, 704(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r1_decrypt_data_top192
 .Laesgen_gfni256_gcm_r1_decrypt_data_drain192:
 .Laesgen_gfni256_gcm_r1_decrypt_data_small192:

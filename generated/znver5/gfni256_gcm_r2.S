@@ -740,7 +740,7 @@ aesgen_gfni256_gcm_r2_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_init_hash_key
 .Laesgen_gfni256_gcm_r2_init_hash_key:
-	movq	$1, 712(%rdi)
+	movq	$1, 720(%rdi)
 	vpxor	%xmm0, %xmm0, %xmm0
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -3216,10 +3216,13 @@ aesgen_gfni256_gcm_r2_seal:
 	movq	%rax, 672(%rbx)
 	movq	$0, 680(%rbx)
 	movq	$1, 688(%rbx)
+	movq	$0, 696(%rbx)
 	vpshufb	.Laesgen_gfni256_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni256_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 592(%rbx)
-	movq	$-1, 696(%rbx)
+	movq	$-1, 704(%rbx)
+	cmpq	$0, 696(%rbx)
+	jne	.Laesgen_gfni256_gcm_r2_seal_same_table
 	vmovdqa	%xmm0, 656(%rbx)
 	movq	656(%rbx), %rcx
 	bswapq	%rcx
@@ -3229,16 +3232,16 @@ aesgen_gfni256_gcm_r2_seal:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	704(%rbx), %rdx
+	cmpq	712(%rbx), %rdx
 	jne	.Laesgen_gfni256_gcm_r2_seal_restart
-	cmpq	712(%rbx), %rax
+	cmpq	720(%rbx), %rax
 	je	.Laesgen_gfni256_gcm_r2_seal_same_table
 .Laesgen_gfni256_gcm_r2_seal_restart:
-	movq	%rdx, 704(%rbx)
-	movq	%rax, 712(%rbx)
-	movq	$0, 720(%rbx)
+	movq	%rdx, 712(%rbx)
+	movq	%rax, 720(%rbx)
 	movq	$0, 728(%rbx)
-	movq	$1, 736(%rbx)
+	movq	$0, 736(%rbx)
+	movq	$1, 744(%rbx)
 	jmp	.Laesgen_gfni256_gcm_r2_seal_same_table
 .Laesgen_gfni256_gcm_r2_seal_same_table:
 	movl	240(%rbx), %eax
@@ -3273,7 +3276,7 @@ aesgen_gfni256_gcm_r2_seal:
 	vmovdqa	%xmm2, 784(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 696(%rbx)
+	movq	%rax, 704(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3425,7 +3428,7 @@ aesgen_gfni256_gcm_r2_seal:
 	vmovdqa	%xmm2, 784(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 696(%rbx)
+	movq	%rax, 704(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3541,7 +3544,7 @@ aesgen_gfni256_gcm_r2_seal:
 	vmovdqa	%xmm2, 784(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 696(%rbx)
+	movq	%rax, 704(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3695,8 +3698,10 @@ aesgen_gfni256_gcm_r2_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni256_gcm_r2_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 696(%rbx)
 	jmp	.Laesgen_gfni256_gcm_r2_seal_have_j0
 .Laesgen_gfni256_gcm_r2_seal_long_nonce:
+	movq	$1, 696(%rbx)
 	movq	%rdx, %rdi
 	shlq	$3, %rdi
 	vmovdqa	608(%rbx), %xmm0
@@ -3978,7 +3983,9 @@ aesgen_gfni256_gcm_r2_seal:
 	vpshufb	.Laesgen_gfni256_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni256_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 592(%rbx)
-	movq	$-1, 696(%rbx)
+	movq	$-1, 704(%rbx)
+	cmpq	$0, 696(%rbx)
+	jne	.Laesgen_gfni256_gcm_r2_seal_same_table_2
 	vmovdqa	%xmm0, 656(%rbx)
 	movq	656(%rbx), %rsi
 	bswapq	%rsi
@@ -3988,16 +3995,16 @@ aesgen_gfni256_gcm_r2_seal:
 	andq	%rdx, %rdi
 	movabsq	$0xff00000000ff0000, %rdx
 	andq	%rsi, %rdx
-	cmpq	704(%rbx), %rdi
+	cmpq	712(%rbx), %rdi
 	jne	.Laesgen_gfni256_gcm_r2_seal_restart_2
-	cmpq	712(%rbx), %rdx
+	cmpq	720(%rbx), %rdx
 	je	.Laesgen_gfni256_gcm_r2_seal_same_table_2
 .Laesgen_gfni256_gcm_r2_seal_restart_2:
-	movq	%rdi, 704(%rbx)
-	movq	%rdx, 712(%rbx)
-	movq	$0, 720(%rbx)
+	movq	%rdi, 712(%rbx)
+	movq	%rdx, 720(%rbx)
 	movq	$0, 728(%rbx)
-	movq	$1, 736(%rbx)
+	movq	$0, 736(%rbx)
+	movq	$1, 744(%rbx)
 	jmp	.Laesgen_gfni256_gcm_r2_seal_same_table_2
 .Laesgen_gfni256_gcm_r2_seal_same_table_2:
 	movl	240(%rbx), %edx
@@ -4032,7 +4039,7 @@ aesgen_gfni256_gcm_r2_seal:
 	vmovdqa	%xmm2, 784(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 696(%rbx)
+	movq	%rdx, 704(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4184,7 +4191,7 @@ aesgen_gfni256_gcm_r2_seal:
 	vmovdqa	%xmm2, 784(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 696(%rbx)
+	movq	%rdx, 704(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -4300,7 +4307,7 @@ aesgen_gfni256_gcm_r2_seal:
 	vmovdqa	%xmm2, 784(%rbx)
 	vmovd	%xmm1, %edx
 	shrq	$8, %rdx
-	movq	%rdx, 696(%rbx)
+	movq	%rdx, 704(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -6748,10 +6755,13 @@ aesgen_gfni256_gcm_r2_open:
 	movq	%rdi, 672(%rbx)
 	movq	$0, 680(%rbx)
 	movq	$1, 688(%rbx)
+	movq	$0, 696(%rbx)
 	vpshufb	.Laesgen_gfni256_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni256_gcm_r2_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 592(%rbx)
-	movq	$-1, 696(%rbx)
+	movq	$-1, 704(%rbx)
+	cmpq	$0, 696(%rbx)
+	jne	.Laesgen_gfni256_gcm_r2_open_same_table
 	vmovdqa	%xmm0, 656(%rbx)
 	movq	656(%rbx), %rcx
 	bswapq	%rcx
@@ -6761,16 +6771,16 @@ aesgen_gfni256_gcm_r2_open:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	704(%rbx), %rdx
+	cmpq	712(%rbx), %rdx
 	jne	.Laesgen_gfni256_gcm_r2_open_restart
-	cmpq	712(%rbx), %rax
+	cmpq	720(%rbx), %rax
 	je	.Laesgen_gfni256_gcm_r2_open_same_table
 .Laesgen_gfni256_gcm_r2_open_restart:
-	movq	%rdx, 704(%rbx)
-	movq	%rax, 712(%rbx)
-	movq	$0, 720(%rbx)
+	movq	%rdx, 712(%rbx)
+	movq	%rax, 720(%rbx)
 	movq	$0, 728(%rbx)
-	movq	$1, 736(%rbx)
+	movq	$0, 736(%rbx)
+	movq	$1, 744(%rbx)
 	jmp	.Laesgen_gfni256_gcm_r2_open_same_table
 .Laesgen_gfni256_gcm_r2_open_same_table:
 	movl	240(%rbx), %eax
@@ -6805,7 +6815,7 @@ aesgen_gfni256_gcm_r2_open:
 	vmovdqa	%xmm2, 784(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 696(%rbx)
+	movq	%rax, 704(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -6957,7 +6967,7 @@ aesgen_gfni256_gcm_r2_open:
 	vmovdqa	%xmm2, 784(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 696(%rbx)
+	movq	%rax, 704(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -7073,7 +7083,7 @@ aesgen_gfni256_gcm_r2_open:
 	vmovdqa	%xmm2, 784(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 696(%rbx)
+	movq	%rax, 704(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -7227,8 +7237,10 @@ aesgen_gfni256_gcm_r2_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni256_gcm_r2_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 696(%rbx)
 	jmp	.Laesgen_gfni256_gcm_r2_open_have_j0
 .Laesgen_gfni256_gcm_r2_open_long_nonce:
+	movq	$1, 696(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	608(%rbx), %xmm0
@@ -7510,7 +7522,9 @@ aesgen_gfni256_gcm_r2_open:
 	vpshufb	.Laesgen_gfni256_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni256_gcm_r2_open_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 592(%rbx)
-	movq	$-1, 696(%rbx)
+	movq	$-1, 704(%rbx)
+	cmpq	$0, 696(%rbx)
+	jne	.Laesgen_gfni256_gcm_r2_open_same_table_2
 	vmovdqa	%xmm0, 656(%rbx)
 	movq	656(%rbx), %rdx
 	bswapq	%rdx
@@ -7520,16 +7534,16 @@ aesgen_gfni256_gcm_r2_open:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	704(%rbx), %rsi
+	cmpq	712(%rbx), %rsi
 	jne	.Laesgen_gfni256_gcm_r2_open_restart_2
-	cmpq	712(%rbx), %rax
+	cmpq	720(%rbx), %rax
 	je	.Laesgen_gfni256_gcm_r2_open_same_table_2
 .Laesgen_gfni256_gcm_r2_open_restart_2:
-	movq	%rsi, 704(%rbx)
-	movq	%rax, 712(%rbx)
-	movq	$0, 720(%rbx)
+	movq	%rsi, 712(%rbx)
+	movq	%rax, 720(%rbx)
 	movq	$0, 728(%rbx)
-	movq	$1, 736(%rbx)
+	movq	$0, 736(%rbx)
+	movq	$1, 744(%rbx)
 	jmp	.Laesgen_gfni256_gcm_r2_open_same_table_2
 .Laesgen_gfni256_gcm_r2_open_same_table_2:
 	movl	240(%rbx), %eax
@@ -7564,7 +7578,7 @@ aesgen_gfni256_gcm_r2_open:
 	vmovdqa	%xmm2, 784(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 696(%rbx)
+	movq	%rax, 704(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -7716,7 +7730,7 @@ aesgen_gfni256_gcm_r2_open:
 	vmovdqa	%xmm2, 784(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 696(%rbx)
+	movq	%rax, 704(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -7832,7 +7846,7 @@ aesgen_gfni256_gcm_r2_open:
 	vmovdqa	%xmm2, 784(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 696(%rbx)
+	movq	%rax, 704(%rbx)
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -8480,8 +8494,10 @@ aesgen_gfni256_gcm_r2_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_gfni256_gcm_r2_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 696(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_start_have_j0
 .Laesgen_gfni256_gcm_r2_start_long_nonce:
+	movq	$1, 696(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa	608(%rdi), %xmm0
@@ -8763,7 +8779,9 @@ aesgen_gfni256_gcm_r2_start:
 	vpshufb	.Laesgen_gfni256_gcm_r2_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni256_gcm_r2_start_one(%rip), %xmm1, %xmm1
 	vmovdqa	%xmm1, 592(%rdi)
-	movq	$-1, 696(%rdi)
+	movq	$-1, 704(%rdi)
+	cmpq	$0, 696(%rdi)
+	jne	.Laesgen_gfni256_gcm_r2_start_same_table
 	vmovdqa	%xmm0, 656(%rdi)
 	movq	656(%rdi), %rcx
 	bswapq	%rcx
@@ -8773,16 +8791,16 @@ aesgen_gfni256_gcm_r2_start:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	704(%rdi), %rdx
+	cmpq	712(%rdi), %rdx
 	jne	.Laesgen_gfni256_gcm_r2_start_restart
-	cmpq	712(%rdi), %rax
+	cmpq	720(%rdi), %rax
 	je	.Laesgen_gfni256_gcm_r2_start_same_table
 .Laesgen_gfni256_gcm_r2_start_restart:
-	movq	%rdx, 704(%rdi)
-	movq	%rax, 712(%rdi)
-	movq	$0, 720(%rdi)
+	movq	%rdx, 712(%rdi)
+	movq	%rax, 720(%rdi)
 	movq	$0, 728(%rdi)
-	movq	$1, 736(%rdi)
+	movq	$0, 736(%rdi)
+	movq	$1, 744(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_start_same_table
 .Laesgen_gfni256_gcm_r2_start_same_table:
 	movl	240(%rdi), %eax
@@ -8817,7 +8835,7 @@ aesgen_gfni256_gcm_r2_start:
 	vmovdqa	%xmm2, 784(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 696(%rdi)
+	movq	%rax, 704(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -8969,7 +8987,7 @@ aesgen_gfni256_gcm_r2_start:
 	vmovdqa	%xmm2, 784(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 696(%rdi)
+	movq	%rax, 704(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -9085,7 +9103,7 @@ aesgen_gfni256_gcm_r2_start:
 	vmovdqa	%xmm2, 784(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 696(%rdi)
+	movq	%rax, 704(%rdi)
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
@@ -10024,14 +10042,16 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 .Laesgen_gfni256_gcm_r2_encrypt_data_first256:
 	cmpq	$160, %rdx
 	jb	.Laesgen_gfni256_gcm_r2_encrypt_data_first_done256
+	cmpq	$0, 696(%rdi)
+	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_full_first_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$246, %r8
 	ja	.Laesgen_gfni256_gcm_r2_encrypt_data_full_first_256
 	shrq	$8, %rax
-	cmpq	696(%rdi), %rax
+	cmpq	704(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_refresh_first_256
-	cmpq	$256, 728(%rdi)
+	cmpq	$256, 736(%rdi)
 	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_check_first_256
 .Laesgen_gfni256_gcm_r2_encrypt_data_fast_first_256:
 	shlq	$4, %r8
@@ -10529,23 +10549,23 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_first_done256
 .Laesgen_gfni256_gcm_r2_encrypt_data_check_first_256:
 	movq	%r8, %rax
-	subq	720(%rdi), %rax
+	subq	728(%rdi), %rax
 	andq	$255, %rax
 	leaq	10(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	728(%rdi), %r10
+	movq	736(%rdi), %r10
 	addq	$9, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r2_encrypt_data_outside_run
-	movq	$0xffff, 736(%rdi)
+	movq	$0xffff, 744(%rdi)
 	addq	$10, %rax
-	cmpq	728(%rdi), %rax
+	cmpq	736(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r2_encrypt_data_fast_first_256
 .Laesgen_gfni256_gcm_r2_encrypt_data_outside_run:
-	cmpq	$0, 736(%rdi)
+	cmpq	$0, 744(%rdi)
 	je	.Laesgen_gfni256_gcm_r2_encrypt_data_full_first_256
-	subq	$1, 736(%rdi)
+	subq	$1, 744(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -11129,9 +11149,9 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni256_gcm_r2_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm6, %ymm6
 	vpxor	%ymm7, %ymm6, %ymm6
 	movq	%r8, %rax
-	subq	720(%rdi), %rax
+	subq	728(%rdi), %rax
 	andq	$255, %rax
-	movq	728(%rdi), %r9
+	movq	736(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r2_encrypt_data_run_restart
 	addq	$10, %rax
@@ -11139,14 +11159,14 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r2_encrypt_data_run_grown
-	movq	$0, 720(%rdi)
+	movq	$0, 728(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_grown:
-	movq	%r9, 728(%rdi)
+	movq	%r9, 736(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_run_done
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_restart:
-	movq	%r8, 720(%rdi)
-	movq	$10, 728(%rdi)
+	movq	%r8, 728(%rdi)
+	movq	$10, 736(%rdi)
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_done:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -11769,20 +11789,22 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 784(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 696(%rdi)
+	movq	%rax, 704(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_first256
 .Laesgen_gfni256_gcm_r2_encrypt_data_first_done256:
 .Laesgen_gfni256_gcm_r2_encrypt_data_top256:
 	cmpq	$160, %rdx
 	jb	.Laesgen_gfni256_gcm_r2_encrypt_data_drain256
+	cmpq	$0, 696(%rdi)
+	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$246, %r8
 	ja	.Laesgen_gfni256_gcm_r2_encrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	696(%rdi), %rax
+	cmpq	704(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_refresh_steady_256
-	cmpq	$256, 728(%rdi)
+	cmpq	$256, 736(%rdi)
 	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_check_steady_256
 .Laesgen_gfni256_gcm_r2_encrypt_data_fast_steady_256:
 	shlq	$4, %r8
@@ -12346,23 +12368,23 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_top256
 .Laesgen_gfni256_gcm_r2_encrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	720(%rdi), %rax
+	subq	728(%rdi), %rax
 	andq	$255, %rax
 	leaq	10(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	728(%rdi), %r10
+	movq	736(%rdi), %r10
 	addq	$9, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r2_encrypt_data_outside_run_2
-	movq	$0xffff, 736(%rdi)
+	movq	$0xffff, 744(%rdi)
 	addq	$10, %rax
-	cmpq	728(%rdi), %rax
+	cmpq	736(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r2_encrypt_data_fast_steady_256
 .Laesgen_gfni256_gcm_r2_encrypt_data_outside_run_2:
-	cmpq	$0, 736(%rdi)
+	cmpq	$0, 744(%rdi)
 	je	.Laesgen_gfni256_gcm_r2_encrypt_data_spent_steady_256
-	subq	$1, 736(%rdi)
+	subq	$1, 744(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -13012,9 +13034,9 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vpxor	%ymm0, %ymm6, %ymm6
 	vmovdqa	%xmm11, %xmm0
 	movq	%r8, %rax
-	subq	720(%rdi), %rax
+	subq	728(%rdi), %rax
 	andq	$255, %rax
-	movq	728(%rdi), %r9
+	movq	736(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r2_encrypt_data_run_restart_2
 	addq	$10, %rax
@@ -13022,14 +13044,14 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r2_encrypt_data_run_grown_2
-	movq	$0, 720(%rdi)
+	movq	$0, 728(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_grown_2:
-	movq	%r9, 728(%rdi)
+	movq	%r9, 736(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_run_done_2
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_restart_2:
-	movq	%r8, 720(%rdi)
-	movq	$10, 728(%rdi)
+	movq	%r8, 728(%rdi)
+	movq	$10, 736(%rdi)
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_done_2:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -13692,7 +13714,7 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	subq	$160, %rdx
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_top256
 .Laesgen_gfni256_gcm_r2_encrypt_data_spent_steady_256:
-	movq	720(%rdi), %rax
+	movq	728(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -14380,7 +14402,7 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 784(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 696(%rdi)
+	movq	%rax, 704(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_top256
 .Laesgen_gfni256_gcm_r2_encrypt_data_drain256:
 	vmovdqu	-160(%rcx), %ymm2
@@ -15315,14 +15337,16 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 .Laesgen_gfni256_gcm_r2_encrypt_data_first128:
 	cmpq	$160, %rdx
 	jb	.Laesgen_gfni256_gcm_r2_encrypt_data_first_done128
+	cmpq	$0, 696(%rdi)
+	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_full_first_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$246, %r8
 	ja	.Laesgen_gfni256_gcm_r2_encrypt_data_full_first_128
 	shrq	$8, %rax
-	cmpq	696(%rdi), %rax
+	cmpq	704(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_refresh_first_128
-	cmpq	$256, 728(%rdi)
+	cmpq	$256, 736(%rdi)
 	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_check_first_128
 .Laesgen_gfni256_gcm_r2_encrypt_data_fast_first_128:
 	shlq	$4, %r8
@@ -15656,23 +15680,23 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_first_done128
 .Laesgen_gfni256_gcm_r2_encrypt_data_check_first_128:
 	movq	%r8, %rax
-	subq	720(%rdi), %rax
+	subq	728(%rdi), %rax
 	andq	$255, %rax
 	leaq	10(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	728(%rdi), %r10
+	movq	736(%rdi), %r10
 	addq	$9, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r2_encrypt_data_outside_run_3
-	movq	$0xffff, 736(%rdi)
+	movq	$0xffff, 744(%rdi)
 	addq	$10, %rax
-	cmpq	728(%rdi), %rax
+	cmpq	736(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r2_encrypt_data_fast_first_128
 .Laesgen_gfni256_gcm_r2_encrypt_data_outside_run_3:
-	cmpq	$0, 736(%rdi)
+	cmpq	$0, 744(%rdi)
 	je	.Laesgen_gfni256_gcm_r2_encrypt_data_full_first_128
-	subq	$1, 736(%rdi)
+	subq	$1, 744(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -16092,9 +16116,9 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vpshufb	.Laesgen_gfni256_gcm_r2_encrypt_data_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm6, %ymm6
 	vpxor	%ymm7, %ymm6, %ymm6
 	movq	%r8, %rax
-	subq	720(%rdi), %rax
+	subq	728(%rdi), %rax
 	andq	$255, %rax
-	movq	728(%rdi), %r9
+	movq	736(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r2_encrypt_data_run_restart_3
 	addq	$10, %rax
@@ -16102,14 +16126,14 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r2_encrypt_data_run_grown_3
-	movq	$0, 720(%rdi)
+	movq	$0, 728(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_grown_3:
-	movq	%r9, 728(%rdi)
+	movq	%r9, 736(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_run_done_3
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_restart_3:
-	movq	%r8, 720(%rdi)
-	movq	$10, 728(%rdi)
+	movq	%r8, 728(%rdi)
+	movq	$10, 736(%rdi)
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_done_3:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -16568,20 +16592,22 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 784(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 696(%rdi)
+	movq	%rax, 704(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_first128
 .Laesgen_gfni256_gcm_r2_encrypt_data_first_done128:
 .Laesgen_gfni256_gcm_r2_encrypt_data_top128:
 	cmpq	$160, %rdx
 	jb	.Laesgen_gfni256_gcm_r2_encrypt_data_drain128
+	cmpq	$0, 696(%rdi)
+	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$246, %r8
 	ja	.Laesgen_gfni256_gcm_r2_encrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	696(%rdi), %rax
+	cmpq	704(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_refresh_steady_128
-	cmpq	$256, 728(%rdi)
+	cmpq	$256, 736(%rdi)
 	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_check_steady_128
 .Laesgen_gfni256_gcm_r2_encrypt_data_fast_steady_128:
 	shlq	$4, %r8
@@ -16981,23 +17007,23 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_top128
 .Laesgen_gfni256_gcm_r2_encrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	720(%rdi), %rax
+	subq	728(%rdi), %rax
 	andq	$255, %rax
 	leaq	10(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	728(%rdi), %r10
+	movq	736(%rdi), %r10
 	addq	$9, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r2_encrypt_data_outside_run_4
-	movq	$0xffff, 736(%rdi)
+	movq	$0xffff, 744(%rdi)
 	addq	$10, %rax
-	cmpq	728(%rdi), %rax
+	cmpq	736(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r2_encrypt_data_fast_steady_128
 .Laesgen_gfni256_gcm_r2_encrypt_data_outside_run_4:
-	cmpq	$0, 736(%rdi)
+	cmpq	$0, 744(%rdi)
 	je	.Laesgen_gfni256_gcm_r2_encrypt_data_spent_steady_128
-	subq	$1, 736(%rdi)
+	subq	$1, 744(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -17483,9 +17509,9 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vpxor	%ymm0, %ymm6, %ymm6
 	vmovdqa	%xmm11, %xmm0
 	movq	%r8, %rax
-	subq	720(%rdi), %rax
+	subq	728(%rdi), %rax
 	andq	$255, %rax
-	movq	728(%rdi), %r9
+	movq	736(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r2_encrypt_data_run_restart_4
 	addq	$10, %rax
@@ -17493,14 +17519,14 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r2_encrypt_data_run_grown_4
-	movq	$0, 720(%rdi)
+	movq	$0, 728(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_grown_4:
-	movq	%r9, 728(%rdi)
+	movq	%r9, 736(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_run_done_4
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_restart_4:
-	movq	%r8, 720(%rdi)
-	movq	$10, 728(%rdi)
+	movq	%r8, 728(%rdi)
+	movq	$10, 736(%rdi)
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_done_4:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -17999,7 +18025,7 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	subq	$160, %rdx
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_top128
 .Laesgen_gfni256_gcm_r2_encrypt_data_spent_steady_128:
-	movq	720(%rdi), %rax
+	movq	728(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -18523,7 +18549,7 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 784(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 696(%rdi)
+	movq	%rax, 704(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_top128
 .Laesgen_gfni256_gcm_r2_encrypt_data_drain128:
 	vmovdqu	-160(%rcx), %ymm2
@@ -19254,14 +19280,16 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 .Laesgen_gfni256_gcm_r2_encrypt_data_first192:
 	cmpq	$160, %rdx
 	jb	.Laesgen_gfni256_gcm_r2_encrypt_data_first_done192
+	cmpq	$0, 696(%rdi)
+	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_full_first_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$246, %r8
 	ja	.Laesgen_gfni256_gcm_r2_encrypt_data_full_first_192
 	shrq	$8, %rax
-	cmpq	696(%rdi), %rax
+	cmpq	704(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_refresh_first_192
-	cmpq	$256, 728(%rdi)
+	cmpq	$256, 736(%rdi)
 	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_check_first_192
 .Laesgen_gfni256_gcm_r2_encrypt_data_fast_first_192:
 	shlq	$4, %r8
@@ -19672,23 +19700,23 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_first_done192
 .Laesgen_gfni256_gcm_r2_encrypt_data_check_first_192:
 	movq	%r8, %rax
-	subq	720(%rdi), %rax
+	subq	728(%rdi), %rax
 	andq	$255, %rax
 	leaq	10(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	728(%rdi), %r10
+	movq	736(%rdi), %r10
 	addq	$9, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r2_encrypt_data_outside_run_5
-	movq	$0xffff, 736(%rdi)
+	movq	$0xffff, 744(%rdi)
 	addq	$10, %rax
-	cmpq	728(%rdi), %rax
+	cmpq	736(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r2_encrypt_data_fast_first_192
 .Laesgen_gfni256_gcm_r2_encrypt_data_outside_run_5:
-	cmpq	$0, 736(%rdi)
+	cmpq	$0, 744(%rdi)
 	je	.Laesgen_gfni256_gcm_r2_encrypt_data_full_first_192
-	subq	$1, 736(%rdi)
+	subq	$1, 744(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -20185,9 +20213,9 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vgf2p8affineinvqb	$99, .Laesgen_gfni256_gcm_r2_encrypt_data_gfni_sbox256(%rip), %ymm6, %ymm6
 	vpxor	%ymm7, %ymm6, %ymm6
 	movq	%r8, %rax
-	subq	720(%rdi), %rax
+	subq	728(%rdi), %rax
 	andq	$255, %rax
-	movq	728(%rdi), %r9
+	movq	736(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r2_encrypt_data_run_restart_5
 	addq	$10, %rax
@@ -20195,14 +20223,14 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r2_encrypt_data_run_grown_5
-	movq	$0, 720(%rdi)
+	movq	$0, 728(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_grown_5:
-	movq	%r9, 728(%rdi)
+	movq	%r9, 736(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_run_done_5
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_restart_5:
-	movq	%r8, 720(%rdi)
-	movq	$10, 728(%rdi)
+	movq	%r8, 728(%rdi)
+	movq	$10, 736(%rdi)
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_done_5:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -20738,20 +20766,22 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 784(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 696(%rdi)
+	movq	%rax, 704(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_first192
 .Laesgen_gfni256_gcm_r2_encrypt_data_first_done192:
 .Laesgen_gfni256_gcm_r2_encrypt_data_top192:
 	cmpq	$160, %rdx
 	jb	.Laesgen_gfni256_gcm_r2_encrypt_data_drain192
+	cmpq	$0, 696(%rdi)
+	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$246, %r8
 	ja	.Laesgen_gfni256_gcm_r2_encrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	696(%rdi), %rax
+	cmpq	704(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_refresh_steady_192
-	cmpq	$256, 728(%rdi)
+	cmpq	$256, 736(%rdi)
 	jne	.Laesgen_gfni256_gcm_r2_encrypt_data_check_steady_192
 .Laesgen_gfni256_gcm_r2_encrypt_data_fast_steady_192:
 	shlq	$4, %r8
@@ -21228,23 +21258,23 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_top192
 .Laesgen_gfni256_gcm_r2_encrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	720(%rdi), %rax
+	subq	728(%rdi), %rax
 	andq	$255, %rax
 	leaq	10(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	728(%rdi), %r10
+	movq	736(%rdi), %r10
 	addq	$9, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r2_encrypt_data_outside_run_6
-	movq	$0xffff, 736(%rdi)
+	movq	$0xffff, 744(%rdi)
 	addq	$10, %rax
-	cmpq	728(%rdi), %rax
+	cmpq	736(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r2_encrypt_data_fast_steady_192
 .Laesgen_gfni256_gcm_r2_encrypt_data_outside_run_6:
-	cmpq	$0, 736(%rdi)
+	cmpq	$0, 744(%rdi)
 	je	.Laesgen_gfni256_gcm_r2_encrypt_data_spent_steady_192
-	subq	$1, 736(%rdi)
+	subq	$1, 744(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni256_gcm_r2_encrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -21807,9 +21837,9 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vpxor	%ymm0, %ymm6, %ymm6
 	vmovdqa	%xmm11, %xmm0
 	movq	%r8, %rax
-	subq	720(%rdi), %rax
+	subq	728(%rdi), %rax
 	andq	$255, %rax
-	movq	728(%rdi), %r9
+	movq	736(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r2_encrypt_data_run_restart_6
 	addq	$10, %rax
@@ -21817,14 +21847,14 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r2_encrypt_data_run_grown_6
-	movq	$0, 720(%rdi)
+	movq	$0, 728(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_grown_6:
-	movq	%r9, 728(%rdi)
+	movq	%r9, 736(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_run_done_6
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_restart_6:
-	movq	%r8, 720(%rdi)
-	movq	$10, 728(%rdi)
+	movq	%r8, 728(%rdi)
+	movq	$10, 736(%rdi)
 .Laesgen_gfni256_gcm_r2_encrypt_data_run_done_6:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -22400,7 +22430,7 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	subq	$160, %rdx
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_top192
 .Laesgen_gfni256_gcm_r2_encrypt_data_spent_steady_192:
-	movq	720(%rdi), %rax
+	movq	728(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -23001,7 +23031,7 @@ aesgen_gfni256_gcm_r2_encrypt_data:
 	vmovdqa	%xmm2, 784(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 696(%rdi)
+	movq	%rax, 704(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_encrypt_data_top192
 .Laesgen_gfni256_gcm_r2_encrypt_data_drain192:
 	vmovdqu	-160(%rcx), %ymm2
@@ -24081,14 +24111,16 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 .Laesgen_gfni256_gcm_r2_decrypt_data_top256:
 	cmpq	$160, %rdx
 	jb	.Laesgen_gfni256_gcm_r2_decrypt_data_drain256
+	cmpq	$0, 696(%rdi)
+	jne	.Laesgen_gfni256_gcm_r2_decrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$246, %r8
 	ja	.Laesgen_gfni256_gcm_r2_decrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	696(%rdi), %rax
+	cmpq	704(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r2_decrypt_data_refresh_steady_256
-	cmpq	$256, 728(%rdi)
+	cmpq	$256, 736(%rdi)
 	jne	.Laesgen_gfni256_gcm_r2_decrypt_data_check_steady_256
 .Laesgen_gfni256_gcm_r2_decrypt_data_fast_steady_256:
 	shlq	$4, %r8
@@ -24652,23 +24684,23 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r2_decrypt_data_top256
 .Laesgen_gfni256_gcm_r2_decrypt_data_check_steady_256:
 	movq	%r8, %rax
-	subq	720(%rdi), %rax
+	subq	728(%rdi), %rax
 	andq	$255, %rax
 	leaq	10(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	728(%rdi), %r10
+	movq	736(%rdi), %r10
 	addq	$9, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r2_decrypt_data_outside_run
-	movq	$0xffff, 736(%rdi)
+	movq	$0xffff, 744(%rdi)
 	addq	$10, %rax
-	cmpq	728(%rdi), %rax
+	cmpq	736(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r2_decrypt_data_fast_steady_256
 .Laesgen_gfni256_gcm_r2_decrypt_data_outside_run:
-	cmpq	$0, 736(%rdi)
+	cmpq	$0, 744(%rdi)
 	je	.Laesgen_gfni256_gcm_r2_decrypt_data_spent_steady_256
-	subq	$1, 736(%rdi)
+	subq	$1, 744(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -25318,9 +25350,9 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	vpxor	%ymm0, %ymm6, %ymm6
 	vmovdqa	%xmm11, %xmm0
 	movq	%r8, %rax
-	subq	720(%rdi), %rax
+	subq	728(%rdi), %rax
 	andq	$255, %rax
-	movq	728(%rdi), %r9
+	movq	736(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r2_decrypt_data_run_restart
 	addq	$10, %rax
@@ -25328,14 +25360,14 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r2_decrypt_data_run_grown
-	movq	$0, 720(%rdi)
+	movq	$0, 728(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r2_decrypt_data_run_grown:
-	movq	%r9, 728(%rdi)
+	movq	%r9, 736(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_decrypt_data_run_done
 .Laesgen_gfni256_gcm_r2_decrypt_data_run_restart:
-	movq	%r8, 720(%rdi)
-	movq	$10, 728(%rdi)
+	movq	%r8, 728(%rdi)
+	movq	$10, 736(%rdi)
 .Laesgen_gfni256_gcm_r2_decrypt_data_run_done:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -25998,7 +26030,7 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	subq	$160, %rdx
 	jmp	.Laesgen_gfni256_gcm_r2_decrypt_data_top256
 .Laesgen_gfni256_gcm_r2_decrypt_data_spent_steady_256:
-	movq	720(%rdi), %rax
+	movq	728(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -26686,7 +26718,7 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	vmovdqa	%xmm2, 784(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 696(%rdi)
+	movq	%rax, 704(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_decrypt_data_top256
 .Laesgen_gfni256_gcm_r2_decrypt_data_drain256:
 .Laesgen_gfni256_gcm_r2_decrypt_data_small256:
@@ -27555,14 +27587,16 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 .Laesgen_gfni256_gcm_r2_decrypt_data_top128:
 	cmpq	$160, %rdx
 	jb	.Laesgen_gfni256_gcm_r2_decrypt_data_drain128
+	cmpq	$0, 696(%rdi)
+	jne	.Laesgen_gfni256_gcm_r2_decrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$246, %r8
 	ja	.Laesgen_gfni256_gcm_r2_decrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	696(%rdi), %rax
+	cmpq	704(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r2_decrypt_data_refresh_steady_128
-	cmpq	$256, 728(%rdi)
+	cmpq	$256, 736(%rdi)
 	jne	.Laesgen_gfni256_gcm_r2_decrypt_data_check_steady_128
 .Laesgen_gfni256_gcm_r2_decrypt_data_fast_steady_128:
 	shlq	$4, %r8
@@ -27962,23 +27996,23 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r2_decrypt_data_top128
 .Laesgen_gfni256_gcm_r2_decrypt_data_check_steady_128:
 	movq	%r8, %rax
-	subq	720(%rdi), %rax
+	subq	728(%rdi), %rax
 	andq	$255, %rax
 	leaq	10(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	728(%rdi), %r10
+	movq	736(%rdi), %r10
 	addq	$9, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r2_decrypt_data_outside_run_2
-	movq	$0xffff, 736(%rdi)
+	movq	$0xffff, 744(%rdi)
 	addq	$10, %rax
-	cmpq	728(%rdi), %rax
+	cmpq	736(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r2_decrypt_data_fast_steady_128
 .Laesgen_gfni256_gcm_r2_decrypt_data_outside_run_2:
-	cmpq	$0, 736(%rdi)
+	cmpq	$0, 744(%rdi)
 	je	.Laesgen_gfni256_gcm_r2_decrypt_data_spent_steady_128
-	subq	$1, 736(%rdi)
+	subq	$1, 744(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -28464,9 +28498,9 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	vpxor	%ymm0, %ymm6, %ymm6
 	vmovdqa	%xmm11, %xmm0
 	movq	%r8, %rax
-	subq	720(%rdi), %rax
+	subq	728(%rdi), %rax
 	andq	$255, %rax
-	movq	728(%rdi), %r9
+	movq	736(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r2_decrypt_data_run_restart_2
 	addq	$10, %rax
@@ -28474,14 +28508,14 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r2_decrypt_data_run_grown_2
-	movq	$0, 720(%rdi)
+	movq	$0, 728(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r2_decrypt_data_run_grown_2:
-	movq	%r9, 728(%rdi)
+	movq	%r9, 736(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_decrypt_data_run_done_2
 .Laesgen_gfni256_gcm_r2_decrypt_data_run_restart_2:
-	movq	%r8, 720(%rdi)
-	movq	$10, 728(%rdi)
+	movq	%r8, 728(%rdi)
+	movq	$10, 736(%rdi)
 .Laesgen_gfni256_gcm_r2_decrypt_data_run_done_2:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -28980,7 +29014,7 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	subq	$160, %rdx
 	jmp	.Laesgen_gfni256_gcm_r2_decrypt_data_top128
 .Laesgen_gfni256_gcm_r2_decrypt_data_spent_steady_128:
-	movq	720(%rdi), %rax
+	movq	728(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -29504,7 +29538,7 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	vmovdqa	%xmm2, 784(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 696(%rdi)
+	movq	%rax, 704(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_decrypt_data_top128
 .Laesgen_gfni256_gcm_r2_decrypt_data_drain128:
 .Laesgen_gfni256_gcm_r2_decrypt_data_small128:
@@ -30169,14 +30203,16 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 .Laesgen_gfni256_gcm_r2_decrypt_data_top192:
 	cmpq	$160, %rdx
 	jb	.Laesgen_gfni256_gcm_r2_decrypt_data_drain192
+	cmpq	$0, 696(%rdi)
+	jne	.Laesgen_gfni256_gcm_r2_decrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r8d
 	cmpq	$246, %r8
 	ja	.Laesgen_gfni256_gcm_r2_decrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	696(%rdi), %rax
+	cmpq	704(%rdi), %rax
 	jne	.Laesgen_gfni256_gcm_r2_decrypt_data_refresh_steady_192
-	cmpq	$256, 728(%rdi)
+	cmpq	$256, 736(%rdi)
 	jne	.Laesgen_gfni256_gcm_r2_decrypt_data_check_steady_192
 .Laesgen_gfni256_gcm_r2_decrypt_data_fast_steady_192:
 	shlq	$4, %r8
@@ -30653,23 +30689,23 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	jmp	.Laesgen_gfni256_gcm_r2_decrypt_data_top192
 .Laesgen_gfni256_gcm_r2_decrypt_data_check_steady_192:
 	movq	%r8, %rax
-	subq	720(%rdi), %rax
+	subq	728(%rdi), %rax
 	andq	$255, %rax
 	leaq	10(%rax), %r9
 	andq	$255, %r9
 	subq	$1, %r9
-	movq	728(%rdi), %r10
+	movq	736(%rdi), %r10
 	addq	$9, %r10
 	cmpq	%r10, %r9
 	jae	.Laesgen_gfni256_gcm_r2_decrypt_data_outside_run_3
-	movq	$0xffff, 736(%rdi)
+	movq	$0xffff, 744(%rdi)
 	addq	$10, %rax
-	cmpq	728(%rdi), %rax
+	cmpq	736(%rdi), %rax
 	jbe	.Laesgen_gfni256_gcm_r2_decrypt_data_fast_steady_192
 .Laesgen_gfni256_gcm_r2_decrypt_data_outside_run_3:
-	cmpq	$0, 736(%rdi)
+	cmpq	$0, 744(%rdi)
 	je	.Laesgen_gfni256_gcm_r2_decrypt_data_spent_steady_192
-	subq	$1, 736(%rdi)
+	subq	$1, 744(%rdi)
 	movq	%r8, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_gfni256_gcm_r2_decrypt_data_bswap256(%rip), %ymm1, %ymm2
@@ -31232,9 +31268,9 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	vpxor	%ymm0, %ymm6, %ymm6
 	vmovdqa	%xmm11, %xmm0
 	movq	%r8, %rax
-	subq	720(%rdi), %rax
+	subq	728(%rdi), %rax
 	andq	$255, %rax
-	movq	728(%rdi), %r9
+	movq	736(%rdi), %r9
 	cmpq	%r9, %rax
 	ja	.Laesgen_gfni256_gcm_r2_decrypt_data_run_restart_3
 	addq	$10, %rax
@@ -31242,14 +31278,14 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r9
 	cmpq	$256, %r9
 	jb	.Laesgen_gfni256_gcm_r2_decrypt_data_run_grown_3
-	movq	$0, 720(%rdi)
+	movq	$0, 728(%rdi)
 	movq	$256, %r9
 .Laesgen_gfni256_gcm_r2_decrypt_data_run_grown_3:
-	movq	%r9, 728(%rdi)
+	movq	%r9, 736(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_decrypt_data_run_done_3
 .Laesgen_gfni256_gcm_r2_decrypt_data_run_restart_3:
-	movq	%r8, 720(%rdi)
-	movq	$10, 728(%rdi)
+	movq	%r8, 728(%rdi)
+	movq	$10, 736(%rdi)
 .Laesgen_gfni256_gcm_r2_decrypt_data_run_done_3:
 	vpxor	(%rsi), %ymm2, %ymm2
 	vmovdqu	%ymm2, (%rcx)
@@ -31825,7 +31861,7 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	subq	$160, %rdx
 	jmp	.Laesgen_gfni256_gcm_r2_decrypt_data_top192
 .Laesgen_gfni256_gcm_r2_decrypt_data_spent_steady_192:
-	movq	720(%rdi), %rax
+	movq	728(%rdi), %rax
 	subq	%r8, %rax
 	andq	$255, %rax
 	addq	%r8, %rax
@@ -32426,7 +32462,7 @@ aesgen_gfni256_gcm_r2_decrypt_data:
 	vmovdqa	%xmm2, 784(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 696(%rdi)
+	movq	%rax, 704(%rdi)
 	jmp	.Laesgen_gfni256_gcm_r2_decrypt_data_top192
 .Laesgen_gfni256_gcm_r2_decrypt_data_drain192:
 .Laesgen_gfni256_gcm_r2_decrypt_data_small192:

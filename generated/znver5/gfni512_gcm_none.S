@@ -4581,6 +4581,7 @@ aesgen_gfni512_gcm_none_seal:
 	movq	%r8, 3744(%rbx)
 	movq	$0, 3752(%rbx)
 	movq	$1, 3760(%rbx)
+	movq	$0, 3768(%rbx)
 	vpshufb	.Laesgen_gfni512_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni512_gcm_none_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 3664(%rbx)
@@ -4924,8 +4925,10 @@ aesgen_gfni512_gcm_none_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_gfni512_gcm_none_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 3768(%rbx)
 	jmp	.Laesgen_gfni512_gcm_none_seal_have_j0
 .Laesgen_gfni512_gcm_none_seal_long_nonce:
+	movq	$1, 3768(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	3680(%rbx), %xmm0
@@ -7413,6 +7416,7 @@ aesgen_gfni512_gcm_none_open:
 	movq	%r8, 3744(%rbx)
 	movq	$0, 3752(%rbx)
 	movq	$1, 3760(%rbx)
+	movq	$0, 3768(%rbx)
 	vpshufb	.Laesgen_gfni512_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_gfni512_gcm_none_open_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 3664(%rbx)
@@ -7756,8 +7760,10 @@ aesgen_gfni512_gcm_none_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_gfni512_gcm_none_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 3768(%rbx)
 	jmp	.Laesgen_gfni512_gcm_none_open_have_j0
 .Laesgen_gfni512_gcm_none_open_long_nonce:
+	movq	$1, 3768(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	3680(%rbx), %xmm0
@@ -8783,8 +8789,10 @@ aesgen_gfni512_gcm_none_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_gfni512_gcm_none_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 3768(%rdi)
 	jmp	.Laesgen_gfni512_gcm_none_start_have_j0
 .Laesgen_gfni512_gcm_none_start_long_nonce:
+	movq	$1, 3768(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	3680(%rdi), %xmm0
@@ -10157,6 +10165,8 @@ aesgen_gfni512_gcm_none_encrypt_data:
 .Laesgen_gfni512_gcm_none_encrypt_data_first256:
 	cmpq	$768, %rdx
 	jb	.Laesgen_gfni512_gcm_none_encrypt_data_first_done256
+	cmpq	$0, 3768(%rdi)
+	jne	.Laesgen_gfni512_gcm_none_encrypt_data_carry_first_256
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$208, %rax
@@ -12562,6 +12572,8 @@ aesgen_gfni512_gcm_none_encrypt_data:
 .Laesgen_gfni512_gcm_none_encrypt_data_top256:
 	cmpq	$768, %rdx
 	jb	.Laesgen_gfni512_gcm_none_encrypt_data_drain256
+	cmpq	$0, 3768(%rdi)
+	jne	.Laesgen_gfni512_gcm_none_encrypt_data_carry_steady_256
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$208, %rax
@@ -24883,6 +24895,8 @@ aesgen_gfni512_gcm_none_encrypt_data:
 .Laesgen_gfni512_gcm_none_encrypt_data_first128:
 	cmpq	$768, %rdx
 	jb	.Laesgen_gfni512_gcm_none_encrypt_data_first_done128
+	cmpq	$0, 3768(%rdi)
+	jne	.Laesgen_gfni512_gcm_none_encrypt_data_carry_first_128
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$208, %rax
@@ -26608,6 +26622,8 @@ aesgen_gfni512_gcm_none_encrypt_data:
 .Laesgen_gfni512_gcm_none_encrypt_data_top128:
 	cmpq	$768, %rdx
 	jb	.Laesgen_gfni512_gcm_none_encrypt_data_drain128
+	cmpq	$0, 3768(%rdi)
+	jne	.Laesgen_gfni512_gcm_none_encrypt_data_carry_steady_128
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$208, %rax
@@ -36697,6 +36713,8 @@ aesgen_gfni512_gcm_none_encrypt_data:
 .Laesgen_gfni512_gcm_none_encrypt_data_first192:
 	cmpq	$768, %rdx
 	jb	.Laesgen_gfni512_gcm_none_encrypt_data_first_done192
+	cmpq	$0, 3768(%rdi)
+	jne	.Laesgen_gfni512_gcm_none_encrypt_data_carry_first_192
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$208, %rax
@@ -38738,6 +38756,8 @@ aesgen_gfni512_gcm_none_encrypt_data:
 .Laesgen_gfni512_gcm_none_encrypt_data_top192:
 	cmpq	$768, %rdx
 	jb	.Laesgen_gfni512_gcm_none_encrypt_data_drain192
+	cmpq	$0, 3768(%rdi)
+	jne	.Laesgen_gfni512_gcm_none_encrypt_data_carry_steady_192
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$208, %rax
@@ -50176,6 +50196,8 @@ aesgen_gfni512_gcm_none_decrypt_data:
 .Laesgen_gfni512_gcm_none_decrypt_data_top256:
 	cmpq	$768, %rdx
 	jb	.Laesgen_gfni512_gcm_none_decrypt_data_drain256
+	cmpq	$0, 3768(%rdi)
+	jne	.Laesgen_gfni512_gcm_none_decrypt_data_carry_steady_256
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$208, %rax
@@ -57308,6 +57330,8 @@ aesgen_gfni512_gcm_none_decrypt_data:
 .Laesgen_gfni512_gcm_none_decrypt_data_top128:
 	cmpq	$768, %rdx
 	jb	.Laesgen_gfni512_gcm_none_decrypt_data_drain128
+	cmpq	$0, 3768(%rdi)
+	jne	.Laesgen_gfni512_gcm_none_decrypt_data_carry_steady_128
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$208, %rax
@@ -62984,6 +63008,8 @@ aesgen_gfni512_gcm_none_decrypt_data:
 .Laesgen_gfni512_gcm_none_decrypt_data_top192:
 	cmpq	$768, %rdx
 	jb	.Laesgen_gfni512_gcm_none_decrypt_data_drain192
+	cmpq	$0, 3768(%rdi)
+	jne	.Laesgen_gfni512_gcm_none_decrypt_data_carry_steady_192
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$208, %rax

@@ -3258,6 +3258,7 @@ aesgen_vaes512_gcm_none_seal:
 	movq	%r8, 3744(%rbx)
 	movq	$0, 3752(%rbx)
 	movq	$1, 3760(%rbx)
+	movq	$0, 3768(%rbx)
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_none_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 3664(%rbx)
@@ -3398,8 +3399,10 @@ aesgen_vaes512_gcm_none_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_none_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 3768(%rbx)
 	jmp	.Laesgen_vaes512_gcm_none_seal_have_j0
 .Laesgen_vaes512_gcm_none_seal_long_nonce:
+	movq	$1, 3768(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	3680(%rbx), %xmm0
@@ -4642,6 +4645,7 @@ aesgen_vaes512_gcm_none_open:
 	movq	%r8, 3744(%rbx)
 	movq	$0, 3752(%rbx)
 	movq	$1, 3760(%rbx)
+	movq	$0, 3768(%rbx)
 	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_none_open_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 3664(%rbx)
@@ -4782,8 +4786,10 @@ aesgen_vaes512_gcm_none_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_none_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 3768(%rbx)
 	jmp	.Laesgen_vaes512_gcm_none_open_have_j0
 .Laesgen_vaes512_gcm_none_open_long_nonce:
+	movq	$1, 3768(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	3680(%rbx), %xmm0
@@ -5579,8 +5585,10 @@ aesgen_vaes512_gcm_none_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_none_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 3768(%rdi)
 	jmp	.Laesgen_vaes512_gcm_none_start_have_j0
 .Laesgen_vaes512_gcm_none_start_long_nonce:
+	movq	$1, 3768(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	3680(%rdi), %xmm0
@@ -6726,6 +6734,8 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_first256:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_first_done256
+	cmpq	$0, 3768(%rdi)
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_carry_first_256
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$208, %rax
@@ -7205,6 +7215,8 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_top256:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_drain256
+	cmpq	$0, 3768(%rdi)
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_carry_steady_256
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$208, %rax
@@ -13283,6 +13295,8 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_first128:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_first_done128
+	cmpq	$0, 3768(%rdi)
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_carry_first_128
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$208, %rax
@@ -13658,6 +13672,8 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_top128:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_drain128
+	cmpq	$0, 3768(%rdi)
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_carry_steady_128
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$208, %rax
@@ -19376,6 +19392,8 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_first192:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_first_done192
+	cmpq	$0, 3768(%rdi)
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_carry_first_192
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$208, %rax
@@ -19803,6 +19821,8 @@ aesgen_vaes512_gcm_none_encrypt_data:
 .Laesgen_vaes512_gcm_none_encrypt_data_top192:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_none_encrypt_data_drain192
+	cmpq	$0, 3768(%rdi)
+	jne	.Laesgen_vaes512_gcm_none_encrypt_data_carry_steady_192
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$208, %rax
@@ -25959,6 +25979,8 @@ aesgen_vaes512_gcm_none_decrypt_data:
 .Laesgen_vaes512_gcm_none_decrypt_data_top256:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_drain256
+	cmpq	$0, 3768(%rdi)
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_carry_steady_256
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$208, %rax
@@ -29008,6 +29030,8 @@ aesgen_vaes512_gcm_none_decrypt_data:
 .Laesgen_vaes512_gcm_none_decrypt_data_top128:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_drain128
+	cmpq	$0, 3768(%rdi)
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_carry_steady_128
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$208, %rax
@@ -31825,6 +31849,8 @@ aesgen_vaes512_gcm_none_decrypt_data:
 .Laesgen_vaes512_gcm_none_decrypt_data_top192:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_none_decrypt_data_drain192
+	cmpq	$0, 3768(%rdi)
+	jne	.Laesgen_vaes512_gcm_none_decrypt_data_carry_steady_192
 	vmovd	%xmm1, %eax
 	andq	$255, %rax
 	cmpq	$208, %rax

@@ -667,7 +667,7 @@ aesgen_vaes512_gcm_r1_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_init_hash_key
 .Laesgen_vaes512_gcm_r1_init_hash_key:
-	movq	$1, 3784(%rdi)
+	movq	$1, 3792(%rdi)
 	vpxorq	%xmm0, %xmm0, %xmm0
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -3259,10 +3259,13 @@ aesgen_vaes512_gcm_r1_seal:
 	movq	%r8, 3744(%rbx)
 	movq	$0, 3752(%rbx)
 	movq	$1, 3760(%rbx)
+	movq	$0, 3768(%rbx)
 	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 3664(%rbx)
-	movq	$-1, 3768(%rbx)
+	movq	$-1, 3776(%rbx)
+	cmpq	$0, 3768(%rbx)
+	jne	.Laesgen_vaes512_gcm_r1_seal_same_table
 	vmovdqa64	%xmm0, 3728(%rbx)
 	movq	3728(%rbx), %rcx
 	bswapq	%rcx
@@ -3272,16 +3275,16 @@ aesgen_vaes512_gcm_r1_seal:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	3776(%rbx), %rdx
+	cmpq	3784(%rbx), %rdx
 	jne	.Laesgen_vaes512_gcm_r1_seal_restart
-	cmpq	3784(%rbx), %rax
+	cmpq	3792(%rbx), %rax
 	je	.Laesgen_vaes512_gcm_r1_seal_same_table
 .Laesgen_vaes512_gcm_r1_seal_restart:
-	movq	%rdx, 3776(%rbx)
-	movq	%rax, 3784(%rbx)
-	movq	$0, 3792(%rbx)
+	movq	%rdx, 3784(%rbx)
+	movq	%rax, 3792(%rbx)
 	movq	$0, 3800(%rbx)
-	movq	$1, 3808(%rbx)
+	movq	$0, 3808(%rbx)
+	movq	$1, 3816(%rbx)
 	jmp	.Laesgen_vaes512_gcm_r1_seal_same_table
 .Laesgen_vaes512_gcm_r1_seal_same_table:
 	movl	240(%rbx), %eax
@@ -3302,7 +3305,7 @@ aesgen_vaes512_gcm_r1_seal:
 	vmovdqa64	%xmm2, 3888(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rbx)
+	movq	%rax, 3776(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -3347,7 +3350,7 @@ aesgen_vaes512_gcm_r1_seal:
 	vmovdqa64	%xmm2, 3888(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rbx)
+	movq	%rax, 3776(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -3384,7 +3387,7 @@ aesgen_vaes512_gcm_r1_seal:
 	vmovdqa64	%xmm2, 3888(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rbx)
+	movq	%rax, 3776(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -3460,8 +3463,10 @@ aesgen_vaes512_gcm_r1_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_r1_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 3768(%rbx)
 	jmp	.Laesgen_vaes512_gcm_r1_seal_have_j0
 .Laesgen_vaes512_gcm_r1_seal_long_nonce:
+	movq	$1, 3768(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	3680(%rbx), %xmm0
@@ -3742,7 +3747,9 @@ aesgen_vaes512_gcm_r1_seal:
 	vpshufb	.Laesgen_vaes512_gcm_r1_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r1_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 3664(%rbx)
-	movq	$-1, 3768(%rbx)
+	movq	$-1, 3776(%rbx)
+	cmpq	$0, 3768(%rbx)
+	jne	.Laesgen_vaes512_gcm_r1_seal_same_table_2
 	vmovdqa64	%xmm0, 3728(%rbx)
 	movq	3728(%rbx), %rdx
 	bswapq	%rdx
@@ -3752,16 +3759,16 @@ aesgen_vaes512_gcm_r1_seal:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	3776(%rbx), %rsi
+	cmpq	3784(%rbx), %rsi
 	jne	.Laesgen_vaes512_gcm_r1_seal_restart_2
-	cmpq	3784(%rbx), %rax
+	cmpq	3792(%rbx), %rax
 	je	.Laesgen_vaes512_gcm_r1_seal_same_table_2
 .Laesgen_vaes512_gcm_r1_seal_restart_2:
-	movq	%rsi, 3776(%rbx)
-	movq	%rax, 3784(%rbx)
-	movq	$0, 3792(%rbx)
+	movq	%rsi, 3784(%rbx)
+	movq	%rax, 3792(%rbx)
 	movq	$0, 3800(%rbx)
-	movq	$1, 3808(%rbx)
+	movq	$0, 3808(%rbx)
+	movq	$1, 3816(%rbx)
 	jmp	.Laesgen_vaes512_gcm_r1_seal_same_table_2
 .Laesgen_vaes512_gcm_r1_seal_same_table_2:
 	movl	240(%rbx), %eax
@@ -3782,7 +3789,7 @@ aesgen_vaes512_gcm_r1_seal:
 	vmovdqa64	%xmm2, 3888(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rbx)
+	movq	%rax, 3776(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -3827,7 +3834,7 @@ aesgen_vaes512_gcm_r1_seal:
 	vmovdqa64	%xmm2, 3888(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rbx)
+	movq	%rax, 3776(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -3864,7 +3871,7 @@ aesgen_vaes512_gcm_r1_seal:
 	vmovdqa64	%xmm2, 3888(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rbx)
+	movq	%rax, 3776(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4768,10 +4775,13 @@ aesgen_vaes512_gcm_r1_open:
 	movq	%r8, 3744(%rbx)
 	movq	$0, 3752(%rbx)
 	movq	$1, 3760(%rbx)
+	movq	$0, 3768(%rbx)
 	vpshufb	.Laesgen_vaes512_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r1_open_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 3664(%rbx)
-	movq	$-1, 3768(%rbx)
+	movq	$-1, 3776(%rbx)
+	cmpq	$0, 3768(%rbx)
+	jne	.Laesgen_vaes512_gcm_r1_open_same_table
 	vmovdqa64	%xmm0, 3728(%rbx)
 	movq	3728(%rbx), %rcx
 	bswapq	%rcx
@@ -4781,16 +4791,16 @@ aesgen_vaes512_gcm_r1_open:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	3776(%rbx), %rdx
+	cmpq	3784(%rbx), %rdx
 	jne	.Laesgen_vaes512_gcm_r1_open_restart
-	cmpq	3784(%rbx), %rax
+	cmpq	3792(%rbx), %rax
 	je	.Laesgen_vaes512_gcm_r1_open_same_table
 .Laesgen_vaes512_gcm_r1_open_restart:
-	movq	%rdx, 3776(%rbx)
-	movq	%rax, 3784(%rbx)
-	movq	$0, 3792(%rbx)
+	movq	%rdx, 3784(%rbx)
+	movq	%rax, 3792(%rbx)
 	movq	$0, 3800(%rbx)
-	movq	$1, 3808(%rbx)
+	movq	$0, 3808(%rbx)
+	movq	$1, 3816(%rbx)
 	jmp	.Laesgen_vaes512_gcm_r1_open_same_table
 .Laesgen_vaes512_gcm_r1_open_same_table:
 	movl	240(%rbx), %eax
@@ -4811,7 +4821,7 @@ aesgen_vaes512_gcm_r1_open:
 	vmovdqa64	%xmm2, 3888(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rbx)
+	movq	%rax, 3776(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4856,7 +4866,7 @@ aesgen_vaes512_gcm_r1_open:
 	vmovdqa64	%xmm2, 3888(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rbx)
+	movq	%rax, 3776(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4893,7 +4903,7 @@ aesgen_vaes512_gcm_r1_open:
 	vmovdqa64	%xmm2, 3888(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rbx)
+	movq	%rax, 3776(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4969,8 +4979,10 @@ aesgen_vaes512_gcm_r1_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_r1_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 3768(%rbx)
 	jmp	.Laesgen_vaes512_gcm_r1_open_have_j0
 .Laesgen_vaes512_gcm_r1_open_long_nonce:
+	movq	$1, 3768(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	3680(%rbx), %xmm0
@@ -5251,7 +5263,9 @@ aesgen_vaes512_gcm_r1_open:
 	vpshufb	.Laesgen_vaes512_gcm_r1_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r1_open_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 3664(%rbx)
-	movq	$-1, 3768(%rbx)
+	movq	$-1, 3776(%rbx)
+	cmpq	$0, 3768(%rbx)
+	jne	.Laesgen_vaes512_gcm_r1_open_same_table_2
 	vmovdqa64	%xmm0, 3728(%rbx)
 	movq	3728(%rbx), %rdx
 	bswapq	%rdx
@@ -5261,16 +5275,16 @@ aesgen_vaes512_gcm_r1_open:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	3776(%rbx), %rsi
+	cmpq	3784(%rbx), %rsi
 	jne	.Laesgen_vaes512_gcm_r1_open_restart_2
-	cmpq	3784(%rbx), %rax
+	cmpq	3792(%rbx), %rax
 	je	.Laesgen_vaes512_gcm_r1_open_same_table_2
 .Laesgen_vaes512_gcm_r1_open_restart_2:
-	movq	%rsi, 3776(%rbx)
-	movq	%rax, 3784(%rbx)
-	movq	$0, 3792(%rbx)
+	movq	%rsi, 3784(%rbx)
+	movq	%rax, 3792(%rbx)
 	movq	$0, 3800(%rbx)
-	movq	$1, 3808(%rbx)
+	movq	$0, 3808(%rbx)
+	movq	$1, 3816(%rbx)
 	jmp	.Laesgen_vaes512_gcm_r1_open_same_table_2
 .Laesgen_vaes512_gcm_r1_open_same_table_2:
 	movl	240(%rbx), %eax
@@ -5291,7 +5305,7 @@ aesgen_vaes512_gcm_r1_open:
 	vmovdqa64	%xmm2, 3888(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rbx)
+	movq	%rax, 3776(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -5336,7 +5350,7 @@ aesgen_vaes512_gcm_r1_open:
 	vmovdqa64	%xmm2, 3888(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rbx)
+	movq	%rax, 3776(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -5373,7 +5387,7 @@ aesgen_vaes512_gcm_r1_open:
 	vmovdqa64	%xmm2, 3888(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rbx)
+	movq	%rax, 3776(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -5830,8 +5844,10 @@ aesgen_vaes512_gcm_r1_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_r1_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 3768(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_start_have_j0
 .Laesgen_vaes512_gcm_r1_start_long_nonce:
+	movq	$1, 3768(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	3680(%rdi), %xmm0
@@ -6112,7 +6128,9 @@ aesgen_vaes512_gcm_r1_start:
 	vpshufb	.Laesgen_vaes512_gcm_r1_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r1_start_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 3664(%rdi)
-	movq	$-1, 3768(%rdi)
+	movq	$-1, 3776(%rdi)
+	cmpq	$0, 3768(%rdi)
+	jne	.Laesgen_vaes512_gcm_r1_start_same_table
 	vmovdqa64	%xmm0, 3728(%rdi)
 	movq	3728(%rdi), %rcx
 	bswapq	%rcx
@@ -6122,16 +6140,16 @@ aesgen_vaes512_gcm_r1_start:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	3776(%rdi), %rdx
+	cmpq	3784(%rdi), %rdx
 	jne	.Laesgen_vaes512_gcm_r1_start_restart
-	cmpq	3784(%rdi), %rax
+	cmpq	3792(%rdi), %rax
 	je	.Laesgen_vaes512_gcm_r1_start_same_table
 .Laesgen_vaes512_gcm_r1_start_restart:
-	movq	%rdx, 3776(%rdi)
-	movq	%rax, 3784(%rdi)
-	movq	$0, 3792(%rdi)
+	movq	%rdx, 3784(%rdi)
+	movq	%rax, 3792(%rdi)
 	movq	$0, 3800(%rdi)
-	movq	$1, 3808(%rdi)
+	movq	$0, 3808(%rdi)
+	movq	$1, 3816(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_start_same_table
 .Laesgen_vaes512_gcm_r1_start_same_table:
 	movl	240(%rdi), %eax
@@ -6152,7 +6170,7 @@ aesgen_vaes512_gcm_r1_start:
 	vmovdqa64	%xmm2, 3888(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rdi)
+	movq	%rax, 3776(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -6197,7 +6215,7 @@ aesgen_vaes512_gcm_r1_start:
 	vmovdqa64	%xmm2, 3888(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rdi)
+	movq	%rax, 3776(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -6234,7 +6252,7 @@ aesgen_vaes512_gcm_r1_start:
 	vmovdqa64	%xmm2, 3888(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rdi)
+	movq	%rax, 3776(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -7041,14 +7059,16 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 .Laesgen_vaes512_gcm_r1_encrypt_data_first256:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_first_done256
+	cmpq	$0, 3768(%rdi)
+	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_full_first_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$208, %r9
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_full_first_256
 	shrq	$8, %rax
-	cmpq	3768(%rdi), %rax
+	cmpq	3776(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_refresh_first_256
-	cmpq	$256, 3800(%rdi)
+	cmpq	$256, 3808(%rdi)
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_check_first_256
 .Laesgen_vaes512_gcm_r1_encrypt_data_fast_first_256:
 	shlq	$4, %r9
@@ -7258,23 +7278,23 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_first_done256
 .Laesgen_vaes512_gcm_r1_encrypt_data_check_first_256:
 	movq	%r9, %rax
-	subq	3792(%rdi), %rax
+	subq	3800(%rdi), %rax
 	andq	$255, %rax
 	leaq	48(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	3800(%rdi), %r11
+	movq	3808(%rdi), %r11
 	addq	$47, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r1_encrypt_data_outside_run
-	movq	$0xffff, 3808(%rdi)
+	movq	$0xffff, 3816(%rdi)
 	addq	$48, %rax
-	cmpq	3800(%rdi), %rax
+	cmpq	3808(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r1_encrypt_data_fast_first_256
 .Laesgen_vaes512_gcm_r1_encrypt_data_outside_run:
-	cmpq	$0, 3808(%rdi)
+	cmpq	$0, 3816(%rdi)
 	je	.Laesgen_vaes512_gcm_r1_encrypt_data_full_first_256
-	subq	$1, 3808(%rdi)
+	subq	$1, 3816(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm9
@@ -7526,9 +7546,9 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenclast	%zmm8, %zmm19, %zmm19
 	vaesenclast	%zmm8, %zmm20, %zmm20
 	movq	%r9, %rax
-	subq	3792(%rdi), %rax
+	subq	3800(%rdi), %rax
 	andq	$255, %rax
-	movq	3800(%rdi), %r10
+	movq	3808(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_run_restart
 	addq	$48, %rax
@@ -7536,14 +7556,14 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_run_grown
-	movq	$0, 3792(%rdi)
+	movq	$0, 3800(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_grown:
-	movq	%r10, 3800(%rdi)
+	movq	%r10, 3808(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_run_done
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_restart:
-	movq	%r9, 3792(%rdi)
-	movq	$48, 3800(%rdi)
+	movq	%r9, 3800(%rdi)
+	movq	$48, 3808(%rdi)
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_done:
 	vpxorq	(%rsi), %zmm9, %zmm9
 	vmovdqu64	%zmm9, (%rcx)
@@ -7827,20 +7847,22 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm9, 3888(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rdi)
+	movq	%rax, 3776(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_first256
 .Laesgen_vaes512_gcm_r1_encrypt_data_first_done256:
 .Laesgen_vaes512_gcm_r1_encrypt_data_top256:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_drain256
+	cmpq	$0, 3768(%rdi)
+	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$208, %r9
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	3768(%rdi), %rax
+	cmpq	3776(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_refresh_steady_256
-	cmpq	$256, 3800(%rdi)
+	cmpq	$256, 3808(%rdi)
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_check_steady_256
 .Laesgen_vaes512_gcm_r1_encrypt_data_fast_steady_256:
 	shlq	$4, %r9
@@ -8186,23 +8208,23 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top256
 .Laesgen_vaes512_gcm_r1_encrypt_data_check_steady_256:
 	movq	%r9, %rax
-	subq	3792(%rdi), %rax
+	subq	3800(%rdi), %rax
 	andq	$255, %rax
 	leaq	48(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	3800(%rdi), %r11
+	movq	3808(%rdi), %r11
 	addq	$47, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_2
-	movq	$0xffff, 3808(%rdi)
+	movq	$0xffff, 3816(%rdi)
 	addq	$48, %rax
-	cmpq	3800(%rdi), %rax
+	cmpq	3808(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r1_encrypt_data_fast_steady_256
 .Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_2:
-	cmpq	$0, 3808(%rdi)
+	cmpq	$0, 3816(%rdi)
 	je	.Laesgen_vaes512_gcm_r1_encrypt_data_spent_steady_256
-	subq	$1, 3808(%rdi)
+	subq	$1, 3816(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vmovdqu64	-128(%rcx), %zmm18
@@ -8590,9 +8612,9 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenclast	%zmm8, %zmm20, %zmm20
 	vmovdqa64	%xmm24, %xmm0
 	movq	%r9, %rax
-	subq	3792(%rdi), %rax
+	subq	3800(%rdi), %rax
 	andq	$255, %rax
-	movq	3800(%rdi), %r10
+	movq	3808(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_2
 	addq	$48, %rax
@@ -8600,14 +8622,14 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_2
-	movq	$0, 3792(%rdi)
+	movq	$0, 3800(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_2:
-	movq	%r10, 3800(%rdi)
+	movq	%r10, 3808(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_run_done_2
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_2:
-	movq	%r9, 3792(%rdi)
-	movq	$48, 3800(%rdi)
+	movq	%r9, 3800(%rdi)
+	movq	$48, 3808(%rdi)
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_done_2:
 	vpxorq	(%rsi), %zmm9, %zmm9
 	vmovdqu64	%zmm9, (%rcx)
@@ -9015,7 +9037,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	subq	$768, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top256
 .Laesgen_vaes512_gcm_r1_encrypt_data_spent_steady_256:
-	movq	3792(%rdi), %rax
+	movq	3800(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -9420,7 +9442,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm9, 3888(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rdi)
+	movq	%rax, 3776(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top256
 .Laesgen_vaes512_gcm_r1_encrypt_data_drain256:
 	testq	%rdx, %rdx
@@ -14753,14 +14775,16 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 .Laesgen_vaes512_gcm_r1_encrypt_data_first128:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_first_done128
+	cmpq	$0, 3768(%rdi)
+	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_full_first_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$208, %r9
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_full_first_128
 	shrq	$8, %rax
-	cmpq	3768(%rdi), %rax
+	cmpq	3776(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_refresh_first_128
-	cmpq	$256, 3800(%rdi)
+	cmpq	$256, 3808(%rdi)
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_check_first_128
 .Laesgen_vaes512_gcm_r1_encrypt_data_fast_first_128:
 	shlq	$4, %r9
@@ -14918,23 +14942,23 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_first_done128
 .Laesgen_vaes512_gcm_r1_encrypt_data_check_first_128:
 	movq	%r9, %rax
-	subq	3792(%rdi), %rax
+	subq	3800(%rdi), %rax
 	andq	$255, %rax
 	leaq	48(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	3800(%rdi), %r11
+	movq	3808(%rdi), %r11
 	addq	$47, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_3
-	movq	$0xffff, 3808(%rdi)
+	movq	$0xffff, 3816(%rdi)
 	addq	$48, %rax
-	cmpq	3800(%rdi), %rax
+	cmpq	3808(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r1_encrypt_data_fast_first_128
 .Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_3:
-	cmpq	$0, 3808(%rdi)
+	cmpq	$0, 3816(%rdi)
 	je	.Laesgen_vaes512_gcm_r1_encrypt_data_full_first_128
-	subq	$1, 3808(%rdi)
+	subq	$1, 3816(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm9
@@ -15134,9 +15158,9 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenclast	%zmm8, %zmm19, %zmm19
 	vaesenclast	%zmm8, %zmm20, %zmm20
 	movq	%r9, %rax
-	subq	3792(%rdi), %rax
+	subq	3800(%rdi), %rax
 	andq	$255, %rax
-	movq	3800(%rdi), %r10
+	movq	3808(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_3
 	addq	$48, %rax
@@ -15144,14 +15168,14 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_3
-	movq	$0, 3792(%rdi)
+	movq	$0, 3800(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_3:
-	movq	%r10, 3800(%rdi)
+	movq	%r10, 3808(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_run_done_3
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_3:
-	movq	%r9, 3792(%rdi)
-	movq	$48, 3800(%rdi)
+	movq	%r9, 3800(%rdi)
+	movq	$48, 3808(%rdi)
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_done_3:
 	vpxorq	(%rsi), %zmm9, %zmm9
 	vmovdqu64	%zmm9, (%rcx)
@@ -15383,20 +15407,22 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm9, 3888(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rdi)
+	movq	%rax, 3776(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_first128
 .Laesgen_vaes512_gcm_r1_encrypt_data_first_done128:
 .Laesgen_vaes512_gcm_r1_encrypt_data_top128:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_drain128
+	cmpq	$0, 3768(%rdi)
+	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$208, %r9
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	3768(%rdi), %rax
+	cmpq	3776(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_refresh_steady_128
-	cmpq	$256, 3800(%rdi)
+	cmpq	$256, 3808(%rdi)
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_check_steady_128
 .Laesgen_vaes512_gcm_r1_encrypt_data_fast_steady_128:
 	vmovdqu64	-128(%rcx), %zmm17
@@ -15690,23 +15716,23 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top128
 .Laesgen_vaes512_gcm_r1_encrypt_data_check_steady_128:
 	movq	%r9, %rax
-	subq	3792(%rdi), %rax
+	subq	3800(%rdi), %rax
 	andq	$255, %rax
 	leaq	48(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	3800(%rdi), %r11
+	movq	3808(%rdi), %r11
 	addq	$47, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_4
-	movq	$0xffff, 3808(%rdi)
+	movq	$0xffff, 3816(%rdi)
 	addq	$48, %rax
-	cmpq	3800(%rdi), %rax
+	cmpq	3808(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r1_encrypt_data_fast_steady_128
 .Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_4:
-	cmpq	$0, 3808(%rdi)
+	cmpq	$0, 3816(%rdi)
 	je	.Laesgen_vaes512_gcm_r1_encrypt_data_spent_steady_128
-	subq	$1, 3808(%rdi)
+	subq	$1, 3816(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vmovdqu64	-128(%rcx), %zmm16
@@ -16042,9 +16068,9 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenclast	%zmm8, %zmm20, %zmm20
 	vmovdqa64	%xmm22, %xmm0
 	movq	%r9, %rax
-	subq	3792(%rdi), %rax
+	subq	3800(%rdi), %rax
 	andq	$255, %rax
-	movq	3800(%rdi), %r10
+	movq	3808(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_4
 	addq	$48, %rax
@@ -16052,14 +16078,14 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_4
-	movq	$0, 3792(%rdi)
+	movq	$0, 3800(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_4:
-	movq	%r10, 3800(%rdi)
+	movq	%r10, 3808(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_run_done_4
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_4:
-	movq	%r9, 3792(%rdi)
-	movq	$48, 3800(%rdi)
+	movq	%r9, 3800(%rdi)
+	movq	$48, 3808(%rdi)
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_done_4:
 	vpxorq	(%rsi), %zmm9, %zmm9
 	vmovdqu64	%zmm9, (%rcx)
@@ -16415,7 +16441,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	subq	$768, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top128
 .Laesgen_vaes512_gcm_r1_encrypt_data_spent_steady_128:
-	movq	3792(%rdi), %rax
+	movq	3800(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -16768,7 +16794,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm9, 3888(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rdi)
+	movq	%rax, 3776(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top128
 .Laesgen_vaes512_gcm_r1_encrypt_data_drain128:
 	testq	%rdx, %rdx
@@ -21845,14 +21871,16 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 .Laesgen_vaes512_gcm_r1_encrypt_data_first192:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_first_done192
+	cmpq	$0, 3768(%rdi)
+	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_full_first_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$208, %r9
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_full_first_192
 	shrq	$8, %rax
-	cmpq	3768(%rdi), %rax
+	cmpq	3776(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_refresh_first_192
-	cmpq	$256, 3800(%rdi)
+	cmpq	$256, 3808(%rdi)
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_check_first_192
 .Laesgen_vaes512_gcm_r1_encrypt_data_fast_first_192:
 	shlq	$4, %r9
@@ -22036,23 +22064,23 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_first_done192
 .Laesgen_vaes512_gcm_r1_encrypt_data_check_first_192:
 	movq	%r9, %rax
-	subq	3792(%rdi), %rax
+	subq	3800(%rdi), %rax
 	andq	$255, %rax
 	leaq	48(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	3800(%rdi), %r11
+	movq	3808(%rdi), %r11
 	addq	$47, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_5
-	movq	$0xffff, 3808(%rdi)
+	movq	$0xffff, 3816(%rdi)
 	addq	$48, %rax
-	cmpq	3800(%rdi), %rax
+	cmpq	3808(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r1_encrypt_data_fast_first_192
 .Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_5:
-	cmpq	$0, 3808(%rdi)
+	cmpq	$0, 3816(%rdi)
 	je	.Laesgen_vaes512_gcm_r1_encrypt_data_full_first_192
-	subq	$1, 3808(%rdi)
+	subq	$1, 3816(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes512_gcm_r1_encrypt_data_bswap512(%rip), %zmm1, %zmm9
@@ -22278,9 +22306,9 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenclast	%zmm8, %zmm19, %zmm19
 	vaesenclast	%zmm8, %zmm20, %zmm20
 	movq	%r9, %rax
-	subq	3792(%rdi), %rax
+	subq	3800(%rdi), %rax
 	andq	$255, %rax
-	movq	3800(%rdi), %r10
+	movq	3808(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_5
 	addq	$48, %rax
@@ -22288,14 +22316,14 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_5
-	movq	$0, 3792(%rdi)
+	movq	$0, 3800(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_5:
-	movq	%r10, 3800(%rdi)
+	movq	%r10, 3808(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_run_done_5
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_5:
-	movq	%r9, 3792(%rdi)
-	movq	$48, 3800(%rdi)
+	movq	%r9, 3800(%rdi)
+	movq	$48, 3808(%rdi)
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_done_5:
 	vpxorq	(%rsi), %zmm9, %zmm9
 	vmovdqu64	%zmm9, (%rcx)
@@ -22553,20 +22581,22 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm9, 3888(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rdi)
+	movq	%rax, 3776(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_first192
 .Laesgen_vaes512_gcm_r1_encrypt_data_first_done192:
 .Laesgen_vaes512_gcm_r1_encrypt_data_top192:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_drain192
+	cmpq	$0, 3768(%rdi)
+	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$208, %r9
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	3768(%rdi), %rax
+	cmpq	3776(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_refresh_steady_192
-	cmpq	$256, 3800(%rdi)
+	cmpq	$256, 3808(%rdi)
 	jne	.Laesgen_vaes512_gcm_r1_encrypt_data_check_steady_192
 .Laesgen_vaes512_gcm_r1_encrypt_data_fast_steady_192:
 	shlq	$4, %r9
@@ -22886,23 +22916,23 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top192
 .Laesgen_vaes512_gcm_r1_encrypt_data_check_steady_192:
 	movq	%r9, %rax
-	subq	3792(%rdi), %rax
+	subq	3800(%rdi), %rax
 	andq	$255, %rax
 	leaq	48(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	3800(%rdi), %r11
+	movq	3808(%rdi), %r11
 	addq	$47, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_6
-	movq	$0xffff, 3808(%rdi)
+	movq	$0xffff, 3816(%rdi)
 	addq	$48, %rax
-	cmpq	3800(%rdi), %rax
+	cmpq	3808(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r1_encrypt_data_fast_steady_192
 .Laesgen_vaes512_gcm_r1_encrypt_data_outside_run_6:
-	cmpq	$0, 3808(%rdi)
+	cmpq	$0, 3816(%rdi)
 	je	.Laesgen_vaes512_gcm_r1_encrypt_data_spent_steady_192
-	subq	$1, 3808(%rdi)
+	subq	$1, 3816(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vmovdqu64	-128(%rcx), %zmm17
@@ -23264,9 +23294,9 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vaesenclast	%zmm8, %zmm20, %zmm20
 	vmovdqa64	%xmm23, %xmm0
 	movq	%r9, %rax
-	subq	3792(%rdi), %rax
+	subq	3800(%rdi), %rax
 	andq	$255, %rax
-	movq	3800(%rdi), %r10
+	movq	3808(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_6
 	addq	$48, %rax
@@ -23274,14 +23304,14 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_6
-	movq	$0, 3792(%rdi)
+	movq	$0, 3800(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_grown_6:
-	movq	%r10, 3800(%rdi)
+	movq	%r10, 3808(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_run_done_6
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_restart_6:
-	movq	%r9, 3792(%rdi)
-	movq	$48, 3800(%rdi)
+	movq	%r9, 3800(%rdi)
+	movq	$48, 3808(%rdi)
 .Laesgen_vaes512_gcm_r1_encrypt_data_run_done_6:
 	vpxorq	(%rsi), %zmm9, %zmm9
 	vmovdqu64	%zmm9, (%rcx)
@@ -23663,7 +23693,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	subq	$768, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top192
 .Laesgen_vaes512_gcm_r1_encrypt_data_spent_steady_192:
-	movq	3792(%rdi), %rax
+	movq	3800(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -24042,7 +24072,7 @@ aesgen_vaes512_gcm_r1_encrypt_data:
 	vmovdqa64	%xmm9, 3888(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rdi)
+	movq	%rax, 3776(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_encrypt_data_top192
 .Laesgen_vaes512_gcm_r1_encrypt_data_drain192:
 	testq	%rdx, %rdx
@@ -29502,14 +29532,16 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 .Laesgen_vaes512_gcm_r1_decrypt_data_top256:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_drain256
+	cmpq	$0, 3768(%rdi)
+	jne	.Laesgen_vaes512_gcm_r1_decrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$208, %r9
 	ja	.Laesgen_vaes512_gcm_r1_decrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	3768(%rdi), %rax
+	cmpq	3776(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r1_decrypt_data_refresh_steady_256
-	cmpq	$256, 3800(%rdi)
+	cmpq	$256, 3808(%rdi)
 	jne	.Laesgen_vaes512_gcm_r1_decrypt_data_check_steady_256
 .Laesgen_vaes512_gcm_r1_decrypt_data_fast_steady_256:
 	shlq	$4, %r9
@@ -29855,23 +29887,23 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top256
 .Laesgen_vaes512_gcm_r1_decrypt_data_check_steady_256:
 	movq	%r9, %rax
-	subq	3792(%rdi), %rax
+	subq	3800(%rdi), %rax
 	andq	$255, %rax
 	leaq	48(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	3800(%rdi), %r11
+	movq	3808(%rdi), %r11
 	addq	$47, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r1_decrypt_data_outside_run
-	movq	$0xffff, 3808(%rdi)
+	movq	$0xffff, 3816(%rdi)
 	addq	$48, %rax
-	cmpq	3800(%rdi), %rax
+	cmpq	3808(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r1_decrypt_data_fast_steady_256
 .Laesgen_vaes512_gcm_r1_decrypt_data_outside_run:
-	cmpq	$0, 3808(%rdi)
+	cmpq	$0, 3816(%rdi)
 	je	.Laesgen_vaes512_gcm_r1_decrypt_data_spent_steady_256
-	subq	$1, 3808(%rdi)
+	subq	$1, 3816(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vmovdqu64	640(%rsi), %zmm18
@@ -30259,9 +30291,9 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenclast	%zmm8, %zmm20, %zmm20
 	vmovdqa64	%xmm24, %xmm0
 	movq	%r9, %rax
-	subq	3792(%rdi), %rax
+	subq	3800(%rdi), %rax
 	andq	$255, %rax
-	movq	3800(%rdi), %r10
+	movq	3808(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r1_decrypt_data_run_restart
 	addq	$48, %rax
@@ -30269,14 +30301,14 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_run_grown
-	movq	$0, 3792(%rdi)
+	movq	$0, 3800(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r1_decrypt_data_run_grown:
-	movq	%r10, 3800(%rdi)
+	movq	%r10, 3808(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_run_done
 .Laesgen_vaes512_gcm_r1_decrypt_data_run_restart:
-	movq	%r9, 3792(%rdi)
-	movq	$48, 3800(%rdi)
+	movq	%r9, 3800(%rdi)
+	movq	$48, 3808(%rdi)
 .Laesgen_vaes512_gcm_r1_decrypt_data_run_done:
 	vpxorq	(%rsi), %zmm9, %zmm9
 	vmovdqu64	%zmm9, (%rcx)
@@ -30684,7 +30716,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	subq	$768, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top256
 .Laesgen_vaes512_gcm_r1_decrypt_data_spent_steady_256:
-	movq	3792(%rdi), %rax
+	movq	3800(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -31089,7 +31121,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vmovdqa64	%xmm9, 3888(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rdi)
+	movq	%rax, 3776(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top256
 .Laesgen_vaes512_gcm_r1_decrypt_data_drain256:
 .Laesgen_vaes512_gcm_r1_decrypt_data_small256:
@@ -33393,14 +33425,16 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 .Laesgen_vaes512_gcm_r1_decrypt_data_top128:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_drain128
+	cmpq	$0, 3768(%rdi)
+	jne	.Laesgen_vaes512_gcm_r1_decrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$208, %r9
 	ja	.Laesgen_vaes512_gcm_r1_decrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	3768(%rdi), %rax
+	cmpq	3776(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r1_decrypt_data_refresh_steady_128
-	cmpq	$256, 3800(%rdi)
+	cmpq	$256, 3808(%rdi)
 	jne	.Laesgen_vaes512_gcm_r1_decrypt_data_check_steady_128
 .Laesgen_vaes512_gcm_r1_decrypt_data_fast_steady_128:
 	vmovdqu64	640(%rsi), %zmm17
@@ -33694,23 +33728,23 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top128
 .Laesgen_vaes512_gcm_r1_decrypt_data_check_steady_128:
 	movq	%r9, %rax
-	subq	3792(%rdi), %rax
+	subq	3800(%rdi), %rax
 	andq	$255, %rax
 	leaq	48(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	3800(%rdi), %r11
+	movq	3808(%rdi), %r11
 	addq	$47, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r1_decrypt_data_outside_run_2
-	movq	$0xffff, 3808(%rdi)
+	movq	$0xffff, 3816(%rdi)
 	addq	$48, %rax
-	cmpq	3800(%rdi), %rax
+	cmpq	3808(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r1_decrypt_data_fast_steady_128
 .Laesgen_vaes512_gcm_r1_decrypt_data_outside_run_2:
-	cmpq	$0, 3808(%rdi)
+	cmpq	$0, 3816(%rdi)
 	je	.Laesgen_vaes512_gcm_r1_decrypt_data_spent_steady_128
-	subq	$1, 3808(%rdi)
+	subq	$1, 3816(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vmovdqu64	640(%rsi), %zmm16
@@ -34046,9 +34080,9 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenclast	%zmm8, %zmm20, %zmm20
 	vmovdqa64	%xmm22, %xmm0
 	movq	%r9, %rax
-	subq	3792(%rdi), %rax
+	subq	3800(%rdi), %rax
 	andq	$255, %rax
-	movq	3800(%rdi), %r10
+	movq	3808(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r1_decrypt_data_run_restart_2
 	addq	$48, %rax
@@ -34056,14 +34090,14 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_run_grown_2
-	movq	$0, 3792(%rdi)
+	movq	$0, 3800(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r1_decrypt_data_run_grown_2:
-	movq	%r10, 3800(%rdi)
+	movq	%r10, 3808(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_run_done_2
 .Laesgen_vaes512_gcm_r1_decrypt_data_run_restart_2:
-	movq	%r9, 3792(%rdi)
-	movq	$48, 3800(%rdi)
+	movq	%r9, 3800(%rdi)
+	movq	$48, 3808(%rdi)
 .Laesgen_vaes512_gcm_r1_decrypt_data_run_done_2:
 	vpxorq	(%rsi), %zmm9, %zmm9
 	vmovdqu64	%zmm9, (%rcx)
@@ -34419,7 +34453,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	subq	$768, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top128
 .Laesgen_vaes512_gcm_r1_decrypt_data_spent_steady_128:
-	movq	3792(%rdi), %rax
+	movq	3800(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -34772,7 +34806,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vmovdqa64	%xmm9, 3888(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rdi)
+	movq	%rax, 3776(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top128
 .Laesgen_vaes512_gcm_r1_decrypt_data_drain128:
 .Laesgen_vaes512_gcm_r1_decrypt_data_small128:
@@ -36948,14 +36982,16 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 .Laesgen_vaes512_gcm_r1_decrypt_data_top192:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_drain192
+	cmpq	$0, 3768(%rdi)
+	jne	.Laesgen_vaes512_gcm_r1_decrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$208, %r9
 	ja	.Laesgen_vaes512_gcm_r1_decrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	3768(%rdi), %rax
+	cmpq	3776(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r1_decrypt_data_refresh_steady_192
-	cmpq	$256, 3800(%rdi)
+	cmpq	$256, 3808(%rdi)
 	jne	.Laesgen_vaes512_gcm_r1_decrypt_data_check_steady_192
 .Laesgen_vaes512_gcm_r1_decrypt_data_fast_steady_192:
 	shlq	$4, %r9
@@ -37275,23 +37311,23 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top192
 .Laesgen_vaes512_gcm_r1_decrypt_data_check_steady_192:
 	movq	%r9, %rax
-	subq	3792(%rdi), %rax
+	subq	3800(%rdi), %rax
 	andq	$255, %rax
 	leaq	48(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	3800(%rdi), %r11
+	movq	3808(%rdi), %r11
 	addq	$47, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r1_decrypt_data_outside_run_3
-	movq	$0xffff, 3808(%rdi)
+	movq	$0xffff, 3816(%rdi)
 	addq	$48, %rax
-	cmpq	3800(%rdi), %rax
+	cmpq	3808(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r1_decrypt_data_fast_steady_192
 .Laesgen_vaes512_gcm_r1_decrypt_data_outside_run_3:
-	cmpq	$0, 3808(%rdi)
+	cmpq	$0, 3816(%rdi)
 	je	.Laesgen_vaes512_gcm_r1_decrypt_data_spent_steady_192
-	subq	$1, 3808(%rdi)
+	subq	$1, 3816(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vmovdqu64	640(%rsi), %zmm17
@@ -37653,9 +37689,9 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vaesenclast	%zmm8, %zmm20, %zmm20
 	vmovdqa64	%xmm23, %xmm0
 	movq	%r9, %rax
-	subq	3792(%rdi), %rax
+	subq	3800(%rdi), %rax
 	andq	$255, %rax
-	movq	3800(%rdi), %r10
+	movq	3808(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r1_decrypt_data_run_restart_3
 	addq	$48, %rax
@@ -37663,14 +37699,14 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r1_decrypt_data_run_grown_3
-	movq	$0, 3792(%rdi)
+	movq	$0, 3800(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r1_decrypt_data_run_grown_3:
-	movq	%r10, 3800(%rdi)
+	movq	%r10, 3808(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_run_done_3
 .Laesgen_vaes512_gcm_r1_decrypt_data_run_restart_3:
-	movq	%r9, 3792(%rdi)
-	movq	$48, 3800(%rdi)
+	movq	%r9, 3800(%rdi)
+	movq	$48, 3808(%rdi)
 .Laesgen_vaes512_gcm_r1_decrypt_data_run_done_3:
 	vpxorq	(%rsi), %zmm9, %zmm9
 	vmovdqu64	%zmm9, (%rcx)
@@ -38052,7 +38088,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	subq	$768, %rdx
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top192
 .Laesgen_vaes512_gcm_r1_decrypt_data_spent_steady_192:
-	movq	3792(%rdi), %rax
+	movq	3800(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -38431,7 +38467,7 @@ aesgen_vaes512_gcm_r1_decrypt_data:
 	vmovdqa64	%xmm9, 3888(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rdi)
+	movq	%rax, 3776(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r1_decrypt_data_top192
 .Laesgen_vaes512_gcm_r1_decrypt_data_drain192:
 .Laesgen_vaes512_gcm_r1_decrypt_data_small192:

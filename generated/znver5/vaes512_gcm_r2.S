@@ -667,7 +667,7 @@ aesgen_vaes512_gcm_r2_init:
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_init_hash_key
 .Laesgen_vaes512_gcm_r2_init_hash_key:
-	movq	$1, 3784(%rdi)
+	movq	$1, 3792(%rdi)
 	vpxorq	%xmm0, %xmm0, %xmm0
 	movl	240(%rdi), %eax
 	cmpl	$128, %eax
@@ -3259,10 +3259,13 @@ aesgen_vaes512_gcm_r2_seal:
 	movq	%r8, 3744(%rbx)
 	movq	$0, 3752(%rbx)
 	movq	$1, 3760(%rbx)
+	movq	$0, 3768(%rbx)
 	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 3664(%rbx)
-	movq	$-1, 3768(%rbx)
+	movq	$-1, 3776(%rbx)
+	cmpq	$0, 3768(%rbx)
+	jne	.Laesgen_vaes512_gcm_r2_seal_same_table
 	vmovdqa64	%xmm0, 3728(%rbx)
 	movq	3728(%rbx), %rcx
 	bswapq	%rcx
@@ -3272,16 +3275,16 @@ aesgen_vaes512_gcm_r2_seal:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	3776(%rbx), %rdx
+	cmpq	3784(%rbx), %rdx
 	jne	.Laesgen_vaes512_gcm_r2_seal_restart
-	cmpq	3784(%rbx), %rax
+	cmpq	3792(%rbx), %rax
 	je	.Laesgen_vaes512_gcm_r2_seal_same_table
 .Laesgen_vaes512_gcm_r2_seal_restart:
-	movq	%rdx, 3776(%rbx)
-	movq	%rax, 3784(%rbx)
-	movq	$0, 3792(%rbx)
+	movq	%rdx, 3784(%rbx)
+	movq	%rax, 3792(%rbx)
 	movq	$0, 3800(%rbx)
-	movq	$1, 3808(%rbx)
+	movq	$0, 3808(%rbx)
+	movq	$1, 3816(%rbx)
 	jmp	.Laesgen_vaes512_gcm_r2_seal_same_table
 .Laesgen_vaes512_gcm_r2_seal_same_table:
 	movl	240(%rbx), %eax
@@ -3304,7 +3307,7 @@ aesgen_vaes512_gcm_r2_seal:
 	vmovdqa64	%xmm2, 3888(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rbx)
+	movq	%rax, 3776(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -3351,7 +3354,7 @@ aesgen_vaes512_gcm_r2_seal:
 	vmovdqa64	%xmm2, 3888(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rbx)
+	movq	%rax, 3776(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -3390,7 +3393,7 @@ aesgen_vaes512_gcm_r2_seal:
 	vmovdqa64	%xmm2, 3888(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rbx)
+	movq	%rax, 3776(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -3466,8 +3469,10 @@ aesgen_vaes512_gcm_r2_seal:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_r2_seal_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 3768(%rbx)
 	jmp	.Laesgen_vaes512_gcm_r2_seal_have_j0
 .Laesgen_vaes512_gcm_r2_seal_long_nonce:
+	movq	$1, 3768(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	3680(%rbx), %xmm0
@@ -3748,7 +3753,9 @@ aesgen_vaes512_gcm_r2_seal:
 	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r2_seal_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 3664(%rbx)
-	movq	$-1, 3768(%rbx)
+	movq	$-1, 3776(%rbx)
+	cmpq	$0, 3768(%rbx)
+	jne	.Laesgen_vaes512_gcm_r2_seal_same_table_2
 	vmovdqa64	%xmm0, 3728(%rbx)
 	movq	3728(%rbx), %rdx
 	bswapq	%rdx
@@ -3758,16 +3765,16 @@ aesgen_vaes512_gcm_r2_seal:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	3776(%rbx), %rsi
+	cmpq	3784(%rbx), %rsi
 	jne	.Laesgen_vaes512_gcm_r2_seal_restart_2
-	cmpq	3784(%rbx), %rax
+	cmpq	3792(%rbx), %rax
 	je	.Laesgen_vaes512_gcm_r2_seal_same_table_2
 .Laesgen_vaes512_gcm_r2_seal_restart_2:
-	movq	%rsi, 3776(%rbx)
-	movq	%rax, 3784(%rbx)
-	movq	$0, 3792(%rbx)
+	movq	%rsi, 3784(%rbx)
+	movq	%rax, 3792(%rbx)
 	movq	$0, 3800(%rbx)
-	movq	$1, 3808(%rbx)
+	movq	$0, 3808(%rbx)
+	movq	$1, 3816(%rbx)
 	jmp	.Laesgen_vaes512_gcm_r2_seal_same_table_2
 .Laesgen_vaes512_gcm_r2_seal_same_table_2:
 	movl	240(%rbx), %eax
@@ -3790,7 +3797,7 @@ aesgen_vaes512_gcm_r2_seal:
 	vmovdqa64	%xmm2, 3888(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rbx)
+	movq	%rax, 3776(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -3837,7 +3844,7 @@ aesgen_vaes512_gcm_r2_seal:
 	vmovdqa64	%xmm2, 3888(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rbx)
+	movq	%rax, 3776(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -3876,7 +3883,7 @@ aesgen_vaes512_gcm_r2_seal:
 	vmovdqa64	%xmm2, 3888(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rbx)
+	movq	%rax, 3776(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4780,10 +4787,13 @@ aesgen_vaes512_gcm_r2_open:
 	movq	%r8, 3744(%rbx)
 	movq	$0, 3752(%rbx)
 	movq	$1, 3760(%rbx)
+	movq	$0, 3768(%rbx)
 	vpshufb	.Laesgen_vaes512_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r2_open_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 3664(%rbx)
-	movq	$-1, 3768(%rbx)
+	movq	$-1, 3776(%rbx)
+	cmpq	$0, 3768(%rbx)
+	jne	.Laesgen_vaes512_gcm_r2_open_same_table
 	vmovdqa64	%xmm0, 3728(%rbx)
 	movq	3728(%rbx), %rcx
 	bswapq	%rcx
@@ -4793,16 +4803,16 @@ aesgen_vaes512_gcm_r2_open:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	3776(%rbx), %rdx
+	cmpq	3784(%rbx), %rdx
 	jne	.Laesgen_vaes512_gcm_r2_open_restart
-	cmpq	3784(%rbx), %rax
+	cmpq	3792(%rbx), %rax
 	je	.Laesgen_vaes512_gcm_r2_open_same_table
 .Laesgen_vaes512_gcm_r2_open_restart:
-	movq	%rdx, 3776(%rbx)
-	movq	%rax, 3784(%rbx)
-	movq	$0, 3792(%rbx)
+	movq	%rdx, 3784(%rbx)
+	movq	%rax, 3792(%rbx)
 	movq	$0, 3800(%rbx)
-	movq	$1, 3808(%rbx)
+	movq	$0, 3808(%rbx)
+	movq	$1, 3816(%rbx)
 	jmp	.Laesgen_vaes512_gcm_r2_open_same_table
 .Laesgen_vaes512_gcm_r2_open_same_table:
 	movl	240(%rbx), %eax
@@ -4825,7 +4835,7 @@ aesgen_vaes512_gcm_r2_open:
 	vmovdqa64	%xmm2, 3888(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rbx)
+	movq	%rax, 3776(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4872,7 +4882,7 @@ aesgen_vaes512_gcm_r2_open:
 	vmovdqa64	%xmm2, 3888(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rbx)
+	movq	%rax, 3776(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4911,7 +4921,7 @@ aesgen_vaes512_gcm_r2_open:
 	vmovdqa64	%xmm2, 3888(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rbx)
+	movq	%rax, 3776(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -4987,8 +4997,10 @@ aesgen_vaes512_gcm_r2_open:
 	vmovq	%rsi, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_r2_open_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 3768(%rbx)
 	jmp	.Laesgen_vaes512_gcm_r2_open_have_j0
 .Laesgen_vaes512_gcm_r2_open_long_nonce:
+	movq	$1, 3768(%rbx)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	3680(%rbx), %xmm0
@@ -5269,7 +5281,9 @@ aesgen_vaes512_gcm_r2_open:
 	vpshufb	.Laesgen_vaes512_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r2_open_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 3664(%rbx)
-	movq	$-1, 3768(%rbx)
+	movq	$-1, 3776(%rbx)
+	cmpq	$0, 3768(%rbx)
+	jne	.Laesgen_vaes512_gcm_r2_open_same_table_2
 	vmovdqa64	%xmm0, 3728(%rbx)
 	movq	3728(%rbx), %rdx
 	bswapq	%rdx
@@ -5279,16 +5293,16 @@ aesgen_vaes512_gcm_r2_open:
 	andq	%rax, %rsi
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
-	cmpq	3776(%rbx), %rsi
+	cmpq	3784(%rbx), %rsi
 	jne	.Laesgen_vaes512_gcm_r2_open_restart_2
-	cmpq	3784(%rbx), %rax
+	cmpq	3792(%rbx), %rax
 	je	.Laesgen_vaes512_gcm_r2_open_same_table_2
 .Laesgen_vaes512_gcm_r2_open_restart_2:
-	movq	%rsi, 3776(%rbx)
-	movq	%rax, 3784(%rbx)
-	movq	$0, 3792(%rbx)
+	movq	%rsi, 3784(%rbx)
+	movq	%rax, 3792(%rbx)
 	movq	$0, 3800(%rbx)
-	movq	$1, 3808(%rbx)
+	movq	$0, 3808(%rbx)
+	movq	$1, 3816(%rbx)
 	jmp	.Laesgen_vaes512_gcm_r2_open_same_table_2
 .Laesgen_vaes512_gcm_r2_open_same_table_2:
 	movl	240(%rbx), %eax
@@ -5311,7 +5325,7 @@ aesgen_vaes512_gcm_r2_open:
 	vmovdqa64	%xmm2, 3888(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rbx)
+	movq	%rax, 3776(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -5358,7 +5372,7 @@ aesgen_vaes512_gcm_r2_open:
 	vmovdqa64	%xmm2, 3888(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rbx)
+	movq	%rax, 3776(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -5397,7 +5411,7 @@ aesgen_vaes512_gcm_r2_open:
 	vmovdqa64	%xmm2, 3888(%rbx)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rbx)
+	movq	%rax, 3776(%rbx)
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -5854,8 +5868,10 @@ aesgen_vaes512_gcm_r2_start:
 	vmovq	%rdx, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_r2_start_short_counter1(%rip), %xmm0, %xmm0
+	movq	$0, 3768(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_start_have_j0
 .Laesgen_vaes512_gcm_r2_start_long_nonce:
+	movq	$1, 3768(%rdi)
 	movq	%rdx, %rax
 	shlq	$3, %rax
 	vmovdqa64	3680(%rdi), %xmm0
@@ -6136,7 +6152,9 @@ aesgen_vaes512_gcm_r2_start:
 	vpshufb	.Laesgen_vaes512_gcm_r2_start_bswap128(%rip), %xmm0, %xmm1
 	vpaddd	.Laesgen_vaes512_gcm_r2_start_one(%rip), %xmm1, %xmm1
 	vmovdqa64	%xmm1, 3664(%rdi)
-	movq	$-1, 3768(%rdi)
+	movq	$-1, 3776(%rdi)
+	cmpq	$0, 3768(%rdi)
+	jne	.Laesgen_vaes512_gcm_r2_start_same_table
 	vmovdqa64	%xmm0, 3728(%rdi)
 	movq	3728(%rdi), %rcx
 	bswapq	%rcx
@@ -6146,16 +6164,16 @@ aesgen_vaes512_gcm_r2_start:
 	andq	%rax, %rdx
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rcx, %rax
-	cmpq	3776(%rdi), %rdx
+	cmpq	3784(%rdi), %rdx
 	jne	.Laesgen_vaes512_gcm_r2_start_restart
-	cmpq	3784(%rdi), %rax
+	cmpq	3792(%rdi), %rax
 	je	.Laesgen_vaes512_gcm_r2_start_same_table
 .Laesgen_vaes512_gcm_r2_start_restart:
-	movq	%rdx, 3776(%rdi)
-	movq	%rax, 3784(%rdi)
-	movq	$0, 3792(%rdi)
+	movq	%rdx, 3784(%rdi)
+	movq	%rax, 3792(%rdi)
 	movq	$0, 3800(%rdi)
-	movq	$1, 3808(%rdi)
+	movq	$0, 3808(%rdi)
+	movq	$1, 3816(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_start_same_table
 .Laesgen_vaes512_gcm_r2_start_same_table:
 	movl	240(%rdi), %eax
@@ -6178,7 +6196,7 @@ aesgen_vaes512_gcm_r2_start:
 	vmovdqa64	%xmm2, 3888(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rdi)
+	movq	%rax, 3776(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -6225,7 +6243,7 @@ aesgen_vaes512_gcm_r2_start:
 	vmovdqa64	%xmm2, 3888(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rdi)
+	movq	%rax, 3776(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -6264,7 +6282,7 @@ aesgen_vaes512_gcm_r2_start:
 	vmovdqa64	%xmm2, 3888(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rdi)
+	movq	%rax, 3776(%rdi)
 	vmovdqa64	(%rdi), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rdi), %xmm1
@@ -7071,14 +7089,16 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 .Laesgen_vaes512_gcm_r2_encrypt_data_first256:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_first_done256
+	cmpq	$0, 3768(%rdi)
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_full_first_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$208, %r9
 	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_full_first_256
 	shrq	$8, %rax
-	cmpq	3768(%rdi), %rax
+	cmpq	3776(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_refresh_first_256
-	cmpq	$256, 3800(%rdi)
+	cmpq	$256, 3808(%rdi)
 	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_check_first_256
 .Laesgen_vaes512_gcm_r2_encrypt_data_fast_first_256:
 	shlq	$4, %r9
@@ -7275,23 +7295,23 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_first_done256
 .Laesgen_vaes512_gcm_r2_encrypt_data_check_first_256:
 	movq	%r9, %rax
-	subq	3792(%rdi), %rax
+	subq	3800(%rdi), %rax
 	andq	$255, %rax
 	leaq	48(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	3800(%rdi), %r11
+	movq	3808(%rdi), %r11
 	addq	$47, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r2_encrypt_data_outside_run
-	movq	$0xffff, 3808(%rdi)
+	movq	$0xffff, 3816(%rdi)
 	addq	$48, %rax
-	cmpq	3800(%rdi), %rax
+	cmpq	3808(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r2_encrypt_data_fast_first_256
 .Laesgen_vaes512_gcm_r2_encrypt_data_outside_run:
-	cmpq	$0, 3808(%rdi)
+	cmpq	$0, 3816(%rdi)
 	je	.Laesgen_vaes512_gcm_r2_encrypt_data_full_first_256
-	subq	$1, 3808(%rdi)
+	subq	$1, 3816(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm9
@@ -7543,9 +7563,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenclast	%zmm8, %zmm19, %zmm19
 	vaesenclast	%zmm8, %zmm20, %zmm20
 	movq	%r9, %rax
-	subq	3792(%rdi), %rax
+	subq	3800(%rdi), %rax
 	andq	$255, %rax
-	movq	3800(%rdi), %r10
+	movq	3808(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_run_restart
 	addq	$48, %rax
@@ -7553,14 +7573,14 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_run_grown
-	movq	$0, 3792(%rdi)
+	movq	$0, 3800(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_grown:
-	movq	%r10, 3800(%rdi)
+	movq	%r10, 3808(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_run_done
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_restart:
-	movq	%r9, 3792(%rdi)
-	movq	$48, 3800(%rdi)
+	movq	%r9, 3800(%rdi)
+	movq	$48, 3808(%rdi)
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_done:
 	vpxorq	(%rsi), %zmm9, %zmm9
 	vmovdqu64	%zmm9, (%rcx)
@@ -7846,20 +7866,22 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm9, 3888(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rdi)
+	movq	%rax, 3776(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_first256
 .Laesgen_vaes512_gcm_r2_encrypt_data_first_done256:
 .Laesgen_vaes512_gcm_r2_encrypt_data_top256:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_drain256
+	cmpq	$0, 3768(%rdi)
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$208, %r9
 	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	3768(%rdi), %rax
+	cmpq	3776(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_refresh_steady_256
-	cmpq	$256, 3800(%rdi)
+	cmpq	$256, 3808(%rdi)
 	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_check_steady_256
 .Laesgen_vaes512_gcm_r2_encrypt_data_fast_steady_256:
 	shlq	$4, %r9
@@ -8192,23 +8214,23 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_top256
 .Laesgen_vaes512_gcm_r2_encrypt_data_check_steady_256:
 	movq	%r9, %rax
-	subq	3792(%rdi), %rax
+	subq	3800(%rdi), %rax
 	andq	$255, %rax
 	leaq	48(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	3800(%rdi), %r11
+	movq	3808(%rdi), %r11
 	addq	$47, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_2
-	movq	$0xffff, 3808(%rdi)
+	movq	$0xffff, 3816(%rdi)
 	addq	$48, %rax
-	cmpq	3800(%rdi), %rax
+	cmpq	3808(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r2_encrypt_data_fast_steady_256
 .Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_2:
-	cmpq	$0, 3808(%rdi)
+	cmpq	$0, 3816(%rdi)
 	je	.Laesgen_vaes512_gcm_r2_encrypt_data_spent_steady_256
-	subq	$1, 3808(%rdi)
+	subq	$1, 3816(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vmovdqu64	-128(%rcx), %zmm18
@@ -8596,9 +8618,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenclast	%zmm8, %zmm20, %zmm20
 	vmovdqa64	%xmm24, %xmm0
 	movq	%r9, %rax
-	subq	3792(%rdi), %rax
+	subq	3800(%rdi), %rax
 	andq	$255, %rax
-	movq	3800(%rdi), %r10
+	movq	3808(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_2
 	addq	$48, %rax
@@ -8606,14 +8628,14 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_2
-	movq	$0, 3792(%rdi)
+	movq	$0, 3800(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_2:
-	movq	%r10, 3800(%rdi)
+	movq	%r10, 3808(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_run_done_2
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_2:
-	movq	%r9, 3792(%rdi)
-	movq	$48, 3800(%rdi)
+	movq	%r9, 3800(%rdi)
+	movq	$48, 3808(%rdi)
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_done_2:
 	vpxorq	(%rsi), %zmm9, %zmm9
 	vmovdqu64	%zmm9, (%rcx)
@@ -9021,7 +9043,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	subq	$768, %rdx
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_top256
 .Laesgen_vaes512_gcm_r2_encrypt_data_spent_steady_256:
-	movq	3792(%rdi), %rax
+	movq	3800(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -9428,7 +9450,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm9, 3888(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rdi)
+	movq	%rax, 3776(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_top256
 .Laesgen_vaes512_gcm_r2_encrypt_data_drain256:
 	testq	%rdx, %rdx
@@ -14761,14 +14783,16 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 .Laesgen_vaes512_gcm_r2_encrypt_data_first128:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_first_done128
+	cmpq	$0, 3768(%rdi)
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_full_first_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$208, %r9
 	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_full_first_128
 	shrq	$8, %rax
-	cmpq	3768(%rdi), %rax
+	cmpq	3776(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_refresh_first_128
-	cmpq	$256, 3800(%rdi)
+	cmpq	$256, 3808(%rdi)
 	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_check_first_128
 .Laesgen_vaes512_gcm_r2_encrypt_data_fast_first_128:
 	shlq	$4, %r9
@@ -14913,23 +14937,23 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_first_done128
 .Laesgen_vaes512_gcm_r2_encrypt_data_check_first_128:
 	movq	%r9, %rax
-	subq	3792(%rdi), %rax
+	subq	3800(%rdi), %rax
 	andq	$255, %rax
 	leaq	48(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	3800(%rdi), %r11
+	movq	3808(%rdi), %r11
 	addq	$47, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_3
-	movq	$0xffff, 3808(%rdi)
+	movq	$0xffff, 3816(%rdi)
 	addq	$48, %rax
-	cmpq	3800(%rdi), %rax
+	cmpq	3808(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r2_encrypt_data_fast_first_128
 .Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_3:
-	cmpq	$0, 3808(%rdi)
+	cmpq	$0, 3816(%rdi)
 	je	.Laesgen_vaes512_gcm_r2_encrypt_data_full_first_128
-	subq	$1, 3808(%rdi)
+	subq	$1, 3816(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm9
@@ -15129,9 +15153,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenclast	%zmm8, %zmm19, %zmm19
 	vaesenclast	%zmm8, %zmm20, %zmm20
 	movq	%r9, %rax
-	subq	3792(%rdi), %rax
+	subq	3800(%rdi), %rax
 	andq	$255, %rax
-	movq	3800(%rdi), %r10
+	movq	3808(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_3
 	addq	$48, %rax
@@ -15139,14 +15163,14 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_3
-	movq	$0, 3792(%rdi)
+	movq	$0, 3800(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_3:
-	movq	%r10, 3800(%rdi)
+	movq	%r10, 3808(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_run_done_3
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_3:
-	movq	%r9, 3792(%rdi)
-	movq	$48, 3800(%rdi)
+	movq	%r9, 3800(%rdi)
+	movq	$48, 3808(%rdi)
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_done_3:
 	vpxorq	(%rsi), %zmm9, %zmm9
 	vmovdqu64	%zmm9, (%rcx)
@@ -15380,20 +15404,22 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm9, 3888(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rdi)
+	movq	%rax, 3776(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_first128
 .Laesgen_vaes512_gcm_r2_encrypt_data_first_done128:
 .Laesgen_vaes512_gcm_r2_encrypt_data_top128:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_drain128
+	cmpq	$0, 3768(%rdi)
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$208, %r9
 	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	3768(%rdi), %rax
+	cmpq	3776(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_refresh_steady_128
-	cmpq	$256, 3800(%rdi)
+	cmpq	$256, 3808(%rdi)
 	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_check_steady_128
 .Laesgen_vaes512_gcm_r2_encrypt_data_fast_steady_128:
 	vmovdqu64	-128(%rcx), %zmm16
@@ -15674,23 +15700,23 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_top128
 .Laesgen_vaes512_gcm_r2_encrypt_data_check_steady_128:
 	movq	%r9, %rax
-	subq	3792(%rdi), %rax
+	subq	3800(%rdi), %rax
 	andq	$255, %rax
 	leaq	48(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	3800(%rdi), %r11
+	movq	3808(%rdi), %r11
 	addq	$47, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_4
-	movq	$0xffff, 3808(%rdi)
+	movq	$0xffff, 3816(%rdi)
 	addq	$48, %rax
-	cmpq	3800(%rdi), %rax
+	cmpq	3808(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r2_encrypt_data_fast_steady_128
 .Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_4:
-	cmpq	$0, 3808(%rdi)
+	cmpq	$0, 3816(%rdi)
 	je	.Laesgen_vaes512_gcm_r2_encrypt_data_spent_steady_128
-	subq	$1, 3808(%rdi)
+	subq	$1, 3816(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vmovdqu64	-128(%rcx), %zmm16
@@ -16026,9 +16052,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenclast	%zmm8, %zmm20, %zmm20
 	vmovdqa64	%xmm22, %xmm0
 	movq	%r9, %rax
-	subq	3792(%rdi), %rax
+	subq	3800(%rdi), %rax
 	andq	$255, %rax
-	movq	3800(%rdi), %r10
+	movq	3808(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_4
 	addq	$48, %rax
@@ -16036,14 +16062,14 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_4
-	movq	$0, 3792(%rdi)
+	movq	$0, 3800(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_4:
-	movq	%r10, 3800(%rdi)
+	movq	%r10, 3808(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_run_done_4
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_4:
-	movq	%r9, 3792(%rdi)
-	movq	$48, 3800(%rdi)
+	movq	%r9, 3800(%rdi)
+	movq	$48, 3808(%rdi)
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_done_4:
 	vpxorq	(%rsi), %zmm9, %zmm9
 	vmovdqu64	%zmm9, (%rcx)
@@ -16399,7 +16425,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	subq	$768, %rdx
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_top128
 .Laesgen_vaes512_gcm_r2_encrypt_data_spent_steady_128:
-	movq	3792(%rdi), %rax
+	movq	3800(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -16754,7 +16780,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm9, 3888(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rdi)
+	movq	%rax, 3776(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_top128
 .Laesgen_vaes512_gcm_r2_encrypt_data_drain128:
 	testq	%rdx, %rdx
@@ -21831,14 +21857,16 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 .Laesgen_vaes512_gcm_r2_encrypt_data_first192:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_first_done192
+	cmpq	$0, 3768(%rdi)
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_full_first_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$208, %r9
 	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_full_first_192
 	shrq	$8, %rax
-	cmpq	3768(%rdi), %rax
+	cmpq	3776(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_refresh_first_192
-	cmpq	$256, 3800(%rdi)
+	cmpq	$256, 3808(%rdi)
 	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_check_first_192
 .Laesgen_vaes512_gcm_r2_encrypt_data_fast_first_192:
 	shlq	$4, %r9
@@ -22009,23 +22037,23 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_first_done192
 .Laesgen_vaes512_gcm_r2_encrypt_data_check_first_192:
 	movq	%r9, %rax
-	subq	3792(%rdi), %rax
+	subq	3800(%rdi), %rax
 	andq	$255, %rax
 	leaq	48(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	3800(%rdi), %r11
+	movq	3808(%rdi), %r11
 	addq	$47, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_5
-	movq	$0xffff, 3808(%rdi)
+	movq	$0xffff, 3816(%rdi)
 	addq	$48, %rax
-	cmpq	3800(%rdi), %rax
+	cmpq	3808(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r2_encrypt_data_fast_first_192
 .Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_5:
-	cmpq	$0, 3808(%rdi)
+	cmpq	$0, 3816(%rdi)
 	je	.Laesgen_vaes512_gcm_r2_encrypt_data_full_first_192
-	subq	$1, 3808(%rdi)
+	subq	$1, 3816(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm1, %zmm9
@@ -22251,9 +22279,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenclast	%zmm8, %zmm19, %zmm19
 	vaesenclast	%zmm8, %zmm20, %zmm20
 	movq	%r9, %rax
-	subq	3792(%rdi), %rax
+	subq	3800(%rdi), %rax
 	andq	$255, %rax
-	movq	3800(%rdi), %r10
+	movq	3808(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_5
 	addq	$48, %rax
@@ -22261,14 +22289,14 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_5
-	movq	$0, 3792(%rdi)
+	movq	$0, 3800(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_5:
-	movq	%r10, 3800(%rdi)
+	movq	%r10, 3808(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_run_done_5
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_5:
-	movq	%r9, 3792(%rdi)
-	movq	$48, 3800(%rdi)
+	movq	%r9, 3800(%rdi)
+	movq	$48, 3808(%rdi)
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_done_5:
 	vpxorq	(%rsi), %zmm9, %zmm9
 	vmovdqu64	%zmm9, (%rcx)
@@ -22528,20 +22556,22 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm9, 3888(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rdi)
+	movq	%rax, 3776(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_first192
 .Laesgen_vaes512_gcm_r2_encrypt_data_first_done192:
 .Laesgen_vaes512_gcm_r2_encrypt_data_top192:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_drain192
+	cmpq	$0, 3768(%rdi)
+	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$208, %r9
 	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	3768(%rdi), %rax
+	cmpq	3776(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_refresh_steady_192
-	cmpq	$256, 3800(%rdi)
+	cmpq	$256, 3808(%rdi)
 	jne	.Laesgen_vaes512_gcm_r2_encrypt_data_check_steady_192
 .Laesgen_vaes512_gcm_r2_encrypt_data_fast_steady_192:
 	shlq	$4, %r9
@@ -22848,23 +22878,23 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_top192
 .Laesgen_vaes512_gcm_r2_encrypt_data_check_steady_192:
 	movq	%r9, %rax
-	subq	3792(%rdi), %rax
+	subq	3800(%rdi), %rax
 	andq	$255, %rax
 	leaq	48(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	3800(%rdi), %r11
+	movq	3808(%rdi), %r11
 	addq	$47, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_6
-	movq	$0xffff, 3808(%rdi)
+	movq	$0xffff, 3816(%rdi)
 	addq	$48, %rax
-	cmpq	3800(%rdi), %rax
+	cmpq	3808(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r2_encrypt_data_fast_steady_192
 .Laesgen_vaes512_gcm_r2_encrypt_data_outside_run_6:
-	cmpq	$0, 3808(%rdi)
+	cmpq	$0, 3816(%rdi)
 	je	.Laesgen_vaes512_gcm_r2_encrypt_data_spent_steady_192
-	subq	$1, 3808(%rdi)
+	subq	$1, 3816(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vmovdqu64	-128(%rcx), %zmm17
@@ -23226,9 +23256,9 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vaesenclast	%zmm8, %zmm20, %zmm20
 	vmovdqa64	%xmm23, %xmm0
 	movq	%r9, %rax
-	subq	3792(%rdi), %rax
+	subq	3800(%rdi), %rax
 	andq	$255, %rax
-	movq	3800(%rdi), %r10
+	movq	3808(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_6
 	addq	$48, %rax
@@ -23236,14 +23266,14 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_6
-	movq	$0, 3792(%rdi)
+	movq	$0, 3800(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_grown_6:
-	movq	%r10, 3800(%rdi)
+	movq	%r10, 3808(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_run_done_6
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_restart_6:
-	movq	%r9, 3792(%rdi)
-	movq	$48, 3800(%rdi)
+	movq	%r9, 3800(%rdi)
+	movq	$48, 3808(%rdi)
 .Laesgen_vaes512_gcm_r2_encrypt_data_run_done_6:
 	vpxorq	(%rsi), %zmm9, %zmm9
 	vmovdqu64	%zmm9, (%rcx)
@@ -23625,7 +23655,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	subq	$768, %rdx
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_top192
 .Laesgen_vaes512_gcm_r2_encrypt_data_spent_steady_192:
-	movq	3792(%rdi), %rax
+	movq	3800(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -24006,7 +24036,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm9, 3888(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rdi)
+	movq	%rax, 3776(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_top192
 .Laesgen_vaes512_gcm_r2_encrypt_data_drain192:
 	testq	%rdx, %rdx
@@ -29466,14 +29496,16 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 .Laesgen_vaes512_gcm_r2_decrypt_data_top256:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_drain256
+	cmpq	$0, 3768(%rdi)
+	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_full_steady_256
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$208, %r9
 	ja	.Laesgen_vaes512_gcm_r2_decrypt_data_full_steady_256
 	shrq	$8, %rax
-	cmpq	3768(%rdi), %rax
+	cmpq	3776(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_refresh_steady_256
-	cmpq	$256, 3800(%rdi)
+	cmpq	$256, 3808(%rdi)
 	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_check_steady_256
 .Laesgen_vaes512_gcm_r2_decrypt_data_fast_steady_256:
 	shlq	$4, %r9
@@ -29806,23 +29838,23 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_top256
 .Laesgen_vaes512_gcm_r2_decrypt_data_check_steady_256:
 	movq	%r9, %rax
-	subq	3792(%rdi), %rax
+	subq	3800(%rdi), %rax
 	andq	$255, %rax
 	leaq	48(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	3800(%rdi), %r11
+	movq	3808(%rdi), %r11
 	addq	$47, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r2_decrypt_data_outside_run
-	movq	$0xffff, 3808(%rdi)
+	movq	$0xffff, 3816(%rdi)
 	addq	$48, %rax
-	cmpq	3800(%rdi), %rax
+	cmpq	3808(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r2_decrypt_data_fast_steady_256
 .Laesgen_vaes512_gcm_r2_decrypt_data_outside_run:
-	cmpq	$0, 3808(%rdi)
+	cmpq	$0, 3816(%rdi)
 	je	.Laesgen_vaes512_gcm_r2_decrypt_data_spent_steady_256
-	subq	$1, 3808(%rdi)
+	subq	$1, 3816(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vmovdqu64	640(%rsi), %zmm18
@@ -30210,9 +30242,9 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenclast	%zmm8, %zmm20, %zmm20
 	vmovdqa64	%xmm24, %xmm0
 	movq	%r9, %rax
-	subq	3792(%rdi), %rax
+	subq	3800(%rdi), %rax
 	andq	$255, %rax
-	movq	3800(%rdi), %r10
+	movq	3808(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r2_decrypt_data_run_restart
 	addq	$48, %rax
@@ -30220,14 +30252,14 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_run_grown
-	movq	$0, 3792(%rdi)
+	movq	$0, 3800(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r2_decrypt_data_run_grown:
-	movq	%r10, 3800(%rdi)
+	movq	%r10, 3808(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_run_done
 .Laesgen_vaes512_gcm_r2_decrypt_data_run_restart:
-	movq	%r9, 3792(%rdi)
-	movq	$48, 3800(%rdi)
+	movq	%r9, 3800(%rdi)
+	movq	$48, 3808(%rdi)
 .Laesgen_vaes512_gcm_r2_decrypt_data_run_done:
 	vpxorq	(%rsi), %zmm9, %zmm9
 	vmovdqu64	%zmm9, (%rcx)
@@ -30635,7 +30667,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	subq	$768, %rdx
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_top256
 .Laesgen_vaes512_gcm_r2_decrypt_data_spent_steady_256:
-	movq	3792(%rdi), %rax
+	movq	3800(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -31042,7 +31074,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vmovdqa64	%xmm9, 3888(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rdi)
+	movq	%rax, 3776(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_top256
 .Laesgen_vaes512_gcm_r2_decrypt_data_drain256:
 .Laesgen_vaes512_gcm_r2_decrypt_data_small256:
@@ -33346,14 +33378,16 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 .Laesgen_vaes512_gcm_r2_decrypt_data_top128:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_drain128
+	cmpq	$0, 3768(%rdi)
+	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_full_steady_128
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$208, %r9
 	ja	.Laesgen_vaes512_gcm_r2_decrypt_data_full_steady_128
 	shrq	$8, %rax
-	cmpq	3768(%rdi), %rax
+	cmpq	3776(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_refresh_steady_128
-	cmpq	$256, 3800(%rdi)
+	cmpq	$256, 3808(%rdi)
 	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_check_steady_128
 .Laesgen_vaes512_gcm_r2_decrypt_data_fast_steady_128:
 	vmovdqu64	640(%rsi), %zmm16
@@ -33634,23 +33668,23 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_top128
 .Laesgen_vaes512_gcm_r2_decrypt_data_check_steady_128:
 	movq	%r9, %rax
-	subq	3792(%rdi), %rax
+	subq	3800(%rdi), %rax
 	andq	$255, %rax
 	leaq	48(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	3800(%rdi), %r11
+	movq	3808(%rdi), %r11
 	addq	$47, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r2_decrypt_data_outside_run_2
-	movq	$0xffff, 3808(%rdi)
+	movq	$0xffff, 3816(%rdi)
 	addq	$48, %rax
-	cmpq	3800(%rdi), %rax
+	cmpq	3808(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r2_decrypt_data_fast_steady_128
 .Laesgen_vaes512_gcm_r2_decrypt_data_outside_run_2:
-	cmpq	$0, 3808(%rdi)
+	cmpq	$0, 3816(%rdi)
 	je	.Laesgen_vaes512_gcm_r2_decrypt_data_spent_steady_128
-	subq	$1, 3808(%rdi)
+	subq	$1, 3816(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vmovdqu64	640(%rsi), %zmm16
@@ -33986,9 +34020,9 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenclast	%zmm8, %zmm20, %zmm20
 	vmovdqa64	%xmm22, %xmm0
 	movq	%r9, %rax
-	subq	3792(%rdi), %rax
+	subq	3800(%rdi), %rax
 	andq	$255, %rax
-	movq	3800(%rdi), %r10
+	movq	3808(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r2_decrypt_data_run_restart_2
 	addq	$48, %rax
@@ -33996,14 +34030,14 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_run_grown_2
-	movq	$0, 3792(%rdi)
+	movq	$0, 3800(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r2_decrypt_data_run_grown_2:
-	movq	%r10, 3800(%rdi)
+	movq	%r10, 3808(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_run_done_2
 .Laesgen_vaes512_gcm_r2_decrypt_data_run_restart_2:
-	movq	%r9, 3792(%rdi)
-	movq	$48, 3800(%rdi)
+	movq	%r9, 3800(%rdi)
+	movq	$48, 3808(%rdi)
 .Laesgen_vaes512_gcm_r2_decrypt_data_run_done_2:
 	vpxorq	(%rsi), %zmm9, %zmm9
 	vmovdqu64	%zmm9, (%rcx)
@@ -34359,7 +34393,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	subq	$768, %rdx
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_top128
 .Laesgen_vaes512_gcm_r2_decrypt_data_spent_steady_128:
-	movq	3792(%rdi), %rax
+	movq	3800(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -34714,7 +34748,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vmovdqa64	%xmm9, 3888(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rdi)
+	movq	%rax, 3776(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_top128
 .Laesgen_vaes512_gcm_r2_decrypt_data_drain128:
 .Laesgen_vaes512_gcm_r2_decrypt_data_small128:
@@ -36890,14 +36924,16 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 .Laesgen_vaes512_gcm_r2_decrypt_data_top192:
 	cmpq	$768, %rdx
 	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_drain192
+	cmpq	$0, 3768(%rdi)
+	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_full_steady_192
 	vmovd	%xmm1, %eax
 	movzbl	%al, %r9d
 	cmpq	$208, %r9
 	ja	.Laesgen_vaes512_gcm_r2_decrypt_data_full_steady_192
 	shrq	$8, %rax
-	cmpq	3768(%rdi), %rax
+	cmpq	3776(%rdi), %rax
 	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_refresh_steady_192
-	cmpq	$256, 3800(%rdi)
+	cmpq	$256, 3808(%rdi)
 	jne	.Laesgen_vaes512_gcm_r2_decrypt_data_check_steady_192
 .Laesgen_vaes512_gcm_r2_decrypt_data_fast_steady_192:
 	shlq	$4, %r9
@@ -37204,23 +37240,23 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_top192
 .Laesgen_vaes512_gcm_r2_decrypt_data_check_steady_192:
 	movq	%r9, %rax
-	subq	3792(%rdi), %rax
+	subq	3800(%rdi), %rax
 	andq	$255, %rax
 	leaq	48(%rax), %r10
 	andq	$255, %r10
 	subq	$1, %r10
-	movq	3800(%rdi), %r11
+	movq	3808(%rdi), %r11
 	addq	$47, %r11
 	cmpq	%r11, %r10
 	jae	.Laesgen_vaes512_gcm_r2_decrypt_data_outside_run_3
-	movq	$0xffff, 3808(%rdi)
+	movq	$0xffff, 3816(%rdi)
 	addq	$48, %rax
-	cmpq	3800(%rdi), %rax
+	cmpq	3808(%rdi), %rax
 	jbe	.Laesgen_vaes512_gcm_r2_decrypt_data_fast_steady_192
 .Laesgen_vaes512_gcm_r2_decrypt_data_outside_run_3:
-	cmpq	$0, 3808(%rdi)
+	cmpq	$0, 3816(%rdi)
 	je	.Laesgen_vaes512_gcm_r2_decrypt_data_spent_steady_192
-	subq	$1, 3808(%rdi)
+	subq	$1, 3816(%rdi)
 	movq	%r9, %rax
 	shlq	$4, %rax
 	vmovdqu64	640(%rsi), %zmm17
@@ -37582,9 +37618,9 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vaesenclast	%zmm8, %zmm20, %zmm20
 	vmovdqa64	%xmm23, %xmm0
 	movq	%r9, %rax
-	subq	3792(%rdi), %rax
+	subq	3800(%rdi), %rax
 	andq	$255, %rax
-	movq	3800(%rdi), %r10
+	movq	3808(%rdi), %r10
 	cmpq	%r10, %rax
 	ja	.Laesgen_vaes512_gcm_r2_decrypt_data_run_restart_3
 	addq	$48, %rax
@@ -37592,14 +37628,14 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	cmovaq	%rax, %r10
 	cmpq	$256, %r10
 	jb	.Laesgen_vaes512_gcm_r2_decrypt_data_run_grown_3
-	movq	$0, 3792(%rdi)
+	movq	$0, 3800(%rdi)
 	movq	$256, %r10
 .Laesgen_vaes512_gcm_r2_decrypt_data_run_grown_3:
-	movq	%r10, 3800(%rdi)
+	movq	%r10, 3808(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_run_done_3
 .Laesgen_vaes512_gcm_r2_decrypt_data_run_restart_3:
-	movq	%r9, 3792(%rdi)
-	movq	$48, 3800(%rdi)
+	movq	%r9, 3800(%rdi)
+	movq	$48, 3808(%rdi)
 .Laesgen_vaes512_gcm_r2_decrypt_data_run_done_3:
 	vpxorq	(%rsi), %zmm9, %zmm9
 	vmovdqu64	%zmm9, (%rcx)
@@ -37981,7 +38017,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	subq	$768, %rdx
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_top192
 .Laesgen_vaes512_gcm_r2_decrypt_data_spent_steady_192:
-	movq	3792(%rdi), %rax
+	movq	3800(%rdi), %rax
 	subq	%r9, %rax
 	andq	$255, %rax
 	addq	%r9, %rax
@@ -38362,7 +38398,7 @@ aesgen_vaes512_gcm_r2_decrypt_data:
 	vmovdqa64	%xmm9, 3888(%rdi)
 	vmovd	%xmm1, %eax
 	shrq	$8, %rax
-	movq	%rax, 3768(%rdi)
+	movq	%rax, 3776(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_decrypt_data_top192
 .Laesgen_vaes512_gcm_r2_decrypt_data_drain192:
 .Laesgen_vaes512_gcm_r2_decrypt_data_small192:

@@ -302,12 +302,13 @@ class Body(GcmFrame):
         t = b.gp()
         isa.move(b, t, NO_WINDOW)
         isa.store(b, self.f("FACE_WINDOW", width=64), t)
+        same = b.label("same_table")
+        self.jump_if_counter_secret(same)          # the table stays as it is, unused
         hi, lo = b.gp(), b.gp()
         a.umov(hi, j0.lane_view("d", 0))
         a.umov(lo, j0.lane_view("d", 1))
         a.rev(hi, hi)                               # counter bytes 0..7, big-endian
         a.rev(lo, lo)
-        same = b.label("same_table")
         self.k.run.keep_or_empty_table(b, self.ctx, lo, hi, same, 1)
         b.bind(same)
 
@@ -323,6 +324,7 @@ class Body(GcmFrame):
         a, b, isa = self.a, self.b, self.isa
         blocks = self.k.batch
         with b.phase("face"):
+            self.jump_if_counter_secret(labels["full"])   # J0 from GHASH: every batch in full
             ctr = self._counter_word(cr)
             idx = b.gp()
             b.emit("and", idx, ctr, Imm(0xFF))          # in15

@@ -65,6 +65,10 @@ def gcm_layout(powers: int, face: str = "none", lanes: int = 1,
         Field("mode", "AAD_LEN", 8, 8, "AAD bytes so far"),
         Field("mode", "MSG_LEN", 8, 8, "message bytes so far"),
         Field("mode", "IN_DATA", 8, 8, "1 once encrypt or decrypt began (AAD closed)"),
+        Field("mode", "COUNTER_SECRET", 8, 8, "1 when J0 came from GHASH (a nonce of other "
+              "than 12 bytes): the counter then depends on H, and the data path takes no "
+              "branch and no table index on it (no FACE, no in-byte counters); 0 for J0 = "
+              "nonce || 1, a public counter"),
     ] + ([Field("mode", "SPILL", 64 * spill, 64, "registers of the data path kept here "
                 "while rounds that take every register run (Body.rounds)")] if spill else [])
       + face_fields)

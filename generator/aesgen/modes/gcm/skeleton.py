@@ -306,7 +306,13 @@ class GcmFrame:
     # --- nonce and tag -----------------------------------------------------------------
     def start(self, nonce: Reg, nonce_len: Reg) -> None:
         """J0 from the nonce (SP 800-38D 7.1 step 2), E_K(J0), the counter and a fresh hash
-        state. The caller has checked nonce_len >= 1 and that a key is set."""
+        state. The caller has checked nonce_len >= 1 and that a key is set.
+
+        J0 of a 12-byte nonce is public; J0 of any other is GHASH_H(nonce, its length),
+        linear in H: a branch on it or a table index from it (FACE's window and table, the
+        in-byte counters) would leak bits of H a message at a time. COUNTER_SECRET says
+        which, and the ISA layers' counter dispatches (jump_if_counter_secret) take the
+        path that computes every block in full, branch-free, when it is set."""
         isa, b = self.isa, self.b
         z = self.zero_block()
         for name in ("HASH", "PENDING"):
@@ -318,8 +324,11 @@ class GcmFrame:
         j0 = self.new_block()
         isa.compare_jump(b, "ne", nonce_len, 12, long_nonce)
         self.j0_from_nonce12(nonce, j0)             # J0 = nonce || 0^31 || 1
+        isa.store_imm(b, self.f("COUNTER_SECRET", width=64), 0)
         isa.jump(b, have_j0)
         b.bind(long_nonce)                          # J0 = GHASH(nonce || 0 pad || 0^64 || [len]64)
+        # a counter from GHASH depends on H: nothing branches on it or indexes by it
+        isa.store_imm(b, self.f("COUNTER_SECRET", width=64), 1)
         bits_len = b.gp()
         isa.shift_left(b, bits_len, nonce_len, 3)
         self.absorb(nonce, nonce_len, "MSG_LEN")
@@ -331,6 +340,11 @@ class GcmFrame:
         isa.store_imm(b, self.f("MSG_LEN", width=64), 0)
         b.bind(have_j0)
         self.begin_message(j0)
+
+    def jump_if_counter_secret(self, label: Label) -> None:
+        """To label when this message's counter came from GHASH (COUNTER_SECRET, set by
+        start): a branch on a public flag, before any branch on the counter."""
+        self.isa.compare_jump(self.b, "ne", self.f("COUNTER_SECRET", width=64), 0, label)
 
     def tag_differs(self, tag_in: Reg, tag_len: Reg, tag: Reg | None = None) -> None:
         """The result register = 0 when the first tag_len bytes of the tag (``tag``, else

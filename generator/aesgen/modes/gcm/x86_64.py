@@ -454,13 +454,14 @@ class Body(GcmFrame):
         this record's first fill batch stores (admission on second sight: face_fill.py)."""
         a, b, v = self.a, self.b, self.v
         a.mov(self.f("FACE_WINDOW", width=64), Imm(NO_WINDOW))
+        same = b.label("same_table")
+        self.jump_if_counter_secret(same)          # the table stays as it is, unused
         v.store(self.f("SCRATCH"), j0)
         lo, hi = b.gp(), b.gp()
         a.mov(hi, self.f("SCRATCH", width=64))
         a.bswap(hi)
         a.mov(lo, self.f("SCRATCH", 8, width=64))
         a.bswap(lo)
-        same = b.label("same_table")
         self.k.run.keep_or_empty_table(b, self.ctx, lo, hi, same, 1)
         b.bind(same)
 
@@ -474,6 +475,7 @@ class Body(GcmFrame):
         blocks = self.k.batch * self.k.lanes
         ctr, idx = b.gp(), b.gp()
         with b.phase("face"):
+            self.jump_if_counter_secret(labels["full"])   # J0 from GHASH: every batch in full
             v.store_u32(ctr.w32, c)                    # counter bytes 12..15, as a number
             a.movzx(idx.w32, ctr.w8)                   # in15
             a.cmp(idx, Imm(256 - blocks))
@@ -578,6 +580,7 @@ class Body(GcmFrame):
         carry = b.label(f"carry_{region}".replace("-", "_"))
         in15 = b.gp()
         with b.phase("counter"):
+            self.jump_if_counter_secret(carry)         # J0 from GHASH: no branch on byte 15
             v.store_u32(in15.w32, wide.view(128))
             b.emit("and", in15, Imm(0xFF))
             a.cmp(in15, Imm(256 - self.k.batch * lanes))
@@ -1021,6 +1024,7 @@ class Body(GcmFrame):
         a.mov(self.f("AAD_LEN", width=64), aad_len)
         a.mov(self.f("MSG_LEN", width=64), Imm(0))
         a.mov(self.f("IN_DATA", width=64), Imm(1))
+        a.mov(self.f("COUNTER_SECRET", width=64), Imm(0))      # J0 = nonce || 1: public
         self.begin_message(j0)
 
     def finish(self) -> Reg:
