@@ -158,15 +158,7 @@ def ghash(h: bytes, data: bytes, pieces: list[int] | None = None) -> bytes:
     """GHASH_H(data) the way the engine computes it: pieces of at most 8 blocks (``pieces``
     gives their block counts, else 8 a piece), then the finish."""
     mats = {e: matrices(to_block(_power(from_block(h), e))) for e in POWERS}
-    blocks = [data[i:i + 16] for i in range(0, len(data), 16)]
-    pieces = pieces or [STREAMS] * ((len(blocks) + STREAMS - 1) // STREAMS)
-    state, hashed = [0] * 16, 0
-    for n in pieces:
-        piece, blocks = blocks[:n], blocks[n:]
-        if piece:
-            state = absorb(state, hashed, piece, mats[8])
-            hashed += len(piece)
-    return finish(state, hashed, mats)
+    return _streams_hash(mats, data, pieces)
 
 
 def polyval(h: bytes, data: bytes, pieces: list[int] | None = None) -> bytes:
@@ -175,6 +167,12 @@ def polyval(h: bytes, data: bytes, pieces: list[int] | None = None) -> bytes:
     those powers' with the bytes renumbered; blocks, streams and the finish are GHASH's."""
     hg = from_block(polyval_to_ghash(h))
     mats = {e: _renumbered(matrices(to_block(_power(hg, e)))) for e in POWERS}
+    return _streams_hash(mats, data, pieces)
+
+
+def _streams_hash(mats: dict[int, list[int]], data: bytes, pieces: list[int] | None) -> bytes:
+    """The streams over data in pieces of at most 8 blocks (``pieces`` gives their block
+    counts, else 8 a piece), then the finish, by the matrices of H^8, H^4, H^2, H."""
     blocks = [data[i:i + 16] for i in range(0, len(data), 16)]
     pieces = pieces or [STREAMS] * ((len(blocks) + STREAMS - 1) // STREAMS)
     state, hashed = [0] * 16, 0
