@@ -67,6 +67,7 @@ def shared_library(tmp_path_factory):
 # its own with no cache to share, go one by one to whichever worker is free.
 SLOW_FIRST = (
     "test_regenerate.py",
+    "test_ct_witness.py",
     "test_aarch64_backend.py",
     "test_assemble.py",
 )
