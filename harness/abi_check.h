@@ -59,6 +59,31 @@
 
 #define AESGEN_ABI_MAX_ARGS 10
 
+/* The scrub check's dumps (when aesgen_abi_vector_bytes is not 0): before each call the
+ * trampoline zeroes the vector registers and the AESGEN_ABI_STACK_DUMP bytes of stack below
+ * its frame (where the callee's frame goes); after it, it copies the callee's vector
+ * registers (aesgen_abi_vector_bytes each: 16 xmm, 32 ymm, 64 zmm; x86 16 registers, 32
+ * with zmm; AArch64 the 32 q registers, 16 bytes each) and that stack into this thread's
+ * aesgen_abi_vectors and aesgen_abi_stack (the stack's highest byte last, just below the
+ * frame). The harness then looks there for key material the callee left behind. */
+#define AESGEN_ABI_VECTOR_DUMP 2048
+#define AESGEN_ABI_STACK_DUMP 2048
+#ifndef __ASSEMBLER__
+#ifdef __cplusplus
+extern "C" {
+#endif
+extern int aesgen_abi_vector_bytes;
+extern __thread unsigned char aesgen_abi_vectors[AESGEN_ABI_VECTOR_DUMP];
+extern __thread unsigned char aesgen_abi_stack[AESGEN_ABI_STACK_DUMP];
+/* Leaks for the scrub check's own test: the 16 bytes at p left in xmm5 / v5, or on the
+ * stack below the return address and in no register. */
+void aesgen_abi_leave_xmm5(const void *p);
+void aesgen_abi_leave_stack(const void *p);
+#ifdef __cplusplus
+}
+#endif
+#endif
+
 #if defined(__aarch64__)
 #define AESGEN_ABI_CONVENTION "AAPCS64"
 #define AESGEN_ABI_X19    0x000001

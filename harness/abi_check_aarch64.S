@@ -89,6 +89,26 @@ abi_values:
     .size aesgen_abi_saved_sp, 8
 aesgen_abi_saved_sp:
     .zero 8
+    /* What the callee left: its vector registers and the stack below our frame. */
+    .globl aesgen_abi_vectors
+    .p2align 6
+    .type aesgen_abi_vectors, %object
+    .size aesgen_abi_vectors, AESGEN_ABI_VECTOR_DUMP
+aesgen_abi_vectors:
+    .zero AESGEN_ABI_VECTOR_DUMP
+    .globl aesgen_abi_stack
+    .type aesgen_abi_stack, %object
+    .size aesgen_abi_stack, AESGEN_ABI_STACK_DUMP
+aesgen_abi_stack:
+    .zero AESGEN_ABI_STACK_DUMP
+
+    .data
+    .globl aesgen_abi_vector_bytes
+    .p2align 2
+    .type aesgen_abi_vector_bytes, %object
+    .size aesgen_abi_vector_bytes, 4
+aesgen_abi_vector_bytes:        /* 0: no dump; else the 32 q registers are dumped */
+    .word 0
 
     .text
 
@@ -202,6 +222,52 @@ aesgen_abi_call:
     /* fn goes to x16. */
     mov x16, x0
 
+    /* For the scrub check: the stack below our frame (where the callee's frame goes) and
+     * the vector registers zeroed (d8-d15 get their values below), so what is found there
+     * after the call is the callee's. */
+    adrp x12, aesgen_abi_vector_bytes
+    ldr w12, [x12, :lo12:aesgen_abi_vector_bytes]
+    cbz w12, 76f
+    sub x12, sp, #AESGEN_ABI_STACK_DUMP
+    mov x13, sp
+70:
+    stp xzr, xzr, [x12], #16
+    cmp x12, x13
+    b.lo 70b
+    movi v0.16b, #0
+    movi v1.16b, #0
+    movi v2.16b, #0
+    movi v3.16b, #0
+    movi v4.16b, #0
+    movi v5.16b, #0
+    movi v6.16b, #0
+    movi v7.16b, #0
+    movi v8.16b, #0
+    movi v9.16b, #0
+    movi v10.16b, #0
+    movi v11.16b, #0
+    movi v12.16b, #0
+    movi v13.16b, #0
+    movi v14.16b, #0
+    movi v15.16b, #0
+    movi v16.16b, #0
+    movi v17.16b, #0
+    movi v18.16b, #0
+    movi v19.16b, #0
+    movi v20.16b, #0
+    movi v21.16b, #0
+    movi v22.16b, #0
+    movi v23.16b, #0
+    movi v24.16b, #0
+    movi v25.16b, #0
+    movi v26.16b, #0
+    movi v27.16b, #0
+    movi v28.16b, #0
+    movi v29.16b, #0
+    movi v30.16b, #0
+    movi v31.16b, #0
+76:
+
     /* Distinctive values in the callee-saved registers. */
     ldp x19, x20, [x9, #V_X19]
     ldp x21, x22, [x9, #V_X19 + 16]
@@ -246,6 +312,32 @@ aesgen_abi_call:
     mov x9, x0                  /* the callee's return value */
     mov x10, #0                 /* the mask */
 
+    /* For the scrub check: the callee's vector registers into this thread's dump. */
+    adrp x11, aesgen_abi_vector_bytes
+    ldr w11, [x11, :lo12:aesgen_abi_vector_bytes]
+    cbz w11, 79f
+    mrs x12, tpidr_el0
+    adrp x11, :gottprel:aesgen_abi_vectors
+    ldr x11, [x11, #:gottprel_lo12:aesgen_abi_vectors]
+    add x11, x11, x12
+    stp q0, q1, [x11, #0]
+    stp q2, q3, [x11, #32]
+    stp q4, q5, [x11, #64]
+    stp q6, q7, [x11, #96]
+    stp q8, q9, [x11, #128]
+    stp q10, q11, [x11, #160]
+    stp q12, q13, [x11, #192]
+    stp q14, q15, [x11, #224]
+    stp q16, q17, [x11, #256]
+    stp q18, q19, [x11, #288]
+    stp q20, q21, [x11, #320]
+    stp q22, q23, [x11, #352]
+    stp q24, q25, [x11, #384]
+    stp q26, q27, [x11, #416]
+    stp q28, q29, [x11, #448]
+    stp q30, q31, [x11, #480]
+79:
+
     /* sp first: everything else is found through it. */
     abi_saved_sp_addr x11, x12
     ldr x11, [x11]
@@ -255,6 +347,22 @@ aesgen_abi_call:
     orr x10, x10, #AESGEN_ABI_SP
     mov sp, x11
 2:
+    /* ... and the stack below our frame. */
+    adrp x11, aesgen_abi_vector_bytes
+    ldr w11, [x11, :lo12:aesgen_abi_vector_bytes]
+    cbz w11, 78f
+    mrs x12, tpidr_el0
+    adrp x11, :gottprel:aesgen_abi_stack
+    ldr x11, [x11, #:gottprel_lo12:aesgen_abi_stack]
+    add x11, x11, x12
+    sub x12, sp, #AESGEN_ABI_STACK_DUMP
+    mov x17, #(AESGEN_ABI_STACK_DUMP / 16)
+77:
+    ldp x14, x15, [x12], #16
+    stp x14, x15, [x11], #16
+    subs x17, x17, #1
+    b.ne 77b
+78:
     adrp x13, abi_values
     add x13, x13, :lo12:abi_values
     abi_expect_x x19, V_X19 + 0, AESGEN_ABI_X19
@@ -494,6 +602,19 @@ abi_function aesgen_abi_good_volatile
     abi_clobber_volatile
     ret
     .size aesgen_abi_good_volatile, .-aesgen_abi_good_volatile
+
+/* For the scrub check's own test: leave the 16 bytes at x0 in v5; leave them on the stack
+ * below sp and in no register. Both legal for the convention, both leaks. */
+abi_function aesgen_abi_leave_xmm5
+    ldr q5, [x0]
+    ret
+    .size aesgen_abi_leave_xmm5, .-aesgen_abi_leave_xmm5
+abi_function aesgen_abi_leave_stack
+    ldr q0, [x0]
+    stur q0, [sp, #-72]
+    movi v0.16b, #0
+    ret
+    .size aesgen_abi_leave_stack, .-aesgen_abi_leave_stack
 
 /* Legal: reads all ten arguments (a8, a9 from the stack, at the incoming sp)
  * and returns the XOR of rol(a_i, 6 i). */

@@ -74,6 +74,26 @@
     .size aesgen_abi_saved_rsp, 8
 aesgen_abi_saved_rsp:
     .zero 8
+    /* What the callee left: its vector registers and the stack below our frame. */
+    .globl aesgen_abi_vectors
+    .p2align 6
+    .type aesgen_abi_vectors, @object
+    .size aesgen_abi_vectors, AESGEN_ABI_VECTOR_DUMP
+aesgen_abi_vectors:
+    .zero AESGEN_ABI_VECTOR_DUMP
+    .globl aesgen_abi_stack
+    .type aesgen_abi_stack, @object
+    .size aesgen_abi_stack, AESGEN_ABI_STACK_DUMP
+aesgen_abi_stack:
+    .zero AESGEN_ABI_STACK_DUMP
+
+    .data
+    .globl aesgen_abi_vector_bytes
+    .p2align 2
+    .type aesgen_abi_vector_bytes, @object
+    .size aesgen_abi_vector_bytes, 4
+aesgen_abi_vector_bytes:        /* 0: no dump; 16, 32, 64: xmm, ymm, zmm (set from C) */
+    .long 0
 
     .text
 
@@ -158,6 +178,59 @@ aesgen_abi_call:
     movq aesgen_abi_saved_rsp@gottpoff(%rip), %rax
     movq %rsp, %fs:(%rax)
 
+    /* For the scrub check: the stack below our frame (where the callee's frame goes) and
+     * the vector registers zeroed, so what is found there after the call is the
+     * callee's. */
+    movl aesgen_abi_vector_bytes(%rip), %eax
+    testl %eax, %eax
+    jz 76f
+    leaq -AESGEN_ABI_STACK_DUMP(%rsp), %r11
+70:
+    movq $0, (%r11)
+    addq $8, %r11
+    cmpq %rsp, %r11
+    jb 70b
+    cmpl $16, %eax
+    je 75f
+    vzeroall
+    cmpl $64, %eax
+    jne 76f
+    vpxord %zmm16, %zmm16, %zmm16
+    vpxord %zmm17, %zmm17, %zmm17
+    vpxord %zmm18, %zmm18, %zmm18
+    vpxord %zmm19, %zmm19, %zmm19
+    vpxord %zmm20, %zmm20, %zmm20
+    vpxord %zmm21, %zmm21, %zmm21
+    vpxord %zmm22, %zmm22, %zmm22
+    vpxord %zmm23, %zmm23, %zmm23
+    vpxord %zmm24, %zmm24, %zmm24
+    vpxord %zmm25, %zmm25, %zmm25
+    vpxord %zmm26, %zmm26, %zmm26
+    vpxord %zmm27, %zmm27, %zmm27
+    vpxord %zmm28, %zmm28, %zmm28
+    vpxord %zmm29, %zmm29, %zmm29
+    vpxord %zmm30, %zmm30, %zmm30
+    vpxord %zmm31, %zmm31, %zmm31
+    jmp 76f
+75:
+    pxor %xmm0, %xmm0
+    pxor %xmm1, %xmm1
+    pxor %xmm2, %xmm2
+    pxor %xmm3, %xmm3
+    pxor %xmm4, %xmm4
+    pxor %xmm5, %xmm5
+    pxor %xmm6, %xmm6
+    pxor %xmm7, %xmm7
+    pxor %xmm8, %xmm8
+    pxor %xmm9, %xmm9
+    pxor %xmm10, %xmm10
+    pxor %xmm11, %xmm11
+    pxor %xmm12, %xmm12
+    pxor %xmm13, %xmm13
+    pxor %xmm14, %xmm14
+    pxor %xmm15, %xmm15
+76:
+
     /* fn to r11; the register arguments.  From the cmpq to the ja below
      * only moves, which leave the flags alone. */
     movq %rdi, %r11
@@ -216,6 +289,92 @@ aesgen_abi_call:
     orl $AESGEN_ABI_DF, %r10d
     cld
 3:
+    /* For the scrub check: the callee's vector registers and the stack below our frame
+     * into this thread's dumps (before anything here touches a vector register). */
+    movl aesgen_abi_vector_bytes(%rip), %eax
+    testl %eax, %eax
+    jz 79f
+    movq %fs:0, %r11
+    addq aesgen_abi_vectors@gottpoff(%rip), %r11
+    cmpl $64, %eax
+    jne 72f
+    vmovdqu64 %zmm0, 0(%r11)
+    vmovdqu64 %zmm1, 64(%r11)
+    vmovdqu64 %zmm2, 128(%r11)
+    vmovdqu64 %zmm3, 192(%r11)
+    vmovdqu64 %zmm4, 256(%r11)
+    vmovdqu64 %zmm5, 320(%r11)
+    vmovdqu64 %zmm6, 384(%r11)
+    vmovdqu64 %zmm7, 448(%r11)
+    vmovdqu64 %zmm8, 512(%r11)
+    vmovdqu64 %zmm9, 576(%r11)
+    vmovdqu64 %zmm10, 640(%r11)
+    vmovdqu64 %zmm11, 704(%r11)
+    vmovdqu64 %zmm12, 768(%r11)
+    vmovdqu64 %zmm13, 832(%r11)
+    vmovdqu64 %zmm14, 896(%r11)
+    vmovdqu64 %zmm15, 960(%r11)
+    vmovdqu64 %zmm16, 1024(%r11)
+    vmovdqu64 %zmm17, 1088(%r11)
+    vmovdqu64 %zmm18, 1152(%r11)
+    vmovdqu64 %zmm19, 1216(%r11)
+    vmovdqu64 %zmm20, 1280(%r11)
+    vmovdqu64 %zmm21, 1344(%r11)
+    vmovdqu64 %zmm22, 1408(%r11)
+    vmovdqu64 %zmm23, 1472(%r11)
+    vmovdqu64 %zmm24, 1536(%r11)
+    vmovdqu64 %zmm25, 1600(%r11)
+    vmovdqu64 %zmm26, 1664(%r11)
+    vmovdqu64 %zmm27, 1728(%r11)
+    vmovdqu64 %zmm28, 1792(%r11)
+    vmovdqu64 %zmm29, 1856(%r11)
+    vmovdqu64 %zmm30, 1920(%r11)
+    vmovdqu64 %zmm31, 1984(%r11)
+    jmp 74f
+72:
+    cmpl $32, %eax
+    jne 73f
+    vmovdqu %ymm0, 0(%r11)
+    vmovdqu %ymm1, 32(%r11)
+    vmovdqu %ymm2, 64(%r11)
+    vmovdqu %ymm3, 96(%r11)
+    vmovdqu %ymm4, 128(%r11)
+    vmovdqu %ymm5, 160(%r11)
+    vmovdqu %ymm6, 192(%r11)
+    vmovdqu %ymm7, 224(%r11)
+    vmovdqu %ymm8, 256(%r11)
+    vmovdqu %ymm9, 288(%r11)
+    vmovdqu %ymm10, 320(%r11)
+    vmovdqu %ymm11, 352(%r11)
+    vmovdqu %ymm12, 384(%r11)
+    vmovdqu %ymm13, 416(%r11)
+    vmovdqu %ymm14, 448(%r11)
+    vmovdqu %ymm15, 480(%r11)
+    jmp 74f
+73:
+    movdqu %xmm0, 0(%r11)
+    movdqu %xmm1, 16(%r11)
+    movdqu %xmm2, 32(%r11)
+    movdqu %xmm3, 48(%r11)
+    movdqu %xmm4, 64(%r11)
+    movdqu %xmm5, 80(%r11)
+    movdqu %xmm6, 96(%r11)
+    movdqu %xmm7, 112(%r11)
+    movdqu %xmm8, 128(%r11)
+    movdqu %xmm9, 144(%r11)
+    movdqu %xmm10, 160(%r11)
+    movdqu %xmm11, 176(%r11)
+    movdqu %xmm12, 192(%r11)
+    movdqu %xmm13, 208(%r11)
+    movdqu %xmm14, 224(%r11)
+    movdqu %xmm15, 240(%r11)
+74:
+    movq %fs:0, %rdi
+    addq aesgen_abi_stack@gottpoff(%rip), %rdi
+    leaq -AESGEN_ABI_STACK_DUMP(%rsp), %rsi
+    movl $AESGEN_ABI_STACK_DUMP / 8, %ecx
+    rep movsq
+79:
     /* MXCSR control bits. */
     stmxcsr OFF_MXCSR2(%rsp)
     movl OFF_MXCSR2(%rsp), %r11d
@@ -430,6 +589,20 @@ abi_bad_function aesgen_abi_good_volatile
     abi_clobber_volatile
     ret
     .size aesgen_abi_good_volatile, .-aesgen_abi_good_volatile
+
+/* For the scrub check's own test: leave the 16 bytes at rdi in xmm5; leave them on the
+ * stack below the return address (in the red zone, the callee's to use) and in no
+ * register. Both legal for the convention, both leaks of what rdi points at. */
+abi_bad_function aesgen_abi_leave_xmm5
+    movdqu (%rdi), %xmm5
+    ret
+    .size aesgen_abi_leave_xmm5, .-aesgen_abi_leave_xmm5
+abi_bad_function aesgen_abi_leave_stack
+    movdqu (%rdi), %xmm0
+    movdqu %xmm0, -72(%rsp)
+    pxor %xmm0, %xmm0
+    ret
+    .size aesgen_abi_leave_stack, .-aesgen_abi_leave_stack
 
 /* Legal: reads all ten arguments (a6..a9 from the stack, just above the
  * return address) and returns the XOR of rol(a_i, 6 i). */

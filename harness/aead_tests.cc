@@ -1956,6 +1956,7 @@ class AeadCtx : public GuardedContext {
       : GuardedContext(a.name, a.ctx_size, fill), a_(a) {}
 
   int Init(const uint8_t *key, size_t key_len) {
+    RememberKey(key, key_len);
     return Int(Call("init", FnAddr(a_.init), {U(ctx()), U(key), key_len}));
   }
   int Seal(const uint8_t *nonce, size_t nonce_len, const uint8_t *aad, size_t aad_len,
@@ -2012,6 +2013,7 @@ class AeadCtx : public GuardedContext {
                     << aesgen_abi_describe(mask) << " (mask 0x" << std::hex << mask << ")";
     }
     CheckCanaries(what);
+    CheckScrubbed(what);
     return ret;
   }
 

@@ -111,65 +111,6 @@ Block CounterSub(const uint8_t *ctr, uint64_t n) {
   return r;
 }
 
-// ---------------------------------------------------------------------------
-// AES key expansion (FIPS-197 section 5.2), used only to search a context for
-// leftover round keys.  Checked against FIPS-197 appendix A below.
-
-const std::array<uint8_t, 256> &SBox() {
-  static const std::array<uint8_t, 256> box = [] {
-    auto mul = [](uint8_t a, uint8_t b) {
-      uint8_t p = 0;
-      while (b) {
-        if (b & 1) p ^= a;
-        a = static_cast<uint8_t>((a << 1) ^ ((a & 0x80) ? 0x1b : 0));
-        b >>= 1;
-      }
-      return p;
-    };
-    std::array<uint8_t, 256> s{};
-    for (unsigned x = 0; x < 256; x++) {
-      uint8_t inv = 0;  // x^254, the inverse in GF(2^8) (0 for 0)
-      uint8_t acc = 1;
-      for (int i = 0; i < 254; i++) acc = mul(acc, static_cast<uint8_t>(x));
-      inv = x ? acc : 0;
-      uint8_t r = inv, out = inv;
-      for (int i = 0; i < 4; i++) {
-        r = static_cast<uint8_t>((r << 1) | (r >> 7));
-        out ^= r;
-      }
-      s[x] = static_cast<uint8_t>(out ^ 0x63);
-    }
-    return s;
-  }();
-  return box;
-}
-
-std::vector<Block> ExpandKey(const uint8_t *key, size_t key_len) {
-  const size_t nk = key_len / 4, nr = nk + 6, words = 4 * (nr + 1);
-  const auto &sbox = SBox();
-  std::vector<uint8_t> w(4 * words);
-  std::memcpy(w.data(), key, key_len);
-  uint8_t rcon = 1;
-  for (size_t i = nk; i < words; i++) {
-    uint8_t t[4];
-    std::memcpy(t, &w[4 * (i - 1)], 4);
-    if (i % nk == 0) {
-      uint8_t t0 = t[0];
-      t[0] = static_cast<uint8_t>(sbox[t[1]] ^ rcon);
-      t[1] = sbox[t[2]];
-      t[2] = sbox[t[3]];
-      t[3] = sbox[t0];
-      rcon = static_cast<uint8_t>((rcon << 1) ^ ((rcon & 0x80) ? 0x1b : 0));
-    } else if (nk > 6 && i % nk == 4) {
-      for (auto &b : t) b = sbox[b];
-    }
-    for (size_t j = 0; j < 4; j++) w[4 * i + j] = w[4 * (i - nk) + j] ^ t[j];
-  }
-  std::vector<Block> rk(nr + 1);
-  for (size_t r = 0; r <= nr; r++) std::memcpy(rk[r].data(), &w[16 * r], 16);
-  return rk;
-}
-
 // Where in buf (n bytes) the key or any of its round keys appears, byte for
 // byte or with each 32-bit word byte-reversed (as a table implementation
 // keeps them).  Empty when none does.
@@ -331,6 +272,7 @@ class KernelCtx : public GuardedContext {
       : GuardedContext(k.name, k.ctx_size, fill), k_(k) {}
 
   int Init(const uint8_t *key, size_t key_len, const uint8_t *iv) {
+    RememberKey(key, key_len);
     uint64_t r = Call("init", reinterpret_cast<const void *>(k_.init), U(ctx()), U(key), key_len,
                       U(iv));
     return static_cast<int>(static_cast<uint32_t>(r));
@@ -367,6 +309,7 @@ class KernelCtx : public GuardedContext {
                     << aesgen_abi_describe(mask) << " (mask 0x" << std::hex << mask << ")";
     }
     CheckCanaries(what);
+    CheckScrubbed(what);
     return ret;
   }
 
@@ -868,6 +811,30 @@ TEST(AbiTrampoline, DetectsEachViolation) {
   uint64_t mask = aesgen_abi_call4(reinterpret_cast<const void *>(&aesgen_abi_good_volatile), 0,
                                    0, 0, 0, nullptr);
   EXPECT_EQ(mask, 0u) << aesgen_abi_describe(mask);
+}
+
+// The scrub check (GuardedContext::CheckScrubbed after every kernel call) finds a round
+// key left in a vector register or on the stack below the caller's frame, and nothing
+// after a function that leaves neither.
+TEST(AbiTrampoline, ScrubCheckFindsLeftRoundKeys) {
+  aesgen_abi_vector_bytes = VectorDumpBytes();
+  uint8_t key[16];
+  for (int i = 0; i < 16; i++) key[i] = static_cast<uint8_t>(0x21 * i + 7);
+  auto rks = ExpandKey(key, sizeof key);
+  uint64_t mask = aesgen_abi_call4(reinterpret_cast<const void *>(&aesgen_abi_leave_xmm5),
+                                   reinterpret_cast<uintptr_t>(rks[3].data()), 0, 0, 0, nullptr);
+  EXPECT_EQ(mask, 0u);
+  std::string found = FindLeftRoundKey(rks);
+  EXPECT_NE(found.find("round key 3 left in"), std::string::npos) << found;
+  EXPECT_NE(found.find("5"), std::string::npos) << found;
+  mask = aesgen_abi_call4(reinterpret_cast<const void *>(&aesgen_abi_leave_stack),
+                          reinterpret_cast<uintptr_t>(rks[7].data()), 0, 0, 0, nullptr);
+  EXPECT_EQ(mask, 0u);
+  found = FindLeftRoundKey(rks);
+  EXPECT_NE(found.find("round key 7 left on the stack"), std::string::npos) << found;
+  mask = aesgen_abi_call4(reinterpret_cast<const void *>(&aesgen_abi_good_volatile), 1, 2, 3, 4,
+                          nullptr);
+  EXPECT_EQ(FindLeftRoundKey(rks), "") << "after a function that leaves nothing";
 }
 
 TEST(AbiTrampoline, DescribesRegisters) {

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -382,6 +383,135 @@ inline const std::vector<AbiViolation> &AbiViolations() {
 }
 
 // ---------------------------------------------------------------------------
+// AES key expansion (FIPS-197 section 5.2), used only to search a context, the
+// vector registers and the stack for leftover round keys.  Checked against
+// FIPS-197 appendix A (ctr_tests.cc).
+
+inline const std::array<uint8_t, 256> &SBox() {
+  static const std::array<uint8_t, 256> box = [] {
+    auto mul = [](uint8_t a, uint8_t b) {
+      uint8_t p = 0;
+      while (b) {
+        if (b & 1) p ^= a;
+        a = static_cast<uint8_t>((a << 1) ^ ((a & 0x80) ? 0x1b : 0));
+        b >>= 1;
+      }
+      return p;
+    };
+    std::array<uint8_t, 256> s{};
+    for (unsigned x = 0; x < 256; x++) {
+      uint8_t inv = 0;  // x^254, the inverse in GF(2^8) (0 for 0)
+      uint8_t acc = 1;
+      for (int i = 0; i < 254; i++) acc = mul(acc, static_cast<uint8_t>(x));
+      inv = x ? acc : 0;
+      uint8_t r = inv, out = inv;
+      for (int i = 0; i < 4; i++) {
+        r = static_cast<uint8_t>((r << 1) | (r >> 7));
+        out ^= r;
+      }
+      s[x] = static_cast<uint8_t>(out ^ 0x63);
+    }
+    return s;
+  }();
+  return box;
+}
+
+inline std::vector<std::array<uint8_t, 16>> ExpandKey(const uint8_t *key, size_t key_len) {
+  const size_t nk = key_len / 4, nr = nk + 6, words = 4 * (nr + 1);
+  const auto &sbox = SBox();
+  std::vector<uint8_t> w(4 * words);
+  std::memcpy(w.data(), key, key_len);
+  uint8_t rcon = 1;
+  for (size_t i = nk; i < words; i++) {
+    uint8_t t[4];
+    std::memcpy(t, &w[4 * (i - 1)], 4);
+    if (i % nk == 0) {
+      uint8_t t0 = t[0];
+      t[0] = static_cast<uint8_t>(sbox[t[1]] ^ rcon);
+      t[1] = sbox[t[2]];
+      t[2] = sbox[t[3]];
+      t[3] = sbox[t0];
+      rcon = static_cast<uint8_t>((rcon << 1) ^ ((rcon & 0x80) ? 0x1b : 0));
+    } else if (nk > 6 && i % nk == 4) {
+      for (auto &b : t) b = sbox[b];
+    }
+    for (size_t j = 0; j < 4; j++) w[4 * i + j] = w[4 * (i - nk) + j] ^ t[j];
+  }
+  std::vector<std::array<uint8_t, 16>> rk(nr + 1);
+  for (size_t r = 0; r <= nr; r++) std::memcpy(rk[r].data(), &w[16 * r], 16);
+  return rk;
+}
+
+// The scrub check: which round key of `round_keys`, if any, the trampoline's dumps
+// (abi_check.h) hold: a 16-byte lane of a vector register, or 16 bytes at an 8-byte
+// step of the stack below the caller's frame. "" when none.
+inline int VectorDumpBytes() {
+#if defined(__x86_64__)
+  const uint64_t have = aesgen_cpu_features();
+#if defined(AESGEN_CPU_AVX512F)
+  if (have & AESGEN_CPU_AVX512F) return 64;
+#endif
+#if defined(AESGEN_CPU_AVX)
+  if (have & AESGEN_CPU_AVX) return 32;
+#endif
+  (void)have;
+  return 16;
+#else
+  return 16;
+#endif
+}
+
+inline std::string FindLeftRoundKey(const std::vector<std::array<uint8_t, 16>> &all_round_keys) {
+  const int width = aesgen_abi_vector_bytes;
+  // An all-zero round key (the key 0^128 of the GCM specification's first cases, the
+  // second half of a 32-byte key 01 00 .. 00) says nothing: zeroed registers hold it.
+  std::vector<std::array<uint8_t, 16>> round_keys;
+  for (const auto &rk : all_round_keys)
+    if (rk != std::array<uint8_t, 16>{}) round_keys.push_back(rk);
+  if (width == 0 || round_keys.empty()) return "";
+#if defined(__x86_64__)
+  const int regs = width == 64 ? 32 : 16;
+  const char *kind = width == 64 ? "zmm" : width == 32 ? "ymm" : "xmm";
+#else
+  const int regs = 32;
+  const char *kind = "v";
+#endif
+  // Most of both dumps is zero (scrubbed registers, the stack zeroed before the call):
+  // a chunk is compared with the round keys only when it is not.
+  auto zero = [](const uint8_t *p) {
+    uint64_t a, b;
+    std::memcpy(&a, p, 8);
+    std::memcpy(&b, p + 8, 8);
+    return (a | b) == 0;
+  };
+  std::ostringstream os;
+  for (int r = 0; r < regs; r++) {
+    for (int lane = 0; lane < width / 16; lane++) {
+      const uint8_t *p = aesgen_abi_vectors + r * width + 16 * lane;
+      if (zero(p)) continue;
+      for (size_t k = 0; k < round_keys.size(); k++) {
+        if (std::memcmp(p, round_keys[k].data(), 16) == 0) {
+          os << "round key " << k << " left in " << kind << r;
+          if (width > 16) os << " (lane " << lane << ")";
+          return os.str();
+        }
+      }
+    }
+  }
+  for (size_t at = 0; at + 16 <= AESGEN_ABI_STACK_DUMP; at += 8) {
+    if (zero(aesgen_abi_stack + at)) continue;
+    for (size_t k = 0; k < round_keys.size(); k++) {
+      if (std::memcmp(aesgen_abi_stack + at, round_keys[k].data(), 16) == 0) {
+        os << "round key " << k << " left on the stack, " << AESGEN_ABI_STACK_DUMP - at
+           << " bytes below the caller's frame";
+        return os.str();
+      }
+    }
+  }
+  return "";
+}
+
+// ---------------------------------------------------------------------------
 // A context for one kernel: ctx_size bytes, 64-byte aligned, with canary bytes
 // on both sides that every call is checked against. The CTR and AEAD suites
 // derive their drivers from it (each adds the calls of its contract).
@@ -392,6 +522,7 @@ class GuardedContext {
   static constexpr size_t kBack = 256;  // canary after ctx_size
 
   GuardedContext(const char *name, size_t ctx_size, int fill) : name_(name), ctx_size_(ctx_size) {
+    aesgen_abi_vector_bytes = VectorDumpBytes();   // the trampoline dumps what callees leave
     size_t total = kFront + ((ctx_size + kBack + 63) & ~size_t{63});
     mem_ = static_cast<uint8_t *>(std::aligned_alloc(64, total));
     if (mem_ == nullptr) {
@@ -415,7 +546,20 @@ class GuardedContext {
   size_t size() const { return ctx_size_; }
   unsigned problems() const { return problems_; }
 
+  // The key an init is given (16, 24 or 32 bytes): after every call its round keys are
+  // looked for in the vector registers and the stack the callee left (CheckScrubbed).
+  void RememberKey(const uint8_t *key, size_t key_len) {
+    if (key_len == 16 || key_len == 24 || key_len == 32) round_keys_ = ExpandKey(key, key_len);
+  }
+
  protected:
+  void CheckScrubbed(const char *what) {
+    std::string left = FindLeftRoundKey(round_keys_);
+    if (!left.empty() && ++problems_ <= kMaxReports) {
+      ADD_FAILURE() << name_ << ": " << what << " did not scrub: " << left;
+    }
+  }
+
   static constexpr unsigned kMaxReports = 3;
   static uint8_t CanaryByte(size_t i) { return static_cast<uint8_t>(0xc3 ^ (i * 29)); }
 
@@ -447,6 +591,7 @@ class GuardedContext {
   size_t ctx_size_;
   uint8_t *mem_ = nullptr;
   unsigned problems_ = 0;
+  std::vector<std::array<uint8_t, 16>> round_keys_;
 };
 
 }  // namespace aesgen_harness
