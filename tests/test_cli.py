@@ -215,6 +215,27 @@ def test_generate_one_kernel_with_prefix(aesgen_exe, tmp_path):
                                                              for n in names]
 
 
+def test_no_scrub_leaves_the_vector_registers_as_they_are(aesgen_exe, tmp_path):
+    """By default every entry point zeroes the vector registers it used before returning
+    (VZEROALL, zmm16-31); --no-scrub leaves them, says so in the manifest and the recorded
+    command, and changes nothing else."""
+    args = ("generate", "--cpu", "znver5", "--keys", "128", "--face", "none", "--method",
+            "vaes512", "--mode", "gcm")
+    on = aesgen(aesgen_exe, *args, "-o", "on", cwd=tmp_path)
+    off = aesgen(aesgen_exe, *args, "--no-scrub", "-o", "off", cwd=tmp_path)
+    assert on.returncode == 0 and off.returncode == 0, (on.stderr, off.stderr)
+    scrubbed = (tmp_path / "on" / "vaes512_gcm_none.S").read_text()
+    left = (tmp_path / "off" / "vaes512_gcm_none.S").read_text()
+    high = "vpxorq\t%xmm31, %xmm31, %xmm31"          # zmm31: VZEROALL does not reach it
+    assert scrubbed.count("vzeroall") >= 5 and high in scrubbed
+    assert "vzeroall" not in left and high not in left
+    assert "vzeroupper" in left                  # no dirty upper state for SSE code after
+    m_on = json.loads((tmp_path / "on" / "manifest.json").read_text())["aeads"][0]
+    m_off = json.loads((tmp_path / "off" / "manifest.json").read_text())["aeads"][0]
+    assert "scrub" not in m_on and m_off["scrub"] is False
+    assert "--no-scrub" in left.splitlines()[0]
+
+
 def test_jobs_do_not_change_the_output(aesgen_exe, tmp_path):
     """-j 1 (compiled in this process) and -j 3 (three processes) write the same bytes."""
     args = ("generate", "--cpu", "x86-64-v2", "--keys", "128", "--face", "r2")

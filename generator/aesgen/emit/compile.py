@@ -123,6 +123,9 @@ def _compile_kernel(spec: KernelSpec) -> CompiledKernel:
     if spec.method in NOT_YET_IMPLEMENTED:
         raise ValueError(f"method {spec.method} is not implemented yet")
     built = build_kernel(spec)
+    if not spec.scrub:                          # --no-scrub: the frame pass zeroes nothing
+        for fn in built.functions.values():
+            fn.scrub_vectors = False
     default_abi, print_function = TARGETS[spec.arch]
     functions = _with_callee_features(
         {entry: compile_function(fn, built.abi.get(entry, default_abi))

@@ -68,6 +68,8 @@ class GenerateRequest:
     # a hash engine to take instead of the mode's first, where the mode offers it at a
     # kernel's width and the preset has what it needs ("" = each mode's first)
     hash_engine: str = ""
+    # False: the kernels return without zeroing the vector registers they used (--no-scrub)
+    scrub: bool = True
 
 
 class OutputError(OSError):
@@ -116,7 +118,7 @@ def plan_kernels(req: GenerateRequest) -> list[KernelSpec]:
                                             doubling=choice.doubling, sbox=choice.sbox,
                                             hash_engine=hash_engine,
                                             stitch=(req.preset.gcm_stitch if desc.aead
-                                                    else "")))
+                                                    else ""), scrub=req.scrub))
     return specs
 
 
@@ -323,6 +325,7 @@ def _manifest_entry(ck: CompiledKernel) -> dict:
         **({"sbox": ck.spec.sbox or SBOX_NETLISTS[0]} if ck.spec.method in SLICED_METHODS
            else {}),
         "encoding": ck.spec.encoding, "file": kernel_file_name(ck.spec),
+        **({"scrub": False} if not ck.spec.scrub else {}),
         "symbols": {entry: fn.symbol for entry, fn in ck.functions.items() if fn.exported},
         "instruction_counts": ck.stats(),
     }

@@ -85,6 +85,10 @@ class KernelSpec:
     # rounds' stream, "start-end" (the hash done before the rounds end leaves its
     # loop-carried result time to arrive); "" is all of it, "0-100"
     stitch: str = ""
+    # zero every vector register an entry point touched before it returns (the frame pass;
+    # VZEROALL and zmm16-31 on x86, EOR on AArch64): no key-derived value is left behind.
+    # False only by `aesgen generate --no-scrub`, for a caller who scrubs itself
+    scrub: bool = True
 
     def __post_init__(self) -> None:
         if self.hash_multiply not in ("schoolbook", "karatsuba"):
